@@ -1,0 +1,32 @@
+#!/bin/sh
+# Install the Debian packages warren needs to build, test and benchmark.
+# Idempotent: apt-get install skips what is already there. Needs root (or
+# sudo); as an ordinary user with everything installed it does nothing.
+set -eu
+
+PKGS="build-essential cmake pkg-config clang libclang-rt-dev
+libcurl4-openssl-dev libmsgpack-dev libsqlite3-dev libbsd-dev libseccomp-dev
+libjansson-dev libpcre2-dev libcmocka-dev util-linux passwd procps"
+# Only the benchmarks use these (scripts/bench.sh).
+BENCH_PKGS="bubblewrap hyperfine"
+
+missing=""
+for p in $PKGS ${WARREN_WITH_BENCH:+$BENCH_PKGS}; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+	echo "install-deps: all packages present"
+	exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	command -v sudo >/dev/null || {
+		echo "install-deps: missing:$missing; run as root to install" >&2
+		exit 1
+	}
+	SUDO=sudo
+fi
+echo "install-deps: installing$missing"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends $missing

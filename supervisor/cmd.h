@@ -1,0 +1,28 @@
+/*
+ * The subcommands of the warren command line. Each lives in its own
+ * cmd_NAME.c, takes the arguments after its name (argv[0] is the name) and
+ * returns an exit code from common/exitcode.h.
+ */
+#ifndef WARREN_CMD_H
+#define WARREN_CMD_H
+
+struct cmd {
+	const char	*name;
+	const char	*usage;		/* one line, after "warren NAME " */
+	const char	*summary;
+	int		(*main)(int argc, char **argv);
+};
+
+/* cmd_run.c */
+int	cmd_run(int argc, char **argv);
+int	cmd_resume(int argc, char **argv);
+/* cmd_ask.c */
+int	cmd_ask(int argc, char **argv);
+/* cmd_sandbox.c */
+int	cmd_sandbox(int argc, char **argv);
+/* cmd_store.c */
+int	cmd_runs(int argc, char **argv);
+int	cmd_show(int argc, char **argv);
+int	cmd_graph(int argc, char **argv);
+
+#endif
