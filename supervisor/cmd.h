@@ -20,6 +20,8 @@ int	cmd_resume(int argc, char **argv);
 int	cmd_ask(int argc, char **argv);
 /* cmd_sandbox.c */
 int	cmd_sandbox(int argc, char **argv);
+/* cmd_profiles.c */
+int	cmd_profiles(int argc, char **argv);
 /* cmd_store.c */
 int	cmd_runs(int argc, char **argv);
 int	cmd_show(int argc, char **argv);

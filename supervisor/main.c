@@ -18,6 +18,8 @@ static const struct cmd commands[] = {
 	    "send one prompt to an LLM endpoint and print the answer", cmd_ask },
 	{ "sandbox", "exec|check ...", "run a command under a profile's sandbox",
 	    cmd_sandbox },
+	{ "profiles", "[NAME]", "list agent profiles, their tools and sandbox",
+	    cmd_profiles },
 	{ "runs", "", "list recent runs", cmd_runs },
 	{ "show", "[--messages] RUN", "show a run's agent tree", cmd_show },
 	{ "graph", "[--format json|dot|mermaid] RUN", "print a run's memory graph",
