@@ -1,0 +1,210 @@
+/*
+ * The sandbox: what the OS, not the prompt, refuses a worker.
+ *
+ * Applied in two phases, one file per mechanism (OpenSSH sandbox-*.c,
+ * minijail's minijail_enter order):
+ *
+ *   parent	sandbox_prepare()	probe the machine, create a pids cgroup
+ *		sandbox_fork()		fork (clone) into new namespaces; with a
+ *					pid namespace a tiny init stays pid 1
+ *   child	sandbox_child()		setsid, cgroup join, uid drop, rlimits,
+ *					mount setup (private /tmp, read-only
+ *					carve-outs, fresh /proc), close_range
+ *					above the kept fds; then the caller execs
+ *   program	sandbox_enter()		right after exec, before any untrusted
+ *					input: caps, no_new_privs, not dumpable,
+ *					Landlock, seccomp last
+ *   parent	sandbox_kill(), sandbox_release()
+ *
+ * The child passes what phase 1 applied to phase 2 across exec in the
+ * environment variable SANDBOX_ENV (so exec with environ, or copy it).
+ * sandbox_enter() removes it and fills a report whose short strings go into
+ * the worker's hello; the supervisor checks them with sandbox_report_check().
+ *
+ * Nothing here exits or prints: every function returns -1 and fills a
+ * struct sandbox_error naming the layer and the cause.
+ */
+#ifndef WARREN_SANDBOX_H
+#define WARREN_SANDBOX_H
+
+#include <sys/types.h>
+#include <sys/resource.h>
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Layers, as bits of a mask. The order is the order they are applied. */
+#define SANDBOX_SETSID		0x0001	/* "setsid": own session, no tty */
+#define SANDBOX_CLOSEFDS	0x0002	/* "closefds": close_range above kept */
+#define SANDBOX_PIDS		0x0004	/* "cgroup:pids" or "nproc" */
+#define SANDBOX_UIDDROP		0x0008	/* "uid:N": root ran it as uid N */
+#define SANDBOX_RLIMITS		0x0010	/* "rlimits": CPU AS FSIZE NOFILE CORE */
+#define SANDBOX_USERNS		0x0020	/* "userns" */
+#define SANDBOX_MNTNS		0x0040	/* "mntns": private /tmp, carve-outs */
+#define SANDBOX_PIDNS		0x0080	/* "pidns": with a fresh /proc */
+#define SANDBOX_NETNS		0x0100	/* "netns" */
+#define SANDBOX_IPCNS		0x0200	/* "ipcns" (and uts) */
+#define SANDBOX_CAPS		0x0400	/* "caps": all dropped, securebits */
+#define SANDBOX_NNP		0x0800	/* "nnp": PR_SET_NO_NEW_PRIVS */
+#define SANDBOX_NODUMP		0x1000	/* "nodump": PR_SET_DUMPABLE 0 */
+#define SANDBOX_LANDLOCK	0x2000	/* "landlock:abiN" */
+#define SANDBOX_LLSCOPE		0x4000	/* "landlock:scope" (ABI >= 6) */
+#define SANDBOX_SECCOMP		0x8000	/* "seccomp" */
+#define SANDBOX_ALL		0xffff
+
+#define SANDBOX_NAMESPACES	(SANDBOX_USERNS | SANDBOX_MNTNS | \
+				 SANDBOX_PIDNS | SANDBOX_NETNS | SANDBOX_IPCNS)
+
+/* Phase 1 (before exec) and phase 2 (after exec) layers. */
+#define SANDBOX_PHASE1		(SANDBOX_SETSID | SANDBOX_CLOSEFDS | \
+				 SANDBOX_PIDS | SANDBOX_UIDDROP | \
+				 SANDBOX_RLIMITS | SANDBOX_NAMESPACES)
+#define SANDBOX_PHASE2		(SANDBOX_CAPS | SANDBOX_NNP | \
+				 SANDBOX_NODUMP | SANDBOX_LANDLOCK | \
+				 SANDBOX_LLSCOPE | SANDBOX_SECCOMP)
+
+#define SANDBOX_REPORT_MAX	16	/* strings in a report (IPC hello) */
+#define SANDBOX_LAYER_LEN	32	/* bytes per string, NUL included */
+#define SANDBOX_NAME_LEN	32	/* profile name, NUL included */
+#define SANDBOX_RO_MAX		8	/* read-only carve-outs */
+#define SANDBOX_ERR_LEN		256
+
+#define SANDBOX_ENV		"WARREN_SANDBOX"
+
+/* What a failure was about. */
+struct sandbox_error {
+	unsigned	 layer;		/* SANDBOX_* bit, 0 if none */
+	int		 missing;	/* 1: layer unavailable here, 0: failed */
+	int		 errnum;	/* errno of the failing call, or 0 */
+	char		 msg[SANDBOX_ERR_LEN];
+};
+
+/* Resource limits; 0 means "leave as it is". */
+struct sandbox_limits {
+	rlim_t		 cpu_sec;	/* RLIMIT_CPU soft; hard = soft + 2 */
+	rlim_t		 as_bytes;	/* RLIMIT_AS (skipped under ASan) */
+	rlim_t		 fsize_bytes;	/* RLIMIT_FSIZE */
+	rlim_t		 nofile;	/* RLIMIT_NOFILE */
+	rlim_t		 nproc;		/* pids.max, or RLIMIT_NPROC */
+	rlim_t		 tmpfs_bytes;	/* size of the private /tmp, /dev/shm */
+};
+
+struct sandbox_policy {
+	char		 name[SANDBOX_NAME_LEN];	/* "explore", ... */
+	char		 workspace[PATH_MAX];	/* absolute; "" = cwd */
+	int		 fs_write;	/* workspace read-write */
+	int		 exec;		/* may exec programs */
+	int		 allow_weaker;	/* run even if a required layer lacks */
+	unsigned	 want;		/* layers to try (SANDBOX_*) */
+	unsigned	 require;	/* layers that must be applied */
+	struct sandbox_limits limits;
+	uid_t		 uid;		/* uid/gid for the root uid drop */
+	gid_t		 gid;
+	/* Paths under the workspace bound read-only in a read-write one. */
+	char		 ro_paths[SANDBOX_RO_MAX][64];
+	int		 nro_paths;
+	/* sandbox exec of a no-exec profile: the one file it may exec. */
+	char		 exec_once[PATH_MAX];
+};
+
+/* What was applied, for the worker's hello and for `sandbox exec -v`. */
+struct sandbox_report {
+	unsigned	 applied;	/* SANDBOX_* bits */
+	unsigned	 required;	/* what the policy required */
+	int		 landlock_abi;	/* ABI used, 0 if none */
+	int		 weaker;	/* a required layer is missing */
+	int		 nlayers;
+	char		 layers[SANDBOX_REPORT_MAX][SANDBOX_LAYER_LEN];
+	char		 note[SANDBOX_ERR_LEN];	/* e.g. why a layer was skipped */
+};
+
+/* What this kernel and user can apply (sandbox_check.c). */
+struct sandbox_caps {
+	int		 root;		/* euid 0 */
+	int		 landlock_abi;	/* 0 = none */
+	int		 seccomp;	/* seccomp filter mode available */
+	int		 userns;	/* unprivileged user ns (or root) */
+	int		 mntns, pidns, netns, ipcns;
+	int		 cgroup;	/* 0 none, 1 v1 pids, 2 v2 pids */
+	char		 cgroup_path[PATH_MAX];	/* parent for per-worker groups */
+	int		 uiddrop;	/* root: can run as another uid */
+	int		 sanitizer;	/* built with ASan: no RLIMIT_AS */
+	char		 detail[SANDBOX_LAYER_LEN * 4];	/* why not, if not */
+};
+
+/* Parent-side state of one sandboxed child. */
+struct sandbox {
+	struct sandbox_policy	 policy;
+	struct sandbox_caps	 caps;
+	unsigned		 applied;	/* phase 1 bits, set by the child */
+	unsigned		 planned;	/* phase 1 bits planned by parent */
+	pid_t			 pid;		/* child (init with a pid ns) */
+	char			 cgroup[PATH_MAX];	/* "" if none */
+	int			 cgroup_version;
+	int			 notify_fd;	/* seccomp notifier, or -1 */
+	int			 sock[2];	/* parent/child channel, or -1 */
+	char			 note[SANDBOX_ERR_LEN];
+};
+
+/* sandbox.c: policies */
+int	 sandbox_policy_for_profile(struct sandbox_policy *p, const char *name,
+	    const char *workspace, struct sandbox_error *e);
+/* A user-defined profile: its tools say fs_write (write/edit) and exec. */
+int	 sandbox_policy_init(struct sandbox_policy *p, const char *name,
+	    const char *workspace, int fs_write, int exec,
+	    struct sandbox_error *e);
+/* Fill policy->require from what the profile needs on this machine. */
+void	 sandbox_policy_require(struct sandbox_policy *p,
+	    const struct sandbox_caps *c);
+/* Serialise to one line (for SANDBOX_ENV / argv); 0 or -1 (ENAMETOOLONG). */
+int	 sandbox_policy_encode(const struct sandbox_policy *p, unsigned applied,
+	    char *buf, size_t len);
+int	 sandbox_policy_decode(const char *s, struct sandbox_policy *p,
+	    unsigned *applied, struct sandbox_error *e);
+
+/* sandbox.c: the two phases */
+int	 sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
+	    struct sandbox_error *e);
+/* Like fork(): 0 in the child, its pid in the parent, -1 on error. */
+pid_t	 sandbox_fork(struct sandbox *sb, struct sandbox_error *e);
+/* In the child: keep fds 0-2 and keep[0..nkeep-1], which must be < 64. */
+int	 sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
+	    struct sandbox_error *e);
+/* In the program after exec; policy NULL = the one in SANDBOX_ENV. */
+int	 sandbox_enter(const struct sandbox_policy *p, struct sandbox_report *r,
+	    struct sandbox_error *e);
+/* Apply both phases to the calling process, no fork (tests, tools). */
+int	 sandbox_apply_self(const struct sandbox_policy *p,
+	    struct sandbox_report *r, struct sandbox_error *e);
+/* Parent: signal the whole tree (pid ns init, cgroup, process group). */
+int	 sandbox_kill(struct sandbox *sb, int sig);
+/* Parent, after reaping: kill stragglers, remove the cgroup, close fds. */
+void	 sandbox_release(struct sandbox *sb);
+/* Parent of a no-exec `sandbox exec`: answer the seccomp notifier (one
+ * execve allowed, the rest denied and logged). Call when notify_fd is
+ * readable; returns 0, or -1 when the notifier is gone. */
+int	 sandbox_notify_handle(struct sandbox *sb, FILE *log);
+
+/* sandbox.c: reports */
+void	 sandbox_report_init(struct sandbox_report *r, unsigned required);
+/* Add the strings for the bits in applied (landlock_abi for its name). */
+void	 sandbox_report_fill(struct sandbox_report *r, unsigned applied,
+	    int landlock_abi, uid_t uid, int cgroup);
+/* From the strings of a hello back to bits; unknown strings are refused. */
+int	 sandbox_report_parse(struct sandbox_report *r, const char *const *layers,
+	    int n, struct sandbox_error *e);
+/* Supervisor: 0 if r covers p->require (or p->allow_weaker and r->weaker),
+ * else -1 naming the missing layers. */
+int	 sandbox_report_check(const struct sandbox_policy *p,
+	    const struct sandbox_report *r, struct sandbox_error *e);
+const char *sandbox_layer_name(unsigned bit);
+/* "rlimits,caps,..." for logs and the store. */
+void	 sandbox_report_string(const struct sandbox_report *r, char *buf,
+	    size_t len);
+
+/* sandbox_check.c */
+int	 sandbox_caps_probe(struct sandbox_caps *c, int thorough);
+void	 sandbox_caps_print(const struct sandbox_caps *c, FILE *f);
+
+#endif
