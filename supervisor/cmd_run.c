@@ -1,23 +1,418 @@
 /*
- * Placeholder until issue 6 lands: says so and exits with a usage error.
+ * warren run [options] TASK, and warren resume RUN.
+ *
+ * Parses the command line into a config (flags > environment > config
+ * files), reads the API key once (the LLM config scrubs it from the
+ * environment block), makes the supervisor non-dumpable, opens the store,
+ * and hands everything to the run (run.c). Exit codes: common/exitcode.h.
  */
-#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/profile.h"
 #include "common/exitcode.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
 #include "supervisor/cmd.h"
+#include "supervisor/config.h"
+#include "supervisor/llm.h"
+#include "supervisor/run.h"
+#include "supervisor/store.h"
+
+static const struct config_key cmd_run_keys[] = {
+	{ "max_depth", CONFIG_UINT, "WARREN_MAX_DEPTH", "3", 0, 16, NULL, 0,
+	    "deepest subagent (the orchestrator is depth 0)" },
+	{ "max_agents", CONFIG_UINT, "WARREN_MAX_AGENTS", "10", 0, 100000,
+	    NULL, 0, "subagents per run" },
+	{ "jobs", CONFIG_UINT, "WARREN_JOBS", NULL, 1, 4096, NULL, 0,
+	    "worker processes at once (default: the number of cores)" },
+	{ "token_budget", CONFIG_UINT, "WARREN_TOKEN_BUDGET", "0", 0, 0, NULL,
+	    0, "input+output tokens per run; 0 = no budget" },
+	{ "agent_timeout", CONFIG_DURATION, "WARREN_AGENT_TIMEOUT", "30m", 1,
+	    86400000, NULL, 0, "wall clock of one subagent" },
+	{ "hello_timeout", CONFIG_DURATION, "WARREN_HELLO_TIMEOUT", "10s", 1,
+	    600000, NULL, 0, "time a new worker has to say hello" },
+	{ "max_iterations", CONFIG_UINT, "WARREN_MAX_ITERATIONS", "50", 1,
+	    10000, NULL, 0, "LLM turns of one agent" },
+};
+
+static void
+cmd_run_usage(FILE *f)
+{
+	fprintf(f,
+"usage: warren run [--profile P] [--workspace DIR] [--max-depth N]\n"
+"                  [--max-agents N] [--jobs N] [--budget TOKENS]\n"
+"                  [--provider P] [--base-url URL] [--model M]\n"
+"                  [--record FILE | --replay FILE] [--json] [--db FILE]\n"
+"                  [--no-store] [--accept-weaker-sandbox] [-v] [-T] TASK\n"
+"\n"
+"Runs TASK with an orchestrator that delegates to sandboxed subagents.\n"
+"The final result goes to stdout, progress to stderr (--json: one JSON\n"
+"event per line on stdout instead).\n"
+"Exit: 0 done, 1 the task failed, 2 usage, 3 configuration, 4 LLM\n"
+"endpoint, 5 sandbox, 6 store, 70 internal error, 130 interrupted.\n");
+}
+
+enum {
+	OPT_PROFILE = 256, OPT_WORKSPACE, OPT_MAX_DEPTH, OPT_MAX_AGENTS,
+	OPT_JOBS, OPT_BUDGET, OPT_PROVIDER, OPT_BASE_URL, OPT_MODEL,
+	OPT_RECORD, OPT_REPLAY, OPT_JSON, OPT_DB, OPT_NO_STORE, OPT_WEAKER,
+	OPT_TIMEOUT, OPT_HELLO, OPT_WORKER,
+};
+
+static const struct option cmd_run_opts[] = {
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
+	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+	{ "max-agents", required_argument, NULL, OPT_MAX_AGENTS },
+	{ "jobs", required_argument, NULL, OPT_JOBS },
+	{ "budget", required_argument, NULL, OPT_BUDGET },
+	{ "provider", required_argument, NULL, OPT_PROVIDER },
+	{ "base-url", required_argument, NULL, OPT_BASE_URL },
+	{ "model", required_argument, NULL, OPT_MODEL },
+	{ "record", required_argument, NULL, OPT_RECORD },
+	{ "replay", required_argument, NULL, OPT_REPLAY },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "no-store", no_argument, NULL, OPT_NO_STORE },
+	{ "accept-weaker-sandbox", no_argument, NULL, OPT_WEAKER },
+	{ "agent-timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "hello-timeout", required_argument, NULL, OPT_HELLO },
+	{ "worker", required_argument, NULL, OPT_WORKER },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What `warren run` was asked, before the config resolves it. */
+struct cmd_run_args {
+	const char	*task;
+	const char	*profile;
+	const char	*workspace;
+	const char	*db;
+	const char	*worker;
+	int		 json, nostore, weaker, trace, verbose;
+	int64_t		 resume;	/* run id, or 0 */
+};
+
+/* Find warren-worker: $WARREN_WORKER_BIN, next to us, the build tree. */
+static int
+cmd_run_worker_bin(const char *explicit_path, char *out, size_t outsz)
+{
+	static const char *const rel[] = {
+		"warren-worker", "../worker/warren-worker",
+		"../libexec/warren/warren-worker",
+	};
+	char		 self[PATH_MAX], *slash;
+	const char	*env;
+	ssize_t		 n;
+	size_t		 i;
+
+	if (explicit_path != NULL ||
+	    ((env = getenv("WARREN_WORKER_BIN")) != NULL && *env != '\0' &&
+	    (explicit_path = env) != NULL)) {
+		if (realpath(explicit_path, out) == NULL ||
+		    access(out, X_OK) == -1)
+			return -1;
+		return 0;
+	}
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
+		return -1;
+	self[n] = '\0';
+	if ((slash = strrchr(self, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		if (snprintf(out, outsz, "%s/%s", self, rel[i]) >= (int)outsz)
+			continue;
+		if (access(out, X_OK) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static int
+cmd_run_flag(struct config *c, const char *key, const char *val,
+    const char *flag)
+{
+	if (config_set(c, key, val, CONFIG_SRC_FLAG, flag) == -1) {
+		fprintf(stderr, "warren run: %s\n", config_error(c));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+cmd_run_parse(int argc, char **argv, struct config *c, struct cmd_run_args *a,
+    int resume)
+{
+	int	ch, rc = 0;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+hvTj:w:", cmd_run_opts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case OPT_PROFILE: a->profile = optarg; break;
+		case 'w':
+		case OPT_WORKSPACE: a->workspace = optarg; break;
+		case OPT_MAX_DEPTH:
+			rc = cmd_run_flag(c, "max_depth", optarg, "--max-depth");
+			break;
+		case OPT_MAX_AGENTS:
+			rc = cmd_run_flag(c, "max_agents", optarg,
+			    "--max-agents");
+			break;
+		case 'j':
+		case OPT_JOBS: rc = cmd_run_flag(c, "jobs", optarg, "--jobs");
+			break;
+		case OPT_BUDGET:
+			rc = cmd_run_flag(c, "token_budget", optarg, "--budget");
+			break;
+		case OPT_PROVIDER:
+			rc = cmd_run_flag(c, "provider", optarg, "--provider");
+			break;
+		case OPT_BASE_URL:
+			rc = cmd_run_flag(c, "base_url", optarg, "--base-url");
+			break;
+		case OPT_MODEL:
+			rc = cmd_run_flag(c, "model", optarg, "--model");
+			break;
+		case OPT_RECORD:
+			rc = cmd_run_flag(c, "record", optarg, "--record");
+			break;
+		case OPT_REPLAY:
+			rc = cmd_run_flag(c, "replay", optarg, "--replay");
+			break;
+		case OPT_TIMEOUT:
+			rc = cmd_run_flag(c, "agent_timeout", optarg,
+			    "--agent-timeout");
+			break;
+		case OPT_HELLO:
+			rc = cmd_run_flag(c, "hello_timeout", optarg,
+			    "--hello-timeout");
+			break;
+		case OPT_JSON: a->json = 1; break;
+		case OPT_DB: a->db = optarg; break;
+		case OPT_NO_STORE: a->nostore = 1; break;
+		case OPT_WEAKER: a->weaker = 1; break;
+		case OPT_WORKER: a->worker = optarg; break;
+		case 'T': a->trace = 1; break;
+		case 'v': a->verbose = 1; break;
+		case 'h':
+			cmd_run_usage(stdout);
+			exit(WARREN_EXIT_OK);
+		default:
+			cmd_run_usage(stderr);
+			return -1;
+		}
+		if (rc == -1)
+			return -1;
+	}
+	if (resume) {
+		const char *errstr;
+
+		if (optind != argc - 1) {
+			fprintf(stderr, "usage: warren resume [options] RUN\n");
+			return -1;
+		}
+		a->resume = strtonum(argv[optind], 1, INT64_MAX, &errstr);
+		if (errstr != NULL) {
+			fprintf(stderr, "warren resume: run id %s is %s\n",
+			    argv[optind], errstr);
+			return -1;
+		}
+		return 0;
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "warren run: give exactly one TASK (quote it)\n");
+		cmd_run_usage(stderr);
+		return -1;
+	}
+	a->task = argv[optind];
+	if (*a->task == '\0') {
+		fprintf(stderr, "warren run: the TASK is empty\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+cmd_run_limits(const struct config *c, struct run_limits *l)
+{
+	limits_default(l);
+	l->max_depth = (unsigned)config_uint(c, "max_depth");
+	l->max_agents = (unsigned)config_uint(c, "max_agents");
+	if (config_isset(c, "jobs"))
+		l->jobs = (unsigned)config_uint(c, "jobs");
+	l->token_budget = config_uint(c, "token_budget");
+	l->agent_timeout_ms = config_ms(c, "agent_timeout");
+	l->hello_ms = config_ms(c, "hello_timeout");
+	l->max_iterations = (unsigned)config_uint(c, "max_iterations");
+}
+
+static struct store *
+cmd_run_store(const struct cmd_run_args *a, const char *ws, int *code)
+{
+	struct store	*st;
+	char		 path[PATH_MAX], err[STORE_ERRMSG_MAX];
+
+	if (a->nostore)
+		return NULL;
+	if (store_path(path, sizeof(path), a->db, ws) == -1) {
+		fprintf(stderr, "warren run: database path too long\n");
+		*code = WARREN_EXIT_STORE;
+		return NULL;
+	}
+	if ((st = store_open(path, STORE_CREATE, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "warren run: %s (--db FILE to use another, "
+		    "--no-store to keep nothing)\n", err);
+		*code = WARREN_EXIT_STORE;
+	}
+	return st;
+}
+
+/* Run (or resume) with everything resolved. */
+static int
+cmd_run_go(struct cmd_run_args *a, struct config *c)
+{
+	struct llm_config	 lc;
+	struct llm_engine	*llm = NULL;
+	struct profile_set	 ps;
+	struct store		*st = NULL;
+	struct run_opts		 o;
+	struct run		*r = NULL;
+	struct store_run_params	 sp;
+	char			 ws[PATH_MAX], worker[PATH_MAX], err[1024];
+	int64_t			 run_id = 0;
+	int			 code = WARREN_EXIT_CONFIG;
+
+	memset(&ps, 0, sizeof(ps));
+	llm_config_init(&lc);
+	if (realpath(a->workspace ? a->workspace : ".", ws) == NULL) {
+		fprintf(stderr, "warren run: workspace %s: %s\n",
+		    a->workspace ? a->workspace : ".", strerror(errno));
+		goto out;
+	}
+	if (cmd_run_worker_bin(a->worker, worker, sizeof(worker)) == -1) {
+		fprintf(stderr, "warren run: cannot find warren-worker (set "
+		    "WARREN_WORKER_BIN or --worker)\n");
+		goto out;
+	}
+	if (config_load_standard(c, ws) == -1) {
+		fprintf(stderr, "warren run: %s\n", config_error(c));
+		goto out;
+	}
+	/* Reads the key once and scrubs it from our environment block. */
+	if (llm_config_load(&lc, c, err, sizeof(err)) == -1) {
+		fprintf(stderr, "warren run: %s\n", err);
+		goto out;
+	}
+	(void)prctl(PR_SET_DUMPABLE, 0);
+	if ((llm = llm_engine_new(&lc, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "warren run: %s\n", err);
+		goto out;
+	}
+	if (profile_set_load(&ps, ws, err, sizeof(err)) == -1) {
+		fprintf(stderr, "warren run: %s\n", err);
+		goto out;
+	}
+	memset(&o, 0, sizeof(o));
+	o.task = a->task;
+	o.profile = a->profile;
+	o.workspace = ws;
+	o.worker_bin = worker;
+	o.json = a->json;
+	o.trace = a->trace;
+	o.weaker = a->weaker;
+	cmd_run_limits(c, &o.limits);
+	if ((r = run_new(&o, llm, &ps, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "warren run: %s\n", err);
+		goto out;
+	}
+	code = WARREN_EXIT_OK;
+	st = cmd_run_store(a, ws, &code);
+	if (code != WARREN_EXIT_OK)
+		goto out;
+	if (st != NULL) {
+		memset(&sp, 0, sizeof(sp));
+		sp.task = a->task;
+		sp.workspace = ws;
+		sp.profile = r->root->profile->name;
+		sp.model = lc.model;
+		if (store_run_begin(st, &sp, &run_id) == -1) {
+			fprintf(stderr, "warren run: %s\n", store_errmsg(st));
+			code = WARREN_EXIT_STORE;
+			goto out;
+		}
+		run_set_store(r, st, run_id);
+		(void)store_flush(st);
+		log_info("run %lld in %s", (long long)run_id,
+		    store_filename(st));
+	}
+	code = run_main(r);
+out:
+	run_free(r);
+	store_close(st);
+	llm_engine_free(llm);
+	profile_set_free(&ps);
+	llm_config_free(&lc);
+	return code;
+}
+
+/* Resume: see docs/supervisor.md; filled in with the store's plan. */
+static int
+cmd_resume_go(struct cmd_run_args *a, struct config *c)
+{
+	(void)c;
+	fprintf(stderr, "warren resume: run %lld: resuming is not available "
+	    "in this build\n", (long long)a->resume);
+	return WARREN_EXIT_USAGE;
+}
+
+static int
+cmd_run_common(int argc, char **argv, int resume)
+{
+	struct cmd_run_args	 a;
+	struct config		*c;
+	int			 code;
+
+	memset(&a, 0, sizeof(a));
+	if ((c = config_new()) == NULL)
+		fatal("config_new");
+	if (llm_config_declare(c) == -1 ||
+	    config_declare(c, cmd_run_keys,
+	    sizeof(cmd_run_keys) / sizeof(cmd_run_keys[0])) == -1)
+		fatalx("config: %s", config_error(c));
+	if (cmd_run_parse(argc, argv, c, &a, resume) == -1) {
+		config_free(c);
+		return WARREN_EXIT_USAGE;
+	}
+	if (a.verbose)
+		log_setlevel(LOG_LEVEL_DEBUG);
+	if (resume)
+		code = cmd_resume_go(&a, c);
+	else
+		code = cmd_run_go(&a, c);
+	config_free(c);
+	return code;
+}
 
 int
 cmd_run(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "warren %s: not implemented yet (issue 6)\n", argv[0]);
-	return WARREN_EXIT_USAGE;
+	return cmd_run_common(argc, argv, 0);
 }
 
 int
 cmd_resume(int argc, char **argv)
 {
-	(void)argc;
-	fprintf(stderr, "warren %s: not implemented yet (issue 6)\n", argv[0]);
-	return WARREN_EXIT_USAGE;
+	return cmd_run_common(argc, argv, 1);
 }

@@ -1,23 +1,71 @@
 /*
  * warren-worker: one sandboxed subagent. Started by the supervisor with its
- * IPC channel on fixed fds; see docs/architecture.md.
+ * IPC channel on fds 3 (in) and 4 (out); see docs/supervisor.md. The
+ * sandbox is entered before anything untrusted is read: argv is the
+ * supervisor's, everything after sandbox_enter() may come from a model.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/exitcode.h"
 #include "common/log.h"
 #include "common/version.h"
+#include "sandbox/sandbox.h"
+#include "worker/worker.h"
+
+static void __attribute__((noreturn))
+usage(void)
+{
+	fprintf(stderr, "warren-worker: this program is started by warren, "
+	    "not by hand\n");
+	exit(WARREN_EXIT_USAGE);
+}
 
 int
 main(int argc, char **argv)
 {
+	struct worker_args	 a;
+	struct sandbox_report	 rep;
+	struct sandbox_error	 e;
+	const char		*errstr;
+	int			 i;
+
 	log_init("warren-worker", LOG_LEVEL_INFO);
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("warren-worker %s\n", WARREN_VERSION);
 		return WARREN_EXIT_OK;
 	}
-	fprintf(stderr, "warren-worker: this program is started by warren, "
-	    "not by hand (issue 6 makes it run an agent)\n");
-	return WARREN_EXIT_USAGE;
+	memset(&a, 0, sizeof(a));
+	a.in_fd = 3;
+	a.out_fd = 4;
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-T") == 0)
+			a.trace = 1;
+		else if (i + 1 >= argc)
+			usage();
+		else if (strcmp(argv[i], "--path") == 0)
+			a.path = argv[++i];
+		else if (strcmp(argv[i], "--profile") == 0)
+			a.profile = argv[++i];
+		else if (strcmp(argv[i], "--depth") == 0) {
+			a.depth = (unsigned)strtonum(argv[++i], 0, 64, &errstr);
+			if (errstr != NULL)
+				usage();
+		} else
+			usage();
+	}
+	if (a.path == NULL || a.profile == NULL)
+		usage();
+	setproctitle("%s %s (depth %u)", a.profile, a.path, a.depth);
+	/* The sandbox first: the policy comes from the supervisor's env. */
+	memset(&rep, 0, sizeof(rep));
+	memset(&e, 0, sizeof(e));
+	if (sandbox_enter(NULL, &rep, &e) == -1) {
+		log_warnx("sandbox: %s", e.msg);
+		return WARREN_EXIT_SANDBOX;
+	}
+	return worker_main(&a, &rep);
 }

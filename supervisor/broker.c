@@ -1,0 +1,104 @@
+/*
+ * The LLM broker: every turn of every agent, the orchestrator's and the
+ * workers', goes through here. Workers hold no key and no socket. The
+ * broker checks the run's token budget, hands the turn to the engine
+ * (which applies the concurrency cap, retries and record/replay keyed by
+ * agent path and step) and counts the tokens of every answer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "ipc/ipc.h"
+#include "supervisor/llm.h"
+#include "supervisor/run.h"
+
+struct broker_req {
+	struct run	*run;
+	broker_fn	 fn;
+	void		*arg;
+};
+
+static const char *
+broker_code(enum llm_err err)
+{
+	switch (err) {
+	case LLM_ERR_REPLAY_MISSING:
+		return IPC_ERR_REPLAY_MISSING;
+	case LLM_ERR_CANCELLED:
+		return IPC_ERR_CANCELLED;
+	case LLM_OK:
+	case LLM_ERR_EXHAUSTED:
+	case LLM_ERR_HTTP:
+	case LLM_ERR_TIMEOUT:
+	case LLM_ERR_PARSE:
+	case LLM_ERR_TRANSPORT:
+	case LLM_ERR_SYSTEM:
+	default:
+		return IPC_ERR_ENDPOINT;
+	}
+}
+
+static void
+broker_done(struct llm_result *res, void *arg)
+{
+	struct broker_req	*b = arg;
+	struct run		*r = b->run;
+
+	if (res->err == LLM_OK) {
+		r->tokens += res->reply.usage.input + res->reply.usage.output;
+		b->fn(r, b->arg, &res->reply, NULL, NULL);
+	} else
+		b->fn(r, b->arg, NULL, broker_code(res->err),
+		    res->error ? res->error : llm_err_name(res->err));
+	free(b);
+}
+
+uint64_t
+broker_submit(struct run *r, const struct node *n, unsigned step,
+    enum ipc_purpose purpose, const struct msg_list *msgs,
+    const struct msg_tool *tools, size_t ntools, broker_fn fn, void *arg)
+{
+	struct llm_request	 req;
+	struct broker_req	*b;
+	char			 msg[256];
+	uint64_t		 id;
+
+	if (!limits_budget_left(r, msg, sizeof(msg))) {
+		fn(r, arg, NULL, IPC_ERR_BUDGET, msg);
+		return 0;
+	}
+	if (r->cancelling) {
+		fn(r, arg, NULL, IPC_ERR_CANCELLED, "the run was cancelled");
+		return 0;
+	}
+	memset(&req, 0, sizeof(req));
+	req.agent = n->path;
+	req.step = step;
+	req.purpose = purpose == IPC_PURPOSE_SUMMARY ? LLM_PURPOSE_SUMMARY :
+	    LLM_PURPOSE_TURN;
+	req.msgs = msgs;
+	req.tools = tools;
+	req.ntools = ntools;
+	b = xcalloc(1, sizeof(*b));
+	b->run = r;
+	b->fn = fn;
+	b->arg = arg;
+	if ((id = llm_submit(r->llm, &req, broker_done, b)) == 0) {
+		snprintf(msg, sizeof(msg), "the LLM request of agent %s step "
+		    "%u was refused by the client", n->path, step);
+		free(b);
+		fn(r, arg, NULL, IPC_ERR_ENDPOINT, msg);
+		return 0;
+	}
+	return id;
+}
+
+void
+broker_cancel(struct run *r, uint64_t handle)
+{
+	if (handle != 0)
+		(void)llm_cancel(r->llm, handle);
+}

@@ -1,0 +1,1031 @@
+/*
+ * Worker processes: start, talk, time out, kill, reap.
+ *
+ * A worker's life is a state x event table (s6-supervise): states
+ * spawning, ready, busy, draining, dead; events hello, message, exit,
+ * timeout, cancel. Each cell is a small action function. Everything a
+ * worker sends is hostile: the IPC layer checks every frame and what this
+ * side may receive in which state; a worker that breaks the protocol, is
+ * late or lies about its sandbox is killed and the reason recorded, and
+ * the supervisor goes on (tmux server_client_dispatch -> proc_kill_peer).
+ */
+#include <sys/epoll.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/profile.h"
+#include "agent/tooldef.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/str.h"
+#include "common/xmalloc.h"
+#include "ipc/ipc.h"
+#include "sandbox/sandbox.h"
+#include "supervisor/loop.h"
+#include "supervisor/run.h"
+#include "supervisor/spawn.h"
+#include "supervisor/store.h"
+
+#define PROC_ERRLINE	512		/* one stderr line kept */
+#define PROC_ERRMAX	(64u * 1024)	/* stderr bytes logged per worker */
+#define PROC_EOF_MS	5000		/* channel closed -> kill if still alive */
+
+enum proc_state {
+	PROC_SPAWNING = 0,	/* forked, waiting for hello */
+	PROC_READY,		/* started, working on its own */
+	PROC_BUSY,		/* waiting on the supervisor (llm, spawn) */
+	PROC_DRAINING,		/* done or cancelled: waiting for its exit */
+	PROC_DEAD,		/* reaped */
+	PROC_NSTATES
+};
+
+enum proc_event {
+	PROC_EV_HELLO = 0,
+	PROC_EV_MESSAGE,
+	PROC_EV_EXIT,
+	PROC_EV_TIMEOUT,
+	PROC_EV_CANCEL,
+	PROC_NEVENTS
+};
+
+/* An LLM turn in flight for a worker; outlives the worker if need be. */
+struct proc_llm {
+	struct worker	*w;		/* NULL once the worker is gone */
+	uint32_t	 id;
+	uint64_t	 handle;
+	struct proc_llm	*next;
+};
+
+struct worker {
+	struct run		*run;
+	struct node		*node;
+	struct spawn_child	 child;
+	struct ipc_peer		 peer;
+	struct sandbox_policy	 policy;
+	enum proc_state		 state;
+	uint64_t		 timer;
+	int			 chan_open;	/* from_fd still in the loop */
+	int			 out_armed;	/* EPOLLOUT requested */
+	int			 got_done;
+	enum node_end		 kill_end;	/* set when we killed it */
+	char			*kill_reason;
+	struct proc_llm		*llm;		/* turns in flight */
+	unsigned		 nspawn;	/* subagents it waits for */
+	int			 parked;
+	char			 errline[PROC_ERRLINE];	/* last stderr line */
+	size_t			 errlen;
+	size_t			 errtotal;
+	char			 errlast[PROC_ERRLINE];
+	const struct ipc_msg	*msg;		/* the message being handled */
+};
+
+typedef void	(*proc_action)(struct worker *);
+
+static void	proc_on_hello(struct worker *);
+static void	proc_on_message(struct worker *);
+static void	proc_on_exit(struct worker *);
+static void	proc_hello_late(struct worker *);
+static void	proc_deadline(struct worker *);
+static void	proc_grace_over(struct worker *);
+static void	proc_kill_now(struct worker *);
+static void	proc_send_cancel(struct worker *);
+static void	proc_out_of_turn(struct worker *);
+static void	proc_drain_message(struct worker *);
+static void	proc_ignore(struct worker *);
+
+static const proc_action proc_table[PROC_NSTATES][PROC_NEVENTS] = {
+	/*		  hello		   message	       exit
+			  timeout	   cancel */
+	[PROC_SPAWNING] = { proc_on_hello, proc_out_of_turn, proc_on_exit,
+			  proc_hello_late, proc_kill_now },
+	[PROC_READY] =	{ proc_out_of_turn, proc_on_message,   proc_on_exit,
+			  proc_deadline,   proc_send_cancel },
+	[PROC_BUSY] =	{ proc_out_of_turn, proc_on_message,   proc_on_exit,
+			  proc_deadline,   proc_send_cancel },
+	[PROC_DRAINING] = { proc_ignore,   proc_drain_message, proc_on_exit,
+			  proc_grace_over, proc_ignore },
+	[PROC_DEAD] =	{ proc_ignore,     proc_ignore,        proc_ignore,
+			  proc_ignore,     proc_ignore },
+};
+
+static const char *const proc_state_names[PROC_NSTATES] = {
+	"spawning", "ready", "busy", "draining", "dead"
+};
+
+static void	proc_fire(struct worker *, enum proc_event);
+static void	proc_read(int, uint32_t, void *);
+
+static void
+proc_fire(struct worker *w, enum proc_event ev)
+{
+	proc_table[w->state][ev](w);
+}
+
+static void
+proc_ignore(struct worker *w)
+{
+	(void)w;
+}
+
+pid_t
+proc_pid(const struct worker *w)
+{
+	return w->child.pid;
+}
+
+static void
+proc_timer_cb(void *arg)
+{
+	struct worker	*w = arg;
+
+	w->timer = 0;
+	proc_fire(w, PROC_EV_TIMEOUT);
+}
+
+static void
+proc_arm(struct worker *w, uint64_t ms)
+{
+	loop_timer_del(w->run->loop, w->timer);
+	w->timer = ms ? loop_timer_add(w->run->loop, ms, proc_timer_cb, w) : 0;
+}
+
+/* Watch the write end only while frames wait in the queue. */
+static void
+proc_flush(struct worker *w)
+{
+	int	rc;
+
+	if (w->child.to_fd == -1)
+		return;
+	rc = ipc_peer_flush(&w->peer);
+	if (rc == 1 && !w->out_armed) {
+		if (loop_mod_fd(w->run->loop, w->child.to_fd, EPOLLOUT) == 0)
+			w->out_armed = 1;
+	} else if (rc != 1 && w->out_armed) {
+		(void)loop_mod_fd(w->run->loop, w->child.to_fd, 0);
+		w->out_armed = 0;
+	}
+	if (rc == -1 && errno != EPIPE)
+		log_debug("worker %s: write: %s", w->node->path, w->peer.err);
+}
+
+static void
+proc_write_cb(int fd, uint32_t events, void *arg)
+{
+	(void)fd;
+	(void)events;
+	proc_flush(arg);
+}
+
+static void
+proc_send(struct worker *w, const struct ipc_msg *m)
+{
+	char	line[IPC_DESCRIBE_LEN];
+
+	if (w->state == PROC_DEAD || w->child.to_fd == -1)
+		return;
+	if (w->run->opts.trace) {
+		ipc_msg_describe(m, line, sizeof(line));
+		log_info("ipc %s <- %s", w->node->path, line);
+	}
+	if (ipc_peer_queue(&w->peer, m) == -1) {
+		/* Over the queue cap: the worker does not read its channel. */
+		proc_kill(w, NODE_END_PROTOCOL, w->peer.err);
+		return;
+	}
+	proc_flush(w);
+}
+
+/* busy while it waits on us; parked (no --jobs slot) if only on children */
+static void
+proc_update_busy(struct worker *w)
+{
+	int	parked;
+
+	if (w->state != PROC_READY && w->state != PROC_BUSY)
+		return;
+	w->state = (w->llm != NULL || w->nspawn > 0) ? PROC_BUSY : PROC_READY;
+	parked = w->llm == NULL && w->nspawn > 0;
+	if (parked != w->parked) {
+		w->parked = parked;
+		run_slot_park(w->run, w->node, parked);
+	}
+}
+
+void
+proc_kill(struct worker *w, enum node_end end, const char *reason)
+{
+	if (w->state == PROC_DEAD)
+		return;
+	if (w->kill_end == NODE_END_NONE && !w->got_done) {
+		w->kill_end = end;
+		free(w->kill_reason);
+		w->kill_reason = xstrdup(reason ? reason : run_end_name(end));
+		log_warnx("agent %s (%s): killing: %s", w->node->path,
+		    w->node->profile->name, w->kill_reason);
+		run_record_event(w->run, w->node, "killed", NULL,
+		    w->kill_reason);
+	}
+	spawn_kill(&w->child, SIGKILL);
+	if (w->state != PROC_DRAINING) {
+		w->state = PROC_DRAINING;
+		proc_arm(w, w->run->opts.limits.grace_ms + PROC_EOF_MS);
+	}
+}
+
+void
+proc_cancel(struct worker *w, const char *reason)
+{
+	if (w->kill_end == NODE_END_NONE && !w->got_done) {
+		w->kill_end = NODE_END_CANCELLED;
+		w->kill_reason = xstrdup(reason);
+	}
+	proc_fire(w, PROC_EV_CANCEL);
+}
+
+static void
+proc_kill_now(struct worker *w)
+{
+	proc_kill(w, w->kill_end ? w->kill_end : NODE_END_CANCELLED,
+	    w->kill_reason);
+}
+
+static void
+proc_send_cancel(struct worker *w)
+{
+	struct ipc_msg	m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_CANCEL;
+	m.u.cancel.reason = w->kill_reason ? w->kill_reason : "cancelled";
+	proc_send(w, &m);
+	w->state = PROC_DRAINING;
+	proc_arm(w, w->run->opts.limits.grace_ms);
+}
+
+static void
+proc_grace_over(struct worker *w)
+{
+	if (w->got_done && w->kill_end == NODE_END_NONE)
+		w->kill_end = NODE_END_COMPLETE;	/* result is in */
+	proc_kill(w, w->kill_end ? w->kill_end : NODE_END_CANCELLED,
+	    "did not exit within the grace period");
+}
+
+static void
+proc_hello_late(struct worker *w)
+{
+	char	msg[128];
+
+	snprintf(msg, sizeof(msg), "no hello within %llu ms",
+	    (unsigned long long)w->run->opts.limits.hello_ms);
+	proc_kill(w, NODE_END_PROTOCOL, msg);
+}
+
+static void
+proc_deadline(struct worker *w)
+{
+	char	msg[128];
+
+	snprintf(msg, sizeof(msg), "timed out after %llu ms",
+	    (unsigned long long)w->run->opts.limits.agent_timeout_ms);
+	w->kill_end = NODE_END_TIMEOUT;
+	w->kill_reason = xstrdup(msg);
+	proc_send_cancel(w);
+}
+
+static void
+proc_out_of_turn(struct worker *w)
+{
+	char	msg[128];
+
+	snprintf(msg, sizeof(msg), "sent %s while %s",
+	    ipc_type_name(w->msg ? w->msg->type : IPC_NONE),
+	    proc_state_names[w->state]);
+	proc_kill(w, NODE_END_PROTOCOL, msg);
+}
+
+static void	proc_do_event(struct worker *);
+static void	proc_do_checkpoint(struct worker *);
+static void	proc_do_done(struct worker *);
+
+/* Cancelled or done: take its last words (done, checkpoint, event); a
+ * request is not answered any more. */
+static void
+proc_drain_message(struct worker *w)
+{
+	switch (w->msg->type) {
+	case IPC_DONE:
+		if (!w->got_done && w->node->state != NODE_DONE)
+			proc_do_done(w);
+		break;
+	case IPC_CHECKPOINT:
+		proc_do_checkpoint(w);
+		break;
+	case IPC_EVENT:
+		proc_do_event(w);
+		break;
+	case IPC_NONE:
+	case IPC_HELLO:
+	case IPC_START:
+	case IPC_LLM:
+	case IPC_LLM_OK:
+	case IPC_LLM_ERR:
+	case IPC_SPAWN:
+	case IPC_SPAWN_OK:
+	case IPC_SPAWN_ERR:
+	case IPC_CANCEL:
+	default:
+		break;
+	}
+}
+
+/* --- hello and start ------------------------------------------------ */
+
+static void
+proc_start_profile(struct ipc_profile *ip, const struct profile *p)
+{
+	size_t	i;
+
+	ip->name = p->name;
+	ip->prompt = p->prompt ? p->prompt : "";
+	ip->tools = xcalloc(p->ntools + 1, sizeof(char *));
+	for (i = 0; i < p->ntools; i++)
+		ip->tools[i] = (char *)(uintptr_t)p->tools[i];
+	ip->ntools = p->ntools;
+}
+
+static void
+proc_send_start(struct worker *w)
+{
+	const struct run_limits	*l = &w->run->opts.limits;
+	struct node		*n = w->node;
+	struct ipc_msg		 m;
+	struct ipc_start	*s = &m.u.start;
+
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_START;
+	s->path = n->path;
+	s->depth = n->depth;
+	proc_start_profile(&s->profile, n->profile);
+	s->task = n->task;
+	msg_list_init(&s->context);
+	if (n->inherit)
+		run_inherited(w->run, n, &s->context);
+	s->limits.max_iterations = l->max_iterations;
+	s->limits.timeout_ms = l->agent_timeout_ms;
+	s->limits.max_output_bytes = l->max_output_bytes;
+	s->workspace = (char *)(uintptr_t)w->run->opts.workspace;
+	proc_send(w, &m);
+	free(s->profile.tools);
+	msg_list_free(&s->context);
+}
+
+static void
+proc_on_hello(struct worker *w)
+{
+	const struct ipc_hello	*h = &w->msg->u.hello;
+	struct sandbox_report	 rep;
+	struct sandbox_error	 e;
+	char			 msg[SANDBOX_ERR_LEN + 64], layers[256];
+
+	if (h->version != IPC_PROTOCOL_VERSION) {
+		snprintf(msg, sizeof(msg), "protocol version %u, want %u",
+		    h->version, IPC_PROTOCOL_VERSION);
+		proc_kill(w, NODE_END_PROTOCOL, msg);
+		return;
+	}
+	memset(&rep, 0, sizeof(rep));
+	memset(&e, 0, sizeof(e));
+	if (sandbox_report_parse(&rep, (const char *const *)h->layers,
+	    (int)h->nlayers, &e) == -1 ||
+	    sandbox_report_check(&w->policy, &rep, &e) == -1) {
+		snprintf(msg, sizeof(msg), "sandbox short of profile %s: %s",
+		    w->policy.name, e.msg);
+		proc_kill(w, NODE_END_PROTOCOL, msg);
+		return;
+	}
+	sandbox_report_string(&rep, layers, sizeof(layers));
+	log_debug("agent %s: hello, sandbox %s", w->node->path, layers);
+	run_record_event(w->run, w->node, "hello", NULL, layers);
+	w->state = PROC_READY;
+	proc_arm(w, w->run->opts.limits.agent_timeout_ms +
+	    w->run->opts.limits.grace_ms);
+	proc_send_start(w);
+}
+
+/* --- requests from a running worker --------------------------------- */
+
+static void
+proc_llm_done(struct run *r, void *arg, struct msg_reply *reply,
+    const char *code, const char *error)
+{
+	struct proc_llm	*pl = arg, **pp;
+	struct worker	*w = pl->w;
+	struct ipc_msg	 m;
+
+	(void)r;
+	if (w != NULL) {
+		for (pp = &w->llm; *pp != NULL; pp = &(*pp)->next) {
+			if (*pp == pl) {
+				*pp = pl->next;
+				break;
+			}
+		}
+		memset(&m, 0, sizeof(m));
+		if (reply != NULL) {
+			m.type = IPC_LLM_OK;
+			m.u.llm_ok.id = pl->id;
+			m.u.llm_ok.reply = *reply;	/* borrowed */
+		} else {
+			m.type = IPC_LLM_ERR;
+			m.u.llm_err.id = pl->id;
+			m.u.llm_err.code = (char *)(uintptr_t)code;
+			m.u.llm_err.message = (char *)(uintptr_t)error;
+		}
+		if (w->state == PROC_READY || w->state == PROC_BUSY)
+			proc_send(w, &m);
+		proc_update_busy(w);
+	}
+	free(pl);
+}
+
+static void
+proc_do_llm(struct worker *w)
+{
+	const struct ipc_llm	*q = &w->msg->u.llm;
+	struct proc_llm		*pl;
+
+	pl = xcalloc(1, sizeof(*pl));
+	pl->w = w;
+	pl->id = q->id;
+	pl->next = w->llm;
+	w->llm = pl;
+	w->state = PROC_BUSY;
+	/* proc_llm_done may run from inside (a refusal): pl is gone then. */
+	pl->handle = broker_submit(w->run, w->node, q->step, q->purpose,
+	    &q->messages, q->tools, q->ntools, proc_llm_done, pl);
+	proc_update_busy(w);
+}
+
+static void
+proc_child_done(struct run *r, struct node *child, void *arg)
+{
+	struct node	*parent = child->parent;
+	struct worker	*w = parent->worker;
+
+	(void)r;
+	if (w == NULL || w->state == PROC_DEAD)
+		return;
+	if (w->nspawn > 0)
+		w->nspawn--;
+	if (w->state == PROC_READY || w->state == PROC_BUSY)
+		proc_spawn_answer(w, (uint32_t)(uintptr_t)arg, child);
+	proc_update_busy(w);
+}
+
+void
+proc_spawn_answer(struct worker *w, uint32_t id, const struct node *child)
+{
+	struct ipc_msg	 m;
+	char		*text;
+	int		 is_error;
+
+	memset(&m, 0, sizeof(m));
+	text = run_node_answer(child, &is_error);
+	if (!is_error) {
+		m.type = IPC_SPAWN_OK;
+		m.u.spawn_ok.id = id;
+		m.u.spawn_ok.path = (char *)(uintptr_t)child->path;
+		m.u.spawn_ok.result = text;
+		m.u.spawn_ok.usage = child->usage;
+	} else {
+		m.type = IPC_SPAWN_ERR;
+		m.u.spawn_err.id = id;
+		m.u.spawn_err.code = (char *)(uintptr_t)(
+		    child->end == NODE_END_TIMEOUT ? IPC_ERR_TIMEOUT :
+		    child->end == NODE_END_KILLED ? IPC_ERR_KILLED :
+		    child->end == NODE_END_PROTOCOL ? IPC_ERR_PROTOCOL :
+		    child->end == NODE_END_CANCELLED ? IPC_ERR_CANCELLED :
+		    child->end == NODE_END_SPAWN ? IPC_ERR_REFUSED :
+		    IPC_ERR_CRASHED);
+		m.u.spawn_err.message = text;
+	}
+	proc_send(w, &m);
+	free(text);
+}
+
+static void
+proc_do_spawn(struct worker *w)
+{
+	const struct ipc_spawn	*q = &w->msg->u.spawn;
+	struct ipc_msg		 m;
+	const char		*code = NULL;
+	char			 msg[512];
+
+	if (run_delegate(w->run, w->node, q->profile, q->task,
+	    q->inherit_context, proc_child_done, (void *)(uintptr_t)q->id,
+	    NULL, &code, msg, sizeof(msg)) == 0) {
+		w->nspawn++;
+		proc_update_busy(w);
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_SPAWN_ERR;
+	m.u.spawn_err.id = q->id;
+	m.u.spawn_err.code = (char *)(uintptr_t)code;
+	m.u.spawn_err.message = msg;
+	proc_send(w, &m);
+}
+
+static void
+proc_do_event(struct worker *w)
+{
+	const struct ipc_event	*ev = &w->msg->u.event;
+	enum log_level		 lvl;
+
+	if (strcmp(ev->kind, "tool_call") == 0)
+		ui_tool(w->node, ev->tool ? ev->tool : "?", ev->text);
+	else if (strcmp(ev->kind, "tool_result") == 0)
+		ui_tool_result(w->node, ev->tool ? ev->tool : "?", ev->text, 0);
+	else if (strcmp(ev->kind, "tool_error") == 0)
+		ui_tool_result(w->node, ev->tool ? ev->tool : "?", ev->text, 1);
+	else if (strcmp(ev->kind, "log") == 0) {
+		lvl = ev->has_level && ev->level <= LOG_LEVEL_DEBUG ?
+		    (enum log_level)ev->level : LOG_LEVEL_INFO;
+		if (lvl <= log_getlevel())
+			log_warnx("agent %s: %s", w->node->path, ev->text);
+	} else
+		ui_note(w->node, ev->kind, ev->text);
+	run_record_event(w->run, w->node, ev->kind, ev->tool, ev->text);
+}
+
+static void
+proc_do_checkpoint(struct worker *w)
+{
+	const struct ipc_checkpoint	*c = &w->msg->u.checkpoint;
+	struct node			*n = w->node;
+	size_t				 i, skip;
+
+	/* Messages arrive in order; a resent prefix is skipped, a gap is a lie. */
+	if (c->seq > n->ckpt_seq) {
+		proc_kill(w, NODE_END_PROTOCOL, "checkpoint skips messages");
+		return;
+	}
+	skip = n->ckpt_seq - c->seq;
+	for (i = skip; i < c->messages.n; i++) {
+		if (w->run->store != NULL && n->store_node > 0 &&
+		    store_msg_append(w->run->store, n->store_node,
+		    &c->messages.v[i], NULL) == -1)
+			log_warnx("store: %s", store_errmsg(w->run->store));
+	}
+	if (c->messages.n > skip)
+		n->ckpt_seq += (uint32_t)(c->messages.n - skip);
+}
+
+static void
+proc_do_done(struct worker *w)
+{
+	const struct ipc_done	*d = &w->msg->u.done;
+	struct node		*n = w->node;
+
+	w->got_done = 1;
+	switch (d->status) {
+	case IPC_STATUS_COMPLETE:
+	case IPC_STATUS_AUTO_COMPLETE:
+		n->end = NODE_END_COMPLETE;
+		break;
+	case IPC_STATUS_FAIL:
+		n->end = NODE_END_FAIL;
+		break;
+	case IPC_STATUS_LIMIT:
+	default:
+		n->end = NODE_END_LIMIT;
+		break;
+	}
+	free(n->result);
+	n->result = xstrdup(d->result ? d->result : "");
+	if (n->end != NODE_END_COMPLETE) {
+		free(n->error);
+		n->error = xstrdup(d->reason ? d->reason : n->result);
+	}
+	n->usage = d->usage;
+	n->iterations = d->iterations;
+	if (w->kill_end != NODE_END_NONE) {
+		/* Cancelled or timed out: that is what the parent hears. */
+		n->end = w->kill_end;
+		free(n->error);
+		n->error = xstrdup(w->kill_reason);
+	}
+	w->state = PROC_DRAINING;
+	proc_arm(w, w->run->opts.limits.grace_ms + PROC_EOF_MS);
+	run_node_done(w->run, n);
+}
+
+/* The one message switch for a running worker (proc_dispatch_worker). */
+static void
+proc_on_message(struct worker *w)
+{
+	switch (w->msg->type) {
+	case IPC_LLM:
+		proc_do_llm(w);
+		break;
+	case IPC_SPAWN:
+		proc_do_spawn(w);
+		break;
+	case IPC_EVENT:
+		proc_do_event(w);
+		break;
+	case IPC_CHECKPOINT:
+		proc_do_checkpoint(w);
+		break;
+	case IPC_DONE:
+		proc_do_done(w);
+		break;
+	case IPC_NONE:
+	case IPC_HELLO:
+	case IPC_START:
+	case IPC_LLM_OK:
+	case IPC_LLM_ERR:
+	case IPC_SPAWN_OK:
+	case IPC_SPAWN_ERR:
+	case IPC_CANCEL:
+	default:
+		proc_out_of_turn(w);
+		break;
+	}
+}
+
+/* --- reading the channel and stderr ----------------------------------- */
+
+static void
+proc_close_chan(struct worker *w)
+{
+	if (!w->chan_open)
+		return;
+	loop_del_fd(w->run->loop, w->child.from_fd);
+	w->chan_open = 0;
+}
+
+/* Take every whole frame out of the input buffer. */
+static void
+proc_dispatch_worker(struct worker *w)
+{
+	struct ipc_msg	m;
+	char		line[IPC_DESCRIBE_LEN];
+	int		rc;
+
+	while (w->state != PROC_DEAD && w->chan_open) {
+		memset(&m, 0, sizeof(m));
+		rc = ipc_peer_get(&w->peer, &m);
+		if (rc == 0)
+			return;
+		if (rc == -1) {
+			w->msg = NULL;
+			proc_kill(w, NODE_END_PROTOCOL, w->peer.err);
+			proc_close_chan(w);
+			return;
+		}
+		if (w->run->opts.trace) {
+			ipc_msg_describe(&m, line, sizeof(line));
+			log_info("ipc %s -> %s", w->node->path, line);
+		}
+		w->msg = &m;
+		proc_fire(w, m.type == IPC_HELLO ? PROC_EV_HELLO :
+		    PROC_EV_MESSAGE);
+		w->msg = NULL;
+		ipc_msg_free(&m);
+	}
+}
+
+static void
+proc_read(int fd, uint32_t events, void *arg)
+{
+	struct worker	*w = arg;
+	ssize_t		 n;
+
+	(void)fd;
+	(void)events;
+	for (;;) {
+		n = ipc_peer_fill(&w->peer);
+		if (n > 0) {
+			proc_dispatch_worker(w);
+			if (!w->chan_open)
+				return;
+			continue;
+		}
+		if (n == -1 && (errno == EAGAIN || errno == EINTR))
+			return;
+		/* EOF or error: the exit (or the timer) says the rest. */
+		proc_dispatch_worker(w);
+		proc_close_chan(w);
+		if (w->state != PROC_DRAINING && w->state != PROC_DEAD) {
+			w->state = PROC_DRAINING;
+			proc_arm(w, PROC_EOF_MS);
+		}
+		return;
+	}
+}
+
+/* Worker stderr: bounded, escaped by the log, line by line. */
+static void
+proc_err_line(struct worker *w)
+{
+	w->errline[w->errlen] = '\0';
+	if (w->errlen > 0) {
+		strlcpy(w->errlast, w->errline, sizeof(w->errlast));
+		if (w->errtotal < PROC_ERRMAX)
+			log_warnx("agent %s stderr: %s", w->node->path,
+			    w->errline);
+	}
+	w->errtotal += w->errlen;
+	w->errlen = 0;
+}
+
+static void
+proc_err_read(int fd, uint32_t events, void *arg)
+{
+	struct worker	*w = arg;
+	char		 buf[4096];
+	ssize_t		 n, i;
+
+	(void)events;
+	for (;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0 || errno != EAGAIN) {
+				proc_err_line(w);
+				loop_del_fd(w->run->loop, fd);
+			}
+			return;
+		}
+		for (i = 0; i < n; i++) {
+			if (buf[i] == '\n' || w->errlen == sizeof(w->errline) - 1)
+				proc_err_line(w);
+			if (buf[i] != '\n')
+				w->errline[w->errlen++] = buf[i];
+		}
+	}
+}
+
+/* --- start, exit, reap ------------------------------------------------ */
+
+static char **
+proc_argv(struct worker *w)
+{
+	struct node	*n = w->node;
+	char		**argv, depth[16];
+	int		 i = 0;
+
+	argv = xcalloc(16, sizeof(*argv));
+	snprintf(depth, sizeof(depth), "%u", n->depth);
+	argv[i++] = xstrdup("warren-worker");
+	argv[i++] = xstrdup("--path");
+	argv[i++] = xstrdup(n->path);
+	argv[i++] = xstrdup("--depth");
+	argv[i++] = xstrdup(depth);
+	argv[i++] = xstrdup("--profile");
+	argv[i++] = xstrdup(n->profile->name);
+	if (w->run->opts.trace)
+		argv[i++] = xstrdup("-T");
+	argv[i] = NULL;
+	return argv;
+}
+
+static void
+proc_argv_free(char **argv)
+{
+	size_t	i;
+
+	for (i = 0; argv[i] != NULL; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+int
+proc_start(struct run *r, struct node *n)
+{
+	struct sandbox_error	 e;
+	struct spawn_req	 req;
+	struct worker		*w;
+	char			**argv, err[512];
+	int			 rc;
+
+	w = xcalloc(1, sizeof(*w));
+	w->run = r;
+	w->node = n;
+	memset(&e, 0, sizeof(e));
+	if (sandbox_policy_init(&w->policy, n->profile->name, r->opts.workspace,
+	    n->profile->fs_write, n->profile->exec, &e) == -1) {
+		snprintf(err, sizeof(err), "sandbox policy: %s", e.msg);
+		goto fail;
+	}
+	sandbox_policy_require(&w->policy, r->caps);
+	w->policy.allow_weaker = r->opts.weaker;
+	argv = proc_argv(w);
+	memset(&req, 0, sizeof(req));
+	req.bin = r->opts.worker_bin;
+	req.argv = argv;
+	req.envp = r->worker_env;
+	req.policy = &w->policy;
+	rc = spawn_worker(&req, &w->child, err, sizeof(err));
+	proc_argv_free(argv);
+	if (rc == -1)
+		goto fail;
+	ipc_peer_init(&w->peer, w->child.from_fd, w->child.to_fd,
+	    IPC_SIDE_SUPERVISOR);
+	if (loop_add_fd(r->loop, w->child.from_fd, EPOLLIN, proc_read, w) == -1 ||
+	    loop_add_fd(r->loop, w->child.to_fd, 0, proc_write_cb, w) == -1 ||
+	    loop_add_fd(r->loop, w->child.err_fd, EPOLLIN, proc_err_read,
+	    w) == -1)
+		fatal("epoll_ctl");
+	w->chan_open = 1;
+	w->state = PROC_SPAWNING;
+	n->worker = w;
+	r->nlive++;
+	proc_arm(w, r->opts.limits.hello_ms);
+	ui_spawned(n, w->child.pid);
+	if (r->store != NULL && n->store_agent > 0)
+		(void)store_agent_started(r->store, n->store_agent,
+		    w->child.pid);
+	return 0;
+fail:
+	free(n->error);
+	n->error = xstrdup(err);
+	n->end = NODE_END_SPAWN;
+	log_warnx("agent %s (%s): cannot start: %s", n->path,
+	    n->profile->name, err);
+	free(w);
+	return -1;
+}
+
+/* The true reason a worker is gone, from its wait status. */
+static void
+proc_exit_reason(struct worker *w, const siginfo_t *si)
+{
+	struct node	*n = w->node;
+	char		 msg[PROC_ERRLINE + 128];
+	int		 sig = si->si_status;
+
+	if (w->got_done)
+		return;
+	if (w->kill_end != NODE_END_NONE) {
+		n->end = w->kill_end;
+		snprintf(msg, sizeof(msg), "%s", w->kill_reason);
+	} else if (si->si_code == CLD_KILLED || si->si_code == CLD_DUMPED) {
+		if (sig == SIGXCPU) {
+			n->end = NODE_END_KILLED;
+			snprintf(msg, sizeof(msg), "killed by the CPU limit "
+			    "(SIGXCPU)");
+		} else if (sig == SIGXFSZ) {
+			n->end = NODE_END_KILLED;
+			snprintf(msg, sizeof(msg), "killed by the file size "
+			    "limit (SIGXFSZ)");
+		} else {
+			n->end = NODE_END_CRASHED;
+			snprintf(msg, sizeof(msg), "crashed: killed by signal "
+			    "%d (SIG%s)%s", sig, sigabbrev_np(sig) ?
+			    sigabbrev_np(sig) : "?", sig == SIGKILL ?
+			    ", from outside or out of memory" : "");
+		}
+	} else if (strstr(w->errlast, "Cannot allocate memory") != NULL) {
+		n->end = NODE_END_KILLED;
+		snprintf(msg, sizeof(msg), "killed by the memory limit: %s",
+		    w->errlast);
+	} else {
+		n->end = NODE_END_CRASHED;
+		snprintf(msg, sizeof(msg), "crashed: exited with status %d "
+		    "without a result%s%s", si->si_status,
+		    w->errlast[0] ? ": " : "", w->errlast);
+	}
+	free(n->error);
+	n->error = xstrdup(msg);
+}
+
+static void
+proc_on_exit(struct worker *w)
+{
+	struct run	*r = w->run;
+	struct node	*n = w->node;
+	struct proc_llm	*pl;
+
+	w->state = PROC_DEAD;
+	proc_arm(w, 0);
+	proc_close_chan(w);
+	loop_del_fd(r->loop, w->child.to_fd);
+	loop_del_fd(r->loop, w->child.err_fd);
+	for (pl = w->llm; pl != NULL; pl = pl->next) {
+		pl->w = NULL;
+		broker_cancel(r, pl->handle);
+	}
+	w->llm = NULL;
+	if (w->parked)
+		run_slot_park(r, n, 0);
+	w->parked = 0;
+	run_worker_gone(r, n);
+	if (n->state != NODE_DONE)
+		run_node_done(r, n);
+}
+
+/* Handle one exited worker: drain its last frames, then the exit event. */
+static void
+proc_exited(struct worker *w, const siginfo_t *si)
+{
+	if (w->chan_open)
+		proc_read(w->child.from_fd, EPOLLIN, w);
+	if (w->child.err_fd != -1)
+		proc_err_read(w->child.err_fd, EPOLLIN, w);
+	proc_exit_reason(w, si);
+	proc_fire(w, PROC_EV_EXIT);
+}
+
+static struct worker *
+proc_find(struct run *r, pid_t pid)
+{
+	size_t	i;
+
+	for (i = 0; i < r->nnodes; i++) {
+		if (r->nodes[i]->worker != NULL &&
+		    r->nodes[i]->worker->child.pid == pid &&
+		    r->nodes[i]->worker->state != PROC_DEAD)
+			return r->nodes[i]->worker;
+	}
+	return NULL;
+}
+
+void
+proc_reap(struct run *r)
+{
+	struct worker	*w;
+	siginfo_t	 si, si2;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
+		    si.si_pid == 0)
+			return;
+		if ((w = proc_find(r, si.si_pid)) != NULL) {
+			/* The zombie holds the group: kill what it left. */
+			spawn_kill(&w->child, SIGKILL);
+		}
+		memset(&si2, 0, sizeof(si2));
+		if (waitid(P_PID, (id_t)si.si_pid, &si2, WEXITED) == -1)
+			continue;
+		if (w != NULL)
+			proc_exited(w, &si2);
+	}
+}
+
+void
+proc_killall(struct run *r)
+{
+	size_t	i;
+
+	for (i = 0; i < r->nnodes; i++) {
+		if (r->nodes[i]->worker != NULL &&
+		    r->nodes[i]->worker->state != PROC_DEAD)
+			proc_kill(r->nodes[i]->worker, NODE_END_CANCELLED,
+			    "the run was cancelled");
+	}
+}
+
+void
+proc_free(struct worker *w)
+{
+	if (w == NULL)
+		return;
+	if (w->state != PROC_DEAD) {
+		spawn_kill(&w->child, SIGKILL);
+		(void)waitpid(w->child.pid, NULL, 0);
+	}
+	loop_timer_del(w->run->loop, w->timer);
+	ipc_peer_free(&w->peer);
+	spawn_release(&w->child);
+	free(w->kill_reason);
+	free(w);
+}
+
+/* Orphans reparented to us (PR_SET_CHILD_SUBREAPER): kill and reap. */
+void
+proc_sweep_orphans(void)
+{
+	siginfo_t	si;
+	int		i;
+
+	for (i = 0; i < 1000; i++) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
+		    si.si_pid == 0)
+			break;
+		(void)kill(si.si_pid, SIGKILL);
+		(void)waitid(P_PID, (id_t)si.si_pid, &si, WEXITED);
+	}
+}

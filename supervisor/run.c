@@ -1,0 +1,654 @@
+/*
+ * One run: the agent tree, the --jobs scheduler, delegation, the end of an
+ * agent and of the run, cancellation and the memory written as it goes.
+ *
+ * Only the supervisor forks. A delegation (from the orchestrator or from a
+ * worker's spawn request) is checked against the limits, becomes a queued
+ * node, and is started when a worker slot is free; its end answers the
+ * parent with the result or a clear error.
+ */
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/profile.h"
+#include "common/clock.h"
+#include "common/exitcode.h"
+#include "common/log.h"
+#include "common/str.h"
+#include "common/xmalloc.h"
+#include "sandbox/sandbox.h"
+#include "supervisor/llm.h"
+#include "supervisor/loop.h"
+#include "supervisor/run.h"
+#include "supervisor/spawn.h"
+#include "supervisor/store.h"
+
+#define RUN_INHERIT_RESULT_MAX	4000	/* chars of one inherited result */
+#define RUN_INHERIT_MAX		32	/* inherited messages */
+#define RUN_EVENT_MAX		4096	/* chars of an event's detail stored */
+#define RUN_FLUSH_MS		200	/* store batch commit period */
+
+static const char *const run_end_names[] = {
+	[NODE_END_NONE] = "running",
+	[NODE_END_COMPLETE] = "complete",
+	[NODE_END_FAIL] = "failed",
+	[NODE_END_LIMIT] = "limit",
+	[NODE_END_CRASHED] = "crashed",
+	[NODE_END_KILLED] = "killed",
+	[NODE_END_TIMEOUT] = "timeout",
+	[NODE_END_PROTOCOL] = "protocol",
+	[NODE_END_CANCELLED] = "cancelled",
+	[NODE_END_SPAWN] = "spawn_failed",
+};
+
+const char *
+run_end_name(enum node_end e)
+{
+	if ((size_t)e >= sizeof(run_end_names) / sizeof(run_end_names[0]))
+		return "unknown";
+	return run_end_names[e];
+}
+
+static struct node *
+run_node_add(struct run *r, struct node *parent, const struct profile *p,
+    const char *task, int inherit)
+{
+	struct node	*n;
+
+	if (r->nnodes == r->nodecap) {
+		r->nodecap = r->nodecap ? r->nodecap * 2 : 16;
+		r->nodes = xreallocarray(r->nodes, r->nodecap,
+		    sizeof(*r->nodes));
+	}
+	n = xcalloc(1, sizeof(*n));
+	n->run = r;
+	n->parent = parent;
+	n->profile = p;
+	n->task = xstrdup(task);
+	n->inherit = inherit;
+	if (parent == NULL)
+		strlcpy(n->path, "0", sizeof(n->path));
+	else {
+		n->depth = parent->depth + 1;
+		if (snprintf(n->path, sizeof(n->path), "%s.%u", parent->path,
+		    ++parent->nchildren) >= (int)sizeof(n->path))
+			fatalx("agent path of a child of %s too long",
+			    parent->path);	/* run_delegate checked */
+	}
+	r->nodes[r->nnodes++] = n;
+	return n;
+}
+
+static void
+run_store_agent(struct run *r, struct node *n, const char *call_id)
+{
+	struct store_agent_new	a;
+
+	if (r->store == NULL)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.path = n->path;
+	a.profile = n->profile->name;
+	a.task = n->task;
+	a.call_id = call_id;
+	a.inherit_context = n->inherit;
+	if (store_agent_add(r->store, r->run_id, &a, &n->store_agent,
+	    &n->store_node) == -1)
+		log_warnx("store: agent %s: %s", n->path,
+		    store_errmsg(r->store));
+}
+
+void
+run_record_event(struct run *r, const struct node *n, const char *kind,
+    const char *tool, const char *text)
+{
+	char	detail[RUN_EVENT_MAX];
+
+	if (r->store == NULL)
+		return;
+	snprintf(detail, sizeof(detail), "%s%s%s", tool ? tool : "",
+	    tool ? ": " : "", text ? text : "");
+	if (store_event(r->store, r->run_id, n ? n->path : NULL, kind,
+	    detail) == -1)
+		log_warnx("store: event: %s", store_errmsg(r->store));
+}
+
+int
+run_delegate(struct run *r, struct node *parent, const char *profile,
+    const char *task, int inherit, node_done_fn cb, void *arg,
+    struct node **childp, const char **code, char *msg, size_t msgsz)
+{
+	const struct profile	*p;
+	struct node		*n;
+
+	if ((*code = limits_check_delegate(r, parent, msg, msgsz)) != NULL)
+		goto refused;
+	if (profile == NULL || *profile == '\0')
+		profile = "general";
+	if ((p = profile_set_find(r->profiles, profile)) == NULL ||
+	    strcmp(p->name, "orchestrator") == 0) {
+		snprintf(msg, msgsz, "unknown profile \"%s\": use explore, "
+		    "plan, review, test or general", profile);
+		*code = IPC_ERR_REFUSED;
+		goto refused;
+	}
+	if (strlen(parent->path) + 12 >= IPC_PATH_MAX) {
+		snprintf(msg, msgsz, "agent path too long: finish the work "
+		    "yourself");
+		*code = IPC_ERR_MAX_DEPTH;
+		goto refused;
+	}
+	n = run_node_add(r, parent, p, task ? task : "", inherit);
+	n->done_cb = cb;
+	n->done_arg = arg;
+	n->state = NODE_QUEUED;
+	r->nagents++;
+	if (r->qtail != NULL)
+		r->qtail->qnext = n;
+	else
+		r->qhead = n;
+	r->qtail = n;
+	run_store_agent(r, n, NULL);
+	ui_queued(n);
+	if (childp != NULL)
+		*childp = n;
+	return 0;
+refused:
+	log_info("agent %s: delegation refused: %s", parent->path, msg);
+	run_record_event(r, parent, "refused", profile, msg);
+	return -1;
+}
+
+void
+run_schedule(struct run *r)
+{
+	struct node	*n;
+
+	while (r->qhead != NULL && (limits_slot_free(r) || r->cancelling)) {
+		n = r->qhead;
+		r->qhead = n->qnext;
+		if (r->qhead == NULL)
+			r->qtail = NULL;
+		n->qnext = NULL;
+		n->started_ms = clock_mono_ms();
+		if (r->cancelling) {
+			n->end = NODE_END_CANCELLED;
+			n->error = xstrdup("the run was cancelled before it "
+			    "started");
+			run_node_done(r, n);
+			continue;
+		}
+		n->state = NODE_RUNNING;
+		if (proc_start(r, n) == -1) {
+			run_node_done(r, n);
+			continue;
+		}
+		r->nactive++;
+	}
+}
+
+void
+run_slot_park(struct run *r, struct node *n, int parked)
+{
+	(void)n;
+	if (parked && r->nactive > 0)
+		r->nactive--;
+	else if (!parked)
+		r->nactive++;
+}
+
+void
+run_worker_gone(struct run *r, struct node *n)
+{
+	(void)n;
+	if (r->nlive > 0)
+		r->nlive--;
+	if (r->nactive > 0)
+		r->nactive--;
+}
+
+/* Remove a queued node from the queue. */
+static void
+run_unqueue(struct run *r, struct node *n)
+{
+	struct node	**pp;
+
+	for (pp = &r->qhead; *pp != NULL; pp = &(*pp)->qnext) {
+		if (*pp == n) {
+			*pp = n->qnext;
+			break;
+		}
+	}
+	r->qtail = NULL;
+	for (pp = &r->qhead; *pp != NULL; pp = &(*pp)->qnext)
+		r->qtail = *pp;
+	n->qnext = NULL;
+}
+
+/* A finished node's unfinished children are of no use to anyone. */
+static void
+run_cancel_children(struct run *r, struct node *n, const char *why)
+{
+	size_t		 i;
+	struct node	*c;
+
+	for (i = 0; i < r->nnodes; i++) {
+		c = r->nodes[i];
+		if (c->parent != n || c->state == NODE_DONE)
+			continue;
+		if (c->state == NODE_QUEUED) {
+			run_unqueue(r, c);
+			c->end = NODE_END_CANCELLED;
+			c->error = xstrdup(why);
+			run_node_done(r, c);
+		} else if (c->worker != NULL)
+			proc_cancel(c->worker, why);
+	}
+}
+
+static void
+run_store_done(struct run *r, struct node *n)
+{
+	enum store_agent_status	 st;
+	const char		*text;
+
+	if (r->store == NULL || n->store_agent <= 0)
+		return;
+	switch (n->end) {
+	case NODE_END_COMPLETE:
+		st = STORE_AGENT_DONE;
+		break;
+	case NODE_END_CANCELLED:
+		st = STORE_AGENT_CANCELLED;
+		break;
+	case NODE_END_NONE:
+	case NODE_END_FAIL:
+	case NODE_END_LIMIT:
+	case NODE_END_CRASHED:
+	case NODE_END_KILLED:
+	case NODE_END_TIMEOUT:
+	case NODE_END_PROTOCOL:
+	case NODE_END_SPAWN:
+	default:
+		st = STORE_AGENT_FAILED;
+		break;
+	}
+	text = n->end == NODE_END_COMPLETE ? n->result : n->error;
+	if (store_agent_set_status(r->store, n->store_agent, st, text,
+	    run_end_name(n->end)) == -1)
+		log_warnx("store: %s", store_errmsg(r->store));
+	/* The node's summary is its complete() result. */
+	if (n->end == NODE_END_COMPLETE && n->store_node > 0 &&
+	    store_node_set_summary(r->store, n->store_node, n->result,
+	    STORE_SUMMARY_RESULT, NULL) == -1)
+		log_warnx("store: %s", store_errmsg(r->store));
+	(void)store_flush(r->store);
+}
+
+void
+run_node_done(struct run *r, struct node *n)
+{
+	node_done_fn	cb = n->done_cb;
+
+	if (n->state == NODE_DONE)
+		return;
+	n->state = NODE_DONE;
+	n->ended_ms = clock_mono_ms();
+	if (n->started_ms == 0)
+		n->started_ms = n->ended_ms;
+	if (n->end == NODE_END_NONE) {
+		n->end = NODE_END_CRASHED;
+		n->error = xstrdup("ended without a result");
+	}
+	ui_done(n);
+	run_store_done(r, n);
+	run_cancel_children(r, n, "its parent finished");
+	n->done_cb = NULL;
+	if (cb != NULL)
+		cb(r, n, n->done_arg);
+	if (n == r->root) {
+		r->finished = 1;
+		run_cancel(r, 0);
+	}
+}
+
+char *
+run_node_answer(const struct node *n, int *is_error)
+{
+	char		*s;
+	const char	*what;
+
+	*is_error = n->end != NODE_END_COMPLETE;
+	if (!*is_error)
+		return xstrdup(n->result ? n->result : "");
+	switch (n->end) {
+	case NODE_END_FAIL:
+		what = "failed";
+		break;
+	case NODE_END_LIMIT:
+		what = "stopped by its own limits";
+		break;
+	case NODE_END_CRASHED:
+		what = "crashed";
+		break;
+	case NODE_END_KILLED:
+		what = "was killed by a limit";
+		break;
+	case NODE_END_TIMEOUT:
+		what = "timed out";
+		break;
+	case NODE_END_PROTOCOL:
+		what = "was killed for a protocol violation";
+		break;
+	case NODE_END_CANCELLED:
+		what = "was cancelled";
+		break;
+	case NODE_END_SPAWN:
+		what = "could not be started";
+		break;
+	case NODE_END_NONE:
+	case NODE_END_COMPLETE:
+	default:
+		what = "ended";
+		break;
+	}
+	xasprintf(&s, "subagent %s (%s) %s: %s%s%s", n->path,
+	    n->profile->name, what, n->error ? n->error : "no reason given",
+	    n->result && *n->result ? "; partial result: " : "",
+	    n->result ? n->result : "");
+	return s;
+}
+
+static void
+run_inherit_add(struct msg_list *out, const char *fmt, const char *path,
+    const char *profile, const char *text)
+{
+	char	*s, *cut = NULL;
+
+	if (out->n >= RUN_INHERIT_MAX)
+		return;
+	if (strlen(text) > RUN_INHERIT_RESULT_MAX)
+		text = cut = str_ndup(text, RUN_INHERIT_RESULT_MAX);
+	xasprintf(&s, fmt, path, profile, text);
+	if (msg_list_add_text(out, MSG_USER, s) == -1)
+		fatal("msg_list_add_text");
+	free(s);
+	free(cut);
+}
+
+/*
+ * A child delegated with inherit_context gets its ancestors' tasks (root
+ * first) and the results of every finished subagent of those ancestors:
+ * the summaries of its memory graph so far.
+ */
+void
+run_inherited(struct run *r, const struct node *n, struct msg_list *out)
+{
+	const struct node	*chain[IPC_PATH_MAX];
+	const struct node	*a, *c;
+	size_t			 nchain = 0, i, j;
+
+	for (a = n->parent; a != NULL && nchain < IPC_PATH_MAX; a = a->parent)
+		chain[nchain++] = a;
+	while (nchain-- > 0) {
+		a = chain[nchain];
+		run_inherit_add(out, "Context from ancestor agent %s (%s), "
+		    "whose task is: %s", a->path, a->profile->name, a->task);
+		for (j = 0; j < r->nnodes; j++) {
+			c = r->nodes[j];
+			if (c->parent != a || c == n || c->state != NODE_DONE ||
+			    c->end != NODE_END_COMPLETE)
+				continue;
+			run_inherit_add(out, "Finished subagent %s (%s) "
+			    "reported: %s", c->path, c->profile->name,
+			    c->result ? c->result : "");
+		}
+	}
+	(void)i;
+}
+
+static void
+run_kill_timer(void *arg)
+{
+	struct run	*r = arg;
+
+	r->kill_timer = 0;
+	proc_killall(r);
+}
+
+void
+run_cancel(struct run *r, int hard)
+{
+	size_t		 i;
+	struct node	*n;
+
+	if (hard) {
+		proc_killall(r);
+		return;
+	}
+	if (r->cancelling)
+		return;
+	r->cancelling = 1;
+	while ((n = r->qhead) != NULL) {
+		run_unqueue(r, n);
+		n->end = NODE_END_CANCELLED;
+		n->error = xstrdup("the run was cancelled before it started");
+		run_node_done(r, n);
+	}
+	for (i = 0; i < r->nnodes; i++) {
+		n = r->nodes[i];
+		if (n->worker != NULL && n->state == NODE_RUNNING)
+			proc_cancel(n->worker, r->finished ?
+			    "the run finished" : "the run was cancelled");
+	}
+	if (!r->finished)
+		orch_cancel(r, "the run was cancelled (SIGINT/SIGTERM)");
+	r->kill_timer = loop_timer_add(r->loop, r->opts.limits.grace_ms,
+	    run_kill_timer, r);
+}
+
+/* --- the loop's hooks --------------------------------------------------- */
+
+static void
+run_signal(int signo, void *arg)
+{
+	struct run	*r = arg;
+
+	switch (signo) {
+	case SIGCHLD:
+		proc_reap(r);
+		break;
+	case SIGINT:
+	case SIGTERM:
+	case SIGHUP:
+		if (r->nsigint++ == 0 && !r->finished) {
+			log_warnx("%s: cancelling every agent (again to kill "
+			    "at once)", strsignal(signo));
+			r->interrupted = 1;
+			run_cancel(r, 0);
+		} else {
+			log_warnx("%s: killing every worker", strsignal(signo));
+			r->interrupted = 1;
+			run_cancel(r, 1);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+run_llm_ready(int fd, uint32_t events, void *arg)
+{
+	struct run	*r = arg;
+
+	(void)fd;
+	(void)events;
+	llm_engine_process(r->llm);
+}
+
+static long
+run_timeout(void *arg)
+{
+	struct run	*r = arg;
+
+	return llm_engine_timeout_ms(r->llm);
+}
+
+static void
+run_flush_timer(void *arg)
+{
+	struct run	*r = arg;
+
+	r->flush_timer = 0;
+	if (r->store != NULL && store_flush(r->store) == -1)
+		log_warnx("store: %s", store_errmsg(r->store));
+}
+
+static void
+run_idle(void *arg)
+{
+	struct run	*r = arg;
+
+	llm_engine_process(r->llm);
+	run_schedule(r);
+	if (r->store != NULL && r->flush_timer == 0 &&
+	    store_pending(r->store) > 0)
+		r->flush_timer = loop_timer_add(r->loop, RUN_FLUSH_MS,
+		    run_flush_timer, r);
+	if (r->finished && r->nlive == 0 && llm_engine_pending(r->llm) == 0)
+		loop_break(r->loop);
+}
+
+struct run *
+run_new(const struct run_opts *o, struct llm_engine *llm,
+    struct profile_set *profiles, char *err, size_t errsz)
+{
+	const struct profile	*rootp;
+	struct run		*r;
+
+	if ((rootp = profile_set_find(profiles, o->profile ? o->profile :
+	    "orchestrator")) == NULL) {
+		snprintf(err, errsz, "unknown profile \"%s\"; 'warren "
+		    "profiles' lists them", o->profile);
+		return NULL;
+	}
+	r = xcalloc(1, sizeof(*r));
+	r->opts = *o;
+	r->llm = llm;
+	r->profiles = profiles;
+	r->caps = xcalloc(1, sizeof(*r->caps));
+	if (sandbox_caps_probe(r->caps, 0) == -1)
+		log_warnx("sandbox: probing this machine failed; every "
+		    "layer counts as missing");
+	if ((r->loop = loop_new()) == NULL) {
+		snprintf(err, errsz, "epoll: %s", strerror(errno));
+		free(r->caps);
+		free(r);
+		return NULL;
+	}
+	r->worker_env = spawn_env();
+	r->root = run_node_add(r, NULL, rootp, o->task, 0);
+	return r;
+}
+
+void
+run_set_store(struct run *r, struct store *st, int64_t run_id)
+{
+	r->store = st;
+	r->run_id = run_id;
+	run_store_agent(r, r->root, NULL);
+}
+
+static int
+run_exit_code(struct run *r)
+{
+	if (r->interrupted)
+		return WARREN_EXIT_INTERRUPTED;
+	switch (r->root->end) {
+	case NODE_END_COMPLETE:
+		return WARREN_EXIT_OK;
+	case NODE_END_CANCELLED:
+		return WARREN_EXIT_INTERRUPTED;
+	case NODE_END_NONE:
+	case NODE_END_FAIL:
+	case NODE_END_LIMIT:
+	case NODE_END_CRASHED:
+	case NODE_END_KILLED:
+	case NODE_END_TIMEOUT:
+	case NODE_END_PROTOCOL:
+	case NODE_END_SPAWN:
+	default:
+		return r->llm_failed ? WARREN_EXIT_LLM : WARREN_EXIT_FAIL;
+	}
+}
+
+int
+run_main(struct run *r)
+{
+	char	err[512];
+	int	code;
+
+	/* Orphaned tool processes come to us, not to init: we kill them. */
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	ui_init(r->opts.json);
+	if (loop_signals(r->loop, run_signal, r) == -1)
+		fatal("signalfd");
+	if (loop_add_fd(r->loop, llm_engine_fd(r->llm), EPOLLIN,
+	    run_llm_ready, r) == -1)
+		fatal("epoll_ctl llm");
+	loop_set_timeout_hook(r->loop, run_timeout, r);
+	loop_set_idle_hook(r->loop, run_idle, r);
+	if (orch_start(r, err, sizeof(err)) == -1) {
+		log_warnx("orchestrator: %s", err);
+		return WARREN_EXIT_CONFIG;
+	}
+	if (!r->finished || r->nlive > 0)
+		if (loop_run(r->loop) == -1)
+			return WARREN_EXIT_INTERNAL;
+	proc_killall(r);
+	proc_sweep_orphans();
+	code = run_exit_code(r);
+	if (r->store != NULL) {
+		(void)store_run_end(r->store, r->run_id, code == 0 ?
+		    STORE_RUN_DONE : code == WARREN_EXIT_INTERRUPTED ?
+		    STORE_RUN_CANCELLED : STORE_RUN_FAILED,
+		    code == 0 ? r->root->result : r->root->error);
+		(void)store_flush(r->store);
+	}
+	ui_result(code == 0 ? r->root->result : r->root->error, code == 0,
+	    code);
+	return code;
+}
+
+void
+run_free(struct run *r)
+{
+	size_t		 i;
+	struct node	*n;
+
+	if (r == NULL)
+		return;
+	orch_free(r);
+	for (i = 0; i < r->nnodes; i++) {
+		n = r->nodes[i];
+		proc_free(n->worker);
+		free(n->task);
+		free(n->result);
+		free(n->error);
+		free(n);
+	}
+	free(r->nodes);
+	spawn_env_free(r->worker_env);
+	loop_free(r->loop);
+	free(r->caps);
+	free(r);
+}

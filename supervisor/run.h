@@ -1,0 +1,233 @@
+/*
+ * One run of `warren run`: the agent tree, the workers, the LLM broker, the
+ * orchestrator and the limits, all driven by one event loop (loop.h).
+ * The internal header of the supervisor's run; prototypes by file.
+ *
+ * Ownership: struct run owns every node; a node owns its worker (if any)
+ * until the worker is reaped; the worker owns its pipes and IPC peer.
+ */
+#ifndef WARREN_RUN_H
+#define WARREN_RUN_H
+
+#include <sys/types.h>
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/msg.h"
+#include "ipc/ipc.h"
+
+struct loop;
+struct llm_engine;
+struct llm_config;
+struct profile;
+struct profile_set;
+struct agent;
+struct worker;
+struct run;
+struct store;
+struct sandbox_caps;
+struct node;
+struct orch_state;
+
+/* limits.c: every limit of a run, in one place. */
+struct run_limits {
+	unsigned	max_depth;	/* deepest subagent (root is 0) [3] */
+	unsigned	max_agents;	/* subagents per run [10] */
+	unsigned	jobs;		/* concurrent worker processes [cores] */
+	uint64_t	token_budget;	/* input+output tokens per run; 0 = none */
+	uint64_t	hello_ms;	/* spawn -> hello deadline [10 s] */
+	uint64_t	agent_timeout_ms; /* wall clock of one subagent [30 min] */
+	uint64_t	grace_ms;	/* cancel -> SIGKILL [2 s] */
+	unsigned	max_iterations;	/* LLM turns of one agent [50] */
+	uint32_t	max_output_bytes; /* of one tool result [64 KiB] */
+};
+
+#define LIMITS_DEFAULT_MAX_DEPTH	3
+#define LIMITS_DEFAULT_MAX_AGENTS	10
+#define LIMITS_DEFAULT_HELLO_MS		10000
+#define LIMITS_DEFAULT_TIMEOUT_MS	(30u * 60 * 1000)
+#define LIMITS_DEFAULT_GRACE_MS		2000
+#define LIMITS_DEFAULT_ITERATIONS	50
+#define LIMITS_DEFAULT_OUTPUT		(64u * 1024)
+
+/* Where a node is in its life. */
+enum node_state {
+	NODE_QUEUED = 0,	/* accepted, waiting for a worker slot */
+	NODE_RUNNING,		/* a worker (or the orchestrator) runs it */
+	NODE_DONE,		/* finished: result or error set */
+};
+
+/* How a node ended, as its parent will be told. */
+enum node_end {
+	NODE_END_NONE = 0,
+	NODE_END_COMPLETE,	/* complete(result) (or auto-complete) */
+	NODE_END_FAIL,		/* fail(reason) */
+	NODE_END_LIMIT,		/* the agent's own iteration/time limit */
+	NODE_END_CRASHED,	/* died of a signal or exited without done */
+	NODE_END_KILLED,	/* killed by a resource limit (CPU, memory) */
+	NODE_END_TIMEOUT,	/* the supervisor's wall-clock deadline */
+	NODE_END_PROTOCOL,	/* broke the protocol, lied in its hello, late hello */
+	NODE_END_CANCELLED,	/* the run was cancelled */
+	NODE_END_SPAWN,		/* could not be started */
+};
+
+/* Who is waiting for a node's result. */
+typedef void	(*node_done_fn)(struct run *, struct node *, void *arg);
+
+/* One agent of the tree. The root (path "0") is the orchestrator. */
+struct node {
+	struct run		*run;
+	struct node		*parent;
+	char			 path[IPC_PATH_MAX];
+	unsigned		 depth;
+	const struct profile	*profile;
+	char			*task;
+	int			 inherit;
+	unsigned		 nchildren;	/* for the next child's path */
+	enum node_state		 state;
+	struct worker		*worker;	/* NODE_RUNNING in a worker */
+	node_done_fn		 done_cb;	/* tells the parent */
+	void			*done_arg;
+	uint64_t		 started_ms, ended_ms;
+	/* The outcome. */
+	enum node_end		 end;
+	char			*result;	/* complete()'s text, or NULL */
+	char			*error;		/* why it did not complete */
+	struct msg_usage	 usage;
+	unsigned		 iterations;
+	int64_t			 store_agent;	/* rows in the store, 0 = none */
+	int64_t			 store_node;
+	const char		*call_id;	/* the parent's delegate call id */
+	uint32_t		 ckpt_seq;	/* messages checkpointed so far */
+	struct node		*qnext;		/* the queue of NODE_QUEUED */
+};
+
+struct run_opts {
+	const char	*task;
+	const char	*profile;	/* the root's profile [orchestrator] */
+	const char	*workspace;	/* absolute */
+	const char	*worker_bin;
+	int		 json;
+	int		 trace;		/* -T: log every IPC message */
+	int		 weaker;	/* accept a weaker sandbox than asked */
+	struct run_limits limits;
+};
+
+struct run {
+	struct run_opts		 opts;
+	struct loop		*loop;
+	struct llm_engine	*llm;
+	struct profile_set	*profiles;
+	struct store		*store;		/* NULL: nothing persisted */
+	struct sandbox_caps	*caps;		/* what this machine can apply */
+	int64_t			 run_id;
+	struct node		**nodes;	/* every node, root first */
+	size_t			 nnodes, nodecap;
+	struct node		*root;
+	struct node		*qhead, *qtail;	/* NODE_QUEUED, FIFO */
+	unsigned		 nagents;	/* subagents accepted */
+	unsigned		 nlive;		/* worker processes alive */
+	unsigned		 nactive;	/* counted against --jobs */
+	uint64_t		 tokens;	/* input + output, all agents */
+	int			 cancelling;	/* SIGINT/SIGTERM seen */
+	int			 nsigint;
+	int			 interrupted;	/* exit 130 */
+	uint64_t		 flush_timer;
+	uint64_t		 kill_timer;
+	int			 finished;	/* the root is done */
+	int			 llm_failed;	/* the root ended on an LLM error */
+	struct agent		*orch;		/* the orchestrator's agent */
+	struct orch_state	*orch_state;
+	char			**worker_env;
+};
+
+/* run.c: the tree, scheduling, delegation, finishing. */
+struct run	*run_new(const struct run_opts *, struct llm_engine *,
+		    struct profile_set *, char *err, size_t errsz);
+void		 run_free(struct run *);
+/* Persist the run from now on (the root's row is written here). */
+void		 run_set_store(struct run *, struct store *, int64_t run_id);
+/* Run the task to the end; returns a warren exit code. */
+int		 run_main(struct run *);
+/*
+ * A delegation request from parent: refused (-1, code and message set for
+ * the model) or accepted (0, *childp queued; cb runs when it ends).
+ */
+int		 run_delegate(struct run *, struct node *parent,
+		    const char *profile, const char *task, int inherit,
+		    node_done_fn cb, void *arg, struct node **childp,
+		    const char **code, char *msg, size_t msgsz);
+/* A node ended (outcome fields set): tell the parent, free a slot. */
+void		 run_node_done(struct run *, struct node *);
+/* A worker process is gone: its slot and its process count. */
+void		 run_worker_gone(struct run *, struct node *);
+/* A worker waits only on its subagents: give its --jobs slot back. */
+void		 run_slot_park(struct run *, struct node *, int parked);
+/* Start queued nodes while slots are free. */
+void		 run_schedule(struct run *);
+/* SIGINT/SIGTERM: cancel everything; hard = kill now. */
+void		 run_cancel(struct run *, int hard);
+/* Text for the parent: the result, or "subagent 0.2 (explore) crashed: ..." */
+char		*run_node_answer(const struct node *, int *is_error);
+const char	*run_end_name(enum node_end);
+/* Messages a child inherits (ancestors' tasks and finished results). */
+void		 run_inherited(struct run *, const struct node *,
+		    struct msg_list *);
+void		 run_record_event(struct run *, const struct node *,
+		    const char *kind, const char *tool, const char *text);
+
+/* proc.c: worker processes, a state x event table. */
+int		 proc_start(struct run *, struct node *);
+void		 proc_cancel(struct worker *, const char *reason);
+void		 proc_kill(struct worker *, enum node_end, const char *reason);
+void		 proc_killall(struct run *);
+void		 proc_free(struct worker *);
+pid_t		 proc_pid(const struct worker *);
+/* Send a spawn answer to the worker that asked (if still alive). */
+void		 proc_spawn_answer(struct worker *, uint32_t id,
+		    const struct node *child);
+/* A SIGCHLD arrived: reap every exited child. */
+void		 proc_reap(struct run *);
+/* Kill and reap children reparented to us (we are a subreaper). */
+void		 proc_sweep_orphans(void);
+
+/* broker.c: every LLM turn goes through here. */
+typedef void	(*broker_fn)(struct run *, void *arg, struct msg_reply *reply,
+		    const char *code, const char *error);
+/* Submit a turn for node; fn is called exactly once (maybe from here,
+ * with an error, when refused by the budget). Returns a handle for
+ * broker_cancel or 0 if fn was already called. */
+uint64_t	 broker_submit(struct run *, const struct node *, unsigned step,
+		    enum ipc_purpose, const struct msg_list *,
+		    const struct msg_tool *, size_t ntools, broker_fn, void *arg);
+void		 broker_cancel(struct run *, uint64_t handle);
+
+/* orchestrator.c: the root agent, driven from the loop. */
+int		 orch_start(struct run *, char *err, size_t errsz);
+void		 orch_cancel(struct run *, const char *reason);
+void		 orch_free(struct run *);
+
+/* ui.c: progress on stderr, or JSON events. */
+void		 ui_init(int json);
+void		 ui_spawned(const struct node *, pid_t);
+void		 ui_queued(const struct node *);
+void		 ui_tool(const struct node *, const char *tool, const char *args);
+void		 ui_tool_result(const struct node *, const char *tool,
+		    const char *text, int is_error);
+void		 ui_refused(const struct node *parent, const char *profile,
+		    const char *msg);
+void		 ui_done(const struct node *);
+void		 ui_note(const struct node *, const char *what, const char *text);
+void		 ui_result(const char *text, int ok, int code);
+
+/* limits.c */
+void		 limits_default(struct run_limits *);
+/* Check a delegation against the limits: NULL if allowed, else the code
+ * (IPC_ERR_*) with a message the model can act on. */
+const char	*limits_check_delegate(const struct run *, const struct node *parent,
+		    char *msg, size_t msgsz);
+int		 limits_slot_free(const struct run *);
+int		 limits_budget_left(const struct run *, char *msg, size_t msgsz);
+
+#endif

@@ -1,0 +1,206 @@
+/*
+ * fork + exec of a worker (OpenSMTPD's re-exec of each child, ntpd's
+ * start_child). The child owns nothing of the supervisor but the two pipe
+ * ends it is given: a fresh exec drops the address space, close_range drops
+ * every inherited fd (a parent shell may leak some), and the environment is
+ * rebuilt from scratch so no API key can be inherited.
+ */
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/fd.h"
+#include "common/xmalloc.h"
+#include "supervisor/loop.h"
+#include "supervisor/spawn.h"
+#include "sandbox/sandbox.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC	(1U << 2)
+#endif
+
+/* Only these survive into a worker's environment, with fixed values. */
+static const char *const spawn_env_fixed[] = {
+	"PATH=/usr/local/bin:/usr/bin:/bin",
+	"LANG=C.UTF-8",
+	"LC_ALL=C.UTF-8",
+	"TERM=dumb",
+	"HOME=/nonexistent",
+	"TMPDIR=/tmp",
+};
+
+char **
+spawn_env(void)
+{
+	size_t	 i, n = sizeof(spawn_env_fixed) / sizeof(spawn_env_fixed[0]);
+	char	**env;
+
+	env = xcalloc(n + 1, sizeof(*env));
+	for (i = 0; i < n; i++)
+		env[i] = xstrdup(spawn_env_fixed[i]);
+	return env;
+}
+
+void
+spawn_env_free(char **env)
+{
+	size_t	i;
+
+	if (env == NULL)
+		return;
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+}
+
+void
+spawn_kill(struct spawn_child *c, int signo)
+{
+	if (c->sb != NULL && c->pid > 0)
+		(void)sandbox_kill(c->sb, signo);
+	else if (c->pid > 1)
+		(void)kill(-c->pid, signo);
+}
+
+void
+spawn_release(struct spawn_child *c)
+{
+	if (c->sb != NULL) {
+		sandbox_release(c->sb);
+		free(c->sb);
+		c->sb = NULL;
+	}
+	if (c->to_fd != -1)
+		close(c->to_fd);
+	if (c->from_fd != -1)
+		close(c->from_fd);
+	if (c->err_fd != -1)
+		close(c->err_fd);
+	c->to_fd = c->from_fd = c->err_fd = -1;
+}
+
+/* Report a failure in the child on its stderr pipe and die. */
+static void __attribute__((noreturn))
+spawn_child_fail(const char *what, const char *detail, int code)
+{
+	dprintf(STDERR_FILENO, "warren-worker: %s: %s\n", what, detail);
+	_exit(code);
+}
+
+/* The clean environment plus the sandbox's phase-1 record. */
+static char **
+spawn_child_env(char *const *envp)
+{
+	static char	*env[32];
+	static char	 sbvar[8192];
+	const char	*v;
+	size_t		 n = 0;
+
+	while (envp != NULL && envp[n] != NULL && n < 30) {
+		env[n] = envp[n];
+		n++;
+	}
+	if ((v = getenv(SANDBOX_ENV)) != NULL) {
+		snprintf(sbvar, sizeof(sbvar), "%s=%s", SANDBOX_ENV, v);
+		env[n++] = sbvar;
+	}
+	env[n] = NULL;
+	return env;
+}
+
+/* In the child: move fds into place, detach, sandbox, exec. */
+static void __attribute__((noreturn))
+spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
+    int in, int out, int err)
+{
+	static const int	keep[] = { SPAWN_FD_IN, SPAWN_FD_OUT };
+	struct sandbox_error	e;
+	int			null, hi_in, hi_out, hi_err;
+
+	loop_child_sigreset();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		_exit(126);
+	(void)parent;	/* in a pid namespace the parent is not visible */
+	/* Lift every fd above the fixed slots first so dup2 cannot clobber. */
+	if ((hi_in = fcntl(in, F_DUPFD_CLOEXEC, 10)) == -1 ||
+	    (hi_out = fcntl(out, F_DUPFD_CLOEXEC, 10)) == -1 ||
+	    (hi_err = fcntl(err, F_DUPFD_CLOEXEC, 10)) == -1 ||
+	    (null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
+		_exit(126);
+	if (dup2(null, STDIN_FILENO) == -1 || dup2(null, STDOUT_FILENO) == -1 ||
+	    dup2(hi_err, STDERR_FILENO) == -1 ||
+	    dup2(hi_in, SPAWN_FD_IN) == -1 || dup2(hi_out, SPAWN_FD_OUT) == -1)
+		_exit(126);
+	if (fd_set_nonblock(SPAWN_FD_IN, 0) == -1 ||
+	    fd_set_nonblock(SPAWN_FD_OUT, 0) == -1)
+		_exit(126);
+	(void)setpgid(0, 0);
+	if (sandbox_child(sb, keep, 2, &e) == -1)
+		spawn_child_fail("sandbox", e.msg, 126);
+	/* Belt and braces: nothing above the channel survives exec. */
+	(void)syscall(SYS_close_range, SPAWN_FD_OUT + 1, ~0U, 0);
+	execve(req->bin, req->argv, spawn_child_env(req->envp));
+	spawn_child_fail(req->bin, strerror(errno), 127);
+}
+
+int
+spawn_worker(const struct spawn_req *req, struct spawn_child *c, char *err,
+    size_t errsz)
+{
+	int			to[2] = { -1, -1 }, from[2] = { -1, -1 };
+	int			errp[2] = { -1, -1 };
+	struct sandbox_error	e;
+	struct sandbox		*sb;
+	pid_t			pid, parent = getpid();
+
+	memset(c, 0, sizeof(*c));
+	c->to_fd = c->from_fd = c->err_fd = -1;
+	sb = xcalloc(1, sizeof(*sb));
+	memset(&e, 0, sizeof(e));
+	if (sandbox_prepare(sb, req->policy, &e) == -1) {
+		snprintf(err, errsz, "sandbox for %s: %s", req->policy->name,
+		    e.msg);
+		free(sb);
+		return -1;
+	}
+	if (pipe2(to, O_CLOEXEC) == -1 || pipe2(from, O_CLOEXEC) == -1 ||
+	    pipe2(errp, O_CLOEXEC) == -1) {
+		snprintf(err, errsz, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	if ((pid = sandbox_fork(sb, &e)) == -1) {
+		snprintf(err, errsz, "fork of a %s worker: %s",
+		    req->policy->name, e.msg);
+		goto fail;
+	}
+	if (pid == 0)
+		spawn_child(req, sb, parent, to[0], from[1], errp[1]);
+	(void)setpgid(pid, pid);
+	close(to[0]);
+	close(from[1]);
+	close(errp[1]);
+	c->pid = pid;
+	c->sb = sb;
+	c->to_fd = to[1];
+	c->from_fd = from[0];
+	c->err_fd = errp[0];
+	(void)fd_set_nonblock(c->to_fd, 1);
+	(void)fd_set_nonblock(c->from_fd, 1);
+	(void)fd_set_nonblock(c->err_fd, 1);
+	return 0;
+fail:
+	if (to[0] != -1) { close(to[0]); close(to[1]); }
+	if (from[0] != -1) { close(from[0]); close(from[1]); }
+	if (errp[0] != -1) { close(errp[0]); close(errp[1]); }
+	sandbox_release(sb);
+	free(sb);
+	return -1;
+}

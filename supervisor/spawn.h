@@ -1,0 +1,48 @@
+/*
+ * Starting a worker: fork (through the sandbox, which may clone into new
+ * namespaces) + exec of warren-worker with its IPC channel on fixed fds
+ * (3: supervisor -> worker, 4: worker -> supervisor), stdin and stdout on
+ * /dev/null, stderr on a pipe the supervisor drains into its log, every
+ * other fd closed, its own session and process group, SIGKILL on the
+ * supervisor's death, a clean environment, and the profile's sandbox
+ * child phase (sandbox_child) before exec.
+ */
+#ifndef WARREN_SPAWN_H
+#define WARREN_SPAWN_H
+
+#include <sys/types.h>
+
+#include "sandbox/sandbox.h"
+
+#define SPAWN_FD_IN	3	/* the worker reads frames here */
+#define SPAWN_FD_OUT	4	/* the worker writes frames here */
+
+struct spawn_req {
+	const char			*bin;	/* path of warren-worker */
+	char *const			*argv;
+	char *const			*envp;	/* the worker's whole environment
+						   (the sandbox's variable is added) */
+	const struct sandbox_policy	*policy;
+};
+
+struct spawn_child {
+	pid_t		 pid;		/* the child we reap */
+	int		 to_fd;		/* frames to the worker (non-blocking) */
+	int		 from_fd;	/* frames from the worker (non-blocking) */
+	int		 err_fd;	/* the worker's stderr (non-blocking) */
+	struct sandbox	*sb;		/* kill/release through it */
+};
+
+/* spawn.c */
+/* -1 with a readable reason in err. */
+int	spawn_worker(const struct spawn_req *, struct spawn_child *,
+	    char *err, size_t errsz);
+/* Signal the worker's whole tree (pid ns, cgroup, process group). */
+void	spawn_kill(struct spawn_child *, int signo);
+/* After reaping: kill stragglers, free the sandbox, close the fds. */
+void	spawn_release(struct spawn_child *);
+/* The minimal environment every worker gets (no key, no proxy). */
+char  **spawn_env(void);
+void	spawn_env_free(char **);
+
+#endif

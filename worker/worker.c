@@ -1,0 +1,451 @@
+/*
+ * The worker: hello, start, then one agent driven with blocking IPC calls.
+ *
+ * The supervisor is trusted: anything from it that is not what the
+ * protocol says is a bug or an attack on the channel, and the worker dies
+ * (fatalx). Every LLM turn and every subagent is asked of the supervisor;
+ * workspace tools run here, in the sandbox (worker/tools.h). Logs go to the
+ * supervisor as event records once the channel is up.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/agent.h"
+#include "agent/profile.h"
+#include "agent/tooldef.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "ipc/ipc.h"
+#include "sandbox/sandbox.h"
+#include "worker/tools.h"
+#include "worker/worker.h"
+
+struct worker_state {
+	const struct worker_args *args;
+	struct ipc_peer		 peer;
+	struct agent		*agent;
+	struct profile		 profile;
+	struct tool_ctx		 tools;
+	uint32_t		 nextid;
+	unsigned		 step;
+	size_t			 ckpt;		/* messages sent in checkpoints */
+	int			 cancelled;
+	int			 in_log;	/* the log hook is sending */
+};
+
+static struct worker_state	*worker_self;
+
+static void
+worker_send(struct worker_state *ws, const struct ipc_msg *m)
+{
+	char	line[IPC_DESCRIBE_LEN];
+
+	if (ws->args->trace) {
+		ipc_msg_describe(m, line, sizeof(line));
+		fprintf(stderr, "ipc -> %s\n", line);
+	}
+	if (ipc_peer_send(&ws->peer, m, -1) == -1)
+		fatalx("send %s to the supervisor: %s", ipc_type_name(m->type),
+		    ws->peer.err);
+}
+
+/* Block for the next message; garbage or EOF from the supervisor is fatal. */
+static void
+worker_recv(struct worker_state *ws, struct ipc_msg *m)
+{
+	char	line[IPC_DESCRIBE_LEN];
+
+	memset(m, 0, sizeof(*m));
+	if (ipc_peer_recv(&ws->peer, m, -1) == -1) {
+		if (errno == EPIPE)
+			fatalx("the supervisor closed the channel");
+		fatalx("from the supervisor: %s", ws->peer.err);
+	}
+	if (ws->args->trace) {
+		ipc_msg_describe(m, line, sizeof(line));
+		fprintf(stderr, "ipc <- %s\n", line);
+	}
+}
+
+/* Log records travel to the supervisor as bounded "log" events. */
+static void
+worker_log_hook(enum log_level level, const char *line, void *arg)
+{
+	struct worker_state	*ws = arg;
+	struct ipc_msg		 m;
+
+	if (ws->in_log) {
+		dprintf(STDERR_FILENO, "warren-worker: %s\n", line);
+		return;
+	}
+	ws->in_log = 1;
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_EVENT;
+	m.u.event.kind = "log";
+	m.u.event.text = (char *)(uintptr_t)line;
+	m.u.event.has_level = 1;
+	m.u.event.level = (uint32_t)level;
+	if (ipc_peer_send(&ws->peer, &m, -1) == -1)
+		dprintf(STDERR_FILENO, "warren-worker: %s\n", line);
+	ws->in_log = 0;
+}
+
+static void
+worker_event(const struct agent_event *ev, void *arg)
+{
+	struct worker_state	*ws = arg;
+	struct ipc_msg		 m;
+	const char		*kind;
+
+	switch (ev->type) {
+	case AGENT_EV_TOOL_CALL:
+		kind = "tool_call";
+		break;
+	case AGENT_EV_TOOL_RESULT:
+		kind = ev->is_error ? "tool_error" : "tool_result";
+		break;
+	case AGENT_EV_REMINDER:
+		kind = "reminder";
+		break;
+	case AGENT_EV_NUDGE:
+		kind = "nudge";
+		break;
+	case AGENT_EV_LOOP_WARNING:
+		kind = "loop_warning";
+		break;
+	case AGENT_EV_LLM:
+	case AGENT_EV_SUMMARY:
+	case AGENT_EV_CLEAR:
+	case AGENT_EV_DONE:
+	default:
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_EVENT;
+	m.u.event.kind = (char *)(uintptr_t)kind;
+	m.u.event.tool = (char *)(uintptr_t)ev->name;
+	/* Bounded by the protocol: cut long results, the supervisor only
+	 * shows a line of them. */
+	m.u.event.text = xstrdup(ev->text ? ev->text : "");
+	if (strlen(m.u.event.text) > IPC_EVENT_MAX - 1)
+		m.u.event.text[IPC_EVENT_MAX - 1] = '\0';
+	worker_send(ws, &m);
+	free(m.u.event.text);
+}
+
+/* Messages the agent logged since the last checkpoint. */
+static void
+worker_checkpoint(struct worker_state *ws)
+{
+	const struct msg_list	*log = agent_messages(ws->agent);
+	struct ipc_msg		 m;
+	size_t			 n;
+
+	if (log->n <= ws->ckpt)
+		return;
+	n = log->n - ws->ckpt;
+	if (n > IPC_MSGS_MAX)
+		n = IPC_MSGS_MAX;
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_CHECKPOINT;
+	m.u.checkpoint.seq = (uint32_t)ws->ckpt;
+	/* Borrow the agent's messages: a view, not a copy. */
+	m.u.checkpoint.messages.v = log->v + ws->ckpt;
+	m.u.checkpoint.messages.n = n;
+	m.u.checkpoint.messages.cap = n;
+	worker_send(ws, &m);
+	ws->ckpt += n;
+}
+
+/* A cancel may arrive while we wait for anything: stop the agent. */
+static int
+worker_is_cancel(struct worker_state *ws, struct ipc_msg *m)
+{
+	if (m->type != IPC_CANCEL)
+		return 0;
+	ws->cancelled = 1;
+	agent_cancel(ws->agent, m->u.cancel.reason ? m->u.cancel.reason :
+	    "cancelled by the supervisor");
+	ipc_msg_free(m);
+	return 1;
+}
+
+static void
+worker_llm(struct worker_state *ws, const struct agent_action *act)
+{
+	struct ipc_msg	m, a;
+	uint32_t	id = ++ws->nextid;
+
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_LLM;
+	m.u.llm.id = id;
+	m.u.llm.step = ++ws->step;
+	m.u.llm.purpose = act->purpose == AGENT_LLM_SUMMARY ?
+	    IPC_PURPOSE_SUMMARY : IPC_PURPOSE_TURN;
+	m.u.llm.messages = *act->messages;	/* borrowed view */
+	m.u.llm.tools = (struct msg_tool *)(uintptr_t)act->tools;
+	m.u.llm.ntools = act->ntools;
+	worker_send(ws, &m);
+	worker_recv(ws, &a);
+	if (worker_is_cancel(ws, &a))
+		return;
+	if (a.type == IPC_LLM_OK && a.u.llm_ok.id == id)
+		(void)agent_feed_llm(ws->agent, &a.u.llm_ok.reply);
+	else if (a.type == IPC_LLM_ERR && a.u.llm_err.id == id)
+		(void)agent_feed_llm_error(ws->agent, a.u.llm_err.message);
+	else
+		fatalx("the supervisor answered llm %u with %s", id,
+		    ipc_type_name(a.type));
+	ipc_msg_free(&a);
+	worker_checkpoint(ws);
+}
+
+/* Delegations first (they run in parallel elsewhere), then our tools. */
+static void
+worker_tools(struct worker_state *ws, const struct agent_action *act)
+{
+	struct agent_result	*res;
+	struct tool_result	*tr;
+	struct agent_call	*mine;
+	uint32_t		*ids;
+	char			**texts;
+	size_t			 i, nmine = 0, nwait = 0;
+	struct ipc_msg		 m;
+
+	res = xcalloc(act->ncalls, sizeof(*res));
+	texts = xcalloc(act->ncalls, sizeof(*texts));
+	ids = xcalloc(act->ncalls, sizeof(*ids));
+	mine = xcalloc(act->ncalls, sizeof(*mine));
+	tr = xcalloc(act->ncalls, sizeof(*tr));
+	for (i = 0; i < act->ncalls; i++) {
+		if (act->calls[i].kind != AGENT_CALL_DELEGATE) {
+			mine[nmine++] = act->calls[i];
+			continue;
+		}
+		memset(&m, 0, sizeof(m));
+		m.type = IPC_SPAWN;
+		m.u.spawn.id = ids[i] = ++ws->nextid;
+		m.u.spawn.profile = (char *)(uintptr_t)(act->calls[i].profile ?
+		    act->calls[i].profile : "general");
+		m.u.spawn.task = (char *)(uintptr_t)act->calls[i].task;
+		m.u.spawn.inherit_context = act->calls[i].inherit_context;
+		worker_send(ws, &m);
+		nwait++;
+	}
+	if (nmine > 0 && tools_run_batch(&ws->tools, mine, nmine, tr) == -1)
+		fatal("tools");
+	for (i = 0, nmine = 0; i < act->ncalls; i++) {
+		if (act->calls[i].kind == AGENT_CALL_DELEGATE)
+			continue;
+		res[i].text = tr[nmine].text;
+		res[i].is_error = tr[nmine].is_error;
+		nmine++;
+	}
+	while (nwait > 0 && !ws->cancelled) {
+		worker_recv(ws, &m);
+		if (worker_is_cancel(ws, &m))
+			break;
+		for (i = 0; i < act->ncalls; i++)
+			if (ids[i] != 0 && ((m.type == IPC_SPAWN_OK &&
+			    m.u.spawn_ok.id == ids[i]) ||
+			    (m.type == IPC_SPAWN_ERR &&
+			    m.u.spawn_err.id == ids[i])))
+				break;
+		if (i == act->ncalls)
+			fatalx("unexpected %s while waiting for subagents",
+			    ipc_type_name(m.type));
+		ids[i] = 0;
+		nwait--;
+		if (m.type == IPC_SPAWN_OK) {
+			texts[i] = xstrdup(m.u.spawn_ok.result);
+		} else {
+			texts[i] = xstrdup(m.u.spawn_err.message);
+			res[i].is_error = 1;
+		}
+		res[i].text = texts[i];
+		ipc_msg_free(&m);
+	}
+	if (!ws->cancelled) {
+		(void)agent_feed_results(ws->agent, res, act->ncalls);
+		worker_checkpoint(ws);
+	}
+	for (i = 0; i < nmine; i++)
+		tool_result_free(&tr[i]);
+	for (i = 0; i < act->ncalls; i++)
+		free(texts[i]);
+	free(texts);
+	free(tr);
+	free(mine);
+	free(ids);
+	free(res);
+}
+
+static void
+worker_done(struct worker_state *ws, const struct agent_action *act)
+{
+	struct ipc_msg	m;
+
+	worker_checkpoint(ws);
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_DONE;
+	switch (act->status) {
+	case AGENT_COMPLETE:
+		m.u.done.status = IPC_STATUS_COMPLETE;
+		break;
+	case AGENT_AUTO_COMPLETE:
+		m.u.done.status = IPC_STATUS_AUTO_COMPLETE;
+		break;
+	case AGENT_FAIL:
+		m.u.done.status = IPC_STATUS_FAIL;
+		break;
+	case AGENT_LIMIT:
+	case AGENT_RUNNING:
+	default:
+		m.u.done.status = IPC_STATUS_LIMIT;
+		break;
+	}
+	m.u.done.result = (char *)(uintptr_t)(act->result ? act->result : "");
+	m.u.done.reason = (char *)(uintptr_t)act->reason;
+	m.u.done.usage = agent_usage(ws->agent);
+	m.u.done.iterations = agent_iterations(ws->agent);
+	log_sethook(NULL, NULL);
+	worker_send(ws, &m);
+}
+
+/* The profile the supervisor sent, as the agent core knows profiles. */
+static void
+worker_profile(struct worker_state *ws, const struct ipc_profile *ip)
+{
+	const struct tooldef	*td;
+	const char		*name;
+	size_t			 i;
+
+	memset(&ws->profile, 0, sizeof(ws->profile));
+	ws->profile.name = xstrdup(ip->name);
+	ws->profile.prompt = xstrdup(ip->prompt ? ip->prompt : "");
+	ws->profile.source = xstrdup("supervisor");
+	for (i = 0; i < ip->ntools; i++) {
+		if ((name = tooldef_canonical(ip->tools[i])) == NULL ||
+		    (td = tooldef_find(name)) == NULL)
+			fatalx("start: unknown tool %s", ip->tools[i]);
+		if (ws->profile.ntools == PROFILE_MAX_TOOLS)
+			fatalx("start: too many tools");
+		ws->profile.tools[ws->profile.ntools++] = name;
+		if (td->writes)
+			ws->profile.fs_write = 1;
+		if (td->execs)
+			ws->profile.exec = 1;
+		if (td->where == TOOLDEF_DELEGATE)
+			ws->profile.delegate = 1;
+	}
+}
+
+static void
+worker_hello(struct worker_state *ws, const struct sandbox_report *rep)
+{
+	struct ipc_msg	m;
+	int		i;
+
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_HELLO;
+	m.u.hello.version = IPC_PROTOCOL_VERSION;
+	m.u.hello.pid = (uint32_t)getpid();
+	for (i = 0; i < rep->nlayers && i < IPC_LAYERS_MAX; i++)
+		m.u.hello.layers[i] = (char *)(uintptr_t)rep->layers[i];
+	m.u.hello.nlayers = (size_t)i;
+	m.u.hello.weaker = rep->weaker;
+	worker_send(ws, &m);
+}
+
+static void
+worker_agent(struct worker_state *ws, const struct ipc_start *s)
+{
+	struct agent_config	cfg;
+	char			err[512], extra[512];
+
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(extra, sizeof(extra), "You are agent %s (depth %u) in a "
+	    "sandbox. Paths are relative to the workspace root. Finish with "
+	    "complete(result): your result is all your parent sees.",
+	    s->path, s->depth);
+	cfg.profile = &ws->profile;
+	cfg.path = s->path;
+	cfg.depth = s->depth;
+	cfg.task = s->task;
+	cfg.system_extra = extra;
+	cfg.inherited = &s->context;
+	cfg.limits.max_iterations = s->limits.max_iterations;
+	cfg.limits.timeout_ms = s->limits.timeout_ms;
+	if (s->limits.max_output_bytes > 0)
+		cfg.limits.max_result = s->limits.max_output_bytes;
+	cfg.on_event = worker_event;
+	cfg.event_arg = ws;
+	if ((ws->agent = agent_new(&cfg, err, sizeof(err))) == NULL)
+		fatalx("agent: %s", err);
+}
+
+int
+worker_main(const struct worker_args *a, const struct sandbox_report *rep)
+{
+	struct worker_state	 ws;
+	struct ipc_msg		 m;
+	struct agent_action	 act;
+	char			 err[512];
+
+	memset(&ws, 0, sizeof(ws));
+	ws.args = a;
+	worker_self = &ws;
+	ipc_peer_init(&ws.peer, a->in_fd, a->out_fd, IPC_SIDE_WORKER);
+	worker_hello(&ws, rep);
+	worker_recv(&ws, &m);
+	if (m.type == IPC_CANCEL) {
+		ipc_msg_free(&m);
+		return 0;
+	}
+	if (m.type != IPC_START)
+		fatalx("expected start, got %s", ipc_type_name(m.type));
+	if (strcmp(m.u.start.path, a->path) != 0 ||
+	    strcmp(m.u.start.profile.name, a->profile) != 0)
+		fatalx("start is for %s (%s), we are %s (%s)", m.u.start.path,
+		    m.u.start.profile.name, a->path, a->profile);
+	log_procinit("warren-worker");
+	log_sethook(worker_log_hook, &ws);
+	worker_profile(&ws, &m.u.start.profile);
+	if (tool_ctx_open(&ws.tools, m.u.start.workspace, err,
+	    sizeof(err)) == -1)
+		fatalx("workspace: %s", err);
+	if (m.u.start.limits.max_output_bytes > 0)
+		ws.tools.max_output = m.u.start.limits.max_output_bytes;
+	if (chdir(m.u.start.workspace) == -1)
+		log_warn("chdir %s", m.u.start.workspace);
+	worker_agent(&ws, &m.u.start);
+	ipc_msg_free(&m);
+	for (;;) {
+		memset(&act, 0, sizeof(act));
+		switch (agent_next(ws.agent, clock_mono_ms(), &act)) {
+		case AGENT_NEED_LLM:
+			worker_llm(&ws, &act);
+			break;
+		case AGENT_NEED_TOOLS:
+			worker_tools(&ws, &act);
+			break;
+		case AGENT_NEED_DONE:
+			worker_done(&ws, &act);
+			goto out;
+		default:
+			fatalx("agent: unknown need");
+		}
+	}
+out:
+	agent_free(ws.agent);
+	tool_ctx_close(&ws.tools);
+	ipc_peer_free(&ws.peer);
+	free(ws.profile.name);
+	free(ws.profile.prompt);
+	free(ws.profile.source);
+	return 0;
+}
