@@ -250,7 +250,6 @@ struct ipc_peer {
 	enum ipc_side	 self;		/* which side this process is */
 	enum ipc_state	 state;
 	struct buf	 in;		/* received bytes, partial frames */
-	size_t		 skip;		/* last frame handed out: consume next */
 	struct buf	 out;		/* queued frames not yet written */
 	struct ipc_pending pending[IPC_PENDING_MAX];
 	size_t		 npending;
@@ -305,17 +304,13 @@ int	 ipc_peer_send(struct ipc_peer *p, const struct ipc_msg *m,
 	    int timeout_ms);
 int	 ipc_peer_recv(struct ipc_peer *p, struct ipc_msg *m, int timeout_ms);
 
-/* codec.c: typed encode/decode of every message. */
+/* codec.c: typed encoders, names and value checks. */
 /* Append m's msgpack map (no frame header) to out. */
 int	 ipc_msg_encode(struct buf *out, const struct ipc_msg *m, char *err,
 	    size_t errsz);
 /* Append m as one whole frame (header + map) to out. */
 int	 ipc_msg_frame(struct buf *out, const struct ipc_msg *m, char *err,
 	    size_t errsz);
-/* Decode exactly one map of len bytes; -1 with err filled, m zeroed. */
-int	 ipc_msg_decode(const void *data, size_t len, struct ipc_msg *m,
-	    char *err, size_t errsz);
-void	 ipc_msg_free(struct ipc_msg *m);
 /* "llm", "spawn_ok", ...; "unknown" for others. */
 const char *ipc_type_name(enum ipc_type type);
 const char *ipc_purpose_name(enum ipc_purpose purpose);
@@ -326,6 +321,12 @@ int	 ipc_status_parse(const char *name, enum ipc_status *status);
 int	 ipc_path_valid(const char *s, size_t len);
 /* 1 if s is a token: 1..max bytes of [A-Za-z0-9_.:-]. */
 int	 ipc_token_valid(const char *s, size_t len, size_t max);
+
+/* decode.c: typed decoders. */
+/* Decode exactly one map of len bytes; -1 with err filled, m zeroed. */
+int	 ipc_msg_decode(const void *data, size_t len, struct ipc_msg *m,
+	    char *err, size_t errsz);
+void	 ipc_msg_free(struct ipc_msg *m);
 
 /* describe.c: one bounded, escaped line per message (the -T ipc trace). */
 size_t	 ipc_msg_describe(const struct ipc_msg *m, char *dst, size_t dstsz);
