@@ -199,8 +199,12 @@ struct agent_hook_info {
 	enum agent_hook		 hook;
 	const char		*name;		/* TOOL_CALL: tool name */
 	const char		*args;		/* TOOL_CALL: its arguments */
-	const char		*result;	/* TOOL_CALL: result text */
+	const char		*result;	/* TOOL_CALL: result text;
+						   ROUND_END: the turn's text */
 	int			 is_error;
+	size_t			 ncalls;	/* ROUND_END: calls in the turn */
+	int			 writes;	/* TOOL_CALL: the tool changes the
+						   workspace (write, edit, bash) */
 };
 
 struct agent_behavior {
