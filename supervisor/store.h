@@ -210,7 +210,7 @@ struct store_plan_agent {
 	 * tool calls of its last assistant message that have no result yet
 	 * (in flight when the supervisor died: run again, at-least-once). */
 	struct msg_list		 messages;
-	struct msg_call		*pending;	/* borrowed from messages */
+	struct msg_call		*pending;	/* copies, owned by the plan */
 	size_t			 npending;
 };
 
@@ -278,7 +278,7 @@ int		 store_agent_started(struct store *st, int64_t agent,
 int		 store_agent_set_status(struct store *st, int64_t agent,
 		    enum store_agent_status status, const char *result,
 		    const char *exit_reason);
-/* Find an agent of a run by path (0 in *agent/*node if absent: -1). */
+/* Find an agent of a run by path; absent: ids 0, -1, STORE_ENOTFOUND. */
 int		 store_agent_find(struct store *st, int64_t run,
 		    const char *path, int64_t *agent, int64_t *node);
 

@@ -1,0 +1,584 @@
+/*
+ * The memory graph: merge nodes, edges with cycle refusal, summaries and
+ * context assembly (RFC-004's MemoryGraph, kept in SQLite).
+ *
+ * A node's context is its ancestors' summaries in topological order (roots
+ * first; among nodes whose parents are all placed, the oldest first), then
+ * its own messages. Every ancestor appears once however many paths lead to
+ * it, so a merge node with several parents sees each branch once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "common/buf.h"
+#include "supervisor/store_int.h"
+
+/* Longest transcript put in a summary request; the middle is cut. */
+#define STORE_SUMMARY_PROMPT_MAX	(128u * 1024)
+
+static const char store_summary_system[] =
+	"You summarise the work of one agent for the agents that come after"
+	" it. Write a concise summary (at most 300 words) of what it found,"
+	" decided and produced: facts, file paths, commands and their outcome,"
+	" results and open problems. Leave out the steps that led nowhere."
+	" Answer with the summary only.";
+
+/* A node's run and kind; ENOTFOUND if it does not exist. */
+static int
+store_node_get(struct store *st, int64_t node, int64_t *run,
+    enum store_node_kind *kind)
+{
+	sqlite3_stmt	*s;
+	const char	*k;
+	int		 rc;
+
+	if ((s = store_stmt(st, SQ_NODE_GET)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, node);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*run = sqlite3_column_int64(s, 0);
+		k = (const char *)sqlite3_column_text(s, 2);
+		*kind = k != NULL && strcmp(k, "merge") == 0 ?
+		    STORE_NODE_MERGE : STORE_NODE_AGENT;
+	}
+	sqlite3_reset(s);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)
+		return store_seterr(st, STORE_ENOTFOUND, "no memory node %lld",
+		    (long long)node);
+	return store_setdberr(st, rc, "reading a memory node");
+}
+
+/* 1 if the query (two int64 parameters) has a row, 0 if not, -1 error. */
+static int
+store_has_row(struct store *st, enum store_stmt_id id, int64_t a, int64_t b)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if ((s = store_stmt(st, id)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, a);
+	sqlite3_bind_int64(s, 2, b);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE)
+		return 0;
+	return store_setdberr(st, rc, "walking the memory graph");
+}
+
+int
+store_edge_add(struct store *st, int64_t parent, int64_t child)
+{
+	enum store_node_kind	kp, kc;
+	int64_t			rp, rc;
+	int			r, ok;
+
+	if (store_check_owner(st) == -1 ||
+	    store_node_get(st, parent, &rp, &kp) == -1 ||
+	    store_node_get(st, child, &rc, &kc) == -1)
+		return -1;
+	if (rp != rc)
+		return store_seterr(st, STORE_EINVAL, "nodes %lld and %lld"
+		    " belong to different runs", (long long)parent,
+		    (long long)child);
+	if (parent == child)
+		return store_seterr(st, STORE_ECYCLE, "node %lld cannot be its"
+		    " own parent", (long long)parent);
+	if ((r = store_has_row(st, SQ_EDGE_EXISTS, parent, child)) != 0)
+		return r == 1 ? store_seterr(st, STORE_EEXIST, "edge %lld -> %lld"
+		    " exists", (long long)parent, (long long)child) : -1;
+	/* parent -> child closes a cycle iff child is an ancestor of parent. */
+	if ((r = store_has_row(st, SQ_EDGE_REACHES, parent, child)) != 0)
+		return r == 1 ? store_seterr(st, STORE_ECYCLE, "edge %lld -> %lld"
+		    " refused: %lld is an ancestor of %lld", (long long)parent,
+		    (long long)child, (long long)child, (long long)parent) : -1;
+	if (store_op_begin(st) == -1)
+		return -1;
+	ok = store_edge_insert(st, parent, child) == 0;
+	return store_op_end(st, ok, 1);
+}
+
+int
+store_node_merge(struct store *st, int64_t run, const int64_t *parents,
+    size_t nparents, const char *label, int64_t *nodep)
+{
+	enum store_node_kind	 kind;
+	int64_t			 prun, node = 0;
+	size_t			 i, j;
+	int			 ok;
+
+	if (parents == NULL || nparents == 0)
+		return store_seterr(st, STORE_EINVAL, "a merge needs a parent");
+	if (store_check_owner(st) == -1)
+		return -1;
+	for (i = 0; i < nparents; i++) {
+		if (store_node_get(st, parents[i], &prun, &kind) == -1)
+			return -1;
+		if (prun != run)
+			return store_seterr(st, STORE_EINVAL, "node %lld is not"
+			    " in run %lld", (long long)parents[i],
+			    (long long)run);
+		for (j = 0; j < i; j++)
+			if (parents[j] == parents[i])
+				return store_seterr(st, STORE_EINVAL, "node %lld"
+				    " listed twice in a merge",
+				    (long long)parents[i]);
+	}
+	if (store_op_begin(st) == -1)
+		return -1;
+	ok = store_node_insert(st, run, 0, STORE_NODE_MERGE, label, &node) == 0;
+	for (i = 0; ok && i < nparents; i++)
+		ok = store_edge_insert(st, parents[i], node) == 0;
+	if (store_op_end(st, ok, 1 + nparents) == -1)
+		return -1;
+	if (nodep != NULL)
+		*nodep = node;
+	return 0;
+}
+
+int
+store_node_set_summary(struct store *st, int64_t node, const char *summary,
+    enum store_summary_kind kind, const struct msg_usage *usage)
+{
+	sqlite3_stmt	*s;
+	int		 ok;
+
+	if (summary == NULL)
+		kind = STORE_SUMMARY_NONE;
+	if (store_op_begin(st) == -1)
+		return -1;
+	ok = (s = store_stmt(st, SQ_NODE_SUMMARY)) != NULL;
+	if (ok) {
+		sqlite3_bind_int64(s, 1, node);
+		store_bind_text(s, 2, summary);
+		store_bind_text(s, 3, store_summary_kind_name(kind));
+		sqlite3_bind_int64(s, 4, usage != NULL ?
+		    (int64_t)usage->input : 0);
+		sqlite3_bind_int64(s, 5, usage != NULL ?
+		    (int64_t)usage->output : 0);
+		ok = store_exec_stmt(st, s, "setting a summary") == 0;
+		if (ok && sqlite3_changes(st->db) == 0)
+			ok = store_seterr(st, STORE_ENOTFOUND, "no memory node"
+			    " %lld", (long long)node) == 0;
+	}
+	return store_op_end(st, ok, 1);
+}
+
+/* Bytes of text, tool names and arguments in a node's messages. */
+static int
+store_transcript_chars(struct store *st, int64_t node, uint64_t *chars)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if ((s = store_stmt(st, SQ_MSG_CHARS)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, node);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*chars = (uint64_t)sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	if (rc != SQLITE_ROW)
+		return store_setdberr(st, rc, "measuring a transcript");
+	return 0;
+}
+
+int
+store_summary_needed(struct store *st, int64_t node, const char *result,
+    const struct store_summary_policy *policy)
+{
+	struct store_summary_policy	def = {
+		STORE_SUMMARY_RESULT_MAX, STORE_SUMMARY_TRANSCRIPT_MAX
+	};
+	enum store_node_kind		kind;
+	uint64_t			chars = 0;
+	int64_t				run;
+
+	if (policy == NULL)
+		policy = &def;
+	if (store_check_owner(st) == -1 ||
+	    store_node_get(st, node, &run, &kind) == -1)
+		return -1;
+	if (policy->result_max > 0 && result != NULL &&
+	    strlen(result) > policy->result_max)
+		return 1;
+	if (policy->transcript_max == 0)
+		return 0;
+	if (store_transcript_chars(st, node, &chars) == -1)
+		return -1;
+	return chars > policy->transcript_max;
+}
+
+/* Render messages as plain text, one block per message. */
+static int
+store_render(struct buf *b, const struct msg_list *l, int skip_system)
+{
+	const struct msg	*m;
+	size_t			 i, j;
+	int			 rc = 0;
+
+	for (i = 0; rc == 0 && i < l->n; i++) {
+		m = &l->v[i];
+		if (skip_system && m->role == MSG_SYSTEM)
+			continue;
+		if (m->role == MSG_TOOL)
+			rc = buf_addf(b, "[tool %s%s]\n", m->name != NULL ?
+			    m->name : "?", m->is_error ? ", error" : "");
+		else
+			rc = buf_addf(b, "[%s]\n", msg_role_name(m->role));
+		if (rc == 0 && m->text != NULL && *m->text != '\0')
+			rc = buf_addf(b, "%s\n", m->text);
+		for (j = 0; rc == 0 && j < m->ncalls; j++)
+			rc = buf_addf(b, "-> %s %s\n", m->calls[j].name != NULL ?
+			    m->calls[j].name : "?", m->calls[j].args != NULL ?
+			    m->calls[j].args : "");
+	}
+	return rc;
+}
+
+/* Keep the head and the tail of a long transcript, say what was cut. */
+static int
+store_clip(struct buf *b, size_t max)
+{
+	struct buf	 o;
+	size_t		 head, tail;
+	char		*s;
+
+	if (b->len <= max)
+		return 0;
+	head = max / 4;
+	tail = max - head;
+	buf_init(&o, 0);
+	if (buf_add(&o, b->data, head) == -1 ||
+	    buf_addf(&o, "\n[... %zu bytes left out ...]\n",
+	    b->len - head - tail) == -1 ||
+	    buf_add(&o, b->data + b->len - tail, tail) == -1) {
+		buf_free(&o);
+		return -1;
+	}
+	s = (char *)b->data;
+	*b = o;
+	free(s);
+	return 0;
+}
+
+int
+store_summary_prompt(struct store *st, int64_t node, const char *result,
+    struct msg_list *out)
+{
+	struct msg_list	 l;
+	struct buf	 b;
+	sqlite3_stmt	*s;
+	char		*label = NULL, *text;
+	int		 ok = 1, rc;
+
+	if (store_check_owner(st) == -1 ||
+	    (s = store_stmt(st, SQ_NODE_INFO)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, node);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		label = store_col_dup(s, 2, &ok);
+	sqlite3_reset(s);
+	if (rc == SQLITE_DONE)
+		return store_seterr(st, STORE_ENOTFOUND, "no memory node %lld",
+		    (long long)node);
+	if (rc != SQLITE_ROW)
+		return store_setdberr(st, rc, "reading a memory node");
+	msg_list_init(&l);
+	buf_init(&b, 0);
+	if (!ok || store_msg_load(st, node, &l, NULL) == -1) {
+		ok = 0;
+		goto out;
+	}
+	ok = buf_addf(&b, "Task of the agent:\n%s\n\nTranscript:\n",
+	    label != NULL ? label : "") == 0 && store_render(&b, &l, 1) == 0 &&
+	    store_clip(&b, STORE_SUMMARY_PROMPT_MAX) == 0 &&
+	    buf_addf(&b, "\nIts final result:\n%s\n", result != NULL ?
+	    result : "(none)") == 0 && (text = buf_cstr(&b)) != NULL &&
+	    msg_list_add_text(out, MSG_SYSTEM, store_summary_system) == 0 &&
+	    msg_list_add_text(out, MSG_USER, text) == 0;
+	if (!ok)
+		store_seterr(st, STORE_ENOMEM, "building a summary request");
+out:
+	msg_list_free(&l);
+	buf_free(&b);
+	free(label);
+	return ok ? 0 : -1;
+}
+
+/* The ancestors of a node, and the edges between them and to the node. */
+struct store_anc {
+	int64_t			*ids;	/* sorted */
+	size_t			 n;
+	struct store_edge	*edges;
+	size_t			 nedges;
+};
+
+static int
+store_id_cmp(const void *a, const void *b)
+{
+	int64_t	x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+store_edge_cmp(const void *a, const void *b)
+{
+	const struct store_edge	*x = a, *y = b;
+
+	if (x->parent != y->parent)
+		return x->parent < y->parent ? -1 : 1;
+	return x->child < y->child ? -1 : x->child > y->child;
+}
+
+static ssize_t
+store_anc_index(const struct store_anc *a, int64_t id)
+{
+	int64_t	*p;
+
+	p = bsearch(&id, a->ids, a->n, sizeof(*a->ids), store_id_cmp);
+	return p == NULL ? -1 : p - a->ids;
+}
+
+static int
+store_anc_load(struct store *st, int64_t node, struct store_anc *a)
+{
+	sqlite3_stmt		*s;
+	struct store_edge	*e;
+	size_t			 cap = 0, i, j;
+	int			 rc;
+
+	memset(a, 0, sizeof(*a));
+	if ((s = store_stmt(st, SQ_ANCESTOR_EDGES)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, node);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (a->nedges == cap) {
+			cap = cap == 0 ? 16 : cap * 2;
+			if ((e = reallocarray(a->edges, cap, sizeof(*e))) ==
+			    NULL) {
+				sqlite3_reset(s);
+				return store_seterr(st, STORE_ENOMEM,
+				    "loading ancestors");
+			}
+			a->edges = e;
+		}
+		a->edges[a->nedges].parent = sqlite3_column_int64(s, 0);
+		a->edges[a->nedges++].child = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return store_setdberr(st, rc, "loading ancestors");
+	if (a->nedges == 0)
+		return 0;
+	if ((a->ids = calloc(a->nedges, sizeof(*a->ids))) == NULL)
+		return store_seterr(st, STORE_ENOMEM, "loading ancestors");
+	for (i = 0; i < a->nedges; i++)
+		a->ids[i] = a->edges[i].parent;
+	qsort(a->ids, a->nedges, sizeof(*a->ids), store_id_cmp);
+	for (i = j = 0; i < a->nedges; i++)
+		if (j == 0 || a->ids[j - 1] != a->ids[i])
+			a->ids[j++] = a->ids[i];
+	a->n = j;
+	qsort(a->edges, a->nedges, sizeof(*a->edges), store_edge_cmp);
+	return 0;
+}
+
+static void
+store_anc_free(struct store_anc *a)
+{
+	free(a->ids);
+	free(a->edges);
+}
+
+/* A binary min-heap of ancestor indexes (index order is id order). */
+static void
+store_heap_push(size_t *h, size_t *n, size_t v)
+{
+	size_t	i = (*n)++, p, t;
+
+	h[i] = v;
+	while (i > 0 && h[p = (i - 1) / 2] > h[i]) {
+		t = h[p], h[p] = h[i], h[i] = t;
+		i = p;
+	}
+}
+
+static size_t
+store_heap_pop(size_t *h, size_t *n)
+{
+	size_t	top = h[0], i = 0, l, m, t;
+
+	h[0] = h[--(*n)];
+	for (;;) {
+		l = 2 * i + 1;
+		m = i;
+		if (l < *n && h[l] < h[m])
+			m = l;
+		if (l + 1 < *n && h[l + 1] < h[m])
+			m = l + 1;
+		if (m == i)
+			break;
+		t = h[m], h[m] = h[i], h[i] = t;
+		i = m;
+	}
+	return top;
+}
+
+/*
+ * Kahn's algorithm over the ancestors, the oldest ready node first. order
+ * gets a->n indexes. A cycle (only in a file edited by hand) cannot stop
+ * it: what is left is appended in id order.
+ */
+static int
+store_anc_order(const struct store_anc *a, size_t *order)
+{
+	size_t		*indeg, *heap, nheap = 0, nout = 0, i, k;
+	unsigned char	*done;
+	ssize_t		 c;
+
+	indeg = calloc(a->n, sizeof(*indeg));
+	heap = calloc(a->n, sizeof(*heap));
+	done = calloc(a->n, 1);
+	if (indeg == NULL || heap == NULL || done == NULL) {
+		free(indeg);
+		free(heap);
+		free(done);
+		return -1;
+	}
+	for (i = 0; i < a->nedges; i++)
+		if ((c = store_anc_index(a, a->edges[i].child)) >= 0)
+			indeg[c]++;
+	for (i = 0; i < a->n; i++)
+		if (indeg[i] == 0)
+			store_heap_push(heap, &nheap, i);
+	while (nheap > 0) {
+		i = store_heap_pop(heap, &nheap);
+		done[i] = 1;
+		order[nout++] = i;
+		/* Edges are sorted by parent: find this node's run of them. */
+		for (k = 0; k < a->nedges && a->edges[k].parent != a->ids[i];
+		    k++)
+			;
+		for (; k < a->nedges && a->edges[k].parent == a->ids[i]; k++)
+			if ((c = store_anc_index(a, a->edges[k].child)) >= 0 &&
+			    --indeg[c] == 0)
+				store_heap_push(heap, &nheap, (size_t)c);
+	}
+	for (i = 0; i < a->n && nout < a->n; i++)
+		if (!done[i])
+			order[nout++] = i;
+	free(indeg);
+	free(heap);
+	free(done);
+	return 0;
+}
+
+/* Is there an edge parent -> child among the loaded ones? */
+static int
+store_anc_edge(const struct store_anc *a, int64_t parent, int64_t child)
+{
+	struct store_edge	key = { parent, child };
+
+	return bsearch(&key, a->edges, a->nedges, sizeof(key),
+	    store_edge_cmp) != NULL;
+}
+
+/* The context message of one ancestor, or none. */
+static int
+store_context_one(struct store *st, int64_t anc, int inherit,
+    struct msg_list *out)
+{
+	sqlite3_stmt	*s;
+	struct msg_list	 l;
+	struct buf	 b;
+	const char	*summary, *kind, *label, *path;
+	char		*text;
+	int		 rc, ok = 1, merge;
+
+	if ((s = store_stmt(st, SQ_NODE_INFO)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, anc);
+	if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
+		sqlite3_reset(s);
+		return store_setdberr(st, rc, "reading an ancestor");
+	}
+	summary = (const char *)sqlite3_column_text(s, 0);
+	kind = (const char *)sqlite3_column_text(s, 1);
+	label = (const char *)sqlite3_column_text(s, 2);
+	path = (const char *)sqlite3_column_text(s, 3);
+	merge = kind != NULL && strcmp(kind, "merge") == 0;
+	buf_init(&b, 0);
+	msg_list_init(&l);
+	if (summary != NULL) {
+		if (merge)
+			ok = buf_addf(&b, "[merged memory: %s]\n%s",
+			    label != NULL ? label : "", summary) == 0;
+		else
+			ok = buf_addf(&b, "[memory of agent %s: %s]\n%s",
+			    path != NULL ? path : "?", label != NULL ? label :
+			    "", summary) == 0;
+	} else if (inherit) {
+		ok = buf_addf(&b, "[context inherited from agent %s: %s]\n",
+		    path != NULL ? path : "?", label != NULL ? label : "") == 0;
+	}
+	sqlite3_reset(s);
+	if (ok && summary == NULL && inherit) {
+		if (store_msg_load(st, anc, &l, NULL) == -1) {
+			msg_list_free(&l);
+			buf_free(&b);
+			return -1;
+		}
+		ok = store_render(&b, &l, 1) == 0;
+	}
+	if (ok && b.len > 0)
+		ok = (text = buf_cstr(&b)) != NULL &&
+		    msg_list_add_text(out, MSG_USER, text) == 0;
+	msg_list_free(&l);
+	buf_free(&b);
+	if (!ok)
+		return store_seterr(st, STORE_ENOMEM, "assembling a context");
+	return 0;
+}
+
+int
+store_context(struct store *st, int64_t node, int flags, struct msg_list *out)
+{
+	struct store_anc	 a;
+	enum store_node_kind	 kind;
+	size_t			*order = NULL, i;
+	int64_t			 run, id;
+	int			 rc = -1, inherit;
+
+	if (store_check_owner(st) == -1 ||
+	    store_node_get(st, node, &run, &kind) == -1)
+		return -1;
+	if (store_anc_load(st, node, &a) == -1)
+		goto out;
+	if (a.n > 0 && ((order = calloc(a.n, sizeof(*order))) == NULL ||
+	    store_anc_order(&a, order) == -1)) {
+		store_seterr(st, STORE_ENOMEM, "assembling a context");
+		goto out;
+	}
+	for (i = 0; i < a.n; i++) {
+		id = a.ids[order[i]];
+		inherit = (flags & STORE_CTX_PARENT_MESSAGES) &&
+		    store_anc_edge(&a, id, node);
+		if (store_context_one(st, id, inherit, out) == -1)
+			goto out;
+	}
+	rc = store_msg_load(st, node, out, NULL);
+out:
+	free(order);
+	store_anc_free(&a);
+	return rc;
+}
