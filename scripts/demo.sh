@@ -23,5 +23,5 @@ if [ -n "${WARREN_BASE_URL:-}" ]; then
 	exec "$build/supervisor/warren" run --workspace "$ws" "$@" "$task"
 fi
 echo "demo: no WARREN_BASE_URL set: replaying examples/demo/session.cassette" >&2
-exec "$build/supervisor/warren" run --workspace "$ws" --no-store \
+exec "$build/supervisor/warren" run --workspace "$ws" \
     --replay "$ws/session.cassette" "$@" "$task"

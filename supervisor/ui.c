@@ -6,6 +6,7 @@
  * without NO_COLOR.
  */
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "supervisor/run.h"
 
 #define UI_TEXT_MAX	160	/* characters of a text shown on a line */
+#define UI_JSON_TEXT_MAX 4096	/* bytes of a tool result in --json */
 
 static int	ui_json;
 static int	ui_color;
@@ -93,6 +95,28 @@ ui_jstr(const char *text)
 	esc = str_escape_dup(text, strlen(text), STR_ESC_KEEP_NL);
 	j = json_string(esc ? esc : "");
 	free(esc);
+	return j;
+}
+
+/* A result's head for --json (UI_JSON_TEXT_MAX bytes, UTF-8 kept whole). */
+static json_t *
+ui_jclip(const char *text)
+{
+	json_t	*j;
+	size_t	 len;
+	char	*cut;
+
+	if (text == NULL)
+		return json_null();
+	len = strlen(text);
+	if (len <= UI_JSON_TEXT_MAX)
+		return ui_jstr(text);
+	len = UI_JSON_TEXT_MAX;
+	while (len > 0 && ((unsigned char)text[len] & 0xc0) == 0x80)
+		len--;
+	cut = str_ndup(text, len);
+	j = ui_jstr(cut);
+	free(cut);
 	return j;
 }
 
@@ -182,6 +206,7 @@ ui_tool_result(const struct node *n, const char *tool, const char *text,
 		json_object_set_new(o, "error", json_boolean(is_error));
 		json_object_set_new(o, "bytes",
 		    json_integer(text ? (json_int_t)strlen(text) : 0));
+		json_object_set_new(o, "text", ui_jclip(text));
 		ui_emit(o);
 		return;
 	}

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/exitcode.h"
+#include "common/fd.h"
 #include "common/log.h"
 #include "common/version.h"
 #include "sandbox/sandbox.h"
@@ -59,6 +60,9 @@ main(int argc, char **argv)
 	}
 	if (a.path == NULL || a.profile == NULL)
 		usage();
+	/* Tools this worker runs must not inherit the channel. */
+	if (fd_set_cloexec(a.in_fd, 1) == -1 || fd_set_cloexec(a.out_fd, 1) == -1)
+		fatal("the IPC channel (fds 3 and 4) is not open");
 	setproctitle("%s %s (depth %u)", a.profile, a.path, a.depth);
 	/* The sandbox first: the policy comes from the supervisor's env. */
 	memset(&rep, 0, sizeof(rep));

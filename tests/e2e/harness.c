@@ -1,0 +1,283 @@
+/* The e2e harness: see harness.h. */
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/e2e/harness.h"
+
+extern char **environ;
+
+static void
+h_die(const char *what)
+{
+	fprintf(stderr, "harness: %s: %s\n", what, strerror(errno));
+	abort();
+}
+
+char *
+h_tmpdir(void)
+{
+	const char	*t = getenv("TMPDIR");
+	char		 tmpl[PATH_MAX], *d;
+
+	snprintf(tmpl, sizeof(tmpl), "%s/warren-e2e.XXXXXX",
+	    t && *t ? t : "/tmp");
+	if ((d = mkdtemp(tmpl)) == NULL)
+		h_die("mkdtemp");
+	if (chmod(d, 0777) == -1)
+		h_die("chmod");
+	if ((d = strdup(d)) == NULL)
+		h_die("strdup");
+	return d;
+}
+
+void
+h_write(const char *dir, const char *rel, const char *content, int mode)
+{
+	char	path[PATH_MAX], *slash;
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (slash = path + strlen(dir) + 1; (slash = strchr(slash, '/')) != NULL;
+	    slash++) {
+		*slash = '\0';
+		(void)mkdir(path, 0777);
+		*slash = '/';
+	}
+	if ((f = fopen(path, "w")) == NULL)
+		h_die(path);
+	fputs(content, f);
+	fclose(f);
+	if (chmod(path, (mode_t)(mode ? mode : 0666)) == -1)
+		h_die("chmod");
+}
+
+FILE *
+h_cassette_open(const char *path)
+{
+	FILE	*f;
+
+	if ((f = fopen(path, "w")) == NULL)
+		h_die(path);
+	fprintf(f, "{\"warren_cassette\":1}\n");
+	return f;
+}
+
+void
+h_turn(FILE *f, const char *agent, unsigned step, const char *calls)
+{
+	fprintf(f, "{\"agent\":\"%s\",\"step\":%u,\"purpose\":\"turn\","
+	    "\"reply\":{\"stop\":\"tool_calls\",\"usage\":{\"input\":100,"
+	    "\"output\":10},\"calls\":%s}}\n", agent, step, calls);
+	fflush(f);
+}
+
+const char *
+h_js(const char *s)
+{
+	static char	buf[8][8192];
+	static int	k;
+	char		*o = buf[k = (k + 1) % 8], *e = o + sizeof(buf[0]) - 8;
+
+	*o++ = '"';
+	for (; *s != '\0' && o < e; s++) {
+		if (*s == '"' || *s == '\\') {
+			*o++ = '\\';
+			*o++ = *s;
+		} else if (*s == '\n') {
+			*o++ = '\\';
+			*o++ = 'n';
+		} else
+			*o++ = *s;
+	}
+	*o++ = '"';
+	*o = '\0';
+	return buf[k];
+}
+
+const char *
+h_call(char *buf, size_t sz, const char *id, const char *name,
+    const char *args)
+{
+	snprintf(buf, sz, "{\"id\":\"%s\",\"name\":\"%s\",\"arguments\":%s}",
+	    id, name, h_js(args));
+	return buf;
+}
+
+static char *
+h_slurp(const char *path)
+{
+	FILE	*f;
+	char	*s;
+	long	 n;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return strdup("");
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	if ((s = calloc(1, (size_t)n + 1)) == NULL)
+		h_die("calloc");
+	if (n > 0 && fread(s, 1, (size_t)n, f) != (size_t)n)
+		h_die("fread");
+	fclose(f);
+	return s;
+}
+
+int
+h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
+    void (*during)(pid_t, void *), void *arg)
+{
+	char		 outp[PATH_MAX], errp[PATH_MAX], *dir;
+	char		*env[256];
+	const char	*bin = getenv("WARREN_BIN");
+	pid_t		 pid;
+	int		 st, i, n = 0, fd;
+	time_t		 t0;
+
+	memset(r, 0, sizeof(*r));
+	if (bin == NULL)
+		h_die("WARREN_BIN not set");
+	dir = h_tmpdir();
+	snprintf(outp, sizeof(outp), "%s/stdout", dir);
+	snprintf(errp, sizeof(errp), "%s/stderr", dir);
+	/* Extras first: the first of two equal names wins in getenv. */
+	for (i = 0; extra_env != NULL && extra_env[i] != NULL && n < 50; i++)
+		env[n++] = extra_env[i];
+	for (i = 0; environ[i] != NULL && n < 250; i++)
+		env[n++] = environ[i];
+	env[n] = NULL;
+	if ((pid = fork()) == -1)
+		h_die("fork");
+	if (pid == 0) {
+		if ((fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1 ||
+		    dup2(fd, 1) == -1)
+			_exit(127);
+		if ((fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1 ||
+		    dup2(fd, 2) == -1)
+			_exit(127);
+		execve(bin, argv, env);
+		_exit(127);
+	}
+	if (during != NULL)
+		during(pid, arg);
+	t0 = time(NULL);
+	for (;;) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			break;
+		if (time(NULL) - t0 > H_HANG_GUARD_S) {
+			fprintf(stderr, "harness: warren hangs: killing it\n");
+			kill(pid, SIGKILL);
+		}
+		usleep(20000);
+	}
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r->out = h_slurp(outp);
+	r->err = h_slurp(errp);
+	fprintf(stderr, "---- warren exit %d; stderr:\n%s---- stdout:\n%s----\n",
+	    r->status, r->err, r->out);
+	h_rm_rf(dir);
+	free(dir);
+	return 0;
+}
+
+void
+h_run_free(struct h_run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+int
+h_wait_file(const char *path, int seconds)
+{
+	int	i;
+
+	for (i = 0; i < seconds * 50; i++) {
+		if (access(path, F_OK) == 0)
+			return 0;
+		usleep(20000);
+	}
+	return -1;
+}
+
+int
+h_find_procs(const char *needle, pid_t *out, int max)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		 path[64], buf[4096];
+	ssize_t		 n, i;
+	int		 fd, found = 0;
+	pid_t		 pid;
+
+	if ((d = opendir("/proc")) == NULL)
+		h_die("/proc");
+	while ((de = readdir(d)) != NULL && found < max) {
+		if ((pid = (pid_t)atoi(de->d_name)) <= 0 || pid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		if ((fd = open(path, O_RDONLY)) == -1)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;	/* a zombie or a kernel thread */
+		for (i = 0; i < n; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[n] = '\0';
+		if (strstr(buf, needle) != NULL)
+			out[found++] = pid;
+	}
+	closedir(d);
+	return found;
+}
+
+int
+h_count_lines(const char *text, const char *a, const char *b)
+{
+	const char	*p = text, *nl;
+	char		 line[65536];
+	size_t		 len;
+	int		 n = 0;
+
+	while (*p != '\0') {
+		nl = strchr(p, '\n');
+		len = nl ? (size_t)(nl - p) : strlen(p);
+		if (len >= sizeof(line))
+			len = sizeof(line) - 1;
+		memcpy(line, p, len);
+		line[len] = '\0';
+		if (strstr(line, a) != NULL && (b == NULL ||
+		    strstr(line, b) != NULL))
+			n++;
+		p += nl ? (size_t)(nl - p) + 1 : strlen(p);
+	}
+	return n;
+}
+
+void
+h_rm_rf(const char *dir)
+{
+	pid_t	pid;
+	int	st;
+
+	if ((pid = fork()) == 0) {
+		execl("/bin/rm", "rm", "-rf", dir, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		(void)waitpid(pid, &st, 0);
+}

@@ -1,0 +1,428 @@
+/*
+ * End-to-end tests of `warren run`: the real binaries, real sandboxed
+ * workers, real tools on a real workspace; the model's side comes from a
+ * cassette each test writes (keyed by agent path and step, so parallel
+ * agents replay deterministically). Assertions read the --json events.
+ * No timing is asserted: waits are hang guards only.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/e2e/harness.h"
+
+struct ctx {
+	char	*dir;		/* the test's directory */
+	char	 ws[PATH_MAX];	/* the workspace */
+	char	 cas[PATH_MAX];	/* the cassette */
+	FILE	*f;
+};
+
+static int
+setup(void **state)
+{
+	struct ctx	*c = calloc(1, sizeof(*c));
+
+	c->dir = h_tmpdir();
+	snprintf(c->ws, sizeof(c->ws), "%s/ws", c->dir);
+	snprintf(c->cas, sizeof(c->cas), "%s/session.cassette", c->dir);
+	h_write(c->ws, "data.txt", "MAGIC-LINE-42\nsecond line\n", 0);
+	(void)chmod(c->ws, 0777);
+	c->f = h_cassette_open(c->cas);
+	*state = c;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct ctx	*c = *state;
+
+	if (c->f != NULL)
+		fclose(c->f);
+	h_rm_rf(c->dir);
+	free(c->dir);
+	free(c);
+	return 0;
+}
+
+/* One call as a one-element JSON array. */
+static const char *
+one(const char *id, const char *name, const char *args)
+{
+	static char	buf[4][8192];
+	static int	k;
+	char		call[8000];
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "[%s]",
+	    h_call(call, sizeof(call), id, name, args));
+	return buf[k];
+}
+
+static const char *
+two(const char *id1, const char *n1, const char *a1, const char *id2,
+    const char *n2, const char *a2)
+{
+	static char	buf[16384];
+	char		c1[8000], c2[8000];
+
+	snprintf(buf, sizeof(buf), "[%s,%s]", h_call(c1, sizeof(c1), id1, n1,
+	    a1), h_call(c2, sizeof(c2), id2, n2, a2));
+	return buf;
+}
+
+static void
+run(struct ctx *c, struct h_run *r, const char *const *opts,
+    char *const *env, void (*during)(pid_t, void *), void *arg)
+{
+	char	*argv[32];
+	int	 n = 0, i;
+
+	fclose(c->f);
+	c->f = NULL;
+	argv[n++] = "warren";
+	argv[n++] = "run";
+	argv[n++] = "--json";
+	argv[n++] = "--no-store";
+	argv[n++] = "--workspace";
+	argv[n++] = c->ws;
+	argv[n++] = "--replay";
+	argv[n++] = c->cas;
+	for (i = 0; opts != NULL && opts[i] != NULL && n < 30; i++)
+		argv[n++] = (char *)(uintptr_t)opts[i];
+	argv[n++] = "e2e task";
+	argv[n] = NULL;
+	assert_int_equal(h_warren(r, argv, env, during, arg), 0);
+}
+
+#define SPAWNED(out, path) h_count_lines(out, "\"event\":\"spawned\"", \
+	"\"path\":\"" path "\"")
+#define DONE_AS(out, path, end) h_count_lines(out, "\"path\":\"" path "\"", \
+	"\"end\":\"" end "\"")
+
+/* 0 -> 0.1 general -> 0.1.1 general -> 0.1.1.1 explore reads a file. */
+static void
+test_tree_three_deep(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+
+	h_turn(c->f, "0", 1, one("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"level one\"}"));
+	h_turn(c->f, "0.1", 1, one("b", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"level two\"}"));
+	h_turn(c->f, "0.1.1", 1, one("c", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"read data.txt\"}"));
+	h_turn(c->f, "0.1.1.1", 1, one("d", "read", "{\"path\":\"data.txt\"}"));
+	h_turn(c->f, "0.1.1.1", 2, one("e", "complete",
+	    "{\"result\":\"deepest read it\"}"));
+	h_turn(c->f, "0.1.1", 2, one("f", "complete",
+	    "{\"result\":\"level two done\"}"));
+	h_turn(c->f, "0.1", 2, one("g", "complete",
+	    "{\"result\":\"level one done\"}"));
+	h_turn(c->f, "0", 2, one("h", "complete",
+	    "{\"result\":\"TREE-DONE\"}"));
+	run(c, &r, NULL, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(SPAWNED(r.out, "0.1"), 1);
+	assert_int_equal(SPAWNED(r.out, "0.1.1"), 1);
+	assert_int_equal(SPAWNED(r.out, "0.1.1.1"), 1);
+	assert_int_equal(DONE_AS(r.out, "0.1.1.1", "complete"), 1);
+	assert_int_equal(DONE_AS(r.out, "0.1", "complete"), 1);
+	/* The real read tool ran in the deepest sandboxed worker. */
+	assert_true(h_count_lines(r.out, "\"path\":\"0.1.1.1\"",
+	    "MAGIC-LINE-42") >= 1);
+	/* Each parent got its child's result. */
+	assert_true(h_count_lines(r.out, "\"path\":\"0.1.1\"",
+	    "deepest read it") >= 1);
+	assert_true(h_count_lines(r.out, "\"event\":\"result\"", "TREE-DONE")
+	    == 1);
+	h_run_free(&r);
+}
+
+static void
+test_max_agents_refused(void **state)
+{
+	static const char *const opts[] = { "--max-agents", "1", NULL };
+	struct ctx	*c = *state;
+	struct h_run	 r;
+
+	h_turn(c->f, "0", 1, two("a", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"first\"}", "b", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"second\"}"));
+	h_turn(c->f, "0.1", 1, one("c", "complete", "{\"result\":\"one\"}"));
+	h_turn(c->f, "0", 2, one("d", "complete", "{\"result\":\"ok\"}"));
+	run(c, &r, opts, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
+	    1);
+	/* The model reads the refusal as the delegate call's result. */
+	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "max agents 1 reached: finish the work yourself") >= 1);
+	h_run_free(&r);
+}
+
+static void
+test_max_depth_refused(void **state)
+{
+	static const char *const opts[] = { "--max-depth", "1", NULL };
+	struct ctx	*c = *state;
+	struct h_run	 r;
+
+	h_turn(c->f, "0", 1, one("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"go deep\"}"));
+	h_turn(c->f, "0.1", 1, one("b", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"deeper\"}"));
+	h_turn(c->f, "0.1", 2, one("c", "complete",
+	    "{\"result\":\"did it myself\"}"));
+	h_turn(c->f, "0", 2, one("d", "complete", "{\"result\":\"ok\"}"));
+	run(c, &r, opts, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(SPAWNED(r.out, "0.1.1"), 0);
+	assert_true(h_count_lines(r.out, "\"path\":\"0.1\"",
+	    "max depth 1 reached: finish the work yourself") >= 1);
+	assert_int_equal(DONE_AS(r.out, "0.1", "complete"), 1);
+	h_run_free(&r);
+}
+
+/* Each agent waits for the other's mark: only overlapping agents pass. */
+static void
+test_parallel_overlap(void **state)
+{
+	static const char *const opts[] = { "--jobs", "2", NULL };
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	char		 cmd[512], args[1024];
+	const char	*me[2] = { "A", "B" }, *other[2] = { "B", "A" };
+	int		 i;
+
+	h_turn(c->f, "0", 1, two("a", "delegate",
+	    "{\"profile\":\"test\",\"task\":\"A\"}", "b", "delegate",
+	    "{\"profile\":\"test\",\"task\":\"B\"}"));
+	for (i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd), "touch %s.started; n=0; while "
+		    "[ ! -e %s.started ] && [ $n -lt 1200 ]; do sleep 0.1; "
+		    "n=$((n+1)); done; [ -e %s.started ] && echo OVERLAP-%s",
+		    me[i], other[i], other[i], me[i]);
+		snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
+		h_turn(c->f, i == 0 ? "0.1" : "0.2", 1, one("x", "bash", args));
+		h_turn(c->f, i == 0 ? "0.1" : "0.2", 2, one("y", "complete",
+		    "{\"result\":\"done\"}"));
+	}
+	h_turn(c->f, "0", 2, one("d", "complete", "{\"result\":\"ok\"}"));
+	run(c, &r, opts, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "OVERLAP-A") == 1);
+	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "OVERLAP-B") == 1);
+	h_run_free(&r);
+}
+
+struct killer {
+	char	mark[PATH_MAX];
+	char	needle[64];
+	int	killed;
+};
+
+static void
+kill_worker(pid_t warren, void *arg)
+{
+	struct killer	*k = arg;
+	pid_t		 pids[8];
+	int		 n, i;
+
+	(void)warren;
+	if (h_wait_file(k->mark, H_HANG_GUARD_S / 2) == -1)
+		return;
+	n = h_find_procs(k->needle, pids, 8);
+	for (i = 0; i < n; i++)
+		if (kill(pids[i], SIGKILL) == 0)
+			k->killed++;
+}
+
+static void
+test_sigkill_mid_step(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	struct killer	 k;
+	char		 args[512], unique[32];
+
+	memset(&k, 0, sizeof(k));
+	snprintf(unique, sizeof(unique), "%u", (unsigned)getpid());
+	snprintf(k.mark, sizeof(k.mark), "%s/victim.started", c->ws);
+	/* The worker's title: "warren-worker: test 0.1 (depth 1)". */
+	snprintf(k.needle, sizeof(k.needle), "warren-worker: test 0.1 ");
+	snprintf(args, sizeof(args), "{\"command\":\"touch victim.started; "
+	    "sleep 600\"}");
+	h_turn(c->f, "0", 1, one("a", "delegate",
+	    "{\"profile\":\"test\",\"task\":\"victim\"}"));
+	h_turn(c->f, "0.1", 1, one("b", "bash", args));
+	h_turn(c->f, "0", 2, one("c", "complete",
+	    "{\"result\":\"SURVIVED\"}"));
+	run(c, &r, NULL, NULL, kill_worker, &k);
+	assert_true(k.killed >= 1);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(DONE_AS(r.out, "0.1", "crashed"), 1);
+	assert_true(h_count_lines(r.out, "\"path\":\"0.1\"", "signal 9") >= 1);
+	/* The parent heard why. */
+	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "subagent 0.1 (test) crashed") >= 1);
+	assert_true(h_count_lines(r.out, "\"event\":\"result\"", "SURVIVED")
+	    == 1);
+	h_run_free(&r);
+}
+
+struct interrupter {
+	char	mark[PATH_MAX];
+	int	sent;
+};
+
+static void
+interrupt(pid_t warren, void *arg)
+{
+	struct interrupter	*it = arg;
+
+	if (h_wait_file(it->mark, H_HANG_GUARD_S / 2) == -1)
+		return;
+	if (kill(warren, SIGINT) == 0)
+		it->sent = 1;
+}
+
+static void
+test_no_orphans_after_sigint(void **state)
+{
+	struct ctx		*c = *state;
+	struct h_run		 r;
+	struct interrupter	 it;
+	pid_t			 pids[16];
+	char			 cmd[512], args[1024], needle[64];
+	unsigned		 u = 900000 + (unsigned)getpid() % 90000;
+
+	memset(&it, 0, sizeof(it));
+	snprintf(it.mark, sizeof(it.mark), "%s/sig.started", c->ws);
+	/* A detached grandchild, a background child, a foreground sleep. */
+	snprintf(cmd, sizeof(cmd), "setsid sleep %u.1 >/dev/null 2>&1 & "
+	    "sleep %u.2 >/dev/null 2>&1 & sleep 0.2; touch sig.started; "
+	    "sleep %u.3", u, u, u);
+	snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
+	h_turn(c->f, "0", 1, two("a", "delegate",
+	    "{\"profile\":\"test\",\"task\":\"A\"}", "b", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"B\"}"));
+	h_turn(c->f, "0.1", 1, one("b", "bash", args));
+	h_turn(c->f, "0.2", 1, one("c", "bash", "{\"command\":\"true\"}"));
+	run(c, &r, NULL, NULL, interrupt, &it);
+	assert_true(it.sent);
+	assert_int_equal(r.status, 130);
+	snprintf(needle, sizeof(needle), "sleep %u.", u);
+	assert_int_equal(h_find_procs(needle, pids, 16), 0);
+	h_run_free(&r);
+}
+
+struct snoop {
+	char	mark[PATH_MAX];
+	int	checked;
+	int	found;
+};
+
+/* From outside: the supervisor's environment block holds no key. */
+static void
+snoop_env(pid_t warren, void *arg)
+{
+	struct snoop	*s = arg;
+	char		 path[64], buf[65536];
+	ssize_t		 n, i;
+	int		 fd;
+
+	if (h_wait_file(s->mark, H_HANG_GUARD_S / 2) == -1)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)warren);
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return;	/* non-dumpable: not even we can read it */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	s->checked = 1;
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = '\n';
+	buf[n > 0 ? n : 0] = '\0';
+	if (strstr(buf, "7c1d93ab") != NULL)
+		s->found = 1;
+}
+
+static void
+test_api_key_hidden(void **state)
+{
+	static char *const env[] = {
+		"WARREN_API_KEY=sk-warren-e2e-7c1d93ab", NULL
+	};
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	struct snoop	 s;
+	const char	*cmd;
+	char		 args[2048];
+
+	memset(&s, 0, sizeof(s));
+	snprintf(s.mark, sizeof(s.mark), "%s/snoop.started", c->ws);
+	/* The key's tail is split so the command itself never holds it. */
+	cmd = "touch snoop.started; k=7c1d; k=${k}93ab; "
+	    "(env; cat /proc/$PPID/environ; for p in /proc/[0-9]*/environ; "
+	    "do cat $p; done; for f in /proc/self/fd/* /proc/$PPID/fd/*; do "
+	    "cat $f; done) 2>/dev/null | tr '\\000' '\\n' | "
+	    "grep -a -e \"$k\" -e API_KEY= | sed 's/^/LEAK:/'; "
+	    "echo SCAN-DONE; ls /proc/$PPID/fd | tr '\\n' ' '";
+	snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
+	h_turn(c->f, "0", 1, one("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"snoop\"}"));
+	h_turn(c->f, "0.1", 1, one("b", "bash", args));
+	h_turn(c->f, "0.1", 2, one("c", "complete", "{\"result\":\"x\"}"));
+	h_turn(c->f, "0", 2, one("d", "complete", "{\"result\":\"ok\"}"));
+	run(c, &r, NULL, env, snoop_env, &s);
+	assert_int_equal(r.status, 0);
+	/* The probe ran and reported. */
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "SCAN-DONE"), 1);
+	assert_int_equal(h_count_lines(r.out, "LEAK:", NULL), 0);
+	assert_null(strstr(r.out, "7c1d93ab"));
+	assert_null(strstr(r.err, "7c1d93ab"));
+	assert_false(s.found);
+	h_run_free(&r);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_tree_three_deep, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_max_agents_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_max_depth_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_parallel_overlap, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_sigkill_mid_step, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_no_orphans_after_sigint,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_api_key_hidden, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

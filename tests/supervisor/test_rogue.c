@@ -1,0 +1,198 @@
+/*
+ * The supervisor against workers that misbehave: one that never says
+ * hello, one that sends garbage frames, one whose hello claims less
+ * sandbox than its profile needs. Each is killed, the reason reaches the
+ * orchestrator as its delegate call's result and the store's events, and
+ * the run finishes. The rogue "workers" are small scripts given with
+ * --worker; the supervisor starts them exactly as it starts warren-worker.
+ */
+#include <sys/stat.h>
+
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/buf.h"
+#include "ipc/ipc.h"
+#include "supervisor/store.h"
+#include "tests/e2e/harness.h"
+
+struct ctx {
+	char	*dir;
+	char	 ws[PATH_MAX];
+	char	 cas[PATH_MAX];
+	char	 db[PATH_MAX];
+	char	 worker[PATH_MAX];
+};
+
+static int
+setup(void **state)
+{
+	struct ctx	*c = calloc(1, sizeof(*c));
+	FILE		*f;
+
+	c->dir = h_tmpdir();
+	snprintf(c->ws, sizeof(c->ws), "%s/ws", c->dir);
+	snprintf(c->cas, sizeof(c->cas), "%s/s.cassette", c->dir);
+	snprintf(c->db, sizeof(c->db), "%s/warren.db", c->dir);
+	snprintf(c->worker, sizeof(c->worker), "%s/rogue-worker", c->dir);
+	h_write(c->ws, "a.txt", "a\n", 0);
+	f = h_cassette_open(c->cas);
+	h_turn(f, "0", 1, "[{\"id\":\"a\",\"name\":\"delegate\",\"arguments\":"
+	    "\"{\\\"profile\\\":\\\"explore\\\",\\\"task\\\":\\\"x\\\"}\"}]");
+	h_turn(f, "0", 2, "[{\"id\":\"b\",\"name\":\"complete\",\"arguments\":"
+	    "\"{\\\"result\\\":\\\"HANDLED\\\"}\"}]");
+	fclose(f);
+	*state = c;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct ctx	*c = *state;
+
+	h_rm_rf(c->dir);
+	free(c->dir);
+	free(c);
+	return 0;
+}
+
+static void
+run_rogue(struct ctx *c, struct h_run *r, const char *script)
+{
+	char	*argv[] = { "warren", "run", "--json", "--workspace", c->ws,
+		    "--replay", c->cas, "--db", c->db, "--worker", c->worker,
+		    "--hello-timeout", "2s", "rogue task", NULL };
+
+	h_write(c->dir, "rogue-worker", script, 0755);
+	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
+}
+
+/* The run finished, 0.1 died of a protocol violation saying why. */
+static void
+check_killed(struct ctx *c, struct h_run *r, const char *why)
+{
+	struct store		*st;
+	struct store_event	*ev;
+	size_t			 nev, i;
+	int64_t			 run;
+	char			 err[512];
+	int			 found = 0;
+
+	assert_int_equal(r->status, 0);
+	assert_true(h_count_lines(r->out, "\"path\":\"0.1\"",
+	    "\"end\":\"protocol\"") == 1);
+	assert_true(h_count_lines(r->out, "\"path\":\"0.1\"", why) >= 1);
+	assert_true(h_count_lines(r->out, "\"event\":\"tool_result\"",
+	    "subagent 0.1 (explore) was killed for a protocol violation") >= 1);
+	assert_true(h_count_lines(r->out, "\"event\":\"result\"", "HANDLED")
+	    == 1);
+	/* Recorded: a "killed" event for 0.1 in the run's store. */
+	st = store_open(c->db, STORE_READ, err, sizeof(err));
+	assert_non_null(st);
+	assert_int_equal(store_run_latest(st, &run), 0);
+	assert_int_equal(store_events_list(st, run, &ev, &nev), 0);
+	for (i = 0; i < nev; i++)
+		if (ev[i].path != NULL && strcmp(ev[i].path, "0.1") == 0 &&
+		    strcmp(ev[i].type, "killed") == 0 &&
+		    strstr(ev[i].detail, why) != NULL)
+			found = 1;
+	store_events_free(ev, nev);
+	store_close(st);
+	assert_true(found);
+}
+
+static void
+test_hello_never_comes(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+
+	run_rogue(c, &r, "#!/bin/sh\nexec sleep 300\n");
+	check_killed(c, &r, "no hello within 2000 ms");
+	h_run_free(&r);
+}
+
+static void
+test_garbage_frames(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+
+	/* A frame of 8 bytes that is no msgpack map. */
+	run_rogue(c, &r, "#!/bin/sh\nprintf '\\000\\000\\000\\010garbage!' "
+	    ">&4\nexec sleep 300\n");
+	check_killed(c, &r, "");
+	h_run_free(&r);
+}
+
+static void
+test_huge_length(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+
+	/* A length over the maximum: refused before any allocation. */
+	run_rogue(c, &r, "#!/bin/sh\nprintf '\\377\\377\\377\\377xxxx' >&4\n"
+	    "exec sleep 300\n");
+	check_killed(c, &r, "");
+	h_run_free(&r);
+}
+
+/* A well-formed hello that claims no sandbox layer at all. */
+static void
+test_hello_lies(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	struct ipc_msg	 m;
+	struct buf	 b;
+	char		 err[256], path[PATH_MAX], script[PATH_MAX + 64];
+	FILE		*f;
+
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_HELLO;
+	m.u.hello.version = IPC_PROTOCOL_VERSION;
+	m.u.hello.pid = 1;
+	buf_init(&b, 0);
+	assert_int_equal(ipc_msg_frame(&b, &m, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/hello.bin", c->dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf_head(&b), 1, buf_left(&b), f),
+	    buf_left(&b));
+	fclose(f);
+	buf_free(&b);
+	(void)chmod(path, 0644);
+	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s >&4\n"
+	    "exec sleep 300\n", path);
+	run_rogue(c, &r, script);
+	check_killed(c, &r, "sandbox short of profile explore");
+	h_run_free(&r);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_hello_never_comes, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_garbage_frames, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_huge_length, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_hello_lies, setup,
+		    teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
