@@ -226,9 +226,8 @@ ask_run(const struct llm_config *lc, const char *system, const char *prompt,
 	if (llm_complete_blocking(e, &req, &res) == -1) {
 		if (out.printed)
 			fputc('\n', stdout);
-		fprintf(stderr, "warren ask: %s failed: %s\n",
-		    llm_err_name(res.err), res.error != NULL ? res.error :
-		    "unknown error");
+		fprintf(stderr, "warren ask: %s [%s]\n", res.error != NULL ?
+		    res.error : "unknown error", llm_err_name(res.err));
 		goto out;
 	}
 	if (tty && out.ncarry > 0)
