@@ -107,9 +107,12 @@ struct llm_request {
 	/*
 	 * Optional: called with each piece of answer text as it streams in
 	 * (raw model text, NOT escaped: escape before printing). In replay,
-	 * or without streaming, called once with the whole text.
+	 * or without streaming, called once with the whole text. When an
+	 * attempt fails after some text and the request is retried, it is
+	 * called with (NULL, 0): drop what was shown, the answer restarts.
 	 */
 	void			(*on_text)(const char *text, size_t len, void *arg);
+	void			*text_arg;	/* on_text's arg */
 };
 
 enum llm_err {
