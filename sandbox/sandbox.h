@@ -71,6 +71,7 @@
 #define SANDBOX_ERR_LEN		256
 
 #define SANDBOX_ENV		"WARREN_SANDBOX"
+#define SANDBOX_ENV_LEN		(PATH_MAX + 256)
 
 /* What a failure was about. */
 struct sandbox_error {
@@ -104,8 +105,13 @@ struct sandbox_policy {
 	/* Paths under the workspace bound read-only in a read-write one. */
 	char		 ro_paths[SANDBOX_RO_MAX][64];
 	int		 nro_paths;
-	/* sandbox exec of a no-exec profile: the one file it may exec. */
-	char		 exec_once[PATH_MAX];
+	/*
+	 * The program the caller will exec (absolute), or "": kept visible
+	 * under a private /tmp (its directory is bound back read-only) and
+	 * given Landlock EXECUTE when phase 2 runs before exec. In a no-exec
+	 * profile under `sandbox exec`, its execve is the only one allowed.
+	 */
+	char		 program[PATH_MAX];
 };
 
 /* What was applied, for the worker's hello and for `sandbox exec -v`. */
@@ -142,9 +148,16 @@ struct sandbox {
 	pid_t			 pid;		/* child (init with a pid ns) */
 	char			 cgroup[PATH_MAX];	/* "" if none */
 	int			 cgroup_version;
-	int			 notify_fd;	/* seccomp notifier, or -1 */
+	int			 cloneflags;	/* namespaces of sandbox_fork */
+	uid_t			 outer_uid;	/* ids before a user ns */
+	gid_t			 outer_gid;
+	int			 use_notify;	/* set before sandbox_fork */
+	int			 notify_fd;	/* seccomp listener, or -1 */
 	int			 sock[2];	/* parent/child channel, or -1 */
+	int			 execs;		/* execve calls let through */
 	char			 note[SANDBOX_ERR_LEN];
+	/* "WARREN_SANDBOX=...": put it in the environment you exec with. */
+	char			 env[SANDBOX_ENV_LEN];
 };
 
 /* sandbox.c: policies */
@@ -166,10 +179,23 @@ int	 sandbox_policy_decode(const char *s, struct sandbox_policy *p,
 /* sandbox.c: the two phases */
 int	 sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
 	    struct sandbox_error *e);
-/* Like fork(): 0 in the child, its pid in the parent, -1 on error. */
+/*
+ * Like fork(): 0 in the child, its pid in the parent, -1 on error. The
+ * child runs no malloc until exec (a raw clone shares no atfork handling),
+ * so it is safe from a parent with threads.
+ */
 pid_t	 sandbox_fork(struct sandbox *sb, struct sandbox_error *e);
-/* In the child: keep fds 0-2 and keep[0..nkeep-1], which must be < 64. */
+/* In the child: keep fds 0-2 and keep[0..nkeep-1]; fills sb->env. With a
+ * pid namespace this forks: the caller continues in pid 2, pid 1 stays. */
 int	 sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
+	    struct sandbox_error *e);
+/* `sandbox exec`: phase 2 in the child just before exec; with
+ * sb->use_notify the listener and the report go to the parent. */
+int	 sandbox_enter_exec(struct sandbox *sb, struct sandbox_report *r,
+	    struct sandbox_error *e);
+/* Parent of sandbox_enter_exec: the report (and notify_fd), or -1 with
+ * the child's error. */
+int	 sandbox_parent_report(struct sandbox *sb, struct sandbox_report *r,
 	    struct sandbox_error *e);
 /* In the program after exec; policy NULL = the one in SANDBOX_ENV. */
 int	 sandbox_enter(const struct sandbox_policy *p, struct sandbox_report *r,

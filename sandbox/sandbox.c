@@ -1,0 +1,988 @@
+/*
+ * The sandbox in one place: policies, the order the layers are applied in,
+ * and the report a worker sends in its hello.
+ *
+ *   phase 1 (child, before exec): userns map, cgroup join, mounts, [pid 1
+ *	init], setsid, rlimits, uid drop, close_range
+ *   phase 2 (after exec, before untrusted input): caps, no_new_privs,
+ *	not dumpable, Landlock, seccomp last
+ *
+ * A layer a profile requires but this machine cannot give fails the call
+ * with e->missing set, unless the policy allows a weaker sandbox; then the
+ * report says so (weaker = 1) and the note says what was skipped.
+ */
+#include <sys/types.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+
+#include "sandbox/sandbox_int.h"
+
+#define SANDBOX_BASE_REQUIRE	(SANDBOX_SETSID | SANDBOX_CLOSEFDS | \
+				 SANDBOX_PIDS | SANDBOX_RLIMITS | \
+				 SANDBOX_CAPS | SANDBOX_NNP | SANDBOX_NODUMP | \
+				 SANDBOX_LANDLOCK | SANDBOX_SECCOMP)
+
+static const struct {
+	unsigned	 bit;
+	const char	*name;
+} sandbox_layers[] = {
+	{ SANDBOX_SETSID, "setsid" },
+	{ SANDBOX_CLOSEFDS, "closefds" },
+	{ SANDBOX_PIDS, "pids" },
+	{ SANDBOX_UIDDROP, "uid" },
+	{ SANDBOX_RLIMITS, "rlimits" },
+	{ SANDBOX_USERNS, "userns" },
+	{ SANDBOX_MNTNS, "mntns" },
+	{ SANDBOX_PIDNS, "pidns" },
+	{ SANDBOX_NETNS, "netns" },
+	{ SANDBOX_IPCNS, "ipcns" },
+	{ SANDBOX_CAPS, "caps" },
+	{ SANDBOX_NNP, "nnp" },
+	{ SANDBOX_NODUMP, "nodump" },
+	{ SANDBOX_LANDLOCK, "landlock" },
+	{ SANDBOX_LLSCOPE, "landlock:scope" },
+	{ SANDBOX_SECCOMP, "seccomp" },
+};
+#define SANDBOX_NLAYERS (sizeof(sandbox_layers) / sizeof(sandbox_layers[0]))
+
+static const struct {
+	const char	*name;
+	int		 fs_write;
+	int		 exec;
+} sandbox_profiles[] = {
+	{ "explore", 0, 0 },
+	{ "plan", 0, 0 },
+	{ "review", 0, 0 },
+	{ "orchestrator", 0, 0 },	/* runs no tool at all */
+	{ "test", 1, 1 },
+	{ "general", 1, 1 },
+};
+
+/* The report of a child to the parent of `sandbox exec`. */
+struct sandbox_msg {
+	int			 ok;
+	struct sandbox_report	 report;
+	struct sandbox_error	 error;
+};
+
+int
+sandbox_fail(struct sandbox_error *e, unsigned layer, int errnum,
+    const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 what[SANDBOX_ERR_LEN];
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (e != NULL) {
+		e->layer = layer;
+		e->missing = 0;
+		e->errnum = errnum;
+		if (errnum != 0)
+			snprintf(e->msg, sizeof(e->msg), "%s: %s: %s",
+			    sandbox_layer_name(layer), what, strerror(errnum));
+		else
+			snprintf(e->msg, sizeof(e->msg), "%s: %s",
+			    sandbox_layer_name(layer), what);
+	}
+	errno = errnum != 0 ? errnum : EPERM;
+	return -1;
+}
+
+int
+sandbox_missing(struct sandbox_error *e, unsigned layer, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 what[SANDBOX_ERR_LEN];
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (e != NULL) {
+		e->layer = layer;
+		e->missing = 1;
+		e->errnum = 0;
+		snprintf(e->msg, sizeof(e->msg), "%s: %s",
+		    sandbox_layer_name(layer), what);
+	}
+	errno = ENOTSUP;
+	return -1;
+}
+
+/* Append "; text" to a note. */
+void
+sandbox_note(char *note, size_t len, const char *fmt, ...)
+{
+	va_list	 ap;
+	size_t	 n;
+
+	n = strlen(note);
+	if (n != 0 && n + 2 < len) {
+		strlcat(note, "; ", len);
+		n += 2;
+	}
+	if (n >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(note + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+const char *
+sandbox_layer_name(unsigned bit)
+{
+	size_t	 i;
+
+	for (i = 0; i < SANDBOX_NLAYERS; i++)
+		if (sandbox_layers[i].bit == bit)
+			return sandbox_layers[i].name;
+	return "sandbox";
+}
+
+/* policies */
+
+void
+sandbox_policy_require(struct sandbox_policy *p, const struct sandbox_caps *c)
+{
+	(void)c;
+	p->require = SANDBOX_BASE_REQUIRE;
+	/* The carve-outs exist only in a mount namespace. */
+	if (p->fs_write && p->nro_paths > 0)
+		p->require |= SANDBOX_MNTNS;
+}
+
+int
+sandbox_policy_init(struct sandbox_policy *p, const char *name,
+    const char *workspace, int fs_write, int exec, struct sandbox_error *e)
+{
+	char	 real[PATH_MAX];
+
+	memset(p, 0, sizeof(*p));
+	if (name == NULL || name[0] == '\0' || strlcpy(p->name, name,
+	    sizeof(p->name)) >= sizeof(p->name) || strchr(name, ';') != NULL)
+		return sandbox_fail(e, 0, EINVAL, "bad profile name");
+	if (workspace == NULL || workspace[0] == '\0')
+		workspace = ".";
+	if (realpath(workspace, real) == NULL)
+		return sandbox_fail(e, 0, errno, "workspace %s", workspace);
+	strlcpy(p->workspace, real, sizeof(p->workspace));
+	p->fs_write = fs_write != 0;
+	p->exec = exec != 0;
+	p->want = SANDBOX_ALL;
+	p->limits.cpu_sec = 600;
+	p->limits.as_bytes = 4ULL << 30;
+	p->limits.fsize_bytes = 1ULL << 30;
+	p->limits.nofile = 1024;
+	p->limits.nproc = 256;
+	p->limits.tmpfs_bytes = 256ULL << 20;
+	p->uid = 65534;
+	p->gid = 65534;
+	strlcpy(p->ro_paths[p->nro_paths++], ".git/hooks",
+	    sizeof(p->ro_paths[0]));
+	strlcpy(p->ro_paths[p->nro_paths++], ".git/config",
+	    sizeof(p->ro_paths[0]));
+	sandbox_policy_require(p, NULL);
+	return 0;
+}
+
+int
+sandbox_policy_for_profile(struct sandbox_policy *p, const char *name,
+    const char *workspace, struct sandbox_error *e)
+{
+	size_t	 i;
+
+	for (i = 0; i < sizeof(sandbox_profiles) / sizeof(sandbox_profiles[0]);
+	    i++)
+		if (name != NULL && strcmp(name, sandbox_profiles[i].name) == 0)
+			return sandbox_policy_init(p, name, workspace,
+			    sandbox_profiles[i].fs_write,
+			    sandbox_profiles[i].exec, e);
+	return sandbox_fail(e, 0, ENOENT, "unknown profile '%s' (explore, "
+	    "plan, review, test, general)", name == NULL ? "" : name);
+}
+
+/* "v1;a=HEX;w=0;x=0;aw=0;want=HEX;req=HEX;u=N;n=NAME;ws=PATH" (ws last:
+ * a path may hold ';'). */
+int
+sandbox_policy_encode(const struct sandbox_policy *p, unsigned applied,
+    char *buf, size_t len)
+{
+	int	 n;
+
+	n = snprintf(buf, len, "v1;a=%x;w=%d;x=%d;aw=%d;want=%x;req=%x;u=%u;"
+	    "n=%s;ws=%s", applied, p->fs_write, p->exec, p->allow_weaker,
+	    p->want, p->require, (unsigned)p->uid, p->name, p->workspace);
+	if (n < 0 || (size_t)n >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+sandbox_decode_hex(const char *s, unsigned *out)
+{
+	char		*end;
+	unsigned long	 v;
+
+	errno = 0;
+	v = strtoul(s, &end, 16);
+	if (errno != 0 || end == s || (*end != ';' && *end != '\0') ||
+	    v > SANDBOX_ALL)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+int
+sandbox_policy_decode(const char *s, struct sandbox_policy *p,
+    unsigned *applied, struct sandbox_error *e)
+{
+	char		 name[SANDBOX_NAME_LEN];
+	const char	*ws, *f;
+	unsigned	 a, want, req, w, x, aw, uid;
+	size_t		 n;
+
+	if (s == NULL || strncmp(s, "v1;", 3) != 0)
+		return sandbox_fail(e, 0, EINVAL, "bad %s (version)",
+		    SANDBOX_ENV);
+	if ((f = strstr(s, ";a=")) == NULL ||
+	    sandbox_decode_hex(f + 3, &a) == -1 ||
+	    (f = strstr(s, ";want=")) == NULL ||
+	    sandbox_decode_hex(f + 6, &want) == -1 ||
+	    (f = strstr(s, ";req=")) == NULL ||
+	    sandbox_decode_hex(f + 5, &req) == -1 ||
+	    sscanf(s, "v1;a=%*x;w=%u;x=%u;aw=%u;want=%*x;req=%*x;u=%u;",
+	    &w, &x, &aw, &uid) != 4 || w > 1 || x > 1 || aw > 1 ||
+	    (f = strstr(s, ";n=")) == NULL || (ws = strstr(s, ";ws=")) == NULL ||
+	    ws < f)
+		return sandbox_fail(e, 0, EINVAL, "bad %s", SANDBOX_ENV);
+	n = (size_t)(ws - (f + 3));
+	if (n == 0 || n >= sizeof(name))
+		return sandbox_fail(e, 0, EINVAL, "bad %s (name)", SANDBOX_ENV);
+	memcpy(name, f + 3, n);
+	name[n] = '\0';
+	ws += 4;
+	if (ws[0] != '/')
+		return sandbox_fail(e, 0, EINVAL, "bad %s (workspace)",
+		    SANDBOX_ENV);
+	if (sandbox_policy_init(p, name, ws, (int)w, (int)x, e) == -1)
+		return -1;
+	p->allow_weaker = (int)aw;
+	p->want = want;
+	p->require = req;
+	p->uid = (uid_t)uid;
+	if (applied != NULL)
+		*applied = a & SANDBOX_PHASE1;
+	return 0;
+}
+
+/* reports */
+
+void
+sandbox_report_init(struct sandbox_report *r, unsigned required)
+{
+	memset(r, 0, sizeof(*r));
+	r->required = required;
+}
+
+static void
+sandbox_report_add(struct sandbox_report *r, const char *s)
+{
+	if (r->nlayers < SANDBOX_REPORT_MAX)
+		strlcpy(r->layers[r->nlayers++], s, SANDBOX_LAYER_LEN);
+}
+
+void
+sandbox_report_fill(struct sandbox_report *r, unsigned applied,
+    int landlock_abi, uid_t uid, int cgroup)
+{
+	char	 s[SANDBOX_LAYER_LEN];
+	size_t	 i;
+
+	r->applied = applied;
+	r->landlock_abi = landlock_abi;
+	r->nlayers = 0;
+	for (i = 0; i < SANDBOX_NLAYERS; i++) {
+		if (!(applied & sandbox_layers[i].bit))
+			continue;
+		switch (sandbox_layers[i].bit) {
+		case SANDBOX_PIDS:
+			sandbox_report_add(r, cgroup ? "cgroup:pids" : "nproc");
+			break;
+		case SANDBOX_UIDDROP:
+			snprintf(s, sizeof(s), "uid:%u", (unsigned)uid);
+			sandbox_report_add(r, s);
+			break;
+		case SANDBOX_LANDLOCK:
+			snprintf(s, sizeof(s), "landlock:abi%d", landlock_abi);
+			sandbox_report_add(r, s);
+			break;
+		default:
+			sandbox_report_add(r, sandbox_layers[i].name);
+			break;
+		}
+	}
+	r->weaker = (r->required & ~applied) != 0;
+}
+
+static int
+sandbox_report_bit(const char *s, unsigned *bit, int *abi)
+{
+	const char	*errstr;
+	size_t		 i;
+
+	*abi = 0;
+	if (strcmp(s, "cgroup:pids") == 0 || strcmp(s, "nproc") == 0) {
+		*bit = SANDBOX_PIDS;
+		return 0;
+	}
+	if (strncmp(s, "uid:", 4) == 0) {
+		strtonum(s + 4, 1, UINT_MAX, &errstr);
+		*bit = SANDBOX_UIDDROP;
+		return errstr == NULL ? 0 : -1;
+	}
+	if (strncmp(s, "landlock:abi", 12) == 0) {
+		*abi = (int)strtonum(s + 12, 1, 99, &errstr);
+		*bit = SANDBOX_LANDLOCK;
+		return errstr == NULL ? 0 : -1;
+	}
+	for (i = 0; i < SANDBOX_NLAYERS; i++)
+		if (strcmp(s, sandbox_layers[i].name) == 0 &&
+		    sandbox_layers[i].bit != SANDBOX_PIDS &&
+		    sandbox_layers[i].bit != SANDBOX_UIDDROP &&
+		    sandbox_layers[i].bit != SANDBOX_LANDLOCK) {
+			*bit = sandbox_layers[i].bit;
+			return 0;
+		}
+	return -1;
+}
+
+int
+sandbox_report_parse(struct sandbox_report *r, const char *const *layers,
+    int n, struct sandbox_error *e)
+{
+	unsigned	 bit;
+	int		 i, abi;
+
+	sandbox_report_init(r, 0);
+	if (n < 0 || n > SANDBOX_REPORT_MAX)
+		return sandbox_fail(e, 0, ERANGE, "report of %d layers", n);
+	for (i = 0; i < n; i++) {
+		if (layers[i] == NULL ||
+		    strnlen(layers[i], SANDBOX_LAYER_LEN) >= SANDBOX_LAYER_LEN ||
+		    sandbox_report_bit(layers[i], &bit, &abi) == -1)
+			return sandbox_fail(e, 0, EINVAL,
+			    "unknown layer in report (#%d)", i);
+		if (r->applied & bit)
+			return sandbox_fail(e, 0, EINVAL,
+			    "layer %s reported twice", layers[i]);
+		r->applied |= bit;
+		if (abi != 0)
+			r->landlock_abi = abi;
+		strlcpy(r->layers[r->nlayers++], layers[i], SANDBOX_LAYER_LEN);
+	}
+	return 0;
+}
+
+static void
+sandbox_mask_names(unsigned mask, char *buf, size_t len)
+{
+	size_t	 i;
+
+	buf[0] = '\0';
+	for (i = 0; i < SANDBOX_NLAYERS; i++) {
+		if (!(mask & sandbox_layers[i].bit))
+			continue;
+		if (buf[0] != '\0')
+			strlcat(buf, ", ", len);
+		strlcat(buf, sandbox_layers[i].name, len);
+	}
+}
+
+int
+sandbox_report_check(const struct sandbox_policy *p,
+    const struct sandbox_report *r, struct sandbox_error *e)
+{
+	char		 names[SANDBOX_ERR_LEN];
+	unsigned	 missing;
+
+	missing = p->require & ~r->applied;
+	if (missing == 0 || p->allow_weaker)
+		return 0;
+	sandbox_mask_names(missing, names, sizeof(names));
+	if (e != NULL) {
+		e->layer = missing;
+		e->missing = 1;
+		e->errnum = 0;
+		snprintf(e->msg, sizeof(e->msg), "profile %s requires "
+		    "layers this worker did not apply: %s", p->name, names);
+	}
+	errno = EPERM;
+	return -1;
+}
+
+void
+sandbox_report_string(const struct sandbox_report *r, char *buf, size_t len)
+{
+	int	 i;
+
+	if (len == 0)
+		return;
+	buf[0] = '\0';
+	for (i = 0; i < r->nlayers; i++) {
+		if (i > 0)
+			strlcat(buf, ",", len);
+		strlcat(buf, r->layers[i], len);
+	}
+	if (r->weaker) {
+		char	 names[SANDBOX_ERR_LEN];
+
+		sandbox_mask_names(r->required & ~r->applied, names,
+		    sizeof(names));
+		strlcat(buf, " (weaker: missing ", len);
+		strlcat(buf, names, len);
+		strlcat(buf, ")", len);
+	}
+}
+
+/* A missing layer: fatal when required, unless weaker is accepted. */
+static int
+sandbox_lack(const struct sandbox_policy *p, unsigned bit, char *note,
+    size_t notelen, struct sandbox_error *e)
+{
+	if ((p->require & bit) && !p->allow_weaker)
+		return -1;
+	sandbox_note(note, notelen, "%s", e->msg);
+	return 0;
+}
+
+/* phase 1 */
+
+int
+sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
+    struct sandbox_error *e)
+{
+	char		 names[SANDBOX_ERR_LEN];
+	unsigned	 planned, missing;
+	int		 flags;
+
+	memset(sb, 0, sizeof(*sb));
+	memcpy(&sb->policy, p, sizeof(*p));
+	sb->pid = -1;
+	sb->notify_fd = -1;
+	sb->sock[0] = sb->sock[1] = -1;
+	if (sb->policy.workspace[0] != '/')
+		return sandbox_fail(e, 0, EINVAL, "workspace must be absolute");
+	sandbox_caps_probe(&sb->caps, 0);
+	planned = SANDBOX_SETSID | SANDBOX_CLOSEFDS | SANDBOX_RLIMITS;
+	if ((p->want & SANDBOX_PIDS) && sb->caps.cgroup != 0) {
+		if (sandbox_cgroup_create(sb, e) == 0)
+			planned |= SANDBOX_PIDS;
+		else
+			sandbox_note(sb->note, sizeof(sb->note), "%s", e->msg);
+	}
+	if ((p->want & SANDBOX_PIDS) && !(planned & SANDBOX_PIDS)) {
+		/* RLIMIT_NPROC, which needs a uid other than 0. */
+		if (!sb->caps.root)
+			planned |= SANDBOX_PIDS;
+		else if ((p->want & SANDBOX_UIDDROP) && p->uid != 0)
+			planned |= SANDBOX_PIDS | SANDBOX_UIDDROP;
+	}
+	flags = sandbox_ns_flags(sb);
+	if (flags & CLONE_NEWUSER)
+		planned |= SANDBOX_USERNS;
+	if (flags & CLONE_NEWNS)
+		planned |= SANDBOX_MNTNS;
+	if (flags & CLONE_NEWPID)
+		planned |= SANDBOX_PIDNS;
+	if (flags & CLONE_NEWNET)
+		planned |= SANDBOX_NETNS;
+	if (flags & CLONE_NEWIPC)
+		planned |= SANDBOX_IPCNS;
+	if (sb->caps.landlock_abi == 0)
+		missing = SANDBOX_LANDLOCK;
+	else
+		missing = 0;
+	if (!sb->caps.seccomp)
+		missing |= SANDBOX_SECCOMP;
+	missing |= p->require & SANDBOX_PHASE1 & ~planned;
+	sb->cloneflags = flags;
+	sb->planned = planned;
+	sb->outer_uid = getuid();
+	sb->outer_gid = getgid();
+	if (missing != 0) {
+		sandbox_mask_names(missing, names, sizeof(names));
+		if ((missing & p->require) && !p->allow_weaker) {
+			sandbox_missing(e, missing & p->require, "this machine "
+			    "cannot apply %s, which profile %s requires (%s); "
+			    "--allow-weaker-sandbox runs it anyway", names,
+			    p->name, sb->caps.detail[0] != '\0' ?
+			    sb->caps.detail : "see warren sandbox check");
+			sandbox_release(sb);
+			return -1;
+		}
+		sandbox_note(sb->note, sizeof(sb->note), "weaker sandbox: "
+		    "no %s", names);
+	}
+	return 0;
+}
+
+pid_t
+sandbox_fork(struct sandbox *sb, struct sandbox_error *e)
+{
+	pid_t	 pid;
+
+	if (sb->use_notify && socketpair(AF_UNIX, SOCK_SEQPACKET |
+	    SOCK_CLOEXEC, 0, sb->sock) == -1)
+		return sandbox_fail(e, 0, errno, "socketpair");
+	pid = sandbox_ns_clone(sb->cloneflags);
+	if (pid == -1 && sb->cloneflags != 0 && (errno == EPERM ||
+	    errno == EINVAL || errno == ENOSPC || errno == EUSERS)) {
+		sandbox_note(sb->note, sizeof(sb->note), "namespaces refused "
+		    "by the kernel (clone: %s)", strerror(errno));
+		if ((sb->policy.require & SANDBOX_NAMESPACES & sb->planned) &&
+		    !sb->policy.allow_weaker)
+			return sandbox_missing(e, sb->planned &
+			    SANDBOX_NAMESPACES & sb->policy.require,
+			    "clone into namespaces: %s", strerror(errno));
+		sb->planned &= ~SANDBOX_NAMESPACES;
+		sb->cloneflags = 0;
+		pid = sandbox_ns_clone(0);
+	}
+	if (pid == -1)
+		return sandbox_fail(e, 0, errno, "clone");
+	if (pid == 0) {
+		if (sb->sock[0] != -1)
+			close(sb->sock[0]);
+		sb->sock[0] = -1;
+		sb->pid = 0;
+		return 0;
+	}
+	sb->pid = pid;
+	if (sb->sock[1] != -1) {
+		close(sb->sock[1]);
+		sb->sock[1] = -1;
+	}
+	return pid;
+}
+
+/* close_range around the fds kept (0-2 and keep[]). */
+static int
+sandbox_closefds(const int *keep, int nkeep, int also, struct sandbox_error *e)
+{
+	int	 fds[72], n = 0, i, j, t, lo;
+
+	for (i = 0; i < 3; i++)
+		fds[n++] = i;
+	for (i = 0; i < nkeep && n < 70; i++)
+		if (keep[i] > 2)
+			fds[n++] = keep[i];
+	if (also > 2)
+		fds[n++] = also;
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+			t = fds[j];
+			fds[j] = fds[j - 1];
+			fds[j - 1] = t;
+		}
+	lo = 0;
+	for (i = 0; i < n; i++) {
+		if (fds[i] > lo && syscall(SYS_close_range, (unsigned)lo,
+		    (unsigned)fds[i] - 1, 0U) == -1)
+			return sandbox_fail(e, SANDBOX_CLOSEFDS, errno,
+			    "close_range");
+		if (fds[i] + 1 > lo)
+			lo = fds[i] + 1;
+	}
+	if (syscall(SYS_close_range, (unsigned)lo, ~0U, 0U) == -1)
+		return sandbox_fail(e, SANDBOX_CLOSEFDS, errno, "close_range");
+	return 0;
+}
+
+int
+sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
+    struct sandbox_error *e)
+{
+	const struct sandbox_policy	*p = &sb->policy;
+	sigset_t			 old;
+	pid_t				 pid;
+	int				 flags = sb->cloneflags, nproc = 0;
+	unsigned			 a = 0;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (flags & CLONE_NEWUSER) {
+		if (sandbox_ns_userns_map(sb->outer_uid, sb->outer_gid,
+		    e) == -1)
+			return -1;
+		a |= SANDBOX_USERNS;
+	}
+	if (sb->cgroup[0] != '\0') {
+		if (sandbox_cgroup_join(sb->cgroup, e) == -1)
+			return -1;
+		a |= SANDBOX_PIDS;
+	}
+	if (flags & CLONE_NEWNS) {
+		if (sandbox_ns_mounts(p, (flags & CLONE_NEWPID) != 0, e) == -1)
+			return -1;
+		a |= SANDBOX_MNTNS;
+		if (flags & CLONE_NEWPID)
+			a |= SANDBOX_PIDNS;
+	}
+	if (flags & CLONE_NEWNET)
+		a |= SANDBOX_NETNS;
+	if (flags & CLONE_NEWIPC)
+		a |= SANDBOX_IPCNS;
+	if (flags & CLONE_NEWPID) {
+		sandbox_ns_init_signals(&old);
+		if ((pid = fork()) == -1)
+			return sandbox_fail(e, SANDBOX_PIDNS, errno,
+			    "fork the command from pid 1");
+		if (pid != 0)
+			sandbox_ns_init(pid);
+		sandbox_ns_init_restore(&old);
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	}
+	if (setsid() == -1)
+		return sandbox_fail(e, SANDBOX_SETSID, errno, "setsid");
+	a |= SANDBOX_SETSID;
+	if ((sb->planned & SANDBOX_PIDS) && !(a & SANDBOX_PIDS)) {
+		nproc = (int)p->limits.nproc;
+		a |= SANDBOX_PIDS;
+	}
+	if (sandbox_rlimit_apply(&p->limits, nproc, sb->note, sizeof(sb->note),
+	    e) == -1)
+		return -1;
+	a |= SANDBOX_RLIMITS;
+	if (sb->planned & SANDBOX_UIDDROP) {
+		if (sandbox_caps_uid_drop(p->uid, p->gid, e) == -1)
+			return -1;
+		a |= SANDBOX_UIDDROP;
+	}
+	if (sandbox_closefds(keep, nkeep, sb->sock[1], e) == -1)
+		return -1;
+	a |= SANDBOX_CLOSEFDS;
+	sb->applied = a;
+	memcpy(sb->env, SANDBOX_ENV "=", sizeof(SANDBOX_ENV));
+	if (sandbox_policy_encode(p, a, sb->env + sizeof(SANDBOX_ENV),
+	    sizeof(sb->env) - sizeof(SANDBOX_ENV)) == -1)
+		return sandbox_fail(e, 0, ENAMETOOLONG, "encode %s",
+		    SANDBOX_ENV);
+	return 0;
+}
+
+/* phase 2 */
+
+static int
+sandbox_phase2(const struct sandbox_policy *p, unsigned applied, int scflags,
+    int *notify_fd, uid_t uid, int cgroup, struct sandbox_report *r,
+    struct sandbox_error *e)
+{
+	int	 abi = 0;
+
+	sandbox_report_init(r, p->require);
+	if (sandbox_caps_drop(e) == -1)
+		return -1;
+	applied |= SANDBOX_CAPS;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
+		return sandbox_fail(e, SANDBOX_NNP, errno,
+		    "PR_SET_NO_NEW_PRIVS");
+	applied |= SANDBOX_NNP;
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
+		return sandbox_fail(e, SANDBOX_NODUMP, errno,
+		    "PR_SET_DUMPABLE 0");
+	applied |= SANDBOX_NODUMP;
+	if ((p->want & SANDBOX_LANDLOCK) &&
+	    sandbox_landlock_apply(p, &abi, e) == 0) {
+		applied |= SANDBOX_LANDLOCK;
+		if (abi >= 6)
+			applied |= SANDBOX_LLSCOPE;
+	} else if (!(p->want & SANDBOX_LANDLOCK) || e->missing) {
+		if (sandbox_lack(p, SANDBOX_LANDLOCK, r->note, sizeof(r->note),
+		    e) == -1)
+			return -1;
+	} else
+		return -1;
+	if (SANDBOX_SANITIZER && (scflags & SANDBOX_SECCOMP_SELF))
+		sandbox_note(r->note, sizeof(r->note), "sanitizer build: "
+		    "ptrace and PR_SET_DUMPABLE allowed for LeakSanitizer");
+	if (sandbox_seccomp_apply(p, scflags, notify_fd, e) == -1)
+		return -1;
+	applied |= SANDBOX_SECCOMP;
+	sandbox_report_fill(r, applied, abi, uid, cgroup);
+	if (r->weaker && !p->allow_weaker) {
+		char	 names[SANDBOX_ERR_LEN];
+
+		sandbox_mask_names(p->require & ~applied, names,
+		    sizeof(names));
+		return sandbox_missing(e, p->require & ~applied,
+		    "profile %s requires %s", p->name, names);
+	}
+	return 0;
+}
+
+int
+sandbox_enter(const struct sandbox_policy *p, struct sandbox_report *r,
+    struct sandbox_error *e)
+{
+	struct sandbox_policy	 envp;
+	const char		*env;
+	unsigned		 applied = 0;
+	int			 nfd;
+
+	env = getenv(SANDBOX_ENV);
+	if (env != NULL) {
+		if (sandbox_policy_decode(env, &envp, &applied, e) == -1)
+			return -1;
+		if (p == NULL)
+			p = &envp;
+		else if (strcmp(p->name, envp.name) != 0 ||
+		    p->fs_write != envp.fs_write || p->exec != envp.exec)
+			return sandbox_fail(e, 0, EINVAL, "%s was set up for "
+			    "profile %s, not %s", SANDBOX_ENV, envp.name,
+			    p->name);
+		unsetenv(SANDBOX_ENV);
+	} else if (p == NULL)
+		return sandbox_fail(e, 0, EINVAL, "no policy and no %s",
+		    SANDBOX_ENV);
+	if (sandbox_phase2(p, applied, SANDBOX_SECCOMP_SELF, &nfd,
+	    (applied & SANDBOX_UIDDROP) ? geteuid() : 0,
+	    (applied & SANDBOX_PIDS) && (applied & SANDBOX_UIDDROP) == 0 &&
+	    getuid() == 0, r, e) == -1)
+		return -1;
+	return 0;
+}
+
+int
+sandbox_apply_self(const struct sandbox_policy *p, struct sandbox_report *r,
+    struct sandbox_error *e)
+{
+	char		 note[SANDBOX_ERR_LEN] = "";
+	unsigned	 a = 0;
+	int		 nfd;
+
+	if (setsid() != -1 || errno == EPERM)
+		a |= SANDBOX_SETSID;
+	if (sandbox_rlimit_apply(&p->limits, getuid() != 0 ?
+	    (int)p->limits.nproc : 0, note, sizeof(note), e) == -1)
+		return -1;
+	a |= SANDBOX_RLIMITS | (getuid() != 0 ? SANDBOX_PIDS : 0);
+	if (sandbox_phase2(p, a, SANDBOX_SECCOMP_SELF, &nfd, 0, 0, r,
+	    e) == -1 && !(p->allow_weaker && e->missing))
+		return -1;
+	if (note[0] != '\0')
+		sandbox_note(r->note, sizeof(r->note), "%s", note);
+	return 0;
+}
+
+/* Send the report (and the listener fd) to the parent of sandbox exec. */
+static int
+sandbox_send(int sock, const struct sandbox_msg *m, int fd)
+{
+	struct msghdr	 msg;
+	struct iovec	 iov;
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	iov.iov_base = (void *)(uintptr_t)m;
+	iov.iov_len = sizeof(*m);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	if (fd != -1) {
+		msg.msg_control = cm.buf;
+		msg.msg_controllen = sizeof(cm.buf);
+		cm.h.cmsg_level = SOL_SOCKET;
+		cm.h.cmsg_type = SCM_RIGHTS;
+		cm.h.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&cm.h), &fd, sizeof(int));
+	}
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof(*m) ?
+	    0 : -1;
+}
+
+int
+sandbox_enter_exec(struct sandbox *sb, struct sandbox_report *r,
+    struct sandbox_error *e)
+{
+	struct sandbox_msg	 m;
+	int			 nfd = -1, rc;
+
+	rc = sandbox_phase2(&sb->policy, sb->applied, sb->use_notify ?
+	    SANDBOX_SECCOMP_NOTIFY : 0, &nfd, sb->policy.uid,
+	    sb->cgroup[0] != '\0', r, e);
+	if (sb->note[0] != '\0')
+		sandbox_note(r->note, sizeof(r->note), "%s", sb->note);
+	if (sb->sock[1] == -1)
+		return rc;
+	memset(&m, 0, sizeof(m));
+	m.ok = rc == 0;
+	memcpy(&m.report, r, sizeof(*r));
+	if (rc == -1)
+		memcpy(&m.error, e, sizeof(*e));
+	if (sandbox_send(sb->sock[1], &m, nfd) == -1 && rc == 0)
+		rc = sandbox_fail(e, SANDBOX_SECCOMP, errno,
+		    "send the seccomp listener to the parent");
+	close(sb->sock[1]);
+	sb->sock[1] = -1;
+	if (nfd != -1)
+		close(nfd);
+	return rc;
+}
+
+int
+sandbox_parent_report(struct sandbox *sb, struct sandbox_report *r,
+    struct sandbox_error *e)
+{
+	struct sandbox_msg	 m;
+	struct msghdr		 msg;
+	struct iovec		 iov;
+	struct cmsghdr		*h;
+	union {
+		struct cmsghdr	 h;
+		char		 buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	ssize_t			 n;
+
+	if (sb->sock[0] == -1)
+		return sandbox_fail(e, 0, EBADF, "no channel to the child");
+	memset(&msg, 0, sizeof(msg));
+	iov.iov_base = &m;
+	iov.iov_len = sizeof(m);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	do
+		n = recvmsg(sb->sock[0], &msg, MSG_CMSG_CLOEXEC);
+	while (n == -1 && errno == EINTR);
+	close(sb->sock[0]);
+	sb->sock[0] = -1;
+	if (n != (ssize_t)sizeof(m))
+		return sandbox_fail(e, 0, n == -1 ? errno : EPIPE,
+		    "the sandboxed child failed before reporting");
+	for (h = CMSG_FIRSTHDR(&msg); h != NULL; h = CMSG_NXTHDR(&msg, h))
+		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS)
+			memcpy(&sb->notify_fd, CMSG_DATA(h), sizeof(int));
+	m.report.layers[SANDBOX_REPORT_MAX - 1][SANDBOX_LAYER_LEN - 1] = '\0';
+	m.report.note[sizeof(m.report.note) - 1] = '\0';
+	m.error.msg[sizeof(m.error.msg) - 1] = '\0';
+	if (m.report.nlayers < 0 || m.report.nlayers > SANDBOX_REPORT_MAX)
+		m.report.nlayers = 0;
+	memcpy(r, &m.report, sizeof(*r));
+	if (!m.ok) {
+		if (e != NULL)
+			memcpy(e, &m.error, sizeof(*e));
+		return -1;
+	}
+	return 0;
+}
+
+/* The listener: one execve of a no-exec profile, then none; sockets never.
+ * Every denial is named on log (if not NULL). */
+int
+sandbox_notify_handle(struct sandbox *sb, FILE *log)
+{
+	struct seccomp_notif		 req;
+	struct seccomp_notif_resp	 resp;
+	const char			*name;
+	char				*sname;
+
+	if (sb->notify_fd == -1)
+		return -1;
+	memset(&req, 0, sizeof(req));
+	if (ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, &req) == -1) {
+		if (errno == EINTR || errno == ENOENT)
+			return 0;
+		close(sb->notify_fd);
+		sb->notify_fd = -1;
+		return -1;
+	}
+	memset(&resp, 0, sizeof(resp));
+	resp.id = req.id;
+	sname = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE,
+	    req.data.nr);
+	name = sname != NULL ? sname : "syscall";
+	if ((strcmp(name, "execve") == 0 || strcmp(name, "execveat") == 0) &&
+	    sb->execs == 0) {
+		/* Our own exec of the command, before anything ran. */
+		sb->execs++;
+		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	} else {
+		resp.error = -EPERM;
+		if (log != NULL && strcmp(name, "socket") == 0)
+			fprintf(log, "warren: sandbox: %s profile: pid %u tried "
+			    "socket(%s): denied\n", sb->policy.name,
+			    (unsigned)req.pid, req.data.args[0] == AF_INET ?
+			    "AF_INET" : req.data.args[0] == AF_INET6 ?
+			    "AF_INET6" : req.data.args[0] == AF_UNIX ?
+			    "AF_UNIX" : req.data.args[0] == AF_NETLINK ?
+			    "AF_NETLINK" : req.data.args[0] == AF_PACKET ?
+			    "AF_PACKET" : "another family");
+		else if (log != NULL)
+			fprintf(log, "warren: sandbox: %s profile: pid %u tried "
+			    "%s: denied (no exec in this profile)\n",
+			    sb->policy.name, (unsigned)req.pid, name);
+	}
+	free(sname);
+	if (ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) == -1 &&
+	    errno != ENOENT) {
+		close(sb->notify_fd);
+		sb->notify_fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+int
+sandbox_kill(struct sandbox *sb, int sig)
+{
+	if (sb->pid <= 0)
+		return -1;
+	/* SIGKILL of pid 1 ends the whole pid namespace. */
+	if (kill(sb->pid, sig) == -1 && errno != ESRCH)
+		return -1;
+	if (!(sb->planned & SANDBOX_PIDNS))
+		kill(-sb->pid, sig);
+	if (sig == SIGKILL)
+		sandbox_cgroup_kill(sb->cgroup, sb->cgroup_version);
+	return 0;
+}
+
+void
+sandbox_release(struct sandbox *sb)
+{
+	if (sb->pid > 0 && !(sb->planned & SANDBOX_PIDNS))
+		kill(-sb->pid, SIGKILL);
+	sandbox_cgroup_kill(sb->cgroup, sb->cgroup_version);
+	sandbox_cgroup_remove(sb->cgroup, sb->cgroup_version);
+	sb->cgroup[0] = '\0';
+	if (sb->notify_fd != -1)
+		close(sb->notify_fd);
+	if (sb->sock[0] != -1)
+		close(sb->sock[0]);
+	if (sb->sock[1] != -1)
+		close(sb->sock[1]);
+	sb->notify_fd = sb->sock[0] = sb->sock[1] = -1;
+}

@@ -1,0 +1,271 @@
+/*
+ * A pids cgroup per sandboxed child: the fork-bomb bound that works for
+ * uid 0, where RLIMIT_NPROC is not enforced.
+ *
+ * cgroup v2 is used when the pids controller is enabled below our own
+ * group, v1 when a "pids" hierarchy is mounted; both need write access to
+ * the parent group (root, or a delegated subtree). The parent creates the
+ * group before fork, the child joins it first thing, and the parent kills
+ * what is left and removes it after the child is reaped.
+ */
+#include <sys/types.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+
+#include "sandbox/sandbox_int.h"
+
+#define CGROUP_RETRIES	200
+
+static int
+sandbox_cgroup_write(const char *dir, const char *file, const char *val)
+{
+	char	 path[PATH_MAX];
+	int	 fd, saved;
+	ssize_t	 n;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) >=
+	    sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = write(fd, val, strlen(val));
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+static ssize_t
+sandbox_cgroup_read(const char *path, char *buf, size_t len)
+{
+	ssize_t	 n;
+	int	 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+/* 1 if a comma-separated option list holds opt. */
+static int
+sandbox_cgroup_has_opt(char *opts, const char *opt)
+{
+	char	*s, *save;
+
+	for (s = strtok_r(opts, ",", &save); s != NULL;
+	    s = strtok_r(NULL, ",", &save))
+		if (strcmp(s, opt) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * Mount point of a hierarchy: fstype cgroup2 (v2), or cgroup with the pids
+ * super option (v1). A mountinfo line is "id parent dev root mnt opts
+ * [tags...] - fstype source superopts".
+ */
+static int
+sandbox_cgroup_mount(int v2, char *out, size_t len)
+{
+	char	*line = NULL, *p, *save, *f[32];
+	size_t	 cap = 0;
+	FILE	*fp;
+	int	 nf, i, sep, found = -1;
+
+	if ((fp = fopen("/proc/self/mountinfo", "re")) == NULL)
+		return -1;
+	while (found == -1 && getline(&line, &cap, fp) != -1) {
+		nf = 0;
+		for (p = strtok_r(line, " \n", &save); p != NULL && nf < 32;
+		    p = strtok_r(NULL, " \n", &save))
+			f[nf++] = p;
+		for (sep = -1, i = 6; i < nf; i++)
+			if (strcmp(f[i], "-") == 0) {
+				sep = i;
+				break;
+			}
+		if (sep == -1 || sep + 3 >= nf)
+			continue;
+		if ((v2 && strcmp(f[sep + 1], "cgroup2") == 0) ||
+		    (!v2 && strcmp(f[sep + 1], "cgroup") == 0 &&
+		    sandbox_cgroup_has_opt(f[sep + 3], "pids")))
+			found = strlcpy(out, f[4], len) < len ? 0 : -1;
+	}
+	free(line);
+	fclose(fp);
+	return found;
+}
+
+/* Our own group in the hierarchy named by ctl ("" = v2, "pids" = v1). */
+static int
+sandbox_cgroup_self(const char *ctl, char *out, size_t len)
+{
+	char	 buf[4096], *line, *save, *c1, *c2;
+
+	if (sandbox_cgroup_read("/proc/self/cgroup", buf, sizeof(buf)) <= 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if ((c1 = strchr(line, ':')) == NULL ||
+		    (c2 = strchr(c1 + 1, ':')) == NULL)
+			continue;
+		*c1 = '\0';
+		*c2 = '\0';
+		if ((*ctl == '\0' && strcmp(line, "0") == 0 &&
+		    c1[1] == '\0') || (*ctl != '\0' &&
+		    sandbox_cgroup_has_opt(c1 + 1, ctl))) {
+			if (strlcpy(out, c2 + 1, len) >= len)
+				return -1;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int
+sandbox_cgroup_has_word(const char *path, const char *word)
+{
+	char	 buf[1024], *w, *save;
+
+	if (sandbox_cgroup_read(path, buf, sizeof(buf)) < 0)
+		return 0;
+	for (w = strtok_r(buf, " \n", &save); w != NULL;
+	    w = strtok_r(NULL, " \n", &save))
+		if (strcmp(w, word) == 0)
+			return 1;
+	return 0;
+}
+
+/* Fills c->cgroup and c->cgroup_path with a group we may create under. */
+int
+sandbox_cgroup_find(struct sandbox_caps *c)
+{
+	char	 mnt[PATH_MAX], self[PATH_MAX], dir[PATH_MAX], f[PATH_MAX];
+
+	c->cgroup = 0;
+	c->cgroup_path[0] = '\0';
+	if (sandbox_cgroup_mount(1, mnt, sizeof(mnt)) == 0 &&
+	    sandbox_cgroup_self("", self, sizeof(self)) == 0 &&
+	    (size_t)snprintf(dir, sizeof(dir), "%s%s", mnt,
+	    strcmp(self, "/") == 0 ? "" : self) < sizeof(dir) &&
+	    access(dir, W_OK) == 0) {
+		snprintf(f, sizeof(f), "%s/cgroup.subtree_control", dir);
+		if (sandbox_cgroup_has_word(f, "pids")) {
+			strlcpy(c->cgroup_path, dir, sizeof(c->cgroup_path));
+			c->cgroup = 2;
+			return 0;
+		}
+	}
+	if (sandbox_cgroup_mount(0, mnt, sizeof(mnt)) == 0 &&
+	    sandbox_cgroup_self("pids", self, sizeof(self)) == 0 &&
+	    (size_t)snprintf(dir, sizeof(dir), "%s%s", mnt,
+	    strcmp(self, "/") == 0 ? "" : self) < sizeof(dir) &&
+	    access(dir, W_OK) == 0) {
+		strlcpy(c->cgroup_path, dir, sizeof(c->cgroup_path));
+		c->cgroup = 1;
+		return 0;
+	}
+	return -1;
+}
+
+int
+sandbox_cgroup_create(struct sandbox *sb, struct sandbox_error *e)
+{
+	static unsigned	 seq;
+	char		 val[32];
+
+	if ((size_t)snprintf(sb->cgroup, sizeof(sb->cgroup),
+	    "%s/warren-%ld-%u", sb->caps.cgroup_path, (long)getpid(),
+	    seq++) >= sizeof(sb->cgroup))
+		return sandbox_fail(e, SANDBOX_PIDS, ENAMETOOLONG,
+		    "cgroup path under %s", sb->caps.cgroup_path);
+	if (mkdir(sb->cgroup, 0755) == -1) {
+		sb->cgroup[0] = '\0';
+		return sandbox_fail(e, SANDBOX_PIDS, errno, "mkdir %s",
+		    sb->cgroup);
+	}
+	snprintf(val, sizeof(val), "%llu",
+	    (unsigned long long)sb->policy.limits.nproc);
+	if (sb->policy.limits.nproc != 0 &&
+	    sandbox_cgroup_write(sb->cgroup, "pids.max", val) == -1) {
+		sandbox_fail(e, SANDBOX_PIDS, errno, "write %s/pids.max",
+		    sb->cgroup);
+		rmdir(sb->cgroup);
+		sb->cgroup[0] = '\0';
+		return -1;
+	}
+	sb->cgroup_version = sb->caps.cgroup;
+	return 0;
+}
+
+/* In the child: move ourselves in (pid 0 means the writer). */
+int
+sandbox_cgroup_join(const char *path, struct sandbox_error *e)
+{
+	if (sandbox_cgroup_write(path, "cgroup.procs", "0") == -1)
+		return sandbox_fail(e, SANDBOX_PIDS, errno,
+		    "join %s/cgroup.procs", path);
+	return 0;
+}
+
+/* Kill every process in the group; returns how many were signalled. */
+int
+sandbox_cgroup_kill(const char *path, int version)
+{
+	char	 f[PATH_MAX], buf[8192], *p, *end;
+	long	 pid;
+	int	 n = 0;
+
+	if (path[0] == '\0')
+		return 0;
+	if (version == 2 && sandbox_cgroup_write(path, "cgroup.kill",
+	    "1") == 0)
+		return 1;
+	snprintf(f, sizeof(f), "%s/cgroup.procs", path);
+	if (sandbox_cgroup_read(f, buf, sizeof(buf)) <= 0)
+		return 0;
+	for (p = buf; *p != '\0'; p = end) {
+		pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
+			n++;
+		while (*end == '\n')
+			end++;
+	}
+	return n;
+}
+
+void
+sandbox_cgroup_remove(const char *path, int version)
+{
+	struct timespec	 ts = { 0, 5 * 1000 * 1000 };
+	int		 i;
+
+	if (path[0] == '\0')
+		return;
+	for (i = 0; i < CGROUP_RETRIES; i++) {
+		if (rmdir(path) == 0 || errno == ENOENT)
+			return;
+		if (errno != EBUSY)
+			return;
+		sandbox_cgroup_kill(path, version);
+		nanosleep(&ts, NULL);
+	}
+}

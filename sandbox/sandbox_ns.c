@@ -1,0 +1,388 @@
+/*
+ * Namespaces: the child is cloned straight into new user (when not root),
+ * mount, pid, net, ipc and uts namespaces, as many as this kernel and user
+ * allow. In its mount namespace it gets a private /tmp and /dev/shm (size
+ * bounded tmpfs), the workspace's read-only carve-outs (.git/hooks,
+ * .git/config) and, with a pid namespace, a fresh /proc that shows only
+ * the sandbox. With a pid namespace a tiny init stays pid 1: it forwards
+ * signals to the command and reaps orphans, and when it exits the kernel
+ * kills everything left in the namespace.
+ *
+ * The child of a raw clone shares no locks with a multi-threaded parent's
+ * other threads: code here runs before exec and avoids malloc.
+ */
+#include <sys/types.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+
+#include "sandbox/sandbox_int.h"
+
+/* Signals the init passes on to the command. */
+static const int sandbox_ns_fwd[] = {
+	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGCONT,
+	SIGTSTP, SIGWINCH,
+};
+
+int
+sandbox_ns_flags(const struct sandbox *sb)
+{
+	const struct sandbox_caps	*c = &sb->caps;
+	unsigned			 want = sb->policy.want;
+	int				 flags = 0, userns = 0;
+
+	if (!c->root) {
+		if (!c->userns || !(want & (SANDBOX_NAMESPACES)))
+			return 0;
+		userns = 1;
+		flags |= CLONE_NEWUSER;
+	}
+	if ((want & SANDBOX_MNTNS) && c->mntns)
+		flags |= CLONE_NEWNS;
+	if ((want & SANDBOX_PIDNS) && c->pidns && (flags & CLONE_NEWNS))
+		flags |= CLONE_NEWPID;		/* a fresh /proc needs mntns */
+	if ((want & SANDBOX_NETNS) && c->netns)
+		flags |= CLONE_NEWNET;
+	if ((want & SANDBOX_IPCNS) && c->ipcns)
+		flags |= CLONE_NEWIPC | CLONE_NEWUTS;
+	if (userns && flags == CLONE_NEWUSER)
+		return 0;
+	return flags;
+}
+
+/* fork(), into the namespaces in flags. */
+pid_t
+sandbox_ns_clone(int flags)
+{
+	return (pid_t)syscall(SYS_clone, (unsigned long)flags | SIGCHLD,
+	    NULL, NULL, NULL, NULL);
+}
+
+static int
+sandbox_ns_write(const char *path, const char *s)
+{
+	ssize_t	 n;
+	int	 fd, saved;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = write(fd, s, strlen(s));
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+/* In a new user ns: map our own uid and gid to themselves. */
+int
+sandbox_ns_userns_map(uid_t uid, gid_t gid, struct sandbox_error *e)
+{
+	char	 map[64];
+
+	if (sandbox_ns_write("/proc/self/setgroups", "deny") == -1 &&
+	    errno != ENOENT)
+		return sandbox_fail(e, SANDBOX_USERNS, errno,
+		    "write /proc/self/setgroups");
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	if (sandbox_ns_write("/proc/self/uid_map", map) == -1)
+		return sandbox_fail(e, SANDBOX_USERNS, errno,
+		    "write /proc/self/uid_map");
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	if (sandbox_ns_write("/proc/self/gid_map", map) == -1)
+		return sandbox_fail(e, SANDBOX_USERNS, errno,
+		    "write /proc/self/gid_map");
+	return 0;
+}
+
+/* Mount flags a bind remount must keep (locked in a user namespace). */
+static unsigned long
+sandbox_ns_locked(const char *path)
+{
+	struct statvfs	 sv;
+	unsigned long	 fl = 0;
+
+	if (statvfs(path, &sv) == -1)
+		return 0;
+	if (sv.f_flag & ST_NOSUID)
+		fl |= MS_NOSUID;
+	if (sv.f_flag & ST_NODEV)
+		fl |= MS_NODEV;
+	if (sv.f_flag & ST_NOEXEC)
+		fl |= MS_NOEXEC;
+	if (sv.f_flag & ST_NOATIME)
+		fl |= MS_NOATIME;
+	if (sv.f_flag & ST_NODIRATIME)
+		fl |= MS_NODIRATIME;
+	if (sv.f_flag & ST_RELATIME)
+		fl |= MS_RELATIME;
+	return fl;
+}
+
+static int
+sandbox_ns_bind_ro(const char *path, struct sandbox_error *e)
+{
+	unsigned long	 fl;
+
+	fl = sandbox_ns_locked(path);
+	if (mount(path, path, NULL, MS_BIND | MS_REC, NULL) == -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, errno, "bind %s", path);
+	if (mount(NULL, path, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY |
+	    MS_NOSUID | MS_NODEV | fl, NULL) == -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, errno,
+		    "remount %s read-only", path);
+	return 0;
+}
+
+/* mkdir -p of an absolute path; used to recreate a workspace under the
+ * private /tmp before binding it back. */
+static int
+sandbox_ns_mkdirs(const char *path)
+{
+	char	 buf[PATH_MAX], *p;
+
+	if (strlcpy(buf, path, sizeof(buf)) >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (p = buf + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* Under a new tmpfs at top, bind the directory dir back from fd. */
+static int
+sandbox_ns_bindback(const char *top, int fd, const char *dir, int ro,
+    struct sandbox_error *e)
+{
+	char	 src[64];
+	size_t	 len;
+
+	len = strlen(top);
+	if (fd == -1 || dir[0] == '\0' || strncmp(dir, top, len) != 0 ||
+	    dir[len] != '/')
+		return 0;
+	if (sandbox_ns_mkdirs(dir) == -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, errno,
+		    "mkdir %s in the private %s", dir, top);
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+	if (mount(src, dir, NULL, MS_BIND | MS_REC, NULL) == -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, errno,
+		    "bind %s back into the private %s", dir, top);
+	if (ro && sandbox_ns_bind_ro(dir, e) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+sandbox_ns_tmpfs(const char *path, rlim_t size, int wsfd, const char *ws,
+    int progfd, const char *progdir, struct sandbox_error *e)
+{
+	char	 opts[64];
+
+	if (access(path, F_OK) == -1)
+		return 0;
+	snprintf(opts, sizeof(opts), "mode=1777,size=%llu",
+	    (unsigned long long)(size != 0 ? size : 64ULL << 20));
+	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) == -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, errno,
+		    "mount tmpfs on %s", path);
+	/* A workspace or program under it (mkdtemp) is bound back in. */
+	if (sandbox_ns_bindback(path, wsfd, ws, 0, e) == -1)
+		return -1;
+	if (strcmp(progdir, ws) != 0 &&
+	    sandbox_ns_bindback(path, progfd, progdir, 1, e) == -1)
+		return -1;
+	return 0;
+}
+
+/* The read-only carve-outs: .git/hooks is created if .git exists, so a
+ * worker cannot create it and plant a hook the user's next commit runs. */
+static int
+sandbox_ns_carveouts(const struct sandbox_policy *p, struct sandbox_error *e)
+{
+	char		 path[PATH_MAX], git[PATH_MAX];
+	struct stat	 st;
+	int		 i;
+
+	snprintf(git, sizeof(git), "%s/.git", p->workspace);
+	for (i = 0; i < p->nro_paths; i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", p->workspace,
+		    p->ro_paths[i]) >= sizeof(path))
+			return sandbox_fail(e, SANDBOX_MNTNS, ENAMETOOLONG,
+			    "carve-out %s", p->ro_paths[i]);
+		if (lstat(path, &st) == -1) {
+			if (errno != ENOENT)
+				return sandbox_fail(e, SANDBOX_MNTNS, errno,
+				    "stat %s", path);
+			if (strcmp(p->ro_paths[i], ".git/hooks") != 0 ||
+			    stat(git, &st) == -1 || !S_ISDIR(st.st_mode))
+				continue;
+			if (mkdir(path, 0755) == -1)
+				return sandbox_fail(e, SANDBOX_MNTNS, errno,
+				    "mkdir %s", path);
+		} else if (S_ISLNK(st.st_mode))
+			return sandbox_fail(e, SANDBOX_MNTNS, ELOOP,
+			    "carve-out %s is a symlink", path);
+		if (sandbox_ns_bind_ro(path, e) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* In the child's new mount namespace, before anything untrusted runs. */
+int
+sandbox_ns_mounts(const struct sandbox_policy *p, int pidns,
+    struct sandbox_error *e)
+{
+	char	 cwd[PATH_MAX], progdir[PATH_MAX], *slash;
+	int	 wsfd = -1, progfd = -1, ret = -1, havecwd;
+
+	havecwd = getcwd(cwd, sizeof(cwd)) != NULL;
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, errno,
+		    "make / private");
+	if ((wsfd = open(p->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, errno,
+		    "open workspace %s", p->workspace);
+	progdir[0] = '\0';
+	strlcpy(progdir, p->program, sizeof(progdir));
+	if ((slash = strrchr(progdir, '/')) != NULL && slash != progdir) {
+		*slash = '\0';
+		progfd = open(progdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else
+		progdir[0] = '\0';
+	if (sandbox_ns_tmpfs("/tmp", p->limits.tmpfs_bytes, wsfd,
+	    p->workspace, progfd, progdir, e) == -1 ||
+	    sandbox_ns_tmpfs("/dev/shm", p->limits.tmpfs_bytes, wsfd,
+	    p->workspace, progfd, progdir, e) == -1)
+		goto out;
+	if (p->fs_write && sandbox_ns_carveouts(p, e) == -1)
+		goto out;
+	if (pidns && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV |
+	    MS_NOEXEC, NULL) == -1) {
+		sandbox_fail(e, SANDBOX_PIDNS, errno, "mount a fresh /proc");
+		goto out;
+	}
+	/* The old cwd dentry predates the mounts: walk to it again. */
+	if (!havecwd || chdir(cwd) == -1) {
+		if (chdir(p->workspace) == -1) {
+			sandbox_fail(e, SANDBOX_MNTNS, errno, "chdir %s",
+			    p->workspace);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	close(wsfd);
+	if (progfd != -1)
+		close(progfd);
+	return ret;
+}
+
+static void
+sandbox_ns_handler(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Before forking the command: pid 1 only receives signals it has a handler
+ * for, so install no-op handlers and block them (sigwaitinfo takes them).
+ */
+void
+sandbox_ns_init_signals(sigset_t *old)
+{
+	struct sigaction	 sa;
+	sigset_t		 set;
+	size_t			 i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sandbox_ns_handler;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (i = 0; i < sizeof(sandbox_ns_fwd) / sizeof(sandbox_ns_fwd[0]);
+	    i++) {
+		sigaddset(&set, sandbox_ns_fwd[i]);
+		sigaction(sandbox_ns_fwd[i], &sa, NULL);
+	}
+	sigaction(SIGCHLD, &sa, NULL);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+/* In the command: default handlers and the mask it had. */
+void
+sandbox_ns_init_restore(const sigset_t *old)
+{
+	struct sigaction	 sa;
+	size_t			 i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (i = 0; i < sizeof(sandbox_ns_fwd) / sizeof(sandbox_ns_fwd[0]);
+	    i++)
+		sigaction(sandbox_ns_fwd[i], &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
+/*
+ * pid 1 of the sandbox: forward signals to the command, reap every orphan,
+ * and exit with the command's status (128 + signal if it was killed; pid 1
+ * cannot die of a signal sent to itself). Its own exit tears the pid
+ * namespace down, so nothing the command started survives it.
+ */
+void
+sandbox_ns_init(pid_t child)
+{
+	sigset_t	 set;
+	siginfo_t	 si;
+	pid_t		 pid;
+	size_t		 i;
+	int		 status, sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (i = 0; i < sizeof(sandbox_ns_fwd) / sizeof(sandbox_ns_fwd[0]);
+	    i++)
+		sigaddset(&set, sandbox_ns_fwd[i]);
+	syscall(SYS_close_range, 0U, ~0U, 0U);
+	prctl(PR_SET_NAME, "warren-init", 0, 0, 0);
+	for (;;) {
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (pid != child)
+				continue;
+			if (WIFEXITED(status))
+				_exit(WEXITSTATUS(status));
+			_exit(128 + WTERMSIG(status));
+		}
+		if (pid == -1 && errno == ECHILD)
+			_exit(SANDBOX_INIT_LOST);
+		if ((sig = sigwaitinfo(&set, &si)) == -1)
+			continue;
+		if (sig != SIGCHLD)
+			kill(child, sig);
+	}
+}
