@@ -1,0 +1,135 @@
+/*
+ * glob: file names matching a pattern, ** for any number of directories.
+ * A pattern without '/' matches the base name at any depth (as in
+ * .gitignore), because "*.c" meaning "only at the top" surprises models and
+ * people alike; a pattern with a slash (src/x.c, ./y.c) is anchored.
+ */
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "worker/tool_int.h"
+
+#define GLOB_MAX_SEGS	64
+
+static size_t
+glob_split(char *s, char **segs)
+{
+	size_t	n = 0;
+	char	*p;
+
+	for (p = strtok(s, "/"); p != NULL && n < GLOB_MAX_SEGS;
+	    p = strtok(NULL, "/"))
+		if (strcmp(p, ".") != 0)
+			segs[n++] = p;
+	return n;
+}
+
+static int
+glob_segs(char **ps, size_t np, char **ss, size_t ns)
+{
+	size_t	k;
+
+	if (np == 0)
+		return ns == 0;
+	if (strcmp(ps[0], "**") == 0) {
+		for (k = 0; k <= ns; k++)
+			if (glob_segs(ps + 1, np - 1, ss + k, ns - k))
+				return 1;
+		return 0;
+	}
+	if (ns == 0 || fnmatch(ps[0], ss[0], 0) != 0)
+		return 0;
+	return glob_segs(ps + 1, np - 1, ss + 1, ns - 1);
+}
+
+int
+tool_glob_match(const char *pattern, const char *path)
+{
+	char		 pbuf[1024], sbuf[4096], *ps[GLOB_MAX_SEGS];
+	char		*ss[GLOB_MAX_SEGS];
+	const char	*base;
+	size_t		 np, ns;
+
+	if (strchr(pattern, '/') == NULL) {
+		base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+		return fnmatch(pattern, base, 0) == 0;
+	}
+	if (strlcpy(pbuf, pattern, sizeof(pbuf)) >= sizeof(pbuf) ||
+	    strlcpy(sbuf, path, sizeof(sbuf)) >= sizeof(sbuf))
+		return 0;
+	np = glob_split(pbuf, ps);
+	ns = glob_split(sbuf, ss);
+	return glob_segs(ps, np, ss, ns);
+}
+
+struct glob_state {
+	const char	*pattern;
+	size_t		 baselen;	/* strip this prefix of relpath */
+	struct buf	*out;
+	size_t		 found;
+	size_t		 max;
+};
+
+static int
+glob_visit(const char *relpath, int dfd, const char *name, int is_link,
+    void *arg)
+{
+	struct glob_state	*g = arg;
+	const char		*sub;
+
+	(void)dfd;
+	(void)name;
+	(void)is_link;
+	sub = strlen(relpath) >= g->baselen ? relpath + g->baselen : name;
+	if (!tool_glob_match(g->pattern, sub))
+		return 0;
+	if (g->found++ < g->max)
+		buf_addf(g->out, "%s\n", relpath);
+	return 0;
+}
+
+int
+tool_glob(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
+{
+	const char		*pattern = json_string_value(
+				    json_object_get(args, "pattern"));
+	const char		*path = json_string_value(
+				    json_object_get(args, "path"));
+	struct glob_state	 g;
+	struct buf		 b;
+	char			 rel[4096], err[512];
+	size_t			 nstars = 0;
+	const char		*p;
+
+	if (*pattern == '\0')
+		return tool_fail(res, "glob: empty pattern");
+	for (p = pattern; (p = strstr(p, "**")) != NULL; p += 2)
+		nstars++;
+	if (nstars > 8 || strlen(pattern) >= 1024)
+		return tool_fail(res, "glob: pattern too complex (at most 8 "
+		    "** and 1023 bytes)");
+	while (strncmp(pattern, "./", 2) == 0)
+		pattern += 2;
+	if (tool_path_rel(ctx, path, rel, sizeof(rel), err, sizeof(err)) == -1)
+		return tool_fail(res, "glob: %s", err);
+	memset(&g, 0, sizeof(g));
+	g.pattern = pattern;
+	g.max = TOOLS_DEFAULT_MAX_MATCHES;
+	buf_init(&b, 0);
+	g.out = &b;
+	tool_path_clean(rel);
+	if (strcmp(rel, ".") != 0)
+		g.baselen = strlen(rel) + 1;
+	if (tool_walk(ctx, rel, glob_visit, &g, err, sizeof(err)) == -1) {
+		buf_free(&b);
+		return tool_fail(res, "glob: %s", err);
+	}
+	if (g.found > g.max)
+		buf_addf(&b, "[%zu more matches not shown; narrow the "
+		    "pattern]\n", g.found - g.max);
+	if (g.found == 0)
+		buf_addf(&b, "(no files match %s)\n", pattern);
+	return tool_done(ctx, res, &b);
+}
