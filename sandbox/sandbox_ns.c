@@ -233,6 +233,9 @@ sandbox_ns_carveouts(const struct sandbox_policy *p, struct sandbox_error *e)
 			return sandbox_fail(e, SANDBOX_MNTNS, ENAMETOOLONG,
 			    "carve-out %s", p->ro_paths[i]);
 		if (lstat(path, &st) == -1) {
+			/* ENOTDIR: .git is a file (a worktree's gitdir link). */
+			if (errno == ENOTDIR)
+				continue;
 			if (errno != ENOENT)
 				return sandbox_fail(e, SANDBOX_MNTNS, errno,
 				    "stat %s", path);

@@ -97,6 +97,18 @@ static const unsigned long sandbox_seccomp_nsflags[] = {
 	CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME,
 };
 
+/* personality(2) flags no profile may set. */
+static const uint32_t sandbox_seccomp_persona[] = {
+	0x0040000,	/* ADDR_NO_RANDOMIZE */
+	0x0100000,	/* MMAP_PAGE_ZERO */
+	0x0200000,	/* ADDR_COMPAT_LAYOUT */
+	0x0400000,	/* READ_IMPLIES_EXEC */
+	0x0800000,	/* ADDR_LIMIT_32BIT */
+	0x8000000,	/* ADDR_LIMIT_3GB */
+	0x0000008,	/* PER_LINUX32 and the other foreign personalities */
+	0x0000001, 0x0000002, 0x0000004, 0x0000010,
+};
+
 static int
 sandbox_seccomp_nr(const struct sandbox_sc *sc)
 {
@@ -200,11 +212,17 @@ sandbox_seccomp_common(scmp_filter_ctx ctx, int flags,
 	c[0] = (struct scmp_arg_cmp)SCMP_A0_32(SCMP_CMP_EQ, PR_SET_MM);
 	if (sandbox_seccomp_rule(ctx, eperm, "prctl", 1, c, e) == -1)
 		return -1;
-	/* personality: only PER_LINUX and the 0xffffffff query. */
-	c[0] = (struct scmp_arg_cmp)SCMP_A0_32(SCMP_CMP_NE, 0);
-	c[1] = (struct scmp_arg_cmp)SCMP_A0_32(SCMP_CMP_NE, 0xffffffffU);
-	if (sandbox_seccomp_rule(ctx, eperm, "personality", 2, c, e) == -1)
-		return -1;
+	/* personality: no flag that weakens ASLR or NX. The 0xffffffff query
+	 * sets bit 31, which no flag uses, so it never matches. */
+	for (i = 0; i < sizeof(sandbox_seccomp_persona) /
+	    sizeof(sandbox_seccomp_persona[0]); i++) {
+		c[0] = (struct scmp_arg_cmp)SCMP_A0_32(SCMP_CMP_MASKED_EQ,
+		    sandbox_seccomp_persona[i] | 0x80000000U,
+		    sandbox_seccomp_persona[i]);
+		if (sandbox_seccomp_rule(ctx, eperm, "personality", 1, c,
+		    e) == -1)
+			return -1;
+	}
 	return 0;
 }
 
