@@ -33,7 +33,9 @@ main(int argc, char **argv)
 	    0xff, 0xff };
 	static const unsigned char trail[] = { 0, 0, 0, 5, 0x81, 0xa4, 't',
 	    'y', 'p' };
-	struct buf	b;
+	static const enum ipc_type says[] = { IPC_HELLO, IPC_EVENT, IPC_LLM,
+	    IPC_CHECKPOINT, IPC_SPAWN, IPC_DONE };
+	struct buf	b, all;
 	char		name[64];
 	size_t		i;
 	int		minimal;
@@ -41,6 +43,7 @@ main(int argc, char **argv)
 	if (argc != 2)
 		errx(2, "usage: ipc_gen_corpus DIR");
 	buf_init(&b, 0);
+	buf_init(&all, 0);
 	for (i = 0; i < samples_ntypes; i++) {
 		for (minimal = 0; minimal < 2; minimal++) {
 			samples_frame(&b, samples_types[i], minimal);
@@ -50,10 +53,18 @@ main(int argc, char **argv)
 			gen_write(argv[1], name, buf_head(&b), buf_left(&b));
 		}
 	}
+	/* What a worker says in a run, as one stream. */
+	buf_reset(&all);
+	for (i = 0; i < sizeof(says) / sizeof(says[0]); i++) {
+		samples_frame(&b, says[i], 0);
+		buf_add(&all, buf_head(&b), buf_left(&b));
+	}
+	gen_write(argv[1], "stream-worker", buf_head(&all), buf_left(&all));
 	gen_write(argv[1], "bad-zero-length", zero, sizeof(zero));
 	gen_write(argv[1], "bad-huge-length", huge, sizeof(huge));
 	gen_write(argv[1], "bad-huge-array", arr, sizeof(arr));
 	gen_write(argv[1], "bad-truncated", trail, sizeof(trail));
 	buf_free(&b);
+	buf_free(&all);
 	return 0;
 }
