@@ -9,6 +9,12 @@
  * 100 B, 10 KB and 1 MB; the median of RUNS runs is printed.
  *   bench_ipc [RUNS] [--pipe-default]
  * --pipe-default leaves the pipes at 64 KiB (no F_SETPIPE_SZ).
+ *
+ * Then, in one process, the cost of decoding one typical llm request
+ * (a 12-message conversation with tool calls) and one 1 MB checkpoint:
+ * our bounded reader (checks every field, copies into owned structs)
+ * against msgpack-c's msgpack_unpack_next() (builds an object tree in a
+ * zone, checks nothing): the reason for docs/protocol.md's choice.
  */
 #include <err.h>
 #include <errno.h>
@@ -17,6 +23,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <msgpack.h>
 
 #include "common/buf.h"
 #include "common/clock.h"
@@ -181,6 +189,90 @@ bench_run(const struct size *s, const struct ipc_msg *m, const struct buf *fr,
 	return (double)(t1 - t0) / 1e9;
 }
 
+/* A conversation like an agent's tenth turn. */
+static void
+bench_llm(struct ipc_msg *m)
+{
+	struct msg	a;
+	int		i;
+
+	memset(m, 0, sizeof(*m));
+	m->type = IPC_LLM;
+	m->u.llm.id = 10;
+	m->u.llm.step = 10;
+	msg_list_add_text(&m->u.llm.messages, MSG_SYSTEM, "You are a careful "
+	    "engineer. Use the tools to read the code before answering.");
+	msg_list_add_text(&m->u.llm.messages, MSG_USER, "Find where the "
+	    "configuration file is parsed and list its options.");
+	for (i = 0; i < 5; i++) {
+		memset(&a, 0, sizeof(a));
+		a.role = MSG_ASSISTANT;
+		a.text = strdup("Let me look at the next file.");
+		msg_add_call(&a, "call_0123456789", "read",
+		    "{\"path\":\"src/config/parse.c\",\"offset\":0}");
+		msg_list_take(&m->u.llm.messages, &a);
+		memset(&a, 0, sizeof(a));
+		a.role = MSG_TOOL;
+		a.call_id = strdup("call_0123456789");
+		a.name = strdup("read");
+		a.text = malloc(1500);
+		memset(a.text, 'c', 1499);
+		a.text[1499] = '\0';
+		msg_list_take(&m->u.llm.messages, &a);
+	}
+	m->u.llm.ntools = 4;
+	m->u.llm.tools = calloc(4, sizeof(*m->u.llm.tools));
+	for (i = 0; i < 4; i++) {
+		m->u.llm.tools[i].name = strdup(i ? "grep" : "read");
+		m->u.llm.tools[i].description = strdup("Read a file of the "
+		    "workspace, or part of it.");
+		m->u.llm.tools[i].schema = strdup("{\"type\":\"object\","
+		    "\"properties\":{\"path\":{\"type\":\"string\"}},"
+		    "\"required\":[\"path\"]}");
+	}
+}
+
+/* Nanoseconds per decode of frame fr: ours, then msgpack-c's. */
+static void
+bench_decode(const char *name, const struct ipc_msg *m, size_t reps)
+{
+	struct buf		b;
+	struct ipc_msg		d;
+	msgpack_unpacked	u;
+	char			emsg[IPC_ERR_LEN];
+	uint64_t		t0, t1, t2, t3;
+	size_t			i, off;
+
+	buf_init(&b, 0);
+	t0 = clock_mono_ns();
+	for (i = 0; i < reps; i++) {
+		buf_reset(&b);
+		if (ipc_msg_encode(&b, m, emsg, sizeof(emsg)) == -1)
+			errx(1, "encode: %s", emsg);
+	}
+	t1 = clock_mono_ns();
+	for (i = 0; i < reps; i++) {
+		if (ipc_msg_decode(buf_head(&b), buf_left(&b), &d, emsg,
+		    sizeof(emsg)) == -1)
+			errx(1, "decode: %s", emsg);
+		ipc_msg_free(&d);
+	}
+	t2 = clock_mono_ns();
+	msgpack_unpacked_init(&u);
+	for (i = 0; i < reps; i++) {
+		off = 0;
+		if (msgpack_unpack_next(&u, (const char *)buf_head(&b),
+		    buf_left(&b), &off) != MSGPACK_UNPACK_SUCCESS)
+			errx(1, "msgpack_unpack_next failed");
+	}
+	t3 = clock_mono_ns();
+	msgpack_unpacked_destroy(&u);
+	printf("%-10s %8zu %12.0f %12.0f %14.0f\n", name, buf_left(&b),
+	    (double)(t1 - t0) / reps, (double)(t2 - t1) / reps,
+	    (double)(t3 - t2) / reps);
+	buf_free(&b);
+}
+
 static int
 bench_cmp(const void *a, const void *b)
 {
@@ -240,5 +332,14 @@ main(int argc, char **argv)
 		buf_free(&fr);
 		ipc_msg_free(&m);
 	}
+	printf("\n# decode cost, ns per message (one process)\n");
+	printf("%-10s %8s %12s %12s %14s\n", "message", "bytes", "encode",
+	    "decode", "msgpack-c tree");
+	bench_llm(&m);
+	bench_decode("llm", &m, 20000);
+	ipc_msg_free(&m);
+	bench_msg(&m, 1000000);
+	bench_decode("1 MB ckpt", &m, 300);
+	ipc_msg_free(&m);
 	return 0;
 }
