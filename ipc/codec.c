@@ -459,7 +459,7 @@ codec_nfields(const struct ipc_msg *m)
 {
 	switch (m->type) {
 	case IPC_HELLO:		return 4;
-	case IPC_START:		return 8;
+	case IPC_START:		return 7;
 	case IPC_LLM:		return 5;
 	case IPC_LLM_OK:	return 2;
 	case IPC_LLM_ERR:	return 3;
