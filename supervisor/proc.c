@@ -891,7 +891,7 @@ proc_exit_reason(struct worker *w, const siginfo_t *si)
 			    "limit (SIGXFSZ)");
 		} else {
 			n->end = NODE_END_CRASHED;
-			snprintf(msg, sizeof(msg), "crashed: killed by signal "
+			snprintf(msg, sizeof(msg), "killed by signal "
 			    "%d (SIG%s)%s", sig, sigabbrev_np(sig) ?
 			    sigabbrev_np(sig) : "?", sig == SIGKILL ?
 			    ", from outside or out of memory" : "");
@@ -902,7 +902,7 @@ proc_exit_reason(struct worker *w, const siginfo_t *si)
 		    w->errlast);
 	} else {
 		n->end = NODE_END_CRASHED;
-		snprintf(msg, sizeof(msg), "crashed: exited with status %d "
+		snprintf(msg, sizeof(msg), "exited with status %d "
 		    "without a result%s%s", si->si_status,
 		    w->errlast[0] ? ": " : "", w->errlast);
 	}

@@ -97,21 +97,17 @@ spawn_child_fail(const char *what, const char *detail, int code)
 
 /* The clean environment plus the sandbox's phase-1 record. */
 static char **
-spawn_child_env(char *const *envp)
+spawn_child_env(char *const *envp, struct sandbox *sb)
 {
 	static char	*env[32];
-	static char	 sbvar[8192];
-	const char	*v;
 	size_t		 n = 0;
 
 	while (envp != NULL && envp[n] != NULL && n < 30) {
 		env[n] = envp[n];
 		n++;
 	}
-	if ((v = getenv(SANDBOX_ENV)) != NULL) {
-		snprintf(sbvar, sizeof(sbvar), "%s=%s", SANDBOX_ENV, v);
-		env[n++] = sbvar;
-	}
+	if (sb->env[0] != '\0')
+		env[n++] = sb->env;
 	env[n] = NULL;
 	return env;
 }
@@ -147,7 +143,7 @@ spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
 		spawn_child_fail("sandbox", e.msg, 126);
 	/* Belt and braces: nothing above the channel survives exec. */
 	(void)syscall(SYS_close_range, SPAWN_FD_OUT + 1, ~0U, 0);
-	execve(req->bin, req->argv, spawn_child_env(req->envp));
+	execve(req->bin, req->argv, spawn_child_env(req->envp, sb));
 	spawn_child_fail(req->bin, strerror(errno), 127);
 }
 

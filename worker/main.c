@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/exitcode.h"
 #include "common/fd.h"
@@ -24,6 +25,8 @@ usage(void)
 	    "not by hand\n");
 	exit(WARREN_EXIT_USAGE);
 }
+
+extern char **environ;
 
 int
 main(int argc, char **argv)
@@ -60,9 +63,14 @@ main(int argc, char **argv)
 	}
 	if (a.path == NULL || a.profile == NULL)
 		usage();
+	/* setproctitle reuses argv's memory: keep copies. */
+	if ((a.path = strdup(a.path)) == NULL ||
+	    (a.profile = strdup(a.profile)) == NULL)
+		fatal("strdup");
 	/* Tools this worker runs must not inherit the channel. */
 	if (fd_set_cloexec(a.in_fd, 1) == -1 || fd_set_cloexec(a.out_fd, 1) == -1)
 		fatal("the IPC channel (fds 3 and 4) is not open");
+	setproctitle_init(argc, argv, environ);
 	setproctitle("%s %s (depth %u)", a.profile, a.path, a.depth);
 	/* The sandbox first: the policy comes from the supervisor's env. */
 	memset(&rep, 0, sizeof(rep));

@@ -26,7 +26,7 @@
 
 struct ctx {
 	char	*dir;		/* the test's directory */
-	char	 ws[PATH_MAX];	/* the workspace */
+	char	 ws[1024];	/* the workspace */
 	char	 cas[PATH_MAX];	/* the cassette */
 	FILE	*f;
 };
