@@ -896,6 +896,17 @@ proc_exit_reason(struct worker *w, const siginfo_t *si)
 			    sigabbrev_np(sig) : "?", sig == SIGKILL ?
 			    ", from outside or out of memory" : "");
 		}
+	} else if (si->si_status > 128 && si->si_status <= 128 + 64 &&
+	    (w->child.sb == NULL || (w->child.sb->planned & SANDBOX_PIDNS))) {
+		/* A pid namespace's init reports its child's signal as 128+N. */
+		sig = si->si_status - 128;
+		n->end = sig == SIGXCPU || sig == SIGXFSZ ? NODE_END_KILLED :
+		    NODE_END_CRASHED;
+		snprintf(msg, sizeof(msg), "killed by signal %d (SIG%s)%s",
+		    sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
+		    sig == SIGXCPU ? ": the CPU limit" : sig == SIGXFSZ ?
+		    ": the file size limit" : sig == SIGKILL ?
+		    ", from outside or out of memory" : "");
 	} else if (strstr(w->errlast, "Cannot allocate memory") != NULL) {
 		n->end = NODE_END_KILLED;
 		snprintf(msg, sizeof(msg), "killed by the memory limit: %s",

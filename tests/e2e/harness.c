@@ -48,6 +48,8 @@ h_write(const char *dir, const char *rel, const char *content, int mode)
 	char	path[PATH_MAX], *slash;
 	FILE	*f;
 
+	(void)mkdir(dir, 0777);
+	(void)chmod(dir, 0777);
 	snprintf(path, sizeof(path), "%s/%s", dir, rel);
 	for (slash = path + strlen(dir) + 1; (slash = strchr(slash, '/')) != NULL;
 	    slash++) {

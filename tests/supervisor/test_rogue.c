@@ -183,6 +183,11 @@ test_hello_lies(void **state)
 int
 main(void)
 {
+	char		 tmp[PATH_MAX];
+	const char	*b = getenv("WARREN_BUILD_DIR");
+	/* Workers get a private /tmp: the rogue scripts live in the build. */
+	snprintf(tmp, sizeof(tmp), "%s/tests/supervisor", b ? b : ".");
+	setenv("TMPDIR", tmp, 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hello_never_comes, setup,
 		    teardown),
