@@ -279,6 +279,55 @@ cmd_run_store(const struct cmd_run_args *a, const char *ws, int *code)
 	return st;
 }
 
+/* Resume: the plan of run a->resume, from the store the flags name. */
+static int
+cmd_run_plan(struct cmd_run_args *a, struct store **stp,
+    struct store_plan *plan)
+{
+	char	ws[PATH_MAX];
+	int	code = WARREN_EXIT_OK;
+
+	if (a->nostore) {
+		fprintf(stderr, "warren resume: needs the store (no --no-store)\n");
+		return WARREN_EXIT_USAGE;
+	}
+	if (realpath(a->workspace ? a->workspace : ".", ws) == NULL) {
+		fprintf(stderr, "warren resume: workspace %s: %s\n",
+		    a->workspace ? a->workspace : ".", strerror(errno));
+		return WARREN_EXIT_CONFIG;
+	}
+	if ((*stp = cmd_run_store(a, ws, &code)) == NULL)
+		return code;
+	if (store_resume_plan(*stp, a->resume, plan) == -1) {
+		fprintf(stderr, "warren resume: run %lld: %s\n",
+		    (long long)a->resume, store_errmsg(*stp));
+		return store_errcode(*stp) == STORE_ENOTFOUND ?
+		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
+	}
+	return WARREN_EXIT_OK;
+}
+
+/* The root of the plan had finished: say so, nothing to run. */
+static int
+cmd_run_finished(const struct store_plan *plan, int json)
+{
+	size_t	i;
+
+	for (i = 0; i < plan->nagents; i++) {
+		const struct store_agent *ag = &plan->agents[i].agent;
+
+		if (strcmp(ag->path, "0") != 0)
+			continue;
+		ui_init(json);
+		ui_result(ag->result ? ag->result : "",
+		    ag->status == STORE_AGENT_DONE, ag->status ==
+		    STORE_AGENT_DONE ? WARREN_EXIT_OK : WARREN_EXIT_FAIL);
+		return ag->status == STORE_AGENT_DONE ? WARREN_EXIT_OK :
+		    WARREN_EXIT_FAIL;
+	}
+	return WARREN_EXIT_STORE;
+}
+
 /* Run (or resume) with everything resolved. */
 static int
 cmd_run_go(struct cmd_run_args *a, struct config *c)
@@ -287,15 +336,29 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	struct llm_engine	*llm = NULL;
 	struct profile_set	 ps;
 	struct store		*st = NULL;
+	struct store_plan	 plan;
+	struct msg_list		 resume;
 	struct run_opts		 o;
 	struct run		*r = NULL;
 	struct store_run_params	 sp;
 	char			 ws[PATH_MAX], worker[PATH_MAX], err[1024];
 	int64_t			 run_id = 0;
-	int			 code = WARREN_EXIT_CONFIG;
+	int			 code = WARREN_EXIT_CONFIG, rc;
 
 	memset(&ps, 0, sizeof(ps));
+	memset(&plan, 0, sizeof(plan));
+	msg_list_init(&resume);
 	llm_config_init(&lc);
+	if (a->resume) {
+		if ((code = cmd_run_plan(a, &st, &plan)) != WARREN_EXIT_OK)
+			goto out;
+		code = WARREN_EXIT_CONFIG;
+		a->task = plan.run.task;
+		if (a->profile == NULL)
+			a->profile = plan.run.profile;
+		if (plan.run.workspace != NULL)
+			a->workspace = plan.run.workspace;
+	}
 	if (realpath(a->workspace ? a->workspace : ".", ws) == NULL) {
 		fprintf(stderr, "warren run: workspace %s: %s\n",
 		    a->workspace ? a->workspace : ".", strerror(errno));
@@ -338,6 +401,26 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 		goto out;
 	}
 	code = WARREN_EXIT_OK;
+	if (a->resume) {
+		r->store = st;
+		r->run_id = a->resume;
+		if ((rc = run_resume_prepare(r, &plan, &resume)) == 1) {
+			code = cmd_run_finished(&plan, a->json);
+			goto out;
+		} else if (rc == -1) {
+			fprintf(stderr, "warren resume: run %lld has no root "
+			    "agent\n", (long long)a->resume);
+			code = WARREN_EXIT_STORE;
+			goto out;
+		}
+		if (store_run_resumed(st, a->resume) == -1)
+			log_warnx("store: %s", store_errmsg(st));
+		run_set_store(r, st, a->resume);
+		(void)store_flush(st);
+		log_info("resuming run %lld", (long long)a->resume);
+		code = run_main(r, &resume);
+		goto out;
+	}
 	st = cmd_run_store(a, ws, &code);
 	if (code != WARREN_EXIT_OK)
 		goto out;
@@ -357,24 +440,16 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 		log_info("run %lld in %s", (long long)run_id,
 		    store_filename(st));
 	}
-	code = run_main(r);
+	code = run_main(r, NULL);
 out:
 	run_free(r);
 	store_close(st);
+	store_plan_free(&plan);
+	msg_list_free(&resume);
 	llm_engine_free(llm);
 	profile_set_free(&ps);
 	llm_config_free(&lc);
 	return code;
-}
-
-/* Resume: see docs/supervisor.md; filled in with the store's plan. */
-static int
-cmd_resume_go(struct cmd_run_args *a, struct config *c)
-{
-	(void)c;
-	fprintf(stderr, "warren resume: run %lld: resuming is not available "
-	    "in this build\n", (long long)a->resume);
-	return WARREN_EXIT_USAGE;
 }
 
 static int
@@ -397,10 +472,7 @@ cmd_run_common(int argc, char **argv, int resume)
 	}
 	if (a.verbose)
 		log_setlevel(LOG_LEVEL_DEBUG);
-	if (resume)
-		code = cmd_resume_go(&a, c);
-	else
-		code = cmd_run_go(&a, c);
+	code = cmd_run_go(&a, c);
 	config_free(c);
 	return code;
 }

@@ -163,7 +163,8 @@ orch_calls(struct run *r, const struct agent_action *act)
 			    "tool (%s): delegate it to a subagent", c->name);
 			o->res[i].is_error = 1;
 		} else if (run_delegate(r, r->root, c->profile, c->task,
-		    c->inherit_context, orch_child_done, (void *)(uintptr_t)i,
+		    c->inherit_context, c->id, orch_child_done,
+		    (void *)(uintptr_t)i,
 		    NULL, &code, msg, sizeof(msg)) == 0) {
 			o->npending++;
 			continue;
@@ -285,11 +286,13 @@ orch_drive(struct run *r)
 }
 
 int
-orch_start(struct run *r, char *err, size_t errsz)
+orch_start(struct run *r, const struct msg_list *resume, char *err,
+    size_t errsz)
 {
 	struct agent_config	 cfg;
 	struct node		*n = r->root;
 	char			 extra[1024];
+	size_t			 i;
 
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(extra, sizeof(extra), "You are agent 0, the orchestrator of "
@@ -306,10 +309,15 @@ orch_start(struct run *r, char *err, size_t errsz)
 	cfg.limits.max_iterations = r->opts.limits.max_iterations;
 	cfg.on_event = orch_event;
 	cfg.event_arg = r;
+	cfg.resume = resume;
 	if ((r->orch = agent_new(&cfg, err, errsz)) == NULL)
 		return -1;
 	r->orch_state = xcalloc(1, sizeof(*r->orch_state));
 	r->orch_state->run = r;
+	/* Replay keys go on from the turns the earlier run made. */
+	for (i = 0; resume != NULL && i < resume->n; i++)
+		if (resume->v[i].role == MSG_ASSISTANT)
+			r->orch_state->step++;
 	n->state = NODE_RUNNING;
 	n->started_ms = clock_mono_ms();
 	orch_drive(r);

@@ -530,7 +530,8 @@ proc_do_spawn(struct worker *w)
 	char			 msg[512];
 
 	if (run_delegate(w->run, w->node, q->profile, q->task,
-	    q->inherit_context, proc_child_done, (void *)(uintptr_t)q->id,
+	    q->inherit_context, NULL, proc_child_done,
+	    (void *)(uintptr_t)q->id,
 	    NULL, &code, msg, sizeof(msg)) == 0) {
 		w->nspawn++;
 		proc_update_busy(w);

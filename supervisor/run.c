@@ -123,8 +123,9 @@ run_record_event(struct run *r, const struct node *n, const char *kind,
 
 int
 run_delegate(struct run *r, struct node *parent, const char *profile,
-    const char *task, int inherit, node_done_fn cb, void *arg,
-    struct node **childp, const char **code, char *msg, size_t msgsz)
+    const char *task, int inherit, const char *call_id, node_done_fn cb,
+    void *arg, struct node **childp, const char **code, char *msg,
+    size_t msgsz)
 {
 	const struct profile	*p;
 	struct node		*n;
@@ -156,7 +157,7 @@ run_delegate(struct run *r, struct node *parent, const char *profile,
 	else
 		r->qhead = n;
 	r->qtail = n;
-	run_store_agent(r, n, NULL);
+	run_store_agent(r, n, call_id);
 	ui_queued(n);
 	if (childp != NULL)
 		*childp = n;
@@ -565,7 +566,11 @@ run_set_store(struct run *r, struct store *st, int64_t run_id)
 {
 	r->store = st;
 	r->run_id = run_id;
-	run_store_agent(r, r->root, NULL);
+	if (r->root->store_agent == 0)
+		run_store_agent(r, r->root, NULL);
+	if (r->root->store_agent > 0)
+		(void)store_agent_started(st, r->root->store_agent,
+		    (int64_t)getpid());
 }
 
 static int
@@ -592,7 +597,7 @@ run_exit_code(struct run *r)
 }
 
 int
-run_main(struct run *r)
+run_main(struct run *r, const struct msg_list *resume)
 {
 	char	err[512];
 	int	code;
@@ -607,7 +612,7 @@ run_main(struct run *r)
 		fatal("epoll_ctl llm");
 	loop_set_timeout_hook(r->loop, run_timeout, r);
 	loop_set_idle_hook(r->loop, run_idle, r);
-	if (orch_start(r, err, sizeof(err)) == -1) {
+	if (orch_start(r, resume, err, sizeof(err)) == -1) {
 		log_warnx("orchestrator: %s", err);
 		return WARREN_EXIT_CONFIG;
 	}

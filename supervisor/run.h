@@ -148,16 +148,18 @@ struct run	*run_new(const struct run_opts *, struct llm_engine *,
 void		 run_free(struct run *);
 /* Persist the run from now on (the root's row is written here). */
 void		 run_set_store(struct run *, struct store *, int64_t run_id);
-/* Run the task to the end; returns a warren exit code. */
-int		 run_main(struct run *);
+/* Run the task to the end; returns a warren exit code. resume: the
+ * root's messages of an interrupted run, or NULL. */
+int		 run_main(struct run *, const struct msg_list *resume);
 /*
  * A delegation request from parent: refused (-1, code and message set for
  * the model) or accepted (0, *childp queued; cb runs when it ends).
  */
 int		 run_delegate(struct run *, struct node *parent,
 		    const char *profile, const char *task, int inherit,
-		    node_done_fn cb, void *arg, struct node **childp,
-		    const char **code, char *msg, size_t msgsz);
+		    const char *call_id, node_done_fn cb, void *arg,
+		    struct node **childp, const char **code, char *msg,
+		    size_t msgsz);
 /* A node ended (outcome fields set): tell the parent, free a slot. */
 void		 run_node_done(struct run *, struct node *);
 /* A worker process is gone: its slot and its process count. */
@@ -176,6 +178,11 @@ void		 run_inherited(struct run *, const struct node *,
 		    struct msg_list *);
 void		 run_record_event(struct run *, const struct node *,
 		    const char *kind, const char *tool, const char *text);
+
+/* run_resume.c */
+struct store_plan;
+int		 run_resume_prepare(struct run *, const struct store_plan *,
+		    struct msg_list *);
 
 /* proc.c: worker processes, a state x event table. */
 int		 proc_start(struct run *, struct node *);
@@ -204,7 +211,9 @@ uint64_t	 broker_submit(struct run *, const struct node *, unsigned step,
 void		 broker_cancel(struct run *, uint64_t handle);
 
 /* orchestrator.c: the root agent, driven from the loop. */
-int		 orch_start(struct run *, char *err, size_t errsz);
+/* resume: the root's messages of an earlier run (NULL: a fresh start). */
+int		 orch_start(struct run *, const struct msg_list *resume,
+		    char *err, size_t errsz);
 void		 orch_cancel(struct run *, const char *reason);
 void		 orch_free(struct run *);
 

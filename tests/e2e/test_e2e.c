@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "supervisor/store.h"
 #include "tests/e2e/harness.h"
 
 struct ctx {
@@ -405,6 +406,126 @@ test_api_key_hidden(void **state)
 	h_run_free(&r);
 }
 
+struct crasher {
+	char	mark[PATH_MAX];
+	char	db[PATH_MAX];
+	int	killed;
+};
+
+/* Is agent path DONE in the newest run of db? */
+static int
+agent_done(const char *db, const char *path)
+{
+	struct store		*st;
+	struct store_agent	*v;
+	size_t			 n, i;
+	int64_t			 run;
+	char			 err[512];
+	int			 done = 0;
+
+	if ((st = store_open(db, STORE_READ, err, sizeof(err))) == NULL)
+		return 0;
+	if (store_run_latest(st, &run) == 0 &&
+	    store_agents_list(st, run, &v, &n) == 0) {
+		for (i = 0; i < n; i++)
+			if (strcmp(v[i].path, path) == 0 &&
+			    v[i].status == STORE_AGENT_DONE)
+				done = 1;
+		store_agents_free(v, n);
+	}
+	store_close(st);
+	return done;
+}
+
+static void
+crash_supervisor(pid_t warren, void *arg)
+{
+	struct crasher	*k = arg;
+	int		 i;
+
+	if (h_wait_file(k->mark, H_HANG_GUARD_S / 2) == -1)
+		return;
+	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 && !agent_done(k->db, "0.1");
+	    i++)
+		usleep(20000);
+	if (kill(warren, SIGKILL) == 0)
+		k->killed = 1;
+}
+
+/* kill -9 of the supervisor mid-run, then warren resume RUN. */
+static void
+test_resume_after_kill9(void **state)
+{
+	struct ctx		*c = *state;
+	struct h_run		 r;
+	struct crasher		 k;
+	struct store		*st;
+	struct msg_list		 msgs;
+	int64_t			 agent, node;
+	char			 cas2[PATH_MAX], cmd[256], args[512], err[512];
+	char			 needle[64];
+	char			*argv1[] = { "warren", "run", "--json", "--db",
+				    k.db, "--workspace", c->ws, "--replay",
+				    c->cas, "crash task", NULL };
+	char			*argv2[] = { "warren", "resume", "--json",
+				    "--db", k.db, "--replay", cas2, "1", NULL };
+	FILE			*f;
+	size_t			 i;
+	pid_t			 pids[4];
+	unsigned		 u = 800000 + (unsigned)getpid() % 90000;
+	int			 found = 0;
+
+	memset(&k, 0, sizeof(k));
+	snprintf(k.mark, sizeof(k.mark), "%s/slow.started", c->ws);
+	snprintf(k.db, sizeof(k.db), "%s/w.db", c->dir);
+	snprintf(cas2, sizeof(cas2), "%s/resume.cassette", c->dir);
+	snprintf(cmd, sizeof(cmd), "touch slow.started; sleep %u.5", u);
+	snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
+	h_turn(c->f, "0", 1, two("a", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"quick\"}", "b", "delegate",
+	    "{\"profile\":\"test\",\"task\":\"slow\"}"));
+	h_turn(c->f, "0.1", 1, one("c", "complete",
+	    "{\"result\":\"R1-RESULT\"}"));
+	h_turn(c->f, "0.2", 1, one("d", "bash", args));
+	fclose(c->f);
+	c->f = NULL;
+	f = h_cassette_open(cas2);
+	h_turn(f, "0", 2, one("e", "complete", "{\"result\":\"RESUMED-OK\"}"));
+	fclose(f);
+
+	assert_int_equal(h_warren(&r, argv1, NULL, crash_supervisor, &k), 0);
+	assert_true(k.killed);
+	assert_int_equal(r.status, 128 + SIGKILL);
+	h_run_free(&r);
+	/* Its workers die with it (PR_SET_PDEATHSIG and the sandbox). */
+	snprintf(needle, sizeof(needle), "sleep %u.5", u);
+	for (i = 0; i < 50 * 30 && h_find_procs(needle, pids, 4) > 0; i++)
+		usleep(20000);
+	assert_int_equal(h_find_procs(needle, pids, 4), 0);
+
+	assert_int_equal(h_warren(&r, argv2, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 0);
+	assert_true(h_count_lines(r.out, "\"event\":\"result\"",
+	    "RESUMED-OK") == 1);
+	/* The finished subagent was not run again. */
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
+	    0);
+	h_run_free(&r);
+	/* Its result answered the orchestrator's call, in the store too. */
+	st = store_open(k.db, STORE_READ, err, sizeof(err));
+	assert_non_null(st);
+	assert_int_equal(store_agent_find(st, 1, "0", &agent, &node), 0);
+	msg_list_init(&msgs);
+	assert_int_equal(store_node_messages(st, node, &msgs, NULL), 0);
+	for (i = 0; i < msgs.n; i++)
+		if (msgs.v[i].role == MSG_TOOL && msgs.v[i].text != NULL &&
+		    strcmp(msgs.v[i].text, "R1-RESULT") == 0)
+			found = 1;
+	msg_list_free(&msgs);
+	store_close(st);
+	assert_true(found);
+}
+
 int
 main(void)
 {
@@ -423,7 +544,12 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_api_key_hidden, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_resume_after_kill9, setup,
+		    teardown),
 	};
 
+	/* E2E_FILTER=test_name runs one (for debugging). */
+	if (getenv("E2E_FILTER") != NULL)
+		cmocka_set_test_filter(getenv("E2E_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
