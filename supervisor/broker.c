@@ -86,6 +86,7 @@ broker_submit(struct run *r, const struct node *n, unsigned step,
 	b->run = r;
 	b->fn = fn;
 	b->arg = arg;
+	r->nturns++;
 	if ((id = llm_submit(r->llm, &req, broker_done, b)) == 0) {
 		snprintf(msg, sizeof(msg), "the LLM request of agent %s step "
 		    "%u was refused by the client", n->path, step);

@@ -12,7 +12,9 @@
 #include <sys/epoll.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1025,19 +1027,66 @@ proc_free(struct worker *w)
 	free(w);
 }
 
-/* Orphans reparented to us (PR_SET_CHILD_SUBREAPER): kill and reap. */
+/* Our live children by /proc (tool processes reparented to us). */
+static int
+proc_children(pid_t *out, int max)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		 path[64], buf[512], *p;
+	pid_t		 self = getpid(), pid;
+	int		 n = 0, fd, ppid;
+	ssize_t		 len;
+
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL && n < max) {
+		if ((pid = (pid_t)strtol(de->d_name, &p, 10)) <= 0 || *p != '\0')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		/* "pid (comm) S ppid ...": comm may hold spaces and ')'. */
+		if ((p = strrchr(buf, ')')) == NULL ||
+		    sscanf(p + 1, " %*c %d", &ppid) != 1)
+			continue;
+		if (ppid == (int)self)
+			out[n++] = pid;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * After the run: every process still our child is a tool process that
+ * escaped its group (setsid, double fork) and was reparented to us, the
+ * subreaper. Kill them, then reap everything, until none is left.
+ */
 void
 proc_sweep_orphans(void)
 {
+	pid_t		pids[256];
 	siginfo_t	si;
-	int		i;
+	int		round, n, i;
 
-	for (i = 0; i < 1000; i++) {
-		memset(&si, 0, sizeof(si));
-		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
-		    si.si_pid == 0)
+	for (round = 0; round < 20; round++) {
+		n = proc_children(pids, 256);
+		for (i = 0; i < n; i++)
+			(void)kill(pids[i], SIGKILL);
+		for (;;) {
+			memset(&si, 0, sizeof(si));
+			if (waitid(P_ALL, 0, &si, WEXITED | (n > 0 ? 0 :
+			    WNOHANG)) == -1 || si.si_pid == 0)
+				break;
+			if (n > 0 && --n == 0)
+				break;
+		}
+		if (proc_children(pids, 1) == 0)
 			break;
-		(void)kill(si.si_pid, SIGKILL);
-		(void)waitid(P_PID, (id_t)si.si_pid, &si, WEXITED);
 	}
 }

@@ -9,6 +9,7 @@
  */
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 
 #include <errno.h>
 #include <signal.h>
@@ -573,6 +574,22 @@ run_set_store(struct run *r, struct store *st, int64_t run_id)
 		    (int64_t)getpid());
 }
 
+/* -v: what the supervisor itself cost (bench/bench_run reads this). */
+static void
+run_stats(struct run *r)
+{
+	struct rusage	ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) == -1)
+		return;
+	log_debug("stats: %zu agents, %llu llm turns, %llu tokens, "
+	    "supervisor cpu %ld.%06ld s user %ld.%06ld s sys, maxrss %ld kB",
+	    r->nnodes, (unsigned long long)r->nturns,
+	    (unsigned long long)r->tokens, (long)ru.ru_utime.tv_sec,
+	    (long)ru.ru_utime.tv_usec, (long)ru.ru_stime.tv_sec,
+	    (long)ru.ru_stime.tv_usec, ru.ru_maxrss);
+}
+
 static int
 run_exit_code(struct run *r)
 {
@@ -621,6 +638,7 @@ run_main(struct run *r, const struct msg_list *resume)
 			return WARREN_EXIT_INTERNAL;
 	proc_killall(r);
 	proc_sweep_orphans();
+	run_stats(r);
 	code = run_exit_code(r);
 	if (r->store != NULL) {
 		(void)store_run_end(r->store, r->run_id, code == 0 ?

@@ -130,6 +130,7 @@ struct run {
 	unsigned		 nlive;		/* worker processes alive */
 	unsigned		 nactive;	/* counted against --jobs */
 	uint64_t		 tokens;	/* input + output, all agents */
+	uint64_t		 nturns;	/* LLM turns brokered */
 	int			 cancelling;	/* SIGINT/SIGTERM seen */
 	int			 nsigint;
 	int			 interrupted;	/* exit 130 */
