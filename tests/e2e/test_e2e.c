@@ -234,6 +234,30 @@ test_parallel_overlap(void **state)
 	h_run_free(&r);
 }
 
+/* Each cassette turn costs 110 tokens; a budget of 150 allows two. */
+static void
+test_token_budget(void **state)
+{
+	static const char *const opts[] = { "--budget", "150", NULL };
+	struct ctx	*c = *state;
+	struct h_run	 r;
+
+	h_turn(c->f, "0", 1, one("a", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"spend\"}"));
+	h_turn(c->f, "0.1", 1, one("b", "read", "{\"path\":\"data.txt\"}"));
+	h_turn(c->f, "0.1", 2, one("c", "complete", "{\"result\":\"x\"}"));
+	h_turn(c->f, "0", 2, one("d", "complete", "{\"result\":\"ok\"}"));
+	run(c, &r, opts, NULL, NULL, NULL);
+	/* 0.1's second turn and the orchestrator's second are refused. */
+	assert_int_equal(r.status, 1);
+	assert_true(h_count_lines(r.out, "\"path\":\"0.1\"",
+	    "token budget of 150 tokens for this run is spent") >= 1);
+	assert_int_equal(DONE_AS(r.out, "0.1", "failed"), 1);
+	assert_true(h_count_lines(r.out, "\"event\":\"result\"",
+	    "\"ok\":false") == 1);
+	h_run_free(&r);
+}
+
 struct killer {
 	char	mark[PATH_MAX];
 	char	needle[64];
@@ -537,6 +561,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_max_depth_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_overlap, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_token_budget, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_mid_step, setup,
 		    teardown),
