@@ -25,6 +25,7 @@
 #include "supervisor/config.h"
 #include "supervisor/llm.h"
 #include "supervisor/run.h"
+#include "supervisor/spawn.h"
 #include "supervisor/store.h"
 
 static const struct config_key cmd_run_keys[] = {
@@ -342,6 +343,7 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	struct run		*r = NULL;
 	struct store_run_params	 sp;
 	char			 ws[PATH_MAX], worker[PATH_MAX], err[1024];
+	struct spawnd		*spawnd = NULL;
 	int64_t			 run_id = 0;
 	int			 code = WARREN_EXIT_CONFIG, rc;
 
@@ -349,6 +351,10 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	memset(&plan, 0, sizeof(plan));
 	msg_list_init(&resume);
 	llm_config_init(&lc);
+	/* First, while we hold no key and little memory (spawnd.c). */
+	if (getenv("WARREN_SPAWN_DIRECT") == NULL &&
+	    (spawnd = spawnd_start()) == NULL)
+		log_warn("spawn server; forking workers ourselves");
 	if (a->resume) {
 		if ((code = cmd_run_plan(a, &st, &plan)) != WARREN_EXIT_OK)
 			goto out;
@@ -400,6 +406,7 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 		fprintf(stderr, "warren run: %s\n", err);
 		goto out;
 	}
+	r->spawnd = spawnd;
 	code = WARREN_EXIT_OK;
 	if (a->resume) {
 		r->store = st;
@@ -443,6 +450,7 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	code = run_main(r, NULL);
 out:
 	run_free(r);
+	spawnd_stop(spawnd);
 	store_close(st);
 	store_plan_free(&plan);
 	msg_list_free(&resume);

@@ -121,6 +121,16 @@ static const char *const proc_state_names[PROC_NSTATES] = {
 };
 
 static void	proc_fire(struct worker *, enum proc_event);
+
+/* Signal the worker's whole tree, ourselves or through the spawn server. */
+static void
+proc_signal(struct worker *w, int signo)
+{
+	if (w->child.remote)
+		spawnd_kill(w->run->spawnd, w->child.pid, signo);
+	else
+		spawn_kill(&w->child, signo);
+}
 static void	proc_read(int, uint32_t, void *);
 
 static void
@@ -234,7 +244,7 @@ proc_kill(struct worker *w, enum node_end end, const char *reason)
 		run_record_event(w->run, w->node, "killed", NULL,
 		    w->kill_reason);
 	}
-	spawn_kill(&w->child, SIGKILL);
+	proc_signal(w, SIGKILL);
 	if (w->state != PROC_DRAINING) {
 		w->state = PROC_DRAINING;
 		proc_arm(w, w->run->opts.limits.grace_ms + PROC_EOF_MS);
@@ -839,7 +849,10 @@ proc_start(struct run *r, struct node *n)
 	req.argv = argv;
 	req.envp = r->worker_env;
 	req.policy = &w->policy;
-	rc = spawn_worker(&req, &w->child, err, sizeof(err));
+	if (r->spawnd != NULL)
+		rc = spawnd_spawn(r->spawnd, &req, &w->child, err, sizeof(err));
+	else
+		rc = spawn_worker(&req, &w->child, err, sizeof(err));
 	proc_argv_free(argv);
 	if (rc == -1)
 		goto fail;
@@ -999,6 +1012,39 @@ proc_reap(struct run *r)
 }
 
 void
+proc_exit_pid(struct run *r, pid_t pid, int code, int status)
+{
+	struct worker	*w;
+	siginfo_t	 si;
+
+	if ((w = proc_find(r, pid)) == NULL)
+		return;
+	memset(&si, 0, sizeof(si));
+	si.si_pid = pid;
+	si.si_code = code;
+	si.si_status = status;
+	proc_exited(w, &si);
+}
+
+void
+proc_server_gone(struct run *r)
+{
+	size_t	i;
+
+	for (i = 0; i < r->nnodes; i++) {
+		struct worker *w = r->nodes[i]->worker;
+
+		if (w == NULL || w->state == PROC_DEAD || !w->child.remote)
+			continue;
+		if (w->kill_end == NODE_END_NONE && !w->got_done) {
+			w->kill_end = NODE_END_CRASHED;
+			w->kill_reason = xstrdup("the spawn server died");
+		}
+		proc_exit_pid(r, w->child.pid, CLD_KILLED, SIGKILL);
+	}
+}
+
+void
 proc_killall(struct run *r)
 {
 	size_t	i;
@@ -1017,8 +1063,9 @@ proc_free(struct worker *w)
 	if (w == NULL)
 		return;
 	if (w->state != PROC_DEAD) {
-		spawn_kill(&w->child, SIGKILL);
-		(void)waitpid(w->child.pid, NULL, 0);
+		proc_signal(w, SIGKILL);
+		if (!w->child.remote)
+			(void)waitpid(w->child.pid, NULL, 0);
 	}
 	loop_timer_del(w->run->loop, w->timer);
 	ipc_peer_free(&w->peer);
@@ -1029,7 +1076,7 @@ proc_free(struct worker *w)
 
 /* Our live children by /proc (tool processes reparented to us). */
 static int
-proc_children(pid_t *out, int max)
+proc_children(pid_t *out, int max, pid_t keep)
 {
 	DIR		*d;
 	struct dirent	*de;
@@ -1055,7 +1102,7 @@ proc_children(pid_t *out, int max)
 		if ((p = strrchr(buf, ')')) == NULL ||
 		    sscanf(p + 1, " %*c %d", &ppid) != 1)
 			continue;
-		if (ppid == (int)self)
+		if (ppid == (int)self && pid != keep)
 			out[n++] = pid;
 	}
 	closedir(d);
@@ -1068,25 +1115,32 @@ proc_children(pid_t *out, int max)
  * subreaper. Kill them, then reap everything, until none is left.
  */
 void
-proc_sweep_orphans(void)
+proc_sweep_orphans(pid_t keep)
 {
 	pid_t		pids[256];
 	siginfo_t	si;
-	int		round, n, i;
+	int		round, n, i, waits = 0;
 
 	for (round = 0; round < 20; round++) {
-		n = proc_children(pids, 256);
+		n = proc_children(pids, 256, keep);
 		for (i = 0; i < n; i++)
 			(void)kill(pids[i], SIGKILL);
 		for (;;) {
 			memset(&si, 0, sizeof(si));
-			if (waitid(P_ALL, 0, &si, WEXITED | (n > 0 ? 0 :
-			    WNOHANG)) == -1 || si.si_pid == 0)
+			if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG) == -1)
 				break;
+			if (si.si_pid == 0) {
+				if (n == 0 || ++waits > 5000)
+					break;
+				usleep(1000);	/* SIGKILLed, not yet dead */
+				continue;
+			}
+			if (si.si_pid == keep)
+				continue;	/* reaped early: spawnd_stop copes */
 			if (n > 0 && --n == 0)
 				break;
 		}
-		if (proc_children(pids, 1) == 0)
+		if (proc_children(pids, 1, keep) == 0)
 			break;
 	}
 }

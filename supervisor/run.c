@@ -488,6 +488,25 @@ run_signal(int signo, void *arg)
 }
 
 static void
+run_spawnd_exit(pid_t pid, int code, int status, void *arg)
+{
+	proc_exit_pid(arg, pid, code, status);
+}
+
+static void
+run_spawnd_ready(int fd, uint32_t events, void *arg)
+{
+	struct run	*r = arg;
+
+	(void)events;
+	if (spawnd_read(r->spawnd, run_spawnd_exit, r) == -1) {
+		log_warnx("the spawn server is gone");
+		loop_del_fd(r->loop, fd);
+		proc_server_gone(r);
+	}
+}
+
+static void
 run_llm_ready(int fd, uint32_t events, void *arg)
 {
 	struct run	*r = arg;
@@ -521,6 +540,9 @@ run_idle(void *arg)
 	struct run	*r = arg;
 
 	llm_engine_process(r->llm);
+	if (r->spawnd != NULL &&
+	    spawnd_read(r->spawnd, run_spawnd_exit, r) == -1)
+		proc_server_gone(r);
 	run_schedule(r);
 	if (r->store != NULL && r->flush_timer == 0 &&
 	    store_pending(r->store) > 0)
@@ -627,6 +649,9 @@ run_main(struct run *r, const struct msg_list *resume)
 	if (loop_add_fd(r->loop, llm_engine_fd(r->llm), EPOLLIN,
 	    run_llm_ready, r) == -1)
 		fatal("epoll_ctl llm");
+	if (r->spawnd != NULL && loop_add_fd(r->loop, spawnd_fd(r->spawnd),
+	    EPOLLIN, run_spawnd_ready, r) == -1)
+		fatal("epoll_ctl spawnd");
 	loop_set_timeout_hook(r->loop, run_timeout, r);
 	loop_set_idle_hook(r->loop, run_idle, r);
 	if (orch_start(r, resume, err, sizeof(err)) == -1) {
@@ -637,7 +662,7 @@ run_main(struct run *r, const struct msg_list *resume)
 		if (loop_run(r->loop) == -1)
 			return WARREN_EXIT_INTERNAL;
 	proc_killall(r);
-	proc_sweep_orphans();
+	proc_sweep_orphans(r->spawnd ? spawnd_pid(r->spawnd) : 0);
 	run_stats(r);
 	code = run_exit_code(r);
 	if (r->store != NULL) {

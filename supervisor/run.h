@@ -27,6 +27,7 @@ struct worker;
 struct run;
 struct store;
 struct sandbox_caps;
+struct spawnd;
 struct node;
 struct orch_state;
 
@@ -121,6 +122,7 @@ struct run {
 	struct profile_set	*profiles;
 	struct store		*store;		/* NULL: nothing persisted */
 	struct sandbox_caps	*caps;		/* what this machine can apply */
+	struct spawnd		*spawnd;	/* forks workers; NULL: we do */
 	int64_t			 run_id;
 	struct node		**nodes;	/* every node, root first */
 	size_t			 nnodes, nodecap;
@@ -197,8 +199,12 @@ void		 proc_spawn_answer(struct worker *, uint32_t id,
 		    const struct node *child);
 /* A SIGCHLD arrived: reap every exited child. */
 void		 proc_reap(struct run *);
+/* The spawn server reaped worker pid (si_code, si_status). */
+void		 proc_exit_pid(struct run *, pid_t, int code, int status);
+/* The spawn server is gone: its workers are too. */
+void		 proc_server_gone(struct run *);
 /* Kill and reap children reparented to us (we are a subreaper). */
-void		 proc_sweep_orphans(void);
+void		 proc_sweep_orphans(pid_t keep);
 
 /* broker.c: every LLM turn goes through here. */
 typedef void	(*broker_fn)(struct run *, void *arg, struct msg_reply *reply,

@@ -31,7 +31,10 @@ struct spawn_child {
 	int		 from_fd;	/* frames from the worker (non-blocking) */
 	int		 err_fd;	/* the worker's stderr (non-blocking) */
 	struct sandbox	*sb;		/* kill/release through it */
+	int		 remote;	/* started by the spawn server */
 };
+
+struct spawnd;
 
 /* spawn.c */
 /* -1 with a readable reason in err. */
@@ -44,5 +47,22 @@ void	spawn_release(struct spawn_child *);
 /* The minimal environment every worker gets (no key, no proxy). */
 char  **spawn_env(void);
 void	spawn_env_free(char **);
+
+/* spawnd.c: the spawn server (forks workers for the supervisor). */
+/* Fork it now, before the key is read and the heap grows; NULL on error. */
+struct spawnd	*spawnd_start(void);
+int		 spawnd_fd(const struct spawnd *);
+pid_t		 spawnd_pid(const struct spawnd *);
+/* Like spawn_worker, by the server: c->remote is set, c->sb NULL. */
+int		 spawnd_spawn(struct spawnd *, const struct spawn_req *,
+		    struct spawn_child *, char *err, size_t errsz);
+/* Signal a worker's whole tree. */
+void		 spawnd_kill(struct spawnd *, pid_t, int signo);
+/* Deliver every exit the server reported: on_exit(pid, si_code,
+ * si_status, arg). 0 when drained, -1 when the server is gone. */
+int		 spawnd_read(struct spawnd *, void (*on_exit)(pid_t, int, int,
+		    void *), void *arg);
+/* Close the channel (the server kills what is left and exits); reap it. */
+void		 spawnd_stop(struct spawnd *);
 
 #endif

@@ -1,0 +1,587 @@
+/*
+ * The spawn server: a small child of the supervisor, forked before the
+ * supervisor reads the API key or grows its heap, that forks every worker
+ * on the supervisor's behalf (the zygote pattern).
+ *
+ * Why: every fork makes the forking process's heap copy-on-write, and each
+ * page it writes afterwards faults and flushes TLBs. For the supervisor,
+ * busy with hundreds of agents, that was most of its CPU time. The server
+ * writes almost nothing between forks. And a worker's sandbox phase 1
+ * (user namespace maps in /proc/self) needs a dumpable parent, which the
+ * supervisor, holding the key, must not be; the server holds no secret:
+ * it is forked before the key is read and wipes its environment block.
+ *
+ * Protocol (SOCK_SEQPACKET, both ends trusted, one message per packet):
+ *   S -> Z  SPAWN  id, policy, argv, envp      Z -> S  SPAWNED id, pid | err,
+ *                                                       + 3 fds (SCM_RIGHTS)
+ *   S -> Z  KILL   pid, signal                 Z -> S  EXIT pid, code, status
+ * The server reaps its children (killing each worker's tree first, while
+ * the zombie pins it), and on EOF from the supervisor kills every worker,
+ * reaps everything and exits.
+ */
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/signalfd.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/buf.h"
+#include "common/fd.h"
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "supervisor/loop.h"
+#include "supervisor/spawn.h"
+
+#define SPAWND_MSG_MAX	(128u * 1024)
+#define SPAWND_ARGS_MAX	64
+
+enum spawnd_type {
+	SPAWND_SPAWN = 1,
+	SPAWND_SPAWNED,
+	SPAWND_KILL,
+	SPAWND_EXIT,
+};
+
+struct spawnd_hdr {
+	uint32_t	type;
+	uint32_t	id;
+	int32_t		pid;
+	int32_t		a;		/* KILL: signal; EXIT: si_code */
+	int32_t		b;		/* EXIT: si_status */
+	uint32_t	len;		/* bytes of payload after the header */
+};
+
+/* An EXIT that arrived while the supervisor waited for SPAWNED. */
+struct spawnd_exit {
+	pid_t			 pid;
+	int			 code, status;
+	struct spawnd_exit	*next;
+};
+
+struct spawnd {
+	int			 fd;
+	pid_t			 pid;
+	uint32_t		 nextid;
+	struct spawnd_exit	*held, **heldtail;
+};
+
+extern char **environ;
+
+/* --- the server ----------------------------------------------------- */
+
+struct spawnd_kid {
+	struct spawn_child	 c;
+	struct spawnd_kid	*next;
+};
+
+static struct spawnd_kid	*spawnd_kids;
+
+static void	spawnd_exit_all(void) __attribute__((noreturn));
+
+static void
+spawnd_send(int fd, const struct spawnd_hdr *h, const void *data,
+    const int *fds, int nfds)
+{
+	struct msghdr	 mh;
+	struct iovec	 iov[2];
+	char		 cbuf[CMSG_SPACE(sizeof(int) * 3)];
+	struct cmsghdr	*cm;
+
+	memset(&mh, 0, sizeof(mh));
+	iov[0].iov_base = (void *)(uintptr_t)h;
+	iov[0].iov_len = sizeof(*h);
+	iov[1].iov_base = (void *)(uintptr_t)data;
+	iov[1].iov_len = h->len;
+	mh.msg_iov = iov;
+	mh.msg_iovlen = h->len ? 2 : 1;
+	if (nfds > 0) {
+		memset(cbuf, 0, sizeof(cbuf));
+		mh.msg_control = cbuf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+	}
+	while (sendmsg(fd, &mh, MSG_NOSIGNAL) == -1) {
+		if (errno != EINTR)
+			spawnd_exit_all();	/* the supervisor is gone */
+	}
+}
+
+/* Split n NUL-terminated strings from p (len bytes) into v. */
+static int
+spawnd_strings(char **p, size_t *len, char **v, int n)
+{
+	int	i;
+	size_t	l;
+
+	for (i = 0; i < n; i++) {
+		l = strnlen(*p, *len);
+		if (l == *len)
+			return -1;
+		v[i] = *p;
+		*p += l + 1;
+		*len -= l + 1;
+	}
+	v[n] = NULL;
+	return 0;
+}
+
+static void
+spawnd_do_spawn(int fd, const struct spawnd_hdr *h, char *p, size_t len)
+{
+	struct sandbox_policy	 pol;
+	struct spawn_req	 req;
+	struct spawnd_kid	*k;
+	struct spawnd_hdr	 r;
+	char			*argv[SPAWND_ARGS_MAX + 1];
+	char			*envp[SPAWND_ARGS_MAX + 1], err[512] = "";
+	uint32_t		 na, ne;
+	int			 fds[3];
+
+	memset(&r, 0, sizeof(r));
+	r.type = SPAWND_SPAWNED;
+	r.id = h->id;
+	if (len < sizeof(pol) + 2 * sizeof(uint32_t))
+		goto bad;
+	memcpy(&pol, p, sizeof(pol));
+	memcpy(&na, p + sizeof(pol), sizeof(na));
+	memcpy(&ne, p + sizeof(pol) + sizeof(na), sizeof(ne));
+	p += sizeof(pol) + 2 * sizeof(uint32_t);
+	len -= sizeof(pol) + 2 * sizeof(uint32_t);
+	if (na > SPAWND_ARGS_MAX || ne > SPAWND_ARGS_MAX ||
+	    spawnd_strings(&p, &len, argv, (int)na) == -1 ||
+	    spawnd_strings(&p, &len, envp, (int)ne) == -1 || na == 0)
+		goto bad;
+	memset(&req, 0, sizeof(req));
+	req.bin = argv[0];	/* argv[0] carries the path; ps shows the title */
+	req.argv = argv + 1;
+	req.envp = envp;
+	req.policy = &pol;
+	k = xcalloc(1, sizeof(*k));
+	if (spawn_worker(&req, &k->c, err, sizeof(err)) == -1) {
+		free(k);
+		r.len = (uint32_t)strlen(err) + 1;
+		spawnd_send(fd, &r, err, NULL, 0);
+		return;
+	}
+	k->next = spawnd_kids;
+	spawnd_kids = k;
+	r.pid = k->c.pid;
+	fds[0] = k->c.to_fd;
+	fds[1] = k->c.from_fd;
+	fds[2] = k->c.err_fd;
+	spawnd_send(fd, &r, NULL, fds, 3);
+	close(k->c.to_fd);
+	close(k->c.from_fd);
+	close(k->c.err_fd);
+	k->c.to_fd = k->c.from_fd = k->c.err_fd = -1;
+	return;
+bad:
+	snprintf(err, sizeof(err), "spawn server: malformed request");
+	r.len = (uint32_t)strlen(err) + 1;
+	spawnd_send(fd, &r, err, NULL, 0);
+}
+
+static struct spawnd_kid *
+spawnd_find(pid_t pid, struct spawnd_kid ***prevp)
+{
+	struct spawnd_kid	**pp;
+
+	for (pp = &spawnd_kids; *pp != NULL; pp = &(*pp)->next) {
+		if ((*pp)->c.pid == pid) {
+			if (prevp != NULL)
+				*prevp = pp;
+			return *pp;
+		}
+	}
+	return NULL;
+}
+
+/* Reap what exited; a worker's tree dies first, its exit is reported. */
+static void
+spawnd_reap(int fd)
+{
+	struct spawnd_kid	*k, **pp;
+	struct spawnd_hdr	 r;
+	siginfo_t		 si, si2;
+
+	for (;;) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
+		    si.si_pid == 0)
+			return;
+		if ((k = spawnd_find(si.si_pid, &pp)) != NULL)
+			spawn_kill(&k->c, SIGKILL);
+		memset(&si2, 0, sizeof(si2));
+		if (waitid(P_PID, (id_t)si.si_pid, &si2, WEXITED) == -1 ||
+		    k == NULL)
+			continue;
+		*pp = k->next;
+		spawn_release(&k->c);
+		free(k);
+		memset(&r, 0, sizeof(r));
+		r.type = SPAWND_EXIT;
+		r.pid = si2.si_pid;
+		r.a = si2.si_code;
+		r.b = si2.si_status;
+		spawnd_send(fd, &r, NULL, NULL, 0);
+	}
+}
+
+/* The supervisor is gone or done: nothing of ours may survive. */
+static void
+spawnd_exit_all(void)
+{
+	struct spawnd_kid	*k;
+
+	for (k = spawnd_kids; k != NULL; k = k->next)
+		spawn_kill(&k->c, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+	for (k = spawnd_kids; k != NULL; k = k->next)
+		spawn_release(&k->c);
+	_exit(0);
+}
+
+/* Overwrite the environment block: /proc/PID/environ shows its bytes. */
+static void
+spawnd_wipe_env(void)
+{
+	size_t	i;
+
+	for (i = 0; environ != NULL && environ[i] != NULL; i++)
+		explicit_bzero(environ[i], strlen(environ[i]));
+}
+
+static void __attribute__((noreturn))
+spawnd_main(int fd)
+{
+	struct spawnd_hdr	 h;
+	struct signalfd_siginfo	 ssi;
+	struct pollfd		 pfd[2];
+	sigset_t		 set;
+	char			*buf;
+	ssize_t			 n;
+	int			 sfd;
+
+	spawnd_wipe_env();
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* The terminal's ^C is the supervisor's to handle. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
+	    (sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
+		_exit(1);
+	buf = xmalloc(SPAWND_MSG_MAX);
+	pfd[0].fd = fd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = sfd;
+	pfd[1].events = POLLIN;
+	for (;;) {
+		if (poll(pfd, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			spawnd_exit_all();
+		}
+		if (pfd[1].revents & POLLIN) {
+			while (read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi))
+				;
+			spawnd_reap(fd);
+		}
+		if (!(pfd[0].revents & (POLLIN | POLLHUP)))
+			continue;
+		n = recv(fd, buf, SPAWND_MSG_MAX, 0);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n < (ssize_t)sizeof(h))
+			spawnd_exit_all();	/* EOF: the supervisor ended */
+		memcpy(&h, buf, sizeof(h));
+		if (h.len != (size_t)n - sizeof(h))
+			spawnd_exit_all();
+		switch (h.type) {
+		case SPAWND_SPAWN:
+			spawnd_do_spawn(fd, &h, buf + sizeof(h), h.len);
+			break;
+		case SPAWND_KILL: {
+			struct spawnd_kid *k = spawnd_find(h.pid, NULL);
+
+			if (k != NULL)
+				spawn_kill(&k->c, h.a);
+			break;
+		}
+		default:
+			spawnd_exit_all();
+		}
+	}
+}
+
+/* --- the supervisor's side ------------------------------------------- */
+
+struct spawnd *
+spawnd_start(void)
+{
+	struct spawnd	*d;
+	int		 sv[2];
+	pid_t		 pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return NULL;
+	if ((pid = fork()) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		spawnd_main(sv[1]);
+	}
+	close(sv[1]);
+	d = xcalloc(1, sizeof(*d));
+	d->fd = sv[0];
+	d->pid = pid;
+	d->heldtail = &d->held;
+	return d;
+}
+
+int
+spawnd_fd(const struct spawnd *d)
+{
+	return d->fd;
+}
+
+pid_t
+spawnd_pid(const struct spawnd *d)
+{
+	return d->pid;
+}
+
+static void
+spawnd_send_checked(struct spawnd *d, const struct spawnd_hdr *h,
+    const void *data)
+{
+	struct iovec	iov[2];
+	struct msghdr	mh;
+
+	memset(&mh, 0, sizeof(mh));
+	iov[0].iov_base = (void *)(uintptr_t)h;
+	iov[0].iov_len = sizeof(*h);
+	iov[1].iov_base = (void *)(uintptr_t)data;
+	iov[1].iov_len = h->len;
+	mh.msg_iov = iov;
+	mh.msg_iovlen = h->len ? 2 : 1;
+	while (sendmsg(d->fd, &mh, MSG_NOSIGNAL) == -1) {
+		if (errno != EINTR) {
+			log_warn("spawn server");
+			return;
+		}
+	}
+}
+
+/* Receive one packet (and up to 3 fds); -1 when the server is gone. */
+static int
+spawnd_recv(struct spawnd *d, struct spawnd_hdr *h, char *data, size_t max,
+    int *fds, int *nfds, int flags)
+{
+	struct msghdr	 mh;
+	struct iovec	 iov[2];
+	char		 cbuf[CMSG_SPACE(sizeof(int) * 3)];
+	struct cmsghdr	*cm;
+	ssize_t		 n;
+
+	memset(&mh, 0, sizeof(mh));
+	iov[0].iov_base = h;
+	iov[0].iov_len = sizeof(*h);
+	iov[1].iov_base = data;
+	iov[1].iov_len = max;
+	mh.msg_iov = iov;
+	mh.msg_iovlen = 2;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	*nfds = 0;
+	while ((n = recvmsg(d->fd, &mh, MSG_CMSG_CLOEXEC | flags)) == -1 &&
+	    errno == EINTR)
+		;
+	if (n < (ssize_t)sizeof(*h))
+		return n == -1 && errno == EAGAIN ? 0 : -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS) {
+			*nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			if (*nfds > 3)
+				*nfds = 3;
+			memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)*nfds);
+		}
+	}
+	if (h->len > max)
+		h->len = (uint32_t)max;
+	return 1;
+}
+
+static void
+spawnd_hold(struct spawnd *d, const struct spawnd_hdr *h)
+{
+	struct spawnd_exit	*e = xcalloc(1, sizeof(*e));
+
+	e->pid = h->pid;
+	e->code = h->a;
+	e->status = h->b;
+	*d->heldtail = e;
+	d->heldtail = &e->next;
+}
+
+static int
+spawnd_put(struct buf *b, const char *const *v, uint32_t *n)
+{
+	for (*n = 0; v != NULL && v[*n] != NULL; (*n)++)
+		if (*n == SPAWND_ARGS_MAX || buf_add(b, v[*n],
+		    strlen(v[*n]) + 1) == -1)
+			return -1;
+	return 0;
+}
+
+int
+spawnd_spawn(struct spawnd *d, const struct spawn_req *req,
+    struct spawn_child *c, char *err, size_t errsz)
+{
+	struct spawnd_hdr	 h;
+	struct buf		 b, s;
+	const char		*args[SPAWND_ARGS_MAX + 2];
+	uint32_t		 na, ne, id = ++d->nextid;
+	char			 data[1024];
+	int			 fds[3], nfds, i, rc;
+
+	memset(c, 0, sizeof(*c));
+	c->to_fd = c->from_fd = c->err_fd = -1;
+	args[0] = req->bin;
+	for (i = 0; req->argv[i] != NULL && i < SPAWND_ARGS_MAX; i++)
+		args[i + 1] = req->argv[i];
+	args[i + 1] = NULL;
+	buf_init(&s, SPAWND_MSG_MAX);
+	buf_init(&b, SPAWND_MSG_MAX);
+	if (spawnd_put(&s, args, &na) == -1 ||
+	    spawnd_put(&s, (const char *const *)req->envp, &ne) == -1 ||
+	    buf_add(&b, req->policy, sizeof(*req->policy)) == -1 ||
+	    buf_add(&b, &na, sizeof(na)) == -1 ||
+	    buf_add(&b, &ne, sizeof(ne)) == -1 ||
+	    buf_add(&b, buf_head(&s), buf_left(&s)) == -1) {
+		snprintf(err, errsz, "spawn request too large");
+		rc = -1;
+		goto out;
+	}
+	memset(&h, 0, sizeof(h));
+	h.type = SPAWND_SPAWN;
+	h.id = id;
+	h.len = (uint32_t)buf_left(&b);
+	spawnd_send_checked(d, &h, buf_head(&b));
+	/* Wait for the answer; exits that come first are held. */
+	for (;;) {
+		if (spawnd_recv(d, &h, data, sizeof(data) - 1, fds, &nfds,
+		    0) != 1) {
+			snprintf(err, errsz, "the spawn server is gone");
+			rc = -1;
+			goto out;
+		}
+		if (h.type == SPAWND_EXIT) {
+			spawnd_hold(d, &h);
+			continue;
+		}
+		if (h.type == SPAWND_SPAWNED && h.id == id)
+			break;
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+	}
+	if (h.pid <= 0 || nfds != 3) {
+		data[h.len] = '\0';
+		snprintf(err, errsz, "%s", h.len ? data : "spawn failed");
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		rc = -1;
+		goto out;
+	}
+	c->pid = h.pid;
+	c->to_fd = fds[0];
+	c->from_fd = fds[1];
+	c->err_fd = fds[2];
+	c->sb = NULL;
+	c->remote = 1;
+	rc = 0;
+out:
+	buf_free(&b);
+	buf_free(&s);
+	return rc;
+}
+
+void
+spawnd_kill(struct spawnd *d, pid_t pid, int signo)
+{
+	struct spawnd_hdr	h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = SPAWND_KILL;
+	h.pid = pid;
+	h.a = signo;
+	spawnd_send_checked(d, &h, NULL);
+}
+
+int
+spawnd_read(struct spawnd *d, void (*on_exit)(pid_t, int, int, void *),
+    void *arg)
+{
+	struct spawnd_hdr	 h;
+	struct spawnd_exit	*e;
+	char			 data[1024];
+	int			 fds[3], nfds, i, rc;
+
+	while ((e = d->held) != NULL) {
+		d->held = e->next;
+		if (d->held == NULL)
+			d->heldtail = &d->held;
+		on_exit(e->pid, e->code, e->status, arg);
+		free(e);
+	}
+	for (;;) {
+		rc = spawnd_recv(d, &h, data, sizeof(data), fds, &nfds,
+		    MSG_DONTWAIT);
+		if (rc != 1)
+			return rc;
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (h.type == SPAWND_EXIT)
+			on_exit(h.pid, h.a, h.b, arg);
+	}
+}
+
+void
+spawnd_stop(struct spawnd *d)
+{
+	int	st;
+
+	if (d == NULL)
+		return;
+	close(d->fd);
+	(void)waitpid(d->pid, &st, 0);
+	while (d->held != NULL) {
+		struct spawnd_exit *e = d->held;
+
+		d->held = e->next;
+		free(e);
+	}
+	free(d);
+}
