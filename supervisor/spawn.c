@@ -117,9 +117,10 @@ static void __attribute__((noreturn))
 spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
     int in, int out, int err)
 {
-	static const int	keep[] = { SPAWN_FD_IN, SPAWN_FD_OUT };
+	static const int	keep[] = { SPAWN_FD_IN, SPAWN_FD_OUT, SPAWN_FD_BIN };
 	struct sandbox_error	e;
-	int			null, hi_in, hi_out, hi_err;
+	char			**env;
+	int			null, hi_in, hi_out, hi_err, bin;
 
 	loop_child_sigreset();
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
@@ -138,12 +139,25 @@ spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
 	if (fd_set_nonblock(SPAWN_FD_IN, 0) == -1 ||
 	    fd_set_nonblock(SPAWN_FD_OUT, 0) == -1)
 		_exit(126);
+	/*
+	 * Hold the program by an fd: the sandbox may mount a private /tmp
+	 * (or more) over the directory it lives in. Close-on-exec, so the
+	 * worker never sees it.
+	 */
+	if ((bin = open(req->bin, O_PATH | O_CLOEXEC)) == -1)
+		spawn_child_fail(req->bin, strerror(errno), 127);
+	if (dup3(bin, SPAWN_FD_BIN, O_CLOEXEC) == -1)
+		_exit(126);
 	(void)setpgid(0, 0);
-	if (sandbox_child(sb, keep, 2, &e) == -1)
+	if (sandbox_child(sb, keep, 3, &e) == -1)
 		spawn_child_fail("sandbox", e.msg, 126);
 	/* Belt and braces: nothing above the channel survives exec. */
-	(void)syscall(SYS_close_range, SPAWN_FD_OUT + 1, ~0U, 0);
-	execve(req->bin, req->argv, spawn_child_env(req->envp, sb));
+	(void)syscall(SYS_close_range, SPAWN_FD_BIN + 1, ~0U, 0);
+	env = spawn_child_env(req->envp, sb);
+	(void)syscall(SYS_execveat, SPAWN_FD_BIN, "", req->argv, env,
+	    AT_EMPTY_PATH);
+	/* A script through a close-on-exec fd cannot run: try the path. */
+	execve(req->bin, req->argv, env);
 	spawn_child_fail(req->bin, strerror(errno), 127);
 }
 

@@ -16,6 +16,7 @@
 
 #define SPAWN_FD_IN	3	/* the worker reads frames here */
 #define SPAWN_FD_OUT	4	/* the worker writes frames here */
+#define SPAWN_FD_BIN	5	/* the program, until exec (close-on-exec) */
 
 struct spawn_req {
 	const char			*bin;	/* path of warren-worker */

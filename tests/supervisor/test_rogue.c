@@ -27,7 +27,7 @@
 
 struct ctx {
 	char	*dir;
-	char	 ws[PATH_MAX];
+	char	 ws[1024];
 	char	 cas[PATH_MAX];
 	char	 db[PATH_MAX];
 	char	 worker[PATH_MAX];
@@ -43,7 +43,8 @@ setup(void **state)
 	snprintf(c->ws, sizeof(c->ws), "%s/ws", c->dir);
 	snprintf(c->cas, sizeof(c->cas), "%s/s.cassette", c->dir);
 	snprintf(c->db, sizeof(c->db), "%s/warren.db", c->dir);
-	snprintf(c->worker, sizeof(c->worker), "%s/rogue-worker", c->dir);
+	/* In the workspace: the only place a worker's private /tmp shows. */
+	snprintf(c->worker, sizeof(c->worker), "%s/rogue-worker", c->ws);
 	h_write(c->ws, "a.txt", "a\n", 0);
 	f = h_cassette_open(c->cas);
 	h_turn(f, "0", 1, "[{\"id\":\"a\",\"name\":\"delegate\",\"arguments\":"
@@ -73,7 +74,7 @@ run_rogue(struct ctx *c, struct h_run *r, const char *script)
 		    "--replay", c->cas, "--db", c->db, "--worker", c->worker,
 		    "--hello-timeout", "2s", "rogue task", NULL };
 
-	h_write(c->dir, "rogue-worker", script, 0755);
+	h_write(c->ws, "rogue-worker", script, 0755);
 	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
 }
 
@@ -165,7 +166,7 @@ test_hello_lies(void **state)
 	m.u.hello.pid = 1;
 	buf_init(&b, 0);
 	assert_int_equal(ipc_msg_frame(&b, &m, err, sizeof(err)), 0);
-	snprintf(path, sizeof(path), "%s/hello.bin", c->dir);
+	snprintf(path, sizeof(path), "%s/hello.bin", c->ws);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	assert_int_equal(fwrite(buf_head(&b), 1, buf_left(&b), f),
@@ -183,11 +184,6 @@ test_hello_lies(void **state)
 int
 main(void)
 {
-	char		 tmp[PATH_MAX];
-	const char	*b = getenv("WARREN_BUILD_DIR");
-	/* Workers get a private /tmp: the rogue scripts live in the build. */
-	snprintf(tmp, sizeof(tmp), "%s/tests/supervisor", b ? b : ".");
-	setenv("TMPDIR", tmp, 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_hello_never_comes, setup,
 		    teardown),
