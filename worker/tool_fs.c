@@ -230,6 +230,11 @@ tool_edit(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 		close(fd);
 		return tool_slurp_error(res, "edit", path, e);
 	}
+	if (tool_is_binary(data, len)) {
+		free(data);
+		close(fd);
+		return tool_fail(res, "edit: %s is a binary file; refused", rel);
+	}
 	count = tool_count(data, len, old, olen);
 	if (count == 0 || (count > 1 && !all)) {
 		free(data);

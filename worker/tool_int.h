@@ -31,6 +31,9 @@ int	tool_open(const struct tool_ctx *ctx, const char *rel, int flags,
 	    mode_t mode);
 /* Drop leading "./" and trailing "/" in place ("" becomes "."). */
 void	tool_path_clean(char *rel);
+/* The fallback of tool_open (exposed for its tests). */
+int	tool_open_walk(const struct tool_ctx *ctx, const char *rel, int flags,
+	    mode_t mode);
 /* A message for errno after tool_open of path. */
 void	tool_path_error(const char *tool, const char *path, int err,
 	    char *msg, size_t msglen);

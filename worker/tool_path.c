@@ -75,7 +75,7 @@ tool_path_clean(char *rel)
 }
 
 /* Walk rel from the root, one component at a time, no symlink, no "..". */
-static int
+int
 tool_open_walk(const struct tool_ctx *ctx, const char *rel, int flags,
     mode_t mode)
 {
