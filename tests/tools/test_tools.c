@@ -463,11 +463,14 @@ test_batch(void **state)
 		tool_result_free(&r[i]);
 }
 
-/* The fallback without openat2: every ".." and every symlink refused. */
+/* The fallback without openat2 (seccomp denies it in read-only profiles):
+ * the same answers, symlinks inside followed, anything leaving refused. */
 static void
 test_open_fallback(void **state)
 {
 	struct fixture	*fx = *state;
+	char		 buf[256], path[512];
+	ssize_t		 n;
 	int		 fd;
 
 	fd = tool_open_walk(&fx->ctx, "src/util/str.c", O_RDONLY, 0);
@@ -476,10 +479,29 @@ test_open_fallback(void **state)
 	fd = tool_open_walk(&fx->ctx, "./src//main.c", O_RDONLY, 0);
 	assert_true(fd >= 0);
 	close(fd);
+	/* ".." that stays inside, and a relative symlink inside */
+	fd = tool_open_walk(&fx->ctx, "src/../README.md", O_RDONLY, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = tool_open_walk(&fx->ctx, "main-link.c", O_RDONLY, 0);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "#include"));
+	close(fd);
+	/* an absolute symlink to a place inside the root */
+	snprintf(path, sizeof(path), "%s/src/abs-link", fx->ws);
+	snprintf(buf, sizeof(buf), "%s/src/util", fx->ws);
+	assert_int_equal(symlink(buf, path), 0);
+	fd = tool_open_walk(&fx->ctx, "src/abs-link/str.h", O_RDONLY, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	/* leaving: "..", symlinks to files and directories outside, loops */
 	assert_int_equal(tool_open_walk(&fx->ctx, "../x", O_RDONLY, 0), -1);
 	assert_int_equal(errno, EXDEV);
-	assert_int_equal(tool_open_walk(&fx->ctx, "src/../README.md",
-	    O_RDONLY, 0), -1);
+	assert_int_equal(tool_open_walk(&fx->ctx, "src/../../x", O_RDONLY, 0),
+	    -1);
 	assert_int_equal(errno, EXDEV);
 	assert_int_equal(tool_open_walk(&fx->ctx, "leak.txt", O_RDONLY, 0),
 	    -1);
@@ -487,8 +509,37 @@ test_open_fallback(void **state)
 	assert_int_equal(tool_open_walk(&fx->ctx, "outdir/secret.txt",
 	    O_RDONLY, 0), -1);
 	assert_int_equal(errno, EXDEV);
+	snprintf(path, sizeof(path), "%s/up", fx->ws);
+	assert_int_equal(symlink("src/../..", path), 0);
+	assert_int_equal(tool_open_walk(&fx->ctx, "up/etc/passwd", O_RDONLY,
+	    0), -1);
+	assert_int_equal(errno, EXDEV);
+	snprintf(path, sizeof(path), "%s/loop", fx->ws);
+	assert_int_equal(symlink("loop", path), 0);
+	assert_int_equal(tool_open_walk(&fx->ctx, "loop", O_RDONLY, 0), -1);
+	assert_int_equal(errno, ELOOP);
 	assert_int_equal(tool_open_walk(&fx->ctx, "nope/x", O_RDONLY, 0), -1);
 	assert_int_equal(errno, ENOENT);
+	/* creating through the fallback */
+	fd = tool_open_walk(&fx->ctx, "src/new.txt", O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(tool_open_walk(&fx->ctx, "outdir/new.txt",
+	    O_WRONLY | O_CREAT, 0644), -1);
+	assert_null(get(fx->out, "new.txt"));
+}
+
+/* The whole escape suite again, as a read-only sandbox runs it: without
+ * openat2. */
+static void
+test_escapes_fallback(void **state)
+{
+	tool_path_force_fallback(1);
+	test_read(state);
+	test_escapes(state);
+	test_write_edit(state);
+	test_grep(state);
+	tool_path_force_fallback(0);
 }
 
 static void
@@ -521,6 +572,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_fallback, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_escapes_fallback, setup,
 		    teardown),
 		cmocka_unit_test(test_ctx_open),
 	};
