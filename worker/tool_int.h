@@ -50,6 +50,8 @@ int	tool_is_binary(const char *data, size_t len);
 /* Match a relative path against a glob: * and ? within a segment, ** any
  * number of segments; a pattern without '/' matches the base name. */
 int	tool_glob_match(const char *pattern, const char *path);
+/* 0 if pattern is usable (bounded length and wildcards), else -1 + err. */
+int	tool_glob_valid(const char *pattern, char *err, size_t errlen);
 
 /* tools.c */
 int	tool_fail(struct tool_result *res, const char *fmt, ...)

@@ -5,6 +5,7 @@
  *   2: a model reply: lines "name<TAB>args" become the calls of one turn,
  *      fed to an agent of the general profile, then results and a second
  *      turn; the context must keep every call paired with its result.
+ *   3: "pattern<TAB>path" through the glob matcher of glob and grep.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "agent/agent.h"
 #include "agent/profile.h"
 #include "agent/tooldef.h"
+#include "worker/tool_int.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -82,6 +84,17 @@ fuzz_reply(char *s)
 	agent_free(a);
 }
 
+static void
+fuzz_glob(char *s)
+{
+	char	*tab;
+
+	if ((tab = strchr(s, '\t')) == NULL || strlen(s) > 2048)
+		return;
+	*tab = '\0';
+	(void)tool_glob_match(s, tab + 1);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -93,15 +106,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data + 1, size - 1);
 	s[size - 1] = '\0';
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
 		fuzz_profile((const char *)data + 1, size - 1);
 		break;
 	case 1:
 		fuzz_args(s);
 		break;
-	default:
+	case 2:
 		fuzz_reply(s);
+		break;
+	default:
+		fuzz_glob(s);
 		break;
 	}
 	free(s);

@@ -293,6 +293,17 @@ test_glob(void **state)
 	assert_string_equal(t, "src/util/str.c\nsrc/util/str.h\n");
 	t = ok(fx, "glob", "{\"pattern\":\"config\"}");
 	assert_non_null(strstr(t, "no files match"));	/* .git skipped */
+	/* many ** are matched in polynomial time, too many * refused */
+	assert_true(tool_glob_match("**/**/**/**/**/**/**/**/**/**/**/**/z",
+	    "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/z"));
+	assert_false(tool_glob_match("**/**/**/**/**/**/**/**/**/**/**/**/z",
+	    "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/y"));
+	assert_non_null(strstr(bad(fx, "glob", "{\"pattern\":"
+	    "\"*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b\"}"), "too complex"));
+	assert_non_null(strstr(bad(fx, "grep", "{\"pattern\":\"x\","
+	    "\"include\":\"*.c,*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b\"}"),
+	    "too complex"));
+	bad(fx, "glob", "{\"pattern\":\"\"}");
 }
 
 static void
@@ -463,6 +474,38 @@ test_batch(void **state)
 		tool_result_free(&r[i]);
 }
 
+/* Many parallel calls give exactly what the same calls give one by one. */
+static void
+test_batch_parallel_same(void **state)
+{
+	struct fixture		*fx = *state;
+	struct agent_call	 c[24];
+	struct tool_result	 r[24], one;
+	static const char	*args[] = {
+		"{\"path\":\"src/main.c\"}", "{\"pattern\":\"TODO\"}",
+		"{\"pattern\":\"**/*.c\"}", "{\"path\":\"src\"}",
+	};
+	static const char	*names[] = { "read", "grep", "glob", "list" };
+	size_t			 i;
+
+	memset(c, 0, sizeof(c));
+	for (i = 0; i < 24; i++) {
+		c[i].name = names[i % 4];
+		c[i].args = args[i % 4];
+		c[i].parallel = 1;
+	}
+	fx->ctx.max_threads = 8;
+	assert_int_equal(tools_run_batch(&fx->ctx, c, 24, r), 0);
+	for (i = 0; i < 24; i++) {
+		assert_int_equal(tools_run(&fx->ctx, c[i].name, c[i].args,
+		    &one), 0);
+		assert_string_equal(r[i].text, one.text);
+		assert_int_equal(r[i].is_error, one.is_error);
+		tool_result_free(&one);
+		tool_result_free(&r[i]);
+	}
+}
+
 /* The fallback without openat2 (seccomp denies it in read-only profiles):
  * the same answers, symlinks inside followed, anything leaving refused. */
 static void
@@ -571,6 +614,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_not_workspace_tools,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_parallel_same, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_open_fallback, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_escapes_fallback, setup,
