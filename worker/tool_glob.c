@@ -11,7 +11,7 @@
 
 #include "worker/tool_int.h"
 
-#define GLOB_MAX_SEGS	64
+#define GLOB_MAX_SEGS	80	/* > TOOL_MAX_DEPTH: no walked path is cut */
 #define GLOB_MAX_STARS	16	/* fnmatch backtracks: bound its work */
 
 static size_t
@@ -62,16 +62,26 @@ glob_segs(struct glob_memo *g, size_t pi, size_t si)
 int
 tool_glob_valid(const char *pattern, char *err, size_t errlen)
 {
-	size_t	stars = 0;
-	const char *p;
+	const char	*p, *seg;
+	size_t		 stars = 0, segs = 1;
 
-	for (p = pattern; *p != '\0'; p++)
-		stars += *p == '*';
+	/* Count the * that fnmatch sees: those outside whole ** segments. */
+	for (seg = p = pattern; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		if (!(p - seg == 2 && seg[0] == '*' && seg[1] == '*'))
+			for (; seg < p; seg++)
+				stars += *seg == '*';
+		if (*p == '\0')
+			break;
+		segs++;
+		seg = p + 1;
+	}
 	if (*pattern == '\0' || strlen(pattern) >= 1024 ||
-	    stars > GLOB_MAX_STARS) {
+	    stars > GLOB_MAX_STARS || segs > GLOB_MAX_SEGS) {
 		snprintf(err, errlen, "glob \"%.64s\" is empty, too long or "
-		    "too complex (at most 1023 bytes and %d *)", pattern,
-		    GLOB_MAX_STARS);
+		    "too complex (at most 1023 bytes, %d segments, %d * "
+		    "outside **)", pattern, GLOB_MAX_SEGS, GLOB_MAX_STARS);
 		return -1;
 	}
 	return 0;
