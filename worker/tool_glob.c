@@ -18,10 +18,11 @@ static size_t
 glob_split(char *s, char **segs)
 {
 	size_t	n = 0;
-	char	*p;
+	char	*p, *save = NULL;
 
-	for (p = strtok(s, "/"); p != NULL && n < GLOB_MAX_SEGS;
-	    p = strtok(NULL, "/"))
+	/* strtok_r: tools run on several threads at once. */
+	for (p = strtok_r(s, "/", &save); p != NULL && n < GLOB_MAX_SEGS;
+	    p = strtok_r(NULL, "/", &save))
 		if (strcmp(p, ".") != 0)
 			segs[n++] = p;
 	return n;
