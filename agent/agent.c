@@ -258,7 +258,8 @@ agent_describe(const struct agent *a, size_t from, size_t to)
 }
 
 int
-agent_replace(struct agent *a, size_t from, size_t to, const char *text)
+agent_replace(struct agent *a, size_t from, size_t to, const char *text,
+    int record)
 {
 	struct msg	m;
 
@@ -268,8 +269,8 @@ agent_replace(struct agent *a, size_t from, size_t to, const char *text)
 	m.role = MSG_USER;
 	if ((m.text = strdup(text)) == NULL)
 		return -1;
-	/* The record keeps everything; it gets the marker too. */
-	if (msg_list_add(&a->log, &m) == -1) {
+	/* The record keeps everything it dropped; it gets the marker too. */
+	if (record && msg_list_add(&a->log, &m) == -1) {
 		msg_free(&m);
 		return -1;
 	}
@@ -377,7 +378,7 @@ agent_summary_apply(struct agent *a, const char *summary, const char *why)
 	free(what);
 	if ((text = buf_release(&b, NULL)) == NULL)
 		return -1;
-	rc = agent_replace(a, a->sum_from, a->sum_to, text);
+	rc = agent_replace(a, a->sum_from, a->sum_to, text, 1);
 	if (rc == 0)
 		agent_emit(a, AGENT_EV_SUMMARY, NULL, text, why != NULL);
 	free(text);

@@ -601,6 +601,10 @@ test_hierarchical(void **state)
 	assert_non_null(strstr(ctx->v[2].text, "[Earlier context dropped"));
 	assert_non_null(strstr(ctx->v[3].calls[0].args, "f3"));
 	assert_true(script_pairs_intact(ctx));
+	/* the rolling marker is not recorded, every message it hid is */
+	assert_int_equal(script_count_text(agent_messages(a),
+	    "[Earlier context dropped"), 0);
+	assert_int_equal(agent_messages(a)->n, 2 + 5 * 2);
 	/* a completed todo item clears all but the current exchange */
 	script_feed(a, script_reply(NULL, 2,
 	    "todo", "{\"todos\":[{\"content\":\"map the code\","
@@ -618,6 +622,8 @@ test_hierarchical(void **state)
 	assert_int_equal(ctx->v[3].ncalls, 2);
 	assert_true(script_pairs_intact(ctx));
 	assert_int_equal(ev.counts[AGENT_EV_CLEAR], 1);
+	assert_int_equal(script_count_text(agent_messages(a),
+	    "subtask \"map the code\" completed"), 1);
 	agent_free(a);
 }
 
