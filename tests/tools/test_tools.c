@@ -260,6 +260,48 @@ test_write_edit(void **state)
 	    "\"old_string\":\"ELF\",\"new_string\":\"x\"}");
 }
 
+/* Writes go through a temporary file and rename: mode kept, links kept,
+ * nothing left behind. */
+static void
+test_write_atomic(void **state)
+{
+	struct fixture	*fx = *state;
+	struct stat	 st, st2;
+	char		 path[512], path2[512];
+
+	snprintf(path, sizeof(path), "%s/run.sh", fx->ws);
+	put(fx->ws, "run.sh", "echo old\n");
+	chmod(path, 0750);
+	ok(fx, "edit", "{\"path\":\"run.sh\",\"old_string\":\"old\","
+	    "\"new_string\":\"new\"}");
+	assert_string_equal(get(fx->ws, "run.sh"), "echo new\n");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0750);
+	ok(fx, "write", "{\"path\":\"run.sh\",\"content\":\"x\"}");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0750);
+	/* through a symlink inside: the target changes, the link stays */
+	ok(fx, "edit", "{\"path\":\"main-link.c\",\"old_string\":"
+	    "\"hello\",\"new_string\":\"bye\"}");
+	assert_non_null(strstr(get(fx->ws, "src/main.c"), "bye"));
+	snprintf(path, sizeof(path), "%s/main-link.c", fx->ws);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	/* a hard link stays one file */
+	snprintf(path, sizeof(path), "%s/README.md", fx->ws);
+	snprintf(path2, sizeof(path2), "%s/README.link", fx->ws);
+	assert_int_equal(link(path, path2), 0);
+	ok(fx, "edit", "{\"path\":\"README.md\",\"old_string\":\"docs\","
+	    "\"new_string\":\"manual\"}");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(stat(path2, &st2), 0);
+	assert_int_equal(st.st_ino, st2.st_ino);
+	assert_non_null(strstr(get(fx->ws, "README.link"), "manual"));
+	/* no temporary file left */
+	assert_non_null(strstr(ok(fx, "glob", "{\"pattern\":\"*warren-*\"}"),
+	    "no files match"));
+}
+
 static void
 test_list(void **state)
 {
@@ -606,6 +648,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_escapes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_edit, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_write_atomic, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_glob, setup, teardown),
