@@ -109,6 +109,21 @@ test_parse_valid(void **state)
 	assert_false(p->fs_write);
 	profile_free(p);
 
+	/* comments, as in docs/agent.md's example */
+	assert_int_equal(parse("---\n"
+	    "name: c   # the name\n"
+	    "description: \"say #1\"  # quoted # stays\n"
+	    "tools: Read, Grep # or a list\n"
+	    "tools:\n"
+	    "  - Glob   # one more\n"
+	    "# a whole comment line\n"
+	    "---\n", &p, err, sizeof(err)), 0);
+	assert_string_equal(p->name, "c");
+	assert_string_equal(p->description, "say #1");
+	assert_int_equal(p->ntools, 3);
+	assert_string_equal(p->tools[2], "glob");
+	profile_free(p);
+
 	/* flow list */
 	assert_int_equal(parse("---\nname: f\ntools: [Write, LS]\n---\n", &p,
 	    err, sizeof(err)), 0);
