@@ -21,6 +21,7 @@
 #include "agent/agent_int.h"
 #include "agent/profile.h"
 #include "common/buf.h"
+#include "common/str.h"
 
 #define AGENT_DEFAULT_TOK_PER_CHAR	0.25
 
@@ -134,25 +135,42 @@ agent_inject(struct agent *a, const char *text)
 char *
 agent_clip(const char *s, size_t max)
 {
-	struct buf	b;
-	size_t		len, head, tail;
+	struct buf	 b;
+	size_t		 len, head, tail;
+	char		*esc = NULL, *r;
 
 	if (s == NULL)
 		s = "";
 	len = strlen(s);
-	if (len <= max || max < 64)
-		return strdup(s);
+	/* The JSON the APIs take carries only UTF-8: escape anything else. */
+	if (!str_utf8_valid(s, len)) {
+		if ((esc = str_escape_dup(s, len, STR_ESC_KEEP_NL)) == NULL)
+			return NULL;
+		s = esc;
+		len = strlen(s);
+	}
+	if (len <= max || max < 64) {
+		r = strdup(s);
+		free(esc);
+		return r;
+	}
 	/* Keep head and tail: errors tend to be at the end, context at the
-	 * start. */
+	 * start. Never cut inside a UTF-8 sequence. */
 	head = max / 2;
 	tail = max - head;
+	while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80)
+		head--;
+	while (tail > 0 && ((unsigned char)s[len - tail] & 0xc0) == 0x80)
+		tail--;
 	buf_init(&b, 0);
 	if (buf_add(&b, s, head) == -1 ||
 	    buf_addf(&b, "\n[... %zu bytes cut ...]\n", len - head - tail) ==
 	    -1 || buf_add(&b, s + len - tail, tail) == -1) {
 		buf_free(&b);
+		free(esc);
 		return NULL;
 	}
+	free(esc);
 	return buf_release(&b, NULL);
 }
 
@@ -240,7 +258,8 @@ agent_describe(const struct agent *a, size_t from, size_t to)
 }
 
 int
-agent_replace(struct agent *a, size_t from, size_t to, const char *text)
+agent_replace(struct agent *a, size_t from, size_t to, const char *text,
+    int record)
 {
 	struct msg	m;
 
@@ -250,8 +269,8 @@ agent_replace(struct agent *a, size_t from, size_t to, const char *text)
 	m.role = MSG_USER;
 	if ((m.text = strdup(text)) == NULL)
 		return -1;
-	/* The record keeps everything; it gets the marker too. */
-	if (msg_list_add(&a->log, &m) == -1) {
+	/* The record keeps everything it dropped; it gets the marker too. */
+	if (record && msg_list_add(&a->log, &m) == -1) {
 		msg_free(&m);
 		return -1;
 	}
@@ -359,7 +378,7 @@ agent_summary_apply(struct agent *a, const char *summary, const char *why)
 	free(what);
 	if ((text = buf_release(&b, NULL)) == NULL)
 		return -1;
-	rc = agent_replace(a, a->sum_from, a->sum_to, text);
+	rc = agent_replace(a, a->sum_from, a->sum_to, text, 1);
 	if (rc == 0)
 		agent_emit(a, AGENT_EV_SUMMARY, NULL, text, why != NULL);
 	free(text);

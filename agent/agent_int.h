@@ -113,9 +113,10 @@ void	agent_emit(struct agent *a, enum agent_event_type type,
 	    const char *name, const char *text, int is_error);
 /* Ask for ctx[from, to) to be summarised before the next turn. */
 void	agent_request_summary(struct agent *a, size_t from, size_t to);
-/* Replace ctx[from, to) with one user message (copied); -1 on ENOMEM. */
+/* Replace ctx[from, to) with one user message (copied), also appended to
+ * the record when record is set; -1 on ENOMEM. */
 int	agent_replace(struct agent *a, size_t from, size_t to,
-	    const char *text);
+	    const char *text, int record);
 /* "N messages: 3 assistant turns, tools read×2 grep×1, 2 user messages" */
 char	*agent_describe(const struct agent *a, size_t from, size_t to);
 /* Move a cut point back so no tool result is separated from its call. */

@@ -86,7 +86,9 @@ behav_hier_before(void *self, struct agent *a, struct msg_list *ctx)
 	free(what);
 	if ((text = buf_release(&b, NULL)) == NULL)
 		return -1;
-	rc = agent_replace(a, a->pinned, cut, text);
+	/* A clear is an event worth recording; the rolling window's marker
+	 * changes every turn and would only fill the record. */
+	rc = agent_replace(a, a->pinned, cut, text, cleared);
 	if (rc == 0)
 		agent_emit(a, cleared ? AGENT_EV_CLEAR : AGENT_EV_SUMMARY,
 		    NULL, text, 0);

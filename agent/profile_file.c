@@ -177,6 +177,26 @@ pf_valid_name(const char *s)
 	return 1;
 }
 
+/* Cut a YAML comment: '#' after a blank, outside quotes. */
+static size_t
+pf_uncomment(const char *s, size_t len)
+{
+	size_t	i;
+	char	q = 0;
+
+	for (i = 0; i < len; i++) {
+		if (q != 0) {
+			if (s[i] == q)
+				q = 0;
+		} else if (s[i] == '"' || s[i] == '\'')
+			q = s[i];
+		else if (s[i] == '#' && (i == 0 || s[i - 1] == ' ' ||
+		    s[i - 1] == '\t'))
+			return i;
+	}
+	return len;
+}
+
 static int
 pf_key(struct pf *pf, struct profile *p, const char *key, const char *s,
     size_t len)
@@ -184,6 +204,8 @@ pf_key(struct pf *pf, struct profile *p, const char *key, const char *s,
 	unsigned long long	 n;
 	char			*v;
 	int			 rc = 0;
+
+	len = pf_uncomment(s, len);
 
 	if (strcmp(key, "tools") == 0)
 		return pf_tools(pf, p, s, len);
@@ -257,7 +279,8 @@ pf_header(struct pf *pf, struct profile *p)
 		if (len == 0 || s[0] == '#')
 			continue;
 		if (s[0] == '-' && in_tools) {	/* "  - Read" */
-			if (pf_add_tool(pf, p, s + 1, len - 1) == -1)
+			if (pf_add_tool(pf, p, s + 1,
+			    pf_uncomment(s + 1, len - 1)) == -1)
 				return -1;
 			continue;
 		}

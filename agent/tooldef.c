@@ -15,59 +15,83 @@
 #define TOOLDEF_MAX_ARGS	(8u * 1024 * 1024)
 
 static const struct tooldef_param read_params[] = {
-	{ "path", TOOLDEF_STRING, 1, "File path, relative to the workspace", NULL },
+	{ "path", TOOLDEF_STRING, 1,
+	    "File path, relative to the workspace", NULL },
 	{ "offset", TOOLDEF_INTEGER, 0, "First line to read, 1-based", NULL },
-	{ "limit", TOOLDEF_INTEGER, 0, "Maximum lines to read (default 2000)", NULL },
+	{ "limit", TOOLDEF_INTEGER, 0,
+	    "Maximum lines to read (default 2000)", NULL },
 };
 static const struct tooldef_param write_params[] = {
-	{ "path", TOOLDEF_STRING, 1, "File path, relative to the workspace", NULL },
+	{ "path", TOOLDEF_STRING, 1,
+	    "File path, relative to the workspace", NULL },
 	{ "content", TOOLDEF_STRING, 1, "The whole new content", NULL },
 };
 static const struct tooldef_param edit_params[] = {
-	{ "path", TOOLDEF_STRING, 1, "File path, relative to the workspace", NULL },
+	{ "path", TOOLDEF_STRING, 1,
+	    "File path, relative to the workspace", NULL },
 	{ "old_string", TOOLDEF_STRING, 1, "Exact text to replace", NULL },
 	{ "new_string", TOOLDEF_STRING, 1, "Replacement text", NULL },
-	{ "replace_all", TOOLDEF_BOOLEAN, 0, "Replace every occurrence (default: old_string must occur once)", NULL },
+	{ "replace_all", TOOLDEF_BOOLEAN, 0,
+	    "Replace every occurrence (default: old_string must occur once)",
+	    NULL },
 };
 static const struct tooldef_param list_params[] = {
-	{ "path", TOOLDEF_STRING, 0, "Directory (default: the workspace root)", NULL },
+	{ "path", TOOLDEF_STRING, 0,
+	    "Directory (default: the workspace root)", NULL },
 };
 static const struct tooldef_param glob_params[] = {
-	{ "pattern", TOOLDEF_STRING, 1, "Glob, ** matches any depth (e.g. src/**/*.c)", NULL },
-	{ "path", TOOLDEF_STRING, 0, "Directory to search from (default: root)", NULL },
+	{ "pattern", TOOLDEF_STRING, 1,
+	    "Glob, ** matches any depth (e.g. src/**/*.c)", NULL },
+	{ "path", TOOLDEF_STRING, 0,
+	    "Directory to search from (default: root)", NULL },
 };
 static const struct tooldef_param grep_params[] = {
 	{ "pattern", TOOLDEF_STRING, 1, "PCRE2 regular expression", NULL },
-	{ "path", TOOLDEF_STRING, 0, "File or directory (default: root)", NULL },
-	{ "include", TOOLDEF_STRING, 0, "Only files matching these globs, comma-separated (e.g. *.c,*.h)", NULL },
-	{ "exclude", TOOLDEF_STRING, 0, "Skip files matching these globs, comma-separated", NULL },
+	{ "path", TOOLDEF_STRING, 0,
+	    "File or directory (default: root)", NULL },
+	{ "include", TOOLDEF_STRING, 0,
+	    "Only files matching these globs, comma-separated (e.g. *.c,*.h)",
+	    NULL },
+	{ "exclude", TOOLDEF_STRING, 0,
+	    "Skip files matching these globs, comma-separated", NULL },
 	{ "ignore_case", TOOLDEF_BOOLEAN, 0, "Case-insensitive match", NULL },
-	{ "max_results", TOOLDEF_INTEGER, 0, "Stop after this many matching lines (default 500)", NULL },
+	{ "max_results", TOOLDEF_INTEGER, 0,
+	    "Stop after this many matching lines (default 500)", NULL },
 };
 static const struct tooldef_param bash_params[] = {
-	{ "command", TOOLDEF_STRING, 1, "Shell command, run with /bin/sh -c in the workspace", NULL },
-	{ "timeout_ms", TOOLDEF_INTEGER, 0, "Kill it after this many ms (default and maximum 120000)", NULL },
+	{ "command", TOOLDEF_STRING, 1,
+	    "Shell command, run with /bin/sh -c in the workspace", NULL },
+	{ "timeout_ms", TOOLDEF_INTEGER, 0,
+	    "Kill it after this many ms (default and maximum 120000)", NULL },
 };
 static const struct tooldef_param todo_params[] = {
-	{ "todos", TOOLDEF_ARRAY, 1, "The whole task list (replaces the previous one)",
-	  "{\"type\":\"object\",\"properties\":{"
-	  "\"content\":{\"type\":\"string\"},"
-	  "\"status\":{\"type\":\"string\",\"enum\":[\"pending\",\"in_progress\",\"completed\"]}},"
-	  "\"required\":[\"content\",\"status\"]}" },
+	{ "todos", TOOLDEF_ARRAY, 1,
+	    "The whole task list (replaces the previous one)",
+	    "{\"type\":\"object\",\"properties\":{"
+	    "\"content\":{\"type\":\"string\"},"
+	    "\"status\":{\"type\":\"string\",\"enum\":"
+	    "[\"pending\",\"in_progress\",\"completed\"]}},"
+	    "\"required\":[\"content\",\"status\"]}" },
 };
 static const struct tooldef_param note_params[] = {
-	{ "text", TOOLDEF_STRING, 1, "A fact worth keeping when old context is dropped", NULL },
+	{ "text", TOOLDEF_STRING, 1,
+	    "A fact worth keeping when old context is dropped", NULL },
 };
 static const struct tooldef_param complete_params[] = {
-	{ "result", TOOLDEF_STRING, 1, "The final answer or report of the task", NULL },
+	{ "result", TOOLDEF_STRING, 1,
+	    "The final answer or report of the task", NULL },
 };
 static const struct tooldef_param fail_params[] = {
 	{ "reason", TOOLDEF_STRING, 1, "Why the task cannot be done", NULL },
 };
 static const struct tooldef_param delegate_params[] = {
 	{ "task", TOOLDEF_STRING, 1, "The subtask, self-contained", NULL },
-	{ "profile", TOOLDEF_STRING, 0, "explore, plan, review, test, general or a user profile (default general)", NULL },
-	{ "inherit_context", TOOLDEF_BOOLEAN, 0, "Give the subagent the summaries of its ancestors", NULL },
+	{ "profile", TOOLDEF_STRING, 0,
+	    "explore, plan, review, test, general or a user profile "
+	    "(default general)",
+	    NULL },
+	{ "inherit_context", TOOLDEF_BOOLEAN, 0,
+	    "Give the subagent the summaries of its ancestors", NULL },
 };
 
 #define P(a)	a, sizeof(a) / sizeof((a)[0])
@@ -75,18 +99,21 @@ static const struct tooldef_param delegate_params[] = {
 static const struct tooldef tooldef_table[] = {
 	{ "read", "Read a text file with line numbers.", P(read_params),
 	    TOOLDEF_WORKER, 1, 0, 0 },
-	{ "write", "Create or overwrite a file (parent directories are created).",
+	{ "write",
+	    "Create or overwrite a file (parent directories are created).",
 	    P(write_params), TOOLDEF_WORKER, 0, 1, 0 },
 	{ "edit", "Replace exact text in a file.", P(edit_params),
 	    TOOLDEF_WORKER, 0, 1, 0 },
-	{ "list", "List a directory.", P(list_params), TOOLDEF_WORKER, 1, 0, 0 },
+	{ "list", "List a directory.", P(list_params),
+	    TOOLDEF_WORKER, 1, 0, 0 },
 	{ "glob", "Find files by name pattern.", P(glob_params),
 	    TOOLDEF_WORKER, 1, 0, 0 },
-	{ "grep", "Search file contents; prints file:line:text.", P(grep_params),
-	    TOOLDEF_WORKER, 1, 0, 0 },
+	{ "grep", "Search file contents; prints file:line:text.",
+	    P(grep_params), TOOLDEF_WORKER, 1, 0, 0 },
 	{ "bash", "Run a shell command; prints output and exit status.",
 	    P(bash_params), TOOLDEF_WORKER, 0, 1, 1 },
-	{ "todo", "Set your task list.", P(todo_params), TOOLDEF_AGENT, 0, 0, 0 },
+	{ "todo", "Set your task list.", P(todo_params),
+	    TOOLDEF_AGENT, 0, 0, 0 },
 	{ "note", "Keep a note across context compaction.", P(note_params),
 	    TOOLDEF_AGENT, 0, 0, 0 },
 	{ "complete", "Finish the task with its result.", P(complete_params),

@@ -143,6 +143,65 @@ tool_write_all(int fd, const char *s, size_t len)
 	return 0;
 }
 
+/*
+ * Replace rel's content through a temporary file and rename(2), so a worker
+ * killed in the middle (timeout, cancel) leaves the old file or the new
+ * one, never half of one. Returns 0 when done, -1 with errno when writing
+ * failed, 1 when this way does not apply and the caller writes in place: a
+ * symlink or a file with several links (a rename would cut the link), or a
+ * directory where the sandbox lets us write files but not create or rename
+ * them.
+ */
+static int
+tool_replace_atomic(const struct tool_ctx *ctx, const char *rel,
+    const char *data, size_t len)
+{
+	struct stat	 st;
+	const char	*base, *slash;
+	char		 dir[4096], tmp[300];
+	mode_t		 mode = 0644;
+	int		 dfd, fd, e;
+
+	slash = strrchr(rel, '/');
+	base = slash ? slash + 1 : rel;
+	if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return 1;
+	strlcpy(dir, rel, sizeof(dir));
+	if (slash != NULL)
+		dir[slash - rel] = '\0';
+	if ((dfd = tool_open(ctx, slash ? dir : ".", O_PATH | O_DIRECTORY,
+	    0)) == -1)
+		return 1;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISREG(st.st_mode) || st.st_nlink > 1) {
+			close(dfd);
+			return 1;
+		}
+		mode = st.st_mode & 07777;
+	}
+	snprintf(tmp, sizeof(tmp), ".%.200s.warren-%08x", base, arc4random());
+	if ((fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1) {
+		close(dfd);
+		return 1;
+	}
+	if (tool_write_all(fd, data, len) == -1 || fchmod(fd, mode) == -1 ||
+	    close(fd) == -1) {
+		e = errno;
+		unlinkat(dfd, tmp, 0);
+		close(dfd);
+		errno = e;
+		return -1;
+	}
+	if (renameat(dfd, tmp, dfd, base) == -1) {
+		unlinkat(dfd, tmp, 0);
+		close(dfd);
+		return 1;
+	}
+	close(dfd);
+	return 0;
+}
+
 int
 tool_write(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 {
@@ -163,6 +222,16 @@ tool_write(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 		close(fd);
 	} else
 		existed = 0;
+	switch (tool_replace_atomic(ctx, rel, json_string_value(content),
+	    json_string_length(content))) {
+	case 0:
+		goto done;
+	case -1:
+		return tool_fail(res, "write: %.200s: %s", path,
+		    strerror(errno));
+	default:
+		break;
+	}
 	if ((fd = tool_open_arg(ctx, "write", path, O_WRONLY | O_CREAT |
 	    O_TRUNC | O_NOCTTY, 0644, rel, sizeof(rel), res)) == -1)
 		return res->text == NULL ? -1 : 0;
@@ -176,6 +245,7 @@ tool_write(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 	if (close(fd) == -1)
 		return tool_fail(res, "write: %.200s: %s", path,
 		    strerror(errno));
+ done:
 	if (asprintf(&res->text, "wrote %zu bytes to %s (%s)",
 	    json_string_length(content), rel, existed ? "overwritten" :
 	    "created") == -1) {
@@ -230,6 +300,11 @@ tool_edit(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 		close(fd);
 		return tool_slurp_error(res, "edit", path, e);
 	}
+	if (tool_is_binary(data, len)) {
+		free(data);
+		close(fd);
+		return tool_fail(res, "edit: %s is a binary file; refused", rel);
+	}
 	count = tool_count(data, len, old, olen);
 	if (count == 0 || (count > 1 && !all)) {
 		free(data);
@@ -255,6 +330,21 @@ tool_edit(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 		return -1;
 	}
 	free(data);
+	switch (tool_replace_atomic(ctx, rel, (const char *)b.data, b.len)) {
+	case 0:
+		buf_free(&b);
+		close(fd);
+		goto done;
+	case -1: {
+		int	e = errno;
+
+		buf_free(&b);
+		close(fd);
+		return tool_fail(res, "edit: %s: %s", rel, strerror(e));
+	}
+	default:
+		break;
+	}
 	if (ftruncate(fd, 0) == -1 || lseek(fd, 0, SEEK_SET) == -1 ||
 	    tool_write_all(fd, (const char *)b.data, b.len) == -1) {
 		int	e = errno;
@@ -266,6 +356,7 @@ tool_edit(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 	buf_free(&b);
 	if (close(fd) == -1)
 		return tool_fail(res, "edit: %s: %s", rel, strerror(errno));
+ done:
 	if (asprintf(&res->text, "edited %s: %zu replacement%s", rel, count,
 	    count == 1 ? "" : "s") == -1) {
 		res->text = NULL;

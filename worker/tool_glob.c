@@ -11,37 +11,81 @@
 
 #include "worker/tool_int.h"
 
-#define GLOB_MAX_SEGS	64
+#define GLOB_MAX_SEGS	80	/* > TOOL_MAX_DEPTH: no walked path is cut */
+#define GLOB_MAX_STARS	16	/* fnmatch backtracks: bound its work */
 
 static size_t
 glob_split(char *s, char **segs)
 {
 	size_t	n = 0;
-	char	*p;
+	char	*p, *save = NULL;
 
-	for (p = strtok(s, "/"); p != NULL && n < GLOB_MAX_SEGS;
-	    p = strtok(NULL, "/"))
+	/* strtok_r: tools run on several threads at once. */
+	for (p = strtok_r(s, "/", &save); p != NULL && n < GLOB_MAX_SEGS;
+	    p = strtok_r(NULL, "/", &save))
 		if (strcmp(p, ".") != 0)
 			segs[n++] = p;
 	return n;
 }
 
+/*
+ * Does ps[pi..] match ss[si..]? Memoised on (pi, si): with several ** a
+ * plain recursion is exponential in the path depth, and patterns come from
+ * the model (grep's include/exclude too).
+ */
+struct glob_memo {
+	char		 **ps, **ss;
+	size_t		   np, ns;
+	unsigned char	   m[GLOB_MAX_SEGS + 1][GLOB_MAX_SEGS + 1];
+};
+
 static int
-glob_segs(char **ps, size_t np, char **ss, size_t ns)
+glob_segs(struct glob_memo *g, size_t pi, size_t si)
 {
 	size_t	k;
+	int	r;
 
-	if (np == 0)
-		return ns == 0;
-	if (strcmp(ps[0], "**") == 0) {
-		for (k = 0; k <= ns; k++)
-			if (glob_segs(ps + 1, np - 1, ss + k, ns - k))
-				return 1;
-		return 0;
+	if (g->m[pi][si] != 0)
+		return g->m[pi][si] == 1;
+	if (pi == g->np)
+		r = si == g->ns;
+	else if (strcmp(g->ps[pi], "**") == 0) {
+		r = 0;
+		for (k = si; k <= g->ns && !r; k++)
+			r = glob_segs(g, pi + 1, k);
+	} else
+		r = si < g->ns && fnmatch(g->ps[pi], g->ss[si], 0) == 0 &&
+		    glob_segs(g, pi + 1, si + 1);
+	g->m[pi][si] = r ? 1 : 2;
+	return r;
+}
+
+int
+tool_glob_valid(const char *pattern, char *err, size_t errlen)
+{
+	const char	*p, *seg;
+	size_t		 stars = 0, segs = 1;
+
+	/* Count the * that fnmatch sees: those outside whole ** segments. */
+	for (seg = p = pattern; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		if (!(p - seg == 2 && seg[0] == '*' && seg[1] == '*'))
+			for (; seg < p; seg++)
+				stars += *seg == '*';
+		if (*p == '\0')
+			break;
+		segs++;
+		seg = p + 1;
 	}
-	if (ns == 0 || fnmatch(ps[0], ss[0], 0) != 0)
-		return 0;
-	return glob_segs(ps + 1, np - 1, ss + 1, ns - 1);
+	if (*pattern == '\0' || strlen(pattern) >= 1024 ||
+	    stars > GLOB_MAX_STARS || segs > GLOB_MAX_SEGS) {
+		snprintf(err, errlen, "glob \"%.64s\" is empty, too long or "
+		    "too complex (at most 1023 bytes, %d segments, %d * "
+		    "outside **)", pattern, GLOB_MAX_SEGS, GLOB_MAX_STARS);
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -49,9 +93,11 @@ tool_glob_match(const char *pattern, const char *path)
 {
 	char		 pbuf[1024], sbuf[4096], *ps[GLOB_MAX_SEGS];
 	char		*ss[GLOB_MAX_SEGS];
+	struct glob_memo g;
 	const char	*base;
-	size_t		 np, ns;
 
+	if (tool_glob_valid(pattern, pbuf, sizeof(pbuf)) == -1)
+		return 0;
 	if (strchr(pattern, '/') == NULL) {
 		base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 		return fnmatch(pattern, base, 0) == 0;
@@ -59,9 +105,12 @@ tool_glob_match(const char *pattern, const char *path)
 	if (strlcpy(pbuf, pattern, sizeof(pbuf)) >= sizeof(pbuf) ||
 	    strlcpy(sbuf, path, sizeof(sbuf)) >= sizeof(sbuf))
 		return 0;
-	np = glob_split(pbuf, ps);
-	ns = glob_split(sbuf, ss);
-	return glob_segs(ps, np, ss, ns);
+	memset(&g, 0, sizeof(g));
+	g.ps = ps;
+	g.ss = ss;
+	g.np = glob_split(pbuf, ps);
+	g.ns = glob_split(sbuf, ss);
+	return glob_segs(&g, 0, 0);
 }
 
 struct glob_state {
@@ -100,16 +149,9 @@ tool_glob(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 	struct glob_state	 g;
 	struct buf		 b;
 	char			 rel[4096], err[512];
-	size_t			 nstars = 0;
-	const char		*p;
 
-	if (*pattern == '\0')
-		return tool_fail(res, "glob: empty pattern");
-	for (p = pattern; (p = strstr(p, "**")) != NULL; p += 2)
-		nstars++;
-	if (nstars > 8 || strlen(pattern) >= 1024)
-		return tool_fail(res, "glob: pattern too complex (at most 8 "
-		    "** and 1023 bytes)");
+	if (tool_glob_valid(pattern, err, sizeof(err)) == -1)
+		return tool_fail(res, "glob: %s", err);
 	while (strncmp(pattern, "./", 2) == 0)
 		pattern += 2;
 	if (tool_path_rel(ctx, path, rel, sizeof(rel), err, sizeof(err)) == -1)

@@ -187,6 +187,7 @@ tool_grep(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 	PCRE2_SIZE		 eoff;
 	uint32_t		 opts = 0;
 	char			 rel[4096], err[512];
+	size_t			 i;
 	int			 ecode, rc;
 
 	memset(&g, 0, sizeof(g));
@@ -222,6 +223,13 @@ tool_grep(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 		g.ninclude = grep_globs(g.globbuf[0], g.include);
 	if (g.globbuf[1] != NULL)
 		g.nexclude = grep_globs(g.globbuf[1], g.exclude);
+	for (i = 0; i < g.ninclude + g.nexclude; i++) {
+		if (tool_glob_valid(i < g.ninclude ? g.include[i] :
+		    g.exclude[i - g.ninclude], err, sizeof(err)) == 0)
+			continue;
+		grep_state_free(&g);
+		return tool_fail(res, "grep: include/exclude: %s", err);
+	}
 	buf_init(&b, 0);
 	g.out = &b;
 	if (tool_walk(ctx, rel, grep_visit, &g, err, sizeof(err)) == -1) {

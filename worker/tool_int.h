@@ -25,12 +25,17 @@
 int	tool_path_rel(const struct tool_ctx *ctx, const char *path, char *rel,
 	    size_t relsz, char *err, size_t errlen);
 /* openat beneath the root: "..", absolute paths and symlinks that leave
- * the root fail with EXDEV (openat2 RESOLVE_BENEATH; without openat2 every
- * symlink and every ".." is refused). */
+ * the root fail with EXDEV (openat2 RESOLVE_BENEATH, or tool_open_walk
+ * where openat2 is unavailable). */
 int	tool_open(const struct tool_ctx *ctx, const char *rel, int flags,
 	    mode_t mode);
 /* Drop leading "./" and trailing "/" in place ("" becomes "."). */
 void	tool_path_clean(char *rel);
+/* The fallback of tool_open (exposed for its tests). */
+int	tool_open_walk(const struct tool_ctx *ctx, const char *rel, int flags,
+	    mode_t mode);
+/* Tests: make tool_open always take the fallback. */
+void	tool_path_force_fallback(int on);
 /* A message for errno after tool_open of path. */
 void	tool_path_error(const char *tool, const char *path, int err,
 	    char *msg, size_t msglen);
@@ -45,6 +50,8 @@ int	tool_is_binary(const char *data, size_t len);
 /* Match a relative path against a glob: * and ? within a segment, ** any
  * number of segments; a pattern without '/' matches the base name. */
 int	tool_glob_match(const char *pattern, const char *path);
+/* 0 if pattern is usable (bounded length and wildcards), else -1 + err. */
+int	tool_glob_valid(const char *pattern, char *err, size_t errlen);
 
 /* tools.c */
 int	tool_fail(struct tool_result *res, const char *fmt, ...)

@@ -3,9 +3,8 @@
  * root (the sandbox is the second wall): openat2(RESOLVE_BENEATH) makes the
  * kernel refuse "..", absolute paths and symlinks that leave the root, with
  * no race between a check and the open. Where openat2 is missing (kernel
- * < 5.6, or a seccomp filter that denies it) the fallback walks the path
- * one component at a time with O_NOFOLLOW and refuses every ".." and every
- * symlink: stricter, never looser.
+ * < 5.6, or a seccomp filter that denies it, as the read-only profiles do)
+ * tool_open_walk() resolves the path itself with O_NOFOLLOW at every step.
  */
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -74,62 +73,162 @@ tool_path_clean(char *rel)
 		strcpy(rel, ".");
 }
 
-/* Walk rel from the root, one component at a time, no symlink, no "..". */
-static int
-tool_open_walk(const struct tool_ctx *ctx, const char *rel, int flags,
-    mode_t mode)
-{
-	char	 buf[4096], *p, *next;
-	int	 dfd, fd, saved;
+/* The fd stack of the fallback walk: stack[0] is the root. */
+struct walkstk {
+	int	fd[TOOL_MAX_DEPTH + 1];
+	int	depth;
+};
 
-	if (strlcpy(buf, rel, sizeof(buf)) >= sizeof(buf)) {
-		errno = ENAMETOOLONG;
+static void
+walkstk_reset(struct walkstk *w)
+{
+	while (w->depth > 0)
+		close(w->fd[w->depth--]);
+}
+
+/* Replace *pathp with the symlink's target followed by the rest; -1 with
+ * errno (EXDEV when it leaves the root). */
+static int
+tool_walk_link(const struct tool_ctx *ctx, struct walkstk *w,
+    const char *comp, const char *rest, char *work, size_t worksz,
+    const char **pathp)
+{
+	char	target[4096], tmp[8192];
+	size_t	rootlen = strlen(ctx->root);
+	ssize_t	n;
+	const char *t = target;
+
+	if ((n = readlinkat(w->fd[w->depth], comp, target,
+	    sizeof(target) - 1)) == -1)
 		return -1;
-	}
-	if ((dfd = openat(ctx->rootfd, ".", O_PATH | O_DIRECTORY |
-	    O_CLOEXEC)) == -1)
-		return -1;
-	p = buf;
-	for (;;) {
-		while (*p == '/')
-			p++;
-		if ((next = strchr(p, '/')) != NULL)
-			*next++ = '\0';
-		while (next != NULL && *next == '/')
-			next++;
-		if (next != NULL && *next == '\0')
-			next = NULL;
-		if (strcmp(p, "..") == 0) {
-			close(dfd);
+	target[n] = '\0';
+	if (target[0] == '/') {
+		if (strncmp(target, ctx->root, rootlen) != 0 ||
+		    (target[rootlen] != '/' && target[rootlen] != '\0')) {
 			errno = EXDEV;
 			return -1;
 		}
-		if (next == NULL)
+		t = target + rootlen;
+		walkstk_reset(w);
+	}
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s/%s", t, rest ? rest : "")
+	    >= sizeof(tmp) || strlcpy(work, tmp, worksz) >= worksz) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	*pathp = work;
+	return 0;
+}
+
+/*
+ * Resolve rel beneath the root without openat2: one component at a time,
+ * each opened with O_NOFOLLOW relative to the previous one; ".." pops a
+ * level and fails with EXDEV at the root; a symlink is read and its target
+ * walked the same way (an absolute target must lie under the root). A
+ * component swapped for a symlink between the check and the open makes the
+ * O_NOFOLLOW open fail: refused, never followed.
+ */
+int
+tool_open_walk(const struct tool_ctx *ctx, const char *rel, int flags,
+    mode_t mode)
+{
+	struct walkstk	 w;
+	struct stat	 st;
+	char		 work[8192], comp[256];
+	const char	*p, *end, *next;
+	size_t		 len;
+	int		 fd = -1, hops = 0, saved, last;
+
+	if (strlcpy(work, rel, sizeof(work)) >= sizeof(work)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	w.depth = 0;
+	if ((w.fd[0] = openat(ctx->rootfd, ".", O_PATH | O_DIRECTORY |
+	    O_CLOEXEC)) == -1)
+		return -1;
+	p = work;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		if (*p == '\0') {	/* the path names a directory */
+			fd = openat(w.fd[w.depth], ".", flags | O_CLOEXEC,
+			    mode);
 			break;
-		if (*p == '\0' || strcmp(p, ".") == 0) {
-			p = next;
+		}
+		end = strchr(p, '/');
+		len = end ? (size_t)(end - p) : strlen(p);
+		if (len >= sizeof(comp)) {
+			errno = ENAMETOOLONG;
+			break;
+		}
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		next = end ? end + 1 : NULL;
+		while (next != NULL && *next == '/')
+			next++;
+		last = next == NULL || *next == '\0';
+		p = end ? end : p + len;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			if (w.depth == 0) {
+				errno = EXDEV;
+				break;
+			}
+			close(w.fd[w.depth--]);
 			continue;
 		}
-		fd = openat(dfd, p, O_PATH | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
-		saved = errno;
-		close(dfd);
-		if (fd == -1) {
-			errno = saved == ELOOP || saved == ENOTDIR ? EXDEV :
-			    saved;
-			return -1;
+		if (fstatat(w.fd[w.depth], comp, &st, AT_SYMLINK_NOFOLLOW) ==
+		    0 && S_ISLNK(st.st_mode)) {
+			if (++hops > 40) {
+				errno = ELOOP;
+				break;
+			}
+			/* work is rewritten: copy the rest first. */
+			{
+				char	rest[8192];
+
+				strlcpy(rest, last ? "" : next, sizeof(rest));
+				if (tool_walk_link(ctx, &w, comp, rest, work,
+				    sizeof(work), &p) == -1)
+					break;
+			}
+			continue;
 		}
-		dfd = fd;
-		p = next;
+		if (last) {
+			fd = openat(w.fd[w.depth], comp, flags | O_NOFOLLOW |
+			    O_CLOEXEC, mode);
+			if (fd == -1 && errno == ELOOP)
+				errno = EXDEV;
+			break;
+		}
+		if (w.depth == TOOL_MAX_DEPTH) {
+			errno = ENAMETOOLONG;
+			break;
+		}
+		if ((fd = openat(w.fd[w.depth], comp, O_PATH | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) == -1) {
+			if (errno == ELOOP)
+				errno = EXDEV;
+			break;
+		}
+		w.fd[++w.depth] = fd;
+		fd = -1;
 	}
-	fd = openat(dfd, *p == '\0' ? "." : p, flags | O_NOFOLLOW | O_CLOEXEC,
-	    mode);
 	saved = errno;
-	close(dfd);
-	if (fd == -1 && saved == ELOOP)
-		saved = EXDEV;
+	walkstk_reset(&w);
+	close(w.fd[0]);
 	errno = saved;
 	return fd;
+}
+
+static int tool_path_fallback;
+
+void
+tool_path_force_fallback(int on)
+{
+	tool_path_fallback = on;
 }
 
 int
@@ -138,6 +237,9 @@ tool_open(const struct tool_ctx *ctx, const char *rel, int flags,
 {
 	struct open_how	how;
 	long		fd;
+
+	if (tool_path_fallback)
+		return tool_open_walk(ctx, rel, flags, mode);
 
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)(flags | O_CLOEXEC);

@@ -16,6 +16,7 @@
 
 #include "agent/agent.h"
 #include "agent/profile.h"
+#include "common/str.h"
 #include "tests/agent/script.h"
 
 struct evlog {
@@ -344,6 +345,41 @@ test_parallel_calls_in_order(void **state)
 	agent_free(a);
 }
 
+/* Results from the driver are clipped (head and tail, never inside a UTF-8
+ * sequence) and made valid UTF-8 before they reach the context. */
+static void
+test_result_clip_utf8(void **state)
+{
+	struct agent_limits	 lim = { .max_result = 100 };
+	struct agent_action	 act;
+	struct agent_result	 res[2];
+	const struct msg_list	*ctx;
+	struct agent		*a;
+	char			 big[400];
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i + 2 < sizeof(big); i += 2)
+		memcpy(big + i, "\xc3\xa9", 2);	/* é */
+	big[i] = '\0';
+	a = script_agent("explore", "t", &lim, NULL);
+	agent_next(a, 0, &act);
+	script_feed(a, script_reply(NULL, 2, "list", "{}", "glob",
+	    "{\"pattern\":\"*\"}"));
+	agent_next(a, 0, &act);
+	res[0].text = big;
+	res[1].text = "bad \xff byte";
+	res[0].is_error = res[1].is_error = 0;
+	assert_int_equal(agent_feed_results(a, res, 2), 0);
+	ctx = agent_context(a);
+	assert_non_null(strstr(ctx->v[ctx->n - 2].text, "bytes cut"));
+	assert_true(strlen(ctx->v[ctx->n - 2].text) < 160);
+	assert_true(str_utf8_valid(ctx->v[ctx->n - 2].text,
+	    strlen(ctx->v[ctx->n - 2].text)));
+	assert_string_equal(ctx->v[ctx->n - 1].text, "bad \\xff byte");
+	agent_free(a);
+}
+
 static void
 test_complete_after_tools(void **state)
 {
@@ -565,6 +601,10 @@ test_hierarchical(void **state)
 	assert_non_null(strstr(ctx->v[2].text, "[Earlier context dropped"));
 	assert_non_null(strstr(ctx->v[3].calls[0].args, "f3"));
 	assert_true(script_pairs_intact(ctx));
+	/* the rolling marker is not recorded, every message it hid is */
+	assert_int_equal(script_count_text(agent_messages(a),
+	    "[Earlier context dropped"), 0);
+	assert_int_equal(agent_messages(a)->n, 2 + 5 * 2);
 	/* a completed todo item clears all but the current exchange */
 	script_feed(a, script_reply(NULL, 2,
 	    "todo", "{\"todos\":[{\"content\":\"map the code\","
@@ -582,6 +622,8 @@ test_hierarchical(void **state)
 	assert_int_equal(ctx->v[3].ncalls, 2);
 	assert_true(script_pairs_intact(ctx));
 	assert_int_equal(ev.counts[AGENT_EV_CLEAR], 1);
+	assert_int_equal(script_count_text(agent_messages(a),
+	    "subtask \"map the code\" completed"), 1);
 	agent_free(a);
 }
 
@@ -767,6 +809,7 @@ main(void)
 		cmocka_unit_test(test_loop_reset_by_write),
 		cmocka_unit_test(test_bad_arguments),
 		cmocka_unit_test(test_parallel_calls_in_order),
+		cmocka_unit_test(test_result_clip_utf8),
 		cmocka_unit_test(test_complete_after_tools),
 		cmocka_unit_test(test_llm_error),
 		cmocka_unit_test(test_cancel),
