@@ -71,6 +71,7 @@ enum ipc_type {
 #define IPC_WORKSPACE_MAX	4096	/* absolute path (PATH_MAX) */
 #define IPC_PENDING_MAX		64	/* outstanding requests per peer */
 #define IPC_QUEUE_MAX		(64u * 1024 * 1024)	/* output queue per peer */
+#define IPC_PIPE_SIZE		(1024u * 1024)	/* F_SETPIPE_SZ wish, not a limit */
 
 /* Room for an error string from the decoder or a peer. */
 #define IPC_ERR_LEN		256
@@ -272,6 +273,13 @@ int	 ipc_frame_check(const unsigned char *p, size_t avail, size_t *bodylen);
 int	 ipc_frame_pipe_size(int fd, size_t want);
 
 /* peer.c: one end of a pipe pair (non-blocking and blocking use). */
+/*
+ * Make a worker's two pipes: sup[0] the supervisor reads, sup[1] it writes;
+ * wrk[0] the worker reads, wrk[1] it writes. All O_CLOEXEC (dup2 them to
+ * the worker's fixed fds after fork); the supervisor's ends O_NONBLOCK;
+ * both pipes raised to IPC_PIPE_SIZE where the kernel allows.
+ */
+int	 ipc_peer_pipes(int sup[2], int wrk[2]);
 void	 ipc_peer_init(struct ipc_peer *p, int rfd, int wfd,
 	    enum ipc_side self);
 /* Free the buffers; the fds stay open (the caller owns them). */
@@ -285,7 +293,8 @@ ssize_t	 ipc_peer_fill(struct ipc_peer *p);
  * Take the next whole message from the input buffer: 1 with *m filled (free
  * with ipc_msg_free), 0 when more bytes are needed, -1 when the peer broke
  * the protocol (bad frame, bad message, not permitted now): p->err says why
- * and the peer must be dropped.
+ * and the peer must be dropped. Call it until it returns 0 after each
+ * ipc_peer_fill(), or the input buffer fills up.
  */
 int	 ipc_peer_get(struct ipc_peer *p, struct ipc_msg *m);
 /*

@@ -712,6 +712,17 @@ test_describe(void **state)
 	ipc_msg_describe(&m, tiny, sizeof(tiny));
 	assert_int_equal(strlen(tiny), sizeof(tiny) - 1);
 	ipc_msg_free(&m);
+	/* A local message that never passed the codec: escaped, NULL-safe. */
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_SPAWN;
+	m.u.spawn.profile = strdup("ex\x1b]0;pwn\x07");
+	ipc_msg_describe(&m, line, sizeof(line));
+	assert_string_equal(line, "spawn id=0 profile=ex\\x1b]0;pwn\\x07 "
+	    "inherit=0");
+	ipc_msg_free(&m);
+	m.type = IPC_START;
+	ipc_msg_describe(&m, line, sizeof(line));
+	assert_non_null(strstr(line, "path=- depth=0 profile=-"));
 }
 
 int

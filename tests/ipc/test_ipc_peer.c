@@ -34,8 +34,21 @@ struct pair {
 static void
 pair_open(struct pair *p)
 {
-	assert_int_equal(pipe2(p->w2s, O_NONBLOCK | O_CLOEXEC), 0);
-	assert_int_equal(pipe2(p->s2w, O_NONBLOCK | O_CLOEXEC), 0);
+	int	sup[2], wrk[2];
+
+	/* Through ipc_peer_pipes, then the worker's ends non-blocking too
+	   (these tests drive both ends from one process). */
+	assert_int_equal(ipc_peer_pipes(sup, wrk), 0);
+	assert_true(fcntl(sup[0], F_GETFL) & O_NONBLOCK);
+	assert_true(fcntl(sup[1], F_GETFL) & O_NONBLOCK);
+	assert_false(fcntl(wrk[0], F_GETFL) & O_NONBLOCK);
+	assert_true(fcntl(wrk[1], F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(fd_set_nonblock(wrk[0], 1), 0);
+	assert_int_equal(fd_set_nonblock(wrk[1], 1), 0);
+	p->w2s[0] = sup[0];
+	p->w2s[1] = wrk[1];
+	p->s2w[0] = wrk[0];
+	p->s2w[1] = sup[1];
 	ipc_peer_init(&p->sup, p->w2s[0], p->s2w[1], IPC_SIDE_SUPERVISOR);
 	ipc_peer_init(&p->wrk, p->s2w[0], p->w2s[1], IPC_SIDE_WORKER);
 }
