@@ -243,7 +243,8 @@ struct ipc_pending {
 /*
  * One end of a pipe pair. The reader keeps partial frames across reads and
  * hands out whole ones; the writer queues encoded frames and writes what the
- * pipe takes (never blocks when the fd is non-blocking).
+ * pipe takes (never blocks when the fd is non-blocking). The caller owns the
+ * fds, picks blocking or not, and ignores SIGPIPE (a dead peer is EPIPE).
  */
 struct ipc_peer {
 	int		 rfd;		/* we read the other side from here */
