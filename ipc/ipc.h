@@ -309,7 +309,8 @@ int	 ipc_peer_flush(struct ipc_peer *p);
 /* Bytes queued but not yet written. */
 size_t	 ipc_peer_queued(const struct ipc_peer *p);
 /* Blocking helpers (the worker): poll until done or timeout_ms (-1: none).
-   -1 with ETIMEDOUT, EPIPE at EOF, EPROTO on a protocol error. */
+   -1 with ETIMEDOUT, EPIPE at EOF, EPROTO on a protocol error; p->err
+   says why. A send that timed out leaves the rest of m queued. */
 int	 ipc_peer_send(struct ipc_peer *p, const struct ipc_msg *m,
 	    int timeout_ms);
 int	 ipc_peer_recv(struct ipc_peer *p, struct ipc_msg *m, int timeout_ms);
