@@ -19,6 +19,7 @@
 
 #include "common/buf.h"
 #include "ipc/ipc.h"
+#include "ipc/mp.h"
 #include "tests/ipc/samples.h"
 
 static void
@@ -494,6 +495,29 @@ test_huge_declared(void **state)
 	assert_non_null(strstr(err, "truncated"));
 }
 
+/* The reader's own nesting cap, below what any message needs. */
+static void
+test_reader_depth(void **state)
+{
+	struct mp_reader	r;
+	unsigned char		deep[40];
+	char			err[IPC_ERR_LEN];
+	uint32_t		n;
+	int			i;
+
+	(void)state;
+	memset(deep, 0x91, sizeof(deep));	/* [[[[...]]]] */
+	mp_reader_init(&r, deep, sizeof(deep), err, sizeof(err));
+	for (i = 0; i < IPC_DEPTH_MAX; i++)
+		assert_int_equal(mp_get_array(&r, &n, 1, "deep"), 0);
+	assert_int_equal(mp_get_array(&r, &n, 1, "deep"), -1);
+	assert_string_equal(err, "deep: nested deeper than 16");
+	/* The first error sticks. */
+	assert_int_equal(mp_get_u32(&r, &n, "next"), -1);
+	assert_string_equal(err, "deep: nested deeper than 16");
+	assert_int_equal(mp_end(&r), -1);
+}
+
 static void
 test_paths(void **state)
 {
@@ -736,6 +760,7 @@ main(void)
 		cmocka_unit_test(test_malformed_maps),
 		cmocka_unit_test(test_malformed_values),
 		cmocka_unit_test(test_huge_declared),
+		cmocka_unit_test(test_reader_depth),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_path_in_messages),
 		cmocka_unit_test(test_encode_checks),
