@@ -629,7 +629,7 @@ test_encode_checks(void **state)
 			    big);
 		assert_int_equal(ipc_msg_frame(&b, &m, err, sizeof(err)), -1);
 		assert_int_equal(errno, EMSGSIZE);
-		assert_non_null(strstr(err, "frame over"));
+		assert_non_null(strstr(err, "over the frame limit of 16777216"));
 		assert_int_equal(buf_left(&b), 4);
 		/* One byte over the string limit. */
 		msg_list_free(&m.u.checkpoint.messages);
