@@ -259,7 +259,7 @@ struct ipc_peer {
 	char		 err[IPC_ERR_LEN];	/* why the last call failed */
 };
 
-/* frame.c: length prefix, reader, writer queue. */
+/* frame.c: the length prefix and the pipe size. */
 /* Start a frame at the end of out; *mark remembers where. */
 int	 ipc_frame_begin(struct buf *out, size_t *mark);
 /* Fill in the length; EMSGSIZE (frame dropped) if 0 or over the max. */
@@ -334,7 +334,8 @@ int	 ipc_path_valid(const char *s, size_t len);
 int	 ipc_token_valid(const char *s, size_t len, size_t max);
 
 /* decode.c: typed decoders. */
-/* Decode exactly one map of len bytes; -1 with err filled, m zeroed. */
+/* Decode exactly one map of len bytes into owned copies (data may go
+   right after); -1 with err filled and m zeroed. */
 int	 ipc_msg_decode(const void *data, size_t len, struct ipc_msg *m,
 	    char *err, size_t errsz);
 void	 ipc_msg_free(struct ipc_msg *m);
