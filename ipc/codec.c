@@ -93,6 +93,13 @@ enc_str(struct enc *e, const char *s, size_t max, const char *what)
 		    max);
 		return;
 	}
+	/* Strings make up the bulk: stop before copying past a frame. */
+	if (buf_left(e->b) > e->limit || len > e->limit - buf_left(e->b)) {
+		enc_fail(e, "%s: message over the frame limit of %u bytes",
+		    what, IPC_FRAME_MAX);
+		errno = EMSGSIZE;
+		return;
+	}
 	enc_check(e, mp_put_str(e->b, s, len));
 }
 
@@ -510,8 +517,8 @@ int
 ipc_msg_encode(struct buf *out, const struct ipc_msg *m, char *err,
     size_t errsz)
 {
-	struct enc	e = { out, 0, err, errsz };
 	size_t		start = buf_left(out);
+	struct enc	e = { out, 0, err, errsz, start + IPC_FRAME_MAX };
 
 	if (err != NULL && errsz > 0)
 		err[0] = '\0';

@@ -18,6 +18,8 @@ struct enc {
 	int		 failed;
 	char		*err;
 	size_t		 errsz;
+	size_t		 limit;		/* buf_left(b) past which the body is
+					   over IPC_FRAME_MAX: stop early */
 };
 
 /* codec.c */

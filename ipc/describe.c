@@ -56,6 +56,17 @@ describe_text(struct line *l, const char *key, const char *s)
 	describe_add(l, " %s=\"%s\"(%zu)", key, esc, len);
 }
 
+/* A name the decoder checked is a token, but m may be a local message
+   that never went through it: escape anyway, "-" for NULL. */
+static const char *
+describe_name(char *dst, size_t dstsz, const char *s)
+{
+	if (s == NULL)
+		return "-";
+	str_escape(dst, dstsz, s, strlen(s));
+	return dst;
+}
+
 static void
 describe_msgs(struct line *l, const char *key, const struct msg_list *ml)
 {
@@ -69,20 +80,22 @@ describe_msgs(struct line *l, const char *key, const struct msg_list *ml)
 static void
 describe_body(struct line *l, const struct ipc_msg *m)
 {
+	char	a[DESCRIBE_TEXT + 4], b[DESCRIBE_TEXT + 4];
 	size_t	i;
 
 	switch (m->type) {
 	case IPC_HELLO:
 		describe_add(l, " version=%u pid=%u weaker=%d layers=",
 		    m->u.hello.version, m->u.hello.pid, m->u.hello.weaker);
-		for (i = 0; i < m->u.hello.nlayers; i++)
-			describe_add(l, "%s%s", i ? "," : "",
-			    m->u.hello.layers[i]);
+		for (i = 0; i < m->u.hello.nlayers && i < IPC_LAYERS_MAX; i++)
+			describe_add(l, "%s%s", i ? "," : "", describe_name(a,
+			    sizeof(a), m->u.hello.layers[i]));
 		break;
 	case IPC_START:
 		describe_add(l, " path=%s depth=%u profile=%s tools=%zu",
-		    m->u.start.path, m->u.start.depth,
-		    m->u.start.profile.name, m->u.start.profile.ntools);
+		    describe_name(a, sizeof(a), m->u.start.path),
+		    m->u.start.depth, describe_name(b, sizeof(b),
+		    m->u.start.profile.name), m->u.start.profile.ntools);
 		describe_msgs(l, "context", &m->u.start.context);
 		describe_text(l, "task", m->u.start.task);
 		break;
@@ -103,23 +116,26 @@ describe_body(struct line *l, const struct ipc_msg *m)
 	case IPC_LLM_ERR:
 	case IPC_SPAWN_ERR:
 		describe_add(l, " id=%u code=%s", m->u.llm_err.id,
-		    m->u.llm_err.code);
+		    describe_name(a, sizeof(a), m->u.llm_err.code));
 		describe_text(l, "message", m->u.llm_err.message);
 		break;
 	case IPC_SPAWN:
 		describe_add(l, " id=%u profile=%s inherit=%d", m->u.spawn.id,
-		    m->u.spawn.profile, m->u.spawn.inherit_context);
+		    describe_name(a, sizeof(a), m->u.spawn.profile),
+		    m->u.spawn.inherit_context);
 		describe_text(l, "task", m->u.spawn.task);
 		break;
 	case IPC_SPAWN_OK:
 		describe_add(l, " id=%u path=%s", m->u.spawn_ok.id,
-		    m->u.spawn_ok.path);
+		    describe_name(a, sizeof(a), m->u.spawn_ok.path));
 		describe_text(l, "result", m->u.spawn_ok.result);
 		break;
 	case IPC_EVENT:
-		describe_add(l, " kind=%s", m->u.event.kind);
+		describe_add(l, " kind=%s", describe_name(a, sizeof(a),
+		    m->u.event.kind));
 		if (m->u.event.tool != NULL)
-			describe_add(l, " tool=%s", m->u.event.tool);
+			describe_add(l, " tool=%s", describe_name(a,
+			    sizeof(a), m->u.event.tool));
 		if (m->u.event.has_level)
 			describe_add(l, " level=%u", m->u.event.level);
 		describe_text(l, "text", m->u.event.text);

@@ -71,6 +71,7 @@ enum ipc_type {
 #define IPC_WORKSPACE_MAX	4096	/* absolute path (PATH_MAX) */
 #define IPC_PENDING_MAX		64	/* outstanding requests per peer */
 #define IPC_QUEUE_MAX		(64u * 1024 * 1024)	/* output queue per peer */
+#define IPC_PIPE_SIZE		(1024u * 1024)	/* F_SETPIPE_SZ wish, not a limit */
 
 /* Room for an error string from the decoder or a peer. */
 #define IPC_ERR_LEN		256
@@ -242,7 +243,8 @@ struct ipc_pending {
 /*
  * One end of a pipe pair. The reader keeps partial frames across reads and
  * hands out whole ones; the writer queues encoded frames and writes what the
- * pipe takes (never blocks when the fd is non-blocking).
+ * pipe takes (never blocks when the fd is non-blocking). The caller owns the
+ * fds, picks blocking or not, and ignores SIGPIPE (a dead peer is EPIPE).
  */
 struct ipc_peer {
 	int		 rfd;		/* we read the other side from here */
@@ -257,7 +259,7 @@ struct ipc_peer {
 	char		 err[IPC_ERR_LEN];	/* why the last call failed */
 };
 
-/* frame.c: length prefix, reader, writer queue. */
+/* frame.c: the length prefix and the pipe size. */
 /* Start a frame at the end of out; *mark remembers where. */
 int	 ipc_frame_begin(struct buf *out, size_t *mark);
 /* Fill in the length; EMSGSIZE (frame dropped) if 0 or over the max. */
@@ -272,6 +274,13 @@ int	 ipc_frame_check(const unsigned char *p, size_t avail, size_t *bodylen);
 int	 ipc_frame_pipe_size(int fd, size_t want);
 
 /* peer.c: one end of a pipe pair (non-blocking and blocking use). */
+/*
+ * Make a worker's two pipes: sup[0] the supervisor reads, sup[1] it writes;
+ * wrk[0] the worker reads, wrk[1] it writes. All O_CLOEXEC (dup2 them to
+ * the worker's fixed fds after fork); the supervisor's ends O_NONBLOCK;
+ * both pipes raised to IPC_PIPE_SIZE where the kernel allows.
+ */
+int	 ipc_peer_pipes(int sup[2], int wrk[2]);
 void	 ipc_peer_init(struct ipc_peer *p, int rfd, int wfd,
 	    enum ipc_side self);
 /* Free the buffers; the fds stay open (the caller owns them). */
@@ -285,7 +294,8 @@ ssize_t	 ipc_peer_fill(struct ipc_peer *p);
  * Take the next whole message from the input buffer: 1 with *m filled (free
  * with ipc_msg_free), 0 when more bytes are needed, -1 when the peer broke
  * the protocol (bad frame, bad message, not permitted now): p->err says why
- * and the peer must be dropped.
+ * and the peer must be dropped. Call it until it returns 0 after each
+ * ipc_peer_fill(), or the input buffer fills up.
  */
 int	 ipc_peer_get(struct ipc_peer *p, struct ipc_msg *m);
 /*
@@ -299,7 +309,8 @@ int	 ipc_peer_flush(struct ipc_peer *p);
 /* Bytes queued but not yet written. */
 size_t	 ipc_peer_queued(const struct ipc_peer *p);
 /* Blocking helpers (the worker): poll until done or timeout_ms (-1: none).
-   -1 with ETIMEDOUT, EPIPE at EOF, EPROTO on a protocol error. */
+   -1 with ETIMEDOUT, EPIPE at EOF, EPROTO on a protocol error; p->err
+   says why. A send that timed out leaves the rest of m queued. */
 int	 ipc_peer_send(struct ipc_peer *p, const struct ipc_msg *m,
 	    int timeout_ms);
 int	 ipc_peer_recv(struct ipc_peer *p, struct ipc_msg *m, int timeout_ms);
@@ -323,7 +334,8 @@ int	 ipc_path_valid(const char *s, size_t len);
 int	 ipc_token_valid(const char *s, size_t len, size_t max);
 
 /* decode.c: typed decoders. */
-/* Decode exactly one map of len bytes; -1 with err filled, m zeroed. */
+/* Decode exactly one map of len bytes into owned copies (data may go
+   right after); -1 with err filled and m zeroed. */
 int	 ipc_msg_decode(const void *data, size_t len, struct ipc_msg *m,
 	    char *err, size_t errsz);
 void	 ipc_msg_free(struct ipc_msg *m);

@@ -6,16 +6,51 @@
  * POLLOUT); the worker uses the blocking helpers at the end.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/fd.h"
 #include "ipc/ipc.h"
 
 /* Bytes asked of one read(): several small frames, or a frame's rest. */
 #define PEER_READ_CHUNK	(256u * 1024)
+
+int
+ipc_peer_pipes(int sup[2], int wrk[2])
+{
+	int	w2s[2], s2w[2], saved;
+
+	if (pipe2(w2s, O_CLOEXEC) == -1)
+		return -1;
+	if (pipe2(s2w, O_CLOEXEC) == -1)
+		goto fail1;
+	if (fd_set_nonblock(w2s[0], 1) == -1 ||
+	    fd_set_nonblock(s2w[1], 1) == -1)
+		goto fail2;
+	/* Best effort: a bigger pipe is faster, never required. */
+	(void)ipc_frame_pipe_size(w2s[1], IPC_PIPE_SIZE);
+	(void)ipc_frame_pipe_size(s2w[1], IPC_PIPE_SIZE);
+	sup[0] = w2s[0];
+	sup[1] = s2w[1];
+	wrk[0] = s2w[0];
+	wrk[1] = w2s[1];
+	return 0;
+fail2:
+	saved = errno;
+	close(s2w[0]);
+	close(s2w[1]);
+	errno = saved;
+fail1:
+	saved = errno;
+	close(w2s[0]);
+	close(w2s[1]);
+	errno = saved;
+	return -1;
+}
 
 void
 ipc_peer_init(struct ipc_peer *p, int rfd, int wfd, enum ipc_side self)

@@ -19,6 +19,7 @@
 
 #include "common/buf.h"
 #include "ipc/ipc.h"
+#include "ipc/mp.h"
 #include "tests/ipc/samples.h"
 
 static void
@@ -494,6 +495,29 @@ test_huge_declared(void **state)
 	assert_non_null(strstr(err, "truncated"));
 }
 
+/* The reader's own nesting cap, below what any message needs. */
+static void
+test_reader_depth(void **state)
+{
+	struct mp_reader	r;
+	unsigned char		deep[40];
+	char			err[IPC_ERR_LEN];
+	uint32_t		n;
+	int			i;
+
+	(void)state;
+	memset(deep, 0x91, sizeof(deep));	/* [[[[...]]]] */
+	mp_reader_init(&r, deep, sizeof(deep), err, sizeof(err));
+	for (i = 0; i < IPC_DEPTH_MAX; i++)
+		assert_int_equal(mp_get_array(&r, &n, 1, "deep"), 0);
+	assert_int_equal(mp_get_array(&r, &n, 1, "deep"), -1);
+	assert_string_equal(err, "deep: nested deeper than 16");
+	/* The first error sticks. */
+	assert_int_equal(mp_get_u32(&r, &n, "next"), -1);
+	assert_string_equal(err, "deep: nested deeper than 16");
+	assert_int_equal(mp_end(&r), -1);
+}
+
 static void
 test_paths(void **state)
 {
@@ -605,7 +629,7 @@ test_encode_checks(void **state)
 			    big);
 		assert_int_equal(ipc_msg_frame(&b, &m, err, sizeof(err)), -1);
 		assert_int_equal(errno, EMSGSIZE);
-		assert_non_null(strstr(err, "frame over"));
+		assert_non_null(strstr(err, "over the frame limit of 16777216"));
 		assert_int_equal(buf_left(&b), 4);
 		/* One byte over the string limit. */
 		msg_list_free(&m.u.checkpoint.messages);
@@ -712,6 +736,17 @@ test_describe(void **state)
 	ipc_msg_describe(&m, tiny, sizeof(tiny));
 	assert_int_equal(strlen(tiny), sizeof(tiny) - 1);
 	ipc_msg_free(&m);
+	/* A local message that never passed the codec: escaped, NULL-safe. */
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_SPAWN;
+	m.u.spawn.profile = strdup("ex\x1b]0;pwn\x07");
+	ipc_msg_describe(&m, line, sizeof(line));
+	assert_string_equal(line, "spawn id=0 profile=ex\\x1b]0;pwn\\x07 "
+	    "inherit=0");
+	ipc_msg_free(&m);
+	m.type = IPC_START;
+	ipc_msg_describe(&m, line, sizeof(line));
+	assert_non_null(strstr(line, "path=- depth=0 profile=-"));
 }
 
 int
@@ -725,6 +760,7 @@ main(void)
 		cmocka_unit_test(test_malformed_maps),
 		cmocka_unit_test(test_malformed_values),
 		cmocka_unit_test(test_huge_declared),
+		cmocka_unit_test(test_reader_depth),
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_path_in_messages),
 		cmocka_unit_test(test_encode_checks),

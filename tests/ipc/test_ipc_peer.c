@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,8 +35,21 @@ struct pair {
 static void
 pair_open(struct pair *p)
 {
-	assert_int_equal(pipe2(p->w2s, O_NONBLOCK | O_CLOEXEC), 0);
-	assert_int_equal(pipe2(p->s2w, O_NONBLOCK | O_CLOEXEC), 0);
+	int	sup[2], wrk[2];
+
+	/* Through ipc_peer_pipes, then the worker's ends non-blocking too
+	   (these tests drive both ends from one process). */
+	assert_int_equal(ipc_peer_pipes(sup, wrk), 0);
+	assert_true(fcntl(sup[0], F_GETFL) & O_NONBLOCK);
+	assert_true(fcntl(sup[1], F_GETFL) & O_NONBLOCK);
+	assert_false(fcntl(wrk[0], F_GETFL) & O_NONBLOCK);
+	assert_true(fcntl(wrk[1], F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(fd_set_nonblock(wrk[0], 1), 0);
+	assert_int_equal(fd_set_nonblock(wrk[1], 1), 0);
+	p->w2s[0] = sup[0];
+	p->w2s[1] = wrk[1];
+	p->s2w[0] = wrk[0];
+	p->s2w[1] = sup[1];
 	ipc_peer_init(&p->sup, p->w2s[0], p->s2w[1], IPC_SIDE_SUPERVISOR);
 	ipc_peer_init(&p->wrk, p->s2w[0], p->w2s[1], IPC_SIDE_WORKER);
 }
@@ -510,6 +524,57 @@ test_pipe_size(void **state)
 	close(fd);
 }
 
+/* The worker's blocking helpers: timeout, EOF, a reader gone. */
+static void
+test_blocking_helpers(void **state)
+{
+	struct pair	p;
+	struct ipc_msg	m;
+	char		*big;
+	size_t		n;
+
+	(void)state;
+	pair_open(&p);
+	/* Nothing to read: ETIMEDOUT (a hang guard, not a timing check). */
+	assert_int_equal(ipc_peer_recv(&p.sup, &m, 1), -1);
+	assert_int_equal(errno, ETIMEDOUT);
+	assert_non_null(strstr(p.sup.err, "timed out"));
+	/* A hello arrives whole: received. */
+	samples_msg(&m, IPC_HELLO, 0);
+	assert_int_equal(ipc_peer_send(&p.wrk, &m, 1000), 0);
+	ipc_msg_free(&m);
+	assert_int_equal(ipc_peer_recv(&p.sup, &m, 1000), 0);
+	assert_int_equal(m.type, IPC_HELLO);
+	ipc_msg_free(&m);
+	/* A start bigger than the pipe, nobody reading: ETIMEDOUT, and the
+	   rest stays queued. */
+	assert_true(fcntl(p.s2w[1], F_SETPIPE_SZ, 4096) >= 4096);
+	samples_msg(&m, IPC_START, 0);
+	n = 256 * 1024;
+	big = xmalloc(n + 1);
+	memset(big, 't', n);
+	big[n] = '\0';
+	free(m.u.start.task);
+	m.u.start.task = big;
+	assert_int_equal(ipc_peer_send(&p.sup, &m, 1), -1);
+	assert_int_equal(errno, ETIMEDOUT);
+	assert_true(ipc_peer_queued(&p.sup) > 0);
+	ipc_msg_free(&m);
+	/* The worker's end closes: the supervisor's flush sees EPIPE. */
+	close(p.s2w[0]);
+	p.s2w[0] = open("/dev/null", O_RDONLY);
+	assert_int_equal(ipc_peer_flush(&p.sup), -1);
+	assert_int_equal(errno, EPIPE);
+	assert_non_null(strstr(p.sup.err, "write:"));
+	/* The worker's writing end closes with nothing pending: EPIPE. */
+	close(p.w2s[1]);
+	p.w2s[1] = open("/dev/null", O_WRONLY);
+	assert_int_equal(ipc_peer_recv(&p.sup, &m, 1000), -1);
+	assert_int_equal(errno, EPIPE);
+	assert_non_null(strstr(p.sup.err, "closed the pipe"));
+	pair_close(&p);
+}
+
 int
 main(void)
 {
@@ -522,7 +587,9 @@ main(void)
 		cmocka_unit_test(test_perm_table),
 		cmocka_unit_test(test_perm_pending_max),
 		cmocka_unit_test(test_pipe_size),
+		cmocka_unit_test(test_blocking_helpers),
 	};
 
+	signal(SIGPIPE, SIG_IGN);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

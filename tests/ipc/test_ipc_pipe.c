@@ -38,25 +38,20 @@ static pid_t
 spawn_worker(struct ipc_peer *sup, worker_fn fn)
 {
 	struct ipc_peer	wrk;
-	int		w2s[2], s2w[2];
+	int		sfd[2], wfd[2];
 	pid_t		pid;
 
-	assert_int_equal(pipe2(w2s, O_CLOEXEC), 0);
-	assert_int_equal(pipe2(s2w, O_CLOEXEC), 0);
-	ipc_frame_pipe_size(w2s[1], 1 << 20);
-	ipc_frame_pipe_size(s2w[1], 1 << 20);
+	assert_int_equal(ipc_peer_pipes(sfd, wfd), 0);
 	assert_true((pid = fork()) != -1);
 	if (pid == 0) {
-		close(w2s[0]);
-		close(s2w[1]);
-		ipc_peer_init(&wrk, s2w[0], w2s[1], IPC_SIDE_WORKER);
+		close(sfd[0]);
+		close(sfd[1]);
+		ipc_peer_init(&wrk, wfd[0], wfd[1], IPC_SIDE_WORKER);
 		_exit(fn(&wrk));
 	}
-	close(w2s[1]);
-	close(s2w[0]);
-	assert_int_equal(fd_set_nonblock(w2s[0], 1), 0);
-	assert_int_equal(fd_set_nonblock(s2w[1], 1), 0);
-	ipc_peer_init(sup, w2s[0], s2w[1], IPC_SIDE_SUPERVISOR);
+	close(wfd[0]);
+	close(wfd[1]);
+	ipc_peer_init(sup, sfd[0], sfd[1], IPC_SIDE_SUPERVISOR);
 	return pid;
 }
 
