@@ -287,6 +287,7 @@ main(int argc, char **argv)
 	int		 port, status;
 
 	log_init("bench_llm", LOG_LEVEL_WARN);
+	setenv("no_proxy", "127.0.0.1", 1);
 	if (argc > 1)
 		bin = argv[1];
 	if (bin == NULL) {

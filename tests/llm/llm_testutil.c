@@ -101,6 +101,10 @@ static void
 fakellm_mkdir(struct fakellm *f)
 {
 	memset(f, 0, sizeof(*f));
+	/* A proxy in the environment must not catch 127.0.0.1 (libcurl, and
+	 * warren children, read these). */
+	setenv("no_proxy", "127.0.0.1,localhost", 1);
+	setenv("NO_PROXY", "127.0.0.1,localhost", 1);
 	snprintf(f->dir, sizeof(f->dir), "/tmp/warren-llmtest.XXXXXX");
 	if (mkdtemp(f->dir) == NULL)
 		testutil_die("mkdtemp");
