@@ -376,6 +376,28 @@ test_retry_5xx_reset_truncated(void **state)
 	fakellm_stop(&f);
 }
 
+/* An error event in a 200 stream is retried; a garbled event is not. */
+static void
+test_stream_errors(void **state)
+{
+	struct fakellm		f;
+	struct llm_config	lc;
+	struct llm_result	res;
+
+	(void)state;
+	fakellm_start(&f, "stream_error.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	assert_int_equal(exchange(&lc, "x", &res), -1);
+	assert_int_equal(res.err, LLM_ERR_PARSE);
+	assert_int_equal(res.attempts, 2);
+	assert_non_null(strstr(res.error, "malformed JSON"));
+	assert_non_null(strstr(res.error, "not json at all"));
+	assert_int_equal(nrequests(&f), 2);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
 static void
 test_retries_exhausted(void **state)
 {
@@ -792,6 +814,7 @@ main(void)
 		cmocka_unit_test(test_retry_after_seconds),
 		cmocka_unit_test(test_retry_after_date),
 		cmocka_unit_test(test_retry_5xx_reset_truncated),
+		cmocka_unit_test(test_stream_errors),
 		cmocka_unit_test(test_retries_exhausted),
 		cmocka_unit_test(test_not_retried),
 		cmocka_unit_test(test_timeouts),
