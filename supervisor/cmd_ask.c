@@ -234,9 +234,10 @@ ask_run(const struct llm_config *lc, const char *system, const char *prompt,
 		ask_print(out.carry, out.ncarry);
 	if (!tty && res.reply.msg.text != NULL)
 		ask_print(res.reply.msg.text, strlen(res.reply.msg.text));
+	if (res.reply.msg.text != NULL)
+		fputc('\n', stdout);
 	for (i = 0; i < res.reply.msg.ncalls; i++) {
-		printf("%s[tool call] ", i == 0 && res.reply.msg.text != NULL ?
-		    "\n" : "");
+		fputs("[tool call] ", stdout);
 		ask_print(res.reply.msg.calls[i].name,
 		    strlen(res.reply.msg.calls[i].name));
 		fputc(' ', stdout);
@@ -244,8 +245,6 @@ ask_run(const struct llm_config *lc, const char *system, const char *prompt,
 		    strlen(res.reply.msg.calls[i].args));
 		fputc('\n', stdout);
 	}
-	if (res.reply.msg.text != NULL || res.reply.msg.ncalls == 0)
-		fputc('\n', stdout);
 	if (verbose)
 		fprintf(stderr, "warren ask: %s, %llu input + %llu output "
 		    "tokens, stop %s, %u attempt(s), %llu ms\n", lc->model,

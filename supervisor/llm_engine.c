@@ -817,9 +817,12 @@ llm_call_ended(struct llm_call *c, CURLcode rc)
 		    "for %u ms in the middle of the answer", e->url,
 		    e->cfg.idle_timeout_ms);
 		retry = 1;
-	} else if (c->aborted)
-		llm_call_error(c, LLM_ERR_PARSE, status, "POST %s: %s", e->url,
-		    c->acc.err);
+	} else if (c->aborted) {
+		/* An error event in the stream is the server's, and passes. */
+		retry = c->acc.server_error;
+		llm_call_error(c, retry ? LLM_ERR_EXHAUSTED : LLM_ERR_PARSE,
+		    status, "POST %s: %s", e->url, c->acc.err);
+	}
 	else if (rc != CURLE_OK)
 		retry = llm_call_curlerr(c, rc);
 	else if (status < 200 || status > 299) {

@@ -25,13 +25,15 @@ llm_json_parse(const char *p, size_t len, char *err, size_t errsz)
 {
 	json_error_t	 je;
 	json_t		*o;
-	char		 snip[LLM_SNIPPET * 4 + 16];
+	char		 snip[LLM_SNIPPET * 4 + 16], why[JSON_ERROR_TEXT_LENGTH * 4];
 
 	o = json_loadb(p, len, JSON_REJECT_DUPLICATES, &je);
 	if (o == NULL) {
 		llm_json_snippet(snip, sizeof(snip), p, len);
+		/* jansson quotes the offending bytes raw: escape them. */
+		str_escape(why, sizeof(why), je.text, strlen(je.text));
 		snprintf(err, errsz, "malformed JSON (%s at byte %d): %s",
-		    je.text, je.position, snip);
+		    why, je.position, snip);
 		return NULL;
 	}
 	if (!json_is_object(o)) {

@@ -380,6 +380,26 @@ render_responses(const struct reply *r, const char *status)
 	    "output_tokens", r->out, "total_tokens", r->in + r->out);
 }
 
+/* The next piece of text: PIECE bytes, never splitting a UTF-8 sequence. */
+static size_t
+piece_len(const char *s, size_t off, size_t len)
+{
+	size_t	n = len - off < PIECE ? len - off : PIECE;
+
+	while (off + n < len && n > 1 &&
+	    ((unsigned char)s[off + n] & 0xc0) == 0x80)
+		n--;
+	if (n == 1 || (off + n < len &&
+	    ((unsigned char)s[off + n] & 0xc0) == 0x80)) {
+		/* A sequence longer than PIECE: take it whole. */
+		n = 1;
+		while (off + n < len && ((unsigned char)s[off + n] & 0xc0) ==
+		    0x80)
+			n++;
+	}
+	return n;
+}
+
 /* SSE event text: optional "event:" line, one data line, blank line. */
 static void
 sse_event(struct conn *c, const char *event, json_t *data, int delay)
@@ -413,7 +433,7 @@ stream_openai(struct conn *c, const struct reply *r, int delay)
 	    "index", 0, "delta", "role", "assistant", "finish_reason"), delay);
 	len = r->text != NULL ? strlen(r->text) : 0;
 	for (off = 0; off < len; off += n) {
-		n = len - off < PIECE ? len - off : PIECE;
+		n = piece_len(r->text, off, len);
 		sse_event(c, NULL, json_pack("{s:s, s:[{s:i, s:{s:s%}, s:n}]}",
 		    "object", "chat.completion.chunk", "choices", "index", 0,
 		    "delta", "content", r->text + off, n, "finish_reason"),
@@ -429,7 +449,7 @@ stream_openai(struct conn *c, const struct reply *r, int delay)
 		args = call_args(call);
 		len = args != NULL ? strlen(args) : 0;
 		for (off = 0; off < len; off += n) {
-			n = len - off < PIECE ? len - off : PIECE;
+			n = piece_len(args, off, len);
 			sse_event(c, NULL, json_pack("{s:[{s:i, s:{s:[{s:i, "
 			    "s:{s:s%}}]}, s:n}]}", "choices", "index", 0,
 			    "delta", "tool_calls", "index", (int)i, "function",
@@ -467,7 +487,7 @@ stream_anthropic(struct conn *c, const struct reply *r, int delay)
 		    idx, "content_block", "type", "text", "text", ""), delay);
 		len = strlen(r->text);
 		for (off = 0; off < len; off += n) {
-			n = len - off < PIECE ? len - off : PIECE;
+			n = piece_len(r->text, off, len);
 			sse_event(c, "content_block_delta", json_pack("{s:s, "
 			    "s:i, s:{s:s, s:s%}}", "type",
 			    "content_block_delta", "index", idx, "delta",
@@ -487,7 +507,7 @@ stream_anthropic(struct conn *c, const struct reply *r, int delay)
 		args = call_args(call);
 		len = args != NULL ? strlen(args) : 0;
 		for (off = 0; off < len; off += n) {
-			n = len - off < PIECE ? len - off : PIECE;
+			n = piece_len(args, off, len);
 			sse_event(c, "content_block_delta", json_pack("{s:s, "
 			    "s:i, s:{s:s, s:s%}}", "type",
 			    "content_block_delta", "index", idx, "delta",
@@ -528,7 +548,7 @@ stream_responses(struct conn *c, const struct reply *r, int delay)
 		    "content"), delay);
 		len = strlen(r->text);
 		for (off = 0; off < len; off += n) {
-			n = len - off < PIECE ? len - off : PIECE;
+			n = piece_len(r->text, off, len);
 			sse_event(c, "response.output_text.delta", json_pack(
 			    "{s:s, s:s, s:i, s:i, s:s%}", "type",
 			    "response.output_text.delta", "item_id", "msg_0",
@@ -550,7 +570,7 @@ stream_responses(struct conn *c, const struct reply *r, int delay)
 		args = call_args(call);
 		len = args != NULL ? strlen(args) : 0;
 		for (off = 0; off < len; off += n) {
-			n = len - off < PIECE ? len - off : PIECE;
+			n = piece_len(args, off, len);
 			sse_event(c, "response.function_call_arguments.delta",
 			    json_pack("{s:s, s:s, s:i, s:s%}", "type",
 			    "response.function_call_arguments.delta", "item_id",
