@@ -208,11 +208,12 @@ sandbox_ns_tmpfs(const char *path, rlim_t size, int wsfd, const char *ws,
 	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) == -1)
 		return sandbox_fail(e, SANDBOX_MNTNS, errno,
 		    "mount tmpfs on %s", path);
-	/* A workspace or program under it (mkdtemp) is bound back in. */
-	if (sandbox_ns_bindback(path, wsfd, ws, 0, e) == -1)
-		return -1;
+	/* A program or workspace under it (mkdtemp) is bound back in, the
+	 * workspace last: it may lie below the program's directory. */
 	if (strcmp(progdir, ws) != 0 &&
 	    sandbox_ns_bindback(path, progfd, progdir, 1, e) == -1)
+		return -1;
+	if (sandbox_ns_bindback(path, wsfd, ws, 0, e) == -1)
 		return -1;
 	return 0;
 }
