@@ -67,5 +67,10 @@ int	 sandbox_landlock_apply(const struct sandbox_policy *p, int *abi,
 int	 sandbox_seccomp_apply(const struct sandbox_policy *p, int flags,
 	    int *notify_fd, struct sandbox_error *e);
 int	 sandbox_seccomp_available(void);
+struct sock_fprog;
+int	 sandbox_seccomp_export(const struct sandbox_policy *p, int flags,
+	    struct sock_fprog *prog, struct sandbox_error *e);
+int	 sandbox_seccomp_load(const struct sock_fprog *prog, int flags,
+	    int *notify_fd, struct sandbox_error *e);
 
 #endif

@@ -207,6 +207,102 @@ test_two_phases(void **state)
 	assert_non_null(strstr(out, "fd 5: closed"));
 }
 
+/* A layer the profile needs but cannot have: refused by name, or run
+ * weaker when the user accepts it. */
+static void
+test_missing_layer(void **state)
+{
+	struct sandbox_policy	 p;
+	struct sandbox_error	 e;
+	struct sandbox		 sb;
+
+	(void)state;
+	assert_int_equal(sandbox_policy_for_profile(&p, "general", ".", &e), 0);
+	p.want &= ~SANDBOX_MNTNS;
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(sandbox_prepare(&sb, &p, &e), -1);
+	assert_true(e.missing);
+	assert_non_null(strstr(e.msg, "mntns"));
+	assert_non_null(strstr(e.msg, "general"));
+	p.allow_weaker = 1;
+	assert_int_equal(sandbox_prepare(&sb, &p, &e), 0);
+	assert_non_null(strstr(sb.note, "weaker"));
+	sandbox_release(&sb);
+}
+
+/* Run warren with argv; its exit status (128 + signal), output in out. */
+static int
+run_warren(char *out, size_t outlen, const char *const *args)
+{
+	const char	*argv[32];
+	int		 pfd[2], n = 0, status;
+	ssize_t		 r, got = 0;
+	pid_t		 pid;
+
+	argv[n++] = "warren";
+	while (*args != NULL && n < 31)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	if (pipe(pfd) == -1 || (pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		execv(getenv("WARREN_BIN"), (char *const *)(uintptr_t)argv);
+		_exit(99);
+	}
+	close(pfd[1]);
+	while ((r = read(pfd[0], out + got, outlen - 1 - (size_t)got)) > 0)
+		got += r;
+	out[got] = '\0';
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#define EXEC(...) run_warren(out, sizeof(out), (const char *const []){ \
+	"sandbox", "exec", __VA_ARGS__, NULL })
+
+static void
+test_cli_exit_codes(void **state)
+{
+	char	 out[4096];
+
+	(void)state;
+	if (getenv("WARREN_BIN") == NULL)
+		skip();
+	assert_int_equal(EXEC("--profile", "test", "--", "sh", "-c",
+	    "exit 3"), 3);
+	assert_string_equal(out, "");
+	assert_int_equal(EXEC("--profile", "test", "--", "sh", "-c",
+	    "kill -9 $$"), 128 + 9);
+	assert_int_equal(EXEC("--profile", "explore", "--",
+	    "/nonexistent/cmd"), 127);
+	assert_int_equal(EXEC("--profile", "explore", "--",
+	    "no-such-command-warren"), 127);
+	assert_int_equal(EXEC("--profile", "explore", "--", "/etc/passwd"),
+	    126);
+	assert_int_equal(EXEC("--profile", "nosuch", "--", "true"), 125);
+	assert_non_null(strstr(out, "unknown profile"));
+	assert_int_equal(EXEC("--profile", "explore", "--timeout", "x", "--",
+	    "true"), 125);
+	assert_int_equal(EXEC("--profile", "explore", "--rlimit", "cpu=-1",
+	    "--", "true"), 125);
+	assert_int_equal(EXEC("--profile", "test", "--timeout", "0.5", "--",
+	    "sleep", "30"), 124);
+	/* -v names the layers; a no-exec profile names the denied exec. */
+	assert_int_equal(EXEC("-v", "--profile", "explore", "--", "sh", "-c",
+	    "/bin/true"), 126);
+	assert_non_null(strstr(out, "seccomp"));
+	assert_non_null(strstr(out, "landlock:abi"));
+	assert_non_null(strstr(out, "tried execve: denied"));
+	assert_int_equal(run_warren(out, sizeof(out), (const char *const []){
+	    "sandbox", "check", NULL }), 0);
+	assert_non_null(strstr(out, "landlock"));
+	assert_non_null(strstr(out, "explore  ok"));
+}
+
 /* The worker side of test_two_phases: sandbox_enter, then probe. */
 static int
 enter_main(void)
@@ -242,6 +338,8 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_two_phases),
+		cmocka_unit_test(test_missing_layer),
+		cmocka_unit_test(test_cli_exit_codes),
 	};
 
 	if (argc == 2 && strcmp(argv[1], "--enter") == 0)
