@@ -373,6 +373,8 @@ sandbox_ns_init(pid_t child)
 	    i++)
 		sigaddset(&set, sandbox_ns_fwd[i]);
 	syscall(SYS_close_range, 0U, ~0U, 0U);
+	/* A copy of the parent's memory and environment: not for reading. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	prctl(PR_SET_NAME, "warren-init", 0, 0, 0);
 	for (;;) {
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
