@@ -48,6 +48,7 @@ void	 sandbox_ns_init_signals(sigset_t *old);
 void	 sandbox_ns_init_restore(const sigset_t *old);
 void	 sandbox_ns_init(pid_t child) __attribute__((noreturn));
 #define SANDBOX_INIT_LOST	125	/* init lost its command (ECHILD) */
+#define WARREN_SANDBOX_EXEC_FAILED 125	/* exec_fn returned */
 
 /* sandbox_cgroup.c */
 int	 sandbox_cgroup_find(struct sandbox_caps *c);

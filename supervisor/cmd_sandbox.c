@@ -124,21 +124,22 @@ cmd_sandbox_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* In the child: phase 1, phase 2, exec. Never returns. */
-static void __attribute__((noreturn))
-cmd_sandbox_child(struct sandbox *sb, char **argv)
+/* In the child, at the end of phase 1 (sandbox exec_fn): phase 2, exec.
+ * Never returns. */
+static void
+cmd_sandbox_child(struct sandbox *sb, int rc, struct sandbox_error *e,
+    void *arg)
 {
 	struct sandbox_report	 r;
-	struct sandbox_error	 e;
+	char			**argv = arg;
 
-	memset(&e, 0, sizeof(e));
-	if (sandbox_child(sb, NULL, 0, &e) == -1) {
-		cmd_sandbox_err("exec", &e);
-		_exit(cmd_sandbox_code(&e));
+	if (rc == -1) {
+		cmd_sandbox_err("exec", e);
+		_exit(cmd_sandbox_code(e));
 	}
 	/* The parent prints a phase 2 error it receives with the report. */
-	if (sandbox_enter_exec(sb, &r, &e) == -1)
-		_exit(cmd_sandbox_code(&e));
+	if (sandbox_enter_exec(sb, &r, e) == -1)
+		_exit(cmd_sandbox_code(e));
 	execv(sb->policy.program, argv);
 	fprintf(stderr, "warren: sandbox exec: %s: %s\n", argv[0],
 	    strerror(errno));
@@ -384,7 +385,11 @@ cmd_sandbox_exec(int argc, char **argv)
 	}
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		cmd_sandbox_child(&sb, argv + first);
+		sb.exec_fn = cmd_sandbox_child;
+		sb.exec_arg = argv + first;
+		memset(&e, 0, sizeof(e));
+		sandbox_child(&sb, NULL, 0, &e);
+		_exit(WARREN_EXIT_EXEC_FAILED);
 	}
 	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sandbox_parent_report(&sb, &r, &e) == -1) {
