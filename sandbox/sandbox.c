@@ -13,6 +13,7 @@
  */
 #include <sys/types.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -618,49 +619,14 @@ sandbox_closefds(const int *keep, int nkeep, int also, struct sandbox_error *e)
 	return 0;
 }
 
-int
-sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
-    struct sandbox_error *e)
+/* Phase 1 after the pid-1 split: in the process that will exec. */
+static int
+sandbox_child_rest(struct sandbox *sb, const int *keep, int nkeep,
+    unsigned a, struct sandbox_error *e)
 {
 	const struct sandbox_policy	*p = &sb->policy;
-	sigset_t			 old;
-	pid_t				 pid;
-	int				 flags = sb->cloneflags, nproc = 0;
-	unsigned			 a = 0;
+	int				 nproc = 0;
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (flags & CLONE_NEWUSER) {
-		if (sandbox_ns_userns_map(sb->outer_uid, sb->outer_gid,
-		    e) == -1)
-			return -1;
-		a |= SANDBOX_USERNS;
-	}
-	if (sb->cgroup[0] != '\0') {
-		if (sandbox_cgroup_join(sb->cgroup, e) == -1)
-			return -1;
-		a |= SANDBOX_PIDS;
-	}
-	if (flags & CLONE_NEWNS) {
-		if (sandbox_ns_mounts(p, (flags & CLONE_NEWPID) != 0, e) == -1)
-			return -1;
-		a |= SANDBOX_MNTNS;
-		if (flags & CLONE_NEWPID)
-			a |= SANDBOX_PIDNS;
-	}
-	if (flags & CLONE_NEWNET)
-		a |= SANDBOX_NETNS;
-	if (flags & CLONE_NEWIPC)
-		a |= SANDBOX_IPCNS;
-	if (flags & CLONE_NEWPID) {
-		sandbox_ns_init_signals(&old);
-		if ((pid = fork()) == -1)
-			return sandbox_fail(e, SANDBOX_PIDNS, errno,
-			    "fork the command from pid 1");
-		if (pid != 0)
-			sandbox_ns_init(pid);
-		sandbox_ns_init_restore(&old);
-		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	}
 	if (setsid() == -1)
 		return sandbox_fail(e, SANDBOX_SETSID, errno, "setsid");
 	a |= SANDBOX_SETSID;
@@ -687,6 +653,119 @@ sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 		return sandbox_fail(e, 0, ENAMETOOLONG, "encode %s",
 		    SANDBOX_ENV);
 	return 0;
+}
+
+struct sandbox_vfork {
+	struct sandbox		*sb;
+	const int		*keep;
+	int			 nkeep;
+	unsigned		 applied;
+	sigset_t		 old;
+	struct sandbox_error	*e;
+};
+
+#define SANDBOX_VFORK_STACK	(512 * 1024)
+
+/* The command's process, sharing pid 1's memory until it execs. */
+static int
+sandbox_vfork_main(void *arg)
+{
+	struct sandbox_vfork	*v = arg;
+	int			 rc;
+
+	sandbox_ns_init_restore(&v->old);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	rc = sandbox_child_rest(v->sb, v->keep, v->nkeep, v->applied, v->e);
+	v->sb->exec_fn(v->sb, rc, v->e, v->sb->exec_arg);
+	_exit(WARREN_SANDBOX_EXEC_FAILED);
+}
+
+/* pid 1 starts the command: vfork-style with exec_fn, else fork(). */
+static int
+sandbox_child_init(struct sandbox *sb, const int *keep, int nkeep,
+    unsigned a, struct sandbox_error *e)
+{
+	struct sandbox_vfork	 v;
+	void			*stack;
+	pid_t			 pid;
+
+	memset(&v, 0, sizeof(v));
+	sandbox_ns_init_signals(&v.old);
+	if (sb->exec_fn != NULL && !SANDBOX_SANITIZER) {
+		v.sb = sb;
+		v.keep = keep;
+		v.nkeep = nkeep;
+		v.applied = a;
+		v.e = e;
+		if ((stack = mmap(NULL, SANDBOX_VFORK_STACK, PROT_READ |
+		    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1,
+		    0)) == MAP_FAILED)
+			return sandbox_fail(e, SANDBOX_PIDNS, errno,
+			    "mmap a stack for the command");
+		pid = clone(sandbox_vfork_main, (char *)stack +
+		    SANDBOX_VFORK_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD, &v);
+		if (pid == -1)
+			return sandbox_fail(e, SANDBOX_PIDNS, errno,
+			    "clone the command from pid 1");
+		munmap(stack, SANDBOX_VFORK_STACK);
+		sandbox_ns_init(pid);
+	}
+	if ((pid = fork()) == -1)
+		return sandbox_fail(e, SANDBOX_PIDNS, errno,
+		    "fork the command from pid 1");
+	if (pid != 0)
+		sandbox_ns_init(pid);
+	sandbox_ns_init_restore(&v.old);
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	return 0;
+}
+
+int
+sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
+    struct sandbox_error *e)
+{
+	const struct sandbox_policy	*p = &sb->policy;
+	int				 flags = sb->cloneflags, rc;
+	unsigned			 a = 0;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (flags & CLONE_NEWUSER) {
+		if (sandbox_ns_userns_map(sb->outer_uid, sb->outer_gid,
+		    e) == -1)
+			goto done;
+		a |= SANDBOX_USERNS;
+	}
+	if (sb->cgroup[0] != '\0') {
+		if (sandbox_cgroup_join(sb->cgroup, e) == -1)
+			goto done;
+		a |= SANDBOX_PIDS;
+	}
+	if (flags & CLONE_NEWNS) {
+		if (sandbox_ns_mounts(p, (flags & CLONE_NEWPID) != 0, e) == -1)
+			goto done;
+		a |= SANDBOX_MNTNS;
+		if (flags & CLONE_NEWPID)
+			a |= SANDBOX_PIDNS;
+	}
+	if (flags & CLONE_NEWNET)
+		a |= SANDBOX_NETNS;
+	if (flags & CLONE_NEWIPC)
+		a |= SANDBOX_IPCNS;
+	if ((flags & CLONE_NEWPID) &&
+	    sandbox_child_init(sb, keep, nkeep, a, e) == -1)
+		goto done;
+	if (sandbox_child_rest(sb, keep, nkeep, a, e) == -1)
+		goto done;
+	if (sb->exec_fn != NULL)
+		sb->exec_fn(sb, 0, e, sb->exec_arg);
+	return 0;
+done:
+	rc = -1;
+	if (sb->exec_fn != NULL) {
+		sb->exec_fn(sb, rc, e, sb->exec_arg);
+		_exit(WARREN_SANDBOX_EXEC_FAILED);
+	}
+	return rc;
 }
 
 /* phase 2 */

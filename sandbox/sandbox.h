@@ -158,6 +158,15 @@ struct sandbox {
 	char			 note[SANDBOX_ERR_LEN];
 	/* "WARREN_SANDBOX=...": put it in the environment you exec with. */
 	char			 env[SANDBOX_ENV_LEN];
+	/*
+	 * Optional, set before sandbox_child: called at its end instead of
+	 * returning (rc 0, or -1 with e filled); it must exec or _exit. With
+	 * a pid namespace the command then shares pid 1's memory until its
+	 * exec (CLONE_VM | CLONE_VFORK) instead of copying it: one fork less.
+	 */
+	void			(*exec_fn)(struct sandbox *, int rc,
+				    struct sandbox_error *, void *arg);
+	void			*exec_arg;
 };
 
 /* sandbox.c: policies */

@@ -172,6 +172,18 @@ sandbox_cgroup_find(struct sandbox_caps *c)
 			return 0;
 		}
 	}
+	/* Our own group is a leaf (a systemd scope): root may still create
+	 * groups under the hierarchy's root, exempt from the rule that only
+	 * leaves hold processes. */
+	if (geteuid() == 0 && sandbox_cgroup_mount(1, mnt, sizeof(mnt)) == 0 &&
+	    access(mnt, W_OK) == 0) {
+		snprintf(f, sizeof(f), "%s/cgroup.subtree_control", mnt);
+		if (sandbox_cgroup_has_word(f, "pids")) {
+			strlcpy(c->cgroup_path, mnt, sizeof(c->cgroup_path));
+			c->cgroup = 2;
+			return 0;
+		}
+	}
 	if (sandbox_cgroup_mount(0, mnt, sizeof(mnt)) == 0 &&
 	    sandbox_cgroup_self("pids", self, sizeof(self)) == 0 &&
 	    (size_t)snprintf(dir, sizeof(dir), "%s%s", mnt,

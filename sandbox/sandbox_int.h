@@ -48,6 +48,7 @@ void	 sandbox_ns_init_signals(sigset_t *old);
 void	 sandbox_ns_init_restore(const sigset_t *old);
 void	 sandbox_ns_init(pid_t child) __attribute__((noreturn));
 #define SANDBOX_INIT_LOST	125	/* init lost its command (ECHILD) */
+#define WARREN_SANDBOX_EXEC_FAILED 125	/* exec_fn returned */
 
 /* sandbox_cgroup.c */
 int	 sandbox_cgroup_find(struct sandbox_caps *c);
@@ -67,5 +68,10 @@ int	 sandbox_landlock_apply(const struct sandbox_policy *p, int *abi,
 int	 sandbox_seccomp_apply(const struct sandbox_policy *p, int flags,
 	    int *notify_fd, struct sandbox_error *e);
 int	 sandbox_seccomp_available(void);
+struct sock_fprog;
+int	 sandbox_seccomp_export(const struct sandbox_policy *p, int flags,
+	    struct sock_fprog *prog, struct sandbox_error *e);
+int	 sandbox_seccomp_load(const struct sock_fprog *prog, int flags,
+	    int *notify_fd, struct sandbox_error *e);
 
 #endif

@@ -208,11 +208,12 @@ sandbox_ns_tmpfs(const char *path, rlim_t size, int wsfd, const char *ws,
 	if (mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) == -1)
 		return sandbox_fail(e, SANDBOX_MNTNS, errno,
 		    "mount tmpfs on %s", path);
-	/* A workspace or program under it (mkdtemp) is bound back in. */
-	if (sandbox_ns_bindback(path, wsfd, ws, 0, e) == -1)
-		return -1;
+	/* A program or workspace under it (mkdtemp) is bound back in, the
+	 * workspace last: it may lie below the program's directory. */
 	if (strcmp(progdir, ws) != 0 &&
 	    sandbox_ns_bindback(path, progfd, progdir, 1, e) == -1)
+		return -1;
+	if (sandbox_ns_bindback(path, wsfd, ws, 0, e) == -1)
 		return -1;
 	return 0;
 }
@@ -372,6 +373,8 @@ sandbox_ns_init(pid_t child)
 	    i++)
 		sigaddset(&set, sandbox_ns_fwd[i]);
 	syscall(SYS_close_range, 0U, ~0U, 0U);
+	/* A copy of the parent's memory and environment: not for reading. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	prctl(PR_SET_NAME, "warren-init", 0, 0, 0);
 	for (;;) {
 		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {

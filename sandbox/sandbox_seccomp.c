@@ -19,13 +19,19 @@
 #include <sys/types.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -259,39 +265,58 @@ sandbox_seccomp_available(void)
 	return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != -1 || errno != EINVAL;
 }
 
+/* Build the filter for p into a libseccomp context. */
+static scmp_filter_ctx
+sandbox_seccomp_build(const struct sandbox_policy *p, int flags,
+    struct sandbox_error *e)
+{
+	scmp_filter_ctx	 ctx;
+	uint32_t	 xact;
+	int		 rc;
+
+	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
+		sandbox_fail(e, SANDBOX_SECCOMP, ENOMEM, "seccomp_init");
+		return NULL;
+	}
+	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+	    SCMP_ACT_KILL_PROCESS)) < 0) {
+		sandbox_fail(e, SANDBOX_SECCOMP, -rc, "bad-arch action");
+		goto fail;
+	}
+	if (!(flags & SANDBOX_SECCOMP_NOTIFY) &&
+	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) < 0) {
+		sandbox_fail(e, SANDBOX_SECCOMP, -rc, "TSYNC");
+		goto fail;
+	}
+	if (sandbox_seccomp_common(ctx, flags, e) == -1)
+		goto fail;
+	if (!p->fs_write && sandbox_seccomp_readonly(ctx, e) == -1)
+		goto fail;
+	if (!p->exec) {
+		xact = (flags & SANDBOX_SECCOMP_NOTIFY) &&
+		    p->program[0] != '\0' ? SCMP_ACT_NOTIFY :
+		    SCMP_ACT_ERRNO(EPERM);
+		if (sandbox_seccomp_rule(ctx, xact, "execve", 0, NULL,
+		    e) == -1 || sandbox_seccomp_rule(ctx, xact, "execveat", 0,
+		    NULL, e) == -1)
+			goto fail;
+	}
+	return ctx;
+fail:
+	seccomp_release(ctx);
+	return NULL;
+}
+
 int
 sandbox_seccomp_apply(const struct sandbox_policy *p, int flags,
     int *notify_fd, struct sandbox_error *e)
 {
 	scmp_filter_ctx	 ctx;
-	uint32_t	 xact;
 	int		 rc, ret = -1;
 
 	*notify_fd = -1;
-	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL)
-		return sandbox_fail(e, SANDBOX_SECCOMP, ENOMEM, "seccomp_init");
-	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
-	    SCMP_ACT_KILL_PROCESS)) < 0) {
-		sandbox_fail(e, SANDBOX_SECCOMP, -rc, "bad-arch action");
-		goto out;
-	}
-	if (!(flags & SANDBOX_SECCOMP_NOTIFY) &&
-	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) < 0) {
-		sandbox_fail(e, SANDBOX_SECCOMP, -rc, "TSYNC");
-		goto out;
-	}
-	if (sandbox_seccomp_common(ctx, flags, e) == -1)
-		goto out;
-	if (!p->fs_write && sandbox_seccomp_readonly(ctx, e) == -1)
-		goto out;
-	if (!p->exec) {
-		xact = (flags & SANDBOX_SECCOMP_NOTIFY) && p->program[0] != '\0' ?
-		    SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM);
-		if (sandbox_seccomp_rule(ctx, xact, "execve", 0, NULL, e) == -1 ||
-		    sandbox_seccomp_rule(ctx, xact, "execveat", 0, NULL,
-		    e) == -1)
-			goto out;
-	}
+	if ((ctx = sandbox_seccomp_build(p, flags, e)) == NULL)
+		return -1;
 	if ((rc = seccomp_load(ctx)) < 0) {
 		sandbox_fail(e, SANDBOX_SECCOMP, -rc, "seccomp_load");
 		goto out;
@@ -306,4 +331,71 @@ sandbox_seccomp_apply(const struct sandbox_policy *p, int flags,
 out:
 	seccomp_release(ctx);
 	return ret;
+}
+
+/*
+ * Compile once, load many times: the filter as a BPF program (malloc'd
+ * instructions in prog->filter), for a parent that spawns many children.
+ */
+int
+sandbox_seccomp_export(const struct sandbox_policy *p, int flags,
+    struct sock_fprog *prog, struct sandbox_error *e)
+{
+	scmp_filter_ctx	 ctx;
+	struct stat	 st;
+	void		*buf = NULL;
+	int		 fd = -1, rc, ret = -1;
+
+	memset(prog, 0, sizeof(*prog));
+	if ((ctx = sandbox_seccomp_build(p, flags, e)) == NULL)
+		return -1;
+	if ((fd = (int)syscall(SYS_memfd_create, "warren-bpf",
+	    MFD_CLOEXEC)) == -1) {
+		sandbox_fail(e, SANDBOX_SECCOMP, errno, "memfd_create");
+		goto out;
+	}
+	if ((rc = seccomp_export_bpf(ctx, fd)) < 0) {
+		sandbox_fail(e, SANDBOX_SECCOMP, -rc, "seccomp_export_bpf");
+		goto out;
+	}
+	if (fstat(fd, &st) == -1 || st.st_size <= 0 || st.st_size > 65536 ||
+	    st.st_size % sizeof(struct sock_filter) != 0) {
+		sandbox_fail(e, SANDBOX_SECCOMP, EINVAL, "exported BPF size");
+		goto out;
+	}
+	if ((buf = malloc((size_t)st.st_size)) == NULL ||
+	    pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
+		sandbox_fail(e, SANDBOX_SECCOMP, errno, "read exported BPF");
+		free(buf);
+		goto out;
+	}
+	prog->filter = buf;
+	prog->len = (unsigned short)(st.st_size / sizeof(struct sock_filter));
+	ret = 0;
+out:
+	if (fd != -1)
+		close(fd);
+	seccomp_release(ctx);
+	return ret;
+}
+
+/* Load a program from sandbox_seccomp_export (no_new_privs already set);
+ * with SANDBOX_SECCOMP_NOTIFY, the listener fd goes to *notify_fd. */
+int
+sandbox_seccomp_load(const struct sock_fprog *prog, int flags,
+    int *notify_fd, struct sandbox_error *e)
+{
+	unsigned int	 f;
+	long		 rc;
+
+	*notify_fd = -1;
+	f = (flags & SANDBOX_SECCOMP_NOTIFY) ? SECCOMP_FILTER_FLAG_NEW_LISTENER :
+	    SECCOMP_FILTER_FLAG_TSYNC;
+	rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, f, prog);
+	if (rc < 0)
+		return sandbox_fail(e, SANDBOX_SECCOMP, errno,
+		    "seccomp(SET_MODE_FILTER)");
+	if (flags & SANDBOX_SECCOMP_NOTIFY)
+		*notify_fd = (int)rc;
+	return 0;
 }

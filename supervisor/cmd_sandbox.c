@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,6 +44,7 @@ struct sandbox_opts {
 	long long	 timeout_ms;	/* 0 = none */
 	int		 allow_weaker;
 	int		 verbose;
+	struct sandbox_limits limits;	/* --rlimit overrides, 0 = default */
 };
 
 static int
@@ -50,6 +52,8 @@ cmd_sandbox_usage(void)
 {
 	fprintf(stderr, "usage: warren sandbox exec --profile P [--workspace "
 	    "DIR] [--timeout S]\n"
+	    "                           [--rlimit cpu|as|fsize|nofile|nproc|"
+	    "tmpfs=N]\n"
 	    "                           [--allow-weaker-sandbox] [-v] -- CMD "
 	    "[ARG ...]\n"
 	    "       warren sandbox check\n");
@@ -120,21 +124,22 @@ cmd_sandbox_now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* In the child: phase 1, phase 2, exec. Never returns. */
-static void __attribute__((noreturn))
-cmd_sandbox_child(struct sandbox *sb, char **argv)
+/* In the child, at the end of phase 1 (sandbox exec_fn): phase 2, exec.
+ * Never returns. */
+static void
+cmd_sandbox_child(struct sandbox *sb, int rc, struct sandbox_error *e,
+    void *arg)
 {
 	struct sandbox_report	 r;
-	struct sandbox_error	 e;
+	char			**argv = arg;
 
-	memset(&e, 0, sizeof(e));
-	if (sandbox_child(sb, NULL, 0, &e) == -1) {
-		cmd_sandbox_err("exec", &e);
-		_exit(cmd_sandbox_code(&e));
+	if (rc == -1) {
+		cmd_sandbox_err("exec", e);
+		_exit(cmd_sandbox_code(e));
 	}
 	/* The parent prints a phase 2 error it receives with the report. */
-	if (sandbox_enter_exec(sb, &r, &e) == -1)
-		_exit(cmd_sandbox_code(&e));
+	if (sandbox_enter_exec(sb, &r, e) == -1)
+		_exit(cmd_sandbox_code(e));
 	execv(sb->policy.program, argv);
 	fprintf(stderr, "warren: sandbox exec: %s: %s\n", argv[0],
 	    strerror(errno));
@@ -218,6 +223,43 @@ cmd_sandbox_wait(struct sandbox *sb, const struct sandbox_opts *o, int sfd)
 	return -1;
 }
 
+/* --rlimit NAME=N: seconds for cpu, bytes for as/fsize/tmpfs, counts. */
+static int
+cmd_sandbox_rlimit(const char *arg, struct sandbox_limits *l)
+{
+	static const struct {
+		const char	*name;
+		size_t		 off;
+	} names[] = {
+		{ "cpu", offsetof(struct sandbox_limits, cpu_sec) },
+		{ "as", offsetof(struct sandbox_limits, as_bytes) },
+		{ "fsize", offsetof(struct sandbox_limits, fsize_bytes) },
+		{ "nofile", offsetof(struct sandbox_limits, nofile) },
+		{ "nproc", offsetof(struct sandbox_limits, nproc) },
+		{ "tmpfs", offsetof(struct sandbox_limits, tmpfs_bytes) },
+	};
+	const char	*eq, *errstr;
+	long long	 v;
+	size_t		 i;
+
+	if ((eq = strchr(arg, '=')) == NULL)
+		goto bad;
+	v = strtonum(eq + 1, 1, LLONG_MAX, &errstr);
+	if (errstr != NULL)
+		goto bad;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i].name) == (size_t)(eq - arg) &&
+		    strncmp(arg, names[i].name, (size_t)(eq - arg)) == 0) {
+			*(rlim_t *)(void *)((char *)l + names[i].off) =
+			    (rlim_t)v;
+			return 0;
+		}
+bad:
+	fprintf(stderr, "warren: sandbox exec: bad --rlimit '%s' (cpu, as, "
+	    "fsize, nofile, nproc or tmpfs = a positive number)\n", arg);
+	return -1;
+}
+
 static int
 cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 {
@@ -226,11 +268,11 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 		{ "workspace", required_argument, NULL, 'w' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "allow-weaker-sandbox", no_argument, NULL, 'W' },
+		{ "rlimit", required_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char	*errstr;
 	double		 secs;
 	char		*end;
 	int		 ch;
@@ -259,6 +301,10 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 		case 'W':
 			o->allow_weaker = 1;
 			break;
+		case 'r':
+			if (cmd_sandbox_rlimit(optarg, &o->limits) == -1)
+				return -1;
+			break;
 		case 'v':
 			o->verbose = 1;
 			break;
@@ -266,7 +312,6 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 			return -1;
 		}
 	}
-	(void)errstr;
 	if (o->profile == NULL) {
 		fprintf(stderr, "warren: sandbox exec: --profile is required "
 		    "(explore, plan, review, test, general)\n");
@@ -301,6 +346,18 @@ cmd_sandbox_exec(int argc, char **argv)
 		return WARREN_EXIT_EXEC_FAILED;
 	}
 	p.allow_weaker = o.allow_weaker;
+	if (o.limits.cpu_sec != 0)
+		p.limits.cpu_sec = o.limits.cpu_sec;
+	if (o.limits.as_bytes != 0)
+		p.limits.as_bytes = o.limits.as_bytes;
+	if (o.limits.fsize_bytes != 0)
+		p.limits.fsize_bytes = o.limits.fsize_bytes;
+	if (o.limits.nofile != 0)
+		p.limits.nofile = o.limits.nofile;
+	if (o.limits.nproc != 0)
+		p.limits.nproc = o.limits.nproc;
+	if (o.limits.tmpfs_bytes != 0)
+		p.limits.tmpfs_bytes = o.limits.tmpfs_bytes;
 	if ((rc = cmd_sandbox_resolve(argv[first], p.program,
 	    sizeof(p.program))) != 0) {
 		fprintf(stderr, "warren: sandbox exec: %s: %s\n", argv[first],
@@ -328,7 +385,11 @@ cmd_sandbox_exec(int argc, char **argv)
 	}
 	if (pid == 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		cmd_sandbox_child(&sb, argv + first);
+		sb.exec_fn = cmd_sandbox_child;
+		sb.exec_arg = argv + first;
+		memset(&e, 0, sizeof(e));
+		sandbox_child(&sb, NULL, 0, &e);
+		_exit(WARREN_EXIT_EXEC_FAILED);
 	}
 	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sandbox_parent_report(&sb, &r, &e) == -1) {

@@ -1,0 +1,520 @@
+/*
+ * The escape suite: every case of SANDBOX-TESTS.md, as the probe program
+ * run through `warren sandbox exec` under every profile, with the outcome
+ * each profile must give on this machine in this mode (root or not). It
+ * prints a table, case x profile, and fails on any cell that differs.
+ *
+ * Limits are lowered with --rlimit so the bombs end quickly (cpu 2 s,
+ * fsize 1 MiB, nproc 64). Runs as root and as an unprivileged user.
+ */
+#include <sys/types.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sandbox/sandbox.h"
+
+#define P_ALLOWED	0
+#define P_BLOCKED	10
+#define P_KILLED	(128 + SIGSYS)
+#define P_TIMEOUT	124
+#define HANG_GUARD_S	120
+
+enum expect {
+	ALL,		/* blocked in every profile */
+	NOEXEC,		/* blocked without exec, allowed with */
+	RO,		/* blocked read-only, allowed read-write */
+	POS,		/* allowed everywhere */
+	KILL,		/* the process is killed (SIGSYS) */
+	TIMEOUT,	/* killed at --timeout, nothing survives */
+};
+
+static const struct {
+	int		 num;
+	const char	*name;
+	enum expect	 expect;
+} cases[] = {
+	{ 1, "write-outside", ALL },
+	{ 2, "truncate", ALL },
+	{ 3, "symlink-out", ALL },
+	{ 4, "hardlink-in", ALL },
+	{ 5, "rename", ALL },
+	{ 6, "proc-paths", ALL },
+	{ 7, "git-carveout", ALL },
+	{ 8, "mknod", ALL },
+	{ 9, "leaked-fd", ALL },
+	{ 10, "chroot", ALL },
+	{ 11, "mount", ALL },
+	{ 12, "environ", ALL },
+	{ 13, "ptrace", ALL },
+	{ 14, "kill", ALL },
+	{ 15, "keyctl", ALL },
+	{ 16, "setuid-bin", ALL },
+	{ 17, "privs", ALL },
+	{ 18, "personality", ALL },
+	{ 19, "core", ALL },
+	{ 20, "namespaces", ALL },
+	{ 21, "clone3", ALL },
+	{ 22, "io-uring", ALL },
+	{ 23, "bpf", ALL },
+	{ 24, "int80", KILL },
+	{ 24, "x32", KILL },
+	{ 25, "tiocsti", ALL },
+	{ 26, "socket", ALL },
+	{ 27, "unix-abstract", ALL },
+	{ 28, "unix-path", ALL },
+	{ 29, "memfd-exec", NOEXEC },
+	{ 30, "forkbomb", ALL },
+	{ 31, "membomb", ALL },
+	{ 32, "cpu", ALL },
+	{ 33, "timeout", TIMEOUT },
+	{ 34, "bigfile", ALL },
+	{ 35, "fds", ALL },
+	{ 37, "exec", NOEXEC },
+	{ 38, "ro-write", RO },
+	{ 0, "explore", POS },
+	{ 0, "test", NOEXEC },
+	{ 0, "general", RO },
+	{ 0, "basics", POS },
+};
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+static const struct {
+	const char	*name;
+	int		 rw;
+	int		 exec;
+} profiles[] = {
+	{ "explore", 0, 0 }, { "plan", 0, 0 }, { "review", 0, 0 },
+	{ "test", 1, 1 }, { "general", 1, 1 },
+};
+#define NPROFILES (sizeof(profiles) / sizeof(profiles[0]))
+
+struct suite {
+	char			 base[PATH_MAX];
+	char			 victim[PATH_MAX];
+	char			 suid[PATH_MAX];
+	char			 sock[PATH_MAX];
+	char			 secret[64];
+	const char		*warren;
+	const char		*probe;
+	struct sandbox_caps	 caps;
+	int			 weaker;	/* pass --allow-weaker-sandbox */
+	int			 int80_bare;	/* the probe's status unsandboxed */
+	int			 lsock, asock;
+};
+
+static struct suite	 S;
+
+static void
+write_file(const char *dir, const char *name, const char *text)
+{
+	char	 path[PATH_MAX];
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+make_workspace(const char *ws)
+{
+	char	 path[PATH_MAX];
+
+	assert_int_equal(mkdir(ws, 0755), 0);
+	write_file(ws, "notes.txt", "a line with the needle in it\n");
+	write_file(ws, "renameme", "workspace file\n");
+	write_file(ws, "lockfile", "");
+	snprintf(path, sizeof(path), "%s/.git", ws);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/.git/hooks", ws);
+	assert_int_equal(mkdir(path, 0755), 0);
+	write_file(ws, ".git/config", "[core]\n");
+}
+
+static int
+listen_unix(const char *path, int abstract)
+{
+	struct sockaddr_un	 sun;
+	socklen_t		 len;
+	int			 fd;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (abstract) {
+		memcpy(sun.sun_path + 1, path, strlen(path));
+		len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 +
+		    strlen(path));
+	} else {
+		strncpy(sun.sun_path, path, sizeof(sun.sun_path) - 1);
+		len = sizeof(sun);
+	}
+	if (bind(fd, (struct sockaddr *)&sun, len) == -1 ||
+	    listen(fd, 4) == -1) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+copy_file(const char *from, const char *to, mode_t mode)
+{
+	char	 buf[65536];
+	ssize_t	 n;
+	int	 in, out;
+
+	if ((in = open(from, O_RDONLY)) == -1)
+		return -1;
+	if ((out = open(to, O_WRONLY | O_CREAT | O_TRUNC, mode)) == -1) {
+		close(in);
+		return -1;
+	}
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			break;
+	close(in);
+	close(out);
+	return n == 0 ? 0 : -1;
+}
+
+/* The probe with no sandbox at all: its exit code, 128 + signal. */
+static int
+run_bare(const char *name)
+{
+	pid_t	 pid;
+	int	 status, fd;
+
+	fflush(NULL);
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		if ((fd = open("/dev/null", O_WRONLY)) != -1)
+			dup2(fd, 2);
+		execl(S.probe, S.probe, name, (char *)NULL);
+		_exit(98);
+	}
+	if (waitpid(pid, &status, 0) == -1)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) :
+	    128 + WTERMSIG(status);
+}
+
+static int
+suite_setup(void **state)
+{
+	const char	*bdir;
+	char		 ws[PATH_MAX + 32];
+	size_t		 i;
+
+	(void)state;
+	memset(&S, 0, sizeof(S));
+	S.warren = getenv("WARREN_BIN");
+	S.probe = SANDBOX_PROBE;
+	bdir = getenv("WARREN_BUILD_DIR");
+	assert_non_null(S.warren);
+	assert_non_null(bdir);
+	sandbox_caps_probe(&S.caps, 1);
+	snprintf(S.base, sizeof(S.base), "%s/tests/sandbox/run-%ld", bdir,
+	    (long)getpid());
+	assert_int_equal(mkdir(S.base, 0755), 0);
+	for (i = 0; i < NPROFILES; i++) {
+		snprintf(ws, sizeof(ws), "%s/ws-%s", S.base, profiles[i].name);
+		make_workspace(ws);
+	}
+	snprintf(S.secret, sizeof(S.secret), "warren-secret-%08x",
+	    (unsigned)arc4random());
+	setenv("PROBE_SECRET", S.secret, 1);
+	if (geteuid() == 0) {
+		/* A file only Landlock keeps a capless root from writing. */
+		snprintf(S.victim, sizeof(S.victim),
+		    "/etc/warren-probe-victim-%ld", (long)getpid());
+		write_file("/", S.victim + 1, "intact\n");
+		snprintf(S.suid, sizeof(S.suid), "%s/probe-suid", S.base);
+		assert_int_equal(copy_file(S.probe, S.suid, 0755), 0);
+		assert_int_equal(chown(S.suid, 65534, 65534), 0);
+		assert_int_equal(chmod(S.suid, 04755), 0);
+		setenv("PROBE_SUID", S.suid, 1);
+	} else
+		strlcpy(S.victim, "/etc/passwd", sizeof(S.victim));
+	setenv("PROBE_VICTIM", S.victim, 1);
+	snprintf(S.sock, sizeof(S.sock), "%s/outside.sock", S.base);
+	S.lsock = listen_unix(S.sock, 0);
+	S.asock = listen_unix("warren-probe-abstract", 1);
+	setenv("PROBE_UNIX", S.sock, 1);
+	/* Some kernels (no IA32 emulation, PVM guests) fault on int 0x80
+	 * before seccomp sees it: learn what this one does unsandboxed. */
+	S.int80_bare = run_bare("int80");
+	/* Without a mount namespace the carve-outs cannot exist: such a
+	 * machine runs the suite with the weaker sandbox accepted. */
+	S.weaker = !S.caps.root && !S.caps.mntns;
+	return 0;
+}
+
+static int
+suite_teardown(void **state)
+{
+	char	 cmd[PATH_MAX + 32];
+
+	(void)state;
+	if (S.lsock != -1)
+		close(S.lsock);
+	if (S.asock != -1)
+		close(S.asock);
+	if (geteuid() == 0)
+		unlink(S.victim);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", S.base);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", S.base);
+	return 0;
+}
+
+/* Run the probe under warren; its exit code, or -1 on a hang. */
+static int
+run_probe(const char *profile, const char *name, const char *log, int timeout)
+{
+	char		 ws[PATH_MAX + 32];
+	const char	*argv[24];
+	struct timespec	 ts = { 0, 10 * 1000 * 1000 };
+	time_t		 start;
+	pid_t		 pid, w;
+	int		 n = 0, status, fd;
+
+	snprintf(ws, sizeof(ws), "%s/ws-%s", S.base, profile);
+	argv[n++] = "warren";
+	argv[n++] = "sandbox";
+	argv[n++] = "exec";
+	argv[n++] = "--profile";
+	argv[n++] = profile;
+	argv[n++] = "--workspace";
+	argv[n++] = ws;
+	argv[n++] = "--rlimit";
+	argv[n++] = "cpu=2";
+	argv[n++] = "--rlimit";
+	argv[n++] = "fsize=1048576";
+	argv[n++] = "--rlimit";
+	argv[n++] = "nproc=64";
+	if (timeout) {
+		argv[n++] = "--timeout";
+		argv[n++] = "1";
+	}
+	if (S.weaker)
+		argv[n++] = "--allow-weaker-sandbox";
+	argv[n++] = "--";
+	argv[n++] = S.probe;
+	argv[n++] = name;
+	argv[n] = NULL;
+	fflush(NULL);
+	if ((pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		if (chdir(ws) == -1)
+			_exit(99);
+		/* Stray fds a parent shell may hand down (case 9). */
+		if ((fd = open(S.base, O_RDONLY | O_DIRECTORY)) != -1) {
+			dup2(fd, 10);
+			dup2(fd, 251);
+		}
+		if ((fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644)) != -1) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(S.warren, (char *const *)(uintptr_t)argv);
+		_exit(98);
+	}
+	start = time(NULL);
+	for (;;) {
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			break;
+		if (time(NULL) - start > HANG_GUARD_S) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1;
+		}
+		nanosleep(&ts, NULL);
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+/* Case 33: once warren returns, the setsid grandchild must be gone. */
+static int
+lock_free(const char *profile)
+{
+	char		 path[PATH_MAX + 48];
+	struct timespec	 ts = { 0, 50 * 1000 * 1000 };
+	int		 fd, i, ok = 0;
+
+	snprintf(path, sizeof(path), "%s/ws-%s/lockfile", S.base, profile);
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return 0;
+	for (i = 0; i < 40 && !ok; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			ok = 1;
+		else
+			nanosleep(&ts, NULL);
+	}
+	close(fd);
+	return ok;
+}
+
+static int
+expected(size_t c, size_t p, const char **why)
+{
+	*why = NULL;
+	switch (cases[c].expect) {
+	case ALL:
+		if (strcmp(cases[c].name, "membomb") == 0 &&
+		    S.caps.sanitizer) {
+			*why = "RLIMIT_AS skipped in sanitizer builds";
+			return P_ALLOWED;
+		}
+		if (strcmp(cases[c].name, "git-carveout") == 0 && S.weaker &&
+		    profiles[p].rw) {
+			*why = "no mount namespace for the carve-outs";
+			return P_ALLOWED;
+		}
+		return P_BLOCKED;
+	case NOEXEC:
+		return profiles[p].exec ? P_ALLOWED : P_BLOCKED;
+	case RO:
+		return profiles[p].rw ? P_ALLOWED : P_BLOCKED;
+	case POS:
+		return P_ALLOWED;
+	case KILL:
+		if (strcmp(cases[c].name, "int80") == 0 &&
+		    S.int80_bare == 128 + SIGSEGV) {
+			*why = "int 0x80 faults (SIGSEGV) on this kernel even "
+			    "unsandboxed: no 32-bit syscall entry to filter";
+			return 128 + SIGSEGV;
+		}
+		return P_KILLED;
+	case TIMEOUT:
+		return P_TIMEOUT;
+	}
+	return -1;
+}
+
+static const char *
+outcome(int code)
+{
+	switch (code) {
+	case P_ALLOWED:
+		return "allowed";
+	case P_BLOCKED:
+		return "blocked";
+	case P_KILLED:
+		return "killed";
+	case P_TIMEOUT:
+		return "timeout";
+	case 128 + SIGSEGV:
+		return "segv";
+	case -1:
+		return "hang";
+	default:
+		return "other";
+	}
+}
+
+static void
+show_log(const char *log)
+{
+	char	 buf[1024];
+	FILE	*f;
+
+	if ((f = fopen(log, "r")) == NULL)
+		return;
+	while (fgets(buf, sizeof(buf), f) != NULL)
+		printf("      | %s", buf);
+	fclose(f);
+}
+
+static void
+test_escape_suite(void **state)
+{
+	char		 log[PATH_MAX + 64], cell[NPROFILES][32];
+	const char	*why, *notes[NCASES * NPROFILES];
+	size_t		 c, p, nnotes = 0, i;
+	int		 got, want, bad = 0, ok;
+
+	(void)state;
+	printf("escape suite as %s (uid %u): landlock ABI %d, %s, userns %s, "
+	    "pids %s\n", S.caps.root ? "root" : "a user", (unsigned)geteuid(),
+	    S.caps.landlock_abi, S.caps.seccomp ? "seccomp" : "no seccomp",
+	    S.caps.userns ? "yes" : "no", S.caps.cgroup ? "cgroup" :
+	    "RLIMIT_NPROC");
+	printf("%-3s %-14s", "#", "case");
+	for (p = 0; p < NPROFILES; p++)
+		printf(" %-10s", profiles[p].name);
+	printf("\n");
+	for (c = 0; c < NCASES; c++) {
+		for (p = 0; p < NPROFILES; p++) {
+			snprintf(log, sizeof(log), "%s/log-%s-%s", S.base,
+			    cases[c].name, profiles[p].name);
+			want = expected(c, p, &why);
+			got = run_probe(profiles[p].name, cases[c].name, log,
+			    cases[c].expect == TIMEOUT);
+			ok = got == want;
+			if (ok && cases[c].expect == TIMEOUT)
+				ok = lock_free(profiles[p].name);
+			snprintf(cell[p], sizeof(cell[p]), "%s%s",
+			    outcome(got), ok ? "" : "!");
+			if (why != NULL && nnotes < NCASES * NPROFILES)
+				notes[nnotes++] = why;
+			if (!ok) {
+				bad++;
+				printf("  MISMATCH case %s profile %s: want "
+				    "%s (%d), got %s (%d)\n", cases[c].name,
+				    profiles[p].name, outcome(want), want,
+				    outcome(got), got);
+				show_log(log);
+			}
+		}
+		if (cases[c].num != 0)
+			printf("%-3d %-14s", cases[c].num, cases[c].name);
+		else
+			printf("%-3s %-14s", "+", cases[c].name);
+		for (p = 0; p < NPROFILES; p++)
+			printf(" %-10s", cell[p]);
+		printf("\n");
+	}
+	for (i = 0; i < nnotes; i++)
+		if (i == 0 || strcmp(notes[i], notes[i - 1]) != 0)
+			printf("note: %s\n", notes[i]);
+	printf("%d of %zu cells differ from what this mode must enforce "
+	    "(\"!\")\n", bad, NCASES * NPROFILES);
+	assert_int_equal(bad, 0);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_escape_suite),
+	};
+
+	return cmocka_run_group_tests(tests, suite_setup, suite_teardown);
+}

@@ -1,0 +1,350 @@
+/*
+ * Unit tests of the sandbox library: policies, the SANDBOX_ENV encoding,
+ * reports and their check, and the two-phase flow a supervisor uses
+ * (sandbox_fork + sandbox_child + exec + sandbox_enter) on this binary
+ * re-executed with --enter.
+ */
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "sandbox/sandbox.h"
+
+static char	 self_path[PATH_MAX];
+
+static void
+test_profiles(void **state)
+{
+	struct sandbox_policy	 p;
+	struct sandbox_error	 e;
+
+	(void)state;
+	assert_int_equal(sandbox_policy_for_profile(&p, "explore", "/", &e), 0);
+	assert_false(p.fs_write);
+	assert_false(p.exec);
+	assert_string_equal(p.workspace, "/");
+	assert_true(p.require & SANDBOX_SECCOMP);
+	assert_true(p.require & SANDBOX_LANDLOCK);
+	assert_false(p.require & SANDBOX_MNTNS);
+	assert_int_equal(sandbox_policy_for_profile(&p, "general", "/", &e), 0);
+	assert_true(p.fs_write);
+	assert_true(p.exec);
+	assert_true(p.require & SANDBOX_MNTNS);
+	assert_int_equal(sandbox_policy_for_profile(&p, "test", ".", &e), 0);
+	assert_int_equal(p.workspace[0], '/');
+	/* Unknown names and missing workspaces are refused by name. */
+	assert_int_equal(sandbox_policy_for_profile(&p, "root", "/", &e), -1);
+	assert_non_null(strstr(e.msg, "unknown profile 'root'"));
+	assert_int_equal(sandbox_policy_for_profile(&p, "explore",
+	    "/nonexistent/ws", &e), -1);
+	assert_non_null(strstr(e.msg, "/nonexistent/ws"));
+	/* A user profile: write/edit tools and bash, from (fs_write, exec). */
+	assert_int_equal(sandbox_policy_init(&p, "docs-writer", "/", 1, 0,
+	    &e), 0);
+	assert_true(p.fs_write);
+	assert_false(p.exec);
+	assert_int_equal(sandbox_policy_init(&p, "bad;name", "/", 1, 0, &e),
+	    -1);
+}
+
+static void
+test_encode_decode(void **state)
+{
+	struct sandbox_policy	 p, q;
+	struct sandbox_error	 e;
+	char			 buf[SANDBOX_ENV_LEN];
+	unsigned		 applied;
+
+	(void)state;
+	assert_int_equal(sandbox_policy_for_profile(&p, "test", "/tmp", &e), 0);
+	p.allow_weaker = 1;
+	assert_int_equal(sandbox_policy_encode(&p, SANDBOX_PIDNS |
+	    SANDBOX_RLIMITS, buf, sizeof(buf)), 0);
+	assert_int_equal(sandbox_policy_decode(buf, &q, &applied, &e), 0);
+	assert_string_equal(q.name, "test");
+	assert_string_equal(q.workspace, p.workspace);
+	assert_int_equal(q.fs_write, 1);
+	assert_int_equal(q.exec, 1);
+	assert_int_equal(q.allow_weaker, 1);
+	assert_int_equal(q.require, p.require);
+	assert_int_equal(applied, SANDBOX_PIDNS | SANDBOX_RLIMITS);
+	/* Too small a buffer, and damaged strings, are errors. */
+	assert_int_equal(sandbox_policy_encode(&p, 0, buf, 16), -1);
+	assert_int_equal(sandbox_policy_decode("v2;a=0", &q, &applied, &e), -1);
+	assert_int_equal(sandbox_policy_decode("v1;a=zz;w=0;x=0;aw=0;want=0;"
+	    "req=0;u=0;n=x;ws=/", &q, &applied, &e), -1);
+	assert_int_equal(sandbox_policy_decode("v1;a=0;w=7;x=0;aw=0;want=0;"
+	    "req=0;u=0;n=x;ws=/", &q, &applied, &e), -1);
+	assert_int_equal(sandbox_policy_decode("v1;a=0;w=0;x=0;aw=0;want=0;"
+	    "req=0;u=0;n=x;ws=relative", &q, &applied, &e), -1);
+	assert_int_equal(sandbox_policy_decode("v1;a=0;w=0;x=0;aw=0;want=0;"
+	    "req=0;u=0;n=;ws=/", &q, &applied, &e), -1);
+}
+
+static void
+test_report(void **state)
+{
+	struct sandbox_policy	 p;
+	struct sandbox_report	 r, back;
+	struct sandbox_error	 e;
+	const char		*strs[SANDBOX_REPORT_MAX + 1];
+	char			 line[1024];
+	int			 i;
+
+	(void)state;
+	assert_int_equal(sandbox_policy_for_profile(&p, "general", "/", &e), 0);
+	sandbox_report_init(&r, p.require);
+	sandbox_report_fill(&r, SANDBOX_ALL, 7, 65534, 1);
+	assert_false(r.weaker);
+	assert_true(r.nlayers <= SANDBOX_REPORT_MAX);
+	sandbox_report_string(&r, line, sizeof(line));
+	assert_non_null(strstr(line, "landlock:abi7"));
+	assert_non_null(strstr(line, "cgroup:pids"));
+	assert_non_null(strstr(line, "uid:65534"));
+	/* Round trip through the strings of a hello. */
+	for (i = 0; i < r.nlayers; i++)
+		strs[i] = r.layers[i];
+	if (sandbox_report_parse(&back, strs, r.nlayers, &e) == -1)
+		fail_msg("parse: %s", e.msg);
+	assert_int_equal(back.applied, r.applied);
+	assert_int_equal(back.landlock_abi, 7);
+	assert_int_equal(sandbox_report_check(&p, &back, &e), 0);
+	/* A worker without seccomp is refused, naming the layer... */
+	sandbox_report_fill(&r, SANDBOX_ALL & ~SANDBOX_SECCOMP, 7, 1000, 1);
+	assert_true(r.weaker);
+	for (i = 0; i < r.nlayers; i++)
+		strs[i] = r.layers[i];
+	assert_int_equal(sandbox_report_parse(&back, strs, r.nlayers, &e), 0);
+	assert_int_equal(sandbox_report_check(&p, &back, &e), -1);
+	assert_true(e.missing);
+	assert_non_null(strstr(e.msg, "seccomp"));
+	/* ...unless the user accepted a weaker sandbox. */
+	p.allow_weaker = 1;
+	assert_int_equal(sandbox_report_check(&p, &back, &e), 0);
+	/* Unknown, duplicate, overlong and too many strings. */
+	strs[0] = "landlock:abi7";
+	strs[1] = "magic";
+	assert_int_equal(sandbox_report_parse(&back, strs, 2, &e), -1);
+	strs[1] = "landlock:abi6";
+	assert_int_equal(sandbox_report_parse(&back, strs, 2, &e), -1);
+	strs[1] = "uid:0";
+	assert_int_equal(sandbox_report_parse(&back, strs, 2, &e), -1);
+	strs[1] = "seccompseccompseccompseccompseccompseccomp";
+	assert_int_equal(sandbox_report_parse(&back, strs, 2, &e), -1);
+	assert_int_equal(sandbox_report_parse(&back, strs,
+	    SANDBOX_REPORT_MAX + 1, &e), -1);
+	assert_string_equal(sandbox_layer_name(SANDBOX_PIDNS), "pidns");
+}
+
+/* The supervisor's way: fork, phase 1, exec with sb->env, phase 2. */
+static void
+test_two_phases(void **state)
+{
+	struct sandbox_policy	 p;
+	struct sandbox_error	 e;
+	struct sandbox		 sb;
+	char			 out[2048];
+	char			*envp[2], *argv[3];
+	int			 pfd[2], keep[2], status;
+	ssize_t			 n, got = 0;
+	pid_t			 pid;
+
+	(void)state;
+	assert_int_equal(sandbox_policy_for_profile(&p, "explore", ".", &e), 0);
+	strlcpy(p.program, self_path, sizeof(p.program));
+	if (sandbox_prepare(&sb, &p, &e) == -1) {
+		fail_msg("sandbox_prepare: %s", e.msg);
+		return;
+	}
+	assert_int_equal(pipe(pfd), 0);
+	pid = sandbox_fork(&sb, &e);
+	assert_int_not_equal(pid, -1);
+	if (pid == 0) {
+		/* The IPC fds of a worker: 3 and 4 (here both the pipe). */
+		if (dup2(pfd[1], 4) == -1 || dup2(pfd[1], 3) == -1)
+			_exit(90);
+		keep[0] = 3;
+		keep[1] = 4;
+		if (sandbox_child(&sb, keep, 2, &e) == -1) {
+			dprintf(4, "child: %s\n", e.msg);
+			_exit(91);
+		}
+		envp[0] = sb.env;
+		envp[1] = NULL;
+		argv[0] = self_path;
+		argv[1] = "--enter";
+		argv[2] = NULL;
+		execve(self_path, argv, envp);
+		_exit(92);
+	}
+	close(pfd[1]);
+	while ((n = read(pfd[0], out + got, sizeof(out) - 1 -
+	    (size_t)got)) > 0)
+		got += n;
+	out[got] = '\0';
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	sandbox_release(&sb);
+	printf("%s", out);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_non_null(strstr(out, "seccomp"));
+	assert_non_null(strstr(out, "socket: blocked"));
+	assert_non_null(strstr(out, "exec: blocked"));
+	assert_non_null(strstr(out, "fd 5: closed"));
+}
+
+/* A layer the profile needs but cannot have: refused by name, or run
+ * weaker when the user accepts it. */
+static void
+test_missing_layer(void **state)
+{
+	struct sandbox_policy	 p;
+	struct sandbox_error	 e;
+	struct sandbox		 sb;
+
+	(void)state;
+	assert_int_equal(sandbox_policy_for_profile(&p, "general", ".", &e), 0);
+	p.want &= ~SANDBOX_MNTNS;
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(sandbox_prepare(&sb, &p, &e), -1);
+	assert_true(e.missing);
+	assert_non_null(strstr(e.msg, "mntns"));
+	assert_non_null(strstr(e.msg, "general"));
+	p.allow_weaker = 1;
+	assert_int_equal(sandbox_prepare(&sb, &p, &e), 0);
+	assert_non_null(strstr(sb.note, "weaker"));
+	sandbox_release(&sb);
+}
+
+/* Run warren with argv; its exit status (128 + signal), output in out. */
+static int
+run_warren(char *out, size_t outlen, const char *const *args)
+{
+	const char	*argv[32];
+	int		 pfd[2], n = 0, status;
+	ssize_t		 r, got = 0;
+	pid_t		 pid;
+
+	argv[n++] = "warren";
+	while (*args != NULL && n < 31)
+		argv[n++] = *args++;
+	argv[n] = NULL;
+	if (pipe(pfd) == -1 || (pid = fork()) == -1)
+		return -1;
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		execv(getenv("WARREN_BIN"), (char *const *)(uintptr_t)argv);
+		_exit(99);
+	}
+	close(pfd[1]);
+	while ((r = read(pfd[0], out + got, outlen - 1 - (size_t)got)) > 0)
+		got += r;
+	out[got] = '\0';
+	close(pfd[0]);
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+#define EXEC(...) run_warren(out, sizeof(out), (const char *const []){ \
+	"sandbox", "exec", __VA_ARGS__, NULL })
+
+static void
+test_cli_exit_codes(void **state)
+{
+	char	 out[4096];
+
+	(void)state;
+	if (getenv("WARREN_BIN") == NULL)
+		skip();
+	assert_int_equal(EXEC("--profile", "test", "--", "sh", "-c",
+	    "exit 3"), 3);
+	assert_string_equal(out, "");
+	assert_int_equal(EXEC("--profile", "test", "--", "sh", "-c",
+	    "kill -9 $$"), 128 + 9);
+	assert_int_equal(EXEC("--profile", "explore", "--",
+	    "/nonexistent/cmd"), 127);
+	assert_int_equal(EXEC("--profile", "explore", "--",
+	    "no-such-command-warren"), 127);
+	assert_int_equal(EXEC("--profile", "explore", "--", "/etc/passwd"),
+	    126);
+	assert_int_equal(EXEC("--profile", "nosuch", "--", "true"), 125);
+	assert_non_null(strstr(out, "unknown profile"));
+	assert_int_equal(EXEC("--profile", "explore", "--timeout", "x", "--",
+	    "true"), 125);
+	assert_int_equal(EXEC("--profile", "explore", "--rlimit", "cpu=-1",
+	    "--", "true"), 125);
+	assert_int_equal(EXEC("--profile", "test", "--timeout", "0.5", "--",
+	    "sleep", "30"), 124);
+	/* -v names the layers; a no-exec profile names the denied exec. */
+	assert_int_equal(EXEC("-v", "--profile", "explore", "--", "sh", "-c",
+	    "/bin/true"), 126);
+	assert_non_null(strstr(out, "seccomp"));
+	assert_non_null(strstr(out, "landlock:abi"));
+	assert_non_null(strstr(out, "tried execve: denied"));
+	assert_int_equal(run_warren(out, sizeof(out), (const char *const []){
+	    "sandbox", "check", NULL }), 0);
+	assert_non_null(strstr(out, "landlock"));
+	assert_non_null(strstr(out, "explore  ok"));
+}
+
+/* The worker side of test_two_phases: sandbox_enter, then probe. */
+static int
+enter_main(void)
+{
+	struct sandbox_report	 r;
+	struct sandbox_error	 e;
+	char			 line[1024];
+	int			 fd;
+
+	if (sandbox_enter(NULL, &r, &e) == -1) {
+		dprintf(4, "sandbox_enter: %s\n", e.msg);
+		return 1;
+	}
+	sandbox_report_string(&r, line, sizeof(line));
+	dprintf(4, "worker report: %s\n", line);
+	if (getenv(SANDBOX_ENV) != NULL)
+		return 2;
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	dprintf(4, "socket: %s\n", fd == -1 && errno == EPERM ? "blocked" :
+	    "allowed");
+	execl("/bin/true", "true", (char *)NULL);
+	dprintf(4, "exec: %s\n", errno == EPERM || errno == EACCES ?
+	    "blocked" : "allowed");
+	dprintf(4, "fd 5: %s\n", fcntl(5, F_GETFD) == -1 ? "closed" : "open");
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_profiles),
+		cmocka_unit_test(test_encode_decode),
+		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_two_phases),
+		cmocka_unit_test(test_missing_layer),
+		cmocka_unit_test(test_cli_exit_codes),
+	};
+
+	if (argc == 2 && strcmp(argv[1], "--enter") == 0)
+		return enter_main();
+	if (realpath("/proc/self/exe", self_path) == NULL)
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
