@@ -3,6 +3,8 @@
  * database (supervisor/store.h) and print it. Every stored text came from
  * an LLM or a tool and is escaped before it reaches the terminal.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -374,6 +376,8 @@ cmd_runs(int argc, char **argv)
 	struct cmd_store_opts	 o;
 	struct store		*st;
 	struct store_run	*v;
+	struct stat		 sb;
+	char			 path[4096], *e;
 	size_t			 n;
 	int			 rc, ex = WARREN_EXIT_OK;
 
@@ -382,6 +386,18 @@ cmd_runs(int argc, char **argv)
 		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
 	if (optind != argc)
 		return cmd_store_usage(argv[0], stderr);
+	if (store_path(path, sizeof(path), o.db, o.workspace) == 0 &&
+	    stat(path, &sb) == -1 && errno == ENOENT) {
+		if (o.json)
+			printf("[]\n");
+		else {
+			e = str_escape_dup(path, strlen(path), 0);
+			printf("no runs recorded yet (no database at %s)\n",
+			    e != NULL ? e : "?");
+			free(e);
+		}
+		return WARREN_EXIT_OK;
+	}
 	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
 		return ex;
 	if (store_runs_list(st, (size_t)o.limit, &v, &n) == -1)
