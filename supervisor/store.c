@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +23,6 @@ static const char *const store_sql[SQ__COUNT] = {
 	[SQ_BEGIN] = "BEGIN IMMEDIATE",
 	[SQ_COMMIT] = "COMMIT",
 	[SQ_ROLLBACK] = "ROLLBACK",
-	[SQ_SAVEPOINT] = "SAVEPOINT op",
-	[SQ_RELEASE] = "RELEASE op",
-	[SQ_ROLLBACK_TO] = "ROLLBACK TO op",
 	[SQ_RUN_INSERT] = "INSERT INTO runs (task, workspace, profile, model,"
 	    " params, status, pid, started_ms) VALUES (?,?,?,?,?,'running',?,?)",
 	[SQ_RUN_RESUMED] = "UPDATE runs SET status = 'running', pid = ?2,"
@@ -200,12 +198,40 @@ store_setdberr(struct store *st, int rc, const char *what)
 	    detail);
 }
 
+/*
+ * This process's id, cached: getpid() is a system call and the owner
+ * check runs on every write. fork() clears the cache in the child
+ * (pthread_atfork), so a child always sees its own id.
+ */
+static pid_t		store_self;
+static pthread_once_t	store_once = PTHREAD_ONCE_INIT;
+
+static void
+store_atfork_child(void)
+{
+	store_self = 0;
+}
+
+static void
+store_init_once(void)
+{
+	pthread_atfork(NULL, NULL, store_atfork_child);
+}
+
+pid_t
+store_getpid(void)
+{
+	if (store_self == 0)
+		store_self = getpid();
+	return store_self;
+}
+
 int
 store_check_owner(struct store *st)
 {
-	if (st->owner != getpid())
+	if (st->owner != store_getpid())
 		return store_seterr(st, STORE_EFORK,
-		    "used by process %ld, opened by %ld", (long)getpid(),
+		    "used by process %ld, opened by %ld", (long)store_getpid(),
 		    (long)st->owner);
 	return 0;
 }
@@ -239,6 +265,8 @@ store_exec_stmt(struct store *st, sqlite3_stmt *s, const char *what)
 		return -1;
 	}
 	sqlite3_reset(s);
+	if (st->depth > 0)
+		st->op_done++;
 	return 0;
 }
 
@@ -270,22 +298,27 @@ store_col_dup(sqlite3_stmt *s, int col, int *ok)
 	return d;
 }
 
-/* The connection dropped the transaction (I/O error, full disk): the
- * whole open batch is gone. Say so. */
+/*
+ * The open batch is gone: the connection dropped it (I/O error, full
+ * disk), or an operation failed half-way and the batch was rolled back so
+ * that no half operation can ever be committed. Say so in the error.
+ */
 static void
 store_batch_lost(struct store *st)
 {
 	char	prev[STORE_ERRMSG_MAX];
 
-	if (!st->in_tx || !sqlite3_get_autocommit(st->db))
+	if (!st->in_tx)
 		return;
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	strlcpy(prev, st->errmsg, sizeof(prev));
 	store_fmt(st->errmsg, sizeof(st->errmsg),
 	    "%s (the open batch of %zu rows was rolled back)", prev,
 	    st->pending);
 	st->in_tx = 0;
 	st->pending = 0;
-	st->depth = 0;
+	st->cache_run = 0;
 }
 
 int
@@ -303,32 +336,27 @@ store_op_begin(struct store *st)
 		st->in_tx = 1;
 		st->pending = 0;
 	}
-	if (store_exec_stmt(st, store_stmt(st, SQ_SAVEPOINT),
-	    "starting a write") == -1) {
-		store_batch_lost(st);
-		return -1;
-	}
+	st->op_done = 0;
 	st->depth++;
 	return 0;
 }
 
+/*
+ * A failed statement undoes itself, so an operation that fails at its
+ * first write leaves the batch as it was (a refused edge, a duplicate
+ * path). The later statements of an operation can only fail for reasons
+ * that also threaten the batch (no memory, I/O): then the whole batch is
+ * rolled back rather than committed with half an operation in it. This
+ * costs nothing on the common path, unlike a savepoint per operation.
+ */
 int
 store_op_end(struct store *st, int ok, size_t rows)
 {
 	st->depth--;
 	if (!ok) {
-		store_batch_lost(st);
-		if (st->in_tx && !sqlite3_get_autocommit(st->db)) {
-			sqlite3_step(store_stmt(st, SQ_ROLLBACK_TO));
-			sqlite3_reset(store_stmt(st, SQ_ROLLBACK_TO));
-			sqlite3_step(store_stmt(st, SQ_RELEASE));
-			sqlite3_reset(store_stmt(st, SQ_RELEASE));
-		}
-		return -1;
-	}
-	if (store_exec_stmt(st, store_stmt(st, SQ_RELEASE),
-	    "ending a write") == -1) {
-		store_batch_lost(st);
+		if (st->in_tx && (sqlite3_get_autocommit(st->db) ||
+		    st->op_done > 0))
+			store_batch_lost(st);
 		return -1;
 	}
 	st->pending += rows;
@@ -360,11 +388,33 @@ store_flush(struct store *st)
 			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		st->in_tx = 0;
 		st->pending = 0;
+		st->cache_run = 0;
 		return -1;
 	}
 	st->in_tx = 0;
 	st->pending = 0;
 	return 0;
+}
+
+/* A consistent snapshot for a multi-query read (nothing if a batch is
+ * open: the writer reads inside it). */
+int
+store_read_begin(struct store *st)
+{
+	int	rc;
+
+	if (st->in_tx)
+		return 0;
+	if ((rc = sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL)) != SQLITE_OK)
+		return store_setdberr(st, rc, "starting a read");
+	return 0;
+}
+
+void
+store_read_end(struct store *st)
+{
+	if (!st->in_tx && !sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 }
 
 size_t
@@ -562,8 +612,15 @@ store_open_db(struct store *st)
 		return -1;
 	if (!(st->flags & STORE_READ) && store_probe_write(st) == -1)
 		return -1;
+	/* A batch of thousands of rows stays in the page cache instead of
+	 * spilling to the WAL before its commit; temporary tables of large
+	 * queries stay in memory. */
 	if (store_exec(st, "PRAGMA synchronous = NORMAL",
 	    "setting synchronous") == -1 ||
+	    store_exec(st, "PRAGMA cache_size = -32768",
+	    "setting the cache size") == -1 ||
+	    store_exec(st, "PRAGMA temp_store = MEMORY",
+	    "setting temp_store") == -1 ||
 	    store_exec(st, "PRAGMA foreign_keys = ON",
 	    "enabling foreign keys") == -1)
 		return -1;
@@ -581,7 +638,8 @@ store_open(const char *path, int flags, char *err, size_t errsz)
 		snprintf(err, errsz, "database %s: out of memory", path);
 		return NULL;
 	}
-	st->owner = getpid();
+	pthread_once(&store_once, store_init_once);
+	st->owner = store_getpid();
 	st->flags = flags;
 	st->batch_max = STORE_DEFAULT_BATCH_MAX;
 	if (store_open_db(st) == -1) {
@@ -600,7 +658,7 @@ store_close(struct store *st)
 	if (st == NULL)
 		return;
 	/* In a forked child the connection is the parent's: leave it. */
-	if (st->owner == getpid() && st->db != NULL) {
+	if (st->owner == store_getpid() && st->db != NULL) {
 		if (st->in_tx && store_flush(st) == -1)
 			log_warnx("%s", st->errmsg);
 		for (i = 0; i < SQ__COUNT; i++)

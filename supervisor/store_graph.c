@@ -166,9 +166,11 @@ store_node_set_summary(struct store *st, int64_t node, const char *summary,
 		sqlite3_bind_int64(s, 5, usage != NULL ?
 		    (int64_t)usage->output : 0);
 		ok = store_exec_stmt(st, s, "setting a summary") == 0;
-		if (ok && sqlite3_changes(st->db) == 0)
+		if (ok && sqlite3_changes(st->db) == 0) {
+			st->op_done--;		/* it wrote nothing */
 			ok = store_seterr(st, STORE_ENOTFOUND, "no memory node"
 			    " %lld", (long long)node) == 0;
+		}
 	}
 	return store_op_end(st, ok, 1);
 }
@@ -559,10 +561,11 @@ store_context(struct store *st, int64_t node, int flags, struct msg_list *out)
 	int64_t			 run, id;
 	int			 rc = -1, inherit;
 
-	if (store_check_owner(st) == -1 ||
-	    store_node_get(st, node, &run, &kind) == -1)
+	memset(&a, 0, sizeof(a));
+	if (store_check_owner(st) == -1 || store_read_begin(st) == -1)
 		return -1;
-	if (store_anc_load(st, node, &a) == -1)
+	if (store_node_get(st, node, &run, &kind) == -1 ||
+	    store_anc_load(st, node, &a) == -1)
 		goto out;
 	if (a.n > 0 && ((order = calloc(a.n, sizeof(*order))) == NULL ||
 	    store_anc_order(&a, order) == -1)) {
@@ -578,6 +581,7 @@ store_context(struct store *st, int64_t node, int flags, struct msg_list *out)
 	}
 	rc = store_msg_load(st, node, out, NULL);
 out:
+	store_read_end(st);
 	free(order);
 	store_anc_free(&a);
 	return rc;

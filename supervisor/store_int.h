@@ -21,9 +21,6 @@ enum store_stmt_id {
 	SQ_BEGIN = 0,
 	SQ_COMMIT,
 	SQ_ROLLBACK,
-	SQ_SAVEPOINT,
-	SQ_RELEASE,
-	SQ_ROLLBACK_TO,
 	SQ_RUN_INSERT,
 	SQ_RUN_RESUMED,
 	SQ_RUN_END,
@@ -58,6 +55,12 @@ struct store {
 	size_t		 pending;	/* rows in the open batch */
 	size_t		 batch_max;
 	int		 depth;		/* nested store_op_begin() */
+	int		 op_done;	/* statements done by the open operation */
+	/* The last agent looked up by path (siblings share a parent);
+	 * cleared whenever a batch is lost. */
+	int64_t		 cache_run;
+	int64_t		 cache_agent, cache_node;
+	char		 cache_path[STORE_PATH_MAX];
 	enum store_err	 err;
 	char		 errmsg[STORE_ERRMSG_MAX];
 	sqlite3_stmt	*stmts[SQ__COUNT];
@@ -75,11 +78,19 @@ sqlite3_stmt	*store_stmt(struct store *st, enum store_stmt_id id);
 /* Step a write statement to completion (SQLITE_DONE), then reset it. */
 int		 store_exec_stmt(struct store *st, sqlite3_stmt *s,
 		    const char *what);
-/* Checks the owner, opens the batch and a savepoint for one operation. */
+/* Checks the owner and opens the batch for one operation. */
 int		 store_op_begin(struct store *st);
-/* Ends the operation: ok releases it (rows count toward the batch), !ok
- * rolls back its statements only. Returns ok ? 0 : -1. */
+/* Ends the operation: ok counts its rows toward the batch (and commits a
+ * full batch); !ok leaves the batch as it was if nothing was written, else
+ * rolls the batch back (store.c says why). Returns ok ? 0 : -1. */
 int		 store_op_end(struct store *st, int ok, size_t rows);
+/* A consistent snapshot for several reads, and one lock instead of one
+ * per statement (nothing when the writer's batch is open: it reads inside
+ * it). */
+int		 store_read_begin(struct store *st);
+void		 store_read_end(struct store *st);
+/* getpid(), cached; reset in a forked child. */
+pid_t		 store_getpid(void);
 /* Checks that a read runs in the owner process. */
 int		 store_check_owner(struct store *st);
 /* Bind a possibly NULL string. */

@@ -51,33 +51,12 @@ store_prepare(struct store *st, const char *sql, sqlite3_stmt **s)
 	return 0;
 }
 
-/* A consistent snapshot for a multi-query read (nothing if a batch is
- * open: the writer reads inside it). */
-static int
-store_read_begin(struct store *st)
-{
-	int	rc;
-
-	if (st->in_tx)
-		return 0;
-	if ((rc = sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL)) != SQLITE_OK)
-		return store_setdberr(st, rc, "starting a read");
-	return 0;
-}
-
-static void
-store_read_end(struct store *st)
-{
-	if (!st->in_tx && !sqlite3_get_autocommit(st->db))
-		sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
-}
-
 static int
 store_pid_alive(int64_t pid)
 {
 	if (pid <= 0 || pid > INT32_MAX)
 		return 0;
-	if ((pid_t)pid == getpid())
+	if ((pid_t)pid == store_getpid())
 		return 1;
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }

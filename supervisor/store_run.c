@@ -65,7 +65,7 @@ store_run_insert(struct store *st, const struct store_run_params *p,
 	store_bind_text(s, 3, p->profile);
 	store_bind_text(s, 4, p->model);
 	store_bind_text(s, 5, p->params);
-	sqlite3_bind_int64(s, 6, (int64_t)getpid());
+	sqlite3_bind_int64(s, 6, (int64_t)store_getpid());
 	sqlite3_bind_int64(s, 7, clock_wall_ms());
 	if (store_exec_stmt(st, s, "recording a run") == -1)
 		return -1;
@@ -91,9 +91,11 @@ store_run_update(struct store *st, sqlite3_stmt *s, int64_t run,
 {
 	if (store_exec_stmt(st, s, what) == -1)
 		return -1;
-	if (sqlite3_changes(st->db) == 0)
+	if (sqlite3_changes(st->db) == 0) {
+		st->op_done--;		/* it wrote nothing */
 		return store_seterr(st, STORE_ENOTFOUND, "no run %lld",
 		    (long long)run);
+	}
 	return 0;
 }
 
@@ -108,7 +110,7 @@ store_run_resumed(struct store *st, int64_t run)
 	ok = (s = store_stmt(st, SQ_RUN_RESUMED)) != NULL;
 	if (ok) {
 		sqlite3_bind_int64(s, 1, run);
-		sqlite3_bind_int64(s, 2, (int64_t)getpid());
+		sqlite3_bind_int64(s, 2, (int64_t)store_getpid());
 		ok = store_run_update(st, s, run, "marking a run resumed") == 0;
 	}
 	return store_op_end(st, ok, 1);
@@ -143,8 +145,14 @@ store_agent_find(struct store *st, int64_t run, const char *path,
 	int		 rc;
 
 	*agent = *node = 0;
-	if (store_check_owner(st) == -1 ||
-	    (s = store_stmt(st, SQ_AGENT_FIND)) == NULL)
+	if (store_check_owner(st) == -1)
+		return -1;
+	if (st->cache_run == run && strcmp(st->cache_path, path) == 0) {
+		*agent = st->cache_agent;
+		*node = st->cache_node;
+		return 0;
+	}
+	if ((s = store_stmt(st, SQ_AGENT_FIND)) == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, run);
 	store_bind_text(s, 2, path);
@@ -154,8 +162,17 @@ store_agent_find(struct store *st, int64_t run, const char *path,
 		*node = sqlite3_column_int64(s, 1);
 	}
 	sqlite3_reset(s);
-	if (rc == SQLITE_ROW)
+	if (rc == SQLITE_ROW) {
+		/* Agents are never deleted: the entry stays true unless the
+		 * batch that wrote the agent is lost (store_batch_lost). */
+		if (strlcpy(st->cache_path, path, sizeof(st->cache_path)) <
+		    sizeof(st->cache_path)) {
+			st->cache_run = run;
+			st->cache_agent = *agent;
+			st->cache_node = *node;
+		}
 		return 0;
+	}
 	if (rc == SQLITE_DONE)
 		return store_seterr(st, STORE_ENOTFOUND,
 		    "run %lld has no agent %s", (long long)run, path);
@@ -270,9 +287,11 @@ store_agent_update(struct store *st, sqlite3_stmt *s, int64_t agent)
 {
 	if (store_exec_stmt(st, s, "updating an agent") == -1)
 		return -1;
-	if (sqlite3_changes(st->db) == 0)
+	if (sqlite3_changes(st->db) == 0) {
+		st->op_done--;		/* it wrote nothing */
 		return store_seterr(st, STORE_ENOTFOUND, "no agent %lld",
 		    (long long)agent);
+	}
 	return 0;
 }
 

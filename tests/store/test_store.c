@@ -705,6 +705,36 @@ test_resume_plan(void **state)
 	}
 }
 
+/* An operation that fails half-way never leaves half of itself in a
+ * batch: the batch is rolled back, and the error says so. */
+static void
+test_half_operation(void **state)
+{
+	struct fx		*fx = *state;
+	struct store_agent_new	 a = { .path = "0.1", .task = "t" };
+	int64_t			 root;
+
+	root = add_agent(fx, "0", NULL, NULL);
+	assert_int_equal(store_flush(fx->st), 0);
+	add_text(fx, root, MSG_USER, "pending");
+	/* The third statement of store_agent_add (the edge) will fail. */
+	assert_int_equal(sqlite3_exec(fx->st->db, "CREATE TEMP TRIGGER no_edge"
+	    " BEFORE INSERT ON memory_edges BEGIN SELECT RAISE(ABORT,"
+	    " 'injected'); END", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(store_agent_add(fx->st, fx->run, &a, NULL, NULL), -1);
+	assert_non_null(strstr(store_errmsg(fx->st), "injected"));
+	assert_non_null(strstr(store_errmsg(fx->st), "rolled back"));
+	assert_int_equal(store_pending(fx->st), 0);
+	assert_int_equal(count(fx->st, "SELECT count(*) FROM agents"), 1);
+	assert_int_equal(count(fx->st, "SELECT count(*) FROM memory_nodes"), 1);
+	assert_int_equal(count(fx->st, "SELECT count(*) FROM messages"), 0);
+	/* The store goes on (the rollback took the trigger, created inside
+	 * the batch, with it). */
+	assert_int_equal(store_agent_add(fx->st, fx->run, &a, NULL, NULL), 0);
+	assert_int_equal(store_flush(fx->st), 0);
+	assert_int_equal(count(fx->st, "SELECT count(*) FROM memory_edges"), 1);
+}
+
 static void
 test_events(void **state)
 {
@@ -929,6 +959,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_resume_plan, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_half_operation, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_and_foreign, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_readonly, setup,
