@@ -600,7 +600,8 @@ store_open_db(struct store *st)
 	} else if (!S_ISREG(sb.st_mode))
 		return store_seterr(st, STORE_EINVAL, "not a regular file");
 
-	oflags = SQLITE_OPEN_READWRITE;
+	/* One thread uses a connection (the supervisor's loop): no mutex. */
+	oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
 	if (st->flags & STORE_CREATE)
 		oflags |= SQLITE_OPEN_CREATE;
 	rc = sqlite3_open_v2(st->path, &st->db, oflags, NULL);
