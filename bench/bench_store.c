@@ -248,7 +248,7 @@ bench_merges(long n)
 
 /* Median microseconds of store_context on the deep node. */
 static double
-bench_context(int reps, size_t *nctx)
+bench_context(int reps, size_t *nctx, double *cpu_us)
 {
 	struct store		*st;
 	struct store_agent_new	 a = { .task = "level task" };
@@ -256,8 +256,8 @@ bench_context(int reps, size_t *nctx)
 	struct msg		 m = { .role = MSG_USER };
 	char			 summary[501], path[16];
 	int64_t			 run, root, level[10][10], target, node;
-	double			*t;
-	uint64_t		 t0;
+	double			*t, *cpu, wall;
+	uint64_t		 t0, c0;
 	int			 i, j, k, r;
 
 
@@ -285,25 +285,32 @@ bench_context(int reps, size_t *nctx)
 		bench_check(st, store_msg_append(st, target, &m, NULL));
 	bench_check(st, store_flush(st));
 	(void)node;
-	if ((t = calloc((size_t)reps, sizeof(*t))) == NULL)
+	if ((t = calloc((size_t)reps, sizeof(*t))) == NULL ||
+	    (cpu = calloc((size_t)reps, sizeof(*cpu))) == NULL)
 		err(1, NULL);
 	for (r = 0; r < reps; r++) {
 		msg_list_init(&l);
 		t0 = clock_mono_ns();
+		c0 = bench_cpu_ns();
 		bench_check(st, store_context(st, target, 0, &l));
+		cpu[r] = (double)(bench_cpu_ns() - c0) / 1e3;
 		t[r] = (double)(clock_mono_ns() - t0) / 1e3;
 		*nctx = l.n;
 		msg_list_free(&l);
 	}
 	bench_close(st);
-	return bench_median(t, reps);
+	*cpu_us = bench_median(cpu, reps);
+	free(cpu);
+	wall = bench_median(t, reps);
+	free(t);
+	return wall;
 }
 
 int
 main(int argc, char **argv)
 {
 	const char	*errstr, *tmp;
-	double		*v, *w, ctx;
+	double		*v, *w, ctx, ctxcpu;
 	struct bench_rate rt;
 	long		 nodes = 100000, msgs = 200000;
 	int		 reps = 5, ch, r;
@@ -374,9 +381,10 @@ main(int argc, char **argv)
 		printf("%-44s %12.0f %12.0f\n", label, bench_median(v, reps),
 		    bench_median(w, reps));
 	}
-	ctx = bench_context(200, &nctx);
-	printf("context of a node 10 levels deep, 100 summarised ancestors:"
-	    " %.0f us median of 200 (%zu messages out)\n", ctx, nctx);
+	ctx = bench_context(200, &nctx, &ctxcpu);
+	printf("context of a node 10 levels deep, 100 summarised ancestors,"
+	    " 50 own messages:\n  %.0f us wall, %.0f us cpu (median of 200;"
+	    " %zu messages out)\n", ctx, ctxcpu, nctx);
 	free(v);
 	free(w);
 	return 0;

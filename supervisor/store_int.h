@@ -16,6 +16,8 @@
 /* The SQLite application_id of a warren database: "WRRN". */
 #define STORE_APPLICATION_ID	0x5752524e
 
+#define STORE_NODE_CACHE	64
+
 /* Cached prepared statements; the SQL is in store.c's table. */
 enum store_stmt_id {
 	SQ_BEGIN = 0,
@@ -31,6 +33,7 @@ enum store_stmt_id {
 	SQ_AGENT_TOKENS,
 	SQ_NODE_INSERT,
 	SQ_NODE_GET,
+	SQ_RUN_EXISTS,
 	SQ_NODE_SUMMARY,
 	SQ_EDGE_INSERT,
 	SQ_EDGE_EXISTS,
@@ -43,6 +46,7 @@ enum store_stmt_id {
 	SQ_EVENT_INSERT,
 	SQ_ANCESTOR_EDGES,
 	SQ_NODE_INFO,
+	SQ_ANCESTOR_NODES,
 	SQ__COUNT
 };
 
@@ -61,6 +65,10 @@ struct store {
 	int64_t		 cache_run;
 	int64_t		 cache_agent, cache_node;
 	char		 cache_path[STORE_PATH_MAX];
+	/* Ids known to exist (rows are never deleted; cleared with the
+	 * cache above): the REFERENCES checks of the hot path. */
+	int64_t		 valid_run;
+	int64_t		 valid_nodes[STORE_NODE_CACHE];
 	enum store_err	 err;
 	char		 errmsg[STORE_ERRMSG_MAX];
 	sqlite3_stmt	*stmts[SQ__COUNT];
@@ -84,6 +92,13 @@ int		 store_op_begin(struct store *st);
  * full batch); !ok leaves the batch as it was if nothing was written, else
  * rolls the batch back (store.c says why). Returns ok ? 0 : -1. */
 int		 store_op_end(struct store *st, int ok, size_t rows);
+/* Forget every cached lookup (a batch was lost). */
+void		 store_cache_clear(struct store *st);
+/* 0 if the run / node exists, else -1 with STORE_ENOTFOUND. SQLite does
+ * not enforce the schema's REFERENCES (store.c says why): writes check
+ * the ids they are given with these. */
+int		 store_run_exists(struct store *st, int64_t run);
+int		 store_node_exists(struct store *st, int64_t node);
 /* A consistent snapshot for several reads, and one lock instead of one
  * per statement (nothing when the writer's batch is open: it reads inside
  * it). */

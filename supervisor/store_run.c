@@ -234,16 +234,10 @@ store_agent_insert(struct store *st, int64_t run, const struct store_agent_new *
 	sqlite3_bind_int(s, 8, a->inherit_context != 0);
 	sqlite3_bind_int64(s, 9, clock_wall_ms());
 	if (store_exec_stmt(st, s, "adding an agent") == -1) {
-		if (st->err == STORE_EINVAL) {
-			int64_t	x, y;
-
-			if (store_agent_find(st, run, a->path, &x, &y) == 0)
-				return store_seterr(st, STORE_EEXIST,
-				    "run %lld already has an agent %s",
-				    (long long)run, a->path);
-			return store_seterr(st, STORE_ENOTFOUND,
-			    "no run %lld", (long long)run);
-		}
+		if (st->err == STORE_EINVAL)	/* UNIQUE (run, path) */
+			return store_seterr(st, STORE_EEXIST,
+			    "run %lld already has an agent %s",
+			    (long long)run, a->path);
 		return -1;
 	}
 	*agent = sqlite3_last_insert_rowid(st->db);
@@ -266,6 +260,8 @@ store_agent_add(struct store *st, int64_t run, const struct store_agent_new *a,
 		    a->path : "(null)");
 	if (depth > 0 &&
 	    store_agent_find(st, run, parent, &pagent, &pnode) == -1)
+		return -1;
+	if (depth == 0 && store_run_exists(st, run) == -1)
 		return -1;
 	if (store_op_begin(st) == -1)
 		return -1;
@@ -365,6 +361,8 @@ store_msg_insert(struct store *st, int64_t node, const struct msg *m,
 	int64_t		 seq = 0;
 	int		 rc;
 
+	if (store_node_exists(st, node) == -1)
+		return -1;
 	if ((s = store_stmt(st, SQ_MSG_NEXTSEQ)) == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, node);
@@ -386,12 +384,8 @@ store_msg_insert(struct store *st, int64_t node, const struct msg *m,
 	sqlite3_bind_int64(s, 9, u != NULL ? (int64_t)u->input : 0);
 	sqlite3_bind_int64(s, 10, u != NULL ? (int64_t)u->output : 0);
 	sqlite3_bind_int64(s, 11, clock_wall_ms());
-	if (store_exec_stmt(st, s, "recording a message") == -1) {
-		if (st->err == STORE_EINVAL)
-			store_seterr(st, STORE_ENOTFOUND, "no memory node %lld",
-			    (long long)node);
+	if (store_exec_stmt(st, s, "recording a message") == -1)
 		return -1;
-	}
 	return store_msg_insert_calls(st, sqlite3_last_insert_rowid(st->db), m);
 }
 
@@ -435,7 +429,8 @@ store_event(struct store *st, int64_t run, const char *path,
 
 	if (type == NULL)
 		return store_seterr(st, STORE_EINVAL, "an event needs a type");
-	if (store_op_begin(st) == -1)
+	if (store_check_owner(st) == -1 || store_run_exists(st, run) == -1 ||
+	    store_op_begin(st) == -1)
 		return -1;
 	ok = (s = store_stmt(st, SQ_EVENT_INSERT)) != NULL;
 	if (ok) {
@@ -445,9 +440,6 @@ store_event(struct store *st, int64_t run, const char *path,
 		store_bind_text(s, 4, type);
 		store_bind_text(s, 5, detail);
 		ok = store_exec_stmt(st, s, "recording an event") == 0;
-		if (!ok && st->err == STORE_EINVAL)
-			store_seterr(st, STORE_ENOTFOUND, "no run %lld",
-			    (long long)run);
 	}
 	return store_op_end(st, ok, 1);
 }

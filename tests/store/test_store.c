@@ -51,11 +51,19 @@ setup(void **state)
 	return 0;
 }
 
+static int64_t	count(struct store *, const char *);
+
 static int
 teardown(void **state)
 {
 	struct fx	*fx = *state;
 
+	/* Whatever the test did, every REFERENCES of the schema holds. */
+	if (fx->st != NULL) {
+		assert_int_equal(store_flush(fx->st), 0);
+		assert_int_equal(count(fx->st, "SELECT count(*) FROM"
+		    " pragma_foreign_key_check"), 0);
+	}
 	store_close(fx->st);
 	store_tdir_remove(&fx->t);
 	free(fx);

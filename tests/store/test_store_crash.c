@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "common/msg.h"
 #include "supervisor/store.h"
@@ -488,8 +489,9 @@ check_durable(const char *db, const char *logpath)
 }
 
 static void
-check_complete(const char *db)
+check_complete(const char *dbpath)
 {
+	const char		*db = dbpath;
 	struct store		*st;
 	struct store_agent	*v;
 	struct store_graph	 g;
@@ -528,6 +530,20 @@ check_complete(const char *db)
 	assert_int_equal(merges, 2);	/* one per parent, never doubled */
 	store_graph_free(&g);
 	store_close(st);
+	/* Every reference of the schema holds in what the kills left. */
+	{
+		sqlite3		*raw;
+		sqlite3_stmt	*s;
+
+		assert_int_equal(sqlite3_open_v2(dbpath, &raw,
+		    SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_prepare_v2(raw, "SELECT count(*) FROM"
+		    " pragma_foreign_key_check", -1, &s, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+		assert_int_equal(sqlite3_column_int(s, 0), 0);
+		sqlite3_finalize(s);
+		sqlite3_close(raw);
+	}
 }
 
 static pid_t
