@@ -339,28 +339,41 @@ store_run_exists(struct store *st, int64_t run)
 }
 
 int
-store_node_exists(struct store *st, int64_t node)
+store_node_run(struct store *st, int64_t node, int64_t *run)
 {
 	sqlite3_stmt	*s;
-	int64_t		*slot;
+	size_t		 slot;
 	int		 rc;
 
-	slot = &st->valid_nodes[(uint64_t)node % STORE_NODE_CACHE];
-	if (node > 0 && *slot == node)
+	slot = (size_t)((uint64_t)node % STORE_NODE_CACHE);
+	if (node > 0 && st->valid_nodes[slot] == node) {
+		if (run != NULL)
+			*run = st->valid_node_runs[slot];
 		return 0;
+	}
 	if ((s = store_stmt(st, SQ_NODE_GET)) == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, node);
 	rc = sqlite3_step(s);
-	sqlite3_reset(s);
 	if (rc == SQLITE_ROW) {
-		*slot = node;
-		return 0;
+		st->valid_nodes[slot] = node;
+		st->valid_node_runs[slot] = sqlite3_column_int64(s, 0);
+		if (run != NULL)
+			*run = st->valid_node_runs[slot];
 	}
+	sqlite3_reset(s);
+	if (rc == SQLITE_ROW)
+		return 0;
 	if (rc == SQLITE_DONE)
 		return store_seterr(st, STORE_ENOTFOUND, "no memory node %lld",
 		    (long long)node);
 	return store_setdberr(st, rc, "finding a memory node");
+}
+
+int
+store_node_exists(struct store *st, int64_t node)
+{
+	return store_node_run(st, node, NULL);
 }
 
 /*

@@ -79,13 +79,12 @@ store_has_row(struct store *st, enum store_stmt_id id, int64_t a, int64_t b)
 int
 store_edge_add(struct store *st, int64_t parent, int64_t child)
 {
-	enum store_node_kind	kp, kc;
-	int64_t			rp, rc;
-	int			r, ok;
+	int64_t	rp, rc;
+	int	r, ok;
 
 	if (store_check_owner(st) == -1 ||
-	    store_node_get(st, parent, &rp, &kp) == -1 ||
-	    store_node_get(st, child, &rc, &kc) == -1)
+	    store_node_run(st, parent, &rp) == -1 ||
+	    store_node_run(st, child, &rc) == -1)
 		return -1;
 	if (rp != rc)
 		return store_seterr(st, STORE_EINVAL, "nodes %lld and %lld"
@@ -112,17 +111,16 @@ int
 store_node_merge(struct store *st, int64_t run, const int64_t *parents,
     size_t nparents, const char *label, int64_t *nodep)
 {
-	enum store_node_kind	 kind;
-	int64_t			 prun, node = 0;
-	size_t			 i, j;
-	int			 ok;
+	int64_t	prun, node = 0;
+	size_t	i, j;
+	int	ok;
 
 	if (parents == NULL || nparents == 0)
 		return store_seterr(st, STORE_EINVAL, "a merge needs a parent");
 	if (store_check_owner(st) == -1)
 		return -1;
 	for (i = 0; i < nparents; i++) {
-		if (store_node_get(st, parents[i], &prun, &kind) == -1)
+		if (store_node_run(st, parents[i], &prun) == -1)
 			return -1;
 		if (prun != run)
 			return store_seterr(st, STORE_EINVAL, "node %lld is not"

@@ -69,6 +69,7 @@ struct store {
 	 * cache above): the REFERENCES checks of the hot path. */
 	int64_t		 valid_run;
 	int64_t		 valid_nodes[STORE_NODE_CACHE];
+	int64_t		 valid_node_runs[STORE_NODE_CACHE];
 	enum store_err	 err;
 	char		 errmsg[STORE_ERRMSG_MAX];
 	sqlite3_stmt	*stmts[SQ__COUNT];
@@ -99,6 +100,8 @@ void		 store_cache_clear(struct store *st);
  * the ids they are given with these. */
 int		 store_run_exists(struct store *st, int64_t run);
 int		 store_node_exists(struct store *st, int64_t node);
+/* Same, and the node's run. */
+int		 store_node_run(struct store *st, int64_t node, int64_t *run);
 /* A consistent snapshot for several reads, and one lock instead of one
  * per statement (nothing when the writer's batch is open: it reads inside
  * it). */
