@@ -372,6 +372,8 @@ store_anc_index(const struct store_anc *a, int64_t id)
 {
 	int64_t	*p;
 
+	if (a->n == 0)
+		return -1;
 	p = bsearch(&id, a->ids, a->n, sizeof(*a->ids), store_id_cmp);
 	return p == NULL ? -1 : p - a->ids;
 }
@@ -421,7 +423,8 @@ store_anc_nodes(struct store *st, int64_t node, struct store_anc *a)
 	if (!ok || (a->n > 0 &&
 	    (a->ids = calloc(a->n, sizeof(*a->ids))) == NULL))
 		return store_seterr(st, STORE_ENOMEM, "loading ancestors");
-	qsort(a->nodes, a->n, sizeof(*a->nodes), store_anc_node_cmp);
+	if (a->n > 0)
+		qsort(a->nodes, a->n, sizeof(*a->nodes), store_anc_node_cmp);
 	for (i = 0; i < a->n; i++)
 		a->ids[i] = a->nodes[i].id;
 	return 0;
@@ -456,7 +459,8 @@ store_anc_load(struct store *st, int64_t node, struct store_anc *a)
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
 		return store_setdberr(st, rc, "loading ancestors");
-	qsort(a->edges, a->nedges, sizeof(*a->edges), store_edge_cmp);
+	if (a->nedges > 0)
+		qsort(a->edges, a->nedges, sizeof(*a->edges), store_edge_cmp);
 	return store_anc_nodes(st, node, a);
 }
 
@@ -577,6 +581,8 @@ store_anc_edge(const struct store_anc *a, int64_t parent, int64_t child)
 {
 	struct store_edge	key = { parent, child };
 
+	if (a->nedges == 0)
+		return 0;
 	return bsearch(&key, a->edges, a->nedges, sizeof(key),
 	    store_edge_cmp) != NULL;
 }

@@ -277,7 +277,8 @@ store_agents_list(struct store *st, int64_t run, struct store_agent **agentsp,
 		store_agents_free(v, n);
 		return store_setdberr(st, rc, "listing agents");
 	}
-	qsort(v, n, sizeof(*v), store_agent_preorder);
+	if (n > 0)
+		qsort(v, n, sizeof(*v), store_agent_preorder);
 	*agentsp = v;
 	*nagentsp = n;
 	return 0;
@@ -508,7 +509,8 @@ store_resume_plan(struct store *st, int64_t run, struct store_plan *plan)
 	if (store_run_get(st, run, &plan->run) == -1 ||
 	    store_agents_list(st, run, &agents, &n) == -1)
 		goto out;
-	qsort(agents, n, sizeof(*agents), store_agent_bydepth);
+	if (n > 0)
+		qsort(agents, n, sizeof(*agents), store_agent_bydepth);
 	if (n > 0 && (plan->agents = calloc(n, sizeof(*plan->agents))) ==
 	    NULL) {
 		store_seterr(st, STORE_ENOMEM, "building a resume plan");
