@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,9 +23,6 @@ static const char *const store_sql[SQ__COUNT] = {
 	[SQ_BEGIN] = "BEGIN IMMEDIATE",
 	[SQ_COMMIT] = "COMMIT",
 	[SQ_ROLLBACK] = "ROLLBACK",
-	[SQ_SAVEPOINT] = "SAVEPOINT op",
-	[SQ_RELEASE] = "RELEASE op",
-	[SQ_ROLLBACK_TO] = "ROLLBACK TO op",
 	[SQ_RUN_INSERT] = "INSERT INTO runs (task, workspace, profile, model,"
 	    " params, status, pid, started_ms) VALUES (?,?,?,?,?,'running',?,?)",
 	[SQ_RUN_RESUMED] = "UPDATE runs SET status = 'running', pid = ?2,"
@@ -49,6 +47,7 @@ static const char *const store_sql[SQ__COUNT] = {
 	[SQ_NODE_INSERT] = "INSERT INTO memory_nodes (run, agent, kind, label,"
 	    " created_ms) VALUES (?,?,?,?,?)",
 	[SQ_NODE_GET] = "SELECT run, agent, kind FROM memory_nodes WHERE id = ?",
+	[SQ_RUN_EXISTS] = "SELECT 1 FROM runs WHERE id = ?",
 	[SQ_NODE_SUMMARY] = "UPDATE memory_nodes SET summary = ?2,"
 	    " summary_kind = ?3, summary_in = ?4, summary_out = ?5"
 	    " WHERE id = ?1",
@@ -89,6 +88,14 @@ static const char *const store_sql[SQ__COUNT] = {
 	[SQ_NODE_INFO] = "SELECT n.summary, n.kind, n.label, a.path"
 	    " FROM memory_nodes n LEFT JOIN agents a ON a.id = n.agent"
 	    " WHERE n.id = ?",
+	/* Every ancestor of ?1 with what its context message needs. */
+	[SQ_ANCESTOR_NODES] = "WITH RECURSIVE anc(id) AS (SELECT parent"
+	    " FROM memory_edges WHERE child = ?1"
+	    " UNION SELECT e.parent FROM memory_edges e"
+	    " JOIN anc ON e.child = anc.id)"
+	    " SELECT n.id, n.summary, n.kind, n.label, a.path"
+	    " FROM anc JOIN memory_nodes n ON n.id = anc.id"
+	    " LEFT JOIN agents a ON a.id = n.agent",
 };
 
 /* What the user can do about an error of this kind. */
@@ -200,12 +207,40 @@ store_setdberr(struct store *st, int rc, const char *what)
 	    detail);
 }
 
+/*
+ * This process's id, cached: getpid() is a system call and the owner
+ * check runs on every write. fork() clears the cache in the child
+ * (pthread_atfork), so a child always sees its own id.
+ */
+static pid_t		store_self;
+static pthread_once_t	store_once = PTHREAD_ONCE_INIT;
+
+static void
+store_atfork_child(void)
+{
+	store_self = 0;
+}
+
+static void
+store_init_once(void)
+{
+	pthread_atfork(NULL, NULL, store_atfork_child);
+}
+
+pid_t
+store_getpid(void)
+{
+	if (store_self == 0)
+		store_self = getpid();
+	return store_self;
+}
+
 int
 store_check_owner(struct store *st)
 {
-	if (st->owner != getpid())
+	if (st->owner != store_getpid())
 		return store_seterr(st, STORE_EFORK,
-		    "used by process %ld, opened by %ld", (long)getpid(),
+		    "used by process %ld, opened by %ld", (long)store_getpid(),
 		    (long)st->owner);
 	return 0;
 }
@@ -239,6 +274,8 @@ store_exec_stmt(struct store *st, sqlite3_stmt *s, const char *what)
 		return -1;
 	}
 	sqlite3_reset(s);
+	if (st->depth > 0)
+		st->op_done++;
 	return 0;
 }
 
@@ -270,22 +307,96 @@ store_col_dup(sqlite3_stmt *s, int col, int *ok)
 	return d;
 }
 
-/* The connection dropped the transaction (I/O error, full disk): the
- * whole open batch is gone. Say so. */
+void
+store_cache_clear(struct store *st)
+{
+	st->cache_run = 0;
+	st->valid_run = 0;
+	memset(st->valid_nodes, 0, sizeof(st->valid_nodes));
+}
+
+int
+store_run_exists(struct store *st, int64_t run)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if (run > 0 && run == st->valid_run)
+		return 0;
+	if ((s = store_stmt(st, SQ_RUN_EXISTS)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, run);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc == SQLITE_ROW) {
+		st->valid_run = run;
+		return 0;
+	}
+	if (rc == SQLITE_DONE)
+		return store_seterr(st, STORE_ENOTFOUND, "no run %lld",
+		    (long long)run);
+	return store_setdberr(st, rc, "finding a run");
+}
+
+int
+store_node_run(struct store *st, int64_t node, int64_t *run)
+{
+	sqlite3_stmt	*s;
+	size_t		 slot;
+	int		 rc;
+
+	slot = (size_t)((uint64_t)node % STORE_NODE_CACHE);
+	if (node > 0 && st->valid_nodes[slot] == node) {
+		if (run != NULL)
+			*run = st->valid_node_runs[slot];
+		return 0;
+	}
+	if ((s = store_stmt(st, SQ_NODE_GET)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, node);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		st->valid_nodes[slot] = node;
+		st->valid_node_runs[slot] = sqlite3_column_int64(s, 0);
+		if (run != NULL)
+			*run = st->valid_node_runs[slot];
+	}
+	sqlite3_reset(s);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)
+		return store_seterr(st, STORE_ENOTFOUND, "no memory node %lld",
+		    (long long)node);
+	return store_setdberr(st, rc, "finding a memory node");
+}
+
+int
+store_node_exists(struct store *st, int64_t node)
+{
+	return store_node_run(st, node, NULL);
+}
+
+/*
+ * The open batch is gone: the connection dropped it (I/O error, full
+ * disk), or an operation failed half-way and the batch was rolled back so
+ * that no half operation can ever be committed. Say so in the error.
+ */
 static void
 store_batch_lost(struct store *st)
 {
 	char	prev[STORE_ERRMSG_MAX];
 
-	if (!st->in_tx || !sqlite3_get_autocommit(st->db))
+	if (!st->in_tx)
 		return;
+	if (!sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 	strlcpy(prev, st->errmsg, sizeof(prev));
 	store_fmt(st->errmsg, sizeof(st->errmsg),
 	    "%s (the open batch of %zu rows was rolled back)", prev,
 	    st->pending);
 	st->in_tx = 0;
 	st->pending = 0;
-	st->depth = 0;
+	store_cache_clear(st);
 }
 
 int
@@ -303,32 +414,27 @@ store_op_begin(struct store *st)
 		st->in_tx = 1;
 		st->pending = 0;
 	}
-	if (store_exec_stmt(st, store_stmt(st, SQ_SAVEPOINT),
-	    "starting a write") == -1) {
-		store_batch_lost(st);
-		return -1;
-	}
+	st->op_done = 0;
 	st->depth++;
 	return 0;
 }
 
+/*
+ * A failed statement undoes itself, so an operation that fails at its
+ * first write leaves the batch as it was (a refused edge, a duplicate
+ * path). The later statements of an operation can only fail for reasons
+ * that also threaten the batch (no memory, I/O): then the whole batch is
+ * rolled back rather than committed with half an operation in it. This
+ * costs nothing on the common path, unlike a savepoint per operation.
+ */
 int
 store_op_end(struct store *st, int ok, size_t rows)
 {
 	st->depth--;
 	if (!ok) {
-		store_batch_lost(st);
-		if (st->in_tx && !sqlite3_get_autocommit(st->db)) {
-			sqlite3_step(store_stmt(st, SQ_ROLLBACK_TO));
-			sqlite3_reset(store_stmt(st, SQ_ROLLBACK_TO));
-			sqlite3_step(store_stmt(st, SQ_RELEASE));
-			sqlite3_reset(store_stmt(st, SQ_RELEASE));
-		}
-		return -1;
-	}
-	if (store_exec_stmt(st, store_stmt(st, SQ_RELEASE),
-	    "ending a write") == -1) {
-		store_batch_lost(st);
+		if (st->in_tx && (sqlite3_get_autocommit(st->db) ||
+		    st->op_done > 0))
+			store_batch_lost(st);
 		return -1;
 	}
 	st->pending += rows;
@@ -360,11 +466,33 @@ store_flush(struct store *st)
 			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
 		st->in_tx = 0;
 		st->pending = 0;
+		store_cache_clear(st);
 		return -1;
 	}
 	st->in_tx = 0;
 	st->pending = 0;
 	return 0;
+}
+
+/* A consistent snapshot for a multi-query read (nothing if a batch is
+ * open: the writer reads inside it). */
+int
+store_read_begin(struct store *st)
+{
+	int	rc;
+
+	if (st->in_tx)
+		return 0;
+	if ((rc = sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL)) != SQLITE_OK)
+		return store_setdberr(st, rc, "starting a read");
+	return 0;
+}
+
+void
+store_read_end(struct store *st)
+{
+	if (!st->in_tx && !sqlite3_get_autocommit(st->db))
+		sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 }
 
 size_t
@@ -550,7 +678,8 @@ store_open_db(struct store *st)
 	} else if (!S_ISREG(sb.st_mode))
 		return store_seterr(st, STORE_EINVAL, "not a regular file");
 
-	oflags = SQLITE_OPEN_READWRITE;
+	/* One thread uses a connection (the supervisor's loop): no mutex. */
+	oflags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
 	if (st->flags & STORE_CREATE)
 		oflags |= SQLITE_OPEN_CREATE;
 	rc = sqlite3_open_v2(st->path, &st->db, oflags, NULL);
@@ -562,10 +691,19 @@ store_open_db(struct store *st)
 		return -1;
 	if (!(st->flags & STORE_READ) && store_probe_write(st) == -1)
 		return -1;
+	/* A batch of thousands of rows stays in the page cache instead of
+	 * spilling to the WAL before its commit; temporary tables of large
+	 * queries stay in memory. The REFERENCES of the schema are checked
+	 * by the store's code (store_run.c), not by SQLite on every insert:
+	 * that costs a third of the write rate (docs/memory.md). */
 	if (store_exec(st, "PRAGMA synchronous = NORMAL",
 	    "setting synchronous") == -1 ||
-	    store_exec(st, "PRAGMA foreign_keys = ON",
-	    "enabling foreign keys") == -1)
+	    store_exec(st, "PRAGMA cache_size = -32768",
+	    "setting the cache size") == -1 ||
+	    store_exec(st, "PRAGMA temp_store = MEMORY",
+	    "setting temp_store") == -1 ||
+	    store_exec(st, "PRAGMA foreign_keys = OFF",
+	    "setting foreign keys") == -1)
 		return -1;
 	return 0;
 }
@@ -581,7 +719,8 @@ store_open(const char *path, int flags, char *err, size_t errsz)
 		snprintf(err, errsz, "database %s: out of memory", path);
 		return NULL;
 	}
-	st->owner = getpid();
+	pthread_once(&store_once, store_init_once);
+	st->owner = store_getpid();
 	st->flags = flags;
 	st->batch_max = STORE_DEFAULT_BATCH_MAX;
 	if (store_open_db(st) == -1) {
@@ -600,7 +739,7 @@ store_close(struct store *st)
 	if (st == NULL)
 		return;
 	/* In a forked child the connection is the parent's: leave it. */
-	if (st->owner == getpid() && st->db != NULL) {
+	if (st->owner == store_getpid() && st->db != NULL) {
 		if (st->in_tx && store_flush(st) == -1)
 			log_warnx("%s", st->errmsg);
 		for (i = 0; i < SQ__COUNT; i++)

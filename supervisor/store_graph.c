@@ -8,6 +8,7 @@
  * it, so a merge node with several parents sees each branch once.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,13 +79,12 @@ store_has_row(struct store *st, enum store_stmt_id id, int64_t a, int64_t b)
 int
 store_edge_add(struct store *st, int64_t parent, int64_t child)
 {
-	enum store_node_kind	kp, kc;
-	int64_t			rp, rc;
-	int			r, ok;
+	int64_t	rp, rc;
+	int	r, ok;
 
 	if (store_check_owner(st) == -1 ||
-	    store_node_get(st, parent, &rp, &kp) == -1 ||
-	    store_node_get(st, child, &rc, &kc) == -1)
+	    store_node_run(st, parent, &rp) == -1 ||
+	    store_node_run(st, child, &rc) == -1)
 		return -1;
 	if (rp != rc)
 		return store_seterr(st, STORE_EINVAL, "nodes %lld and %lld"
@@ -111,17 +111,16 @@ int
 store_node_merge(struct store *st, int64_t run, const int64_t *parents,
     size_t nparents, const char *label, int64_t *nodep)
 {
-	enum store_node_kind	 kind;
-	int64_t			 prun, node = 0;
-	size_t			 i, j;
-	int			 ok;
+	int64_t	prun, node = 0;
+	size_t	i, j;
+	int	ok;
 
 	if (parents == NULL || nparents == 0)
 		return store_seterr(st, STORE_EINVAL, "a merge needs a parent");
 	if (store_check_owner(st) == -1)
 		return -1;
 	for (i = 0; i < nparents; i++) {
-		if (store_node_get(st, parents[i], &prun, &kind) == -1)
+		if (store_node_run(st, parents[i], &prun) == -1)
 			return -1;
 		if (prun != run)
 			return store_seterr(st, STORE_EINVAL, "node %lld is not"
@@ -166,9 +165,11 @@ store_node_set_summary(struct store *st, int64_t node, const char *summary,
 		sqlite3_bind_int64(s, 5, usage != NULL ?
 		    (int64_t)usage->output : 0);
 		ok = store_exec_stmt(st, s, "setting a summary") == 0;
-		if (ok && sqlite3_changes(st->db) == 0)
+		if (ok && sqlite3_changes(st->db) == 0) {
+			st->op_done--;		/* it wrote nothing */
 			ok = store_seterr(st, STORE_ENOTFOUND, "no memory node"
 			    " %lld", (long long)node) == 0;
+		}
 	}
 	return store_op_end(st, ok, 1);
 }
@@ -217,6 +218,22 @@ store_summary_needed(struct store *st, int64_t node, const char *result,
 	return chars > policy->transcript_max;
 }
 
+/* Append NULL-terminated pieces: cheaper than buf_addf for long text,
+ * which would be formatted twice. */
+static int
+store_cat(struct buf *b, ...)
+{
+	va_list		 ap;
+	const char	*p;
+	int		 rc = 0;
+
+	va_start(ap, b);
+	while (rc == 0 && (p = va_arg(ap, const char *)) != NULL)
+		rc = buf_addstr(b, p);
+	va_end(ap);
+	return rc;
+}
+
 /* Render messages as plain text, one block per message. */
 static int
 store_render(struct buf *b, const struct msg_list *l, int skip_system)
@@ -235,11 +252,11 @@ store_render(struct buf *b, const struct msg_list *l, int skip_system)
 		else
 			rc = buf_addf(b, "[%s]\n", msg_role_name(m->role));
 		if (rc == 0 && m->text != NULL && *m->text != '\0')
-			rc = buf_addf(b, "%s\n", m->text);
+			rc = store_cat(b, m->text, "\n", NULL);
 		for (j = 0; rc == 0 && j < m->ncalls; j++)
-			rc = buf_addf(b, "-> %s %s\n", m->calls[j].name != NULL ?
-			    m->calls[j].name : "?", m->calls[j].args != NULL ?
-			    m->calls[j].args : "");
+			rc = store_cat(b, "-> ", m->calls[j].name != NULL ?
+			    m->calls[j].name : "?", " ", m->calls[j].args != NULL ?
+			    m->calls[j].args : "", "\n", NULL);
 	}
 	return rc;
 }
@@ -298,11 +315,11 @@ store_summary_prompt(struct store *st, int64_t node, const char *result,
 		ok = 0;
 		goto out;
 	}
-	ok = buf_addf(&b, "Task of the agent:\n%s\n\nTranscript:\n",
-	    label != NULL ? label : "") == 0 && store_render(&b, &l, 1) == 0 &&
+	ok = store_cat(&b, "Task of the agent:\n", label != NULL ? label : "",
+	    "\n\nTranscript:\n", NULL) == 0 && store_render(&b, &l, 1) == 0 &&
 	    store_clip(&b, STORE_SUMMARY_PROMPT_MAX) == 0 &&
-	    buf_addf(&b, "\nIts final result:\n%s\n", result != NULL ?
-	    result : "(none)") == 0 && (text = buf_cstr(&b)) != NULL &&
+	    store_cat(&b, "\nIts final result:\n", result != NULL ?
+	    result : "(none)", "\n", NULL) == 0 && (text = buf_cstr(&b)) != NULL &&
 	    msg_list_add_text(out, MSG_SYSTEM, store_summary_system) == 0 &&
 	    msg_list_add_text(out, MSG_USER, text) == 0;
 	if (!ok)
@@ -314,9 +331,19 @@ out:
 	return ok ? 0 : -1;
 }
 
+/* One ancestor as context assembly needs it. */
+struct store_anc_node {
+	int64_t	 id;
+	char	*summary;
+	char	*label;
+	char	*path;
+	int	 merge;
+};
+
 /* The ancestors of a node, and the edges between them and to the node. */
 struct store_anc {
 	int64_t			*ids;	/* sorted */
+	struct store_anc_node	*nodes;	/* same order as ids */
 	size_t			 n;
 	struct store_edge	*edges;
 	size_t			 nedges;
@@ -345,8 +372,62 @@ store_anc_index(const struct store_anc *a, int64_t id)
 {
 	int64_t	*p;
 
+	if (a->n == 0)
+		return -1;
 	p = bsearch(&id, a->ids, a->n, sizeof(*a->ids), store_id_cmp);
 	return p == NULL ? -1 : p - a->ids;
+}
+
+static int
+store_anc_node_cmp(const void *x, const void *y)
+{
+	return store_id_cmp(&((const struct store_anc_node *)x)->id,
+	    &((const struct store_anc_node *)y)->id);
+}
+
+/* Every ancestor's summary, label and path in one query. */
+static int
+store_anc_nodes(struct store *st, int64_t node, struct store_anc *a)
+{
+	sqlite3_stmt		*s;
+	struct store_anc_node	*v;
+	const char		*kind;
+	size_t			 cap = 0, i;
+	int			 rc, ok = 1;
+
+	if ((s = store_stmt(st, SQ_ANCESTOR_NODES)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, node);
+	while (ok && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (a->n == cap) {
+			cap = cap == 0 ? 16 : cap * 2;
+			if ((v = reallocarray(a->nodes, cap, sizeof(*v))) ==
+			    NULL) {
+				ok = 0;
+				break;
+			}
+			a->nodes = v;
+		}
+		v = &a->nodes[a->n++];
+		memset(v, 0, sizeof(*v));
+		v->id = sqlite3_column_int64(s, 0);
+		v->summary = store_col_dup(s, 1, &ok);
+		kind = (const char *)sqlite3_column_text(s, 2);
+		v->merge = kind != NULL && strcmp(kind, "merge") == 0;
+		v->label = store_col_dup(s, 3, &ok);
+		v->path = store_col_dup(s, 4, &ok);
+	}
+	sqlite3_reset(s);
+	if (ok && rc != SQLITE_DONE)
+		return store_setdberr(st, rc, "loading ancestors");
+	if (!ok || (a->n > 0 &&
+	    (a->ids = calloc(a->n, sizeof(*a->ids))) == NULL))
+		return store_seterr(st, STORE_ENOMEM, "loading ancestors");
+	if (a->n > 0)
+		qsort(a->nodes, a->n, sizeof(*a->nodes), store_anc_node_cmp);
+	for (i = 0; i < a->n; i++)
+		a->ids[i] = a->nodes[i].id;
+	return 0;
 }
 
 static int
@@ -354,7 +435,7 @@ store_anc_load(struct store *st, int64_t node, struct store_anc *a)
 {
 	sqlite3_stmt		*s;
 	struct store_edge	*e;
-	size_t			 cap = 0, i, j;
+	size_t			 cap = 0;
 	int			 rc;
 
 	memset(a, 0, sizeof(*a));
@@ -378,24 +459,22 @@ store_anc_load(struct store *st, int64_t node, struct store_anc *a)
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
 		return store_setdberr(st, rc, "loading ancestors");
-	if (a->nedges == 0)
-		return 0;
-	if ((a->ids = calloc(a->nedges, sizeof(*a->ids))) == NULL)
-		return store_seterr(st, STORE_ENOMEM, "loading ancestors");
-	for (i = 0; i < a->nedges; i++)
-		a->ids[i] = a->edges[i].parent;
-	qsort(a->ids, a->nedges, sizeof(*a->ids), store_id_cmp);
-	for (i = j = 0; i < a->nedges; i++)
-		if (j == 0 || a->ids[j - 1] != a->ids[i])
-			a->ids[j++] = a->ids[i];
-	a->n = j;
-	qsort(a->edges, a->nedges, sizeof(*a->edges), store_edge_cmp);
-	return 0;
+	if (a->nedges > 0)
+		qsort(a->edges, a->nedges, sizeof(*a->edges), store_edge_cmp);
+	return store_anc_nodes(st, node, a);
 }
 
 static void
 store_anc_free(struct store_anc *a)
 {
+	size_t	i;
+
+	for (i = 0; i < a->n; i++) {
+		free(a->nodes[i].summary);
+		free(a->nodes[i].label);
+		free(a->nodes[i].path);
+	}
+	free(a->nodes);
 	free(a->ids);
 	free(a->edges);
 }
@@ -434,6 +513,22 @@ store_heap_pop(size_t *h, size_t *n)
 	return top;
 }
 
+/* Index of the first edge (sorted by parent) from parent. */
+static size_t
+store_edge_first(const struct store_anc *a, int64_t parent)
+{
+	size_t	lo = 0, hi = a->nedges, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (a->edges[mid].parent < parent)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
  * Kahn's algorithm over the ancestors, the oldest ready node first. order
  * gets a->n indexes. A cycle (only in a file edited by hand) cannot stop
@@ -466,10 +561,7 @@ store_anc_order(const struct store_anc *a, size_t *order)
 		done[i] = 1;
 		order[nout++] = i;
 		/* Edges are sorted by parent: find this node's run of them. */
-		for (k = 0; k < a->nedges && a->edges[k].parent != a->ids[i];
-		    k++)
-			;
-		for (; k < a->nedges && a->edges[k].parent == a->ids[i]; k++)
+		for (k = store_edge_first(a, a->ids[i]); k < a->nedges && a->edges[k].parent == a->ids[i]; k++)
 			if ((c = store_anc_index(a, a->edges[k].child)) >= 0 &&
 			    --indeg[c] == 0)
 				store_heap_push(heap, &nheap, (size_t)c);
@@ -489,58 +581,45 @@ store_anc_edge(const struct store_anc *a, int64_t parent, int64_t child)
 {
 	struct store_edge	key = { parent, child };
 
+	if (a->nedges == 0)
+		return 0;
 	return bsearch(&key, a->edges, a->nedges, sizeof(key),
 	    store_edge_cmp) != NULL;
 }
 
 /* The context message of one ancestor, or none. */
 static int
-store_context_one(struct store *st, int64_t anc, int inherit,
-    struct msg_list *out)
+store_context_one(struct store *st, const struct store_anc_node *an,
+    int inherit, struct msg_list *out)
 {
-	sqlite3_stmt	*s;
 	struct msg_list	 l;
 	struct buf	 b;
-	const char	*summary, *kind, *label, *path;
+	const char	*label = an->label != NULL ? an->label : "";
+	const char	*path = an->path != NULL ? an->path : "?";
 	char		*text;
-	int		 rc, ok = 1, merge;
+	int		 ok = 1;
 
-	if ((s = store_stmt(st, SQ_NODE_INFO)) == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, anc);
-	if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
-		sqlite3_reset(s);
-		return store_setdberr(st, rc, "reading an ancestor");
-	}
-	summary = (const char *)sqlite3_column_text(s, 0);
-	kind = (const char *)sqlite3_column_text(s, 1);
-	label = (const char *)sqlite3_column_text(s, 2);
-	path = (const char *)sqlite3_column_text(s, 3);
-	merge = kind != NULL && strcmp(kind, "merge") == 0;
+	if (an->summary == NULL && !inherit)
+		return 0;
 	buf_init(&b, 0);
 	msg_list_init(&l);
-	if (summary != NULL) {
-		if (merge)
-			ok = buf_addf(&b, "[merged memory: %s]\n%s",
-			    label != NULL ? label : "", summary) == 0;
-		else
-			ok = buf_addf(&b, "[memory of agent %s: %s]\n%s",
-			    path != NULL ? path : "?", label != NULL ? label :
-			    "", summary) == 0;
-	} else if (inherit) {
-		ok = buf_addf(&b, "[context inherited from agent %s: %s]\n",
-		    path != NULL ? path : "?", label != NULL ? label : "") == 0;
-	}
-	sqlite3_reset(s);
-	if (ok && summary == NULL && inherit) {
-		if (store_msg_load(st, anc, &l, NULL) == -1) {
+	if (an->summary != NULL && an->merge)
+		ok = store_cat(&b, "[merged memory: ", label, "]\n",
+		    an->summary, NULL) == 0;
+	else if (an->summary != NULL)
+		ok = store_cat(&b, "[memory of agent ", path, ": ", label,
+		    "]\n", an->summary, NULL) == 0;
+	else {
+		ok = store_cat(&b, "[context inherited from agent ", path,
+		    ": ", label, "]\n", NULL) == 0;
+		if (ok && store_msg_load(st, an->id, &l, NULL) == -1) {
 			msg_list_free(&l);
 			buf_free(&b);
 			return -1;
 		}
-		ok = store_render(&b, &l, 1) == 0;
+		ok = ok && store_render(&b, &l, 1) == 0;
 	}
-	if (ok && b.len > 0)
+	if (ok)
 		ok = (text = buf_cstr(&b)) != NULL &&
 		    msg_list_add_text(out, MSG_USER, text) == 0;
 	msg_list_free(&l);
@@ -559,10 +638,11 @@ store_context(struct store *st, int64_t node, int flags, struct msg_list *out)
 	int64_t			 run, id;
 	int			 rc = -1, inherit;
 
-	if (store_check_owner(st) == -1 ||
-	    store_node_get(st, node, &run, &kind) == -1)
+	memset(&a, 0, sizeof(a));
+	if (store_check_owner(st) == -1 || store_read_begin(st) == -1)
 		return -1;
-	if (store_anc_load(st, node, &a) == -1)
+	if (store_node_get(st, node, &run, &kind) == -1 ||
+	    store_anc_load(st, node, &a) == -1)
 		goto out;
 	if (a.n > 0 && ((order = calloc(a.n, sizeof(*order))) == NULL ||
 	    store_anc_order(&a, order) == -1)) {
@@ -573,11 +653,13 @@ store_context(struct store *st, int64_t node, int flags, struct msg_list *out)
 		id = a.ids[order[i]];
 		inherit = (flags & STORE_CTX_PARENT_MESSAGES) &&
 		    store_anc_edge(&a, id, node);
-		if (store_context_one(st, id, inherit, out) == -1)
+		if (store_context_one(st, &a.nodes[order[i]], inherit,
+		    out) == -1)
 			goto out;
 	}
 	rc = store_msg_load(st, node, out, NULL);
 out:
+	store_read_end(st);
 	free(order);
 	store_anc_free(&a);
 	return rc;

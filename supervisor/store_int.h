@@ -16,14 +16,13 @@
 /* The SQLite application_id of a warren database: "WRRN". */
 #define STORE_APPLICATION_ID	0x5752524e
 
+#define STORE_NODE_CACHE	64
+
 /* Cached prepared statements; the SQL is in store.c's table. */
 enum store_stmt_id {
 	SQ_BEGIN = 0,
 	SQ_COMMIT,
 	SQ_ROLLBACK,
-	SQ_SAVEPOINT,
-	SQ_RELEASE,
-	SQ_ROLLBACK_TO,
 	SQ_RUN_INSERT,
 	SQ_RUN_RESUMED,
 	SQ_RUN_END,
@@ -34,6 +33,7 @@ enum store_stmt_id {
 	SQ_AGENT_TOKENS,
 	SQ_NODE_INSERT,
 	SQ_NODE_GET,
+	SQ_RUN_EXISTS,
 	SQ_NODE_SUMMARY,
 	SQ_EDGE_INSERT,
 	SQ_EDGE_EXISTS,
@@ -46,6 +46,7 @@ enum store_stmt_id {
 	SQ_EVENT_INSERT,
 	SQ_ANCESTOR_EDGES,
 	SQ_NODE_INFO,
+	SQ_ANCESTOR_NODES,
 	SQ__COUNT
 };
 
@@ -58,6 +59,17 @@ struct store {
 	size_t		 pending;	/* rows in the open batch */
 	size_t		 batch_max;
 	int		 depth;		/* nested store_op_begin() */
+	int		 op_done;	/* statements done by the open operation */
+	/* The last agent looked up by path (siblings share a parent);
+	 * cleared whenever a batch is lost. */
+	int64_t		 cache_run;
+	int64_t		 cache_agent, cache_node;
+	char		 cache_path[STORE_PATH_MAX];
+	/* Ids known to exist (rows are never deleted; cleared with the
+	 * cache above): the REFERENCES checks of the hot path. */
+	int64_t		 valid_run;
+	int64_t		 valid_nodes[STORE_NODE_CACHE];
+	int64_t		 valid_node_runs[STORE_NODE_CACHE];
 	enum store_err	 err;
 	char		 errmsg[STORE_ERRMSG_MAX];
 	sqlite3_stmt	*stmts[SQ__COUNT];
@@ -75,11 +87,28 @@ sqlite3_stmt	*store_stmt(struct store *st, enum store_stmt_id id);
 /* Step a write statement to completion (SQLITE_DONE), then reset it. */
 int		 store_exec_stmt(struct store *st, sqlite3_stmt *s,
 		    const char *what);
-/* Checks the owner, opens the batch and a savepoint for one operation. */
+/* Checks the owner and opens the batch for one operation. */
 int		 store_op_begin(struct store *st);
-/* Ends the operation: ok releases it (rows count toward the batch), !ok
- * rolls back its statements only. Returns ok ? 0 : -1. */
+/* Ends the operation: ok counts its rows toward the batch (and commits a
+ * full batch); !ok leaves the batch as it was if nothing was written, else
+ * rolls the batch back (store.c says why). Returns ok ? 0 : -1. */
 int		 store_op_end(struct store *st, int ok, size_t rows);
+/* Forget every cached lookup (a batch was lost). */
+void		 store_cache_clear(struct store *st);
+/* 0 if the run / node exists, else -1 with STORE_ENOTFOUND. SQLite does
+ * not enforce the schema's REFERENCES (store.c says why): writes check
+ * the ids they are given with these. */
+int		 store_run_exists(struct store *st, int64_t run);
+int		 store_node_exists(struct store *st, int64_t node);
+/* Same, and the node's run. */
+int		 store_node_run(struct store *st, int64_t node, int64_t *run);
+/* A consistent snapshot for several reads, and one lock instead of one
+ * per statement (nothing when the writer's batch is open: it reads inside
+ * it). */
+int		 store_read_begin(struct store *st);
+void		 store_read_end(struct store *st);
+/* getpid(), cached; reset in a forked child. */
+pid_t		 store_getpid(void);
 /* Checks that a read runs in the owner process. */
 int		 store_check_owner(struct store *st);
 /* Bind a possibly NULL string. */

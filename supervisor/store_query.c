@@ -51,33 +51,12 @@ store_prepare(struct store *st, const char *sql, sqlite3_stmt **s)
 	return 0;
 }
 
-/* A consistent snapshot for a multi-query read (nothing if a batch is
- * open: the writer reads inside it). */
-static int
-store_read_begin(struct store *st)
-{
-	int	rc;
-
-	if (st->in_tx)
-		return 0;
-	if ((rc = sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL)) != SQLITE_OK)
-		return store_setdberr(st, rc, "starting a read");
-	return 0;
-}
-
-static void
-store_read_end(struct store *st)
-{
-	if (!st->in_tx && !sqlite3_get_autocommit(st->db))
-		sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
-}
-
 static int
 store_pid_alive(int64_t pid)
 {
 	if (pid <= 0 || pid > INT32_MAX)
 		return 0;
-	if ((pid_t)pid == getpid())
+	if ((pid_t)pid == store_getpid())
 		return 1;
 	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
 }
@@ -298,7 +277,8 @@ store_agents_list(struct store *st, int64_t run, struct store_agent **agentsp,
 		store_agents_free(v, n);
 		return store_setdberr(st, rc, "listing agents");
 	}
-	qsort(v, n, sizeof(*v), store_agent_preorder);
+	if (n > 0)
+		qsort(v, n, sizeof(*v), store_agent_preorder);
 	*agentsp = v;
 	*nagentsp = n;
 	return 0;
@@ -529,7 +509,8 @@ store_resume_plan(struct store *st, int64_t run, struct store_plan *plan)
 	if (store_run_get(st, run, &plan->run) == -1 ||
 	    store_agents_list(st, run, &agents, &n) == -1)
 		goto out;
-	qsort(agents, n, sizeof(*agents), store_agent_bydepth);
+	if (n > 0)
+		qsort(agents, n, sizeof(*agents), store_agent_bydepth);
 	if (n > 0 && (plan->agents = calloc(n, sizeof(*plan->agents))) ==
 	    NULL) {
 		store_seterr(st, STORE_ENOMEM, "building a resume plan");

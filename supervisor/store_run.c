@@ -65,7 +65,7 @@ store_run_insert(struct store *st, const struct store_run_params *p,
 	store_bind_text(s, 3, p->profile);
 	store_bind_text(s, 4, p->model);
 	store_bind_text(s, 5, p->params);
-	sqlite3_bind_int64(s, 6, (int64_t)getpid());
+	sqlite3_bind_int64(s, 6, (int64_t)store_getpid());
 	sqlite3_bind_int64(s, 7, clock_wall_ms());
 	if (store_exec_stmt(st, s, "recording a run") == -1)
 		return -1;
@@ -91,9 +91,11 @@ store_run_update(struct store *st, sqlite3_stmt *s, int64_t run,
 {
 	if (store_exec_stmt(st, s, what) == -1)
 		return -1;
-	if (sqlite3_changes(st->db) == 0)
+	if (sqlite3_changes(st->db) == 0) {
+		st->op_done--;		/* it wrote nothing */
 		return store_seterr(st, STORE_ENOTFOUND, "no run %lld",
 		    (long long)run);
+	}
 	return 0;
 }
 
@@ -108,7 +110,7 @@ store_run_resumed(struct store *st, int64_t run)
 	ok = (s = store_stmt(st, SQ_RUN_RESUMED)) != NULL;
 	if (ok) {
 		sqlite3_bind_int64(s, 1, run);
-		sqlite3_bind_int64(s, 2, (int64_t)getpid());
+		sqlite3_bind_int64(s, 2, (int64_t)store_getpid());
 		ok = store_run_update(st, s, run, "marking a run resumed") == 0;
 	}
 	return store_op_end(st, ok, 1);
@@ -143,8 +145,14 @@ store_agent_find(struct store *st, int64_t run, const char *path,
 	int		 rc;
 
 	*agent = *node = 0;
-	if (store_check_owner(st) == -1 ||
-	    (s = store_stmt(st, SQ_AGENT_FIND)) == NULL)
+	if (store_check_owner(st) == -1)
+		return -1;
+	if (st->cache_run == run && strcmp(st->cache_path, path) == 0) {
+		*agent = st->cache_agent;
+		*node = st->cache_node;
+		return 0;
+	}
+	if ((s = store_stmt(st, SQ_AGENT_FIND)) == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, run);
 	store_bind_text(s, 2, path);
@@ -154,8 +162,17 @@ store_agent_find(struct store *st, int64_t run, const char *path,
 		*node = sqlite3_column_int64(s, 1);
 	}
 	sqlite3_reset(s);
-	if (rc == SQLITE_ROW)
+	if (rc == SQLITE_ROW) {
+		/* Agents are never deleted: the entry stays true unless the
+		 * batch that wrote the agent is lost (store_batch_lost). */
+		if (strlcpy(st->cache_path, path, sizeof(st->cache_path)) <
+		    sizeof(st->cache_path)) {
+			st->cache_run = run;
+			st->cache_agent = *agent;
+			st->cache_node = *node;
+		}
 		return 0;
+	}
 	if (rc == SQLITE_DONE)
 		return store_seterr(st, STORE_ENOTFOUND,
 		    "run %lld has no agent %s", (long long)run, path);
@@ -217,16 +234,10 @@ store_agent_insert(struct store *st, int64_t run, const struct store_agent_new *
 	sqlite3_bind_int(s, 8, a->inherit_context != 0);
 	sqlite3_bind_int64(s, 9, clock_wall_ms());
 	if (store_exec_stmt(st, s, "adding an agent") == -1) {
-		if (st->err == STORE_EINVAL) {
-			int64_t	x, y;
-
-			if (store_agent_find(st, run, a->path, &x, &y) == 0)
-				return store_seterr(st, STORE_EEXIST,
-				    "run %lld already has an agent %s",
-				    (long long)run, a->path);
-			return store_seterr(st, STORE_ENOTFOUND,
-			    "no run %lld", (long long)run);
-		}
+		if (st->err == STORE_EINVAL)	/* UNIQUE (run, path) */
+			return store_seterr(st, STORE_EEXIST,
+			    "run %lld already has an agent %s",
+			    (long long)run, a->path);
 		return -1;
 	}
 	*agent = sqlite3_last_insert_rowid(st->db);
@@ -250,6 +261,8 @@ store_agent_add(struct store *st, int64_t run, const struct store_agent_new *a,
 	if (depth > 0 &&
 	    store_agent_find(st, run, parent, &pagent, &pnode) == -1)
 		return -1;
+	if (depth == 0 && store_run_exists(st, run) == -1)
+		return -1;
 	if (store_op_begin(st) == -1)
 		return -1;
 	ok = store_agent_insert(st, run, a, depth, pagent, &agent) == 0 &&
@@ -270,9 +283,11 @@ store_agent_update(struct store *st, sqlite3_stmt *s, int64_t agent)
 {
 	if (store_exec_stmt(st, s, "updating an agent") == -1)
 		return -1;
-	if (sqlite3_changes(st->db) == 0)
+	if (sqlite3_changes(st->db) == 0) {
+		st->op_done--;		/* it wrote nothing */
 		return store_seterr(st, STORE_ENOTFOUND, "no agent %lld",
 		    (long long)agent);
+	}
 	return 0;
 }
 
@@ -346,6 +361,8 @@ store_msg_insert(struct store *st, int64_t node, const struct msg *m,
 	int64_t		 seq = 0;
 	int		 rc;
 
+	if (store_node_exists(st, node) == -1)
+		return -1;
 	if ((s = store_stmt(st, SQ_MSG_NEXTSEQ)) == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, node);
@@ -367,12 +384,8 @@ store_msg_insert(struct store *st, int64_t node, const struct msg *m,
 	sqlite3_bind_int64(s, 9, u != NULL ? (int64_t)u->input : 0);
 	sqlite3_bind_int64(s, 10, u != NULL ? (int64_t)u->output : 0);
 	sqlite3_bind_int64(s, 11, clock_wall_ms());
-	if (store_exec_stmt(st, s, "recording a message") == -1) {
-		if (st->err == STORE_EINVAL)
-			store_seterr(st, STORE_ENOTFOUND, "no memory node %lld",
-			    (long long)node);
+	if (store_exec_stmt(st, s, "recording a message") == -1)
 		return -1;
-	}
 	return store_msg_insert_calls(st, sqlite3_last_insert_rowid(st->db), m);
 }
 
@@ -416,7 +429,8 @@ store_event(struct store *st, int64_t run, const char *path,
 
 	if (type == NULL)
 		return store_seterr(st, STORE_EINVAL, "an event needs a type");
-	if (store_op_begin(st) == -1)
+	if (store_check_owner(st) == -1 || store_run_exists(st, run) == -1 ||
+	    store_op_begin(st) == -1)
 		return -1;
 	ok = (s = store_stmt(st, SQ_EVENT_INSERT)) != NULL;
 	if (ok) {
@@ -426,9 +440,6 @@ store_event(struct store *st, int64_t run, const char *path,
 		store_bind_text(s, 4, type);
 		store_bind_text(s, 5, detail);
 		ok = store_exec_stmt(st, s, "recording an event") == 0;
-		if (!ok && st->err == STORE_EINVAL)
-			store_seterr(st, STORE_ENOTFOUND, "no run %lld",
-			    (long long)run);
 	}
 	return store_op_end(st, ok, 1);
 }

@@ -93,7 +93,6 @@ static const char schema_v1[] =
 
 static const char migrate_v2[] =
 	"ALTER TABLE agents ADD COLUMN call_id TEXT;"
-	"CREATE INDEX agents_call ON agents(run, parent, call_id);"
 	"ALTER TABLE runs ADD COLUMN resumes INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE memory_nodes ADD COLUMN summary_in INTEGER NOT NULL "
 	"DEFAULT 0;"
