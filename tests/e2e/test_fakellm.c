@@ -54,7 +54,9 @@ test_http_endpoint_delegation(void **state)
 			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0", NULL };
 	struct h_run	 r;
 	FILE		*f;
-	char		 line[64] = "", *log;
+	char		 line[64] = "";
+	static char	 reqs[1 << 16];
+	size_t		 n;
 	pid_t		 pid;
 	int		 st, i;
 
@@ -101,24 +103,15 @@ test_http_endpoint_delegation(void **state)
 	assert_null(strstr(r.out, KEY));
 	assert_null(strstr(r.err, KEY));
 	/* Four turns (0, 0.1, 0.1, 0), all from the supervisor, with the key. */
+	h_run_free(&r);
 	f = fopen(logp, "r");
 	assert_non_null(f);
+	n = fread(reqs, 1, sizeof(reqs) - 1, f);
 	fclose(f);
-	h_run_free(&r);
-	{
-		char	 buf[1 << 16];
-		size_t	 n;
-
-		f = fopen(logp, "r");
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-		buf[n] = '\0';
-		log = buf;
-		assert_int_equal(h_count_lines(log, "\"method\":\"POST\"", NULL),
-		    4);
-		assert_int_equal(h_count_lines(log, "\"method\":\"POST\"",
-		    "Bearer " KEY), 4);
-	}
+	reqs[n] = '\0';
+	assert_int_equal(h_count_lines(reqs, "\"method\":\"POST\"", NULL), 4);
+	assert_int_equal(h_count_lines(reqs, "\"method\":\"POST\"",
+	    "Bearer " KEY), 4);
 	h_rm_rf(dir);
 	free(dir);
 }
