@@ -540,7 +540,7 @@ run_idle(void *arg)
 	struct run	*r = arg;
 
 	llm_engine_process(r->llm);
-	if (r->spawnd != NULL &&
+	if (r->spawnd != NULL && spawnd_held(r->spawnd) &&
 	    spawnd_read(r->spawnd, run_spawnd_exit, r) == -1)
 		proc_server_gone(r);
 	run_schedule(r);

@@ -53,6 +53,8 @@ void	spawn_env_free(char **);
 /* Fork it now, before the key is read and the heap grows; NULL on error. */
 struct spawnd	*spawnd_start(void);
 int		 spawnd_fd(const struct spawnd *);
+/* Exits arrived while waiting for a spawn, not yet delivered. */
+int		 spawnd_held(const struct spawnd *);
 pid_t		 spawnd_pid(const struct spawnd *);
 /* Like spawn_worker, by the server: c->remote is set, c->sb NULL. */
 int		 spawnd_spawn(struct spawnd *, const struct spawn_req *,

@@ -361,6 +361,12 @@ spawnd_start(void)
 }
 
 int
+spawnd_held(const struct spawnd *d)
+{
+	return d->held != NULL;
+}
+
+int
 spawnd_fd(const struct spawnd *d)
 {
 	return d->fd;
