@@ -473,6 +473,7 @@ proc_do_llm(struct worker *w)
 {
 	const struct ipc_llm	*q = &w->msg->u.llm;
 	struct proc_llm		*pl;
+	uint64_t		 handle;
 
 	pl = xcalloc(1, sizeof(*pl));
 	pl->w = w;
@@ -480,9 +481,12 @@ proc_do_llm(struct worker *w)
 	pl->next = w->llm;
 	w->llm = pl;
 	w->state = PROC_BUSY;
-	/* proc_llm_done may run from inside (a refusal): pl is gone then. */
-	pl->handle = broker_submit(w->run, w->node, q->step, q->purpose,
+	/* proc_llm_done may run from inside (a refusal): pl is gone then,
+	 * and the handle is 0. */
+	handle = broker_submit(w->run, w->node, q->step, q->purpose,
 	    &q->messages, q->tools, q->ntools, proc_llm_done, pl);
+	if (handle != 0)
+		pl->handle = handle;
 	proc_update_busy(w);
 }
 

@@ -35,7 +35,7 @@ main(int argc, char **argv)
 	struct sandbox_report	 rep;
 	struct sandbox_error	 e;
 	const char		*errstr;
-	int			 i;
+	int			 i, rc;
 
 	log_init("warren-worker", LOG_LEVEL_INFO);
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
@@ -79,5 +79,8 @@ main(int argc, char **argv)
 		log_warnx("sandbox: %s", e.msg);
 		return WARREN_EXIT_SANDBOX;
 	}
-	return worker_main(&a, &rep);
+	rc = worker_main(&a, &rep);
+	free((char *)(uintptr_t)a.path);
+	free((char *)(uintptr_t)a.profile);
+	return rc;
 }
