@@ -117,9 +117,8 @@ run(struct ctx *c, struct h_run *r, const char *const *opts,
 
 /* 0 -> 0.1 general -> 0.1.1 general -> 0.1.1.1 explore reads a file. */
 static void
-test_tree_three_deep(void **state)
+tree(struct ctx *c, const char *const *opts)
 {
-	struct ctx	*c = *state;
 	struct h_run	 r;
 
 	h_turn(c->f, "0", 1, one("a", "delegate",
@@ -137,7 +136,7 @@ test_tree_three_deep(void **state)
 	    "{\"result\":\"level one done\"}"));
 	h_turn(c->f, "0", 2, one("h", "complete",
 	    "{\"result\":\"TREE-DONE\"}"));
-	run(c, &r, NULL, NULL, NULL, NULL);
+	run(c, &r, opts, NULL, NULL, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(SPAWNED(r.out, "0.1"), 1);
 	assert_int_equal(SPAWNED(r.out, "0.1.1"), 1);
@@ -153,6 +152,21 @@ test_tree_three_deep(void **state)
 	assert_true(h_count_lines(r.out, "\"event\":\"result\"", "TREE-DONE")
 	    == 1);
 	h_run_free(&r);
+}
+
+static void
+test_tree_three_deep(void **state)
+{
+	tree(*state, NULL);
+}
+
+/* One slot: parents waiting on their children give it back. */
+static void
+test_tree_one_job(void **state)
+{
+	static const char *const opts[] = { "--jobs", "1", NULL };
+
+	tree(*state, opts);
 }
 
 static void
@@ -555,6 +569,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_tree_three_deep, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_tree_one_job, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_max_agents_refused, setup,
 		    teardown),

@@ -48,8 +48,13 @@ test_http_endpoint_delegation(void **state)
 	const char	*fake = getenv("WARREN_FAKELLM_BIN");
 	char		*dir, ws[1024], spath[PATH_MAX], port[PATH_MAX];
 	char		 logp[PATH_MAX], url[128], env_url[160];
+	char		 cas[PATH_MAX];
 	char		*argv[] = { "warren", "run", "--json", "--no-store",
-			    "--workspace", ws, "FAKE-TASK-1", NULL };
+			    "--workspace", ws, "--record", cas, "FAKE-TASK-1",
+			    NULL };
+	char		*argv2[] = { "warren", "run", "--json", "--no-store",
+			    "--workspace", ws, "--replay", cas, "FAKE-TASK-1",
+			    NULL };
 	char		*env[] = { env_url, "WARREN_API_KEY=" KEY,
 			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0", NULL };
 	struct h_run	 r;
@@ -72,6 +77,7 @@ test_http_endpoint_delegation(void **state)
 	snprintf(spath, sizeof(spath), "%s/script.json", dir);
 	snprintf(port, sizeof(port), "%s/port", dir);
 	snprintf(logp, sizeof(logp), "%s/requests.log", dir);
+	snprintf(cas, sizeof(cas), "%s/recorded.cassette", dir);
 	if ((pid = fork()) == 0) {
 		execl(fake, "fakellm", "--script", spath, "--port-file", port,
 		    "--log", logp, (char *)NULL);
@@ -112,6 +118,22 @@ test_http_endpoint_delegation(void **state)
 	assert_int_equal(h_count_lines(reqs, "\"method\":\"POST\"", NULL), 4);
 	assert_int_equal(h_count_lines(reqs, "\"method\":\"POST\"",
 	    "Bearer " KEY), 4);
+
+	/* The recorded session replays with no endpoint at all, the same
+	 * way: keys are agent path + step, whatever order the turns took. */
+	assert_int_equal(h_warren(&r, argv2, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "FINAL-VIA-HTTP"), 1);
+	assert_true(h_count_lines(r.out, "\"path\":\"0.1\"", "MAGIC-LINE-42")
+	    >= 1);
+	h_run_free(&r);
+	f = fopen(cas, "r");
+	assert_non_null(f);
+	n = fread(reqs, 1, sizeof(reqs) - 1, f);
+	fclose(f);
+	reqs[n] = '\0';
+	assert_null(strstr(reqs, KEY));	/* never in a cassette */
 	h_rm_rf(dir);
 	free(dir);
 }
