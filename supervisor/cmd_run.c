@@ -51,6 +51,7 @@ cmd_run_usage(FILE *f)
 	fprintf(f,
 "usage: warren run [--profile P] [--workspace DIR] [--max-depth N]\n"
 "                  [--max-agents N] [--jobs N] [--budget TOKENS]\n"
+"                  [--llm-concurrency N]\n"
 "                  [--provider P] [--base-url URL] [--model M]\n"
 "                  [--record FILE | --replay FILE] [--json] [--db FILE]\n"
 "                  [--no-store] [--accept-weaker-sandbox] [-v] [-T] TASK\n"
@@ -66,7 +67,7 @@ enum {
 	OPT_PROFILE = 256, OPT_WORKSPACE, OPT_MAX_DEPTH, OPT_MAX_AGENTS,
 	OPT_JOBS, OPT_BUDGET, OPT_PROVIDER, OPT_BASE_URL, OPT_MODEL,
 	OPT_RECORD, OPT_REPLAY, OPT_JSON, OPT_DB, OPT_NO_STORE, OPT_WEAKER,
-	OPT_TIMEOUT, OPT_HELLO, OPT_WORKER,
+	OPT_TIMEOUT, OPT_HELLO, OPT_WORKER, OPT_LLM_JOBS,
 };
 
 static const struct option cmd_run_opts[] = {
@@ -88,6 +89,7 @@ static const struct option cmd_run_opts[] = {
 	{ "agent-timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "hello-timeout", required_argument, NULL, OPT_HELLO },
 	{ "worker", required_argument, NULL, OPT_WORKER },
+	{ "llm-concurrency", required_argument, NULL, OPT_LLM_JOBS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -199,6 +201,10 @@ cmd_run_parse(int argc, char **argv, struct config *c, struct cmd_run_args *a,
 		case OPT_HELLO:
 			rc = cmd_run_flag(c, "hello_timeout", optarg,
 			    "--hello-timeout");
+			break;
+		case OPT_LLM_JOBS:
+			rc = cmd_run_flag(c, "llm_concurrency", optarg,
+			    "--llm-concurrency");
 			break;
 		case OPT_JSON: a->json = 1; break;
 		case OPT_DB: a->db = optarg; break;
