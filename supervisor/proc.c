@@ -32,73 +32,17 @@
 #include "supervisor/loop.h"
 #include "supervisor/run.h"
 #include "supervisor/spawn.h"
+#include "supervisor/proc_int.h"
 #include "supervisor/store.h"
-
-#define PROC_ERRLINE	512		/* one stderr line kept */
-#define PROC_ERRMAX	(64u * 1024)	/* stderr bytes logged per worker */
-#define PROC_EOF_MS	5000		/* channel closed -> kill if still alive */
-
-enum proc_state {
-	PROC_SPAWNING = 0,	/* forked, waiting for hello */
-	PROC_READY,		/* started, working on its own */
-	PROC_BUSY,		/* waiting on the supervisor (llm, spawn) */
-	PROC_DRAINING,		/* done or cancelled: waiting for its exit */
-	PROC_DEAD,		/* reaped */
-	PROC_NSTATES
-};
-
-enum proc_event {
-	PROC_EV_HELLO = 0,
-	PROC_EV_MESSAGE,
-	PROC_EV_EXIT,
-	PROC_EV_TIMEOUT,
-	PROC_EV_CANCEL,
-	PROC_NEVENTS
-};
-
-/* An LLM turn in flight for a worker; outlives the worker if need be. */
-struct proc_llm {
-	struct worker	*w;		/* NULL once the worker is gone */
-	uint32_t	 id;
-	uint64_t	 handle;
-	struct proc_llm	*next;
-};
-
-struct worker {
-	struct run		*run;
-	struct node		*node;
-	struct spawn_child	 child;
-	struct ipc_peer		 peer;
-	struct sandbox_policy	 policy;
-	enum proc_state		 state;
-	uint64_t		 timer;
-	int			 chan_open;	/* from_fd still in the loop */
-	int			 out_armed;	/* EPOLLOUT requested */
-	int			 got_done;
-	enum node_end		 kill_end;	/* set when we killed it */
-	char			*kill_reason;
-	struct proc_llm		*llm;		/* turns in flight */
-	unsigned		 nspawn;	/* subagents it waits for */
-	int			 parked;
-	char			 errline[PROC_ERRLINE];	/* last stderr line */
-	size_t			 errlen;
-	size_t			 errtotal;
-	char			 errlast[PROC_ERRLINE];
-	const struct ipc_msg	*msg;		/* the message being handled */
-};
 
 typedef void	(*proc_action)(struct worker *);
 
-static void	proc_on_hello(struct worker *);
-static void	proc_on_message(struct worker *);
 static void	proc_on_exit(struct worker *);
 static void	proc_hello_late(struct worker *);
 static void	proc_deadline(struct worker *);
 static void	proc_grace_over(struct worker *);
 static void	proc_kill_now(struct worker *);
 static void	proc_send_cancel(struct worker *);
-static void	proc_out_of_turn(struct worker *);
-static void	proc_drain_message(struct worker *);
 static void	proc_ignore(struct worker *);
 
 static const proc_action proc_table[PROC_NSTATES][PROC_NEVENTS] = {
@@ -160,7 +104,7 @@ proc_timer_cb(void *arg)
 	proc_fire(w, PROC_EV_TIMEOUT);
 }
 
-static void
+void
 proc_arm(struct worker *w, uint64_t ms)
 {
 	loop_timer_del(w->run->loop, w->timer);
@@ -195,7 +139,7 @@ proc_write_cb(int fd, uint32_t events, void *arg)
 	proc_flush(arg);
 }
 
-static void
+void
 proc_send(struct worker *w, const struct ipc_msg *m)
 {
 	char	line[IPC_DESCRIBE_LEN];
@@ -215,7 +159,7 @@ proc_send(struct worker *w, const struct ipc_msg *m)
 }
 
 /* busy while it waits on us; parked (no --jobs slot) if only on children */
-static void
+void
 proc_update_busy(struct worker *w)
 {
 	int	parked;
@@ -312,7 +256,7 @@ proc_deadline(struct worker *w)
 	proc_send_cancel(w);
 }
 
-static void
+void
 proc_out_of_turn(struct worker *w)
 {
 	char	msg[128];
@@ -321,362 +265,6 @@ proc_out_of_turn(struct worker *w)
 	    ipc_type_name(w->msg ? w->msg->type : IPC_NONE),
 	    proc_state_names[w->state]);
 	proc_kill(w, NODE_END_PROTOCOL, msg);
-}
-
-static void	proc_do_event(struct worker *);
-static void	proc_do_checkpoint(struct worker *);
-static void	proc_do_done(struct worker *);
-
-/* Cancelled or done: take its last words (done, checkpoint, event); a
- * request is not answered any more. */
-static void
-proc_drain_message(struct worker *w)
-{
-	switch (w->msg->type) {
-	case IPC_DONE:
-		if (!w->got_done && w->node->state != NODE_DONE)
-			proc_do_done(w);
-		break;
-	case IPC_CHECKPOINT:
-		proc_do_checkpoint(w);
-		break;
-	case IPC_EVENT:
-		proc_do_event(w);
-		break;
-	case IPC_NONE:
-	case IPC_HELLO:
-	case IPC_START:
-	case IPC_LLM:
-	case IPC_LLM_OK:
-	case IPC_LLM_ERR:
-	case IPC_SPAWN:
-	case IPC_SPAWN_OK:
-	case IPC_SPAWN_ERR:
-	case IPC_CANCEL:
-	default:
-		break;
-	}
-}
-
-/* --- hello and start ------------------------------------------------ */
-
-static void
-proc_start_profile(struct ipc_profile *ip, const struct profile *p)
-{
-	size_t	i;
-
-	ip->name = p->name;
-	ip->prompt = p->prompt ? p->prompt : "";
-	ip->tools = xcalloc(p->ntools + 1, sizeof(char *));
-	for (i = 0; i < p->ntools; i++)
-		ip->tools[i] = (char *)(uintptr_t)p->tools[i];
-	ip->ntools = p->ntools;
-}
-
-static void
-proc_send_start(struct worker *w)
-{
-	const struct run_limits	*l = &w->run->opts.limits;
-	struct node		*n = w->node;
-	struct ipc_msg		 m;
-	struct ipc_start	*s = &m.u.start;
-
-	memset(&m, 0, sizeof(m));
-	m.type = IPC_START;
-	s->path = n->path;
-	s->depth = n->depth;
-	proc_start_profile(&s->profile, n->profile);
-	s->task = n->task;
-	msg_list_init(&s->context);
-	if (n->inherit)
-		run_inherited(w->run, n, &s->context);
-	s->limits.max_iterations = l->max_iterations;
-	s->limits.timeout_ms = l->agent_timeout_ms;
-	s->limits.max_output_bytes = l->max_output_bytes;
-	s->workspace = (char *)(uintptr_t)w->run->opts.workspace;
-	proc_send(w, &m);
-	free(s->profile.tools);
-	msg_list_free(&s->context);
-}
-
-static void
-proc_on_hello(struct worker *w)
-{
-	const struct ipc_hello	*h = &w->msg->u.hello;
-	struct sandbox_report	 rep;
-	struct sandbox_error	 e;
-	char			 msg[SANDBOX_ERR_LEN + 64], layers[256];
-
-	if (h->version != IPC_PROTOCOL_VERSION) {
-		snprintf(msg, sizeof(msg), "protocol version %u, want %u",
-		    h->version, IPC_PROTOCOL_VERSION);
-		proc_kill(w, NODE_END_PROTOCOL, msg);
-		return;
-	}
-	memset(&rep, 0, sizeof(rep));
-	memset(&e, 0, sizeof(e));
-	if (sandbox_report_parse(&rep, (const char *const *)h->layers,
-	    (int)h->nlayers, &e) == -1 ||
-	    sandbox_report_check(&w->policy, &rep, &e) == -1) {
-		snprintf(msg, sizeof(msg), "sandbox short of profile %s: %s",
-		    w->policy.name, e.msg);
-		proc_kill(w, NODE_END_PROTOCOL, msg);
-		return;
-	}
-	sandbox_report_string(&rep, layers, sizeof(layers));
-	log_debug("agent %s: hello, sandbox %s", w->node->path, layers);
-	run_record_event(w->run, w->node, "hello", NULL, layers);
-	w->state = PROC_READY;
-	proc_arm(w, w->run->opts.limits.agent_timeout_ms +
-	    w->run->opts.limits.grace_ms);
-	proc_send_start(w);
-}
-
-/* --- requests from a running worker --------------------------------- */
-
-static void
-proc_llm_done(struct run *r, void *arg, struct msg_reply *reply,
-    const char *code, const char *error)
-{
-	struct proc_llm	*pl = arg, **pp;
-	struct worker	*w = pl->w;
-	struct ipc_msg	 m;
-
-	(void)r;
-	if (w != NULL) {
-		for (pp = &w->llm; *pp != NULL; pp = &(*pp)->next) {
-			if (*pp == pl) {
-				*pp = pl->next;
-				break;
-			}
-		}
-		memset(&m, 0, sizeof(m));
-		if (reply != NULL) {
-			m.type = IPC_LLM_OK;
-			m.u.llm_ok.id = pl->id;
-			m.u.llm_ok.reply = *reply;	/* borrowed */
-		} else {
-			m.type = IPC_LLM_ERR;
-			m.u.llm_err.id = pl->id;
-			m.u.llm_err.code = (char *)(uintptr_t)code;
-			m.u.llm_err.message = (char *)(uintptr_t)error;
-		}
-		if (w->state == PROC_READY || w->state == PROC_BUSY)
-			proc_send(w, &m);
-		proc_update_busy(w);
-	}
-	free(pl);
-}
-
-static void
-proc_do_llm(struct worker *w)
-{
-	const struct ipc_llm	*q = &w->msg->u.llm;
-	struct proc_llm		*pl;
-	uint64_t		 handle;
-
-	pl = xcalloc(1, sizeof(*pl));
-	pl->w = w;
-	pl->id = q->id;
-	pl->next = w->llm;
-	w->llm = pl;
-	w->state = PROC_BUSY;
-	/* proc_llm_done may run from inside (a refusal): pl is gone then,
-	 * and the handle is 0. */
-	handle = broker_submit(w->run, w->node, q->step, q->purpose,
-	    &q->messages, q->tools, q->ntools, proc_llm_done, pl);
-	if (handle != 0)
-		pl->handle = handle;
-	proc_update_busy(w);
-}
-
-static void
-proc_child_done(struct run *r, struct node *child, void *arg)
-{
-	struct node	*parent = child->parent;
-	struct worker	*w = parent->worker;
-
-	(void)r;
-	if (w == NULL || w->state == PROC_DEAD)
-		return;
-	if (w->nspawn > 0)
-		w->nspawn--;
-	if (w->state == PROC_READY || w->state == PROC_BUSY)
-		proc_spawn_answer(w, (uint32_t)(uintptr_t)arg, child);
-	proc_update_busy(w);
-}
-
-void
-proc_spawn_answer(struct worker *w, uint32_t id, const struct node *child)
-{
-	struct ipc_msg	 m;
-	char		*text;
-	int		 is_error;
-
-	memset(&m, 0, sizeof(m));
-	text = run_node_answer(child, &is_error);
-	if (!is_error) {
-		m.type = IPC_SPAWN_OK;
-		m.u.spawn_ok.id = id;
-		m.u.spawn_ok.path = (char *)(uintptr_t)child->path;
-		m.u.spawn_ok.result = text;
-		m.u.spawn_ok.usage = child->usage;
-	} else {
-		m.type = IPC_SPAWN_ERR;
-		m.u.spawn_err.id = id;
-		m.u.spawn_err.code = (char *)(uintptr_t)(
-		    child->end == NODE_END_TIMEOUT ? IPC_ERR_TIMEOUT :
-		    child->end == NODE_END_KILLED ? IPC_ERR_KILLED :
-		    child->end == NODE_END_PROTOCOL ? IPC_ERR_PROTOCOL :
-		    child->end == NODE_END_CANCELLED ? IPC_ERR_CANCELLED :
-		    child->end == NODE_END_SPAWN ? IPC_ERR_REFUSED :
-		    IPC_ERR_CRASHED);
-		m.u.spawn_err.message = text;
-	}
-	proc_send(w, &m);
-	free(text);
-}
-
-static void
-proc_do_spawn(struct worker *w)
-{
-	const struct ipc_spawn	*q = &w->msg->u.spawn;
-	struct ipc_msg		 m;
-	const char		*code = NULL;
-	char			 msg[512];
-
-	if (run_delegate(w->run, w->node, q->profile, q->task,
-	    q->inherit_context, NULL, proc_child_done,
-	    (void *)(uintptr_t)q->id,
-	    NULL, &code, msg, sizeof(msg)) == 0) {
-		w->nspawn++;
-		proc_update_busy(w);
-		return;
-	}
-	memset(&m, 0, sizeof(m));
-	m.type = IPC_SPAWN_ERR;
-	m.u.spawn_err.id = q->id;
-	m.u.spawn_err.code = (char *)(uintptr_t)code;
-	m.u.spawn_err.message = msg;
-	proc_send(w, &m);
-}
-
-static void
-proc_do_event(struct worker *w)
-{
-	const struct ipc_event	*ev = &w->msg->u.event;
-	enum log_level		 lvl;
-
-	if (strcmp(ev->kind, "tool_call") == 0)
-		ui_tool(w->node, ev->tool ? ev->tool : "?", ev->text);
-	else if (strcmp(ev->kind, "tool_result") == 0)
-		ui_tool_result(w->node, ev->tool ? ev->tool : "?", ev->text, 0);
-	else if (strcmp(ev->kind, "tool_error") == 0)
-		ui_tool_result(w->node, ev->tool ? ev->tool : "?", ev->text, 1);
-	else if (strcmp(ev->kind, "log") == 0) {
-		lvl = ev->has_level && ev->level <= LOG_LEVEL_DEBUG ?
-		    (enum log_level)ev->level : LOG_LEVEL_INFO;
-		if (lvl <= log_getlevel())
-			log_warnx("agent %s: %s", w->node->path, ev->text);
-	} else
-		ui_note(w->node, ev->kind, ev->text);
-	run_record_event(w->run, w->node, ev->kind, ev->tool, ev->text);
-}
-
-static void
-proc_do_checkpoint(struct worker *w)
-{
-	const struct ipc_checkpoint	*c = &w->msg->u.checkpoint;
-	struct node			*n = w->node;
-	size_t				 i, skip;
-
-	/* Messages arrive in order; a resent prefix is skipped, a gap is a lie. */
-	if (c->seq > n->ckpt_seq) {
-		proc_kill(w, NODE_END_PROTOCOL, "checkpoint skips messages");
-		return;
-	}
-	skip = n->ckpt_seq - c->seq;
-	for (i = skip; i < c->messages.n; i++) {
-		if (w->run->store != NULL && n->store_node > 0 &&
-		    store_msg_append(w->run->store, n->store_node,
-		    &c->messages.v[i], NULL) == -1)
-			log_warnx("store: %s", store_errmsg(w->run->store));
-	}
-	if (c->messages.n > skip)
-		n->ckpt_seq += (uint32_t)(c->messages.n - skip);
-}
-
-static void
-proc_do_done(struct worker *w)
-{
-	const struct ipc_done	*d = &w->msg->u.done;
-	struct node		*n = w->node;
-
-	w->got_done = 1;
-	switch (d->status) {
-	case IPC_STATUS_COMPLETE:
-	case IPC_STATUS_AUTO_COMPLETE:
-		n->end = NODE_END_COMPLETE;
-		break;
-	case IPC_STATUS_FAIL:
-		n->end = NODE_END_FAIL;
-		break;
-	case IPC_STATUS_LIMIT:
-	default:
-		n->end = NODE_END_LIMIT;
-		break;
-	}
-	free(n->result);
-	n->result = xstrdup(d->result ? d->result : "");
-	if (n->end != NODE_END_COMPLETE) {
-		free(n->error);
-		n->error = xstrdup(d->reason ? d->reason : n->result);
-	}
-	n->usage = d->usage;
-	n->iterations = d->iterations;
-	if (w->kill_end != NODE_END_NONE) {
-		/* Cancelled or timed out: that is what the parent hears. */
-		n->end = w->kill_end;
-		free(n->error);
-		n->error = xstrdup(w->kill_reason);
-	}
-	w->state = PROC_DRAINING;
-	proc_arm(w, w->run->opts.limits.grace_ms + PROC_EOF_MS);
-	run_node_done(w->run, n);
-}
-
-/* The one message switch for a running worker (proc_dispatch_worker). */
-static void
-proc_on_message(struct worker *w)
-{
-	switch (w->msg->type) {
-	case IPC_LLM:
-		proc_do_llm(w);
-		break;
-	case IPC_SPAWN:
-		proc_do_spawn(w);
-		break;
-	case IPC_EVENT:
-		proc_do_event(w);
-		break;
-	case IPC_CHECKPOINT:
-		proc_do_checkpoint(w);
-		break;
-	case IPC_DONE:
-		proc_do_done(w);
-		break;
-	case IPC_NONE:
-	case IPC_HELLO:
-	case IPC_START:
-	case IPC_LLM_OK:
-	case IPC_LLM_ERR:
-	case IPC_SPAWN_OK:
-	case IPC_SPAWN_ERR:
-	case IPC_CANCEL:
-	default:
-		proc_out_of_turn(w);
-		break;
-	}
 }
 
 /* --- reading the channel and stderr ----------------------------------- */

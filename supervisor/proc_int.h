@@ -1,0 +1,78 @@
+/*
+ * Inside proc.c and proc_msg.c: one worker process as the supervisor
+ * sees it. Private to those two files; the rest of the supervisor knows
+ * only struct worker's name (run.h).
+ */
+#ifndef WARREN_PROC_INT_H
+#define WARREN_PROC_INT_H
+
+#include "ipc/ipc.h"
+#include "sandbox/sandbox.h"
+#include "supervisor/run.h"
+#include "supervisor/spawn.h"
+
+#define PROC_ERRLINE	512		/* one stderr line kept */
+#define PROC_ERRMAX	(64u * 1024)	/* stderr bytes logged per worker */
+#define PROC_EOF_MS	5000		/* channel closed -> kill if still alive */
+
+enum proc_state {
+	PROC_SPAWNING = 0,	/* forked, waiting for hello */
+	PROC_READY,		/* started, working on its own */
+	PROC_BUSY,		/* waiting on the supervisor (llm, spawn) */
+	PROC_DRAINING,		/* done or cancelled: waiting for its exit */
+	PROC_DEAD,		/* reaped */
+	PROC_NSTATES
+};
+
+enum proc_event {
+	PROC_EV_HELLO = 0,
+	PROC_EV_MESSAGE,
+	PROC_EV_EXIT,
+	PROC_EV_TIMEOUT,
+	PROC_EV_CANCEL,
+	PROC_NEVENTS
+};
+
+/* An LLM turn in flight for a worker; outlives the worker if need be. */
+struct proc_llm {
+	struct worker	*w;		/* NULL once the worker is gone */
+	uint32_t	 id;
+	uint64_t	 handle;
+	struct proc_llm	*next;
+};
+
+struct worker {
+	struct run		*run;
+	struct node		*node;
+	struct spawn_child	 child;
+	struct ipc_peer		 peer;
+	struct sandbox_policy	 policy;
+	enum proc_state		 state;
+	uint64_t		 timer;
+	int			 chan_open;	/* from_fd still in the loop */
+	int			 out_armed;	/* EPOLLOUT requested */
+	int			 got_done;
+	enum node_end		 kill_end;	/* set when we killed it */
+	char			*kill_reason;
+	struct proc_llm		*llm;		/* turns in flight */
+	unsigned		 nspawn;	/* subagents it waits for */
+	int			 parked;
+	char			 errline[PROC_ERRLINE];	/* last stderr line */
+	size_t			 errlen;
+	size_t			 errtotal;
+	char			 errlast[PROC_ERRLINE];
+	const struct ipc_msg	*msg;		/* the message being handled */
+};
+
+/* proc.c: lifecycle helpers the message handlers use */
+void	proc_send(struct worker *, const struct ipc_msg *);
+void	proc_arm(struct worker *, uint64_t ms);
+void	proc_update_busy(struct worker *);
+void	proc_out_of_turn(struct worker *);
+
+/* proc_msg.c: the cells of the table that read a message */
+void	proc_on_hello(struct worker *);
+void	proc_on_message(struct worker *);
+void	proc_drain_message(struct worker *);
+
+#endif
