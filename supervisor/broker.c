@@ -17,6 +17,7 @@
 
 struct broker_req {
 	struct run	*run;
+	struct node	*node;
 	broker_fn	 fn;
 	void		*arg;
 };
@@ -49,6 +50,8 @@ broker_done(struct llm_result *res, void *arg)
 
 	if (res->err == LLM_OK) {
 		r->tokens += res->reply.usage.input + res->reply.usage.output;
+		b->node->usage_unsaved.input += res->reply.usage.input;
+		b->node->usage_unsaved.output += res->reply.usage.output;
 		b->fn(r, b->arg, &res->reply, NULL, NULL);
 	} else
 		b->fn(r, b->arg, NULL, broker_code(res->err),
@@ -57,7 +60,7 @@ broker_done(struct llm_result *res, void *arg)
 }
 
 uint64_t
-broker_submit(struct run *r, const struct node *n, unsigned step,
+broker_submit(struct run *r, struct node *n, unsigned step,
     enum ipc_purpose purpose, const struct msg_list *msgs,
     const struct msg_tool *tools, size_t ntools, broker_fn fn, void *arg)
 {
@@ -84,6 +87,7 @@ broker_submit(struct run *r, const struct node *n, unsigned step,
 	req.ntools = ntools;
 	b = xcalloc(1, sizeof(*b));
 	b->run = r;
+	b->node = n;
 	b->fn = fn;
 	b->arg = arg;
 	r->nturns++;

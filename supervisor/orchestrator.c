@@ -44,12 +44,8 @@ orch_checkpoint(struct run *r)
 	struct node		*n = r->root;
 	size_t			 i;
 
-	for (i = n->ckpt_seq; i < log->n; i++) {
-		if (r->store != NULL && n->store_node > 0 &&
-		    store_msg_append(r->store, n->store_node, &log->v[i],
-		    NULL) == -1)
-			log_warnx("store: %s", store_errmsg(r->store));
-	}
+	for (i = n->ckpt_seq; i < log->n; i++)
+		run_store_msg(r, n, &log->v[i]);
 	n->ckpt_seq = (uint32_t)log->n;
 }
 

@@ -291,12 +291,8 @@ proc_do_checkpoint(struct worker *w)
 		return;
 	}
 	skip = n->ckpt_seq - c->seq;
-	for (i = skip; i < c->messages.n; i++) {
-		if (w->run->store != NULL && n->store_node > 0 &&
-		    store_msg_append(w->run->store, n->store_node,
-		    &c->messages.v[i], NULL) == -1)
-			log_warnx("store: %s", store_errmsg(w->run->store));
-	}
+	for (i = skip; i < c->messages.n; i++)
+		run_store_msg(w->run, n, &c->messages.v[i]);
 	if (c->messages.n > skip)
 		n->ckpt_seq += (uint32_t)(c->messages.n - skip);
 }

@@ -122,6 +122,22 @@ run_record_event(struct run *r, const struct node *n, const char *kind,
 		log_warnx("store: event: %s", store_errmsg(r->store));
 }
 
+void
+run_store_msg(struct run *r, struct node *n, const struct msg *m)
+{
+	const struct msg_usage	*u = NULL;
+
+	if (r->store == NULL || n->store_node <= 0)
+		return;
+	if (m->role == MSG_ASSISTANT && (n->usage_unsaved.input > 0 ||
+	    n->usage_unsaved.output > 0))
+		u = &n->usage_unsaved;
+	if (store_msg_append(r->store, n->store_node, m, u) == -1)
+		log_warnx("store: %s", store_errmsg(r->store));
+	else if (u != NULL)
+		memset(&n->usage_unsaved, 0, sizeof(n->usage_unsaved));
+}
+
 int
 run_delegate(struct run *r, struct node *parent, const char *profile,
     const char *task, int inherit, const char *call_id, node_done_fn cb,

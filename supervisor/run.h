@@ -96,6 +96,7 @@ struct node {
 	char			*result;	/* complete()'s text, or NULL */
 	char			*error;		/* why it did not complete */
 	struct msg_usage	 usage;
+	struct msg_usage	 usage_unsaved;	/* turns not yet in the store */
 	unsigned		 iterations;
 	int64_t			 store_agent;	/* rows in the store, 0 = none */
 	int64_t			 store_node;
@@ -181,13 +182,16 @@ void		 run_inherited(struct run *, const struct node *,
 		    struct msg_list *);
 void		 run_record_event(struct run *, const struct node *,
 		    const char *kind, const char *tool, const char *text);
+/* Append a message of n to the store; an assistant message carries the
+ * usage of the turns that produced it. */
+void		 run_store_msg(struct run *, struct node *, const struct msg *);
 
 /* run_resume.c */
 struct store_plan;
 int		 run_resume_prepare(struct run *, const struct store_plan *,
 		    struct msg_list *);
 
-/* proc.c: worker processes, a state x event table. */
+/* proc.c, proc_msg.c: worker processes, a state x event table. */
 int		 proc_start(struct run *, struct node *);
 void		 proc_cancel(struct worker *, const char *reason);
 void		 proc_kill(struct worker *, enum node_end, const char *reason);
@@ -212,7 +216,7 @@ typedef void	(*broker_fn)(struct run *, void *arg, struct msg_reply *reply,
 /* Submit a turn for node; fn is called exactly once (maybe from here,
  * with an error, when refused by the budget). Returns a handle for
  * broker_cancel or 0 if fn was already called. */
-uint64_t	 broker_submit(struct run *, const struct node *, unsigned step,
+uint64_t	 broker_submit(struct run *, struct node *, unsigned step,
 		    enum ipc_purpose, const struct msg_list *,
 		    const struct msg_tool *, size_t ntools, broker_fn, void *arg);
 void		 broker_cancel(struct run *, uint64_t handle);
