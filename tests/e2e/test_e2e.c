@@ -330,6 +330,7 @@ test_sigkill_mid_step(void **state)
 struct interrupter {
 	char	mark[PATH_MAX];
 	int	sent;
+	int	twice;		/* a second SIGINT: kill at once */
 };
 
 static void
@@ -341,12 +342,13 @@ interrupt(pid_t warren, void *arg)
 		return;
 	if (kill(warren, SIGINT) == 0)
 		it->sent = 1;
+	if (it->twice && kill(warren, SIGINT) == -1)
+		it->sent = 0;
 }
 
 static void
-test_no_orphans_after_sigint(void **state)
+no_orphans(struct ctx *c, int twice)
 {
-	struct ctx		*c = *state;
 	struct h_run		 r;
 	struct interrupter	 it;
 	pid_t			 pids[16];
@@ -354,6 +356,7 @@ test_no_orphans_after_sigint(void **state)
 	unsigned		 u = 900000 + (unsigned)getpid() % 90000;
 
 	memset(&it, 0, sizeof(it));
+	it.twice = twice;
 	snprintf(it.mark, sizeof(it.mark), "%s/sig.started", c->ws);
 	/* A detached grandchild, a background child, a foreground sleep. */
 	snprintf(cmd, sizeof(cmd), "setsid sleep %u.1 >/dev/null 2>&1 & "
@@ -371,6 +374,18 @@ test_no_orphans_after_sigint(void **state)
 	snprintf(needle, sizeof(needle), "sleep %u.", u);
 	assert_int_equal(h_find_procs(needle, pids, 16), 0);
 	h_run_free(&r);
+}
+
+static void
+test_no_orphans_after_sigint(void **state)
+{
+	no_orphans(*state, 0);
+}
+
+static void
+test_no_orphans_after_two_sigints(void **state)
+{
+	no_orphans(*state, 1);
 }
 
 struct snoop {
@@ -583,6 +598,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_sigkill_mid_step, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_no_orphans_after_sigint,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_orphans_after_two_sigints,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_api_key_hidden, setup,
 		    teardown),

@@ -39,7 +39,8 @@ static const char script[] =
 "  {\"path\": \"data.txt\"}}]}}]},\n"
 " {\"match\": \"FAKE-TASK-1\", \"repeat\": true, \"responses\": [{\"reply\":"
 "  {\"calls\": [{\"id\": \"c1\", \"name\": \"delegate\", \"arguments\":"
-"  {\"profile\": \"explore\", \"task\": \"CHILD-TASK-QQ: read data.txt\"}}]}}]}\n"
+"  {\"profile\": \"explore\", \"task\": \"CHILD-TASK-QQ: read data.txt\","
+"  \"inherit_context\": true}}]}}]}\n"
 "]}\n";
 
 static void
@@ -118,6 +119,9 @@ test_http_endpoint_delegation(void **state)
 	assert_int_equal(h_count_lines(reqs, "\"method\":\"POST\"", NULL), 4);
 	assert_int_equal(h_count_lines(reqs, "\"method\":\"POST\"",
 	    "Bearer " KEY), 4);
+	/* inherit_context: the child's turns carry its ancestor's task. */
+	assert_true(h_count_lines(reqs, "CHILD-TASK-QQ",
+	    "whose task is: FAKE-TASK-1") >= 1);
 
 	/* The recorded session replays with no endpoint at all, the same
 	 * way: keys are agent path + step, whatever order the turns took. */
