@@ -249,7 +249,7 @@ proc_deadline(struct worker *w)
 {
 	char	msg[128];
 
-	snprintf(msg, sizeof(msg), "timed out after %llu ms",
+	snprintf(msg, sizeof(msg), "no result after %llu ms (--agent-timeout)",
 	    (unsigned long long)w->run->opts.limits.agent_timeout_ms);
 	w->kill_end = NODE_END_TIMEOUT;
 	w->kill_reason = xstrdup(msg);

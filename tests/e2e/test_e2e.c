@@ -272,6 +272,27 @@ test_token_budget(void **state)
 	h_run_free(&r);
 }
 
+/* The supervisor's wall clock: cancel, a grace, then the whole tree. */
+static void
+test_agent_timeout(void **state)
+{
+	static const char *const opts[] = { "--agent-timeout", "2s", NULL };
+	struct ctx	*c = *state;
+	struct h_run	 r;
+
+	h_turn(c->f, "0", 1, one("a", "delegate",
+	    "{\"profile\":\"test\",\"task\":\"dawdle\"}"));
+	h_turn(c->f, "0.1", 1, one("b", "bash",
+	    "{\"command\":\"sleep 600\"}"));
+	h_turn(c->f, "0", 2, one("c", "complete", "{\"result\":\"ok\"}"));
+	run(c, &r, opts, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(DONE_AS(r.out, "0.1", "timeout"), 1);
+	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "subagent 0.1 (test) timed out") >= 1);
+	h_run_free(&r);
+}
+
 struct killer {
 	char	mark[PATH_MAX];
 	char	needle[64];
@@ -594,6 +615,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_parallel_overlap, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_token_budget, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_agent_timeout, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_mid_step, setup,
 		    teardown),
