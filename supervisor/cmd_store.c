@@ -471,8 +471,9 @@ cmd_show_agent(struct store *st, const struct store_agent *a, int messages)
 	}
 	printf("] ");
 	cmd_print_text(a->profile != NULL ? a->profile : "-", 32);
-	printf(", %llu msgs, tokens %s/%s, %s: ",
-	    (unsigned long long)a->nmessages, tin, tout, dur);
+	printf(", %llu message%s, tokens %s/%s, %s: ",
+	    (unsigned long long)a->nmessages, a->nmessages == 1 ? "" : "s",
+	    tin, tout, dur);
 	cmd_print_text(a->task, CMD_TASK_WIDTH);
 	putchar('\n');
 	if (a->summary != NULL) {

@@ -645,9 +645,9 @@ store_schema_ready(struct store *st)
 		return store_seterr(st, STORE_EREADONLY,
 		    "schema version %lld must be upgraded to %d, which needs"
 		    " write access", (long long)version, STORE_SCHEMA_VERSION);
-	rc = store_schema_migrate(st->db, (int)version, &msg);
-	log_info("database %s: schema upgraded from version %lld to %d",
-	    st->path, (long long)version, STORE_SCHEMA_VERSION);
+	if ((rc = store_schema_migrate(st->db, (int)version, &msg)) == 0)
+		log_info("database %s: schema upgraded from version %lld to"
+		    " %d", st->path, (long long)version, STORE_SCHEMA_VERSION);
 done:
 	if (rc == -1) {
 		store_seterr(st, STORE_EIO, "creating or upgrading the schema:"
