@@ -130,6 +130,17 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 	return 0;
 }
 
+/* An error on stderr, escaped: it may quote a path or a stored value. */
+static void
+cmd_store_error(const char *name, const char *msg)
+{
+	char	*e;
+
+	e = str_escape_dup(msg, strlen(msg), 0);
+	fprintf(stderr, "warren %s: %s\n", name, e != NULL ? e : msg);
+	free(e);
+}
+
 static struct store *
 cmd_store_open(const char *name, const struct cmd_store_opts *o, int *exitp)
 {
@@ -142,7 +153,7 @@ cmd_store_open(const char *name, const struct cmd_store_opts *o, int *exitp)
 		return NULL;
 	}
 	if ((st = store_open(path, STORE_READ, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "warren %s: %s\n", name, err);
+		cmd_store_error(name, err);
 		*exitp = WARREN_EXIT_STORE;
 	}
 	return st;
@@ -158,7 +169,7 @@ cmd_store_run_arg(struct store *st, const char *name, const char *arg,
 	if (strcmp(arg, "last") == 0) {
 		if (store_run_latest(st, run) == 0)
 			return 0;
-		fprintf(stderr, "warren %s: %s\n", name, store_errmsg(st));
+		cmd_store_error(name, store_errmsg(st));
 		*exitp = store_errcode(st) == STORE_ENOTFOUND ?
 		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
 		return -1;
@@ -178,7 +189,7 @@ cmd_store_run_arg(struct store *st, const char *name, const char *arg,
 static int
 cmd_store_fail(struct store *st, const char *name)
 {
-	fprintf(stderr, "warren %s: %s\n", name, store_errmsg(st));
+	cmd_store_error(name, store_errmsg(st));
 	return store_errcode(st) == STORE_ENOTFOUND ? WARREN_EXIT_USAGE :
 	    WARREN_EXIT_STORE;
 }
@@ -471,8 +482,9 @@ cmd_show_agent(struct store *st, const struct store_agent *a, int messages)
 	}
 	printf("] ");
 	cmd_print_text(a->profile != NULL ? a->profile : "-", 32);
-	printf(", %llu msgs, tokens %s/%s, %s: ",
-	    (unsigned long long)a->nmessages, tin, tout, dur);
+	printf(", %llu message%s, tokens %s/%s, %s: ",
+	    (unsigned long long)a->nmessages, a->nmessages == 1 ? "" : "s",
+	    tin, tout, dur);
 	cmd_print_text(a->task, CMD_TASK_WIDTH);
 	putchar('\n');
 	if (a->summary != NULL) {

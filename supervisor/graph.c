@@ -237,9 +237,10 @@ graph_write_dot(FILE *f, const struct store_run *run,
 			free(tip);
 			return -1;
 		}
-		fprintf(f, "\tn%lld [label=\"%s\\n%llu messages%s\", "
+		fprintf(f, "\tn%lld [label=\"%s\\n%llu message%s%s\", "
 		    "tooltip=\"%s\"%s];\n", (long long)n->id, label,
-		    (unsigned long long)n->nmessages, n->summary != NULL ?
+		    (unsigned long long)n->nmessages, n->nmessages == 1 ? "" :
+		    "s", n->summary != NULL ?
 		    ", summarised" : "", tip, n->kind == STORE_NODE_MERGE ?
 		    ", shape=ellipse" : "");
 		free(label);

@@ -79,23 +79,23 @@ static const char *const store_sql[SQ__COUNT] = {
 	    " FROM messages m WHERE m.node = ?1",
 	[SQ_EVENT_INSERT] = "INSERT INTO events (run, time_ms, path, type,"
 	    " detail) VALUES (?,?,?,?,?)",
-	/* Every edge into the node or one of its ancestors. */
-	[SQ_ANCESTOR_EDGES] = "WITH RECURSIVE anc(id) AS (SELECT ?1"
-	    " UNION SELECT e.parent FROM memory_edges e"
-	    " JOIN anc ON e.child = anc.id)"
-	    " SELECT e.parent, e.child FROM anc"
-	    " JOIN memory_edges e ON e.child = anc.id",
 	[SQ_NODE_INFO] = "SELECT n.summary, n.kind, n.label, a.path"
 	    " FROM memory_nodes n LEFT JOIN agents a ON a.id = n.agent"
 	    " WHERE n.id = ?",
-	/* Every ancestor of ?1 with what its context message needs. */
-	[SQ_ANCESTOR_NODES] = "WITH RECURSIVE anc(id) AS (SELECT parent"
-	    " FROM memory_edges WHERE child = ?1"
+	/*
+	 * A node's ancestors, walked once (MATERIALIZED): kind 0 rows are the
+	 * edges into the node and its ancestors, kind 1 rows the ancestors
+	 * with what their context message needs.
+	 */
+	[SQ_ANCESTORS] = "WITH RECURSIVE anc(id) AS MATERIALIZED (SELECT ?1"
 	    " UNION SELECT e.parent FROM memory_edges e"
 	    " JOIN anc ON e.child = anc.id)"
-	    " SELECT n.id, n.summary, n.kind, n.label, a.path"
+	    " SELECT 0, e.parent, e.child, NULL, NULL, NULL, NULL"
+	    " FROM anc JOIN memory_edges e ON e.child = anc.id"
+	    " UNION ALL"
+	    " SELECT 1, n.id, 0, n.summary, n.kind, n.label, a.path"
 	    " FROM anc JOIN memory_nodes n ON n.id = anc.id"
-	    " LEFT JOIN agents a ON a.id = n.agent",
+	    " LEFT JOIN agents a ON a.id = n.agent WHERE anc.id <> ?1",
 };
 
 /* What the user can do about an error of this kind. */
@@ -645,9 +645,9 @@ store_schema_ready(struct store *st)
 		return store_seterr(st, STORE_EREADONLY,
 		    "schema version %lld must be upgraded to %d, which needs"
 		    " write access", (long long)version, STORE_SCHEMA_VERSION);
-	rc = store_schema_migrate(st->db, (int)version, &msg);
-	log_info("database %s: schema upgraded from version %lld to %d",
-	    st->path, (long long)version, STORE_SCHEMA_VERSION);
+	if ((rc = store_schema_migrate(st->db, (int)version, &msg)) == 0)
+		log_info("database %s: schema upgraded from version %lld to"
+		    " %d", st->path, (long long)version, STORE_SCHEMA_VERSION);
 done:
 	if (rc == -1) {
 		store_seterr(st, STORE_EIO, "creating or upgrading the schema:"

@@ -385,37 +385,69 @@ store_anc_node_cmp(const void *x, const void *y)
 	    &((const struct store_anc_node *)y)->id);
 }
 
-/* Every ancestor's summary, label and path in one query. */
+/* Append one edge row of the ancestors query. */
 static int
-store_anc_nodes(struct store *st, int64_t node, struct store_anc *a)
+store_anc_add_edge(struct store_anc *a, sqlite3_stmt *s, size_t *cap)
 {
-	sqlite3_stmt		*s;
+	struct store_edge	*e;
+
+	if (a->nedges == *cap) {
+		*cap = *cap == 0 ? 16 : *cap * 2;
+		if ((e = reallocarray(a->edges, *cap, sizeof(*e))) == NULL)
+			return -1;
+		a->edges = e;
+	}
+	a->edges[a->nedges].parent = sqlite3_column_int64(s, 1);
+	a->edges[a->nedges++].child = sqlite3_column_int64(s, 2);
+	return 0;
+}
+
+/* Append one node row of the ancestors query. */
+static int
+store_anc_add_node(struct store_anc *a, sqlite3_stmt *s, size_t *cap)
+{
 	struct store_anc_node	*v;
 	const char		*kind;
-	size_t			 cap = 0, i;
-	int			 rc, ok = 1;
+	int			 ok = 1;
 
-	if ((s = store_stmt(st, SQ_ANCESTOR_NODES)) == NULL)
+	if (a->n == *cap) {
+		*cap = *cap == 0 ? 16 : *cap * 2;
+		if ((v = reallocarray(a->nodes, *cap, sizeof(*v))) == NULL)
+			return -1;
+		a->nodes = v;
+	}
+	v = &a->nodes[a->n++];
+	memset(v, 0, sizeof(*v));
+	v->id = sqlite3_column_int64(s, 1);
+	v->summary = store_col_dup(s, 3, &ok);
+	kind = (const char *)sqlite3_column_text(s, 4);
+	v->merge = kind != NULL && strcmp(kind, "merge") == 0;
+	v->label = store_col_dup(s, 5, &ok);
+	v->path = store_col_dup(s, 6, &ok);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The ancestors of a node and the edges among them (and to the node), in
+ * one query: the recursive walk runs once. Nodes end sorted by id, edges
+ * by parent.
+ */
+static int
+store_anc_load(struct store *st, int64_t node, struct store_anc *a)
+{
+	sqlite3_stmt	*s;
+	size_t		 ecap = 0, ncap = 0, i;
+	int		 rc, ok = 1;
+
+	memset(a, 0, sizeof(*a));
+	if ((s = store_stmt(st, SQ_ANCESTORS)) == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, node);
 	while (ok && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (a->n == cap) {
-			cap = cap == 0 ? 16 : cap * 2;
-			if ((v = reallocarray(a->nodes, cap, sizeof(*v))) ==
-			    NULL) {
-				ok = 0;
-				break;
-			}
-			a->nodes = v;
-		}
-		v = &a->nodes[a->n++];
-		memset(v, 0, sizeof(*v));
-		v->id = sqlite3_column_int64(s, 0);
-		v->summary = store_col_dup(s, 1, &ok);
-		kind = (const char *)sqlite3_column_text(s, 2);
-		v->merge = kind != NULL && strcmp(kind, "merge") == 0;
-		v->label = store_col_dup(s, 3, &ok);
-		v->path = store_col_dup(s, 4, &ok);
+		if (sqlite3_column_int(s, 0) == 0)
+			ok = store_anc_add_edge(a, s, &ecap) == 0;
+		else
+			ok = store_anc_add_node(a, s, &ncap) == 0;
 	}
 	sqlite3_reset(s);
 	if (ok && rc != SQLITE_DONE)
@@ -423,45 +455,13 @@ store_anc_nodes(struct store *st, int64_t node, struct store_anc *a)
 	if (!ok || (a->n > 0 &&
 	    (a->ids = calloc(a->n, sizeof(*a->ids))) == NULL))
 		return store_seterr(st, STORE_ENOMEM, "loading ancestors");
+	if (a->nedges > 0)
+		qsort(a->edges, a->nedges, sizeof(*a->edges), store_edge_cmp);
 	if (a->n > 0)
 		qsort(a->nodes, a->n, sizeof(*a->nodes), store_anc_node_cmp);
 	for (i = 0; i < a->n; i++)
 		a->ids[i] = a->nodes[i].id;
 	return 0;
-}
-
-static int
-store_anc_load(struct store *st, int64_t node, struct store_anc *a)
-{
-	sqlite3_stmt		*s;
-	struct store_edge	*e;
-	size_t			 cap = 0;
-	int			 rc;
-
-	memset(a, 0, sizeof(*a));
-	if ((s = store_stmt(st, SQ_ANCESTOR_EDGES)) == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, node);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (a->nedges == cap) {
-			cap = cap == 0 ? 16 : cap * 2;
-			if ((e = reallocarray(a->edges, cap, sizeof(*e))) ==
-			    NULL) {
-				sqlite3_reset(s);
-				return store_seterr(st, STORE_ENOMEM,
-				    "loading ancestors");
-			}
-			a->edges = e;
-		}
-		a->edges[a->nedges].parent = sqlite3_column_int64(s, 0);
-		a->edges[a->nedges++].child = sqlite3_column_int64(s, 1);
-	}
-	sqlite3_reset(s);
-	if (rc != SQLITE_DONE)
-		return store_setdberr(st, rc, "loading ancestors");
-	if (a->nedges > 0)
-		qsort(a->edges, a->nedges, sizeof(*a->edges), store_edge_cmp);
-	return store_anc_nodes(st, node, a);
 }
 
 static void

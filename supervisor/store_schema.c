@@ -125,7 +125,7 @@ static const char *const migrations[] = {
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
 
 static int
-schema_exec(sqlite3 *db, const char *sql, char **errmsg)
+store_schema_exec(sqlite3 *db, const char *sql, char **errmsg)
 {
 	char	*e = NULL;
 
@@ -143,14 +143,14 @@ schema_exec(sqlite3 *db, const char *sql, char **errmsg)
 
 /* Apply steps from version `from` up to `to`, without a transaction. */
 static int
-schema_steps(sqlite3 *db, int from, int to, char **errmsg)
+store_schema_steps(sqlite3 *db, int from, int to, char **errmsg)
 {
 	int	v;
 
 	for (v = from; v < to; v++) {
 		if (v < 1 || (size_t)v > NMIGRATIONS)
 			return -1;
-		if (schema_exec(db, migrations[v - 1], errmsg) == -1)
+		if (store_schema_exec(db, migrations[v - 1], errmsg) == -1)
 			return -1;
 	}
 	return 0;
@@ -164,17 +164,17 @@ store_schema_create(sqlite3 *db, int version, char **errmsg)
 
 	if (version < 1 || version > STORE_SCHEMA_VERSION)
 		return -1;
-	if (schema_exec(db, "BEGIN IMMEDIATE", errmsg) == -1)
+	if (store_schema_exec(db, "BEGIN IMMEDIATE", errmsg) == -1)
 		return -1;
 	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d",
 	    STORE_APPLICATION_ID);
-	rc = schema_exec(db, sql, errmsg);
+	rc = store_schema_exec(db, sql, errmsg);
 	if (rc == 0)
-		rc = schema_exec(db, schema_v1, errmsg);
+		rc = store_schema_exec(db, schema_v1, errmsg);
 	if (rc == 0)
-		rc = schema_steps(db, 1, version, errmsg);
+		rc = store_schema_steps(db, 1, version, errmsg);
 	if (rc == 0)
-		rc = schema_exec(db, "COMMIT", errmsg);
+		rc = store_schema_exec(db, "COMMIT", errmsg);
 	if (rc == -1)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
@@ -190,11 +190,11 @@ store_schema_migrate(sqlite3 *db, int from, char **errmsg)
 	if (from == STORE_SCHEMA_VERSION)
 		return 0;
 	/* DROP COLUMN checks foreign keys of the rebuilt table. */
-	if (schema_exec(db, "BEGIN IMMEDIATE", errmsg) == -1)
+	if (store_schema_exec(db, "BEGIN IMMEDIATE", errmsg) == -1)
 		return -1;
-	rc = schema_steps(db, from, STORE_SCHEMA_VERSION, errmsg);
+	rc = store_schema_steps(db, from, STORE_SCHEMA_VERSION, errmsg);
 	if (rc == 0)
-		rc = schema_exec(db, "COMMIT", errmsg);
+		rc = store_schema_exec(db, "COMMIT", errmsg);
 	if (rc == -1)
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;

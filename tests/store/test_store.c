@@ -249,6 +249,46 @@ test_migrate_v1(void **state)
 	store_tdir_remove(&t);
 }
 
+/* A migration that fails leaves the file at its old version, data intact. */
+static void
+test_migrate_fails_whole(void **state)
+{
+	struct fx		*fx = *state;
+	struct store_tdir	 t;
+	struct store		*st;
+	sqlite3			*db;
+	char			*e = NULL, err[STORE_ERRMSG_MAX];
+	sqlite3_stmt		*s;
+
+	(void)fx;
+	store_tdir_make(&t);
+	snprintf(t.db, sizeof(t.db), "%s/old.db", t.dir);
+	assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+	assert_int_equal(store_schema_create(db, 1, &e), 0);
+	/* A table in the way of version 2's message_calls. */
+	assert_int_equal(sqlite3_exec(db,
+	    "INSERT INTO runs (task, started_ms) VALUES ('keep me', 1);"
+	    "CREATE TABLE message_calls (x);", NULL, NULL, &e), SQLITE_OK);
+	sqlite3_close(db);
+	st = store_open(t.db, 0, err, sizeof(err));
+	assert_null(st);
+	assert_non_null(strstr(err, "upgrading the schema"));
+	assert_non_null(strstr(err, t.db));
+	assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT (SELECT user_version"
+	    " FROM pragma_user_version), (SELECT task FROM runs),"
+	    " (SELECT count(*) FROM pragma_table_info('agents')"
+	    " WHERE name = 'call_id')", -1, &s, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(s, 0), 1);
+	assert_string_equal((const char *)sqlite3_column_text(s, 1), "keep me");
+	assert_int_equal(sqlite3_column_int(s, 2), 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	free(e);
+	store_tdir_remove(&t);
+}
+
 static void
 test_msg_roundtrip(void **state)
 {
@@ -951,6 +991,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_schema_created, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_migrate_v1, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_migrate_fails_whole, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_msg_roundtrip, setup,
 		    teardown),

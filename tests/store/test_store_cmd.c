@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -372,6 +373,55 @@ test_bad_database(void **state)
 	free(e);
 }
 
+/* Readers in other processes while a run writes: never "locked". */
+static void
+test_read_while_writing(void **state)
+{
+	struct cfx		*fx = *state;
+	struct store		*st;
+	struct store_run_params	 p = { .task = "busy" };
+	struct store_agent_new	 a = { .path = "0", .task = "busy" };
+	struct msg		 m = { .role = MSG_USER, .text = (char *)"row" };
+	char			 err[STORE_ERRMSG_MAX];
+	int64_t			 run, node;
+	int			 fds[2], i, status;
+	pid_t			 pid;
+	char			 c;
+
+	assert_int_equal(pipe(fds), 0);
+	if ((pid = fork()) == 0) {
+		close(fds[0]);
+		if ((st = store_open(fx->t.db, 0, err, sizeof(err))) == NULL ||
+		    store_run_begin(st, &p, &run) == -1 ||
+		    store_agent_add(st, run, &a, NULL, &node) == -1 ||
+		    store_flush(st) == -1 || write(fds[1], "r", 1) != 1)
+			_exit(1);
+		/* Batches of 50 messages, committed back to back, until
+		 * killed: the writer always holds a transaction open. */
+		for (i = 0;; i++) {
+			if (store_msg_append(st, node, &m, NULL) == -1)
+				_exit(1);
+			if (i % 50 == 49 && store_flush(st) == -1)
+				_exit(1);
+		}
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	for (i = 0; i < 10; i++) {
+		assert_int_equal(run_warren(fx, "runs", "--db", fx->t.db, NULL),
+		    0);
+		assert_int_equal(run_warren(fx, "show", "--db", fx->t.db,
+		    "--messages", "2", NULL), 0);
+		assert_int_equal(run_warren(fx, "graph", "--db", fx->t.db,
+		    "--format", "dot", "2", NULL), 0);
+	}
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	close(fds[0]);
+	/* The writer was still writing (not stuck on a lock): killed. */
+	assert_true(WIFSIGNALED(status));
+}
+
 int
 main(void)
 {
@@ -387,6 +437,8 @@ main(void)
 		cmocka_unit_test(test_quoting),
 		cmocka_unit_test_setup_teardown(test_bad_database, cmd_setup,
 		    cmd_teardown),
+		cmocka_unit_test_setup_teardown(test_read_while_writing,
+		    cmd_setup, cmd_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
