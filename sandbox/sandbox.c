@@ -658,7 +658,10 @@ sandbox_child_rest(struct sandbox *sb, const int *keep, int nkeep,
 	int				 nproc = 0;
 
 	if (setsid() == -1)
-		return sandbox_fail(e, SANDBOX_SETSID, errno, "setsid");
+		return sandbox_fail(e, SANDBOX_SETSID, errno, "setsid%s",
+		    errno == EPERM && getpgrp() == getpid() ? " (the child is "
+		    "already a process group leader: do not setpgid it, "
+		    "sandbox_child starts a session)" : "");
 	a |= SANDBOX_SETSID;
 	if ((sb->planned & SANDBOX_PIDS) && !(a & SANDBOX_PIDS)) {
 		nproc = (int)p->limits.nproc;
