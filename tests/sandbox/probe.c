@@ -392,15 +392,25 @@ c_privs(void)
 	    PR_CAP_AMBIENT_RAISE, CAP_NET_RAW, 0, 0)));
 	rc = fold(rc, PERM("PR_SET_MM", prctl(PR_SET_MM, PR_SET_MM_START_CODE,
 	    0, 0, 0)));
-	return fold(rc, PERM("PR_SET_DUMPABLE", prctl(PR_SET_DUMPABLE, 1, 0,
+	rc = fold(rc, PERM("PR_SET_DUMPABLE", prctl(PR_SET_DUMPABLE, 1, 0,
 	    0, 0)));
+	/* The kernel reads the option as an int: high bits must not help. */
+	return fold(rc, PERM("PR_SET_DUMPABLE high bits", syscall(SYS_prctl,
+	    (1UL << 32) | PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL)));
 }
 
 static int
 c_personality(void)
 {
-	return PERM("personality", personality(READ_IMPLIES_EXEC |
+	int	 rc;
+
+	rc = PERM("personality", personality(READ_IMPLIES_EXEC |
 	    ADDR_NO_RANDOMIZE));
+	/* Bit 31 and the high word must not dodge the rule either. */
+	rc = fold(rc, PERM("personality bit 31", syscall(SYS_personality,
+	    0x80000000UL | READ_IMPLIES_EXEC)));
+	return fold(rc, PERM("personality high bits", syscall(SYS_personality,
+	    (1UL << 32) | ADDR_NO_RANDOMIZE)));
 }
 
 static int
