@@ -232,6 +232,42 @@ c_leaked_fd(void)
 	    odd("leaked fd", errno);
 }
 
+/* Extra: root without capabilities still owns block devices and sysctls. */
+static int
+c_rawdisk(void)
+{
+	char		 path[300];
+	struct dirent	*de;
+	struct stat	 st;
+	DIR		*d;
+	int		 fd, rc = BLOCKED, tried = 0;
+
+	if ((d = opendir("/sys/class/block")) == NULL)
+		return BLOCKED;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+		if (stat(path, &st) == -1 && errno != EACCES)
+			continue;
+		tried++;
+		fd = open(path, O_RDONLY);
+		rc = fold(rc, verdict(path, fd,
+		    (const int[]){ EACCES, EPERM, ENOENT }, 3));
+		if (fd != -1)
+			close(fd);
+	}
+	closedir(d);
+	return tried ? rc : BLOCKED;
+}
+
+static int
+c_sysctl(void)
+{
+	return fold(try_open("/proc/sys/kernel/core_pattern", O_WRONLY),
+	    try_open("/proc/sys/vm/drop_caches", O_WRONLY));
+}
+
 static int
 c_chroot(void)
 {
@@ -868,6 +904,8 @@ static const struct {
 	{ "fds", c_fds },
 	{ "exec", c_exec },
 	{ "ro-write", c_ro_write },
+	{ "rawdisk", c_rawdisk },
+	{ "sysctl", c_sysctl },
 	{ "explore", p_explore },
 	{ "test", p_test },
 	{ "general", p_general },
