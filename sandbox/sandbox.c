@@ -186,6 +186,11 @@ sandbox_policy_init(struct sandbox_policy *p, const char *name,
 		workspace = ".";
 	if (realpath(workspace, real) == NULL)
 		return sandbox_fail(e, 0, errno, "workspace %s", workspace);
+	/* A writable "/" would hand root the whole system. */
+	if (fs_write && strcmp(real, "/") == 0)
+		return sandbox_fail(e, 0, EINVAL, "workspace / is the whole "
+		    "filesystem: give a project directory for profile %s",
+		    name);
 	strlcpy(p->workspace, real, sizeof(p->workspace));
 	p->fs_write = fs_write != 0;
 	p->exec = exec != 0;
