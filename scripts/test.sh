@@ -14,20 +14,43 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 
 step() { printf '\n==== %s ====\n' "$*"; }
 
+# Run ctest in a build directory and add its counts to the totals that the
+# last line of this script reports.
+passed=0
+failed=0
+tally=$(mktemp)
+trap 'rm -f "$tally"' EXIT
+run_ctest() {
+	dir=$1
+	shift
+	rc=0
+	(cd "$dir" && ctest --output-on-failure -j2 "$@") >"$tally" 2>&1 || rc=$?
+	cat "$tally"
+	count "$tally"
+	return $rc
+}
+count() {
+	line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$1" | tail -n 1)
+	[ -n "$line" ] || return 0
+	total=$(echo "$line" | sed -E 's/.* out of ([0-9]+).*/\1/')
+	bad=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/')
+	passed=$((passed + total - bad))
+	failed=$((failed + bad))
+}
+
 step "install dependencies"
 sh scripts/install-deps.sh
 
 step "build (release, -Werror)"
 sh scripts/build.sh build
 step "tests (release)"
-(cd build && ctest --output-on-failure -j2)
+run_ctest build
 
 step "build (ASan + UBSan)"
 sh scripts/build.sh --sanitize build-asan
 step "tests (ASan + UBSan)"
-(cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --output-on-failure -j2)
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 run_ctest build-asan
 
 step "fuzz (${FUZZ_SECONDS}s per harness)"
 sh scripts/build.sh --fuzz build-fuzz
@@ -45,7 +68,16 @@ if [ "$(id -u)" -eq 0 ]; then
 	tar -C "$top" --exclude=./build --exclude=./build-asan \
 	    --exclude=./build-fuzz --exclude=./.git -cf - . | tar -C "$src" -xf -
 	chown -R "$user" "$src"
-	runuser -u "$user" -- sh -c "cd '$src' && sh scripts/build.sh build >/dev/null &&
-	    cd build && ctest --output-on-failure -j2 -L 'sandbox|e2e|integration'"
+	runuser -u "$user" -- sh -c "cd '$src' && sh scripts/build.sh build >build.log 2>&1" || {
+		tail -50 "$src/build.log"
+		exit 1
+	}
+	rc=0
+	runuser -u "$user" -- sh -c "cd '$src/build' &&
+	    ctest --output-on-failure -j2 -L 'sandbox|e2e|integration'" >"$tally" 2>&1 || rc=$?
+	cat "$tally"
+	count "$tally"
+	[ $rc -eq 0 ] || exit $rc
 fi
 step "all tests passed"
+echo "warren: $passed passed, $failed failed"

@@ -1,0 +1,1313 @@
+/*
+ * The agent loop as a state machine (see agent/agent.h for the contract).
+ *
+ *	NEW --first agent_next--> READY --limits ok, context ready--> WAIT_LLM
+ *	READY --a strategy asked for a summary--> WAIT_SUMMARY --fed--> READY
+ *	WAIT_LLM --reply with calls--> WAIT_TOOLS --results--> READY
+ *	WAIT_LLM --reply with no calls / only internal calls--> READY
+ *	any --complete, fail, limit, loop, cancel, LLM error--> DONE
+ *
+ * The core knows turns, calls, limits and context surgery; what to do on
+ * each event (remind, detect loops, keep todos, compact) lives in the
+ * behaviors (behav_*.c), which the core calls in registration order.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "agent/agent_int.h"
+#include "agent/profile.h"
+#include "common/buf.h"
+#include "common/str.h"
+
+#define AGENT_DEFAULT_TOK_PER_CHAR	0.25
+
+static void	agent_batch_free(struct agent *a);
+static int	agent_batch_finish(struct agent *a);
+
+static char *
+agent_strdup(const char *s)
+{
+	return s == NULL ? NULL : strdup(s);
+}
+
+const char *
+agent_status_name(enum agent_status s)
+{
+	switch (s) {
+	case AGENT_RUNNING:
+		return "running";
+	case AGENT_COMPLETE:
+		return "complete";
+	case AGENT_FAIL:
+		return "fail";
+	case AGENT_AUTO_COMPLETE:
+		return "auto_complete";
+	case AGENT_LIMIT:
+		return "limit";
+	}
+	return "?";
+}
+
+void
+agent_emit(struct agent *a, enum agent_event_type type, const char *name,
+    const char *text, int is_error)
+{
+	struct agent_event	ev;
+
+	if (a->on_event == NULL)
+		return;
+	ev.type = type;
+	ev.path = a->path;
+	ev.name = name;
+	ev.text = text;
+	ev.is_error = is_error;
+	ev.iteration = a->iterations;
+	a->on_event(&ev, a->event_arg);
+}
+
+void
+agent_fire(struct agent *a, const struct agent_hook_info *h)
+{
+	size_t	i;
+
+	for (i = 0; i < a->nbehs; i++)
+		if (a->behs[i].ops.on_hook != NULL)
+			a->behs[i].ops.on_hook(a->behs[i].self, a, h);
+}
+
+void
+agent_finish(struct agent *a, enum agent_status st, const char *result,
+    const char *reason)
+{
+	struct agent_hook_info	h;
+
+	if (a->status != AGENT_RUNNING)
+		return;
+	a->status = st;
+	a->result = strdup(result != NULL ? result : "");
+	a->reason = strdup(reason != NULL ? reason : "");
+	memset(&h, 0, sizeof(h));
+	h.hook = AGENT_HOOK_GOAL_COMPLETE;
+	h.result = a->result;
+	h.is_error = st != AGENT_COMPLETE;
+	agent_fire(a, &h);
+	agent_emit(a, AGENT_EV_DONE, agent_status_name(st), a->result,
+	    st != AGENT_COMPLETE && st != AGENT_AUTO_COMPLETE);
+}
+
+void
+agent_cancel(struct agent *a, const char *reason)
+{
+	agent_finish(a, AGENT_LIMIT, a->last_text,
+	    reason != NULL ? reason : "cancelled");
+	agent_batch_free(a);
+	a->state = AGENT_ST_DONE;
+}
+
+int
+agent_append(struct agent *a, struct msg *m)
+{
+	if (msg_list_add(&a->log, m) == -1)
+		return -1;
+	if (msg_list_take(&a->ctx, m) == -1) {
+		msg_free(m);
+		return -1;
+	}
+	return 0;
+}
+
+int
+agent_inject(struct agent *a, const char *text)
+{
+	struct msg	m;
+
+	memset(&m, 0, sizeof(m));
+	m.role = MSG_USER;
+	if ((m.text = strdup(text)) == NULL)
+		return -1;
+	return agent_append(a, &m);
+}
+
+char *
+agent_clip(const char *s, size_t max)
+{
+	struct buf	 b;
+	size_t		 len, head, tail;
+	char		*esc = NULL, *r;
+
+	if (s == NULL)
+		s = "";
+	len = strlen(s);
+	/* The JSON the APIs take carries only UTF-8: escape anything else. */
+	if (!str_utf8_valid(s, len)) {
+		if ((esc = str_escape_dup(s, len, STR_ESC_KEEP_NL)) == NULL)
+			return NULL;
+		s = esc;
+		len = strlen(s);
+	}
+	if (len <= max || max < 64) {
+		r = strdup(s);
+		free(esc);
+		return r;
+	}
+	/* Keep head and tail: errors tend to be at the end, context at the
+	 * start. Never cut inside a UTF-8 sequence. */
+	head = max / 2;
+	tail = max - head;
+	while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80)
+		head--;
+	while (tail > 0 && ((unsigned char)s[len - tail] & 0xc0) == 0x80)
+		tail--;
+	buf_init(&b, 0);
+	if (buf_add(&b, s, head) == -1 ||
+	    buf_addf(&b, "\n[... %zu bytes cut ...]\n", len - head - tail) ==
+	    -1 || buf_add(&b, s + len - tail, tail) == -1) {
+		buf_free(&b);
+		free(esc);
+		return NULL;
+	}
+	free(esc);
+	return buf_release(&b, NULL);
+}
+
+static size_t
+agent_list_chars(const struct msg_list *l, size_t from, size_t to)
+{
+	size_t	i, n = 0;
+
+	for (i = from; i < to; i++)
+		n += msg_chars(&l->v[i]);
+	return n;
+}
+
+uint64_t
+agent_estimate(const struct agent *a)
+{
+	size_t	chars;
+
+	chars = agent_list_chars(&a->ctx, 0, a->ctx.n) + a->tools_chars;
+	return (uint64_t)((double)chars * a->tok_per_char + 0.5);
+}
+
+uint64_t
+agent_context_tokens(const struct agent *a)
+{
+	return agent_estimate(a);
+}
+
+size_t
+agent_safe_cut(const struct agent *a, size_t cut)
+{
+	while (cut > a->pinned && cut < a->ctx.n &&
+	    a->ctx.v[cut].role == MSG_TOOL)
+		cut--;
+	return cut;
+}
+
+char *
+agent_describe(const struct agent *a, size_t from, size_t to)
+{
+	struct buf	 b;
+	const char	*names[AGENT_MAX_TOOLS * 2];
+	unsigned	 counts[AGENT_MAX_TOOLS * 2];
+	size_t		 nnames = 0, i, j, k, turns = 0, users = 0, results = 0;
+
+	for (i = from; i < to && i < a->ctx.n; i++) {
+		const struct msg *m = &a->ctx.v[i];
+
+		switch (m->role) {
+		case MSG_ASSISTANT:
+			turns++;
+			for (k = 0; k < m->ncalls; k++) {
+				for (j = 0; j < nnames; j++)
+					if (strcmp(names[j],
+					    m->calls[k].name) == 0)
+						break;
+				if (j == nnames) {
+					if (nnames == sizeof(names) /
+					    sizeof(names[0]))
+						continue;
+					names[nnames] = m->calls[k].name;
+					counts[nnames++] = 0;
+				}
+				counts[j]++;
+			}
+			break;
+		case MSG_TOOL:
+			results++;
+			break;
+		case MSG_USER:
+		case MSG_SYSTEM:
+			users++;
+			break;
+		}
+	}
+	buf_init(&b, 0);
+	buf_addf(&b, "%zu messages: %zu assistant turns, %zu tool results, "
+	    "%zu other messages; tools used:", to - from, turns, results,
+	    users);
+	if (nnames == 0)
+		buf_addstr(&b, " none");
+	for (j = 0; j < nnames; j++)
+		buf_addf(&b, " %.40s x%u", names[j], counts[j]);
+	return buf_release(&b, NULL);
+}
+
+int
+agent_replace(struct agent *a, size_t from, size_t to, const char *text,
+    int record)
+{
+	struct msg	m;
+
+	if (from > to || to > a->ctx.n)
+		return -1;
+	memset(&m, 0, sizeof(m));
+	m.role = MSG_USER;
+	if ((m.text = strdup(text)) == NULL)
+		return -1;
+	/* The record keeps everything it dropped; it gets the marker too. */
+	if (record && msg_list_add(&a->log, &m) == -1) {
+		msg_free(&m);
+		return -1;
+	}
+	msg_list_remove(&a->ctx, from, to - from);
+	/* Insert at from: append, then rotate into place. */
+	if (msg_list_take(&a->ctx, &m) == -1) {
+		msg_free(&m);
+		return -1;
+	}
+	if (from < a->ctx.n - 1) {
+		struct msg	tmp = a->ctx.v[a->ctx.n - 1];
+
+		memmove(&a->ctx.v[from + 1], &a->ctx.v[from],
+		    (a->ctx.n - 1 - from) * sizeof(struct msg));
+		a->ctx.v[from] = tmp;
+	}
+	return 0;
+}
+
+void
+agent_request_summary(struct agent *a, size_t from, size_t to)
+{
+	if (from < a->pinned || to > a->ctx.n || to <= from)
+		return;
+	a->sum_from = from;
+	a->sum_to = to;
+	a->sum_wanted = 1;
+}
+
+/* The transcript the summariser reads: roles, text, calls, results. */
+static int
+agent_summary_request(struct agent *a)
+{
+	struct buf	 b;
+	struct msg	 m;
+	size_t		 i, k;
+	char		*t;
+
+	msg_list_free(&a->sumreq);
+	msg_list_init(&a->sumreq);
+	if (msg_list_add_text(&a->sumreq, MSG_SYSTEM,
+	    "You compress the working context of an agent. Summarise the "
+	    "transcript below: the facts found (file paths, names, line "
+	    "numbers, values), what was done and its outcome, decisions, and "
+	    "what remains open. Be concise; do not invent anything.") == -1)
+		return -1;
+	buf_init(&b, AGENT_MAX_TRANSCRIPT + 4096);
+	if (a->todo_text != NULL && *a->todo_text != '\0')
+		buf_addf(&b, "Current task list:\n%s\n\n", a->todo_text);
+	for (i = a->sum_from; i < a->sum_to; i++) {
+		const struct msg *mm = &a->ctx.v[i];
+
+		if (b.len > AGENT_MAX_TRANSCRIPT) {
+			buf_addf(&b, "[... %zu more messages not shown]\n",
+			    a->sum_to - i);
+			break;
+		}
+		if (mm->role == MSG_TOOL)
+			buf_addf(&b, "[tool %s%s]\n", mm->name ? mm->name : "?",
+			    mm->is_error ? " error" : "");
+		else
+			buf_addf(&b, "[%s]\n", msg_role_name(mm->role));
+		if (mm->text != NULL)
+			buf_addf(&b, "%.4000s%s\n", mm->text,
+			    strlen(mm->text) > 4000 ? " [...]" : "");
+		for (k = 0; k < mm->ncalls; k++)
+			buf_addf(&b, "call %s(%.1000s)\n", mm->calls[k].name,
+			    mm->calls[k].args ? mm->calls[k].args : "");
+	}
+	if ((t = buf_release(&b, NULL)) == NULL)
+		return -1;
+	memset(&m, 0, sizeof(m));
+	m.role = MSG_USER;
+	m.text = t;
+	return msg_list_take(&a->sumreq, &m);
+}
+
+void
+agent_carry(const struct agent *a, struct buf *b)
+{
+	if (a->todo_text != NULL && *a->todo_text != '\0')
+		buf_addf(b, "\nTask list:\n%s", a->todo_text);
+	if (a->notes_text != NULL && *a->notes_text != '\0')
+		buf_addf(b, "\nNotes:\n%s", a->notes_text);
+}
+
+/* Replace the summarised range with the summary and a note of what went. */
+static int
+agent_summary_apply(struct agent *a, const char *summary, const char *why)
+{
+	struct buf	 b;
+	char		*what, *text;
+	int		 rc;
+
+	if ((what = agent_describe(a, a->sum_from, a->sum_to)) == NULL)
+		return -1;
+	buf_init(&b, 0);
+	buf_addf(&b, "[Context summary. Dropped to stay under the context "
+	    "budget: %s.]\n", what);
+	if (why != NULL)
+		buf_addf(&b, "%s\n", why);
+	if (summary != NULL && *summary != '\0')
+		buf_addf(&b, "\n%s\n", summary);
+	agent_carry(a, &b);
+	free(what);
+	if ((text = buf_release(&b, NULL)) == NULL)
+		return -1;
+	rc = agent_replace(a, a->sum_from, a->sum_to, text, 1);
+	if (rc == 0)
+		agent_emit(a, AGENT_EV_SUMMARY, NULL, text, why != NULL);
+	free(text);
+	a->sum_wanted = 0;
+	msg_list_free(&a->sumreq);
+	msg_list_init(&a->sumreq);
+	return rc;
+}
+
+static int
+agent_add_beh(struct agent *a, const struct agent_behavior *b, void *self,
+    int builtin, char *err, size_t errlen)
+{
+	struct agent_tool_entry	*e;
+	size_t			 i, j, n0 = a->ntools;
+
+	if (a->state != AGENT_ST_NEW) {
+		snprintf(err, errlen, "behavior %s: the agent has started",
+		    b->name);
+		goto fail;
+	}
+	if (a->nbehs == AGENT_MAX_BEHAVIORS ||
+	    a->ntools + b->ntools > AGENT_MAX_TOOLS) {
+		snprintf(err, errlen, "behavior %s: too many behaviors or "
+		    "tools (limits %d, %d)", b->name, AGENT_MAX_BEHAVIORS,
+		    AGENT_MAX_TOOLS);
+		goto fail;
+	}
+	for (i = 0; i < b->ntools; i++) {
+		for (j = 0; j < a->ntools; j++) {
+			if (strcmp(a->tools[j].tool.name, b->tools[i].name)
+			    != 0)
+				continue;
+			snprintf(err, errlen, "behavior %s: tool \"%s\" is "
+			    "already provided by behavior %s", b->name,
+			    b->tools[i].name, a->behs[a->tools[j].beh].ops.name);
+			goto fail;
+		}
+		e = &a->tools[a->ntools];
+		memset(e, 0, sizeof(*e));
+		if (msg_tool_copy(&e->tool, &b->tools[i]) == -1) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		e->beh = a->nbehs;
+		if (builtin)
+			e->def = tooldef_find(b->tools[i].name);
+		e->external = e->def != NULL && e->def->where != TOOLDEF_AGENT;
+		if (!e->external && b->handle_tool == NULL) {
+			msg_tool_free(&e->tool);
+			snprintf(err, errlen, "behavior %s: tool \"%s\" has no "
+			    "handler", b->name, b->tools[i].name);
+			goto fail;
+		}
+		a->ntools++;
+	}
+	a->behs[a->nbehs].ops = *b;
+	a->behs[a->nbehs].self = self;
+	a->nbehs++;
+	return 0;
+ fail:
+	while (a->ntools > n0)
+		msg_tool_free(&a->tools[--a->ntools].tool);
+	if (b->free != NULL)
+		b->free(self);
+	return -1;
+}
+
+int
+agent_add_behavior(struct agent *a, const struct agent_behavior *b,
+    void *self, char *err, size_t errlen)
+{
+	return agent_add_beh(a, b, self, 0, err, errlen);
+}
+
+static int
+agent_add_builtin(struct agent *a, void *self, struct agent_behavior *ops,
+    char *err, size_t errlen)
+{
+	if (self == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return agent_add_beh(a, ops, self, 1, err, errlen);
+}
+
+static void
+agent_defaults(struct agent *a, const struct agent_config *cfg)
+{
+	const struct agent_context_cfg	*pc = &cfg->profile->context;
+	const struct agent_context_cfg	*cc = &cfg->context;
+	struct agent_limits		*l = &a->lim;
+
+	*l = cfg->limits;
+	if (l->max_iterations == 0)
+		l->max_iterations = 50;
+	if (l->nudge_iterations == 0)
+		l->nudge_iterations = 2;
+	if (l->timeout_ms != 0 && l->nudge_ms == 0)
+		l->nudge_ms = l->timeout_ms / 5 * 4;
+	if (l->loop_threshold == 0)
+		l->loop_threshold = 3;
+	if (l->loop_stop <= l->loop_threshold)
+		l->loop_stop = l->loop_threshold + 2;
+	if (l->loop_window == 0)
+		l->loop_window = 20;
+	if (l->max_reminders == 0)
+		l->max_reminders = 2;
+	if (l->max_result == 0)
+		l->max_result = 64 * 1024;
+
+	a->ctxcfg.strategy = cc->strategy ? cc->strategy : pc->strategy;
+	if (a->ctxcfg.strategy == AGENT_CTX_DEFAULT)
+		a->ctxcfg.strategy = AGENT_CTX_APPEND;
+	a->ctxcfg.budget_tokens = cc->budget_tokens ? cc->budget_tokens :
+	    pc->budget_tokens ? pc->budget_tokens : 32000;
+	a->ctxcfg.compact_pct = cc->compact_pct ? cc->compact_pct :
+	    pc->compact_pct ? pc->compact_pct : 75;
+	if (a->ctxcfg.compact_pct > 100)
+		a->ctxcfg.compact_pct = 100;
+	a->ctxcfg.keep_recent = cc->keep_recent ? cc->keep_recent :
+	    pc->keep_recent ? pc->keep_recent : 10;
+	a->ctxcfg.keep_exchanges = cc->keep_exchanges ? cc->keep_exchanges :
+	    pc->keep_exchanges ? pc->keep_exchanges : 12;
+}
+
+static int
+agent_builtins(struct agent *a, char *err, size_t errlen)
+{
+	struct agent_behavior	ops;
+
+	if (agent_add_builtin(a, behav_workspace(&ops, a->profile), &ops,
+	    err, errlen) == -1)
+		return -1;
+	if (profile_has_tool(a->profile, "todo") &&
+	    agent_add_builtin(a, behav_todo(&ops), &ops, err, errlen) == -1)
+		return -1;
+	if (profile_has_tool(a->profile, "note") &&
+	    agent_add_builtin(a, behav_note(&ops), &ops, err, errlen) == -1)
+		return -1;
+	if (agent_add_builtin(a, behav_termination(&ops), &ops, err,
+	    errlen) == -1)
+		return -1;
+	if (agent_add_builtin(a, behav_loop(&ops, &a->lim), &ops, err,
+	    errlen) == -1)
+		return -1;
+	switch (a->ctxcfg.strategy) {
+	case AGENT_CTX_APPEND:
+		return agent_add_builtin(a, behav_append(&ops, &a->ctxcfg),
+		    &ops, err, errlen);
+	case AGENT_CTX_HIERARCHICAL:
+		return agent_add_builtin(a, behav_hier(&ops, &a->ctxcfg),
+		    &ops, err, errlen);
+	case AGENT_CTX_DEFAULT:
+	case AGENT_CTX_NONE:
+		break;
+	}
+	return 0;
+}
+
+struct agent *
+agent_new(const struct agent_config *cfg, char *err, size_t errlen)
+{
+	struct agent	*a;
+
+	if (cfg == NULL || cfg->profile == NULL || cfg->task == NULL) {
+		snprintf(err, errlen, "agent: a profile and a task are "
+		    "required");
+		return NULL;
+	}
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
+		snprintf(err, errlen, "agent: out of memory");
+		return NULL;
+	}
+	msg_list_init(&a->log);
+	msg_list_init(&a->ctx);
+	msg_list_init(&a->inherited);
+	msg_list_init(&a->resume);
+	msg_list_init(&a->sumreq);
+	a->profile = cfg->profile;
+	a->depth = cfg->depth;
+	a->on_event = cfg->on_event;
+	a->event_arg = cfg->event_arg;
+	a->tok_per_char = AGENT_DEFAULT_TOK_PER_CHAR;
+	a->path = strdup(cfg->path != NULL ? cfg->path : "0");
+	a->task = strdup(cfg->task);
+	a->system_extra = agent_strdup(cfg->system_extra);
+	if (a->path == NULL || a->task == NULL ||
+	    (cfg->system_extra != NULL && a->system_extra == NULL) ||
+	    (cfg->inherited != NULL &&
+	    msg_list_copy(&a->inherited, cfg->inherited) == -1) ||
+	    (cfg->resume != NULL &&
+	    msg_list_copy(&a->resume, cfg->resume) == -1)) {
+		snprintf(err, errlen, "agent: out of memory");
+		goto fail;
+	}
+	agent_defaults(a, cfg);
+	if (agent_builtins(a, err, errlen) == -1)
+		goto fail;
+	return a;
+ fail:
+	agent_free(a);
+	return NULL;
+}
+
+static void
+agent_batch_free(struct agent *a)
+{
+	size_t	i;
+
+	for (i = 0; i < a->npend; i++) {
+		free(a->pend[i].text);
+		free(a->pend[i].task);
+		free(a->pend[i].profile);
+	}
+	free(a->pend);
+	free(a->calls);
+	a->pend = NULL;
+	a->calls = NULL;
+	a->npend = a->ncalls = 0;
+}
+
+void
+agent_free(struct agent *a)
+{
+	size_t	i;
+
+	if (a == NULL)
+		return;
+	agent_batch_free(a);
+	for (i = 0; i < a->nbehs; i++)
+		if (a->behs[i].ops.free != NULL)
+			a->behs[i].ops.free(a->behs[i].self);
+	for (i = 0; i < a->ntools; i++)
+		msg_tool_free(&a->tools[i].tool);
+	msg_list_free(&a->log);
+	msg_list_free(&a->ctx);
+	msg_list_free(&a->inherited);
+	msg_list_free(&a->resume);
+	msg_list_free(&a->sumreq);
+	free(a->path);
+	free(a->task);
+	free(a->system_extra);
+	free(a->last_text);
+	free(a->result);
+	free(a->reason);
+	free(a->todo_text);
+	free(a->notes_text);
+	free(a);
+}
+
+static char *
+agent_system_prompt(struct agent *a)
+{
+	struct buf	 b;
+	const char	*s;
+	size_t		 i;
+
+	buf_init(&b, 0);
+	buf_addf(&b, "You are warren agent %s, profile %s%s.\n", a->path,
+	    a->profile->name, a->depth == 0 ? " (the orchestrator)" : "");
+	if (a->profile->prompt != NULL && *a->profile->prompt != '\0')
+		buf_addf(&b, "\n%s\n", a->profile->prompt);
+	for (i = 0; i < a->nbehs; i++) {
+		if (a->behs[i].ops.instructions == NULL)
+			continue;
+		s = a->behs[i].ops.instructions(a->behs[i].self);
+		if (s != NULL && *s != '\0')
+			buf_addf(&b, "\n%s\n", s);
+	}
+	if (a->system_extra != NULL)
+		buf_addf(&b, "\n%s\n", a->system_extra);
+	return buf_release(&b, NULL);
+}
+
+/* Results for calls a crashed run left unanswered, so no call is orphaned. */
+static int
+agent_resume_fix(struct agent *a)
+{
+	const struct msg	*last = NULL;
+	struct msg		 m;
+	size_t			 i, k, found;
+
+	for (i = a->ctx.n; i > 0; i--)
+		if (a->ctx.v[i - 1].role == MSG_ASSISTANT) {
+			last = &a->ctx.v[i - 1];
+			break;
+		}
+	if (last == NULL)
+		return 0;
+	for (k = 0; k < last->ncalls; k++) {
+		const char *id = last->calls[k].id, *name = last->calls[k].name;
+
+		found = 0;
+		for (; i < a->ctx.n && !found; i++)
+			found = a->ctx.v[i].role == MSG_TOOL &&
+			    a->ctx.v[i].call_id != NULL && id != NULL &&
+			    strcmp(a->ctx.v[i].call_id, id) == 0;
+		if (found)
+			continue;
+		memset(&m, 0, sizeof(m));
+		m.role = MSG_TOOL;
+		m.is_error = 1;
+		m.call_id = agent_strdup(id);
+		m.name = agent_strdup(name);
+		m.text = strdup("interrupted: the run stopped before this "
+		    "call returned; call it again if you still need it");
+		if (m.text == NULL || agent_append(a, &m) == -1)
+			return -1;
+		/* agent_append may move last. */
+		last = NULL;
+		for (i = a->ctx.n; i > 0 && last == NULL; i--)
+			if (a->ctx.v[i - 1].role == MSG_ASSISTANT)
+				last = &a->ctx.v[i - 1];
+		i++;
+	}
+	return 0;
+}
+
+static int
+agent_start_resume(struct agent *a)
+{
+	size_t	i;
+
+	/* The earlier run's log is the record so far. */
+	if (msg_list_copy(&a->log, &a->resume) == -1 ||
+	    msg_list_copy(&a->ctx, &a->resume) == -1)
+		return -1;
+	a->pinned = 0;
+	for (i = 0; i < a->ctx.n; i++) {
+		if (a->ctx.v[i].role == MSG_ASSISTANT)
+			break;
+		a->pinned = i + 1;
+	}
+	for (i = 0; i < a->ctx.n; i++)
+		if (a->ctx.v[i].role == MSG_ASSISTANT)
+			a->iterations++;
+	msg_list_free(&a->resume);
+	msg_list_init(&a->resume);
+	return agent_resume_fix(a);
+}
+
+static int
+agent_start(struct agent *a, uint64_t now)
+{
+	struct agent_hook_info	 h;
+	struct buf		 b;
+	struct msg		 m;
+	size_t			 i;
+	char			*t;
+
+	a->start_ms = now;
+	for (i = 0; i < a->ntools; i++) {
+		a->wire[i] = a->tools[i].tool;
+		a->tools_chars += strlen(a->wire[i].name) +
+		    strlen(a->wire[i].description ? a->wire[i].description :
+		    "") + strlen(a->wire[i].schema ? a->wire[i].schema : "");
+	}
+	if (a->resume.n > 0) {
+		if (agent_start_resume(a) == -1)
+			return -1;
+		goto hooks;
+	}
+	memset(&m, 0, sizeof(m));
+	m.role = MSG_SYSTEM;
+	if ((m.text = agent_system_prompt(a)) == NULL ||
+	    agent_append(a, &m) == -1)
+		return -1;
+	for (i = 0; i < a->inherited.n; i++) {
+		if (msg_copy(&m, &a->inherited.v[i]) == -1 ||
+		    agent_append(a, &m) == -1)
+			return -1;
+	}
+	buf_init(&b, 0);
+	if (a->depth > 0)
+		buf_addf(&b, "DELEGATED TASK (you are subagent %s; your "
+		    "result goes back to the agent that delegated it):\n",
+		    a->path);
+	buf_addstr(&b, a->task);
+	if ((t = buf_release(&b, NULL)) == NULL || agent_inject(a, t) == -1) {
+		free(t);
+		return -1;
+	}
+	free(t);
+	a->pinned = a->ctx.n;
+ hooks:
+	memset(&h, 0, sizeof(h));
+	h.hook = AGENT_HOOK_GOAL_START;
+	h.result = a->task;
+	agent_fire(a, &h);
+	return 0;
+}
+
+/* Limits that end or nudge a runaway; 1 when the agent ended. */
+static int
+agent_limits_check(struct agent *a, uint64_t now)
+{
+	struct agent_hook_info	h;
+	uint64_t		age = now >= a->start_ms ? now - a->start_ms : 0;
+	char			msg[256];
+
+	memset(&h, 0, sizeof(h));
+	h.hook = AGENT_HOOK_TIMEOUT;
+	if (a->lim.timeout_ms != 0 && age >= a->lim.timeout_ms) {
+		snprintf(msg, sizeof(msg), "timeout: ran %llu ms, limit %llu "
+		    "ms", (unsigned long long)age,
+		    (unsigned long long)a->lim.timeout_ms);
+		h.name = "timeout";
+		agent_fire(a, &h);
+		agent_finish(a, AGENT_LIMIT, a->last_text, msg);
+		return 1;
+	}
+	if (a->iterations >= a->lim.max_iterations) {
+		snprintf(msg, sizeof(msg), "max iterations: %u turns without "
+		    "complete() or fail()", a->iterations);
+		h.name = "max_iterations";
+		agent_fire(a, &h);
+		agent_finish(a, AGENT_LIMIT, a->last_text, msg);
+		return 1;
+	}
+	if (a->lim.timeout_ms != 0 && !a->nudged_time &&
+	    age >= a->lim.nudge_ms) {
+		a->nudged_time = 1;
+		snprintf(msg, sizeof(msg), "Time is almost up: %llu of %llu s "
+		    "used. Finish now: call complete(result) with what you "
+		    "have, or fail(reason).", (unsigned long long)age / 1000,
+		    (unsigned long long)a->lim.timeout_ms / 1000);
+		if (agent_inject(a, msg) == -1)
+			return -1;
+		agent_emit(a, AGENT_EV_NUDGE, "timeout", msg, 0);
+	}
+	if (!a->nudged_iter &&
+	    a->lim.max_iterations - a->iterations <= a->lim.nudge_iterations) {
+		a->nudged_iter = 1;
+		snprintf(msg, sizeof(msg), "Only %u turns left of %u. Finish "
+		    "now: call complete(result) with what you have, or "
+		    "fail(reason).", a->lim.max_iterations - a->iterations,
+		    a->lim.max_iterations);
+		if (agent_inject(a, msg) == -1)
+			return -1;
+		agent_emit(a, AGENT_EV_NUDGE, "max_iterations", msg, 0);
+	}
+	return 0;
+}
+
+static void
+agent_action_llm(struct agent *a, struct agent_action *act)
+{
+	act->need = AGENT_NEED_LLM;
+	if (a->state == AGENT_ST_WAIT_SUMMARY) {
+		act->purpose = AGENT_LLM_SUMMARY;
+		act->messages = &a->sumreq;
+		act->tools = NULL;
+		act->ntools = 0;
+	} else {
+		act->purpose = AGENT_LLM_TURN;
+		act->messages = &a->ctx;
+		act->tools = a->ntools ? a->wire : NULL;
+		act->ntools = a->ntools;
+	}
+}
+
+static enum agent_need
+agent_done(struct agent *a, struct agent_action *act)
+{
+	a->state = AGENT_ST_DONE;
+	agent_batch_free(a);
+	act->need = AGENT_NEED_DONE;
+	act->status = a->status;
+	act->result = a->result;
+	act->reason = a->reason;
+	return AGENT_NEED_DONE;
+}
+
+static enum agent_need
+agent_fatal(struct agent *a, struct agent_action *act, const char *what)
+{
+	agent_finish(a, AGENT_FAIL, a->last_text, what);
+	return agent_done(a, act);
+}
+
+enum agent_need
+agent_next(struct agent *a, uint64_t now, struct agent_action *act)
+{
+	size_t	i;
+
+	memset(act, 0, sizeof(*act));
+	a->last_now = now;
+	if (a->state == AGENT_ST_NEW) {
+		if (agent_start(a, now) == -1)
+			return agent_fatal(a, act, "agent: out of memory");
+		a->state = AGENT_ST_READY;
+	}
+	switch (a->state) {
+	case AGENT_ST_NEW:
+	case AGENT_ST_READY:
+		break;
+	case AGENT_ST_DONE:
+		return agent_done(a, act);
+	case AGENT_ST_WAIT_LLM:
+	case AGENT_ST_WAIT_SUMMARY:
+		agent_action_llm(a, act);
+		return AGENT_NEED_LLM;
+	case AGENT_ST_WAIT_TOOLS:
+		act->need = AGENT_NEED_TOOLS;
+		act->calls = a->calls;
+		act->ncalls = a->ncalls;
+		return AGENT_NEED_TOOLS;
+	}
+	if (a->status != AGENT_RUNNING)
+		return agent_done(a, act);
+	if (agent_limits_check(a, now) != 0)
+		return a->status != AGENT_RUNNING ? agent_done(a, act) :
+		    agent_fatal(a, act, "agent: out of memory");
+	for (i = 0; i < a->nbehs; i++) {
+		if (a->behs[i].ops.before_turn == NULL)
+			continue;
+		if (a->behs[i].ops.before_turn(a->behs[i].self, a, &a->ctx)
+		    == -1)
+			return agent_fatal(a, act, "agent: out of memory");
+		if (a->status != AGENT_RUNNING)
+			return agent_done(a, act);
+		if (a->sum_wanted)
+			break;
+	}
+	if (a->sum_wanted) {
+		if (agent_summary_request(a) == -1)
+			return agent_fatal(a, act, "agent: out of memory");
+		a->sent_chars = agent_list_chars(&a->sumreq, 0, a->sumreq.n);
+		a->state = AGENT_ST_WAIT_SUMMARY;
+	} else {
+		a->sent_chars = agent_list_chars(&a->ctx, 0, a->ctx.n) +
+		    a->tools_chars;
+		a->state = AGENT_ST_WAIT_LLM;
+	}
+	agent_action_llm(a, act);
+	return AGENT_NEED_LLM;
+}
+
+static void
+agent_account(struct agent *a, const struct msg_usage *u)
+{
+	a->usage.input += u->input;
+	a->usage.output += u->output;
+	/* Calibrate: tokens the API counted for the characters we sent. */
+	if (u->input > 0 && a->sent_chars > 0)
+		a->tok_per_char = (double)u->input / (double)a->sent_chars;
+}
+
+static const struct agent_tool_entry *
+agent_tool(const struct agent *a, const char *name, size_t *idx)
+{
+	size_t	i;
+
+	for (i = 0; name != NULL && i < a->ntools; i++)
+		if (strcmp(a->tools[i].tool.name, name) == 0) {
+			*idx = i;
+			return &a->tools[i];
+		}
+	*idx = SIZE_MAX;
+	return NULL;
+}
+
+static char *
+agent_unknown_tool(const struct agent *a, const char *name)
+{
+	struct buf	b;
+	size_t		i;
+
+	buf_init(&b, 0);
+	buf_addf(&b, "unknown tool \"%.64s\"; your tools are:", name ? name :
+	    "");
+	for (i = 0; i < a->ntools; i++)
+		buf_addf(&b, "%s %s", i ? "," : "", a->tools[i].tool.name);
+	return buf_release(&b, NULL);
+}
+
+/* Check one call; on error p->text says what was wrong. */
+static int
+agent_check_call(struct agent *a, const struct msg_call *c,
+    struct agent_pending *p)
+{
+	const struct agent_tool_entry	*e;
+	json_t				*root, *v;
+	char				 err[512];
+
+	if ((e = agent_tool(a, c->name, &p->entry)) == NULL) {
+		p->is_error = 1;
+		p->text = agent_unknown_tool(a, c->name);
+		return p->text == NULL ? -1 : 0;
+	}
+	if (e->def != NULL) {
+		if (tooldef_validate(e->def, c->args, err, sizeof(err)) == -1) {
+			p->is_error = 1;
+			p->text = strdup(err);
+			return p->text == NULL ? -1 : 0;
+		}
+	} else {
+		root = json_loads(c->args ? c->args : "", 0, NULL);
+		if (!json_is_object(root)) {
+			json_decref(root);
+			p->is_error = 1;
+			p->text = strdup("arguments must be a JSON object");
+			return p->text == NULL ? -1 : 0;
+		}
+		json_decref(root);
+	}
+	p->valid = 1;
+	p->external = e->external;
+	if (e->def == NULL || e->def->where != TOOLDEF_DELEGATE)
+		return 0;
+	if ((root = json_loads(c->args, 0, NULL)) == NULL)
+		return -1;
+	v = json_object_get(root, "profile");
+	p->profile = strdup(json_is_string(v) ? json_string_value(v) :
+	    "general");
+	p->task = strdup(json_string_value(json_object_get(root, "task")));
+	p->inherit = json_is_true(json_object_get(root, "inherit_context"));
+	json_decref(root);
+	return p->profile == NULL || p->task == NULL ? -1 : 0;
+}
+
+static int
+agent_fix_ids(struct agent *a, struct msg *m)
+{
+	char	id[64];
+	size_t	i;
+
+	for (i = 0; i < m->ncalls; i++) {
+		if (m->calls[i].id != NULL && *m->calls[i].id != '\0')
+			continue;
+		snprintf(id, sizeof(id), "call_%u_%zu", a->iterations, i);
+		free(m->calls[i].id);
+		if ((m->calls[i].id = strdup(id)) == NULL)
+			return -1;
+	}
+	for (i = 0; i < m->ncalls; i++)
+		if (m->calls[i].name == NULL &&
+		    (m->calls[i].name = strdup("")) == NULL)
+			return -1;
+	return 0;
+}
+
+static int
+agent_round_end(struct agent *a, size_t ncalls, const char *text)
+{
+	struct agent_hook_info	h;
+
+	memset(&h, 0, sizeof(h));
+	h.hook = AGENT_HOOK_ROUND_END;
+	h.ncalls = ncalls;
+	h.result = text;
+	agent_fire(a, &h);
+	a->state = a->status != AGENT_RUNNING ? AGENT_ST_DONE :
+	    AGENT_ST_READY;
+	return 0;
+}
+
+static int
+agent_make_batch(struct agent *a, const struct msg *m)
+{
+	const struct msg_call	*c;
+	struct agent_call	*ac;
+	size_t			 i;
+
+	a->npend = m->ncalls;
+	if ((a->pend = calloc(m->ncalls, sizeof(*a->pend))) == NULL ||
+	    (a->calls = calloc(m->ncalls, sizeof(*a->calls))) == NULL)
+		return -1;
+	for (i = 0; i < m->ncalls; i++) {
+		c = &m->calls[i];
+		agent_emit(a, AGENT_EV_TOOL_CALL, c->name, c->args, 0);
+		if (i >= AGENT_MAX_CALLS) {
+			a->pend[i].entry = SIZE_MAX;
+			a->pend[i].is_error = 1;
+			if ((a->pend[i].text = strdup("not run: too many calls "
+			    "in one turn (limit 64)")) == NULL)
+				return -1;
+			continue;
+		}
+		if (agent_check_call(a, c, &a->pend[i]) == -1)
+			return -1;
+		if (!a->pend[i].valid || !a->pend[i].external)
+			continue;
+		ac = &a->calls[a->ncalls++];
+		ac->index = i;
+		ac->id = c->id;
+		ac->name = a->tools[a->pend[i].entry].tool.name;
+		ac->args = c->args != NULL && *c->args != '\0' ? c->args : "{}";
+		ac->kind = a->tools[a->pend[i].entry].def->where ==
+		    TOOLDEF_DELEGATE ? AGENT_CALL_DELEGATE : AGENT_CALL_TOOL;
+		ac->parallel = a->tools[a->pend[i].entry].def->parallel;
+		ac->profile = a->pend[i].profile;
+		ac->task = a->pend[i].task;
+		ac->inherit_context = a->pend[i].inherit;
+	}
+	return 0;
+}
+
+int
+agent_feed_llm(struct agent *a, const struct msg_reply *r)
+{
+	struct msg	 m;
+	const struct msg *last;
+
+	if (a->state == AGENT_ST_WAIT_SUMMARY) {
+		agent_account(a, &r->usage);
+		a->state = AGENT_ST_READY;
+		if (agent_summary_apply(a, r->msg.text, NULL) == -1)
+			goto nomem;
+		return 0;
+	}
+	if (a->state != AGENT_ST_WAIT_LLM) {
+		errno = EINVAL;
+		return -1;
+	}
+	a->iterations++;
+	agent_account(a, &r->usage);
+	if (msg_copy(&m, &r->msg) == -1)
+		goto nomem;
+	m.role = MSG_ASSISTANT;
+	free(m.call_id);
+	free(m.name);
+	m.call_id = m.name = NULL;
+	if (agent_fix_ids(a, &m) == -1) {
+		msg_free(&m);
+		goto nomem;
+	}
+	if (m.text != NULL && *m.text != '\0') {
+		free(a->last_text);
+		if ((a->last_text = strdup(m.text)) == NULL) {
+			msg_free(&m);
+			goto nomem;
+		}
+	}
+	if (agent_append(a, &m) == -1)
+		goto nomem;
+	last = &a->ctx.v[a->ctx.n - 1];
+	agent_emit(a, AGENT_EV_LLM, NULL, last->text, 0);
+	if (last->ncalls == 0)
+		return agent_round_end(a, 0, last->text);
+	if (agent_make_batch(a, last) == -1)
+		goto nomem;
+	if (a->ncalls > 0) {
+		a->state = AGENT_ST_WAIT_TOOLS;
+		return 0;
+	}
+	return agent_batch_finish(a);
+ nomem:
+	agent_cancel(a, "agent: out of memory");
+	return -1;
+}
+
+int
+agent_feed_llm_error(struct agent *a, const char *error)
+{
+	char	why[1024];
+
+	if (a->state == AGENT_ST_WAIT_SUMMARY) {
+		/* Losing the context is worse than a plain summary. */
+		snprintf(why, sizeof(why), "(The summariser failed: %.900s; "
+		    "only this list of what was dropped remains.)",
+		    error ? error : "unknown error");
+		a->state = AGENT_ST_READY;
+		if (agent_summary_apply(a, NULL, why) == -1) {
+			agent_cancel(a, "agent: out of memory");
+			return -1;
+		}
+		return 0;
+	}
+	if (a->state != AGENT_ST_WAIT_LLM) {
+		errno = EINVAL;
+		return -1;
+	}
+	snprintf(why, sizeof(why), "llm: %.1000s", error ? error :
+	    "unknown error");
+	agent_finish(a, AGENT_FAIL, a->last_text, why);
+	a->state = AGENT_ST_DONE;
+	return 0;
+}
+
+int
+agent_feed_results(struct agent *a, const struct agent_result *res, size_t n)
+{
+	struct agent_pending	*p;
+	size_t			 i;
+
+	if (a->state != AGENT_ST_WAIT_TOOLS || n != a->ncalls ||
+	    (n > 0 && res == NULL)) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		p = &a->pend[a->calls[i].index];
+		if ((p->text = agent_clip(res[i].text, a->lim.max_result)) ==
+		    NULL) {
+			agent_cancel(a, "agent: out of memory");
+			return -1;
+		}
+		p->is_error = res[i].is_error != 0;
+		p->answered = 1;
+	}
+	return agent_batch_finish(a);
+}
+
+/* Internal calls, then every result in call order, then the hooks. */
+static int
+agent_batch_finish(struct agent *a)
+{
+	struct agent_hook_info	 h;
+	const struct msg	*am;
+	struct agent_pending	*p;
+	struct agent_beh	*b;
+	struct msg		 m;
+	size_t			 i, base;
+
+	base = a->ctx.n - 1;	/* the assistant message of this turn */
+	for (i = 0; i < a->npend; i++) {
+		p = &a->pend[i];
+		if (!p->valid || p->external)
+			continue;
+		am = &a->ctx.v[base];
+		if (a->status != AGENT_RUNNING) {
+			p->is_error = 1;
+			p->text = strdup("not run: the agent had already "
+			    "finished");
+		} else {
+			b = &a->behs[a->tools[p->entry].beh];
+			if (b->ops.handle_tool(b->self, a, am->calls[i].name,
+			    am->calls[i].args ? am->calls[i].args : "{}",
+			    &p->text, &p->is_error) == -1)
+				goto nomem;
+		}
+		if (p->text == NULL && (p->text = strdup("")) == NULL)
+			goto nomem;
+	}
+	for (i = 0; i < a->npend; i++) {
+		am = &a->ctx.v[base];
+		memset(&m, 0, sizeof(m));
+		m.role = MSG_TOOL;
+		m.is_error = a->pend[i].is_error;
+		m.text = a->pend[i].text;
+		a->pend[i].text = NULL;
+		if (m.text == NULL && (m.text = strdup("")) == NULL)
+			goto nomem;
+		if ((m.call_id = strdup(am->calls[i].id)) == NULL ||
+		    (m.name = strdup(am->calls[i].name)) == NULL) {
+			msg_free(&m);
+			goto nomem;
+		}
+		agent_emit(a, AGENT_EV_TOOL_RESULT, m.name, m.text, m.is_error);
+		if (agent_append(a, &m) == -1)
+			goto nomem;
+	}
+	for (i = 0; i < a->npend; i++) {
+		const struct msg *tm = &a->ctx.v[base + 1 + i];
+
+		am = &a->ctx.v[base];
+		memset(&h, 0, sizeof(h));
+		h.hook = AGENT_HOOK_TOOL_CALL;
+		h.name = am->calls[i].name;
+		h.args = am->calls[i].args ? am->calls[i].args : "";
+		h.result = tm->text;
+		h.is_error = tm->is_error;
+		h.writes = a->pend[i].entry != SIZE_MAX &&
+		    a->tools[a->pend[i].entry].def != NULL &&
+		    a->tools[a->pend[i].entry].def->writes;
+		agent_fire(a, &h);
+	}
+	i = a->npend;
+	agent_batch_free(a);
+	return agent_round_end(a, i, a->ctx.v[base].text);
+ nomem:
+	agent_cancel(a, "agent: out of memory");
+	return -1;
+}
+
+const struct msg_list *
+agent_messages(const struct agent *a)
+{
+	return &a->log;
+}
+
+const struct msg_list *
+agent_context(const struct agent *a)
+{
+	return &a->ctx;
+}
+
+struct msg_usage
+agent_usage(const struct agent *a)
+{
+	return a->usage;
+}
+
+unsigned
+agent_iterations(const struct agent *a)
+{
+	return a->iterations;
+}
+
+uint64_t
+agent_deadline_ms(const struct agent *a)
+{
+	if (a->lim.timeout_ms == 0 || a->state == AGENT_ST_NEW)
+		return 0;
+	return a->start_ms + a->lim.timeout_ms;
+}
+
+enum agent_status
+agent_status(const struct agent *a)
+{
+	return a->status;
+}
+
+const char *
+agent_path(const struct agent *a)
+{
+	return a->path;
+}
+
+const struct profile *
+agent_profile(const struct agent *a)
+{
+	return a->profile;
+}
+
+const char *
+agent_todo_text(const struct agent *a)
+{
+	return a->todo_text != NULL ? a->todo_text : "";
+}

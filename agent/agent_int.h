@@ -1,0 +1,145 @@
+/*
+ * Inside the agent core: the agent's state and what the built-in behaviors
+ * (termination, loop detection, todo, note, context strategies) may call.
+ * Not for drivers: they use agent/agent.h.
+ */
+#ifndef WARREN_AGENT_INT_H
+#define WARREN_AGENT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/agent.h"
+#include "agent/tooldef.h"
+
+#define AGENT_MAX_BEHAVIORS	16
+#define AGENT_MAX_TOOLS		32
+#define AGENT_MAX_CALLS		64	/* calls of one turn; more are refused */
+#define AGENT_MAX_TRANSCRIPT	(400u * 1024)	/* bytes sent to summarise */
+
+enum agent_state {
+	AGENT_ST_NEW = 0,
+	AGENT_ST_READY,
+	AGENT_ST_WAIT_LLM,
+	AGENT_ST_WAIT_SUMMARY,
+	AGENT_ST_WAIT_TOOLS,
+	AGENT_ST_DONE,
+};
+
+struct agent_beh {
+	struct agent_behavior	 ops;
+	void			*self;
+};
+
+struct agent_tool_entry {
+	struct msg_tool		 tool;		/* as sent to the model */
+	const struct tooldef	*def;		/* NULL for a custom tool */
+	size_t			 beh;		/* owning behavior */
+	int			 external;	/* the driver runs it */
+};
+
+/* One call of the current turn. */
+struct agent_pending {
+	size_t		 entry;		/* registry index, SIZE_MAX if unknown */
+	int		 valid;
+	int		 external;
+	int		 answered;
+	char		*text;		/* result (owned) */
+	int		 is_error;
+	char		*task;		/* delegate: parsed, owned */
+	char		*profile;
+	int		 inherit;
+};
+
+struct agent {
+	enum agent_state	 state;
+	const struct profile	*profile;
+	char			*path;
+	char			*task;
+	char			*system_extra;
+	unsigned		 depth;
+	struct agent_limits	 lim;
+	struct agent_context_cfg ctxcfg;
+	agent_event_fn		 on_event;
+	void			*event_arg;
+
+	struct agent_beh	 behs[AGENT_MAX_BEHAVIORS];
+	size_t			 nbehs;
+	struct agent_tool_entry	 tools[AGENT_MAX_TOOLS];
+	size_t			 ntools;
+	struct msg_tool		 wire[AGENT_MAX_TOOLS];	/* shallow copies */
+	size_t			 tools_chars;	/* of the schemas as sent */
+
+	struct msg_list		 log;		/* append-only record */
+	struct msg_list		 ctx;		/* what the model sees */
+	size_t			 pinned;	/* ctx[0, pinned) never dropped */
+	struct msg_list		 inherited;	/* until start */
+	struct msg_list		 resume;	/* until start */
+
+	/* the current turn's calls */
+	struct agent_pending	*pend;
+	size_t			 npend;
+	struct agent_call	*calls;		/* the external ones */
+	size_t			 ncalls;
+
+	/* a summary in flight */
+	struct msg_list		 sumreq;
+	size_t			 sum_from, sum_to;
+	int			 sum_wanted;
+
+	uint64_t		 start_ms;
+	uint64_t		 last_now;
+	unsigned		 iterations;
+	int			 nudged_iter, nudged_time;
+	struct msg_usage	 usage;
+	double			 tok_per_char;	/* calibrated; 0.25 before */
+	size_t			 sent_chars;	/* chars of the last request */
+	char			*last_text;	/* last non-empty assistant text */
+
+	enum agent_status	 status;
+	char			*result;
+	char			*reason;
+	char			*todo_text;	/* rendered by the todo behavior */
+	char			*notes_text;	/* rendered by the note behavior */
+};
+
+/* agent.c */
+/* End the agent (the first call wins); hooks and events fire. */
+void	agent_finish(struct agent *a, enum agent_status st, const char *result,
+	    const char *reason);
+/* Append a message to the context and the log (takes m's strings). */
+int	agent_append(struct agent *a, struct msg *m);
+void	agent_emit(struct agent *a, enum agent_event_type type,
+	    const char *name, const char *text, int is_error);
+/* Ask for ctx[from, to) to be summarised before the next turn. */
+void	agent_request_summary(struct agent *a, size_t from, size_t to);
+/* Replace ctx[from, to) with one user message (copied), also appended to
+ * the record when record is set; -1 on ENOMEM. */
+int	agent_replace(struct agent *a, size_t from, size_t to,
+	    const char *text, int record);
+/* "N messages: 3 assistant turns, tools read×2 grep×1, 2 user messages" */
+char	*agent_describe(const struct agent *a, size_t from, size_t to);
+/* Move a cut point back so no tool result is separated from its call. */
+size_t	agent_safe_cut(const struct agent *a, size_t cut);
+uint64_t agent_estimate(const struct agent *a);
+/* Add the task list and notes (what must survive a drop) to b. */
+struct buf;
+void	agent_carry(const struct agent *a, struct buf *b);
+char	*agent_clip(const char *s, size_t max);
+
+/* behav_*.c: each fills ops and returns its state; NULL on ENOMEM. */
+void	*behav_termination(struct agent_behavior *ops);
+void	*behav_loop(struct agent_behavior *ops, const struct agent_limits *l);
+void	*behav_todo(struct agent_behavior *ops);
+void	*behav_note(struct agent_behavior *ops);
+void	*behav_append(struct agent_behavior *ops,
+	    const struct agent_context_cfg *c);
+void	*behav_hier(struct agent_behavior *ops,
+	    const struct agent_context_cfg *c);
+/* The profile's workspace and delegate tools, run by the driver. */
+void	*behav_workspace(struct agent_behavior *ops, const struct profile *p);
+/* A tool table entry for tooldef t, into *tool (strings owned). */
+int	behav_tool_from_def(const struct tooldef *t, struct msg_tool *tool);
+void	behav_tools_free(struct msg_tool *v, size_t n);
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * Built-in profiles and what a profile implies: its sandbox (derived from
+ * its tools, so a profile cannot ask for write access it does not use) and
+ * the tokens its tool schemas cost per call.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/profile.h"
+#include "agent/tooldef.h"
+
+#define CTX_APPEND	{ AGENT_CTX_APPEND, 0, 0, 0, 0 }
+#define CTX_HIER	{ AGENT_CTX_HIERARCHICAL, 0, 0, 0, 0 }
+
+static const struct profile profile_builtins[] = {
+	{ "explore", "Find things in the workspace, read-only", NULL,
+	  "You explore a code base to answer a question. Search with glob and "
+	  "grep, read what matters, and report facts with file paths and line "
+	  "numbers. You cannot change anything.",
+	  { "glob", "grep", "read", "list" }, 4, 0, 0, 0, 1, CTX_APPEND,
+	  "built-in" },
+	{ "plan", "Explore, then write a step-by-step plan", NULL,
+	  "You plan a change. Explore the workspace read-only, then return a "
+	  "plan: ordered steps, the files each touches, and how to check it. "
+	  "Keep the steps in your task list.",
+	  { "glob", "grep", "read", "list", "todo" }, 5, 0, 0, 0, 1,
+	  CTX_HIER, "built-in" },
+	{ "review", "Review code for bugs and risks, read-only", NULL,
+	  "You review code. Read it, look for bugs, unsafe input handling, "
+	  "races and missing error paths, and report each finding with file, "
+	  "line, severity and a suggested fix.",
+	  { "read", "grep", "glob", "todo" }, 4, 0, 0, 0, 1, CTX_APPEND,
+	  "built-in" },
+	{ "test", "Run tests and report failures", NULL,
+	  "You run tests. Find how the project is tested, run the tests with "
+	  "bash, and report what passed and what failed with the relevant "
+	  "output. Do not change source files.",
+	  { "read", "grep", "glob", "list", "bash" }, 5, 1, 1, 0, 1,
+	  CTX_APPEND, "built-in" },
+	{ "general", "Read, change and run anything in the workspace", NULL,
+	  "You carry out a software task in the workspace: read, edit, run, "
+	  "check. Delegate a self-contained subtask when that helps.",
+	  { "read", "write", "edit", "list", "glob", "grep", "bash", "todo",
+	    "delegate" }, 9, 1, 1, 1, 1, CTX_APPEND, "built-in" },
+	{ "orchestrator", "Routes a task to subagents; runs no tool itself",
+	  NULL,
+	  "You are the orchestrator. You cannot read or change files or run "
+	  "commands yourself: delegate(task, profile, inherit_context) each "
+	  "piece of work to a subagent (explore, plan, review and test are "
+	  "read-only or test-only; general can change files) and combine their "
+	  "results. Independent subtasks can be delegated in one turn; they "
+	  "run in parallel. Finish with complete(result).",
+	  { "delegate" }, 1, 0, 0, 1, 1, CTX_APPEND, "built-in" },
+};
+
+#define PROFILE_NBUILTIN (sizeof(profile_builtins) / sizeof(profile_builtins[0]))
+
+const struct profile *
+profile_builtin(const char *name)
+{
+	size_t	i;
+
+	for (i = 0; name != NULL && i < PROFILE_NBUILTIN; i++)
+		if (strcmp(profile_builtins[i].name, name) == 0)
+			return &profile_builtins[i];
+	return NULL;
+}
+
+const struct profile *
+profile_builtin_at(size_t i)
+{
+	return i < PROFILE_NBUILTIN ? &profile_builtins[i] : NULL;
+}
+
+int
+profile_has_tool(const struct profile *p, const char *tool)
+{
+	size_t	i;
+
+	for (i = 0; i < p->ntools; i++)
+		if (strcmp(p->tools[i], tool) == 0)
+			return 1;
+	return 0;
+}
+
+static size_t
+profile_tool_chars(const char *name)
+{
+	const struct tooldef	*t;
+	char			*w;
+	size_t			 n;
+
+	if ((t = tooldef_find(name)) == NULL || (w = tooldef_wire(t)) == NULL)
+		return 0;
+	n = strlen(w);
+	free(w);
+	return n;
+}
+
+size_t
+profile_schema_tokens(const struct profile *p)
+{
+	size_t	i, chars;
+
+	chars = profile_tool_chars("complete") + profile_tool_chars("fail");
+	for (i = 0; i < p->ntools; i++)
+		chars += profile_tool_chars(p->tools[i]);
+	return chars / 4;
+}
+
+void
+profile_free(struct profile *p)
+{
+	if (p == NULL || p->builtin)
+		return;
+	free(p->name);
+	free(p->description);
+	free(p->model);
+	free(p->prompt);
+	free(p->source);
+	free(p);
+}

@@ -1,0 +1,86 @@
+/*
+ * Profiles: what an agent is for, which tools it is shown and which
+ * sandbox it needs. Built-ins (explore, plan, review, test, general,
+ * orchestrator) and user profiles read from .warren/agents/NAME.md:
+ *
+ *	---
+ *	name: reviewer
+ *	description: Reviews a diff for bugs
+ *	tools: Read, Grep, Glob          (or a YAML list: "- Read")
+ *	model: gpt-4o-mini               (optional)
+ *	context: hierarchical            (optional: append | hierarchical)
+ *	keep: 12                         (optional: messages / exchanges kept)
+ *	compact: 75                      (optional: % of the budget)
+ *	budget: 32000                    (optional: context tokens)
+ *	---
+ *	The role prompt (the body).
+ *
+ * Claude Code's tool names (Read, Write, Edit, Glob, Grep, Bash, TodoWrite,
+ * LS, Task) are accepted. A profile without a tools line gets explore's.
+ * complete and fail are always given; they are not listed.
+ */
+#ifndef WARREN_PROFILE_H
+#define WARREN_PROFILE_H
+
+#include <stddef.h>
+
+#include "agent/agent.h"
+
+#define PROFILE_MAX_FILE	(256 * 1024)	/* bytes of one .md file */
+#define PROFILE_MAX_TOOLS	16
+
+struct profile {
+	char			*name;
+	char			*description;
+	char			*model;		/* NULL: the run's model */
+	char			*prompt;	/* role prompt */
+	const char		*tools[PROFILE_MAX_TOOLS]; /* canonical names
+					   (static strings), complete/fail
+					   not included */
+	size_t			 ntools;
+	int			 fs_write;	/* write or edit: rw workspace */
+	int			 exec;		/* bash: exec allowed */
+	int			 delegate;	/* may spawn subagents */
+	int			 builtin;
+	struct agent_context_cfg context;
+	char			*source;	/* file path, or "built-in" */
+};
+
+struct profile_set {
+	const struct profile	**v;	/* built-ins first, then files */
+	size_t			  n;
+	struct profile		**owned; /* the file ones, freed with the set */
+	size_t			  nowned;
+};
+
+/* profile.c */
+/* Built-ins are static and never freed. */
+const struct profile	*profile_builtin(const char *name);
+const struct profile	*profile_builtin_at(size_t i);	/* NULL past end */
+/* Whether p lists tool (canonical name). */
+int			 profile_has_tool(const struct profile *p,
+			    const char *tool);
+/* Tokens the tool schemas cost per call: chars/4 of the tools as sent
+ * (complete and fail included). */
+size_t			 profile_schema_tokens(const struct profile *p);
+void			 profile_free(struct profile *p);
+
+/* profile_file.c */
+/* Parse one profile file's text; filename names it in errors ("FILE:LINE:
+ * what"). name_hint (the file's base name without .md) is used when the
+ * header has no name. 0, or -1 with err set. */
+int			 profile_parse(const char *text, size_t len,
+			    const char *filename, const char *name_hint,
+			    struct profile **out, char *err, size_t errlen);
+int			 profile_load_file(const char *path,
+			    struct profile **out, char *err, size_t errlen);
+/* Built-ins plus workspace/.warren/agents/ *.md (a workspace profile with
+ * a built-in's name replaces it). A missing directory is not an error; a
+ * malformed file is (-1, err names file and line). */
+int			 profile_set_load(struct profile_set *set,
+			    const char *workspace, char *err, size_t errlen);
+const struct profile	*profile_set_find(const struct profile_set *set,
+			    const char *name);
+void			 profile_set_free(struct profile_set *set);
+
+#endif

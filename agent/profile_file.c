@@ -1,0 +1,592 @@
+/*
+ * User profiles: .warren/agents/NAME.md, a small "---" header and a body
+ * (the role prompt), the shape Claude Code users already write. The file is
+ * user input: sizes are bounded, every error names the file and the line,
+ * and an unknown key or tool is an error rather than a silent default (a
+ * typo must not widen or narrow what an agent may do unnoticed).
+ */
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/profile.h"
+#include "agent/tooldef.h"
+
+#define PF_MAX_LINE	4096
+#define PF_MAX_FILES	256
+
+struct pf {
+	const char	*file;
+	const char	*p, *end;	/* unread text */
+	unsigned	 line;		/* of the last line read */
+	char		*err;
+	size_t		 errlen;
+	int		 saw_tools;
+};
+
+static int
+pf_error(struct pf *pf, const char *fmt, const char *arg)
+{
+	char	what[512];
+
+	snprintf(what, sizeof(what), fmt, arg);
+	snprintf(pf->err, pf->errlen, "%s:%u: %s", pf->file, pf->line, what);
+	return -1;
+}
+
+/* Next line without its newline (and \r); NULL at the end. */
+static int
+pf_line(struct pf *pf, const char **s, size_t *len)
+{
+	const char	*nl;
+
+	if (pf->p >= pf->end)
+		return 0;
+	pf->line++;
+	*s = pf->p;
+	if ((nl = memchr(pf->p, '\n', pf->end - pf->p)) == NULL)
+		nl = pf->end;
+	*len = nl - pf->p;
+	pf->p = nl < pf->end ? nl + 1 : nl;
+	if (*len > 0 && (*s)[*len - 1] == '\r')
+		(*len)--;
+	return 1;
+}
+
+static void
+pf_trim(const char **s, size_t *len)
+{
+	while (*len > 0 && isspace((unsigned char)**s)) {
+		(*s)++;
+		(*len)--;
+	}
+	while (*len > 0 && isspace((unsigned char)(*s)[*len - 1]))
+		(*len)--;
+}
+
+/* A value, unquoted: "x", 'x' or x. */
+static char *
+pf_value(const char *s, size_t len)
+{
+	pf_trim(&s, &len);
+	if (len >= 2 && (s[0] == '"' || s[0] == '\'') && s[len - 1] == s[0]) {
+		s++;
+		len -= 2;
+	}
+	return strndup(s, len);
+}
+
+static int
+pf_add_tool(struct pf *pf, struct profile *p, const char *s, size_t len)
+{
+	const char	*canon;
+	char		 name[64];
+	size_t		 i;
+
+	pf_trim(&s, &len);
+	if (len >= 2 && (s[0] == '"' || s[0] == '\'') && s[len - 1] == s[0]) {
+		s++;
+		len -= 2;
+	}
+	if (len == 0)
+		return 0;
+	if (len >= sizeof(name))
+		return pf_error(pf, "tool name too long", NULL);
+	memcpy(name, s, len);
+	name[len] = '\0';
+	if ((canon = tooldef_canonical(name)) == NULL)
+		return pf_error(pf, "unknown tool \"%s\" (tools: read, write, "
+		    "edit, list, glob, grep, bash, todo, note, delegate, or "
+		    "Read, Write, Edit, LS, Glob, Grep, Bash, TodoWrite, Task)",
+		    name);
+	if (strcmp(canon, "complete") == 0 || strcmp(canon, "fail") == 0)
+		return 0;	/* always given */
+	for (i = 0; i < p->ntools; i++)
+		if (strcmp(p->tools[i], canon) == 0)
+			return 0;
+	if (p->ntools == PROFILE_MAX_TOOLS)
+		return pf_error(pf, "too many tools", NULL);
+	p->tools[p->ntools++] = canon;
+	return 0;
+}
+
+/* "Read, Grep", "[Read, Grep]" or "" (a YAML list follows). */
+static int
+pf_tools(struct pf *pf, struct profile *p, const char *s, size_t len)
+{
+	const char	*comma;
+
+	pf->saw_tools = 1;
+	pf_trim(&s, &len);
+	if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+		s++;
+		len -= 2;
+	}
+	while (len > 0) {
+		if ((comma = memchr(s, ',', len)) == NULL)
+			comma = s + len;
+		if (pf_add_tool(pf, p, s, comma - s) == -1)
+			return -1;
+		len -= comma - s;
+		s = comma;
+		if (len > 0) {
+			s++;
+			len--;
+		}
+	}
+	return 0;
+}
+
+static int
+pf_number(struct pf *pf, const char *v, long long lo, long long hi,
+    unsigned long long *out)
+{
+	const char	*errstr;
+	long long	 n;
+
+	n = strtonum(v, lo, hi, &errstr);
+	if (errstr != NULL) {
+		char	range[96];
+
+		snprintf(range, sizeof(range), "number %s (%lld to %lld)",
+		    errstr, lo, hi);
+		return pf_error(pf, "%s", range);
+	}
+	*out = (unsigned long long)n;
+	return 0;
+}
+
+static int
+pf_valid_name(const char *s)
+{
+	size_t	i;
+
+	if (*s == '\0' || strlen(s) > 64)
+		return 0;
+	for (i = 0; s[i] != '\0'; i++)
+		if (!islower((unsigned char)s[i]) &&
+		    !isdigit((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+			return 0;
+	return 1;
+}
+
+/* Cut a YAML comment: '#' after a blank, outside quotes. */
+static size_t
+pf_uncomment(const char *s, size_t len)
+{
+	size_t	i;
+	char	q = 0;
+
+	for (i = 0; i < len; i++) {
+		if (q != 0) {
+			if (s[i] == q)
+				q = 0;
+		} else if (s[i] == '"' || s[i] == '\'')
+			q = s[i];
+		else if (s[i] == '#' && (i == 0 || s[i - 1] == ' ' ||
+		    s[i - 1] == '\t'))
+			return i;
+	}
+	return len;
+}
+
+static int
+pf_key(struct pf *pf, struct profile *p, const char *key, const char *s,
+    size_t len)
+{
+	unsigned long long	 n;
+	char			*v;
+	int			 rc = 0;
+
+	len = pf_uncomment(s, len);
+
+	if (strcmp(key, "tools") == 0)
+		return pf_tools(pf, p, s, len);
+	if ((v = pf_value(s, len)) == NULL)
+		return pf_error(pf, "out of memory", NULL);
+	if (strcmp(key, "name") == 0) {
+		if (!pf_valid_name(v))
+			rc = pf_error(pf, "name \"%.64s\" must be 1-64 of "
+			    "a-z, 0-9, - and _", v);
+		else {
+			free(p->name);
+			p->name = v;
+			v = NULL;
+		}
+	} else if (strcmp(key, "description") == 0) {
+		free(p->description);
+		p->description = v;
+		v = NULL;
+	} else if (strcmp(key, "model") == 0) {
+		free(p->model);
+		p->model = *v != '\0' && strcmp(v, "inherit") != 0 ? v : NULL;
+		if (p->model != NULL)
+			v = NULL;
+	} else if (strcmp(key, "context") == 0) {
+		if (strcmp(v, "append") == 0)
+			p->context.strategy = AGENT_CTX_APPEND;
+		else if (strcmp(v, "hierarchical") == 0)
+			p->context.strategy = AGENT_CTX_HIERARCHICAL;
+		else if (strcmp(v, "none") == 0)
+			p->context.strategy = AGENT_CTX_NONE;
+		else
+			rc = pf_error(pf, "context \"%.32s\" must be append, "
+			    "hierarchical or none", v);
+	} else if (strcmp(key, "keep") == 0) {
+		if ((rc = pf_number(pf, v, 1, 1000, &n)) == 0)
+			p->context.keep_recent = p->context.keep_exchanges = n;
+	} else if (strcmp(key, "compact") == 0) {
+		if ((rc = pf_number(pf, v, 10, 100, &n)) == 0)
+			p->context.compact_pct = n;
+	} else if (strcmp(key, "budget") == 0) {
+		if ((rc = pf_number(pf, v, 1000, 10000000, &n)) == 0)
+			p->context.budget_tokens = n;
+	} else if (strcmp(key, "color") != 0)
+		rc = pf_error(pf, "unknown key \"%.64s\" (keys: name, "
+		    "description, tools, model, context, keep, compact, budget)",
+		    key);
+	free(v);
+	return rc;
+}
+
+static int
+pf_header(struct pf *pf, struct profile *p)
+{
+	const char	*s, *colon;
+	size_t		 len, klen;
+	char		 key[32];
+	int		 in_tools = 0;
+
+	for (;;) {
+		if (!pf_line(pf, &s, &len))
+			return pf_error(pf, "the header has no closing \"---\" "
+			    "line", NULL);
+		if (len > PF_MAX_LINE)
+			return pf_error(pf, "line too long", NULL);
+		if (len >= 3 && memcmp(s, "---", 3) == 0) {
+			pf_trim(&s, &len);
+			if (len == 3)
+				return 0;
+		}
+		pf_trim(&s, &len);
+		if (len == 0 || s[0] == '#')
+			continue;
+		if (s[0] == '-' && in_tools) {	/* "  - Read" */
+			if (pf_add_tool(pf, p, s + 1,
+			    pf_uncomment(s + 1, len - 1)) == -1)
+				return -1;
+			continue;
+		}
+		in_tools = 0;
+		if ((colon = memchr(s, ':', len)) == NULL)
+			return pf_error(pf, "expected \"key: value\"", NULL);
+		klen = colon - s;
+		while (klen > 0 && isspace((unsigned char)s[klen - 1]))
+			klen--;
+		if (klen == 0 || klen >= sizeof(key))
+			return pf_error(pf, "bad key", NULL);
+		memcpy(key, s, klen);
+		key[klen] = '\0';
+		if (pf_key(pf, p, key, colon + 1, len - (colon + 1 - s)) == -1)
+			return -1;
+		in_tools = strcmp(key, "tools") == 0;
+	}
+}
+
+static void
+pf_derive(struct profile *p)
+{
+	const struct tooldef	*t;
+	size_t			 i;
+
+	p->fs_write = p->exec = p->delegate = 0;
+	for (i = 0; i < p->ntools; i++) {
+		if ((t = tooldef_find(p->tools[i])) == NULL)
+			continue;
+		p->fs_write |= t->writes && strcmp(t->name, "bash") != 0;
+		p->exec |= t->execs;
+		p->delegate |= t->where == TOOLDEF_DELEGATE;
+	}
+	/* bash can write files too: exec implies a writable workspace. */
+	p->fs_write |= p->exec;
+}
+
+int
+profile_parse(const char *text, size_t len, const char *filename,
+    const char *name_hint, struct profile **out, char *err, size_t errlen)
+{
+	const struct profile	*explore;
+	struct profile		*p;
+	struct pf		 pf;
+	const char		*s, *body;
+	size_t			 l, blen, i;
+
+	*out = NULL;
+	memset(&pf, 0, sizeof(pf));
+	pf.file = filename != NULL ? filename : "(profile)";
+	pf.p = text;
+	pf.end = text + len;
+	pf.err = err;
+	pf.errlen = errlen;
+	if (len > PROFILE_MAX_FILE)
+		return pf_error(&pf, "file too large (limit 256 KiB)", NULL);
+	if (memchr(text, '\0', len) != NULL)
+		return pf_error(&pf, "file contains a NUL byte", NULL);
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		pf.p += 3;
+	do {
+		if (!pf_line(&pf, &s, &l))
+			return pf_error(&pf, "empty file: expected a \"---\" "
+			    "header", NULL);
+		pf_trim(&s, &l);
+	} while (l == 0);
+	if (l != 3 || memcmp(s, "---", 3) != 0)
+		return pf_error(&pf, "expected a \"---\" line opening the "
+		    "header (name, description, tools, model)", NULL);
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return pf_error(&pf, "out of memory", NULL);
+	if (pf_header(&pf, p) == -1)
+		goto fail;
+	body = pf.p;
+	blen = pf.end - pf.p;
+	pf_trim(&body, &blen);
+	if (p->name == NULL) {
+		if (name_hint == NULL || !pf_valid_name(name_hint)) {
+			pf.line = 1;
+			pf_error(&pf, "no \"name:\" in the header", NULL);
+			goto fail;
+		}
+		p->name = strdup(name_hint);
+	}
+	if (!pf.saw_tools) {
+		explore = profile_builtin("explore");
+		for (i = 0; i < explore->ntools; i++)
+			p->tools[i] = explore->tools[i];
+		p->ntools = explore->ntools;
+	}
+	if (p->description == NULL)
+		p->description = strdup("");
+	p->prompt = strndup(body, blen);
+	p->source = strdup(pf.file);
+	if (p->name == NULL || p->description == NULL || p->prompt == NULL ||
+	    p->source == NULL) {
+		pf_error(&pf, "out of memory", NULL);
+		goto fail;
+	}
+	pf_derive(p);
+	*out = p;
+	return 0;
+ fail:
+	profile_free(p);
+	return -1;
+}
+
+int
+profile_load_file(const char *path, struct profile **out, char *err,
+    size_t errlen)
+{
+	struct stat	 st;
+	const char	*base, *dot;
+	char		*text = NULL, hint[80];
+	ssize_t		 n;
+	size_t		 got = 0;
+	int		 fd, rc = -1;
+
+	*out = NULL;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", path);
+		goto out;
+	}
+	if (st.st_size > PROFILE_MAX_FILE) {
+		snprintf(err, errlen, "%s:1: file too large (%lld bytes, limit "
+		    "256 KiB)", path, (long long)st.st_size);
+		goto out;
+	}
+	if ((text = malloc(st.st_size + 1)) == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	while (got < (size_t)st.st_size) {
+		if ((n = read(fd, text + got, st.st_size - got)) == -1) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		got += n;
+	}
+	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	strlcpy(hint, base, sizeof(hint));
+	if ((dot = strrchr(hint, '.')) != NULL)
+		hint[dot - hint] = '\0';
+	rc = profile_parse(text, got, path, hint, out, err, errlen);
+ out:
+	free(text);
+	close(fd);
+	return rc;
+}
+
+static int
+pf_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+pf_set_add(struct profile_set *set, struct profile *p, char *err,
+    size_t errlen)
+{
+	const struct profile	**nv;
+	struct profile		**no;
+	size_t			  i;
+
+	for (i = 0; i < set->nowned; i++)
+		if (strcmp(set->owned[i]->name, p->name) == 0) {
+			snprintf(err, errlen, "%s:1: profile \"%s\" is also "
+			    "defined in %s", p->source, p->name,
+			    set->owned[i]->source);
+			profile_free(p);
+			return -1;
+		}
+	no = reallocarray(set->owned, set->nowned + 1, sizeof(*no));
+	if (no == NULL)
+		goto nomem;
+	set->owned = no;
+	set->owned[set->nowned++] = p;
+	for (i = 0; i < set->n; i++)
+		if (strcmp(set->v[i]->name, p->name) == 0) {
+			set->v[i] = p;	/* replaces the built-in */
+			return 0;
+		}
+	if ((nv = reallocarray(set->v, set->n + 1, sizeof(*nv))) == NULL)
+		goto nomem;
+	set->v = nv;
+	set->v[set->n++] = p;
+	return 0;
+ nomem:
+	snprintf(err, errlen, "profiles: out of memory");
+	if (no == NULL)
+		profile_free(p);
+	return -1;
+}
+
+static int
+pf_set_dir(struct profile_set *set, const char *dir, char *err,
+    size_t errlen)
+{
+	struct dirent	 *de;
+	struct profile	 *p;
+	DIR		 *d;
+	char		 *names[PF_MAX_FILES], path[4096];
+	size_t		  n = 0, i, l;
+	int		  rc = -1;
+
+	if ((d = opendir(dir)) == NULL) {
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		l = strlen(de->d_name);
+		if (l < 4 || strcmp(de->d_name + l - 3, ".md") != 0 ||
+		    de->d_name[0] == '.')
+			continue;
+		if (n == PF_MAX_FILES) {
+			snprintf(err, errlen, "%s: more than %d profiles", dir,
+			    PF_MAX_FILES);
+			goto out;
+		}
+		if ((names[n] = strdup(de->d_name)) == NULL) {
+			snprintf(err, errlen, "profiles: out of memory");
+			goto out;
+		}
+		n++;
+	}
+	qsort(names, n, sizeof(names[0]), pf_cmp);
+	for (i = 0; i < n; i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
+		    names[i]) >= sizeof(path)) {
+			snprintf(err, errlen, "%s/%s: path too long", dir,
+			    names[i]);
+			goto out;
+		}
+		if (profile_load_file(path, &p, err, errlen) == -1 ||
+		    pf_set_add(set, p, err, errlen) == -1)
+			goto out;
+	}
+	rc = 0;
+ out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	closedir(d);
+	return rc;
+}
+
+int
+profile_set_load(struct profile_set *set, const char *workspace, char *err,
+    size_t errlen)
+{
+	const struct profile	*b;
+	char			 dir[4096];
+	size_t			 i;
+
+	memset(set, 0, sizeof(*set));
+	for (i = 0; (b = profile_builtin_at(i)) != NULL; i++)
+		;
+	if ((set->v = calloc(i, sizeof(*set->v))) == NULL) {
+		snprintf(err, errlen, "profiles: out of memory");
+		return -1;
+	}
+	for (i = 0; (b = profile_builtin_at(i)) != NULL; i++)
+		set->v[set->n++] = b;
+	if (workspace == NULL)
+		return 0;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/.warren/agents",
+	    workspace) >= sizeof(dir)) {
+		snprintf(err, errlen, "%s: path too long", workspace);
+		profile_set_free(set);
+		return -1;
+	}
+	if (pf_set_dir(set, dir, err, errlen) == -1) {
+		profile_set_free(set);
+		return -1;
+	}
+	return 0;
+}
+
+const struct profile *
+profile_set_find(const struct profile_set *set, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; name != NULL && i < set->n; i++)
+		if (strcmp(set->v[i]->name, name) == 0)
+			return set->v[i];
+	return NULL;
+}
+
+void
+profile_set_free(struct profile_set *set)
+{
+	size_t	i;
+
+	for (i = 0; i < set->nowned; i++)
+		profile_free(set->owned[i]);
+	free(set->owned);
+	free(set->v);
+	memset(set, 0, sizeof(*set));
+}

@@ -1,0 +1,61 @@
+/*
+ * Internal to ipc/: the checked encoder state shared by codec.c (the IPC
+ * messages) and wire.c (the neutral conversation model on the wire).
+ */
+#ifndef WARREN_IPC_CODEC_H
+#define WARREN_IPC_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/msg.h"
+#include "ipc/mp.h"
+
+/* An encoder: the first error sticks, like the reader's. */
+struct enc {
+	struct buf	*b;
+	int		 failed;
+	char		*err;
+	size_t		 errsz;
+	size_t		 limit;		/* buf_left(b) past which the body is
+					   over IPC_FRAME_MAX: stop early */
+};
+
+/* codec.c */
+int	 enc_fail(struct enc *e, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	 enc_map(struct enc *e, uint32_t n);
+void	 enc_array(struct enc *e, uint32_t n, uint32_t max, const char *what);
+void	 enc_key(struct enc *e, const char *key);
+/* A string of at most max bytes, NUL-free by construction. */
+void	 enc_str(struct enc *e, const char *s, size_t max, const char *what);
+void	 enc_tok(struct enc *e, const char *s, size_t max, const char *what);
+void	 enc_u64(struct enc *e, uint64_t v);
+void	 enc_bool(struct enc *e, int v);
+
+/* wire.c: struct msg, msg_tool, msg_usage, msg_reply as msgpack maps. */
+void	 wire_put_msg(struct enc *e, const struct msg *m, const char *what);
+void	 wire_put_msgs(struct enc *e, const struct msg_list *l,
+	    const char *what);
+void	 wire_put_tool(struct enc *e, const struct msg_tool *t,
+	    const char *what);
+void	 wire_put_usage(struct enc *e, const struct msg_usage *u);
+void	 wire_put_reply(struct enc *e, const struct msg_reply *r);
+int	 wire_get_msg(struct mp_reader *r, struct msg *m, const char *what);
+int	 wire_get_msgs(struct mp_reader *r, struct msg_list *l,
+	    const char *what);
+int	 wire_get_tool(struct mp_reader *r, struct msg_tool *t,
+	    const char *what);
+int	 wire_get_usage(struct mp_reader *r, struct msg_usage *u,
+	    const char *what);
+int	 wire_get_reply(struct mp_reader *r, struct msg_reply *rep,
+	    const char *what);
+/* A token (ipc_token_valid) copied to a malloc'd string. */
+int	 wire_get_tok(struct mp_reader *r, char **s, size_t max,
+	    const char *what);
+/* Fail unless every bit of need is in seen; names the first missing key. */
+int	 wire_required(struct mp_reader *r, uint32_t seen, uint32_t need,
+	    const char *const *keys, const char *what);
+
+#endif

@@ -1,0 +1,645 @@
+/*
+ * Typed decoders, one per message, and ipc_msg_free().
+ *
+ * Each decoder walks the rest of the top-level map: a key from its own
+ * table (unknown or repeated keys fail in mp_get_key), the value with a
+ * typed, bounded getter, then wire_required() for what was missing. Values
+ * are copied once into the struct that owns them; on any failure the whole
+ * message is freed and zeroed, so a caller never sees half a message.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "ipc/ipc.h"
+#include "ipc/codec.h"
+
+#define DECODE_KEYS(k)	((int)(sizeof(k) / sizeof((k)[0])))
+
+static int
+decode_hello(struct mp_reader *r, uint32_t n, struct ipc_hello *h)
+{
+	static const char *const keys[] = { "version", "pid", "layers",
+	    "weaker" };
+	uint32_t	i, j, cnt, seen = 0;
+
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, "hello")) {
+		case 0:
+			mp_get_u32(r, &h->version, "hello.version");
+			break;
+		case 1:
+			mp_get_u32(r, &h->pid, "hello.pid");
+			break;
+		case 2:
+			if (mp_get_array(r, &cnt, IPC_LAYERS_MAX,
+			    "hello.layers") == -1)
+				break;
+			for (j = 0; j < cnt && !r->failed; j++)
+				if (wire_get_tok(r, &h->layers[j],
+				    IPC_LAYER_MAX, "hello.layers") == 0)
+					h->nlayers = j + 1;
+			mp_leave(r);
+			break;
+		case 3:
+			mp_get_bool(r, &h->weaker, "hello.weaker");
+			break;
+		default:
+			return -1;
+		}
+	}
+	return wire_required(r, seen, 0xf, keys, "hello");
+}
+
+static int
+decode_tools(struct mp_reader *r, struct ipc_profile *p)
+{
+	uint32_t	n, i;
+	const char	*what = "start.profile.tools";
+
+	if (mp_get_array(r, &n, IPC_TOOLS_MAX, what) == -1)
+		return -1;
+	if (n > 0) {
+		if ((p->tools = calloc(n, sizeof(*p->tools))) == NULL)
+			return mp_fail(r, "%s: out of memory", what);
+		p->ntools = n;
+	}
+	for (i = 0; i < n && !r->failed; i++)
+		wire_get_tok(r, &p->tools[i], IPC_NAME_MAX, what);
+	mp_leave(r);
+	return r->failed ? -1 : 0;
+}
+
+static int
+decode_profile(struct mp_reader *r, struct ipc_profile *p)
+{
+	static const char *const keys[] = { "name", "prompt", "tools" };
+	uint32_t	n, i, seen = 0;
+	const char	*what = "start.profile";
+
+	if (mp_get_map(r, &n, 3, what) == -1)
+		return -1;
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, what)) {
+		case 0:
+			wire_get_tok(r, &p->name, IPC_NAME_MAX,
+			    "start.profile.name");
+			break;
+		case 1:
+			mp_get_strdup(r, &p->prompt, IPC_STR_MAX,
+			    "start.profile.prompt");
+			break;
+		case 2:
+			decode_tools(r, p);
+			break;
+		default:
+			return -1;
+		}
+	}
+	mp_leave(r);
+	return wire_required(r, seen, 0x7, keys, what);
+}
+
+static int
+decode_limits(struct mp_reader *r, struct ipc_limits *l)
+{
+	static const char *const keys[] = { "max_iterations", "timeout_ms",
+	    "context_tokens", "loop_threshold", "max_output_bytes" };
+	uint32_t	n, i, seen = 0;
+	const char	*what = "start.limits";
+
+	if (mp_get_map(r, &n, 5, what) == -1)
+		return -1;
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, what)) {
+		case 0:
+			mp_get_u32(r, &l->max_iterations, what);
+			break;
+		case 1:
+			mp_get_u64(r, &l->timeout_ms, what);
+			break;
+		case 2:
+			mp_get_u32(r, &l->context_tokens, what);
+			break;
+		case 3:
+			mp_get_u32(r, &l->loop_threshold, what);
+			break;
+		case 4:
+			mp_get_u32(r, &l->max_output_bytes, what);
+			break;
+		default:
+			return -1;
+		}
+	}
+	mp_leave(r);
+	return wire_required(r, seen, 0x1f, keys, what);
+}
+
+/* An agent path: digits and dots, checked before it is copied. */
+static int
+decode_path(struct mp_reader *r, char **path, const char *what)
+{
+	const char	*s;
+	size_t		 len;
+
+	if (mp_get_str(r, &s, &len, IPC_PATH_MAX, what) == -1)
+		return -1;
+	if (!ipc_path_valid(s, len))
+		return mp_fail(r, "%s: not an agent path (\"0\", \"0.2\", "
+		    "\"0.2.1\")", what);
+	if ((*path = strndup(s, len)) == NULL)
+		return mp_fail(r, "%s: out of memory", what);
+	return 0;
+}
+
+static int
+decode_workspace(struct mp_reader *r, char **ws)
+{
+	if (mp_get_strdup(r, ws, IPC_WORKSPACE_MAX, "start.workspace") == -1)
+		return -1;
+	if ((*ws)[0] != '/')
+		return mp_fail(r, "start.workspace: not an absolute path");
+	return 0;
+}
+
+static int
+decode_start(struct mp_reader *r, uint32_t n, struct ipc_start *s)
+{
+	static const char *const keys[] = { "path", "depth", "profile",
+	    "task", "context", "limits", "workspace" };
+	uint32_t	i, seen = 0;
+
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, "start")) {
+		case 0:
+			decode_path(r, &s->path, "start.path");
+			break;
+		case 1:
+			mp_get_u32(r, &s->depth, "start.depth");
+			break;
+		case 2:
+			decode_profile(r, &s->profile);
+			break;
+		case 3:
+			mp_get_strdup(r, &s->task, IPC_STR_MAX, "start.task");
+			break;
+		case 4:
+			wire_get_msgs(r, &s->context, "start.context");
+			break;
+		case 5:
+			decode_limits(r, &s->limits);
+			break;
+		case 6:
+			decode_workspace(r, &s->workspace);
+			break;
+		default:
+			return -1;
+		}
+	}
+	return wire_required(r, seen, 0x7f, keys, "start");
+}
+
+static int
+decode_purpose(struct mp_reader *r, enum ipc_purpose *purpose)
+{
+	const char	*s;
+	size_t		 len;
+
+	if (mp_get_str(r, &s, &len, IPC_NAME_MAX, "llm.purpose") == -1)
+		return -1;
+	if (len == 4 && memcmp(s, "turn", 4) == 0)
+		*purpose = IPC_PURPOSE_TURN;
+	else if (len == 7 && memcmp(s, "summary", 7) == 0)
+		*purpose = IPC_PURPOSE_SUMMARY;
+	else
+		return mp_fail(r, "llm.purpose: expected \"turn\" or "
+		    "\"summary\"");
+	return 0;
+}
+
+static int
+decode_llm_tools(struct mp_reader *r, struct ipc_llm *l)
+{
+	uint32_t	n, i;
+
+	if (mp_get_array(r, &n, IPC_TOOLS_MAX, "llm.tools") == -1)
+		return -1;
+	if (n > 0) {
+		if ((l->tools = calloc(n, sizeof(*l->tools))) == NULL)
+			return mp_fail(r, "llm.tools: out of memory");
+		l->ntools = n;
+	}
+	for (i = 0; i < n && !r->failed; i++)
+		wire_get_tool(r, &l->tools[i], "llm.tools");
+	mp_leave(r);
+	return r->failed ? -1 : 0;
+}
+
+static int
+decode_llm(struct mp_reader *r, uint32_t n, struct ipc_llm *l)
+{
+	static const char *const keys[] = { "id", "step", "purpose",
+	    "messages", "tools" };
+	uint32_t	i, seen = 0;
+
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, "llm")) {
+		case 0:
+			mp_get_u32(r, &l->id, "llm.id");
+			break;
+		case 1:
+			mp_get_u32(r, &l->step, "llm.step");
+			break;
+		case 2:
+			decode_purpose(r, &l->purpose);
+			break;
+		case 3:
+			wire_get_msgs(r, &l->messages, "llm.messages");
+			break;
+		case 4:
+			decode_llm_tools(r, l);
+			break;
+		default:
+			return -1;
+		}
+	}
+	return wire_required(r, seen, 0x1f, keys, "llm");
+}
+
+static int
+decode_llm_ok(struct mp_reader *r, uint32_t n, struct ipc_llm_ok *o)
+{
+	static const char *const keys[] = { "id", "reply" };
+	uint32_t	i, seen = 0;
+
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen,
+		    "llm_ok")) {
+		case 0:
+			mp_get_u32(r, &o->id, "llm_ok.id");
+			break;
+		case 1:
+			wire_get_reply(r, &o->reply, "llm_ok.reply");
+			break;
+		default:
+			return -1;
+		}
+	}
+	return wire_required(r, seen, 0x3, keys, "llm_ok");
+}
+
+/* llm_err and spawn_err share their shape. */
+static int
+decode_error(struct mp_reader *r, uint32_t n, struct ipc_error *x,
+    const char *what)
+{
+	static const char *const keys[] = { "id", "code", "message" };
+	uint32_t	i, seen = 0;
+
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, what)) {
+		case 0:
+			mp_get_u32(r, &x->id, what);
+			break;
+		case 1:
+			wire_get_tok(r, &x->code, IPC_NAME_MAX, what);
+			break;
+		case 2:
+			mp_get_strdup(r, &x->message, IPC_ERRMSG_MAX, what);
+			break;
+		default:
+			return -1;
+		}
+	}
+	return wire_required(r, seen, 0x7, keys, what);
+}
+
+static int
+decode_spawn(struct mp_reader *r, uint32_t n, struct ipc_spawn *s)
+{
+	static const char *const keys[] = { "id", "profile", "task",
+	    "inherit_context" };
+	uint32_t	i, seen = 0;
+
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, "spawn")) {
+		case 0:
+			mp_get_u32(r, &s->id, "spawn.id");
+			break;
+		case 1:
+			wire_get_tok(r, &s->profile, IPC_NAME_MAX,
+			    "spawn.profile");
+			break;
+		case 2:
+			mp_get_strdup(r, &s->task, IPC_STR_MAX, "spawn.task");
+			break;
+		case 3:
+			mp_get_bool(r, &s->inherit_context,
+			    "spawn.inherit_context");
+			break;
+		default:
+			return -1;
+		}
+	}
+	return wire_required(r, seen, 0xf, keys, "spawn");
+}
+
+static int
+decode_spawn_ok(struct mp_reader *r, uint32_t n, struct ipc_spawn_ok *s)
+{
+	static const char *const keys[] = { "id", "path", "result", "usage" };
+	uint32_t	i, seen = 0;
+
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen,
+		    "spawn_ok")) {
+		case 0:
+			mp_get_u32(r, &s->id, "spawn_ok.id");
+			break;
+		case 1:
+			decode_path(r, &s->path, "spawn_ok.path");
+			break;
+		case 2:
+			mp_get_strdup(r, &s->result, IPC_STR_MAX,
+			    "spawn_ok.result");
+			break;
+		case 3:
+			wire_get_usage(r, &s->usage, "spawn_ok.usage");
+			break;
+		default:
+			return -1;
+		}
+	}
+	return wire_required(r, seen, 0xf, keys, "spawn_ok");
+}
+
+static int
+decode_event(struct mp_reader *r, uint32_t n, struct ipc_event *v)
+{
+	static const char *const keys[] = { "kind", "text", "tool", "level" };
+	uint32_t	i, seen = 0;
+
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, "event")) {
+		case 0:
+			wire_get_tok(r, &v->kind, IPC_NAME_MAX, "event.kind");
+			break;
+		case 1:
+			mp_get_strdup(r, &v->text, IPC_EVENT_MAX, "event.text");
+			break;
+		case 2:
+			wire_get_tok(r, &v->tool, IPC_NAME_MAX, "event.tool");
+			break;
+		case 3:
+			if (mp_get_u32(r, &v->level, "event.level") == 0) {
+				v->has_level = 1;
+				if (v->level > LOG_LEVEL_DEBUG)
+					mp_fail(r, "event.level: %u is not a "
+					    "log level (0 to %d)", v->level,
+					    LOG_LEVEL_DEBUG);
+			}
+			break;
+		default:
+			return -1;
+		}
+	}
+	if (wire_required(r, seen, 0x3, keys, "event") == -1)
+		return -1;
+	/* Log records are smaller than other events (LOG_MAX_RECORD). */
+	if (strcmp(v->kind, "log") == 0 && strlen(v->text) > IPC_LOG_MAX)
+		return mp_fail(r, "event.text: log record of %zu bytes, at "
+		    "most %d allowed", strlen(v->text), IPC_LOG_MAX);
+	return 0;
+}
+
+static int
+decode_checkpoint(struct mp_reader *r, uint32_t n, struct ipc_checkpoint *c)
+{
+	static const char *const keys[] = { "seq", "messages" };
+	uint32_t	i, seen = 0;
+
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen,
+		    "checkpoint")) {
+		case 0:
+			mp_get_u32(r, &c->seq, "checkpoint.seq");
+			break;
+		case 1:
+			wire_get_msgs(r, &c->messages, "checkpoint.messages");
+			break;
+		default:
+			return -1;
+		}
+	}
+	return wire_required(r, seen, 0x3, keys, "checkpoint");
+}
+
+static int
+decode_status(struct mp_reader *r, enum ipc_status *status)
+{
+	char		 name[16];
+	const char	*s;
+	size_t		 len;
+
+	if (mp_get_str(r, &s, &len, sizeof(name) - 1, "done.status") == -1)
+		return -1;
+	memcpy(name, s, len);
+	name[len] = '\0';
+	if (ipc_status_parse(name, status) == -1)
+		return mp_fail(r, "done.status: expected complete, fail, "
+		    "auto_complete or limit");
+	return 0;
+}
+
+static int
+decode_done(struct mp_reader *r, uint32_t n, struct ipc_done *d)
+{
+	static const char *const keys[] = { "status", "result", "usage",
+	    "iterations", "reason" };
+	uint32_t	i, seen = 0;
+
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, "done")) {
+		case 0:
+			decode_status(r, &d->status);
+			break;
+		case 1:
+			mp_get_strdup(r, &d->result, IPC_STR_MAX, "done.result");
+			break;
+		case 2:
+			wire_get_usage(r, &d->usage, "done.usage");
+			break;
+		case 3:
+			mp_get_u32(r, &d->iterations, "done.iterations");
+			break;
+		case 4:
+			mp_get_strdup(r, &d->reason, IPC_ERRMSG_MAX,
+			    "done.reason");
+			break;
+		default:
+			return -1;
+		}
+	}
+	return wire_required(r, seen, 0xf, keys, "done");
+}
+
+static int
+decode_cancel(struct mp_reader *r, uint32_t n, struct ipc_cancel *c)
+{
+	static const char *const keys[] = { "reason" };
+	uint32_t	i, seen = 0;
+
+	for (i = 0; i < n && !r->failed; i++) {
+		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen,
+		    "cancel")) {
+		case 0:
+			mp_get_strdup(r, &c->reason, IPC_ERRMSG_MAX,
+			    "cancel.reason");
+			break;
+		default:
+			return -1;
+		}
+	}
+	return wire_required(r, seen, 0x1, keys, "cancel");
+}
+
+static int
+decode_body(struct mp_reader *r, uint32_t n, struct ipc_msg *m)
+{
+	switch (m->type) {
+	case IPC_HELLO:		return decode_hello(r, n, &m->u.hello);
+	case IPC_START:		return decode_start(r, n, &m->u.start);
+	case IPC_LLM:		return decode_llm(r, n, &m->u.llm);
+	case IPC_LLM_OK:	return decode_llm_ok(r, n, &m->u.llm_ok);
+	case IPC_LLM_ERR:
+		return decode_error(r, n, &m->u.llm_err, "llm_err");
+	case IPC_SPAWN:		return decode_spawn(r, n, &m->u.spawn);
+	case IPC_SPAWN_OK:	return decode_spawn_ok(r, n, &m->u.spawn_ok);
+	case IPC_SPAWN_ERR:
+		return decode_error(r, n, &m->u.spawn_err, "spawn_err");
+	case IPC_EVENT:		return decode_event(r, n, &m->u.event);
+	case IPC_CHECKPOINT:
+		return decode_checkpoint(r, n, &m->u.checkpoint);
+	case IPC_DONE:		return decode_done(r, n, &m->u.done);
+	case IPC_CANCEL:	return decode_cancel(r, n, &m->u.cancel);
+	case IPC_NONE:
+		break;
+	}
+	return -1;
+}
+
+/* "type" first, so the rest of the map can be read with its own table. */
+static int
+decode_type(struct mp_reader *r, struct ipc_msg *m)
+{
+	static const char *const keys[] = { "type" };
+	uint32_t	seen = 0, t;
+
+	if (mp_get_key(r, keys, 1, &seen, "message (first key must be "
+	    "\"type\")") == -1)
+		return -1;
+	if (mp_get_u32(r, &t, "type") == -1)
+		return -1;
+	if (strcmp(ipc_type_name((enum ipc_type)t), "unknown") == 0)
+		return mp_fail(r, "unknown message type %u", t);
+	m->type = (enum ipc_type)t;
+	return 0;
+}
+
+int
+ipc_msg_decode(const void *data, size_t len, struct ipc_msg *m, char *err,
+    size_t errsz)
+{
+	struct mp_reader	r;
+	uint32_t		n;
+
+	memset(m, 0, sizeof(*m));
+	mp_reader_init(&r, data, len, err, errsz);
+	if (mp_get_map(&r, &n, 16, "message") == -1)
+		goto fail;
+	if (n == 0) {
+		mp_fail(&r, "message: empty map, no \"type\"");
+		goto fail;
+	}
+	if (decode_type(&r, m) == -1 || decode_body(&r, n - 1, m) == -1)
+		goto fail;
+	mp_leave(&r);
+	if (mp_end(&r) == -1)
+		goto fail;
+	return 0;
+fail:
+	ipc_msg_free(m);
+	return -1;
+}
+
+static void
+decode_free_error(struct ipc_error *x)
+{
+	free(x->code);
+	free(x->message);
+}
+
+void
+ipc_msg_free(struct ipc_msg *m)
+{
+	size_t	i;
+
+	switch (m->type) {
+	case IPC_HELLO:
+		for (i = 0; i < m->u.hello.nlayers; i++)
+			free(m->u.hello.layers[i]);
+		break;
+	case IPC_START:
+		free(m->u.start.path);
+		free(m->u.start.profile.name);
+		free(m->u.start.profile.prompt);
+		for (i = 0; i < m->u.start.profile.ntools; i++)
+			free(m->u.start.profile.tools[i]);
+		free(m->u.start.profile.tools);
+		free(m->u.start.task);
+		msg_list_free(&m->u.start.context);
+		free(m->u.start.workspace);
+		break;
+	case IPC_LLM:
+		msg_list_free(&m->u.llm.messages);
+		for (i = 0; i < m->u.llm.ntools; i++)
+			msg_tool_free(&m->u.llm.tools[i]);
+		free(m->u.llm.tools);
+		break;
+	case IPC_LLM_OK:
+		msg_reply_free(&m->u.llm_ok.reply);
+		break;
+	case IPC_LLM_ERR:
+		decode_free_error(&m->u.llm_err);
+		break;
+	case IPC_SPAWN:
+		free(m->u.spawn.profile);
+		free(m->u.spawn.task);
+		break;
+	case IPC_SPAWN_OK:
+		free(m->u.spawn_ok.path);
+		free(m->u.spawn_ok.result);
+		break;
+	case IPC_SPAWN_ERR:
+		decode_free_error(&m->u.spawn_err);
+		break;
+	case IPC_EVENT:
+		free(m->u.event.kind);
+		free(m->u.event.text);
+		free(m->u.event.tool);
+		break;
+	case IPC_CHECKPOINT:
+		msg_list_free(&m->u.checkpoint.messages);
+		break;
+	case IPC_DONE:
+		free(m->u.done.result);
+		free(m->u.done.reason);
+		break;
+	case IPC_CANCEL:
+		free(m->u.cancel.reason);
+		break;
+	case IPC_NONE:
+		break;
+	}
+	memset(m, 0, sizeof(*m));
+}

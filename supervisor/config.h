@@ -1,0 +1,114 @@
+/*
+ * Generic configuration: declared keys, values from four sources.
+ *
+ * Each component declares its keys once (a table of struct config_key:
+ * name, type, bounds, environment variable, default, help), then the
+ * command loads the sources in any order; a value from a stronger source
+ * is never replaced by one from a weaker source:
+ *
+ *	flag  >  environment  >  workspace .warren/config  >
+ *	$XDG_CONFIG_HOME/warren/config  >  default
+ *
+ * File format (docs/configuration.md): UTF-8 text, one `key = value` per
+ * line, `#` starts a comment (outside double quotes), blank lines ignored,
+ * a value may be "double quoted" (\" \\ \n \t inside) to keep spaces or a
+ * '#'. A list key (CONFIG_LIST) may appear several times: the values add
+ * up within one source. Unknown keys, bad values and out-of-range numbers
+ * are errors naming file:line and the key. Every value is checked against
+ * its type when it is set, so getters cannot fail on a declared key.
+ */
+#ifndef WARREN_CONFIG_H
+#define WARREN_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum config_type {
+	CONFIG_STRING = 0,
+	CONFIG_UINT,		/* decimal, within [min, max] */
+	CONFIG_NUMBER,		/* floating point, within [min, max] */
+	CONFIG_BOOL,		/* true/false, yes/no, on/off, 1/0 */
+	CONFIG_ENUM,		/* one of choices[] */
+	CONFIG_DURATION,	/* "30s", "500ms", "2m", "1h"; bare = seconds; kept in ms */
+	CONFIG_SIZE,		/* "16M", "512k", bare bytes */
+	CONFIG_LIST,		/* repeated key, one string per line */
+};
+
+/* Where a value came from, weakest first. */
+enum config_source {
+	CONFIG_SRC_DEFAULT = 0,
+	CONFIG_SRC_USER,	/* $XDG_CONFIG_HOME/warren/config */
+	CONFIG_SRC_WORKSPACE,	/* WORKSPACE/.warren/config */
+	CONFIG_SRC_ENV,
+	CONFIG_SRC_FLAG,
+};
+
+/* Key flags. */
+#define CONFIG_NOFILE	0x01	/* refused in files (secrets: use a key file) */
+#define CONFIG_SECRET	0x02	/* never printed by config_dump */
+
+struct config_key {
+	const char		*name;		/* "model", "max_depth" */
+	enum config_type	 type;
+	const char		*env;		/* "WARREN_MODEL", or NULL */
+	const char		*def;		/* default as text, or NULL */
+	double			 min, max;	/* numbers; both 0 = unbounded */
+	const char *const	*choices;	/* CONFIG_ENUM: NULL-terminated */
+	int			 flags;
+	const char		*help;		/* one line for docs and --help */
+};
+
+struct config;
+
+/* config.c */
+struct config	*config_new(void);
+void		 config_free(struct config *c);
+/*
+ * Declare keys. The table must outlive c. -1 (EEXIST) if a name is
+ * already declared, (EINVAL) for a bad default.
+ */
+int		 config_declare(struct config *c, const struct config_key *keys,
+		    size_t n);
+/*
+ * Set one value from a source; `where` names it in messages ("--model",
+ * "file:12"). -1 with config_error() set on an unknown key or bad value.
+ * A weaker source than the current value's is ignored (returns 0).
+ */
+int		 config_set(struct config *c, const char *name, const char *value,
+		    enum config_source src, const char *where);
+/* Read a file; a missing file is not an error when optional. */
+int		 config_load_file(struct config *c, const char *path,
+		    enum config_source src, int optional);
+/* Every declared key that has an env variable set. */
+int		 config_load_env(struct config *c);
+/*
+ * The usual sources but flags: the user file, WORKSPACE/.warren/config
+ * (if workspace is not NULL), the environment.
+ */
+int		 config_load_standard(struct config *c, const char *workspace);
+/* The last error (file:line: key: what), valid until the next call. */
+const char	*config_error(const struct config *c);
+
+/* Getters for declared keys; NULL/0 when unset without default. */
+const char	*config_str(const struct config *c, const char *name);
+uint64_t	 config_uint(const struct config *c, const char *name);
+double		 config_number(const struct config *c, const char *name);
+int		 config_bool(const struct config *c, const char *name);
+/* CONFIG_DURATION in milliseconds, CONFIG_SIZE in bytes. */
+uint64_t	 config_ms(const struct config *c, const char *name);
+uint64_t	 config_bytes(const struct config *c, const char *name);
+/* CONFIG_LIST: the values, borrowed until the key is set again. */
+size_t		 config_list(const struct config *c, const char *name,
+		    const char *const **values);
+/* Is the key set by anything but its default? */
+int		 config_isset(const struct config *c, const char *name);
+/* "default", "env WARREN_MODEL", "--model", "/path/config:3". Borrowed. */
+const char	*config_where(const struct config *c, const char *name);
+enum config_source config_source_of(const struct config *c, const char *name);
+/* Print every key as `key = value  # where` (secrets shown as set/unset). */
+void		 config_dump(const struct config *c, FILE *f);
+/* The user file path ($XDG_CONFIG_HOME/warren/config); static buffer. */
+const char	*config_user_path(void);
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * The store's internals, shared by store*.c and its tests: the connection,
+ * the statement cache, the write batch, error reporting and the schema.
+ * Nothing outside supervisor/store*.c and tests/store/ includes this.
+ */
+#ifndef WARREN_STORE_INT_H
+#define WARREN_STORE_INT_H
+
+#include <sys/types.h>
+
+#include <sqlite3.h>
+#include <stdarg.h>
+
+#include "supervisor/store.h"
+
+/* The SQLite application_id of a warren database: "WRRN". */
+#define STORE_APPLICATION_ID	0x5752524e
+
+#define STORE_NODE_CACHE	64
+
+/* Cached prepared statements; the SQL is in store.c's table. */
+enum store_stmt_id {
+	SQ_BEGIN = 0,
+	SQ_COMMIT,
+	SQ_ROLLBACK,
+	SQ_RUN_INSERT,
+	SQ_RUN_RESUMED,
+	SQ_RUN_END,
+	SQ_AGENT_INSERT,
+	SQ_AGENT_FIND,
+	SQ_AGENT_STARTED,
+	SQ_AGENT_STATUS,
+	SQ_AGENT_TOKENS,
+	SQ_NODE_INSERT,
+	SQ_NODE_GET,
+	SQ_RUN_EXISTS,
+	SQ_NODE_SUMMARY,
+	SQ_EDGE_INSERT,
+	SQ_EDGE_EXISTS,
+	SQ_EDGE_REACHES,
+	SQ_MSG_NEXTSEQ,
+	SQ_MSG_INSERT,
+	SQ_CALL_INSERT,
+	SQ_MSG_LIST,
+	SQ_MSG_CHARS,
+	SQ_EVENT_INSERT,
+	SQ_NODE_INFO,
+	SQ_ANCESTORS,
+	SQ__COUNT
+};
+
+struct store {
+	sqlite3		*db;
+	char		*path;
+	pid_t		 owner;		/* the process that opened it */
+	int		 flags;
+	int		 in_tx;		/* a batch transaction is open */
+	size_t		 pending;	/* rows in the open batch */
+	size_t		 batch_max;
+	int		 depth;		/* nested store_op_begin() */
+	int		 op_done;	/* statements done by the open operation */
+	/* The last agent looked up by path (siblings share a parent);
+	 * cleared whenever a batch is lost. */
+	int64_t		 cache_run;
+	int64_t		 cache_agent, cache_node;
+	char		 cache_path[STORE_PATH_MAX];
+	/* Ids known to exist (rows are never deleted; cleared with the
+	 * cache above): the REFERENCES checks of the hot path. */
+	int64_t		 valid_run;
+	int64_t		 valid_nodes[STORE_NODE_CACHE];
+	int64_t		 valid_node_runs[STORE_NODE_CACHE];
+	enum store_err	 err;
+	char		 errmsg[STORE_ERRMSG_MAX];
+	sqlite3_stmt	*stmts[SQ__COUNT];
+};
+
+/* store.c */
+/* Set the error; the message gets the file name and a hint for err. */
+int		 store_seterr(struct store *st, enum store_err err,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Set the error from SQLite's last error; what = what was being done. */
+int		 store_setdberr(struct store *st, int rc, const char *what);
+enum store_err	 store_err_from_sqlite(int rc);
+/* The cached, reset statement; NULL (error set) if it cannot prepare. */
+sqlite3_stmt	*store_stmt(struct store *st, enum store_stmt_id id);
+/* Step a write statement to completion (SQLITE_DONE), then reset it. */
+int		 store_exec_stmt(struct store *st, sqlite3_stmt *s,
+		    const char *what);
+/* Checks the owner and opens the batch for one operation. */
+int		 store_op_begin(struct store *st);
+/* Ends the operation: ok counts its rows toward the batch (and commits a
+ * full batch); !ok leaves the batch as it was if nothing was written, else
+ * rolls the batch back (store.c says why). Returns ok ? 0 : -1. */
+int		 store_op_end(struct store *st, int ok, size_t rows);
+/* Forget every cached lookup (a batch was lost). */
+void		 store_cache_clear(struct store *st);
+/* 0 if the run / node exists, else -1 with STORE_ENOTFOUND. SQLite does
+ * not enforce the schema's REFERENCES (store.c says why): writes check
+ * the ids they are given with these. */
+int		 store_run_exists(struct store *st, int64_t run);
+int		 store_node_exists(struct store *st, int64_t node);
+/* Same, and the node's run. */
+int		 store_node_run(struct store *st, int64_t node, int64_t *run);
+/* A consistent snapshot for several reads, and one lock instead of one
+ * per statement (nothing when the writer's batch is open: it reads inside
+ * it). */
+int		 store_read_begin(struct store *st);
+void		 store_read_end(struct store *st);
+/* getpid(), cached; reset in a forked child. */
+pid_t		 store_getpid(void);
+/* Checks that a read runs in the owner process. */
+int		 store_check_owner(struct store *st);
+/* Bind a possibly NULL string. */
+int		 store_bind_text(sqlite3_stmt *s, int idx, const char *v);
+/* Copy a column as a new string (NULL stays NULL); *ok cleared on ENOMEM. */
+char		*store_col_dup(sqlite3_stmt *s, int col, int *ok);
+/* Names stored in TEXT columns back to enums (unknown: the safe value). */
+enum store_run_status	 store_run_status_parse(const char *name);
+enum store_agent_status	 store_agent_status_parse(const char *name);
+enum store_summary_kind	 store_summary_kind_parse(const char *name);
+
+/* store_schema.c */
+/* Create the schema at exactly this version (tests build old files). */
+int		 store_schema_create(sqlite3 *db, int version, char **errmsg);
+/* Migrate from version from to STORE_SCHEMA_VERSION in one transaction. */
+int		 store_schema_migrate(sqlite3 *db, int from, char **errmsg);
+
+/* store_run.c */
+/* One memory node row (agent 0 for none), inside an operation. */
+int		 store_node_insert(struct store *st, int64_t run, int64_t agent,
+		    enum store_node_kind kind, const char *label, int64_t *node);
+/* One edge row, unchecked, inside an operation. */
+int		 store_edge_insert(struct store *st, int64_t parent,
+		    int64_t child);
+
+/* store_msg.c */
+/* Read a node's messages (with tool calls) in order. */
+int		 store_msg_load(struct store *st, int64_t node,
+		    struct msg_list *out, struct msg_usage **usage);
+
+#endif

@@ -1,0 +1,284 @@
+/*
+ * Profiles: built-ins, the sandbox derived from tools, schema cost, and
+ * .warren/agents/NAME.md files, valid and malformed (errors name file and
+ * line). Also the tool table's argument validation.
+ */
+#include <sys/stat.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "agent/profile.h"
+#include "agent/tooldef.h"
+
+static int
+parse(const char *text, struct profile **p, char *err, size_t errlen)
+{
+	return profile_parse(text, strlen(text), "agents/x.md", "x", p, err,
+	    errlen);
+}
+
+static void
+test_builtins(void **state)
+{
+	const struct profile	*p;
+
+	(void)state;
+	p = profile_builtin("explore");
+	assert_non_null(p);
+	assert_int_equal(p->ntools, 4);
+	assert_false(p->fs_write);
+	assert_false(p->exec);
+	p = profile_builtin("test");
+	assert_true(p->fs_write);
+	assert_true(p->exec);
+	p = profile_builtin("general");
+	assert_true(p->delegate);
+	assert_true(profile_has_tool(p, "edit"));
+	p = profile_builtin("orchestrator");
+	assert_int_equal(p->ntools, 1);
+	assert_string_equal(p->tools[0], "delegate");
+	assert_false(p->fs_write);
+	assert_null(profile_builtin("nope"));
+	/* fewer tools, fewer tokens per call */
+	assert_true(profile_schema_tokens(profile_builtin("explore")) * 10 <
+	    profile_schema_tokens(profile_builtin("general")) * 6);
+	assert_true(profile_schema_tokens(profile_builtin("orchestrator")) <
+	    profile_schema_tokens(profile_builtin("explore")));
+}
+
+static void
+test_parse_valid(void **state)
+{
+	struct profile	*p;
+	char		 err[256];
+
+	(void)state;
+	assert_int_equal(parse("---\n"
+	    "name: code-reviewer\n"
+	    "description: \"Reviews diffs\"\n"
+	    "tools: Read, Grep, Glob, TodoWrite\n"
+	    "model: gpt-4o-mini\n"
+	    "color: blue\n"
+	    "---\n"
+	    "You review code.\n\nBe strict.\n", &p, err, sizeof(err)), 0);
+	assert_string_equal(p->name, "code-reviewer");
+	assert_string_equal(p->description, "Reviews diffs");
+	assert_string_equal(p->model, "gpt-4o-mini");
+	assert_string_equal(p->prompt, "You review code.\n\nBe strict.");
+	assert_int_equal(p->ntools, 4);
+	assert_string_equal(p->tools[0], "read");
+	assert_string_equal(p->tools[3], "todo");
+	assert_false(p->fs_write);
+	assert_false(p->exec);
+	assert_string_equal(p->source, "agents/x.md");
+	profile_free(p);
+
+	/* YAML list, our names, context keys, CRLF, no name (file's) */
+	assert_int_equal(parse("---\r\n"
+	    "tools:\r\n"
+	    "  - bash\r\n"
+	    "  - Edit\r\n"
+	    "  - complete\r\n"
+	    "context: hierarchical\r\n"
+	    "keep: 6\r\n"
+	    "budget: 16000\r\n"
+	    "---\r\n", &p, err, sizeof(err)), 0);
+	assert_string_equal(p->name, "x");
+	assert_int_equal(p->ntools, 2);
+	assert_true(p->exec);
+	assert_true(p->fs_write);
+	assert_int_equal(p->context.strategy, AGENT_CTX_HIERARCHICAL);
+	assert_int_equal(p->context.keep_exchanges, 6);
+	assert_int_equal(p->context.budget_tokens, 16000);
+	assert_null(p->model);
+	profile_free(p);
+
+	/* no tools line: read-only explore tools, never more */
+	assert_int_equal(parse("---\nname: q\n---\nbody", &p, err,
+	    sizeof(err)), 0);
+	assert_int_equal(p->ntools, 4);
+	assert_false(p->fs_write);
+	profile_free(p);
+
+	/* comments, as in docs/agent.md's example */
+	assert_int_equal(parse("---\n"
+	    "name: c   # the name\n"
+	    "description: \"say #1\"  # quoted # stays\n"
+	    "tools: Read, Grep # or a list\n"
+	    "tools:\n"
+	    "  - Glob   # one more\n"
+	    "# a whole comment line\n"
+	    "---\n", &p, err, sizeof(err)), 0);
+	assert_string_equal(p->name, "c");
+	assert_string_equal(p->description, "say #1");
+	assert_int_equal(p->ntools, 3);
+	assert_string_equal(p->tools[2], "glob");
+	profile_free(p);
+
+	/* flow list */
+	assert_int_equal(parse("---\nname: f\ntools: [Write, LS]\n---\n", &p,
+	    err, sizeof(err)), 0);
+	assert_int_equal(p->ntools, 2);
+	assert_true(p->fs_write);
+	assert_false(p->exec);
+	profile_free(p);
+}
+
+static void
+expect_error(const char *text, const char *what)
+{
+	struct profile	*p = NULL;
+	char		 err[512];
+
+	assert_int_equal(parse(text, &p, err, sizeof(err)), -1);
+	assert_null(p);
+	if (strstr(err, what) == NULL)
+		fail_msg("error \"%s\" lacks \"%s\"", err, what);
+}
+
+static void
+test_parse_malformed(void **state)
+{
+	(void)state;
+	expect_error("", "agents/x.md:");
+	expect_error("name: x\n", "agents/x.md:1: expected a \"---\" line");
+	expect_error("---\nname: x\n", "no closing \"---\"");
+	expect_error("---\nname: x\ntols: Read\n---\n",
+	    "agents/x.md:3: unknown key \"tols\"");
+	expect_error("---\nname: x\ntools: Read, Fly\n---\n",
+	    "agents/x.md:3: unknown tool \"Fly\"");
+	expect_error("---\nname: x\ntools:\n  - Read\n  - Teleport\n---\n",
+	    "agents/x.md:5: unknown tool \"Teleport\"");
+	expect_error("---\nname: Bad Name\n---\n", "agents/x.md:2: name");
+	expect_error("---\nname: x\njust words\n---\n",
+	    "agents/x.md:3: expected \"key: value\"");
+	expect_error("---\nname: x\nkeep: lots\n---\n", "agents/x.md:3:");
+	expect_error("---\nname: x\ncontext: magic\n---\n",
+	    "agents/x.md:3: context");
+}
+
+static void
+test_parse_nul(void **state)
+{
+	static const char	 text[] = "---\nname: x\n\0\n---\n";
+	struct profile		*p = NULL;
+	char			 err[256];
+
+	(void)state;
+	assert_int_equal(profile_parse(text, sizeof(text) - 1, "f.md", "f", &p,
+	    err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "NUL"));
+}
+
+static void
+write_file(const char *path, const char *text)
+{
+	FILE	*f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void
+test_set_load(void **state)
+{
+	struct profile_set	 set;
+	const struct profile	*p;
+	char			 dir[] = "/tmp/warren-prof-XXXXXX", path[512];
+	char			 err[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* no .warren/agents: built-ins only */
+	assert_int_equal(profile_set_load(&set, dir, err, sizeof(err)), 0);
+	assert_int_equal(set.n, 6);
+	profile_set_free(&set);
+
+	snprintf(path, sizeof(path), "%s/.warren", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/.warren/agents", dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/.warren/agents/sec.md", dir);
+	write_file(path, "---\nname: sec\ndescription: security\ntools: Read, "
+	    "Grep\n---\nFind vulnerabilities.\n");
+	snprintf(path, sizeof(path), "%s/.warren/agents/explore.md", dir);
+	write_file(path, "---\ndescription: my explore\ntools: Read\n---\n");
+	snprintf(path, sizeof(path), "%s/.warren/agents/notes.txt", dir);
+	write_file(path, "not a profile");
+	assert_int_equal(profile_set_load(&set, dir, err, sizeof(err)), 0);
+	assert_int_equal(set.n, 7);
+	p = profile_set_find(&set, "sec");
+	assert_non_null(p);
+	assert_string_equal(p->prompt, "Find vulnerabilities.");
+	/* the workspace's explore replaces the built-in */
+	p = profile_set_find(&set, "explore");
+	assert_false(p->builtin);
+	assert_int_equal(p->ntools, 1);
+	profile_set_free(&set);
+
+	/* one malformed file fails the load, naming file and line */
+	snprintf(path, sizeof(path), "%s/.warren/agents/broken.md", dir);
+	write_file(path, "---\nname: broken\ntools: Read, Nope\n---\n");
+	assert_int_equal(profile_set_load(&set, dir, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "broken.md:3: unknown tool \"Nope\""));
+	unlink(path);
+
+	/* two files, one name */
+	snprintf(path, sizeof(path), "%s/.warren/agents/sec2.md", dir);
+	write_file(path, "---\nname: sec\n---\n");
+	assert_int_equal(profile_set_load(&set, dir, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "is also defined in"));
+	unlink(path);
+
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
+static void
+test_tooldef_validate(void **state)
+{
+	const struct tooldef	*t = tooldef_find("edit");
+	char			 err[256];
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(tooldef_validate(t, "{\"path\":\"a\",\"old_string\":"
+	    "\"x\",\"new_string\":\"y\"}", err, sizeof(err)), 0);
+	assert_int_equal(tooldef_validate(t, "{\"path\":\"a\",\"old_string\":"
+	    "\"x\",\"new_string\":\"y\",\"replace_all\":\"yes\"}", err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "\"replace_all\" must be a boolean, not a "
+	    "string"));
+	assert_int_equal(tooldef_validate(tooldef_find("list"), "", err,
+	    sizeof(err)), 0);
+	assert_int_equal(tooldef_validate(tooldef_find("list"), "null", err,
+	    sizeof(err)), -1);
+	assert_string_equal(tooldef_canonical("TodoWrite"), "todo");
+	assert_string_equal(tooldef_canonical("grep"), "grep");
+	assert_null(tooldef_canonical("Fly"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_builtins),
+		cmocka_unit_test(test_parse_valid),
+		cmocka_unit_test(test_parse_malformed),
+		cmocka_unit_test(test_parse_nul),
+		cmocka_unit_test(test_set_load),
+		cmocka_unit_test(test_tooldef_validate),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

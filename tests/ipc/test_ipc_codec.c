@@ -1,0 +1,772 @@
+/*
+ * The IPC codec: every message round-trips; malformed input of every kind
+ * gets a clear error and never a crash; a deterministic mutation pass (bit
+ * flips at every position, every truncation) over a frame of every type.
+ * Bad frames are built with msgpack-c's own packer, an encoder independent
+ * of ours, which also checks that both speak the same msgpack.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <msgpack.h>
+
+#include "common/buf.h"
+#include "ipc/ipc.h"
+#include "ipc/mp.h"
+#include "tests/ipc/samples.h"
+
+static void
+pk_str(msgpack_packer *pk, const char *s)
+{
+	msgpack_pack_str(pk, strlen(s));
+	msgpack_pack_str_body(pk, s, strlen(s));
+}
+
+/* Decode sb; on failure, check that the error mentions want. */
+static void
+expect_fail(const msgpack_sbuffer *sb, const char *want)
+{
+	struct ipc_msg	m;
+	char		err[IPC_ERR_LEN];
+
+	if (ipc_msg_decode(sb->data, sb->size, &m, err, sizeof(err)) == 0)
+		fail_msg("decoded, expected an error with \"%s\"", want);
+	if (strstr(err, want) == NULL)
+		fail_msg("error \"%s\" does not mention \"%s\"", err, want);
+	assert_int_equal(m.type, IPC_NONE);
+}
+
+/* Decode, re-encode: byte-identical (encoding is deterministic). */
+static void
+roundtrip(enum ipc_type type, int minimal)
+{
+	struct buf	a, b;
+	struct ipc_msg	m, d;
+	char		err[IPC_ERR_LEN], line[IPC_DESCRIBE_LEN];
+
+	buf_init(&a, 0);
+	buf_init(&b, 0);
+	samples_msg(&m, type, minimal);
+	if (ipc_msg_encode(&a, &m, err, sizeof(err)) == -1)
+		fail_msg("encode %s: %s", ipc_type_name(type), err);
+	if (ipc_msg_decode(buf_head(&a), buf_left(&a), &d, err,
+	    sizeof(err)) == -1)
+		fail_msg("decode %s: %s", ipc_type_name(type), err);
+	assert_int_equal(d.type, type);
+	assert_int_equal(ipc_msg_encode(&b, &d, err, sizeof(err)), 0);
+	assert_int_equal(buf_left(&a), buf_left(&b));
+	assert_memory_equal(buf_head(&a), buf_head(&b), buf_left(&a));
+	assert_true(ipc_msg_describe(&d, line, sizeof(line)) > 0);
+	assert_true(strncmp(line, ipc_type_name(type),
+	    strlen(ipc_type_name(type))) == 0);
+	ipc_msg_free(&m);
+	ipc_msg_free(&d);
+	buf_free(&a);
+	buf_free(&b);
+}
+
+static void
+test_roundtrip_all(void **state)
+{
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < samples_ntypes; i++) {
+		roundtrip(samples_types[i], 0);
+		roundtrip(samples_types[i], 1);
+	}
+}
+
+/* Spot checks that decoded values are the ones sent, field by field. */
+static void
+test_roundtrip_fields(void **state)
+{
+	struct buf	b;
+	struct ipc_msg	m;
+	char		err[IPC_ERR_LEN];
+
+	(void)state;
+	buf_init(&b, 0);
+	samples_msg(&m, IPC_START, 0);
+	assert_int_equal(ipc_msg_encode(&b, &m, err, sizeof(err)), 0);
+	ipc_msg_free(&m);
+	assert_int_equal(ipc_msg_decode(buf_head(&b), buf_left(&b), &m, err,
+	    sizeof(err)), 0);
+	assert_string_equal(m.u.start.path, "0.2.13");
+	assert_int_equal(m.u.start.depth, 2);
+	assert_string_equal(m.u.start.profile.name, "explore");
+	assert_int_equal(m.u.start.profile.ntools, 4);
+	assert_string_equal(m.u.start.profile.tools[3], "list");
+	assert_int_equal(m.u.start.context.n, 5);
+	assert_int_equal(m.u.start.context.v[2].role, MSG_ASSISTANT);
+	assert_int_equal(m.u.start.context.v[2].ncalls, 2);
+	assert_string_equal(m.u.start.context.v[2].calls[1].args,
+	    "{\"pattern\":\"TODO\"}");
+	assert_int_equal(m.u.start.context.v[4].is_error, 1);
+	assert_string_equal(m.u.start.context.v[4].call_id, "call_2");
+	assert_int_equal(m.u.start.limits.timeout_ms, 600000);
+	assert_int_equal(m.u.start.limits.max_output_bytes, 65536);
+	assert_string_equal(m.u.start.workspace, "/home/user/project");
+	ipc_msg_free(&m);
+
+	buf_reset(&b);
+	samples_msg(&m, IPC_LLM_OK, 0);
+	assert_int_equal(ipc_msg_encode(&b, &m, err, sizeof(err)), 0);
+	ipc_msg_free(&m);
+	assert_int_equal(ipc_msg_decode(buf_head(&b), buf_left(&b), &m, err,
+	    sizeof(err)), 0);
+	assert_int_equal(m.u.llm_ok.reply.usage.output, 5000000000ull);
+	assert_int_equal(m.u.llm_ok.reply.stop, MSG_STOP_TOOL_CALLS);
+	assert_string_equal(m.u.llm_ok.reply.msg.calls[0].name, "read");
+	ipc_msg_free(&m);
+	buf_free(&b);
+}
+
+/* msgpack-c reads what we write: the same map, key by key. */
+static void
+test_msgpack_c_reads_ours(void **state)
+{
+	struct buf		b;
+	struct ipc_msg		m;
+	msgpack_unpacked	u;
+	msgpack_object_kv	*kv;
+	char			err[IPC_ERR_LEN];
+	size_t			off = 0;
+
+	(void)state;
+	buf_init(&b, 0);
+	samples_msg(&m, IPC_SPAWN, 0);
+	assert_int_equal(ipc_msg_encode(&b, &m, err, sizeof(err)), 0);
+	ipc_msg_free(&m);
+	msgpack_unpacked_init(&u);
+	assert_int_equal(msgpack_unpack_next(&u, (const char *)buf_head(&b),
+	    buf_left(&b), &off), MSGPACK_UNPACK_SUCCESS);
+	assert_int_equal(off, buf_left(&b));
+	assert_int_equal(u.data.type, MSGPACK_OBJECT_MAP);
+	assert_int_equal(u.data.via.map.size, 5);
+	kv = u.data.via.map.ptr;
+	assert_memory_equal(kv[0].key.via.str.ptr, "type", 4);
+	assert_int_equal(kv[0].val.via.u64, IPC_SPAWN);
+	assert_memory_equal(kv[2].key.via.str.ptr, "profile", 7);
+	assert_memory_equal(kv[2].val.via.str.ptr, "explore", 7);
+	assert_int_equal(kv[4].val.type, MSGPACK_OBJECT_BOOLEAN);
+	msgpack_unpacked_destroy(&u);
+	buf_free(&b);
+}
+
+/* We read what msgpack-c writes, including wider integer encodings. */
+static void
+test_ours_reads_msgpack_c(void **state)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+	struct ipc_msg	m;
+	char		err[IPC_ERR_LEN];
+
+	(void)state;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	msgpack_pack_map(&pk, 4);
+	pk_str(&pk, "type");
+	msgpack_pack_int64(&pk, IPC_SPAWN_ERR);	/* int64 0xd3, positive */
+	pk_str(&pk, "message");
+	pk_str(&pk, "no");
+	pk_str(&pk, "id");
+	msgpack_pack_fix_uint32(&pk, 5);	/* 0xce even though small */
+	pk_str(&pk, "code");
+	pk_str(&pk, "refused");
+	if (ipc_msg_decode(sb.data, sb.size, &m, err, sizeof(err)) == -1)
+		fail_msg("%s", err);
+	assert_int_equal(m.type, IPC_SPAWN_ERR);
+	assert_int_equal(m.u.spawn_err.id, 5);
+	assert_string_equal(m.u.spawn_err.code, "refused");
+	ipc_msg_free(&m);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* A hello with fields packed by the caller after "type". */
+static void
+begin(msgpack_sbuffer *sb, msgpack_packer *pk, uint32_t n, uint64_t type)
+{
+	msgpack_sbuffer_clear(sb);
+	msgpack_pack_map(pk, n);
+	pk_str(pk, "type");
+	msgpack_pack_uint64(pk, type);
+}
+
+static void
+hello_fields(msgpack_packer *pk, int skip)
+{
+	if (skip != 0) {
+		pk_str(pk, "version");
+		msgpack_pack_uint32(pk, IPC_PROTOCOL_VERSION);
+	}
+	if (skip != 1) {
+		pk_str(pk, "pid");
+		msgpack_pack_uint32(pk, 1);
+	}
+	if (skip != 2) {
+		pk_str(pk, "layers");
+		msgpack_pack_array(pk, 1);
+		pk_str(pk, "nnp");
+	}
+	if (skip != 3) {
+		pk_str(pk, "weaker");
+		msgpack_pack_false(pk);
+	}
+}
+
+static void
+test_malformed_maps(void **state)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+	int		i;
+
+	(void)state;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+
+	/* The reference hello decodes. */
+	begin(&sb, &pk, 5, IPC_HELLO);
+	hello_fields(&pk, -1);
+	{
+		struct ipc_msg	m;
+		char		err[IPC_ERR_LEN];
+
+		assert_int_equal(ipc_msg_decode(sb.data, sb.size, &m, err,
+		    sizeof(err)), 0);
+		ipc_msg_free(&m);
+	}
+	/* Each missing key is named. */
+	begin(&sb, &pk, 4, IPC_HELLO);
+	hello_fields(&pk, 1);
+	expect_fail(&sb, "missing key \"pid\"");
+	begin(&sb, &pk, 4, IPC_HELLO);
+	hello_fields(&pk, 3);
+	expect_fail(&sb, "missing key \"weaker\"");
+	/* Unknown key, escaped. */
+	begin(&sb, &pk, 6, IPC_HELLO);
+	hello_fields(&pk, -1);
+	pk_str(&pk, "ex\x1btra");
+	msgpack_pack_nil(&pk);
+	expect_fail(&sb, "unknown key \"ex\\x1btra\"");
+	/* Duplicate key. */
+	begin(&sb, &pk, 6, IPC_HELLO);
+	hello_fields(&pk, -1);
+	pk_str(&pk, "pid");
+	msgpack_pack_uint32(&pk, 2);
+	expect_fail(&sb, "duplicate key \"pid\"");
+	/* Wrong types. */
+	begin(&sb, &pk, 5, IPC_HELLO);
+	hello_fields(&pk, 0);
+	pk_str(&pk, "version");
+	pk_str(&pk, "1");
+	expect_fail(&sb, "hello.version: expected integer, got string");
+	begin(&sb, &pk, 5, IPC_HELLO);
+	hello_fields(&pk, 3);
+	pk_str(&pk, "weaker");
+	msgpack_pack_int(&pk, 1);
+	expect_fail(&sb, "hello.weaker: expected boolean, got integer");
+	begin(&sb, &pk, 5, IPC_HELLO);
+	hello_fields(&pk, 1);
+	pk_str(&pk, "pid");
+	msgpack_pack_int(&pk, -5);
+	expect_fail(&sb, "hello.pid: negative");
+	begin(&sb, &pk, 5, IPC_HELLO);
+	hello_fields(&pk, 1);
+	pk_str(&pk, "pid");
+	msgpack_pack_uint64(&pk, 1ull << 32);
+	expect_fail(&sb, "does not fit 32 bits");
+	begin(&sb, &pk, 5, IPC_HELLO);
+	hello_fields(&pk, 1);
+	pk_str(&pk, "pid");
+	msgpack_pack_double(&pk, 1.0);
+	expect_fail(&sb, "expected integer, got float");
+	/* Layers: too many, too long, not a token. */
+	begin(&sb, &pk, 5, IPC_HELLO);
+	hello_fields(&pk, 2);
+	pk_str(&pk, "layers");
+	msgpack_pack_array(&pk, 17);
+	for (i = 0; i < 17; i++)
+		pk_str(&pk, "nnp");
+	expect_fail(&sb, "hello.layers: 17 entries, at most 16 allowed");
+	begin(&sb, &pk, 5, IPC_HELLO);
+	hello_fields(&pk, 2);
+	pk_str(&pk, "layers");
+	msgpack_pack_array(&pk, 1);
+	pk_str(&pk, "a-layer-name-that-is-much-too-long");
+	expect_fail(&sb, "hello.layers: 34 bytes, at most 32 allowed");
+	begin(&sb, &pk, 5, IPC_HELLO);
+	hello_fields(&pk, 2);
+	pk_str(&pk, "layers");
+	msgpack_pack_array(&pk, 1);
+	pk_str(&pk, "net ns");
+	expect_fail(&sb, "hello.layers: not a name");
+	/* A NUL inside a string would cut it silently. */
+	begin(&sb, &pk, 5, IPC_HELLO);
+	hello_fields(&pk, 2);
+	pk_str(&pk, "layers");
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_str(&pk, 3);
+	msgpack_pack_str_body(&pk, "n\0p", 3);
+	expect_fail(&sb, "contains a NUL byte");
+	/* Unknown type, type not first, empty map, not a map. */
+	begin(&sb, &pk, 1, 999);
+	expect_fail(&sb, "unknown message type 999");
+	begin(&sb, &pk, 1, 0);
+	expect_fail(&sb, "unknown message type 0");
+	msgpack_sbuffer_clear(&sb);
+	msgpack_pack_map(&pk, 2);
+	pk_str(&pk, "pid");
+	msgpack_pack_uint32(&pk, 1);
+	pk_str(&pk, "type");
+	msgpack_pack_uint32(&pk, IPC_HELLO);
+	expect_fail(&sb, "first key must be \"type\"");
+	msgpack_sbuffer_clear(&sb);
+	msgpack_pack_map(&pk, 0);
+	expect_fail(&sb, "empty map");
+	msgpack_sbuffer_clear(&sb);
+	msgpack_pack_array(&pk, 0);
+	expect_fail(&sb, "message: expected map, got array");
+	/* Trailing bytes after the map. */
+	begin(&sb, &pk, 5, IPC_HELLO);
+	hello_fields(&pk, -1);
+	msgpack_pack_nil(&pk);
+	expect_fail(&sb, "1 trailing bytes");
+	/* Two whole messages in one frame. */
+	begin(&sb, &pk, 5, IPC_HELLO);
+	hello_fields(&pk, -1);
+	msgpack_pack_map(&pk, 1);
+	pk_str(&pk, "type");
+	msgpack_pack_uint32(&pk, IPC_CANCEL);
+	expect_fail(&sb, "trailing bytes");
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+test_malformed_values(void **state)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+	int		i;
+
+	(void)state;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	/* A role the model never had. */
+	begin(&sb, &pk, 3, IPC_CHECKPOINT);
+	pk_str(&pk, "seq");
+	msgpack_pack_uint32(&pk, 0);
+	pk_str(&pk, "messages");
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_map(&pk, 1);
+	pk_str(&pk, "role");
+	pk_str(&pk, "root\x07");
+	expect_fail(&sb, "unknown value \"root\\x07\"");
+	/* A message without a role. */
+	begin(&sb, &pk, 3, IPC_CHECKPOINT);
+	pk_str(&pk, "seq");
+	msgpack_pack_uint32(&pk, 0);
+	pk_str(&pk, "messages");
+	msgpack_pack_array(&pk, 1);
+	msgpack_pack_map(&pk, 1);
+	pk_str(&pk, "text");
+	pk_str(&pk, "hi");
+	expect_fail(&sb, "checkpoint.messages: missing key \"role\"");
+	/* Deep nesting where a message map belongs. */
+	begin(&sb, &pk, 3, IPC_CHECKPOINT);
+	pk_str(&pk, "seq");
+	msgpack_pack_uint32(&pk, 0);
+	pk_str(&pk, "messages");
+	for (i = 0; i < 40; i++)
+		msgpack_pack_array(&pk, 1);
+	msgpack_pack_nil(&pk);
+	expect_fail(&sb, "checkpoint.messages: expected map, got array");
+	/* An llm_ok reply that is not the assistant's. */
+	begin(&sb, &pk, 3, IPC_LLM_OK);
+	pk_str(&pk, "id");
+	msgpack_pack_uint32(&pk, 1);
+	pk_str(&pk, "reply");
+	msgpack_pack_map(&pk, 3);
+	pk_str(&pk, "msg");
+	msgpack_pack_map(&pk, 1);
+	pk_str(&pk, "role");
+	pk_str(&pk, "user");
+	pk_str(&pk, "usage");
+	msgpack_pack_map(&pk, 2);
+	pk_str(&pk, "input");
+	msgpack_pack_uint32(&pk, 1);
+	pk_str(&pk, "output");
+	msgpack_pack_uint32(&pk, 1);
+	pk_str(&pk, "stop");
+	pk_str(&pk, "end");
+	expect_fail(&sb, "role user, expected assistant");
+	/* A log record over 8 KiB, an event level that is no level. */
+	{
+		char	*big = malloc(IPC_LOG_MAX + 2);
+
+		assert_non_null(big);
+		memset(big, 'x', IPC_LOG_MAX + 1);
+		big[IPC_LOG_MAX + 1] = '\0';
+		begin(&sb, &pk, 3, IPC_EVENT);
+		pk_str(&pk, "text");
+		pk_str(&pk, big);
+		pk_str(&pk, "kind");
+		pk_str(&pk, "log");
+		expect_fail(&sb, "log record of 8193 bytes");
+		free(big);
+	}
+	begin(&sb, &pk, 4, IPC_EVENT);
+	pk_str(&pk, "kind");
+	pk_str(&pk, "log");
+	pk_str(&pk, "text");
+	pk_str(&pk, "x");
+	pk_str(&pk, "level");
+	msgpack_pack_uint32(&pk, 9);
+	expect_fail(&sb, "event.level: 9 is not a log level");
+	/* Unknown enums. */
+	begin(&sb, &pk, 5, IPC_DONE);
+	pk_str(&pk, "status");
+	pk_str(&pk, "exploded");
+	expect_fail(&sb, "done.status: expected complete, fail");
+	begin(&sb, &pk, 6, IPC_LLM);
+	pk_str(&pk, "purpose");
+	pk_str(&pk, "chat");
+	expect_fail(&sb, "llm.purpose: expected \"turn\" or \"summary\"");
+	/* A relative workspace. */
+	begin(&sb, &pk, 2, IPC_START);
+	pk_str(&pk, "workspace");
+	pk_str(&pk, "tmp/ws");
+	expect_fail(&sb, "start.workspace: not an absolute path");
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* Declared sizes far beyond the frame: refused before any allocation. */
+static void
+test_huge_declared(void **state)
+{
+	struct ipc_msg	m;
+	char		err[IPC_ERR_LEN];
+	/* {type: checkpoint, seq: 0, messages: array32(0xffffffff)} */
+	static const unsigned char arr[] = { 0x83, 0xa4, 't', 'y', 'p', 'e',
+	    0xcd, 0x00, 0xcf, 0xa3, 's', 'e', 'q', 0x00, 0xa8, 'm', 'e', 's',
+	    's', 'a', 'g', 'e', 's', 0xdd, 0xff, 0xff, 0xff, 0xff };
+	/* The same with 4000 messages declared in 28 bytes. */
+	static const unsigned char arr2[] = { 0x83, 0xa4, 't', 'y', 'p', 'e',
+	    0xcd, 0x00, 0xcf, 0xa3, 's', 'e', 'q', 0x00, 0xa8, 'm', 'e', 's',
+	    's', 'a', 'g', 'e', 's', 0xdc, 0x0f, 0xa0, 0x90 };
+	/* {type: cancel, reason: str32(0xffffffff)} */
+	static const unsigned char str[] = { 0x82, 0xa4, 't', 'y', 'p', 'e',
+	    0xcd, 0x01, 0x2d, 0xa6, 'r', 'e', 'a', 's', 'o', 'n', 0xdb, 0xff,
+	    0xff, 0xff, 0xff, 'x' };
+	/* {type: done, result: str32 of 1 MiB declared, 1 byte there} */
+	static const unsigned char str2[] = { 0x82, 0xa4, 't', 'y', 'p', 'e',
+	    0xcd, 0x01, 0x2c, 0xa6, 'r', 'e', 's', 'u', 'l', 't', 0xdb, 0x00,
+	    0x10, 0x00, 0x00, 'x' };
+	/* map32 of 2^32-1 entries at the top. */
+	static const unsigned char map[] = { 0xdf, 0xff, 0xff, 0xff, 0xff };
+
+	(void)state;
+	assert_int_equal(ipc_msg_decode(arr, sizeof(arr), &m, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "4294967295 entries, at most 4096"));
+	assert_int_equal(ipc_msg_decode(arr2, sizeof(arr2), &m, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "4000 entries declared, only 1 bytes"));
+	assert_int_equal(ipc_msg_decode(str, sizeof(str), &m, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "cancel.reason: 4294967295 bytes, at "
+	    "most"));
+	assert_int_equal(ipc_msg_decode(str2, sizeof(str2), &m, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "1048576 bytes declared, only 1 left"));
+	assert_int_equal(ipc_msg_decode(map, sizeof(map), &m, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "at most 16 allowed"));
+	assert_int_equal(ipc_msg_decode(map, 0, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "truncated"));
+}
+
+/* The reader's own nesting cap, below what any message needs. */
+static void
+test_reader_depth(void **state)
+{
+	struct mp_reader	r;
+	unsigned char		deep[40];
+	char			err[IPC_ERR_LEN];
+	uint32_t		n;
+	int			i;
+
+	(void)state;
+	memset(deep, 0x91, sizeof(deep));	/* [[[[...]]]] */
+	mp_reader_init(&r, deep, sizeof(deep), err, sizeof(err));
+	for (i = 0; i < IPC_DEPTH_MAX; i++)
+		assert_int_equal(mp_get_array(&r, &n, 1, "deep"), 0);
+	assert_int_equal(mp_get_array(&r, &n, 1, "deep"), -1);
+	assert_string_equal(err, "deep: nested deeper than 16");
+	/* The first error sticks. */
+	assert_int_equal(mp_get_u32(&r, &n, "next"), -1);
+	assert_string_equal(err, "deep: nested deeper than 16");
+	assert_int_equal(mp_end(&r), -1);
+}
+
+static void
+test_paths(void **state)
+{
+	static const char *const good[] = { "0", "0.1", "0.2.1", "0.10.99",
+	    "0.123456789" };
+	static const char *const bad[] = { "", "1", "00", "0.", ".0", "0..1",
+	    "0.01", "0.a", "0.1.", "/etc", "0.1234567890", "0 .1", "0.-1" };
+	char	longp[IPC_PATH_MAX + 2];
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!ipc_path_valid(good[i], strlen(good[i])))
+			fail_msg("\"%s\" refused", good[i]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (ipc_path_valid(bad[i], strlen(bad[i])))
+			fail_msg("\"%s\" accepted", bad[i]);
+	/* 0.1.1.1... up to 65 bytes. */
+	longp[0] = '0';
+	for (i = 1; i + 1 < sizeof(longp) - 1; i += 2) {
+		longp[i] = '.';
+		longp[i + 1] = '1';
+	}
+	longp[i] = '\0';
+	assert_true(strlen(longp) > IPC_PATH_MAX);
+	assert_false(ipc_path_valid(longp, strlen(longp)));
+	longp[IPC_PATH_MAX - 1] = '\0';
+	assert_true(ipc_path_valid(longp, strlen(longp)));
+}
+
+/* An invalid path in start and spawn_ok is refused on both sides. */
+static void
+test_path_in_messages(void **state)
+{
+	struct ipc_msg	m;
+	struct buf	b;
+	char		err[IPC_ERR_LEN];
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+
+	(void)state;
+	buf_init(&b, 0);
+	samples_msg(&m, IPC_SPAWN_OK, 0);
+	free(m.u.spawn_ok.path);
+	m.u.spawn_ok.path = strdup("0.2/../1");
+	assert_int_equal(ipc_msg_encode(&b, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "spawn_ok.path"));
+	assert_int_equal(buf_left(&b), 0);
+	ipc_msg_free(&m);
+	buf_free(&b);
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	begin(&sb, &pk, 5, IPC_SPAWN_OK);
+	pk_str(&pk, "path");
+	pk_str(&pk, "0.2.");
+	expect_fail(&sb, "spawn_ok.path: not an agent path");
+	begin(&sb, &pk, 8, IPC_START);
+	pk_str(&pk, "path");
+	pk_str(&pk, "../0");
+	expect_fail(&sb, "start.path: not an agent path");
+	msgpack_sbuffer_destroy(&sb);
+}
+
+/* The encoder refuses what the decoder would refuse, and rolls back. */
+static void
+test_encode_checks(void **state)
+{
+	struct ipc_msg	m;
+	struct buf	b;
+	char		err[IPC_ERR_LEN];
+
+	(void)state;
+	buf_init(&b, 0);
+	buf_add(&b, "keep", 4);
+	samples_msg(&m, IPC_EVENT, 0);
+	free(m.u.event.tool);
+	m.u.event.tool = strdup("bad tool");
+	assert_int_equal(ipc_msg_frame(&b, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "event.tool: not a name"));
+	assert_int_equal(buf_left(&b), 4);
+	ipc_msg_free(&m);
+
+	samples_msg(&m, IPC_SPAWN, 0);
+	free(m.u.spawn.task);
+	m.u.spawn.task = NULL;
+	assert_int_equal(ipc_msg_frame(&b, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "spawn.task: required string is NULL"));
+	ipc_msg_free(&m);
+
+	memset(&m, 0, sizeof(m));
+	m.type = (enum ipc_type)555;
+	assert_int_equal(ipc_msg_frame(&b, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cannot encode message type 555"));
+	assert_int_equal(buf_left(&b), 4);
+
+	/* A frame over 16 MiB: four 4 MiB messages in one checkpoint. */
+	{
+		char	*big = malloc(IPC_STR_MAX + 1);
+		size_t	 i;
+
+		assert_non_null(big);
+		memset(big, 'a', IPC_STR_MAX);
+		big[IPC_STR_MAX] = '\0';
+		memset(&m, 0, sizeof(m));
+		m.type = IPC_CHECKPOINT;
+		for (i = 0; i < 4; i++)
+			msg_list_add_text(&m.u.checkpoint.messages, MSG_USER,
+			    big);
+		assert_int_equal(ipc_msg_frame(&b, &m, err, sizeof(err)), -1);
+		assert_int_equal(errno, EMSGSIZE);
+		assert_non_null(strstr(err, "over the frame limit of 16777216"));
+		assert_int_equal(buf_left(&b), 4);
+		/* One byte over the string limit. */
+		msg_list_free(&m.u.checkpoint.messages);
+		big[IPC_STR_MAX - 1] = 'b';
+		msg_list_add_text(&m.u.checkpoint.messages, MSG_USER, big);
+		free(m.u.checkpoint.messages.v[0].text);
+		m.u.checkpoint.messages.v[0].text = malloc(IPC_STR_MAX + 2);
+		memset(m.u.checkpoint.messages.v[0].text, 'c',
+		    IPC_STR_MAX + 1);
+		m.u.checkpoint.messages.v[0].text[IPC_STR_MAX + 1] = '\0';
+		assert_int_equal(ipc_msg_frame(&b, &m, err, sizeof(err)), -1);
+		assert_non_null(strstr(err, "4194305 bytes, at most 4194304"));
+		ipc_msg_free(&m);
+		free(big);
+	}
+	buf_free(&b);
+}
+
+/*
+ * Deterministic mutation (OpenSSH test_sshbuf_getput_fuzz.c): every single
+ * bit flip of a valid body either decodes to something that re-encodes or
+ * fails cleanly; every truncation fails. ASan/UBSan builds check the rest.
+ */
+static void
+test_mutations(void **state)
+{
+	struct buf	b, re;
+	struct ipc_msg	m;
+	unsigned char	*copy;
+	char		err[IPC_ERR_LEN];
+	size_t		t, i, len, ok = 0, bad = 0;
+	int		bit, variant;
+
+	(void)state;
+	buf_init(&b, 0);
+	buf_init(&re, 0);
+	for (t = 0; t < samples_ntypes; t++) {
+		for (variant = 0; variant < 2; variant++) {
+			samples_frame(&b, samples_types[t], variant);
+			len = buf_left(&b) - IPC_HDR_LEN;
+			copy = malloc(len);
+			assert_non_null(copy);
+			for (i = 0; i < len; i++) {
+				for (bit = 0; bit < 8; bit++) {
+					memcpy(copy, buf_head(&b) + IPC_HDR_LEN,
+					    len);
+					copy[i] ^= (unsigned char)(1 << bit);
+					if (ipc_msg_decode(copy, len, &m, err,
+					    sizeof(err)) == -1) {
+						assert_true(err[0] != '\0');
+						bad++;
+						continue;
+					}
+					/* Accepted: must be a valid message. */
+					buf_reset(&re);
+					assert_int_equal(ipc_msg_encode(&re,
+					    &m, err, sizeof(err)), 0);
+					ipc_msg_free(&m);
+					ok++;
+				}
+			}
+			for (i = 0; i < len; i++) {
+				memcpy(copy, buf_head(&b) + IPC_HDR_LEN, i);
+				if (ipc_msg_decode(copy, i, &m, err,
+				    sizeof(err)) == 0)
+					fail_msg("%s truncated to %zu of %zu "
+					    "bytes decoded",
+					    ipc_type_name(samples_types[t]),
+					    i, len);
+			}
+			free(copy);
+		}
+	}
+	/* Most flips hit text bytes and still decode; many do not. */
+	assert_true(ok > 0 && bad > 0);
+	buf_free(&b);
+	buf_free(&re);
+}
+
+static void
+test_describe(void **state)
+{
+	struct ipc_msg	m;
+	char		line[IPC_DESCRIBE_LEN], tiny[16];
+	char		*big;
+
+	(void)state;
+	samples_msg(&m, IPC_EVENT, 0);
+	ipc_msg_describe(&m, line, sizeof(line));
+	assert_string_equal(line, "event kind=log tool=bash level=2 "
+	    "text=\"worker ready \\x1b[31mred\\x1b[0m\"(25)");
+	ipc_msg_free(&m);
+	/* A long text is cut; the line stays bounded and has no newline. */
+	big = malloc(100000);
+	assert_non_null(big);
+	memset(big, '\n', 99999);
+	big[99999] = '\0';
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_CANCEL;
+	m.u.cancel.reason = big;
+	assert_true(ipc_msg_describe(&m, line, sizeof(line)) < sizeof(line));
+	assert_null(strchr(line, '\n'));
+	assert_non_null(strstr(line, "(99999)"));
+	ipc_msg_describe(&m, tiny, sizeof(tiny));
+	assert_int_equal(strlen(tiny), sizeof(tiny) - 1);
+	ipc_msg_free(&m);
+	/* A local message that never passed the codec: escaped, NULL-safe. */
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_SPAWN;
+	m.u.spawn.profile = strdup("ex\x1b]0;pwn\x07");
+	ipc_msg_describe(&m, line, sizeof(line));
+	assert_string_equal(line, "spawn id=0 profile=ex\\x1b]0;pwn\\x07 "
+	    "inherit=0");
+	ipc_msg_free(&m);
+	m.type = IPC_START;
+	ipc_msg_describe(&m, line, sizeof(line));
+	assert_non_null(strstr(line, "path=- depth=0 profile=-"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip_all),
+		cmocka_unit_test(test_roundtrip_fields),
+		cmocka_unit_test(test_msgpack_c_reads_ours),
+		cmocka_unit_test(test_ours_reads_msgpack_c),
+		cmocka_unit_test(test_malformed_maps),
+		cmocka_unit_test(test_malformed_values),
+		cmocka_unit_test(test_huge_declared),
+		cmocka_unit_test(test_reader_depth),
+		cmocka_unit_test(test_paths),
+		cmocka_unit_test(test_path_in_messages),
+		cmocka_unit_test(test_encode_checks),
+		cmocka_unit_test(test_mutations),
+		cmocka_unit_test(test_describe),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,828 @@
+/*
+ * The LLM engine against fakellm on 127.0.0.1: the three formats,
+ * streamed and not, the exact request on the wire, retries (429 with
+ * Retry-After in seconds and as a date, 5xx, resets, truncated streams),
+ * errors that are not retried, timeouts, record and replay, cancellation,
+ * the concurrency cap and many requests on one thread.
+ */
+#include <sys/epoll.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <curl/curl.h>
+
+#include "common/clock.h"
+#include "supervisor/llm_int.h"
+#include "tests/llm/llm_testutil.h"
+
+static const struct msg_tool tools[] = {
+	{ "read", "Read a file", "{\"type\":\"object\",\"properties\":{\"path\":"
+	    "{\"type\":\"string\"}},\"required\":[\"path\"]}" },
+	{ "list", "List a directory", NULL },
+};
+
+static void
+conv(struct msg_list *l, const char *task)
+{
+	msg_list_init(l);
+	assert_int_equal(msg_list_add_text(l, MSG_SYSTEM, "You are a test."), 0);
+	assert_int_equal(msg_list_add_text(l, MSG_USER, task), 0);
+}
+
+static void
+request(struct llm_request *r, const struct msg_list *l, const char *agent,
+    unsigned step)
+{
+	memset(r, 0, sizeof(*r));
+	r->agent = agent;
+	r->step = step;
+	r->msgs = l;
+	r->tools = tools;
+	r->ntools = 2;
+}
+
+/* One blocking exchange with a fresh engine. */
+static int
+exchange(const struct llm_config *lc, const char *task, struct llm_result *res)
+{
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct msg_list		 l;
+	char			 err[512];
+	int			 rc;
+
+	assert_non_null(e = llm_engine_new(lc, err, sizeof(err)));
+	conv(&l, task);
+	request(&r, &l, "0", 1);
+	rc = llm_complete_blocking(e, &r, res);
+	msg_list_free(&l);
+	llm_engine_free(e);
+	return rc;
+}
+
+static size_t
+nrequests(const struct fakellm *f)
+{
+	json_t	*reqs = fakellm_requests(f);
+	size_t	 n = json_array_size(reqs);
+
+	json_decref(reqs);
+	return n;
+}
+
+struct text_log {
+	char	buf[4096];
+	size_t	len;
+	int	restarts;
+	int	calls;
+};
+
+static void
+collect_text(const char *s, size_t len, void *arg)
+{
+	struct text_log	*t = arg;
+
+	if (s == NULL) {
+		t->restarts++;
+		t->len = 0;
+		return;
+	}
+	t->calls++;
+	assert_true(t->len + len < sizeof(t->buf));
+	memcpy(t->buf + t->len, s, len);
+	t->len += len;
+	t->buf[t->len] = '\0';
+}
+
+/* Each format, streamed and whole: same reply, exact request. */
+static void
+test_formats(void **state)
+{
+	static const enum llm_provider provs[] = { LLM_PROVIDER_OPENAI,
+	    LLM_PROVIDER_ANTHROPIC, LLM_PROVIDER_RESPONSES };
+	static const char *const paths[] = { "/v1/chat/completions",
+	    "/v1/messages", "/v1/responses" };
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct llm_result	 res;
+	struct msg_list		 l;
+	struct text_log		 t;
+	json_t			*reqs, *q, *h, *b;
+	char			 err[512];
+	size_t			 i, stream, n = 0;
+
+	(void)state;
+	fakellm_start(&f, "hello.json");
+	for (i = 0; i < 3; i++) {
+		for (stream = 0; stream <= 1; stream++) {
+			llm_test_config(&lc, &f, provs[i]);
+			lc.stream = (int)stream;
+			lc.key = strdup("sk-test-KEY-1234");
+			assert_non_null(e = llm_engine_new(&lc, err,
+			    sizeof(err)));
+			conv(&l, "Read src/a.c");
+			request(&r, &l, "0.3", 7);
+			memset(&t, 0, sizeof(t));
+			r.on_text = collect_text;
+			r.text_arg = &t;
+			assert_int_equal(llm_complete_blocking(e, &r, &res), 0);
+			assert_int_equal(res.err, LLM_OK);
+			assert_string_equal(res.reply.msg.text,
+			    "Hello from fakellm: caf\xc3\xa9 \xe2\x98\x83.");
+			/* The UI saw the same text, in pieces when streamed. */
+			assert_string_equal(t.buf, res.reply.msg.text);
+			assert_true(stream ? t.calls > 1 : t.calls == 1);
+			assert_int_equal(res.reply.msg.ncalls, 1);
+			assert_string_equal(res.reply.msg.calls[0].id, "call_1");
+			assert_string_equal(res.reply.msg.calls[0].name, "read");
+			assert_string_equal(res.reply.msg.calls[0].args,
+			    "{\"path\":\"src/a.c\"}");
+			assert_int_equal(res.reply.stop, MSG_STOP_TOOL_CALLS);
+			assert_int_equal(res.reply.usage.input, 42);
+			assert_int_equal(res.reply.usage.output, 7);
+			assert_int_equal(res.attempts, 1);
+			llm_result_free(&res);
+			msg_list_free(&l);
+			llm_engine_free(e);
+			llm_config_free(&lc);
+
+			reqs = fakellm_requests(&f);
+			assert_int_equal(json_array_size(reqs), ++n);
+			q = json_array_get(reqs, n - 1);
+			assert_string_equal(llm_json_str(q, "method"), "POST");
+			assert_string_equal(llm_json_str(q, "path"), paths[i]);
+			h = json_object_get(q, "headers");
+			b = json_object_get(q, "body");
+			assert_string_equal(llm_json_str(h, "content-type"),
+			    "application/json");
+			assert_null(json_object_get(h, "expect"));
+			if (provs[i] == LLM_PROVIDER_ANTHROPIC) {
+				assert_string_equal(llm_json_str(h, "x-api-key"),
+				    "sk-test-KEY-1234");
+				assert_null(json_object_get(h, "authorization"));
+				assert_string_equal(llm_json_str(h,
+				    "anthropic-version"), "2023-06-01");
+				assert_string_equal(llm_json_str(b, "system"),
+				    "You are a test.");
+				assert_string_equal(llm_json_str(json_object_get(
+				    json_array_get(json_object_get(b, "tools"),
+				    0), "input_schema"), "type"), "object");
+			} else {
+				assert_string_equal(llm_json_str(h,
+				    "authorization"), "Bearer sk-test-KEY-1234");
+				assert_null(json_object_get(h, "x-api-key"));
+			}
+			assert_string_equal(llm_json_str(b, "model"),
+			    "test-model");
+			assert_int_equal(json_is_true(json_object_get(b,
+			    "stream")), (int)stream);
+			assert_int_equal(json_array_size(json_object_get(b,
+			    "tools")), 2);
+			json_decref(reqs);
+		}
+	}
+	fakellm_stop(&f);
+}
+
+/* Messages in order on the wire, extra headers, no key when none. */
+static void
+test_wire_messages(void **state)
+{
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct llm_result	 res;
+	struct msg_list		 l;
+	struct msg		 m;
+	json_t			*reqs, *msgs, *h;
+	char			 err[512], *hdrs[1];
+
+	(void)state;
+	fakellm_start(&f, "hello.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	hdrs[0] = strdup("X-Org: warren-tests");
+	lc.headers = hdrs;
+	lc.nheaders = 1;
+	lc.temperature = 0.25;
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	lc.headers = NULL;
+	lc.nheaders = 0;
+	free(hdrs[0]);
+	conv(&l, "first");
+	memset(&m, 0, sizeof(m));
+	m.role = MSG_ASSISTANT;
+	m.text = strdup("calling");
+	assert_int_equal(msg_add_call(&m, "k9", "list", "{\"path\":\".\"}"), 0);
+	assert_int_equal(msg_list_take(&l, &m), 0);
+	memset(&m, 0, sizeof(m));
+	m.role = MSG_TOOL;
+	m.call_id = strdup("k9");
+	m.name = strdup("list");
+	m.text = strdup("a\nb");
+	assert_int_equal(msg_list_take(&l, &m), 0);
+	assert_int_equal(msg_list_add_text(&l, MSG_USER, "last"), 0);
+	request(&r, &l, "0", 2);
+	r.model = "override-model";
+	r.max_tokens = 77;
+	assert_int_equal(llm_complete_blocking(e, &r, &res), 0);
+	llm_result_free(&res);
+	reqs = fakellm_requests(&f);
+	h = json_object_get(json_array_get(reqs, 0), "headers");
+	assert_string_equal(llm_json_str(h, "x-org"), "warren-tests");
+	assert_null(json_object_get(h, "authorization"));
+	msgs = json_object_get(json_object_get(json_array_get(reqs, 0), "body"),
+	    "messages");
+	assert_int_equal(json_array_size(msgs), 5);
+	assert_string_equal(llm_json_str(json_array_get(msgs, 1), "content"),
+	    "first");
+	assert_string_equal(llm_json_str(json_array_get(msgs, 2), "content"),
+	    "calling");
+	assert_string_equal(llm_json_str(json_array_get(msgs, 3), "role"), "tool");
+	assert_string_equal(llm_json_str(json_array_get(msgs, 3), "tool_call_id"),
+	    "k9");
+	assert_string_equal(llm_json_str(json_array_get(msgs, 4), "content"),
+	    "last");
+	assert_string_equal(llm_json_str(json_object_get(json_array_get(reqs,
+	    0), "body"), "model"), "override-model");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    json_array_get(reqs, 0), "body"), "max_tokens")), 77);
+	assert_true(json_real_value(json_object_get(json_object_get(
+	    json_array_get(reqs, 0), "body"), "temperature")) == 0.25);
+	json_decref(reqs);
+	msg_list_free(&l);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
+static void
+test_retry_after_seconds(void **state)
+{
+	struct fakellm		f;
+	struct llm_config	lc;
+	struct llm_result	res;
+	uint64_t		t0;
+
+	(void)state;
+	fakellm_start(&f, "retry_429.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	lc.backoff_max_ms = 10000;
+	t0 = clock_mono_ms();
+	assert_int_equal(exchange(&lc, "x", &res), 0);
+	/* A guarantee, not a timing guess: it waited what it was told. */
+	assert_true(clock_mono_ms() - t0 >= 1000);
+	assert_string_equal(res.reply.msg.text, "after the rate limit");
+	assert_int_equal(res.attempts, 2);
+	assert_int_equal(nrequests(&f), 2);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
+static void
+test_retry_after_date(void **state)
+{
+	struct fakellm		f;
+	struct llm_config	lc;
+	struct llm_result	res;
+	struct tm		tm;
+	time_t			when = time(NULL) + 2;
+	char			date[64], script[512];
+	uint64_t		t0;
+
+	(void)state;
+	gmtime_r(&when, &tm);
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	snprintf(script, sizeof(script), "{\"responses\": [{\"status\": 503, "
+	    "\"headers\": {\"Retry-After\": \"%s\"}, \"body\": \"busy\"}, "
+	    "{\"reply\": {\"text\": \"after the date\"}}]}", date);
+	fakellm_start_json(&f, script);
+	llm_test_config(&lc, &f, LLM_PROVIDER_RESPONSES);
+	lc.backoff_max_ms = 10000;
+	t0 = clock_mono_ms();
+	assert_int_equal(exchange(&lc, "x", &res), 0);
+	/* The date was 2 s ahead at whole-second precision: >= 1 s. */
+	assert_true(clock_mono_ms() - t0 >= 1000);
+	assert_string_equal(res.reply.msg.text, "after the date");
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
+static void
+test_retry_5xx_reset_truncated(void **state)
+{
+	struct fakellm		f;
+	struct llm_config	lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct llm_result	 res;
+	struct msg_list		 l;
+	struct text_log		 t;
+	char			 err[512];
+
+	(void)state;
+	fakellm_start(&f, "retry_500.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	assert_int_equal(exchange(&lc, "x", &res), 0);
+	assert_string_equal(res.reply.msg.text, "third time lucky");
+	assert_int_equal(res.attempts, 3);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+
+	fakellm_start(&f, "reset.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	assert_int_equal(exchange(&lc, "x", &res), 0);
+	assert_string_equal(res.reply.msg.text, "after a reset");
+	assert_int_equal(res.attempts, 2);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+
+	/* Clean end without the final event, then a cut connection. */
+	fakellm_start(&f, "truncated.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	conv(&l, "x");
+	request(&r, &l, "0", 1);
+	memset(&t, 0, sizeof(t));
+	r.on_text = collect_text;
+	r.text_arg = &t;
+	assert_int_equal(llm_complete_blocking(e, &r, &res), 0);
+	assert_string_equal(res.reply.msg.text, "complete at last");
+	assert_int_equal(res.attempts, 3);
+	/* The UI was told twice to drop the partial text. */
+	assert_int_equal(t.restarts, 2);
+	assert_string_equal(t.buf, "complete at last");
+	llm_result_free(&res);
+	msg_list_free(&l);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
+/* An error event in a 200 stream is retried; a garbled event is not. */
+static void
+test_stream_errors(void **state)
+{
+	struct fakellm		f;
+	struct llm_config	lc;
+	struct llm_result	res;
+
+	(void)state;
+	fakellm_start(&f, "stream_error.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	assert_int_equal(exchange(&lc, "x", &res), -1);
+	assert_int_equal(res.err, LLM_ERR_PARSE);
+	assert_int_equal(res.attempts, 2);
+	assert_non_null(strstr(res.error, "malformed JSON"));
+	assert_non_null(strstr(res.error, "not json at all"));
+	assert_int_equal(nrequests(&f), 2);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
+static void
+test_retries_exhausted(void **state)
+{
+	struct fakellm		f;
+	struct llm_config	lc;
+	struct llm_result	res;
+
+	(void)state;
+	fakellm_start(&f, "always_500.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.retries = 2;
+	assert_int_equal(exchange(&lc, "x", &res), -1);
+	assert_int_equal(res.err, LLM_ERR_EXHAUSTED);
+	assert_int_equal(res.status, 503);
+	assert_int_equal(res.attempts, 3);
+	assert_non_null(strstr(res.error, "still overloaded"));
+	assert_non_null(strstr(res.error, "gave up after 3 attempts"));
+	assert_non_null(strstr(res.error, f.url));
+	assert_int_equal(nrequests(&f), 3);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
+static void
+test_not_retried(void **state)
+{
+	struct fakellm		f;
+	struct llm_config	lc;
+	struct llm_result	res;
+
+	(void)state;
+	fakellm_start(&f, "http_401.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.key = strdup("sk-secret-never-shown");
+	assert_int_equal(exchange(&lc, "x", &res), -1);
+	assert_int_equal(res.err, LLM_ERR_HTTP);
+	assert_int_equal(res.status, 401);
+	assert_int_equal(res.attempts, 1);
+	/* Names the endpoint, the status and the server's own message. */
+	assert_non_null(strstr(res.error, "/v1/chat/completions"));
+	assert_non_null(strstr(res.error, "HTTP 401"));
+	assert_non_null(strstr(res.error, "Incorrect API key provided"));
+	assert_null(strstr(res.error, "sk-secret"));
+	assert_int_equal(nrequests(&f), 1);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+
+	/* 200 with garbage: a parse error quoting it, escaped, not retried. */
+	fakellm_start(&f, "invalid_json.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.stream = 0;
+	assert_int_equal(exchange(&lc, "x", &res), -1);
+	assert_int_equal(res.err, LLM_ERR_PARSE);
+	assert_non_null(strstr(res.error, "malformed JSON"));
+	assert_non_null(strstr(res.error, "\\x1b[2J"));
+	assert_null(strchr(res.error, '\x1b'));
+	assert_int_equal(nrequests(&f), 1);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+
+	/* Nothing listening: refused connections are retried, then fail. */
+	memset(&f, 0, sizeof(f));
+	snprintf(f.url, sizeof(f.url), "http://127.0.0.1:1/v1");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.retries = 1;
+	assert_int_equal(exchange(&lc, "x", &res), -1);
+	assert_int_equal(res.err, LLM_ERR_EXHAUSTED);
+	assert_int_equal(res.attempts, 2);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+
+	/* A URL curl refuses is not retried. */
+	snprintf(f.url, sizeof(f.url), "http://[::1");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	assert_int_equal(exchange(&lc, "x", &res), -1);
+	assert_int_equal(res.err, LLM_ERR_TRANSPORT);
+	assert_int_equal(res.attempts, 1);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+}
+
+static void
+test_timeouts(void **state)
+{
+	struct fakellm		f;
+	struct llm_config	lc;
+	struct llm_result	res;
+
+	(void)state;
+	fakellm_start(&f, "slow.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.timeout_ms = 300;
+	lc.retries = 1;
+	assert_int_equal(exchange(&lc, "x", &res), -1);
+	assert_int_equal(res.err, LLM_ERR_TIMEOUT);
+	assert_non_null(strstr(res.error, "no complete answer within 300 ms"));
+	assert_int_equal(res.attempts, 2);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+
+	fakellm_start(&f, "idle.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	lc.idle_timeout_ms = 300;
+	lc.retries = 0;
+	assert_int_equal(exchange(&lc, "x", &res), -1);
+	assert_int_equal(res.err, LLM_ERR_TIMEOUT);
+	assert_non_null(strstr(res.error, "no data for 300 ms"));
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
+static void
+test_unknown_tool_and_text_mode(void **state)
+{
+	struct fakellm		f;
+	struct llm_config	lc;
+	struct llm_result	res;
+	json_t			*reqs, *b, *m;
+
+	(void)state;
+	/* A tool nobody offered, with broken arguments: passed through raw
+	 * for the agent to refuse; nothing crashes. */
+	fakellm_start(&f, "unknown_tool.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	assert_int_equal(exchange(&lc, "x", &res), 0);
+	assert_int_equal(res.reply.msg.ncalls, 1);
+	assert_string_equal(res.reply.msg.calls[0].name, "launch_missiles");
+	assert_string_equal(res.reply.msg.calls[0].args, "{\"target\": ");
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+
+	fakellm_start(&f, "text_mode.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.tool_mode = LLM_TOOLS_TEXT;
+	assert_int_equal(exchange(&lc, "x", &res), 0);
+	assert_string_equal(res.reply.msg.text, "I'll list it.");
+	assert_int_equal(res.reply.msg.ncalls, 1);
+	assert_string_equal(res.reply.msg.calls[0].name, "list");
+	assert_string_equal(res.reply.msg.calls[0].args, "{\"path\":\"src\"}");
+	assert_int_equal(res.reply.stop, MSG_STOP_TOOL_CALLS);
+	llm_result_free(&res);
+	/* No native tools on the wire; they are in the system prompt. */
+	reqs = fakellm_requests(&f);
+	b = json_object_get(json_array_get(reqs, 0), "body");
+	assert_null(json_object_get(b, "tools"));
+	m = json_array_get(json_object_get(b, "messages"), 0);
+	assert_non_null(strstr(llm_json_str(m, "content"), "\"name\":\"read\""));
+	json_decref(reqs);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
+/* ---- asynchronous use, as the supervisor does ---- */
+
+struct done_log {
+	int		 n;
+	uint64_t	 ids[128];
+	enum llm_err	 errs[128];
+	char		*texts[128];
+};
+
+static void
+on_done(struct llm_result *res, void *arg)
+{
+	struct done_log	*d = arg;
+
+	assert_true(d->n < 128);
+	d->ids[d->n] = res->id;
+	d->errs[d->n] = res->err;
+	/* Take the text: the result is the engine's. */
+	d->texts[d->n] = res->reply.msg.text;
+	res->reply.msg.text = NULL;
+	d->n++;
+}
+
+static void
+run_until(struct llm_engine *e, struct done_log *d, int n)
+{
+	struct pollfd	pfd;
+	uint64_t	deadline = clock_mono_ms() + 60000;	/* hang guard */
+
+	pfd.fd = llm_engine_fd(e);
+	pfd.events = POLLIN;
+	while (d->n < n) {
+		assert_true(clock_mono_ms() < deadline);
+		poll(&pfd, 1, llm_engine_timeout_ms(e));
+		llm_engine_process(e);
+	}
+}
+
+/* As the supervisor does: the engine fd inside the caller's own epoll. */
+static void
+run_until_epoll(struct llm_engine *e, struct done_log *d, int n)
+{
+	struct epoll_event	ev;
+	uint64_t		deadline = clock_mono_ms() + 60000;
+	int			ep;
+
+	assert_true((ep = epoll_create1(EPOLL_CLOEXEC)) != -1);
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.fd = llm_engine_fd(e);
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, llm_engine_fd(e), &ev), 0);
+	while (d->n < n) {
+		assert_true(clock_mono_ms() < deadline);
+		epoll_wait(ep, &ev, 1, llm_engine_timeout_ms(e));
+		llm_engine_process(e);
+	}
+	close(ep);
+}
+
+static void
+done_free(struct done_log *d)
+{
+	int	i;
+
+	for (i = 0; i < d->n; i++)
+		free(d->texts[i]);
+}
+
+static void
+test_many_async_and_match(void **state)
+{
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct msg_list		 la, lb, lb2;
+	struct done_log		 d;
+	uint64_t		 ids[40];
+	char			 err[512];
+	int			 i, j;
+
+	(void)state;
+	fakellm_start(&f, "by_agent.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.concurrency = 8;
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	conv(&la, "TASK-ALPHA");
+	conv(&lb, "TASK-BETA");
+	conv(&lb2, "TASK-BETA second");
+	memset(&d, 0, sizeof(d));
+	for (i = 0; i < 40; i++) {
+		request(&r, i % 3 == 0 ? &la : i % 3 == 1 ? &lb : &lb2, "0.1",
+		    (unsigned)i);
+		assert_true((ids[i] = llm_submit(e, &r, on_done, &d)) != 0);
+	}
+	/* No callback from inside llm_submit. */
+	assert_int_equal(d.n, 0);
+	assert_int_equal(llm_engine_pending(e), 40);
+	run_until_epoll(e, &d, 40);
+	assert_int_equal(llm_engine_pending(e), 0);
+	for (i = 0; i < 40; i++) {
+		for (j = 0; j < 40 && d.ids[j] != ids[i]; j++)
+			;
+		assert_true(j < 40);
+		assert_int_equal(d.errs[j], LLM_OK);
+		assert_string_equal(d.texts[j], i % 3 == 0 ? "alpha answer" :
+		    i % 3 == 1 ? "beta answer" : "beta second");
+	}
+	done_free(&d);
+	msg_list_free(&la);
+	msg_list_free(&lb);
+	msg_list_free(&lb2);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
+static void
+test_cap_and_cancel(void **state)
+{
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct msg_list		 l[4];
+	struct done_log		 d;
+	uint64_t		 ids[4];
+	json_t			*reqs;
+	char			 err[512], task[32], *dump;
+	int			 i;
+
+	(void)state;
+	fakellm_start(&f, "hello.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.concurrency = 1;
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	memset(&d, 0, sizeof(d));
+	for (i = 0; i < 4; i++) {
+		snprintf(task, sizeof(task), "task number %d", i);
+		conv(&l[i], task);
+		request(&r, &l[i], "0", (unsigned)i);
+		assert_true((ids[i] = llm_submit(e, &r, on_done, &d)) != 0);
+	}
+	/* Cancel a queued one: its callback still comes, cancelled. */
+	assert_int_equal(llm_cancel(e, ids[2]), 0);
+	assert_int_equal(d.n, 0);
+	run_until(e, &d, 4);
+	assert_int_equal(llm_cancel(e, ids[2]), -1);
+	assert_int_equal(errno, ENOENT);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(d.errs[i], d.ids[i] == ids[2] ?
+		    LLM_ERR_CANCELLED : LLM_OK);
+	/* With a cap of one, requests reach the server in submit order. */
+	reqs = fakellm_requests(&f);
+	assert_int_equal(json_array_size(reqs), 3);
+	dump = json_dumps(json_object_get(json_array_get(reqs, 2), "body"), 0);
+	assert_non_null(strstr(dump, "task number 3"));
+	free(dump);
+	json_decref(reqs);
+	done_free(&d);
+	for (i = 0; i < 4; i++)
+		msg_list_free(&l[i]);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+
+	/* Cancel one on the wire (the server is slow to answer). */
+	fakellm_start(&f, "slow.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	memset(&d, 0, sizeof(d));
+	conv(&l[0], "x");
+	request(&r, &l[0], "0", 0);
+	assert_true((ids[0] = llm_submit(e, &r, on_done, &d)) != 0);
+	while (nrequests(&f) == 0) {
+		struct pollfd pfd = { llm_engine_fd(e), POLLIN, 0 };
+
+		poll(&pfd, 1, 50);
+		llm_engine_process(e);
+	}
+	assert_int_equal(llm_cancel(e, ids[0]), 0);
+	run_until(e, &d, 1);
+	assert_int_equal(d.errs[0], LLM_ERR_CANCELLED);
+	done_free(&d);
+	msg_list_free(&l[0]);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
+static void
+test_record_replay(void **state)
+{
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct llm_result	 res;
+	struct msg_list		 l;
+	char			 err[512], path[300], *cas;
+	unsigned		 step;
+
+	(void)state;
+	int			 fd;
+
+	snprintf(path, sizeof(path), "/tmp/warren-cassette.XXXXXX");
+	assert_true((fd = mkstemp(path)) != -1);
+	close(fd);
+	fakellm_start(&f, "hello.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	lc.key = strdup("sk-ant-SECRET-777");
+	lc.record = strdup(path);
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	conv(&l, "record me");
+	for (step = 0; step < 3; step++) {
+		request(&r, &l, step == 2 ? "0.2" : "0.1", step);
+		assert_int_equal(llm_complete_blocking(e, &r, &res), 0);
+		llm_result_free(&res);
+	}
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	cas = llm_test_slurp(path, NULL);
+	assert_null(strstr(cas, "SECRET"));
+	assert_non_null(strstr(cas, "record me"));
+	free(cas);
+
+	/* Replay: no network at all (the server is gone). */
+	fakellm_stop(&f);
+	memset(&f, 0, sizeof(f));
+	snprintf(f.url, sizeof(f.url), "http://127.0.0.1:1/v1");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.replay = strdup(path);
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	request(&r, &l, "0.2", 2);
+	assert_int_equal(llm_complete_blocking(e, &r, &res), 0);
+	assert_string_equal(res.reply.msg.calls[0].name, "read");
+	assert_int_equal(res.attempts, 0);
+	llm_result_free(&res);
+	request(&r, &l, "0.2", 3);
+	assert_int_equal(llm_complete_blocking(e, &r, &res), -1);
+	assert_int_equal(res.err, LLM_ERR_REPLAY_MISSING);
+	assert_non_null(strstr(res.error, "agent 0.2 step 3"));
+	llm_result_free(&res);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	msg_list_free(&l);
+	unlink(path);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_formats),
+		cmocka_unit_test(test_wire_messages),
+		cmocka_unit_test(test_retry_after_seconds),
+		cmocka_unit_test(test_retry_after_date),
+		cmocka_unit_test(test_retry_5xx_reset_truncated),
+		cmocka_unit_test(test_stream_errors),
+		cmocka_unit_test(test_retries_exhausted),
+		cmocka_unit_test(test_not_retried),
+		cmocka_unit_test(test_timeouts),
+		cmocka_unit_test(test_unknown_tool_and_text_mode),
+		cmocka_unit_test(test_many_async_and_match),
+		cmocka_unit_test(test_cap_and_cancel),
+		cmocka_unit_test(test_record_replay),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

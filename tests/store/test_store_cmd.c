@@ -1,0 +1,445 @@
+/*
+ * warren runs / show / graph run as the user runs them, on a database this
+ * test writes with hostile text in it: exit codes, escaping, and output
+ * that Graphviz, a Mermaid parser's rules and jansson accept.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "common/msg.h"
+#include "supervisor/graph.h"
+#include "supervisor/store.h"
+#include "tests/store/store_test.h"
+
+/* Text an LLM could write to break a terminal, a DOT file or Mermaid. */
+#define HOSTILE	"evil \x1b]0;pwned\x07 \"quote\" \\back\\ ]; n9 -> n1 [\n" \
+	"<b>html</b> #35; `tick` \xff end"
+
+struct cfx {
+	struct store_tdir	 t;
+	char			 out[1100], err[1100];
+};
+
+#define CHK(x)	do { if (!(x)) { fprintf(stderr, "%s:%d: %s\n", __FILE__, \
+	__LINE__, #x); _exit(1); } } while (0)
+
+/* Write the database in a child that then exits, as a supervisor would:
+ * its run is then "interrupted", not "running". */
+static void
+cmd_build_db(const char *db)
+{
+	struct store			*st;
+	struct store_run_params		 p = { .task = "task " HOSTILE };
+	struct store_agent_new		 a = { .path = "0", .task = HOSTILE,
+	    .profile = "general" };
+	struct msg			 m;
+	int64_t				 run, root, kids[2], merge, agent;
+	char				 err[STORE_ERRMSG_MAX];
+
+	if ((st = store_open(db, STORE_CREATE, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "%s\n", err);
+		_exit(1);
+	}
+	CHK(store_run_begin(st, &p, &run) == 0);
+	CHK(store_agent_add(st, run, &a, NULL, &root) == 0);
+	a.path = "0.1";
+	a.call_id = "d1";
+	a.profile = "explore";
+	CHK(store_agent_add(st, run, &a, &agent, &kids[0]) == 0);
+	CHK(store_agent_set_status(st, agent, STORE_AGENT_DONE,
+	    "found " HOSTILE, "completed") == 0);
+	CHK(store_node_set_summary(st, kids[0], "sum " HOSTILE,
+	    STORE_SUMMARY_RESULT, NULL) == 0);
+	a.path = "0.2";
+	a.call_id = "d2";
+	CHK(store_agent_add(st, run, &a, &agent, &kids[1]) == 0);
+	CHK(store_agent_set_status(st, agent, STORE_AGENT_FAILED,
+	    "timed out", "timeout") == 0);
+	CHK(store_node_merge(st, run, kids, 2, "merge " HOSTILE, &merge) == 0);
+	memset(&m, 0, sizeof(m));
+	m.role = MSG_ASSISTANT;
+	m.text = strdup("thinking " HOSTILE);
+	CHK(msg_add_call(&m, "c1", "read", "{\"path\":\"\x1b[2J\"}") == 0);
+	CHK(store_msg_append(st, root, &m, NULL) == 0);
+	msg_free(&m);
+	store_close(st);
+	_exit(0);
+}
+
+static int
+cmd_setup(void **state)
+{
+	struct cfx	*fx;
+	pid_t		 pid;
+	int		 status;
+
+	fx = calloc(1, sizeof(*fx));
+	store_tdir_make(&fx->t);
+	snprintf(fx->out, sizeof(fx->out), "%s/out", fx->t.dir);
+	snprintf(fx->err, sizeof(fx->err), "%s/err", fx->t.dir);
+	if ((pid = fork()) == 0)
+		cmd_build_db(fx->t.db);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	*state = fx;
+	return 0;
+}
+
+static int
+cmd_teardown(void **state)
+{
+	struct cfx	*fx = *state;
+
+	store_tdir_remove(&fx->t);
+	free(fx);
+	return 0;
+}
+
+/* Run warren with args (NULL-terminated), stdout/stderr to files. */
+static int
+run_warren(struct cfx *fx, ...)
+{
+	const char	*bin = getenv("WARREN_BIN");
+	char		*argv[16];
+	va_list		 ap;
+	pid_t		 pid;
+	int		 argc = 0, status, fd;
+
+	if (bin == NULL)
+		fail_msg("WARREN_BIN is not set (run under ctest)");
+	argv[argc++] = (char *)(uintptr_t)bin;
+	va_start(ap, fx);
+	while (argc < 15 && (argv[argc] = va_arg(ap, char *)) != NULL)
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	if ((pid = fork()) == 0) {
+		unsetenv("WARREN_DB");
+		fd = open(fx->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 1);
+		fd = open(fx->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		dup2(fd, 2);
+		execv(bin, argv);
+		_exit(127);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static char *
+slurp(const char *path)
+{
+	FILE	*f;
+	char	*buf;
+	long	 n;
+
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+/* No byte a terminal would act on, and no invalid UTF-8. */
+static void
+assert_terminal_safe(const char *s)
+{
+	const unsigned char	*p;
+
+	for (p = (const unsigned char *)s; *p != '\0'; p++)
+		if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f ||
+		    *p == 0xff)
+			fail_msg("raw byte %#x in output", *p);
+}
+
+static void
+test_runs(void **state)
+{
+	struct cfx	*fx = *state;
+	char		*o;
+	json_t		*j;
+	json_error_t	 je;
+
+	assert_int_equal(run_warren(fx, "runs", "--db", fx->t.db, NULL), 0);
+	o = slurp(fx->out);
+	assert_non_null(strstr(o, "STATUS"));
+	assert_non_null(strstr(o, "evil \\x1b]0;pwned\\x07"));
+	assert_non_null(strstr(o, "interrupted"));	/* its writer is gone */
+	assert_terminal_safe(o);
+	free(o);
+	assert_int_equal(run_warren(fx, "runs", "--workspace", fx->t.dir,
+	    "--json", NULL), 0);
+	j = json_load_file(fx->out, 0, &je);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(j), 1);
+	assert_int_equal(json_integer_value(json_object_get(
+	    json_array_get(j, 0), "agents")), 3);
+	json_decref(j);
+	/* An empty workspace has no runs: not an error. */
+	assert_int_equal(run_warren(fx, "runs", "--db", "/nonexistent/x.db",
+	    NULL), 0);
+	assert_int_equal(run_warren(fx, "runs", "--bogus", NULL), 2);
+	assert_int_equal(run_warren(fx, "runs", "--format", "dot", NULL), 2);
+}
+
+static void
+test_show(void **state)
+{
+	struct cfx	*fx = *state;
+	char		*o;
+	json_t		*j;
+	json_error_t	 je;
+
+	assert_int_equal(run_warren(fx, "show", "--db", fx->t.db, "1", NULL),
+	    0);
+	o = slurp(fx->out);
+	assert_non_null(strstr(o, "run 1: interrupted"));
+	assert_non_null(strstr(o, "  0.1 [done] explore"));
+	assert_non_null(strstr(o, "  0.2 [failed: timeout]"));
+	assert_non_null(strstr(o, "sum evil \\x1b]0;pwned"));
+	assert_non_null(strstr(o, "merge node"));
+	assert_null(strstr(o, "thinking"));
+	assert_terminal_safe(o);
+	free(o);
+	assert_int_equal(run_warren(fx, "show", "--db", fx->t.db, "--messages",
+	    "last", NULL), 0);
+	o = slurp(fx->out);
+	assert_non_null(strstr(o, "thinking evil"));
+	assert_non_null(strstr(o, "-> read {\"path\":\"\\x1b[2J\"}"));
+	assert_terminal_safe(o);
+	free(o);
+	assert_int_equal(run_warren(fx, "show", "--db", fx->t.db, "--json",
+	    "--messages", "1", NULL), 0);
+	j = json_load_file(fx->out, 0, &je);
+	if (j == NULL)
+		fail_msg("show --json: %s", je.text);
+	assert_int_equal(json_array_size(json_object_get(j, "agents")), 3);
+	json_decref(j);
+	/* A run that does not exist is the user's error; so is a bad id. */
+	assert_int_equal(run_warren(fx, "show", "--db", fx->t.db, "99", NULL),
+	    2);
+	o = slurp(fx->err);
+	assert_non_null(strstr(o, "no run 99"));
+	free(o);
+	assert_int_equal(run_warren(fx, "show", "--db", fx->t.db, "x1", NULL),
+	    2);
+	assert_int_equal(run_warren(fx, "show", "--db", fx->t.db, NULL), 2);
+}
+
+static void
+test_graph_dot(void **state)
+{
+	struct cfx	*fx = *state;
+	char		 cmd[2400], *o;
+	int		 rc;
+
+	assert_int_equal(run_warren(fx, "graph", "--db", fx->t.db, "--format",
+	    "dot", "1", NULL), 0);
+	o = slurp(fx->out);
+	assert_terminal_safe(o);
+	assert_non_null(strstr(o, "\\\"quote\\\" \\\\back\\\\"));
+	assert_non_null(strstr(o, "shape=ellipse"));
+	free(o);
+	if (access("/usr/bin/dot", X_OK) != 0) {
+		printf("skipped rendering: Graphviz dot not installed\n");
+		return;
+	}
+	/* Graphviz must parse it and draw exactly our 4 nodes and 4 edges. */
+	snprintf(cmd, sizeof(cmd), "dot -Tplain '%s' > '%s.plain'", fx->out,
+	    fx->out);
+	rc = system(cmd);
+	assert_int_equal(rc, 0);
+	snprintf(cmd, sizeof(cmd), "test \"$(grep -c '^node ' '%s.plain')\" ="
+	    " 4 && test \"$(grep -c '^edge ' '%s.plain')\" = 4", fx->out,
+	    fx->out);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void
+test_graph_mermaid_json(void **state)
+{
+	struct cfx	*fx = *state;
+	char		*o, *line, *save = NULL;
+	json_t		*j;
+	json_error_t	 je;
+	int		 nodes = 0, edges = 0;
+
+	assert_int_equal(run_warren(fx, "graph", "--db", fx->t.db, "--format",
+	    "mermaid", "1", NULL), 0);
+	o = slurp(fx->out);
+	assert_terminal_safe(o);
+	for (line = strtok_r(o, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char	*q1, *q2;
+
+		if (strcmp(line, "flowchart TD") == 0)
+			continue;
+		if (strstr(line, " --> ") != NULL) {
+			edges++;
+			continue;
+		}
+		/* A node: exactly one quoted label, no quote inside. */
+		q1 = strchr(line, '"');
+		q2 = strrchr(line, '"');
+		assert_non_null(q1);
+		assert_true(q2 > q1);
+		assert_null(memchr(q1 + 1, '"', (size_t)(q2 - q1 - 1)));
+		assert_null(memchr(q1 + 1, '<', (size_t)(q2 - q1 - 1)));
+		assert_null(memchr(q1 + 1, '`', (size_t)(q2 - q1 - 1)));
+		nodes++;
+	}
+	assert_int_equal(nodes, 4);
+	assert_int_equal(edges, 4);
+	free(o);
+	assert_int_equal(run_warren(fx, "graph", "--db", fx->t.db, "1", NULL),
+	    0);
+	j = json_load_file(fx->out, 0, &je);
+	if (j == NULL)
+		fail_msg("graph json: %s", je.text);
+	assert_int_equal(json_array_size(json_object_get(j, "nodes")), 4);
+	assert_int_equal(json_array_size(json_object_get(j, "edges")), 4);
+	json_decref(j);
+	assert_int_equal(run_warren(fx, "graph", "--db", fx->t.db, "--format",
+	    "png", "1", NULL), 2);
+}
+
+static void
+test_quoting(void **state)
+{
+	char	*s;
+
+	(void)state;
+	s = graph_quote_dot("a\"b\\c");
+	assert_string_equal(s, "a\\\"b\\\\c");
+	free(s);
+	s = graph_quote_mermaid("a\"<b>#`&");
+	assert_string_equal(s, "a#quot;#lt;b#gt;#35;#96;#amp;");
+	free(s);
+	s = graph_clean("line1\nline2\x1b", 80);
+	assert_string_equal(s, "line1 line2\\x1b");
+	free(s);
+	s = graph_clean("abcdefghijkl", 8);
+	assert_string_equal(s, "abcde...");
+	free(s);
+}
+
+/* Database errors: exit 6, naming the file and what to do. */
+static void
+test_bad_database(void **state)
+{
+	struct cfx	*fx = *state;
+	char		 path[1100], *e;
+	int		 fd;
+
+	snprintf(path, sizeof(path), "%s/corrupt.db", fx->t.dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "this is not sqlite, not at all, no no no no"
+	    " no no no no no no no no no no no no no no no no no no no no",
+	    100), 100);
+	close(fd);
+	assert_int_equal(run_warren(fx, "runs", "--db", path, NULL), 6);
+	e = slurp(fx->err);
+	assert_non_null(strstr(e, path));
+	assert_non_null(strstr(e, "move it aside"));
+	free(e);
+	assert_int_equal(run_warren(fx, "show", "--db", path, "1", NULL), 6);
+	assert_int_equal(run_warren(fx, "graph", "--db", path, "1", NULL), 6);
+	snprintf(path, sizeof(path), "%s/none.db", fx->t.dir);
+	assert_int_equal(run_warren(fx, "show", "--db", path, "1", NULL), 6);
+	e = slurp(fx->err);
+	assert_non_null(strstr(e, "no such file"));
+	free(e);
+}
+
+/* Readers in other processes while a run writes: never "locked". */
+static void
+test_read_while_writing(void **state)
+{
+	struct cfx		*fx = *state;
+	struct store		*st;
+	struct store_run_params	 p = { .task = "busy" };
+	struct store_agent_new	 a = { .path = "0", .task = "busy" };
+	struct msg		 m = { .role = MSG_USER, .text = (char *)"row" };
+	char			 err[STORE_ERRMSG_MAX];
+	int64_t			 run, node;
+	int			 fds[2], i, status;
+	pid_t			 pid;
+	char			 c;
+
+	assert_int_equal(pipe(fds), 0);
+	if ((pid = fork()) == 0) {
+		close(fds[0]);
+		if ((st = store_open(fx->t.db, 0, err, sizeof(err))) == NULL ||
+		    store_run_begin(st, &p, &run) == -1 ||
+		    store_agent_add(st, run, &a, NULL, &node) == -1 ||
+		    store_flush(st) == -1 || write(fds[1], "r", 1) != 1)
+			_exit(1);
+		/* Batches of 50 messages, committed back to back, until
+		 * killed: the writer always holds a transaction open. */
+		for (i = 0;; i++) {
+			if (store_msg_append(st, node, &m, NULL) == -1)
+				_exit(1);
+			if (i % 50 == 49 && store_flush(st) == -1)
+				_exit(1);
+		}
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	for (i = 0; i < 10; i++) {
+		assert_int_equal(run_warren(fx, "runs", "--db", fx->t.db, NULL),
+		    0);
+		assert_int_equal(run_warren(fx, "show", "--db", fx->t.db,
+		    "--messages", "2", NULL), 0);
+		assert_int_equal(run_warren(fx, "graph", "--db", fx->t.db,
+		    "--format", "dot", "2", NULL), 0);
+	}
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	close(fds[0]);
+	/* The writer was still writing (not stuck on a lock): killed. */
+	assert_true(WIFSIGNALED(status));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_runs, cmd_setup,
+		    cmd_teardown),
+		cmocka_unit_test_setup_teardown(test_show, cmd_setup,
+		    cmd_teardown),
+		cmocka_unit_test_setup_teardown(test_graph_dot, cmd_setup,
+		    cmd_teardown),
+		cmocka_unit_test_setup_teardown(test_graph_mermaid_json,
+		    cmd_setup, cmd_teardown),
+		cmocka_unit_test(test_quoting),
+		cmocka_unit_test_setup_teardown(test_bad_database, cmd_setup,
+		    cmd_teardown),
+		cmocka_unit_test_setup_teardown(test_read_while_writing,
+		    cmd_setup, cmd_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,671 @@
+/*
+ * The workspace tools on a temporary workspace: what each returns, its
+ * errors, and every way a path could leave the workspace ("..", absolute
+ * paths, symlinks to files and directories outside).
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "worker/tool_int.h"
+#include "worker/tools.h"
+
+struct fixture {
+	char		ws[64];		/* the workspace */
+	char		out[64];	/* a sibling directory: "outside" */
+	struct tool_ctx	ctx;
+};
+
+static void
+put(const char *dir, const char *rel, const char *text)
+{
+	char	path[512], *slash;
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (slash = strchr(path + strlen(dir) + 1, '/'); slash != NULL;
+	    slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(path, 0755);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *
+get(const char *dir, const char *rel)
+{
+	static char	buf[65536];
+	char		path[512];
+	FILE		*f;
+	size_t		n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	if ((f = fopen(path, "r")) == NULL)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static int
+setup(void **state)
+{
+	struct fixture	*fx = calloc(1, sizeof(*fx));
+	char		 err[256], path[512];
+	static const char bin[] = "ELF\0\1\2binary";
+	FILE		*f;
+
+	strcpy(fx->ws, "/tmp/warren-ws-XXXXXX");
+	strcpy(fx->out, "/tmp/warren-out-XXXXXX");
+	if (mkdtemp(fx->ws) == NULL || mkdtemp(fx->out) == NULL)
+		return -1;
+	put(fx->ws, "src/main.c", "#include <stdio.h>\nint\nmain(void)\n{\n"
+	    "\tputs(\"hello\");\n\treturn 0;\n}\n");
+	put(fx->ws, "src/util/str.c", "int strlen2(const char *s);\n"
+	    "/* TODO: faster */\n");
+	put(fx->ws, "src/util/str.h", "int strlen2(const char *s);\n");
+	put(fx->ws, "README.md", "Hello world\nTODO: docs\n");
+	put(fx->ws, ".git/config", "TODO secret in git\n");
+	put(fx->out, "secret.txt", "TOP SECRET TODO\n");
+	snprintf(path, sizeof(path), "%s/bin.dat", fx->ws);
+	f = fopen(path, "w");
+	fwrite(bin, 1, sizeof(bin), f);
+	fclose(f);
+	/* links out of the workspace, and one that stays inside */
+	snprintf(path, sizeof(path), "%s/secret.txt", fx->out);
+	symlink(path, strcat(strcpy(err, fx->ws), "/leak.txt"));
+	symlink(fx->out, strcat(strcpy(err, fx->ws), "/outdir"));
+	symlink("src/main.c", strcat(strcpy(err, fx->ws), "/main-link.c"));
+	if (tool_ctx_open(&fx->ctx, fx->ws, err, sizeof(err)) == -1)
+		return -1;
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture	*fx = *state;
+	char		 cmd[256];
+
+	tool_ctx_close(&fx->ctx);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", fx->ws, fx->out);
+	if (system(cmd) != 0)
+		return -1;
+	free(fx);
+	return 0;
+}
+
+/* Run a tool; the result's text is returned (static), is_error in *err. */
+static const char *
+run(struct fixture *fx, const char *tool, const char *args, int *is_error)
+{
+	static char		text[70000];
+	struct tool_result	r;
+
+	assert_int_equal(tools_run(&fx->ctx, tool, args, &r), 0);
+	assert_non_null(r.text);
+	strlcpy(text, r.text, sizeof(text));
+	if (is_error != NULL)
+		*is_error = r.is_error;
+	tool_result_free(&r);
+	return text;
+}
+
+static const char *
+ok(struct fixture *fx, const char *tool, const char *args)
+{
+	int		 e;
+	const char	*t = run(fx, tool, args, &e);
+
+	if (e)
+		fail_msg("%s %s: unexpected error: %s", tool, args, t);
+	return t;
+}
+
+static const char *
+bad(struct fixture *fx, const char *tool, const char *args)
+{
+	int		 e;
+	const char	*t = run(fx, tool, args, &e);
+
+	if (!e)
+		fail_msg("%s %s: expected an error, got: %s", tool, args, t);
+	return t;
+}
+
+static void
+test_read(void **state)
+{
+	struct fixture	*fx = *state;
+	const char	*t;
+	char		 args[256];
+
+	t = ok(fx, "read", "{\"path\":\"src/main.c\"}");
+	assert_non_null(strstr(t, "     1\t#include <stdio.h>\n"));
+	assert_non_null(strstr(t, "     7\t}\n"));
+	t = ok(fx, "read", "{\"path\":\"src/main.c\",\"offset\":3,\"limit\":2}");
+	assert_string_equal(t, "     3\tmain(void)\n     4\t{\n"
+	    "[stopped at line 4; read on with offset=5]\n");
+	/* the workspace's own absolute path is fine */
+	snprintf(args, sizeof(args), "{\"path\":\"%s/README.md\"}", fx->ws);
+	assert_non_null(strstr(ok(fx, "read", args), "Hello world"));
+	/* a symlink that stays inside */
+	assert_non_null(strstr(ok(fx, "read", "{\"path\":\"main-link.c\"}"),
+	    "puts"));
+	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"bin.dat\"}"),
+	    "binary file"));
+	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"src\"}"),
+	    "is a directory"));
+	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"nope.c\"}"),
+	    "no such file"));
+	assert_non_null(strstr(bad(fx, "read",
+	    "{\"path\":\"README.md\",\"offset\":50}"), "past the end"));
+	assert_non_null(strstr(bad(fx, "read", "{\"path\":3}"),
+	    "must be a string"));
+	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"README.md\","
+	    "\"limit\":0}"), "at least 1"));
+}
+
+static void
+test_escapes(void **state)
+{
+	struct fixture	*fx = *state;
+	const char	*t;
+	char		 args[256];
+
+	t = bad(fx, "read", "{\"path\":\"../../etc/passwd\"}");
+	assert_non_null(strstr(t, "outside the workspace"));
+	t = bad(fx, "read", "{\"path\":\"src/../../x\"}");
+	assert_non_null(strstr(t, "outside the workspace"));
+	t = bad(fx, "read", "{\"path\":\"/etc/passwd\"}");
+	assert_non_null(strstr(t, "outside the workspace"));
+	t = bad(fx, "read", "{\"path\":\"leak.txt\"}");
+	assert_non_null(strstr(t, "outside the workspace"));
+	assert_null(strstr(t, "TOP SECRET"));
+	t = bad(fx, "read", "{\"path\":\"outdir/secret.txt\"}");
+	assert_non_null(strstr(t, "outside the workspace"));
+	/* the prefix of the root is not the root */
+	snprintf(args, sizeof(args), "{\"path\":\"%s-evil/x\"}", fx->ws);
+	assert_non_null(strstr(bad(fx, "read", args), "outside"));
+	/* writes are refused the same way, and nothing appears outside */
+	bad(fx, "write", "{\"path\":\"../escape.txt\",\"content\":\"x\"}");
+	bad(fx, "write", "{\"path\":\"outdir/new.txt\",\"content\":\"x\"}");
+	bad(fx, "write", "{\"path\":\"leak.txt\",\"content\":\"pwned\"}");
+	assert_null(get(fx->out, "new.txt"));
+	assert_string_equal(get(fx->out, "secret.txt"), "TOP SECRET TODO\n");
+	bad(fx, "edit", "{\"path\":\"leak.txt\",\"old_string\":\"TOP\","
+	    "\"new_string\":\"x\"}");
+	assert_string_equal(get(fx->out, "secret.txt"), "TOP SECRET TODO\n");
+	bad(fx, "list", "{\"path\":\"outdir\"}");
+	bad(fx, "list", "{\"path\":\"..\"}");
+	bad(fx, "glob", "{\"pattern\":\"*\",\"path\":\"..\"}");
+	bad(fx, "grep", "{\"pattern\":\"SECRET\",\"path\":\"/tmp\"}");
+	/* walks do not follow links out, nor into .git */
+	t = ok(fx, "grep", "{\"pattern\":\"SECRET\"}");
+	assert_non_null(strstr(t, "no matches"));
+	t = ok(fx, "glob", "{\"pattern\":\"**/secret.txt\"}");
+	assert_non_null(strstr(t, "no files match"));
+}
+
+static void
+test_write_edit(void **state)
+{
+	struct fixture	*fx = *state;
+	const char	*t;
+
+	t = ok(fx, "write", "{\"path\":\"new/deep/dir/f.txt\","
+	    "\"content\":\"one\\ntwo two\\n\"}");
+	assert_non_null(strstr(t, "wrote 12 bytes to new/deep/dir/f.txt "
+	    "(created)"));
+	assert_string_equal(get(fx->ws, "new/deep/dir/f.txt"), "one\ntwo two\n");
+	t = ok(fx, "write", "{\"path\":\"new/deep/dir/f.txt\","
+	    "\"content\":\"one\\ntwo two\\n\"}");
+	assert_non_null(strstr(t, "(overwritten)"));
+	t = bad(fx, "edit", "{\"path\":\"new/deep/dir/f.txt\","
+	    "\"old_string\":\"two\",\"new_string\":\"2\"}");
+	assert_non_null(strstr(t, "occurs 2 times"));
+	t = bad(fx, "edit", "{\"path\":\"new/deep/dir/f.txt\","
+	    "\"old_string\":\"three\",\"new_string\":\"3\"}");
+	assert_non_null(strstr(t, "not found"));
+	t = ok(fx, "edit", "{\"path\":\"new/deep/dir/f.txt\","
+	    "\"old_string\":\"one\",\"new_string\":\"1\"}");
+	assert_non_null(strstr(t, "1 replacement"));
+	t = ok(fx, "edit", "{\"path\":\"new/deep/dir/f.txt\","
+	    "\"old_string\":\"two\",\"new_string\":\"2\",\"replace_all\":true}");
+	assert_non_null(strstr(t, "2 replacements"));
+	assert_string_equal(get(fx->ws, "new/deep/dir/f.txt"), "1\n2 2\n");
+	bad(fx, "edit", "{\"path\":\"new/deep/dir/f.txt\","
+	    "\"old_string\":\"\",\"new_string\":\"2\"}");
+	bad(fx, "edit", "{\"path\":\"new/deep/dir/f.txt\","
+	    "\"old_string\":\"1\",\"new_string\":\"1\"}");
+	bad(fx, "edit", "{\"path\":\"bin.dat\","
+	    "\"old_string\":\"ELF\",\"new_string\":\"x\"}");
+}
+
+/* Writes go through a temporary file and rename: mode kept, links kept,
+ * nothing left behind. */
+static void
+test_write_atomic(void **state)
+{
+	struct fixture	*fx = *state;
+	struct stat	 st, st2;
+	char		 path[512], path2[512];
+
+	snprintf(path, sizeof(path), "%s/run.sh", fx->ws);
+	put(fx->ws, "run.sh", "echo old\n");
+	chmod(path, 0750);
+	ok(fx, "edit", "{\"path\":\"run.sh\",\"old_string\":\"old\","
+	    "\"new_string\":\"new\"}");
+	assert_string_equal(get(fx->ws, "run.sh"), "echo new\n");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0750);
+	ok(fx, "write", "{\"path\":\"run.sh\",\"content\":\"x\"}");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0750);
+	/* through a symlink inside: the target changes, the link stays */
+	ok(fx, "edit", "{\"path\":\"main-link.c\",\"old_string\":"
+	    "\"hello\",\"new_string\":\"bye\"}");
+	assert_non_null(strstr(get(fx->ws, "src/main.c"), "bye"));
+	snprintf(path, sizeof(path), "%s/main-link.c", fx->ws);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISLNK(st.st_mode));
+	/* a hard link stays one file */
+	snprintf(path, sizeof(path), "%s/README.md", fx->ws);
+	snprintf(path2, sizeof(path2), "%s/README.link", fx->ws);
+	assert_int_equal(link(path, path2), 0);
+	ok(fx, "edit", "{\"path\":\"README.md\",\"old_string\":\"docs\","
+	    "\"new_string\":\"manual\"}");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(stat(path2, &st2), 0);
+	assert_int_equal(st.st_ino, st2.st_ino);
+	assert_non_null(strstr(get(fx->ws, "README.link"), "manual"));
+	/* no temporary file left */
+	assert_non_null(strstr(ok(fx, "glob", "{\"pattern\":\"*warren-*\"}"),
+	    "no files match"));
+}
+
+static void
+test_list(void **state)
+{
+	struct fixture	*fx = *state;
+	const char	*t;
+
+	t = ok(fx, "list", "{}");
+	assert_non_null(strstr(t, "README.md\t23\n"));
+	assert_non_null(strstr(t, "src/\n"));
+	assert_non_null(strstr(t, "leak.txt@\n"));
+	t = ok(fx, "list", "{\"path\":\"src/util\"}");
+	assert_string_equal(t, "str.c\t47\nstr.h\t28\n");
+	bad(fx, "list", "{\"path\":\"README.md\"}");
+}
+
+static void
+test_glob(void **state)
+{
+	struct fixture	*fx = *state;
+	const char	*t;
+
+	t = ok(fx, "glob", "{\"pattern\":\"**/*.c\"}");
+	assert_string_equal(t, "main-link.c\nsrc/main.c\nsrc/util/str.c\n");
+	t = ok(fx, "glob", "{\"pattern\":\"*.h\"}");
+	assert_string_equal(t, "src/util/str.h\n");
+	t = ok(fx, "glob", "{\"pattern\":\"src/*.c\"}");
+	assert_string_equal(t, "src/main.c\n");
+	t = ok(fx, "glob", "{\"pattern\":\"util/*\",\"path\":\"src\"}");
+	assert_string_equal(t, "src/util/str.c\nsrc/util/str.h\n");
+	t = ok(fx, "glob", "{\"pattern\":\"src/**/str.?\"}");
+	assert_string_equal(t, "src/util/str.c\nsrc/util/str.h\n");
+	t = ok(fx, "glob", "{\"pattern\":\"config\"}");
+	assert_non_null(strstr(t, "no files match"));	/* .git skipped */
+	/* many ** are matched in polynomial time, too many * refused */
+	assert_true(tool_glob_match("**/**/**/**/**/**/**/**/**/**/**/**/z",
+	    "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/z"));
+	assert_false(tool_glob_match("**/**/**/**/**/**/**/**/**/**/**/**/z",
+	    "a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/a/y"));
+	assert_non_null(strstr(bad(fx, "glob", "{\"pattern\":"
+	    "\"*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b\"}"), "too complex"));
+	assert_non_null(strstr(bad(fx, "grep", "{\"pattern\":\"x\","
+	    "\"include\":\"*.c,*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b\"}"),
+	    "too complex"));
+	bad(fx, "glob", "{\"pattern\":\"\"}");
+}
+
+static void
+test_grep(void **state)
+{
+	struct fixture	*fx = *state;
+	const char	*t;
+
+	t = ok(fx, "grep", "{\"pattern\":\"TODO\"}");
+	assert_string_equal(t, "README.md:2:TODO: docs\n"
+	    "src/util/str.c:2:/* TODO: faster */\n"
+	    "[skipped 1 binary files, 0 files over 32 MiB]\n");
+	t = ok(fx, "grep", "{\"pattern\":\"todo\",\"ignore_case\":true,"
+	    "\"include\":\"*.c\"}");
+	assert_string_equal(t, "src/util/str.c:2:/* TODO: faster */\n");
+	t = ok(fx, "grep", "{\"pattern\":\"strlen2\","
+	    "\"exclude\":\"*.h, *.dat\"}");
+	assert_string_equal(t, "src/util/str.c:1:int strlen2(const char *s);\n");
+	t = ok(fx, "grep", "{\"pattern\":\"^\\\\s+return\",\"path\":\"src\"}");
+	assert_string_equal(t, "src/main.c:6:\treturn 0;\n");
+	/* a match across lines is reported per line, as grep does */
+	t = ok(fx, "grep", "{\"pattern\":\"int\\\\s+main\"}");
+	assert_non_null(strstr(t, "no matches"));
+	t = ok(fx, "grep", "{\"pattern\":\"binary\"}");
+	assert_non_null(strstr(t, "skipped 1 binary"));
+	t = ok(fx, "grep", "{\"pattern\":\"o\",\"max_results\":2}");
+	assert_non_null(strstr(t, "stopped after 2 matching lines"));
+	t = ok(fx, "grep", "{\"pattern\":\"puts\",\"path\":\"src/main.c\"}");
+	assert_string_equal(t, "src/main.c:5:\tputs(\"hello\");\n");
+	assert_non_null(strstr(bad(fx, "grep", "{\"pattern\":\"(\"}"),
+	    "bad pattern"));
+}
+
+/* Dead: no such process, or a zombie nobody reaped (PID 1 in a container
+ * may not reap). */
+static int
+gone(pid_t pid)
+{
+	char	path[64], buf[256], *p;
+	FILE	*f;
+	int	dead = 1;
+
+	if (kill(pid, 0) == -1)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return 1;
+	if (fgets(buf, sizeof(buf), f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL)
+		dead = p[2] == 'Z' || p[2] == 'X';
+	fclose(f);
+	return dead;
+}
+
+static void
+test_bash(void **state)
+{
+	struct fixture		*fx = *state;
+	struct tool_result	 r;
+	char			 args[256], *p;
+	pid_t			 bg;
+	int			 i;
+
+	assert_int_equal(tools_run(&fx->ctx, "bash",
+	    "{\"command\":\"pwd; echo err >&2; exit 3\"}", &r), 0);
+	assert_non_null(strstr(r.text, fx->ws));
+	assert_non_null(strstr(r.text, "err\n"));
+	assert_non_null(strstr(r.text, "[exit status 3]"));
+	assert_int_equal(r.exit_status, 3);
+	assert_int_equal(r.is_error, 0);
+	tool_result_free(&r);
+
+	/* a timeout kills the whole group, background children included */
+	assert_int_equal(tools_run(&fx->ctx, "bash", "{\"command\":"
+	    "\"sleep 60 & echo $!; sleep 60\",\"timeout_ms\":300}", &r), 0);
+	assert_int_equal(r.is_error, 1);
+	assert_int_equal(r.exit_status, -1);
+	assert_non_null(strstr(r.text, "timeout after 300 ms"));
+	bg = (pid_t)strtol(r.text, NULL, 10);
+	assert_true(bg > 0);
+	tool_result_free(&r);
+	for (i = 0; i < 500 && !gone(bg); i++)
+		usleep(10000);
+	assert_true(gone(bg));
+
+	/* a background child left behind by a finished shell is killed */
+	assert_int_equal(tools_run(&fx->ctx, "bash",
+	    "{\"command\":\"sleep 60 & echo $!\"}", &r), 0);
+	assert_non_null(strstr(r.text, "[exit status 0]"));
+	bg = (pid_t)strtol(r.text, NULL, 10);
+	tool_result_free(&r);
+	for (i = 0; i < 500 && !gone(bg); i++)
+		usleep(10000);
+	assert_true(gone(bg));
+
+	/* output capped: head and tail kept, the cut said */
+	fx->ctx.max_output = 1000;
+	assert_int_equal(tools_run(&fx->ctx, "bash", "{\"command\":"
+	    "\"echo FIRST; seq 1 100000; echo LAST\"}", &r), 0);
+	fx->ctx.max_output = TOOLS_DEFAULT_MAX_OUTPUT;
+	assert_true(strncmp(r.text, "FIRST\n", 6) == 0);
+	assert_non_null(strstr(r.text, "LAST\n[exit status 0]"));
+	assert_non_null((p = strstr(r.text, "bytes of output cut")));
+	assert_true(strlen(r.text) < 1200);
+	tool_result_free(&r);
+
+	/* invalid UTF-8 and NUL bytes come back as escapes */
+	assert_int_equal(tools_run(&fx->ctx, "bash",
+	    "{\"command\":\"printf 'a\\\\377b\\\\000c'\"}", &r), 0);
+	assert_true(strncmp(r.text, "a\\xffb\\x00c", 11) == 0);
+	tool_result_free(&r);
+
+	snprintf(args, sizeof(args), "{\"command\":\"\"}");
+	bad(fx, "bash", args);
+	(void)p;
+}
+
+static void
+test_not_workspace_tools(void **state)
+{
+	struct fixture	*fx = *state;
+
+	assert_non_null(strstr(bad(fx, "todo", "{\"todos\":[]}"),
+	    "agent core"));
+	assert_non_null(strstr(bad(fx, "delegate", "{\"task\":\"x\"}"),
+	    "supervisor"));
+	assert_non_null(strstr(bad(fx, "fly", "{}"), "unknown tool"));
+	assert_non_null(strstr(bad(fx, "read", "{\"path\":"), "not valid JSON"));
+	assert_false(tools_parallel_safe("bash"));
+	assert_false(tools_parallel_safe("write"));
+	assert_true(tools_parallel_safe("grep"));
+}
+
+static void
+test_batch(void **state)
+{
+	struct fixture		*fx = *state;
+	struct agent_call	 c[6];
+	struct tool_result	 r[6];
+	size_t			 i;
+
+	memset(c, 0, sizeof(c));
+	c[0].name = "read";
+	c[0].args = "{\"path\":\"README.md\"}";
+	c[0].parallel = 1;
+	c[1].name = "grep";
+	c[1].args = "{\"pattern\":\"puts\"}";
+	c[1].parallel = 1;
+	c[2].name = "write";
+	c[2].args = "{\"path\":\"b.txt\",\"content\":\"batch\"}";
+	c[3].name = "read";			/* sees the write before it */
+	c[3].args = "{\"path\":\"b.txt\"}";
+	c[3].parallel = 1;
+	c[4].name = "glob";
+	c[4].args = "{\"pattern\":\"b.*\"}";
+	c[4].parallel = 1;
+	c[5].name = "delegate";
+	c[5].kind = AGENT_CALL_DELEGATE;
+	c[5].args = "{\"task\":\"x\"}";
+	assert_int_equal(tools_run_batch(&fx->ctx, c, 6, r), 0);
+	assert_non_null(strstr(r[0].text, "Hello world"));
+	assert_non_null(strstr(r[1].text, "src/main.c:5:"));
+	assert_non_null(strstr(r[2].text, "wrote 5 bytes"));
+	assert_string_equal(r[3].text, "     1\tbatch\n");
+	assert_string_equal(r[4].text, "b.txt\n");
+	assert_int_equal(r[5].is_error, 1);
+	for (i = 0; i < 6; i++)
+		tool_result_free(&r[i]);
+}
+
+/* Many parallel calls give exactly what the same calls give one by one. */
+static void
+test_batch_parallel_same(void **state)
+{
+	struct fixture		*fx = *state;
+	struct agent_call	 c[24];
+	struct tool_result	 r[24], one;
+	static const char	*args[] = {
+		"{\"path\":\"src/main.c\"}", "{\"pattern\":\"TODO\"}",
+		"{\"pattern\":\"**/*.c\"}", "{\"path\":\"src\"}",
+	};
+	static const char	*names[] = { "read", "grep", "glob", "list" };
+	size_t			 i;
+
+	memset(c, 0, sizeof(c));
+	for (i = 0; i < 24; i++) {
+		c[i].name = names[i % 4];
+		c[i].args = args[i % 4];
+		c[i].parallel = 1;
+	}
+	fx->ctx.max_threads = 8;
+	assert_int_equal(tools_run_batch(&fx->ctx, c, 24, r), 0);
+	for (i = 0; i < 24; i++) {
+		assert_int_equal(tools_run(&fx->ctx, c[i].name, c[i].args,
+		    &one), 0);
+		assert_string_equal(r[i].text, one.text);
+		assert_int_equal(r[i].is_error, one.is_error);
+		tool_result_free(&one);
+		tool_result_free(&r[i]);
+	}
+}
+
+/* The fallback without openat2 (seccomp denies it in read-only profiles):
+ * the same answers, symlinks inside followed, anything leaving refused. */
+static void
+test_open_fallback(void **state)
+{
+	struct fixture	*fx = *state;
+	char		 buf[256], path[512];
+	ssize_t		 n;
+	int		 fd;
+
+	fd = tool_open_walk(&fx->ctx, "src/util/str.c", O_RDONLY, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = tool_open_walk(&fx->ctx, "./src//main.c", O_RDONLY, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	/* ".." that stays inside, and a relative symlink inside */
+	fd = tool_open_walk(&fx->ctx, "src/../README.md", O_RDONLY, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = tool_open_walk(&fx->ctx, "main-link.c", O_RDONLY, 0);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_non_null(strstr(buf, "#include"));
+	close(fd);
+	/* an absolute symlink to a place inside the root */
+	snprintf(path, sizeof(path), "%s/src/abs-link", fx->ws);
+	snprintf(buf, sizeof(buf), "%s/src/util", fx->ws);
+	assert_int_equal(symlink(buf, path), 0);
+	fd = tool_open_walk(&fx->ctx, "src/abs-link/str.h", O_RDONLY, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	/* leaving: "..", symlinks to files and directories outside, loops */
+	assert_int_equal(tool_open_walk(&fx->ctx, "../x", O_RDONLY, 0), -1);
+	assert_int_equal(errno, EXDEV);
+	assert_int_equal(tool_open_walk(&fx->ctx, "src/../../x", O_RDONLY, 0),
+	    -1);
+	assert_int_equal(errno, EXDEV);
+	assert_int_equal(tool_open_walk(&fx->ctx, "leak.txt", O_RDONLY, 0),
+	    -1);
+	assert_int_equal(errno, EXDEV);
+	assert_int_equal(tool_open_walk(&fx->ctx, "outdir/secret.txt",
+	    O_RDONLY, 0), -1);
+	assert_int_equal(errno, EXDEV);
+	snprintf(path, sizeof(path), "%s/up", fx->ws);
+	assert_int_equal(symlink("src/../..", path), 0);
+	assert_int_equal(tool_open_walk(&fx->ctx, "up/etc/passwd", O_RDONLY,
+	    0), -1);
+	assert_int_equal(errno, EXDEV);
+	snprintf(path, sizeof(path), "%s/loop", fx->ws);
+	assert_int_equal(symlink("loop", path), 0);
+	assert_int_equal(tool_open_walk(&fx->ctx, "loop", O_RDONLY, 0), -1);
+	assert_int_equal(errno, ELOOP);
+	assert_int_equal(tool_open_walk(&fx->ctx, "nope/x", O_RDONLY, 0), -1);
+	assert_int_equal(errno, ENOENT);
+	/* creating through the fallback */
+	fd = tool_open_walk(&fx->ctx, "src/new.txt", O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(tool_open_walk(&fx->ctx, "outdir/new.txt",
+	    O_WRONLY | O_CREAT, 0644), -1);
+	assert_null(get(fx->out, "new.txt"));
+}
+
+/* The whole escape suite again, as a read-only sandbox runs it: without
+ * openat2. */
+static void
+test_escapes_fallback(void **state)
+{
+	tool_path_force_fallback(1);
+	test_read(state);
+	test_escapes(state);
+	test_write_edit(state);
+	test_grep(state);
+	tool_path_force_fallback(0);
+}
+
+static void
+test_ctx_open(void **state)
+{
+	struct tool_ctx	ctx;
+	char		err[256];
+
+	(void)state;
+	assert_int_equal(tool_ctx_open(&ctx, "/nonexistent/ws", err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "/nonexistent/ws"));
+	assert_int_equal(tool_ctx_open(&ctx, "/etc/passwd", err, sizeof(err)),
+	    -1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_read, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_escapes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_edit, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_write_atomic, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_glob, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_grep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_not_workspace_tools,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_parallel_same, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_open_fallback, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_escapes_fallback, setup,
+		    teardown),
+		cmocka_unit_test(test_ctx_open),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,436 @@
+/*
+ * read, write, edit and list: the file tools. Every path goes through
+ * tool_path_rel() and tool_open(), so nothing outside the workspace is
+ * opened; results are plain text for the model.
+ */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "worker/tool_int.h"
+
+#define READ_MAX_LINE	2000		/* chars of one line shown */
+#define LIST_MAX	1000		/* entries of one directory */
+
+static const char *
+tool_str(json_t *args, const char *key)
+{
+	return json_string_value(json_object_get(args, key));
+}
+
+/* Open args.path beneath the root; -1 with res filled on failure. */
+static int
+tool_open_arg(const struct tool_ctx *ctx, const char *tool, const char *path,
+    int flags, mode_t mode, char *rel, size_t relsz, struct tool_result *res)
+{
+	char	err[512];
+	int	fd;
+
+	if (tool_path_rel(ctx, path, rel, relsz, err, sizeof(err)) == -1) {
+		tool_fail(res, "%s: %s", tool, err);
+		return -1;
+	}
+	if ((fd = tool_open(ctx, rel, flags, mode)) == -1) {
+		tool_path_error(tool, path, errno, err, sizeof(err));
+		tool_fail(res, "%s", err);
+		return -1;
+	}
+	return fd;
+}
+
+static int
+tool_slurp_error(struct tool_result *res, const char *tool, const char *path,
+    int err)
+{
+	switch (err) {
+	case EISDIR:
+		return tool_fail(res, "%s: %.200s is a directory; use list",
+		    tool, path);
+	case EFBIG:
+		return tool_fail(res, "%s: %.200s is larger than %u MiB", tool,
+		    path, TOOL_MAX_FILE >> 20);
+	case EINVAL:
+		return tool_fail(res, "%s: %.200s is not a regular file", tool,
+		    path);
+	default:
+		return tool_fail(res, "%s: %.200s: %s", tool, path,
+		    strerror(err));
+	}
+}
+
+int
+tool_read(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
+{
+	const char	*path = tool_str(args, "path"), *p, *end, *nl;
+	json_int_t	 offset = 1, limit = TOOLS_DEFAULT_READ_LINES;
+	struct buf	 b;
+	char		 rel[4096], *data;
+	size_t		 len, line = 0, shown = 0, max;
+	int		 fd;
+
+	if (json_object_get(args, "offset") != NULL)
+		offset = json_integer_value(json_object_get(args, "offset"));
+	if (json_object_get(args, "limit") != NULL)
+		limit = json_integer_value(json_object_get(args, "limit"));
+	if (offset < 1 || limit < 1)
+		return tool_fail(res, "read: offset and limit must be at least "
+		    "1");
+	if ((fd = tool_open_arg(ctx, "read", path, O_RDONLY | O_NOCTTY, 0,
+	    rel, sizeof(rel), res)) == -1)
+		return res->text == NULL ? -1 : 0;
+	if (tool_slurp(fd, TOOL_MAX_FILE, &data, &len) == -1) {
+		close(fd);
+		return tool_slurp_error(res, "read", path, errno);
+	}
+	close(fd);
+	if (tool_is_binary(data, len)) {
+		free(data);
+		return tool_fail(res, "read: %.200s is a binary file (%zu "
+		    "bytes); not shown", path, len);
+	}
+	if (len == 0) {
+		free(data);
+		res->text = strdup("(empty file)");
+		return res->text == NULL ? -1 : 0;
+	}
+	max = ctx->max_output ? ctx->max_output : TOOLS_DEFAULT_MAX_OUTPUT;
+	buf_init(&b, 0);
+	for (p = data, end = data + len; p < end; p = nl + 1) {
+		if ((nl = memchr(p, '\n', end - p)) == NULL)
+			nl = end;
+		line++;
+		if ((json_int_t)line < offset)
+			continue;
+		if ((json_int_t)shown == limit || b.len > max) {
+			buf_addf(&b, "[stopped at line %zu; read on with "
+			    "offset=%zu]\n", line - 1, line);
+			break;
+		}
+		shown++;
+		buf_addf(&b, "%6zu\t%.*s%s\n", line,
+		    (int)(nl - p > READ_MAX_LINE ? READ_MAX_LINE : nl - p), p,
+		    nl - p > READ_MAX_LINE ? " [line cut]" : "");
+	}
+	free(data);
+	if (shown == 0) {
+		buf_free(&b);
+		return tool_fail(res, "read: offset %lld is past the end of "
+		    "%.200s (%zu lines)", (long long)offset, path, line);
+	}
+	return tool_done(ctx, res, &b);
+}
+
+static int
+tool_write_all(int fd, const char *s, size_t len)
+{
+	ssize_t	n;
+
+	while (len > 0) {
+		if ((n = write(fd, s, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		s += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Replace rel's content through a temporary file and rename(2), so a worker
+ * killed in the middle (timeout, cancel) leaves the old file or the new
+ * one, never half of one. Returns 0 when done, -1 with errno when writing
+ * failed, 1 when this way does not apply and the caller writes in place: a
+ * symlink or a file with several links (a rename would cut the link), or a
+ * directory where the sandbox lets us write files but not create or rename
+ * them.
+ */
+static int
+tool_replace_atomic(const struct tool_ctx *ctx, const char *rel,
+    const char *data, size_t len)
+{
+	struct stat	 st;
+	const char	*base, *slash;
+	char		 dir[4096], tmp[300];
+	mode_t		 mode = 0644;
+	int		 dfd, fd, e;
+
+	slash = strrchr(rel, '/');
+	base = slash ? slash + 1 : rel;
+	if (*base == '\0' || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+		return 1;
+	strlcpy(dir, rel, sizeof(dir));
+	if (slash != NULL)
+		dir[slash - rel] = '\0';
+	if ((dfd = tool_open(ctx, slash ? dir : ".", O_PATH | O_DIRECTORY,
+	    0)) == -1)
+		return 1;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!S_ISREG(st.st_mode) || st.st_nlink > 1) {
+			close(dfd);
+			return 1;
+		}
+		mode = st.st_mode & 07777;
+	}
+	snprintf(tmp, sizeof(tmp), ".%.200s.warren-%08x", base, arc4random());
+	if ((fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1) {
+		close(dfd);
+		return 1;
+	}
+	if (tool_write_all(fd, data, len) == -1 || fchmod(fd, mode) == -1 ||
+	    close(fd) == -1) {
+		e = errno;
+		unlinkat(dfd, tmp, 0);
+		close(dfd);
+		errno = e;
+		return -1;
+	}
+	if (renameat(dfd, tmp, dfd, base) == -1) {
+		unlinkat(dfd, tmp, 0);
+		close(dfd);
+		return 1;
+	}
+	close(dfd);
+	return 0;
+}
+
+int
+tool_write(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
+{
+	const char	*path = tool_str(args, "path");
+	json_t		*content = json_object_get(args, "content");
+	struct stat	 st;
+	char		 rel[4096], err[512];
+	int		 fd, existed;
+
+	if (tool_path_rel(ctx, path, rel, sizeof(rel), err, sizeof(err)) == -1)
+		return tool_fail(res, "write: %s", err);
+	if (tool_mkdirs(ctx, rel) == -1) {
+		tool_path_error("write", path, errno, err, sizeof(err));
+		return tool_fail(res, "%s (creating its directories)", err);
+	}
+	if ((fd = tool_open(ctx, rel, O_PATH, 0)) != -1) {
+		existed = fstat(fd, &st) == 0;
+		close(fd);
+	} else
+		existed = 0;
+	switch (tool_replace_atomic(ctx, rel, json_string_value(content),
+	    json_string_length(content))) {
+	case 0:
+		goto done;
+	case -1:
+		return tool_fail(res, "write: %.200s: %s", path,
+		    strerror(errno));
+	default:
+		break;
+	}
+	if ((fd = tool_open_arg(ctx, "write", path, O_WRONLY | O_CREAT |
+	    O_TRUNC | O_NOCTTY, 0644, rel, sizeof(rel), res)) == -1)
+		return res->text == NULL ? -1 : 0;
+	if (tool_write_all(fd, json_string_value(content),
+	    json_string_length(content)) == -1) {
+		int	e = errno;
+
+		close(fd);
+		return tool_fail(res, "write: %.200s: %s", path, strerror(e));
+	}
+	if (close(fd) == -1)
+		return tool_fail(res, "write: %.200s: %s", path,
+		    strerror(errno));
+ done:
+	if (asprintf(&res->text, "wrote %zu bytes to %s (%s)",
+	    json_string_length(content), rel, existed ? "overwritten" :
+	    "created") == -1) {
+		res->text = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static size_t
+tool_count(const char *hay, size_t hlen, const char *needle, size_t nlen)
+{
+	const char	*p = hay, *end = hay + hlen;
+	size_t		 n = 0;
+
+	while ((p = memmem(p, end - p, needle, nlen)) != NULL) {
+		n++;
+		p += nlen;
+	}
+	return n;
+}
+
+int
+tool_edit(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
+{
+	const char	*path = tool_str(args, "path");
+	const char	*old = tool_str(args, "old_string");
+	const char	*new = tool_str(args, "new_string");
+	size_t		 olen = json_string_length(json_object_get(args,
+			    "old_string"));
+	size_t		 nlen = json_string_length(json_object_get(args,
+			    "new_string"));
+	int		 all = json_is_true(json_object_get(args, "replace_all"));
+	const char	*p, *q, *end;
+	struct buf	 b;
+	char		 rel[4096], *data;
+	size_t		 len, count;
+	int		 fd;
+
+	if (olen == 0)
+		return tool_fail(res, "edit: old_string is empty; use write to "
+		    "create a file");
+	if (olen == nlen && memcmp(old, new, olen) == 0)
+		return tool_fail(res, "edit: old_string and new_string are the "
+		    "same");
+	if ((fd = tool_open_arg(ctx, "edit", path, O_RDWR | O_NOCTTY, 0, rel,
+	    sizeof(rel), res)) == -1)
+		return res->text == NULL ? -1 : 0;
+	if (tool_slurp(fd, TOOL_MAX_FILE, &data, &len) == -1) {
+		int	e = errno;
+
+		close(fd);
+		return tool_slurp_error(res, "edit", path, e);
+	}
+	if (tool_is_binary(data, len)) {
+		free(data);
+		close(fd);
+		return tool_fail(res, "edit: %s is a binary file; refused", rel);
+	}
+	count = tool_count(data, len, old, olen);
+	if (count == 0 || (count > 1 && !all)) {
+		free(data);
+		close(fd);
+		if (count == 0)
+			return tool_fail(res, "edit: old_string not found in "
+			    "%s (it must match exactly, whitespace included)",
+			    rel);
+		return tool_fail(res, "edit: old_string occurs %zu times in "
+		    "%s; add surrounding text to make it unique, or set "
+		    "replace_all", count, rel);
+	}
+	buf_init(&b, 0);
+	for (p = data, end = data + len;
+	    (q = memmem(p, end - p, old, olen)) != NULL; p = q + olen) {
+		buf_add(&b, p, q - p);
+		buf_add(&b, new, nlen);
+	}
+	if (buf_add(&b, p, end - p) == -1) {
+		free(data);
+		buf_free(&b);
+		close(fd);
+		return -1;
+	}
+	free(data);
+	switch (tool_replace_atomic(ctx, rel, (const char *)b.data, b.len)) {
+	case 0:
+		buf_free(&b);
+		close(fd);
+		goto done;
+	case -1: {
+		int	e = errno;
+
+		buf_free(&b);
+		close(fd);
+		return tool_fail(res, "edit: %s: %s", rel, strerror(e));
+	}
+	default:
+		break;
+	}
+	if (ftruncate(fd, 0) == -1 || lseek(fd, 0, SEEK_SET) == -1 ||
+	    tool_write_all(fd, (const char *)b.data, b.len) == -1) {
+		int	e = errno;
+
+		buf_free(&b);
+		close(fd);
+		return tool_fail(res, "edit: %s: %s", rel, strerror(e));
+	}
+	buf_free(&b);
+	if (close(fd) == -1)
+		return tool_fail(res, "edit: %s: %s", rel, strerror(errno));
+ done:
+	if (asprintf(&res->text, "edited %s: %zu replacement%s", rel, count,
+	    count == 1 ? "" : "s") == -1) {
+		res->text = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+tool_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+tool_list(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
+{
+	const char	*path = tool_str(args, "path");
+	struct dirent	*de;
+	struct stat	 st;
+	struct buf	 b;
+	DIR		*d;
+	char		 rel[4096], **names = NULL, **nn;
+	size_t		 n = 0, cap = 0, i, more = 0;
+	int		 fd, rc = -1;
+
+	if ((fd = tool_open_arg(ctx, "list", path, O_RDONLY | O_DIRECTORY, 0,
+	    rel, sizeof(rel), res)) == -1)
+		return res->text == NULL ? -1 : 0;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return tool_fail(res, "list: %s: %s", rel, strerror(errno));
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n == LIST_MAX) {
+			more++;
+			continue;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			if ((nn = reallocarray(names, cap, sizeof(*nn))) ==
+			    NULL)
+				goto out;
+			names = nn;
+		}
+		if ((names[n] = strdup(de->d_name)) == NULL)
+			goto out;
+		n++;
+	}
+	qsort(names, n, sizeof(*names), tool_name_cmp);
+	buf_init(&b, 0);
+	for (i = 0; i < n; i++) {
+		if (fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) == -1)
+			buf_addf(&b, "%s\n", names[i]);
+		else if (S_ISDIR(st.st_mode))
+			buf_addf(&b, "%s/\n", names[i]);
+		else if (S_ISLNK(st.st_mode))
+			buf_addf(&b, "%s@\n", names[i]);
+		else
+			buf_addf(&b, "%s\t%lld\n", names[i],
+			    (long long)st.st_size);
+	}
+	if (more > 0)
+		buf_addf(&b, "[%zu more entries not shown]\n", more);
+	if (n == 0)
+		buf_addstr(&b, "(empty directory)\n");
+	rc = tool_done(ctx, res, &b);
+ out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	closedir(d);
+	return rc;
+}

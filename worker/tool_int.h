@@ -1,0 +1,83 @@
+/*
+ * Inside the workspace tools: path resolution beneath the root, the output
+ * buffer every tool writes into, and one entry point per tool.
+ */
+#ifndef WARREN_TOOL_INT_H
+#define WARREN_TOOL_INT_H
+
+#include <sys/types.h>
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#include "common/buf.h"
+#include "worker/tools.h"
+
+#define TOOL_MAX_FILE		(32u * 1024 * 1024)	/* read, edit, grep */
+#define TOOL_MAX_DEPTH		64			/* directory walk */
+#define TOOL_MAX_WALK		2000000			/* entries visited */
+#define TOOL_BINARY_PROBE	8192
+
+/* tool_path.c */
+/* A user's path as a path relative to the root ("." for the root itself);
+ * -1 with err set when it is absolute outside the root or too long. */
+int	tool_path_rel(const struct tool_ctx *ctx, const char *path, char *rel,
+	    size_t relsz, char *err, size_t errlen);
+/* openat beneath the root: "..", absolute paths and symlinks that leave
+ * the root fail with EXDEV (openat2 RESOLVE_BENEATH, or tool_open_walk
+ * where openat2 is unavailable). */
+int	tool_open(const struct tool_ctx *ctx, const char *rel, int flags,
+	    mode_t mode);
+/* Drop leading "./" and trailing "/" in place ("" becomes "."). */
+void	tool_path_clean(char *rel);
+/* The fallback of tool_open (exposed for its tests). */
+int	tool_open_walk(const struct tool_ctx *ctx, const char *rel, int flags,
+	    mode_t mode);
+/* Tests: make tool_open always take the fallback. */
+void	tool_path_force_fallback(int on);
+/* A message for errno after tool_open of path. */
+void	tool_path_error(const char *tool, const char *path, int err,
+	    char *msg, size_t msglen);
+/* mkdir -p of rel's parent directories, beneath the root. */
+int	tool_mkdirs(const struct tool_ctx *ctx, const char *rel);
+/* Read a whole regular file (at most max bytes); -1 with errno. EFBIG when
+ * larger, EISDIR for a directory. */
+int	tool_slurp(int fd, size_t max, char **data, size_t *len);
+int	tool_is_binary(const char *data, size_t len);
+
+/* tool_glob.c */
+/* Match a relative path against a glob: * and ? within a segment, ** any
+ * number of segments; a pattern without '/' matches the base name. */
+int	tool_glob_match(const char *pattern, const char *path);
+/* 0 if pattern is usable (bounded length and wildcards), else -1 + err. */
+int	tool_glob_valid(const char *pattern, char *err, size_t errlen);
+
+/* tools.c */
+int	tool_fail(struct tool_result *res, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* Finish res from b, keeping head and tail when over the cap. */
+int	tool_done(const struct tool_ctx *ctx, struct tool_result *res,
+	    struct buf *b);
+
+/* One function per tool; args is a parsed JSON object. */
+int	tool_read(const struct tool_ctx *, json_t *, struct tool_result *);
+int	tool_write(const struct tool_ctx *, json_t *, struct tool_result *);
+int	tool_edit(const struct tool_ctx *, json_t *, struct tool_result *);
+int	tool_list(const struct tool_ctx *, json_t *, struct tool_result *);
+int	tool_glob(const struct tool_ctx *, json_t *, struct tool_result *);
+int	tool_grep(const struct tool_ctx *, json_t *, struct tool_result *);
+int	tool_bash(const struct tool_ctx *, json_t *, struct tool_result *);
+
+/*
+ * tool_walk.c: visit every non-directory entry under rel in sorted order,
+ * never entering .git or following a directory symlink. fn gets the path
+ * relative to the root, the directory's fd, the entry's name and whether it
+ * is a symlink; it returns 0 to go on, 1 to stop, -1 on error.
+ */
+typedef int (*tool_walk_fn)(const char *relpath, int dirfd,
+    const char *name, int is_link, void *arg);
+int	tool_walk(const struct tool_ctx *ctx, const char *rel, tool_walk_fn fn,
+	    void *arg, char *err, size_t errlen);
+
+#endif

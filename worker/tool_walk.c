@@ -1,0 +1,188 @@
+/*
+ * The directory walk under glob and grep: depth-first, names sorted (the
+ * output is stable), never into .git, never through a directory symlink
+ * (a link cannot lead the walk out of the workspace), bounded in depth and
+ * in entries visited.
+ */
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "worker/tool_int.h"
+
+struct walk {
+	tool_walk_fn	 fn;
+	void		*arg;
+	size_t		 visited;
+	char		 path[4096];
+	char		*err;
+	size_t		 errlen;
+};
+
+struct walk_ent {
+	char		*name;
+	unsigned char	 type;
+};
+
+static int
+walk_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct walk_ent *)a)->name,
+	    ((const struct walk_ent *)b)->name);
+}
+
+static int	walk_dir(struct walk *w, int fd, size_t plen, int depth);
+
+static int
+walk_entry(struct walk *w, int dfd, const struct walk_ent *e, size_t plen,
+    int depth)
+{
+	unsigned char	type = e->type;
+	struct stat	st;
+	size_t		nlen = strlen(e->name);
+	int		fd, rc;
+
+	if (plen + nlen + 2 >= sizeof(w->path))
+		return 0;	/* too deep a path: skip it */
+	if (plen > 0)
+		w->path[plen] = '/';
+	memcpy(w->path + plen + (plen > 0), e->name, nlen + 1);
+	if (type == DT_UNKNOWN) {
+		if (fstatat(dfd, e->name, &st, AT_SYMLINK_NOFOLLOW) == -1)
+			return 0;
+		type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ?
+		    DT_LNK : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
+	}
+	if (type == DT_DIR) {
+		if (strcmp(e->name, ".git") == 0 || depth >= TOOL_MAX_DEPTH)
+			return 0;
+		if ((fd = openat(dfd, e->name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) == -1)
+			return 0;	/* unreadable: skip */
+		rc = walk_dir(w, fd, plen + (plen > 0) + nlen, depth + 1);
+		w->path[plen] = '\0';
+		return rc;
+	}
+	rc = w->fn(w->path, dfd, e->name, type == DT_LNK, w->arg);
+	w->path[plen] = '\0';
+	return rc;
+}
+
+/* Walk the directory open on fd (closed here); w->path[0, plen) names it. */
+static int
+walk_dir(struct walk *w, int fd, size_t plen, int depth)
+{
+	struct walk_ent	*v = NULL, *nv;
+	struct dirent	*de;
+	DIR		*d;
+	size_t		 n = 0, cap = 0, i;
+	int		 rc = 0;
+
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (++w->visited > TOOL_MAX_WALK) {
+			snprintf(w->err, w->errlen, "more than %d entries "
+			    "visited; narrow the path", TOOL_MAX_WALK);
+			rc = -1;
+			goto out;
+		}
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL) {
+				snprintf(w->err, w->errlen, "out of memory");
+				rc = -1;
+				goto out;
+			}
+			v = nv;
+		}
+		if ((v[n].name = strdup(de->d_name)) == NULL) {
+			snprintf(w->err, w->errlen, "out of memory");
+			rc = -1;
+			goto out;
+		}
+		v[n++].type = de->d_type;
+	}
+	if (n > 1)
+		qsort(v, n, sizeof(*v), walk_cmp);
+	w->path[plen] = '\0';
+	for (i = 0; i < n && rc == 0; i++)
+		rc = walk_entry(w, dirfd(d), &v[i], plen, depth);
+ out:
+	for (i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+	closedir(d);
+	return rc;
+}
+
+int
+tool_walk(const struct tool_ctx *ctx, const char *rel, tool_walk_fn fn,
+    void *arg, char *err, size_t errlen)
+{
+	struct walk	w;
+	struct stat	st;
+	const char	*slash;
+	char		dir[4096];
+	int		fd, dfd, rc;
+
+	memset(&w, 0, sizeof(w));
+	w.fn = fn;
+	w.arg = arg;
+	w.err = err;
+	w.errlen = errlen;
+	if ((fd = tool_open(ctx, rel, O_RDONLY | O_NOCTTY, 0)) == -1) {
+		tool_path_error("walk", rel, errno, err, errlen);
+		return -1;
+	}
+	if (fstat(fd, &st) == -1) {
+		close(fd);
+		snprintf(err, errlen, "%s: %s", rel, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		/* One file: hand it over with its directory. */
+		close(fd);
+		strlcpy(dir, rel, sizeof(dir));
+		slash = strrchr(dir, '/');
+		if (slash != NULL)
+			dir[slash - dir] = '\0';
+		if ((dfd = tool_open(ctx, slash ? dir : ".", O_PATH |
+		    O_DIRECTORY, 0)) == -1) {
+			tool_path_error("walk", rel, errno, err, errlen);
+			return -1;
+		}
+		rc = fn(rel, dfd, slash ? rel + (slash - dir) + 1 : rel, 1,
+		    arg);
+		close(dfd);
+		return rc;
+	}
+	if (strcmp(rel, ".") == 0)
+		w.path[0] = '\0';
+	else if (strlcpy(w.path, rel, sizeof(w.path)) >= sizeof(w.path)) {
+		close(fd);
+		snprintf(err, errlen, "path too long");
+		return -1;
+	}
+	/* Strip "./" and trailing slashes from the prefix shown in results. */
+	{
+		size_t	l = strlen(w.path);
+
+		while (l > 0 && w.path[l - 1] == '/')
+			w.path[--l] = '\0';
+		if (strncmp(w.path, "./", 2) == 0)
+			memmove(w.path, w.path + 2, l - 1);
+	}
+	return walk_dir(&w, fd, strlen(w.path), 0);
+}
