@@ -149,76 +149,63 @@ static const struct layer layers[] = {
 	    CLONE_NEWIPC | CLONE_NEWUTS, l_none },
 };
 
+/* One fork + layer + _exit; microseconds, or -1. */
 static double
-run_layer(const struct layer *l, int runs)
+run_layer_once(const struct layer *l)
 {
-	double	*t, t0, med;
+	double	 t0;
 	pid_t	 pid;
-	int	 i, status, flags = l->cloneflags;
+	int	 status, flags = l->cloneflags;
 
 	if (geteuid() != 0 && flags != 0)
 		flags |= CLONE_NEWUSER;
-	if ((t = calloc((size_t)runs, sizeof(*t))) == NULL)
+	t0 = now_us();
+	if ((pid = sandbox_ns_clone(flags)) == -1)
 		return -1;
-	for (i = 0; i < runs; i++) {
-		t0 = now_us();
-		if ((pid = sandbox_ns_clone(flags)) == -1) {
-			free(t);
-			return -1;
-		}
-		if (pid == 0)
-			_exit(l->fn() == 0 ? 0 : 1);
-		if (waitpid(pid, &status, 0) == -1 || !WIFEXITED(status) ||
-		    WEXITSTATUS(status) != 0) {
-			free(t);
-			return -1;
-		}
-		t[i] = now_us() - t0;
-	}
-	qsort(t, (size_t)runs, sizeof(*t), cmp_double);
-	med = t[runs / 2];
-	free(t);
-	return med;
+	if (pid == 0)
+		_exit(l->fn() == 0 ? 0 : 1);
+	if (waitpid(pid, &status, 0) == -1 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) != 0)
+		return -1;
+	return now_us() - t0;
+}
+
+static double
+median(double *t, int n)
+{
+	qsort(t, (size_t)n, sizeof(*t), cmp_double);
+	return t[n / 2];
 }
 
 /* Whole phase 1 + exec as the supervisor runs it: prepare, fork, child. */
 static double
-run_spawn(const struct sandbox_policy *p, unsigned want, int runs)
+run_spawn_once(const struct sandbox_policy *p, unsigned want)
 {
 	struct sandbox_policy	 q;
 	struct sandbox_error	 e;
 	struct sandbox		 sb;
-	double			*t, t0, med;
+	double			 t0;
 	pid_t			 pid;
-	int			 i, status;
+	int			 status;
 
 	memcpy(&q, p, sizeof(q));
 	q.want = want;
 	q.allow_weaker = 1;
-	if ((t = calloc((size_t)runs, sizeof(*t))) == NULL)
+	t0 = now_us();
+	if (sandbox_prepare(&sb, &q, &e) == -1 ||
+	    (pid = sandbox_fork(&sb, &e)) == -1) {
+		fprintf(stderr, "spawn: %s\n", e.msg);
 		return -1;
-	for (i = 0; i < runs; i++) {
-		t0 = now_us();
-		if (sandbox_prepare(&sb, &q, &e) == -1 ||
-		    (pid = sandbox_fork(&sb, &e)) == -1) {
-			fprintf(stderr, "spawn: %s\n", e.msg);
-			free(t);
-			return -1;
-		}
-		if (pid == 0) {
-			if (sandbox_child(&sb, NULL, 0, &e) == -1)
-				_exit(1);
-			execl("/bin/true", "true", (char *)NULL);
-			_exit(1);
-		}
-		waitpid(pid, &status, 0);
-		sandbox_release(&sb);
-		t[i] = now_us() - t0;
 	}
-	qsort(t, (size_t)runs, sizeof(*t), cmp_double);
-	med = t[runs / 2];
-	free(t);
-	return med;
+	if (pid == 0) {
+		if (sandbox_child(&sb, NULL, 0, &e) == -1)
+			_exit(1);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(1);
+	}
+	waitpid(pid, &status, 0);
+	sandbox_release(&sb);
+	return now_us() - t0;
 }
 
 static double
@@ -233,69 +220,116 @@ getppid_loop(void)
 	return (now_us() - t0) * 1000.0 / GETPPID_LOOPS;
 }
 
-int
-main(int argc, char **argv)
+static const struct {
+	const char	*name;
+	unsigned	 want;
+} spawns[] = {
+	{ "phase 1, no pids, no namespaces", SANDBOX_RLIMITS | SANDBOX_SETSID |
+	    SANDBOX_CLOSEFDS },
+	{ "phase 1 + pids cgroup, no namespaces",
+	    SANDBOX_ALL & ~SANDBOX_NAMESPACES },
+	{ "phase 1, namespaces but net", SANDBOX_ALL & ~SANDBOX_NETNS },
+	{ "phase 1, all", SANDBOX_ALL },
+};
+#define NLAYERS (sizeof(layers) / sizeof(layers[0]))
+#define NSPAWNS (sizeof(spawns) / sizeof(spawns[0]))
+
+/* The getppid loop in a child, with or without the filter: ns/call. */
+static double
+getppid_child(int filtered)
 {
 	struct sandbox_error	 e;
-	double			 floor_us, us, bare, filt;
-	size_t			 i;
-	int			 runs = argc > 1 ? atoi(argv[1]) : 200, pfd[2],
-				 nfd;
+	double			 v = -1;
 	pid_t			 pid;
+	int			 pfd[2], nfd;
 
-	if (runs < 10)
-		runs = 10;
-	if (sandbox_policy_for_profile(&pol_explore, "explore", ".", &e) == -1 ||
-	    sandbox_policy_for_profile(&pol_general, "general", ".", &e) == -1) {
-		fprintf(stderr, "bench_sandbox: %s\n", e.msg);
-		return 1;
-	}
-	if (sandbox_seccomp_export(&pol_general, 0, &prebuilt, &e) == -1) {
-		fprintf(stderr, "bench_sandbox: %s\n", e.msg);
-		return 1;
-	}
-	printf("bench_sandbox: median of %d runs, uid %u; general filter: %u "
-	    "BPF instructions\n\n", runs, (unsigned)geteuid(),
-	    (unsigned)prebuilt.len);
-	printf("%-40s %10s %10s\n", "layer", "median us", "+ floor us");
-	floor_us = run_layer(&layers[0], runs);
-	for (i = 0; i < sizeof(layers) / sizeof(layers[0]); i++) {
-		us = i == 0 ? floor_us : run_layer(&layers[i], runs);
-		if (us < 0)
-			printf("%-40s %10s\n", layers[i].name, "n/a");
-		else
-			printf("%-40s %10.1f %+10.1f\n", layers[i].name, us,
-			    us - floor_us);
-	}
-	printf("\nsupervisor spawn (prepare + fork + child + exec /bin/true):\n");
-	us = run_spawn(&pol_general, SANDBOX_RLIMITS | SANDBOX_SETSID |
-	    SANDBOX_CLOSEFDS, runs);
-	printf("%-40s %10.1f\n", "phase 1 without pids or namespaces", us);
-	us = run_spawn(&pol_general, SANDBOX_ALL & ~SANDBOX_NAMESPACES, runs);
-	printf("%-40s %10.1f\n", "phase 1 + pids, no namespaces", us);
-	us = run_spawn(&pol_general, SANDBOX_ALL & ~SANDBOX_NETNS, runs);
-	printf("%-40s %10.1f\n", "phase 1, namespaces but net", us);
-	us = run_spawn(&pol_general, SANDBOX_ALL, runs);
-	printf("%-40s %10.1f\n", "phase 1, all", us);
-
-	/* Per-syscall cost of the filter: getppid() in a loop. */
-	bare = getppid_loop();
 	if (pipe(pfd) == -1 || (pid = fork()) == -1)
-		return 1;
+		return -1;
 	if (pid == 0) {
-		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-		if (sandbox_seccomp_apply(&pol_general, 0, &nfd, &e) == -1)
-			_exit(1);
-		filt = getppid_loop();
-		if (write(pfd[1], &filt, sizeof(filt)) != sizeof(filt))
+		if (filtered) {
+			prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+			if (sandbox_seccomp_apply(&pol_general, 0, &nfd,
+			    &e) == -1)
+				_exit(1);
+		}
+		v = getppid_loop();
+		if (write(pfd[1], &v, sizeof(v)) != sizeof(v))
 			_exit(1);
 		_exit(0);
 	}
 	close(pfd[1]);
-	if (read(pfd[0], &filt, sizeof(filt)) != sizeof(filt))
-		filt = -1;
+	if (read(pfd[0], &v, sizeof(v)) != sizeof(v))
+		v = -1;
+	close(pfd[0]);
 	waitpid(pid, NULL, 0);
-	printf("\ngetppid(): %.1f ns bare, %.1f ns under the general filter "
-	    "(+%.1f ns per syscall)\n", bare, filt, filt - bare);
+	return v;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sandbox_error	 e;
+	double			*t[NLAYERS + NSPAWNS], bare = 1e9, filt = 1e9,
+				 v, floor_us;
+	size_t			 i;
+	int			 runs = argc > 1 ? atoi(argv[1]) : 200, r,
+				 bad[NLAYERS + NSPAWNS];
+
+	if (runs < 10)
+		runs = 10;
+	if (sandbox_policy_for_profile(&pol_explore, "explore", ".", &e) == -1 ||
+	    sandbox_policy_for_profile(&pol_general, "general", ".", &e) == -1 ||
+	    sandbox_seccomp_export(&pol_general, 0, &prebuilt, &e) == -1) {
+		fprintf(stderr, "bench_sandbox: %s\n", e.msg);
+		return 1;
+	}
+	memset(bad, 0, sizeof(bad));
+	for (i = 0; i < NLAYERS + NSPAWNS; i++)
+		if ((t[i] = calloc((size_t)runs, sizeof(double))) == NULL)
+			return 1;
+	/* Round robin, so a load change hits every row alike. */
+	for (r = 0; r < runs; r++) {
+		for (i = 0; i < NLAYERS; i++)
+			if ((t[i][r] = run_layer_once(&layers[i])) < 0)
+				bad[i] = 1;
+		for (i = 0; i < NSPAWNS; i++)
+			if ((t[NLAYERS + i][r] = run_spawn_once(&pol_general,
+			    spawns[i].want)) < 0)
+				bad[NLAYERS + i] = 1;
+	}
+	getloadavg(&v, 1);
+	printf("bench_sandbox: median of %d interleaved runs, uid %u, load "
+	    "%.2f; general filter: %u BPF instructions\n\n", runs,
+	    (unsigned)geteuid(), v, (unsigned)prebuilt.len);
+	printf("%-42s %10s %10s\n", "fork + layer + _exit", "median us",
+	    "- floor");
+	floor_us = median(t[0], runs);
+	for (i = 0; i < NLAYERS; i++) {
+		if (bad[i]) {
+			printf("%-42s %10s\n", layers[i].name, "n/a");
+			continue;
+		}
+		v = median(t[i], runs);
+		printf("%-42s %10.1f %+10.1f\n", layers[i].name, v,
+		    v - floor_us);
+	}
+	printf("\n%-42s %10s\n", "spawn: prepare + fork + child + exec true",
+	    "median us");
+	for (i = 0; i < NSPAWNS; i++)
+		printf("%-42s %10.1f\n", spawns[i].name, bad[NLAYERS + i] ?
+		    -1.0 : median(t[NLAYERS + i], runs));
+	/* Per-syscall cost of the filter: best of 5 alternating runs. */
+	for (r = 0; r < 5; r++) {
+		if ((v = getppid_child(0)) > 0 && v < bare)
+			bare = v;
+		if ((v = getppid_child(1)) > 0 && v < filt)
+			filt = v;
+	}
+	printf("\ngetppid(), best of 5 x %d calls: %.1f ns bare, %.1f ns under "
+	    "the general filter (%+.1f ns per syscall)\n", GETPPID_LOOPS,
+	    bare, filt, filt - bare);
+	for (i = 0; i < NLAYERS + NSPAWNS; i++)
+		free(t[i]);
+	free(prebuilt.filter);
 	return 0;
 }

@@ -20,6 +20,8 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
+#include <linux/filter.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -184,6 +186,11 @@ sandbox_policy_init(struct sandbox_policy *p, const char *name,
 		workspace = ".";
 	if (realpath(workspace, real) == NULL)
 		return sandbox_fail(e, 0, errno, "workspace %s", workspace);
+	/* A writable "/" would hand root the whole system. */
+	if (fs_write && strcmp(real, "/") == 0)
+		return sandbox_fail(e, 0, EINVAL, "workspace / is the whole "
+		    "filesystem: give a project directory for profile %s",
+		    name);
 	strlcpy(p->workspace, real, sizeof(p->workspace));
 	p->fs_write = fs_write != 0;
 	p->exec = exec != 0;
@@ -476,6 +483,30 @@ sandbox_lack(const struct sandbox_policy *p, unsigned bit, char *note,
 	return 0;
 }
 
+/*
+ * Seccomp programs built in the parent before sandbox_fork, one per
+ * (fs_write, exec) of `sandbox exec`: the child inherits them and only
+ * loads one, which saves it libseccomp's work (and its malloc) after fork.
+ */
+static struct sock_fprog	 sandbox_bpf_cache[4];
+
+static struct sock_fprog *
+sandbox_bpf_slot(const struct sandbox_policy *p)
+{
+	return &sandbox_bpf_cache[(p->fs_write ? 1 : 0) | (p->exec ? 2 : 0)];
+}
+
+/* Parent: build the notify-mode program of p once per process. */
+static int
+sandbox_bpf_prebuild(const struct sandbox_policy *p, struct sandbox_error *e)
+{
+	struct sock_fprog	*slot = sandbox_bpf_slot(p);
+
+	if (slot->filter != NULL)
+		return 0;
+	return sandbox_seccomp_export(p, SANDBOX_SECCOMP_NOTIFY, slot, e);
+}
+
 /* phase 1 */
 
 int
@@ -555,6 +586,10 @@ sandbox_fork(struct sandbox *sb, struct sandbox_error *e)
 	if (sb->use_notify && socketpair(AF_UNIX, SOCK_SEQPACKET |
 	    SOCK_CLOEXEC, 0, sb->sock) == -1)
 		return sandbox_fail(e, 0, errno, "socketpair");
+	/* The program of the filter the child will load (sandbox exec). */
+	if (sb->use_notify && sb->caps.seccomp &&
+	    sandbox_bpf_prebuild(&sb->policy, e) == -1)
+		return -1;
 	pid = sandbox_ns_clone(sb->cloneflags);
 	if (pid == -1 && sb->cloneflags != 0 && (errno == EPERM ||
 	    errno == EINVAL || errno == ENOSPC || errno == EUSERS)) {
@@ -628,7 +663,10 @@ sandbox_child_rest(struct sandbox *sb, const int *keep, int nkeep,
 	int				 nproc = 0;
 
 	if (setsid() == -1)
-		return sandbox_fail(e, SANDBOX_SETSID, errno, "setsid");
+		return sandbox_fail(e, SANDBOX_SETSID, errno, "setsid%s",
+		    errno == EPERM && getpgrp() == getpid() ? " (the child is "
+		    "already a process group leader: do not setpgid it, "
+		    "sandbox_child starts a session)" : "");
 	a |= SANDBOX_SETSID;
 	if ((sb->planned & SANDBOX_PIDS) && !(a & SANDBOX_PIDS)) {
 		nproc = (int)p->limits.nproc;
@@ -775,6 +813,8 @@ sandbox_phase2(const struct sandbox_policy *p, unsigned applied, int scflags,
     int *notify_fd, uid_t uid, int cgroup, struct sandbox_report *r,
     struct sandbox_error *e)
 {
+	const struct sock_fprog	*prebuilt = NULL;
+
 	int	 abi = 0;
 
 	sandbox_report_init(r, p->require);
@@ -803,7 +843,14 @@ sandbox_phase2(const struct sandbox_policy *p, unsigned applied, int scflags,
 	if (SANDBOX_SANITIZER && (scflags & SANDBOX_SECCOMP_SELF))
 		sandbox_note(r->note, sizeof(r->note), "sanitizer build: "
 		    "ptrace and PR_SET_DUMPABLE allowed for LeakSanitizer");
-	if (sandbox_seccomp_apply(p, scflags, notify_fd, e) == -1)
+	if ((scflags & SANDBOX_SECCOMP_NOTIFY) &&
+	    sandbox_bpf_slot(p)->filter != NULL)
+		prebuilt = sandbox_bpf_slot(p);
+	if (prebuilt != NULL) {
+		if (sandbox_seccomp_load(prebuilt, scflags, notify_fd,
+		    e) == -1)
+			return -1;
+	} else if (sandbox_seccomp_apply(p, scflags, notify_fd, e) == -1)
 		return -1;
 	applied |= SANDBOX_SECCOMP;
 	sandbox_report_fill(r, applied, abi, uid, cgroup);

@@ -11,8 +11,8 @@
  * Rules: system directories readable (and executable for exec profiles),
  * the workspace readable, writable for read-write profiles, executable for
  * exec profiles; /tmp and /dev/shm writable for read-write profiles; a few
- * character devices (/dev/null, /dev/zero, /dev/urandom) usable. Anything
- * else, $HOME included, is denied. No TCP bind or connect (ABI >= 4);
+ * character devices (/dev/null, /dev/zero, /dev/urandom) usable; /dev only
+ * listable. Anything else, $HOME and block devices included, is denied. No TCP bind or connect (ABI >= 4);
  * signals and abstract unix sockets scoped to the sandbox (ABI >= 6).
  */
 #include <sys/types.h>
@@ -81,9 +81,15 @@ struct sandbox_ll_path {
 #define LL_FILE		(LL_FS_EXECUTE | LL_FS_WRITE_FILE | LL_FS_READ_FILE | \
 			 LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
 
+/*
+ * Not /dev or /sys as a whole: root without capabilities still owns the
+ * block devices (raw disk reads would bypass every path rule) and many
+ * sysfs files. /sys/devices/system has the CPU and NUMA topology libc and
+ * runtimes read.
+ */
 static const char *const sandbox_landlock_system[] = {
 	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/etc", "/opt", "/proc", "/sys", "/dev",
+	"/etc", "/opt", "/proc", "/sys/devices/system",
 };
 static const char *const sandbox_landlock_devices[] = {
 	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
@@ -240,6 +246,10 @@ sandbox_landlock_rules(int rfd, const struct sandbox_policy *p,
 		if (sandbox_landlock_rule(rfd, sandbox_landlock_system[i], sys,
 		    handled, e) == -1)
 			return -1;
+	/* /dev: listing only, then the few devices below. */
+	if (sandbox_landlock_rule(rfd, "/dev", LL_FS_READ_DIR, handled,
+	    e) == -1)
+		return -1;
 	for (i = 0; i < sizeof(sandbox_landlock_devices) /
 	    sizeof(sandbox_landlock_devices[0]); i++)
 		if (sandbox_landlock_rule(rfd, sandbox_landlock_devices[i],

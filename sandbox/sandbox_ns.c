@@ -290,6 +290,12 @@ sandbox_ns_mounts(const struct sandbox_policy *p, int pidns,
 		sandbox_fail(e, SANDBOX_PIDNS, errno, "mount a fresh /proc");
 		goto out;
 	}
+	/* sysctls and sysrq answer to uid 0 without any capability. */
+	if (pidns && ((access("/proc/sys", F_OK) == 0 &&
+	    sandbox_ns_bind_ro("/proc/sys", e) == -1) ||
+	    (access("/proc/sysrq-trigger", F_OK) == 0 &&
+	    sandbox_ns_bind_ro("/proc/sysrq-trigger", e) == -1)))
+		goto out;
 	/* The old cwd dentry predates the mounts: walk to it again. */
 	if (!havecwd || chdir(cwd) == -1) {
 		if (chdir(p->workspace) == -1) {

@@ -103,17 +103,21 @@ static const unsigned long sandbox_seccomp_nsflags[] = {
 	CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME,
 };
 
-/* personality(2) flags no profile may set. */
-static const uint32_t sandbox_seccomp_persona[] = {
-	0x0040000,	/* ADDR_NO_RANDOMIZE */
-	0x0100000,	/* MMAP_PAGE_ZERO */
-	0x0200000,	/* ADDR_COMPAT_LAYOUT */
-	0x0400000,	/* READ_IMPLIES_EXEC */
-	0x0800000,	/* ADDR_LIMIT_32BIT */
-	0x8000000,	/* ADDR_LIMIT_3GB */
-	0x0000008,	/* PER_LINUX32 and the other foreign personalities */
-	0x0000001, 0x0000002, 0x0000004, 0x0000010,
-};
+/* One argument comparison, every field set (clang's
+ * -Wmissing-field-initializers rejects libseccomp's short macros). */
+static struct scmp_arg_cmp
+sandbox_seccomp_cmp(unsigned int arg, enum scmp_compare op, uint64_t a,
+    uint64_t b)
+{
+	struct scmp_arg_cmp	 c;
+
+	memset(&c, 0, sizeof(c));
+	c.arg = arg;
+	c.op = op;
+	c.datum_a = a;
+	c.datum_b = b;
+	return c;
+}
 
 static int
 sandbox_seccomp_nr(const struct sandbox_sc *sc)
@@ -185,13 +189,13 @@ sandbox_seccomp_common(scmp_filter_ctx ctx, int flags,
 	if (sandbox_seccomp_rule(ctx, (flags & SANDBOX_SECCOMP_NOTIFY) ?
 	    SCMP_ACT_NOTIFY : eperm, "socket", 0, NULL, e) == -1)
 		return -1;
-	c[0] = (struct scmp_arg_cmp)SCMP_A0_32(SCMP_CMP_NE, AF_UNIX);
+	c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_NE, AF_UNIX, 0);
 	if (sandbox_seccomp_rule(ctx, eperm, "socketpair", 1, c, e) == -1)
 		return -1;
 	/* No new namespaces through clone's flags; clone3 hides them. */
 	for (i = 0; i < sizeof(sandbox_seccomp_nsflags) /
 	    sizeof(sandbox_seccomp_nsflags[0]); i++) {
-		c[0] = (struct scmp_arg_cmp)SCMP_A0_64(SCMP_CMP_MASKED_EQ,
+		c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_MASKED_EQ,
 		    sandbox_seccomp_nsflags[i], sandbox_seccomp_nsflags[i]);
 		if (sandbox_seccomp_rule(ctx, eperm, "clone", 1, c, e) == -1)
 			return -1;
@@ -199,36 +203,41 @@ sandbox_seccomp_common(scmp_filter_ctx ctx, int flags,
 	if (sandbox_seccomp_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0,
 	    NULL, e) == -1)
 		return -1;
-	/* TIOCSTI and TIOCLINUX, compared on the 32 bits the kernel uses. */
-	c[0] = (struct scmp_arg_cmp)SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
+	/*
+	 * int arguments are compared on their low 32 bits only (MASKED_EQ
+	 * with 0xffffffff): the kernel truncates them, so high bits set by
+	 * the caller must not make a denied value look different.
+	 */
+	c[0] = sandbox_seccomp_cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffUL,
 	    TIOCSTI);
 	if (sandbox_seccomp_rule(ctx, eperm, "ioctl", 1, c, e) == -1)
 		return -1;
-	c[0] = (struct scmp_arg_cmp)SCMP_A1_64(SCMP_CMP_MASKED_EQ, 0xffffffffUL,
+	c[0] = sandbox_seccomp_cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffUL,
 	    TIOCLINUX);
 	if (sandbox_seccomp_rule(ctx, eperm, "ioctl", 1, c, e) == -1)
 		return -1;
 	/* prctl: no way back to dumpable, no rewriting of mm fields. */
 	if (!lsan) {
-		c[0] = (struct scmp_arg_cmp)SCMP_A0_32(SCMP_CMP_EQ,
+		c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_MASKED_EQ, 0xffffffffUL,
 		    PR_SET_DUMPABLE);
 		if (sandbox_seccomp_rule(ctx, eperm, "prctl", 1, c, e) == -1)
 			return -1;
 	}
-	c[0] = (struct scmp_arg_cmp)SCMP_A0_32(SCMP_CMP_EQ, PR_SET_MM);
+	c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_MASKED_EQ, 0xffffffffUL,
+	    PR_SET_MM);
 	if (sandbox_seccomp_rule(ctx, eperm, "prctl", 1, c, e) == -1)
 		return -1;
-	/* personality: no flag that weakens ASLR or NX. The 0xffffffff query
-	 * sets bit 31, which no flag uses, so it never matches. */
-	for (i = 0; i < sizeof(sandbox_seccomp_persona) /
-	    sizeof(sandbox_seccomp_persona[0]); i++) {
-		c[0] = (struct scmp_arg_cmp)SCMP_A0_32(SCMP_CMP_MASKED_EQ,
-		    sandbox_seccomp_persona[i] | 0x80000000U,
-		    sandbox_seccomp_persona[i]);
-		if (sandbox_seccomp_rule(ctx, eperm, "personality", 1, c,
-		    e) == -1)
-			return -1;
-	}
+	/*
+	 * personality: only the 0xffffffff query. Any other value sets a
+	 * persona (the kernel keeps unknown bits), so flag masks could be
+	 * dodged; two rules, below and above the query, deny the rest.
+	 */
+	c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_LT, 0xffffffffUL, 0);
+	if (sandbox_seccomp_rule(ctx, eperm, "personality", 1, c, e) == -1)
+		return -1;
+	c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_GT, 0xffffffffUL, 0);
+	if (sandbox_seccomp_rule(ctx, eperm, "personality", 1, c, e) == -1)
+		return -1;
 	return 0;
 }
 
@@ -245,14 +254,12 @@ sandbox_seccomp_readonly(scmp_filter_ctx ctx, struct sandbox_error *e)
 		return -1;
 	for (i = 0; i < sizeof(sandbox_seccomp_wflags) /
 	    sizeof(sandbox_seccomp_wflags[0]); i++) {
-		c = (struct scmp_arg_cmp)SCMP_A1_32(SCMP_CMP_MASKED_EQ,
-		    (uint32_t)sandbox_seccomp_wflags[i],
-		    (uint32_t)sandbox_seccomp_wflags[i]);
+		c = sandbox_seccomp_cmp(1, SCMP_CMP_MASKED_EQ,
+		    sandbox_seccomp_wflags[i], sandbox_seccomp_wflags[i]);
 		if (sandbox_seccomp_rule(ctx, eperm, "open", 1, &c, e) == -1)
 			return -1;
-		c = (struct scmp_arg_cmp)SCMP_A2_32(SCMP_CMP_MASKED_EQ,
-		    (uint32_t)sandbox_seccomp_wflags[i],
-		    (uint32_t)sandbox_seccomp_wflags[i]);
+		c = sandbox_seccomp_cmp(2, SCMP_CMP_MASKED_EQ,
+		    sandbox_seccomp_wflags[i], sandbox_seccomp_wflags[i]);
 		if (sandbox_seccomp_rule(ctx, eperm, "openat", 1, &c, e) == -1)
 			return -1;
 	}

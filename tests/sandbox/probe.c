@@ -232,6 +232,42 @@ c_leaked_fd(void)
 	    odd("leaked fd", errno);
 }
 
+/* Extra: root without capabilities still owns block devices and sysctls. */
+static int
+c_rawdisk(void)
+{
+	char		 path[300];
+	struct dirent	*de;
+	struct stat	 st;
+	DIR		*d;
+	int		 fd, rc = BLOCKED, tried = 0;
+
+	if ((d = opendir("/sys/class/block")) == NULL)
+		return BLOCKED;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+		if (stat(path, &st) == -1 && errno != EACCES)
+			continue;
+		tried++;
+		fd = open(path, O_RDONLY);
+		rc = fold(rc, verdict(path, fd,
+		    (const int[]){ EACCES, EPERM, ENOENT }, 3));
+		if (fd != -1)
+			close(fd);
+	}
+	closedir(d);
+	return tried ? rc : BLOCKED;
+}
+
+static int
+c_sysctl(void)
+{
+	return fold(try_open("/proc/sys/kernel/core_pattern", O_WRONLY),
+	    try_open("/proc/sys/vm/drop_caches", O_WRONLY));
+}
+
 static int
 c_chroot(void)
 {
@@ -392,15 +428,25 @@ c_privs(void)
 	    PR_CAP_AMBIENT_RAISE, CAP_NET_RAW, 0, 0)));
 	rc = fold(rc, PERM("PR_SET_MM", prctl(PR_SET_MM, PR_SET_MM_START_CODE,
 	    0, 0, 0)));
-	return fold(rc, PERM("PR_SET_DUMPABLE", prctl(PR_SET_DUMPABLE, 1, 0,
+	rc = fold(rc, PERM("PR_SET_DUMPABLE", prctl(PR_SET_DUMPABLE, 1, 0,
 	    0, 0)));
+	/* The kernel reads the option as an int: high bits must not help. */
+	return fold(rc, PERM("PR_SET_DUMPABLE high bits", syscall(SYS_prctl,
+	    (1UL << 32) | PR_SET_DUMPABLE, 1UL, 0UL, 0UL, 0UL)));
 }
 
 static int
 c_personality(void)
 {
-	return PERM("personality", personality(READ_IMPLIES_EXEC |
+	int	 rc;
+
+	rc = PERM("personality", personality(READ_IMPLIES_EXEC |
 	    ADDR_NO_RANDOMIZE));
+	/* Bit 31 and the high word must not dodge the rule either. */
+	rc = fold(rc, PERM("personality bit 31", syscall(SYS_personality,
+	    0x80000000UL | READ_IMPLIES_EXEC)));
+	return fold(rc, PERM("personality high bits", syscall(SYS_personality,
+	    (1UL << 32) | ADDR_NO_RANDOMIZE)));
 }
 
 static int
@@ -858,6 +904,8 @@ static const struct {
 	{ "fds", c_fds },
 	{ "exec", c_exec },
 	{ "ro-write", c_ro_write },
+	{ "rawdisk", c_rawdisk },
+	{ "sysctl", c_sysctl },
 	{ "explore", p_explore },
 	{ "test", p_test },
 	{ "general", p_general },

@@ -89,6 +89,8 @@ static const struct {
 	{ 35, "fds", ALL },
 	{ 37, "exec", NOEXEC },
 	{ 38, "ro-write", RO },
+	{ 39, "rawdisk", ALL },
+	{ 40, "sysctl", ALL },
 	{ 0, "explore", POS },
 	{ 0, "test", NOEXEC },
 	{ 0, "general", RO },
