@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <jansson.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -286,6 +287,68 @@ cmd_run_store(const struct cmd_run_args *a, const char *ws, int *code)
 	return st;
 }
 
+/* What a resume needs to run the same way: limits and endpoint, as JSON. */
+static char *
+cmd_run_params(const struct config *c)
+{
+	static const char *const keys[] = { "max_depth", "max_agents", "jobs",
+	    "token_budget", "max_iterations", "provider", "base_url", "model" };
+	json_t	*o = json_object();
+	char	*s;
+	size_t	 i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!config_isset(c, keys[i]) && strcmp(keys[i], "max_depth") &&
+		    strcmp(keys[i], "max_agents"))
+			continue;
+		if (i < 5)
+			json_object_set_new(o, keys[i],
+			    json_integer((json_int_t)config_uint(c, keys[i])));
+		else if (config_str(c, keys[i]) != NULL)
+			json_object_set_new(o, keys[i],
+			    json_string(config_str(c, keys[i])));
+	}
+	json_object_set_new(o, "agent_timeout_ms", json_integer((json_int_t)
+	    config_ms(c, "agent_timeout")));
+	json_object_set_new(o, "hello_timeout_ms", json_integer((json_int_t)
+	    config_ms(c, "hello_timeout")));
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	return s;
+}
+
+/* Resume: the interrupted run's parameters, weaker than flags and env. */
+static void
+cmd_run_params_load(struct config *c, const char *params, int64_t run)
+{
+	const char	*k;
+	json_t		*o, *v;
+	char		 val[2048], where[64];
+
+	if (params == NULL || (o = json_loads(params, 0, NULL)) == NULL)
+		return;
+	snprintf(where, sizeof(where), "run %lld", (long long)run);
+	json_object_foreach(o, k, v) {
+		const char	*key = k;
+
+		if (json_is_integer(v) && (strcmp(k, "agent_timeout_ms") == 0 ||
+		    strcmp(k, "hello_timeout_ms") == 0)) {
+			snprintf(val, sizeof(val), "%lldms",
+			    (long long)json_integer_value(v));
+			key = k[0] == 'a' ? "agent_timeout" : "hello_timeout";
+		} else if (json_is_integer(v))
+			snprintf(val, sizeof(val), "%lld",
+			    (long long)json_integer_value(v));
+		else if (json_is_string(v))
+			snprintf(val, sizeof(val), "%s", json_string_value(v));
+		else
+			continue;
+		/* A bad stored value is ignored: the default stands. */
+		(void)config_set(c, key, val, CONFIG_SRC_WORKSPACE, where);
+	}
+	json_decref(o);
+}
+
 /* Resume: the plan of run a->resume, from the store the flags name. */
 static int
 cmd_run_plan(struct cmd_run_args *a, struct store **stp,
@@ -350,6 +413,7 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	struct store_run_params	 sp;
 	char			 ws[PATH_MAX], worker[PATH_MAX], err[1024];
 	struct spawnd		*spawnd = NULL;
+	char			*params = NULL;
 	int64_t			 run_id = 0;
 	int			 code = WARREN_EXIT_CONFIG, rc;
 
@@ -381,6 +445,8 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 		    "WARREN_WORKER_BIN or --worker)\n");
 		goto out;
 	}
+	if (a->resume)
+		cmd_run_params_load(c, plan.run.params, a->resume);
 	if (config_load_standard(c, ws) == -1) {
 		fprintf(stderr, "warren run: %s\n", config_error(c));
 		goto out;
@@ -443,6 +509,7 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 		sp.workspace = ws;
 		sp.profile = r->root->profile->name;
 		sp.model = lc.model;
+		sp.params = params = cmd_run_params(c);
 		if (store_run_begin(st, &sp, &run_id) == -1) {
 			fprintf(stderr, "warren run: %s\n", store_errmsg(st));
 			code = WARREN_EXIT_STORE;
@@ -463,6 +530,7 @@ out:
 	llm_engine_free(llm);
 	profile_set_free(&ps);
 	llm_config_free(&lc);
+	free(params);
 	return code;
 }
 

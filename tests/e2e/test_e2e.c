@@ -540,7 +540,8 @@ test_resume_after_kill9(void **state)
 	char			 needle[64];
 	char			*argv1[] = { "warren", "run", "--json", "--db",
 				    k.db, "--workspace", c->ws, "--replay",
-				    c->cas, "crash task", NULL };
+				    c->cas, "--max-agents", "2", "crash task",
+				    NULL };
 	char			*argv2[] = { "warren", "resume", "--json",
 				    "--db", k.db, "--replay", cas2, "1", NULL };
 	FILE			*f;
@@ -564,7 +565,11 @@ test_resume_after_kill9(void **state)
 	fclose(c->f);
 	c->f = NULL;
 	f = h_cassette_open(cas2);
-	h_turn(f, "0", 2, one("e", "complete", "{\"result\":\"RESUMED-OK\"}"));
+	/* The orchestrator delegates again: the run's own --max-agents 2
+	 * still holds (stored with the run), and both earlier agents count. */
+	h_turn(f, "0", 2, one("e", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"again\"}"));
+	h_turn(f, "0", 3, one("f", "complete", "{\"result\":\"RESUMED-OK\"}"));
 	fclose(f);
 
 	assert_int_equal(h_warren(&r, argv1, NULL, crash_supervisor, &k), 0);
@@ -581,9 +586,11 @@ test_resume_after_kill9(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(h_count_lines(r.out, "\"event\":\"result\"",
 	    "RESUMED-OK") == 1);
-	/* The finished subagent was not run again. */
+	/* The finished subagent was not run again, nor a third one. */
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
 	    0);
+	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "max agents 2 reached") == 1);
 	h_run_free(&r);
 	/* Its result answered the orchestrator's call, in the store too. */
 	st = store_open(k.db, STORE_READ, err, sizeof(err));
