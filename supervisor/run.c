@@ -102,8 +102,17 @@ run_store_agent(struct run *r, struct node *n, const char *call_id)
 	a.call_id = call_id;
 	a.inherit_context = n->inherit;
 	if (store_agent_add(r->store, r->run_id, &a, &n->store_agent,
-	    &n->store_node) == -1)
+	    &n->store_node) == -1) {
 		log_warnx("store: agent %s: %s", n->path,
+		    store_errmsg(r->store));
+		return;
+	}
+	/* Delegated after a parallel batch with inherit_context: the batch's
+	 * merge node is an ancestor too, so its memory is in the context. */
+	if (n->inherit && n->parent != NULL && n->parent->merge_node > 0 &&
+	    store_edge_add(r->store, n->parent->merge_node,
+	    n->store_node) == -1)
+		log_warnx("store: edge to %s: %s", n->path,
 		    store_errmsg(r->store));
 }
 

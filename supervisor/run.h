@@ -108,6 +108,9 @@ struct node {
 	const char		*call_id;	/* the parent's delegate call id */
 	uint32_t		 ckpt_seq;	/* messages checkpointed so far */
 	int			 summarizing;	/* its LLM summary is in flight */
+	int64_t			 merge_node;	/* its last parallel batch's merge
+						   node: later inherit_context
+						   children hang under it too */
 	/* Resume: the messages an unfinished agent restarts from, and its
 	 * finished children answering its delegate calls. */
 	struct msg_list		*resume;

@@ -154,6 +154,8 @@ run_merge(struct run *r, struct node *parent, struct node *const *children,
 	    text ? text : "", STORE_SUMMARY_RESULT, NULL) == -1)
 		log_warnx("store: merge for %s: %s", parent->path,
 		    store_errmsg(r->store));
+	else
+		parent->merge_node = merge;
 	free(text);
 	free(ids);
 }
