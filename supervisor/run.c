@@ -728,6 +728,8 @@ run_main(struct run *r, const struct msg_list *resume)
 		log_warnx("orchestrator: %s", err);
 		return WARREN_EXIT_CONFIG;
 	}
+	/* Resumed subagents may be queued before any event comes. */
+	run_schedule(r);
 	if (!r->finished || r->nlive > 0)
 		if (loop_run(r->loop) == -1)
 			return WARREN_EXIT_INTERNAL;
