@@ -173,6 +173,7 @@ proc_do_llm(struct worker *w)
 	struct proc_llm		*pl;
 	uint64_t		 handle;
 
+	run_batch_merge(w->run, w->node);	/* before its synthesis step */
 	pl = xcalloc(1, sizeof(*pl));
 	pl->w = w;
 	pl->id = q->id;

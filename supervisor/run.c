@@ -177,6 +177,13 @@ run_delegate(struct run *r, struct node *parent, const char *profile,
 	n->done_cb = cb;
 	n->done_arg = arg;
 	r->nagents++;
+	/* A worker's spawns of one turn arrive one by one: batch them until
+	 * its next LLM turn (the orchestrator knows its turns itself). */
+	if (parent != r->root) {
+		parent->batch = xreallocarray(parent->batch,
+		    parent->nbatch + 1, sizeof(*parent->batch));
+		parent->batch[parent->nbatch++] = n;
+	}
 	run_store_agent(r, n, call_id);
 	run_enqueue(r, n);
 	if (childp != NULL)
@@ -764,6 +771,7 @@ run_free(struct run *r)
 		free(n->task);
 		free(n->result);
 		free(n->error);
+		free(n->batch);
 		if (n->resume != NULL)
 			msg_list_free(n->resume);
 		free(n->resume);

@@ -108,6 +108,9 @@ struct node {
 	const char		*call_id;	/* the parent's delegate call id */
 	uint32_t		 ckpt_seq;	/* messages checkpointed so far */
 	int			 summarizing;	/* its LLM summary is in flight */
+	struct node		**batch;	/* a worker's subagents since its
+						   last LLM turn */
+	size_t			 nbatch;
 	int64_t			 merge_node;	/* its last parallel batch's merge
 						   node: later inherit_context
 						   children hang under it too */
@@ -214,6 +217,9 @@ int		 run_summary_start(struct run *, struct node *);
 /* The parallel children of one turn of parent all ended: one merge node. */
 void		 run_merge(struct run *, struct node *parent,
 		    struct node *const *children, size_t n);
+/* A worker's next LLM turn (its synthesis step): merge the subagents it
+ * delegated in parallel since its last turn. */
+void		 run_batch_merge(struct run *, struct node *);
 /* Tell the parent a node ended (after its summary). */
 void		 run_node_tell(struct run *, struct node *);
 

@@ -159,3 +159,13 @@ run_merge(struct run *r, struct node *parent, struct node *const *children,
 	free(text);
 	free(ids);
 }
+
+void
+run_batch_merge(struct run *r, struct node *n)
+{
+	if (n->nbatch >= 2)
+		run_merge(r, n, n->batch, n->nbatch);
+	free(n->batch);
+	n->batch = NULL;
+	n->nbatch = 0;
+}

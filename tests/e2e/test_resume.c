@@ -718,11 +718,70 @@ test_summary_merge_context(void **state)
 	h_run_free(&r);
 }
 
+/* A worker's parallel subagents get their merge node too. */
+static void
+test_worker_merge(void **state)
+{
+	struct ctx		*c = *state;
+	struct h_run		 r;
+	struct store		*st;
+	struct store_graph	 g;
+	struct agent_view	 v1, v2;
+	char			 err[512];
+	char			*argv[] = { "warren", "run", "--json", "--db",
+				    c->db, "--workspace", c->ws, "--replay",
+				    c->cas, "worker merge task", NULL };
+	size_t			 i, k, nmerge = 0;
+	int			 e1, e2;
+
+	h_turn(c->f, "0", 1, calls1("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"W-TASK\"}"));
+	h_turn(c->f, "0.1", 1, calls2("b", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"W1\"}", "c", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"W2\"}"));
+	h_turn(c->f, "0.1.1", 1, calls1("d", "complete", complete_args("W1-R")));
+	h_turn(c->f, "0.1.2", 1, calls1("e", "complete", complete_args("W2-R")));
+	h_turn(c->f, "0.1", 2, calls1("f", "complete", complete_args("W-R")));
+	h_turn(c->f, "0", 2, calls1("g", "complete", complete_args("FINAL-W")));
+	fclose(c->f);
+	c->f = NULL;
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	v1 = db_agent(c->db, "0.1.1");
+	v2 = db_agent(c->db, "0.1.2");
+	st = store_open(c->db, STORE_READ, err, sizeof(err));
+	assert_non_null(st);
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(store_graph_load(st, 1, &g), 0);
+	for (i = 0; i < g.nnodes; i++) {
+		if (g.nodes[i].kind != STORE_NODE_MERGE)
+			continue;
+		nmerge++;
+		e1 = e2 = 0;
+		for (k = 0; k < g.nedges; k++) {
+			e1 |= g.edges[k].parent == v1.node &&
+			    g.edges[k].child == g.nodes[i].id;
+			e2 |= g.edges[k].parent == v2.node &&
+			    g.edges[k].child == g.nodes[i].id;
+		}
+		assert_true(e1 && e2);
+		assert_non_null(strstr(g.nodes[i].label, "agent 0.1"));
+		assert_non_null(strstr(g.nodes[i].summary, "W1-R"));
+		assert_non_null(strstr(g.nodes[i].summary, "W2-R"));
+	}
+	assert_int_equal(nmerge, 1);
+	store_graph_free(&g);
+	store_close(st);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_summary_merge_context,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_merge,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_after_first_child,
 		    setup, teardown),
