@@ -480,6 +480,9 @@ test_escape_suite(void **state)
 	int		 got, want, bad = 0, ok;
 
 	(void)state;
+	snprintf(log, sizeof(log), "%s/tests/sandbox/escape-table-uid%u.txt",
+	    getenv("WARREN_BUILD_DIR"), (unsigned)geteuid());
+	table = fopen(log, "w");
 	out("escape suite as %s (uid %u): landlock ABI %d, %s, userns %s, "
 	    "pids %s\n", S.caps.root ? "root" : "a user", (unsigned)geteuid(),
 	    S.caps.landlock_abi, S.caps.seccomp ? "seccomp" : "no seccomp",
