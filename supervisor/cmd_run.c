@@ -61,7 +61,7 @@ cmd_run_usage(FILE *f)
 "                  [--llm-concurrency N]\n"
 "                  [--provider P] [--base-url URL] [--model M]\n"
 "                  [--record FILE | --replay FILE] [--json] [--db FILE]\n"
-"                  [--no-store] [--accept-weaker-sandbox] [-v] [-T] TASK\n"
+"                  [--no-store] [--allow-weaker-sandbox] [-v] [-T] TASK\n"
 "\n"
 "Runs TASK with an orchestrator that delegates to sandboxed subagents.\n"
 "The final result goes to stdout, progress to stderr (--json: one JSON\n"
@@ -92,7 +92,7 @@ static const struct option cmd_run_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "no-store", no_argument, NULL, OPT_NO_STORE },
-	{ "accept-weaker-sandbox", no_argument, NULL, OPT_WEAKER },
+	{ "allow-weaker-sandbox", no_argument, NULL, OPT_WEAKER },
 	{ "agent-timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "hello-timeout", required_argument, NULL, OPT_HELLO },
 	{ "worker", required_argument, NULL, OPT_WORKER },
@@ -234,8 +234,15 @@ cmd_run_parse(int argc, char **argv, struct config *c, struct cmd_run_args *a,
 		const char *errstr;
 
 		if (optind != argc - 1) {
-			fprintf(stderr, "usage: warren resume [options] RUN\n");
+			fprintf(stderr, "usage: warren resume [--workspace DIR] "
+			    "[--db FILE] [run options] RUN\n"
+			    "RUN is a run id from `warren runs`, or \"last\".\n");
 			return -1;
+		}
+		/* "last" is resolved once the store is open (cmd_run_plan). */
+		if (strcmp(argv[optind], "last") == 0) {
+			a->resume = -1;
+			return 0;
 		}
 		a->resume = strtonum(argv[optind], 1, INT64_MAX, &errstr);
 		if (errstr != NULL) {
@@ -402,11 +409,27 @@ cmd_run_plan(struct cmd_run_args *a, struct store **stp,
 	}
 	if ((*stp = cmd_run_store(a, ws, &code)) == NULL)
 		return code;
+	if (a->resume == -1 && store_run_latest(*stp, &a->resume) == -1) {
+		fprintf(stderr, "warren resume: no run to resume in %s: %s\n",
+		    ws, store_errmsg(*stp));
+		return store_errcode(*stp) == STORE_ENOTFOUND ?
+		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
+	}
 	if (store_resume_plan(*stp, a->resume, plan) == -1) {
 		fprintf(stderr, "warren resume: run %lld: %s\n",
 		    (long long)a->resume, store_errmsg(*stp));
 		return store_errcode(*stp) == STORE_ENOTFOUND ?
 		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
+	}
+	/* A finished run has nothing left to do; its result stays stored. */
+	if (plan->run.status == STORE_RUN_DONE ||
+	    plan->run.status == STORE_RUN_FAILED) {
+		fprintf(stderr, "warren resume: run %lld already ended (%s); "
+		    "nothing to resume: see `warren show %lld`\n",
+		    (long long)a->resume,
+		    plan->run.status == STORE_RUN_DONE ? "done" : "failed",
+		    (long long)a->resume);
+		return WARREN_EXIT_USAGE;
 	}
 	/* Two supervisors on one run would be two writers of its rows. */
 	if (plan->run.alive && cmd_run_is_warren((pid_t)plan->run.pid)) {
