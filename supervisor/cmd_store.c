@@ -464,7 +464,7 @@ cmd_show_agent(struct store *st, const struct store_agent *a, int messages)
 {
 	char	indent[2 * 64 + 1], deeper[2 * 64 + 8];
 	char	tin[16], tout[16], dur[32];
-	int	d = a->depth > 64 ? 64 : a->depth;
+	int	d = a->depth > 64 ? 64 : a->depth < 0 ? 0 : a->depth;
 
 	memset(indent, ' ', (size_t)d * 2);
 	indent[d * 2] = '\0';

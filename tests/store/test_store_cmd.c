@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "common/msg.h"
 #include "supervisor/graph.h"
@@ -373,6 +374,27 @@ test_bad_database(void **state)
 	free(e);
 }
 
+/* A database edited by hand (or by anyone who can write the workspace)
+ * is input like any other: a negative depth must not crash show. */
+static void
+test_tampered_depth(void **state)
+{
+	struct cfx	*fx = *state;
+	sqlite3		*db;
+	char		*o;
+
+	assert_int_equal(sqlite3_open(fx->t.db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE agents SET depth = -40",
+	    NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(run_warren(fx, "show", "--db", fx->t.db, "1", NULL),
+	    0);
+	o = slurp(fx->out);
+	assert_non_null(strstr(o, "0.1 [done] explore"));
+	assert_terminal_safe(o);
+	free(o);
+}
+
 /* Readers in other processes while a run writes: never "locked". */
 static void
 test_read_while_writing(void **state)
@@ -436,6 +458,8 @@ main(void)
 		    cmd_setup, cmd_teardown),
 		cmocka_unit_test(test_quoting),
 		cmocka_unit_test_setup_teardown(test_bad_database, cmd_setup,
+		    cmd_teardown),
+		cmocka_unit_test_setup_teardown(test_tampered_depth, cmd_setup,
 		    cmd_teardown),
 		cmocka_unit_test_setup_teardown(test_read_while_writing,
 		    cmd_setup, cmd_teardown),
