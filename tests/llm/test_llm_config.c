@@ -208,6 +208,28 @@ test_generic_keys(void **state)
 	config_free(c);
 }
 
+/* --show-config names extra headers but never shows their values: they
+ * are where a key for a custom gateway goes. */
+static void
+test_dump_headers(void **state)
+{
+	struct config	*c = llm_config_new();
+	char		*buf = NULL;
+	size_t		 len = 0;
+	FILE		*mem;
+
+	(void)state;
+	assert_int_equal(config_set(c, "header", "x-api-key: sk-s3cr3t",
+	    CONFIG_SRC_FLAG, "--header"), 0);
+	assert_non_null(mem = open_memstream(&buf, &len));
+	config_dump(c, mem);
+	fclose(mem);
+	assert_null(strstr(buf, "s3cr3t"));
+	assert_non_null(strstr(buf, "header = x-api-key: (hidden)"));
+	free(buf);
+	config_free(c);
+}
+
 static void
 test_llm_load(void **state)
 {
@@ -339,6 +361,7 @@ main(void)
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_generic_keys),
+		cmocka_unit_test(test_dump_headers),
 		cmocka_unit_test(test_llm_load),
 		cmocka_unit_test(test_key_file),
 	};
