@@ -45,9 +45,9 @@ pf_error(struct pf *pf, const char *fmt, const char *arg)
 	str_escape(efile, sizeof(efile), pf->file, strlen(pf->file));
 	if (arg != NULL) {
 		str_escape(earg, sizeof(earg), arg, strlen(arg));
-		arg = earg;
-	}
-	snprintf(what, sizeof(what), fmt, arg);
+		snprintf(what, sizeof(what), fmt, earg);
+	} else
+		strlcpy(what, fmt, sizeof(what));	/* a plain message */
 	snprintf(pf->err, pf->errlen, "%s:%u: %s", efile, pf->line, what);
 	return -1;
 }
