@@ -330,6 +330,18 @@ test_key_file(void **state)
 	    sizeof(err)), -1);
 	assert_non_null(strstr(err, "/nonexistent/key"));
 
+	/* A FIFO as the key file: refused at once, never waited on. */
+	{
+		char	fifo[300];
+
+		snprintf(fifo, sizeof(fifo), "%s/keyfifo", tmpdir);
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+		assert_int_equal(llm_key_load(fifo, NULL, &key, err,
+		    sizeof(err)), -1);
+		assert_non_null(strstr(err, "not a regular file"));
+		unlink(fifo);
+	}
+
 	setenv("WARREN_API_KEY", "bad\nkey", 1);
 	assert_int_equal(llm_key_load(NULL, NULL, &key, err, sizeof(err)), -1);
 	assert_null(getenv("WARREN_API_KEY"));
