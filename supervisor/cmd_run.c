@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "agent/profile.h"
 #include "common/exitcode.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "common/xmalloc.h"
 #include "supervisor/cmd.h"
 #include "supervisor/config.h"
@@ -28,6 +30,24 @@
 #include "supervisor/run.h"
 #include "supervisor/spawn.h"
 #include "supervisor/store.h"
+
+/*
+ * An error on stderr, escaped: store, config and profile messages quote
+ * file names and file contents that an agent with write access may have
+ * chosen.
+ */
+static void __attribute__((format(printf, 2, 3)))
+cmd_run_error(const char *cmd, const char *fmt, ...)
+{
+	char	raw[2048], esc[2048];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
+	str_escape(esc, sizeof(esc), raw, strlen(raw));
+	fprintf(stderr, "warren %s: %s\n", cmd, esc);
+}
 
 static const struct config_key cmd_run_keys[] = {
 	{ "max_depth", CONFIG_UINT, "WARREN_MAX_DEPTH", "3", 0, 16, NULL, 0,
@@ -154,7 +174,7 @@ cmd_run_flag(struct config *c, const char *key, const char *val,
     const char *flag)
 {
 	if (config_set(c, key, val, CONFIG_SRC_FLAG, flag) == -1) {
-		fprintf(stderr, "warren run: %s\n", config_error(c));
+		cmd_run_error("run", "%s", config_error(c));
 		return -1;
 	}
 	return 0;
@@ -295,8 +315,8 @@ cmd_run_store(const struct cmd_run_args *a, const char *ws, int *code)
 		return NULL;
 	}
 	if ((st = store_open(path, STORE_CREATE, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "warren run: %s (--db FILE to use another, "
-		    "--no-store to keep nothing)\n", err);
+		cmd_run_error("run", "%s (--db FILE to use another, "
+		    "--no-store to keep nothing)", err);
 		*code = WARREN_EXIT_STORE;
 	}
 	return st;
@@ -403,21 +423,21 @@ cmd_run_plan(struct cmd_run_args *a, struct store **stp,
 		return WARREN_EXIT_USAGE;
 	}
 	if (realpath(a->workspace ? a->workspace : ".", ws) == NULL) {
-		fprintf(stderr, "warren resume: workspace %s: %s\n",
+		cmd_run_error("resume", "workspace %s: %s",
 		    a->workspace ? a->workspace : ".", strerror(errno));
 		return WARREN_EXIT_CONFIG;
 	}
 	if ((*stp = cmd_run_store(a, ws, &code)) == NULL)
 		return code;
 	if (a->resume == -1 && store_run_latest(*stp, &a->resume) == -1) {
-		fprintf(stderr, "warren resume: no run to resume in %s: %s\n",
-		    ws, store_errmsg(*stp));
+		cmd_run_error("resume", "no run to resume in %s: %s", ws,
+		    store_errmsg(*stp));
 		return store_errcode(*stp) == STORE_ENOTFOUND ?
 		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
 	}
 	if (store_resume_plan(*stp, a->resume, plan) == -1) {
-		fprintf(stderr, "warren resume: run %lld: %s\n",
-		    (long long)a->resume, store_errmsg(*stp));
+		cmd_run_error("resume", "run %lld: %s", (long long)a->resume,
+		    store_errmsg(*stp));
 		return store_errcode(*stp) == STORE_ENOTFOUND ?
 		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
 	}
@@ -501,7 +521,7 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 			a->workspace = plan.run.workspace;
 	}
 	if (realpath(a->workspace ? a->workspace : ".", ws) == NULL) {
-		fprintf(stderr, "warren run: workspace %s: %s\n",
+		cmd_run_error("run", "workspace %s: %s",
 		    a->workspace ? a->workspace : ".", strerror(errno));
 		goto out;
 	}
@@ -513,21 +533,21 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	if (a->resume)
 		cmd_run_params_load(c, plan.run.params, a->resume);
 	if (config_load_standard(c, ws) == -1) {
-		fprintf(stderr, "warren run: %s\n", config_error(c));
+		cmd_run_error("run", "%s", config_error(c));
 		goto out;
 	}
 	/* Reads the key once and scrubs it from our environment block. */
 	if (llm_config_load(&lc, c, err, sizeof(err)) == -1) {
-		fprintf(stderr, "warren run: %s\n", err);
+		cmd_run_error("run", "%s", err);
 		goto out;
 	}
 	(void)prctl(PR_SET_DUMPABLE, 0);
 	if ((llm = llm_engine_new(&lc, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "warren run: %s\n", err);
+		cmd_run_error("run", "%s", err);
 		goto out;
 	}
 	if (profile_set_load(&ps, ws, err, sizeof(err)) == -1) {
-		fprintf(stderr, "warren run: %s\n", err);
+		cmd_run_error("run", "%s", err);
 		goto out;
 	}
 	memset(&o, 0, sizeof(o));
@@ -540,7 +560,7 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	o.weaker = a->weaker;
 	cmd_run_limits(c, &o.limits);
 	if ((r = run_new(&o, llm, &ps, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "warren run: %s\n", err);
+		cmd_run_error("run", "%s", err);
 		goto out;
 	}
 	r->spawnd = spawnd;
@@ -576,7 +596,7 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 		sp.model = lc.model;
 		sp.params = params = cmd_run_params(c);
 		if (store_run_begin(st, &sp, &run_id) == -1) {
-			fprintf(stderr, "warren run: %s\n", store_errmsg(st));
+			cmd_run_error("run", "%s", store_errmsg(st));
 			code = WARREN_EXIT_STORE;
 			goto out;
 		}

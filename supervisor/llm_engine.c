@@ -82,6 +82,7 @@ struct llm_engine {
 	struct llm_config	 cfg;
 	const struct llm_wire	*wire;
 	char			*url;
+	char			*shown_url;	/* url for messages: no secrets */
 	CURLM			*multi;
 	int			 epfd;
 	int			 evfd;
@@ -204,6 +205,30 @@ llm_engine_timercb(CURLM *multi, long timeout_ms, void *arg)
 	return 0;
 }
 
+/*
+ * The URL as errors and logs may show it: a key can ride in the userinfo
+ * (https://user:KEY@host/) or the query (?key=KEY) of a base URL some
+ * proxies use, so both are cut. NULL on allocation failure.
+ */
+char *
+llm_url_redact(const char *url)
+{
+	const char	*host, *at, *end, *slash;
+	char		*out;
+
+	host = strstr(url, "://");
+	host = host != NULL ? host + 3 : url;
+	slash = host + strcspn(host, "/?#");
+	at = memchr(host, '@', (size_t)(slash - host));
+	end = url + strcspn(url, "?#");
+	if (at == NULL)
+		return strndup(url, (size_t)(end - url));
+	if (asprintf(&out, "%.*s***@%.*s", (int)(host - url), url,
+	    (int)(end - at - 1), at + 1) == -1)
+		return NULL;
+	return out;
+}
+
 struct llm_engine *
 llm_engine_new(const struct llm_config *lc, char *err, size_t errsz)
 {
@@ -258,6 +283,8 @@ llm_engine_new(const struct llm_config *lc, char *err, size_t errsz)
 		e->url = NULL;
 		goto nomem;
 	}
+	if ((e->shown_url = llm_url_redact(e->url)) == NULL)
+		goto nomem;
 	if ((e->epfd = epoll_create1(EPOLL_CLOEXEC)) == -1 ||
 	    (e->evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
 		snprintf(err, errsz, "llm engine: %s", strerror(errno));
@@ -392,6 +419,7 @@ llm_engine_free(struct llm_engine *e)
 		close(e->evfd);
 	llm_cassette_close(e->cassette);
 	free(e->url);
+	free(e->shown_url);
 	llm_config_free(&e->cfg);
 	free(e);
 }
@@ -626,7 +654,7 @@ llm_call_start(struct llm_call *c)
 	if (lcurl.multi_add_handle(e->multi, h) != CURLM_OK)
 		return -1;
 	log_debug("llm: agent %s step %u: POST %s (attempt %u, %zu bytes)",
-	    c->agent, c->step, e->url, c->attempts, c->bodylen);
+	    c->agent, c->step, e->shown_url, c->attempts, c->bodylen);
 	return 0;
 }
 
@@ -731,7 +759,7 @@ llm_call_parse(struct llm_call *c)
 		goto fail;
 	if (c->is_sse && !c->acc.done && !c->acc.stopped) {
 		llm_call_error(c, LLM_ERR_EXHAUSTED, 200, "POST %s: the stream "
-		    "ended before its final event (%zu events)", e->url,
+		    "ended before its final event (%zu events)", e->shown_url,
 		    c->sse.nevents);
 		return 1;
 	}
@@ -751,7 +779,7 @@ llm_call_parse(struct llm_call *c)
 fail:
 	/* An error the server put in a 200 answer is worth retrying. */
 	llm_call_error(c, c->acc.server_error ? LLM_ERR_EXHAUSTED :
-	    LLM_ERR_PARSE, 200, "POST %s: %s", e->url, c->acc.err);
+	    LLM_ERR_PARSE, 200, "POST %s: %s", e->shown_url, c->acc.err);
 	return c->acc.server_error;
 }
 
@@ -768,11 +796,11 @@ llm_call_curlerr(struct llm_call *c, CURLcode rc)
 		lcurl.easy_getinfo(c->easy, CURLINFO_CONNECT_TIME, &connect);
 		if (connect <= 0)
 			llm_call_error(c, LLM_ERR_TIMEOUT, 0, "POST %s: no "
-			    "connection within %u ms", e->url,
+			    "connection within %u ms", e->shown_url,
 			    e->cfg.connect_timeout_ms);
 		else
 			llm_call_error(c, LLM_ERR_TIMEOUT, 0, "POST %s: no "
-			    "complete answer within %u ms", e->url,
+			    "complete answer within %u ms", e->shown_url,
 			    e->cfg.timeout_ms);
 		return 1;
 	}
@@ -783,11 +811,11 @@ llm_call_curlerr(struct llm_call *c, CURLcode rc)
 	    rc == CURLE_PARTIAL_FILE || rc == CURLE_HTTP2 ||
 	    rc == CURLE_HTTP2_STREAM || rc == CURLE_SSL_CONNECT_ERROR ||
 	    rc == CURLE_WEIRD_SERVER_REPLY) {
-		llm_call_error(c, LLM_ERR_EXHAUSTED, 0, "POST %s: %s", e->url,
+		llm_call_error(c, LLM_ERR_EXHAUSTED, 0, "POST %s: %s", e->shown_url,
 		    why);
 		return 1;
 	}
-	llm_call_error(c, LLM_ERR_TRANSPORT, 0, "POST %s: %s", e->url, why);
+	llm_call_error(c, LLM_ERR_TRANSPORT, 0, "POST %s: %s", e->shown_url, why);
 	return 0;
 }
 
@@ -808,14 +836,14 @@ llm_call_ended(struct llm_call *c, CURLcode rc)
 	lcurl.easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (c->idle) {
 		llm_call_error(c, LLM_ERR_TIMEOUT, status, "POST %s: no data "
-		    "for %u ms in the middle of the answer", e->url,
+		    "for %u ms in the middle of the answer", e->shown_url,
 		    e->cfg.idle_timeout_ms);
 		retry = 1;
 	} else if (c->aborted) {
 		/* An error event in the stream is the server's, and passes. */
 		retry = c->acc.server_error;
 		llm_call_error(c, retry ? LLM_ERR_EXHAUSTED : LLM_ERR_PARSE,
-		    status, "POST %s: %s", e->url, c->acc.err);
+		    status, "POST %s: %s", e->shown_url, c->acc.err);
 	}
 	else if (rc != CURLE_OK)
 		retry = llm_call_curlerr(c, rc);
@@ -824,7 +852,7 @@ llm_call_ended(struct llm_call *c, CURLcode rc)
 		    c->resp.len);
 		retry = status == 429 || status == 408 || status >= 500;
 		llm_call_error(c, retry ? LLM_ERR_EXHAUSTED : LLM_ERR_HTTP,
-		    status, "POST %s: HTTP %ld: %s", e->url, status, msg);
+		    status, "POST %s: HTTP %ld: %s", e->shown_url, status, msg);
 	} else
 		retry = llm_call_parse(c);
 	if (retry) {
@@ -881,7 +909,7 @@ llm_engine_start(struct llm_engine *e)
 		llm_call_move(c, CALL_ACTIVE, 0);
 		if (llm_call_start(c) == -1) {
 			llm_call_error(c, LLM_ERR_SYSTEM, 0, "POST %s: cannot "
-			    "start the transfer (out of memory)", e->url);
+			    "start the transfer (out of memory)", e->shown_url);
 			llm_call_complete(c);
 		}
 	}
