@@ -31,7 +31,7 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
 
-#define GETPPID_LOOPS	2000000
+#define GETPPID_LOOPS	1000000
 
 static struct sandbox_policy	 pol_explore, pol_general;
 static struct sock_fprog	 prebuilt;
@@ -318,14 +318,14 @@ main(int argc, char **argv)
 	for (i = 0; i < NSPAWNS; i++)
 		printf("%-42s %10.1f\n", spawns[i].name, bad[NLAYERS + i] ?
 		    -1.0 : median(t[NLAYERS + i], runs));
-	/* Per-syscall cost of the filter: best of 5 alternating runs. */
-	for (r = 0; r < 5; r++) {
+	/* Per-syscall cost of the filter: best of 11 alternating runs. */
+	for (r = 0; r < 11; r++) {
 		if ((v = getppid_child(0)) > 0 && v < bare)
 			bare = v;
 		if ((v = getppid_child(1)) > 0 && v < filt)
 			filt = v;
 	}
-	printf("\ngetppid(), best of 5 x %d calls: %.1f ns bare, %.1f ns under "
+	printf("\ngetppid(), best of 11 x %d calls: %.1f ns bare, %.1f ns under "
 	    "the general filter (%+.1f ns per syscall)\n", GETPPID_LOOPS,
 	    bare, filt, filt - bare);
 	for (i = 0; i < NLAYERS + NSPAWNS; i++)

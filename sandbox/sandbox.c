@@ -488,12 +488,14 @@ sandbox_lack(const struct sandbox_policy *p, unsigned bit, char *note,
  * (fs_write, exec) of `sandbox exec`: the child inherits them and only
  * loads one, which saves it libseccomp's work (and its malloc) after fork.
  */
-static struct sock_fprog	 sandbox_bpf_cache[4];
+static struct sock_fprog	 sandbox_bpf_cache[8];
 
+/* The filter depends on these three only (see sandbox_seccomp_build). */
 static struct sock_fprog *
 sandbox_bpf_slot(const struct sandbox_policy *p)
 {
-	return &sandbox_bpf_cache[(p->fs_write ? 1 : 0) | (p->exec ? 2 : 0)];
+	return &sandbox_bpf_cache[(p->fs_write ? 1 : 0) | (p->exec ? 2 : 0) |
+	    (p->program[0] != '\0' ? 4 : 0)];
 }
 
 /* Parent: build the notify-mode program of p once per process. */

@@ -11,6 +11,7 @@ build=${1:-build}
 runs=${2:-300}
 warren=$(pwd)/$build/supervisor/warren
 bench=$(pwd)/$build/bench/bench_sandbox
+alone=$(pwd)/$build/bench/bench_sandbox_exec
 out=${TMPDIR:-/tmp}/warren-bench-sandbox.$$.json
 for tool in hyperfine bwrap; do
 	command -v "$tool" >/dev/null 2>&1 || {
@@ -22,21 +23,27 @@ done
 ws=$(mktemp -d)
 trap 'rm -rf "$ws" "$out"' EXIT INT TERM
 echo "machine: $(uname -r), $(nproc) cores, uid $(id -u), load $(cut -d' ' -f1-3 /proc/loadavg)"
+# warren-start: warren's own start-up (its libraries), no sandbox.
+# alone-*: the same sandbox exec code linked without the rest of warren.
 hyperfine -N --warmup 20 --runs "$runs" --export-json "$out" \
     -n floor '/bin/true' \
+    -n warren-start "$warren --version" \
     -n explore "$warren sandbox exec --profile explore --workspace $ws -- /bin/true" \
     -n test "$warren sandbox exec --profile test --workspace $ws -- /bin/true" \
     -n general "$warren sandbox exec --profile general --workspace $ws -- /bin/true" \
+    -n alone-explore "$alone sandbox exec --profile explore --workspace $ws -- /bin/true" \
+    -n alone-general "$alone sandbox exec --profile general --workspace $ws -- /bin/true" \
     -n bwrap 'bwrap --ro-bind / / --unshare-all true'
 python3 - "$out" <<'PY'
 import json, sys
 r = {x["command"]: x for x in json.load(open(sys.argv[1]))["results"]}
 floor = r["floor"]["median"]
 bwrap = r["bwrap"]["median"]
-print("\n%-8s %10s %10s %10s" % ("command", "median ms", "x floor", "x bwrap"))
-for name in ("floor", "explore", "test", "general", "bwrap"):
+print("\n%-14s %10s %10s %10s" % ("command", "median ms", "x floor", "x bwrap"))
+for name in ("floor", "warren-start", "explore", "test", "general",
+             "alone-explore", "alone-general", "bwrap"):
     m = r[name]["median"]
-    print("%-8s %10.2f %10.2f %10.2f" % (name, m * 1e3, m / floor, m / bwrap))
+    print("%-14s %10.2f %10.2f %10.2f" % (name, m * 1e3, m / floor, m / bwrap))
 PY
 echo
 "$bench" "$runs"

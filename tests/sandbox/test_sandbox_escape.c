@@ -123,6 +123,23 @@ struct suite {
 };
 
 static struct suite	 S;
+static FILE		*table;	/* a copy of the table, for CI logs */
+
+/* printf to stdout and to the table file. */
+static void __attribute__((format(printf, 1, 2)))
+out(const char *fmt, ...)
+{
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	if (table != NULL) {
+		va_start(ap, fmt);
+		vfprintf(table, fmt, ap);
+		va_end(ap);
+	}
+}
 
 static void
 write_file(const char *dir, const char *name, const char *text)
@@ -463,15 +480,18 @@ test_escape_suite(void **state)
 	int		 got, want, bad = 0, ok;
 
 	(void)state;
-	printf("escape suite as %s (uid %u): landlock ABI %d, %s, userns %s, "
+	snprintf(log, sizeof(log), "%s/tests/sandbox/escape-table-uid%u.txt",
+	    getenv("WARREN_BUILD_DIR"), (unsigned)geteuid());
+	table = fopen(log, "w");
+	out("escape suite as %s (uid %u): landlock ABI %d, %s, userns %s, "
 	    "pids %s\n", S.caps.root ? "root" : "a user", (unsigned)geteuid(),
 	    S.caps.landlock_abi, S.caps.seccomp ? "seccomp" : "no seccomp",
 	    S.caps.userns ? "yes" : "no", S.caps.cgroup ? "cgroup" :
 	    "RLIMIT_NPROC");
-	printf("%-3s %-14s", "#", "case");
+	out("%-3s %-14s", "#", "case");
 	for (p = 0; p < NPROFILES; p++)
-		printf(" %-10s", profiles[p].name);
-	printf("\n");
+		out(" %-10s", profiles[p].name);
+	out("\n");
 	for (c = 0; c < NCASES; c++) {
 		for (p = 0; p < NPROFILES; p++) {
 			snprintf(log, sizeof(log), "%s/log-%s-%s", S.base,
@@ -488,7 +508,7 @@ test_escape_suite(void **state)
 				notes[nnotes++] = why;
 			if (!ok) {
 				bad++;
-				printf("  MISMATCH case %s profile %s: want "
+				out("  MISMATCH case %s profile %s: want "
 				    "%s (%d), got %s (%d)\n", cases[c].name,
 				    profiles[p].name, outcome(want), want,
 				    outcome(got), got);
@@ -496,18 +516,21 @@ test_escape_suite(void **state)
 			}
 		}
 		if (cases[c].num != 0)
-			printf("%-3d %-14s", cases[c].num, cases[c].name);
+			out("%-3d %-14s", cases[c].num, cases[c].name);
 		else
-			printf("%-3s %-14s", "+", cases[c].name);
+			out("%-3s %-14s", "+", cases[c].name);
 		for (p = 0; p < NPROFILES; p++)
-			printf(" %-10s", cell[p]);
-		printf("\n");
+			out(" %-10s", cell[p]);
+		out("\n");
 	}
 	for (i = 0; i < nnotes; i++)
 		if (i == 0 || strcmp(notes[i], notes[i - 1]) != 0)
-			printf("note: %s\n", notes[i]);
-	printf("%d of %zu cells differ from what this mode must enforce "
+			out("note: %s\n", notes[i]);
+	out("%d of %zu cells differ from what this mode must enforce "
 	    "(\"!\")\n", bad, NCASES * NPROFILES);
+	if (table != NULL)
+		fclose(table);
+	table = NULL;
 	assert_int_equal(bad, 0);
 }
 
