@@ -115,6 +115,34 @@ spawn_child_env(char *const *envp, struct sandbox *sb, int bpf)
 	return env;
 }
 
+/* What spawn_child_exec needs, in the child (one spawn per child). */
+static struct spawn_exec {
+	const struct spawn_req	*req;
+	int			 bpf;
+} spawn_exec;
+
+/* The end of phase 1 (sandbox exec_fn): exec the worker. Never returns. */
+static void __attribute__((noreturn))
+spawn_child_exec(struct sandbox *sb, int rc, struct sandbox_error *e,
+    void *arg)
+{
+	const struct spawn_exec	*x = arg;
+	const struct spawn_req	*req = x->req;
+	char			**env;
+
+	if (rc == -1)
+		spawn_child_fail("sandbox", e->msg, 126);
+	/* Belt and braces: nothing above the channel survives exec. */
+	(void)syscall(SYS_close_range, x->bpf ? SPAWN_FD_BPF + 1 :
+	    SPAWN_FD_BIN + 1, ~0U, 0);
+	env = spawn_child_env(req->envp, sb, x->bpf ? SPAWN_FD_BPF : -1);
+	(void)syscall(SYS_execveat, SPAWN_FD_BIN, "", req->argv, env,
+	    AT_EMPTY_PATH);
+	/* A script through a close-on-exec fd cannot run: try the path. */
+	execve(req->bin, req->argv, env);
+	spawn_child_fail(req->bin, strerror(errno), 127);
+}
+
 /* In the child: move fds into place, detach, sandbox, exec. */
 static void __attribute__((noreturn))
 spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
@@ -123,7 +151,6 @@ spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
 	static const int	keep[] = { SPAWN_FD_IN, SPAWN_FD_OUT, SPAWN_FD_BIN,
 				    SPAWN_FD_BPF };
 	struct sandbox_error	e;
-	char			**env;
 	int			null, hi_in, hi_out, hi_err, hi_bpf = -1, bin;
 
 	loop_child_sigreset();
@@ -157,17 +184,17 @@ spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
 	if (hi_bpf != -1 && dup2(hi_bpf, SPAWN_FD_BPF) == -1)
 		_exit(126);
 	(void)setpgid(0, 0);
-	if (sandbox_child(sb, keep, hi_bpf != -1 ? 4 : 3, &e) == -1)
-		spawn_child_fail("sandbox", e.msg, 126);
-	/* Belt and braces: nothing above the channel survives exec. */
-	(void)syscall(SYS_close_range, hi_bpf != -1 ? SPAWN_FD_BPF + 1 :
-	    SPAWN_FD_BIN + 1, ~0U, 0);
-	env = spawn_child_env(req->envp, sb, hi_bpf);
-	(void)syscall(SYS_execveat, SPAWN_FD_BIN, "", req->argv, env,
-	    AT_EMPTY_PATH);
-	/* A script through a close-on-exec fd cannot run: try the path. */
-	execve(req->bin, req->argv, env);
-	spawn_child_fail(req->bin, strerror(errno), 127);
+	/*
+	 * Finish in spawn_child_exec, called by sandbox_child: with a pid
+	 * namespace the worker then shares pid 1's memory until its exec
+	 * (CLONE_VM | CLONE_VFORK) instead of copying it with fork().
+	 */
+	spawn_exec.req = req;
+	spawn_exec.bpf = hi_bpf != -1;
+	sb->exec_fn = spawn_child_exec;
+	sb->exec_arg = &spawn_exec;
+	(void)sandbox_child(sb, keep, hi_bpf != -1 ? 4 : 3, &e);
+	spawn_child_exec(sb, -1, &e, &spawn_exec);
 }
 
 int
