@@ -643,6 +643,10 @@ sandbox_closefds(const int *keep, int nkeep, int also, struct sandbox_error *e)
 {
 	int	 fds[72], n = 0, i, j, t, lo;
 
+	if (nkeep < 0 || nkeep > 64)
+		return sandbox_fail(e, SANDBOX_CLOSEFDS, EINVAL,
+		    "%d fds to keep (at most 64)", nkeep);
+
 	for (i = 0; i < 3; i++)
 		fds[n++] = i;
 	for (i = 0; i < nkeep && n < 70; i++)

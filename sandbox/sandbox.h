@@ -196,8 +196,10 @@ int	 sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
  * so it is safe from a parent with threads.
  */
 pid_t	 sandbox_fork(struct sandbox *sb, struct sandbox_error *e);
-/* In the child: keep fds 0-2 and keep[0..nkeep-1]; fills sb->env. With a
- * pid namespace this forks: the caller continues in pid 2, pid 1 stays. */
+/* In the child: keep fds 0-2 and keep[0..nkeep-1] (at most 64); fills
+ * sb->env. With a pid namespace this forks: the caller continues in pid 2,
+ * pid 1 stays. The caller must not have made the child a process group
+ * leader (setpgid): sandbox_child starts a session. */
 int	 sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 	    struct sandbox_error *e);
 /* `sandbox exec`: phase 2 in the child just before exec; with
@@ -211,7 +213,9 @@ int	 sandbox_parent_report(struct sandbox *sb, struct sandbox_report *r,
 /* In the program after exec; policy NULL = the one in SANDBOX_ENV. */
 int	 sandbox_enter(const struct sandbox_policy *p, struct sandbox_report *r,
 	    struct sandbox_error *e);
-/* Apply both phases to the calling process, no fork (tests, tools). */
+/* What can be applied to the calling process without a fork: setsid,
+ * rlimits (RLIMIT_NPROC if not root), then phase 2. No namespaces, no
+ * cgroup, so only with allow_weaker for a read-write profile. */
 int	 sandbox_apply_self(const struct sandbox_policy *p,
 	    struct sandbox_report *r, struct sandbox_error *e);
 /* Spawner: a sealed memfd (close-on-exec, owned by the library, one per

@@ -213,6 +213,45 @@ test_two_phases(void **state)
 	assert_non_null(strstr(out, "fd 5: closed"));
 }
 
+/* sandbox_apply_self in a child: no namespaces, but the filter and
+ * Landlock hold, and the report says what was left out. */
+static void
+test_apply_self(void **state)
+{
+	struct sandbox_policy	 p;
+	struct sandbox_report	 r;
+	struct sandbox_error	 e;
+	pid_t			 pid;
+	int			 status, fd;
+
+	(void)state;
+	assert_int_equal(sandbox_policy_for_profile(&p, "explore", "/tmp", &e),
+	    0);
+	p.allow_weaker = 1;
+	fflush(NULL);
+	pid = fork();
+	assert_int_not_equal(pid, -1);
+	if (pid == 0) {
+		if (sandbox_apply_self(&p, &r, &e) == -1)
+			_exit(1);
+		if (!(r.applied & SANDBOX_SECCOMP) ||
+		    !(r.applied & SANDBOX_LANDLOCK) ||
+		    (r.applied & SANDBOX_MNTNS))
+			_exit(2);
+		if (socket(AF_INET, SOCK_STREAM, 0) != -1 || errno != EPERM)
+			_exit(3);
+		if ((fd = open("/tmp/warren-apply-self", O_WRONLY | O_CREAT,
+		    0600)) != -1 || (errno != EPERM && errno != EACCES))
+			_exit(4);
+		if (open("/etc/hostname", O_RDONLY) == -1 && errno != ENOENT)
+			_exit(5);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* A layer the profile needs but cannot have: refused by name, or run
  * weaker when the user accepts it. */
 static void
@@ -345,6 +384,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_two_phases),
 		cmocka_unit_test(test_missing_layer),
+		cmocka_unit_test(test_apply_self),
 		cmocka_unit_test(test_cli_exit_codes),
 	};
 
