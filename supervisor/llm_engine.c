@@ -22,12 +22,12 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/str.h"
 #include "common/version.h"
+#include "supervisor/llm_curl.h"
 #include "supervisor/llm_int.h"
 
 enum call_state {
@@ -168,7 +168,7 @@ llm_engine_sockcb(CURL *easy, curl_socket_t s, int what, void *arg,
 		if (epoll_ctl(e->epfd, EPOLL_CTL_DEL, s, NULL) == -1 &&
 		    errno != ENOENT && errno != EBADF)
 			log_warn("llm: epoll_ctl del %d", s);
-		curl_multi_assign(e->multi, s, NULL);
+		lcurl.multi_assign(e->multi, s, NULL);
 		return 0;
 	}
 	memset(&ev, 0, sizeof(ev));
@@ -182,7 +182,7 @@ llm_engine_sockcb(CURL *easy, curl_socket_t s, int what, void *arg,
 			log_warn("llm: epoll_ctl add %d", s);
 			return -1;
 		}
-		curl_multi_assign(e->multi, s, e);
+		lcurl.multi_assign(e->multi, s, e);
 	} else if (epoll_ctl(e->epfd, EPOLL_CTL_MOD, s, &ev) == -1) {
 		log_warn("llm: epoll_ctl mod %d", s);
 		return -1;
@@ -207,18 +207,12 @@ llm_engine_timercb(CURLM *multi, long timeout_ms, void *arg)
 struct llm_engine *
 llm_engine_new(const struct llm_config *lc, char *err, size_t errsz)
 {
-	static int		 curl_ready;
 	struct llm_engine	*e;
 	struct epoll_event	 ev;
 	size_t			 i;
 
-	if (!curl_ready) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-			snprintf(err, errsz, "libcurl initialisation failed");
-			return NULL;
-		}
-		curl_ready = 1;
-	}
+	if (llm_curl_load(err, errsz) == -1)
+		return NULL;
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		goto nomem;
 	e->epfd = e->evfd = -1;
@@ -276,15 +270,15 @@ llm_engine_new(const struct llm_config *lc, char *err, size_t errsz)
 		snprintf(err, errsz, "llm engine: %s", strerror(errno));
 		goto fail;
 	}
-	if ((e->multi = curl_multi_init()) == NULL) {
+	if ((e->multi = lcurl.multi_init()) == NULL) {
 		snprintf(err, errsz, "llm engine: curl_multi_init failed");
 		goto fail;
 	}
-	curl_multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, llm_engine_sockcb);
-	curl_multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
-	curl_multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, llm_engine_timercb);
-	curl_multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
-	curl_multi_setopt(e->multi, CURLMOPT_MAXCONNECTS,
+	lcurl.multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION, llm_engine_sockcb);
+	lcurl.multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
+	lcurl.multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION, llm_engine_timercb);
+	lcurl.multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
+	lcurl.multi_setopt(e->multi, CURLMOPT_MAXCONNECTS,
 	    (long)(e->cfg.concurrency + 4));
 	if (lc->record != NULL) {
 		if ((e->cassette = llm_cassette_open(lc->record, 1, err,
@@ -314,14 +308,14 @@ llm_call_free_attempt(struct llm_call *c)
 	struct curl_slist	*h;
 
 	if (c->easy != NULL) {
-		curl_multi_remove_handle(c->e->multi, c->easy);
-		curl_easy_cleanup(c->easy);
+		lcurl.multi_remove_handle(c->e->multi, c->easy);
+		lcurl.easy_cleanup(c->easy);
 		c->easy = NULL;
 	}
 	/* One of these lines holds the key. */
 	for (h = c->hdrs; h != NULL; h = h->next)
 		explicit_bzero(h->data, strlen(h->data));
-	curl_slist_free_all(c->hdrs);
+	lcurl.slist_free_all(c->hdrs);
 	c->hdrs = NULL;
 	buf_free(&c->resp);
 	llm_sse_free(&c->sse);
@@ -391,7 +385,7 @@ llm_engine_free(struct llm_engine *e)
 		}
 	}
 	if (e->multi != NULL)
-		curl_multi_cleanup(e->multi);
+		lcurl.multi_cleanup(e->multi);
 	if (e->epfd != -1)
 		close(e->epfd);
 	if (e->evfd != -1)
@@ -496,7 +490,7 @@ llm_call_write(char *p, size_t size, size_t n, void *arg)
 		c->aborted = 1;
 		return 0;
 	}
-	curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
+	lcurl.easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (c->is_sse && status >= 200 && status < 300) {
 		if (llm_sse_feed(&c->sse, p, len, llm_call_sse, c) == -1) {
 			if (c->acc.err[0] == '\0')
@@ -557,7 +551,7 @@ llm_call_headers(struct llm_call *c)
 	size_t			 i, len;
 
 #define ADDH(s) do {							\
-	if ((t = curl_slist_append(h, (s))) == NULL)			\
+	if ((t = lcurl.slist_append(h, (s))) == NULL)			\
 		goto fail;						\
 	h = t;								\
 } while (0)
@@ -572,7 +566,7 @@ llm_call_headers(struct llm_call *c)
 		if ((auth = malloc(len)) == NULL)
 			goto fail;
 		snprintf(auth, len, "%s%s", e->wire->auth, e->cfg.key);
-		t = curl_slist_append(h, auth);
+		t = lcurl.slist_append(h, auth);
 		freezero(auth, len);
 		if (t == NULL)
 			goto fail;
@@ -586,7 +580,7 @@ llm_call_headers(struct llm_call *c)
 fail:
 	for (t = h; t != NULL; t = t->next)
 		explicit_bzero(t->data, strlen(t->data));
-	curl_slist_free_all(h);
+	lcurl.slist_free_all(h);
 	return -1;
 }
 
@@ -608,28 +602,28 @@ llm_call_start(struct llm_call *c)
 	llm_acc_init(&c->acc, e->cfg.max_response);
 	c->acc.on_text = llm_call_text;
 	c->acc.arg = c;
-	if (llm_call_headers(c) == -1 || (h = curl_easy_init()) == NULL)
+	if (llm_call_headers(c) == -1 || (h = lcurl.easy_init()) == NULL)
 		return -1;
 	c->easy = h;
-	curl_easy_setopt(h, CURLOPT_URL, e->url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(h, CURLOPT_POST, 1L);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, c->body);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->bodylen);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, c->hdrs);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "warren/" WARREN_VERSION);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+	lcurl.easy_setopt(h, CURLOPT_URL, e->url);
+	lcurl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+	lcurl.easy_setopt(h, CURLOPT_POST, 1L);
+	lcurl.easy_setopt(h, CURLOPT_POSTFIELDS, c->body);
+	lcurl.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)c->bodylen);
+	lcurl.easy_setopt(h, CURLOPT_HTTPHEADER, c->hdrs);
+	lcurl.easy_setopt(h, CURLOPT_USERAGENT, "warren/" WARREN_VERSION);
+	lcurl.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	lcurl.easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+	lcurl.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 	    (long)e->cfg.connect_timeout_ms);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)e->cfg.timeout_ms);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, llm_call_write);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, c);
-	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, llm_call_header);
-	curl_easy_setopt(h, CURLOPT_HEADERDATA, c);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
-	curl_easy_setopt(h, CURLOPT_PRIVATE, c);
-	if (curl_multi_add_handle(e->multi, h) != CURLM_OK)
+	lcurl.easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)e->cfg.timeout_ms);
+	lcurl.easy_setopt(h, CURLOPT_WRITEFUNCTION, llm_call_write);
+	lcurl.easy_setopt(h, CURLOPT_WRITEDATA, c);
+	lcurl.easy_setopt(h, CURLOPT_HEADERFUNCTION, llm_call_header);
+	lcurl.easy_setopt(h, CURLOPT_HEADERDATA, c);
+	lcurl.easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf);
+	lcurl.easy_setopt(h, CURLOPT_PRIVATE, c);
+	if (lcurl.multi_add_handle(e->multi, h) != CURLM_OK)
 		return -1;
 	log_debug("llm: agent %s step %u: POST %s (attempt %u, %zu bytes)",
 	    c->agent, c->step, e->url, c->attempts, c->bodylen);
@@ -667,7 +661,7 @@ llm_retry_after_ms(const char *v)
 	secs = strtonum(v, 0, 86400 * 7, &errstr);
 	if (errstr == NULL)
 		return (uint64_t)secs * 1000;
-	if ((t = curl_getdate(v, NULL)) == -1)
+	if ((t = lcurl.getdate(v, NULL)) == -1)
 		return 0;
 	now = time(NULL);
 	return t > now ? (uint64_t)(t - now) * 1000 : 0;
@@ -767,11 +761,11 @@ llm_call_curlerr(struct llm_call *c, CURLcode rc)
 {
 	struct llm_engine	*e = c->e;
 	const char		*why = c->errbuf[0] != '\0' ? c->errbuf :
-				    curl_easy_strerror(rc);
+				    lcurl.easy_strerror(rc);
 	double			 connect = 0;
 
 	if (rc == CURLE_OPERATION_TIMEDOUT) {
-		curl_easy_getinfo(c->easy, CURLINFO_CONNECT_TIME, &connect);
+		lcurl.easy_getinfo(c->easy, CURLINFO_CONNECT_TIME, &connect);
 		if (connect <= 0)
 			llm_call_error(c, LLM_ERR_TIMEOUT, 0, "POST %s: no "
 			    "connection within %u ms", e->url,
@@ -811,7 +805,7 @@ llm_call_ended(struct llm_call *c, CURLcode rc)
 		llm_call_complete(c);
 		return;
 	}
-	curl_easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
+	lcurl.easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (c->idle) {
 		llm_call_error(c, LLM_ERR_TIMEOUT, status, "POST %s: no data "
 		    "for %u ms in the middle of the answer", e->url,
@@ -847,11 +841,11 @@ llm_engine_info(struct llm_engine *e)
 	CURLMsg		*m;
 	int		 left;
 
-	while ((m = curl_multi_info_read(e->multi, &left)) != NULL) {
+	while ((m = lcurl.multi_info_read(e->multi, &left)) != NULL) {
 		if (m->msg != CURLMSG_DONE)
 			continue;
 		c = NULL;
-		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &c);
+		lcurl.easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &c);
 		if (c != NULL)
 			llm_call_ended(c, m->data.result);
 	}
@@ -928,13 +922,13 @@ llm_engine_process(struct llm_engine *e)
 				mask |= CURL_CSELECT_OUT;
 			if (ev[i].events & (EPOLLERR | EPOLLHUP))
 				mask |= CURL_CSELECT_ERR;
-			curl_multi_socket_action(e->multi, ev[i].data.fd, mask,
+			lcurl.multi_socket_action(e->multi, ev[i].data.fd, mask,
 			    &running);
 		}
 		if (e->curl_deadline >= 0 &&
 		    (uint64_t)e->curl_deadline <= clock_mono_ms()) {
 			e->curl_deadline = -1;
-			curl_multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT,
+			lcurl.multi_socket_action(e->multi, CURL_SOCKET_TIMEOUT,
 			    0, &running);
 		}
 		llm_engine_info(e);
