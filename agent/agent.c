@@ -111,8 +111,11 @@ agent_cancel(struct agent *a, const char *reason)
 int
 agent_append(struct agent *a, struct msg *m)
 {
-	if (msg_list_add(&a->log, m) == -1)
+	/* m is ours whatever happens: freed on failure, as below. */
+	if (msg_list_add(&a->log, m) == -1) {
+		msg_free(m);
 		return -1;
+	}
 	if (msg_list_take(&a->ctx, m) == -1) {
 		msg_free(m);
 		return -1;
@@ -654,26 +657,34 @@ agent_system_prompt(struct agent *a)
 	return buf_release(&b, NULL);
 }
 
-/* Results for calls a crashed run left unanswered, so no call is orphaned. */
+/*
+ * Results for calls a crashed run left unanswered, so no call is orphaned.
+ * Each call's result is looked for among all the messages after its
+ * assistant turn, in any order: results that came back out of call order
+ * must not get a second, "interrupted", answer.
+ */
 static int
 agent_resume_fix(struct agent *a)
 {
-	const struct msg	*last = NULL;
+	const struct msg	*last;
 	struct msg		 m;
-	size_t			 i, k, found;
+	size_t			 i, k, at, end, found;
+	const char		*id, *name;
 
-	for (i = a->ctx.n; i > 0; i--)
-		if (a->ctx.v[i - 1].role == MSG_ASSISTANT) {
-			last = &a->ctx.v[i - 1];
+	for (at = a->ctx.n; at > 0; at--)
+		if (a->ctx.v[at - 1].role == MSG_ASSISTANT)
 			break;
-		}
-	if (last == NULL)
+	if (at == 0)
 		return 0;
-	for (k = 0; k < last->ncalls; k++) {
-		const char *id = last->calls[k].id, *name = last->calls[k].name;
-
+	at--;		/* the last assistant turn */
+	end = a->ctx.n;	/* results appended below are not searched */
+	for (k = 0; k < a->ctx.v[at].ncalls; k++) {
+		/* agent_append may move the array: index, never keep. */
+		last = &a->ctx.v[at];
+		id = last->calls[k].id;
+		name = last->calls[k].name;
 		found = 0;
-		for (; i < a->ctx.n && !found; i++)
+		for (i = at + 1; i < end && !found; i++)
 			found = a->ctx.v[i].role == MSG_TOOL &&
 			    a->ctx.v[i].call_id != NULL && id != NULL &&
 			    strcmp(a->ctx.v[i].call_id, id) == 0;
@@ -686,14 +697,12 @@ agent_resume_fix(struct agent *a)
 		m.name = agent_strdup(name);
 		m.text = strdup("interrupted: the run stopped before this "
 		    "call returned; call it again if you still need it");
-		if (m.text == NULL || agent_append(a, &m) == -1)
+		if (m.text == NULL) {
+			msg_free(&m);
 			return -1;
-		/* agent_append may move last. */
-		last = NULL;
-		for (i = a->ctx.n; i > 0 && last == NULL; i--)
-			if (a->ctx.v[i - 1].role == MSG_ASSISTANT)
-				last = &a->ctx.v[i - 1];
-		i++;
+		}
+		if (agent_append(a, &m) == -1)
+			return -1;
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/str.h"
 #include "agent/profile.h"
 #include "agent/tooldef.h"
 
@@ -31,13 +32,23 @@ struct pf {
 	int		 saw_tools;
 };
 
+/*
+ * The error names the file and quotes the text at fault: both come from the
+ * workspace (an agent may have written them), so both are escaped here, for
+ * every caller that prints the message.
+ */
 static int
 pf_error(struct pf *pf, const char *fmt, const char *arg)
 {
-	char	what[512];
+	char	what[512], earg[256], efile[512];
 
-	snprintf(what, sizeof(what), fmt, arg);
-	snprintf(pf->err, pf->errlen, "%s:%u: %s", pf->file, pf->line, what);
+	str_escape(efile, sizeof(efile), pf->file, strlen(pf->file));
+	if (arg != NULL) {
+		str_escape(earg, sizeof(earg), arg, strlen(arg));
+		snprintf(what, sizeof(what), fmt, earg);
+	} else
+		strlcpy(what, fmt, sizeof(what));	/* a plain message */
+	snprintf(pf->err, pf->errlen, "%s:%u: %s", efile, pf->line, what);
 	return -1;
 }
 
@@ -394,34 +405,36 @@ profile_load_file(const char *path, struct profile **out, char *err,
 {
 	struct stat	 st;
 	const char	*base, *dot;
-	char		*text = NULL, hint[80];
+	char		*text = NULL, hint[80], epath[1024];
 	ssize_t		 n;
 	size_t		 got = 0;
 	int		 fd, rc = -1;
 
 	*out = NULL;
+	/* A workspace file name may hold control bytes: quote it escaped. */
+	str_escape(epath, sizeof(epath), path, strlen(path));
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: %s", epath, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s: not a regular file", path);
+		snprintf(err, errlen, "%s: not a regular file", epath);
 		goto out;
 	}
 	if (st.st_size > PROFILE_MAX_FILE) {
 		snprintf(err, errlen, "%s:1: file too large (%lld bytes, limit "
-		    "256 KiB)", path, (long long)st.st_size);
+		    "256 KiB)", epath, (long long)st.st_size);
 		goto out;
 	}
 	if ((text = malloc(st.st_size + 1)) == NULL) {
-		snprintf(err, errlen, "%s: out of memory", path);
+		snprintf(err, errlen, "%s: out of memory", epath);
 		goto out;
 	}
 	while (got < (size_t)st.st_size) {
 		if ((n = read(fd, text + got, st.st_size - got)) == -1) {
 			if (errno == EINTR)
 				continue;
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			snprintf(err, errlen, "%s: %s", epath, strerror(errno));
 			goto out;
 		}
 		if (n == 0)
@@ -455,9 +468,14 @@ pf_set_add(struct profile_set *set, struct profile *p, char *err,
 
 	for (i = 0; i < set->nowned; i++)
 		if (strcmp(set->owned[i]->name, p->name) == 0) {
+			char	e1[512], e2[512];
+
+			str_escape(e1, sizeof(e1), p->source,
+			    strlen(p->source));
+			str_escape(e2, sizeof(e2), set->owned[i]->source,
+			    strlen(set->owned[i]->source));
 			snprintf(err, errlen, "%s:1: profile \"%s\" is also "
-			    "defined in %s", p->source, p->name,
-			    set->owned[i]->source);
+			    "defined in %s", e1, p->name, e2);
 			profile_free(p);
 			return -1;
 		}
@@ -520,8 +538,8 @@ pf_set_dir(struct profile_set *set, const char *dir, char *err,
 	for (i = 0; i < n; i++) {
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir,
 		    names[i]) >= sizeof(path)) {
-			snprintf(err, errlen, "%s/%s: path too long", dir,
-			    names[i]);
+			snprintf(err, errlen, "%s: a profile file name there "
+			    "is too long", dir);
 			goto out;
 		}
 		if (profile_load_file(path, &p, err, errlen) == -1 ||

@@ -315,6 +315,8 @@ codec_put_start(struct enc *e, const struct ipc_start *s)
 	enc_str(e, s->task, IPC_STR_MAX, "start.task");
 	enc_key(e, "context");
 	wire_put_msgs(e, &s->context, "start.context");
+	enc_key(e, "history");
+	wire_put_msgs(e, &s->history, "start.history");
 	enc_key(e, "limits");
 	codec_put_limits(e, &s->limits);
 	enc_key(e, "workspace");
@@ -376,6 +378,9 @@ codec_put_spawn(struct enc *e, const struct ipc_spawn *s)
 	enc_str(e, s->task, IPC_STR_MAX, "spawn.task");
 	enc_key(e, "inherit_context");
 	enc_bool(e, s->inherit_context);
+	enc_key(e, "call_id");
+	enc_str(e, s->call_id ? s->call_id : "", IPC_CALLSTR_MAX,
+	    "spawn.call_id");
 }
 
 static void
@@ -466,11 +471,11 @@ codec_nfields(const struct ipc_msg *m)
 {
 	switch (m->type) {
 	case IPC_HELLO:		return 4;
-	case IPC_START:		return 7;
+	case IPC_START:		return 8;
 	case IPC_LLM:		return 5;
 	case IPC_LLM_OK:	return 2;
 	case IPC_LLM_ERR:	return 3;
-	case IPC_SPAWN:		return 4;
+	case IPC_SPAWN:		return 5;
 	case IPC_SPAWN_OK:	return 4;
 	case IPC_SPAWN_ERR:	return 3;
 	case IPC_EVENT:

@@ -166,7 +166,7 @@ static int
 decode_start(struct mp_reader *r, uint32_t n, struct ipc_start *s)
 {
 	static const char *const keys[] = { "path", "depth", "profile",
-	    "task", "context", "limits", "workspace" };
+	    "task", "context", "limits", "workspace", "history" };
 	uint32_t	i, seen = 0;
 
 	for (i = 0; i < n && !r->failed; i++) {
@@ -192,11 +192,14 @@ decode_start(struct mp_reader *r, uint32_t n, struct ipc_start *s)
 		case 6:
 			decode_workspace(r, &s->workspace);
 			break;
+		case 7:
+			wire_get_msgs(r, &s->history, "start.history");
+			break;
 		default:
 			return -1;
 		}
 	}
-	return wire_required(r, seen, 0x7f, keys, "start");
+	return wire_required(r, seen, 0xff, keys, "start");
 }
 
 static int
@@ -318,7 +321,7 @@ static int
 decode_spawn(struct mp_reader *r, uint32_t n, struct ipc_spawn *s)
 {
 	static const char *const keys[] = { "id", "profile", "task",
-	    "inherit_context" };
+	    "inherit_context", "call_id" };
 	uint32_t	i, seen = 0;
 
 	for (i = 0; i < n && !r->failed; i++) {
@@ -337,11 +340,15 @@ decode_spawn(struct mp_reader *r, uint32_t n, struct ipc_spawn *s)
 			mp_get_bool(r, &s->inherit_context,
 			    "spawn.inherit_context");
 			break;
+		case 4:
+			mp_get_strdup(r, &s->call_id, IPC_CALLSTR_MAX,
+			    "spawn.call_id");
+			break;
 		default:
 			return -1;
 		}
 	}
-	return wire_required(r, seen, 0xf, keys, "spawn");
+	return wire_required(r, seen, 0x1f, keys, "spawn");
 }
 
 static int
@@ -598,6 +605,7 @@ ipc_msg_free(struct ipc_msg *m)
 		free(m->u.start.profile.tools);
 		free(m->u.start.task);
 		msg_list_free(&m->u.start.context);
+		msg_list_free(&m->u.start.history);
 		free(m->u.start.workspace);
 		break;
 	case IPC_LLM:
@@ -615,6 +623,7 @@ ipc_msg_free(struct ipc_msg *m)
 	case IPC_SPAWN:
 		free(m->u.spawn.profile);
 		free(m->u.spawn.task);
+		free(m->u.spawn.call_id);
 		break;
 	case IPC_SPAWN_OK:
 		free(m->u.spawn_ok.path);

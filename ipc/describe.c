@@ -97,6 +97,8 @@ describe_body(struct line *l, const struct ipc_msg *m)
 		    m->u.start.depth, describe_name(b, sizeof(b),
 		    m->u.start.profile.name), m->u.start.profile.ntools);
 		describe_msgs(l, "context", &m->u.start.context);
+		if (m->u.start.history.n > 0)
+			describe_msgs(l, "history", &m->u.start.history);
 		describe_text(l, "task", m->u.start.task);
 		break;
 	case IPC_LLM:
@@ -123,6 +125,9 @@ describe_body(struct line *l, const struct ipc_msg *m)
 		describe_add(l, " id=%u profile=%s inherit=%d", m->u.spawn.id,
 		    describe_name(a, sizeof(a), m->u.spawn.profile),
 		    m->u.spawn.inherit_context);
+		if (m->u.spawn.call_id != NULL && *m->u.spawn.call_id != '\0')
+			describe_add(l, " call=%s", describe_name(a, sizeof(a),
+			    m->u.spawn.call_id));
 		describe_text(l, "task", m->u.spawn.task);
 		break;
 	case IPC_SPAWN_OK:

@@ -27,7 +27,7 @@
 #include "common/buf.h"
 #include "common/msg.h"
 
-#define IPC_PROTOCOL_VERSION	1
+#define IPC_PROTOCOL_VERSION	2
 
 /* Message types, numbered by phase. Bump the version if any of these change. */
 enum ipc_type {
@@ -138,6 +138,8 @@ struct ipc_start {
 	struct ipc_profile profile;
 	char		*task;
 	struct msg_list	 context;	/* inherited summaries/messages */
+	struct msg_list	 history;	/* resume: the agent's own messages
+					   so far (empty: a fresh start) */
 	struct ipc_limits limits;
 	char		*workspace;	/* absolute path */
 };
@@ -168,6 +170,8 @@ struct ipc_spawn {
 	char		*profile;
 	char		*task;
 	int		 inherit_context;
+	char		*call_id;	/* the delegate tool call's id ("" if
+					   none): resume matches children by it */
 };
 
 struct ipc_spawn_ok {

@@ -128,6 +128,13 @@ ask_prompt(int argc, char **argv)
 				return NULL;
 			}
 		}
+		if (ferror(stdin)) {
+			/* Never send half a prompt as if it were all. */
+			fprintf(stderr, "warren ask: reading the prompt from "
+			    "standard input: %s\n", strerror(errno));
+			buf_free(&b);
+			return NULL;
+		}
 	} else {
 		for (i = 0; i < argc; i++) {
 			if ((i > 0 && buf_addc(&b, ' ') == -1) ||

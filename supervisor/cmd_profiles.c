@@ -17,6 +17,7 @@
 #include "common/exitcode.h"
 #include "common/str.h"
 #include "supervisor/cmd.h"
+#include "supervisor/jtext.h"
 
 static void
 profiles_usage(void)
@@ -74,8 +75,8 @@ profiles_json(const struct profile *p, int full)
 	t = json_array();
 	for (i = 0; i < p->ntools; i++)
 		json_array_append_new(t, json_string(p->tools[i]));
-	json_object_set_new(o, "name", json_string(p->name));
-	json_object_set_new(o, "description", json_string(p->description));
+	json_object_set_new(o, "name", jtext(p->name));
+	json_object_set_new(o, "description", jtext(p->description));
 	json_object_set_new(o, "tools", t);
 	json_object_set_new(o, "fs", json_string(p->fs_write ? "rw" : "ro"));
 	json_object_set_new(o, "exec", json_boolean(p->exec));
@@ -83,11 +84,11 @@ profiles_json(const struct profile *p, int full)
 	json_object_set_new(o, "schema_tokens",
 	    json_integer(profile_schema_tokens(p)));
 	json_object_set_new(o, "context", json_string(profiles_strategy(p)));
-	json_object_set_new(o, "model", p->model ? json_string(p->model) :
+	json_object_set_new(o, "model", p->model ? jtext(p->model) :
 	    json_null());
-	json_object_set_new(o, "source", json_string(p->source));
+	json_object_set_new(o, "source", jtext(p->source));
 	if (full)
-		json_object_set_new(o, "prompt", json_string(p->prompt));
+		json_object_set_new(o, "prompt", jtext(p->prompt));
 	return o;
 }
 
@@ -115,6 +116,35 @@ profiles_one(const struct profile *p)
 	printf("\n");
 }
 
+/* Print and free j (NULL: out of memory); -1 when nothing was written. */
+static int
+profiles_json_print(json_t *j)
+{
+	int	rc;
+
+	if (j == NULL) {
+		fprintf(stderr, "warren profiles: out of memory\n");
+		return -1;
+	}
+	rc = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	json_decref(j);
+	if (rc == -1 || putchar('\n') == EOF)
+		return -1;
+	return 0;
+}
+
+/* The exit code: a failed write to stdout (a full disk, a closed pipe) is
+ * said, not hidden behind exit 0. */
+static int
+profiles_done(int rc)
+{
+	if (fflush(stdout) == EOF || ferror(stdout) || rc == -1) {
+		fprintf(stderr, "warren profiles: writing the output failed\n");
+		return WARREN_EXIT_INTERNAL;
+	}
+	return WARREN_EXIT_OK;
+}
+
 int
 cmd_profiles(int argc, char **argv)
 {
@@ -130,7 +160,7 @@ cmd_profiles(int argc, char **argv)
 	json_t			*arr;
 	char			 err[1024], tools[256];
 	size_t			 i;
-	int			 ch, json = 0;
+	int			 ch, json = 0, rc = 0;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "w:jh", opts, NULL)) != -1) {
@@ -168,33 +198,31 @@ cmd_profiles(int argc, char **argv)
 	}
 	if (argc == 1) {
 		if ((p = profile_set_find(&set, argv[0])) == NULL) {
+			char	*e = str_escape_dup(argv[0], strnlen(argv[0],
+			    64), 0);
+
 			fprintf(stderr, "warren profiles: no profile named "
-			    "\"%.64s\" (warren profiles lists them)\n",
-			    str_utf8_valid(argv[0], strlen(argv[0])) ?
-			    argv[0] : "?");
+			    "\"%s\" (warren profiles lists them)\n",
+			    e != NULL ? e : "?");
+			free(e);
 			profile_set_free(&set);
 			return WARREN_EXIT_USAGE;
 		}
-		if (json) {
-			arr = profiles_json(p, 1);
-			json_dumpf(arr, stdout, JSON_INDENT(2) |
-			    JSON_PRESERVE_ORDER);
-			printf("\n");
-			json_decref(arr);
-		} else
+		if (json)
+			rc = profiles_json_print(profiles_json(p, 1));
+		else
 			profiles_one(p);
 		profile_set_free(&set);
-		return WARREN_EXIT_OK;
+		return profiles_done(rc);
 	}
 	if (json) {
-		arr = json_array();
-		for (i = 0; i < set.n; i++)
-			json_array_append_new(arr, profiles_json(set.v[i], 0));
-		json_dumpf(arr, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		printf("\n");
-		json_decref(arr);
+		if ((arr = json_array()) != NULL)
+			for (i = 0; i < set.n; i++)
+				json_array_append_new(arr,
+				    profiles_json(set.v[i], 0));
+		rc = profiles_json_print(arr);
 		profile_set_free(&set);
-		return WARREN_EXIT_OK;
+		return profiles_done(rc);
 	}
 	printf("%-14s %-4s %-5s %7s  %-8s %s\n", "PROFILE", "FS", "EXEC",
 	    "TOKENS", "SOURCE", "TOOLS (+ complete, fail)");
@@ -207,5 +235,5 @@ cmd_profiles(int argc, char **argv)
 		    tools);
 	}
 	profile_set_free(&set);
-	return WARREN_EXIT_OK;
+	return profiles_done(0);
 }

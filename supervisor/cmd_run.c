@@ -44,6 +44,12 @@ static const struct config_key cmd_run_keys[] = {
 	    600000, NULL, 0, "time a new worker has to say hello" },
 	{ "max_iterations", CONFIG_UINT, "WARREN_MAX_ITERATIONS", "50", 1,
 	    10000, NULL, 0, "LLM turns of one agent" },
+	{ "summary_result_max", CONFIG_UINT, "WARREN_SUMMARY_RESULT_MAX",
+	    "4000", 0, 0, NULL, 0, "a finished subagent's result longer than "
+	    "this (bytes) gets an LLM summary; 0 = never" },
+	{ "summary_transcript_max", CONFIG_UINT,
+	    "WARREN_SUMMARY_TRANSCRIPT_MAX", "65536", 0, 0, NULL, 0,
+	    "so does one whose transcript is longer; 0 = never" },
 };
 
 static void
@@ -55,7 +61,7 @@ cmd_run_usage(FILE *f)
 "                  [--llm-concurrency N]\n"
 "                  [--provider P] [--base-url URL] [--model M]\n"
 "                  [--record FILE | --replay FILE] [--json] [--db FILE]\n"
-"                  [--no-store] [--accept-weaker-sandbox] [-v] [-T] TASK\n"
+"                  [--no-store] [--allow-weaker-sandbox] [-v] [-T] TASK\n"
 "\n"
 "Runs TASK with an orchestrator that delegates to sandboxed subagents.\n"
 "The final result goes to stdout, progress to stderr (--json: one JSON\n"
@@ -86,7 +92,7 @@ static const struct option cmd_run_opts[] = {
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "no-store", no_argument, NULL, OPT_NO_STORE },
-	{ "accept-weaker-sandbox", no_argument, NULL, OPT_WEAKER },
+	{ "allow-weaker-sandbox", no_argument, NULL, OPT_WEAKER },
 	{ "agent-timeout", required_argument, NULL, OPT_TIMEOUT },
 	{ "hello-timeout", required_argument, NULL, OPT_HELLO },
 	{ "worker", required_argument, NULL, OPT_WORKER },
@@ -228,8 +234,15 @@ cmd_run_parse(int argc, char **argv, struct config *c, struct cmd_run_args *a,
 		const char *errstr;
 
 		if (optind != argc - 1) {
-			fprintf(stderr, "usage: warren resume [options] RUN\n");
+			fprintf(stderr, "usage: warren resume [--workspace DIR] "
+			    "[--db FILE] [run options] RUN\n"
+			    "RUN is a run id from `warren runs`, or \"last\".\n");
 			return -1;
+		}
+		/* "last" is resolved once the store is open (cmd_run_plan). */
+		if (strcmp(argv[optind], "last") == 0) {
+			a->resume = -1;
+			return 0;
 		}
 		a->resume = strtonum(argv[optind], 1, INT64_MAX, &errstr);
 		if (errstr != NULL) {
@@ -264,6 +277,8 @@ cmd_run_limits(const struct config *c, struct run_limits *l)
 	l->agent_timeout_ms = config_ms(c, "agent_timeout");
 	l->hello_ms = config_ms(c, "hello_timeout");
 	l->max_iterations = (unsigned)config_uint(c, "max_iterations");
+	l->summary_result_max = config_uint(c, "summary_result_max");
+	l->summary_transcript_max = config_uint(c, "summary_transcript_max");
 }
 
 static struct store *
@@ -292,7 +307,8 @@ static char *
 cmd_run_params(const struct config *c)
 {
 	static const char *const keys[] = { "max_depth", "max_agents", "jobs",
-	    "token_budget", "max_iterations", "provider", "base_url", "model" };
+	    "token_budget", "max_iterations", "summary_result_max",
+	    "summary_transcript_max", "provider", "base_url", "model" };
 	json_t	*o = json_object();
 	char	*s;
 	size_t	 i;
@@ -301,7 +317,7 @@ cmd_run_params(const struct config *c)
 		if (!config_isset(c, keys[i]) && strcmp(keys[i], "max_depth") &&
 		    strcmp(keys[i], "max_agents"))
 			continue;
-		if (i < 5)
+		if (i < 7)
 			json_object_set_new(o, keys[i],
 			    json_integer((json_int_t)config_uint(c, keys[i])));
 		else if (config_str(c, keys[i]) != NULL)
@@ -349,6 +365,31 @@ cmd_run_params_load(struct config *c, const char *params, int64_t run)
 	json_decref(o);
 }
 
+/*
+ * Is pid a warren supervisor? The store says its pid is alive; a pid
+ * reused by another program is told apart by its executable. When that
+ * cannot be read (another user's process), assume it is: refusing is safe.
+ */
+static int
+cmd_run_is_warren(pid_t pid)
+{
+	char	proc[64], exe[PATH_MAX], self[PATH_MAX];
+	ssize_t	n, m;
+
+	if (pid == getpid())
+		return 0;	/* our own pid: a stale row from a pid reuse */
+	snprintf(proc, sizeof(proc), "/proc/%ld/exe", (long)pid);
+	if ((n = readlink(proc, exe, sizeof(exe) - 1)) <= 0 ||
+	    (m = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
+		return 1;
+	exe[n] = '\0';
+	self[m] = '\0';
+	/* A deleted binary (rebuilt since) still counts. */
+	if (n > 10 && strcmp(exe + n - 10, " (deleted)") == 0)
+		exe[n - 10] = '\0';
+	return strcmp(exe, self) == 0;
+}
+
 /* Resume: the plan of run a->resume, from the store the flags name. */
 static int
 cmd_run_plan(struct cmd_run_args *a, struct store **stp,
@@ -368,11 +409,35 @@ cmd_run_plan(struct cmd_run_args *a, struct store **stp,
 	}
 	if ((*stp = cmd_run_store(a, ws, &code)) == NULL)
 		return code;
+	if (a->resume == -1 && store_run_latest(*stp, &a->resume) == -1) {
+		fprintf(stderr, "warren resume: no run to resume in %s: %s\n",
+		    ws, store_errmsg(*stp));
+		return store_errcode(*stp) == STORE_ENOTFOUND ?
+		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
+	}
 	if (store_resume_plan(*stp, a->resume, plan) == -1) {
 		fprintf(stderr, "warren resume: run %lld: %s\n",
 		    (long long)a->resume, store_errmsg(*stp));
 		return store_errcode(*stp) == STORE_ENOTFOUND ?
 		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
+	}
+	/* A finished run has nothing left to do; its result stays stored. */
+	if (plan->run.status == STORE_RUN_DONE ||
+	    plan->run.status == STORE_RUN_FAILED) {
+		fprintf(stderr, "warren resume: run %lld already ended (%s); "
+		    "nothing to resume: see `warren show %lld`\n",
+		    (long long)a->resume,
+		    plan->run.status == STORE_RUN_DONE ? "done" : "failed",
+		    (long long)a->resume);
+		return WARREN_EXIT_USAGE;
+	}
+	/* Two supervisors on one run would be two writers of its rows. */
+	if (plan->run.alive && cmd_run_is_warren((pid_t)plan->run.pid)) {
+		fprintf(stderr, "warren resume: run %lld is still running "
+		    "(supervisor pid %lld): stop it first (kill -TERM %lld), "
+		    "or wait for it\n", (long long)a->resume,
+		    (long long)plan->run.pid, (long long)plan->run.pid);
+		return WARREN_EXIT_STORE;
 	}
 	return WARREN_EXIT_OK;
 }

@@ -19,6 +19,7 @@
 #include "common/str.h"
 #include "supervisor/cmd.h"
 #include "supervisor/graph.h"
+#include "supervisor/jtext.h"
 #include "supervisor/store.h"
 
 #define CMD_TASK_WIDTH	60
@@ -292,40 +293,23 @@ cmd_run_duration(const struct store_run *r)
 	return clock_wall_ms() - r->started_ms;
 }
 
-/* A JSON string of untrusted text (invalid UTF-8 escaped). */
-static json_t *
-cmd_json_text(const char *s)
-{
-	json_t	*j;
-	char	*e;
-
-	if (s == NULL)
-		return json_null();
-	if (str_utf8_valid(s, strlen(s)))
-		return json_string(s);
-	if ((e = str_escape_dup(s, strlen(s), STR_ESC_KEEP_NL)) == NULL)
-		return NULL;
-	j = json_string(e);
-	free(e);
-	return j;
-}
 
 static json_t *
 cmd_json_run(const struct store_run *r)
 {
 	return json_pack("{s:I, s:o, s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:I,"
 	    " s:I, s:i, s:o}",
-	    "id", (json_int_t)r->id, "task", cmd_json_text(r->task),
-	    "status", cmd_run_status(r), "result", cmd_json_text(r->result),
-	    "workspace", cmd_json_text(r->workspace),
-	    "model", cmd_json_text(r->model),
+	    "id", (json_int_t)r->id, "task", jtext(r->task),
+	    "status", cmd_run_status(r), "result", jtext(r->result),
+	    "workspace", jtext(r->workspace),
+	    "model", jtext(r->model),
 	    "agents", (json_int_t)r->nagents,
 	    "tokens_in", (json_int_t)r->usage.input,
 	    "tokens_out", (json_int_t)r->usage.output,
 	    "started_ms", (json_int_t)r->started_ms,
 	    "duration_ms", (json_int_t)cmd_run_duration(r),
 	    "resumes", r->resumes,
-	    "params", cmd_json_text(r->params));
+	    "params", jtext(r->params));
 }
 
 static int
@@ -464,7 +448,7 @@ cmd_show_agent(struct store *st, const struct store_agent *a, int messages)
 {
 	char	indent[2 * 64 + 1], deeper[2 * 64 + 8];
 	char	tin[16], tout[16], dur[32];
-	int	d = a->depth > 64 ? 64 : a->depth;
+	int	d = a->depth > 64 ? 64 : a->depth < 0 ? 0 : a->depth;
 
 	memset(indent, ' ', (size_t)d * 2);
 	indent[d * 2] = '\0';
@@ -552,14 +536,14 @@ cmd_json_messages(struct store *st, int64_t node)
 		calls = json_array();
 		for (j = 0; calls != NULL && j < l.v[i].ncalls; j++)
 			json_array_append_new(calls, json_pack("{s:o, s:o, s:o}",
-			    "id", cmd_json_text(l.v[i].calls[j].id),
-			    "name", cmd_json_text(l.v[i].calls[j].name),
-			    "args", cmd_json_text(l.v[i].calls[j].args)));
+			    "id", jtext(l.v[i].calls[j].id),
+			    "name", jtext(l.v[i].calls[j].name),
+			    "args", jtext(l.v[i].calls[j].args)));
 		m = json_pack("{s:s, s:o, s:o, s:o, s:b, s:o}",
 		    "role", msg_role_name(l.v[i].role),
-		    "text", cmd_json_text(l.v[i].text),
-		    "call_id", cmd_json_text(l.v[i].call_id),
-		    "name", cmd_json_text(l.v[i].name),
+		    "text", jtext(l.v[i].text),
+		    "call_id", jtext(l.v[i].call_id),
+		    "name", jtext(l.v[i].name),
 		    "is_error", l.v[i].is_error,
 		    "calls", calls);
 		json_array_append_new(arr, m);
@@ -582,15 +566,15 @@ cmd_show_json(struct store *st, const struct store_run *r,
 	json_object_set_new(root, "run", cmd_json_run(r));
 	json_object_set_new(root, "agents", arr);
 	for (i = 0; i < n; i++) {
-		a = json_pack("{s:s, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:I,"
+		a = json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:I,"
 		    " s:I, s:I, s:I, s:I}",
-		    "path", v[i].path, "profile", cmd_json_text(v[i].profile),
+		    "path", jtext(v[i].path), "profile", jtext(v[i].profile),
 		    "status", store_agent_status_name(v[i].status),
-		    "task", cmd_json_text(v[i].task),
-		    "result", cmd_json_text(v[i].result),
-		    "exit_reason", cmd_json_text(v[i].exit_reason),
-		    "summary", cmd_json_text(v[i].summary),
-		    "call_id", cmd_json_text(v[i].call_id),
+		    "task", jtext(v[i].task),
+		    "result", jtext(v[i].result),
+		    "exit_reason", jtext(v[i].exit_reason),
+		    "summary", jtext(v[i].summary),
+		    "call_id", jtext(v[i].call_id),
 		    "pid", (json_int_t)v[i].pid,
 		    "messages", (json_int_t)v[i].nmessages,
 		    "tokens_in", (json_int_t)v[i].usage.input,

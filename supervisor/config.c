@@ -721,9 +721,9 @@ void
 config_dump(const struct config *c, FILE *f)
 {
 	const struct config_val	*v;
-	const char		*s;
+	const char		*s, *colon;
 	char			 esc[CONFIG_MAX_LINE * 4 + 1];
-	size_t			 i, j;
+	size_t			 i, j, len;
 
 	for (i = 0; i < c->nvals; i++) {
 		v = &c->vals[i];
@@ -735,10 +735,14 @@ config_dump(const struct config *c, FILE *f)
 		}
 		if (v->key->type == CONFIG_LIST) {
 			for (j = 0; j < v->n; j++) {
-				str_escape(esc, sizeof(esc), v->v[j],
-				    strlen(v->v[j]));
-				fprintf(f, "%s = %s  # %s\n", v->key->name,
-				    esc, v->where);
+				len = strlen(v->v[j]);
+				if ((v->key->flags & CONFIG_MASKHDR) &&
+				    (colon = strchr(v->v[j], ':')) != NULL)
+					len = (size_t)(colon - v->v[j]);
+				str_escape(esc, sizeof(esc), v->v[j], len);
+				fprintf(f, "%s = %s%s  # %s\n", v->key->name,
+				    esc, len < strlen(v->v[j]) ?
+				    ": (hidden)" : "", v->where);
 			}
 			continue;
 		}

@@ -47,6 +47,9 @@ enum config_source {
 /* Key flags. */
 #define CONFIG_NOFILE	0x01	/* refused in files (secrets: use a key file) */
 #define CONFIG_SECRET	0x02	/* never printed by config_dump */
+#define CONFIG_MASKHDR	0x04	/* "Name: value" list: config_dump shows
+				   the name only (the value is often a
+				   credential: Authorization, x-api-key) */
 
 struct config_key {
 	const char		*name;		/* "model", "max_depth" */

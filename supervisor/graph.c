@@ -11,6 +11,7 @@
 #include "common/buf.h"
 #include "common/str.h"
 #include "supervisor/graph.h"
+#include "supervisor/jtext.h"
 
 int
 graph_format_parse(const char *name, enum graph_format *f)
@@ -124,23 +125,6 @@ graph_node_label(const struct store_node *n, size_t max)
 	return out;
 }
 
-/* A string jansson accepts: invalid UTF-8 is escaped first. */
-static json_t *
-graph_json_text(const char *s)
-{
-	json_t	*j;
-	char	*e;
-
-	if (s == NULL)
-		return json_null();
-	if (str_utf8_valid(s, strlen(s)))
-		return json_string(s);
-	if ((e = str_escape_dup(s, strlen(s), STR_ESC_KEEP_NL)) == NULL)
-		return NULL;
-	j = json_string(e);
-	free(e);
-	return j;
-}
 
 static json_t *
 graph_json_node(const struct store_node *n)
@@ -149,10 +133,10 @@ graph_json_node(const struct store_node *n)
 	    " s:I, s:I}",
 	    "id", (json_int_t)n->id,
 	    "agent", n->agent > 0 ? json_integer(n->agent) : json_null(),
-	    "path", graph_json_text(n->path),
+	    "path", jtext(n->path),
 	    "kind", n->kind == STORE_NODE_MERGE ? "merge" : "agent",
-	    "label", graph_json_text(n->label),
-	    "summary", graph_json_text(n->summary),
+	    "label", jtext(n->label),
+	    "summary", jtext(n->summary),
 	    "summary_kind", store_summary_kind_name(n->summary_kind),
 	    "summary_tokens",
 	    "input", (json_int_t)n->summary_usage.input,
@@ -170,7 +154,7 @@ graph_write_json(FILE *f, const struct store_run *run,
 	int	 rc = -1;
 
 	root = json_pack("{s:I, s:o, s:s, s:[], s:[]}", "run", (json_int_t)run->id,
-	    "task", graph_json_text(run->task), "status",
+	    "task", jtext(run->task), "status",
 	    store_run_status_name(run->status), "nodes", "edges");
 	if (root == NULL)
 		goto out;

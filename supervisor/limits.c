@@ -9,6 +9,7 @@
 
 #include "agent/profile.h"
 #include "supervisor/run.h"
+#include "supervisor/store.h"
 
 void
 limits_default(struct run_limits *l)
@@ -24,6 +25,8 @@ limits_default(struct run_limits *l)
 	l->grace_ms = LIMITS_DEFAULT_GRACE_MS;
 	l->max_iterations = LIMITS_DEFAULT_ITERATIONS;
 	l->max_output_bytes = LIMITS_DEFAULT_OUTPUT;
+	l->summary_result_max = STORE_SUMMARY_RESULT_MAX;
+	l->summary_transcript_max = STORE_SUMMARY_TRANSCRIPT_MAX;
 }
 
 const char *

@@ -91,9 +91,13 @@ llm_anthropic_tools(const struct msg_tool *tools, size_t n)
 		    "input_schema", llm_json_schema(tools[i].schema));
 		if (t == NULL || (tools[i].description != NULL &&
 		    llm_json_setstr(t, "description",
-		    tools[i].description) == -1) ||
-		    json_array_append_new(arr, t) == -1) {
+		    tools[i].description) == -1)) {
 			json_decref(t);
+			json_decref(arr);
+			return NULL;
+		}
+		/* append_new takes t even when it fails: no decref. */
+		if (json_array_append_new(arr, t) == -1) {
 			json_decref(arr);
 			return NULL;
 		}

@@ -65,7 +65,10 @@ llm_key_file(const char *path, char **key, char *err, size_t errsz)
 	size_t		 len;
 	int		 fd, rc = -1;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
+	/* O_NONBLOCK: a FIFO put there must be refused below, not block
+	 * the open forever; a regular file ignores the flag. */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY |
+	    O_NONBLOCK)) == -1) {
 		snprintf(err, errsz, "key file %s: %s", path, strerror(errno));
 		return -1;
 	}

@@ -76,9 +76,13 @@ llm_openai_tools(const struct msg_tool *tools, size_t n)
 		    "parameters", llm_json_schema(tools[i].schema));
 		if (t == NULL || (tools[i].description != NULL &&
 		    llm_json_setstr(json_object_get(t, "function"),
-		    "description", tools[i].description) == -1) ||
-		    json_array_append_new(arr, t) == -1) {
+		    "description", tools[i].description) == -1)) {
 			json_decref(t);
+			json_decref(arr);
+			return NULL;
+		}
+		/* append_new takes t even when it fails: no decref. */
+		if (json_array_append_new(arr, t) == -1) {
 			json_decref(arr);
 			return NULL;
 		}

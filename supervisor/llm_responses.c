@@ -29,11 +29,13 @@ llm_responses_item(json_t *input, const struct msg *m)
 	if (m->text != NULL && *m->text != '\0') {
 		it = json_pack("{s:s, s:s}", "type", "message", "role",
 		    msg_role_name(m->role));
-		if (it == NULL || llm_json_setstr(it, "content", m->text) == -1 ||
-		    json_array_append_new(input, it) == -1) {
+		if (it == NULL || llm_json_setstr(it, "content", m->text) == -1) {
 			json_decref(it);
 			return -1;
 		}
+		/* append_new takes it even when it fails: no decref. */
+		if (json_array_append_new(input, it) == -1)
+			return -1;
 	}
 	for (i = 0; i < m->ncalls; i++) {
 		it = json_pack("{s:s, s:s, s:s, s:s}", "type", "function_call",
@@ -61,9 +63,13 @@ llm_responses_tools(const struct msg_tool *tools, size_t n)
 		    "parameters", llm_json_schema(tools[i].schema));
 		if (t == NULL || (tools[i].description != NULL &&
 		    llm_json_setstr(t, "description",
-		    tools[i].description) == -1) ||
-		    json_array_append_new(arr, t) == -1) {
+		    tools[i].description) == -1)) {
 			json_decref(t);
+			json_decref(arr);
+			return NULL;
+		}
+		/* append_new takes t even when it fails: no decref. */
+		if (json_array_append_new(arr, t) == -1) {
 			json_decref(arr);
 			return NULL;
 		}

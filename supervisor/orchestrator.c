@@ -27,6 +27,7 @@ struct orch_state {
 	int			 tools_wait;	/* results are being collected */
 	struct agent_result	*res;
 	char			**texts;
+	struct node		**children;	/* delegated by this turn */
 	size_t			 ncalls;
 	size_t			 npending;
 	int			 driving;	/* orch_drive is on the stack */
@@ -108,13 +109,17 @@ orch_feed_results(struct run *r)
 	size_t			 i;
 
 	o->tools_wait = 0;
+	/* Parallel subagents' results joined for the synthesis step. */
+	run_merge(r, r->root, o->children, o->ncalls);
 	(void)agent_feed_results(r->orch, o->res, o->ncalls);
 	for (i = 0; i < o->ncalls; i++)
 		free(o->texts[i]);
 	free(o->texts);
 	free(o->res);
+	free(o->children);
 	o->texts = NULL;
 	o->res = NULL;
+	o->children = NULL;
 	o->ncalls = 0;
 	orch_checkpoint(r);
 }
@@ -150,6 +155,7 @@ orch_calls(struct run *r, const struct agent_action *act)
 	o->ncalls = act->ncalls;
 	o->res = xcalloc(act->ncalls, sizeof(*o->res));
 	o->texts = xcalloc(act->ncalls, sizeof(*o->texts));
+	o->children = xcalloc(act->ncalls, sizeof(*o->children));
 	o->npending = 0;
 	o->tools_wait = 1;
 	for (i = 0; i < act->ncalls; i++) {
@@ -161,7 +167,7 @@ orch_calls(struct run *r, const struct agent_action *act)
 		} else if (run_delegate(r, r->root, c->profile, c->task,
 		    c->inherit_context, c->id, orch_child_done,
 		    (void *)(uintptr_t)i,
-		    NULL, &code, msg, sizeof(msg)) == 0) {
+		    &o->children[i], &code, msg, sizeof(msg)) == 0) {
 			o->npending++;
 			continue;
 		} else {
@@ -349,6 +355,7 @@ orch_free(struct run *r)
 			free(o->texts[i]);
 		free(o->texts);
 		free(o->res);
+		free(o->children);
 		free(o);
 		r->orch_state = NULL;
 	}

@@ -83,7 +83,10 @@ proc_send_start(struct worker *w)
 	proc_start_profile(&s->profile, n->profile);
 	s->task = n->task;
 	msg_list_init(&s->context);
-	if (n->inherit)
+	msg_list_init(&s->history);
+	if (n->resume != NULL)
+		s->history = *n->resume;	/* borrowed */
+	else if (n->inherit)
 		run_inherited(w->run, n, &s->context);
 	s->limits.max_iterations = l->max_iterations;
 	s->limits.timeout_ms = l->agent_timeout_ms;
@@ -170,6 +173,7 @@ proc_do_llm(struct worker *w)
 	struct proc_llm		*pl;
 	uint64_t		 handle;
 
+	run_batch_merge(w->run, w->node);	/* before its synthesis step */
 	pl = xcalloc(1, sizeof(*pl));
 	pl->w = w;
 	pl->id = q->id;
@@ -241,7 +245,8 @@ proc_do_spawn(struct worker *w)
 	char			 msg[512];
 
 	if (run_delegate(w->run, w->node, q->profile, q->task,
-	    q->inherit_context, NULL, proc_child_done,
+	    q->inherit_context, q->call_id != NULL && *q->call_id != '\0' ?
+	    q->call_id : NULL, proc_child_done,
 	    (void *)(uintptr_t)q->id,
 	    NULL, &code, msg, sizeof(msg)) == 0) {
 		w->nspawn++;

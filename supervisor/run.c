@@ -102,8 +102,17 @@ run_store_agent(struct run *r, struct node *n, const char *call_id)
 	a.call_id = call_id;
 	a.inherit_context = n->inherit;
 	if (store_agent_add(r->store, r->run_id, &a, &n->store_agent,
-	    &n->store_node) == -1)
+	    &n->store_node) == -1) {
 		log_warnx("store: agent %s: %s", n->path,
+		    store_errmsg(r->store));
+		return;
+	}
+	/* Delegated after a parallel batch with inherit_context: the batch's
+	 * merge node is an ancestor too, so its memory is in the context. */
+	if (n->inherit && n->parent != NULL && n->parent->merge_node > 0 &&
+	    store_edge_add(r->store, n->parent->merge_node,
+	    n->store_node) == -1)
+		log_warnx("store: edge to %s: %s", n->path,
 		    store_errmsg(r->store));
 }
 
@@ -167,15 +176,16 @@ run_delegate(struct run *r, struct node *parent, const char *profile,
 	n = run_node_add(r, parent, p, task ? task : "", inherit);
 	n->done_cb = cb;
 	n->done_arg = arg;
-	n->state = NODE_QUEUED;
 	r->nagents++;
-	if (r->qtail != NULL)
-		r->qtail->qnext = n;
-	else
-		r->qhead = n;
-	r->qtail = n;
+	/* A worker's spawns of one turn arrive one by one: batch them until
+	 * its next LLM turn (the orchestrator knows its turns itself). */
+	if (parent != r->root) {
+		parent->batch = xreallocarray(parent->batch,
+		    parent->nbatch + 1, sizeof(*parent->batch));
+		parent->batch[parent->nbatch++] = n;
+	}
 	run_store_agent(r, n, call_id);
-	ui_queued(n);
+	run_enqueue(r, n);
 	if (childp != NULL)
 		*childp = n;
 	return 0;
@@ -183,6 +193,34 @@ refused:
 	log_info("agent %s: delegation refused: %s", parent->path, msg);
 	run_record_event(r, parent, "refused", profile, msg);
 	return -1;
+}
+
+void
+run_enqueue(struct run *r, struct node *n)
+{
+	n->state = NODE_QUEUED;
+	n->qnext = NULL;
+	if (r->qtail != NULL)
+		r->qtail->qnext = n;
+	else
+		r->qhead = n;
+	r->qtail = n;
+	ui_queued(n);
+}
+
+/* An agent of an interrupted run, under its stored path and rows. */
+struct node *
+run_node_restore(struct run *r, struct node *parent, const struct profile *p,
+    const char *path, const char *task, int inherit)
+{
+	struct node	*n;
+	unsigned	 keep = parent->nchildren;
+
+	n = run_node_add(r, parent, p, task, inherit);
+	parent->nchildren = keep;
+	strlcpy(n->path, path, sizeof(n->path));
+	n->state = NODE_QUEUED;		/* waiting: not in the queue yet */
+	return n;
 }
 
 void
@@ -303,19 +341,12 @@ run_store_done(struct run *r, struct node *n)
 	if (store_agent_set_status(r->store, n->store_agent, st, text,
 	    run_end_name(n->end)) == -1)
 		log_warnx("store: %s", store_errmsg(r->store));
-	/* The node's summary is its complete() result. */
-	if (n->end == NODE_END_COMPLETE && n->store_node > 0 &&
-	    store_node_set_summary(r->store, n->store_node, n->result,
-	    STORE_SUMMARY_RESULT, NULL) == -1)
-		log_warnx("store: %s", store_errmsg(r->store));
 	(void)store_flush(r->store);
 }
 
 void
 run_node_done(struct run *r, struct node *n)
 {
-	node_done_fn	cb = n->done_cb;
-
 	if (n->state == NODE_DONE)
 		return;
 	n->state = NODE_DONE;
@@ -329,6 +360,17 @@ run_node_done(struct run *r, struct node *n)
 	ui_done(n);
 	run_store_done(r, n);
 	run_cancel_children(r, n, "its parent finished");
+	/* The summary is part of finishing: the parent hears after it. */
+	if (run_summary_start(r, n) == 1)
+		return;
+	run_node_tell(r, n);
+}
+
+void
+run_node_tell(struct run *r, struct node *n)
+{
+	node_done_fn	cb = n->done_cb;
+
 	n->done_cb = NULL;
 	if (cb != NULL)
 		cb(r, n, n->done_arg);
@@ -403,9 +445,9 @@ run_inherit_add(struct msg_list *out, const char *fmt, const char *path,
 }
 
 /*
- * A child delegated with inherit_context gets its ancestors' tasks (root
- * first) and the results of every finished subagent of those ancestors:
- * the summaries of its memory graph so far.
+ * A child delegated with inherit_context starts from its memory graph:
+ * store_context() of its node. Without a store: its ancestors' tasks (root
+ * first) and the results of every finished subagent of those ancestors.
  */
 void
 run_inherited(struct run *r, const struct node *n, struct msg_list *out)
@@ -414,6 +456,17 @@ run_inherited(struct run *r, const struct node *n, struct msg_list *out)
 	const struct node	*a, *c;
 	size_t			 nchain = 0, i, j;
 
+	/* The memory graph: ancestors' summaries in order, and the
+	 * parent's conversation while it has none (docs/memory.md). */
+	if (r->store != NULL && n->store_node > 0) {
+		if (store_context(r->store, n->store_node,
+		    STORE_CTX_PARENT_MESSAGES, out) == 0)
+			return;
+		log_warnx("store: context of %s: %s", n->path,
+		    store_errmsg(r->store));
+		msg_list_free(out);
+		msg_list_init(out);
+	}
 	for (a = n->parent; a != NULL && nchain < IPC_PATH_MAX; a = a->parent)
 		chain[nchain++] = a;
 	while (nchain-- > 0) {
@@ -467,7 +520,14 @@ run_cancel(struct run *r, int hard)
 			proc_cancel(n->worker, r->finished ?
 			    "the run finished" : "the run was cancelled");
 	}
-	if (!r->finished)
+	if (!r->finished && r->orch_deferred) {
+		/* Resuming: the orchestrator waited on its subagents. */
+		r->orch_deferred = 0;
+		r->root->end = NODE_END_CANCELLED;
+		r->root->error = xstrdup("the run was cancelled while it "
+		    "resumed its subagents");
+		run_node_done(r, r->root);
+	} else if (!r->finished)
 		orch_cancel(r, "the run was cancelled (SIGINT/SIGTERM)");
 	r->kill_timer = loop_timer_add(r->loop, r->opts.limits.grace_ms,
 	    run_kill_timer, r);
@@ -670,10 +730,13 @@ run_main(struct run *r, const struct msg_list *resume)
 		fatal("epoll_ctl spawnd");
 	loop_set_timeout_hook(r->loop, run_timeout, r);
 	loop_set_idle_hook(r->loop, run_idle, r);
-	if (orch_start(r, resume, err, sizeof(err)) == -1) {
+	if (!r->orch_deferred && orch_start(r, resume, err,
+	    sizeof(err)) == -1) {
 		log_warnx("orchestrator: %s", err);
 		return WARREN_EXIT_CONFIG;
 	}
+	/* Resumed subagents may be queued before any event comes. */
+	run_schedule(r);
 	if (!r->finished || r->nlive > 0)
 		if (loop_run(r->loop) == -1)
 			return WARREN_EXIT_INTERNAL;
@@ -708,8 +771,13 @@ run_free(struct run *r)
 		free(n->task);
 		free(n->result);
 		free(n->error);
+		free(n->batch);
+		if (n->resume != NULL)
+			msg_list_free(n->resume);
+		free(n->resume);
 		free(n);
 	}
+	run_resume_free(r);
 	free(r->nodes);
 	spawn_env_free(r->worker_env);
 	loop_free(r->loop);

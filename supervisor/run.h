@@ -30,6 +30,7 @@ struct sandbox_caps;
 struct spawnd;
 struct node;
 struct orch_state;
+struct resume_wait;
 
 /* limits.c: every limit of a run, in one place. */
 struct run_limits {
@@ -42,6 +43,10 @@ struct run_limits {
 	uint64_t	grace_ms;	/* cancel -> SIGKILL [2 s] */
 	unsigned	max_iterations;	/* LLM turns of one agent [50] */
 	uint32_t	max_output_bytes; /* of one tool result [64 KiB] */
+	/* A finished agent's node summary is an LLM summary when its result
+	 * or its transcript is longer than these (0 = never) [4000, 64 KiB]. */
+	uint64_t	summary_result_max;
+	uint64_t	summary_transcript_max;
 };
 
 #define LIMITS_DEFAULT_MAX_DEPTH	3
@@ -102,6 +107,16 @@ struct node {
 	int64_t			 store_node;
 	const char		*call_id;	/* the parent's delegate call id */
 	uint32_t		 ckpt_seq;	/* messages checkpointed so far */
+	int			 summarizing;	/* its LLM summary is in flight */
+	struct node		**batch;	/* a worker's subagents since its
+						   last LLM turn */
+	size_t			 nbatch;
+	int64_t			 merge_node;	/* its last parallel batch's merge
+						   node: later inherit_context
+						   children hang under it too */
+	/* Resume: the messages an unfinished agent restarts from, and its
+	 * finished children answering its delegate calls. */
+	struct msg_list		*resume;
 	struct node		*qnext;		/* the queue of NODE_QUEUED */
 };
 
@@ -143,6 +158,8 @@ struct run {
 	int			 llm_failed;	/* the root ended on an LLM error */
 	struct agent		*orch;		/* the orchestrator's agent */
 	struct orch_state	*orch_state;
+	int			 orch_deferred;	/* resume: waits on subagents */
+	struct resume_wait	*resume_waits;	/* run_resume.c */
 	char			**worker_env;
 };
 
@@ -164,6 +181,12 @@ int		 run_delegate(struct run *, struct node *parent,
 		    const char *call_id, node_done_fn cb, void *arg,
 		    struct node **childp, const char **code, char *msg,
 		    size_t msgsz);
+/* Queue a node for a worker slot. */
+void		 run_enqueue(struct run *, struct node *);
+/* A node for an agent of an interrupted run (its stored path). */
+struct node	*run_node_restore(struct run *, struct node *parent,
+		    const struct profile *, const char *path, const char *task,
+		    int inherit);
 /* A node ended (outcome fields set): tell the parent, free a slot. */
 void		 run_node_done(struct run *, struct node *);
 /* A worker process is gone: its slot and its process count. */
@@ -186,10 +209,25 @@ void		 run_record_event(struct run *, const struct node *,
  * usage of the turns that produced it. */
 void		 run_store_msg(struct run *, struct node *, const struct msg *);
 
+/* run_summary.c: the node summary of a finished agent, the merge node
+ * of parallel children. */
+/* 1: an LLM summary was asked and run_node_tell() follows its answer;
+ * 0: the summary (if any) is written, tell the parent now. */
+int		 run_summary_start(struct run *, struct node *);
+/* The parallel children of one turn of parent all ended: one merge node. */
+void		 run_merge(struct run *, struct node *parent,
+		    struct node *const *children, size_t n);
+/* A worker's next LLM turn (its synthesis step): merge the subagents it
+ * delegated in parallel since its last turn. */
+void		 run_batch_merge(struct run *, struct node *);
+/* Tell the parent a node ended (after its summary). */
+void		 run_node_tell(struct run *, struct node *);
+
 /* run_resume.c */
 struct store_plan;
 int		 run_resume_prepare(struct run *, const struct store_plan *,
 		    struct msg_list *);
+void		 run_resume_free(struct run *);
 
 /* proc.c, proc_msg.c: worker processes, a state x event table. */
 int		 proc_start(struct run *, struct node *);

@@ -1,31 +1,61 @@
 /*
  * Resuming an interrupted run from the store's plan (warren resume RUN).
  *
- * The orchestrator restarts from its last written messages. A subagent
- * that finished is never run again: its stored result answers the delegate
- * call it was made for (matched by the call id). A delegate call whose
- * subagent had not finished gets the agent core's "interrupted" result and
- * the orchestrator delegates again; that subagent starts afresh (the worker
- * protocol carries no message history into a worker), and the unfinished
- * row is marked cancelled so the graph shows what happened.
+ * Every agent restarts from what was written. The orchestrator restarts
+ * from its messages. A delegate call its last turn left unanswered is
+ * answered by the subagent it started (matched by the call id stored with
+ * the subagent): a finished one (done or failed) is never run again, its
+ * stored result is the answer; an unfinished one is restarted, in a new
+ * worker, from its own messages (IPC start.history), and the same rule
+ * applies to its own unanswered delegate calls, down the tree. An agent
+ * waits, not started, until the subagents it is owed have ended, then goes
+ * on from its messages plus their answers. Any other tool call left
+ * unanswered was in flight: the agent core answers it "interrupted" and
+ * the model calls it again if it still needs it (at-least-once; see
+ * docs/supervisor.md).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/profile.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "supervisor/run.h"
 #include "supervisor/store.h"
 
-/* The plan agent that is a direct child of path and answers call_id. */
+/* One agent waiting for the subagents its unanswered calls started. */
+struct resume_slot {
+	struct resume_wait	*wait;
+	size_t			 i;		/* index in pending */
+};
+
+struct resume_wait {
+	struct resume_wait	*next;
+	struct node		*node;
+	const struct store_plan_agent *pa;
+	struct msg_list		*msgs;		/* what it resumes from */
+	struct msg		*answers;	/* one per pending call */
+	int			*have;
+	struct resume_slot	*slots;
+	size_t			 nwait;
+	int			 released;
+};
+
+static void	run_resume_node(struct run *, const struct store_plan *,
+		    struct node *, const struct store_plan_agent *,
+		    struct msg_list *);
+
+/* The plan agent that is a direct child of parent and answers call_id. */
 static const struct store_plan_agent *
-run_resume_child(const struct store_plan *p, const char *parent,
+run_resume_find(const struct store_plan *p, const char *parent,
     const char *call_id)
 {
 	const struct store_agent	*a;
 	size_t				 i, len = strlen(parent);
 
+	if (call_id == NULL)
+		return NULL;
 	for (i = 0; i < p->nagents; i++) {
 		a = &p->agents[i].agent;
 		if (a->call_id == NULL || strcmp(a->call_id, call_id) != 0)
@@ -37,41 +67,209 @@ run_resume_child(const struct store_plan *p, const char *parent,
 	return NULL;
 }
 
-static void
-run_resume_answer(struct msg_list *out, const struct msg_call *call,
-    const struct store_plan_agent *child)
+/* The highest child number under path: new children go on after it. */
+static unsigned
+run_resume_nchildren(const struct store_plan *p, const char *parent)
 {
-	const struct store_agent	*a = &child->agent;
-	struct msg			 m;
+	const char	*path, *rest;
+	size_t		 i, len = strlen(parent);
+	unsigned	 max = 0, k;
 
-	memset(&m, 0, sizeof(m));
-	m.role = MSG_TOOL;
-	m.call_id = xstrdup(call->id);
-	m.name = xstrdup(call->name);
-	if (a->status == STORE_AGENT_DONE)
-		m.text = xstrdup(a->result ? a->result : "");
-	else {
-		m.is_error = 1;
-		xasprintf(&m.text, "subagent %s (%s) failed: %s", a->path,
-		    a->profile ? a->profile : "?", a->result ? a->result :
-		    (a->exit_reason ? a->exit_reason : "no reason recorded"));
+	for (i = 0; i < p->nagents; i++) {
+		path = p->agents[i].agent.path;
+		if (strncmp(path, parent, len) != 0 || path[len] != '.')
+			continue;
+		rest = path + len + 1;
+		if (strchr(rest, '.') != NULL)
+			continue;
+		k = (unsigned)strtoul(rest, NULL, 10);
+		if (k > max)
+			max = k;
 	}
-	if (msg_list_take(out, &m) == -1)
-		fatal("msg_list_take");
+	return max;
+}
+
+static void
+run_resume_tool_msg(struct msg *m, const struct msg_call *call,
+    const char *text, int is_error)
+{
+	memset(m, 0, sizeof(*m));
+	m->role = MSG_TOOL;
+	m->call_id = xstrdup(call->id);
+	m->name = xstrdup(call->name);
+	m->text = xstrdup(text != NULL ? text : "");
+	m->is_error = is_error;
+}
+
+/* A finished subagent's stored outcome, as its parent hears it. */
+static void
+run_resume_stored_answer(struct msg *m, const struct msg_call *call,
+    const struct store_agent *a)
+{
+	char	*text;
+
+	if (a->status == STORE_AGENT_DONE) {
+		run_resume_tool_msg(m, call, a->result, 0);
+		return;
+	}
+	xasprintf(&text, "subagent %s (%s) failed: %s", a->path,
+	    a->profile ? a->profile : "?", a->result ? a->result :
+	    (a->exit_reason ? a->exit_reason : "no reason recorded"));
+	run_resume_tool_msg(m, call, text, 1);
+	free(text);
+}
+
+/* Every subagent it was owed has ended: start the agent. */
+static void
+run_resume_release(struct run *r, struct resume_wait *w)
+{
+	struct node	*n = w->node;
+	size_t		 i;
+	char		 err[512];
+
+	if (w->released)
+		return;
+	w->released = 1;
+	for (i = 0; i < w->pa->npending; i++) {
+		if (!w->have[i])
+			continue;
+		if (msg_list_take(w->msgs, &w->answers[i]) == -1)
+			fatal("msg_list_take");
+		w->have[i] = 0;
+	}
+	if (n == r->root) {
+		if (!r->orch_deferred || n->state == NODE_DONE)
+			return;
+		r->orch_deferred = 0;
+		if (orch_start(r, w->msgs, err, sizeof(err)) == -1) {
+			log_warnx("orchestrator: %s", err);
+			n->end = NODE_END_FAIL;
+			n->error = xstrdup(err);
+			run_node_done(r, n);
+		}
+		return;
+	}
+	run_enqueue(r, n);
+}
+
+/* A restarted subagent ended: its outcome answers the call it was for. */
+static void
+run_resume_answered(struct run *r, struct node *child, void *arg)
+{
+	struct resume_slot	*s = arg;
+	struct resume_wait	*w = s->wait;
+	const struct msg_call	*call = &w->pa->pending[s->i];
+	char			*text;
+	int			 is_error;
+
+	text = run_node_answer(child, &is_error);
+	run_resume_tool_msg(&w->answers[s->i], call, text, is_error);
+	free(text);
+	w->have[s->i] = 1;
+	if (--w->nwait == 0)
+		run_resume_release(r, w);
+}
+
+/* Restart the unfinished subagent pa under parent; NULL if it cannot. */
+static struct node *
+run_resume_restart(struct run *r, const struct store_plan *p,
+    struct node *parent, const struct store_plan_agent *pa)
+{
+	const struct store_agent	*a = &pa->agent;
+	const struct profile		*prof;
+	struct node			*n;
+
+	if (strlen(a->path) >= IPC_PATH_MAX || (prof = profile_set_find(
+	    r->profiles, a->profile ? a->profile : "general")) == NULL) {
+		log_warnx("resume: agent %s (%s) cannot be restarted here: "
+		    "its call gets an interrupted answer", a->path,
+		    a->profile ? a->profile : "?");
+		return NULL;
+	}
+	n = run_node_restore(r, parent, prof, a->path, a->task ? a->task :
+	    "", a->inherit_context);
+	n->store_agent = a->id;
+	n->store_node = a->node;
+	n->call_id = NULL;
+	n->nchildren = run_resume_nchildren(p, a->path);
+	n->resume = xcalloc(1, sizeof(*n->resume));
+	msg_list_init(n->resume);
+	if (msg_list_copy(n->resume, &pa->messages) == -1)
+		fatal("msg_list_copy");
+	/* What is stored; the worker's first checkpoint resends from 0. */
+	n->ckpt_seq = (uint32_t)pa->messages.n;
+	if (r->store != NULL && store_agent_set_status(r->store, a->id,
+	    STORE_AGENT_PENDING, NULL, NULL) == -1)
+		log_warnx("store: %s", store_errmsg(r->store));
+	log_info("resume: agent %s restarts from its %zu messages", a->path,
+	    pa->messages.n);
+	run_record_event(r, n, "resumed", NULL, "restarted from its messages");
+	return n;
 }
 
 /*
- * Fill the root's node from the plan and build the messages the
- * orchestrator resumes from. Returns 0, or 1 when the root had already
- * finished (nothing to run).
+ * Resume n (plan agent pa) from msgs: answer its unanswered delegate
+ * calls from finished subagents, restart unfinished ones, and start n
+ * when nothing is owed any more (the root: run_main or the release).
+ */
+static void
+run_resume_node(struct run *r, const struct store_plan *p, struct node *n,
+    const struct store_plan_agent *pa, struct msg_list *msgs)
+{
+	const struct store_plan_agent	*c;
+	const struct msg_call		*call;
+	struct resume_wait		*w;
+	struct node			*cn;
+	size_t				 i;
+
+	w = xcalloc(1, sizeof(*w));
+	w->node = n;
+	w->pa = pa;
+	w->msgs = msgs;
+	w->answers = xcalloc(pa->npending + 1, sizeof(*w->answers));
+	w->have = xcalloc(pa->npending + 1, sizeof(*w->have));
+	w->slots = xcalloc(pa->npending + 1, sizeof(*w->slots));
+	w->next = r->resume_waits;
+	r->resume_waits = w;
+	for (i = 0; i < pa->npending; i++) {
+		call = &pa->pending[i];
+		if (call->name == NULL || strcmp(call->name, "delegate") != 0 ||
+		    (c = run_resume_find(p, pa->agent.path, call->id)) == NULL)
+			continue;
+		if (c->finished) {
+			log_info("resume: %s already finished: not run again",
+			    c->agent.path);
+			run_resume_stored_answer(&w->answers[i], call,
+			    &c->agent);
+			w->have[i] = 1;
+			continue;
+		}
+		if ((cn = run_resume_restart(r, p, n, c)) == NULL)
+			continue;
+		w->slots[i].wait = w;
+		w->slots[i].i = i;
+		cn->done_cb = run_resume_answered;
+		cn->done_arg = &w->slots[i];
+		w->nwait++;
+		run_resume_node(r, p, cn, c, cn->resume);
+	}
+	if (n == r->root && w->nwait > 0)
+		r->orch_deferred = 1;
+	if (w->nwait == 0)
+		run_resume_release(r, w);
+}
+
+/*
+ * Fill the root's node from the plan, restart what must be, and build the
+ * messages the orchestrator resumes from. Returns 0, 1 when the root had
+ * already finished (nothing to run), -1 when the plan has no root.
  */
 int
 run_resume_prepare(struct run *r, const struct store_plan *p,
     struct msg_list *out)
 {
-	const struct store_plan_agent	*root = NULL, *child;
+	const struct store_plan_agent	*root = NULL;
 	struct node			*n = r->root;
-	unsigned			 nchild;
 	size_t				 i;
 
 	for (i = 0; i < p->nagents; i++)
@@ -81,39 +279,43 @@ run_resume_prepare(struct run *r, const struct store_plan *p,
 		return -1;
 	if (root->finished)
 		return 1;
+	ui_init(r->opts.json);	/* restarted agents are queued from here */
 	n->store_agent = root->agent.id;
 	n->store_node = root->agent.node;
 	if (msg_list_copy(out, &root->messages) == -1)
 		fatal("msg_list_copy");
 	n->ckpt_seq = (uint32_t)root->messages.n;
-	/* New children take fresh paths after the earlier ones. */
-	for (i = 0, nchild = 0; i < p->nagents; i++) {
-		const char *path = p->agents[i].agent.path;
-
-		if (strncmp(path, "0.", 2) == 0 && strchr(path + 2, '.') ==
-		    NULL && (unsigned)strtoul(path + 2, NULL, 10) > nchild)
-			nchild = (unsigned)strtoul(path + 2, NULL, 10);
-	}
-	n->nchildren = nchild;
+	n->nchildren = run_resume_nchildren(p, "0");
 	r->nagents = 0;
 	for (i = 0; i < p->nagents; i++) {
 		if (strcmp(p->agents[i].agent.path, "0") == 0)
 			continue;
 		r->nagents++;	/* they count against --max-agents */
-		if (!p->agents[i].finished && r->store != NULL)
+		/* Restarted ones are marked again below. */
+		if (!p->agents[i].finished && r->store != NULL &&
+		    p->agents[i].agent.status != STORE_AGENT_CANCELLED)
 			(void)store_agent_set_status(r->store,
 			    p->agents[i].agent.id, STORE_AGENT_CANCELLED,
-			    NULL, "restarted on resume");
+			    NULL, "interrupted");
 	}
-	/* Calls in flight when it died: finished children answer them. */
-	for (i = 0; i < root->npending; i++) {
-		if (strcmp(root->pending[i].name, "delegate") != 0 ||
-		    (child = run_resume_child(p, "0",
-		    root->pending[i].id)) == NULL || !child->finished)
-			continue;
-		log_info("resume: %s already finished: not run again",
-		    child->agent.path);
-		run_resume_answer(out, &root->pending[i], child);
-	}
+	run_resume_node(r, p, n, root, out);
 	return 0;
+}
+
+void
+run_resume_free(struct run *r)
+{
+	struct resume_wait	*w;
+	size_t			 i;
+
+	while ((w = r->resume_waits) != NULL) {
+		r->resume_waits = w->next;
+		for (i = 0; i < w->pa->npending; i++)
+			if (w->have[i])
+				msg_free(&w->answers[i]);
+		free(w->answers);
+		free(w->have);
+		free(w->slots);
+		free(w);
+	}
 }

@@ -220,6 +220,8 @@ store_summary_needed(struct store *st, int64_t node, const char *result,
 
 /* Append NULL-terminated pieces: cheaper than buf_addf for long text,
  * which would be formatted twice. */
+static int	store_cat(struct buf *, ...) __attribute__((sentinel));
+
 static int
 store_cat(struct buf *b, ...)
 {
@@ -252,11 +254,11 @@ store_render(struct buf *b, const struct msg_list *l, int skip_system)
 		else
 			rc = buf_addf(b, "[%s]\n", msg_role_name(m->role));
 		if (rc == 0 && m->text != NULL && *m->text != '\0')
-			rc = store_cat(b, m->text, "\n", NULL);
+			rc = store_cat(b, m->text, "\n", (char *)NULL);
 		for (j = 0; rc == 0 && j < m->ncalls; j++)
 			rc = store_cat(b, "-> ", m->calls[j].name != NULL ?
 			    m->calls[j].name : "?", " ", m->calls[j].args != NULL ?
-			    m->calls[j].args : "", "\n", NULL);
+			    m->calls[j].args : "", "\n", (char *)NULL);
 	}
 	return rc;
 }
@@ -316,10 +318,12 @@ store_summary_prompt(struct store *st, int64_t node, const char *result,
 		goto out;
 	}
 	ok = store_cat(&b, "Task of the agent:\n", label != NULL ? label : "",
-	    "\n\nTranscript:\n", NULL) == 0 && store_render(&b, &l, 1) == 0 &&
+	    "\n\nTranscript:\n", (char *)NULL) == 0 &&
+	    store_render(&b, &l, 1) == 0 &&
 	    store_clip(&b, STORE_SUMMARY_PROMPT_MAX) == 0 &&
 	    store_cat(&b, "\nIts final result:\n", result != NULL ?
-	    result : "(none)", "\n", NULL) == 0 && (text = buf_cstr(&b)) != NULL &&
+	    result : "(none)", "\n", (char *)NULL) == 0 &&
+	    (text = buf_cstr(&b)) != NULL &&
 	    msg_list_add_text(out, MSG_SYSTEM, store_summary_system) == 0 &&
 	    msg_list_add_text(out, MSG_USER, text) == 0;
 	if (!ok)
@@ -605,13 +609,13 @@ store_context_one(struct store *st, const struct store_anc_node *an,
 	msg_list_init(&l);
 	if (an->summary != NULL && an->merge)
 		ok = store_cat(&b, "[merged memory: ", label, "]\n",
-		    an->summary, NULL) == 0;
+		    an->summary, (char *)NULL) == 0;
 	else if (an->summary != NULL)
 		ok = store_cat(&b, "[memory of agent ", path, ": ", label,
-		    "]\n", an->summary, NULL) == 0;
+		    "]\n", an->summary, (char *)NULL) == 0;
 	else {
 		ok = store_cat(&b, "[context inherited from agent ", path,
-		    ": ", label, "]\n", NULL) == 0;
+		    ": ", label, "]\n", (char *)NULL) == 0;
 		if (ok && store_msg_load(st, an->id, &l, NULL) == -1) {
 			msg_list_free(&l);
 			buf_free(&b);

@@ -15,6 +15,7 @@
 #include "agent/profile.h"
 #include "common/clock.h"
 #include "common/str.h"
+#include "supervisor/jtext.h"
 #include "supervisor/run.h"
 
 #define UI_TEXT_MAX	160	/* characters of a text shown on a line */
@@ -81,22 +82,6 @@ ui_obj(const char *event, const struct node *n)
 	return o;
 }
 
-/* json_string refuses invalid UTF-8: escape such text first. */
-static json_t *
-ui_jstr(const char *text)
-{
-	json_t	*j;
-	char	*esc;
-
-	if (text == NULL)
-		return json_null();
-	if ((j = json_string(text)) != NULL)
-		return j;
-	esc = str_escape_dup(text, strlen(text), STR_ESC_KEEP_NL);
-	j = json_string(esc ? esc : "");
-	free(esc);
-	return j;
-}
 
 /* A result's head for --json (UI_JSON_TEXT_MAX bytes, UTF-8 kept whole). */
 static json_t *
@@ -110,12 +95,12 @@ ui_jclip(const char *text)
 		return json_null();
 	len = strlen(text);
 	if (len <= UI_JSON_TEXT_MAX)
-		return ui_jstr(text);
+		return jtext(text);
 	len = UI_JSON_TEXT_MAX;
 	while (len > 0 && ((unsigned char)text[len] & 0xc0) == 0x80)
 		len--;
 	cut = str_ndup(text, len);
-	j = ui_jstr(cut);
+	j = jtext(cut);
 	free(cut);
 	return j;
 }
@@ -150,7 +135,7 @@ ui_spawned(const struct node *n, pid_t pid)
 	if (ui_json) {
 		o = ui_obj("spawned", n);
 		json_object_set_new(o, "pid", json_integer(pid));
-		json_object_set_new(o, "task", ui_jstr(n->task));
+		json_object_set_new(o, "task", jtext(n->task));
 		ui_emit(o);
 		return;
 	}
@@ -168,7 +153,7 @@ ui_queued(const struct node *n)
 		o = ui_obj("queued", n);
 		json_object_set_new(o, "parent",
 		    json_string(n->parent ? n->parent->path : ""));
-		json_object_set_new(o, "task", ui_jstr(n->task));
+		json_object_set_new(o, "task", jtext(n->task));
 		ui_emit(o);
 	}
 }
@@ -181,8 +166,8 @@ ui_tool(const struct node *n, const char *tool, const char *args)
 
 	if (ui_json) {
 		o = ui_obj("tool_call", n);
-		json_object_set_new(o, "tool", ui_jstr(tool));
-		json_object_set_new(o, "args", ui_jstr(args));
+		json_object_set_new(o, "tool", jtext(tool));
+		json_object_set_new(o, "args", jtext(args));
 		ui_emit(o);
 		return;
 	}
@@ -202,7 +187,7 @@ ui_tool_result(const struct node *n, const char *tool, const char *text,
 
 	if (ui_json) {
 		o = ui_obj("tool_result", n);
-		json_object_set_new(o, "tool", ui_jstr(tool));
+		json_object_set_new(o, "tool", jtext(tool));
 		json_object_set_new(o, "error", json_boolean(is_error));
 		json_object_set_new(o, "bytes",
 		    json_integer(text ? (json_int_t)strlen(text) : 0));
@@ -227,8 +212,8 @@ ui_refused(const struct node *parent, const char *profile, const char *msg)
 
 	if (ui_json) {
 		o = ui_obj("refused", parent);
-		json_object_set_new(o, "want", ui_jstr(profile));
-		json_object_set_new(o, "message", ui_jstr(msg));
+		json_object_set_new(o, "want", jtext(profile));
+		json_object_set_new(o, "message", jtext(msg));
 		ui_emit(o);
 		return;
 	}
@@ -249,8 +234,8 @@ ui_done(const struct node *n)
 	if (ui_json) {
 		o = ui_obj("done", n);
 		json_object_set_new(o, "end", json_string(run_end_name(n->end)));
-		json_object_set_new(o, "result", ui_jstr(n->result));
-		json_object_set_new(o, "error", ui_jstr(n->error));
+		json_object_set_new(o, "result", jtext(n->result));
+		json_object_set_new(o, "error", jtext(n->error));
 		json_object_set_new(o, "iterations",
 		    json_integer(n->iterations));
 		json_object_set_new(o, "elapsed_ms", json_integer((json_int_t)ms));
@@ -271,8 +256,8 @@ ui_note(const struct node *n, const char *what, const char *text)
 
 	if (ui_json) {
 		o = ui_obj("note", n);
-		json_object_set_new(o, "kind", ui_jstr(what));
-		json_object_set_new(o, "text", ui_jstr(text));
+		json_object_set_new(o, "kind", jtext(what));
+		json_object_set_new(o, "text", jtext(text));
 		ui_emit(o);
 		return;
 	}
@@ -294,7 +279,7 @@ ui_result(const char *text, int ok, int code)
 		json_object_set_new(o, "event", json_string("result"));
 		json_object_set_new(o, "ok", json_boolean(ok));
 		json_object_set_new(o, "exit", json_integer(code));
-		json_object_set_new(o, "result", ui_jstr(text));
+		json_object_set_new(o, "result", jtext(text));
 		ui_emit(o);
 		return;
 	}

@@ -224,6 +224,12 @@ tools_run(const struct tool_ctx *ctx, const char *name, const char *args,
 	for (i = 0; i < sizeof(tools_table) / sizeof(tools_table[0]); i++)
 		if (strcmp(tools_table[i].name, t->name) == 0)
 			break;
+	if (i == sizeof(tools_table) / sizeof(tools_table[0])) {
+		/* tooldef.c lists a worker tool this table lacks. */
+		json_decref(root);
+		return tool_fail(res, "%s: this worker has no "
+		    "implementation of it", t->name);
+	}
 	rc = tools_table[i].fn(ctx, root, res);
 	json_decref(root);
 	if (rc == 0 && res->text == NULL && (res->text = strdup("")) == NULL)

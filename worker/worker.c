@@ -233,6 +233,7 @@ worker_tools(struct worker_state *ws, const struct agent_action *act)
 		    act->calls[i].profile : "general");
 		m.u.spawn.task = (char *)(uintptr_t)act->calls[i].task;
 		m.u.spawn.inherit_context = act->calls[i].inherit_context;
+		m.u.spawn.call_id = (char *)(uintptr_t)act->calls[i].id;
 		worker_send(ws, &m);
 		nwait++;
 	}
@@ -366,6 +367,7 @@ worker_agent(struct worker_state *ws, const struct ipc_start *s)
 {
 	struct agent_config	cfg;
 	char			err[512], extra[512];
+	size_t			i;
 
 	memset(&cfg, 0, sizeof(cfg));
 	snprintf(extra, sizeof(extra), "You are agent %s (depth %u) in a "
@@ -378,6 +380,14 @@ worker_agent(struct worker_state *ws, const struct ipc_start *s)
 	cfg.task = s->task;
 	cfg.system_extra = extra;
 	cfg.inherited = &s->context;
+	/* Resumed: the agent goes on from its messages; its first checkpoint
+	 * resends them from 0 and the supervisor skips what it has. */
+	if (s->history.n > 0) {
+		cfg.resume = &s->history;
+		for (i = 0; i < s->history.n; i++)
+			if (s->history.v[i].role == MSG_ASSISTANT)
+				ws->step++;	/* replay keys go on */
+	}
 	cfg.limits.max_iterations = s->limits.max_iterations;
 	cfg.limits.timeout_ms = s->limits.timeout_ms;
 	if (s->limits.max_output_bytes > 0)

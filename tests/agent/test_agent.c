@@ -782,6 +782,53 @@ test_resume(void **state)
 	msg_list_free(&saved);
 }
 
+/* Results saved out of call order are answers all the same. */
+static void
+test_resume_out_of_order(void **state)
+{
+	struct agent_action	 act;
+	struct agent_config	 cfg;
+	struct msg_list		 saved;
+	struct msg		 m;
+	const struct msg	*am;
+	struct agent		*a, *b;
+	char			 err[128];
+	size_t			 k, ai;
+
+	(void)state;
+	a = script_agent("explore", "t", NULL, NULL);
+	agent_next(a, 0, &act);
+	script_feed(a, script_reply(NULL, 2, "read", "{\"path\":\"a\"}",
+	    "read", "{\"path\":\"b\"}"));
+	msg_list_init(&saved);
+	msg_list_copy(&saved, agent_messages(a));
+	agent_free(a);
+	ai = saved.n - 1;
+	am = &saved.v[ai];
+	assert_int_equal(am->role, MSG_ASSISTANT);
+	assert_int_equal(am->ncalls, 2);
+	for (k = 2; k > 0; k--) {	/* the second call's result first */
+		memset(&m, 0, sizeof(m));
+		m.role = MSG_TOOL;
+		/* msg_list_take may move the array: index it afresh. */
+		m.call_id = strdup(saved.v[ai].calls[k - 1].id);
+		m.name = strdup("read");
+		m.text = strdup("contents");
+		assert_int_equal(msg_list_take(&saved, &m), 0);
+	}
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.profile = profile_builtin("explore");
+	cfg.task = "t";
+	cfg.resume = &saved;
+	b = agent_new(&cfg, err, sizeof(err));
+	assert_non_null(b);
+	assert_int_equal(agent_next(b, 0, &act), AGENT_NEED_LLM);
+	assert_int_equal(script_count_text(agent_context(b), "interrupted"), 0);
+	assert_int_equal(act.messages->n, saved.n);
+	agent_free(b);
+	msg_list_free(&saved);
+}
+
 static void
 test_bad_config(void **state)
 {
@@ -820,6 +867,7 @@ main(void)
 		cmocka_unit_test(test_behaviors),
 		cmocka_unit_test(test_orchestrator_delegate),
 		cmocka_unit_test(test_resume),
+		cmocka_unit_test(test_resume_out_of_order),
 		cmocka_unit_test(test_bad_config),
 	};
 

@@ -164,6 +164,27 @@ test_parse_malformed(void **state)
 	expect_error("---\nname: x\nkeep: lots\n---\n", "agents/x.md:3:");
 	expect_error("---\nname: x\ncontext: magic\n---\n",
 	    "agents/x.md:3: context");
+	/* Quoted file text is escaped: the message reaches a terminal. */
+	expect_error("---\nname: x\nt\x1b]0;x\x07: 1\n---\n",
+	    "unknown key \"t\\x1b]0;x\\x07\"");
+	expect_error("---\nname: x\ntools: R\x1b[2Jead\n---\n",
+	    "unknown tool \"R\\x1b[2Jead\"");
+	expect_error("---\nname: x\ncontext: \x9b" "31m\n---\n",
+	    "context \"\\x9b31m\"");
+}
+
+/* A profile file name with control bytes is quoted escaped. */
+static void
+test_parse_hostile_name(void **state)
+{
+	struct profile	*p = NULL;
+	char		 err[512];
+
+	(void)state;
+	assert_int_equal(profile_parse("nope", 4, "agents/\x1b" "[31m.md", "x",
+	    &p, err, sizeof(err)), -1);
+	assert_null(strchr(err, '\x1b'));
+	assert_non_null(strstr(err, "agents/\\x1b[31m.md:1:"));
 }
 
 static void
@@ -275,6 +296,7 @@ main(void)
 		cmocka_unit_test(test_builtins),
 		cmocka_unit_test(test_parse_valid),
 		cmocka_unit_test(test_parse_malformed),
+		cmocka_unit_test(test_parse_hostile_name),
 		cmocka_unit_test(test_parse_nul),
 		cmocka_unit_test(test_set_load),
 		cmocka_unit_test(test_tooldef_validate),

@@ -565,6 +565,9 @@ test_resume_after_kill9(void **state)
 	fclose(c->f);
 	c->f = NULL;
 	f = h_cassette_open(cas2);
+	/* The unfinished subagent restarts from its messages: its bash call
+	 * in flight is answered "interrupted" and it completes. */
+	h_turn(f, "0.2", 2, one("g", "complete", "{\"result\":\"R2\"}"));
 	/* The orchestrator delegates again: the run's own --max-agents 2
 	 * still holds (stored with the run), and both earlier agents count. */
 	h_turn(f, "0", 2, one("e", "delegate",
@@ -586,9 +589,11 @@ test_resume_after_kill9(void **state)
 	assert_int_equal(r.status, 0);
 	assert_true(h_count_lines(r.out, "\"event\":\"result\"",
 	    "RESUMED-OK") == 1);
-	/* The finished subagent was not run again, nor a third one. */
+	/* The finished subagent was not run again, nor a third one; the
+	 * unfinished one was restarted. */
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
-	    0);
+	    1);
+	assert_int_equal(SPAWNED(r.out, "0.2"), 1);
 	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
 	    "max agents 2 reached") == 1);
 	h_run_free(&r);

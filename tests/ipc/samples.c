@@ -76,6 +76,9 @@ samples_start(struct ipc_start *s, int minimal)
 		s->profile.tools[i] = xstrdup(tools[i]);
 	s->task = xstrdup("Find where the config file is parsed.");
 	samples_conversation(&s->context, minimal);
+	/* A resumed agent's own messages; a fresh start has none. */
+	if (!minimal)
+		samples_conversation(&s->history, 0);
 	s->limits.max_iterations = 50;
 	s->limits.timeout_ms = 600000;
 	s->limits.context_tokens = 32000;
@@ -147,6 +150,7 @@ samples_msg(struct ipc_msg *m, enum ipc_type type, int minimal)
 		m->u.spawn.profile = xstrdup("explore");
 		m->u.spawn.task = xstrdup("List the tests.");
 		m->u.spawn.inherit_context = !minimal;
+		m->u.spawn.call_id = xstrdup(minimal ? "" : "toolu_01Xy");
 		break;
 	case IPC_SPAWN_OK:
 		m->u.spawn_ok.id = 8;

@@ -114,6 +114,28 @@ test_roundtrip_fields(void **state)
 	assert_int_equal(m.u.start.limits.timeout_ms, 600000);
 	assert_int_equal(m.u.start.limits.max_output_bytes, 65536);
 	assert_string_equal(m.u.start.workspace, "/home/user/project");
+	assert_int_equal(m.u.start.history.n, 5);
+	assert_string_equal(m.u.start.history.v[4].call_id, "call_2");
+	ipc_msg_free(&m);
+
+	/* A fresh start: an empty history. */
+	buf_reset(&b);
+	samples_msg(&m, IPC_START, 1);
+	assert_int_equal(ipc_msg_encode(&b, &m, err, sizeof(err)), 0);
+	ipc_msg_free(&m);
+	assert_int_equal(ipc_msg_decode(buf_head(&b), buf_left(&b), &m, err,
+	    sizeof(err)), 0);
+	assert_int_equal(m.u.start.history.n, 0);
+	ipc_msg_free(&m);
+
+	/* spawn carries the delegate call's id (resume matches by it). */
+	buf_reset(&b);
+	samples_msg(&m, IPC_SPAWN, 0);
+	assert_int_equal(ipc_msg_encode(&b, &m, err, sizeof(err)), 0);
+	ipc_msg_free(&m);
+	assert_int_equal(ipc_msg_decode(buf_head(&b), buf_left(&b), &m, err,
+	    sizeof(err)), 0);
+	assert_string_equal(m.u.spawn.call_id, "toolu_01Xy");
 	ipc_msg_free(&m);
 
 	buf_reset(&b);
@@ -150,13 +172,15 @@ test_msgpack_c_reads_ours(void **state)
 	    buf_left(&b), &off), MSGPACK_UNPACK_SUCCESS);
 	assert_int_equal(off, buf_left(&b));
 	assert_int_equal(u.data.type, MSGPACK_OBJECT_MAP);
-	assert_int_equal(u.data.via.map.size, 5);
+	assert_int_equal(u.data.via.map.size, 6);
 	kv = u.data.via.map.ptr;
 	assert_memory_equal(kv[0].key.via.str.ptr, "type", 4);
 	assert_int_equal(kv[0].val.via.u64, IPC_SPAWN);
 	assert_memory_equal(kv[2].key.via.str.ptr, "profile", 7);
 	assert_memory_equal(kv[2].val.via.str.ptr, "explore", 7);
 	assert_int_equal(kv[4].val.type, MSGPACK_OBJECT_BOOLEAN);
+	assert_memory_equal(kv[5].key.via.str.ptr, "call_id", 7);
+	assert_memory_equal(kv[5].val.via.str.ptr, "toolu_01Xy", 10);
 	msgpack_unpacked_destroy(&u);
 	buf_free(&b);
 }

@@ -201,6 +201,22 @@ test_ask_failures(void **state)
 	assert_int_equal(r.status, 2);
 	assert_non_null(strstr(r.err, "--retries"));
 	run_free(&r);
+
+	/* A prompt on stdin that cannot be read is not sent half-read
+	 * (here stdin is a directory: read fails with EISDIR). */
+	{
+		int	saved = dup(0), dfd = open(f.dir, O_RDONLY | O_DIRECTORY);
+
+		assert_true(saved >= 0 && dfd >= 0);
+		assert_int_equal(dup2(dfd, 0), 0);
+		ask(&f, "openai", NULL, "-", &r);
+		assert_int_equal(dup2(saved, 0), 0);
+		close(saved);
+		close(dfd);
+		assert_int_equal(r.status, 2);
+		assert_non_null(strstr(r.err, "reading the prompt"));
+		run_free(&r);
+	}
 	fakellm_stop(&f);
 }
 

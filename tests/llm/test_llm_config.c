@@ -208,6 +208,28 @@ test_generic_keys(void **state)
 	config_free(c);
 }
 
+/* --show-config names extra headers but never shows their values: they
+ * are where a key for a custom gateway goes. */
+static void
+test_dump_headers(void **state)
+{
+	struct config	*c = llm_config_new();
+	char		*buf = NULL;
+	size_t		 len = 0;
+	FILE		*mem;
+
+	(void)state;
+	assert_int_equal(config_set(c, "header", "x-api-key: sk-s3cr3t",
+	    CONFIG_SRC_FLAG, "--header"), 0);
+	assert_non_null(mem = open_memstream(&buf, &len));
+	config_dump(c, mem);
+	fclose(mem);
+	assert_null(strstr(buf, "s3cr3t"));
+	assert_non_null(strstr(buf, "header = x-api-key: (hidden)"));
+	free(buf);
+	config_free(c);
+}
+
 static void
 test_llm_load(void **state)
 {
@@ -308,6 +330,18 @@ test_key_file(void **state)
 	    sizeof(err)), -1);
 	assert_non_null(strstr(err, "/nonexistent/key"));
 
+	/* A FIFO as the key file: refused at once, never waited on. */
+	{
+		char	fifo[300];
+
+		snprintf(fifo, sizeof(fifo), "%s/keyfifo", tmpdir);
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+		assert_int_equal(llm_key_load(fifo, NULL, &key, err,
+		    sizeof(err)), -1);
+		assert_non_null(strstr(err, "not a regular file"));
+		unlink(fifo);
+	}
+
 	setenv("WARREN_API_KEY", "bad\nkey", 1);
 	assert_int_equal(llm_key_load(NULL, NULL, &key, err, sizeof(err)), -1);
 	assert_null(getenv("WARREN_API_KEY"));
@@ -339,6 +373,7 @@ main(void)
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_precedence),
 		cmocka_unit_test(test_generic_keys),
+		cmocka_unit_test(test_dump_headers),
 		cmocka_unit_test(test_llm_load),
 		cmocka_unit_test(test_key_file),
 	};

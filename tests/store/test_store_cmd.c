@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "common/msg.h"
 #include "supervisor/graph.h"
@@ -373,6 +374,27 @@ test_bad_database(void **state)
 	free(e);
 }
 
+/* A database edited by hand (or by anyone who can write the workspace)
+ * is input like any other: a negative depth must not crash show. */
+static void
+test_tampered_depth(void **state)
+{
+	struct cfx	*fx = *state;
+	sqlite3		*db;
+	char		*o;
+
+	assert_int_equal(sqlite3_open(fx->t.db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "UPDATE agents SET depth = -40",
+	    NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(run_warren(fx, "show", "--db", fx->t.db, "1", NULL),
+	    0);
+	o = slurp(fx->out);
+	assert_non_null(strstr(o, "0.1 [done] explore"));
+	assert_terminal_safe(o);
+	free(o);
+}
+
 /* Readers in other processes while a run writes: never "locked". */
 static void
 test_read_while_writing(void **state)
@@ -391,7 +413,14 @@ test_read_while_writing(void **state)
 	assert_int_equal(pipe(fds), 0);
 	if ((pid = fork()) == 0) {
 		close(fds[0]);
+		/* Run 2 is what the readers print; the rows go to run 3,
+		 * so their output stays the same size however slow they
+		 * are (under ASan, a growing run 2 made show --messages
+		 * slower each round and the test time out). */
 		if ((st = store_open(fx->t.db, 0, err, sizeof(err))) == NULL ||
+		    store_run_begin(st, &p, &run) == -1 ||
+		    store_agent_add(st, run, &a, NULL, &node) == -1 ||
+		    store_msg_append(st, node, &m, NULL) == -1 ||
 		    store_run_begin(st, &p, &run) == -1 ||
 		    store_agent_add(st, run, &a, NULL, &node) == -1 ||
 		    store_flush(st) == -1 || write(fds[1], "r", 1) != 1)
@@ -436,6 +465,8 @@ main(void)
 		    cmd_setup, cmd_teardown),
 		cmocka_unit_test(test_quoting),
 		cmocka_unit_test_setup_teardown(test_bad_database, cmd_setup,
+		    cmd_teardown),
+		cmocka_unit_test_setup_teardown(test_tampered_depth, cmd_setup,
 		    cmd_teardown),
 		cmocka_unit_test_setup_teardown(test_read_while_writing,
 		    cmd_setup, cmd_teardown),

@@ -1,0 +1,797 @@
+/*
+ * The memory graph and `warren resume` end to end: the real binaries, a
+ * store per test, the model scripted by a cassette (or the fakellm server
+ * where a turn must hang). The supervisor is killed with SIGKILL at
+ * several points of a run and the run resumed to completion: no finished
+ * agent runs again (spawns per path are counted, stored messages compared),
+ * nothing written before the kill is lost or reordered. Also: the LLM
+ * summary of a long result, the merge node of parallel subagents, and
+ * inherit_context delivering its ancestors' memory in order.
+ * Waits are hang guards only; nothing depends on timing.
+ */
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "supervisor/store.h"
+#include "tests/e2e/harness.h"
+
+struct ctx {
+	char	*dir;
+	char	 ws[1024];
+	char	 cas[PATH_MAX];
+	char	 db[PATH_MAX];
+	FILE	*f;
+	unsigned sleep_s;	/* a sleep no test waits for: killed first */
+};
+
+static int
+setup(void **state)
+{
+	struct ctx	*c = calloc(1, sizeof(*c));
+
+	c->dir = h_tmpdir();
+	snprintf(c->ws, sizeof(c->ws), "%s/ws", c->dir);
+	snprintf(c->cas, sizeof(c->cas), "%s/session.cassette", c->dir);
+	snprintf(c->db, sizeof(c->db), "%s/w.db", c->dir);
+	h_write(c->ws, "data.txt", "MAGIC-LINE-42\n", 0);
+	(void)chmod(c->ws, 0777);
+	c->f = h_cassette_open(c->cas);
+	c->sleep_s = 700000 + (unsigned)getpid() % 90000;
+	*state = c;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct ctx	*c = *state;
+
+	if (c->f != NULL)
+		fclose(c->f);
+	h_rm_rf(c->dir);
+	free(c->dir);
+	free(c);
+	return 0;
+}
+
+static const char *
+calls1(const char *id, const char *name, const char *args)
+{
+	static char	buf[4][8192];
+	static int	k;
+	char		call[8000];
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "[%s]",
+	    h_call(call, sizeof(call), id, name, args));
+	return buf[k];
+}
+
+static const char *
+calls2(const char *id1, const char *n1, const char *a1, const char *id2,
+    const char *n2, const char *a2)
+{
+	static char	buf[16384];
+	char		c1[8000], c2[8000];
+
+	snprintf(buf, sizeof(buf), "[%s,%s]", h_call(c1, sizeof(c1), id1, n1,
+	    a1), h_call(c2, sizeof(c2), id2, n2, a2));
+	return buf;
+}
+
+static const char *
+complete_args(const char *result)
+{
+	static char	buf[4][8192];
+	static int	k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "{\"result\":%s}", h_js(result));
+	return buf[k];
+}
+
+/* A bash call that marks the workspace, then sleeps until killed. */
+static const char *
+bash_args(struct ctx *c, const char *mark)
+{
+	static char	buf[2][512];
+	static int	k;
+	char		cmd[256];
+
+	k = (k + 1) % 2;
+	snprintf(cmd, sizeof(cmd), "touch %s; sleep %u.5", mark, c->sleep_s);
+	snprintf(buf[k], sizeof(buf[k]), "{\"command\":%s}", h_js(cmd));
+	return buf[k];
+}
+
+/* --- the store, read as `warren show` would ---------------------------- */
+
+struct agent_view {
+	int			found;
+	enum store_agent_status	status;
+	int64_t			node;
+	uint64_t		nmessages;
+};
+
+static struct agent_view
+db_agent(const char *db, const char *path)
+{
+	struct agent_view	 v;
+	struct store		*st;
+	struct store_agent	*a;
+	size_t			 n, i;
+	char			 err[512];
+
+	memset(&v, 0, sizeof(v));
+	if ((st = store_open(db, STORE_READ, err, sizeof(err))) == NULL)
+		return v;
+	if (store_agents_list(st, 1, &a, &n) == 0) {
+		for (i = 0; i < n; i++) {
+			if (strcmp(a[i].path, path) != 0)
+				continue;
+			v.found = 1;
+			v.status = a[i].status;
+			v.node = a[i].node;
+			v.nmessages = a[i].nmessages;
+		}
+		store_agents_free(a, n);
+	}
+	store_close(st);
+	return v;
+}
+
+static void
+db_messages(const char *db, const char *path, struct msg_list *out)
+{
+	struct store	*st;
+	int64_t		 agent, node;
+	char		 err[512];
+
+	msg_list_init(out);
+	st = store_open(db, STORE_READ, err, sizeof(err));
+	assert_non_null(st);
+	assert_int_equal(store_agent_find(st, 1, path, &agent, &node), 0);
+	assert_int_equal(store_node_messages(st, node, out, NULL), 0);
+	store_close(st);
+}
+
+static int
+str_eq(const char *a, const char *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	return strcmp(a, b) == 0;
+}
+
+/* Every message of before is still there, in order, as the first ones. */
+static void
+assert_prefix(const struct msg_list *before, const struct msg_list *after)
+{
+	size_t	i, k;
+
+	assert_true(after->n >= before->n);
+	for (i = 0; i < before->n; i++) {
+		assert_int_equal(before->v[i].role, after->v[i].role);
+		assert_true(str_eq(before->v[i].text, after->v[i].text));
+		assert_true(str_eq(before->v[i].call_id, after->v[i].call_id));
+		assert_int_equal(before->v[i].ncalls, after->v[i].ncalls);
+		for (k = 0; k < before->v[i].ncalls; k++)
+			assert_string_equal(before->v[i].calls[k].id,
+			    after->v[i].calls[k].id);
+	}
+}
+
+/* A tool message answering call id with text containing needle. */
+static int
+has_answer(const struct msg_list *l, const char *id, const char *needle)
+{
+	size_t	i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].role == MSG_TOOL && str_eq(l->v[i].call_id, id) &&
+		    l->v[i].text != NULL && strstr(l->v[i].text, needle))
+			return 1;
+	return 0;
+}
+
+#define SPAWNED(out, path) h_count_lines(out, "\"event\":\"spawned\"", \
+	"\"path\":\"" path "\"")
+
+/* --- killing the supervisor --------------------------------------------- */
+
+struct killer {
+	struct ctx	*c;
+	int		(*ready)(struct ctx *);
+	int		 killed;
+	int		 refused;	/* exit code of a resume tried meanwhile */
+};
+
+/* `warren resume` of the live run: must be refused. */
+static int
+try_resume(struct ctx *c)
+{
+	pid_t	pid;
+	int	st, fd;
+
+	if ((pid = fork()) == 0) {
+		fd = open("/dev/null", O_WRONLY);
+		(void)dup2(fd, 1);
+		(void)dup2(fd, 2);
+		execl(getenv("WARREN_BIN"), "warren", "resume", "--db", c->db,
+		    "--replay", c->cas, "1", (char *)NULL);
+		_exit(127);
+	}
+	if (pid == -1 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
+static void
+kill_when(pid_t warren, void *arg)
+{
+	struct killer	*k = arg;
+	int		 i;
+
+	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 && !k->ready(k->c); i++)
+		usleep(20000);
+	if (!k->ready(k->c))
+		return;
+	k->refused = try_resume(k->c);
+	if (kill(warren, SIGKILL) == 0)
+		k->killed = 1;
+}
+
+/* Workers die with their supervisor; wait for their sleeps to be gone. */
+static void
+assert_no_sleepers(struct ctx *c)
+{
+	char	needle[64];
+	pid_t	pids[4];
+	int	i;
+
+	snprintf(needle, sizeof(needle), "sleep %u.5", c->sleep_s);
+	for (i = 0; i < 50 * 30 && h_find_procs(needle, pids, 4) > 0; i++)
+		usleep(20000);
+	assert_int_equal(h_find_procs(needle, pids, 4), 0);
+}
+
+static void
+run_killed(struct ctx *c, struct killer *k, char *const *env)
+{
+	struct h_run	 r;
+	char		*argv[] = { "warren", "run", "--json", "--db", c->db,
+			    "--workspace", c->ws, "--replay", c->cas,
+			    "resume task", NULL };
+
+	if (c->f != NULL) {
+		fclose(c->f);
+		c->f = NULL;
+	}
+	k->c = c;
+	assert_int_equal(h_warren(&r, argv, env, kill_when, k), 0);
+	if (!k->killed)
+		fprintf(stderr, "run ended before the kill: %d\n%s\n%s\n",
+		    r.status, r.out, r.err);
+	assert_true(k->killed);
+	assert_int_equal(r.status, 128 + SIGKILL);
+	/* The run was alive then: a second supervisor was refused. */
+	assert_int_equal(k->refused, 6);
+	h_run_free(&r);
+	assert_no_sleepers(c);
+}
+
+static void
+resume(struct ctx *c, struct h_run *r, char *const *env)
+{
+	char	*argv[] = { "warren", "resume", "--json", "--db", c->db,
+		    "--replay", c->cas, "1", NULL };
+
+	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+	if (r->status != 0)
+		fprintf(stderr, "resume: %d\n%s\n%s\n", r->status, r->out,
+		    r->err);
+	assert_int_equal(r->status, 0);
+}
+
+static int
+marked(struct ctx *c, const char *mark)
+{
+	char	p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", c->ws, mark);
+	return access(p, F_OK) == 0;
+}
+
+/* The bash call of path is committed (system, task, assistant). */
+static int
+mid_step(struct ctx *c, const char *path, const char *mark)
+{
+	struct agent_view	v;
+
+	if (!marked(c, mark))
+		return 0;
+	v = db_agent(c->db, path);
+	return v.found && v.nmessages >= 3;
+}
+
+/* --- 1: after the first child finished, three levels ------------------- */
+
+static int
+ready_first_done(struct ctx *c)
+{
+	return db_agent(c->db, "0.1").status == STORE_AGENT_DONE &&
+	    mid_step(c, "0.2", "b.started");
+}
+
+static void
+test_kill_after_first_child(void **state)
+{
+	struct ctx		*c = *state;
+	struct killer		 k;
+	struct h_run		 r;
+	struct msg_list		 b0, b1, b11, b2, a0, a1, a11, a2;
+
+	h_turn(c->f, "0", 1, calls2("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"A-TASK\"}", "b", "delegate",
+	    "{\"profile\":\"test\",\"task\":\"B-TASK\"}"));
+	h_turn(c->f, "0.1", 1, calls1("c", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"A1-TASK\"}"));
+	h_turn(c->f, "0.1.1", 1, calls1("d", "complete",
+	    complete_args("A1-RES")));
+	h_turn(c->f, "0.1", 2, calls1("e", "complete", complete_args("A-RES")));
+	h_turn(c->f, "0.2", 1, calls1("f", "bash", bash_args(c, "b.started")));
+	h_turn(c->f, "0.2", 2, calls1("g", "complete", complete_args("B-RES")));
+	h_turn(c->f, "0", 2, calls1("h", "complete", complete_args("FINAL-A")));
+
+	memset(&k, 0, sizeof(k));
+	k.ready = ready_first_done;
+	run_killed(c, &k, NULL);
+	db_messages(c->db, "0", &b0);
+	db_messages(c->db, "0.1", &b1);
+	db_messages(c->db, "0.1.1", &b11);
+	db_messages(c->db, "0.2", &b2);
+
+	resume(c, &r, NULL);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "FINAL-A"), 1);
+	/* The finished subtree ran once; the unfinished child once more. */
+	assert_int_equal(SPAWNED(r.out, "0.1"), 0);
+	assert_int_equal(SPAWNED(r.out, "0.1.1"), 0);
+	assert_int_equal(SPAWNED(r.out, "0.2"), 1);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
+	    1);
+	h_run_free(&r);
+
+	db_messages(c->db, "0", &a0);
+	db_messages(c->db, "0.1", &a1);
+	db_messages(c->db, "0.1.1", &a11);
+	db_messages(c->db, "0.2", &a2);
+	/* Nothing lost, nothing reordered; finished agents untouched. */
+	assert_prefix(&b0, &a0);
+	assert_prefix(&b2, &a2);
+	assert_int_equal(a1.n, b1.n);
+	assert_int_equal(a11.n, b11.n);
+	assert_prefix(&b1, &a1);
+	assert_prefix(&b11, &a11);
+	assert_true(a2.n > b2.n);
+	/* The orchestrator heard both, the stored one and the resumed one. */
+	assert_true(has_answer(&a0, "a", "A-RES"));
+	assert_true(has_answer(&a0, "b", "B-RES"));
+	/* The bash call in flight was answered "interrupted", not rerun. */
+	assert_true(has_answer(&a2, "f", "interrupted"));
+	assert_int_equal(db_agent(c->db, "0.2").status, STORE_AGENT_DONE);
+	assert_int_equal(db_agent(c->db, "0").status, STORE_AGENT_DONE);
+	msg_list_free(&b0);
+	msg_list_free(&b1);
+	msg_list_free(&b11);
+	msg_list_free(&b2);
+	msg_list_free(&a0);
+	msg_list_free(&a1);
+	msg_list_free(&a11);
+	msg_list_free(&a2);
+}
+
+/* --- 2: two children mid-step; a grandchild finished under one --------- */
+
+static int
+ready_two_mid_step(struct ctx *c)
+{
+	return mid_step(c, "0.1", "x.started") &&
+	    db_agent(c->db, "0.2.1").status == STORE_AGENT_DONE &&
+	    mid_step(c, "0.2", "y.started") &&
+	    db_agent(c->db, "0.2").nmessages >= 5;
+}
+
+static void
+test_kill_two_mid_step(void **state)
+{
+	struct ctx		*c = *state;
+	struct killer		 k;
+	struct h_run		 r;
+	struct msg_list		 b1, b2, a1, a2, a21;
+
+	h_turn(c->f, "0", 1, calls2("a", "delegate",
+	    "{\"profile\":\"test\",\"task\":\"X-TASK\"}", "b", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"Y-TASK\"}"));
+	h_turn(c->f, "0.1", 1, calls1("c", "bash", bash_args(c, "x.started")));
+	h_turn(c->f, "0.1", 2, calls1("d", "complete", complete_args("X-RES")));
+	/* 0.2 delegates, hears back, then is mid-step in its own bash. */
+	h_turn(c->f, "0.2", 1, calls1("e", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"Y1-TASK\"}"));
+	h_turn(c->f, "0.2.1", 1, calls1("f", "complete",
+	    complete_args("Y1-RES")));
+	h_turn(c->f, "0.2", 2, calls1("g", "bash", bash_args(c, "y.started")));
+	h_turn(c->f, "0.2", 3, calls1("h", "complete", complete_args("Y-RES")));
+	h_turn(c->f, "0", 2, calls1("i", "complete", complete_args("FINAL-B")));
+
+	memset(&k, 0, sizeof(k));
+	k.ready = ready_two_mid_step;
+	run_killed(c, &k, NULL);
+	db_messages(c->db, "0.1", &b1);
+	db_messages(c->db, "0.2", &b2);
+
+	resume(c, &r, NULL);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "FINAL-B"), 1);
+	assert_int_equal(SPAWNED(r.out, "0.1"), 1);
+	assert_int_equal(SPAWNED(r.out, "0.2"), 1);
+	assert_int_equal(SPAWNED(r.out, "0.2.1"), 0);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
+	    2);
+	h_run_free(&r);
+	db_messages(c->db, "0.1", &a1);
+	db_messages(c->db, "0.2", &a2);
+	db_messages(c->db, "0.2.1", &a21);
+	assert_prefix(&b1, &a1);
+	assert_prefix(&b2, &a2);
+	assert_true(has_answer(&a2, "e", "Y1-RES"));	/* from before */
+	assert_true(has_answer(&a1, "c", "interrupted"));
+	assert_true(has_answer(&a2, "g", "interrupted"));
+	/* 0.2.1 ran one turn, once. */
+	assert_int_equal(a21.n, 4);
+	assert_int_equal(db_agent(c->db, "0.1").status, STORE_AGENT_DONE);
+	assert_int_equal(db_agent(c->db, "0.2").status, STORE_AGENT_DONE);
+	msg_list_free(&b1);
+	msg_list_free(&b2);
+	msg_list_free(&a1);
+	msg_list_free(&a2);
+	msg_list_free(&a21);
+}
+
+/* --- 3: during the orchestrator's synthesis (a hanging endpoint) ------- */
+
+static const char synth_script[] =
+"{\"rules\": [\n"
+" {\"match\": \"CHILD-RES-SYN\", \"responses\": [{\"hang\": true},\n"
+"  {\"reply\": {\"calls\": [{\"id\": \"s1\", \"name\": \"complete\","
+"  \"arguments\": {\"result\": \"SYN-FINAL\"}}]}}]},\n"
+" {\"match\": \"CHILDJOB-77\", \"repeat\": true, \"responses\": "
+"  [{\"reply\": {\"calls\": [{\"id\": \"c1\", \"name\": \"complete\","
+"  \"arguments\": {\"result\": \"CHILD-RES-SYN\"}}]}}]},\n"
+" {\"match\": \"SYN-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"d1\", \"name\": \"delegate\", \"arguments\":"
+"  {\"profile\": \"explore\", \"task\": \"CHILDJOB-77\"}}]}}]}\n"
+"]}\n";
+
+struct synth {
+	char	log[PATH_MAX];
+	int	killed;
+};
+
+static int
+file_count(const char *path, const char *a, const char *b)
+{
+	static char	buf[1 << 20];
+	FILE		*f;
+	size_t		 n;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return h_count_lines(buf, a, b);
+}
+
+static void
+kill_in_synthesis(pid_t warren, void *arg)
+{
+	struct synth	*s = arg;
+	int		 i;
+
+	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 &&
+	    file_count(s->log, "CHILD-RES-SYN", "SYN-TASK") == 0; i++)
+		usleep(20000);
+	if (kill(warren, SIGKILL) == 0)
+		s->killed = 1;
+}
+
+static void
+test_kill_during_synthesis(void **state)
+{
+	struct ctx	*c = *state;
+	const char	*fake = getenv("WARREN_FAKELLM_BIN");
+	struct synth	 s;
+	struct h_run	 r;
+	struct msg_list	 b0, a0;
+	char		 spath[PATH_MAX], port[PATH_MAX], line[64] = "";
+	char		 env_url[160];
+	char		*env[] = { env_url, "WARREN_API_KEY=sk-resume-test",
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    NULL };
+	char		*argv1[] = { "warren", "run", "--json", "--db", c->db,
+			    "--workspace", c->ws, "SYN-TASK", NULL };
+	char		*argv2[] = { "warren", "resume", "--json", "--db",
+			    c->db, "1", NULL };
+	FILE		*f;
+	pid_t		 pid;
+	int		 st, i;
+
+	if (fake == NULL || access(fake, X_OK) == -1) {
+		fprintf(stderr, "skip: no fakellm (WARREN_FAKELLM_BIN)\n");
+		skip();
+	}
+	memset(&s, 0, sizeof(s));
+	h_write(c->dir, "script.json", synth_script, 0);
+	snprintf(spath, sizeof(spath), "%s/script.json", c->dir);
+	snprintf(port, sizeof(port), "%s/port", c->dir);
+	snprintf(s.log, sizeof(s.log), "%s/requests.log", c->dir);
+	if ((pid = fork()) == 0) {
+		execl(fake, "fakellm", "--script", spath, "--port-file", port,
+		    "--log", s.log, (char *)NULL);
+		_exit(127);
+	}
+	assert_int_equal(h_wait_file(port, 60), 0);
+	for (i = 0; i < 500 && line[0] == '\0'; i++) {
+		if ((f = fopen(port, "r")) != NULL) {
+			if (fgets(line, sizeof(line), f) == NULL)
+				line[0] = '\0';
+			fclose(f);
+		}
+		if (line[0] == '\0')
+			usleep(10000);
+	}
+	line[strcspn(line, "\n")] = '\0';
+	snprintf(env_url, sizeof(env_url),
+	    "WARREN_BASE_URL=http://127.0.0.1:%s/v1", line);
+
+	assert_int_equal(h_warren(&r, argv1, env, kill_in_synthesis, &s), 0);
+	assert_true(s.killed);
+	assert_int_equal(r.status, 128 + SIGKILL);
+	h_run_free(&r);
+	db_messages(c->db, "0", &b0);
+
+	assert_int_equal(h_warren(&r, argv2, env, NULL, NULL), 0);
+	kill(pid, SIGTERM);
+	(void)waitpid(pid, &st, 0);
+	if (r.status != 0)
+		fprintf(stderr, "%s\n%s\n", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "SYN-FINAL"), 1);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
+	    0);
+	h_run_free(&r);
+	/* LLM requests per agent: the child's one turn was made once; the
+	 * synthesis twice (the one the kill cut, and the resumed one). */
+	assert_int_equal(file_count(s.log, "You are agent 0.1 (depth 1)",
+	    NULL), 1);
+	assert_int_equal(file_count(s.log, "CHILD-RES-SYN", "SYN-TASK"), 2);
+	db_messages(c->db, "0", &a0);
+	assert_prefix(&b0, &a0);
+	assert_true(has_answer(&a0, "d1", "CHILD-RES-SYN"));
+	msg_list_free(&b0);
+	msg_list_free(&a0);
+}
+
+/* --- 4: LLM summary, merge node, inherit_context ----------------------- */
+
+static void
+test_summary_merge_context(void **state)
+{
+	struct ctx		*c = *state;
+	struct h_run		 r;
+	struct store		*st;
+	struct store_graph	 g;
+	struct msg_list		 m3;
+	const struct store_node	*n1 = NULL, *n2 = NULL, *mg = NULL;
+	struct agent_view	 v3;
+	char			 longres[600], err[512];
+	char			*env[] = { "WARREN_SUMMARY_RESULT_MAX=200", NULL };
+	char			*argv[] = { "warren", "run", "--json", "--db",
+				    c->db, "--workspace", c->ws, "--replay",
+				    c->cas, "graph task", NULL };
+	char			*gargv[] = { "warren", "graph", "--db", c->db,
+				    "--format", "json", "1", NULL };
+	size_t			 i, k, p1 = 0, p2 = 0, pm = 0;
+	int			 e1 = 0, e2 = 0, e3 = 0;
+
+	memset(longres, 'L', sizeof(longres) - 1);
+	longres[sizeof(longres) - 1] = '\0';
+	memcpy(longres, "LONG-RESULT ", 12);
+	h_turn(c->f, "0", 1, calls2("a", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"P-TASK\"}", "b", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"Q-TASK\"}"));
+	h_turn(c->f, "0.1", 1, calls1("c", "complete", complete_args(longres)));
+	fprintf(c->f, "{\"agent\":\"0.1\",\"step\":0,\"purpose\":\"summary\","
+	    "\"reply\":{\"stop\":\"end\",\"usage\":{\"input\":77,\"output\":7},"
+	    "\"text\":\"SHORT-SUMMARY-P\",\"calls\":[]}}\n");
+	h_turn(c->f, "0.2", 1, calls1("d", "complete", complete_args("Q-RES")));
+	h_turn(c->f, "0", 2, calls1("e", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"R-TASK\","
+	    "\"inherit_context\":true}"));
+	h_turn(c->f, "0.3", 1, calls1("f", "complete", complete_args("R-RES")));
+	h_turn(c->f, "0", 3, calls1("g", "complete", complete_args("FINAL-D")));
+	fclose(c->f);
+	c->f = NULL;
+
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	if (r.status != 0)
+		fprintf(stderr, "%s\n%s\n", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "FINAL-D"), 1);
+	/* The parent heard the whole result, not the summary. */
+	assert_int_equal(h_count_lines(r.out, "\"tool\":\"delegate\"",
+	    "LONG-RESULT"), 1);
+	h_run_free(&r);
+
+	st = store_open(c->db, STORE_READ, err, sizeof(err));
+	assert_non_null(st);
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(store_graph_load(st, 1, &g), 0);
+	for (i = 0; i < g.nnodes; i++) {
+		if (g.nodes[i].path != NULL && !strcmp(g.nodes[i].path, "0.1"))
+			n1 = &g.nodes[i];
+		if (g.nodes[i].path != NULL && !strcmp(g.nodes[i].path, "0.2"))
+			n2 = &g.nodes[i];
+		if (g.nodes[i].kind == STORE_NODE_MERGE) {
+			assert_null(mg);	/* one batch, one merge */
+			mg = &g.nodes[i];
+		}
+	}
+	assert_non_null(n1);
+	assert_non_null(n2);
+	assert_non_null(mg);
+	/* The long result got the LLM's summary and its tokens. */
+	assert_int_equal(n1->summary_kind, STORE_SUMMARY_LLM);
+	assert_string_equal(n1->summary, "SHORT-SUMMARY-P");
+	assert_int_equal(n1->summary_usage.input, 77);
+	assert_int_equal(n1->summary_usage.output, 7);
+	/* The short one is its own summary. */
+	assert_int_equal(n2->summary_kind, STORE_SUMMARY_RESULT);
+	assert_string_equal(n2->summary, "Q-RES");
+	/* The merge node has both as parents, and 0.3 under it. */
+	v3 = db_agent(c->db, "0.3");
+	assert_true(v3.found);
+	for (k = 0; k < g.nedges; k++) {
+		e1 |= g.edges[k].parent == n1->id && g.edges[k].child == mg->id;
+		e2 |= g.edges[k].parent == n2->id && g.edges[k].child == mg->id;
+		e3 |= g.edges[k].parent == mg->id && g.edges[k].child ==
+		    v3.node;
+	}
+	assert_true(e1 && e2 && e3);
+	assert_non_null(strstr(mg->summary, "SHORT-SUMMARY-P"));
+	assert_non_null(strstr(mg->summary, "Q-RES"));
+	store_graph_free(&g);
+	store_close(st);
+
+	/* inherit_context: 0.3 started from its ancestors' memory, in order
+	 * (0.1, 0.2, their merge), then its parent's conversation. */
+	db_messages(c->db, "0.3", &m3);
+	for (i = 0; i < m3.n; i++) {
+		const char *t = m3.v[i].text;
+
+		if (m3.v[i].role != MSG_USER || t == NULL)
+			continue;
+		if (strstr(t, "[memory of agent 0.1") == t) {
+			p1 = i;
+			assert_non_null(strstr(t, "SHORT-SUMMARY-P"));
+			assert_null(strstr(t, "LONG-RESULT"));
+		} else if (strstr(t, "[memory of agent 0.2") == t)
+			p2 = i;
+		else if (strstr(t, "[merged memory") == t)
+			pm = i;
+	}
+	assert_true(p1 > 0 && p2 > p1 && pm > p2);
+	msg_list_free(&m3);
+
+	/* And `warren graph` shows the merge with its two parents. */
+	assert_int_equal(h_warren(&r, gargv, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\"merge\""));
+	assert_non_null(strstr(r.out, "SHORT-SUMMARY-P"));
+	h_run_free(&r);
+}
+
+/* A worker's parallel subagents get their merge node too. */
+static void
+test_worker_merge(void **state)
+{
+	struct ctx		*c = *state;
+	struct h_run		 r;
+	struct store		*st;
+	struct store_graph	 g;
+	struct agent_view	 v1, v2;
+	char			 err[512];
+	char			*argv[] = { "warren", "run", "--json", "--db",
+				    c->db, "--workspace", c->ws, "--replay",
+				    c->cas, "worker merge task", NULL };
+	size_t			 i, k, nmerge = 0;
+	int			 e1, e2;
+
+	h_turn(c->f, "0", 1, calls1("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"W-TASK\"}"));
+	h_turn(c->f, "0.1", 1, calls2("b", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"W1\"}", "c", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"W2\"}"));
+	h_turn(c->f, "0.1.1", 1, calls1("d", "complete", complete_args("W1-R")));
+	h_turn(c->f, "0.1.2", 1, calls1("e", "complete", complete_args("W2-R")));
+	h_turn(c->f, "0.1", 2, calls1("f", "complete", complete_args("W-R")));
+	h_turn(c->f, "0", 2, calls1("g", "complete", complete_args("FINAL-W")));
+	fclose(c->f);
+	c->f = NULL;
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	v1 = db_agent(c->db, "0.1.1");
+	v2 = db_agent(c->db, "0.1.2");
+	st = store_open(c->db, STORE_READ, err, sizeof(err));
+	assert_non_null(st);
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(store_graph_load(st, 1, &g), 0);
+	for (i = 0; i < g.nnodes; i++) {
+		if (g.nodes[i].kind != STORE_NODE_MERGE)
+			continue;
+		nmerge++;
+		e1 = e2 = 0;
+		for (k = 0; k < g.nedges; k++) {
+			e1 |= g.edges[k].parent == v1.node &&
+			    g.edges[k].child == g.nodes[i].id;
+			e2 |= g.edges[k].parent == v2.node &&
+			    g.edges[k].child == g.nodes[i].id;
+		}
+		assert_true(e1 && e2);
+		assert_non_null(strstr(g.nodes[i].label, "agent 0.1"));
+		assert_non_null(strstr(g.nodes[i].summary, "W1-R"));
+		assert_non_null(strstr(g.nodes[i].summary, "W2-R"));
+	}
+	assert_int_equal(nmerge, 1);
+	store_graph_free(&g);
+	store_close(st);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_summary_merge_context,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_merge,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill_after_first_child,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill_two_mid_step,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill_during_synthesis,
+		    setup, teardown),
+	};
+
+	if (getenv("E2E_FILTER") != NULL)
+		cmocka_set_test_filter(getenv("E2E_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
