@@ -10,6 +10,7 @@
  *
  * WARREN_BIN and WARREN_WORKER_BIN name the binaries (default: the build
  * tree layout, ./supervisor/warren and ./worker/warren-worker).
+ * BENCH_RUN_KEEP=1 keeps each run's directory and prints its command.
  */
 #include <sys/wait.h>
 
@@ -155,9 +156,31 @@ run(int n, int steps, const char *jobs, struct result *res)
 		fclose(f);
 	}
 	res->cpu = usr + sys;
+	if (getenv("BENCH_RUN_KEEP") != NULL) {
+		/* To profile the same run by hand (callgrind, perf). */
+		fprintf(stderr, "kept: %s run -v --json --no-store "
+		    "--workspace %s --replay %s --max-agents %s --jobs %s "
+		    "bench\n", bin, ws, cas, nagents, jobs);
+		return;
+	}
 	snprintf(line, sizeof(line), "rm -rf %s", dir);
 	if (system(line) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
+}
+
+/* The run with the least supervisor CPU of 5 (all must succeed). */
+static void
+best(int n, int steps, const char *jobs, struct result *res)
+{
+	struct result	r;
+	int		i;
+
+	run(n, steps, jobs, res);
+	for (i = 1; i < 5 && res->ok; i++) {
+		run(n, steps, jobs, &r);
+		if (!r.ok || r.cpu < res->cpu)
+			*res = r;
+	}
 }
 
 int
@@ -179,11 +202,16 @@ main(int argc, char **argv)
 	printf("%d subagents x %d steps, --jobs %s: %s, wall %.3f s, "
 	    "supervisor cpu %.3f s, %llu LLM turns\n", n, steps, jobs,
 	    a.ok ? "ok" : "FAILED", a.wall, a.cpu, a.turns);
-	/* Marginal cost of a step: same agents, more steps each. */
-	run(4, 5, jobs, &lo);
-	run(4, 45, jobs, &hi);
+	/*
+	 * Marginal cost of a step: same agents, more steps each. Under
+	 * load a run's fixed costs (exec, the spawn server's fork) vary by
+	 * more than 160 steps cost, so each side is the least of 5 runs.
+	 */
+	best(4, 5, jobs, &lo);
+	best(4, 45, jobs, &hi);
 	if (lo.ok && hi.ok && hi.turns > lo.turns)
-		printf("supervisor cpu per agent step (4x45 - 4x5 steps): "
+		printf("supervisor cpu per agent step (4x45 - 4x5 steps, least "
+		    "of 5 each): "
 		    "%.1f us (target <= 100 us)\n", (hi.cpu - lo.cpu) * 1e6 /
 		    (double)(hi.turns - lo.turns));
 	else

@@ -511,6 +511,17 @@ sandbox_bpf_prebuild(const struct sandbox_policy *p, struct sandbox_error *e)
 
 /* phase 1 */
 
+/* sandbox_caps_freeze(): the probe of the first call, for every later one. */
+static struct sandbox_caps	sandbox_caps_cache;
+static int			sandbox_caps_cached;
+
+void
+sandbox_caps_freeze(void)
+{
+	sandbox_caps_probe(&sandbox_caps_cache, 0);
+	sandbox_caps_cached = 1;
+}
+
 int
 sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
     struct sandbox_error *e)
@@ -526,7 +537,10 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
 	sb->sock[0] = sb->sock[1] = -1;
 	if (sb->policy.workspace[0] != '/')
 		return sandbox_fail(e, 0, EINVAL, "workspace must be absolute");
-	sandbox_caps_probe(&sb->caps, 0);
+	if (sandbox_caps_cached)
+		memcpy(&sb->caps, &sandbox_caps_cache, sizeof(sb->caps));
+	else
+		sandbox_caps_probe(&sb->caps, 0);
 	planned = SANDBOX_SETSID | SANDBOX_CLOSEFDS | SANDBOX_RLIMITS;
 	if ((p->want & SANDBOX_PIDS) && sb->caps.cgroup != 0) {
 		if (sandbox_cgroup_create(sb, e) == 0)
@@ -548,7 +562,7 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
 		planned |= SANDBOX_MNTNS;
 	if (flags & CLONE_NEWPID)
 		planned |= SANDBOX_PIDNS;
-	if (flags & CLONE_NEWNET)
+	if ((flags & CLONE_NEWNET) || sandbox_ns_netns_inherited(sb))
 		planned |= SANDBOX_NETNS;
 	if (flags & CLONE_NEWIPC)
 		planned |= SANDBOX_IPCNS;
@@ -791,7 +805,7 @@ sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 		if (flags & CLONE_NEWPID)
 			a |= SANDBOX_PIDNS;
 	}
-	if (flags & CLONE_NEWNET)
+	if ((flags & CLONE_NEWNET) || sandbox_ns_netns_inherited(sb))
 		a |= SANDBOX_NETNS;
 	if (flags & CLONE_NEWIPC)
 		a |= SANDBOX_IPCNS;
@@ -820,8 +834,8 @@ sandbox_phase2(const struct sandbox_policy *p, unsigned applied, int scflags,
     struct sandbox_error *e)
 {
 	const struct sock_fprog	*prebuilt = NULL;
-
-	int	 abi = 0;
+	struct sock_fprog	 inherited = { 0, NULL };
+	int			 abi = 0, rc;
 
 	sandbox_report_init(r, p->require);
 	if (sandbox_caps_drop(e) == -1)
@@ -852,9 +866,13 @@ sandbox_phase2(const struct sandbox_policy *p, unsigned applied, int scflags,
 	if ((scflags & SANDBOX_SECCOMP_NOTIFY) &&
 	    sandbox_bpf_slot(p)->filter != NULL)
 		prebuilt = sandbox_bpf_slot(p);
+	else if ((scflags & SANDBOX_SECCOMP_SELF) &&
+	    sandbox_bpf_inherited(p, &inherited) == 0)
+		prebuilt = &inherited;	/* the spawner's (sandbox_bpffd.c) */
 	if (prebuilt != NULL) {
-		if (sandbox_seccomp_load(prebuilt, scflags, notify_fd,
-		    e) == -1)
+		rc = sandbox_seccomp_load(prebuilt, scflags, notify_fd, e);
+		free(inherited.filter);
+		if (rc == -1)
 			return -1;
 	} else if (sandbox_seccomp_apply(p, scflags, notify_fd, e) == -1)
 		return -1;

@@ -71,6 +71,8 @@
 #define SANDBOX_ERR_LEN		256
 
 #define SANDBOX_ENV		"WARREN_SANDBOX"
+/* The fd of a prebuilt, sealed seccomp program (sandbox_bpf_fd). */
+#define SANDBOX_BPF_ENV		"WARREN_SANDBOX_BPF"
 #define SANDBOX_ENV_LEN		(PATH_MAX + 256)
 
 /* What a failure was about. */
@@ -216,6 +218,14 @@ int	 sandbox_enter(const struct sandbox_policy *p, struct sandbox_report *r,
  * cgroup, so only with allow_weaker for a read-write profile. */
 int	 sandbox_apply_self(const struct sandbox_policy *p,
 	    struct sandbox_report *r, struct sandbox_error *e);
+/* Spawner: a sealed memfd (close-on-exec, owned by the library, one per
+ * filter) holding the seccomp program p's worker would build; give it to
+ * the child under SANDBOX_BPF_ENV and sandbox_enter loads it as is. */
+int	 sandbox_bpf_fd(const struct sandbox_policy *p, struct sandbox_error *e);
+/* Spawner, root only, once: move the calling process into an empty
+ * network namespace; its children then inherit it and get no netns of
+ * their own (still reported as "netns"). -1 if not root or it fails. */
+int	 sandbox_netns_share(struct sandbox_error *e);
 /* Parent: signal the whole tree (pid ns init, cgroup, process group). */
 int	 sandbox_kill(struct sandbox *sb, int sig);
 /* Parent, after reaping: kill stragglers, remove the cgroup, close fds. */
@@ -244,6 +254,10 @@ void	 sandbox_report_string(const struct sandbox_report *r, char *buf,
 
 /* sandbox_check.c */
 int	 sandbox_caps_probe(struct sandbox_caps *c, int thorough);
+/* A spawner that forks many children: probe now, and let every later
+ * sandbox_prepare() use this probe instead of its own (the kernel's
+ * features, cgroup mounts and our uid do not change during a run). */
+void	 sandbox_caps_freeze(void);
 void	 sandbox_caps_print(const struct sandbox_caps *c, FILE *f);
 
 #endif

@@ -40,6 +40,7 @@ int	 sandbox_caps_none(void);
 
 /* sandbox_ns.c */
 int	 sandbox_ns_flags(const struct sandbox *sb);
+int	 sandbox_ns_netns_inherited(const struct sandbox *sb);
 pid_t	 sandbox_ns_clone(int flags);
 int	 sandbox_ns_userns_map(uid_t uid, gid_t gid, struct sandbox_error *e);
 int	 sandbox_ns_mounts(const struct sandbox_policy *p, int pidns,
@@ -71,6 +72,9 @@ int	 sandbox_seccomp_available(void);
 struct sock_fprog;
 int	 sandbox_seccomp_export(const struct sandbox_policy *p, int flags,
 	    struct sock_fprog *prog, struct sandbox_error *e);
+/* sandbox_bpffd.c */
+int	 sandbox_bpf_inherited(const struct sandbox_policy *p,
+	    struct sock_fprog *prog);
 int	 sandbox_seccomp_load(const struct sock_fprog *prog, int flags,
 	    int *notify_fd, struct sandbox_error *e);
 

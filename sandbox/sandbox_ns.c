@@ -38,6 +38,33 @@ static const int sandbox_ns_fwd[] = {
 	SIGTSTP, SIGWINCH,
 };
 
+/*
+ * Set once by sandbox_netns_share(): this process already sits in an empty
+ * network namespace of its own, which every child inherits.
+ */
+static int	sandbox_netns_shared;
+
+int
+sandbox_netns_share(struct sandbox_error *e)
+{
+	if (geteuid() != 0)
+		return sandbox_missing(e, SANDBOX_NETNS, "a shared network "
+		    "namespace needs root (workers get their own)");
+	if (unshare(CLONE_NEWNET) == -1)
+		return sandbox_fail(e, SANDBOX_NETNS, errno,
+		    "unshare(CLONE_NEWNET)");
+	sandbox_netns_shared = 1;
+	return 0;
+}
+
+/* The child gets no netns of its own but is in the shared empty one. */
+int
+sandbox_ns_netns_inherited(const struct sandbox *sb)
+{
+	return sandbox_netns_shared && sb->caps.root &&
+	    (sb->policy.want & SANDBOX_NETNS);
+}
+
 int
 sandbox_ns_flags(const struct sandbox *sb)
 {
@@ -55,7 +82,8 @@ sandbox_ns_flags(const struct sandbox *sb)
 		flags |= CLONE_NEWNS;
 	if ((want & SANDBOX_PIDNS) && c->pidns && (flags & CLONE_NEWNS))
 		flags |= CLONE_NEWPID;		/* a fresh /proc needs mntns */
-	if ((want & SANDBOX_NETNS) && c->netns)
+	if ((want & SANDBOX_NETNS) && c->netns &&
+	    !sandbox_ns_netns_inherited(sb))
 		flags |= CLONE_NEWNET;
 	if ((want & SANDBOX_IPCNS) && c->ipcns)
 		flags |= CLONE_NEWIPC | CLONE_NEWUTS;

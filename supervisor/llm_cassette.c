@@ -6,6 +6,7 @@
  * replays under any. Format: docs/cassette.md.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,10 @@ struct llm_cassette {
 	char			*path;
 	struct cassette_entry	*v;		/* replay */
 	size_t			 n;
+	/* Replay index: open addressing on (agent, step, purpose), slot =
+	 * entry + 1 (0 free), rebuilt when entries were added. */
+	size_t			*idx;
+	size_t			 idxcap, idxn;
 };
 
 static const char *const purpose_names[] = {
@@ -158,6 +163,62 @@ llm_cassette_free_entries(struct llm_cassette *c)
 	free(c->v);
 	c->v = NULL;
 	c->n = 0;
+	free(c->idx);
+	c->idx = NULL;
+	c->idxcap = c->idxn = 0;
+}
+
+static size_t
+llm_cassette_hash(const char *agent, unsigned step, enum llm_purpose purpose)
+{
+	uint64_t	h = 1469598103934665603ULL;	/* FNV-1a */
+
+	for (; *agent != '\0'; agent++)
+		h = (h ^ (unsigned char)*agent) * 1099511628211ULL;
+	h = (h ^ step) * 1099511628211ULL;
+	h = (h ^ (unsigned)purpose) * 1099511628211ULL;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static int
+llm_cassette_same(const struct cassette_entry *e, const char *agent,
+    unsigned step, enum llm_purpose purpose)
+{
+	return e->step == step && e->purpose == purpose &&
+	    strcmp(e->agent, agent) == 0;
+}
+
+/*
+ * Index every entry; a later recording of a key replaces an earlier one
+ * (a resumed run appends). Replay of N agents x S steps was a linear scan
+ * per turn, O((N*S)^2) for a run. -1 on ENOMEM (callers scan instead).
+ */
+static int
+llm_cassette_index(struct llm_cassette *c)
+{
+	struct cassette_entry	*e;
+	size_t			 cap = 16, i, j, *idx;
+
+	if (c->idx != NULL && c->idxn == c->n)
+		return 0;
+	while (cap < 2 * c->n)
+		cap *= 2;
+	if ((idx = calloc(cap, sizeof(*idx))) == NULL)
+		return -1;
+	for (i = 0; i < c->n; i++) {
+		e = &c->v[i];
+		j = llm_cassette_hash(e->agent, e->step, e->purpose) &
+		    (cap - 1);
+		while (idx[j] != 0 && !llm_cassette_same(&c->v[idx[j] - 1],
+		    e->agent, e->step, e->purpose))
+			j = (j + 1) & (cap - 1);
+		idx[j] = i + 1;
+	}
+	free(c->idx);
+	c->idx = idx;
+	c->idxcap = cap;
+	c->idxn = c->n;
+	return 0;
 }
 
 void
@@ -330,11 +391,22 @@ llm_cassette_find(struct llm_cassette *c, const char *agent, unsigned step,
 	size_t			 i;
 
 	/* The last recording of a key wins (a resumed run appends). */
-	for (i = c->n; i > 0; i--) {
-		if (c->v[i - 1].step == step && c->v[i - 1].purpose == purpose &&
-		    strcmp(c->v[i - 1].agent, agent) == 0) {
-			e = &c->v[i - 1];
-			break;
+	if (llm_cassette_index(c) == 0) {
+		i = llm_cassette_hash(agent, step, purpose) & (c->idxcap - 1);
+		for (; c->idx[i] != 0; i = (i + 1) & (c->idxcap - 1)) {
+			if (llm_cassette_same(&c->v[c->idx[i] - 1], agent, step,
+			    purpose)) {
+				e = &c->v[c->idx[i] - 1];
+				break;
+			}
+		}
+	} else {
+		for (i = c->n; i > 0; i--) {
+			if (llm_cassette_same(&c->v[i - 1], agent, step,
+			    purpose)) {
+				e = &c->v[i - 1];
+				break;
+			}
 		}
 	}
 	if (e == NULL)

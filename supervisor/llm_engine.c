@@ -1063,9 +1063,11 @@ llm_submit(struct llm_engine *e, const struct llm_request *req,
 		model = e->cfg.summary_model;
 	if (model == NULL)
 		model = e->cfg.model;
+	/* Replay never sends the body: building it (the whole context as
+	 * JSON, every turn) was most of the supervisor's CPU per step. */
 	if ((c->agent = strdup(req->agent)) == NULL ||
 	    (c->model = strdup(model)) == NULL ||
-	    llm_call_body(c, req) == -1) {
+	    (!e->replay && llm_call_body(c, req) == -1)) {
 		llm_call_free(c);
 		errno = ENOMEM;
 		return 0;

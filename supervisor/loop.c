@@ -259,23 +259,33 @@ loop_next_timeout(struct loop *l, long max_ms)
 	return ms;
 }
 
-/* Fire the timers due now; timers added by a callback wait for the next pass. */
+/*
+ * Fire the timers due now, earliest first (a late pass under load must
+ * not reorder them); timers added by a callback wait for the next pass.
+ */
 static void
 loop_fire_timers(struct loop *l)
 {
 	uint64_t		now = clock_mono_ms(), last = l->nextid;
 	struct loop_timer	t;
-	size_t			i;
+	size_t			i, best;
 
-	for (i = 0; i < l->ntimers; ) {
-		if (l->timers[i].due > now || l->timers[i].id > last) {
-			i++;
-			continue;
+	for (;;) {
+		best = l->ntimers;
+		for (i = 0; i < l->ntimers; i++) {
+			if (l->timers[i].due > now || l->timers[i].id > last)
+				continue;
+			if (best == l->ntimers ||
+			    l->timers[i].due < l->timers[best].due ||
+			    (l->timers[i].due == l->timers[best].due &&
+			    l->timers[i].id < l->timers[best].id))
+				best = i;
 		}
-		t = l->timers[i];
-		l->timers[i] = l->timers[--l->ntimers];
-		t.cb(t.arg);
-		i = 0;	/* the callback may have changed the array */
+		if (best == l->ntimers)
+			return;
+		t = l->timers[best];
+		l->timers[best] = l->timers[--l->ntimers];
+		t.cb(t.arg);	/* it may change the array: scan again */
 	}
 }
 

@@ -134,9 +134,20 @@ proc_flush(struct worker *w)
 static void
 proc_write_cb(int fd, uint32_t events, void *arg)
 {
-	(void)fd;
-	(void)events;
-	proc_flush(arg);
+	struct worker	*w = arg;
+
+	/*
+	 * The worker closed its end (it exited; its exit event comes from
+	 * the spawn server later). EPOLLERR is reported whatever the
+	 * events asked, so left in the set the pipe made every
+	 * epoll_wait return at once until then: a busy loop.
+	 */
+	if (events & (EPOLLERR | EPOLLHUP)) {
+		loop_del_fd(w->run->loop, fd);
+		w->out_armed = 0;
+		return;
+	}
+	proc_flush(w);
 }
 
 void

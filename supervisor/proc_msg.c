@@ -337,6 +337,15 @@ proc_do_done(struct worker *w)
 		n->error = xstrdup(w->kill_reason);
 	}
 	w->state = PROC_DRAINING;
+	/*
+	 * Its work is over: its --jobs slot goes to the next agent now, not
+	 * after its exit and the teardown of its namespaces and cgroup
+	 * (several ms). The drain deadline still bounds how long it lives.
+	 */
+	if (!w->parked) {
+		w->parked = 1;
+		run_slot_park(w->run, n, 1);
+	}
 	proc_arm(w, w->run->opts.limits.grace_ms + PROC_EOF_MS);
 	run_node_done(w->run, n);
 }

@@ -40,6 +40,7 @@
 #include "common/xmalloc.h"
 #include "supervisor/loop.h"
 #include "supervisor/spawn.h"
+#include "sandbox/sandbox.h"
 
 #define SPAWND_MSG_MAX	(128u * 1024)
 #define SPAWND_ARGS_MAX	64
@@ -278,6 +279,19 @@ spawnd_main(int fd)
 
 	spawnd_wipe_env();
 	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/*
+	 * As root, one empty network namespace for the server and every
+	 * worker, instead of one per worker (a netns costs 1 ms or more to
+	 * create and more to tear down): see docs/sandbox.md. Ordinary
+	 * users keep one per worker, inside its user namespace.
+	 */
+	if (geteuid() == 0) {
+		struct sandbox_error	e;
+
+		memset(&e, 0, sizeof(e));
+		(void)sandbox_netns_share(&e);
+	}
+	sandbox_caps_freeze();
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* The terminal's ^C is the supervisor's to handle. */
 	signal(SIGINT, SIG_IGN);
