@@ -52,6 +52,10 @@ broker_done(struct llm_result *res, void *arg)
 		r->tokens += res->reply.usage.input + res->reply.usage.output;
 		b->node->usage_unsaved.input += res->reply.usage.input;
 		b->node->usage_unsaved.output += res->reply.usage.output;
+		/* The node's count is what we measured, never what a worker
+		 * claims in its done message. */
+		b->node->usage.input += res->reply.usage.input;
+		b->node->usage.output += res->reply.usage.output;
 		b->fn(r, b->arg, &res->reply, NULL, NULL);
 	} else
 		b->fn(r, b->arg, NULL, broker_code(res->err),

@@ -107,7 +107,7 @@ proc_on_hello(struct worker *w)
 
 	if (h->version != IPC_PROTOCOL_VERSION) {
 		snprintf(msg, sizeof(msg), "protocol version %u, want %u",
-		    h->version, IPC_PROTOCOL_VERSION);
+		    h->version, (unsigned)IPC_PROTOCOL_VERSION);
 		proc_kill(w, NODE_END_PROTOCOL, msg);
 		return;
 	}
@@ -328,7 +328,8 @@ proc_do_done(struct worker *w)
 		free(n->error);
 		n->error = xstrdup(d->reason ? d->reason : n->result);
 	}
-	n->usage = d->usage;
+	/* n->usage is the broker's own count (broker.c): d->usage is only
+	 * the worker's claim. */
 	n->iterations = d->iterations;
 	if (w->kill_end != NODE_END_NONE) {
 		/* Cancelled or timed out: that is what the parent hears. */

@@ -490,7 +490,7 @@ spawnd_spawn(struct spawnd *d, const struct spawn_req *req,
 	memset(c, 0, sizeof(*c));
 	c->to_fd = c->from_fd = c->err_fd = -1;
 	args[0] = req->bin;
-	for (i = 0; req->argv[i] != NULL && i < SPAWND_ARGS_MAX; i++)
+	for (i = 0; i < SPAWND_ARGS_MAX && req->argv[i] != NULL; i++)
 		args[i + 1] = req->argv[i];
 	args[i + 1] = NULL;
 	buf_init(&s, SPAWND_MSG_MAX);
