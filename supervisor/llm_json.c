@@ -186,3 +186,30 @@ llm_json_setstr(json_t *o, const char *key, const char *s)
 		return -1;
 	return json_object_set_new(o, key, v);
 }
+
+json_t *
+llm_json_tools(const struct msg_tool *tools, size_t n,
+    json_t *(*make)(const struct msg_tool *tool, json_t **descp))
+{
+	json_t	*arr, *t, *desc;
+	size_t	 i;
+
+	if ((arr = json_array()) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		t = make(&tools[i], &desc);
+		if (t == NULL || desc == NULL || (tools[i].description != NULL &&
+		    llm_json_setstr(desc, "description",
+		    tools[i].description) == -1)) {
+			json_decref(t);
+			json_decref(arr);
+			return NULL;
+		}
+		/* append_new takes t even when it fails: no decref. */
+		if (json_array_append_new(arr, t) == -1) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}

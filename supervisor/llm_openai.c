@@ -62,32 +62,17 @@ fail:
 	return NULL;
 }
 
+/* {"type":"function","function":{name, description, parameters}} */
 static json_t *
-llm_openai_tools(const struct msg_tool *tools, size_t n)
+llm_openai_tool(const struct msg_tool *tool, json_t **descp)
 {
-	json_t	*arr, *t;
-	size_t	 i;
+	json_t	*t;
 
-	if ((arr = json_array()) == NULL)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		t = json_pack("{s:s, s:{s:s, s:o}}", "type", "function",
-		    "function", "name", tools[i].name,
-		    "parameters", llm_json_schema(tools[i].schema));
-		if (t == NULL || (tools[i].description != NULL &&
-		    llm_json_setstr(json_object_get(t, "function"),
-		    "description", tools[i].description) == -1)) {
-			json_decref(t);
-			json_decref(arr);
-			return NULL;
-		}
-		/* append_new takes t even when it fails: no decref. */
-		if (json_array_append_new(arr, t) == -1) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return arr;
+	t = json_pack("{s:s, s:{s:s, s:o}}", "type", "function",
+	    "function", "name", tool->name,
+	    "parameters", llm_json_schema(tool->schema));
+	*descp = t != NULL ? json_object_get(t, "function") : NULL;
+	return t;
 }
 
 static char *
@@ -108,7 +93,8 @@ llm_openai_build(const struct llm_wire_req *req, char *err, size_t errsz)
 			goto out;
 	}
 	if (req->ntools > 0 && json_object_set_new(o, "tools",
-	    llm_openai_tools(req->tools, req->ntools)) == -1)
+	    llm_json_tools(req->tools, req->ntools,
+	    llm_openai_tool)) == -1)
 		goto out;
 	if (req->stream && json_object_set_new(o, "stream_options",
 	    json_pack("{s:b}", "include_usage", 1)) == -1)

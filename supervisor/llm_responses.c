@@ -49,32 +49,16 @@ llm_responses_item(json_t *input, const struct msg *m)
 	return 0;
 }
 
+/* {"type":"function", name, description, parameters} */
 static json_t *
-llm_responses_tools(const struct msg_tool *tools, size_t n)
+llm_responses_tool(const struct msg_tool *tool, json_t **descp)
 {
-	json_t	*arr, *t;
-	size_t	 i;
+	json_t	*t;
 
-	if ((arr = json_array()) == NULL)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		t = json_pack("{s:s, s:s, s:o}", "type", "function",
-		    "name", tools[i].name,
-		    "parameters", llm_json_schema(tools[i].schema));
-		if (t == NULL || (tools[i].description != NULL &&
-		    llm_json_setstr(t, "description",
-		    tools[i].description) == -1)) {
-			json_decref(t);
-			json_decref(arr);
-			return NULL;
-		}
-		/* append_new takes t even when it fails: no decref. */
-		if (json_array_append_new(arr, t) == -1) {
-			json_decref(arr);
-			return NULL;
-		}
-	}
-	return arr;
+	t = json_pack("{s:s, s:s, s:o}", "type", "function",
+	    "name", tool->name, "parameters", llm_json_schema(tool->schema));
+	*descp = t;
+	return t;
 }
 
 static char *
@@ -107,7 +91,8 @@ llm_responses_build(const struct llm_wire_req *req, char *err, size_t errsz)
 	    llm_json_setstr(o, "instructions", (char *)sys.data) == -1))
 		goto out;
 	if (req->ntools > 0 && json_object_set_new(o, "tools",
-	    llm_responses_tools(req->tools, req->ntools)) == -1)
+	    llm_json_tools(req->tools, req->ntools,
+	    llm_responses_tool)) == -1)
 		goto out;
 	if (req->cfg->temperature >= 0 && json_object_set_new(o,
 	    "temperature", json_real(req->cfg->temperature)) == -1)
