@@ -59,6 +59,24 @@ str_utf8_valid(const char *s, size_t len)
 	return 1;
 }
 
+/*
+ * Is the UTF-8 sequence at s (n bytes) a bidirectional control? They are
+ * valid text, but they reorder what a terminal shows, so a line can read
+ * differently from what it holds ("Trojan Source"): U+061C, U+200E, U+200F,
+ * U+202A to U+202E and U+2066 to U+2069 are escaped like control bytes.
+ */
+static int
+bidi_control(const unsigned char *s, size_t n)
+{
+	if (n == 2)
+		return s[0] == 0xd8 && s[1] == 0x9c;
+	if (n != 3 || s[0] != 0xe2)
+		return 0;
+	if (s[1] == 0x80)
+		return s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xaa && s[2] <= 0xae);
+	return s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9;
+}
+
 /* Is this single byte safe to print as itself? */
 static int
 byte_safe(unsigned char c, int flags)
@@ -84,7 +102,7 @@ escape_into(char *dst, size_t limit, const char *src, size_t len, int flags,
 
 	while (i < len) {
 		n = utf8_seq(p + i, len - i);
-		if (n == 1 && !byte_safe(p[i], flags))
+		if ((n == 1 && !byte_safe(p[i], flags)) || bidi_control(p + i, n))
 			n = 0;
 		if (n > 0) {
 			piece = (const char *)p + i;

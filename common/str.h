@@ -3,8 +3,9 @@
  *
  * Text from an LLM, a tool or a file is hostile to whoever prints it: before
  * it reaches a terminal or a log, str_escape turns every control character,
- * C1 control and invalid UTF-8 byte into a visible \xNN (valid UTF-8 text
- * passes unchanged, so non-English output stays readable).
+ * C1 control, bidirectional control (U+202E and kin) and invalid UTF-8 byte
+ * into a visible \xNN (other valid UTF-8 text passes unchanged, so
+ * non-English output stays readable).
  */
 #ifndef WARREN_STR_H
 #define WARREN_STR_H

@@ -46,6 +46,24 @@ test_escape_utf8(void **state)
 }
 
 static void
+test_escape_bidi(void **state)
+{
+	char	out[96];
+
+	(void)state;
+	/* RLO (U+202E) and its kin would reorder the line on a terminal. */
+	str_escape(out, sizeof(out), "ab\xe2\x80\xae" "cd", 7);
+	assert_string_equal(out, "ab\\xe2\\x80\\xaecd");
+	str_escape(out, sizeof(out), "\xe2\x81\xa6x\xe2\x81\xa9\xd8\x9c", 9);
+	assert_string_equal(out, "\\xe2\\x81\\xa6x\\xe2\\x81\\xa9\\xd8\\x9c");
+	/* Neighbours pass: U+2029 (paragraph separator is not bidi), U+2070. */
+	str_escape(out, sizeof(out), "\xe2\x80\xa9\xe2\x81\xb0", 6);
+	assert_string_equal(out, "\xe2\x80\xa9\xe2\x81\xb0");
+	/* Still valid UTF-8: only the terminal escaping treats it apart. */
+	assert_true(str_utf8_valid("\xe2\x80\xae", 3));
+}
+
+static void
 test_escape_truncates_whole_pieces(void **state)
 {
 	char	out[10];
@@ -178,6 +196,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_escape_controls),
 		cmocka_unit_test(test_escape_utf8),
+		cmocka_unit_test(test_escape_bidi),
 		cmocka_unit_test(test_escape_truncates_whole_pieces),
 		cmocka_unit_test(test_escape_dup),
 		cmocka_unit_test(test_buf_basic),
