@@ -48,6 +48,9 @@ static void	proc_ignore(struct worker *);
 static const proc_action proc_table[PROC_NSTATES][PROC_NEVENTS] = {
 	/*		  hello		   message	       exit
 			  timeout	   cancel */
+	/* No channel and no pid yet: only a cancel can come. */
+	[PROC_FORKING] = { proc_ignore,	   proc_ignore,	       proc_ignore,
+			  proc_ignore,	   proc_kill_now },
 	[PROC_SPAWNING] = { proc_on_hello, proc_out_of_turn, proc_on_exit,
 			  proc_hello_late, proc_kill_now },
 	[PROC_READY] =	{ proc_out_of_turn, proc_on_message,   proc_on_exit,
@@ -61,7 +64,7 @@ static const proc_action proc_table[PROC_NSTATES][PROC_NEVENTS] = {
 };
 
 static const char *const proc_state_names[PROC_NSTATES] = {
-	"spawning", "ready", "busy", "draining", "dead"
+	"forking", "spawning", "ready", "busy", "draining", "dead"
 };
 
 static void	proc_fire(struct worker *, enum proc_event);
@@ -70,6 +73,8 @@ static void	proc_fire(struct worker *, enum proc_event);
 static void
 proc_signal(struct worker *w, int signo)
 {
+	if (w->child.pid <= 0)
+		return;		/* not forked yet: killed when it comes */
 	if (w->child.remote)
 		spawnd_kill(w->run->spawnd, w->child.pid, signo);
 	else
@@ -426,6 +431,80 @@ proc_argv_free(char **argv)
 	free(argv);
 }
 
+/* The worker's process exists: its channel into the loop, the hello due. */
+static void
+proc_attach(struct worker *w)
+{
+	struct run	*r = w->run;
+	struct node	*n = w->node;
+
+	ipc_peer_init(&w->peer, w->child.from_fd, w->child.to_fd,
+	    IPC_SIDE_SUPERVISOR);
+	if (loop_add_fd(r->loop, w->child.from_fd, EPOLLIN, proc_read, w) == -1 ||
+	    loop_add_fd(r->loop, w->child.to_fd, 0, proc_write_cb, w) == -1 ||
+	    loop_add_fd(r->loop, w->child.err_fd, EPOLLIN, proc_err_read,
+	    w) == -1)
+		fatal("epoll_ctl");
+	w->chan_open = 1;
+	ui_spawned(n, w->child.pid);
+	if (r->store != NULL && n->store_agent > 0)
+		(void)store_agent_started(r->store, n->store_agent,
+		    w->child.pid);
+	if (w->state == PROC_FORKING) {
+		w->state = PROC_SPAWNING;
+		proc_arm(w, r->opts.limits.hello_ms);
+	} else
+		proc_signal(w, SIGKILL);	/* killed while forking */
+}
+
+/* The spawn server could not start it: the node ends here. */
+static void
+proc_start_failed(struct worker *w, const char *err)
+{
+	struct run	*r = w->run;
+	struct node	*n = w->node;
+
+	free(n->error);
+	if (w->kill_end != NODE_END_NONE) {
+		n->end = w->kill_end;
+		n->error = xstrdup(w->kill_reason ? w->kill_reason :
+		    run_end_name(w->kill_end));
+	} else {
+		n->end = NODE_END_SPAWN;
+		n->error = xstrdup(err);
+		log_warnx("agent %s (%s): cannot start: %s", n->path,
+		    n->profile->name, err);
+	}
+	w->state = PROC_DEAD;
+	proc_arm(w, 0);
+	run_worker_gone(r, n);
+	if (n->state != NODE_DONE)
+		run_node_done(r, n);
+}
+
+void
+proc_spawned(struct worker *w, const struct spawn_child *c, const char *err)
+{
+	w->spawn_id = 0;
+	if (c == NULL) {
+		proc_start_failed(w, err);
+		return;
+	}
+	w->child = *c;
+	proc_attach(w);
+}
+
+int
+proc_can_start(const struct run *r)
+{
+	return r->spawnd == NULL || !spawnd_full(r->spawnd);
+}
+
+/*
+ * Start n's worker. Through the spawn server the request is only sent:
+ * the loop goes on, proc_spawned() follows with the worker (or the
+ * reason it failed).
+ */
 int
 proc_start(struct run *r, struct node *n)
 {
@@ -438,6 +517,7 @@ proc_start(struct run *r, struct node *n)
 	w = xcalloc(1, sizeof(*w));
 	w->run = r;
 	w->node = n;
+	w->child.to_fd = w->child.from_fd = w->child.err_fd = -1;
 	memset(&e, 0, sizeof(e));
 	if (sandbox_policy_init(&w->policy, n->profile->name, r->opts.workspace,
 	    n->profile->fs_write, n->profile->exec, &e) == -1) {
@@ -452,29 +532,20 @@ proc_start(struct run *r, struct node *n)
 	req.argv = argv;
 	req.envp = r->worker_env;
 	req.policy = &w->policy;
-	if (r->spawnd != NULL)
-		rc = spawnd_spawn(r->spawnd, &req, &w->child, err, sizeof(err));
-	else
+	if (r->spawnd != NULL) {
+		w->spawn_id = spawnd_request(r->spawnd, &req, w, err,
+		    sizeof(err));
+		rc = w->spawn_id != 0 ? 0 : -1;
+	} else
 		rc = spawn_worker(&req, &w->child, err, sizeof(err));
 	proc_argv_free(argv);
 	if (rc == -1)
 		goto fail;
-	ipc_peer_init(&w->peer, w->child.from_fd, w->child.to_fd,
-	    IPC_SIDE_SUPERVISOR);
-	if (loop_add_fd(r->loop, w->child.from_fd, EPOLLIN, proc_read, w) == -1 ||
-	    loop_add_fd(r->loop, w->child.to_fd, 0, proc_write_cb, w) == -1 ||
-	    loop_add_fd(r->loop, w->child.err_fd, EPOLLIN, proc_err_read,
-	    w) == -1)
-		fatal("epoll_ctl");
-	w->chan_open = 1;
-	w->state = PROC_SPAWNING;
+	w->state = PROC_FORKING;
 	n->worker = w;
 	r->nlive++;
-	proc_arm(w, r->opts.limits.hello_ms);
-	ui_spawned(n, w->child.pid);
-	if (r->store != NULL && n->store_agent > 0)
-		(void)store_agent_started(r->store, n->store_agent,
-		    w->child.pid);
+	if (w->spawn_id == 0)
+		proc_attach(w);
 	return 0;
 fail:
 	free(n->error);
@@ -632,11 +703,14 @@ proc_exit_pid(struct run *r, pid_t pid, int code, int status)
 void
 proc_server_gone(struct run *r)
 {
-	size_t	i;
+	struct worker	*w;
+	size_t		 i;
+
+	while ((w = spawnd_orphan(r->spawnd)) != NULL)
+		proc_spawned(w, NULL, "the spawn server died");
 
 	for (i = 0; i < r->nnodes; i++) {
-		struct worker *w = r->nodes[i]->worker;
-
+		w = r->nodes[i]->worker;
 		if (w == NULL || w->state == PROC_DEAD || !w->child.remote)
 			continue;
 		if (w->kill_end == NODE_END_NONE && !w->got_done) {
@@ -665,9 +739,11 @@ proc_free(struct worker *w)
 {
 	if (w == NULL)
 		return;
+	if (w->spawn_id != 0)
+		spawnd_forget(w->run->spawnd, w->spawn_id);
 	if (w->state != PROC_DEAD) {
 		proc_signal(w, SIGKILL);
-		if (!w->child.remote)
+		if (!w->child.remote && w->child.pid > 0)
 			(void)waitpid(w->child.pid, NULL, 0);
 	}
 	loop_timer_del(w->run->loop, w->timer);

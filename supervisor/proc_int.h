@@ -16,7 +16,8 @@
 #define PROC_EOF_MS	5000		/* channel closed -> kill if still alive */
 
 enum proc_state {
-	PROC_SPAWNING = 0,	/* forked, waiting for hello */
+	PROC_FORKING = 0,	/* asked of the spawn server, no pid yet */
+	PROC_SPAWNING,		/* forked, waiting for hello */
 	PROC_READY,		/* started, working on its own */
 	PROC_BUSY,		/* waiting on the supervisor (llm, spawn) */
 	PROC_DRAINING,		/* done or cancelled: waiting for its exit */
@@ -48,6 +49,7 @@ struct worker {
 	struct ipc_peer		 peer;
 	struct sandbox_policy	 policy;
 	enum proc_state		 state;
+	uint32_t		 spawn_id;	/* spawn server request in flight */
 	uint64_t		 timer;
 	int			 chan_open;	/* from_fd still in the loop */
 	int			 out_armed;	/* EPOLLOUT requested */

@@ -229,6 +229,8 @@ run_schedule(struct run *r)
 	struct node	*n;
 
 	while (r->qhead != NULL && (limits_slot_free(r) || r->cancelling)) {
+		if (!r->cancelling && !proc_can_start(r))
+			break;	/* the spawn server's answers come first */
 		n = r->qhead;
 		r->qhead = n->qnext;
 		if (r->qhead == NULL)
@@ -570,12 +572,25 @@ run_spawnd_exit(pid_t pid, int code, int status, void *arg)
 }
 
 static void
+run_spawnd_spawned(void *cookie, const struct spawn_child *c, const char *err,
+    void *arg)
+{
+	(void)arg;
+	proc_spawned(cookie, c, err);
+}
+
+static const struct spawnd_ops run_spawnd_ops = {
+	.spawned = run_spawnd_spawned,
+	.exited = run_spawnd_exit,
+};
+
+static void
 run_spawnd_ready(int fd, uint32_t events, void *arg)
 {
 	struct run	*r = arg;
 
 	(void)events;
-	if (spawnd_read(r->spawnd, run_spawnd_exit, r) == -1) {
+	if (spawnd_read(r->spawnd, &run_spawnd_ops, r) == -1) {
 		log_warnx("the spawn server is gone");
 		loop_del_fd(r->loop, fd);
 		proc_server_gone(r);
@@ -616,9 +631,6 @@ run_idle(void *arg)
 	struct run	*r = arg;
 
 	llm_engine_process(r->llm);
-	if (r->spawnd != NULL && spawnd_held(r->spawnd) &&
-	    spawnd_read(r->spawnd, run_spawnd_exit, r) == -1)
-		proc_server_gone(r);
 	run_schedule(r);
 	if (r->store != NULL && r->flush_timer == 0 &&
 	    store_pending(r->store) > 0)

@@ -230,7 +230,14 @@ int		 run_resume_prepare(struct run *, const struct store_plan *,
 void		 run_resume_free(struct run *);
 
 /* proc.c, proc_msg.c: worker processes, a state x event table. */
+struct spawn_child;
+/* 0: started, or asked of the spawn server (proc_spawned follows). */
 int		 proc_start(struct run *, struct node *);
+/* The spawn server can take another request now. */
+int		 proc_can_start(const struct run *);
+/* The spawn server's answer for w: its process, or c NULL and why not. */
+void		 proc_spawned(struct worker *, const struct spawn_child *c,
+		    const char *err);
 void		 proc_cancel(struct worker *, const char *reason);
 void		 proc_kill(struct worker *, enum node_end, const char *reason);
 void		 proc_killall(struct run *);

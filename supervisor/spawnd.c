@@ -18,6 +18,13 @@
  * The server reaps its children (killing each worker's tree first, while
  * the zombie pins it), and on EOF from the supervisor kills every worker,
  * reaps everything and exits.
+ *
+ * The supervisor never waits for an answer: its event loop reads SPAWNED
+ * and EXIT as they come (spawnd_read), so a spawn (the sandbox's cgroup,
+ * the clone into new namespaces: milliseconds) never stalls the other
+ * workers' turns, and up to SPAWND_INFLIGHT_MAX requests queue in the
+ * socket while the server works. Answers come in request order, and a
+ * worker's EXIT always after its SPAWNED.
  */
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -61,18 +68,19 @@ struct spawnd_hdr {
 	uint32_t	len;		/* bytes of payload after the header */
 };
 
-/* An EXIT that arrived while the supervisor waited for SPAWNED. */
-struct spawnd_exit {
-	pid_t			 pid;
-	int			 code, status;
-	struct spawnd_exit	*next;
+/* A SPAWN sent, its SPAWNED not yet read. */
+struct spawnd_req {
+	uint32_t		 id;
+	void			*cookie;	/* NULL: forgotten, kill it */
+	struct spawnd_req	*next;
 };
 
 struct spawnd {
 	int			 fd;
 	pid_t			 pid;
 	uint32_t		 nextid;
-	struct spawnd_exit	*held, **heldtail;
+	unsigned		 ninflight;
+	struct spawnd_req	*inflight;
 };
 
 extern char **environ;
@@ -370,14 +378,13 @@ spawnd_start(void)
 	d = xcalloc(1, sizeof(*d));
 	d->fd = sv[0];
 	d->pid = pid;
-	d->heldtail = &d->held;
 	return d;
 }
 
 int
-spawnd_held(const struct spawnd *d)
+spawnd_full(const struct spawnd *d)
 {
-	return d->held != NULL;
+	return d->ninflight >= SPAWND_INFLIGHT_MAX;
 }
 
 int
@@ -392,7 +399,7 @@ spawnd_pid(const struct spawnd *d)
 	return d->pid;
 }
 
-static void
+static int
 spawnd_send_checked(struct spawnd *d, const struct spawnd_hdr *h,
     const void *data)
 {
@@ -409,9 +416,10 @@ spawnd_send_checked(struct spawnd *d, const struct spawnd_hdr *h,
 	while (sendmsg(d->fd, &mh, MSG_NOSIGNAL) == -1) {
 		if (errno != EINTR) {
 			log_warn("spawn server");
-			return;
+			return -1;
 		}
 	}
+	return 0;
 }
 
 /* Receive one packet (and up to 3 fds); -1 when the server is gone. */
@@ -454,18 +462,6 @@ spawnd_recv(struct spawnd *d, struct spawnd_hdr *h, char *data, size_t max,
 	return 1;
 }
 
-static void
-spawnd_hold(struct spawnd *d, const struct spawnd_hdr *h)
-{
-	struct spawnd_exit	*e = xcalloc(1, sizeof(*e));
-
-	e->pid = h->pid;
-	e->code = h->a;
-	e->status = h->b;
-	*d->heldtail = e;
-	d->heldtail = &e->next;
-}
-
 static int
 spawnd_put(struct buf *b, const char *const *v, uint32_t *n)
 {
@@ -476,19 +472,17 @@ spawnd_put(struct buf *b, const char *const *v, uint32_t *n)
 	return 0;
 }
 
-int
-spawnd_spawn(struct spawnd *d, const struct spawn_req *req,
-    struct spawn_child *c, char *err, size_t errsz)
+uint32_t
+spawnd_request(struct spawnd *d, const struct spawn_req *req, void *cookie,
+    char *err, size_t errsz)
 {
 	struct spawnd_hdr	 h;
+	struct spawnd_req	*q;
 	struct buf		 b, s;
 	const char		*args[SPAWND_ARGS_MAX + 2];
-	uint32_t		 na, ne, id = ++d->nextid;
-	char			 data[1024];
-	int			 fds[3], nfds, i, rc;
+	uint32_t		 na, ne, id = 0;
+	int			 i;
 
-	memset(c, 0, sizeof(*c));
-	c->to_fd = c->from_fd = c->err_fd = -1;
 	args[0] = req->bin;
 	for (i = 0; i < SPAWND_ARGS_MAX && req->argv[i] != NULL; i++)
 		args[i + 1] = req->argv[i];
@@ -502,50 +496,56 @@ spawnd_spawn(struct spawnd *d, const struct spawn_req *req,
 	    buf_add(&b, &ne, sizeof(ne)) == -1 ||
 	    buf_add(&b, buf_head(&s), buf_left(&s)) == -1) {
 		snprintf(err, errsz, "spawn request too large");
-		rc = -1;
 		goto out;
 	}
+	if (++d->nextid == 0)
+		d->nextid = 1;
 	memset(&h, 0, sizeof(h));
 	h.type = SPAWND_SPAWN;
-	h.id = id;
+	h.id = d->nextid;
 	h.len = (uint32_t)buf_left(&b);
-	spawnd_send_checked(d, &h, buf_head(&b));
-	/* Wait for the answer; exits that come first are held. */
-	for (;;) {
-		if (spawnd_recv(d, &h, data, sizeof(data) - 1, fds, &nfds,
-		    0) != 1) {
-			snprintf(err, errsz, "the spawn server is gone");
-			rc = -1;
-			goto out;
-		}
-		if (h.type == SPAWND_EXIT) {
-			spawnd_hold(d, &h);
-			continue;
-		}
-		if (h.type == SPAWND_SPAWNED && h.id == id)
-			break;
-		for (i = 0; i < nfds; i++)
-			close(fds[i]);
-	}
-	if (h.pid <= 0 || nfds != 3) {
-		data[h.len] = '\0';
-		snprintf(err, errsz, "%s", h.len ? data : "spawn failed");
-		for (i = 0; i < nfds; i++)
-			close(fds[i]);
-		rc = -1;
+	if (spawnd_send_checked(d, &h, buf_head(&b)) == -1) {
+		snprintf(err, errsz, "the spawn server is gone");
 		goto out;
 	}
-	c->pid = h.pid;
-	c->to_fd = fds[0];
-	c->from_fd = fds[1];
-	c->err_fd = fds[2];
-	c->sb = NULL;
-	c->remote = 1;
-	rc = 0;
+	q = xcalloc(1, sizeof(*q));
+	q->id = id = h.id;
+	q->cookie = cookie;
+	q->next = d->inflight;
+	d->inflight = q;
+	d->ninflight++;
 out:
 	buf_free(&b);
 	buf_free(&s);
-	return rc;
+	return id;
+}
+
+void
+spawnd_forget(struct spawnd *d, uint32_t id)
+{
+	struct spawnd_req	*q;
+
+	for (q = d->inflight; q != NULL; q = q->next)
+		if (q->id == id)
+			q->cookie = NULL;
+}
+
+/* Take the request id off the in-flight list; its cookie, NULL if gone. */
+static int
+spawnd_answered(struct spawnd *d, uint32_t id, void **cookie)
+{
+	struct spawnd_req	**pp, *q;
+
+	for (pp = &d->inflight; (q = *pp) != NULL; pp = &q->next) {
+		if (q->id != id)
+			continue;
+		*pp = q->next;
+		*cookie = q->cookie;
+		free(q);
+		d->ninflight--;
+		return 0;
+	}
+	return -1;
 }
 
 void
@@ -553,39 +553,92 @@ spawnd_kill(struct spawnd *d, pid_t pid, int signo)
 {
 	struct spawnd_hdr	h;
 
+	if (pid <= 0)
+		return;
 	memset(&h, 0, sizeof(h));
 	h.type = SPAWND_KILL;
 	h.pid = pid;
 	h.a = signo;
-	spawnd_send_checked(d, &h, NULL);
+	(void)spawnd_send_checked(d, &h, NULL);
+}
+
+/* A SPAWNED: the worker to whoever asked, or killed if nobody waits. */
+static void
+spawnd_on_spawned(struct spawnd *d, const struct spawnd_hdr *h, char *data,
+    const int *fds, int nfds, const struct spawnd_ops *ops, void *arg)
+{
+	struct spawn_child	 c;
+	void			*cookie = NULL;
+	int			 i;
+
+	if (spawnd_answered(d, h->id, &cookie) == -1 || cookie == NULL ||
+	    h->pid <= 0 || nfds != 3) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (cookie == NULL && h->pid > 0)
+			spawnd_kill(d, h->pid, SIGKILL);
+		if (cookie != NULL) {
+			data[h->len] = '\0';
+			ops->spawned(cookie, NULL, h->len ? data :
+			    "spawn failed", arg);
+		}
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	c.pid = h->pid;
+	c.to_fd = fds[0];
+	c.from_fd = fds[1];
+	c.err_fd = fds[2];
+	c.sb = NULL;
+	c.remote = 1;
+	ops->spawned(cookie, &c, NULL, arg);
 }
 
 int
-spawnd_read(struct spawnd *d, void (*on_exit)(pid_t, int, int, void *),
-    void *arg)
+spawnd_read(struct spawnd *d, const struct spawnd_ops *ops, void *arg)
 {
 	struct spawnd_hdr	 h;
-	struct spawnd_exit	*e;
 	char			 data[1024];
 	int			 fds[3], nfds, i, rc;
 
-	while ((e = d->held) != NULL) {
-		d->held = e->next;
-		if (d->held == NULL)
-			d->heldtail = &d->held;
-		on_exit(e->pid, e->code, e->status, arg);
-		free(e);
-	}
 	for (;;) {
-		rc = spawnd_recv(d, &h, data, sizeof(data), fds, &nfds,
+		rc = spawnd_recv(d, &h, data, sizeof(data) - 1, fds, &nfds,
 		    MSG_DONTWAIT);
 		if (rc != 1)
 			return rc;
-		for (i = 0; i < nfds; i++)
-			close(fds[i]);
-		if (h.type == SPAWND_EXIT)
-			on_exit(h.pid, h.a, h.b, arg);
+		switch (h.type) {
+		case SPAWND_EXIT:
+			for (i = 0; i < nfds; i++)
+				close(fds[i]);
+			ops->exited(h.pid, h.a, h.b, arg);
+			break;
+		case SPAWND_SPAWNED:
+			spawnd_on_spawned(d, &h, data, fds, nfds, ops, arg);
+			break;
+		default:
+			for (i = 0; i < nfds; i++)
+				close(fds[i]);
+			break;
+		}
 	}
+}
+
+/* Cookies of requests still unanswered (the server is gone): each once. */
+void *
+spawnd_orphan(struct spawnd *d)
+{
+	struct spawnd_req	*q;
+	void			*cookie;
+
+	while ((q = d->inflight) != NULL) {
+		d->inflight = q->next;
+		d->ninflight--;
+		cookie = q->cookie;
+		free(q);
+		if (cookie != NULL)
+			return cookie;
+	}
+	return NULL;
 }
 
 void
@@ -597,11 +650,7 @@ spawnd_stop(struct spawnd *d)
 		return;
 	close(d->fd);
 	(void)waitpid(d->pid, &st, 0);
-	while (d->held != NULL) {
-		struct spawnd_exit *e = d->held;
-
-		d->held = e->next;
-		free(e);
-	}
+	while (spawnd_orphan(d) != NULL)
+		;
 	free(d);
 }

@@ -5,8 +5,15 @@
  * orchestrator as its delegate call's result and the store's events, and
  * the run finishes. The rogue "workers" are small scripts given with
  * --worker; the supervisor starts them exactly as it starts warren-worker.
+ * And the spawn server's side of it: requests answered without the
+ * supervisor waiting, in order, a refused one with its reason, and a
+ * worker nobody waits for any more killed, not leaked.
  */
 #include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <poll.h>
+#include <signal.h>
 
 #include <limits.h>
 #include <setjmp.h>
@@ -21,7 +28,10 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
+#include "common/clock.h"
 #include "ipc/ipc.h"
+#include "sandbox/sandbox.h"
+#include "supervisor/spawn.h"
 #include "supervisor/store.h"
 #include "tests/e2e/harness.h"
 
@@ -181,6 +191,123 @@ test_hello_lies(void **state)
 	h_run_free(&r);
 }
 
+/* What the spawn server delivered to the test. */
+struct answers {
+	int			 nspawned;
+	void			*cookie[4];
+	struct spawn_child	 child[4];
+	char			 err[4][256];
+	int			 nexits;
+	pid_t			 exited[8];
+};
+
+static void
+on_spawned(void *cookie, const struct spawn_child *c, const char *err,
+    void *arg)
+{
+	struct answers	*a = arg;
+	int		 i = a->nspawned++;
+
+	assert_true(i < 4);
+	a->cookie[i] = cookie;
+	if (c != NULL)
+		a->child[i] = *c;
+	else {
+		a->child[i].pid = -1;
+		snprintf(a->err[i], sizeof(a->err[i]), "%s", err);
+	}
+}
+
+static void
+on_exited(pid_t pid, int code, int status, void *arg)
+{
+	struct answers	*a = arg;
+
+	(void)code;
+	(void)status;
+	assert_true(a->nexits < 8);
+	a->exited[a->nexits++] = pid;
+}
+
+static const struct spawnd_ops test_ops = { on_spawned, on_exited };
+
+/* Read answers until spawned and exits reach the counts (hang guard 60 s). */
+static void
+spawnd_wait(struct spawnd *d, struct answers *a, int nspawned, int nexits)
+{
+	struct pollfd	pfd;
+	uint64_t	end = clock_mono_ms() + 60000;
+
+	while (a->nspawned < nspawned || a->nexits < nexits) {
+		assert_true(clock_mono_ms() < end);
+		pfd.fd = spawnd_fd(d);
+		pfd.events = POLLIN;
+		(void)poll(&pfd, 1, 1000);
+		assert_int_equal(spawnd_read(d, &test_ops, a), 0);
+	}
+}
+
+static void
+test_spawnd_async(void **state)
+{
+	struct ctx		*c = *state;
+	struct sandbox_policy	 pol, bad;
+	struct sandbox_error	 e;
+	struct spawn_req	 req;
+	struct answers		 a;
+	struct spawnd		*d;
+	const char		*bin = getenv("WARREN_WORKER_BIN");
+	char			*argv[] = { "warren-worker", "--path", "0.1",
+				    "--depth", "1", "--profile", "explore", NULL };
+	char			**env = spawn_env(), err[256];
+	int			 one, two, three, i, found;
+	uint32_t		 id2;
+
+	assert_non_null(bin);
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(sandbox_policy_init(&pol, "explore", c->ws, 0, 0,
+	    &e), 0);
+	bad = pol;
+	strlcpy(bad.workspace, "not/absolute", sizeof(bad.workspace));
+	memset(&req, 0, sizeof(req));
+	req.bin = bin;
+	req.argv = argv;
+	req.envp = env;
+	req.policy = &pol;
+	assert_non_null(d = spawnd_start());
+	/* Three requests before any answer: nothing blocks. */
+	assert_int_not_equal(spawnd_request(d, &req, &one, err,
+	    sizeof(err)), 0);
+	assert_int_not_equal(id2 = spawnd_request(d, &req, &two, err,
+	    sizeof(err)), 0);
+	req.policy = &bad;
+	assert_int_not_equal(spawnd_request(d, &req, &three, err,
+	    sizeof(err)), 0);
+	/* Nobody waits for the second any more: killed when it comes. */
+	spawnd_forget(d, id2);
+	memset(&a, 0, sizeof(a));
+	spawnd_wait(d, &a, 2, 1);
+	assert_int_equal(a.nspawned, 2);
+	assert_ptr_equal(a.cookie[0], &one);
+	assert_true(a.child[0].pid > 0);
+	assert_true(a.child[0].remote);
+	assert_ptr_equal(a.cookie[1], &three);
+	assert_int_equal(a.child[1].pid, -1);
+	assert_non_null(strstr(a.err[1], "workspace must be absolute"));
+	/* The forgotten worker's exit, and never the first's yet. */
+	for (i = 0; i < a.nexits; i++)
+		assert_int_not_equal(a.exited[i], a.child[0].pid);
+	/* The first ends when its channel closes (no start will come). */
+	spawn_release(&a.child[0]);
+	spawnd_wait(d, &a, 2, 2);
+	for (i = found = 0; i < a.nexits; i++)
+		found += a.exited[i] == a.child[0].pid;
+	assert_int_equal(found, 1);
+	assert_int_equal(spawnd_full(d), 0);
+	spawnd_stop(d);
+	spawn_env_free(env);
+}
+
 int
 main(void)
 {
@@ -192,6 +319,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_huge_length, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_hello_lies, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_spawnd_async, setup,
 		    teardown),
 	};
 
