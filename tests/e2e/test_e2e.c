@@ -248,6 +248,62 @@ test_parallel_overlap(void **state)
 	h_run_free(&r);
 }
 
+/* Offset of the first line of text holding both a and b; -1 if none. */
+static long
+line_at(const char *text, const char *a, const char *b)
+{
+	const char	*p = text, *nl;
+	size_t		 len;
+	char		 line[8192];
+
+	for (; *p != '\0'; p = nl + 1) {
+		if ((nl = strchr(p, '\n')) == NULL)
+			nl = p + strlen(p);
+		len = (size_t)(nl - p) < sizeof(line) - 1 ? (size_t)(nl - p) :
+		    sizeof(line) - 1;
+		memcpy(line, p, len);
+		line[len] = '\0';
+		if (strstr(line, a) != NULL && strstr(line, b) != NULL)
+			return (long)(p - text);
+		if (*nl == '\0')
+			break;
+	}
+	return -1;
+}
+
+/*
+ * One slot: the second agent's worker may be started ahead (forked,
+ * sandboxed, its hello checked), but it gets its start, and runs its
+ * first tool, only after the first agent's done.
+ */
+static void
+test_jobs_one_in_turn(void **state)
+{
+	static const char *const opts[] = { "--jobs", "1", NULL };
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	long		 done1, call2;
+
+	h_turn(c->f, "0", 1, two("a", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"first\"}", "b",
+	    "delegate", "{\"profile\":\"explore\",\"task\":\"second\"}"));
+	h_turn(c->f, "0.1", 1, one("g", "glob", "{\"pattern\":\"*.txt\"}"));
+	h_turn(c->f, "0.1", 2, one("c", "complete", "{\"result\":\"one\"}"));
+	h_turn(c->f, "0.2", 1, one("g", "glob", "{\"pattern\":\"*.txt\"}"));
+	h_turn(c->f, "0.2", 2, one("c", "complete", "{\"result\":\"two\"}"));
+	h_turn(c->f, "0", 2, one("d", "complete", "{\"result\":\"ok\"}"));
+	run(c, &r, opts, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	done1 = line_at(r.out, "\"event\":\"done\"", "\"path\":\"0.1\"");
+	call2 = line_at(r.out, "\"event\":\"tool_call\"",
+	    "\"path\":\"0.2\"");
+	assert_true(done1 >= 0);
+	assert_true(call2 >= 0);
+	assert_true(done1 < call2);
+	assert_int_equal(DONE_AS(r.out, "0.2", "complete"), 1);
+	h_run_free(&r);
+}
+
 /* Each cassette turn costs 110 tokens; a budget of 150 allows two. */
 static void
 test_token_budget(void **state)
@@ -623,6 +679,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_max_agents_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_max_depth_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_jobs_one_in_turn, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_overlap, setup,
 		    teardown),
