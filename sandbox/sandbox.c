@@ -983,7 +983,8 @@ sandbox_release(struct sandbox *sb)
 {
 	if (sb->pid > 0 && !(sb->planned & SANDBOX_PIDNS))
 		kill(-sb->pid, SIGKILL);
-	sandbox_cgroup_kill(sb->cgroup, sb->cgroup_version);
+	/* Kills only if a process is left (rmdir says EBUSY): after a pid
+	 * namespace's init is reaped, none is. */
 	sandbox_cgroup_remove(sb->cgroup, sb->cgroup_version);
 	sb->cgroup[0] = '\0';
 	if (sb->notify_fd != -1)

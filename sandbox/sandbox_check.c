@@ -63,12 +63,13 @@ sandbox_caps_probe(struct sandbox_caps *c, int thorough)
 	c->landlock_abi = sandbox_landlock_abi();
 	c->seccomp = sandbox_seccomp_available();
 	c->sanitizer = SANDBOX_SANITIZER;
-	userns = sandbox_check_read_int("/proc/sys/user/max_user_namespaces",
-	    1) > 0 && sandbox_check_read_int(
+	/* Root uses no user namespace: the sysctls matter to users only. */
+	userns = c->root || (sandbox_check_read_int(
+	    "/proc/sys/user/max_user_namespaces", 1) > 0 && sandbox_check_read_int(
 	    "/proc/sys/kernel/unprivileged_userns_clone", 1) != 0 &&
 	    sandbox_check_read_int(
-	    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0) == 0;
-	c->userns = c->root || userns;
+	    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0) == 0);
+	c->userns = userns;
 	/* As a user, the other namespaces come with a user namespace. */
 	c->mntns = c->pidns = c->netns = c->ipcns = c->userns;
 	if (thorough) {
