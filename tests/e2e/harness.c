@@ -247,6 +247,33 @@ h_find_procs(const char *needle, pid_t *out, int max)
 	return found;
 }
 
+/* 1 if ancestor is pid's parent, grandparent ... (by /proc/PID/stat). */
+int
+h_descends(pid_t pid, pid_t ancestor)
+{
+	char	 path[64], buf[512], *p;
+	ssize_t	 n;
+	int	 fd, depth;
+
+	for (depth = 0; depth < 64 && pid > 1; depth++) {
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if ((fd = open(path, O_RDONLY)) == -1)
+			return 0;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return 0;
+		buf[n] = '\0';
+		/* "pid (comm) state ppid": comm may hold spaces and ')'. */
+		if ((p = strrchr(buf, ')')) == NULL ||
+		    sscanf(p + 1, " %*c %d", &pid) != 1)
+			return 0;
+		if (pid == ancestor)
+			return 1;
+	}
+	return 0;
+}
+
 int
 h_count_lines(const char *text, const char *a, const char *b)
 {

@@ -42,6 +42,7 @@ void	 h_run_free(struct h_run *r);
 int	 h_wait_file(const char *path, int seconds);
 /* Pids of live processes whose cmdline contains needle (excluding us). */
 int	 h_find_procs(const char *needle, pid_t *out, int max);
+int	 h_descends(pid_t pid, pid_t ancestor);
 /* Count lines of text containing both a and b (b may be NULL). */
 int	 h_count_lines(const char *text, const char *a, const char *b);
 void	 h_rm_rf(const char *dir);

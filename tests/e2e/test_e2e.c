@@ -306,12 +306,12 @@ kill_worker(pid_t warren, void *arg)
 	pid_t		 pids[8];
 	int		 n, i;
 
-	(void)warren;
 	if (h_wait_file(k->mark, H_HANG_GUARD_S / 2) == -1)
 		return;
 	n = h_find_procs(k->needle, pids, 8);
+	/* Only this run's worker: another suite may run at the same time. */
 	for (i = 0; i < n; i++)
-		if (kill(pids[i], SIGKILL) == 0)
+		if (h_descends(pids[i], warren) && kill(pids[i], SIGKILL) == 0)
 			k->killed++;
 }
 
