@@ -722,9 +722,7 @@ sandbox_phase2(const struct sandbox_policy *p, unsigned applied, int scflags,
 	applied |= SANDBOX_NODUMP;
 	if ((p->want & SANDBOX_LANDLOCK) &&
 	    sandbox_landlock_apply(p, &abi, e) == 0) {
-		applied |= SANDBOX_LANDLOCK;
-		if (abi >= 6)
-			applied |= SANDBOX_LLSCOPE;
+		applied |= sandbox_landlock_layers(abi);
 	} else if (!(p->want & SANDBOX_LANDLOCK) || e->missing) {
 		if (sandbox_lack(p, SANDBOX_LANDLOCK, r->note, sizeof(r->note),
 		    e) == -1)

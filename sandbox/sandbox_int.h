@@ -68,6 +68,9 @@ void	 sandbox_cgroup_remove(const char *path, int version);
 int	 sandbox_landlock_abi(void);
 int	 sandbox_landlock_apply(const struct sandbox_policy *p, int *abi,
 	    struct sandbox_error *e);
+int	 sandbox_landlock_apply_max(const struct sandbox_policy *p,
+	    int maxabi, int *abi, struct sandbox_error *e);
+unsigned sandbox_landlock_layers(int abi);
 
 /* sandbox_seccomp.c: load the program built for a policy at build time */
 #define SANDBOX_SECCOMP_NOTIFY	0x1	/* sandbox exec: a listener answers */
