@@ -32,27 +32,36 @@ const struct sandbox_layer sandbox_layers[] = {
 const size_t sandbox_nlayers = sizeof(sandbox_layers) /
     sizeof(sandbox_layers[0]);
 
+/* Fill e: "layer: what[: strerror(errnum)]". */
+static void
+sandbox_error_fill(struct sandbox_error *e, unsigned layer, int missing,
+    int errnum, const char *fmt, va_list ap)
+{
+	char	 what[SANDBOX_ERR_LEN];
+
+	if (e == NULL)
+		return;
+	vsnprintf(what, sizeof(what), fmt, ap);
+	e->layer = layer;
+	e->missing = missing;
+	e->errnum = errnum;
+	if (errnum != 0)
+		snprintf(e->msg, sizeof(e->msg), "%s: %s: %s",
+		    sandbox_layer_name(layer), what, strerror(errnum));
+	else
+		snprintf(e->msg, sizeof(e->msg), "%s: %s",
+		    sandbox_layer_name(layer), what);
+}
+
 int
 sandbox_fail(struct sandbox_error *e, unsigned layer, int errnum,
     const char *fmt, ...)
 {
 	va_list	 ap;
-	char	 what[SANDBOX_ERR_LEN];
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	sandbox_error_fill(e, layer, 0, errnum, fmt, ap);
 	va_end(ap);
-	if (e != NULL) {
-		e->layer = layer;
-		e->missing = 0;
-		e->errnum = errnum;
-		if (errnum != 0)
-			snprintf(e->msg, sizeof(e->msg), "%s: %s: %s",
-			    sandbox_layer_name(layer), what, strerror(errnum));
-		else
-			snprintf(e->msg, sizeof(e->msg), "%s: %s",
-			    sandbox_layer_name(layer), what);
-	}
 	errno = errnum != 0 ? errnum : EPERM;
 	return -1;
 }
@@ -61,18 +70,10 @@ int
 sandbox_missing(struct sandbox_error *e, unsigned layer, const char *fmt, ...)
 {
 	va_list	 ap;
-	char	 what[SANDBOX_ERR_LEN];
 
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
+	sandbox_error_fill(e, layer, 1, 0, fmt, ap);
 	va_end(ap);
-	if (e != NULL) {
-		e->layer = layer;
-		e->missing = 1;
-		e->errnum = 0;
-		snprintf(e->msg, sizeof(e->msg), "%s: %s",
-		    sandbox_layer_name(layer), what);
-	}
 	errno = ENOTSUP;
 	return -1;
 }
