@@ -42,7 +42,6 @@
 				 SANDBOX_CAPS | SANDBOX_NNP | SANDBOX_NODUMP | \
 				 SANDBOX_LANDLOCK | SANDBOX_SECCOMP)
 
-
 static const struct {
 	const char	*name;
 	int		 fs_write;

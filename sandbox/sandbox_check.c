@@ -115,7 +115,7 @@ sandbox_caps_print(const struct sandbox_caps *c, FILE *f)
 	    "; no scoping (ABI < 6)" : "");
 	sandbox_check_line(f, "landlock", c->landlock_abi > 0, buf);
 	sandbox_check_line(f, "seccomp", c->seccomp,
-	    "libseccomp filter, native arch only, bad arch kills");
+	    "filter compiled at build time, native arch only, bad arch kills");
 	sandbox_check_line(f, "nnp", 1, "PR_SET_NO_NEW_PRIVS");
 	sandbox_check_line(f, "nodump", 1, "PR_SET_DUMPABLE 0");
 	sandbox_check_line(f, "caps", 1, c->root ? "root: bounding, ambient "
