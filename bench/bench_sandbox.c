@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +33,6 @@
 #define GETPPID_LOOPS	1000000
 
 static struct sandbox_policy	 pol_explore, pol_general;
-static struct sock_fprog	 prebuilt;
 
 static double
 now_us(void)
@@ -100,21 +98,27 @@ l_landlock(void)
 	return sandbox_landlock_apply(&pol_general, &abi, &e);
 }
 
+/* What each process paid before the programs were compiled at build time. */
 static int
 l_seccomp_build(void)
+{
+	struct sandbox_error	 e;
+	struct sock_fprog	 prog;
+
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	if (sandbox_seccomp_compile(&pol_general, 0, &prog, &e) == -1)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
+static int
+l_seccomp_table(void)
 {
 	struct sandbox_error	 e;
 	int			 nfd;
 
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 	return sandbox_seccomp_apply(&pol_general, 0, &nfd, &e);
-}
-
-static int
-l_seccomp_prebuilt(void)
-{
-	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prebuilt, 0, 0);
 }
 
 static int
@@ -139,7 +143,7 @@ static const struct layer layers[] = {
 	{ "nnp + nodump", 0, l_nnp },
 	{ "landlock (general)", 0, l_landlock },
 	{ "seccomp, libseccomp build + load", 0, l_seccomp_build },
-	{ "seccomp, prebuilt BPF load", 0, l_seccomp_prebuilt },
+	{ "seccomp, build-time program load", 0, l_seccomp_table },
 	{ "clone NEWNS", CLONE_NEWNS, l_none },
 	{ "clone NEWNS + mounts (tmp, shm, git)", CLONE_NEWNS, l_mounts },
 	{ "clone NEWPID", CLONE_NEWPID, l_none },
@@ -269,6 +273,7 @@ int
 main(int argc, char **argv)
 {
 	struct sandbox_error	 e;
+	struct sock_fprog	 general;
 	double			*t[NLAYERS + NSPAWNS], bare = 1e9, filt = 1e9,
 				 v, floor_us;
 	size_t			 i;
@@ -278,8 +283,7 @@ main(int argc, char **argv)
 	if (runs < 10)
 		runs = 10;
 	if (sandbox_policy_for_profile(&pol_explore, "explore", ".", &e) == -1 ||
-	    sandbox_policy_for_profile(&pol_general, "general", ".", &e) == -1 ||
-	    sandbox_seccomp_export(&pol_general, 0, &prebuilt, &e) == -1) {
+	    sandbox_policy_for_profile(&pol_general, "general", ".", &e) == -1) {
 		fprintf(stderr, "bench_sandbox: %s\n", e.msg);
 		return 1;
 	}
@@ -298,9 +302,10 @@ main(int argc, char **argv)
 				bad[NLAYERS + i] = 1;
 	}
 	getloadavg(&v, 1);
+	sandbox_seccomp_program(&pol_general, 0, &general);
 	printf("bench_sandbox: median of %d interleaved runs, uid %u, load "
 	    "%.2f; general filter: %u BPF instructions\n\n", runs,
-	    (unsigned)geteuid(), v, (unsigned)prebuilt.len);
+	    (unsigned)geteuid(), v, (unsigned)general.len);
 	printf("%-42s %10s %10s\n", "fork + layer + _exit", "median us",
 	    "- floor");
 	floor_us = median(t[0], runs);
@@ -330,6 +335,5 @@ main(int argc, char **argv)
 	    bare, filt, filt - bare);
 	for (i = 0; i < NLAYERS + NSPAWNS; i++)
 		free(t[i]);
-	free(prebuilt.filter);
 	return 0;
 }

@@ -21,12 +21,12 @@
 #include <sys/wait.h>
 
 #include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,29 +41,6 @@
 				 SANDBOX_PIDS | SANDBOX_RLIMITS | \
 				 SANDBOX_CAPS | SANDBOX_NNP | SANDBOX_NODUMP | \
 				 SANDBOX_LANDLOCK | SANDBOX_SECCOMP)
-
-static const struct {
-	unsigned	 bit;
-	const char	*name;
-} sandbox_layers[] = {
-	{ SANDBOX_SETSID, "setsid" },
-	{ SANDBOX_CLOSEFDS, "closefds" },
-	{ SANDBOX_PIDS, "pids" },
-	{ SANDBOX_UIDDROP, "uid" },
-	{ SANDBOX_RLIMITS, "rlimits" },
-	{ SANDBOX_USERNS, "userns" },
-	{ SANDBOX_MNTNS, "mntns" },
-	{ SANDBOX_PIDNS, "pidns" },
-	{ SANDBOX_NETNS, "netns" },
-	{ SANDBOX_IPCNS, "ipcns" },
-	{ SANDBOX_CAPS, "caps" },
-	{ SANDBOX_NNP, "nnp" },
-	{ SANDBOX_NODUMP, "nodump" },
-	{ SANDBOX_LANDLOCK, "landlock" },
-	{ SANDBOX_LLSCOPE, "landlock:scope" },
-	{ SANDBOX_SECCOMP, "seccomp" },
-};
-#define SANDBOX_NLAYERS (sizeof(sandbox_layers) / sizeof(sandbox_layers[0]))
 
 static const struct {
 	const char	*name;
@@ -84,81 +61,6 @@ struct sandbox_msg {
 	struct sandbox_report	 report;
 	struct sandbox_error	 error;
 };
-
-int
-sandbox_fail(struct sandbox_error *e, unsigned layer, int errnum,
-    const char *fmt, ...)
-{
-	va_list	 ap;
-	char	 what[SANDBOX_ERR_LEN];
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	if (e != NULL) {
-		e->layer = layer;
-		e->missing = 0;
-		e->errnum = errnum;
-		if (errnum != 0)
-			snprintf(e->msg, sizeof(e->msg), "%s: %s: %s",
-			    sandbox_layer_name(layer), what, strerror(errnum));
-		else
-			snprintf(e->msg, sizeof(e->msg), "%s: %s",
-			    sandbox_layer_name(layer), what);
-	}
-	errno = errnum != 0 ? errnum : EPERM;
-	return -1;
-}
-
-int
-sandbox_missing(struct sandbox_error *e, unsigned layer, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	 what[SANDBOX_ERR_LEN];
-
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	if (e != NULL) {
-		e->layer = layer;
-		e->missing = 1;
-		e->errnum = 0;
-		snprintf(e->msg, sizeof(e->msg), "%s: %s",
-		    sandbox_layer_name(layer), what);
-	}
-	errno = ENOTSUP;
-	return -1;
-}
-
-/* Append "; text" to a note. */
-void
-sandbox_note(char *note, size_t len, const char *fmt, ...)
-{
-	va_list	 ap;
-	size_t	 n;
-
-	n = strlen(note);
-	if (n != 0 && n + 2 < len) {
-		strlcat(note, "; ", len);
-		n += 2;
-	}
-	if (n >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(note + n, len - n, fmt, ap);
-	va_end(ap);
-}
-
-const char *
-sandbox_layer_name(unsigned bit)
-{
-	size_t	 i;
-
-	for (i = 0; i < SANDBOX_NLAYERS; i++)
-		if (sandbox_layers[i].bit == bit)
-			return sandbox_layers[i].name;
-	return "sandbox";
-}
 
 /* policies */
 
@@ -329,7 +231,7 @@ sandbox_report_fill(struct sandbox_report *r, unsigned applied,
 	r->applied = applied;
 	r->landlock_abi = landlock_abi;
 	r->nlayers = 0;
-	for (i = 0; i < SANDBOX_NLAYERS; i++) {
+	for (i = 0; i < sandbox_nlayers; i++) {
 		if (!(applied & sandbox_layers[i].bit))
 			continue;
 		switch (sandbox_layers[i].bit) {
@@ -373,7 +275,7 @@ sandbox_report_bit(const char *s, unsigned *bit, int *abi)
 		*bit = SANDBOX_LANDLOCK;
 		return errstr == NULL ? 0 : -1;
 	}
-	for (i = 0; i < SANDBOX_NLAYERS; i++)
+	for (i = 0; i < sandbox_nlayers; i++)
 		if (strcmp(s, sandbox_layers[i].name) == 0 &&
 		    sandbox_layers[i].bit != SANDBOX_PIDS &&
 		    sandbox_layers[i].bit != SANDBOX_UIDDROP &&
@@ -417,7 +319,7 @@ sandbox_mask_names(unsigned mask, char *buf, size_t len)
 	size_t	 i;
 
 	buf[0] = '\0';
-	for (i = 0; i < SANDBOX_NLAYERS; i++) {
+	for (i = 0; i < sandbox_nlayers; i++) {
 		if (!(mask & sandbox_layers[i].bit))
 			continue;
 		if (buf[0] != '\0')
@@ -481,32 +383,6 @@ sandbox_lack(const struct sandbox_policy *p, unsigned bit, char *note,
 		return -1;
 	sandbox_note(note, notelen, "%s", e->msg);
 	return 0;
-}
-
-/*
- * Seccomp programs built in the parent before sandbox_fork, one per
- * (fs_write, exec) of `sandbox exec`: the child inherits them and only
- * loads one, which saves it libseccomp's work (and its malloc) after fork.
- */
-static struct sock_fprog	 sandbox_bpf_cache[8];
-
-/* The filter depends on these three only (see sandbox_seccomp_build). */
-static struct sock_fprog *
-sandbox_bpf_slot(const struct sandbox_policy *p)
-{
-	return &sandbox_bpf_cache[(p->fs_write ? 1 : 0) | (p->exec ? 2 : 0) |
-	    (p->program[0] != '\0' ? 4 : 0)];
-}
-
-/* Parent: build the notify-mode program of p once per process. */
-static int
-sandbox_bpf_prebuild(const struct sandbox_policy *p, struct sandbox_error *e)
-{
-	struct sock_fprog	*slot = sandbox_bpf_slot(p);
-
-	if (slot->filter != NULL)
-		return 0;
-	return sandbox_seccomp_export(p, SANDBOX_SECCOMP_NOTIFY, slot, e);
 }
 
 /* phase 1 */
@@ -602,10 +478,6 @@ sandbox_fork(struct sandbox *sb, struct sandbox_error *e)
 	if (sb->use_notify && socketpair(AF_UNIX, SOCK_SEQPACKET |
 	    SOCK_CLOEXEC, 0, sb->sock) == -1)
 		return sandbox_fail(e, 0, errno, "socketpair");
-	/* The program of the filter the child will load (sandbox exec). */
-	if (sb->use_notify && sb->caps.seccomp &&
-	    sandbox_bpf_prebuild(&sb->policy, e) == -1)
-		return -1;
 	pid = sandbox_ns_clone(sb->cloneflags);
 	if (pid == -1 && sb->cloneflags != 0 && (errno == EPERM ||
 	    errno == EINVAL || errno == ENOSPC || errno == EUSERS)) {
@@ -833,9 +705,7 @@ sandbox_phase2(const struct sandbox_policy *p, unsigned applied, int scflags,
     int *notify_fd, uid_t uid, int cgroup, struct sandbox_report *r,
     struct sandbox_error *e)
 {
-	const struct sock_fprog	*prebuilt = NULL;
-	struct sock_fprog	 inherited = { 0, NULL };
-	int			 abi = 0, rc;
+	int	 abi = 0;
 
 	sandbox_report_init(r, p->require);
 	if (sandbox_caps_drop(e) == -1)
@@ -851,9 +721,7 @@ sandbox_phase2(const struct sandbox_policy *p, unsigned applied, int scflags,
 	applied |= SANDBOX_NODUMP;
 	if ((p->want & SANDBOX_LANDLOCK) &&
 	    sandbox_landlock_apply(p, &abi, e) == 0) {
-		applied |= SANDBOX_LANDLOCK;
-		if (abi >= 6)
-			applied |= SANDBOX_LLSCOPE;
+		applied |= sandbox_landlock_layers(abi);
 	} else if (!(p->want & SANDBOX_LANDLOCK) || e->missing) {
 		if (sandbox_lack(p, SANDBOX_LANDLOCK, r->note, sizeof(r->note),
 		    e) == -1)
@@ -863,18 +731,7 @@ sandbox_phase2(const struct sandbox_policy *p, unsigned applied, int scflags,
 	if (SANDBOX_SANITIZER && (scflags & SANDBOX_SECCOMP_SELF))
 		sandbox_note(r->note, sizeof(r->note), "sanitizer build: "
 		    "ptrace and PR_SET_DUMPABLE allowed for LeakSanitizer");
-	if ((scflags & SANDBOX_SECCOMP_NOTIFY) &&
-	    sandbox_bpf_slot(p)->filter != NULL)
-		prebuilt = sandbox_bpf_slot(p);
-	else if ((scflags & SANDBOX_SECCOMP_SELF) &&
-	    sandbox_bpf_inherited(p, &inherited) == 0)
-		prebuilt = &inherited;	/* the spawner's (sandbox_bpffd.c) */
-	if (prebuilt != NULL) {
-		rc = sandbox_seccomp_load(prebuilt, scflags, notify_fd, e);
-		free(inherited.filter);
-		if (rc == -1)
-			return -1;
-	} else if (sandbox_seccomp_apply(p, scflags, notify_fd, e) == -1)
+	if (sandbox_seccomp_apply(p, scflags, notify_fd, e) == -1)
 		return -1;
 	applied |= SANDBOX_SECCOMP;
 	sandbox_report_fill(r, applied, abi, uid, cgroup);
@@ -1057,7 +914,6 @@ sandbox_notify_handle(struct sandbox *sb, FILE *log)
 	struct seccomp_notif		 req;
 	struct seccomp_notif_resp	 resp;
 	const char			*name;
-	char				*sname;
 
 	if (sb->notify_fd == -1)
 		return -1;
@@ -1071,11 +927,11 @@ sandbox_notify_handle(struct sandbox *sb, FILE *log)
 	}
 	memset(&resp, 0, sizeof(resp));
 	resp.id = req.id;
-	sname = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE,
-	    req.data.nr);
-	name = sname != NULL ? sname : "syscall";
-	if ((strcmp(name, "execve") == 0 || strcmp(name, "execveat") == 0) &&
-	    sb->execs == 0) {
+	/* The filter sends only these three here. */
+	name = req.data.nr == __NR_execve ? "execve" :
+	    req.data.nr == __NR_execveat ? "execveat" :
+	    req.data.nr == __NR_socket ? "socket" : "syscall";
+	if (req.data.nr != __NR_socket && sb->execs == 0) {
 		/* Our own exec of the command, before anything ran. */
 		sb->execs++;
 		resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
@@ -1095,7 +951,6 @@ sandbox_notify_handle(struct sandbox *sb, FILE *log)
 			    "%s: denied (no exec in this profile)\n",
 			    sb->policy.name, (unsigned)req.pid, name);
 	}
-	free(sname);
 	if (ioctl(sb->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) == -1 &&
 	    errno != ENOENT) {
 		close(sb->notify_fd);
@@ -1125,7 +980,8 @@ sandbox_release(struct sandbox *sb)
 {
 	if (sb->pid > 0 && !(sb->planned & SANDBOX_PIDNS))
 		kill(-sb->pid, SIGKILL);
-	sandbox_cgroup_kill(sb->cgroup, sb->cgroup_version);
+	/* Kills only if a process is left (rmdir says EBUSY): after a pid
+	 * namespace's init is reaped, none is. */
 	sandbox_cgroup_remove(sb->cgroup, sb->cgroup_version);
 	sb->cgroup[0] = '\0';
 	if (sb->notify_fd != -1)

@@ -71,8 +71,6 @@
 #define SANDBOX_ERR_LEN		256
 
 #define SANDBOX_ENV		"WARREN_SANDBOX"
-/* The fd of a prebuilt, sealed seccomp program (sandbox_bpf_fd). */
-#define SANDBOX_BPF_ENV		"WARREN_SANDBOX_BPF"
 #define SANDBOX_ENV_LEN		(PATH_MAX + 256)
 
 /* What a failure was about. */
@@ -218,10 +216,6 @@ int	 sandbox_enter(const struct sandbox_policy *p, struct sandbox_report *r,
  * cgroup, so only with allow_weaker for a read-write profile. */
 int	 sandbox_apply_self(const struct sandbox_policy *p,
 	    struct sandbox_report *r, struct sandbox_error *e);
-/* Spawner: a sealed memfd (close-on-exec, owned by the library, one per
- * filter) holding the seccomp program p's worker would build; give it to
- * the child under SANDBOX_BPF_ENV and sandbox_enter loads it as is. */
-int	 sandbox_bpf_fd(const struct sandbox_policy *p, struct sandbox_error *e);
 /* Spawner, root only, once: move the calling process into an empty
  * network namespace; its children then inherit it and get no netns of
  * their own (still reported as "netns"). -1 if not root or it fails. */

@@ -76,21 +76,24 @@ sandbox_cgroup_has_opt(char *opts, const char *opt)
 }
 
 /*
- * Mount point of a hierarchy: fstype cgroup2 (v2), or cgroup with the pids
- * super option (v1). A mountinfo line is "id parent dev root mnt opts
- * [tags...] - fstype source superopts".
+ * Where the cgroup2 hierarchy (v2) and the v1 hierarchy holding the pids
+ * controller (v1) are mounted, "" if not: one pass over mountinfo, which
+ * the kernel generates afresh on every read. A mountinfo line is "id
+ * parent dev root mnt opts [tags...] - fstype source superopts".
  */
-static int
-sandbox_cgroup_mount(int v2, char *out, size_t len)
+static void
+sandbox_cgroup_mounts(char *v2, char *v1, size_t len)
 {
 	char	*line = NULL, *p, *save, *f[32];
 	size_t	 cap = 0;
 	FILE	*fp;
-	int	 nf, i, sep, found = -1;
+	int	 nf, i, sep;
 
+	v2[0] = v1[0] = '\0';
 	if ((fp = fopen("/proc/self/mountinfo", "re")) == NULL)
-		return -1;
-	while (found == -1 && getline(&line, &cap, fp) != -1) {
+		return;
+	while ((v2[0] == '\0' || v1[0] == '\0') &&
+	    getline(&line, &cap, fp) != -1) {
 		nf = 0;
 		for (p = strtok_r(line, " \n", &save); p != NULL && nf < 32;
 		    p = strtok_r(NULL, " \n", &save))
@@ -100,16 +103,16 @@ sandbox_cgroup_mount(int v2, char *out, size_t len)
 				sep = i;
 				break;
 			}
-		if (sep == -1 || sep + 3 >= nf)
+		if (sep == -1 || sep + 3 >= nf || strlen(f[4]) >= len)
 			continue;
-		if ((v2 && strcmp(f[sep + 1], "cgroup2") == 0) ||
-		    (!v2 && strcmp(f[sep + 1], "cgroup") == 0 &&
-		    sandbox_cgroup_has_opt(f[sep + 3], "pids")))
-			found = strlcpy(out, f[4], len) < len ? 0 : -1;
+		if (v2[0] == '\0' && strcmp(f[sep + 1], "cgroup2") == 0)
+			strlcpy(v2, f[4], len);
+		else if (v1[0] == '\0' && strcmp(f[sep + 1], "cgroup") == 0 &&
+		    sandbox_cgroup_has_opt(f[sep + 3], "pids"))
+			strlcpy(v1, f[4], len);
 	}
 	free(line);
 	fclose(fp);
-	return found;
 }
 
 /* Our own group in the hierarchy named by ctl ("" = v2, "pids" = v1). */
@@ -156,11 +159,13 @@ sandbox_cgroup_has_word(const char *path, const char *word)
 int
 sandbox_cgroup_find(struct sandbox_caps *c)
 {
-	char	 mnt[PATH_MAX], self[PATH_MAX], dir[PATH_MAX], f[PATH_MAX];
+	char	 mnt[PATH_MAX], v1[PATH_MAX], self[PATH_MAX], dir[PATH_MAX];
+	char	 f[PATH_MAX];
 
 	c->cgroup = 0;
 	c->cgroup_path[0] = '\0';
-	if (sandbox_cgroup_mount(1, mnt, sizeof(mnt)) == 0 &&
+	sandbox_cgroup_mounts(mnt, v1, sizeof(mnt));
+	if (mnt[0] != '\0' &&
 	    sandbox_cgroup_self("", self, sizeof(self)) == 0 &&
 	    (size_t)snprintf(dir, sizeof(dir), "%s%s", mnt,
 	    strcmp(self, "/") == 0 ? "" : self) < sizeof(dir) &&
@@ -175,8 +180,7 @@ sandbox_cgroup_find(struct sandbox_caps *c)
 	/* Our own group is a leaf (a systemd scope): root may still create
 	 * groups under the hierarchy's root, exempt from the rule that only
 	 * leaves hold processes. */
-	if (geteuid() == 0 && sandbox_cgroup_mount(1, mnt, sizeof(mnt)) == 0 &&
-	    access(mnt, W_OK) == 0) {
+	if (geteuid() == 0 && mnt[0] != '\0' && access(mnt, W_OK) == 0) {
 		snprintf(f, sizeof(f), "%s/cgroup.subtree_control", mnt);
 		if (sandbox_cgroup_has_word(f, "pids")) {
 			strlcpy(c->cgroup_path, mnt, sizeof(c->cgroup_path));
@@ -184,9 +188,9 @@ sandbox_cgroup_find(struct sandbox_caps *c)
 			return 0;
 		}
 	}
-	if (sandbox_cgroup_mount(0, mnt, sizeof(mnt)) == 0 &&
+	if (v1[0] != '\0' &&
 	    sandbox_cgroup_self("pids", self, sizeof(self)) == 0 &&
-	    (size_t)snprintf(dir, sizeof(dir), "%s%s", mnt,
+	    (size_t)snprintf(dir, sizeof(dir), "%s%s", v1,
 	    strcmp(self, "/") == 0 ? "" : self) < sizeof(dir) &&
 	    access(dir, W_OK) == 0) {
 		strlcpy(c->cgroup_path, dir, sizeof(c->cgroup_path));

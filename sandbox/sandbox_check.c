@@ -63,12 +63,13 @@ sandbox_caps_probe(struct sandbox_caps *c, int thorough)
 	c->landlock_abi = sandbox_landlock_abi();
 	c->seccomp = sandbox_seccomp_available();
 	c->sanitizer = SANDBOX_SANITIZER;
-	userns = sandbox_check_read_int("/proc/sys/user/max_user_namespaces",
-	    1) > 0 && sandbox_check_read_int(
+	/* Root uses no user namespace: the sysctls matter to users only. */
+	userns = c->root || (sandbox_check_read_int(
+	    "/proc/sys/user/max_user_namespaces", 1) > 0 && sandbox_check_read_int(
 	    "/proc/sys/kernel/unprivileged_userns_clone", 1) != 0 &&
 	    sandbox_check_read_int(
-	    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0) == 0;
-	c->userns = c->root || userns;
+	    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns", 0) == 0);
+	c->userns = userns;
 	/* As a user, the other namespaces come with a user namespace. */
 	c->mntns = c->pidns = c->netns = c->ipcns = c->userns;
 	if (thorough) {
@@ -114,7 +115,7 @@ sandbox_caps_print(const struct sandbox_caps *c, FILE *f)
 	    "; no scoping (ABI < 6)" : "");
 	sandbox_check_line(f, "landlock", c->landlock_abi > 0, buf);
 	sandbox_check_line(f, "seccomp", c->seccomp,
-	    "libseccomp filter, native arch only, bad arch kills");
+	    "filter compiled at build time, native arch only, bad arch kills");
 	sandbox_check_line(f, "nnp", 1, "PR_SET_NO_NEW_PRIVS");
 	sandbox_check_line(f, "nodump", 1, "PR_SET_DUMPABLE 0");
 	sandbox_check_line(f, "caps", 1, c->root ? "root: bounding, ambient "

@@ -274,10 +274,39 @@ sandbox_landlock_rules(int rfd, const struct sandbox_policy *p,
 	return 0;
 }
 
+/*
+ * The report bits a ruleset of this ABI enforces: the path rules from
+ * ABI 1, the signal and abstract-unix scopes from ABI 6. The ruleset is
+ * built from the same answer, so the report cannot claim a scope the
+ * kernel was not asked for.
+ */
+unsigned
+sandbox_landlock_layers(int abi)
+{
+	if (abi < 1)
+		return 0;
+	return SANDBOX_LANDLOCK | (abi >= 6 ? SANDBOX_LLSCOPE : 0);
+}
+
 /* Needs no_new_privs (or CAP_SYS_ADMIN) already set. */
 int
 sandbox_landlock_apply(const struct sandbox_policy *p, int *abip,
     struct sandbox_error *e)
+{
+	return sandbox_landlock_apply_max(p, SANDBOX_LANDLOCK_MAX, abip, e);
+}
+
+/*
+ * The same, using at most ABI maxabi. Only tests pass less than
+ * SANDBOX_LANDLOCK_MAX: tests/sandbox/test_sandbox_scope.c applies the
+ * layer as an ABI 5 kernel would (no scopes) to show that what the
+ * scopes deny is otherwise allowed, and to run the ABI < 6 branch on a
+ * newer kernel. Nothing reachable from the command line or the
+ * environment lowers it.
+ */
+int
+sandbox_landlock_apply_max(const struct sandbox_policy *p, int maxabi,
+    int *abip, struct sandbox_error *e)
 {
 	struct sandbox_ll_attr	 attr;
 	int			 abi, rfd, saved;
@@ -286,11 +315,16 @@ sandbox_landlock_apply(const struct sandbox_policy *p, int *abip,
 	if ((abi = sandbox_landlock_abi()) < 1)
 		return sandbox_missing(e, SANDBOX_LANDLOCK,
 		    "Landlock is not available on this kernel (ABI 0)");
+	if (maxabi < 1)
+		return sandbox_fail(e, SANDBOX_LANDLOCK, EINVAL,
+		    "Landlock ABI limit %d (at least 1)", maxabi);
+	if (abi > maxabi)
+		abi = maxabi;
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = sandbox_landlock_handled(abi);
 	if (abi >= 4)
 		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
-	if (abi >= 6)
+	if (sandbox_landlock_layers(abi) & SANDBOX_LLSCOPE)
 		attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
 	if ((rfd = (int)syscall(SYS_landlock_create_ruleset, &attr,
 	    sizeof(attr), 0)) == -1)

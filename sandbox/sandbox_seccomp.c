@@ -1,270 +1,24 @@
 /*
- * seccomp-bpf, built with libseccomp and loaded last ("it cuts off all the
- * other privilege-dropping syscalls", minijail).
- *
- * Native architecture only: libseccomp adds no other arch, so an int 0x80
- * (i386) or x32 syscall hits the bad-arch action, which kills the process.
- * The default is to allow: the filter is a deny list of what no profile
- * needs (sockets, ptrace, bpf, io_uring, keyrings, mount and namespace
- * calls, TIOCSTI), plus, per profile, every way to write (read-only
- * profiles) and to exec (no-exec profiles). Denied calls fail with EPERM,
- * so programs see an ordinary error; clone3 fails with ENOSYS so libc
- * falls back to clone, whose flags the filter can inspect.
- *
- * With SANDBOX_SECCOMP_NOTIFY (`warren sandbox exec`), execve and socket
- * go to a user-notification listener in the parent instead: it lets the
- * first execve of a no-exec profile through (our own, of the command) and
- * denies and names every later one, and names every socket() it denies.
+ * seccomp-bpf, loaded last ("it cuts off all the other privilege-dropping
+ * syscalls", minijail). The programs are compiled at build time from the
+ * rules in sandbox_seccomp_rules.c (see there for what they deny) into
+ * sandbox_bpf_table.c, one per (fs_write, exec, mode): loading one is a
+ * single seccomp(2) call, with no libseccomp in the process and nothing a
+ * sandboxed process could have changed (the table is read-only data of
+ * the binary that loads it).
  */
 #include <sys/types.h>
-#include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
-#include <sched.h>
-#include <seccomp.h>
-#include <stddef.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "sandbox/sandbox_int.h"
-
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME	0x00000080
-#endif
-#ifndef __O_TMPFILE
-#define __O_TMPFILE	020000000
-#endif
-
-struct sandbox_sc {
-	const char	*name;
-	int		 nr;	/* x86_64 number if libseccomp lacks the name */
-};
-
-/* Denied in every profile. */
-static const struct sandbox_sc sandbox_seccomp_deny[] = {
-	{ "ptrace", -1 }, { "process_vm_readv", -1 },
-	{ "process_vm_writev", -1 }, { "kcmp", -1 }, { "pidfd_getfd", 438 },
-	{ "process_madvise", 440 },
-	{ "bpf", -1 }, { "perf_event_open", -1 }, { "userfaultfd", -1 },
-	{ "io_uring_setup", 425 }, { "io_uring_enter", 426 },
-	{ "io_uring_register", 427 },
-	{ "keyctl", -1 }, { "add_key", -1 }, { "request_key", -1 },
-	{ "mount", -1 }, { "umount2", -1 }, { "open_tree", 428 },
-	{ "move_mount", 429 }, { "fsopen", 430 }, { "fsconfig", 431 },
-	{ "fsmount", 432 }, { "fspick", 433 }, { "mount_setattr", 442 },
-	{ "pivot_root", -1 }, { "chroot", -1 },
-	{ "unshare", -1 }, { "setns", -1 },
-	{ "init_module", -1 }, { "finit_module", -1 },
-	{ "delete_module", -1 }, { "kexec_load", -1 },
-	{ "kexec_file_load", -1 }, { "reboot", -1 }, { "swapon", -1 },
-	{ "swapoff", -1 }, { "acct", -1 }, { "quotactl", -1 },
-	{ "quotactl_fd", 443 }, { "syslog", -1 }, { "vhangup", -1 },
-	{ "open_by_handle_at", -1 }, { "name_to_handle_at", -1 },
-	{ "lookup_dcookie", -1 }, { "iopl", -1 }, { "ioperm", -1 },
-	{ "uselib", -1 }, { "fanotify_init", -1 }, { "modify_ldt", -1 },
-	{ "move_pages", -1 }, { "migrate_pages", -1 },
-};
-
-/* Denied in read-only profiles: every call that changes the filesystem. */
-static const struct sandbox_sc sandbox_seccomp_deny_ro[] = {
-	{ "creat", -1 }, { "openat2", -1 }, { "truncate", -1 },
-	{ "ftruncate", -1 }, { "fallocate", -1 },
-	{ "chmod", -1 }, { "fchmod", -1 }, { "fchmodat", -1 },
-	{ "fchmodat2", 452 }, { "chown", -1 }, { "fchown", -1 },
-	{ "lchown", -1 }, { "fchownat", -1 },
-	{ "utime", -1 }, { "utimes", -1 }, { "utimensat", -1 },
-	{ "futimesat", -1 }, { "setxattr", -1 }, { "lsetxattr", -1 },
-	{ "fsetxattr", -1 }, { "removexattr", -1 }, { "lremovexattr", -1 },
-	{ "fremovexattr", -1 }, { "setxattrat", 463 },
-	{ "removexattrat", 466 },
-	{ "rename", -1 }, { "renameat", -1 }, { "renameat2", -1 },
-	{ "unlink", -1 }, { "unlinkat", -1 }, { "mkdir", -1 },
-	{ "mkdirat", -1 }, { "rmdir", -1 }, { "link", -1 }, { "linkat", -1 },
-	{ "symlink", -1 }, { "symlinkat", -1 }, { "mknod", -1 },
-	{ "mknodat", -1 },
-};
-
-/* Open flags that write or create, each tested on its own. */
-static const unsigned long sandbox_seccomp_wflags[] = {
-	O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND, __O_TMPFILE,
-};
-
-static const unsigned long sandbox_seccomp_nsflags[] = {
-	CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
-	CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME,
-};
-
-/* One argument comparison, every field set (clang's
- * -Wmissing-field-initializers rejects libseccomp's short macros). */
-static struct scmp_arg_cmp
-sandbox_seccomp_cmp(unsigned int arg, enum scmp_compare op, uint64_t a,
-    uint64_t b)
-{
-	struct scmp_arg_cmp	 c;
-
-	memset(&c, 0, sizeof(c));
-	c.arg = arg;
-	c.op = op;
-	c.datum_a = a;
-	c.datum_b = b;
-	return c;
-}
-
-static int
-sandbox_seccomp_nr(const struct sandbox_sc *sc)
-{
-	int	 nr;
-
-	nr = seccomp_syscall_resolve_name(sc->name);
-	if (nr == __NR_SCMP_ERROR || nr < 0)
-		nr = sc->nr;
-	return nr;
-}
-
-static int
-sandbox_seccomp_list(scmp_filter_ctx ctx, const struct sandbox_sc *list,
-    size_t n, uint32_t act, struct sandbox_error *e)
-{
-	size_t	 i;
-	int	 nr, rc;
-
-	for (i = 0; i < n; i++) {
-		if ((nr = sandbox_seccomp_nr(&list[i])) < 0)
-			continue;
-		if ((rc = seccomp_rule_add(ctx, act, nr, 0)) < 0)
-			return sandbox_fail(e, SANDBOX_SECCOMP, -rc,
-			    "seccomp rule for %s", list[i].name);
-	}
-	return 0;
-}
-
-/* A rule on one syscall by name; a name libseccomp lacks is skipped. */
-static int
-sandbox_seccomp_rule(scmp_filter_ctx ctx, uint32_t act, const char *name,
-    unsigned int argc, const struct scmp_arg_cmp *cmp,
-    struct sandbox_error *e)
-{
-	int	 nr, rc;
-
-	nr = seccomp_syscall_resolve_name(name);
-	if (nr == __NR_SCMP_ERROR || nr < 0)
-		return 0;
-	if ((rc = seccomp_rule_add_array(ctx, act, nr, argc, cmp)) < 0)
-		return sandbox_fail(e, SANDBOX_SECCOMP, -rc,
-		    "seccomp rule for %s", name);
-	return 0;
-}
-
-static int
-sandbox_seccomp_common(scmp_filter_ctx ctx, int flags,
-    struct sandbox_error *e)
-{
-	struct scmp_arg_cmp	 c[2];
-	uint32_t		 eperm = SCMP_ACT_ERRNO(EPERM);
-	size_t			 i;
-	int			 lsan;
-
-	/* LeakSanitizer's exit-time check ptraces its own threads after
-	 * setting itself dumpable: a sanitizer build that keeps running
-	 * under the filter (the worker) must let it. Logged by the caller. */
-	lsan = SANDBOX_SANITIZER && (flags & SANDBOX_SECCOMP_SELF);
-	for (i = 0; i < sizeof(sandbox_seccomp_deny) /
-	    sizeof(sandbox_seccomp_deny[0]); i++) {
-		if (lsan && strcmp(sandbox_seccomp_deny[i].name, "ptrace") == 0)
-			continue;
-		if (sandbox_seccomp_list(ctx, &sandbox_seccomp_deny[i], 1,
-		    eperm, e) == -1)
-			return -1;
-	}
-	/* No network: socket() for any family; socketpair only AF_UNIX. */
-	if (sandbox_seccomp_rule(ctx, (flags & SANDBOX_SECCOMP_NOTIFY) ?
-	    SCMP_ACT_NOTIFY : eperm, "socket", 0, NULL, e) == -1)
-		return -1;
-	c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_NE, AF_UNIX, 0);
-	if (sandbox_seccomp_rule(ctx, eperm, "socketpair", 1, c, e) == -1)
-		return -1;
-	/* No new namespaces through clone's flags; clone3 hides them. */
-	for (i = 0; i < sizeof(sandbox_seccomp_nsflags) /
-	    sizeof(sandbox_seccomp_nsflags[0]); i++) {
-		c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_MASKED_EQ,
-		    sandbox_seccomp_nsflags[i], sandbox_seccomp_nsflags[i]);
-		if (sandbox_seccomp_rule(ctx, eperm, "clone", 1, c, e) == -1)
-			return -1;
-	}
-	if (sandbox_seccomp_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0,
-	    NULL, e) == -1)
-		return -1;
-	/*
-	 * int arguments are compared on their low 32 bits only (MASKED_EQ
-	 * with 0xffffffff): the kernel truncates them, so high bits set by
-	 * the caller must not make a denied value look different.
-	 */
-	c[0] = sandbox_seccomp_cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffUL,
-	    TIOCSTI);
-	if (sandbox_seccomp_rule(ctx, eperm, "ioctl", 1, c, e) == -1)
-		return -1;
-	c[0] = sandbox_seccomp_cmp(1, SCMP_CMP_MASKED_EQ, 0xffffffffUL,
-	    TIOCLINUX);
-	if (sandbox_seccomp_rule(ctx, eperm, "ioctl", 1, c, e) == -1)
-		return -1;
-	/* prctl: no way back to dumpable, no rewriting of mm fields. */
-	if (!lsan) {
-		c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_MASKED_EQ, 0xffffffffUL,
-		    PR_SET_DUMPABLE);
-		if (sandbox_seccomp_rule(ctx, eperm, "prctl", 1, c, e) == -1)
-			return -1;
-	}
-	c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_MASKED_EQ, 0xffffffffUL,
-	    PR_SET_MM);
-	if (sandbox_seccomp_rule(ctx, eperm, "prctl", 1, c, e) == -1)
-		return -1;
-	/*
-	 * personality: only the 0xffffffff query. Any other value sets a
-	 * persona (the kernel keeps unknown bits), so flag masks could be
-	 * dodged; two rules, below and above the query, deny the rest.
-	 */
-	c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_LT, 0xffffffffUL, 0);
-	if (sandbox_seccomp_rule(ctx, eperm, "personality", 1, c, e) == -1)
-		return -1;
-	c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_GT, 0xffffffffUL, 0);
-	if (sandbox_seccomp_rule(ctx, eperm, "personality", 1, c, e) == -1)
-		return -1;
-	return 0;
-}
-
-static int
-sandbox_seccomp_readonly(scmp_filter_ctx ctx, struct sandbox_error *e)
-{
-	struct scmp_arg_cmp	 c;
-	uint32_t		 eperm = SCMP_ACT_ERRNO(EPERM);
-	size_t			 i;
-
-	if (sandbox_seccomp_list(ctx, sandbox_seccomp_deny_ro,
-	    sizeof(sandbox_seccomp_deny_ro) / sizeof(sandbox_seccomp_deny_ro[0]),
-	    eperm, e) == -1)
-		return -1;
-	for (i = 0; i < sizeof(sandbox_seccomp_wflags) /
-	    sizeof(sandbox_seccomp_wflags[0]); i++) {
-		c = sandbox_seccomp_cmp(1, SCMP_CMP_MASKED_EQ,
-		    sandbox_seccomp_wflags[i], sandbox_seccomp_wflags[i]);
-		if (sandbox_seccomp_rule(ctx, eperm, "open", 1, &c, e) == -1)
-			return -1;
-		c = sandbox_seccomp_cmp(2, SCMP_CMP_MASKED_EQ,
-		    sandbox_seccomp_wflags[i], sandbox_seccomp_wflags[i]);
-		if (sandbox_seccomp_rule(ctx, eperm, "openat", 1, &c, e) == -1)
-			return -1;
-	}
-	return 0;
-}
 
 int
 sandbox_seccomp_available(void)
@@ -272,139 +26,34 @@ sandbox_seccomp_available(void)
 	return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) != -1 || errno != EINVAL;
 }
 
-/* Build the filter for p into a libseccomp context. */
-static scmp_filter_ctx
-sandbox_seccomp_build(const struct sandbox_policy *p, int flags,
-    struct sandbox_error *e)
+void
+sandbox_seccomp_program(const struct sandbox_policy *p, int flags,
+    struct sock_fprog *prog)
 {
-	scmp_filter_ctx	 ctx;
-	uint32_t	 xact;
-	int		 rc;
+	const struct sandbox_bpf_prog	*b;
 
-	if ((ctx = seccomp_init(SCMP_ACT_ALLOW)) == NULL) {
-		sandbox_fail(e, SANDBOX_SECCOMP, ENOMEM, "seccomp_init");
-		return NULL;
-	}
-	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
-	    SCMP_ACT_KILL_PROCESS)) < 0) {
-		sandbox_fail(e, SANDBOX_SECCOMP, -rc, "bad-arch action");
-		goto fail;
-	}
-	/* A binary tree of syscall numbers, not a list: fewer instructions
-	 * on the path of every allowed syscall. */
-	if ((rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0) {
-		sandbox_fail(e, SANDBOX_SECCOMP, -rc, "filter optimization");
-		goto fail;
-	}
-	if (!(flags & SANDBOX_SECCOMP_NOTIFY) &&
-	    (rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) < 0) {
-		sandbox_fail(e, SANDBOX_SECCOMP, -rc, "TSYNC");
-		goto fail;
-	}
-	if (sandbox_seccomp_common(ctx, flags, e) == -1)
-		goto fail;
-	if (!p->fs_write && sandbox_seccomp_readonly(ctx, e) == -1)
-		goto fail;
-	if (!p->exec) {
-		xact = (flags & SANDBOX_SECCOMP_NOTIFY) &&
-		    p->program[0] != '\0' ? SCMP_ACT_NOTIFY :
-		    SCMP_ACT_ERRNO(EPERM);
-		if (sandbox_seccomp_rule(ctx, xact, "execve", 0, NULL,
-		    e) == -1 || sandbox_seccomp_rule(ctx, xact, "execveat", 0,
-		    NULL, e) == -1)
-			goto fail;
-	}
-	return ctx;
-fail:
-	seccomp_release(ctx);
-	return NULL;
+	b = &sandbox_bpf_table[sandbox_bpf_index(p->fs_write, p->exec,
+	    sandbox_bpf_mode(p, flags))];
+	/* The kernel only reads the program; sock_fprog has no const. */
+	prog->filter = (struct sock_filter *)(uintptr_t)b->insns;
+	prog->len = b->len;
 }
 
+/* Load p's program (no_new_privs already set); with
+ * SANDBOX_SECCOMP_NOTIFY, the listener fd goes to *notify_fd. */
 int
 sandbox_seccomp_apply(const struct sandbox_policy *p, int flags,
     int *notify_fd, struct sandbox_error *e)
 {
-	scmp_filter_ctx	 ctx;
-	int		 rc, ret = -1;
+	struct sock_fprog	 prog;
+	unsigned int		 f;
+	long			 rc;
 
 	*notify_fd = -1;
-	if ((ctx = sandbox_seccomp_build(p, flags, e)) == NULL)
-		return -1;
-	if ((rc = seccomp_load(ctx)) < 0) {
-		sandbox_fail(e, SANDBOX_SECCOMP, -rc, "seccomp_load");
-		goto out;
-	}
-	if ((flags & SANDBOX_SECCOMP_NOTIFY) &&
-	    (*notify_fd = seccomp_notify_fd(ctx)) < 0) {
-		*notify_fd = -1;
-		sandbox_fail(e, SANDBOX_SECCOMP, EINVAL, "seccomp_notify_fd");
-		goto out;
-	}
-	ret = 0;
-out:
-	seccomp_release(ctx);
-	return ret;
-}
-
-/*
- * Compile once, load many times: the filter as a BPF program (malloc'd
- * instructions in prog->filter), for a parent that spawns many children.
- */
-int
-sandbox_seccomp_export(const struct sandbox_policy *p, int flags,
-    struct sock_fprog *prog, struct sandbox_error *e)
-{
-	scmp_filter_ctx	 ctx;
-	struct stat	 st;
-	void		*buf = NULL;
-	int		 fd = -1, rc, ret = -1;
-
-	memset(prog, 0, sizeof(*prog));
-	if ((ctx = sandbox_seccomp_build(p, flags, e)) == NULL)
-		return -1;
-	if ((fd = (int)syscall(SYS_memfd_create, "warren-bpf",
-	    MFD_CLOEXEC)) == -1) {
-		sandbox_fail(e, SANDBOX_SECCOMP, errno, "memfd_create");
-		goto out;
-	}
-	if ((rc = seccomp_export_bpf(ctx, fd)) < 0) {
-		sandbox_fail(e, SANDBOX_SECCOMP, -rc, "seccomp_export_bpf");
-		goto out;
-	}
-	if (fstat(fd, &st) == -1 || st.st_size <= 0 || st.st_size > 65536 ||
-	    st.st_size % sizeof(struct sock_filter) != 0) {
-		sandbox_fail(e, SANDBOX_SECCOMP, EINVAL, "exported BPF size");
-		goto out;
-	}
-	if ((buf = malloc((size_t)st.st_size)) == NULL ||
-	    pread(fd, buf, (size_t)st.st_size, 0) != st.st_size) {
-		sandbox_fail(e, SANDBOX_SECCOMP, errno, "read exported BPF");
-		free(buf);
-		goto out;
-	}
-	prog->filter = buf;
-	prog->len = (unsigned short)(st.st_size / sizeof(struct sock_filter));
-	ret = 0;
-out:
-	if (fd != -1)
-		close(fd);
-	seccomp_release(ctx);
-	return ret;
-}
-
-/* Load a program from sandbox_seccomp_export (no_new_privs already set);
- * with SANDBOX_SECCOMP_NOTIFY, the listener fd goes to *notify_fd. */
-int
-sandbox_seccomp_load(const struct sock_fprog *prog, int flags,
-    int *notify_fd, struct sandbox_error *e)
-{
-	unsigned int	 f;
-	long		 rc;
-
-	*notify_fd = -1;
+	sandbox_seccomp_program(p, flags, &prog);
 	f = (flags & SANDBOX_SECCOMP_NOTIFY) ? SECCOMP_FILTER_FLAG_NEW_LISTENER :
 	    SECCOMP_FILTER_FLAG_TSYNC;
-	rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, f, prog);
+	rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, f, &prog);
 	if (rc < 0)
 		return sandbox_fail(e, SANDBOX_SECCOMP, errno,
 		    "seccomp(SET_MODE_FILTER)");

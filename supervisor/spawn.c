@@ -97,20 +97,17 @@ spawn_child_fail(const char *what, const char *detail, int code)
 
 /* The clean environment plus the sandbox's phase-1 record. */
 static char **
-spawn_child_env(char *const *envp, struct sandbox *sb, int bpf)
+spawn_child_env(char *const *envp, struct sandbox *sb)
 {
 	static char	*env[32];
-	static char	 bpfenv[] = SANDBOX_BPF_ENV "=6";
 	size_t		 n = 0;
 
-	while (envp != NULL && envp[n] != NULL && n < 29) {
+	while (envp != NULL && envp[n] != NULL && n < 30) {
 		env[n] = envp[n];
 		n++;
 	}
 	if (sb->env[0] != '\0')
 		env[n++] = sb->env;
-	if (bpf != -1)
-		env[n++] = bpfenv;
 	env[n] = NULL;
 	return env;
 }
@@ -118,7 +115,6 @@ spawn_child_env(char *const *envp, struct sandbox *sb, int bpf)
 /* What spawn_child_exec needs, in the child (one spawn per child). */
 static struct spawn_exec {
 	const struct spawn_req	*req;
-	int			 bpf;
 } spawn_exec;
 
 /* The end of phase 1 (sandbox exec_fn): exec the worker. Never returns. */
@@ -133,9 +129,8 @@ spawn_child_exec(struct sandbox *sb, int rc, struct sandbox_error *e,
 	if (rc == -1)
 		spawn_child_fail("sandbox", e->msg, 126);
 	/* Belt and braces: nothing above the channel survives exec. */
-	(void)syscall(SYS_close_range, x->bpf ? SPAWN_FD_BPF + 1 :
-	    SPAWN_FD_BIN + 1, ~0U, 0);
-	env = spawn_child_env(req->envp, sb, x->bpf ? SPAWN_FD_BPF : -1);
+	(void)syscall(SYS_close_range, SPAWN_FD_BIN + 1, ~0U, 0);
+	env = spawn_child_env(req->envp, sb);
 	(void)syscall(SYS_execveat, SPAWN_FD_BIN, "", req->argv, env,
 	    AT_EMPTY_PATH);
 	/* A script through a close-on-exec fd cannot run: try the path. */
@@ -146,12 +141,11 @@ spawn_child_exec(struct sandbox *sb, int rc, struct sandbox_error *e,
 /* In the child: move fds into place, detach, sandbox, exec. */
 static void __attribute__((noreturn))
 spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
-    int in, int out, int err, int bpf)
+    int in, int out, int err)
 {
-	static const int	keep[] = { SPAWN_FD_IN, SPAWN_FD_OUT, SPAWN_FD_BIN,
-				    SPAWN_FD_BPF };
+	static const int	keep[] = { SPAWN_FD_IN, SPAWN_FD_OUT, SPAWN_FD_BIN };
 	struct sandbox_error	e;
-	int			null, hi_in, hi_out, hi_err, hi_bpf = -1, bin;
+	int			null, hi_in, hi_out, hi_err, bin;
 
 	loop_child_sigreset();
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
@@ -161,7 +155,6 @@ spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
 	if ((hi_in = fcntl(in, F_DUPFD_CLOEXEC, 10)) == -1 ||
 	    (hi_out = fcntl(out, F_DUPFD_CLOEXEC, 10)) == -1 ||
 	    (hi_err = fcntl(err, F_DUPFD_CLOEXEC, 10)) == -1 ||
-	    (bpf != -1 && (hi_bpf = fcntl(bpf, F_DUPFD_CLOEXEC, 10)) == -1) ||
 	    (null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
 		_exit(126);
 	if (dup2(null, STDIN_FILENO) == -1 || dup2(null, STDOUT_FILENO) == -1 ||
@@ -180,9 +173,6 @@ spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
 		spawn_child_fail(req->bin, strerror(errno), 127);
 	if (dup3(bin, SPAWN_FD_BIN, O_CLOEXEC) == -1)
 		_exit(126);
-	/* The sealed filter: kept across exec, closed by sandbox_enter. */
-	if (hi_bpf != -1 && dup2(hi_bpf, SPAWN_FD_BPF) == -1)
-		_exit(126);
 	(void)setpgid(0, 0);
 	/*
 	 * Finish in spawn_child_exec, called by sandbox_child: with a pid
@@ -190,10 +180,9 @@ spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
 	 * (CLONE_VM | CLONE_VFORK) instead of copying it with fork().
 	 */
 	spawn_exec.req = req;
-	spawn_exec.bpf = hi_bpf != -1;
 	sb->exec_fn = spawn_child_exec;
 	sb->exec_arg = &spawn_exec;
-	(void)sandbox_child(sb, keep, hi_bpf != -1 ? 4 : 3, &e);
+	(void)sandbox_child(sb, keep, 3, &e);
 	spawn_child_exec(sb, -1, &e, &spawn_exec);
 }
 
@@ -206,7 +195,6 @@ spawn_worker(const struct spawn_req *req, struct spawn_child *c, char *err,
 	struct sandbox_error	e;
 	struct sandbox		*sb;
 	pid_t			pid, parent = getpid();
-	int			bpf = -1;
 
 	memset(c, 0, sizeof(*c));
 	c->to_fd = c->from_fd = c->err_fd = -1;
@@ -218,13 +206,6 @@ spawn_worker(const struct spawn_req *req, struct spawn_child *c, char *err,
 		free(sb);
 		return -1;
 	}
-	/*
-	 * The worker's seccomp filter, compiled once per process and
-	 * policy: without it (no seccomp wanted, or no memfd) the worker
-	 * builds its own, the same filter.
-	 */
-	if (req->policy->want & SANDBOX_SECCOMP)
-		bpf = sandbox_bpf_fd(req->policy, &e);
 	if (pipe2(to, O_CLOEXEC) == -1 || pipe2(from, O_CLOEXEC) == -1 ||
 	    pipe2(errp, O_CLOEXEC) == -1) {
 		snprintf(err, errsz, "pipe: %s", strerror(errno));
@@ -236,7 +217,7 @@ spawn_worker(const struct spawn_req *req, struct spawn_child *c, char *err,
 		goto fail;
 	}
 	if (pid == 0)
-		spawn_child(req, sb, parent, to[0], from[1], errp[1], bpf);
+		spawn_child(req, sb, parent, to[0], from[1], errp[1]);
 	(void)setpgid(pid, pid);
 	close(to[0]);
 	close(from[1]);

@@ -19,7 +19,6 @@
 #define SPAWN_FD_IN	3	/* the worker reads frames here */
 #define SPAWN_FD_OUT	4	/* the worker writes frames here */
 #define SPAWN_FD_BIN	5	/* the program, until exec (close-on-exec) */
-#define SPAWN_FD_BPF	6	/* the prebuilt seccomp program, until sandbox_enter */
 
 struct spawn_req {
 	const char			*bin;	/* path of warren-worker */

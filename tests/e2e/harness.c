@@ -1,4 +1,5 @@
 /* The e2e harness: see harness.h. */
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -40,6 +41,36 @@ h_tmpdir(void)
 	if ((d = strdup(d)) == NULL)
 		h_die("strdup");
 	return d;
+}
+
+void
+h_ws_open(struct h_ws *w, const char *data)
+{
+	memset(w, 0, sizeof(*w));
+	w->dir = h_tmpdir();
+	snprintf(w->ws, sizeof(w->ws), "%s/ws", w->dir);
+	snprintf(w->cas, sizeof(w->cas), "%s/session.cassette", w->dir);
+	h_write(w->ws, "data.txt", data, 0);
+	(void)chmod(w->ws, 0777);
+	w->f = h_cassette_open(w->cas);
+}
+
+void
+h_ws_cassette_close(struct h_ws *w)
+{
+	if (w->f != NULL)
+		fclose(w->f);
+	w->f = NULL;
+}
+
+void
+h_ws_close(struct h_ws *w)
+{
+	h_ws_cassette_close(w);
+	if (w->dir != NULL)
+		h_rm_rf(w->dir);
+	free(w->dir);
+	w->dir = NULL;
 }
 
 void
@@ -115,6 +146,99 @@ h_call(char *buf, size_t sz, const char *id, const char *name,
 	snprintf(buf, sz, "{\"id\":\"%s\",\"name\":\"%s\",\"arguments\":%s}",
 	    id, name, h_js(args));
 	return buf;
+}
+
+const char *
+h_calls1(const char *id, const char *name, const char *args)
+{
+	static char	buf[4][8192];
+	static int	k;
+	char		call[8000];
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "[%s]",
+	    h_call(call, sizeof(call), id, name, args));
+	return buf[k];
+}
+
+const char *
+h_calls2(const char *id1, const char *n1, const char *a1, const char *id2,
+    const char *n2, const char *a2)
+{
+	static char	buf[16384];
+	char		c1[8000], c2[8000];
+
+	snprintf(buf, sizeof(buf), "[%s,%s]", h_call(c1, sizeof(c1), id1, n1,
+	    a1), h_call(c2, sizeof(c2), id2, n2, a2));
+	return buf;
+}
+
+int
+h_fakellm_start(struct h_fakellm *fl, const char *dir, const char *script)
+{
+	const char	*fake = getenv("WARREN_FAKELLM_BIN");
+	char		 spath[PATH_MAX], port[PATH_MAX], line[64] = "";
+	FILE		*f;
+	int		 i, st;
+
+	memset(fl, 0, sizeof(*fl));
+	fl->pid = -1;
+	if (fake == NULL || access(fake, X_OK) == -1) {
+		fprintf(stderr, "skip: no fakellm (WARREN_FAKELLM_BIN)\n");
+		return 1;
+	}
+	h_write(dir, "script.json", script, 0);
+	snprintf(spath, sizeof(spath), "%s/script.json", dir);
+	snprintf(port, sizeof(port), "%s/port", dir);
+	snprintf(fl->log, sizeof(fl->log), "%s/requests.log", dir);
+	if ((fl->pid = fork()) == -1)
+		h_die("fork");
+	if (fl->pid == 0) {
+		/* Gone with the test even if an assertion skips the stop. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+		execl(fake, "fakellm", "--script", spath, "--port-file", port,
+		    "--log", fl->log, (char *)NULL);
+		_exit(127);
+	}
+	if (h_wait_file(port, 60) == -1) {
+		fprintf(stderr, "harness: fakellm wrote no %s\n", port);
+		goto fail;
+	}
+	/* The file may exist before its line is written. */
+	for (i = 0; i < 500 && line[0] == '\0'; i++) {
+		if ((f = fopen(port, "r")) != NULL) {
+			if (fgets(line, sizeof(line), f) == NULL)
+				line[0] = '\0';
+			fclose(f);
+		}
+		if (line[0] == '\0')
+			usleep(10000);
+	}
+	line[strcspn(line, "\n")] = '\0';
+	if (line[0] == '\0') {
+		fprintf(stderr, "harness: fakellm: %s stays empty\n", port);
+		goto fail;
+	}
+	snprintf(fl->env_url, sizeof(fl->env_url),
+	    "WARREN_BASE_URL=http://127.0.0.1:%s/v1", line);
+	return 0;
+fail:
+	kill(fl->pid, SIGKILL);
+	(void)waitpid(fl->pid, &st, 0);
+	fl->pid = -1;
+	return -1;
+}
+
+void
+h_fakellm_stop(struct h_fakellm *fl)
+{
+	int	st;
+
+	if (fl->pid <= 0)
+		return;
+	kill(fl->pid, SIGTERM);
+	(void)waitpid(fl->pid, &st, 0);
+	fl->pid = -1;
 }
 
 static char *
@@ -247,6 +371,33 @@ h_find_procs(const char *needle, pid_t *out, int max)
 	return found;
 }
 
+/* 1 if ancestor is pid's parent, grandparent ... (by /proc/PID/stat). */
+int
+h_descends(pid_t pid, pid_t ancestor)
+{
+	char	 path[64], buf[512], *p;
+	ssize_t	 n;
+	int	 fd, depth;
+
+	for (depth = 0; depth < 64 && pid > 1; depth++) {
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		if ((fd = open(path, O_RDONLY)) == -1)
+			return 0;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return 0;
+		buf[n] = '\0';
+		/* "pid (comm) state ppid": comm may hold spaces and ')'. */
+		if ((p = strrchr(buf, ')')) == NULL ||
+		    sscanf(p + 1, " %*c %d", &pid) != 1)
+			return 0;
+		if (pid == ancestor)
+			return 1;
+	}
+	return 0;
+}
+
 int
 h_count_lines(const char *text, const char *a, const char *b)
 {
@@ -267,6 +418,23 @@ h_count_lines(const char *text, const char *a, const char *b)
 			n++;
 		p += nl ? (size_t)(nl - p) + 1 : strlen(p);
 	}
+	return n;
+}
+
+char *
+h_read_file(const char *path)
+{
+	return h_slurp(path);
+}
+
+int
+h_count_file(const char *path, const char *a, const char *b)
+{
+	char	*s = h_slurp(path);
+	int	 n;
+
+	n = h_count_lines(s, a, b);
+	free(s);
 	return n;
 }
 

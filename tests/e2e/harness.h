@@ -1,12 +1,15 @@
 /*
  * Running the real warren binary in a private directory: a workspace, a
- * cassette written by the test, the exit status, stdout and stderr.
- * Shared by tests/e2e and tests/supervisor.
+ * cassette written by the test (or the fakellm server as the endpoint),
+ * the exit status, stdout and stderr. Shared by tests/e2e and
+ * tests/supervisor.
  */
 #ifndef WARREN_TEST_HARNESS_H
 #define WARREN_TEST_HARNESS_H
 
 #include <sys/types.h>
+
+#include <limits.h>
 #include <stdio.h>
 
 #define H_HANG_GUARD_S	240	/* a run taking longer is killed: a hang */
@@ -17,9 +20,23 @@ struct h_run {
 	char	*err;		/* whole stderr */
 };
 
+/* A test's directory: the workspace and the cassette warren replays. */
+struct h_ws {
+	char	*dir;		/* the test's directory (h_tmpdir) */
+	char	 ws[1024];	/* dir/ws (0777) with data.txt */
+	char	 cas[PATH_MAX];	/* dir/session.cassette */
+	FILE	*f;		/* the cassette, until warren runs */
+};
+
 /* A fresh directory under $TMPDIR (world-readable so sandboxed workers
  * under another uid can read it); the caller frees the string. */
 char	*h_tmpdir(void);
+/* A fresh h_ws whose ws/data.txt holds data; its cassette is open. */
+void	 h_ws_open(struct h_ws *w, const char *data);
+/* Close the cassette (before warren reads it); no-op if closed. */
+void	 h_ws_cassette_close(struct h_ws *w);
+/* Close the cassette and remove the directory. */
+void	 h_ws_close(struct h_ws *w);
 void	 h_write(const char *dir, const char *rel, const char *content,
 	    int mode);
 /* Cassette lines: a turn with tool calls given as a JSON array text. */
@@ -30,6 +47,28 @@ const char *h_js(const char *s);
 /* {"id":..,"name":..,"arguments":"<args JSON as a string>"} into buf. */
 const char *h_call(char *buf, size_t sz, const char *id, const char *name,
 	    const char *args);
+/* The calls of a turn: one call (four rotating static buffers), or two
+ * (one static buffer). */
+const char *h_calls1(const char *id, const char *name, const char *args);
+const char *h_calls2(const char *id1, const char *n1, const char *a1,
+	    const char *id2, const char *n2, const char *a2);
+
+/* The fakellm HTTP server (tests/llm/fakellm.c) on 127.0.0.1. */
+struct h_fakellm {
+	pid_t	 pid;
+	char	 log[PATH_MAX];	/* dir/requests.log, a line a request */
+	char	 env_url[160];	/* WARREN_BASE_URL=http://127.0.0.1:N/v1 */
+};
+/*
+ * Start it in dir, scripted by script (JSON text, written to
+ * dir/script.json), and wait for its port. 0 started; 1 not built
+ * (WARREN_FAKELLM_BIN unset or not executable: skip, the reason is
+ * printed); -1 it did not start (printed).
+ */
+int	 h_fakellm_start(struct h_fakellm *fl, const char *dir,
+	    const char *script);
+/* SIGTERM and reap it. */
+void	 h_fakellm_stop(struct h_fakellm *fl);
 /*
  * Run warren with argv (argv[0] ignored) and extra environment entries
  * ("K=V", NULL-terminated, may be NULL). during(pid, arg), if given, runs
@@ -42,8 +81,13 @@ void	 h_run_free(struct h_run *r);
 int	 h_wait_file(const char *path, int seconds);
 /* Pids of live processes whose cmdline contains needle (excluding us). */
 int	 h_find_procs(const char *needle, pid_t *out, int max);
+int	 h_descends(pid_t pid, pid_t ancestor);
 /* Count lines of text containing both a and b (b may be NULL). */
 int	 h_count_lines(const char *text, const char *a, const char *b);
+/* The same over a file's content (0 if it cannot be read). */
+int	 h_count_file(const char *path, const char *a, const char *b);
+/* A file's whole content ("" if it cannot be read); the caller frees. */
+char	*h_read_file(const char *path);
 void	 h_rm_rf(const char *dir);
 
 #endif

@@ -25,24 +25,12 @@
 #include "supervisor/store.h"
 #include "tests/e2e/harness.h"
 
-struct ctx {
-	char	*dir;		/* the test's directory */
-	char	 ws[1024];	/* the workspace */
-	char	 cas[PATH_MAX];	/* the cassette */
-	FILE	*f;
-};
-
 static int
 setup(void **state)
 {
-	struct ctx	*c = calloc(1, sizeof(*c));
+	struct h_ws	*c = calloc(1, sizeof(*c));
 
-	c->dir = h_tmpdir();
-	snprintf(c->ws, sizeof(c->ws), "%s/ws", c->dir);
-	snprintf(c->cas, sizeof(c->cas), "%s/session.cassette", c->dir);
-	h_write(c->ws, "data.txt", "MAGIC-LINE-42\nsecond line\n", 0);
-	(void)chmod(c->ws, 0777);
-	c->f = h_cassette_open(c->cas);
+	h_ws_open(c, "MAGIC-LINE-42\nsecond line\n");
 	*state = c;
 	return 0;
 }
@@ -50,51 +38,21 @@ setup(void **state)
 static int
 teardown(void **state)
 {
-	struct ctx	*c = *state;
+	struct h_ws	*c = *state;
 
-	if (c->f != NULL)
-		fclose(c->f);
-	h_rm_rf(c->dir);
-	free(c->dir);
+	h_ws_close(c);
 	free(c);
 	return 0;
 }
 
-/* One call as a one-element JSON array. */
-static const char *
-one(const char *id, const char *name, const char *args)
-{
-	static char	buf[4][8192];
-	static int	k;
-	char		call[8000];
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "[%s]",
-	    h_call(call, sizeof(call), id, name, args));
-	return buf[k];
-}
-
-static const char *
-two(const char *id1, const char *n1, const char *a1, const char *id2,
-    const char *n2, const char *a2)
-{
-	static char	buf[16384];
-	char		c1[8000], c2[8000];
-
-	snprintf(buf, sizeof(buf), "[%s,%s]", h_call(c1, sizeof(c1), id1, n1,
-	    a1), h_call(c2, sizeof(c2), id2, n2, a2));
-	return buf;
-}
-
 static void
-run(struct ctx *c, struct h_run *r, const char *const *opts,
+run(struct h_ws *c, struct h_run *r, const char *const *opts,
     char *const *env, void (*during)(pid_t, void *), void *arg)
 {
 	char	*argv[32];
 	int	 n = 0, i;
 
-	fclose(c->f);
-	c->f = NULL;
+	h_ws_cassette_close(c);
 	argv[n++] = "warren";
 	argv[n++] = "run";
 	argv[n++] = "--json";
@@ -117,24 +75,25 @@ run(struct ctx *c, struct h_run *r, const char *const *opts,
 
 /* 0 -> 0.1 general -> 0.1.1 general -> 0.1.1.1 explore reads a file. */
 static void
-tree(struct ctx *c, const char *const *opts)
+tree(struct h_ws *c, const char *const *opts)
 {
 	struct h_run	 r;
 
-	h_turn(c->f, "0", 1, one("a", "delegate",
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
 	    "{\"profile\":\"general\",\"task\":\"level one\"}"));
-	h_turn(c->f, "0.1", 1, one("b", "delegate",
+	h_turn(c->f, "0.1", 1, h_calls1("b", "delegate",
 	    "{\"profile\":\"general\",\"task\":\"level two\"}"));
-	h_turn(c->f, "0.1.1", 1, one("c", "delegate",
+	h_turn(c->f, "0.1.1", 1, h_calls1("c", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"read data.txt\"}"));
-	h_turn(c->f, "0.1.1.1", 1, one("d", "read", "{\"path\":\"data.txt\"}"));
-	h_turn(c->f, "0.1.1.1", 2, one("e", "complete",
+	h_turn(c->f, "0.1.1.1", 1, h_calls1("d", "read",
+	    "{\"path\":\"data.txt\"}"));
+	h_turn(c->f, "0.1.1.1", 2, h_calls1("e", "complete",
 	    "{\"result\":\"deepest read it\"}"));
-	h_turn(c->f, "0.1.1", 2, one("f", "complete",
+	h_turn(c->f, "0.1.1", 2, h_calls1("f", "complete",
 	    "{\"result\":\"level two done\"}"));
-	h_turn(c->f, "0.1", 2, one("g", "complete",
+	h_turn(c->f, "0.1", 2, h_calls1("g", "complete",
 	    "{\"result\":\"level one done\"}"));
-	h_turn(c->f, "0", 2, one("h", "complete",
+	h_turn(c->f, "0", 2, h_calls1("h", "complete",
 	    "{\"result\":\"TREE-DONE\"}"));
 	run(c, &r, opts, NULL, NULL, NULL);
 	assert_int_equal(r.status, 0);
@@ -173,14 +132,15 @@ static void
 test_max_agents_refused(void **state)
 {
 	static const char *const opts[] = { "--max-agents", "1", NULL };
-	struct ctx	*c = *state;
+	struct h_ws	*c = *state;
 	struct h_run	 r;
 
-	h_turn(c->f, "0", 1, two("a", "delegate",
+	h_turn(c->f, "0", 1, h_calls2("a", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"first\"}", "b", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"second\"}"));
-	h_turn(c->f, "0.1", 1, one("c", "complete", "{\"result\":\"one\"}"));
-	h_turn(c->f, "0", 2, one("d", "complete", "{\"result\":\"ok\"}"));
+	h_turn(c->f, "0.1", 1, h_calls1("c", "complete",
+	    "{\"result\":\"one\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
 	run(c, &r, opts, NULL, NULL, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
@@ -195,16 +155,16 @@ static void
 test_max_depth_refused(void **state)
 {
 	static const char *const opts[] = { "--max-depth", "1", NULL };
-	struct ctx	*c = *state;
+	struct h_ws	*c = *state;
 	struct h_run	 r;
 
-	h_turn(c->f, "0", 1, one("a", "delegate",
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
 	    "{\"profile\":\"general\",\"task\":\"go deep\"}"));
-	h_turn(c->f, "0.1", 1, one("b", "delegate",
+	h_turn(c->f, "0.1", 1, h_calls1("b", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"deeper\"}"));
-	h_turn(c->f, "0.1", 2, one("c", "complete",
+	h_turn(c->f, "0.1", 2, h_calls1("c", "complete",
 	    "{\"result\":\"did it myself\"}"));
-	h_turn(c->f, "0", 2, one("d", "complete", "{\"result\":\"ok\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
 	run(c, &r, opts, NULL, NULL, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(SPAWNED(r.out, "0.1.1"), 0);
@@ -219,13 +179,13 @@ static void
 test_parallel_overlap(void **state)
 {
 	static const char *const opts[] = { "--jobs", "2", NULL };
-	struct ctx	*c = *state;
+	struct h_ws	*c = *state;
 	struct h_run	 r;
 	char		 cmd[512], args[1024];
 	const char	*me[2] = { "A", "B" }, *other[2] = { "B", "A" };
 	int		 i;
 
-	h_turn(c->f, "0", 1, two("a", "delegate",
+	h_turn(c->f, "0", 1, h_calls2("a", "delegate",
 	    "{\"profile\":\"test\",\"task\":\"A\"}", "b", "delegate",
 	    "{\"profile\":\"test\",\"task\":\"B\"}"));
 	for (i = 0; i < 2; i++) {
@@ -234,11 +194,12 @@ test_parallel_overlap(void **state)
 		    "n=$((n+1)); done; [ -e %s.started ] && echo OVERLAP-%s",
 		    me[i], other[i], other[i], me[i]);
 		snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
-		h_turn(c->f, i == 0 ? "0.1" : "0.2", 1, one("x", "bash", args));
-		h_turn(c->f, i == 0 ? "0.1" : "0.2", 2, one("y", "complete",
-		    "{\"result\":\"done\"}"));
+		h_turn(c->f, i == 0 ? "0.1" : "0.2", 1, h_calls1("x", "bash",
+		    args));
+		h_turn(c->f, i == 0 ? "0.1" : "0.2", 2, h_calls1("y",
+		    "complete", "{\"result\":\"done\"}"));
 	}
-	h_turn(c->f, "0", 2, one("d", "complete", "{\"result\":\"ok\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
 	run(c, &r, opts, NULL, NULL, NULL);
 	assert_int_equal(r.status, 0);
 	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
@@ -309,14 +270,15 @@ static void
 test_token_budget(void **state)
 {
 	static const char *const opts[] = { "--budget", "150", NULL };
-	struct ctx	*c = *state;
+	struct h_ws	*c = *state;
 	struct h_run	 r;
 
-	h_turn(c->f, "0", 1, one("a", "delegate",
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"spend\"}"));
-	h_turn(c->f, "0.1", 1, one("b", "read", "{\"path\":\"data.txt\"}"));
-	h_turn(c->f, "0.1", 2, one("c", "complete", "{\"result\":\"x\"}"));
-	h_turn(c->f, "0", 2, one("d", "complete", "{\"result\":\"ok\"}"));
+	h_turn(c->f, "0.1", 1, h_calls1("b", "read",
+	    "{\"path\":\"data.txt\"}"));
+	h_turn(c->f, "0.1", 2, h_calls1("c", "complete", "{\"result\":\"x\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
 	run(c, &r, opts, NULL, NULL, NULL);
 	/* 0.1's second turn and the orchestrator's second are refused. */
 	assert_int_equal(r.status, 1);
@@ -333,14 +295,14 @@ static void
 test_agent_timeout(void **state)
 {
 	static const char *const opts[] = { "--agent-timeout", "2s", NULL };
-	struct ctx	*c = *state;
+	struct h_ws	*c = *state;
 	struct h_run	 r;
 
-	h_turn(c->f, "0", 1, one("a", "delegate",
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
 	    "{\"profile\":\"test\",\"task\":\"dawdle\"}"));
-	h_turn(c->f, "0.1", 1, one("b", "bash",
+	h_turn(c->f, "0.1", 1, h_calls1("b", "bash",
 	    "{\"command\":\"sleep 600\"}"));
-	h_turn(c->f, "0", 2, one("c", "complete", "{\"result\":\"ok\"}"));
+	h_turn(c->f, "0", 2, h_calls1("c", "complete", "{\"result\":\"ok\"}"));
 	run(c, &r, opts, NULL, NULL, NULL);
 	assert_int_equal(r.status, 0);
 	assert_int_equal(DONE_AS(r.out, "0.1", "timeout"), 1);
@@ -362,19 +324,19 @@ kill_worker(pid_t warren, void *arg)
 	pid_t		 pids[8];
 	int		 n, i;
 
-	(void)warren;
 	if (h_wait_file(k->mark, H_HANG_GUARD_S / 2) == -1)
 		return;
 	n = h_find_procs(k->needle, pids, 8);
+	/* Only this run's worker: another suite may run at the same time. */
 	for (i = 0; i < n; i++)
-		if (kill(pids[i], SIGKILL) == 0)
+		if (h_descends(pids[i], warren) && kill(pids[i], SIGKILL) == 0)
 			k->killed++;
 }
 
 static void
 test_sigkill_mid_step(void **state)
 {
-	struct ctx	*c = *state;
+	struct h_ws	*c = *state;
 	struct h_run	 r;
 	struct killer	 k;
 	char		 args[512], unique[32];
@@ -386,10 +348,10 @@ test_sigkill_mid_step(void **state)
 	snprintf(k.needle, sizeof(k.needle), "warren-worker: test 0.1 ");
 	snprintf(args, sizeof(args), "{\"command\":\"touch victim.started; "
 	    "sleep 600\"}");
-	h_turn(c->f, "0", 1, one("a", "delegate",
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
 	    "{\"profile\":\"test\",\"task\":\"victim\"}"));
-	h_turn(c->f, "0.1", 1, one("b", "bash", args));
-	h_turn(c->f, "0", 2, one("c", "complete",
+	h_turn(c->f, "0.1", 1, h_calls1("b", "bash", args));
+	h_turn(c->f, "0", 2, h_calls1("c", "complete",
 	    "{\"result\":\"SURVIVED\"}"));
 	run(c, &r, NULL, NULL, kill_worker, &k);
 	assert_true(k.killed >= 1);
@@ -424,7 +386,7 @@ interrupt(pid_t warren, void *arg)
 }
 
 static void
-no_orphans(struct ctx *c, int twice)
+no_orphans(struct h_ws *c, int twice)
 {
 	struct h_run		 r;
 	struct interrupter	 it;
@@ -440,11 +402,11 @@ no_orphans(struct ctx *c, int twice)
 	    "sleep %u.2 >/dev/null 2>&1 & sleep 0.2; touch sig.started; "
 	    "sleep %u.3", u, u, u);
 	snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
-	h_turn(c->f, "0", 1, two("a", "delegate",
+	h_turn(c->f, "0", 1, h_calls2("a", "delegate",
 	    "{\"profile\":\"test\",\"task\":\"A\"}", "b", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"B\"}"));
-	h_turn(c->f, "0.1", 1, one("b", "bash", args));
-	h_turn(c->f, "0.2", 1, one("c", "bash", "{\"command\":\"true\"}"));
+	h_turn(c->f, "0.1", 1, h_calls1("b", "bash", args));
+	h_turn(c->f, "0.2", 1, h_calls1("c", "bash", "{\"command\":\"true\"}"));
 	run(c, &r, NULL, NULL, interrupt, &it);
 	assert_true(it.sent);
 	assert_int_equal(r.status, 130);
@@ -502,7 +464,7 @@ test_api_key_hidden(void **state)
 	static char *const env[] = {
 		"WARREN_API_KEY=sk-warren-e2e-7c1d93ab", NULL
 	};
-	struct ctx	*c = *state;
+	struct h_ws	*c = *state;
 	struct h_run	 r;
 	struct snoop	 s;
 	const char	*cmd;
@@ -518,11 +480,11 @@ test_api_key_hidden(void **state)
 	    "grep -a -e \"$k\" -e API_KEY= | sed 's/^/LEAK:/'; "
 	    "echo SCAN-DONE; ls /proc/$PPID/fd | tr '\\n' ' '";
 	snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
-	h_turn(c->f, "0", 1, one("a", "delegate",
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
 	    "{\"profile\":\"general\",\"task\":\"snoop\"}"));
-	h_turn(c->f, "0.1", 1, one("b", "bash", args));
-	h_turn(c->f, "0.1", 2, one("c", "complete", "{\"result\":\"x\"}"));
-	h_turn(c->f, "0", 2, one("d", "complete", "{\"result\":\"ok\"}"));
+	h_turn(c->f, "0.1", 1, h_calls1("b", "bash", args));
+	h_turn(c->f, "0.1", 2, h_calls1("c", "complete", "{\"result\":\"x\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
 	run(c, &r, NULL, env, snoop_env, &s);
 	assert_int_equal(r.status, 0);
 	/* The probe ran and reported. */
@@ -586,7 +548,7 @@ crash_supervisor(pid_t warren, void *arg)
 static void
 test_resume_after_kill9(void **state)
 {
-	struct ctx		*c = *state;
+	struct h_ws		*c = *state;
 	struct h_run		 r;
 	struct crasher		 k;
 	struct store		*st;
@@ -612,23 +574,23 @@ test_resume_after_kill9(void **state)
 	snprintf(cas2, sizeof(cas2), "%s/resume.cassette", c->dir);
 	snprintf(cmd, sizeof(cmd), "touch slow.started; sleep %u.5", u);
 	snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
-	h_turn(c->f, "0", 1, two("a", "delegate",
+	h_turn(c->f, "0", 1, h_calls2("a", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"quick\"}", "b", "delegate",
 	    "{\"profile\":\"test\",\"task\":\"slow\"}"));
-	h_turn(c->f, "0.1", 1, one("c", "complete",
+	h_turn(c->f, "0.1", 1, h_calls1("c", "complete",
 	    "{\"result\":\"R1-RESULT\"}"));
-	h_turn(c->f, "0.2", 1, one("d", "bash", args));
-	fclose(c->f);
-	c->f = NULL;
+	h_turn(c->f, "0.2", 1, h_calls1("d", "bash", args));
+	h_ws_cassette_close(c);
 	f = h_cassette_open(cas2);
 	/* The unfinished subagent restarts from its messages: its bash call
 	 * in flight is answered "interrupted" and it completes. */
-	h_turn(f, "0.2", 2, one("g", "complete", "{\"result\":\"R2\"}"));
+	h_turn(f, "0.2", 2, h_calls1("g", "complete", "{\"result\":\"R2\"}"));
 	/* The orchestrator delegates again: the run's own --max-agents 2
 	 * still holds (stored with the run), and both earlier agents count. */
-	h_turn(f, "0", 2, one("e", "delegate",
+	h_turn(f, "0", 2, h_calls1("e", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"again\"}"));
-	h_turn(f, "0", 3, one("f", "complete", "{\"result\":\"RESUMED-OK\"}"));
+	h_turn(f, "0", 3, h_calls1("f", "complete",
+	    "{\"result\":\"RESUMED-OK\"}"));
 	fclose(f);
 
 	assert_int_equal(h_warren(&r, argv1, NULL, crash_supervisor, &k), 0);

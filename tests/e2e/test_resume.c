@@ -30,12 +30,9 @@
 #include "tests/e2e/harness.h"
 
 struct ctx {
-	char	*dir;
-	char	 ws[1024];
-	char	 cas[PATH_MAX];
-	char	 db[PATH_MAX];
-	FILE	*f;
-	unsigned sleep_s;	/* a sleep no test waits for: killed first */
+	struct h_ws	 w;	/* w.ws, w.cas, w.f: see harness.h */
+	char		 db[PATH_MAX];
+	unsigned	 sleep_s;	/* a sleep no test waits for */
 };
 
 static int
@@ -43,13 +40,8 @@ setup(void **state)
 {
 	struct ctx	*c = calloc(1, sizeof(*c));
 
-	c->dir = h_tmpdir();
-	snprintf(c->ws, sizeof(c->ws), "%s/ws", c->dir);
-	snprintf(c->cas, sizeof(c->cas), "%s/session.cassette", c->dir);
-	snprintf(c->db, sizeof(c->db), "%s/w.db", c->dir);
-	h_write(c->ws, "data.txt", "MAGIC-LINE-42\n", 0);
-	(void)chmod(c->ws, 0777);
-	c->f = h_cassette_open(c->cas);
+	h_ws_open(&c->w, "MAGIC-LINE-42\n");
+	snprintf(c->db, sizeof(c->db), "%s/w.db", c->w.dir);
 	c->sleep_s = 700000 + (unsigned)getpid() % 90000;
 	*state = c;
 	return 0;
@@ -60,37 +52,9 @@ teardown(void **state)
 {
 	struct ctx	*c = *state;
 
-	if (c->f != NULL)
-		fclose(c->f);
-	h_rm_rf(c->dir);
-	free(c->dir);
+	h_ws_close(&c->w);
 	free(c);
 	return 0;
-}
-
-static const char *
-calls1(const char *id, const char *name, const char *args)
-{
-	static char	buf[4][8192];
-	static int	k;
-	char		call[8000];
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "[%s]",
-	    h_call(call, sizeof(call), id, name, args));
-	return buf[k];
-}
-
-static const char *
-calls2(const char *id1, const char *n1, const char *a1, const char *id2,
-    const char *n2, const char *a2)
-{
-	static char	buf[16384];
-	char		c1[8000], c2[8000];
-
-	snprintf(buf, sizeof(buf), "[%s,%s]", h_call(c1, sizeof(c1), id1, n1,
-	    a1), h_call(c2, sizeof(c2), id2, n2, a2));
-	return buf;
 }
 
 static const char *
@@ -232,7 +196,7 @@ try_resume(struct ctx *c)
 		(void)dup2(fd, 1);
 		(void)dup2(fd, 2);
 		execl(getenv("WARREN_BIN"), "warren", "resume", "--db", c->db,
-		    "--replay", c->cas, "1", (char *)NULL);
+		    "--replay", c->w.cas, "1", (char *)NULL);
 		_exit(127);
 	}
 	if (pid == -1 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
@@ -274,13 +238,10 @@ run_killed(struct ctx *c, struct killer *k, char *const *env)
 {
 	struct h_run	 r;
 	char		*argv[] = { "warren", "run", "--json", "--db", c->db,
-			    "--workspace", c->ws, "--replay", c->cas,
+			    "--workspace", c->w.ws, "--replay", c->w.cas,
 			    "resume task", NULL };
 
-	if (c->f != NULL) {
-		fclose(c->f);
-		c->f = NULL;
-	}
+	h_ws_cassette_close(&c->w);
 	k->c = c;
 	assert_int_equal(h_warren(&r, argv, env, kill_when, k), 0);
 	if (!k->killed)
@@ -298,7 +259,7 @@ static void
 resume(struct ctx *c, struct h_run *r, char *const *env)
 {
 	char	*argv[] = { "warren", "resume", "--json", "--db", c->db,
-		    "--replay", c->cas, "1", NULL };
+		    "--replay", c->w.cas, "1", NULL };
 
 	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
 	if (r->status != 0)
@@ -312,7 +273,7 @@ marked(struct ctx *c, const char *mark)
 {
 	char	p[PATH_MAX];
 
-	snprintf(p, sizeof(p), "%s/%s", c->ws, mark);
+	snprintf(p, sizeof(p), "%s/%s", c->w.ws, mark);
 	return access(p, F_OK) == 0;
 }
 
@@ -345,17 +306,21 @@ test_kill_after_first_child(void **state)
 	struct h_run		 r;
 	struct msg_list		 b0, b1, b11, b2, a0, a1, a11, a2;
 
-	h_turn(c->f, "0", 1, calls2("a", "delegate",
+	h_turn(c->w.f, "0", 1, h_calls2("a", "delegate",
 	    "{\"profile\":\"general\",\"task\":\"A-TASK\"}", "b", "delegate",
 	    "{\"profile\":\"test\",\"task\":\"B-TASK\"}"));
-	h_turn(c->f, "0.1", 1, calls1("c", "delegate",
+	h_turn(c->w.f, "0.1", 1, h_calls1("c", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"A1-TASK\"}"));
-	h_turn(c->f, "0.1.1", 1, calls1("d", "complete",
+	h_turn(c->w.f, "0.1.1", 1, h_calls1("d", "complete",
 	    complete_args("A1-RES")));
-	h_turn(c->f, "0.1", 2, calls1("e", "complete", complete_args("A-RES")));
-	h_turn(c->f, "0.2", 1, calls1("f", "bash", bash_args(c, "b.started")));
-	h_turn(c->f, "0.2", 2, calls1("g", "complete", complete_args("B-RES")));
-	h_turn(c->f, "0", 2, calls1("h", "complete", complete_args("FINAL-A")));
+	h_turn(c->w.f, "0.1", 2, h_calls1("e", "complete",
+	    complete_args("A-RES")));
+	h_turn(c->w.f, "0.2", 1, h_calls1("f", "bash",
+	    bash_args(c, "b.started")));
+	h_turn(c->w.f, "0.2", 2, h_calls1("g", "complete",
+	    complete_args("B-RES")));
+	h_turn(c->w.f, "0", 2, h_calls1("h", "complete",
+	    complete_args("FINAL-A")));
 
 	memset(&k, 0, sizeof(k));
 	k.ready = ready_first_done;
@@ -424,19 +389,24 @@ test_kill_two_mid_step(void **state)
 	struct h_run		 r;
 	struct msg_list		 b1, b2, a1, a2, a21;
 
-	h_turn(c->f, "0", 1, calls2("a", "delegate",
+	h_turn(c->w.f, "0", 1, h_calls2("a", "delegate",
 	    "{\"profile\":\"test\",\"task\":\"X-TASK\"}", "b", "delegate",
 	    "{\"profile\":\"general\",\"task\":\"Y-TASK\"}"));
-	h_turn(c->f, "0.1", 1, calls1("c", "bash", bash_args(c, "x.started")));
-	h_turn(c->f, "0.1", 2, calls1("d", "complete", complete_args("X-RES")));
+	h_turn(c->w.f, "0.1", 1, h_calls1("c", "bash",
+	    bash_args(c, "x.started")));
+	h_turn(c->w.f, "0.1", 2, h_calls1("d", "complete",
+	    complete_args("X-RES")));
 	/* 0.2 delegates, hears back, then is mid-step in its own bash. */
-	h_turn(c->f, "0.2", 1, calls1("e", "delegate",
+	h_turn(c->w.f, "0.2", 1, h_calls1("e", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"Y1-TASK\"}"));
-	h_turn(c->f, "0.2.1", 1, calls1("f", "complete",
+	h_turn(c->w.f, "0.2.1", 1, h_calls1("f", "complete",
 	    complete_args("Y1-RES")));
-	h_turn(c->f, "0.2", 2, calls1("g", "bash", bash_args(c, "y.started")));
-	h_turn(c->f, "0.2", 3, calls1("h", "complete", complete_args("Y-RES")));
-	h_turn(c->f, "0", 2, calls1("i", "complete", complete_args("FINAL-B")));
+	h_turn(c->w.f, "0.2", 2, h_calls1("g", "bash",
+	    bash_args(c, "y.started")));
+	h_turn(c->w.f, "0.2", 3, h_calls1("h", "complete",
+	    complete_args("Y-RES")));
+	h_turn(c->w.f, "0", 2, h_calls1("i", "complete",
+	    complete_args("FINAL-B")));
 
 	memset(&k, 0, sizeof(k));
 	k.ready = ready_two_mid_step;
@@ -488,24 +458,9 @@ static const char synth_script[] =
 "]}\n";
 
 struct synth {
-	char	log[PATH_MAX];
-	int	killed;
+	const char	*log;	/* the fakellm's requests */
+	int		 killed;
 };
-
-static int
-file_count(const char *path, const char *a, const char *b)
-{
-	static char	buf[1 << 20];
-	FILE		*f;
-	size_t		 n;
-
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return h_count_lines(buf, a, b);
-}
 
 static void
 kill_in_synthesis(pid_t warren, void *arg)
@@ -514,7 +469,7 @@ kill_in_synthesis(pid_t warren, void *arg)
 	int		 i;
 
 	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 &&
-	    file_count(s->log, "CHILD-RES-SYN", "SYN-TASK") == 0; i++)
+	    h_count_file(s->log, "CHILD-RES-SYN", "SYN-TASK") == 0; i++)
 		usleep(20000);
 	if (kill(warren, SIGKILL) == 0)
 		s->killed = 1;
@@ -523,51 +478,27 @@ kill_in_synthesis(pid_t warren, void *arg)
 static void
 test_kill_during_synthesis(void **state)
 {
-	struct ctx	*c = *state;
-	const char	*fake = getenv("WARREN_FAKELLM_BIN");
-	struct synth	 s;
-	struct h_run	 r;
-	struct msg_list	 b0, a0;
-	char		 spath[PATH_MAX], port[PATH_MAX], line[64] = "";
-	char		 env_url[160];
-	char		*env[] = { env_url, "WARREN_API_KEY=sk-resume-test",
-			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
-			    NULL };
-	char		*argv1[] = { "warren", "run", "--json", "--db", c->db,
-			    "--workspace", c->ws, "SYN-TASK", NULL };
-	char		*argv2[] = { "warren", "resume", "--json", "--db",
-			    c->db, "1", NULL };
-	FILE		*f;
-	pid_t		 pid;
-	int		 st, i;
+	struct ctx		*c = *state;
+	struct h_fakellm	 fl;
+	struct synth		 s;
+	struct h_run		 r;
+	struct msg_list		 b0, a0;
+	char			*env[] = { fl.env_url,
+				    "WARREN_API_KEY=sk-resume-test",
+				    "WARREN_MODEL=fake-model",
+				    "WARREN_RETRIES=0", NULL };
+	char			*argv1[] = { "warren", "run", "--json",
+				    "--db", c->db, "--workspace", c->w.ws,
+				    "SYN-TASK", NULL };
+	char			*argv2[] = { "warren", "resume", "--json",
+				    "--db", c->db, "1", NULL };
+	int			 rc;
 
-	if (fake == NULL || access(fake, X_OK) == -1) {
-		fprintf(stderr, "skip: no fakellm (WARREN_FAKELLM_BIN)\n");
+	if ((rc = h_fakellm_start(&fl, c->w.dir, synth_script)) == 1)
 		skip();
-	}
+	assert_int_equal(rc, 0);
 	memset(&s, 0, sizeof(s));
-	h_write(c->dir, "script.json", synth_script, 0);
-	snprintf(spath, sizeof(spath), "%s/script.json", c->dir);
-	snprintf(port, sizeof(port), "%s/port", c->dir);
-	snprintf(s.log, sizeof(s.log), "%s/requests.log", c->dir);
-	if ((pid = fork()) == 0) {
-		execl(fake, "fakellm", "--script", spath, "--port-file", port,
-		    "--log", s.log, (char *)NULL);
-		_exit(127);
-	}
-	assert_int_equal(h_wait_file(port, 60), 0);
-	for (i = 0; i < 500 && line[0] == '\0'; i++) {
-		if ((f = fopen(port, "r")) != NULL) {
-			if (fgets(line, sizeof(line), f) == NULL)
-				line[0] = '\0';
-			fclose(f);
-		}
-		if (line[0] == '\0')
-			usleep(10000);
-	}
-	line[strcspn(line, "\n")] = '\0';
-	snprintf(env_url, sizeof(env_url),
-	    "WARREN_BASE_URL=http://127.0.0.1:%s/v1", line);
+	s.log = fl.log;
 
 	assert_int_equal(h_warren(&r, argv1, env, kill_in_synthesis, &s), 0);
 	assert_true(s.killed);
@@ -576,8 +507,7 @@ test_kill_during_synthesis(void **state)
 	db_messages(c->db, "0", &b0);
 
 	assert_int_equal(h_warren(&r, argv2, env, NULL, NULL), 0);
-	kill(pid, SIGTERM);
-	(void)waitpid(pid, &st, 0);
+	h_fakellm_stop(&fl);
 	if (r.status != 0)
 		fprintf(stderr, "%s\n%s\n", r.out, r.err);
 	assert_int_equal(r.status, 0);
@@ -588,9 +518,9 @@ test_kill_during_synthesis(void **state)
 	h_run_free(&r);
 	/* LLM requests per agent: the child's one turn was made once; the
 	 * synthesis twice (the one the kill cut, and the resumed one). */
-	assert_int_equal(file_count(s.log, "You are agent 0.1 (depth 1)",
+	assert_int_equal(h_count_file(s.log, "You are agent 0.1 (depth 1)",
 	    NULL), 1);
-	assert_int_equal(file_count(s.log, "CHILD-RES-SYN", "SYN-TASK"), 2);
+	assert_int_equal(h_count_file(s.log, "CHILD-RES-SYN", "SYN-TASK"), 2);
 	db_messages(c->db, "0", &a0);
 	assert_prefix(&b0, &a0);
 	assert_true(has_answer(&a0, "d1", "CHILD-RES-SYN"));
@@ -613,8 +543,8 @@ test_summary_merge_context(void **state)
 	char			 longres[600], err[512];
 	char			*env[] = { "WARREN_SUMMARY_RESULT_MAX=200", NULL };
 	char			*argv[] = { "warren", "run", "--json", "--db",
-				    c->db, "--workspace", c->ws, "--replay",
-				    c->cas, "graph task", NULL };
+				    c->db, "--workspace", c->w.ws, "--replay",
+				    c->w.cas, "graph task", NULL };
 	char			*gargv[] = { "warren", "graph", "--db", c->db,
 				    "--format", "json", "1", NULL };
 	size_t			 i, k, p1 = 0, p2 = 0, pm = 0;
@@ -623,21 +553,24 @@ test_summary_merge_context(void **state)
 	memset(longres, 'L', sizeof(longres) - 1);
 	longres[sizeof(longres) - 1] = '\0';
 	memcpy(longres, "LONG-RESULT ", 12);
-	h_turn(c->f, "0", 1, calls2("a", "delegate",
+	h_turn(c->w.f, "0", 1, h_calls2("a", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"P-TASK\"}", "b", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"Q-TASK\"}"));
-	h_turn(c->f, "0.1", 1, calls1("c", "complete", complete_args(longres)));
-	fprintf(c->f, "{\"agent\":\"0.1\",\"step\":0,\"purpose\":\"summary\","
+	h_turn(c->w.f, "0.1", 1, h_calls1("c", "complete",
+	    complete_args(longres)));
+	fprintf(c->w.f, "{\"agent\":\"0.1\",\"step\":0,\"purpose\":\"summary\","
 	    "\"reply\":{\"stop\":\"end\",\"usage\":{\"input\":77,\"output\":7},"
 	    "\"text\":\"SHORT-SUMMARY-P\",\"calls\":[]}}\n");
-	h_turn(c->f, "0.2", 1, calls1("d", "complete", complete_args("Q-RES")));
-	h_turn(c->f, "0", 2, calls1("e", "delegate",
+	h_turn(c->w.f, "0.2", 1, h_calls1("d", "complete",
+	    complete_args("Q-RES")));
+	h_turn(c->w.f, "0", 2, h_calls1("e", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"R-TASK\","
 	    "\"inherit_context\":true}"));
-	h_turn(c->f, "0.3", 1, calls1("f", "complete", complete_args("R-RES")));
-	h_turn(c->f, "0", 3, calls1("g", "complete", complete_args("FINAL-D")));
-	fclose(c->f);
-	c->f = NULL;
+	h_turn(c->w.f, "0.3", 1, h_calls1("f", "complete",
+	    complete_args("R-RES")));
+	h_turn(c->w.f, "0", 3, h_calls1("g", "complete",
+	    complete_args("FINAL-D")));
+	h_ws_cassette_close(&c->w);
 
 	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
 	if (r.status != 0)
@@ -729,22 +662,25 @@ test_worker_merge(void **state)
 	struct agent_view	 v1, v2;
 	char			 err[512];
 	char			*argv[] = { "warren", "run", "--json", "--db",
-				    c->db, "--workspace", c->ws, "--replay",
-				    c->cas, "worker merge task", NULL };
+				    c->db, "--workspace", c->w.ws, "--replay",
+				    c->w.cas, "worker merge task", NULL };
 	size_t			 i, k, nmerge = 0;
 	int			 e1, e2;
 
-	h_turn(c->f, "0", 1, calls1("a", "delegate",
+	h_turn(c->w.f, "0", 1, h_calls1("a", "delegate",
 	    "{\"profile\":\"general\",\"task\":\"W-TASK\"}"));
-	h_turn(c->f, "0.1", 1, calls2("b", "delegate",
+	h_turn(c->w.f, "0.1", 1, h_calls2("b", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"W1\"}", "c", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"W2\"}"));
-	h_turn(c->f, "0.1.1", 1, calls1("d", "complete", complete_args("W1-R")));
-	h_turn(c->f, "0.1.2", 1, calls1("e", "complete", complete_args("W2-R")));
-	h_turn(c->f, "0.1", 2, calls1("f", "complete", complete_args("W-R")));
-	h_turn(c->f, "0", 2, calls1("g", "complete", complete_args("FINAL-W")));
-	fclose(c->f);
-	c->f = NULL;
+	h_turn(c->w.f, "0.1.1", 1, h_calls1("d", "complete",
+	    complete_args("W1-R")));
+	h_turn(c->w.f, "0.1.2", 1, h_calls1("e", "complete",
+	    complete_args("W2-R")));
+	h_turn(c->w.f, "0.1", 2, h_calls1("f", "complete",
+	    complete_args("W-R")));
+	h_turn(c->w.f, "0", 2, h_calls1("g", "complete",
+	    complete_args("FINAL-W")));
+	h_ws_cassette_close(&c->w);
 	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);

@@ -1,10 +1,9 @@
 /*
- * What a spawner shares between its workers (docs/sandbox.md, "Per-spawn
- * cost"): the sealed, prebuilt seccomp program and its checks in the
- * worker, and the shared network namespace (root only).
+ * What every sandboxed process shares (docs/sandbox.md, "Per-spawn cost"):
+ * the seccomp programs compiled at build time, and the spawner's network
+ * namespace (root only).
  */
 #include <sys/types.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -25,15 +24,6 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
 
-#ifndef F_GET_SEALS
-#define F_ADD_SEALS	1033
-#define F_GET_SEALS	1034
-#define F_SEAL_SEAL	0x0001
-#define F_SEAL_SHRINK	0x0002
-#define F_SEAL_GROW	0x0004
-#define F_SEAL_WRITE	0x0008
-#endif
-
 static void
 policy(struct sandbox_policy *p, const char *name)
 {
@@ -43,101 +33,62 @@ policy(struct sandbox_policy *p, const char *name)
 	assert_int_equal(sandbox_policy_for_profile(p, name, "/tmp", &e), 0);
 }
 
-/* Put a dup of fd under SANDBOX_BPF_ENV, as spawn.c does with fd 6. */
-static int
-hand_over(int fd)
-{
-	char	v[16];
-	int	d;
-
-	assert_true((d = fcntl(fd, F_DUPFD_CLOEXEC, 3)) >= 3);
-	snprintf(v, sizeof(v), "%d", d);
-	assert_int_equal(setenv(SANDBOX_BPF_ENV, v, 1), 0);
-	return d;
-}
-
+/*
+ * The program loaded is the one the rules compile to, for every profile
+ * and mode: the build-time table is not stale and is indexed the way the
+ * loader looks it up.
+ */
 static void
-test_sealed_and_cached(void **state)
+test_table_is_the_rules(void **state)
 {
-	struct sandbox_policy	p;
-	struct sandbox_error	e;
-	int			fd, seals;
+	static const char	*names[] = { "explore", "plan", "test",
+				    "general" };
+	static const int	 flags[] = { SANDBOX_SECCOMP_SELF, 0,
+				    SANDBOX_SECCOMP_NOTIFY };
+	struct sandbox_policy	 p;
+	struct sandbox_error	 e;
+	struct sock_fprog	 got, want;
+	size_t			 i, j, k;
 
 	(void)state;
-	policy(&p, "explore");
-	memset(&e, 0, sizeof(e));
-	fd = sandbox_bpf_fd(&p, &e);
-	assert_true(fd >= 0);
-	assert_int_equal(sandbox_bpf_fd(&p, &e), fd);	/* built once */
-	seals = fcntl(fd, F_GET_SEALS);
-	assert_int_equal(seals & (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_WRITE), F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW |
-	    F_SEAL_WRITE);
-	/* No worker can change what its siblings load. */
-	assert_int_equal(pwrite(fd, "x", 1, 8), -1);
-	assert_int_equal(errno, EPERM);
-	assert_int_equal(ftruncate(fd, 0), -1);
-	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		for (j = 0; j < sizeof(flags) / sizeof(flags[0]); j++)
+			for (k = 0; k < 2; k++) {
+				policy(&p, names[i]);
+				if (k == 1)
+					strlcpy(p.program, "/bin/true",
+					    sizeof(p.program));
+				sandbox_seccomp_program(&p, flags[j], &got);
+				memset(&e, 0, sizeof(e));
+				assert_int_equal(sandbox_seccomp_compile(&p,
+				    flags[j], &want, &e), 0);
+				assert_int_equal(got.len, want.len);
+				assert_memory_equal(got.filter, want.filter,
+				    want.len * sizeof(struct sock_filter));
+				free(want.filter);
+			}
 }
 
+/* What the policy changes, the program changes. */
 static void
-test_inherited(void **state)
+test_table_differs(void **state)
 {
-	struct sandbox_policy	p;
-	struct sandbox_error	e;
-	struct sock_fprog	prog, ref;
-	int			fd, d;
-
-	(void)state;
-	policy(&p, "explore");
-	memset(&e, 0, sizeof(e));
-	assert_true((fd = sandbox_bpf_fd(&p, &e)) >= 0);
-	d = hand_over(fd);
-	assert_int_equal(sandbox_bpf_inherited(&p, &prog), 0);
-	assert_null(getenv(SANDBOX_BPF_ENV));
-	assert_int_equal(fcntl(d, F_GETFD), -1);	/* closed */
-	/* The very program the worker would have built. */
-	assert_int_equal(sandbox_seccomp_export(&p, SANDBOX_SECCOMP_SELF, &ref,
-	    &e), 0);
-	assert_int_equal(prog.len, ref.len);
-	assert_memory_equal(prog.filter, ref.filter,
-	    ref.len * sizeof(struct sock_filter));
-	free(prog.filter);
-	free(ref.filter);
-}
-
-static void
-test_refused(void **state)
-{
-	struct sandbox_policy	ro, rw;
-	struct sandbox_error	e;
-	struct sock_fprog	prog;
-	char			buf[64];
-	int			fd, d, m;
+	struct sandbox_policy	 ro, rw, p;
+	struct sock_fprog	 a, b;
 
 	(void)state;
 	policy(&ro, "explore");
 	policy(&rw, "general");
-	memset(&e, 0, sizeof(e));
-	assert_true((fd = sandbox_bpf_fd(&ro, &e)) >= 0);
-	/* Built for another profile: the worker builds its own. */
-	d = hand_over(fd);
-	assert_int_equal(sandbox_bpf_inherited(&rw, &prog), -1);
-	assert_null(prog.filter);
-	assert_int_equal(fcntl(d, F_GETFD), -1);
-	/* Not sealed: refused, even with the right bytes. */
-	assert_true((m = memfd_create("t", MFD_CLOEXEC)) >= 0);
-	assert_true(pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf));
-	assert_int_equal(write(m, buf, sizeof(buf)), (ssize_t)sizeof(buf));
-	d = hand_over(m);
-	assert_int_equal(sandbox_bpf_inherited(&ro, &prog), -1);
-	close(m);
-	/* Not an fd number; no variable. */
-	assert_int_equal(setenv(SANDBOX_BPF_ENV, "6x", 1), 0);
-	assert_int_equal(sandbox_bpf_inherited(&ro, &prog), -1);
-	assert_null(getenv(SANDBOX_BPF_ENV));
-	assert_int_equal(sandbox_bpf_inherited(&ro, &prog), -1);
-	(void)d;
+	sandbox_seccomp_program(&ro, SANDBOX_SECCOMP_SELF, &a);
+	sandbox_seccomp_program(&rw, SANDBOX_SECCOMP_SELF, &b);
+	assert_true(a.len > b.len);	/* the read-only rules */
+	/* A no-exec command under sandbox exec: execve goes to the listener. */
+	memcpy(&p, &ro, sizeof(p));
+	sandbox_seccomp_program(&p, SANDBOX_SECCOMP_NOTIFY, &a);
+	strlcpy(p.program, "/bin/true", sizeof(p.program));
+	sandbox_seccomp_program(&p, SANDBOX_SECCOMP_NOTIFY, &b);
+	assert_true(a.len != b.len || memcmp(a.filter, b.filter,
+	    a.len * sizeof(struct sock_filter)) != 0);
 }
 
 /* Root: the spawner's netns is new and its children get no other. */
@@ -193,9 +144,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sealed_and_cached),
-		cmocka_unit_test(test_inherited),
-		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_table_is_the_rules),
+		cmocka_unit_test(test_table_differs),
 		cmocka_unit_test(test_shared_netns),
 	};
 
