@@ -241,18 +241,22 @@ static void
 test_jobs_one_in_turn(void **state)
 {
 	static const char *const opts[] = { "--jobs", "1", NULL };
-	struct ctx	*c = *state;
+	struct h_ws	*c = *state;
 	struct h_run	 r;
 	long		 done1, call2;
 
-	h_turn(c->f, "0", 1, two("a", "delegate",
+	h_turn(c->f, "0", 1, h_calls2("a", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"first\"}", "b",
 	    "delegate", "{\"profile\":\"explore\",\"task\":\"second\"}"));
-	h_turn(c->f, "0.1", 1, one("g", "glob", "{\"pattern\":\"*.txt\"}"));
-	h_turn(c->f, "0.1", 2, one("c", "complete", "{\"result\":\"one\"}"));
-	h_turn(c->f, "0.2", 1, one("g", "glob", "{\"pattern\":\"*.txt\"}"));
-	h_turn(c->f, "0.2", 2, one("c", "complete", "{\"result\":\"two\"}"));
-	h_turn(c->f, "0", 2, one("d", "complete", "{\"result\":\"ok\"}"));
+	h_turn(c->f, "0.1", 1, h_calls1("g", "glob", 
+	    "{\"pattern\":\"*.txt\"}"));
+	h_turn(c->f, "0.1", 2, h_calls1("c", "complete",
+	    "{\"result\":\"one\"}"));
+	h_turn(c->f, "0.2", 1, h_calls1("g", "glob", 
+	    "{\"pattern\":\"*.txt\"}"));
+	h_turn(c->f, "0.2", 2, h_calls1("c", "complete",
+	    "{\"result\":\"two\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
 	run(c, &r, opts, NULL, NULL, NULL);
 	assert_int_equal(r.status, 0);
 	done1 = line_at(r.out, "\"event\":\"done\"", "\"path\":\"0.1\"");
