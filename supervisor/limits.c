@@ -64,23 +64,6 @@ limits_slot_free(const struct run *r)
 	return r->nactive < r->opts.limits.jobs;
 }
 
-/*
- * Up to --jobs workers (at most RUN_WARM_MAX) are started ahead: forked,
- * sandboxed and past their hello while the slots are busy, so the next
- * agent's start-up (milliseconds of exec and sandbox) overlaps the others'
- * work instead of following it. They send nothing and get no start
- * until a slot is free, so --jobs still caps the workers that work.
- */
-int
-limits_warm_free(const struct run *r)
-{
-	unsigned	max = r->opts.limits.jobs;
-
-	if (max > RUN_WARM_MAX)
-		max = RUN_WARM_MAX;
-	return r->nwarm < max;
-}
-
 int
 limits_budget_left(const struct run *r, char *msg, size_t msgsz)
 {

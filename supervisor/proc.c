@@ -53,10 +53,6 @@ static const proc_action proc_table[PROC_NSTATES][PROC_NEVENTS] = {
 			  proc_ignore,	   proc_kill_now },
 	[PROC_SPAWNING] = { proc_on_hello, proc_out_of_turn, proc_on_exit,
 			  proc_hello_late, proc_kill_now },
-	/* Started ahead, waiting for start: only events pass ipc/perm.c
-	 * (logs), handled as when running; no timer runs. */
-	[PROC_WARM] =	{ proc_out_of_turn, proc_on_message,   proc_on_exit,
-			  proc_ignore,	   proc_kill_now },
 	[PROC_READY] =	{ proc_out_of_turn, proc_on_message,   proc_on_exit,
 			  proc_deadline,   proc_send_cancel },
 	[PROC_BUSY] =	{ proc_out_of_turn, proc_on_message,   proc_on_exit,
@@ -68,7 +64,7 @@ static const proc_action proc_table[PROC_NSTATES][PROC_NEVENTS] = {
 };
 
 static const char *const proc_state_names[PROC_NSTATES] = {
-	"forking", "spawning", "waiting for a slot", "ready", "busy", "draining", "dead"
+	"forking", "spawning", "ready", "busy", "draining", "dead"
 };
 
 static void	proc_fire(struct worker *, enum proc_event);
@@ -496,14 +492,6 @@ proc_spawned(struct worker *w, const struct spawn_child *c, const char *err)
 	}
 	w->child = *c;
 	proc_attach(w);
-}
-
-void
-proc_promote(struct worker *w)
-{
-	if (w->state == PROC_WARM)
-		proc_send_start(w);
-	/* Not yet at its hello: proc_on_hello starts it (node->warm is 0). */
 }
 
 int

@@ -18,7 +18,6 @@
 enum proc_state {
 	PROC_FORKING = 0,	/* asked of the spawn server, no pid yet */
 	PROC_SPAWNING,		/* forked, waiting for hello */
-	PROC_WARM,		/* hello checked, waits for a --jobs slot */
 	PROC_READY,		/* started, working on its own */
 	PROC_BUSY,		/* waiting on the supervisor (llm, spawn) */
 	PROC_DRAINING,		/* done or cancelled: waiting for its exit */
@@ -75,7 +74,6 @@ void	proc_out_of_turn(struct worker *);
 
 /* proc_msg.c: the cells of the table that read a message */
 void	proc_on_hello(struct worker *);
-void	proc_send_start(struct worker *);
 void	proc_on_message(struct worker *);
 void	proc_drain_message(struct worker *);
 

@@ -68,8 +68,7 @@ proc_start_profile(struct ipc_profile *ip, const struct profile *p)
 	ip->ntools = p->ntools;
 }
 
-/* Its slot is there: start, and the agent's wall clock runs. */
-void
+static void
 proc_send_start(struct worker *w)
 {
 	const struct run_limits	*l = &w->run->opts.limits;
@@ -93,8 +92,6 @@ proc_send_start(struct worker *w)
 	s->limits.timeout_ms = l->agent_timeout_ms;
 	s->limits.max_output_bytes = l->max_output_bytes;
 	s->workspace = (char *)(uintptr_t)w->run->opts.workspace;
-	w->state = PROC_READY;
-	proc_arm(w, l->agent_timeout_ms + l->grace_ms);
 	proc_send(w, &m);
 	free(s->profile.tools);
 	msg_list_free(&s->context);
@@ -127,12 +124,9 @@ proc_on_hello(struct worker *w)
 	sandbox_report_string(&rep, layers, sizeof(layers));
 	log_debug("agent %s: hello, sandbox %s", w->node->path, layers);
 	run_record_event(w->run, w->node, "hello", NULL, layers);
-	if (w->node->warm) {
-		/* Started ahead: start waits for a --jobs slot. */
-		w->state = PROC_WARM;
-		proc_arm(w, 0);
-		return;
-	}
+	w->state = PROC_READY;
+	proc_arm(w, w->run->opts.limits.agent_timeout_ms +
+	    w->run->opts.limits.grace_ms);
 	proc_send_start(w);
 }
 

@@ -223,102 +223,33 @@ run_node_restore(struct run *r, struct node *parent, const struct profile *p,
 	return n;
 }
 
-/* The oldest warm node, out of the warm list. */
-static struct node *
-run_warm_pop(struct run *r)
-{
-	struct node	*n;
-
-	if ((n = r->whead) == NULL)
-		return NULL;
-	r->whead = n->qnext;
-	if (r->whead == NULL)
-		r->wtail = NULL;
-	n->qnext = NULL;
-	n->warm = 0;
-	r->nwarm--;
-	return n;
-}
-
-/* A warm node whose worker ended before its slot came. */
-static void
-run_warm_remove(struct run *r, struct node *n)
-{
-	struct node	**pp;
-
-	for (pp = &r->whead; *pp != NULL; pp = &(*pp)->qnext) {
-		if (*pp == n) {
-			*pp = n->qnext;
-			break;
-		}
-	}
-	r->wtail = NULL;
-	for (pp = &r->whead; *pp != NULL; pp = &(*pp)->qnext)
-		r->wtail = *pp;
-	n->qnext = NULL;
-	n->warm = 0;
-	r->nwarm--;
-}
-
-/* Take the queue's head for a worker; NULL if it was cancelled instead. */
-static struct node *
-run_dequeue(struct run *r)
-{
-	struct node	*n = r->qhead;
-
-	r->qhead = n->qnext;
-	if (r->qhead == NULL)
-		r->qtail = NULL;
-	n->qnext = NULL;
-	n->started_ms = clock_mono_ms();
-	if (r->cancelling) {
-		n->end = NODE_END_CANCELLED;
-		n->error = xstrdup("the run was cancelled before it started");
-		run_node_done(r, n);
-		return NULL;
-	}
-	n->state = NODE_RUNNING;
-	return n;
-}
-
 void
 run_schedule(struct run *r)
 {
 	struct node	*n;
 
-	/* A free slot goes to the workers started ahead first, in order. */
-	while (limits_slot_free(r) && (n = run_warm_pop(r)) != NULL) {
-		r->nactive++;
-		proc_promote(n->worker);
-	}
 	while (r->qhead != NULL && (limits_slot_free(r) || r->cancelling)) {
 		if (!r->cancelling && !proc_can_start(r))
 			break;	/* the spawn server's answers come first */
-		if ((n = run_dequeue(r)) == NULL)
+		n = r->qhead;
+		r->qhead = n->qnext;
+		if (r->qhead == NULL)
+			r->qtail = NULL;
+		n->qnext = NULL;
+		n->started_ms = clock_mono_ms();
+		if (r->cancelling) {
+			n->end = NODE_END_CANCELLED;
+			n->error = xstrdup("the run was cancelled before it "
+			    "started");
+			run_node_done(r, n);
 			continue;
+		}
+		n->state = NODE_RUNNING;
 		if (proc_start(r, n) == -1) {
 			run_node_done(r, n);
 			continue;
 		}
 		r->nactive++;
-	}
-	/* Then the next ones ahead, while the slots work. */
-	while (r->qhead != NULL && !r->cancelling && limits_warm_free(r) &&
-	    proc_can_start(r)) {
-		if ((n = run_dequeue(r)) == NULL)
-			continue;
-		n->warm = 1;
-		if (proc_start(r, n) == -1) {
-			n->warm = 0;
-			run_node_done(r, n);
-			continue;
-		}
-		if (r->wtail != NULL)
-			r->wtail->qnext = n;
-		else
-			r->whead = n;
-		r->wtail = n;
-		r->nwarm++;
 	}
 }
 
@@ -335,11 +266,10 @@ run_slot_park(struct run *r, struct node *n, int parked)
 void
 run_worker_gone(struct run *r, struct node *n)
 {
+	(void)n;
 	if (r->nlive > 0)
 		r->nlive--;
-	if (n->warm)
-		run_warm_remove(r, n);	/* it never had a slot */
-	else if (r->nactive > 0)
+	if (r->nactive > 0)
 		r->nactive--;
 }
 

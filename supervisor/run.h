@@ -56,7 +56,6 @@ struct run_limits {
 #define LIMITS_DEFAULT_GRACE_MS		2000
 #define LIMITS_DEFAULT_ITERATIONS	50
 #define LIMITS_DEFAULT_OUTPUT		(64u * 1024)
-#define RUN_WARM_MAX			8	/* workers started ahead */
 
 /* Where a node is in its life. */
 enum node_state {
@@ -118,10 +117,7 @@ struct node {
 	/* Resume: the messages an unfinished agent restarts from, and its
 	 * finished children answering its delegate calls. */
 	struct msg_list		*resume;
-	struct node		*qnext;		/* the queue of NODE_QUEUED, or
-						   of warm nodes */
-	int			 warm;		/* its worker was started ahead
-						   and waits for a --jobs slot */
+	struct node		*qnext;		/* the queue of NODE_QUEUED */
 };
 
 struct run_opts {
@@ -151,8 +147,6 @@ struct run {
 	unsigned		 nagents;	/* subagents accepted */
 	unsigned		 nlive;		/* worker processes alive */
 	unsigned		 nactive;	/* counted against --jobs */
-	unsigned		 nwarm;		/* started ahead, no slot yet */
-	struct node		*whead, *wtail;	/* warm nodes, FIFO */
 	uint64_t		 tokens;	/* input + output, all agents */
 	uint64_t		 nturns;	/* LLM turns brokered */
 	int			 cancelling;	/* SIGINT/SIGTERM seen */
@@ -241,8 +235,6 @@ struct spawn_child;
 int		 proc_start(struct run *, struct node *);
 /* The spawn server can take another request now. */
 int		 proc_can_start(const struct run *);
-/* A warm worker got its --jobs slot: send start (now or at its hello). */
-void		 proc_promote(struct worker *);
 /* The spawn server's answer for w: its process, or c NULL and why not. */
 void		 proc_spawned(struct worker *, const struct spawn_child *c,
 		    const char *err);
@@ -301,8 +293,6 @@ void		 limits_default(struct run_limits *);
 const char	*limits_check_delegate(const struct run *, const struct node *parent,
 		    char *msg, size_t msgsz);
 int		 limits_slot_free(const struct run *);
-/* Another worker may be started ahead of a free slot. */
-int		 limits_warm_free(const struct run *);
 int		 limits_budget_left(const struct run *, char *msg, size_t msgsz);
 
 #endif

@@ -233,9 +233,9 @@ line_at(const char *text, const char *a, const char *b)
 }
 
 /*
- * One slot: the second agent's worker may be started ahead (forked,
- * sandboxed, its hello checked), but it gets its start, and runs its
- * first tool, only after the first agent's done.
+ * One slot: the second agent's first tool runs only after the first
+ * agent's done (its slot frees at done; spawns are answered through the
+ * event loop, so nothing else decides the order).
  */
 static void
 test_jobs_one_in_turn(void **state)
