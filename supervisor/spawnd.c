@@ -26,6 +26,7 @@
  * socket while the server works. Answers come in request order, and a
  * worker's EXIT always after its SPAWNED.
  */
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/signalfd.h>
@@ -51,6 +52,7 @@
 
 #define SPAWND_MSG_MAX	(128u * 1024)
 #define SPAWND_ARGS_MAX	64
+#define SPAWND_STRS_MAX	(8u * 1024)	/* argv + envp bytes of a spawn */
 
 enum spawnd_type {
 	SPAWND_SPAWN = 1,
@@ -67,6 +69,10 @@ struct spawnd_hdr {
 	int32_t		b;		/* EXIT: si_status */
 	uint32_t	len;		/* bytes of payload after the header */
 };
+
+/* The policy follows the header; the server reads it in place. */
+_Static_assert(sizeof(struct spawnd_hdr) % _Alignof(struct sandbox_policy) ==
+    0, "a spawn request's policy must be aligned after its header");
 
 /* A SPAWN sent, its SPAWNED not yet read. */
 struct spawnd_req {
@@ -128,18 +134,26 @@ spawnd_send(int fd, const struct spawnd_hdr *h, const void *data,
 	}
 }
 
-/* Split n NUL-terminated strings from p (len bytes) into v. */
+/*
+ * Split n NUL-terminated strings from p (len bytes) into v, copied to
+ * *out (*outlen bytes left): the request buffer is not inherited by the
+ * child (spawnd_main), which needs its argv and environment.
+ */
 static int
-spawnd_strings(char **p, size_t *len, char **v, int n)
+spawnd_strings(const char **p, size_t *len, char **v, int n, char **out,
+    size_t *outlen)
 {
 	int	i;
 	size_t	l;
 
 	for (i = 0; i < n; i++) {
 		l = strnlen(*p, *len);
-		if (l == *len)
+		if (l == *len || l + 1 > *outlen)
 			return -1;
-		v[i] = *p;
+		memcpy(*out, *p, l + 1);
+		v[i] = *out;
+		*out += l + 1;
+		*outlen -= l + 1;
 		*p += l + 1;
 		*len -= l + 1;
 	}
@@ -147,37 +161,44 @@ spawnd_strings(char **p, size_t *len, char **v, int n)
 	return 0;
 }
 
+/*
+ * p is the request after its header, in the server's buffer: the policy
+ * is used in place (sandbox_prepare copies it), so it is not copied to
+ * the stack on the way.
+ */
 static void
-spawnd_do_spawn(int fd, const struct spawnd_hdr *h, char *p, size_t len)
+spawnd_do_spawn(int fd, const struct spawnd_hdr *h, const char *p, size_t len)
 {
-	struct sandbox_policy	 pol;
+	const struct sandbox_policy *pol = (const void *)p;
 	struct spawn_req	 req;
 	struct spawnd_kid	*k;
 	struct spawnd_hdr	 r;
 	char			*argv[SPAWND_ARGS_MAX + 1];
 	char			*envp[SPAWND_ARGS_MAX + 1], err[512] = "";
+	char			 strs[SPAWND_STRS_MAX], *out = strs;
+	size_t			 outlen = sizeof(strs);
 	uint32_t		 na, ne;
 	int			 fds[3];
 
 	memset(&r, 0, sizeof(r));
 	r.type = SPAWND_SPAWNED;
 	r.id = h->id;
-	if (len < sizeof(pol) + 2 * sizeof(uint32_t))
+	if (len < sizeof(*pol) + 2 * sizeof(uint32_t))
 		goto bad;
-	memcpy(&pol, p, sizeof(pol));
-	memcpy(&na, p + sizeof(pol), sizeof(na));
-	memcpy(&ne, p + sizeof(pol) + sizeof(na), sizeof(ne));
-	p += sizeof(pol) + 2 * sizeof(uint32_t);
-	len -= sizeof(pol) + 2 * sizeof(uint32_t);
+	memcpy(&na, p + sizeof(*pol), sizeof(na));
+	memcpy(&ne, p + sizeof(*pol) + sizeof(na), sizeof(ne));
+	p += sizeof(*pol) + 2 * sizeof(uint32_t);
+	len -= sizeof(*pol) + 2 * sizeof(uint32_t);
 	if (na > SPAWND_ARGS_MAX || ne > SPAWND_ARGS_MAX ||
-	    spawnd_strings(&p, &len, argv, (int)na) == -1 ||
-	    spawnd_strings(&p, &len, envp, (int)ne) == -1 || na == 0)
+	    spawnd_strings(&p, &len, argv, (int)na, &out, &outlen) == -1 ||
+	    spawnd_strings(&p, &len, envp, (int)ne, &out, &outlen) == -1 ||
+	    na == 0)
 		goto bad;
 	memset(&req, 0, sizeof(req));
 	req.bin = argv[0];	/* argv[0] carries the path; ps shows the title */
 	req.argv = argv + 1;
 	req.envp = envp;
-	req.policy = &pol;
+	req.policy = pol;
 	k = xcalloc(1, sizeof(*k));
 	if (spawn_worker(&req, &k->c, err, sizeof(err)) == -1) {
 		free(k);
@@ -311,7 +332,18 @@ spawnd_main(int fd)
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
 	    (sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
 		_exit(1);
-	buf = xmalloc(SPAWND_MSG_MAX);
+	/*
+	 * The request buffer is not inherited by the children (the policy
+	 * is copied by sandbox_prepare, the strings by spawnd_strings):
+	 * every page the server writes after a fork, while the child still
+	 * shares it, costs a copy-on-write fault and a TLB flush, and the
+	 * children (each worker's pid-1 init) live as long as their worker.
+	 */
+	buf = mmap(NULL, SPAWND_MSG_MAX, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		_exit(1);
+	(void)madvise(buf, SPAWND_MSG_MAX, MADV_DONTFORK);
 	pfd[0].fd = fd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = sfd;
@@ -494,6 +526,7 @@ spawnd_request(struct spawnd *d, const struct spawn_req *req, void *cookie,
 	    buf_add(&b, req->policy, sizeof(*req->policy)) == -1 ||
 	    buf_add(&b, &na, sizeof(na)) == -1 ||
 	    buf_add(&b, &ne, sizeof(ne)) == -1 ||
+	    buf_left(&s) > SPAWND_STRS_MAX ||
 	    buf_add(&b, buf_head(&s), buf_left(&s)) == -1) {
 		snprintf(err, errsz, "spawn request too large");
 		goto out;

@@ -259,7 +259,7 @@ test_spawnd_async(void **state)
 	const char		*bin = getenv("WARREN_WORKER_BIN");
 	char			*argv[] = { "warren-worker", "--path", "0.1",
 				    "--depth", "1", "--profile", "explore", NULL };
-	char			**env = spawn_env(), err[256];
+	char			**env = spawn_env(), **big, err[256];
 	int			 one, two, three, i, found;
 	uint32_t		 id2;
 
@@ -304,6 +304,21 @@ test_spawnd_async(void **state)
 		found += a.exited[i] == a.child[0].pid;
 	assert_int_equal(found, 1);
 	assert_int_equal(spawnd_full(d), 0);
+	/* Over the server's bound for argv and environment: refused here. */
+	big = calloc(41, sizeof(*big));
+	assert_non_null(big);
+	for (i = 0; i < 40; i++) {
+		assert_non_null(big[i] = malloc(256));
+		memset(big[i], 'x', 255);
+		big[i][255] = '\0';
+	}
+	req.envp = big;
+	req.policy = &pol;
+	assert_int_equal(spawnd_request(d, &req, &one, err, sizeof(err)), 0);
+	assert_non_null(strstr(err, "too large"));
+	for (i = 0; i < 40; i++)
+		free(big[i]);
+	free(big);
 	spawnd_stop(d);
 	spawn_env_free(env);
 }
