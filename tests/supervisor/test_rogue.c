@@ -247,6 +247,23 @@ spawnd_wait(struct spawnd *d, struct answers *a, int nspawned, int nexits)
 	}
 }
 
+/* Read until the server's end of the channel is gone (hang guard 60 s). */
+static void
+spawnd_wait_gone(struct spawnd *d, struct answers *a)
+{
+	struct pollfd	pfd;
+	uint64_t	end = clock_mono_ms() + 60000;
+
+	for (;;) {
+		assert_true(clock_mono_ms() < end);
+		pfd.fd = spawnd_fd(d);
+		pfd.events = POLLIN;
+		(void)poll(&pfd, 1, 1000);
+		if (spawnd_read(d, &test_ops, a) == -1)
+			return;
+	}
+}
+
 static void
 test_spawnd_async(void **state)
 {
@@ -319,6 +336,18 @@ test_spawnd_async(void **state)
 	for (i = 0; i < 40; i++)
 		free(big[i]);
 	free(big);
+	/* A request the server never answers (stopped, then killed): the
+	 * channel's end says so, and the request's cookie comes back once. */
+	req.envp = env;
+	assert_int_equal(kill(spawnd_pid(d), SIGSTOP), 0);
+	assert_int_not_equal(spawnd_request(d, &req, &two, err,
+	    sizeof(err)), 0);
+	assert_int_equal(kill(spawnd_pid(d), SIGKILL), 0);
+	spawnd_wait_gone(d, &a);
+	assert_int_equal(a.nspawned, 2);
+	assert_ptr_equal(spawnd_orphan(d), &two);
+	assert_null(spawnd_orphan(d));
+	assert_int_equal(spawnd_full(d), 0);
 	spawnd_stop(d);
 	spawn_env_free(env);
 }
