@@ -1,7 +1,10 @@
 /*
  * bench_spawn: spawn -> hello latency of a fully sandboxed worker (the
  * supervisor's own spawn path: sandbox_prepare/fork/child phase, exec,
- * sandbox_enter, hello frame), against bare fork + exec of /bin/true.
+ * sandbox_enter, hello frame), against bare fork + exec of /bin/true and
+ * against the kernel's floor for it: one clone into the same namespaces
+ * and an exec of /bin/true, no sandbox code at all. The three are
+ * interleaved, so a change of load hits them alike.
  * Also the RSS of an idle worker (waiting for start) and the memory the
  * spawning process holds per live worker.
  *
@@ -10,11 +13,13 @@
  * WARREN_WORKER_BIN names the worker (default: ./worker/warren-worker).
  */
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +59,25 @@ bare_true(void)
 		_exit(127);
 	}
 	(void)waitpid(pid, &st, 0);
+	return clock_mono_ns() - t0;
+}
+
+/* clone(2) into flags (what sandbox_fork would use) and exec /bin/true. */
+static uint64_t
+ns_true(int flags)
+{
+	uint64_t	t0 = clock_mono_ns();
+	pid_t		pid;
+	int		st;
+
+	pid = (pid_t)syscall(SYS_clone, (long)flags | SIGCHLD, NULL, NULL,
+	    NULL, NULL);
+	if (pid == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		(void)waitpid(pid, &st, 0);
 	return clock_mono_ns() - t0;
 }
 
@@ -144,9 +168,11 @@ main(int argc, char **argv)
 	char			*wargv[] = { "warren-worker", "--path", "0.1",
 				    "--depth", "1", "--profile", NULL, NULL };
 	char			**env;
-	uint64_t		*base, *lat, t0;
+	struct sandbox		 sb;
+	uint64_t		*base, *lat, *nsf, t0;
 	long			 before, after, wrss = -1;
 	int			 n = argc > 1 ? atoi(argv[1]) : 1000, i, live;
+	int			 flags;
 
 	if (n < 10)
 		n = 10;
@@ -170,6 +196,7 @@ main(int argc, char **argv)
 	req.policy = &pol;
 	base = calloc((size_t)n, sizeof(*base));
 	lat = calloc((size_t)n, sizeof(*lat));
+	nsf = calloc((size_t)n, sizeof(*nsf));
 	kids = calloc(100, sizeof(*kids));
 	signal(SIGPIPE, SIG_IGN);
 	/* As the spawn server does (spawnd.c), unless told not to. */
@@ -177,10 +204,17 @@ main(int argc, char **argv)
 	    sandbox_netns_share(&e) == -1)
 		fprintf(stderr, "shared netns: %s\n", e.msg);
 	sandbox_caps_freeze();
+	/* The namespaces a worker's clone gets here. */
+	if (sandbox_prepare(&sb, &pol, &e) == -1) {
+		fprintf(stderr, "sandbox: %s\n", e.msg);
+		return 1;
+	}
+	flags = sb.cloneflags;
+	sandbox_release(&sb);
 
-	for (i = 0; i < n; i++)
-		base[i] = bare_true();
 	for (i = 0; i < n; i++) {
+		base[i] = bare_true();
+		nsf[i] = ns_true(flags);
 		t0 = clock_mono_ns();
 		if (spawn_worker(&req, &kids[0], err, sizeof(err)) == -1) {
 			fprintf(stderr, "spawn: %s\n", err);
@@ -197,11 +231,16 @@ main(int argc, char **argv)
 	}
 	printf("workspace %s, profile %s, worker %s\n", ws, profile, bin);
 	report("fork+exec /bin/true", base, n);
+	report("ns clone+exec /bin/true", nsf, n);
 	report("spawn -> hello (sandboxed)", lat, n);
 	qsort(base, (size_t)n, sizeof(*base), cmp_u64);
+	qsort(nsf, (size_t)n, sizeof(*nsf), cmp_u64);
 	qsort(lat, (size_t)n, sizeof(*lat), cmp_u64);
-	printf("ratio of medians %.2fx (target <= 1.5x)\n",
-	    (double)lat[n / 2] / (double)base[n / 2]);
+	printf("ratio of medians %.2fx (target <= 1.5x); the namespaces alone "
+	    "%.2fx; spawn / namespaces alone %.2fx\n",
+	    (double)lat[n / 2] / (double)base[n / 2],
+	    (double)nsf[n / 2] / (double)base[n / 2],
+	    (double)lat[n / 2] / (double)nsf[n / 2]);
 	printf("idle worker RSS %ld kB (target <= 4096 kB)\n", wrss);
 
 	/* Memory the spawning side holds per live worker. */
@@ -220,6 +259,7 @@ main(int argc, char **argv)
 	rmdir(ws);
 	free(base);
 	free(lat);
+	free(nsf);
 	free(kids);
 	return 0;
 }
