@@ -8,6 +8,10 @@
  *
  *	bench_run [N [S [JOBS]]]	(N = 1000, S = 5, JOBS = cores)
  *
+ * Then the supervisor's memory per live agent: its peak RSS with 50
+ * test agents alive at once (each sleeping 2 s in bash), less its peak
+ * with one, over 49.
+ *
  * WARREN_BIN and WARREN_WORKER_BIN name the binaries (default: the build
  * tree layout, ./supervisor/warren and ./worker/warren-worker).
  * BENCH_RUN_KEEP=1 keeps each run's directory and prints its command.
@@ -54,8 +58,9 @@ turn_end(FILE *f)
 	fputs("]}}\n", f);
 }
 
+/* With sleep_s > 0: test agents whose first step is `sleep sleep_s`. */
 static void
-cassette(const char *path, int n, int steps)
+cassette(const char *path, int n, int steps, int sleep_s)
 {
 	FILE	*f;
 	char	 id[32], agent[32], args[128], task[96];
@@ -71,8 +76,9 @@ cassette(const char *path, int n, int steps)
 		for (k = 0, i = s * PER_TURN; i < n && k < PER_TURN; i++, k++) {
 			snprintf(id, sizeof(id), "d%d", i);
 			/* Distinct tasks: identical calls trip loop detection. */
-			snprintf(task, sizeof(task), "{\"profile\":\"explore\","
-			    "\"task\":\"look at part %d\"}", i + 1);
+			snprintf(task, sizeof(task), "{\"profile\":\"%s\","
+			    "\"task\":\"look at part %d\"}", sleep_s > 0 ?
+			    "test" : "explore", i + 1);
 			call(f, k == 0, id, "delegate", task);
 		}
 		turn_end(f);
@@ -84,9 +90,15 @@ cassette(const char *path, int n, int steps)
 		snprintf(agent, sizeof(agent), "0.%d", i);
 		for (s = 1; s < steps; s++) {
 			turn_begin(f, agent, s);
-			snprintf(args, sizeof(args), "{\"pattern\":\"%c*.txt\"}",
-			    'a' + (s % 26));
-			call(f, 1, "g", "glob", args);
+			if (s == 1 && sleep_s > 0) {
+				snprintf(args, sizeof(args), "{\"command\":"
+				    "\"sleep %d\"}", sleep_s);
+				call(f, 1, "b", "bash", args);
+			} else {
+				snprintf(args, sizeof(args), "{\"pattern\":"
+				    "\"%c*.txt\"}", 'a' + (s % 26));
+				call(f, 1, "g", "glob", args);
+			}
 			turn_end(f);
 		}
 		turn_begin(f, agent, steps);
@@ -100,11 +112,12 @@ struct result {
 	int			 ok;
 	double			 wall, cpu;
 	unsigned long long	 turns;
+	long			 maxrss_kb;	/* the supervisor's peak */
 };
 
 /* One warren run of n subagents x steps; the supervisor's -v stats. */
 static void
-run(int n, int steps, const char *jobs, struct result *res)
+run(int n, int steps, int sleep_s, const char *jobs, struct result *res)
 {
 	const char	*bin = getenv("WARREN_BIN");
 	char		 dir[] = "/tmp/bench-run.XXXXXX", cas[PATH_MAX];
@@ -130,7 +143,7 @@ run(int n, int steps, const char *jobs, struct result *res)
 		fputs("x\n", f);
 		fclose(f);
 	}
-	cassette(cas, n, steps);
+	cassette(cas, n, steps, sleep_s);
 	t0 = clock_mono_ns();
 	if ((pid = fork()) == 0) {
 		if ((fd = open("/dev/null", O_WRONLY)) != -1)
@@ -147,11 +160,14 @@ run(int n, int steps, const char *jobs, struct result *res)
 	res->ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
 	if ((f = fopen(errp, "r")) != NULL) {
 		while (fgets(line, sizeof(line), f) != NULL) {
-			char *p = strstr(line, "stats: ");
+			char *p = strstr(line, "stats: "), *m;
 			if (p != NULL && sscanf(p, "stats: %*u agents, %llu llm "
 			    "turns, %*u tokens, supervisor cpu %lf s user %lf",
-			    &res->turns, &usr, &sys) == 3)
+			    &res->turns, &usr, &sys) == 3) {
+				if ((m = strstr(p, "maxrss ")) != NULL)
+					res->maxrss_kb = atol(m + 7);
 				break;
+			}
 		}
 		fclose(f);
 	}
@@ -175,9 +191,9 @@ best(int n, int steps, const char *jobs, struct result *res)
 	struct result	r;
 	int		i;
 
-	run(n, steps, jobs, res);
+	run(n, steps, 0, jobs, res);
 	for (i = 1; i < 5 && res->ok; i++) {
-		run(n, steps, jobs, &r);
+		run(n, steps, 0, jobs, &r);
 		if (!r.ok || r.cpu < res->cpu)
 			*res = r;
 	}
@@ -186,7 +202,7 @@ best(int n, int steps, const char *jobs, struct result *res)
 int
 main(int argc, char **argv)
 {
-	struct result	 a, lo, hi;
+	struct result	 a, lo, hi, one, fifty;
 	char		 jobs[16];
 	int		 n = argc > 1 ? atoi(argv[1]) : 1000;
 	int		 steps = argc > 2 ? atoi(argv[2]) : 5;
@@ -198,7 +214,7 @@ main(int argc, char **argv)
 		return 1;
 	snprintf(jobs, sizeof(jobs), "%ld", argc > 3 ? atol(argv[3]) :
 	    (ncpu > 0 ? ncpu : 2));
-	run(n, steps, jobs, &a);
+	run(n, steps, 0, jobs, &a);
 	printf("%d subagents x %d steps, --jobs %s: %s, wall %.3f s, "
 	    "supervisor cpu %.3f s, %llu LLM turns\n", n, steps, jobs,
 	    a.ok ? "ok" : "FAILED", a.wall, a.cpu, a.turns);
@@ -216,5 +232,14 @@ main(int argc, char **argv)
 		    (double)(hi.turns - lo.turns));
 	else
 		printf("per-step runs failed\n");
+	run(1, 2, 2, "50", &one);
+	run(50, 2, 2, "50", &fifty);
+	if (one.ok && fifty.ok && one.maxrss_kb > 0 && fifty.maxrss_kb > 0)
+		printf("supervisor peak RSS %ld kB with 1 live agent, %ld kB "
+		    "with 50: %.1f kB per live agent\n", one.maxrss_kb,
+		    fifty.maxrss_kb, (double)(fifty.maxrss_kb -
+		    one.maxrss_kb) / 49.0);
+	else
+		printf("live-agent runs failed\n");
 	return a.ok ? 0 : 1;
 }
