@@ -93,13 +93,11 @@ llm_anthropic_tool(const struct msg_tool *tool, json_t **descp)
 static char *
 llm_anthropic_build(const struct llm_wire_req *req, char *err, size_t errsz)
 {
-	struct buf	 sys;
 	json_t		*o, *msgs;
 	char		*s = NULL;
 	const struct msg *m;
 	size_t		 i;
 
-	buf_init(&sys, 0);
 	o = json_pack("{s:s, s:I, s:b}", "model", req->model, "max_tokens",
 	    (json_int_t)(req->max_tokens > 0 ? req->max_tokens :
 	    ANTHROPIC_DEFAULT_MAX_TOKENS), "stream", req->stream);
@@ -108,17 +106,12 @@ llm_anthropic_build(const struct llm_wire_req *req, char *err, size_t errsz)
 		goto out;
 	for (i = 0; i < req->msgs->n; i++) {
 		m = &req->msgs->v[i];
-		if (m->role == MSG_SYSTEM) {
-			if ((sys.len > 0 && buf_addstr(&sys, "\n\n") == -1) ||
-			    (m->text != NULL && buf_addstr(&sys, m->text) == -1))
-				goto out;
-			continue;
-		}
+		if (m->role == MSG_SYSTEM)
+			continue;	/* llm_json_system, below */
 		if (llm_anthropic_add(msgs, m) == -1)
 			goto out;
 	}
-	if (sys.len > 0 && (buf_cstr(&sys) == NULL ||
-	    llm_json_setstr(o, "system", (char *)sys.data) == -1))
+	if (llm_json_system(o, "system", req->msgs) == -1)
 		goto out;
 	if (req->ntools > 0 && json_object_set_new(o, "tools",
 	    llm_json_tools(req->tools, req->ntools,
@@ -131,7 +124,6 @@ llm_anthropic_build(const struct llm_wire_req *req, char *err, size_t errsz)
 out:
 	if (s == NULL)
 		snprintf(err, errsz, "cannot build the request: out of memory");
-	buf_free(&sys);
 	json_decref(o);
 	return s;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/buf.h"
 #include "common/str.h"
 #include "supervisor/llm_int.h"
 
@@ -185,6 +186,36 @@ llm_json_setstr(json_t *o, const char *key, const char *s)
 	if ((v = llm_json_string(s)) == NULL)
 		return -1;
 	return json_object_set_new(o, key, v);
+}
+
+/*
+ * Anthropic and Responses take the system prompt as one top-level string:
+ * the text of every system message in l, joined by blank lines, set under
+ * key; nothing is set when there is none. -1 on allocation failure.
+ */
+int
+llm_json_system(json_t *o, const char *key, const struct msg_list *l)
+{
+	struct buf	 sys;
+	size_t		 i;
+	int		 rc = -1;
+
+	buf_init(&sys, 0);
+	for (i = 0; i < l->n; i++) {
+		if (l->v[i].role != MSG_SYSTEM)
+			continue;
+		if ((sys.len > 0 && buf_addstr(&sys, "\n\n") == -1) ||
+		    (l->v[i].text != NULL &&
+		    buf_addstr(&sys, l->v[i].text) == -1))
+			goto out;
+	}
+	if (sys.len > 0 && (buf_cstr(&sys) == NULL ||
+	    llm_json_setstr(o, key, (char *)sys.data) == -1))
+		goto out;
+	rc = 0;
+out:
+	buf_free(&sys);
+	return rc;
 }
 
 json_t *
