@@ -126,6 +126,18 @@ ui_line(const struct node *n, const char *fmt, ...)
 		    line);
 }
 
+/* "<pre><a><mid><b>", a and b escaped and clipped. */
+static void
+ui_line2(const struct node *n, const char *pre, const char *a,
+    const char *mid, const char *b)
+{
+	char	*x = ui_clip(a), *y = ui_clip(b);
+
+	ui_line(n, "%s%s%s%s", pre, x, mid, y);
+	free(x);
+	free(y);
+}
+
 void
 ui_spawned(const struct node *n, pid_t pid)
 {
@@ -162,7 +174,6 @@ void
 ui_tool(const struct node *n, const char *tool, const char *args)
 {
 	json_t	*o;
-	char	*a, *t;
 
 	if (ui_json) {
 		o = ui_obj("tool_call", n);
@@ -171,11 +182,7 @@ ui_tool(const struct node *n, const char *tool, const char *args)
 		ui_emit(o);
 		return;
 	}
-	t = ui_clip(tool);
-	a = ui_clip(args);
-	ui_line(n, "%s %s", t, a);
-	free(t);
-	free(a);
+	ui_line2(n, "", tool, " ", args);
 }
 
 void
@@ -183,7 +190,6 @@ ui_tool_result(const struct node *n, const char *tool, const char *text,
     int is_error)
 {
 	json_t	*o;
-	char	*t, *x;
 
 	if (ui_json) {
 		o = ui_obj("tool_result", n);
@@ -197,18 +203,13 @@ ui_tool_result(const struct node *n, const char *tool, const char *text,
 	}
 	if (!is_error)
 		return;	/* results are long: only errors get a line */
-	t = ui_clip(tool);
-	x = ui_clip(text);
-	ui_line(n, "%s failed: %s", t, x);
-	free(t);
-	free(x);
+	ui_line2(n, "", tool, " failed: ", text);
 }
 
 void
 ui_refused(const struct node *parent, const char *profile, const char *msg)
 {
 	json_t	*o;
-	char	*p, *m;
 
 	if (ui_json) {
 		o = ui_obj("refused", parent);
@@ -217,11 +218,7 @@ ui_refused(const struct node *parent, const char *profile, const char *msg)
 		ui_emit(o);
 		return;
 	}
-	p = ui_clip(profile);
-	m = ui_clip(msg);
-	ui_line(parent, "delegate %s refused: %s", p, m);
-	free(p);
-	free(m);
+	ui_line2(parent, "delegate ", profile, " refused: ", msg);
 }
 
 void
@@ -252,7 +249,6 @@ void
 ui_note(const struct node *n, const char *what, const char *text)
 {
 	json_t	*o;
-	char	*w, *x;
 
 	if (ui_json) {
 		o = ui_obj("note", n);
@@ -261,11 +257,7 @@ ui_note(const struct node *n, const char *what, const char *text)
 		ui_emit(o);
 		return;
 	}
-	w = ui_clip(what);
-	x = ui_clip(text);
-	ui_line(n, "%s: %s", w, x);
-	free(w);
-	free(x);
+	ui_line2(n, "", what, ": ", text);
 }
 
 void
