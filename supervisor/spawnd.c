@@ -102,8 +102,9 @@ static struct spawnd_kid	*spawnd_kids;
 
 static void	spawnd_exit_all(void) __attribute__((noreturn));
 
-static void
-spawnd_send(int fd, const struct spawnd_hdr *h, const void *data,
+/* One packet (header, payload, up to 3 fds) either way; -1 with errno. */
+static int
+spawnd_sendmsg(int fd, const struct spawnd_hdr *h, const void *data,
     const int *fds, int nfds)
 {
 	struct msghdr	 mh;
@@ -130,8 +131,18 @@ spawnd_send(int fd, const struct spawnd_hdr *h, const void *data,
 	}
 	while (sendmsg(fd, &mh, MSG_NOSIGNAL) == -1) {
 		if (errno != EINTR)
-			spawnd_exit_all();	/* the supervisor is gone */
+			return -1;
 	}
+	return 0;
+}
+
+/* The server's side: a failed send means the supervisor is gone. */
+static void
+spawnd_send(int fd, const struct spawnd_hdr *h, const void *data,
+    const int *fds, int nfds)
+{
+	if (spawnd_sendmsg(fd, h, data, fds, nfds) == -1)
+		spawnd_exit_all();
 }
 
 /*
@@ -435,21 +446,9 @@ static int
 spawnd_send_checked(struct spawnd *d, const struct spawnd_hdr *h,
     const void *data)
 {
-	struct iovec	iov[2];
-	struct msghdr	mh;
-
-	memset(&mh, 0, sizeof(mh));
-	iov[0].iov_base = (void *)(uintptr_t)h;
-	iov[0].iov_len = sizeof(*h);
-	iov[1].iov_base = (void *)(uintptr_t)data;
-	iov[1].iov_len = h->len;
-	mh.msg_iov = iov;
-	mh.msg_iovlen = h->len ? 2 : 1;
-	while (sendmsg(d->fd, &mh, MSG_NOSIGNAL) == -1) {
-		if (errno != EINTR) {
-			log_warn("spawn server");
-			return -1;
-		}
+	if (spawnd_sendmsg(d->fd, h, data, NULL, 0) == -1) {
+		log_warn("spawn server");
+		return -1;
 	}
 	return 0;
 }
