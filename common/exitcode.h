@@ -17,6 +17,9 @@ enum warren_exit {
 	WARREN_EXIT_INTERNAL = 70,	/* a bug or an unrecoverable system error */
 	WARREN_EXIT_INTERRUPTED = 130,	/* cancelled by SIGINT or SIGTERM */
 
+	/* warren-worker only, read by the supervisor: its CPU limit ran out. */
+	WARREN_EXIT_WORKER_CPU = 24,
+
 	WARREN_EXIT_EXEC_FAILED = 125,	/* sandbox exec: warren itself failed */
 	WARREN_EXIT_EXEC_NOEXEC = 126,	/* sandbox exec: command not executable */
 	WARREN_EXIT_EXEC_NOTFOUND = 127,/* sandbox exec: command not found */

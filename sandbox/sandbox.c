@@ -470,15 +470,17 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
 	return 0;
 }
 
-pid_t
-sandbox_fork(struct sandbox *sb, struct sandbox_error *e)
+/*
+ * Clone with the namespaces planned; when the kernel refuses them and the
+ * profile allows it, clone again without. clonefn returns like fork().
+ */
+static pid_t
+sandbox_clone(struct sandbox *sb, pid_t (*clonefn)(int, void *), void *arg,
+    struct sandbox_error *e)
 {
 	pid_t	 pid;
 
-	if (sb->use_notify && socketpair(AF_UNIX, SOCK_SEQPACKET |
-	    SOCK_CLOEXEC, 0, sb->sock) == -1)
-		return sandbox_fail(e, 0, errno, "socketpair");
-	pid = sandbox_ns_clone(sb->cloneflags);
+	pid = clonefn(sb->cloneflags, arg);
 	if (pid == -1 && sb->cloneflags != 0 && (errno == EPERM ||
 	    errno == EINVAL || errno == ENOSPC || errno == EUSERS)) {
 		sandbox_note(sb->note, sizeof(sb->note), "namespaces refused "
@@ -490,22 +492,147 @@ sandbox_fork(struct sandbox *sb, struct sandbox_error *e)
 			    "clone into namespaces: %s", strerror(errno));
 		sb->planned &= ~SANDBOX_NAMESPACES;
 		sb->cloneflags = 0;
-		pid = sandbox_ns_clone(0);
+		pid = clonefn(0, arg);
 	}
 	if (pid == -1)
 		return sandbox_fail(e, 0, errno, "clone");
-	if (pid == 0) {
-		if (sb->sock[0] != -1)
-			close(sb->sock[0]);
-		sb->sock[0] = -1;
-		sb->pid = 0;
-		return 0;
-	}
+	return pid;
+}
+
+static pid_t
+sandbox_fork_fn(int flags, void *arg)
+{
+	(void)arg;
+	return sandbox_ns_clone(flags);
+}
+
+/* The parent's end of the seccomp-notify channel, if asked for. */
+static int
+sandbox_sock_open(struct sandbox *sb, struct sandbox_error *e)
+{
+	if (sb->use_notify && socketpair(AF_UNIX, SOCK_SEQPACKET |
+	    SOCK_CLOEXEC, 0, sb->sock) == -1)
+		return sandbox_fail(e, 0, errno, "socketpair");
+	return 0;
+}
+
+/* In the child: drop the parent's end. */
+static void
+sandbox_sock_child(struct sandbox *sb)
+{
+	if (sb->sock[0] != -1)
+		close(sb->sock[0]);
+	sb->sock[0] = -1;
+	sb->pid = 0;
+}
+
+/* In the parent: drop the child's end. */
+static void
+sandbox_sock_parent(struct sandbox *sb, pid_t pid)
+{
 	sb->pid = pid;
 	if (sb->sock[1] != -1) {
 		close(sb->sock[1]);
 		sb->sock[1] = -1;
 	}
+}
+
+pid_t
+sandbox_fork(struct sandbox *sb, struct sandbox_error *e)
+{
+	pid_t	 pid;
+
+	if (sandbox_sock_open(sb, e) == -1)
+		return -1;
+	if ((pid = sandbox_clone(sb, sandbox_fork_fn, NULL, e)) == -1)
+		return -1;
+	if (pid == 0)
+		sandbox_sock_child(sb);
+	else
+		sandbox_sock_parent(sb, pid);
+	return pid;
+}
+
+struct sandbox_spawn {
+	struct sandbox		*sb;
+	sandbox_spawn_fn	 fn;
+	void			*arg;
+};
+
+/*
+ * The child of sandbox_spawn. With CLONE_VM it shares the parent's memory
+ * until its exec, so it works on a copy of the sandbox: nothing it writes
+ * may change what the parent holds.
+ */
+static int
+sandbox_spawn_main(void *arg)
+{
+	struct sandbox_spawn	*s = arg;
+	struct sandbox		 sb;
+
+	memcpy(&sb, s->sb, sizeof(sb));
+	sandbox_sock_child(&sb);
+	sb.direct = 1;
+	s->fn(&sb, s->arg);
+	_exit(WARREN_SANDBOX_EXEC_FAILED);
+}
+
+/*
+ * The stack the child runs on. One is enough: CLONE_VFORK holds this
+ * thread until the child has exec'd or died, and it is kept, so its
+ * pages are faulted in once per process, not once per spawn.
+ */
+#define SANDBOX_SPAWN_STACK	(256 * 1024)
+static void	*sandbox_spawn_stack;
+
+static pid_t
+sandbox_spawn_clone(int flags, void *arg)
+{
+	pid_t	 pid;
+
+	if (SANDBOX_SANITIZER) {
+		/* ASan cannot follow a CLONE_VM child on its own stack. */
+		pid = sandbox_ns_clone(flags | CLONE_VFORK);
+		if (pid == 0)
+			(void)sandbox_spawn_main(arg);
+		return pid;
+	}
+	return clone(sandbox_spawn_main, (char *)sandbox_spawn_stack +
+	    SANDBOX_SPAWN_STACK, flags | CLONE_VM | CLONE_VFORK | SIGCHLD,
+	    arg);
+}
+
+pid_t
+sandbox_spawn(struct sandbox *sb, sandbox_spawn_fn fn, void *arg,
+    struct sandbox_error *e)
+{
+	struct sandbox_spawn	 s;
+	sigset_t		 all, old;
+	pid_t			 pid;
+
+	if (!SANDBOX_SANITIZER && sandbox_spawn_stack == NULL) {
+		sandbox_spawn_stack = mmap(NULL, SANDBOX_SPAWN_STACK,
+		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+		    MAP_STACK, -1, 0);
+		if (sandbox_spawn_stack == MAP_FAILED) {
+			sandbox_spawn_stack = NULL;
+			return sandbox_fail(e, 0, errno, "mmap a stack of "
+			    "%d kB for the child", SANDBOX_SPAWN_STACK / 1024);
+		}
+	}
+	if (sandbox_sock_open(sb, e) == -1)
+		return -1;
+	s.sb = sb;
+	s.fn = fn;
+	s.arg = arg;
+	/* No handler of ours may run in the child while it shares memory. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = sandbox_clone(sb, sandbox_spawn_clone, &s, e);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (pid == -1)
+		return -1;
+	sandbox_sock_parent(sb, pid);
 	return pid;
 }
 
@@ -681,7 +808,7 @@ sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 		a |= SANDBOX_NETNS;
 	if (flags & CLONE_NEWIPC)
 		a |= SANDBOX_IPCNS;
-	if ((flags & CLONE_NEWPID) &&
+	if ((flags & CLONE_NEWPID) && !sb->direct &&
 	    sandbox_child_init(sb, keep, nkeep, a, e) == -1)
 		goto done;
 	if (sandbox_child_rest(sb, keep, nkeep, a, e) == -1)

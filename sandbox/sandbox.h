@@ -155,6 +155,7 @@ struct sandbox {
 	int			 notify_fd;	/* seccomp listener, or -1 */
 	int			 sock[2];	/* parent/child channel, or -1 */
 	int			 execs;		/* execve calls let through */
+	int			 direct;	/* sandbox_spawn: no init */
 	char			 note[SANDBOX_ERR_LEN];
 	/* "WARREN_SANDBOX=...": put it in the environment you exec with. */
 	char			 env[SANDBOX_ENV_LEN];
@@ -194,9 +195,24 @@ int	 sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
  * so it is safe from a parent with threads.
  */
 pid_t	 sandbox_fork(struct sandbox *sb, struct sandbox_error *e);
+/*
+ * Like posix_spawn: clone into the namespaces and run fn(child's sandbox,
+ * arg) there; fn must end in sandbox_child with an exec_fn, or _exit. The
+ * child shares this process's memory until then (CLONE_VM | CLONE_VFORK;
+ * a plain vfork-style clone in sanitizer builds), so no page table is
+ * copied and this thread waits until the child has exec'd or died. It runs
+ * with every signal blocked and on a copy of *sb; fn resets its handlers
+ * before it unblocks any. The program exec'd is pid 1 of its pid
+ * namespace, with no init before it: it must reap the orphans of what it
+ * runs, and from outside only SIGKILL reaches it. Only one thread of a
+ * process may call this at a time. The child's pid, or -1 with e set.
+ */
+typedef void	(*sandbox_spawn_fn)(struct sandbox *, void *);
+pid_t	 sandbox_spawn(struct sandbox *sb, sandbox_spawn_fn fn, void *arg,
+	    struct sandbox_error *e);
 /* In the child: keep fds 0-2 and keep[0..nkeep-1] (at most 64); fills
- * sb->env. With a pid namespace this forks: the caller continues in pid 2,
- * pid 1 stays. The caller must not have made the child a process group
+ * sb->env. With a pid namespace, unless from sandbox_spawn, this forks: the
+ * caller continues in pid 2, pid 1 stays. The caller must not have made the child a process group
  * leader (setpgid): sandbox_child starts a session. */
 int	 sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 	    struct sandbox_error *e);

@@ -215,11 +215,12 @@ loop_child_sigreset(void)
 	sigset_t	set;
 	size_t		i;
 
-	sigemptyset(&set);
-	sigprocmask(SIG_SETMASK, &set, NULL);
+	/* Dispositions first: nothing pending may reach ours once unblocked. */
 	for (i = 0; i < sizeof(loop_sigs) / sizeof(loop_sigs[0]); i++)
 		signal(loop_sigs[i], SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
 }
 
 void

@@ -24,6 +24,7 @@
 #include "agent/profile.h"
 #include "agent/tooldef.h"
 #include "common/clock.h"
+#include "common/exitcode.h"
 #include "common/log.h"
 #include "common/str.h"
 #include "common/xmalloc.h"
@@ -586,17 +587,11 @@ proc_exit_reason(struct worker *w, const siginfo_t *si)
 			    sigabbrev_np(sig) : "?", sig == SIGKILL ?
 			    ", from outside or out of memory" : "");
 		}
-	} else if (si->si_status > 128 && si->si_status <= 128 + 64 &&
-	    (w->child.sb == NULL || (w->child.sb->planned & SANDBOX_PIDNS))) {
-		/* A pid namespace's init reports its child's signal as 128+N. */
-		sig = si->si_status - 128;
-		n->end = sig == SIGXCPU || sig == SIGXFSZ ? NODE_END_KILLED :
-		    NODE_END_CRASHED;
-		snprintf(msg, sizeof(msg), "killed by signal %d (SIG%s)%s",
-		    sig, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?",
-		    sig == SIGXCPU ? ": the CPU limit" : sig == SIGXFSZ ?
-		    ": the file size limit" : sig == SIGKILL ?
-		    ", from outside or out of memory" : "");
+	} else if (si->si_status == WARREN_EXIT_WORKER_CPU) {
+		/* The worker is pid 1: it exits on SIGXCPU (worker/main.c). */
+		n->end = NODE_END_KILLED;
+		snprintf(msg, sizeof(msg), "killed by the CPU limit "
+		    "(SIGXCPU)");
 	} else if (strstr(w->errlast, "Cannot allocate memory") != NULL) {
 		n->end = NODE_END_KILLED;
 		snprintf(msg, sizeof(msg), "killed by the memory limit: %s",

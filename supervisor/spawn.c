@@ -96,10 +96,9 @@ spawn_child_fail(const char *what, const char *detail, int code)
 }
 
 /* The clean environment plus the sandbox's phase-1 record. */
-static char **
-spawn_child_env(char *const *envp, struct sandbox *sb)
+static void
+spawn_child_env(char *const *envp, struct sandbox *sb, char *env[32])
 {
-	static char	*env[32];
 	size_t		 n = 0;
 
 	while (envp != NULL && envp[n] != NULL && n < 30) {
@@ -109,13 +108,13 @@ spawn_child_env(char *const *envp, struct sandbox *sb)
 	if (sb->env[0] != '\0')
 		env[n++] = sb->env;
 	env[n] = NULL;
-	return env;
 }
 
-/* What spawn_child_exec needs, in the child (one spawn per child). */
-static struct spawn_exec {
+/* The request and the child's ends of its pipes, for the child. */
+struct spawn_exec {
 	const struct spawn_req	*req;
-} spawn_exec;
+	int			 in, out, err;
+};
 
 /* The end of phase 1 (sandbox exec_fn): exec the worker. Never returns. */
 static void __attribute__((noreturn))
@@ -124,13 +123,13 @@ spawn_child_exec(struct sandbox *sb, int rc, struct sandbox_error *e,
 {
 	const struct spawn_exec	*x = arg;
 	const struct spawn_req	*req = x->req;
-	char			**env;
+	char			*env[32];
 
 	if (rc == -1)
 		spawn_child_fail("sandbox", e->msg, 126);
 	/* Belt and braces: nothing above the channel survives exec. */
 	(void)syscall(SYS_close_range, SPAWN_FD_BIN + 1, ~0U, 0);
-	env = spawn_child_env(req->envp, sb);
+	spawn_child_env(req->envp, sb, env);
 	(void)syscall(SYS_execveat, SPAWN_FD_BIN, "", req->argv, env,
 	    AT_EMPTY_PATH);
 	/* A script through a close-on-exec fd cannot run: try the path. */
@@ -138,23 +137,27 @@ spawn_child_exec(struct sandbox *sb, int rc, struct sandbox_error *e,
 	spawn_child_fail(req->bin, strerror(errno), 127);
 }
 
-/* In the child: move fds into place, detach, sandbox, exec. */
-static void __attribute__((noreturn))
-spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
-    int in, int out, int err)
+/*
+ * In the child (sandbox_spawn): move fds into place, sandbox, exec. It
+ * shares the supervisor's memory until the exec, so it writes nothing but
+ * its stack and the copy of the sandbox it is given.
+ */
+static void
+spawn_child(struct sandbox *sb, void *arg)
 {
-	static const int	keep[] = { SPAWN_FD_IN, SPAWN_FD_OUT, SPAWN_FD_BIN };
-	struct sandbox_error	e;
-	int			null, hi_in, hi_out, hi_err, bin;
+	static const int	 keep[] = { SPAWN_FD_IN, SPAWN_FD_OUT,
+				    SPAWN_FD_BIN };
+	const struct spawn_exec	*x = arg;
+	struct sandbox_error	 e;
+	int			 null, hi_in, hi_out, hi_err, bin;
 
 	loop_child_sigreset();
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
 		_exit(126);
-	(void)parent;	/* in a pid namespace the parent is not visible */
 	/* Lift every fd above the fixed slots first so dup2 cannot clobber. */
-	if ((hi_in = fcntl(in, F_DUPFD_CLOEXEC, 10)) == -1 ||
-	    (hi_out = fcntl(out, F_DUPFD_CLOEXEC, 10)) == -1 ||
-	    (hi_err = fcntl(err, F_DUPFD_CLOEXEC, 10)) == -1 ||
+	if ((hi_in = fcntl(x->in, F_DUPFD_CLOEXEC, 10)) == -1 ||
+	    (hi_out = fcntl(x->out, F_DUPFD_CLOEXEC, 10)) == -1 ||
+	    (hi_err = fcntl(x->err, F_DUPFD_CLOEXEC, 10)) == -1 ||
 	    (null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
 		_exit(126);
 	if (dup2(null, STDIN_FILENO) == -1 || dup2(null, STDOUT_FILENO) == -1 ||
@@ -169,21 +172,15 @@ spawn_child(const struct spawn_req *req, struct sandbox *sb, pid_t parent,
 	 * (or more) over the directory it lives in. Close-on-exec, so the
 	 * worker never sees it.
 	 */
-	if ((bin = open(req->bin, O_PATH | O_CLOEXEC)) == -1)
-		spawn_child_fail(req->bin, strerror(errno), 127);
+	if ((bin = open(x->req->bin, O_PATH | O_CLOEXEC)) == -1)
+		spawn_child_fail(x->req->bin, strerror(errno), 127);
 	if (dup3(bin, SPAWN_FD_BIN, O_CLOEXEC) == -1)
 		_exit(126);
-	(void)setpgid(0, 0);
-	/*
-	 * Finish in spawn_child_exec, called by sandbox_child: with a pid
-	 * namespace the worker then shares pid 1's memory until its exec
-	 * (CLONE_VM | CLONE_VFORK) instead of copying it with fork().
-	 */
-	spawn_exec.req = req;
+	/* sandbox_child starts the session and ends in spawn_child_exec. */
 	sb->exec_fn = spawn_child_exec;
-	sb->exec_arg = &spawn_exec;
+	sb->exec_arg = arg;
 	(void)sandbox_child(sb, keep, 3, &e);
-	spawn_child_exec(sb, -1, &e, &spawn_exec);
+	spawn_child_exec(sb, -1, &e, arg);
 }
 
 int
@@ -194,7 +191,8 @@ spawn_worker(const struct spawn_req *req, struct spawn_child *c, char *err,
 	int			errp[2] = { -1, -1 };
 	struct sandbox_error	e;
 	struct sandbox		*sb;
-	pid_t			pid, parent = getpid();
+	struct spawn_exec	x;
+	pid_t			pid;
 
 	memset(c, 0, sizeof(*c));
 	c->to_fd = c->from_fd = c->err_fd = -1;
@@ -211,14 +209,16 @@ spawn_worker(const struct spawn_req *req, struct spawn_child *c, char *err,
 		snprintf(err, errsz, "pipe: %s", strerror(errno));
 		goto fail;
 	}
-	if ((pid = sandbox_fork(sb, &e)) == -1) {
+	x.req = req;
+	x.in = to[0];
+	x.out = from[1];
+	x.err = errp[1];
+	/* Returns once the worker runs: its session and group are its own. */
+	if ((pid = sandbox_spawn(sb, spawn_child, &x, &e)) == -1) {
 		snprintf(err, errsz, "fork of a %s worker: %s",
 		    req->policy->name, e.msg);
 		goto fail;
 	}
-	if (pid == 0)
-		spawn_child(req, sb, parent, to[0], from[1], errp[1]);
-	(void)setpgid(pid, pid);
 	close(to[0]);
 	close(from[1]);
 	close(errp[1]);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,23 @@ usage(void)
 }
 
 extern char **environ;
+
+/*
+ * The worker is pid 1 of its pid namespace, and the kernel does not let
+ * a signal it has no handler for kill pid 1: RLIMIT_CPU's SIGXCPU would
+ * be lost, and the hard limit's SIGKILL would tell the supervisor nothing.
+ * So say it, and exit with the code the supervisor reads as that limit.
+ */
+static void
+cpu_limit(int sig)
+{
+	static const char	 msg[] = "warren-worker: the CPU time limit "
+				    "(RLIMIT_CPU) ran out\n";
+
+	(void)sig;
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	_exit(WARREN_EXIT_WORKER_CPU);
+}
 
 int
 main(int argc, char **argv)
@@ -72,6 +90,7 @@ main(int argc, char **argv)
 		fatal("the IPC channel (fds 3 and 4) is not open");
 	setproctitle_init(argc, argv, environ);
 	setproctitle("%s %s (depth %u)", a.profile, a.path, a.depth);
+	signal(SIGXCPU, cpu_limit);
 	/* The sandbox first: the policy comes from the supervisor's env. */
 	memset(&rep, 0, sizeof(rep));
 	memset(&e, 0, sizeof(e));

@@ -212,6 +212,12 @@ tool_bash(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 		while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 			;
 	rc = bash_result(ctx, res, &o, status, timedout, timeout);
+	/*
+	 * The worker is pid 1 of its namespace (sandbox_spawn): whatever the
+	 * shell left behind and has since exited is ours to reap.
+	 */
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
  out:
 	free(o.head);
 	free(o.tail);

@@ -318,6 +318,7 @@ test_agent_timeout(void **state)
 struct killer {
 	char	mark[PATH_MAX];
 	char	needle[64];
+	int	sig;
 	int	killed;
 };
 
@@ -333,20 +334,19 @@ kill_worker(pid_t warren, void *arg)
 	n = h_find_procs(k->needle, pids, 8);
 	/* Only this run's worker: another suite may run at the same time. */
 	for (i = 0; i < n; i++)
-		if (h_descends(pids[i], warren) && kill(pids[i], SIGKILL) == 0)
+		if (h_descends(pids[i], warren) && kill(pids[i], k->sig) == 0)
 			k->killed++;
 }
 
+/* A test worker in `sleep 600` gets sig from outside; the run goes on. */
 static void
-test_sigkill_mid_step(void **state)
+signal_mid_step(struct h_ws *c, int sig, struct h_run *r)
 {
-	struct h_ws	*c = *state;
-	struct h_run	 r;
 	struct killer	 k;
-	char		 args[512], unique[32];
+	char		 args[512];
 
 	memset(&k, 0, sizeof(k));
-	snprintf(unique, sizeof(unique), "%u", (unsigned)getpid());
+	k.sig = sig;
 	snprintf(k.mark, sizeof(k.mark), "%s/victim.started", c->ws);
 	/* The worker's title: "warren-worker: test 0.1 (depth 1)". */
 	snprintf(k.needle, sizeof(k.needle), "warren-worker: test 0.1 ");
@@ -357,16 +357,43 @@ test_sigkill_mid_step(void **state)
 	h_turn(c->f, "0.1", 1, h_calls1("b", "bash", args));
 	h_turn(c->f, "0", 2, h_calls1("c", "complete",
 	    "{\"result\":\"SURVIVED\"}"));
-	run(c, &r, NULL, NULL, kill_worker, &k);
+	run(c, r, NULL, NULL, kill_worker, &k);
 	assert_true(k.killed >= 1);
-	assert_int_equal(r.status, 0);
+	assert_int_equal(r->status, 0);
+	assert_true(h_count_lines(r->out, "\"event\":\"result\"", "SURVIVED")
+	    == 1);
+}
+
+static void
+test_sigkill_mid_step(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+
+	signal_mid_step(c, SIGKILL, &r);
 	assert_int_equal(DONE_AS(r.out, "0.1", "crashed"), 1);
 	assert_true(h_count_lines(r.out, "\"path\":\"0.1\"", "signal 9") >= 1);
 	/* The parent heard why. */
 	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
 	    "subagent 0.1 (test) crashed") >= 1);
-	assert_true(h_count_lines(r.out, "\"event\":\"result\"", "SURVIVED")
-	    == 1);
+	h_run_free(&r);
+}
+
+/*
+ * RLIMIT_CPU's signal, sent by hand: the worker, pid 1 of its namespace,
+ * would ignore it without its handler; with it the end is "killed" by
+ * the CPU limit, not a crash.
+ */
+static void
+test_cpu_limit_signal(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+
+	signal_mid_step(c, SIGXCPU, &r);
+	assert_int_equal(DONE_AS(r.out, "0.1", "killed"), 1);
+	assert_true(h_count_lines(r.out, "\"path\":\"0.1\"",
+	    "killed by the CPU limit") >= 1);
 	h_run_free(&r);
 }
 
@@ -655,6 +682,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_agent_timeout, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_mid_step, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_cpu_limit_signal, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_no_orphans_after_sigint,
 		    setup, teardown),

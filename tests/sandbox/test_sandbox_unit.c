@@ -2,7 +2,7 @@
  * Unit tests of the sandbox library: policies, the SANDBOX_ENV encoding,
  * reports and their check, and the two-phase flow a supervisor uses
  * (sandbox_fork + sandbox_child + exec + sandbox_enter) on this binary
- * re-executed with --enter.
+ * re-executed with --enter; sandbox_spawn's child re-executed with --pid1.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -213,6 +213,111 @@ test_two_phases(void **state)
 	assert_non_null(strstr(out, "fd 5: closed"));
 }
 
+/* What a sandbox_spawn child is told, and writes its end to. */
+struct spawn_arg {
+	int	 wfd;
+	int	 fail;
+};
+
+static void __attribute__((noreturn))
+spawn_exec_self(struct sandbox *sb, int rc, struct sandbox_error *e,
+    void *arg)
+{
+	char	*argv[] = { self_path, "--pid1", NULL };
+	char	*envp[] = { sb->env, NULL };
+
+	(void)arg;
+	if (rc == -1) {
+		dprintf(3, "child: %s\n", e->msg);
+		_exit(91);
+	}
+	execve(self_path, argv, envp);
+	_exit(92);
+}
+
+static void
+spawn_fn(struct sandbox *sb, void *arg)
+{
+	static const int	 keep[] = { 3 };
+	const struct spawn_arg	*a = arg;
+	struct sandbox_error	 e;
+
+	if (a->fail)
+		_exit(77);
+	if (dup2(a->wfd, 3) == -1)
+		_exit(90);
+	/* The child's own copy: the parent must not see these. */
+	strlcpy(sb->note, "written by the child", sizeof(sb->note));
+	sb->exec_fn = spawn_exec_self;
+	(void)sandbox_child(sb, keep, 1, &e);
+	_exit(93);
+}
+
+/*
+ * sandbox_spawn, the workers' way: the program is pid 1 with no init, it
+ * has exec'd by the time sandbox_spawn returns, and the child's writes to
+ * its sandbox do not reach the parent's although it shared our memory.
+ */
+static void
+test_spawn(void **state)
+{
+	struct sandbox_policy	 p;
+	struct sandbox_error	 e;
+	struct sandbox		 sb;
+	struct spawn_arg	 a;
+	char			 exe[PATH_MAX], out[256], want[64];
+	char			 link[64];
+	ssize_t			 n, got = 0;
+	int			 pfd[2], status;
+	pid_t			 pid;
+
+	(void)state;
+	assert_int_equal(sandbox_policy_for_profile(&p, "explore", ".", &e), 0);
+	assert_int_equal(sandbox_prepare(&sb, &p, &e), 0);
+	assert_int_equal(pipe(pfd), 0);
+	a.wfd = pfd[1];
+	a.fail = 0;
+	pid = sandbox_spawn(&sb, spawn_fn, &a, &e);
+	assert_true(pid > 0);
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	assert_true(n > 0);
+	exe[n] = '\0';
+	assert_string_equal(exe, self_path);
+	assert_int_equal(sb.pid, pid);
+	assert_int_equal(sb.direct, 0);
+	assert_null(sb.exec_fn);
+	assert_null(strstr(sb.note, "written by the child"));
+	assert_int_equal(sb.env[0], '\0');
+	close(pfd[1]);
+	while ((n = read(pfd[0], out + got, sizeof(out) - 1 -
+	    (size_t)got)) > 0)
+		got += n;
+	out[got] = '\0';
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	printf("%s", out);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	if (sb.planned & SANDBOX_PIDNS)
+		strlcpy(want, "pid 1 ppid 0\n", sizeof(want));
+	else
+		snprintf(want, sizeof(want), "pid %d ppid %d\n", (int)pid,
+		    (int)getpid());
+	assert_string_equal(out, want);
+	sandbox_release(&sb);
+
+	/* A child that dies before its exec lets us go too, with its code. */
+	assert_int_equal(sandbox_prepare(&sb, &p, &e), 0);
+	a.fail = 1;
+	pid = sandbox_spawn(&sb, spawn_fn, &a, &e);
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 77);
+	sandbox_release(&sb);
+}
+
 /* sandbox_apply_self in a child: no namespaces, but the filter and
  * Landlock hold, and the report says what was left out. */
 static void
@@ -383,6 +488,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_encode_decode),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_two_phases),
+		cmocka_unit_test(test_spawn),
 		cmocka_unit_test(test_missing_layer),
 		cmocka_unit_test(test_apply_self),
 		cmocka_unit_test(test_cli_exit_codes),
@@ -390,6 +496,9 @@ main(int argc, char **argv)
 
 	if (argc == 2 && strcmp(argv[1], "--enter") == 0)
 		return enter_main();
+	if (argc == 2 && strcmp(argv[1], "--pid1") == 0)
+		return dprintf(3, "pid %d ppid %d\n", (int)getpid(),
+		    (int)getppid()) > 0 ? 0 : 1;
 	if (realpath("/proc/self/exe", self_path) == NULL)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);

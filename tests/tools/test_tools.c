@@ -3,7 +3,9 @@
  * errors, and every way a path could leave the workspace ("..", absolute
  * paths, symlinks to files and directories outside).
  */
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -440,6 +442,22 @@ test_bash(void **state)
 	for (i = 0; i < 500 && !gone(bg); i++)
 		usleep(10000);
 	assert_true(gone(bg));
+
+	/*
+	 * The worker is pid 1 of its namespace, so the orphans of a shell
+	 * come to it: one that left the group and exited is reaped, not
+	 * left a zombie (a subreaper stands in for pid 1 here).
+	 */
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	assert_int_equal(tools_run(&fx->ctx, "bash", "{\"command\":"
+	    "\"(setsid sh -c 'echo $$' &); sleep 0.3\"}", &r), 0);
+	assert_non_null(strstr(r.text, "[exit status 0]"));
+	assert_true(strtol(r.text, NULL, 10) > 0);
+	tool_result_free(&r);
+	errno = 0;
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0), 0);
 
 	/* output capped: head and tail kept, the cut said */
 	fx->ctx.max_output = 1000;
