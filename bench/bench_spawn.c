@@ -1,6 +1,6 @@
 /*
  * bench_spawn: spawn -> hello latency of a fully sandboxed worker (the
- * supervisor's own spawn path: sandbox_prepare/fork/child phase, exec,
+ * supervisor's own spawn path: sandbox_prepare/spawn/child phase, exec,
  * sandbox_enter, hello frame), against bare fork + exec of /bin/true and
  * against the kernel's floor for it: one clone into the same namespaces
  * and an exec of /bin/true, no sandbox code at all. The three are
@@ -126,24 +126,6 @@ rss_kb(pid_t pid)
 	return kb;
 }
 
-/* The worker itself: with a pid namespace the child we know is its init. */
-static pid_t
-worker_pid(pid_t pid)
-{
-	char	path[96];
-	FILE	*f;
-	int	child = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
-	    (int)pid);
-	if ((f = fopen(path, "r")) != NULL) {
-		if (fscanf(f, "%d", &child) != 1)
-			child = 0;
-		fclose(f);
-	}
-	return child > 0 ? (pid_t)child : pid;
-}
-
 static void
 finish(struct spawn_child *c)
 {
@@ -226,7 +208,7 @@ main(int argc, char **argv)
 		}
 		lat[i] = clock_mono_ns() - t0;
 		if (i == 0)
-			wrss = rss_kb(worker_pid(kids[0].pid));
+			wrss = rss_kb(kids[0].pid);
 		finish(&kids[0]);
 	}
 	printf("workspace %s, profile %s, worker %s\n", ws, profile, bin);
