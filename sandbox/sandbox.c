@@ -500,7 +500,7 @@ sandbox_clone(struct sandbox *sb, pid_t (*clonefn)(int, void *), void *arg,
 }
 
 static pid_t
-sandbox_fork_fn(int flags, void *arg)
+sandbox_fork_clone(int flags, void *arg)
 {
 	(void)arg;
 	return sandbox_ns_clone(flags);
@@ -516,9 +516,9 @@ sandbox_sock_open(struct sandbox *sb, struct sandbox_error *e)
 	return 0;
 }
 
-/* In the child: drop the parent's end. */
+/* In the child: no pid, and not the parent's end of the channel. */
 static void
-sandbox_sock_child(struct sandbox *sb)
+sandbox_forked_child(struct sandbox *sb)
 {
 	if (sb->sock[0] != -1)
 		close(sb->sock[0]);
@@ -526,9 +526,9 @@ sandbox_sock_child(struct sandbox *sb)
 	sb->pid = 0;
 }
 
-/* In the parent: drop the child's end. */
+/* In the parent: the child's pid, and not its end of the channel. */
 static void
-sandbox_sock_parent(struct sandbox *sb, pid_t pid)
+sandbox_forked_parent(struct sandbox *sb, pid_t pid)
 {
 	sb->pid = pid;
 	if (sb->sock[1] != -1) {
@@ -544,12 +544,12 @@ sandbox_fork(struct sandbox *sb, struct sandbox_error *e)
 
 	if (sandbox_sock_open(sb, e) == -1)
 		return -1;
-	if ((pid = sandbox_clone(sb, sandbox_fork_fn, NULL, e)) == -1)
+	if ((pid = sandbox_clone(sb, sandbox_fork_clone, NULL, e)) == -1)
 		return -1;
 	if (pid == 0)
-		sandbox_sock_child(sb);
+		sandbox_forked_child(sb);
 	else
-		sandbox_sock_parent(sb, pid);
+		sandbox_forked_parent(sb, pid);
 	return pid;
 }
 
@@ -571,19 +571,42 @@ sandbox_spawn_main(void *arg)
 	struct sandbox		 sb;
 
 	memcpy(&sb, s->sb, sizeof(sb));
-	sandbox_sock_child(&sb);
+	sandbox_forked_child(&sb);
 	sb.direct = 1;
 	s->fn(&sb, s->arg);
 	_exit(WARREN_SANDBOX_EXEC_FAILED);
 }
 
 /*
- * The stack the child runs on. One is enough: CLONE_VFORK holds this
- * thread until the child has exec'd or died, and it is kept, so its
- * pages are faulted in once per process, not once per spawn.
+ * The stack the child runs on, above a guard page. One is enough:
+ * CLONE_VFORK holds this thread until the child has exec'd or died, and
+ * it is kept, so its pages are faulted in once per process, not once per
+ * spawn.
  */
 #define SANDBOX_SPAWN_STACK	(256 * 1024)
-static void	*sandbox_spawn_stack;
+#define SANDBOX_SPAWN_GUARD	4096
+static char	*sandbox_spawn_stack;
+
+static int
+sandbox_spawn_stack_get(struct sandbox_error *e)
+{
+	void	*p;
+
+	if (sandbox_spawn_stack != NULL)
+		return 0;
+	p = mmap(NULL, SANDBOX_SPAWN_GUARD + SANDBOX_SPAWN_STACK, PROT_READ |
+	    PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (p == MAP_FAILED)
+		return sandbox_fail(e, 0, errno, "mmap a stack of %d kB for "
+		    "the child", SANDBOX_SPAWN_STACK / 1024);
+	if (mprotect(p, SANDBOX_SPAWN_GUARD, PROT_NONE) == -1) {
+		sandbox_fail(e, 0, errno, "mprotect the child's guard page");
+		munmap(p, SANDBOX_SPAWN_GUARD + SANDBOX_SPAWN_STACK);
+		return -1;
+	}
+	sandbox_spawn_stack = (char *)p + SANDBOX_SPAWN_GUARD;
+	return 0;
+}
 
 static pid_t
 sandbox_spawn_clone(int flags, void *arg)
@@ -597,7 +620,7 @@ sandbox_spawn_clone(int flags, void *arg)
 			(void)sandbox_spawn_main(arg);
 		return pid;
 	}
-	return clone(sandbox_spawn_main, (char *)sandbox_spawn_stack +
+	return clone(sandbox_spawn_main, sandbox_spawn_stack +
 	    SANDBOX_SPAWN_STACK, flags | CLONE_VM | CLONE_VFORK | SIGCHLD,
 	    arg);
 }
@@ -610,16 +633,8 @@ sandbox_spawn(struct sandbox *sb, sandbox_spawn_fn fn, void *arg,
 	sigset_t		 all, old;
 	pid_t			 pid;
 
-	if (!SANDBOX_SANITIZER && sandbox_spawn_stack == NULL) {
-		sandbox_spawn_stack = mmap(NULL, SANDBOX_SPAWN_STACK,
-		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
-		    MAP_STACK, -1, 0);
-		if (sandbox_spawn_stack == MAP_FAILED) {
-			sandbox_spawn_stack = NULL;
-			return sandbox_fail(e, 0, errno, "mmap a stack of "
-			    "%d kB for the child", SANDBOX_SPAWN_STACK / 1024);
-		}
-	}
+	if (!SANDBOX_SANITIZER && sandbox_spawn_stack_get(e) == -1)
+		return -1;
 	if (sandbox_sock_open(sb, e) == -1)
 		return -1;
 	s.sb = sb;
@@ -632,7 +647,7 @@ sandbox_spawn(struct sandbox *sb, sandbox_spawn_fn fn, void *arg,
 	sigprocmask(SIG_SETMASK, &old, NULL);
 	if (pid == -1)
 		return -1;
-	sandbox_sock_parent(sb, pid);
+	sandbox_forked_parent(sb, pid);
 	return pid;
 }
 

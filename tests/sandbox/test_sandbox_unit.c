@@ -215,7 +215,8 @@ test_two_phases(void **state)
 
 /* What a sandbox_spawn child is told, and writes its end to. */
 struct spawn_arg {
-	int	 wfd;
+	int	 wfd;		/* its fd 3: it says who it is */
+	int	 rfd;		/* its fd 4: it exits at EOF */
 	int	 fail;
 };
 
@@ -238,18 +239,18 @@ spawn_exec_self(struct sandbox *sb, int rc, struct sandbox_error *e,
 static void
 spawn_fn(struct sandbox *sb, void *arg)
 {
-	static const int	 keep[] = { 3 };
+	static const int	 keep[] = { 3, 4 };
 	const struct spawn_arg	*a = arg;
 	struct sandbox_error	 e;
 
 	if (a->fail)
 		_exit(77);
-	if (dup2(a->wfd, 3) == -1)
+	if (dup2(a->wfd, 3) == -1 || dup2(a->rfd, 4) == -1)
 		_exit(90);
 	/* The child's own copy: the parent must not see these. */
 	strlcpy(sb->note, "written by the child", sizeof(sb->note));
 	sb->exec_fn = spawn_exec_self;
-	(void)sandbox_child(sb, keep, 1, &e);
+	(void)sandbox_child(sb, keep, 2, &e);
 	_exit(93);
 }
 
@@ -268,14 +269,16 @@ test_spawn(void **state)
 	char			 exe[PATH_MAX], out[256], want[64];
 	char			 link[64];
 	ssize_t			 n, got = 0;
-	int			 pfd[2], status;
+	int			 pfd[2], hold[2], status;
 	pid_t			 pid;
 
 	(void)state;
 	assert_int_equal(sandbox_policy_for_profile(&p, "explore", ".", &e), 0);
 	assert_int_equal(sandbox_prepare(&sb, &p, &e), 0);
 	assert_int_equal(pipe(pfd), 0);
+	assert_int_equal(pipe(hold), 0);
 	a.wfd = pfd[1];
+	a.rfd = hold[0];
 	a.fail = 0;
 	pid = sandbox_spawn(&sb, spawn_fn, &a, &e);
 	assert_true(pid > 0);
@@ -289,6 +292,8 @@ test_spawn(void **state)
 	assert_null(sb.exec_fn);
 	assert_null(strstr(sb.note, "written by the child"));
 	assert_int_equal(sb.env[0], '\0');
+	close(hold[0]);
+	close(hold[1]);
 	close(pfd[1]);
 	while ((n = read(pfd[0], out + got, sizeof(out) - 1 -
 	    (size_t)got)) > 0)
@@ -480,6 +485,19 @@ enter_main(void)
 	return 0;
 }
 
+/* sandbox_spawn's program: who it is on fd 3, then alive until EOF on 4. */
+static int
+pid1_main(void)
+{
+	char	 c;
+
+	if (dprintf(3, "pid %d ppid %d\n", (int)getpid(), (int)getppid()) <= 0)
+		return 1;
+	while (read(4, &c, 1) > 0)
+		;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -497,8 +515,7 @@ main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "--enter") == 0)
 		return enter_main();
 	if (argc == 2 && strcmp(argv[1], "--pid1") == 0)
-		return dprintf(3, "pid %d ppid %d\n", (int)getpid(),
-		    (int)getppid()) > 0 ? 0 : 1;
+		return pid1_main();
 	if (realpath("/proc/self/exe", self_path) == NULL)
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);
