@@ -155,6 +155,24 @@ test_report(void **state)
 	assert_string_equal(sandbox_layer_name(SANDBOX_PIDNS), "pidns");
 }
 
+/* Everything a child writes to the pipe pfd, then its wait status. */
+static int
+child_output(int pfd[2], pid_t pid, char *out, size_t len)
+{
+	ssize_t	 n;
+	size_t	 got = 0;
+	int	 status;
+
+	close(pfd[1]);
+	while (got < len - 1 && (n = read(pfd[0], out + got, len - 1 -
+	    got)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	close(pfd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
 /* The supervisor's way: fork, phase 1, exec with sb->env, phase 2. */
 static void
 test_two_phases(void **state)
@@ -165,7 +183,6 @@ test_two_phases(void **state)
 	char			 out[2048];
 	char			*envp[2], *argv[3];
 	int			 pfd[2], keep[2], status;
-	ssize_t			 n, got = 0;
 	pid_t			 pid;
 
 	(void)state;
@@ -196,13 +213,7 @@ test_two_phases(void **state)
 		execve(self_path, argv, envp);
 		_exit(92);
 	}
-	close(pfd[1]);
-	while ((n = read(pfd[0], out + got, sizeof(out) - 1 -
-	    (size_t)got)) > 0)
-		got += n;
-	out[got] = '\0';
-	close(pfd[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	status = child_output(pfd, pid, out, sizeof(out));
 	sandbox_release(&sb);
 	printf("%s", out);
 	assert_true(WIFEXITED(status));
@@ -268,7 +279,7 @@ test_spawn(void **state)
 	struct spawn_arg	 a;
 	char			 exe[PATH_MAX], out[256], want[64];
 	char			 link[64];
-	ssize_t			 n, got = 0;
+	ssize_t			 n;
 	int			 pfd[2], hold[2], status;
 	pid_t			 pid;
 
@@ -294,13 +305,7 @@ test_spawn(void **state)
 	assert_int_equal(sb.env[0], '\0');
 	close(hold[0]);
 	close(hold[1]);
-	close(pfd[1]);
-	while ((n = read(pfd[0], out + got, sizeof(out) - 1 -
-	    (size_t)got)) > 0)
-		got += n;
-	out[got] = '\0';
-	close(pfd[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	status = child_output(pfd, pid, out, sizeof(out));
 	printf("%s", out);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
