@@ -12,7 +12,9 @@
  * on from its messages plus their answers. Any other tool call left
  * unanswered was in flight: the agent core answers it "interrupted" and
  * the model calls it again if it still needs it (at-least-once; see
- * docs/supervisor.md).
+ * docs/supervisor.md). A finished subagent whose summary was still being
+ * written when the supervisor died (done, but its node has none) gets it
+ * now, before its parent hears its result, as when it first finished.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -208,6 +210,38 @@ run_resume_restart(struct run *r, const struct store_plan *p,
 }
 
 /*
+ * A finished subagent whose node has no summary: the supervisor died
+ * while it was being written. Its node, done, to write it again through
+ * run_summary_start; NULL when there is nothing to redo.
+ */
+static struct node *
+run_resume_summary(struct run *r, struct node *parent,
+    const struct store_plan_agent *pa)
+{
+	const struct store_agent	*a = &pa->agent;
+	const struct profile		*prof;
+	struct node			*n;
+
+	if (r->store == NULL || a->status != STORE_AGENT_DONE ||
+	    a->summary != NULL || a->node <= 0 || a->result == NULL ||
+	    strlen(a->path) >= IPC_PATH_MAX || (prof = profile_set_find(
+	    r->profiles, a->profile ? a->profile : "general")) == NULL)
+		return NULL;
+	n = run_node_restore(r, parent, prof, a->path, a->task ? a->task :
+	    "", a->inherit_context);
+	n->store_agent = a->id;
+	n->store_node = a->node;
+	n->state = NODE_DONE;
+	n->end = NODE_END_COMPLETE;
+	n->result = xstrdup(a->result);
+	log_info("resume: agent %s finished without a summary: writing it",
+	    a->path);
+	run_record_event(r, n, "resumed", NULL, "its summary was not "
+	    "written: writing it");
+	return n;
+}
+
+/*
  * Resume n (plan agent pa) from msgs: answer its unanswered delegate
  * calls from finished subagents, restart unfinished ones, and start n
  * when nothing is owed any more (the root: run_main or the release).
@@ -231,11 +265,23 @@ run_resume_node(struct run *r, const struct store_plan *p, struct node *n,
 	w->slots = xcalloc(pa->npending + 1, sizeof(*w->slots));
 	w->next = r->resume_waits;
 	r->resume_waits = w;
+	/* Held until every call is looked at: an answer may come at once. */
+	w->nwait = 1;
 	for (i = 0; i < pa->npending; i++) {
 		call = &pa->pending[i];
 		if (call->name == NULL || strcmp(call->name, "delegate") != 0 ||
 		    (c = run_resume_find(p, pa->agent.path, call->id)) == NULL)
 			continue;
+		if (c->finished && (cn = run_resume_summary(r, n, c)) != NULL) {
+			w->slots[i].wait = w;
+			w->slots[i].i = i;
+			cn->done_cb = run_resume_answered;
+			cn->done_arg = &w->slots[i];
+			w->nwait++;
+			if (run_summary_start(r, cn) == 0)
+				run_node_tell(r, cn);
+			continue;
+		}
 		if (c->finished) {
 			log_info("resume: %s already finished: not run again",
 			    c->agent.path);
@@ -253,9 +299,9 @@ run_resume_node(struct run *r, const struct store_plan *p, struct node *n,
 		w->nwait++;
 		run_resume_node(r, p, cn, c, cn->resume);
 	}
-	if (n == r->root && w->nwait > 0)
+	if (n == r->root && w->nwait > 1)
 		r->orch_deferred = 1;
-	if (w->nwait == 0)
+	if (--w->nwait == 0)
 		run_resume_release(r, w);
 }
 

@@ -89,6 +89,8 @@ struct agent_view {
 	enum store_agent_status	status;
 	int64_t			node;
 	uint64_t		nmessages;
+	int			summarised;	/* its node has a summary */
+	char			summary[64];	/* its first bytes */
 };
 
 static struct agent_view
@@ -111,6 +113,10 @@ db_agent(const char *db, const char *path)
 			v.status = a[i].status;
 			v.node = a[i].node;
 			v.nmessages = a[i].nmessages;
+			v.summarised = a[i].summary != NULL;
+			if (a[i].summary != NULL)
+				strlcpy(v.summary, a[i].summary,
+				    sizeof(v.summary));
 		}
 		store_agents_free(a, n);
 	}
@@ -528,7 +534,103 @@ test_kill_during_synthesis(void **state)
 	msg_list_free(&a0);
 }
 
-/* --- 4: LLM summary, merge node, inherit_context ----------------------- */
+/* --- 4: while a finished child's summary is being written ------------- */
+
+static const char summary_script[] =
+"{\"rules\": [\n"
+" {\"match\": \"Its final result:\", \"responses\": [{\"hang\": true},\n"
+"  {\"reply\": {\"text\": \"SUMMARY-OF-CHILD\"}}]},\n"
+" {\"match\": \"LONGRES-\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"s1\", \"name\": \"complete\", \"arguments\":"
+"  {\"result\": \"SUM-FINAL\"}}]}}]},\n"
+" {\"match\": \"CHILDJOB-SUM\", \"repeat\": true, \"responses\": "
+"  [{\"reply\": {\"calls\": [{\"id\": \"c1\", \"name\": \"complete\","
+"  \"arguments\": {\"result\": \"LONGRES-%s\"}}]}}]},\n"
+" {\"match\": \"SUM-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"d1\", \"name\": \"delegate\", \"arguments\":"
+"  {\"profile\": \"explore\", \"task\": \"CHILDJOB-SUM\"}}]}}]}\n"
+"]}\n";
+
+static void
+kill_in_summary(pid_t warren, void *arg)
+{
+	struct synth	*s = arg;
+	int		 i;
+
+	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 &&
+	    h_count_file(s->log, "Its final result:", NULL) == 0; i++)
+		usleep(20000);
+	if (kill(warren, SIGKILL) == 0)
+		s->killed = 1;
+}
+
+/*
+ * The supervisor dies while the LLM writes a finished child's summary:
+ * the child is done but its node has none. The resumed run writes it
+ * (one more summary request, the child not run again) before the parent
+ * hears the result, as the first run would have.
+ */
+static void
+test_kill_during_summary(void **state)
+{
+	struct ctx		*c = *state;
+	struct h_fakellm	 fl;
+	struct synth		 s;
+	struct h_run		 r;
+	struct agent_view	 v;
+	char			 script[sizeof(summary_script) + 400];
+	char			 pad[300];
+	char			*env[] = { fl.env_url,
+				    "WARREN_API_KEY=sk-resume-test",
+				    "WARREN_MODEL=fake-model",
+				    "WARREN_RETRIES=0",
+				    "WARREN_SUMMARY_RESULT_MAX=200", NULL };
+	char			*argv1[] = { "warren", "run", "--json",
+				    "--db", c->db, "--workspace", c->w.ws,
+				    "SUM-TASK", NULL };
+	char			*argv2[] = { "warren", "resume", "--json",
+				    "--db", c->db, "1", NULL };
+	int			 rc;
+
+	/* A result over WARREN_SUMMARY_RESULT_MAX asks the LLM for one. */
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	snprintf(script, sizeof(script), summary_script, pad);
+	if ((rc = h_fakellm_start(&fl, c->w.dir, script)) == 1)
+		skip();
+	assert_int_equal(rc, 0);
+	memset(&s, 0, sizeof(s));
+	s.log = fl.log;
+
+	assert_int_equal(h_warren(&r, argv1, env, kill_in_summary, &s), 0);
+	assert_true(s.killed);
+	assert_int_equal(r.status, 128 + SIGKILL);
+	h_run_free(&r);
+	v = db_agent(c->db, "0.1");
+	assert_true(v.found);
+	assert_int_equal(v.status, STORE_AGENT_DONE);
+	assert_false(v.summarised);
+
+	assert_int_equal(h_warren(&r, argv2, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	if (r.status != 0)
+		fprintf(stderr, "%s\n%s\n", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "SUM-FINAL"), 1);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
+	    0);
+	h_run_free(&r);
+	/* The child's turn once; its summary asked twice (cut, then again). */
+	assert_int_equal(h_count_file(s.log, "You are agent 0.1 (depth 1)",
+	    NULL), 1);
+	assert_int_equal(h_count_file(s.log, "Its final result:", NULL), 2);
+	v = db_agent(c->db, "0.1");
+	assert_true(v.summarised);
+	assert_string_equal(v.summary, "SUMMARY-OF-CHILD");
+}
+
+/* --- 5: LLM summary, merge node, inherit_context ----------------------- */
 
 static void
 test_summary_merge_context(void **state)
@@ -724,6 +826,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_kill_two_mid_step,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_during_synthesis,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill_during_summary,
 		    setup, teardown),
 	};
 
