@@ -214,6 +214,15 @@ void		 run_store_msg(struct run *, struct node *, const struct msg *);
 /* 1: an LLM summary was asked and run_node_tell() follows its answer;
  * 0: the summary (if any) is written, tell the parent now. */
 int		 run_summary_start(struct run *, struct node *);
+/* A finished subagent joined into a merge node. */
+struct run_merge_part {
+	int64_t		 node;		/* its memory node */
+	const char	*path;
+	const char	*profile;
+	const char	*result;	/* if its node has no summary */
+};
+int64_t		 run_merge_parts(struct run *, const char *parent_path,
+		    const struct run_merge_part *, size_t n, int once);
 /* The parallel children of one turn of parent all ended: one merge node. */
 void		 run_merge(struct run *, struct node *parent,
 		    struct node *const *children, size_t n);

@@ -40,6 +40,8 @@ struct resume_wait {
 	struct msg		*answers;	/* one per pending call */
 	int			*have;
 	struct resume_slot	*slots;
+	/* The subagent each pending delegate call started, or NULL. */
+	const struct store_plan_agent **kids;
 	size_t			 nwait;
 	int			 released;
 };
@@ -121,6 +123,35 @@ run_resume_stored_answer(struct msg *m, const struct msg_call *call,
 	free(text);
 }
 
+/*
+ * The merge node of the subagents one turn of w's agent started in
+ * parallel, as the first run would have written before the synthesis
+ * step, unless it did so before it stopped.
+ */
+static void
+run_resume_merge(struct run *r, struct resume_wait *w)
+{
+	const struct store_plan_agent	*c;
+	struct run_merge_part		*parts;
+	int64_t				 merge;
+	size_t				 i, n = 0;
+
+	parts = xcalloc(w->pa->npending + 1, sizeof(*parts));
+	for (i = 0; i < w->pa->npending; i++) {
+		if ((c = w->kids[i]) == NULL || !w->have[i] ||
+		    w->answers[i].is_error || c->agent.node <= 0)
+			continue;
+		parts[n].node = c->agent.node;
+		parts[n].path = c->agent.path;
+		parts[n].profile = c->agent.profile ? c->agent.profile : "?";
+		parts[n].result = w->answers[i].text;
+		n++;
+	}
+	if ((merge = run_merge_parts(r, w->node->path, parts, n, 1)) > 0)
+		w->node->merge_node = merge;
+	free(parts);
+}
+
 /* Every subagent it was owed has ended: start the agent. */
 static void
 run_resume_release(struct run *r, struct resume_wait *w)
@@ -132,6 +163,7 @@ run_resume_release(struct run *r, struct resume_wait *w)
 	if (w->released)
 		return;
 	w->released = 1;
+	run_resume_merge(r, w);
 	for (i = 0; i < w->pa->npending; i++) {
 		if (!w->have[i])
 			continue;
@@ -263,6 +295,7 @@ run_resume_node(struct run *r, const struct store_plan *p, struct node *n,
 	w->answers = xcalloc(pa->npending + 1, sizeof(*w->answers));
 	w->have = xcalloc(pa->npending + 1, sizeof(*w->have));
 	w->slots = xcalloc(pa->npending + 1, sizeof(*w->slots));
+	w->kids = xcalloc(pa->npending + 1, sizeof(*w->kids));
 	w->next = r->resume_waits;
 	r->resume_waits = w;
 	/* Held until every call is looked at: an answer may come at once. */
@@ -272,6 +305,7 @@ run_resume_node(struct run *r, const struct store_plan *p, struct node *n,
 		if (call->name == NULL || strcmp(call->name, "delegate") != 0 ||
 		    (c = run_resume_find(p, pa->agent.path, call->id)) == NULL)
 			continue;
+		w->kids[i] = c;
 		if (c->finished && (cn = run_resume_summary(r, n, c)) != NULL) {
 			w->slots[i].wait = w;
 			w->slots[i].i = i;
@@ -362,6 +396,7 @@ run_resume_free(struct run *r)
 		free(w->answers);
 		free(w->have);
 		free(w->slots);
+		free(w->kids);
 		free(w);
 	}
 }

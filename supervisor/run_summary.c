@@ -77,6 +77,9 @@ run_summary_start(struct run *r, struct node *n)
 	/* The root's result is the run's: nobody reads its summary. */
 	if (need != 1 || n == r->root || r->cancelling) {
 		run_summary_result(r, n);
+		/* Durable with its status, as docs/memory.md says. */
+		if (store_flush(r->store) == -1)
+			log_warnx("store: %s", store_errmsg(r->store));
 		return 0;
 	}
 	msg_list_init(&req);
@@ -97,6 +100,92 @@ run_summary_start(struct run *r, struct node *n)
 	return 1;
 }
 
+/* Is there already a merge node whose parents are exactly ids[0..n-1]? */
+static int
+run_merge_exists(const struct store_graph *g, const int64_t *ids, size_t n)
+{
+	size_t	 k, e, i, nparents;
+	int	 found;
+
+	for (k = 0; k < g->nnodes; k++) {
+		if (g->nodes[k].kind != STORE_NODE_MERGE)
+			continue;
+		nparents = 0;
+		found = 1;
+		for (e = 0; e < g->nedges && found; e++) {
+			if (g->edges[e].child != g->nodes[k].id)
+				continue;
+			nparents++;
+			for (i = 0; i < n && ids[i] != g->edges[e].parent; i++)
+				;
+			found = i < n;
+		}
+		if (found && nparents == n)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * One merge node joining parts[0..n-1] (at least two), for the synthesis
+ * step of the agent at parent_path; its summary lists each part's node
+ * summary, or its result. With once, nothing when the same merge exists
+ * (a resumed run may have written it before it stopped). The merge
+ * node's id, 0 if none was written.
+ */
+int64_t
+run_merge_parts(struct run *r, const char *parent_path,
+    const struct run_merge_part *parts, size_t n, int once)
+{
+	struct store_node	 sn;
+	struct store_graph	 g;
+	struct buf		 b;
+	int64_t			*ids, merge = 0;
+	char			 label[RUN_MERGE_LABEL_MAX];
+	char			*text;
+	size_t			 i, k;
+
+	if (r->store == NULL || n < 2)
+		return 0;
+	memset(&g, 0, sizeof(g));
+	if (store_graph_load(r->store, r->run_id, &g) == -1) {
+		log_warnx("store: %s", store_errmsg(r->store));
+		return 0;
+	}
+	ids = xcalloc(n, sizeof(*ids));
+	for (i = 0; i < n; i++)
+		ids[i] = parts[i].node;
+	if (once && run_merge_exists(&g, ids, n)) {
+		store_graph_free(&g);
+		free(ids);
+		return 0;
+	}
+	snprintf(label, sizeof(label), "parallel results for agent %s",
+	    parent_path);
+	buf_init(&b, 0);
+	for (i = 0; i < n; i++) {
+		memset(&sn, 0, sizeof(sn));
+		for (k = 0; k < g.nnodes; k++)
+			if (g.nodes[k].id == parts[i].node)
+				sn = g.nodes[k];
+		buf_addf(&b, "%sagent %s (%s): %s", b.len ? "\n\n" : "",
+		    parts[i].path, parts[i].profile, sn.summary ? sn.summary :
+		    (parts[i].result ? parts[i].result : ""));
+	}
+	text = buf_release(&b, NULL);
+	store_graph_free(&g);
+	if (store_node_merge(r->store, r->run_id, ids, n, label,
+	    &merge) == -1 || store_node_set_summary(r->store, merge,
+	    text ? text : "", STORE_SUMMARY_RESULT, NULL) == -1) {
+		log_warnx("store: merge for %s: %s", parent_path,
+		    store_errmsg(r->store));
+		merge = 0;
+	}
+	free(text);
+	free(ids);
+	return merge;
+}
+
 /*
  * One merge node for the subagents one turn of parent ran in parallel,
  * once all of them ended; its summary lists each one's summary (or
@@ -106,58 +195,24 @@ void
 run_merge(struct run *r, struct node *parent, struct node *const *children,
     size_t n)
 {
-	struct store_node	 sn;
-	struct store_graph	 g;
-	struct buf		 b;
-	int64_t			*ids, merge;
-	char			 label[RUN_MERGE_LABEL_MAX];
-	char			*text;
-	size_t			 i, k, nids = 0;
+	struct run_merge_part	*parts;
+	int64_t			 merge;
+	size_t			 i, nparts = 0;
 
-	if (r->store == NULL || n < 2)
-		return;
-	ids = xcalloc(n, sizeof(*ids));
-	for (i = 0; i < n; i++)
-		if (children[i] != NULL && children[i]->store_node > 0 &&
-		    children[i]->end == NODE_END_COMPLETE)
-			ids[nids++] = children[i]->store_node;
-	if (nids < 2) {
-		free(ids);
-		return;
-	}
-	memset(&g, 0, sizeof(g));
-	if (store_graph_load(r->store, r->run_id, &g) == -1) {
-		log_warnx("store: %s", store_errmsg(r->store));
-		free(ids);
-		return;
-	}
-	snprintf(label, sizeof(label), "parallel results for agent %s",
-	    parent->path);
-	buf_init(&b, 0);
+	parts = xcalloc(n + 1, sizeof(*parts));
 	for (i = 0; i < n; i++) {
-		if (children[i] == NULL || children[i]->end !=
-		    NODE_END_COMPLETE)
+		if (children[i] == NULL || children[i]->store_node <= 0 ||
+		    children[i]->end != NODE_END_COMPLETE)
 			continue;
-		memset(&sn, 0, sizeof(sn));
-		for (k = 0; k < g.nnodes; k++)
-			if (g.nodes[k].id == children[i]->store_node)
-				sn = g.nodes[k];
-		buf_addf(&b, "%sagent %s (%s): %s", b.len ? "\n\n" : "",
-		    children[i]->path, children[i]->profile->name,
-		    sn.summary ? sn.summary : (children[i]->result ?
-		    children[i]->result : ""));
+		parts[nparts].node = children[i]->store_node;
+		parts[nparts].path = children[i]->path;
+		parts[nparts].profile = children[i]->profile->name;
+		parts[nparts].result = children[i]->result;
+		nparts++;
 	}
-	text = buf_release(&b, NULL);
-	store_graph_free(&g);
-	if (store_node_merge(r->store, r->run_id, ids, nids, label,
-	    &merge) == -1 || store_node_set_summary(r->store, merge,
-	    text ? text : "", STORE_SUMMARY_RESULT, NULL) == -1)
-		log_warnx("store: merge for %s: %s", parent->path,
-		    store_errmsg(r->store));
-	else
+	if ((merge = run_merge_parts(r, parent->path, parts, nparts, 0)) > 0)
 		parent->merge_node = merge;
-	free(text);
-	free(ids);
+	free(parts);
 }
 
 void

@@ -630,7 +630,145 @@ test_kill_during_summary(void **state)
 	assert_string_equal(v.summary, "SUMMARY-OF-CHILD");
 }
 
-/* --- 5: LLM summary, merge node, inherit_context ----------------------- */
+/* --- 5: parallel children across two kills: one merge node ------------- */
+
+static const char merge_script[] =
+"{\"rules\": [\n"
+" {\"match\": \"RES-B-77\", \"responses\": [{\"hang\": true},\n"
+"  {\"reply\": {\"calls\": [{\"id\": \"s1\", \"name\": \"complete\","
+"  \"arguments\": {\"result\": \"MERGE-FINAL\"}}]}}]},\n"
+" {\"match\": \"JOB-A-77\", \"repeat\": true, \"responses\": "
+"  [{\"reply\": {\"calls\": [{\"id\": \"c1\", \"name\": \"complete\","
+"  \"arguments\": {\"result\": \"RES-A-77\"}}]}}]},\n"
+" {\"match\": \"JOB-B-77\", \"responses\": [{\"hang\": true},\n"
+"  {\"reply\": {\"calls\": [{\"id\": \"c2\", \"name\": \"complete\","
+"  \"arguments\": {\"result\": \"RES-B-77\"}}]}}]},\n"
+" {\"match\": \"PAR-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"d1\", \"name\": \"delegate\", \"arguments\":"
+"  {\"profile\": \"explore\", \"task\": \"JOB-A-77\"}},"
+"  {\"id\": \"d2\", \"name\": \"delegate\", \"arguments\":"
+"  {\"profile\": \"explore\", \"task\": \"JOB-B-77\"}}]}}]}\n"
+"]}\n";
+
+/* Merge nodes of run 1, and how many parents the first one has. */
+static size_t
+db_merges(const char *db, size_t *nparents)
+{
+	struct store		*st;
+	struct store_graph	 g;
+	char			 err[512];
+	size_t			 i, e, n = 0;
+
+	*nparents = 0;
+	if ((st = store_open(db, STORE_READ, err, sizeof(err))) == NULL)
+		return 0;
+	memset(&g, 0, sizeof(g));
+	if (store_graph_load(st, 1, &g) == 0) {
+		for (i = 0; i < g.nnodes; i++) {
+			if (g.nodes[i].kind != STORE_NODE_MERGE)
+				continue;
+			if (n++ > 0)
+				continue;
+			for (e = 0; e < g.nedges; e++)
+				if (g.edges[e].child == g.nodes[i].id)
+					(*nparents)++;
+		}
+		store_graph_free(&g);
+	}
+	store_close(st);
+	return n;
+}
+
+struct merge_kill {
+	const char	*log;
+	const char	*db;
+	int		 phase;	/* 1: child B hangs, 2: the synthesis hangs */
+	int		 killed;
+};
+
+static void
+kill_for_merge(pid_t warren, void *arg)
+{
+	struct merge_kill	*k = arg;
+	size_t			 nparents;
+	int			 i;
+
+	for (i = 0; i < 50 * H_HANG_GUARD_S / 2; i++) {
+		if (k->phase == 1 && h_count_file(k->log, "JOB-B-77",
+		    "agent 0.2") == 1 && db_agent(k->db, "0.1").status ==
+		    STORE_AGENT_DONE)
+			break;
+		if (k->phase == 2 && h_count_file(k->log, "RES-B-77",
+		    "PAR-TASK") == 1 && db_merges(k->db, &nparents) == 1)
+			break;
+		usleep(20000);
+	}
+	if (kill(warren, SIGKILL) == 0)
+		k->killed = 1;
+}
+
+/*
+ * Two children of one turn: the supervisor dies while child A is done
+ * and B hangs, then, resumed, while the synthesis hangs (once the merge
+ * node is committed). The merge node of A and B is there once at the
+ * end, with both as parents: the first resume writes it, the second
+ * finds it and writes none.
+ */
+static void
+test_kill_parallel_merge(void **state)
+{
+	struct ctx		*c = *state;
+	struct h_fakellm	 fl;
+	struct merge_kill	 k;
+	struct h_run		 r;
+	size_t			 nparents;
+	char			*env[] = { fl.env_url,
+				    "WARREN_API_KEY=sk-resume-test",
+				    "WARREN_MODEL=fake-model",
+				    "WARREN_RETRIES=0", NULL };
+	char			*argv1[] = { "warren", "run", "--json",
+				    "--db", c->db, "--workspace", c->w.ws,
+				    "PAR-TASK", NULL };
+	char			*argv2[] = { "warren", "resume", "--json",
+				    "--db", c->db, "1", NULL };
+	int			 rc;
+
+	if ((rc = h_fakellm_start(&fl, c->w.dir, merge_script)) == 1)
+		skip();
+	assert_int_equal(rc, 0);
+	memset(&k, 0, sizeof(k));
+	k.log = fl.log;
+	k.db = c->db;
+
+	k.phase = 1;
+	assert_int_equal(h_warren(&r, argv1, env, kill_for_merge, &k), 0);
+	assert_true(k.killed);
+	h_run_free(&r);
+	assert_int_equal(db_merges(c->db, &nparents), 0);
+
+	k.phase = 2;
+	k.killed = 0;
+	assert_int_equal(h_warren(&r, argv2, env, kill_for_merge, &k), 0);
+	assert_true(k.killed);
+	h_run_free(&r);
+
+	assert_int_equal(h_warren(&r, argv2, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	if (r.status != 0)
+		fprintf(stderr, "%s\n%s\n", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "MERGE-FINAL"), 1);
+	h_run_free(&r);
+	/* A ran once; B twice (cut, restarted); the synthesis twice. */
+	assert_int_equal(h_count_file(k.log, "JOB-A-77", "agent 0.1"), 1);
+	assert_int_equal(h_count_file(k.log, "JOB-B-77", "agent 0.2"), 2);
+	assert_int_equal(h_count_file(k.log, "RES-B-77", "PAR-TASK"), 2);
+	assert_int_equal(db_merges(c->db, &nparents), 1);
+	assert_int_equal(nparents, 2);
+}
+
+/* --- 6: LLM summary, merge node, inherit_context ----------------------- */
 
 static void
 test_summary_merge_context(void **state)
@@ -828,6 +966,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_kill_during_synthesis,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_during_summary,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill_parallel_merge,
 		    setup, teardown),
 	};
 
