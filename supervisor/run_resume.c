@@ -204,26 +204,40 @@ run_resume_answered(struct run *r, struct node *child, void *arg)
 		run_resume_release(r, w);
 }
 
-/* Restart the unfinished subagent pa under parent; NULL if it cannot. */
+/* Plan agent pa's node under parent, with its stored ids; NULL if its
+ * path or profile cannot be used here. */
 static struct node *
-run_resume_restart(struct run *r, const struct store_plan *p,
-    struct node *parent, const struct store_plan_agent *pa)
+run_resume_restore(struct run *r, struct node *parent,
+    const struct store_plan_agent *pa)
 {
 	const struct store_agent	*a = &pa->agent;
 	const struct profile		*prof;
 	struct node			*n;
 
 	if (strlen(a->path) >= IPC_PATH_MAX || (prof = profile_set_find(
-	    r->profiles, a->profile ? a->profile : "general")) == NULL) {
+	    r->profiles, a->profile ? a->profile : "general")) == NULL)
+		return NULL;
+	n = run_node_restore(r, parent, prof, a->path, a->task ? a->task :
+	    "", a->inherit_context);
+	n->store_agent = a->id;
+	n->store_node = a->node;
+	return n;
+}
+
+/* Restart the unfinished subagent pa under parent; NULL if it cannot. */
+static struct node *
+run_resume_restart(struct run *r, const struct store_plan *p,
+    struct node *parent, const struct store_plan_agent *pa)
+{
+	const struct store_agent	*a = &pa->agent;
+	struct node			*n;
+
+	if ((n = run_resume_restore(r, parent, pa)) == NULL) {
 		log_warnx("resume: agent %s (%s) cannot be restarted here: "
 		    "its call gets an interrupted answer", a->path,
 		    a->profile ? a->profile : "?");
 		return NULL;
 	}
-	n = run_node_restore(r, parent, prof, a->path, a->task ? a->task :
-	    "", a->inherit_context);
-	n->store_agent = a->id;
-	n->store_node = a->node;
 	n->call_id = NULL;
 	n->nchildren = run_resume_nchildren(p, a->path);
 	n->resume = xcalloc(1, sizeof(*n->resume));
@@ -251,18 +265,12 @@ run_resume_summary(struct run *r, struct node *parent,
     const struct store_plan_agent *pa)
 {
 	const struct store_agent	*a = &pa->agent;
-	const struct profile		*prof;
 	struct node			*n;
 
 	if (r->store == NULL || a->status != STORE_AGENT_DONE ||
 	    a->summary != NULL || a->node <= 0 || a->result == NULL ||
-	    strlen(a->path) >= IPC_PATH_MAX || (prof = profile_set_find(
-	    r->profiles, a->profile ? a->profile : "general")) == NULL)
+	    (n = run_resume_restore(r, parent, pa)) == NULL)
 		return NULL;
-	n = run_node_restore(r, parent, prof, a->path, a->task ? a->task :
-	    "", a->inherit_context);
-	n->store_agent = a->id;
-	n->store_node = a->node;
 	n->state = NODE_DONE;
 	n->end = NODE_END_COMPLETE;
 	n->result = xstrdup(a->result);

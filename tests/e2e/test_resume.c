@@ -463,22 +463,55 @@ static const char synth_script[] =
 "  {\"profile\": \"explore\", \"task\": \"CHILDJOB-77\"}}]}}]}\n"
 "]}\n";
 
-struct synth {
+/* Kill the supervisor once the fakellm logged a request with a and b. */
+struct at_request {
 	const char	*log;	/* the fakellm's requests */
+	const char	*a, *b;
 	int		 killed;
 };
 
 static void
-kill_in_synthesis(pid_t warren, void *arg)
+kill_at_request(pid_t warren, void *arg)
 {
-	struct synth	*s = arg;
-	int		 i;
+	struct at_request	*k = arg;
+	int			 i;
 
 	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 &&
-	    h_count_file(s->log, "CHILD-RES-SYN", "SYN-TASK") == 0; i++)
+	    h_count_file(k->log, k->a, k->b) == 0; i++)
 		usleep(20000);
 	if (kill(warren, SIGKILL) == 0)
-		s->killed = 1;
+		k->killed = 1;
+}
+
+/* warren run TASK against the fakellm, killed as k says. */
+static void
+fakellm_run_killed(struct ctx *c, char **env, const char *task,
+    void (*killer)(pid_t, void *), void *k, const int *killed)
+{
+	struct h_run	 r;
+	char		*argv[] = { "warren", "run", "--json", "--db", c->db,
+			    "--workspace", c->w.ws, (char *)(uintptr_t)task,
+			    NULL };
+
+	assert_int_equal(h_warren(&r, argv, env, killer, k), 0);
+	assert_true(*killed);
+	assert_int_equal(r.status, 128 + SIGKILL);
+	h_run_free(&r);
+}
+
+/* warren resume of run 1, to its end; then the fakellm is stopped. */
+static void
+resume_to_end(struct ctx *c, char **env, struct h_fakellm *fl,
+    struct h_run *r)
+{
+	char	*argv[] = { "warren", "resume", "--json", "--db", c->db, "1",
+		    NULL };
+
+	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+	h_fakellm_stop(fl);
+	if (r->status != 0)
+		fprintf(stderr, "%s\n%s\n", r->out, r->err);
+	assert_int_equal(r->status, 0);
 }
 
 static void
@@ -486,37 +519,24 @@ test_kill_during_synthesis(void **state)
 {
 	struct ctx		*c = *state;
 	struct h_fakellm	 fl;
-	struct synth		 s;
+	struct at_request	 k = { NULL, "CHILD-RES-SYN", "SYN-TASK", 0 };
 	struct h_run		 r;
 	struct msg_list		 b0, a0;
 	char			*env[] = { fl.env_url,
 				    "WARREN_API_KEY=sk-resume-test",
 				    "WARREN_MODEL=fake-model",
 				    "WARREN_RETRIES=0", NULL };
-	char			*argv1[] = { "warren", "run", "--json",
-				    "--db", c->db, "--workspace", c->w.ws,
-				    "SYN-TASK", NULL };
-	char			*argv2[] = { "warren", "resume", "--json",
-				    "--db", c->db, "1", NULL };
 	int			 rc;
 
 	if ((rc = h_fakellm_start(&fl, c->w.dir, synth_script)) == 1)
 		skip();
 	assert_int_equal(rc, 0);
-	memset(&s, 0, sizeof(s));
-	s.log = fl.log;
+	k.log = fl.log;
 
-	assert_int_equal(h_warren(&r, argv1, env, kill_in_synthesis, &s), 0);
-	assert_true(s.killed);
-	assert_int_equal(r.status, 128 + SIGKILL);
-	h_run_free(&r);
+	fakellm_run_killed(c, env, "SYN-TASK", kill_at_request, &k, &k.killed);
 	db_messages(c->db, "0", &b0);
 
-	assert_int_equal(h_warren(&r, argv2, env, NULL, NULL), 0);
-	h_fakellm_stop(&fl);
-	if (r.status != 0)
-		fprintf(stderr, "%s\n%s\n", r.out, r.err);
-	assert_int_equal(r.status, 0);
+	resume_to_end(c, env, &fl, &r);
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
 	    "SYN-FINAL"), 1);
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
@@ -524,9 +544,9 @@ test_kill_during_synthesis(void **state)
 	h_run_free(&r);
 	/* LLM requests per agent: the child's one turn was made once; the
 	 * synthesis twice (the one the kill cut, and the resumed one). */
-	assert_int_equal(h_count_file(s.log, "You are agent 0.1 (depth 1)",
+	assert_int_equal(h_count_file(k.log, "You are agent 0.1 (depth 1)",
 	    NULL), 1);
-	assert_int_equal(h_count_file(s.log, "CHILD-RES-SYN", "SYN-TASK"), 2);
+	assert_int_equal(h_count_file(k.log, "CHILD-RES-SYN", "SYN-TASK"), 2);
 	db_messages(c->db, "0", &a0);
 	assert_prefix(&b0, &a0);
 	assert_true(has_answer(&a0, "d1", "CHILD-RES-SYN"));
@@ -551,19 +571,6 @@ static const char summary_script[] =
 "  {\"profile\": \"explore\", \"task\": \"CHILDJOB-SUM\"}}]}}]}\n"
 "]}\n";
 
-static void
-kill_in_summary(pid_t warren, void *arg)
-{
-	struct synth	*s = arg;
-	int		 i;
-
-	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 &&
-	    h_count_file(s->log, "Its final result:", NULL) == 0; i++)
-		usleep(20000);
-	if (kill(warren, SIGKILL) == 0)
-		s->killed = 1;
-}
-
 /*
  * The supervisor dies while the LLM writes a finished child's summary:
  * the child is done but its node has none. The resumed run writes it
@@ -575,7 +582,7 @@ test_kill_during_summary(void **state)
 {
 	struct ctx		*c = *state;
 	struct h_fakellm	 fl;
-	struct synth		 s;
+	struct at_request	 k = { NULL, "Its final result:", NULL, 0 };
 	struct h_run		 r;
 	struct agent_view	 v;
 	char			 script[sizeof(summary_script) + 400];
@@ -585,11 +592,6 @@ test_kill_during_summary(void **state)
 				    "WARREN_MODEL=fake-model",
 				    "WARREN_RETRIES=0",
 				    "WARREN_SUMMARY_RESULT_MAX=200", NULL };
-	char			*argv1[] = { "warren", "run", "--json",
-				    "--db", c->db, "--workspace", c->w.ws,
-				    "SUM-TASK", NULL };
-	char			*argv2[] = { "warren", "resume", "--json",
-				    "--db", c->db, "1", NULL };
 	int			 rc;
 
 	/* A result over WARREN_SUMMARY_RESULT_MAX asks the LLM for one. */
@@ -599,32 +601,24 @@ test_kill_during_summary(void **state)
 	if ((rc = h_fakellm_start(&fl, c->w.dir, script)) == 1)
 		skip();
 	assert_int_equal(rc, 0);
-	memset(&s, 0, sizeof(s));
-	s.log = fl.log;
+	k.log = fl.log;
 
-	assert_int_equal(h_warren(&r, argv1, env, kill_in_summary, &s), 0);
-	assert_true(s.killed);
-	assert_int_equal(r.status, 128 + SIGKILL);
-	h_run_free(&r);
+	fakellm_run_killed(c, env, "SUM-TASK", kill_at_request, &k, &k.killed);
 	v = db_agent(c->db, "0.1");
 	assert_true(v.found);
 	assert_int_equal(v.status, STORE_AGENT_DONE);
 	assert_false(v.summarised);
 
-	assert_int_equal(h_warren(&r, argv2, env, NULL, NULL), 0);
-	h_fakellm_stop(&fl);
-	if (r.status != 0)
-		fprintf(stderr, "%s\n%s\n", r.out, r.err);
-	assert_int_equal(r.status, 0);
+	resume_to_end(c, env, &fl, &r);
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
 	    "SUM-FINAL"), 1);
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
 	    0);
 	h_run_free(&r);
 	/* The child's turn once; its summary asked twice (cut, then again). */
-	assert_int_equal(h_count_file(s.log, "You are agent 0.1 (depth 1)",
+	assert_int_equal(h_count_file(k.log, "You are agent 0.1 (depth 1)",
 	    NULL), 1);
-	assert_int_equal(h_count_file(s.log, "Its final result:", NULL), 2);
+	assert_int_equal(h_count_file(k.log, "Its final result:", NULL), 2);
 	v = db_agent(c->db, "0.1");
 	assert_true(v.summarised);
 	assert_string_equal(v.summary, "SUMMARY-OF-CHILD");
@@ -726,9 +720,6 @@ test_kill_parallel_merge(void **state)
 				    "WARREN_API_KEY=sk-resume-test",
 				    "WARREN_MODEL=fake-model",
 				    "WARREN_RETRIES=0", NULL };
-	char			*argv1[] = { "warren", "run", "--json",
-				    "--db", c->db, "--workspace", c->w.ws,
-				    "PAR-TASK", NULL };
 	char			*argv2[] = { "warren", "resume", "--json",
 				    "--db", c->db, "1", NULL };
 	int			 rc;
@@ -741,9 +732,7 @@ test_kill_parallel_merge(void **state)
 	k.db = c->db;
 
 	k.phase = 1;
-	assert_int_equal(h_warren(&r, argv1, env, kill_for_merge, &k), 0);
-	assert_true(k.killed);
-	h_run_free(&r);
+	fakellm_run_killed(c, env, "PAR-TASK", kill_for_merge, &k, &k.killed);
 	assert_int_equal(db_merges(c->db, &nparents), 0);
 
 	k.phase = 2;
@@ -752,11 +741,7 @@ test_kill_parallel_merge(void **state)
 	assert_true(k.killed);
 	h_run_free(&r);
 
-	assert_int_equal(h_warren(&r, argv2, env, NULL, NULL), 0);
-	h_fakellm_stop(&fl);
-	if (r.status != 0)
-		fprintf(stderr, "%s\n%s\n", r.out, r.err);
-	assert_int_equal(r.status, 0);
+	resume_to_end(c, env, &fl, &r);
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
 	    "MERGE-FINAL"), 1);
 	h_run_free(&r);
