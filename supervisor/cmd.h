@@ -26,5 +26,6 @@ int	cmd_profiles(int argc, char **argv);
 int	cmd_runs(int argc, char **argv);
 int	cmd_show(int argc, char **argv);
 int	cmd_graph(int argc, char **argv);
+int	cmd_forget(int argc, char **argv);
 
 #endif

@@ -67,6 +67,9 @@ cmd_store_usage(const char *name, FILE *f)
 	else if (strcmp(name, "show") == 0)
 		fprintf(f, "usage: warren show [--db FILE] [--workspace DIR]"
 		    " [--messages] [--json] RUN\n");
+	else if (strcmp(name, "forget") == 0)
+		fprintf(f, "usage: warren forget [--db FILE] [--workspace DIR]"
+		    " RUN ...\n");
 	else
 		fprintf(f, "usage: warren graph [--db FILE] [--workspace DIR]"
 		    " [--format json|dot|mermaid] RUN\n");
@@ -701,6 +704,55 @@ cmd_graph(int argc, char **argv)
 	}
 	store_run_free(&r);
 out:
+	store_close(st);
+	return ex;
+}
+
+/*
+ * warren forget RUN ...: delete runs, each with its agents, messages,
+ * memory graph and events, one transaction per run. A run a live
+ * supervisor still writes is refused (as `warren resume` refuses it).
+ */
+int
+cmd_forget(int argc, char **argv)
+{
+	struct cmd_store_opts	 o;
+	struct store		*st;
+	struct store_run	 run;
+	char			 path[4096], err[STORE_ERRMSG_MAX + 64];
+	int64_t			 id;
+	int			 rc, i, ex = WARREN_EXIT_OK;
+
+	if ((rc = cmd_store_parse(argc, argv, 0, &o)) != 0)
+		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
+	if (optind == argc)
+		return cmd_store_usage(argv[0], stderr);
+	if (store_path(path, sizeof(path), o.db, o.workspace) == -1) {
+		fprintf(stderr, "warren %s: database path too long\n", argv[0]);
+		return WARREN_EXIT_USAGE;
+	}
+	if ((st = store_open(path, 0, err, sizeof(err))) == NULL) {
+		cmd_store_error(argv[0], err);
+		return WARREN_EXIT_STORE;
+	}
+	for (i = optind; i < argc && ex == WARREN_EXIT_OK; i++) {
+		if (cmd_store_run_arg(st, argv[0], argv[i], &id, &ex) == -1)
+			break;
+		if (store_run_get(st, id, &run) == -1) {
+			ex = cmd_store_fail(st, argv[0]);
+			break;
+		}
+		if (run.alive) {
+			fprintf(stderr, "warren %s: run %lld is running "
+			    "(supervisor pid %lld): stop it first\n", argv[0],
+			    (long long)id, (long long)run.pid);
+			ex = WARREN_EXIT_STORE;
+		} else if (store_run_delete(st, id) == -1)
+			ex = cmd_store_fail(st, argv[0]);
+		else
+			printf("forgot run %lld\n", (long long)id);
+		store_run_free(&run);
+	}
 	store_close(st);
 	return ex;
 }

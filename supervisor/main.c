@@ -24,6 +24,7 @@ static const struct cmd commands[] = {
 	{ "show", "[--messages] RUN", "show a run's agent tree", cmd_show },
 	{ "graph", "[--format json|dot|mermaid] RUN", "print a run's memory graph",
 	    cmd_graph },
+	{ "forget", "RUN ...", "delete runs and all they stored", cmd_forget },
 };
 
 static void

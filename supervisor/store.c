@@ -96,6 +96,19 @@ static const char *const store_sql[SQ__COUNT] = {
 	    " SELECT 1, n.id, 0, n.summary, n.kind, n.label, a.path"
 	    " FROM anc JOIN memory_nodes n ON n.id = anc.id"
 	    " LEFT JOIN agents a ON a.id = n.agent WHERE anc.id <> ?1",
+	/* store_run_delete: a run's rows, those that point at others first. */
+	[SQ_DEL_CALLS] = "DELETE FROM message_calls WHERE message IN"
+	    " (SELECT m.id FROM messages m JOIN memory_nodes n"
+	    " ON m.node = n.id WHERE n.run = ?1)",
+	[SQ_DEL_MSGS] = "DELETE FROM messages WHERE node IN"
+	    " (SELECT id FROM memory_nodes WHERE run = ?1)",
+	[SQ_DEL_EDGES] = "DELETE FROM memory_edges WHERE parent IN"
+	    " (SELECT id FROM memory_nodes WHERE run = ?1) OR child IN"
+	    " (SELECT id FROM memory_nodes WHERE run = ?1)",
+	[SQ_DEL_NODES] = "DELETE FROM memory_nodes WHERE run = ?1",
+	[SQ_DEL_EVENTS] = "DELETE FROM events WHERE run = ?1",
+	[SQ_DEL_AGENTS] = "DELETE FROM agents WHERE run = ?1",
+	[SQ_DEL_RUN] = "DELETE FROM runs WHERE id = ?1",
 };
 
 /* What the user can do about an error of this kind. */

@@ -265,6 +265,8 @@ int		 store_run_begin(struct store *st,
 		    const struct store_run_params *p, int64_t *run);
 /* Marks a run running again under this process; counts the resume. */
 int		 store_run_resumed(struct store *st, int64_t run);
+/* Delete a finished run and all of it, committed at once. */
+int		 store_run_delete(struct store *st, int64_t run);
 int		 store_run_end(struct store *st, int64_t run,
 		    enum store_run_status status, const char *result);
 

@@ -443,3 +443,35 @@ store_event(struct store *st, int64_t run, const char *path,
 	}
 	return store_op_end(st, ok, 1);
 }
+
+/*
+ * Delete run and everything of it (agents, messages, memory nodes and
+ * edges, events) in one transaction of its own: all of it or nothing.
+ * The caller makes sure no supervisor still writes to it.
+ */
+int
+store_run_delete(struct store *st, int64_t run)
+{
+	static const enum store_stmt_id	 del[] = { SQ_DEL_CALLS, SQ_DEL_MSGS,
+					    SQ_DEL_EDGES, SQ_DEL_NODES,
+					    SQ_DEL_EVENTS, SQ_DEL_AGENTS,
+					    SQ_DEL_RUN };
+	sqlite3_stmt			*s;
+	size_t				 i;
+	int				 ok;
+
+	if (store_flush(st) == -1 || store_op_begin(st) == -1)
+		return -1;
+	ok = store_run_exists(st, run) == 0;
+	for (i = 0; ok && i < sizeof(del) / sizeof(del[0]); i++) {
+		ok = (s = store_stmt(st, del[i])) != NULL;
+		if (ok) {
+			sqlite3_bind_int64(s, 1, run);
+			ok = store_exec_stmt(st, s, "deleting a run") == 0;
+		}
+	}
+	store_cache_clear(st);
+	if (store_op_end(st, ok, 1) == -1)
+		return -1;
+	return store_flush(st);
+}

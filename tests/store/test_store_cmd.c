@@ -1,7 +1,8 @@
 /*
- * warren runs / show / graph run as the user runs them, on a database this
- * test writes with hostile text in it: exit codes, escaping, and output
- * that Graphviz, a Mermaid parser's rules and jansson accept.
+ * warren runs / show / graph / forget run as the user runs them, on a
+ * database this test writes with hostile text in it: exit codes,
+ * escaping, output that Graphviz, a Mermaid parser's rules and jansson
+ * accept, and every row of a forgotten run gone.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -79,6 +80,7 @@ cmd_build_db(const char *db)
 	CHK(msg_add_call(&m, "c1", "read", "{\"path\":\"\x1b[2J\"}") == 0);
 	CHK(store_msg_append(st, root, &m, NULL) == 0);
 	msg_free(&m);
+	CHK(store_event(st, run, "0.1", "done", "ev " HOSTILE) == 0);
 	store_close(st);
 	_exit(0);
 }
@@ -202,6 +204,110 @@ test_runs(void **state)
 	    NULL), 0);
 	assert_int_equal(run_warren(fx, "runs", "--bogus", NULL), 2);
 	assert_int_equal(run_warren(fx, "runs", "--format", "dot", NULL), 2);
+}
+
+/* Rows of every table, in the order of the list below. */
+static const char *const forget_tables[] = { "runs", "agents", "memory_nodes",
+    "memory_edges", "messages", "message_calls", "events" };
+#define NTABLES	(sizeof(forget_tables) / sizeof(forget_tables[0]))
+
+/* ... and no row left that points at a deleted one. */
+static void
+count_rows(const char *db, long long *n)
+{
+	sqlite3		*raw;
+	sqlite3_stmt	*s;
+	char		 sql[128];
+	size_t		 i;
+
+	assert_int_equal(sqlite3_open_v2(db, &raw, SQLITE_OPEN_READONLY,
+	    NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(raw, "SELECT count(*) FROM"
+	    " pragma_foreign_key_check", -1, &s, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+	assert_int_equal(sqlite3_column_int(s, 0), 0);
+	sqlite3_finalize(s);
+	for (i = 0; i < NTABLES; i++) {
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s",
+		    forget_tables[i]);
+		assert_int_equal(sqlite3_prepare_v2(raw, sql, -1, &s, NULL),
+		    SQLITE_OK);
+		assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+		n[i] = sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(raw);
+}
+
+/*
+ * warren forget: two identical runs, one forgotten: every table holds
+ * half the rows it did, the other run reads as before. A run whose
+ * supervisor is alive is refused; bad arguments are usage errors.
+ */
+static void
+test_forget(void **state)
+{
+	struct cfx	*fx = *state;
+	struct store	*st;
+	long long	 before[NTABLES], after[NTABLES];
+	int64_t		 live;
+	pid_t		 pid;
+	size_t		 i;
+	int		 status;
+	char		*o, arg[32], err[STORE_ERRMSG_MAX];
+
+	if ((pid = fork()) == 0)
+		cmd_build_db(fx->t.db);		/* run 2, like run 1 */
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	count_rows(fx->t.db, before);
+	for (i = 0; i < NTABLES; i++)
+		assert_true(before[i] >= 2);
+
+	assert_int_equal(run_warren(fx, "forget", "--db", fx->t.db, "1", NULL),
+	    0);
+	o = slurp(fx->out);
+	assert_string_equal(o, "forgot run 1\n");
+	free(o);
+	count_rows(fx->t.db, after);
+	for (i = 0; i < NTABLES; i++)
+		assert_int_equal(after[i] * 2, before[i]);
+	assert_int_equal(run_warren(fx, "show", "--db", fx->t.db, "1", NULL),
+	    2);
+	assert_int_equal(run_warren(fx, "graph", "--db", fx->t.db, "--format",
+	    "json", "2", NULL), 0);
+	assert_int_equal(run_warren(fx, "forget", "--db", fx->t.db, "1", NULL),
+	    2);				/* gone already */
+
+	/* A run this process is writing: its supervisor is alive. */
+	st = store_open(fx->t.db, 0, err, sizeof(err));
+	assert_non_null(st);
+	assert_int_equal(store_run_begin(st, &(struct store_run_params){
+	    .task = "live" }, &live), 0);
+	assert_int_equal(store_flush(st), 0);
+	snprintf(arg, sizeof(arg), "%lld", (long long)live);
+	assert_int_equal(run_warren(fx, "forget", "--db", fx->t.db, arg, NULL),
+	    6);
+	o = slurp(fx->err);
+	assert_non_null(strstr(o, "is running"));
+	free(o);
+	assert_int_equal(store_run_end(st, live, STORE_RUN_DONE, "x"), 0);
+	assert_int_equal(store_flush(st), 0);
+	store_close(st);
+
+	assert_int_equal(run_warren(fx, "forget", "--db", fx->t.db, NULL), 2);
+	assert_int_equal(run_warren(fx, "forget", "--db", fx->t.db, "x", NULL),
+	    2);
+	assert_int_equal(run_warren(fx, "forget", "--db", "/nonexistent/x.db",
+	    "1", NULL), 6);
+	assert_int_equal(run_warren(fx, "forget", "--db", fx->t.db, "last",
+	    "2", NULL), 0);
+	o = slurp(fx->out);
+	assert_string_equal(o, "forgot run 3\nforgot run 2\n");
+	free(o);
+	count_rows(fx->t.db, after);
+	for (i = 0; i < NTABLES; i++)
+		assert_int_equal(after[i], 0);
 }
 
 static void
@@ -458,6 +564,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_runs, cmd_setup,
 		    cmd_teardown),
 		cmocka_unit_test_setup_teardown(test_show, cmd_setup,
+		    cmd_teardown),
+		cmocka_unit_test_setup_teardown(test_forget, cmd_setup,
 		    cmd_teardown),
 		cmocka_unit_test_setup_teardown(test_graph_dot, cmd_setup,
 		    cmd_teardown),
