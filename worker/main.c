@@ -90,7 +90,8 @@ main(int argc, char **argv)
 		fatal("the IPC channel (fds 3 and 4) is not open");
 	setproctitle_init(argc, argv, environ);
 	setproctitle("%s %s (depth %u)", a.profile, a.path, a.depth);
-	signal(SIGXCPU, cpu_limit);
+	if (signal(SIGXCPU, cpu_limit) == SIG_ERR)
+		fatal("signal(SIGXCPU)");
 	/* The sandbox first: the policy comes from the supervisor's env. */
 	memset(&rep, 0, sizeof(rep));
 	memset(&e, 0, sizeof(e));
