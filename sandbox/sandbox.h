@@ -5,8 +5,12 @@
  * minijail's minijail_enter order):
  *
  *   parent	sandbox_prepare()	probe the machine, create a pids cgroup
- *		sandbox_fork()		fork (clone) into new namespaces; with a
- *					pid namespace a tiny init stays pid 1
+ *		sandbox_spawn()		clone into new namespaces sharing our
+ *					memory until the exec; the program is
+ *					pid 1 (workers)
+ *		sandbox_fork()		or fork (clone) into them; with a pid
+ *					namespace a tiny init stays pid 1
+ *					(`sandbox exec`)
  *   child	sandbox_child()		setsid, cgroup join, uid drop, rlimits,
  *					mount setup (private /tmp, read-only
  *					carve-outs, fresh /proc), close_range
