@@ -3,10 +3,11 @@
  * scripts/bench-sandbox.sh and docs/benchmarks.md to set beside `warren
  * sandbox exec`, bwrap and whole runs.
  *
- *	bench_ns_floor [-n] [-v] [-c COUNT [-j JOBS]] CMD [ARG ...]
+ *	bench_ns_floor [-n | -N] [-v] [-c COUNT [-j JOBS]] CMD [ARG ...]
  *
  * One clone(2) into new mount, pid, net, ipc and uts namespaces (-n: no
- * net, as warren's workers get as root; -v: sharing our memory until the
+ * net, as warren's workers get as root; -N: no namespace at all, for
+ * what they add; -v: sharing our memory until the
  * exec, CLONE_VM | CLONE_VFORK, as sandbox_spawn does, instead of copying
  * it as fork does), the command exec'd straight away
  * as pid 1, and a wait: no mounts, no init, no rlimits, no Landlock, no
@@ -74,10 +75,13 @@ main(int argc, char *argv[])
 	pid_t	 pid;
 	int	 ch, st, rc = 0;
 
-	while ((ch = getopt(argc, argv, "+nvc:j:")) != -1) {
+	while ((ch = getopt(argc, argv, "+nNvc:j:")) != -1) {
 		switch (ch) {
 		case 'n':
 			flags &= ~CLONE_NEWNET;
+			break;
+		case 'N':
+			flags &= CLONE_VM | CLONE_VFORK;
 			break;
 		case 'v':
 			flags |= CLONE_VM | CLONE_VFORK;
@@ -120,11 +124,12 @@ main(int argc, char *argv[])
 		live--;
 		done++;
 	}
-	printf("bench_ns_floor: %ld namespaced execs of %s, %ld at a time: "
-	    "%.3f s\n", count, argv[optind], jobs, now() - t0);
+	printf("bench_ns_floor: %ld %s execs of %s, %ld at a time: "
+	    "%.3f s\n", count, flags & ~(CLONE_VM | CLONE_VFORK) ?
+	    "namespaced" : "plain", argv[optind], jobs, now() - t0);
 	return rc;
 usage:
-	fprintf(stderr, "usage: bench_ns_floor [-n] [-v] [-c COUNT [-j JOBS]] "
-	    "CMD [ARG ...]\n");
+	fprintf(stderr, "usage: bench_ns_floor [-n | -N] [-v] "
+	    "[-c COUNT [-j JOBS]] CMD [ARG ...]\n");
 	return 2;
 }
