@@ -816,9 +816,16 @@ static int
 p_general(void)
 {
 	FILE	*f;
+	int	 err;
 
-	if ((f = fopen("probe-edit.txt", "w")) == NULL)
+	if ((f = fopen("probe-edit.txt", "w")) == NULL) {
+		/* A positive case: say why, should it ever be refused. */
+		err = errno;
+		fprintf(stderr, "probe general: create probe-edit.txt: %s\n",
+		    strerror(err));
+		errno = err;
 		return DENIED("create", -1);
+	}
 	fputs("one\n", f);
 	fclose(f);
 	if ((f = fopen("probe-edit.txt", "a")) == NULL)
