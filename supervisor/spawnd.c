@@ -343,18 +343,11 @@ spawnd_main(int fd)
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
 	    (sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
 		_exit(1);
-	/*
-	 * The request buffer is not inherited by the children (the policy
-	 * is copied by sandbox_prepare, the strings by spawnd_strings):
-	 * every page the server writes after a fork, while the child still
-	 * shares it, costs a copy-on-write fault and a TLB flush, and the
-	 * children (each worker's pid-1 init) live as long as their worker.
-	 */
+	/* One request at a time, the largest a frame may be. */
 	buf = mmap(NULL, SPAWND_MSG_MAX, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		_exit(1);
-	(void)madvise(buf, SPAWND_MSG_MAX, MADV_DONTFORK);
 	pfd[0].fd = fd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = sfd;
