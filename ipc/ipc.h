@@ -260,6 +260,8 @@ struct ipc_peer {
 	struct ipc_pending pending[IPC_PENDING_MAX];
 	size_t		 npending;
 	int		 eof;		/* the other side closed */
+	int		 drained;	/* the last fill read less than it
+					   asked: the pipe was empty then */
 	char		 err[IPC_ERR_LEN];	/* why the last call failed */
 };
 
@@ -291,7 +293,9 @@ void	 ipc_peer_init(struct ipc_peer *p, int rfd, int wfd,
 void	 ipc_peer_free(struct ipc_peer *p);
 /*
  * Read once from rfd into the input buffer: >0 bytes read, 0 at EOF, -1 on
- * error (EAGAIN when a non-blocking fd has nothing).
+ * error (EAGAIN when a non-blocking fd has nothing). After a short read
+ * p->drained is set: a reader woken by a level-triggered poll can go back
+ * to it instead of reading again for EAGAIN.
  */
 ssize_t	 ipc_peer_fill(struct ipc_peer *p);
 /*
@@ -312,9 +316,16 @@ int	 ipc_peer_queue(struct ipc_peer *p, const struct ipc_msg *m);
 int	 ipc_peer_flush(struct ipc_peer *p);
 /* Bytes queued but not yet written. */
 size_t	 ipc_peer_queued(const struct ipc_peer *p);
-/* Blocking helpers (the worker): poll until done or timeout_ms (-1: none).
-   -1 with ETIMEDOUT, EPIPE at EOF, EPROTO on a protocol error; p->err
-   says why. A send that timed out leaves the rest of m queued. */
+/*
+ * Blocking helpers (the worker): poll until done or timeout_ms (-1: none).
+ * -1 with ETIMEDOUT, EPIPE at EOF, EPROTO on a protocol error; p->err
+ * says why. A send that timed out leaves the rest of m queued. drain
+ * writes everything queued (ipc_peer_queue), send is queue + drain, and
+ * recv drains first: a side that queues several frames and then waits
+ * for an answer writes them with one write(2), and wakes the other side
+ * once instead of once a frame.
+ */
+int	 ipc_peer_drain(struct ipc_peer *p, int timeout_ms);
 int	 ipc_peer_send(struct ipc_peer *p, const struct ipc_msg *m,
 	    int timeout_ms);
 int	 ipc_peer_recv(struct ipc_peer *p, struct ipc_msg *m, int timeout_ms);

@@ -16,8 +16,14 @@
 #include "common/fd.h"
 #include "ipc/ipc.h"
 
-/* Bytes asked of one read(): several small frames, or a frame's rest. */
-#define PEER_READ_CHUNK	(256u * 1024)
+/*
+ * Bytes asked of one read() when no frame is partly read: several small
+ * frames. A frame's rest is read in one call whatever its size. Small
+ * enough that the buffer (twice this) stays in malloc's heap: at 256 KiB
+ * every peer's buffer was a fresh mmap, page-faulted in and unmapped
+ * with a TLB shootdown, per worker on both sides of the pipe.
+ */
+#define PEER_READ_CHUNK	(16u * 1024)
 
 int
 ipc_peer_pipes(int sup[2], int wrk[2])
@@ -118,6 +124,7 @@ ipc_peer_fill(struct ipc_peer *p)
 	}
 	if (n == 0)
 		p->eof = 1;
+	p->drained = (size_t)n < want;
 	p->in.len += (size_t)n;
 	return n;
 }
@@ -227,14 +234,11 @@ peer_deadline(int timeout_ms)
 	return timeout_ms < 0 ? 0 : clock_mono_ms() + (uint64_t)timeout_ms + 1;
 }
 
-int
-ipc_peer_send(struct ipc_peer *p, const struct ipc_msg *m, int timeout_ms)
+static int
+peer_drain_until(struct ipc_peer *p, uint64_t deadline)
 {
-	uint64_t	deadline = peer_deadline(timeout_ms);
-	int		rv;
+	int	rv;
 
-	if (ipc_peer_queue(p, m) == -1)
-		return -1;
 	while ((rv = ipc_peer_flush(p)) == 1)
 		if (peer_wait(p, p->wfd, POLLOUT, deadline) == -1)
 			return -1;
@@ -245,12 +249,29 @@ ipc_peer_send(struct ipc_peer *p, const struct ipc_msg *m, int timeout_ms)
 }
 
 int
+ipc_peer_drain(struct ipc_peer *p, int timeout_ms)
+{
+	return peer_drain_until(p, peer_deadline(timeout_ms));
+}
+
+int
+ipc_peer_send(struct ipc_peer *p, const struct ipc_msg *m, int timeout_ms)
+{
+	if (ipc_peer_queue(p, m) == -1)
+		return -1;
+	return ipc_peer_drain(p, timeout_ms);
+}
+
+int
 ipc_peer_recv(struct ipc_peer *p, struct ipc_msg *m, int timeout_ms)
 {
 	uint64_t	deadline = peer_deadline(timeout_ms);
 	ssize_t		n;
 	int		rv;
 
+	/* What we queued may be what the other side is waiting for. */
+	if (peer_drain_until(p, deadline) == -1)
+		return -1;
 	for (;;) {
 		if ((rv = ipc_peer_get(p, m)) == 1)
 			return 0;

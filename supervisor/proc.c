@@ -338,7 +338,9 @@ proc_read(int fd, uint32_t events, void *arg)
 		n = ipc_peer_fill(&w->peer);
 		if (n > 0) {
 			proc_dispatch_worker(w);
-			if (!w->chan_open)
+			/* A short read emptied the pipe: epoll says when
+			   there is more, no read needed to hear EAGAIN. */
+			if (!w->chan_open || w->peer.drained)
 				return;
 			continue;
 		}

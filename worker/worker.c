@@ -39,8 +39,14 @@ struct worker_state {
 
 static struct worker_state	*worker_self;
 
+/*
+ * Queue m for the supervisor without writing it. Events, checkpoints and
+ * spawn requests are queued; they go out, in order, with the next
+ * worker_send or worker_recv, or before tools run (worker_flush). A turn
+ * then costs the supervisor two wake-ups instead of one a frame.
+ */
 static void
-worker_send(struct worker_state *ws, const struct ipc_msg *m)
+worker_post(struct worker_state *ws, const struct ipc_msg *m)
 {
 	char	line[IPC_DESCRIBE_LEN];
 
@@ -48,9 +54,23 @@ worker_send(struct worker_state *ws, const struct ipc_msg *m)
 		ipc_msg_describe(m, line, sizeof(line));
 		fprintf(stderr, "ipc -> %s\n", line);
 	}
-	if (ipc_peer_send(&ws->peer, m, -1) == -1)
+	if (ipc_peer_queue(&ws->peer, m) == -1)
 		fatalx("send %s to the supervisor: %s", ipc_type_name(m->type),
 		    ws->peer.err);
+}
+
+static void
+worker_flush(struct worker_state *ws)
+{
+	if (ipc_peer_drain(&ws->peer, -1) == -1)
+		fatalx("write to the supervisor: %s", ws->peer.err);
+}
+
+static void
+worker_send(struct worker_state *ws, const struct ipc_msg *m)
+{
+	worker_post(ws, m);
+	worker_flush(ws);
 }
 
 /* Block for the next message; garbage or EOF from the supervisor is fatal. */
@@ -133,7 +153,7 @@ worker_event(const struct agent_event *ev, void *arg)
 	m.u.event.text = xstrdup(ev->text ? ev->text : "");
 	if (strlen(m.u.event.text) > IPC_EVENT_MAX - 1)
 		m.u.event.text[IPC_EVENT_MAX - 1] = '\0';
-	worker_send(ws, &m);
+	worker_post(ws, &m);
 	free(m.u.event.text);
 }
 
@@ -157,7 +177,7 @@ worker_checkpoint(struct worker_state *ws)
 	m.u.checkpoint.messages.v = log->v + ws->ckpt;
 	m.u.checkpoint.messages.n = n;
 	m.u.checkpoint.messages.cap = n;
-	worker_send(ws, &m);
+	worker_post(ws, &m);
 	ws->ckpt += n;
 }
 
@@ -234,9 +254,12 @@ worker_tools(struct worker_state *ws, const struct agent_action *act)
 		m.u.spawn.task = (char *)(uintptr_t)act->calls[i].task;
 		m.u.spawn.inherit_context = act->calls[i].inherit_context;
 		m.u.spawn.call_id = (char *)(uintptr_t)act->calls[i].id;
-		worker_send(ws, &m);
+		worker_post(ws, &m);
 		nwait++;
 	}
+	/* The spawns start, and the user sees the calls, before our tools
+	   run: a tool may take minutes. */
+	worker_flush(ws);
 	if (nmine > 0 && tools_run_batch(&ws->tools, mine, nmine, tr) == -1)
 		fatal("tools");
 	for (i = 0, nmine = 0; i < act->ncalls; i++) {

@@ -152,6 +152,8 @@ test_many_per_read(void **state)
 	assert_int_equal(write(p.w2s[1], buf_head(&s), buf_left(&s)),
 	    (ssize_t)buf_left(&s));
 	assert_int_equal(ipc_peer_fill(&p.sup), (ssize_t)buf_left(&s));
+	/* Less than asked for: the pipe is empty, no read for EAGAIN. */
+	assert_int_equal(p.sup.drained, 1);
 	for (rounds = 0; ipc_peer_get(&p.sup, &m) == 1; rounds++) {
 		assert_int_equal(m.type, worker_says[got]);
 		got++;
@@ -168,6 +170,27 @@ test_many_per_read(void **state)
 	assert_non_null(strstr(p.sup.err, "hello from the worker is not "
 	    "permitted in state done"));
 	buf_free(&s);
+	pair_close(&p);
+}
+
+/* drained tells a full read (read again) from a short one (don't). */
+static void
+test_fill_drained(void **state)
+{
+	struct pair	p;
+	char		junk[20000];
+	ssize_t		n;
+
+	(void)state;
+	pair_open(&p);
+	memset(junk, 0, sizeof(junk));
+	assert_int_equal(write(p.w2s[1], junk, sizeof(junk)),
+	    (ssize_t)sizeof(junk));
+	assert_true((n = ipc_peer_fill(&p.sup)) > 0);
+	assert_true((size_t)n < sizeof(junk));
+	assert_int_equal(p.sup.drained, 0);
+	assert_int_equal(ipc_peer_fill(&p.sup), (ssize_t)sizeof(junk) - n);
+	assert_int_equal(p.sup.drained, 1);
 	pair_close(&p);
 }
 
@@ -524,6 +547,43 @@ test_pipe_size(void **state)
 	close(fd);
 }
 
+/* Queued frames go out when their side waits for an answer, in order. */
+static void
+test_recv_drains(void **state)
+{
+	struct pair	p;
+	struct ipc_msg	m;
+
+	(void)state;
+	pair_open(&p);
+	pair_run(&p);
+	/* Nothing comes back, but the recv has written both frames. */
+	samples_msg(&m, IPC_EVENT, 0);
+	assert_int_equal(ipc_peer_queue(&p.wrk, &m), 0);
+	ipc_msg_free(&m);
+	samples_msg(&m, IPC_LLM, 0);
+	assert_int_equal(ipc_peer_queue(&p.wrk, &m), 0);
+	ipc_msg_free(&m);
+	assert_int_equal(ipc_peer_recv(&p.wrk, &m, 1), -1);
+	assert_int_equal(errno, ETIMEDOUT);
+	assert_int_equal(ipc_peer_queued(&p.wrk), 0);
+	assert_int_equal(ipc_peer_recv(&p.sup, &m, 1000), 0);
+	assert_int_equal(m.type, IPC_EVENT);
+	ipc_msg_free(&m);
+	assert_int_equal(ipc_peer_recv(&p.sup, &m, 1000), 0);
+	assert_int_equal(m.type, IPC_LLM);
+	ipc_msg_free(&m);
+	/* drain alone writes them too. */
+	samples_msg(&m, IPC_CHECKPOINT, 0);
+	assert_int_equal(ipc_peer_queue(&p.wrk, &m), 0);
+	ipc_msg_free(&m);
+	assert_int_equal(ipc_peer_drain(&p.wrk, 1000), 0);
+	assert_int_equal(ipc_peer_recv(&p.sup, &m, 1000), 0);
+	assert_int_equal(m.type, IPC_CHECKPOINT);
+	ipc_msg_free(&m);
+	pair_close(&p);
+}
+
 /* The worker's blocking helpers: timeout, EOF, a reader gone. */
 static void
 test_blocking_helpers(void **state)
@@ -567,6 +627,7 @@ test_blocking_helpers(void **state)
 	assert_int_equal(errno, EPIPE);
 	assert_non_null(strstr(p.sup.err, "write:"));
 	/* The worker's writing end closes with nothing pending: EPIPE. */
+	buf_reset(&p.sup.out);
 	close(p.w2s[1]);
 	p.w2s[1] = open("/dev/null", O_WRONLY);
 	assert_int_equal(ipc_peer_recv(&p.sup, &m, 1000), -1);
@@ -581,6 +642,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_byte_by_byte),
 		cmocka_unit_test(test_many_per_read),
+		cmocka_unit_test(test_fill_drained),
 		cmocka_unit_test(test_bad_headers),
 		cmocka_unit_test(test_writer_full_pipe),
 		cmocka_unit_test(test_queue_cap),
@@ -588,6 +650,7 @@ main(void)
 		cmocka_unit_test(test_perm_pending_max),
 		cmocka_unit_test(test_pipe_size),
 		cmocka_unit_test(test_blocking_helpers),
+		cmocka_unit_test(test_recv_drains),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
