@@ -710,6 +710,9 @@ sandbox_child_rest(struct sandbox *sb, const int *keep, int nkeep,
 	    e) == -1)
 		return -1;
 	a |= SANDBOX_RLIMITS;
+	if (sandbox_caps_bound_child((sb->cloneflags & CLONE_NEWUSER) != 0,
+	    e) == -1)
+		return -1;
 	if (sb->planned & SANDBOX_UIDDROP) {
 		if (sandbox_caps_uid_drop(p->uid, p->gid, e) == -1)
 			return -1;

@@ -274,4 +274,14 @@ int	 sandbox_caps_probe(struct sandbox_caps *c, int thorough);
 void	 sandbox_caps_freeze(void);
 void	 sandbox_caps_print(const struct sandbox_caps *c, FILE *f);
 
+/* sandbox_caps.c */
+/*
+ * A spawner that execs nothing but sandboxed children: lock its securebits
+ * and empty its bounding set once (it keeps its effective capabilities),
+ * so that each child's own drop, which must still come, has no bounding
+ * set left to empty: 41 credential changes fewer per child. Without
+ * CAP_SETPCAP, or for children in a user namespace, nothing changes.
+ */
+int	 sandbox_caps_bound(struct sandbox_error *e);
+
 #endif

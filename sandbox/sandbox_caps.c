@@ -77,29 +77,72 @@ sandbox_caps_has_setpcap(void)
 	return (d[0].effective & (1U << CAP_SETPCAP)) != 0;
 }
 
+/* Set by sandbox_caps_bound in a spawner; read, never written, by the
+   children it clones (some share its memory until they exec). */
+static int	sandbox_caps_bounded;
+
+/*
+ * Lock the securebits and empty the bounding set, if we may (CAP_SETPCAP):
+ * no exec of ours or of a child's can gain a capability after this. Both
+ * are inherited across fork and exec, except into a new user namespace,
+ * which starts with a full bounding set.
+ */
+static int
+sandbox_caps_bound_now(struct sandbox_error *e)
+{
+	int	cap, last;
+
+	if (!sandbox_caps_has_setpcap())
+		return 0;	/* nothing we could do, nothing to do */
+	if (prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS_LOCKED |
+	    SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+	    SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+	    SECBIT_NO_CAP_AMBIENT_RAISE |
+	    SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) == -1)
+		return sandbox_fail(e, SANDBOX_CAPS, errno,
+		    "PR_SET_SECUREBITS");
+	last = sandbox_caps_last();
+	for (cap = 0; cap <= last; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1 &&
+		    errno != EINVAL)
+			return sandbox_fail(e, SANDBOX_CAPS, errno,
+			    "PR_CAPBSET_DROP %d", cap);
+	}
+	return 1;
+}
+
+int
+sandbox_caps_bound(struct sandbox_error *e)
+{
+	int	rv;
+
+	if ((rv = sandbox_caps_bound_now(e)) == 1)
+		sandbox_caps_bounded = 1;
+	return rv == -1 ? -1 : 0;
+}
+
+/*
+ * In a child before exec, while it still holds CAP_SETPCAP (before a uid
+ * drop, and in its user namespace): then the program it execs starts
+ * with none. Skipped when the spawner did it and no new user namespace
+ * gave the bounding set back.
+ */
+int
+sandbox_caps_bound_child(int newuser, struct sandbox_error *e)
+{
+	if (sandbox_caps_bounded && !newuser)
+		return 0;
+	return sandbox_caps_bound_now(e) == -1 ? -1 : 0;
+}
+
 int
 sandbox_caps_drop(struct sandbox_error *e)
 {
 	struct __user_cap_header_struct	 h;
 	struct __user_cap_data_struct	 d[2];
-	int				 cap, last;
 
-	if (sandbox_caps_has_setpcap()) {
-		if (prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS_LOCKED |
-		    SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
-		    SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-		    SECBIT_NO_CAP_AMBIENT_RAISE |
-		    SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED, 0, 0, 0) == -1)
-			return sandbox_fail(e, SANDBOX_CAPS, errno,
-			    "PR_SET_SECUREBITS");
-		last = sandbox_caps_last();
-		for (cap = 0; cap <= last; cap++) {
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == -1 &&
-			    errno != EINVAL)
-				return sandbox_fail(e, SANDBOX_CAPS, errno,
-				    "PR_CAPBSET_DROP %d", cap);
-		}
-	}
+	if (sandbox_caps_bound_now(e) == -1)
+		return -1;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == -1 &&
 	    errno != EINVAL)
 		return sandbox_fail(e, SANDBOX_CAPS, errno,

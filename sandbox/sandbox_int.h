@@ -41,6 +41,7 @@ int	 sandbox_rlimit_apply(const struct sandbox_limits *l, int nproc,
 
 /* sandbox_caps.c */
 int	 sandbox_caps_drop(struct sandbox_error *e);
+int	 sandbox_caps_bound_child(int newuser, struct sandbox_error *e);
 int	 sandbox_caps_uid_drop(uid_t uid, gid_t gid, struct sandbox_error *e);
 int	 sandbox_caps_none(void);
 

@@ -310,6 +310,7 @@ static void __attribute__((noreturn))
 spawnd_main(int fd)
 {
 	struct spawnd_hdr	 h;
+	struct sandbox_error	 e;
 	struct signalfd_siginfo	 ssi;
 	struct pollfd		 pfd[2];
 	sigset_t		 set;
@@ -325,13 +326,12 @@ spawnd_main(int fd)
 	 * create and more to tear down): see docs/sandbox.md. Ordinary
 	 * users keep one per worker, inside its user namespace.
 	 */
-	if (geteuid() == 0) {
-		struct sandbox_error	e;
-
-		memset(&e, 0, sizeof(e));
+	memset(&e, 0, sizeof(e));
+	if (geteuid() == 0)
 		(void)sandbox_netns_share(&e);
-	}
 	sandbox_caps_freeze();
+	/* Best effort: every worker still drops what it holds itself. */
+	(void)sandbox_caps_bound(&e);
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
 	/* The terminal's ^C is the supervisor's to handle. */
 	signal(SIGINT, SIG_IGN);

@@ -529,6 +529,41 @@ test_api_key_hidden(void **state)
 	h_run_free(&r);
 }
 
+/*
+ * From inside a general agent: its shell and the worker above it hold no
+ * capability (bounding set included), with no_new_privs and a seccomp
+ * filter. As root the spawn server empties the bounding set once for all
+ * workers (sandbox_caps_bound); as a user, each worker in its own user
+ * namespace does it itself. Either way this is what a tool sees.
+ */
+static void
+test_worker_caps(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	const char	*cmd;
+	char		 args[1024];
+
+	cmd = "for s in /proc/self/status /proc/$PPID/status; do "
+	    "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' $s; "
+	    "done > st.txt; n=$(grep -c '^Cap' st.txt); "
+	    "bad=$(grep -v -E '^Cap...:[[:space:]]+0+$|^NoNewPrivs:[[:space:]]+1$"
+	    "|^Seccomp:[[:space:]]+2$' st.txt | tr '\\n\\t' '  '); "
+	    "echo \"CAPS n=$n bad=[$bad]\"";
+	snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"caps\"}"));
+	h_turn(c->f, "0.1", 1, h_calls1("b", "bash", args));
+	h_turn(c->f, "0.1", 2, h_calls1("c", "complete", "{\"result\":\"x\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
+	run(c, &r, NULL, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	if (h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "CAPS n=10 bad=[]") != 1)
+		fail_msg("capabilities seen by a tool:\n%s", r.out);
+	h_run_free(&r);
+}
+
 struct crasher {
 	char	mark[PATH_MAX];
 	char	db[PATH_MAX];
@@ -689,6 +724,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_orphans_after_two_sigints,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_caps, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_api_key_hidden, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_resume_after_kill9, setup,
