@@ -71,7 +71,15 @@ log_emit(enum log_level level, int errnum, const char *fmt, va_list ap)
 		log_hook(level, line, log_hook_arg);
 		return;
 	}
-	dprintf(STDERR_FILENO, "%s: %s\n", log_tag, line);
+	/* One write(2): a whole line even when processes share stderr, and
+	   none of the fstat, isatty and lseek dprintf's stream starts with. */
+	n = snprintf(raw, sizeof(raw), "%s: %s\n", log_tag, line);
+	if (n >= (int)sizeof(raw)) {
+		n = (int)sizeof(raw) - 1;
+		raw[n - 1] = '\n';
+	}
+	if (n > 0)
+		(void)!write(STDERR_FILENO, raw, (size_t)n);
 }
 
 void

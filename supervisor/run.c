@@ -632,6 +632,7 @@ run_idle(void *arg)
 
 	llm_engine_process(r->llm);
 	run_schedule(r);
+	ui_flush();
 	if (r->store != NULL && r->flush_timer == 0 &&
 	    store_pending(r->store) > 0)
 		r->flush_timer = loop_timer_add(r->loop, RUN_FLUSH_MS,

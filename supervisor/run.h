@@ -294,6 +294,8 @@ void		 ui_refused(const struct node *parent, const char *profile,
 void		 ui_done(const struct node *);
 void		 ui_note(const struct node *, const char *what, const char *text);
 void		 ui_result(const char *text, int ok, int code);
+/* Write the JSON events held since the last call (once per loop pass). */
+void		 ui_flush(void);
 
 /* limits.c */
 void		 limits_default(struct run_limits *);

@@ -59,12 +59,18 @@ ui_emit(json_t *o)
 
 	json_object_set_new(o, "ms", json_integer((json_int_t)
 	    (clock_mono_ms() - ui_t0)));
+	/* Buffered: ui_flush() writes what one pass of the event loop said. */
 	if ((s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII)) != NULL) {
 		fprintf(stdout, "%s\n", s);
-		fflush(stdout);
 		free(s);
 	}
 	json_decref(o);
+}
+
+void
+ui_flush(void)
+{
+	fflush(stdout);
 }
 
 static json_t *
@@ -273,6 +279,7 @@ ui_result(const char *text, int ok, int code)
 		json_object_set_new(o, "exit", json_integer(code));
 		json_object_set_new(o, "result", jtext(text));
 		ui_emit(o);
+		ui_flush();
 		return;
 	}
 	if (text == NULL)
