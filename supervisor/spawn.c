@@ -17,7 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/fd.h"
 #include "common/xmalloc.h"
 #include "supervisor/loop.h"
 #include "supervisor/spawn.h"
@@ -164,8 +163,11 @@ spawn_child(struct sandbox *sb, void *arg)
 	    dup2(hi_err, STDERR_FILENO) == -1 ||
 	    dup2(hi_in, SPAWN_FD_IN) == -1 || dup2(hi_out, SPAWN_FD_OUT) == -1)
 		_exit(126);
-	if (fd_set_nonblock(SPAWN_FD_IN, 0) == -1 ||
-	    fd_set_nonblock(SPAWN_FD_OUT, 0) == -1)
+	/* The pipes were made non-blocking for the supervisor's ends; ours
+	   (their own open file descriptions) block. */
+	if (fcntl(SPAWN_FD_IN, F_SETFL, 0) == -1 ||
+	    fcntl(SPAWN_FD_OUT, F_SETFL, 0) == -1 ||
+	    fcntl(STDERR_FILENO, F_SETFL, 0) == -1)
 		_exit(126);
 	/*
 	 * Hold the program by an fd: the sandbox may mount a private /tmp
@@ -204,8 +206,10 @@ spawn_worker(const struct spawn_req *req, struct spawn_child *c, char *err,
 		free(sb);
 		return -1;
 	}
-	if (pipe2(to, O_CLOEXEC) == -1 || pipe2(from, O_CLOEXEC) == -1 ||
-	    pipe2(errp, O_CLOEXEC) == -1) {
+	/* Non-blocking at birth: the child makes its own ends blocking. */
+	if (pipe2(to, O_CLOEXEC | O_NONBLOCK) == -1 ||
+	    pipe2(from, O_CLOEXEC | O_NONBLOCK) == -1 ||
+	    pipe2(errp, O_CLOEXEC | O_NONBLOCK) == -1) {
 		snprintf(err, errsz, "pipe: %s", strerror(errno));
 		goto fail;
 	}
@@ -227,9 +231,6 @@ spawn_worker(const struct spawn_req *req, struct spawn_child *c, char *err,
 	c->to_fd = to[1];
 	c->from_fd = from[0];
 	c->err_fd = errp[0];
-	(void)fd_set_nonblock(c->to_fd, 1);
-	(void)fd_set_nonblock(c->from_fd, 1);
-	(void)fd_set_nonblock(c->err_fd, 1);
 	return 0;
 fail:
 	if (to[0] != -1) { close(to[0]); close(to[1]); }
