@@ -521,20 +521,21 @@ proc_start(struct run *r, struct node *n)
 	w->run = r;
 	w->node = n;
 	w->child.to_fd = w->child.from_fd = w->child.err_fd = -1;
+	w->policy = xcalloc(1, sizeof(*w->policy));
 	memset(&e, 0, sizeof(e));
-	if (sandbox_policy_init(&w->policy, n->profile->name, r->opts.workspace,
+	if (sandbox_policy_init(w->policy, n->profile->name, r->opts.workspace,
 	    n->profile->fs_write, n->profile->exec, &e) == -1) {
 		snprintf(err, sizeof(err), "sandbox policy: %s", e.msg);
 		goto fail;
 	}
-	sandbox_policy_require(&w->policy, r->caps);
-	w->policy.allow_weaker = r->opts.weaker;
+	sandbox_policy_require(w->policy, r->caps);
+	w->policy->allow_weaker = r->opts.weaker;
 	argv = proc_argv(w);
 	memset(&req, 0, sizeof(req));
 	req.bin = r->opts.worker_bin;
 	req.argv = argv;
 	req.envp = r->worker_env;
-	req.policy = &w->policy;
+	req.policy = w->policy;
 	if (r->spawnd != NULL) {
 		w->spawn_id = spawnd_request(r->spawnd, &req, w, err,
 		    sizeof(err));
@@ -556,6 +557,7 @@ fail:
 	n->end = NODE_END_SPAWN;
 	log_warnx("agent %s (%s): cannot start: %s", n->path,
 	    n->profile->name, err);
+	free(w->policy);
 	free(w);
 	return -1;
 }
@@ -620,6 +622,16 @@ proc_on_exit(struct worker *w)
 	proc_close_chan(w);
 	loop_del_fd(r->loop, w->child.to_fd);
 	loop_del_fd(r->loop, w->child.err_fd);
+	/*
+	 * Reaped, its last frames and stderr read (proc_exited): give back
+	 * its fds, buffers and sandbox now, not when the run ends. A run
+	 * keeps every node, and 1,000 finished workers held 3,000 fds (over
+	 * an ordinary user's 1,024) and 47 MB.
+	 */
+	spawn_release(&w->child);
+	ipc_peer_free(&w->peer);
+	free(w->policy);
+	w->policy = NULL;
 	for (pl = w->llm; pl != NULL; pl = pl->next) {
 		pl->w = NULL;
 		broker_cancel(r, pl->handle);
@@ -746,6 +758,7 @@ proc_free(struct worker *w)
 	loop_timer_del(w->run->loop, w->timer);
 	ipc_peer_free(&w->peer);
 	spawn_release(&w->child);
+	free(w->policy);
 	free(w->kill_reason);
 	free(w);
 }

@@ -115,9 +115,9 @@ proc_on_hello(struct worker *w)
 	memset(&e, 0, sizeof(e));
 	if (sandbox_report_parse(&rep, (const char *const *)h->layers,
 	    (int)h->nlayers, &e) == -1 ||
-	    sandbox_report_check(&w->policy, &rep, &e) == -1) {
+	    sandbox_report_check(w->policy, &rep, &e) == -1) {
 		snprintf(msg, sizeof(msg), "sandbox short of profile %s: %s",
-		    w->policy.name, e.msg);
+		    w->policy->name, e.msg);
 		proc_kill(w, NODE_END_PROTOCOL, msg);
 		return;
 	}

@@ -28,6 +28,7 @@
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/signalfd.h>
 #include <sys/types.h>
@@ -42,7 +43,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/buf.h"
 #include "common/fd.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -102,23 +102,24 @@ static struct spawnd_kid	*spawnd_kids;
 
 static void	spawnd_exit_all(void) __attribute__((noreturn));
 
-/* One packet (header, payload, up to 3 fds) either way; -1 with errno. */
+/*
+ * One packet either way: the header in iov[0] (filled in here), the
+ * payload in iov[1 .. niov) and up to 3 fds; -1 with errno. The parts go
+ * out as they lie, with no buffer to gather them in first.
+ */
 static int
-spawnd_sendmsg(int fd, const struct spawnd_hdr *h, const void *data,
+spawnd_sendv(int fd, const struct spawnd_hdr *h, struct iovec *iov, int niov,
     const int *fds, int nfds)
 {
 	struct msghdr	 mh;
-	struct iovec	 iov[2];
 	char		 cbuf[CMSG_SPACE(sizeof(int) * 3)];
 	struct cmsghdr	*cm;
 
 	memset(&mh, 0, sizeof(mh));
 	iov[0].iov_base = (void *)(uintptr_t)h;
 	iov[0].iov_len = sizeof(*h);
-	iov[1].iov_base = (void *)(uintptr_t)data;
-	iov[1].iov_len = h->len;
 	mh.msg_iov = iov;
-	mh.msg_iovlen = h->len ? 2 : 1;
+	mh.msg_iovlen = (size_t)niov;
 	if (nfds > 0) {
 		memset(cbuf, 0, sizeof(cbuf));
 		mh.msg_control = cbuf;
@@ -134,6 +135,18 @@ spawnd_sendmsg(int fd, const struct spawnd_hdr *h, const void *data,
 			return -1;
 	}
 	return 0;
+}
+
+/* A header and h->len bytes of data. */
+static int
+spawnd_sendmsg(int fd, const struct spawnd_hdr *h, const void *data,
+    const int *fds, int nfds)
+{
+	struct iovec	iov[2];
+
+	iov[1].iov_base = (void *)(uintptr_t)data;
+	iov[1].iov_len = h->len;
+	return spawnd_sendv(fd, h, iov, h->len ? 2 : 1, fds, nfds);
 }
 
 /* The server's side: a failed send means the supervisor is gone. */
@@ -486,63 +499,74 @@ spawnd_recv(struct spawnd *d, struct spawnd_hdr *h, char *data, size_t max,
 	return 1;
 }
 
+/* NUL-terminated strings of v appended at *p (*left bytes free). */
 static int
-spawnd_put(struct buf *b, const char *const *v, uint32_t *n)
+spawnd_put(char **p, size_t *left, const char *const *v, uint32_t *n)
 {
-	for (*n = 0; v != NULL && v[*n] != NULL; (*n)++)
-		if (*n == SPAWND_ARGS_MAX || buf_add(b, v[*n],
-		    strlen(v[*n]) + 1) == -1)
+	size_t	l;
+
+	for (*n = 0; v != NULL && v[*n] != NULL; (*n)++) {
+		l = strlen(v[*n]) + 1;
+		if (*n == SPAWND_ARGS_MAX || l > *left)
 			return -1;
+		memcpy(*p, v[*n], l);
+		*p += l;
+		*left -= l;
+	}
 	return 0;
 }
 
+/*
+ * The request is the policy (sent from where it lies: it is most of the
+ * 9 KB), the two counts, then argv (the path first) and envp as strings.
+ */
 uint32_t
 spawnd_request(struct spawnd *d, const struct spawn_req *req, void *cookie,
     char *err, size_t errsz)
 {
 	struct spawnd_hdr	 h;
 	struct spawnd_req	*q;
-	struct buf		 b, s;
+	struct iovec		 iov[4];
 	const char		*args[SPAWND_ARGS_MAX + 2];
-	uint32_t		 na, ne, id = 0;
+	char			 strs[SPAWND_STRS_MAX], *p = strs;
+	size_t			 left = sizeof(strs);
+	uint32_t		 counts[2];
 	int			 i;
 
 	args[0] = req->bin;
 	for (i = 0; i < SPAWND_ARGS_MAX && req->argv[i] != NULL; i++)
 		args[i + 1] = req->argv[i];
 	args[i + 1] = NULL;
-	buf_init(&s, SPAWND_MSG_MAX);
-	buf_init(&b, SPAWND_MSG_MAX);
-	if (spawnd_put(&s, args, &na) == -1 ||
-	    spawnd_put(&s, (const char *const *)req->envp, &ne) == -1 ||
-	    buf_add(&b, req->policy, sizeof(*req->policy)) == -1 ||
-	    buf_add(&b, &na, sizeof(na)) == -1 ||
-	    buf_add(&b, &ne, sizeof(ne)) == -1 ||
-	    buf_left(&s) > SPAWND_STRS_MAX ||
-	    buf_add(&b, buf_head(&s), buf_left(&s)) == -1) {
+	if (spawnd_put(&p, &left, args, &counts[0]) == -1 ||
+	    spawnd_put(&p, &left, (const char *const *)req->envp,
+	    &counts[1]) == -1) {
 		snprintf(err, errsz, "spawn request too large");
-		goto out;
+		return 0;
 	}
+	iov[1].iov_base = (void *)(uintptr_t)req->policy;
+	iov[1].iov_len = sizeof(*req->policy);
+	iov[2].iov_base = counts;
+	iov[2].iov_len = sizeof(counts);
+	iov[3].iov_base = strs;
+	iov[3].iov_len = (size_t)(p - strs);
 	if (++d->nextid == 0)
 		d->nextid = 1;
 	memset(&h, 0, sizeof(h));
 	h.type = SPAWND_SPAWN;
 	h.id = d->nextid;
-	h.len = (uint32_t)buf_left(&b);
-	if (spawnd_send_checked(d, &h, buf_head(&b)) == -1) {
+	h.len = (uint32_t)(iov[1].iov_len + iov[2].iov_len + iov[3].iov_len);
+	if (spawnd_sendv(d->fd, &h, iov, 4, NULL, 0) == -1) {
+		log_warn("spawn server");
 		snprintf(err, errsz, "the spawn server is gone");
-		goto out;
+		return 0;
 	}
 	q = xcalloc(1, sizeof(*q));
-	q->id = id = h.id;
+	q->id = h.id;
 	q->cookie = cookie;
 	q->next = d->inflight;
 	d->inflight = q;
 	d->ninflight++;
-out:
-	buf_free(&b);
-	buf_free(&s);
-	return id;
+	return h.id;
 }
 
 void
@@ -593,20 +617,31 @@ spawnd_on_spawned(struct spawnd *d, const struct spawnd_hdr *h, char *data,
     const int *fds, int nfds, const struct spawnd_ops *ops, void *arg)
 {
 	struct spawn_child	 c;
+	struct rlimit		 rl;
 	void			*cookie = NULL;
+	char			 why[160];
 	int			 i;
 
 	if (spawnd_answered(d, h->id, &cookie) == -1 || cookie == NULL ||
 	    h->pid <= 0 || nfds != 3) {
 		for (i = 0; i < nfds; i++)
 			close(fds[i]);
-		if (cookie == NULL && h->pid > 0)
+		if (h->pid > 0)		/* started, but not ours to talk to */
 			spawnd_kill(d, h->pid, SIGKILL);
-		if (cookie != NULL) {
-			data[h->len] = '\0';
-			ops->spawned(cookie, NULL, h->len ? data :
-			    "spawn failed", arg);
+		if (cookie == NULL)
+			return;
+		data[h->len] = '\0';
+		if (h->pid > 0) {
+			/* The kernel drops fds it cannot install (MSG_CTRUNC). */
+			getrlimit(RLIMIT_NOFILE, &rl);
+			snprintf(why, sizeof(why), "the worker's pipes did not "
+			    "arrive (%d of 3 fds): is the supervisor out of "
+			    "file descriptors? (RLIMIT_NOFILE %llu, ulimit -n)",
+			    nfds, (unsigned long long)rl.rlim_cur);
+			data = why;
 		}
+		ops->spawned(cookie, NULL, h->pid > 0 || h->len ? data :
+		    "spawn failed", arg);
 		return;
 	}
 	memset(&c, 0, sizeof(c));

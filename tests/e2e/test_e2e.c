@@ -5,6 +5,7 @@
  * agents replay deterministically). Assertions read the --json events.
  * No timing is asserted: waits are hang guards only.
  */
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <errno.h>
@@ -266,6 +267,45 @@ test_jobs_one_in_turn(void **state)
 	assert_true(call2 >= 0);
 	assert_true(done1 < call2);
 	assert_int_equal(DONE_AS(r.out, "0.2", "complete"), 1);
+	h_run_free(&r);
+}
+
+/*
+ * Finished workers give their fds back at once: 30 subagents one after
+ * another under RLIMIT_NOFILE 48. Until 23 Nov each kept its three pipe
+ * ends until the run ended, and the 11th could not be started (EMFILE);
+ * an ordinary user's 1,024 ran out at about 330 agents.
+ */
+#define FDS_AGENTS	30
+static void
+test_fds_released(void **state)
+{
+	static const char *const opts[] = { "--max-agents", "40", NULL };
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	struct rlimit	 old, low;
+	char		 task[96], agent[16];
+	int		 i;
+
+	for (i = 1; i <= FDS_AGENTS; i++) {
+		snprintf(task, sizeof(task), "{\"profile\":\"explore\","
+		    "\"task\":\"part %d\"}", i);
+		h_turn(c->f, "0", (unsigned)i, h_calls1("a", "delegate", task));
+		snprintf(agent, sizeof(agent), "0.%d", i);
+		h_turn(c->f, agent, 1, h_calls1("c", "complete",
+		    "{\"result\":\"seen\"}"));
+	}
+	h_turn(c->f, "0", FDS_AGENTS + 1, h_calls1("d", "complete",
+	    "{\"result\":\"ok\"}"));
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 48;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	run(c, &r, opts, NULL, NULL, NULL);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	if (r.status != 0 || h_count_lines(r.out, "\"event\":\"done\"",
+	    "\"end\":\"complete\"") != FDS_AGENTS + 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
 	h_run_free(&r);
 }
 
@@ -711,6 +751,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_jobs_one_in_turn, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_overlap, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_fds_released, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_token_budget, setup,
 		    teardown),
