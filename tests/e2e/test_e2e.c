@@ -498,6 +498,21 @@ test_no_orphans_after_two_sigints(void **state)
 	no_orphans(*state, 1);
 }
 
+/* 0 delegates one general agent, which runs cmd in bash and completes. */
+static void
+general_bash(struct h_ws *c, const char *task, const char *cmd)
+{
+	char	args[8192], del[256];
+
+	snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
+	snprintf(del, sizeof(del), "{\"profile\":\"general\",\"task\":"
+	    "\"%s\"}", task);
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate", del));
+	h_turn(c->f, "0.1", 1, h_calls1("b", "bash", args));
+	h_turn(c->f, "0.1", 2, h_calls1("c", "complete", "{\"result\":\"x\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
+}
+
 struct snoop {
 	char	mark[PATH_MAX];
 	int	checked;
@@ -539,7 +554,6 @@ test_api_key_hidden(void **state)
 	struct h_run	 r;
 	struct snoop	 s;
 	const char	*cmd;
-	char		 args[2048];
 
 	memset(&s, 0, sizeof(s));
 	snprintf(s.mark, sizeof(s.mark), "%s/snoop.started", c->ws);
@@ -550,12 +564,7 @@ test_api_key_hidden(void **state)
 	    "timeout 1 cat $f </dev/null; done) 2>/dev/null | tr '\\000' '\\n' | "
 	    "grep -a -e \"$k\" -e API_KEY= | sed 's/^/LEAK:/'; "
 	    "echo SCAN-DONE; ls /proc/$PPID/fd | tr '\\n' ' '";
-	snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
-	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
-	    "{\"profile\":\"general\",\"task\":\"snoop\"}"));
-	h_turn(c->f, "0.1", 1, h_calls1("b", "bash", args));
-	h_turn(c->f, "0.1", 2, h_calls1("c", "complete", "{\"result\":\"x\"}"));
-	h_turn(c->f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
+	general_bash(c, "snoop", cmd);
 	run(c, &r, NULL, env, snoop_env, &s);
 	assert_int_equal(r.status, 0);
 	/* The probe ran and reported. */
@@ -582,7 +591,6 @@ test_worker_caps(void **state)
 	struct h_ws	*c = *state;
 	struct h_run	 r;
 	const char	*cmd;
-	char		 args[1024];
 
 	cmd = "for s in /proc/self/status /proc/$PPID/status; do "
 	    "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' $s; "
@@ -590,12 +598,7 @@ test_worker_caps(void **state)
 	    "bad=$(grep -v -E '^Cap...:[[:space:]]+0+$|^NoNewPrivs:[[:space:]]+1$"
 	    "|^Seccomp:[[:space:]]+2$' st.txt | tr '\\n\\t' '  '); "
 	    "echo \"CAPS n=$n bad=[$bad]\"";
-	snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
-	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
-	    "{\"profile\":\"general\",\"task\":\"caps\"}"));
-	h_turn(c->f, "0.1", 1, h_calls1("b", "bash", args));
-	h_turn(c->f, "0.1", 2, h_calls1("c", "complete", "{\"result\":\"x\"}"));
-	h_turn(c->f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
+	general_bash(c, "caps", cmd);
 	run(c, &r, NULL, NULL, NULL, NULL);
 	assert_int_equal(r.status, 0);
 	if (h_count_lines(r.out, "\"event\":\"tool_result\"",
