@@ -449,6 +449,8 @@ proc_attach(struct worker *w)
 	    w) == -1)
 		fatal("epoll_ctl");
 	w->chan_open = 1;
+	LIST_INSERT_HEAD(&r->live, w, live_entry);
+	w->on_live = 1;
 	ui_spawned(n, w->child.pid);
 	if (r->store != NULL && n->store_agent > 0)
 		(void)store_agent_started(r->store, n->store_agent,
@@ -611,6 +613,15 @@ proc_exit_reason(struct worker *w, const siginfo_t *si)
 }
 
 static void
+proc_live_remove(struct worker *w)
+{
+	if (w->on_live) {
+		LIST_REMOVE(w, live_entry);
+		w->on_live = 0;
+	}
+}
+
+static void
 proc_on_exit(struct worker *w)
 {
 	struct run	*r = w->run;
@@ -618,6 +629,7 @@ proc_on_exit(struct worker *w)
 	struct proc_llm	*pl;
 
 	w->state = PROC_DEAD;
+	proc_live_remove(w);
 	proc_arm(w, 0);
 	proc_close_chan(w);
 	loop_del_fd(r->loop, w->child.to_fd);
@@ -657,17 +669,15 @@ proc_exited(struct worker *w, const siginfo_t *si)
 	proc_fire(w, PROC_EV_EXIT);
 }
 
+/* Among the live workers only: a run may hold thousands of finished ones. */
 static struct worker *
 proc_find(struct run *r, pid_t pid)
 {
-	size_t	i;
+	struct worker	*w;
 
-	for (i = 0; i < r->nnodes; i++) {
-		if (r->nodes[i]->worker != NULL &&
-		    r->nodes[i]->worker->child.pid == pid &&
-		    r->nodes[i]->worker->state != PROC_DEAD)
-			return r->nodes[i]->worker;
-	}
+	LIST_FOREACH(w, &r->live, live_entry)
+		if (w->child.pid == pid && w->state != PROC_DEAD)
+			return w;
 	return NULL;
 }
 
@@ -755,6 +765,7 @@ proc_free(struct worker *w)
 		if (!w->child.remote && w->child.pid > 0)
 			(void)waitpid(w->child.pid, NULL, 0);
 	}
+	proc_live_remove(w);
 	loop_timer_del(w->run->loop, w->timer);
 	ipc_peer_free(&w->peer);
 	spawn_release(&w->child);

@@ -64,6 +64,8 @@ struct worker {
 	size_t			 errtotal;
 	char			 errlast[PROC_ERRLINE];
 	const struct ipc_msg	*msg;		/* the message being handled */
+	LIST_ENTRY(worker)	 live_entry;	/* in run->live while on_live */
+	int			 on_live;
 };
 
 /* proc.c: lifecycle helpers the message handlers use */

@@ -83,6 +83,11 @@ run_node_add(struct run *r, struct node *parent, const struct profile *p,
 		    ++parent->nchildren) >= (int)sizeof(n->path))
 			fatalx("agent path of a child of %s too long",
 			    parent->path);	/* run_delegate checked */
+		if (parent->kids_tail != NULL)
+			parent->kids_tail->next_kid = n;
+		else
+			parent->kids = n;
+		parent->kids_tail = n;
 	}
 	r->nodes[r->nnodes++] = n;
 	return n;
@@ -295,12 +300,10 @@ run_unqueue(struct run *r, struct node *n)
 static void
 run_cancel_children(struct run *r, struct node *n, const char *why)
 {
-	size_t		 i;
 	struct node	*c;
 
-	for (i = 0; i < r->nnodes; i++) {
-		c = r->nodes[i];
-		if (c->parent != n || c->state == NODE_DONE)
+	for (c = n->kids; c != NULL; c = c->next_kid) {
+		if (c->state == NODE_DONE)
 			continue;
 		if (c->state == NODE_QUEUED) {
 			run_unqueue(r, c);
@@ -456,7 +459,7 @@ run_inherited(struct run *r, const struct node *n, struct msg_list *out)
 {
 	const struct node	*chain[IPC_PATH_MAX];
 	const struct node	*a, *c;
-	size_t			 nchain = 0, i, j;
+	size_t			 nchain = 0;
 
 	/* The memory graph: ancestors' summaries in order, and the
 	 * parent's conversation while it has none (docs/memory.md). */
@@ -475,9 +478,8 @@ run_inherited(struct run *r, const struct node *n, struct msg_list *out)
 		a = chain[nchain];
 		run_inherit_add(out, "Context from ancestor agent %s (%s), "
 		    "whose task is: %s", a->path, a->profile->name, a->task);
-		for (j = 0; j < r->nnodes; j++) {
-			c = r->nodes[j];
-			if (c->parent != a || c == n || c->state != NODE_DONE ||
+		for (c = a->kids; c != NULL; c = c->next_kid) {
+			if (c == n || c->state != NODE_DONE ||
 			    c->end != NODE_END_COMPLETE)
 				continue;
 			run_inherit_add(out, "Finished subagent %s (%s) "
@@ -485,7 +487,6 @@ run_inherited(struct run *r, const struct node *n, struct msg_list *out)
 			    c->result ? c->result : "");
 		}
 	}
-	(void)i;
 }
 
 static void
@@ -655,6 +656,7 @@ run_new(const struct run_opts *o, struct llm_engine *llm,
 		return NULL;
 	}
 	r = xcalloc(1, sizeof(*r));
+	LIST_INIT(&r->live);
 	r->opts = *o;
 	r->llm = llm;
 	r->profiles = profiles;

@@ -9,6 +9,7 @@
 #ifndef WARREN_RUN_H
 #define WARREN_RUN_H
 
+#include <sys/queue.h>
 #include <sys/types.h>
 
 #include <stdint.h>
@@ -91,6 +92,8 @@ struct node {
 	char			*task;
 	int			 inherit;
 	unsigned		 nchildren;	/* for the next child's path */
+	struct node		*kids, *kids_tail;	/* its children, in */
+	struct node		*next_kid;		/* the order made */
 	enum node_state		 state;
 	struct worker		*worker;	/* NODE_RUNNING in a worker */
 	node_done_fn		 done_cb;	/* tells the parent */
@@ -139,6 +142,9 @@ struct run {
 	struct store		*store;		/* NULL: nothing persisted */
 	struct sandbox_caps	*caps;		/* what this machine can apply */
 	struct spawnd		*spawnd;	/* forks workers; NULL: we do */
+	/* Workers with a pid that have not exited: what an exit is looked
+	   up in, instead of every node of the run (proc.c). */
+	LIST_HEAD(worker_list, worker) live;
 	int64_t			 run_id;
 	struct node		**nodes;	/* every node, root first */
 	size_t			 nnodes, nodecap;
