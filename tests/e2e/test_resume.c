@@ -502,16 +502,23 @@ fakellm_run_killed(struct ctx *c, char **env, const char *task,
 /* warren resume of run 1, to its end; then the fakellm is stopped. */
 static void
 resume_to_end(struct ctx *c, char **env, struct h_fakellm *fl,
-    struct h_run *r)
+    const char *final, int none_spawned)
 {
-	char	*argv[] = { "warren", "resume", "--json", "--db", c->db, "1",
-		    NULL };
+	char		*argv[] = { "warren", "resume", "--json", "--db", c->db,
+			    "1", NULL };
+	struct h_run	 r;
 
-	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
 	h_fakellm_stop(fl);
-	if (r->status != 0)
-		fprintf(stderr, "%s\n%s\n", r->out, r->err);
-	assert_int_equal(r->status, 0);
+	if (r.status != 0)
+		fprintf(stderr, "%s\n%s\n", r.out, r.err);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    final), 1);
+	if (none_spawned)
+		assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"",
+		    NULL), 0);
+	h_run_free(&r);
 }
 
 static void
@@ -520,7 +527,6 @@ test_kill_during_synthesis(void **state)
 	struct ctx		*c = *state;
 	struct h_fakellm	 fl;
 	struct at_request	 k = { NULL, "CHILD-RES-SYN", "SYN-TASK", 0 };
-	struct h_run		 r;
 	struct msg_list		 b0, a0;
 	char			*env[] = { fl.env_url,
 				    "WARREN_API_KEY=sk-resume-test",
@@ -536,12 +542,7 @@ test_kill_during_synthesis(void **state)
 	fakellm_run_killed(c, env, "SYN-TASK", kill_at_request, &k, &k.killed);
 	db_messages(c->db, "0", &b0);
 
-	resume_to_end(c, env, &fl, &r);
-	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
-	    "SYN-FINAL"), 1);
-	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
-	    0);
-	h_run_free(&r);
+	resume_to_end(c, env, &fl, "SYN-FINAL", 1);
 	/* LLM requests per agent: the child's one turn was made once; the
 	 * synthesis twice (the one the kill cut, and the resumed one). */
 	assert_int_equal(h_count_file(k.log, "You are agent 0.1 (depth 1)",
@@ -583,7 +584,6 @@ test_kill_during_summary(void **state)
 	struct ctx		*c = *state;
 	struct h_fakellm	 fl;
 	struct at_request	 k = { NULL, "Its final result:", NULL, 0 };
-	struct h_run		 r;
 	struct agent_view	 v;
 	char			 script[sizeof(summary_script) + 400];
 	char			 pad[300];
@@ -609,12 +609,7 @@ test_kill_during_summary(void **state)
 	assert_int_equal(v.status, STORE_AGENT_DONE);
 	assert_false(v.summarised);
 
-	resume_to_end(c, env, &fl, &r);
-	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
-	    "SUM-FINAL"), 1);
-	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"", NULL),
-	    0);
-	h_run_free(&r);
+	resume_to_end(c, env, &fl, "SUM-FINAL", 1);
 	/* The child's turn once; its summary asked twice (cut, then again). */
 	assert_int_equal(h_count_file(k.log, "You are agent 0.1 (depth 1)",
 	    NULL), 1);
@@ -741,10 +736,7 @@ test_kill_parallel_merge(void **state)
 	assert_true(k.killed);
 	h_run_free(&r);
 
-	resume_to_end(c, env, &fl, &r);
-	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
-	    "MERGE-FINAL"), 1);
-	h_run_free(&r);
+	resume_to_end(c, env, &fl, "MERGE-FINAL", 0);
 	/* A ran once; B twice (cut, restarted); the synthesis twice. */
 	assert_int_equal(h_count_file(k.log, "JOB-A-77", "agent 0.1"), 1);
 	assert_int_equal(h_count_file(k.log, "JOB-B-77", "agent 0.2"), 2);
