@@ -399,6 +399,18 @@ sandbox_caps_freeze(void)
 }
 
 int
+sandbox_cgroup_sweep(void)
+{
+	struct sandbox_caps	c;
+
+	if (sandbox_caps_cached)
+		memcpy(&c, &sandbox_caps_cache, sizeof(c));
+	else
+		sandbox_caps_probe(&c, 0);
+	return c.cgroup != 0 ? sandbox_cgroup_sweep_dir(c.cgroup_path) : 0;
+}
+
+int
 sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
     struct sandbox_error *e)
 {

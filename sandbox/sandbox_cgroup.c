@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -19,7 +20,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
 
 #include "sandbox/sandbox_int.h"
 
@@ -284,4 +284,40 @@ sandbox_cgroup_remove(const char *path, int version)
 		sandbox_cgroup_kill(path, version);
 		nanosleep(&ts, NULL);
 	}
+}
+
+/*
+ * The groups a spawner killed by SIGKILL could not remove: "warren-PID-N"
+ * under base whose PID is gone. Only empty groups go (rmdir refuses the
+ * others), and nothing is killed: a live PID, even a reused one, keeps
+ * its groups.
+ */
+int
+sandbox_cgroup_sweep_dir(const char *base)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		 path[PATH_MAX], *end;
+	long		 pid;
+	int		 n = 0;
+
+	if (base[0] == '\0' || (d = opendir(base)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "warren-", 7) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(de->d_name + 7, &end, 10);
+		if (errno != 0 || end == de->d_name + 7 || *end != '-' ||
+		    pid <= 0 || strspn(end + 1, "0123456789") == 0 ||
+		    end[1 + strspn(end + 1, "0123456789")] != '\0')
+			continue;
+		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", base,
+		    de->d_name) < sizeof(path) && rmdir(path) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
 }

@@ -64,6 +64,7 @@ int	 sandbox_cgroup_create(struct sandbox *sb, struct sandbox_error *e);
 int	 sandbox_cgroup_join(const char *path, struct sandbox_error *e);
 int	 sandbox_cgroup_kill(const char *path, int version);
 void	 sandbox_cgroup_remove(const char *path, int version);
+int	 sandbox_cgroup_sweep_dir(const char *base);
 
 /* sandbox_landlock.c */
 int	 sandbox_landlock_abi(void);

@@ -53,6 +53,7 @@
 #define SPAWND_MSG_MAX	(128u * 1024)
 #define SPAWND_ARGS_MAX	64
 #define SPAWND_STRS_MAX	(8u * 1024)	/* argv + envp bytes of a spawn */
+#define SPAWND_PARENT_GONE	SIGUSR1	/* our parent-death signal */
 
 enum spawnd_type {
 	SPAWND_SPAWN = 1,
@@ -320,7 +321,7 @@ spawnd_wipe_env(void)
 }
 
 static void __attribute__((noreturn))
-spawnd_main(int fd)
+spawnd_main(int fd, pid_t parent)
 {
 	struct spawnd_hdr	 h;
 	struct sandbox_error	 e;
@@ -332,7 +333,20 @@ spawnd_main(int fd)
 	int			 sfd;
 
 	spawnd_wipe_env();
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+	/*
+	 * The supervisor's death is a signal we read, not SIGKILL: the
+	 * workers' pids groups are ours to remove (spawnd_exit_all), and a
+	 * SIGKILLed supervisor would otherwise leave them behind for good.
+	 */
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SPAWND_PARENT_GONE);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
+	    (sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1 ||
+	    prctl(PR_SET_PDEATHSIG, SPAWND_PARENT_GONE) == -1)
+		_exit(1);
+	if (getppid() != parent)
+		spawnd_exit_all();	/* it died before the prctl */
 	/*
 	 * As root, one empty network namespace for the server and every
 	 * worker, instead of one per worker (a netns costs 1 ms or more to
@@ -351,11 +365,8 @@ spawnd_main(int fd)
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
-	    (sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1)
-		_exit(1);
+	/* Groups left by a server that was killed before it could clean. */
+	(void)sandbox_cgroup_sweep();
 	/* One request at a time, the largest a frame may be. */
 	buf = mmap(NULL, SPAWND_MSG_MAX, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -373,7 +384,8 @@ spawnd_main(int fd)
 		}
 		if (pfd[1].revents & POLLIN) {
 			while (read(sfd, &ssi, sizeof(ssi)) == sizeof(ssi))
-				;
+				if (ssi.ssi_signo == SPAWND_PARENT_GONE)
+					spawnd_exit_all();
 			spawnd_reap(fd);
 		}
 		if (!(pfd[0].revents & (POLLIN | POLLHUP)))
@@ -410,10 +422,11 @@ spawnd_start(void)
 {
 	struct spawnd	*d;
 	int		 sv[2];
-	pid_t		 pid;
+	pid_t		 pid, parent;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
 		return NULL;
+	parent = getpid();
 	if ((pid = fork()) == -1) {
 		close(sv[0]);
 		close(sv[1]);
@@ -421,7 +434,7 @@ spawnd_start(void)
 	}
 	if (pid == 0) {
 		close(sv[0]);
-		spawnd_main(sv[1]);
+		spawnd_main(sv[1], parent);
 	}
 	close(sv[1]);
 	d = xcalloc(1, sizeof(*d));

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sandbox/sandbox.h"
 #include "tests/e2e/harness.h"
 
 extern char **environ;
@@ -372,6 +373,46 @@ h_find_procs(const char *needle, pid_t *out, int max)
 }
 
 /* 1 if ancestor is pid's parent, grandparent ... (by /proc/PID/stat). */
+pid_t
+h_first_child(pid_t pid)
+{
+	char	 path[64], buf[64];
+	ssize_t	 n;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
+	    (int)pid);
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return (pid_t)atoi(buf) > 0 ? (pid_t)atoi(buf) : -1;
+}
+
+int
+h_cgroups_of(pid_t owner)
+{
+	struct sandbox_caps	 caps;
+	struct dirent		*de;
+	DIR			*d;
+	char			 prefix[32];
+	int			 n = 0;
+
+	memset(&caps, 0, sizeof(caps));
+	if (sandbox_caps_probe(&caps, 0) == -1 || caps.cgroup == 0 ||
+	    (d = opendir(caps.cgroup_path)) == NULL)
+		return 0;
+	snprintf(prefix, sizeof(prefix), "warren-%d-", (int)owner);
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, prefix, strlen(prefix)) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
 int
 h_descends(pid_t pid, pid_t ancestor)
 {

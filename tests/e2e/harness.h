@@ -82,6 +82,11 @@ int	 h_wait_file(const char *path, int seconds);
 /* Pids of live processes whose cmdline contains needle (excluding us). */
 int	 h_find_procs(const char *needle, pid_t *out, int max);
 int	 h_descends(pid_t pid, pid_t ancestor);
+/* pid's first child (from /proc), or -1. */
+pid_t	 h_first_child(pid_t pid);
+/* How many per-worker pids groups "warren-OWNER-N" the sandbox's cgroup
+ * parent holds (0 without a cgroup). */
+int	 h_cgroups_of(pid_t owner);
 /* Count lines of text containing both a and b (b may be NULL). */
 int	 h_count_lines(const char *text, const char *a, const char *b);
 /* The same over a file's content (0 if it cannot be read). */

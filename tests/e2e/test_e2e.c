@@ -611,6 +611,8 @@ struct crasher {
 	char	mark[PATH_MAX];
 	char	db[PATH_MAX];
 	int	killed;
+	pid_t	spawnd;		/* the supervisor's spawn server */
+	int	groups;		/* its workers' pids groups before the kill */
 };
 
 /* Is agent path DONE in the newest run of db? */
@@ -649,6 +651,8 @@ crash_supervisor(pid_t warren, void *arg)
 	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 && !agent_done(k->db, "0.1");
 	    i++)
 		usleep(20000);
+	k->spawnd = h_first_child(warren);
+	k->groups = k->spawnd > 0 ? h_cgroups_of(k->spawnd) : 0;
 	if (kill(warren, SIGKILL) == 0)
 		k->killed = 1;
 }
@@ -711,6 +715,17 @@ test_resume_after_kill9(void **state)
 	for (i = 0; i < 50 * 30 && h_find_procs(needle, pids, 4) > 0; i++)
 		usleep(20000);
 	assert_int_equal(h_find_procs(needle, pids, 4), 0);
+	/* The spawn server outlives the supervisor just long enough to
+	 * remove its workers' pids groups (none as a user without one). */
+	assert_true(k.spawnd > 0);
+	for (i = 0; i < 50 * 30 && h_cgroups_of(k.spawnd) > 0; i++)
+		usleep(20000);
+	if (h_cgroups_of(k.spawnd) != 0)
+		fail_msg("%d pids groups of spawn server %d are left after "
+		    "kill -9 of the supervisor (%d before)",
+		    h_cgroups_of(k.spawnd), (int)k.spawnd, k.groups);
+	print_message("kill -9: %d pids groups before, none after\n",
+	    k.groups);
 
 	assert_int_equal(h_warren(&r, argv2, NULL, NULL, NULL), 0);
 	assert_int_equal(r.status, 0);

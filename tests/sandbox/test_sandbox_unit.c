@@ -5,6 +5,7 @@
  * re-executed with --enter; sandbox_spawn's child re-executed with --pid1.
  */
 #include <sys/types.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -22,6 +23,7 @@
 #include <cmocka.h>
 
 #include "sandbox/sandbox.h"
+#include "sandbox/sandbox_int.h"
 
 static char	 self_path[PATH_MAX];
 
@@ -503,6 +505,43 @@ pid1_main(void)
 	return 0;
 }
 
+/* Leftover groups of a dead spawner go; live owners' and others' stay. */
+static void
+test_cgroup_sweep(void **state)
+{
+	char	 dir[] = "/tmp/warren-sweep.XXXXXX", p[256];
+	char	*names[5];
+	pid_t	 dead;
+	size_t	 i;
+	int	 st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	/* A pid that was ours and is reaped: gone, as a killed spawner's. */
+	if ((dead = fork()) == 0)
+		_exit(0);
+	assert_true(dead > 0);
+	assert_int_equal(waitpid(dead, &st, 0), dead);
+	assert_true(asprintf(&names[0], "warren-%d-0", (int)dead) > 0);
+	assert_true(asprintf(&names[1], "warren-%d-17", (int)dead) > 0);
+	assert_true(asprintf(&names[2], "warren-%d-3", (int)getpid()) > 0);
+	assert_true(asprintf(&names[3], "warren-%d-x", (int)dead) > 0);
+	assert_true(asprintf(&names[4], "other-%d-0", (int)dead) > 0);
+	for (i = 0; i < 5; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		assert_int_equal(mkdir(p, 0755), 0);
+	}
+	assert_int_equal(sandbox_cgroup_sweep_dir(dir), 2);
+	for (i = 0; i < 5; i++) {
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		assert_int_equal(access(p, F_OK) == 0, i >= 2);
+		(void)rmdir(p);
+		free(names[i]);
+	}
+	assert_int_equal(sandbox_cgroup_sweep_dir("/nonexistent/warren"), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -515,6 +554,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_missing_layer),
 		cmocka_unit_test(test_apply_self),
 		cmocka_unit_test(test_cli_exit_codes),
+		cmocka_unit_test(test_cgroup_sweep),
 	};
 
 	if (argc == 2 && strcmp(argv[1], "--enter") == 0)
