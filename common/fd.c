@@ -22,10 +22,11 @@ fd_set_nonblock(int fd, int on)
 	return fd_flag(fd, F_GETFL, F_SETFL, O_NONBLOCK, on);
 }
 
+/* FD_CLOEXEC is the only descriptor flag: set it without reading. */
 int
 fd_set_cloexec(int fd, int on)
 {
-	return fd_flag(fd, F_GETFD, F_SETFD, FD_CLOEXEC, on);
+	return fcntl(fd, F_SETFD, on ? FD_CLOEXEC : 0) == -1 ? -1 : 0;
 }
 
 int

@@ -4,13 +4,18 @@
  * sandbox is entered before anything untrusted is read: argv is the
  * supervisor's, everything after sandbox_enter() may come from a model.
  */
+#include <sys/random.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "common/exitcode.h"
 #include "common/fd.h"
@@ -53,8 +58,10 @@ main(int argc, char **argv)
 	struct sandbox_report	 rep;
 	struct sandbox_error	 e;
 	const char		*errstr;
+	uint32_t		 seed;
 	int			 i, rc;
 
+	worker_prefault();
 	log_init("warren-worker", LOG_LEVEL_INFO);
 	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
 		printf("warren-worker %s\n", WARREN_VERSION);
@@ -92,6 +99,12 @@ main(int argc, char **argv)
 	setproctitle("%s %s (depth %u)", a.profile, a.path, a.depth);
 	if (signal(SIGXCPU, cpu_limit) == SIG_ERR)
 		fatal("signal(SIGXCPU)");
+	/* jansson would seed its hash tables (the model's JSON arguments
+	 * are hostile) from /dev/urandom: an open, a read and a close, the
+	 * open checked by Landlock. getrandom is one call. */
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == sizeof(seed) &&
+	    seed != 0)
+		json_object_seed(seed);
 	/* The sandbox first: the policy comes from the supervisor's env. */
 	memset(&rep, 0, sizeof(rep));
 	memset(&e, 0, sizeof(e));

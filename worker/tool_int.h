@@ -36,6 +36,8 @@ int	tool_open_walk(const struct tool_ctx *ctx, const char *rel, int flags,
 	    mode_t mode);
 /* Tests: make tool_open always take the fallback. */
 void	tool_path_force_fallback(int on);
+/* 1 if openat2 fails with ENOSYS or EPERM under rootfd (tool_ctx_open). */
+int	tool_path_openat2_refused(int rootfd);
 /* A message for errno after tool_open of path. */
 void	tool_path_error(const char *tool, const char *path, int err,
 	    char *msg, size_t msglen);

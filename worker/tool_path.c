@@ -143,10 +143,9 @@ tool_open_walk(const struct tool_ctx *ctx, const char *rel, int flags,
 		errno = ENAMETOOLONG;
 		return -1;
 	}
+	/* Level 0 is the root's own fd: never closed here. */
 	w.depth = 0;
-	if ((w.fd[0] = openat(ctx->rootfd, ".", O_PATH | O_DIRECTORY |
-	    O_CLOEXEC)) == -1)
-		return -1;
+	w.fd[0] = ctx->rootfd;
 	p = work;
 	for (;;) {
 		while (*p == '/')
@@ -218,7 +217,6 @@ tool_open_walk(const struct tool_ctx *ctx, const char *rel, int flags,
 	}
 	saved = errno;
 	walkstk_reset(&w);
-	close(w.fd[0]);
 	errno = saved;
 	return fd;
 }
@@ -238,7 +236,7 @@ tool_open(const struct tool_ctx *ctx, const char *rel, int flags,
 	struct open_how	how;
 	long		fd;
 
-	if (tool_path_fallback)
+	if (tool_path_fallback || ctx->walk_only)
 		return tool_open_walk(ctx, rel, flags, mode);
 
 	memset(&how, 0, sizeof(how));
@@ -252,6 +250,27 @@ tool_open(const struct tool_ctx *ctx, const char *rel, int flags,
 	if (errno == ENOSYS || errno == EPERM)
 		return tool_open_walk(ctx, rel, flags, mode);
 	return -1;
+}
+
+/*
+ * Whether openat2 is refused here (ENOSYS, or EPERM from the seccomp
+ * filter of the read-only profiles): asked once per workspace, so that
+ * each open does not try it first.
+ */
+int
+tool_path_openat2_refused(int rootfd)
+{
+	struct open_how	how;
+	long		fd;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = O_PATH | O_CLOEXEC;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+	if ((fd = syscall(SYS_openat2, rootfd, ".", &how, sizeof(how))) >= 0) {
+		close((int)fd);
+		return 0;
+	}
+	return errno == ENOSYS || errno == EPERM;
 }
 
 void

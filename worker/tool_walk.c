@@ -23,6 +23,8 @@ struct walk {
 	char		 path[4096];
 	char		*err;
 	size_t		 errlen;
+	/* One directory's entries at a time; aligned for struct dirent64. */
+	char		 dents[8192] __attribute__((aligned(8)));
 };
 
 struct walk_ent {
@@ -74,56 +76,61 @@ walk_entry(struct walk *w, int dfd, const struct walk_ent *e, size_t plen,
 	return rc;
 }
 
-/* Walk the directory open on fd (closed here); w->path[0, plen) names it. */
+/* Walk the directory open on fd (closed here); w->path[0, plen) names it.
+ * getdents64 into the walk's one buffer, not a DIR: its entries are all
+ * copied out before any subdirectory is read. */
 static int
 walk_dir(struct walk *w, int fd, size_t plen, int depth)
 {
 	struct walk_ent	*v = NULL, *nv;
-	struct dirent	*de;
-	DIR		*d;
+	struct dirent64	*de;
 	size_t		 n = 0, cap = 0, i;
+	ssize_t		 got, off;
 	int		 rc = 0;
 
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return 0;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		if (++w->visited > TOOL_MAX_WALK) {
-			snprintf(w->err, w->errlen, "more than %d entries "
-			    "visited; narrow the path", TOOL_MAX_WALK);
-			rc = -1;
-			goto out;
-		}
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL) {
+	while ((got = getdents64(fd, w->dents, sizeof(w->dents))) > 0) {
+		for (off = 0; off < got; off += de->d_reclen) {
+			de = (struct dirent64 *)(void *)(w->dents + off);
+			if (strcmp(de->d_name, ".") == 0 ||
+			    strcmp(de->d_name, "..") == 0)
+				continue;
+			if (++w->visited > TOOL_MAX_WALK) {
+				snprintf(w->err, w->errlen, "more than %d "
+				    "entries visited; narrow the path",
+				    TOOL_MAX_WALK);
+				rc = -1;
+				goto out;
+			}
+			if (n == cap) {
+				cap = cap ? cap * 2 : 32;
+				if ((nv = reallocarray(v, cap,
+				    sizeof(*v))) == NULL) {
+					snprintf(w->err, w->errlen,
+					    "out of memory");
+					rc = -1;
+					goto out;
+				}
+				v = nv;
+			}
+			if ((v[n].name = strdup(de->d_name)) == NULL) {
 				snprintf(w->err, w->errlen, "out of memory");
 				rc = -1;
 				goto out;
 			}
-			v = nv;
+			v[n++].type = de->d_type;
 		}
-		if ((v[n].name = strdup(de->d_name)) == NULL) {
-			snprintf(w->err, w->errlen, "out of memory");
-			rc = -1;
-			goto out;
-		}
-		v[n++].type = de->d_type;
 	}
+	/* An unreadable directory is skipped, as one we cannot open. */
 	if (n > 1)
 		qsort(v, n, sizeof(*v), walk_cmp);
 	w->path[plen] = '\0';
 	for (i = 0; i < n && rc == 0; i++)
-		rc = walk_entry(w, dirfd(d), &v[i], plen, depth);
+		rc = walk_entry(w, fd, &v[i], plen, depth);
  out:
 	for (i = 0; i < n; i++)
 		free(v[i].name);
 	free(v);
-	closedir(d);
+	close(fd);
 	return rc;
 }
 

@@ -60,6 +60,7 @@ tool_ctx_open(struct tool_ctx *ctx, const char *root, char *err,
 		return -1;
 	}
 	ctx->root = real;
+	ctx->walk_only = tool_path_openat2_refused(ctx->rootfd);
 	ctx->max_output = TOOLS_DEFAULT_MAX_OUTPUT;
 	ctx->bash_timeout_ms = TOOLS_DEFAULT_BASH_TIMEOUT;
 	ctx->max_threads = 4;

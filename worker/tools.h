@@ -31,6 +31,7 @@ struct tool_ctx {
 	uint64_t	 bash_timeout_ms; /* default bash timeout (the call
 					    may ask for less, not more) */
 	unsigned	 max_threads;	/* parallel calls at once [4] */
+	int		 walk_only;	/* openat2 refused: tool_open_walk */
 };
 
 struct tool_result {

@@ -21,4 +21,8 @@ struct worker_args {
  * code; any garbage from the supervisor is fatal. */
 int	worker_main(const struct worker_args *, const struct sandbox_report *);
 
+/* prefault.c */
+/* First thing in main: map the pages the worker will write anyway. */
+void	worker_prefault(void);
+
 #endif

@@ -319,6 +319,33 @@ test_list(void **state)
 	bad(fx, "list", "{\"path\":\"README.md\"}");
 }
 
+/* A directory whose entries take several getdents64 reads: all are seen,
+ * sorted. */
+static void
+test_glob_big_dir(void **state)
+{
+	struct fixture	*fx = *state;
+	const char	*t, *p;
+	char		 rel[128], first[128], last[128];
+	int		 i, n;
+
+	for (i = 0; i < 400; i++) {
+		snprintf(rel, sizeof(rel), "many/f%03d-%s.txt", 399 - i,
+		    "abcdefghijklmnopqrstuvwxyz0123456789");
+		put(fx->ws, rel, "x\n");
+	}
+	t = ok(fx, "glob", "{\"pattern\":\"many/*.txt\"}");
+	for (n = 0, p = t; (p = strchr(p, '\n')) != NULL; p++)
+		n++;
+	assert_int_equal(n, 400);
+	snprintf(first, sizeof(first), "many/f000-%s.txt\n",
+	    "abcdefghijklmnopqrstuvwxyz0123456789");
+	snprintf(last, sizeof(last), "many/f399-%s.txt\n",
+	    "abcdefghijklmnopqrstuvwxyz0123456789");
+	assert_memory_equal(t, first, strlen(first));
+	assert_string_equal(t + strlen(t) - strlen(last), last);
+}
+
 static void
 test_glob(void **state)
 {
@@ -671,6 +698,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_glob, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_glob_big_dir, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_grep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_workspace_tools,
