@@ -774,7 +774,48 @@ proc_free(struct worker *w)
 	free(w);
 }
 
-/* Our live children by /proc (tool processes reparented to us). */
+/* Our live children from /proc/self/task/T/children (each of our threads'
+ * own); -1 if the kernel has no such file (CONFIG_PROC_CHILDREN). */
+static int
+proc_children_listed(pid_t *out, int max, pid_t keep)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		 path[300], buf[4096], *p, *end;
+	long		 pid;
+	int		 n = 0, fd, seen = 0;
+	ssize_t		 len;
+
+	if ((d = opendir("/proc/self/task")) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL && n < max) {
+		if (de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(path, sizeof(path),
+		    "/proc/self/task/%s/children", de->d_name) >= sizeof(path) ||
+		    (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		seen = 1;
+		/* A short list: more than fits is read next round. */
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		for (p = buf; n < max; p = end) {
+			pid = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (pid > 0 && (pid_t)pid != keep)
+				out[n++] = (pid_t)pid;
+		}
+	}
+	closedir(d);
+	return seen ? n : -1;
+}
+
+/* Our live children (tool processes reparented to us): listed by the
+ * kernel, or else found among all of /proc by their parent. */
 static int
 proc_children(pid_t *out, int max, pid_t keep)
 {
@@ -785,6 +826,9 @@ proc_children(pid_t *out, int max, pid_t keep)
 	int		 n = 0, fd, ppid;
 	ssize_t		 len;
 
+	if ((n = proc_children_listed(out, max, keep)) >= 0)
+		return n;
+	n = 0;
 	if ((d = opendir("/proc")) == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL && n < max) {
