@@ -26,6 +26,7 @@ struct loop_fd {
 	void		*arg;
 	uint32_t	 gen;
 	int		 used;
+	int		 armed;	/* in the epoll set: asked for events */
 };
 
 struct loop_timer {
@@ -102,6 +103,14 @@ loop_add_fd(struct loop *l, int fd, uint32_t events, loop_fd_cb cb, void *arg)
 	l->fds[fd].arg = arg;
 	l->fds[fd].gen = ++l->gen;
 	l->fds[fd].used = 1;
+	l->fds[fd].armed = 0;
+	/*
+	 * No events yet (a worker's input pipe, until a write would block):
+	 * it joins the epoll set when loop_mod_fd asks for some, so a worker
+	 * that never fills its pipe costs no epoll_ctl ADD and DEL.
+	 */
+	if (events == 0)
+		return 0;
 	memset(&ev, 0, sizeof(ev));
 	ev.events = events;
 	ev.data.u64 = (uint64_t)(uint32_t)fd | ((uint64_t)l->fds[fd].gen << 32);
@@ -109,6 +118,7 @@ loop_add_fd(struct loop *l, int fd, uint32_t events, loop_fd_cb cb, void *arg)
 		l->fds[fd].used = 0;
 		return -1;
 	}
+	l->fds[fd].armed = 1;
 	return 0;
 }
 
@@ -124,7 +134,20 @@ loop_mod_fd(struct loop *l, int fd, uint32_t events)
 	memset(&ev, 0, sizeof(ev));
 	ev.events = events;
 	ev.data.u64 = (uint64_t)(uint32_t)fd | ((uint64_t)l->fds[fd].gen << 32);
-	return epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev);
+	if (events == 0) {
+		/* Out of the set: not even EPOLLERR and EPOLLHUP wake us. */
+		if (l->fds[fd].armed &&
+		    epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL) == -1)
+			return -1;
+		l->fds[fd].armed = 0;
+		return 0;
+	}
+	if (l->fds[fd].armed)
+		return epoll_ctl(l->epfd, EPOLL_CTL_MOD, fd, &ev);
+	if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, fd, &ev) == -1)
+		return -1;
+	l->fds[fd].armed = 1;
+	return 0;
 }
 
 void
@@ -132,8 +155,9 @@ loop_del_fd(struct loop *l, int fd)
 {
 	if (fd < 0 || (size_t)fd >= l->nfds || !l->fds[fd].used)
 		return;
-	(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
-	l->fds[fd].used = 0;
+	if (l->fds[fd].armed)
+		(void)epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
+	l->fds[fd].used = l->fds[fd].armed = 0;
 	l->fds[fd].cb = NULL;
 }
 

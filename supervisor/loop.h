@@ -21,6 +21,8 @@ typedef long	(*loop_timeout_cb)(void *arg);
 /* loop.c */
 struct loop	*loop_new(void);
 void		 loop_free(struct loop *);
+/* events 0 keeps fd out of the epoll set (no EPOLLERR or EPOLLHUP
+ * either) until loop_mod_fd asks for some; loop_mod_fd(0) takes it out. */
 int		 loop_add_fd(struct loop *, int fd, uint32_t events, loop_fd_cb,
 		    void *arg);
 int		 loop_mod_fd(struct loop *, int fd, uint32_t events);

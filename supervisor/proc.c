@@ -506,6 +506,56 @@ proc_can_start(const struct run *r)
 }
 
 /*
+ * A copy of the sandbox policy of n's profile. Made once per profile and
+ * run: it resolves the workspace (a realpath per spawn before) and the
+ * run's workspace, caps and --weaker do not change while it lasts.
+ */
+static struct sandbox_policy *
+proc_policy(struct run *r, const struct node *n, char *err, size_t errsz)
+{
+	struct run_policy	*rp;
+	struct sandbox_policy	*p;
+	struct sandbox_error	 e;
+
+	for (rp = r->policies; rp != NULL; rp = rp->next)
+		if (rp->profile == n->profile)
+			break;
+	if (rp == NULL) {
+		p = xcalloc(1, sizeof(*p));
+		memset(&e, 0, sizeof(e));
+		if (sandbox_policy_init(p, n->profile->name,
+		    r->opts.workspace, n->profile->fs_write,
+		    n->profile->exec, &e) == -1) {
+			snprintf(err, errsz, "sandbox policy: %s", e.msg);
+			free(p);
+			return NULL;
+		}
+		sandbox_policy_require(p, r->caps);
+		p->allow_weaker = r->opts.weaker;
+		rp = xcalloc(1, sizeof(*rp));
+		rp->profile = n->profile;
+		rp->policy = p;
+		rp->next = r->policies;
+		r->policies = rp;
+	}
+	p = xmalloc(sizeof(*p));
+	memcpy(p, rp->policy, sizeof(*p));
+	return p;
+}
+
+void
+proc_policies_free(struct run *r)
+{
+	struct run_policy	*rp;
+
+	while ((rp = r->policies) != NULL) {
+		r->policies = rp->next;
+		free(rp->policy);
+		free(rp);
+	}
+}
+
+/*
  * Start n's worker. Through the spawn server the request is only sent:
  * the loop goes on, proc_spawned() follows with the worker (or the
  * reason it failed).
@@ -513,7 +563,6 @@ proc_can_start(const struct run *r)
 int
 proc_start(struct run *r, struct node *n)
 {
-	struct sandbox_error	 e;
 	struct spawn_req	 req;
 	struct worker		*w;
 	char			**argv, err[512];
@@ -523,15 +572,8 @@ proc_start(struct run *r, struct node *n)
 	w->run = r;
 	w->node = n;
 	w->child.to_fd = w->child.from_fd = w->child.err_fd = -1;
-	w->policy = xcalloc(1, sizeof(*w->policy));
-	memset(&e, 0, sizeof(e));
-	if (sandbox_policy_init(w->policy, n->profile->name, r->opts.workspace,
-	    n->profile->fs_write, n->profile->exec, &e) == -1) {
-		snprintf(err, sizeof(err), "sandbox policy: %s", e.msg);
+	if ((w->policy = proc_policy(r, n, err, sizeof(err))) == NULL)
 		goto fail;
-	}
-	sandbox_policy_require(w->policy, r->caps);
-	w->policy->allow_weaker = r->opts.weaker;
 	argv = proc_argv(w);
 	memset(&req, 0, sizeof(req));
 	req.bin = r->opts.worker_bin;

@@ -795,6 +795,7 @@ run_free(struct run *r)
 	run_resume_free(r);
 	free(r->nodes);
 	spawn_env_free(r->worker_env);
+	proc_policies_free(r);
 	loop_free(r->loop);
 	free(r->caps);
 	free(r);

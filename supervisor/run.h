@@ -123,6 +123,12 @@ struct node {
 	struct node		*qnext;		/* the queue of NODE_QUEUED */
 };
 
+struct run_policy {
+	const struct profile	*profile;
+	struct sandbox_policy	*policy;
+	struct run_policy	*next;
+};
+
 struct run_opts {
 	const char	*task;
 	const char	*profile;	/* the root's profile [orchestrator] */
@@ -167,6 +173,9 @@ struct run {
 	int			 orch_deferred;	/* resume: waits on subagents */
 	struct resume_wait	*resume_waits;	/* run_resume.c */
 	char			**worker_env;
+	/* Each profile's sandbox policy, made at its first spawn (proc.c):
+	   the workspace is resolved once per run, not once per worker. */
+	struct run_policy	*policies;
 };
 
 /* run.c: the tree, scheduling, delegation, finishing. */
@@ -257,6 +266,7 @@ void		 proc_cancel(struct worker *, const char *reason);
 void		 proc_kill(struct worker *, enum node_end, const char *reason);
 void		 proc_killall(struct run *);
 void		 proc_free(struct worker *);
+void		 proc_policies_free(struct run *);
 pid_t		 proc_pid(const struct worker *);
 /* Send a spawn answer to the worker that asked (if still alive). */
 void		 proc_spawn_answer(struct worker *, uint32_t id,

@@ -1,7 +1,8 @@
 /*
  * The event loop: timers fire in order and only when due, a deleted timer
  * never fires, fd callbacks see their events, and a handler that removes
- * another fd in the same batch never has that fd's stale event delivered.
+ * another fd in the same batch never has that fd's stale event delivered,
+ * and an fd with no events asked for is not in the epoll set at all.
  */
 #include <sys/epoll.h>
 
@@ -89,12 +90,53 @@ test_fd_removed_in_batch(void **state)
 	close(p.fds[1][0]); close(p.fds[1][1]);
 }
 
+static void
+on_event(int fd, uint32_t events, void *arg)
+{
+	uint32_t	*seen = arg;
+
+	(void)fd;
+	*seen |= events;
+}
+
+/* An fd added or modified with no events is out of the epoll set: a pipe
+ * whose reader is gone wakes nobody until EPOLLOUT is asked for. */
+static void
+test_fd_without_events(void **state)
+{
+	struct loop	*l = loop_new();
+	uint32_t	 seen = 0;
+	int		 p[2];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	close(p[0]);		/* the write end now reports EPOLLERR */
+	assert_int_equal(loop_add_fd(l, p[1], 0, on_event, &seen), 0);
+	assert_int_equal(loop_once(l, 20), 0);
+	assert_int_equal(seen, 0);
+	assert_int_equal(loop_mod_fd(l, p[1], EPOLLOUT), 0);
+	assert_int_equal(loop_once(l, 1000), 0);
+	assert_true(seen & EPOLLERR);
+	seen = 0;
+	assert_int_equal(loop_mod_fd(l, p[1], 0), 0);
+	assert_int_equal(loop_once(l, 20), 0);
+	assert_int_equal(seen, 0);
+	loop_del_fd(l, p[1]);
+	/* A bad fd is refused when it joins the set, not before. */
+	assert_int_equal(loop_add_fd(l, 1000, 0, on_event, &seen), 0);
+	assert_int_equal(loop_mod_fd(l, 1000, EPOLLIN), -1);
+	loop_del_fd(l, 1000);
+	loop_free(l);
+	close(p[1]);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_timers),
 		cmocka_unit_test(test_fd_removed_in_batch),
+		cmocka_unit_test(test_fd_without_events),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
