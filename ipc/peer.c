@@ -286,6 +286,15 @@ ipc_peer_recv(struct ipc_peer *p, struct ipc_msg *m, int timeout_ms)
 			errno = buf_left(&p->in) > 0 ? EPROTO : EPIPE;
 			return -1;
 		}
+		/* No deadline: a blocking fd (the worker's) waits in the read
+		 * itself, one syscall instead of a poll and a read; a
+		 * non-blocking one says EAGAIN and is polled. */
+		if (deadline == 0) {
+			if (ipc_peer_fill(p) != -1)
+				continue;
+			if (errno != EAGAIN)
+				return -1;
+		}
 		if (peer_wait(p, p->rfd, POLLIN, deadline) == -1)
 			return -1;
 		if ((n = ipc_peer_fill(p)) == -1 && errno != EAGAIN)

@@ -4,6 +4,8 @@
  * non-blocking pipe (EAGAIN, resumes, order kept), the queue cap, and the
  * permission table row by row.
  */
+#include <sys/wait.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -548,6 +551,56 @@ test_pipe_size(void **state)
 }
 
 /* Queued frames go out when their side waits for an answer, in order. */
+static long
+cpu_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* recv with no deadline, from a writer that comes later: on a
+ * non-blocking fd (the read says EAGAIN, then it polls) and on a
+ * blocking one (the read itself waits). */
+static void
+test_recv_no_deadline(void **state)
+{
+	struct pair	p;
+	struct ipc_msg	m;
+	pid_t		pid;
+	long		cpu0;
+	int		st, blocking;
+
+	(void)state;
+	for (blocking = 0; blocking <= 1; blocking++) {
+		pair_open(&p);
+		if (blocking)
+			assert_int_equal(fd_set_nonblock(p.w2s[0], 0), 0);
+		if ((pid = fork()) == 0) {
+			usleep(50000);
+			samples_msg(&m, IPC_HELLO, 0);
+			_exit(ipc_peer_send(&p.wrk, &m, 1000) == 0 ? 0 : 1);
+		}
+		assert_true(pid > 0);
+		/* The child is the only writer: if it fails, EOF, no hang. */
+		close(p.w2s[1]);
+		p.w2s[1] = open("/dev/null", O_WRONLY);
+		cpu0 = cpu_ms();
+		assert_int_equal(ipc_peer_recv(&p.sup, &m, -1), 0);
+		/* It slept through the child's 50 ms: no busy loop. */
+		assert_true(cpu_ms() - cpu0 < 20);
+		assert_int_equal(m.type, IPC_HELLO);
+		ipc_msg_free(&m);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		/* The writer is gone: EOF, not a hang or a spin. */
+		assert_int_equal(ipc_peer_recv(&p.sup, &m, -1), -1);
+		assert_int_equal(errno, EPIPE);
+		pair_close(&p);
+	}
+}
+
 static void
 test_recv_drains(void **state)
 {
@@ -651,6 +704,7 @@ main(void)
 		cmocka_unit_test(test_pipe_size),
 		cmocka_unit_test(test_blocking_helpers),
 		cmocka_unit_test(test_recv_drains),
+		cmocka_unit_test(test_recv_no_deadline),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
