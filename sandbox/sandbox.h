@@ -272,9 +272,10 @@ int	 sandbox_caps_probe(struct sandbox_caps *c, int thorough);
  * sandbox_prepare() use this probe instead of its own (the kernel's
  * features, cgroup mounts and our uid do not change during a run). */
 void	 sandbox_caps_freeze(void);
-/* A spawner at start: remove the empty per-child pids groups that a
- * spawner killed with SIGKILL left behind ("warren-PID-N" whose PID is
- * gone). Returns how many went. */
+/* A spawner at start, before its first sandbox_prepare: remove the empty
+ * per-child pids groups that a spawner killed with SIGKILL left behind
+ * ("warren-PID-N" whose PID is gone, or is now ours). Returns how many
+ * went. */
 int	 sandbox_cgroup_sweep(void);
 void	 sandbox_caps_print(const struct sandbox_caps *c, FILE *f);
 

@@ -288,9 +288,10 @@ sandbox_cgroup_remove(const char *path, int version)
 
 /*
  * The groups a spawner killed by SIGKILL could not remove: "warren-PID-N"
- * under base whose PID is gone. Only empty groups go (rmdir refuses the
- * others), and nothing is killed: a live PID, even a reused one, keeps
- * its groups.
+ * under base whose PID is gone, or is ours (we have made none yet, and a
+ * dead spawner's group under our reused PID would collide with ours).
+ * Only empty groups go (rmdir refuses the others), and nothing is killed:
+ * another live PID, even a reused one, keeps its groups.
  */
 int
 sandbox_cgroup_sweep_dir(const char *base)
@@ -312,7 +313,8 @@ sandbox_cgroup_sweep_dir(const char *base)
 		    pid <= 0 || strspn(end + 1, "0123456789") == 0 ||
 		    end[1 + strspn(end + 1, "0123456789")] != '\0')
 			continue;
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+		if ((pid_t)pid != getpid() &&
+		    (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
 			continue;
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", base,
 		    de->d_name) < sizeof(path) && rmdir(path) == 0)

@@ -505,12 +505,13 @@ pid1_main(void)
 	return 0;
 }
 
-/* Leftover groups of a dead spawner go; live owners' and others' stay. */
+/* Leftover groups of a dead spawner, or under our own pid, go; another
+ * live owner's and others' stay. */
 static void
 test_cgroup_sweep(void **state)
 {
 	char	 dir[] = "/tmp/warren-sweep.XXXXXX", p[256];
-	char	*names[5];
+	char	*names[6];
 	pid_t	 dead;
 	size_t	 i;
 	int	 st;
@@ -524,17 +525,18 @@ test_cgroup_sweep(void **state)
 	assert_int_equal(waitpid(dead, &st, 0), dead);
 	assert_true(asprintf(&names[0], "warren-%d-0", (int)dead) > 0);
 	assert_true(asprintf(&names[1], "warren-%d-17", (int)dead) > 0);
-	assert_true(asprintf(&names[2], "warren-%d-3", (int)getpid()) > 0);
-	assert_true(asprintf(&names[3], "warren-%d-x", (int)dead) > 0);
-	assert_true(asprintf(&names[4], "other-%d-0", (int)dead) > 0);
-	for (i = 0; i < 5; i++) {
+	assert_true(asprintf(&names[2], "warren-%d-2", (int)getpid()) > 0);
+	assert_true(asprintf(&names[3], "warren-%d-3", (int)getppid()) > 0);
+	assert_true(asprintf(&names[4], "warren-%d-x", (int)dead) > 0);
+	assert_true(asprintf(&names[5], "other-%d-0", (int)dead) > 0);
+	for (i = 0; i < 6; i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
 		assert_int_equal(mkdir(p, 0755), 0);
 	}
-	assert_int_equal(sandbox_cgroup_sweep_dir(dir), 2);
-	for (i = 0; i < 5; i++) {
+	assert_int_equal(sandbox_cgroup_sweep_dir(dir), 3);
+	for (i = 0; i < 6; i++) {
 		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
-		assert_int_equal(access(p, F_OK) == 0, i >= 2);
+		assert_int_equal(access(p, F_OK) == 0, i >= 3);
 		(void)rmdir(p);
 		free(names[i]);
 	}
