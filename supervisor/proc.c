@@ -846,7 +846,9 @@ proc_children_listed(pid_t *out, int max, pid_t keep)
 		buf[len] = '\0';
 		for (p = buf; n < max; p = end) {
 			pid = strtol(p, &end, 10);
-			if (end == p)
+			/* Each pid ends with a space: one cut off by a full
+			 * buffer is not a pid to kill. */
+			if (end == p || (*end != ' ' && *end != '\n'))
 				break;
 			if (pid > 0 && (pid_t)pid != keep)
 				out[n++] = (pid_t)pid;

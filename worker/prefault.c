@@ -3,9 +3,9 @@
  * dearest thing a short-lived worker does on a paravirtualised VM: about
  * 9 us for a zero page and 13 us for a copy-on-write of .data, against
  * about 1.6 us a page when one madvise(MADV_POPULATE_WRITE) maps a range
- * (docs/benchmarks.md, "Page faults"). An explore worker of five steps
- * took about 15 such faults in these ranges: .data and .bss, the start of
- * its heap, and the stack below main.
+ * (docs/benchmarks.md, "Under the floor's costs"). An explore worker of
+ * five steps took about 15 such faults in these ranges: .data and .bss,
+ * the start of its heap, and the stack below main.
  *
  * Best effort: before Linux 5.14 madvise says EINVAL and the pages fault
  * one by one, as before.
