@@ -346,7 +346,7 @@ run_store_done(struct run *r, struct node *n)
 	if (store_agent_set_status(r->store, n->store_agent, st, text,
 	    run_end_name(n->end)) == -1)
 		log_warnx("store: %s", store_errmsg(r->store));
-	(void)store_flush(r->store);
+	/* Committed with its summary by run_summary_start, which follows. */
 }
 
 void

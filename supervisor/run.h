@@ -227,7 +227,8 @@ void		 run_store_msg(struct run *, struct node *, const struct msg *);
 /* run_summary.c: the node summary of a finished agent, the merge node
  * of parallel children. */
 /* 1: an LLM summary was asked and run_node_tell() follows its answer;
- * 0: the summary (if any) is written, tell the parent now. */
+ * 0: the summary (if any) is written, tell the parent now. Either way
+ * what the store holds of n (its status too) is committed first. */
 int		 run_summary_start(struct run *, struct node *);
 /* A finished subagent joined into a merge node. */
 struct run_merge_part {

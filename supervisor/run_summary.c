@@ -59,6 +59,16 @@ run_summary_done(struct run *r, void *arg, struct msg_reply *reply,
 	run_node_tell(r, n);
 }
 
+/* What the store holds of a finished node is on disk before anyone hears
+ * of it: its status, and its summary if it has one (docs/memory.md). One
+ * commit per finished agent (run_store_done leaves it to us). */
+static void
+run_summary_durable(struct run *r)
+{
+	if (r->store != NULL && store_flush(r->store) == -1)
+		log_warnx("store: %s", store_errmsg(r->store));
+}
+
 int
 run_summary_start(struct run *r, struct node *n)
 {
@@ -67,8 +77,10 @@ run_summary_start(struct run *r, struct node *n)
 	int				 need;
 
 	if (r->store == NULL || n->store_node <= 0 ||
-	    n->end != NODE_END_COMPLETE || n->result == NULL)
+	    n->end != NODE_END_COMPLETE || n->result == NULL) {
+		run_summary_durable(r);
 		return 0;
+	}
 	pol.result_max = (size_t)r->opts.limits.summary_result_max;
 	pol.transcript_max = (size_t)r->opts.limits.summary_transcript_max;
 	need = store_summary_needed(r->store, n->store_node, n->result, &pol);
@@ -77,9 +89,7 @@ run_summary_start(struct run *r, struct node *n)
 	/* The root's result is the run's: nobody reads its summary. */
 	if (need != 1 || n == r->root || r->cancelling) {
 		run_summary_result(r, n);
-		/* Durable with its status, as docs/memory.md says. */
-		if (store_flush(r->store) == -1)
-			log_warnx("store: %s", store_errmsg(r->store));
+		run_summary_durable(r);
 		return 0;
 	}
 	msg_list_init(&req);
@@ -88,8 +98,11 @@ run_summary_start(struct run *r, struct node *n)
 		log_warnx("store: %s", store_errmsg(r->store));
 		msg_list_free(&req);
 		run_summary_result(r, n);
+		run_summary_durable(r);
 		return 0;
 	}
+	/* The status is durable while the summary is being written. */
+	run_summary_durable(r);
 	log_info("agent %s: long result or transcript: asking for a summary",
 	    n->path);
 	n->summarizing = 1;
