@@ -113,32 +113,6 @@ run_summary_start(struct run *r, struct node *n)
 	return 1;
 }
 
-/* Is there already a merge node whose parents are exactly ids[0..n-1]? */
-static int
-run_merge_exists(const struct store_graph *g, const int64_t *ids, size_t n)
-{
-	size_t	 k, e, i, nparents;
-	int	 found;
-
-	for (k = 0; k < g->nnodes; k++) {
-		if (g->nodes[k].kind != STORE_NODE_MERGE)
-			continue;
-		nparents = 0;
-		found = 1;
-		for (e = 0; e < g->nedges && found; e++) {
-			if (g->edges[e].child != g->nodes[k].id)
-				continue;
-			nparents++;
-			for (i = 0; i < n && ids[i] != g->edges[e].parent; i++)
-				;
-			found = i < n;
-		}
-		if (found && nparents == n)
-			return 1;
-	}
-	return 0;
-}
-
 /*
  * One merge node joining parts[0..n-1] (at least two), for the synthesis
  * step of the agent at parent_path; its summary lists each part's node
@@ -150,26 +124,22 @@ int64_t
 run_merge_parts(struct run *r, const char *parent_path,
     const struct run_merge_part *parts, size_t n, int once)
 {
-	struct store_node	 sn;
-	struct store_graph	 g;
-	struct buf		 b;
-	int64_t			*ids, merge = 0;
-	char			 label[RUN_MERGE_LABEL_MAX];
-	char			*text;
-	size_t			 i, k;
+	struct buf	 b;
+	int64_t		*ids, merge = 0;
+	char		 label[RUN_MERGE_LABEL_MAX];
+	char		*text, *summary;
+	size_t		 i;
+	int		 found;
 
 	if (r->store == NULL || n < 2)
 		return 0;
-	memset(&g, 0, sizeof(g));
-	if (store_graph_load(r->store, r->run_id, &g) == -1) {
-		log_warnx("store: %s", store_errmsg(r->store));
-		return 0;
-	}
 	ids = xcalloc(n, sizeof(*ids));
 	for (i = 0; i < n; i++)
 		ids[i] = parts[i].node;
-	if (once && run_merge_exists(&g, ids, n)) {
-		store_graph_free(&g);
+	/* Only these nodes are read: the run's whole graph was, per batch. */
+	if (once && (found = store_merge_find(r->store, ids, n, &merge)) != 0) {
+		if (found == -1)
+			log_warnx("store: %s", store_errmsg(r->store));
 		free(ids);
 		return 0;
 	}
@@ -177,16 +147,16 @@ run_merge_parts(struct run *r, const char *parent_path,
 	    parent_path);
 	buf_init(&b, 0);
 	for (i = 0; i < n; i++) {
-		memset(&sn, 0, sizeof(sn));
-		for (k = 0; k < g.nnodes; k++)
-			if (g.nodes[k].id == parts[i].node)
-				sn = g.nodes[k];
+		summary = NULL;
+		if (store_node_summary(r->store, parts[i].node, &summary) == -1)
+			log_warnx("store: %s", store_errmsg(r->store));
 		buf_addf(&b, "%sagent %s (%s): %s", b.len ? "\n\n" : "",
-		    parts[i].path, parts[i].profile, sn.summary ? sn.summary :
+		    parts[i].path, parts[i].profile, summary ? summary :
 		    (parts[i].result ? parts[i].result : ""));
+		free(summary);
 	}
 	text = buf_release(&b, NULL);
-	store_graph_free(&g);
+	merge = 0;
 	if (store_node_merge(r->store, r->run_id, ids, n, label,
 	    &merge) == -1 || store_node_set_summary(r->store, merge,
 	    text ? text : "", STORE_SUMMARY_RESULT, NULL) == -1) {

@@ -82,6 +82,11 @@ static const char *const store_sql[SQ__COUNT] = {
 	[SQ_NODE_INFO] = "SELECT n.summary, n.kind, n.label, a.path"
 	    " FROM memory_nodes n LEFT JOIN agents a ON a.id = n.agent"
 	    " WHERE n.id = ?",
+	/* The merge nodes with an edge from ?1 (store_merge_find). */
+	[SQ_MERGE_CANDIDATES] = "SELECT e.child FROM memory_edges e"
+	    " JOIN memory_nodes n ON n.id = e.child"
+	    " WHERE e.parent = ?1 AND n.kind = 'merge'",
+	[SQ_EDGE_PARENTS] = "SELECT parent FROM memory_edges WHERE child = ?",
 	/*
 	 * A node's ancestors, walked once (MATERIALIZED): kind 0 rows are the
 	 * edges into the node and its ancestors, kind 1 rows the ancestors

@@ -300,6 +300,14 @@ int		 store_event(struct store *st, int64_t run, const char *path,
 int		 store_node_merge(struct store *st, int64_t run,
 		    const int64_t *parents, size_t nparents, const char *label,
 		    int64_t *node);
+/* The merge node whose parents are exactly parents[0..n-1] (in any
+ * order): 1 and *node, 0 if there is none, -1 error. */
+int		 store_merge_find(struct store *st, const int64_t *parents,
+		    size_t nparents, int64_t *node);
+/* A node's summary (malloc'd) or NULL if it has none yet; -1 error
+ * (STORE_ENOTFOUND: no such node). */
+int		 store_node_summary(struct store *st, int64_t node,
+		    char **summary);
 /* Edge parent -> child, same run; STORE_ECYCLE if child reaches parent. */
 int		 store_edge_add(struct store *st, int64_t parent, int64_t child);
 int		 store_node_set_summary(struct store *st, int64_t node,

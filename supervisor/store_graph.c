@@ -77,6 +77,75 @@ store_has_row(struct store *st, enum store_stmt_id id, int64_t a, int64_t b)
 }
 
 int
+store_merge_find(struct store *st, const int64_t *parents, size_t nparents,
+    int64_t *node)
+{
+	sqlite3_stmt	*c, *p;
+	int64_t		 cand, par;
+	size_t		 n, i;
+	int		 rc, prc, match, found = 0;
+
+	*node = 0;
+	if (nparents == 0)
+		return 0;
+	if (store_check_owner(st) == -1 ||
+	    (c = store_stmt(st, SQ_MERGE_CANDIDATES)) == NULL ||
+	    (p = store_stmt(st, SQ_EDGE_PARENTS)) == NULL)
+		return -1;
+	/* Any such merge is a child of parents[0]: check each one's set. */
+	sqlite3_bind_int64(c, 1, parents[0]);
+	while (!found && (rc = sqlite3_step(c)) == SQLITE_ROW) {
+		cand = sqlite3_column_int64(c, 0);
+		sqlite3_bind_int64(p, 1, cand);
+		for (n = 0, match = 1; (prc = sqlite3_step(p)) == SQLITE_ROW;
+		    n++) {
+			par = sqlite3_column_int64(p, 0);
+			for (i = 0; i < nparents && parents[i] != par; i++)
+				;
+			match &= i < nparents;
+		}
+		sqlite3_reset(p);
+		if (prc != SQLITE_DONE) {
+			sqlite3_reset(c);
+			return store_setdberr(st, prc, "walking the memory "
+			    "graph");
+		}
+		if (match && n == nparents) {
+			*node = cand;
+			found = 1;
+		}
+	}
+	sqlite3_reset(c);
+	if (!found && rc != SQLITE_DONE)
+		return store_setdberr(st, rc, "walking the memory graph");
+	return found;
+}
+
+int
+store_node_summary(struct store *st, int64_t node, char **summary)
+{
+	sqlite3_stmt	*s;
+	int		 ok = 1, rc;
+
+	*summary = NULL;
+	if (store_check_owner(st) == -1 ||
+	    (s = store_stmt(st, SQ_NODE_INFO)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, node);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*summary = store_col_dup(s, 0, &ok);
+	sqlite3_reset(s);
+	if (rc == SQLITE_DONE)
+		return store_seterr(st, STORE_ENOTFOUND, "no memory node %lld",
+		    (long long)node);
+	if (rc != SQLITE_ROW)
+		return store_setdberr(st, rc, "reading a memory node");
+	if (!ok)
+		return store_seterr(st, STORE_ENOMEM, "reading a summary");
+	return 0;
+}
+
+int
 store_edge_add(struct store *st, int64_t parent, int64_t child)
 {
 	int64_t	rp, rc;

@@ -493,6 +493,27 @@ test_merge(void **state)
 	 * of its own descendants. */
 	assert_int_equal(store_edge_add(fx->st, m, k[0]), -1);
 	assert_int_equal(store_errcode(fx->st), STORE_ECYCLE);
+	/* Found by its exact set of parents, in any order; not by a subset,
+	 * a superset or another node's parents. */
+	{
+		int64_t	 rev[3] = { k[2], k[0], k[1] }, found;
+		char	*sum;
+
+		assert_int_equal(store_merge_find(fx->st, rev, 3, &found), 1);
+		assert_true(found == m);
+		assert_int_equal(store_merge_find(fx->st, k, 2, &found), 0);
+		assert_true(found == 0);
+		rev[2] = root;
+		assert_int_equal(store_merge_find(fx->st, rev, 3, &found), 0);
+		assert_int_equal(store_merge_find(fx->st, &root, 1, &found), 0);
+		assert_int_equal(store_node_summary(fx->st, k[1], &sum), 0);
+		assert_string_equal(sum, "found 2");
+		free(sum);
+		assert_int_equal(store_node_summary(fx->st, m, &sum), 0);
+		assert_null(sum);
+		assert_int_equal(store_node_summary(fx->st, m + 1000, &sum), -1);
+		assert_int_equal(store_errcode(fx->st), STORE_ENOTFOUND);
+	}
 	assert_int_equal(store_graph_load(fx->st, fx->run, &g), 0);
 	assert_int_equal(g.nnodes, 5);
 	for (i = 0; i < g.nedges; i++)
