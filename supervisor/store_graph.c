@@ -121,19 +121,20 @@ store_merge_find(struct store *st, const int64_t *parents, size_t nparents,
 	return found;
 }
 
-int
-store_node_summary(struct store *st, int64_t node, char **summary)
+/* Column col (a text) of a node's SQ_NODE_INFO row, malloc'd, or NULL. */
+static int
+store_node_info_text(struct store *st, int64_t node, int col, char **out)
 {
 	sqlite3_stmt	*s;
 	int		 ok = 1, rc;
 
-	*summary = NULL;
+	*out = NULL;
 	if (store_check_owner(st) == -1 ||
 	    (s = store_stmt(st, SQ_NODE_INFO)) == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, node);
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		*summary = store_col_dup(s, 0, &ok);
+		*out = store_col_dup(s, col, &ok);
 	sqlite3_reset(s);
 	if (rc == SQLITE_DONE)
 		return store_seterr(st, STORE_ENOTFOUND, "no memory node %lld",
@@ -141,8 +142,14 @@ store_node_summary(struct store *st, int64_t node, char **summary)
 	if (rc != SQLITE_ROW)
 		return store_setdberr(st, rc, "reading a memory node");
 	if (!ok)
-		return store_seterr(st, STORE_ENOMEM, "reading a summary");
+		return store_seterr(st, STORE_ENOMEM, "reading a memory node");
 	return 0;
+}
+
+int
+store_node_summary(struct store *st, int64_t node, char **summary)
+{
+	return store_node_info_text(st, node, 0, summary);
 }
 
 int
@@ -364,25 +371,14 @@ store_summary_prompt(struct store *st, int64_t node, const char *result,
 {
 	struct msg_list	 l;
 	struct buf	 b;
-	sqlite3_stmt	*s;
-	char		*label = NULL, *text;
-	int		 ok = 1, rc;
+	char		*label, *text;
+	int		 ok = 1;
 
-	if (store_check_owner(st) == -1 ||
-	    (s = store_stmt(st, SQ_NODE_INFO)) == NULL)
+	if (store_node_info_text(st, node, 2, &label) == -1)
 		return -1;
-	sqlite3_bind_int64(s, 1, node);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		label = store_col_dup(s, 2, &ok);
-	sqlite3_reset(s);
-	if (rc == SQLITE_DONE)
-		return store_seterr(st, STORE_ENOTFOUND, "no memory node %lld",
-		    (long long)node);
-	if (rc != SQLITE_ROW)
-		return store_setdberr(st, rc, "reading a memory node");
 	msg_list_init(&l);
 	buf_init(&b, 0);
-	if (!ok || store_msg_load(st, node, &l, NULL) == -1) {
+	if (store_msg_load(st, node, &l, NULL) == -1) {
 		ok = 0;
 		goto out;
 	}
