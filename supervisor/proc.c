@@ -506,11 +506,12 @@ proc_can_start(const struct run *r)
 }
 
 /*
- * A copy of the sandbox policy of n's profile. Made once per profile and
- * run: it resolves the workspace (a realpath per spawn before) and the
- * run's workspace, caps and --weaker do not change while it lasts.
+ * The sandbox policy of n's profile, shared by its workers until the run
+ * ends. Made once per profile and run: it resolves the workspace (a
+ * realpath per spawn before), and the run's workspace, caps and --weaker
+ * do not change while it lasts.
  */
-static struct sandbox_policy *
+static const struct sandbox_policy *
 proc_policy(struct run *r, const struct node *n, char *err, size_t errsz)
 {
 	struct run_policy	*rp;
@@ -538,9 +539,7 @@ proc_policy(struct run *r, const struct node *n, char *err, size_t errsz)
 		rp->next = r->policies;
 		r->policies = rp;
 	}
-	p = xmalloc(sizeof(*p));
-	memcpy(p, rp->policy, sizeof(*p));
-	return p;
+	return rp->policy;
 }
 
 void
@@ -601,7 +600,6 @@ fail:
 	n->end = NODE_END_SPAWN;
 	log_warnx("agent %s (%s): cannot start: %s", n->path,
 	    n->profile->name, err);
-	free(w->policy);
 	free(w);
 	return -1;
 }
@@ -684,8 +682,6 @@ proc_on_exit(struct worker *w)
 	 */
 	spawn_release(&w->child);
 	ipc_peer_free(&w->peer);
-	free(w->policy);
-	w->policy = NULL;
 	for (pl = w->llm; pl != NULL; pl = pl->next) {
 		pl->w = NULL;
 		broker_cancel(r, pl->handle);
@@ -811,7 +807,6 @@ proc_free(struct worker *w)
 	loop_timer_del(w->run->loop, w->timer);
 	ipc_peer_free(&w->peer);
 	spawn_release(&w->child);
-	free(w->policy);
 	free(w->kill_reason);
 	free(w);
 }

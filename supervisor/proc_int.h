@@ -47,7 +47,7 @@ struct worker {
 	struct node		*node;
 	struct spawn_child	 child;
 	struct ipc_peer		 peer;
-	struct sandbox_policy	*policy;	/* until it exits: 9 KB */
+	const struct sandbox_policy *policy;	/* its profile's, the run's */
 	enum proc_state		 state;
 	uint32_t		 spawn_id;	/* spawn server request in flight */
 	uint64_t		 timer;
