@@ -161,11 +161,8 @@ main(int argc, char **argv)
 	cargv[1] = steps;
 	cargv[2] = NULL;
 	env = spawn_env();
-	memset(&req, 0, sizeof(req));
-	req.bin = child;
-	req.argv = cargv;
-	req.envp = env;
-	req.policy = &pol;
+	req = (struct spawn_req){ .bin = child, .argv = cargv, .envp = env,
+	    .policy = &pol };
 	memset(slots, 0, sizeof(slots));
 	t0 = clock_mono_ns();
 	while (done < n) {

@@ -171,11 +171,8 @@ main(int argc, char **argv)
 	}
 	sandbox_policy_require(&pol, &caps);
 	env = spawn_env();
-	memset(&req, 0, sizeof(req));
-	req.bin = bin;
-	req.argv = wargv;
-	req.envp = env;
-	req.policy = &pol;
+	req = (struct spawn_req){ .bin = bin, .argv = wargv, .envp = env,
+	    .policy = &pol };
 	base = calloc((size_t)n, sizeof(*base));
 	lat = calloc((size_t)n, sizeof(*lat));
 	nsf = calloc((size_t)n, sizeof(*nsf));
