@@ -129,17 +129,18 @@ sandbox_policy_for_profile(struct sandbox_policy *p, const char *name,
 	    "plan, review, test, general)", name == NULL ? "" : name);
 }
 
-/* "v1;a=HEX;w=0;x=0;aw=0;want=HEX;req=HEX;u=N;n=NAME;ws=PATH" (ws last:
- * a path may hold ';'). */
+/* "v1;a=HEX;w=0;x=0;aw=0;want=HEX;req=HEX;u=N;ll=FD;lla=ABI;n=NAME;ws=PATH"
+ * (ws last: a path may hold ';'). */
 int
-sandbox_policy_encode(const struct sandbox_policy *p, unsigned applied,
-    char *buf, size_t len)
+sandbox_policy_encode(const struct sandbox_policy *p,
+    const struct sandbox_phase1 *ph1, char *buf, size_t len)
 {
 	int	 n;
 
 	n = snprintf(buf, len, "v1;a=%x;w=%d;x=%d;aw=%d;want=%x;req=%x;u=%u;"
-	    "n=%s;ws=%s", applied, p->fs_write, p->exec, p->allow_weaker,
-	    p->want, p->require, (unsigned)p->uid, p->name, p->workspace);
+	    "ll=%d;lla=%d;n=%s;ws=%s", ph1->applied, p->fs_write, p->exec,
+	    p->allow_weaker, p->want, p->require, (unsigned)p->uid,
+	    ph1->landlock_fd, ph1->landlock_abi, p->name, p->workspace);
 	if (n < 0 || (size_t)n >= len) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -164,11 +165,12 @@ sandbox_decode_hex(const char *s, unsigned *out)
 
 int
 sandbox_policy_decode(const char *s, struct sandbox_policy *p,
-    unsigned *applied, struct sandbox_error *e)
+    struct sandbox_phase1 *ph1, struct sandbox_error *e)
 {
 	char		 name[SANDBOX_NAME_LEN];
 	const char	*ws, *f;
 	unsigned	 a, want, req, w, x, aw, uid;
+	int		 llfd, llabi;
 	size_t		 n;
 
 	if (s == NULL || strncmp(s, "v1;", 3) != 0)
@@ -180,11 +182,17 @@ sandbox_policy_decode(const char *s, struct sandbox_policy *p,
 	    sandbox_decode_hex(f + 6, &want) == -1 ||
 	    (f = strstr(s, ";req=")) == NULL ||
 	    sandbox_decode_hex(f + 5, &req) == -1 ||
-	    sscanf(s, "v1;a=%*x;w=%u;x=%u;aw=%u;want=%*x;req=%*x;u=%u;",
-	    &w, &x, &aw, &uid) != 4 || w > 1 || x > 1 || aw > 1 ||
+	    sscanf(s, "v1;a=%*x;w=%u;x=%u;aw=%u;want=%*x;req=%*x;u=%u;"
+	    "ll=%d;lla=%d;", &w, &x, &aw, &uid, &llfd, &llabi) != 6 ||
+	    w > 1 || x > 1 || aw > 1 ||
 	    (f = strstr(s, ";n=")) == NULL || (ws = strstr(s, ";ws=")) == NULL ||
 	    ws < f)
 		return sandbox_fail(e, 0, EINVAL, "bad %s", SANDBOX_ENV);
+	/* No ruleset, or one on an fd above stdio with an ABI we know. */
+	if (llfd == -1 ? llabi != 0 : llfd < 3 || llabi < 1 ||
+	    llabi > SANDBOX_LANDLOCK_MAX)
+		return sandbox_fail(e, 0, EINVAL, "bad %s (Landlock ruleset "
+		    "fd %d, ABI %d)", SANDBOX_ENV, llfd, llabi);
 	n = (size_t)(ws - (f + 3));
 	if (n == 0 || n >= sizeof(name))
 		return sandbox_fail(e, 0, EINVAL, "bad %s (name)", SANDBOX_ENV);
@@ -200,8 +208,11 @@ sandbox_policy_decode(const char *s, struct sandbox_policy *p,
 	p->want = want;
 	p->require = req;
 	p->uid = (uid_t)uid;
-	if (applied != NULL)
-		*applied = a & SANDBOX_PHASE1;
+	if (ph1 != NULL) {
+		ph1->applied = a & SANDBOX_PHASE1;
+		ph1->landlock_fd = llfd;
+		ph1->landlock_abi = llabi;
+	}
 	return 0;
 }
 
@@ -423,6 +434,7 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
 	sb->pid = -1;
 	sb->notify_fd = -1;
 	sb->sock[0] = sb->sock[1] = -1;
+	sb->landlock_fd = -1;
 	if (sb->policy.workspace[0] != '/')
 		return sandbox_fail(e, 0, EINVAL, "workspace must be absolute");
 	if (sandbox_caps_cached)
@@ -456,8 +468,11 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
 		planned |= SANDBOX_IPCNS;
 	if (sb->caps.landlock_abi == 0)
 		missing = SANDBOX_LANDLOCK;
-	else
+	else {
 		missing = 0;
+		if (p->want & SANDBOX_LANDLOCK)
+			sandbox_landlock_preopen();
+	}
 	if (!sb->caps.seccomp)
 		missing |= SANDBOX_SECCOMP;
 	missing |= p->require & SANDBOX_PHASE1 & ~planned;
@@ -518,14 +533,47 @@ sandbox_fork_clone(int flags, void *arg)
 	return sandbox_ns_clone(flags);
 }
 
-/* The parent's end of the seccomp-notify channel, if asked for. */
+/*
+ * Before the clone: the seccomp-notify channel if asked for, and the
+ * Landlock ruleset with the rules on what the child sees as we do (the
+ * child adds those on its own mounts). Building it here, from the paths
+ * this process opened once, is what makes the layer cheap per child.
+ */
 static int
-sandbox_sock_open(struct sandbox *sb, struct sandbox_error *e)
+sandbox_parent_open(struct sandbox *sb, struct sandbox_error *e)
 {
+	int	 fd;
+
 	if (sb->use_notify && socketpair(AF_UNIX, SOCK_SEQPACKET |
 	    SOCK_CLOEXEC, 0, sb->sock) == -1)
 		return sandbox_fail(e, 0, errno, "socketpair");
+	if (!(sb->policy.want & SANDBOX_LANDLOCK) || sb->caps.landlock_abi < 1)
+		return 0;
+	if ((fd = sandbox_landlock_ruleset(&sb->policy, sb->caps.landlock_abi,
+	    e)) == -1)
+		return -1;
+	/* Out of the way of the caller's dup2s in the child. */
+	if (fd < SANDBOX_FD_OWN) {
+		sb->landlock_fd = fcntl(fd, F_DUPFD_CLOEXEC, SANDBOX_FD_OWN);
+		close(fd);
+		if (sb->landlock_fd == -1)
+			return sandbox_fail(e, SANDBOX_LANDLOCK, errno,
+			    "move the Landlock ruleset to an fd from %d up",
+			    SANDBOX_FD_OWN);
+	} else
+		sb->landlock_fd = fd;
+	sb->landlock_abi = sb->caps.landlock_abi;
 	return 0;
+}
+
+/* Our copy of the ruleset, once the child has its own (or none). */
+static void
+sandbox_ruleset_close(struct sandbox *sb)
+{
+	if (sb->landlock_fd != -1) {
+		close(sb->landlock_fd);
+		sb->landlock_fd = -1;
+	}
 }
 
 /* In the child: no pid, and not the parent's end of the channel. */
@@ -542,6 +590,7 @@ sandbox_forked_child(struct sandbox *sb)
 static void
 sandbox_forked_parent(struct sandbox *sb, pid_t pid)
 {
+	sandbox_ruleset_close(sb);
 	sb->pid = pid;
 	if (sb->sock[1] != -1) {
 		close(sb->sock[1]);
@@ -554,10 +603,12 @@ sandbox_fork(struct sandbox *sb, struct sandbox_error *e)
 {
 	pid_t	 pid;
 
-	if (sandbox_sock_open(sb, e) == -1)
+	if (sandbox_parent_open(sb, e) == -1)
 		return -1;
-	if ((pid = sandbox_clone(sb, sandbox_fork_clone, NULL, e)) == -1)
+	if ((pid = sandbox_clone(sb, sandbox_fork_clone, NULL, e)) == -1) {
+		sandbox_ruleset_close(sb);
 		return -1;
+	}
 	if (pid == 0)
 		sandbox_forked_child(sb);
 	else
@@ -647,7 +698,7 @@ sandbox_spawn(struct sandbox *sb, sandbox_spawn_fn fn, void *arg,
 
 	if (!SANDBOX_SANITIZER && sandbox_spawn_stack_get(e) == -1)
 		return -1;
-	if (sandbox_sock_open(sb, e) == -1)
+	if (sandbox_parent_open(sb, e) == -1)
 		return -1;
 	s.sb = sb;
 	s.fn = fn;
@@ -657,15 +708,18 @@ sandbox_spawn(struct sandbox *sb, sandbox_spawn_fn fn, void *arg,
 	sigprocmask(SIG_SETMASK, &all, &old);
 	pid = sandbox_clone(sb, sandbox_spawn_clone, &s, e);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (pid == -1)
+	if (pid == -1) {
+		sandbox_ruleset_close(sb);
 		return -1;
+	}
 	sandbox_forked_parent(sb, pid);
 	return pid;
 }
 
-/* close_range around the fds kept (0-2 and keep[]). */
+/* close_range around the fds kept (0-2, keep[] and the two others). */
 static int
-sandbox_closefds(const int *keep, int nkeep, int also, struct sandbox_error *e)
+sandbox_closefds(const int *keep, int nkeep, int also, int also2,
+    struct sandbox_error *e)
 {
 	int	 fds[72], n = 0, i, j, t, lo;
 
@@ -680,6 +734,8 @@ sandbox_closefds(const int *keep, int nkeep, int also, struct sandbox_error *e)
 			fds[n++] = keep[i];
 	if (also > 2)
 		fds[n++] = also;
+	if (also2 > 2)
+		fds[n++] = also2;
 	for (i = 1; i < n; i++)
 		for (j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
 			t = fds[j];
@@ -700,12 +756,27 @@ sandbox_closefds(const int *keep, int nkeep, int also, struct sandbox_error *e)
 	return 0;
 }
 
+void
+sandbox_close_from(const struct sandbox *sb, int lowfd)
+{
+	int	 ll = sb->landlock_fd;
+
+	if (ll >= lowfd) {
+		if (ll > lowfd)
+			(void)syscall(SYS_close_range, (unsigned)lowfd,
+			    (unsigned)ll - 1, 0U);
+		lowfd = ll + 1;
+	}
+	(void)syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0U);
+}
+
 /* Phase 1 after the pid-1 split: in the process that will exec. */
 static int
 sandbox_child_rest(struct sandbox *sb, const int *keep, int nkeep,
     unsigned a, struct sandbox_error *e)
 {
 	const struct sandbox_policy	*p = &sb->policy;
+	struct sandbox_phase1		 ph1;
 	int				 nproc = 0;
 
 	if (setsid() == -1)
@@ -730,12 +801,30 @@ sandbox_child_rest(struct sandbox *sb, const int *keep, int nkeep,
 			return -1;
 		a |= SANDBOX_UIDDROP;
 	}
-	if (sandbox_closefds(keep, nkeep, sb->sock[1], e) == -1)
+	/*
+	 * The parent's Landlock ruleset (sandbox_parent_open), with the
+	 * rules for our own mounts now that they are done. Phase 2
+	 * restricts itself with it, so it stays open across the exec.
+	 */
+	if (sb->landlock_fd != -1) {
+		if (sandbox_landlock_ruleset_own(sb->landlock_fd, p,
+		    sb->landlock_abi, e) == -1)
+			return -1;
+		if (fcntl(sb->landlock_fd, F_SETFD, 0) == -1)
+			return sandbox_fail(e, SANDBOX_LANDLOCK, errno,
+			    "keep the Landlock ruleset (fd %d) across exec",
+			    sb->landlock_fd);
+	}
+	if (sandbox_closefds(keep, nkeep, sb->sock[1], sb->landlock_fd,
+	    e) == -1)
 		return -1;
 	a |= SANDBOX_CLOSEFDS;
 	sb->applied = a;
+	ph1.applied = a;
+	ph1.landlock_fd = sb->landlock_fd;
+	ph1.landlock_abi = sb->landlock_fd != -1 ? sb->landlock_abi : 0;
 	memcpy(sb->env, SANDBOX_ENV "=", sizeof(SANDBOX_ENV));
-	if (sandbox_policy_encode(p, a, sb->env + sizeof(SANDBOX_ENV),
+	if (sandbox_policy_encode(p, &ph1, sb->env + sizeof(SANDBOX_ENV),
 	    sizeof(sb->env) - sizeof(SANDBOX_ENV)) == -1)
 		return sandbox_fail(e, 0, ENAMETOOLONG, "encode %s",
 		    SANDBOX_ENV);
@@ -795,13 +884,16 @@ sandbox_child_init(struct sandbox *sb, const int *keep, int nkeep,
 			return sandbox_fail(e, SANDBOX_PIDNS, errno,
 			    "clone the command from pid 1");
 		munmap(stack, SANDBOX_VFORK_STACK);
+		sandbox_ruleset_close(sb);	/* the command has its own */
 		sandbox_ns_init(pid);
 	}
 	if ((pid = fork()) == -1)
 		return sandbox_fail(e, SANDBOX_PIDNS, errno,
 		    "fork the command from pid 1");
-	if (pid != 0)
+	if (pid != 0) {
+		sandbox_ruleset_close(sb);
 		sandbox_ns_init(pid);
+	}
 	sandbox_ns_init_restore(&v.old);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	return 0;
@@ -858,33 +950,48 @@ done:
 /* phase 2 */
 
 static int
-sandbox_phase2(const struct sandbox_policy *p, unsigned applied, int scflags,
-    int *notify_fd, uid_t uid, int cgroup, struct sandbox_report *r,
-    struct sandbox_error *e)
+sandbox_phase2(const struct sandbox_policy *p, const struct sandbox_phase1 *ph1,
+    int scflags, int *notify_fd, uid_t uid, int cgroup,
+    struct sandbox_report *r, struct sandbox_error *e)
 {
-	int	 abi = 0;
+	unsigned	 applied = ph1->applied;
+	int		 abi = 0, llfd = ph1->landlock_fd, rc;
 
 	sandbox_report_init(r, p->require);
 	if (sandbox_caps_drop(e) == -1)
-		return -1;
+		goto fail;
 	applied |= SANDBOX_CAPS;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1)
-		return sandbox_fail(e, SANDBOX_NNP, errno,
-		    "PR_SET_NO_NEW_PRIVS");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		sandbox_fail(e, SANDBOX_NNP, errno, "PR_SET_NO_NEW_PRIVS");
+		goto fail;
+	}
 	applied |= SANDBOX_NNP;
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1)
-		return sandbox_fail(e, SANDBOX_NODUMP, errno,
-		    "PR_SET_DUMPABLE 0");
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == -1) {
+		sandbox_fail(e, SANDBOX_NODUMP, errno, "PR_SET_DUMPABLE 0");
+		goto fail;
+	}
 	applied |= SANDBOX_NODUMP;
-	if ((p->want & SANDBOX_LANDLOCK) &&
-	    sandbox_landlock_apply(p, &abi, e) == 0) {
+	if (!(p->want & SANDBOX_LANDLOCK))
+		rc = -1;
+	else if (llfd != -1) {
+		/* Phase 1's ruleset (sandbox_child_rest); closed either way. */
+		rc = sandbox_landlock_restrict(llfd, ph1->landlock_abi, e);
+		llfd = -1;
+		abi = rc == 0 ? ph1->landlock_abi : 0;
+	} else
+		rc = sandbox_landlock_apply(p, &abi, e);
+	if (rc == 0)
 		applied |= sandbox_landlock_layers(abi);
-	} else if (!(p->want & SANDBOX_LANDLOCK) || e->missing) {
+	else if (!(p->want & SANDBOX_LANDLOCK) || e->missing) {
 		if (sandbox_lack(p, SANDBOX_LANDLOCK, r->note, sizeof(r->note),
 		    e) == -1)
-			return -1;
+			goto fail;
 	} else
-		return -1;
+		goto fail;
+	if (llfd != -1) {
+		close(llfd);
+		llfd = -1;
+	}
 	if (SANDBOX_SANITIZER && (scflags & SANDBOX_SECCOMP_SELF))
 		sandbox_note(r->note, sizeof(r->note), "sanitizer build: "
 		    "ptrace and PR_SET_DUMPABLE allowed for LeakSanitizer");
@@ -901,6 +1008,11 @@ sandbox_phase2(const struct sandbox_policy *p, unsigned applied, int scflags,
 		    "profile %s requires %s", p->name, names);
 	}
 	return 0;
+fail:
+	/* Never leave an unapplied ruleset to what runs next. */
+	if (llfd != -1)
+		close(llfd);
+	return -1;
 }
 
 int
@@ -908,13 +1020,13 @@ sandbox_enter(const struct sandbox_policy *p, struct sandbox_report *r,
     struct sandbox_error *e)
 {
 	struct sandbox_policy	 envp;
+	struct sandbox_phase1	 ph1 = { 0, -1, 0 };
 	const char		*env;
-	unsigned		 applied = 0;
 	int			 nfd;
 
 	env = getenv(SANDBOX_ENV);
 	if (env != NULL) {
-		if (sandbox_policy_decode(env, &envp, &applied, e) == -1)
+		if (sandbox_policy_decode(env, &envp, &ph1, e) == -1)
 			return -1;
 		if (p == NULL)
 			p = &envp;
@@ -927,10 +1039,11 @@ sandbox_enter(const struct sandbox_policy *p, struct sandbox_report *r,
 	} else if (p == NULL)
 		return sandbox_fail(e, 0, EINVAL, "no policy and no %s",
 		    SANDBOX_ENV);
-	if (sandbox_phase2(p, applied, SANDBOX_SECCOMP_SELF, &nfd,
-	    (applied & SANDBOX_UIDDROP) ? geteuid() : 0,
-	    (applied & SANDBOX_PIDS) && (applied & SANDBOX_UIDDROP) == 0 &&
-	    getuid() == 0, r, e) == -1)
+	if (sandbox_phase2(p, &ph1, SANDBOX_SECCOMP_SELF, &nfd,
+	    (ph1.applied & SANDBOX_UIDDROP) ? geteuid() : 0,
+	    (ph1.applied & SANDBOX_PIDS) &&
+	    (ph1.applied & SANDBOX_UIDDROP) == 0 && getuid() == 0, r,
+	    e) == -1)
 		return -1;
 	return 0;
 }
@@ -939,9 +1052,10 @@ int
 sandbox_apply_self(const struct sandbox_policy *p, struct sandbox_report *r,
     struct sandbox_error *e)
 {
-	char		 note[SANDBOX_ERR_LEN] = "";
-	unsigned	 a = 0;
-	int		 nfd;
+	char			 note[SANDBOX_ERR_LEN] = "";
+	struct sandbox_phase1	 ph1 = { 0, -1, 0 };
+	unsigned		 a = 0;
+	int			 nfd;
 
 	if (setsid() != -1 || errno == EPERM)
 		a |= SANDBOX_SETSID;
@@ -949,7 +1063,8 @@ sandbox_apply_self(const struct sandbox_policy *p, struct sandbox_report *r,
 	    (int)p->limits.nproc : 0, note, sizeof(note), e) == -1)
 		return -1;
 	a |= SANDBOX_RLIMITS | (getuid() != 0 ? SANDBOX_PIDS : 0);
-	if (sandbox_phase2(p, a, SANDBOX_SECCOMP_SELF, &nfd, 0, 0, r,
+	ph1.applied = a;
+	if (sandbox_phase2(p, &ph1, SANDBOX_SECCOMP_SELF, &nfd, 0, 0, r,
 	    e) == -1 && !(p->allow_weaker && e->missing))
 		return -1;
 	if (note[0] != '\0')
@@ -991,9 +1106,14 @@ sandbox_enter_exec(struct sandbox *sb, struct sandbox_report *r,
     struct sandbox_error *e)
 {
 	struct sandbox_msg	 m;
+	struct sandbox_phase1	 ph1;
 	int			 nfd = -1, rc;
 
-	rc = sandbox_phase2(&sb->policy, sb->applied, sb->use_notify ?
+	ph1.applied = sb->applied;
+	ph1.landlock_fd = sb->landlock_fd;
+	ph1.landlock_abi = sb->landlock_abi;
+	sb->landlock_fd = -1;		/* phase 2 closes it */
+	rc = sandbox_phase2(&sb->policy, &ph1, sb->use_notify ?
 	    SANDBOX_SECCOMP_NOTIFY : 0, &nfd, sb->policy.uid,
 	    sb->cgroup[0] != '\0', r, e);
 	if (sb->note[0] != '\0')

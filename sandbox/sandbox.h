@@ -21,7 +21,9 @@
  *   parent	sandbox_kill(), sandbox_release()
  *
  * The child passes what phase 1 applied to phase 2 across exec in the
- * environment variable SANDBOX_ENV (so exec with environ, or copy it).
+ * environment variable SANDBOX_ENV (so exec with environ, or copy it),
+ * with the Landlock ruleset it built after its mounts: an fd left open
+ * across the exec, which phase 2 restricts itself with and closes.
  * sandbox_enter() removes it and fills a report whose short strings go into
  * the worker's hello; the supervisor checks them with sandbox_report_check().
  *
@@ -143,6 +145,13 @@ struct sandbox_caps {
 	char		 detail[SANDBOX_LAYER_LEN * 4];	/* why not, if not */
 };
 
+/* What phase 1 hands to phase 2 across the exec (in SANDBOX_ENV). */
+struct sandbox_phase1 {
+	unsigned	 applied;	/* the phase 1 bits applied */
+	int		 landlock_fd;	/* its Landlock ruleset, or -1 */
+	int		 landlock_abi;	/* the ruleset's ABI, 0 if none */
+};
+
 /* Parent-side state of one sandboxed child. */
 struct sandbox {
 	struct sandbox_policy	 policy;
@@ -160,6 +169,8 @@ struct sandbox {
 	int			 sock[2];	/* parent/child channel, or -1 */
 	int			 execs;		/* execve calls let through */
 	int			 direct;	/* sandbox_spawn: no init */
+	int			 landlock_fd;	/* child: phase 1's ruleset */
+	int			 landlock_abi;
 	char			 note[SANDBOX_ERR_LEN];
 	/* "WARREN_SANDBOX=...": put it in the environment you exec with. */
 	char			 env[SANDBOX_ENV_LEN];
@@ -185,10 +196,11 @@ int	 sandbox_policy_init(struct sandbox_policy *p, const char *name,
 void	 sandbox_policy_require(struct sandbox_policy *p,
 	    const struct sandbox_caps *c);
 /* Serialise to one line (for SANDBOX_ENV / argv); 0 or -1 (ENAMETOOLONG). */
-int	 sandbox_policy_encode(const struct sandbox_policy *p, unsigned applied,
-	    char *buf, size_t len);
+int	 sandbox_policy_encode(const struct sandbox_policy *p,
+	    const struct sandbox_phase1 *ph1, char *buf, size_t len);
+/* ph1 may be NULL. */
 int	 sandbox_policy_decode(const char *s, struct sandbox_policy *p,
-	    unsigned *applied, struct sandbox_error *e);
+	    struct sandbox_phase1 *ph1, struct sandbox_error *e);
 
 /* sandbox.c: the two phases */
 int	 sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
@@ -214,12 +226,15 @@ pid_t	 sandbox_fork(struct sandbox *sb, struct sandbox_error *e);
 typedef void	(*sandbox_spawn_fn)(struct sandbox *, void *);
 pid_t	 sandbox_spawn(struct sandbox *sb, sandbox_spawn_fn fn, void *arg,
 	    struct sandbox_error *e);
-/* In the child: keep fds 0-2 and keep[0..nkeep-1] (at most 64); fills
- * sb->env. With a pid namespace, unless from sandbox_spawn, this forks: the
+/* In the child: keep fds 0-2 and keep[0..nkeep-1] (at most 64) and the
+ * Landlock ruleset for phase 2 (sb->landlock_fd); fills sb->env. With a pid namespace, unless from sandbox_spawn, this forks: the
  * caller continues in pid 2, pid 1 stays. The caller must not have made the child a process group
  * leader (setpgid): sandbox_child starts a session. */
 int	 sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 	    struct sandbox_error *e);
+/* In the child after sandbox_child: close every fd from lowfd up but the
+ * ruleset phase 2 needs. */
+void	 sandbox_close_from(const struct sandbox *sb, int lowfd);
 /* `sandbox exec`: phase 2 in the child just before exec; with
  * sb->use_notify the listener and the report go to the parent. */
 int	 sandbox_enter_exec(struct sandbox *sb, struct sandbox_report *r,

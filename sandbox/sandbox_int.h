@@ -66,8 +66,27 @@ int	 sandbox_cgroup_kill(const char *path, int version);
 void	 sandbox_cgroup_remove(const char *path, int version);
 int	 sandbox_cgroup_sweep_dir(const char *base);
 
+/* Below this the caller arranges the child's fds (dup2 onto 3, 4, ...);
+ * the fds the sandbox itself keeps open are moved to it or above. */
+#define SANDBOX_FD_OWN	10
+
 /* sandbox_landlock.c */
+#define SANDBOX_LANDLOCK_MAX	7	/* the highest ABI this code knows */
 int	 sandbox_landlock_abi(void);
+/* Parent, before it sandboxes children: open the paths every ruleset has
+ * (once per process; best effort, a child opens what is not open). */
+void	 sandbox_landlock_preopen(void);
+/* A ruleset for p at ABI abi, its fd (close-on-exec), or -1: the rules on
+ * what a child sees as its parent does. */
+int	 sandbox_landlock_ruleset(const struct sandbox_policy *p, int abi,
+	    struct sandbox_error *e);
+/* Then, in the child after its mounts, its own /proc, /tmp and /dev/shm.
+ * A rfd that is not a ruleset fails (EBADFD): nothing weaker is built. */
+int	 sandbox_landlock_ruleset_own(int rfd, const struct sandbox_policy *p,
+	    int abi, struct sandbox_error *e);
+/* Restrict the calling thread (no_new_privs set) with ruleset rfd; closes
+ * rfd either way. */
+int	 sandbox_landlock_restrict(int rfd, int abi, struct sandbox_error *e);
 int	 sandbox_landlock_apply(const struct sandbox_policy *p, int *abi,
 	    struct sandbox_error *e);
 int	 sandbox_landlock_apply_max(const struct sandbox_policy *p,

@@ -12,8 +12,17 @@
  * the workspace readable, writable for read-write profiles, executable for
  * exec profiles; /tmp and /dev/shm writable for read-write profiles; a few
  * character devices (/dev/null, /dev/zero, /dev/urandom) usable; /dev only
- * listable. Anything else, $HOME and block devices included, is denied. No TCP bind or connect (ABI >= 4);
- * signals and abstract unix sockets scoped to the sandbox (ABI >= 6).
+ * listable. Anything else, $HOME and block devices included, is denied. No
+ * TCP bind or connect (ABI >= 4); signals and abstract unix sockets scoped
+ * to the sandbox (ABI >= 6).
+ *
+ * Building the ruleset is most of the layer's cost: an open, an fstat, a
+ * rule and a close per path. So the parent builds it before the clone,
+ * from fds it opened once (sandbox_landlock_preopen) for the paths no
+ * mount of ours replaces; the child adds its own /proc (and /tmp and
+ * /dev/shm) after its mounts and hands the ruleset across its exec to
+ * phase 2, which only restricts itself with it (docs/sandbox.md,
+ * "Landlock's ruleset, built before the exec").
  */
 #include <sys/types.h>
 #include <sys/prctl.h>
@@ -23,14 +32,13 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-
 #include "sandbox/sandbox_int.h"
-
-#define SANDBOX_LANDLOCK_MAX	7
 
 /* ABI 1 and 2 (also in Debian 12's header). */
 #define LL_FS_EXECUTE		(1ULL << 0)
@@ -82,18 +90,46 @@ struct sandbox_ll_path {
 			 LL_FS_TRUNCATE | LL_FS_IOCTL_DEV)
 
 /*
+ * The paths every sandbox gets a rule for and no mount of ours replaces
+ * (not /proc, /tmp or /dev/shm: a child's mount namespace has its own).
  * Not /dev or /sys as a whole: root without capabilities still owns the
  * block devices (raw disk reads would bypass every path rule) and many
  * sysfs files. /sys/devices/system has the CPU and NUMA topology libc and
  * runtimes read.
  */
-static const char *const sandbox_landlock_system[] = {
-	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-	"/etc", "/opt", "/proc", "/sys/devices/system",
+enum sandbox_ll_kind {
+	LL_KIND_SYS,		/* read (and execute for exec profiles) */
+	LL_KIND_DEVDIR,		/* list only */
+	LL_KIND_DEV,		/* a character device to use */
 };
-static const char *const sandbox_landlock_devices[] = {
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+static const struct sandbox_ll_fixed {
+	const char	*path;
+	int		 kind;
+} sandbox_ll_fixed[] = {
+	{ "/usr", LL_KIND_SYS }, { "/bin", LL_KIND_SYS },
+	{ "/sbin", LL_KIND_SYS }, { "/lib", LL_KIND_SYS },
+	{ "/lib32", LL_KIND_SYS }, { "/lib64", LL_KIND_SYS },
+	{ "/libx32", LL_KIND_SYS }, { "/etc", LL_KIND_SYS },
+	{ "/opt", LL_KIND_SYS }, { "/sys/devices/system", LL_KIND_SYS },
+	{ "/dev", LL_KIND_DEVDIR },
+	{ "/dev/null", LL_KIND_DEV }, { "/dev/zero", LL_KIND_DEV },
+	{ "/dev/full", LL_KIND_DEV }, { "/dev/random", LL_KIND_DEV },
+	{ "/dev/urandom", LL_KIND_DEV },
 };
+#define SANDBOX_LL_NFIXED	(sizeof(sandbox_ll_fixed) / \
+				 sizeof(sandbox_ll_fixed[0]))
+
+/*
+ * sandbox_ll_fixed opened once per process (sandbox_landlock_preopen) for
+ * the rulesets it builds: fd -1 for a path this machine lacks, or one
+ * another rule already covers (/bin when it is a symlink to /usr/bin).
+ * Only this process uses them; a child's close_range drops its copies.
+ */
+static struct {
+	int	 ready;
+	int	 fd[SANDBOX_LL_NFIXED];
+	int	 dir[SANDBOX_LL_NFIXED];
+} sandbox_ll_open;
 
 int
 sandbox_landlock_abi(void)
@@ -122,16 +158,30 @@ sandbox_landlock_handled(int abi)
 	return fs;
 }
 
-/* Add a rule for path; a missing path is skipped (not every system has
- * /lib32). Rights not handled at this ABI, or not for files, are masked. */
-static int
-sandbox_landlock_rule(int rfd, const char *path, uint64_t access,
-    uint64_t handled, struct sandbox_error *e)
+static uint64_t
+sandbox_ll_fixed_access(int kind, const struct sandbox_policy *p)
 {
-	struct sandbox_ll_path	 pb;
-	struct stat		 st;
-	int			 fd, saved;
+	switch (kind) {
+	case LL_KIND_SYS:
+		return LL_READ | (p->exec ? LL_FS_EXECUTE : 0);
+	case LL_KIND_DEVDIR:
+		return LL_FS_READ_DIR;
+	default:
+		return LL_FS_READ_FILE | LL_FS_IOCTL_DEV |
+		    (p->fs_write || p->exec ? LL_FS_WRITE_FILE : 0);
+	}
+}
 
+/* Open path for a rule: the fd and whether it is a directory, 0 and fd -1
+ * if it is missing (not every system has /lib32), or -1. */
+static int
+sandbox_landlock_open(const char *path, int *fdp, int *dirp,
+    struct sandbox_error *e)
+{
+	struct stat	 st;
+	int		 fd, saved;
+
+	*fdp = -1;
 	if ((fd = open(path, O_PATH | O_CLOEXEC)) == -1) {
 		if (errno == ENOENT || errno == ENOTDIR || errno == EACCES)
 			return 0;
@@ -144,20 +194,111 @@ sandbox_landlock_rule(int rfd, const char *path, uint64_t access,
 		return sandbox_fail(e, SANDBOX_LANDLOCK, saved, "stat %s",
 		    path);
 	}
-	if (!S_ISDIR(st.st_mode))
+	*fdp = fd;
+	*dirp = S_ISDIR(st.st_mode);
+	return 0;
+}
+
+/* A rule for the file or directory at fd. Rights not handled at this ABI,
+ * or not for files, are masked. */
+static int
+sandbox_landlock_rule_fd(int rfd, int fd, int dir, const char *path,
+    uint64_t access, uint64_t handled, struct sandbox_error *e)
+{
+	struct sandbox_ll_path	 pb;
+
+	if (!dir)
 		access &= LL_FILE;
 	memset(&pb, 0, sizeof(pb));
 	pb.allowed_access = access & handled;
 	pb.parent_fd = fd;
 	if (pb.allowed_access != 0 && syscall(SYS_landlock_add_rule, rfd,
-	    LL_RULE_PATH_BENEATH, &pb, 0) == -1) {
-		saved = errno;
-		close(fd);
-		return sandbox_fail(e, SANDBOX_LANDLOCK, saved,
+	    LL_RULE_PATH_BENEATH, &pb, 0) == -1)
+		return sandbox_fail(e, SANDBOX_LANDLOCK, errno,
 		    "landlock_add_rule %s", path);
-	}
-	close(fd);
 	return 0;
+}
+
+/* Add a rule for path; a missing path is skipped. */
+static int
+sandbox_landlock_rule(int rfd, const char *path, uint64_t access,
+    uint64_t handled, struct sandbox_error *e)
+{
+	int	 fd, dir, rc;
+
+	if (sandbox_landlock_open(path, &fd, &dir, e) == -1)
+		return -1;
+	if (fd == -1)
+		return 0;
+	rc = sandbox_landlock_rule_fd(rfd, fd, dir, path, access, handled, e);
+	close(fd);
+	return rc;
+}
+
+/*
+ * Is fixed path i a symlink into another system directory of the table,
+ * whose rule (the same rights) already covers it? On a merged-/usr system
+ * /bin, /sbin, /lib and /lib64 are: Landlock checks the resolved path.
+ */
+static int
+sandbox_ll_covered(size_t i)
+{
+	char		 real[PATH_MAX];
+	struct stat	 st;
+	size_t		 j, len;
+
+	if (sandbox_ll_fixed[i].kind != LL_KIND_SYS ||
+	    lstat(sandbox_ll_fixed[i].path, &st) == -1 || !S_ISLNK(st.st_mode) ||
+	    realpath(sandbox_ll_fixed[i].path, real) == NULL)
+		return 0;
+	for (j = 0; j < SANDBOX_LL_NFIXED; j++) {
+		if (j == i || sandbox_ll_fixed[j].kind != LL_KIND_SYS ||
+		    sandbox_ll_open.fd[j] == -1 || !sandbox_ll_open.dir[j] ||
+		    lstat(sandbox_ll_fixed[j].path, &st) == -1 ||
+		    !S_ISDIR(st.st_mode))
+			continue;
+		len = strlen(sandbox_ll_fixed[j].path);
+		if (strncmp(real, sandbox_ll_fixed[j].path, len) == 0 &&
+		    (real[len] == '/' || real[len] == '\0'))
+			return 1;
+	}
+	return 0;
+}
+
+void
+sandbox_landlock_preopen(void)
+{
+	struct sandbox_error	 e;
+	size_t			 i;
+	int			 fd, high;
+
+	if (sandbox_ll_open.ready)
+		return;
+	for (i = 0; i < SANDBOX_LL_NFIXED; i++) {
+		if (sandbox_landlock_open(sandbox_ll_fixed[i].path, &fd,
+		    &sandbox_ll_open.dir[i], &e) == -1)
+			goto undo;
+		/* Out of the way of a caller's dup2 onto a low fd. */
+		if (fd != -1 && fd < SANDBOX_FD_OWN) {
+			high = fcntl(fd, F_DUPFD_CLOEXEC, SANDBOX_FD_OWN);
+			close(fd);
+			if ((fd = high) == -1)
+				goto undo;
+		}
+		sandbox_ll_open.fd[i] = fd;
+	}
+	for (i = 0; i < SANDBOX_LL_NFIXED; i++)
+		if (sandbox_ll_open.fd[i] != -1 && sandbox_ll_covered(i)) {
+			close(sandbox_ll_open.fd[i]);
+			sandbox_ll_open.fd[i] = -1;
+		}
+	sandbox_ll_open.ready = 1;
+	return;
+undo:
+	/* Each ruleset opens the paths itself, and reports what fails. */
+	while (i-- > 0)
+		if (sandbox_ll_open.fd[i] != -1)
+			close(sandbox_ll_open.fd[i]);
 }
 
 /*
@@ -233,43 +374,54 @@ sandbox_landlock_program(int rfd, const char *path, uint64_t handled,
 	return 0;
 }
 
+/* The rules on what every child sees as we do: the fixed paths, the
+ * workspace (bound back at the same place), the program. */
 static int
-sandbox_landlock_rules(int rfd, const struct sandbox_policy *p,
+sandbox_landlock_rules_shared(int rfd, const struct sandbox_policy *p,
     uint64_t handled, struct sandbox_error *e)
 {
-	uint64_t	 sys, ws;
+	uint64_t	 access;
 	size_t		 i;
+	int		 rc;
 
-	sys = LL_READ | (p->exec ? LL_FS_EXECUTE : 0);
-	for (i = 0; i < sizeof(sandbox_landlock_system) /
-	    sizeof(sandbox_landlock_system[0]); i++)
-		if (sandbox_landlock_rule(rfd, sandbox_landlock_system[i], sys,
-		    handled, e) == -1)
-			return -1;
-	/* /dev: listing only, then the few devices below. */
-	if (sandbox_landlock_rule(rfd, "/dev", LL_FS_READ_DIR, handled,
-	    e) == -1)
-		return -1;
-	for (i = 0; i < sizeof(sandbox_landlock_devices) /
-	    sizeof(sandbox_landlock_devices[0]); i++)
-		if (sandbox_landlock_rule(rfd, sandbox_landlock_devices[i],
-		    LL_FS_READ_FILE | LL_FS_IOCTL_DEV | (p->fs_write ||
-		    p->exec ? LL_FS_WRITE_FILE : 0), handled, e) == -1)
-			return -1;
-	ws = LL_READ | (p->exec ? LL_FS_EXECUTE : 0) |
-	    (p->fs_write ? LL_WRITE : 0);
-	if (sandbox_landlock_rule(rfd, p->workspace[0] != '\0' ?
-	    p->workspace : ".", ws, handled, e) == -1)
-		return -1;
-	if (p->fs_write) {
-		if (sandbox_landlock_rule(rfd, "/tmp", LL_READ | LL_WRITE |
-		    (p->exec ? LL_FS_EXECUTE : 0), handled, e) == -1 ||
-		    sandbox_landlock_rule(rfd, "/dev/shm", LL_READ | LL_WRITE,
-		    handled, e) == -1)
+	for (i = 0; i < SANDBOX_LL_NFIXED; i++) {
+		access = sandbox_ll_fixed_access(sandbox_ll_fixed[i].kind, p);
+		if (!sandbox_ll_open.ready)
+			rc = sandbox_landlock_rule(rfd, sandbox_ll_fixed[i].path,
+			    access, handled, e);
+		else if (sandbox_ll_open.fd[i] != -1)
+			rc = sandbox_landlock_rule_fd(rfd, sandbox_ll_open.fd[i],
+			    sandbox_ll_open.dir[i], sandbox_ll_fixed[i].path,
+			    access, handled, e);
+		else
+			rc = 0;
+		if (rc == -1)
 			return -1;
 	}
+	access = sandbox_ll_fixed_access(LL_KIND_SYS, p) |
+	    (p->fs_write ? LL_WRITE : 0);
+	if (sandbox_landlock_rule(rfd, p->workspace[0] != '\0' ?
+	    p->workspace : ".", access, handled, e) == -1)
+		return -1;
 	if (p->program[0] != '\0' && sandbox_landlock_program(rfd,
 	    p->program, handled, e) == -1)
+		return -1;
+	return 0;
+}
+
+/* The rules on what a child's mount namespace replaces: /proc (fresh with
+ * a pid namespace), and /tmp and /dev/shm (private) for read-write. */
+static int
+sandbox_landlock_rules_own(int rfd, const struct sandbox_policy *p,
+    uint64_t handled, struct sandbox_error *e)
+{
+	if (sandbox_landlock_rule(rfd, "/proc", sandbox_ll_fixed_access(
+	    LL_KIND_SYS, p), handled, e) == -1)
+		return -1;
+	if (p->fs_write && (sandbox_landlock_rule(rfd, "/tmp", LL_READ |
+	    LL_WRITE | (p->exec ? LL_FS_EXECUTE : 0), handled, e) == -1 ||
+	    sandbox_landlock_rule(rfd, "/dev/shm", LL_READ | LL_WRITE, handled,
+	    e) == -1))
 		return -1;
 	return 0;
 }
@@ -308,8 +460,7 @@ int
 sandbox_landlock_apply_max(const struct sandbox_policy *p, int maxabi,
     int *abip, struct sandbox_error *e)
 {
-	struct sandbox_ll_attr	 attr;
-	int			 abi, rfd, saved;
+	int	 abi, rfd;
 
 	*abip = 0;
 	if ((abi = sandbox_landlock_abi()) < 1)
@@ -320,6 +471,33 @@ sandbox_landlock_apply_max(const struct sandbox_policy *p, int maxabi,
 		    "Landlock ABI limit %d (at least 1)", maxabi);
 	if (abi > maxabi)
 		abi = maxabi;
+	if ((rfd = sandbox_landlock_ruleset(p, abi, e)) == -1)
+		return -1;
+	if (sandbox_landlock_ruleset_own(rfd, p, abi, e) == -1) {
+		close(rfd);
+		return -1;
+	}
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
+		sandbox_fail(e, SANDBOX_NNP, errno, "PR_SET_NO_NEW_PRIVS");
+		close(rfd);
+		return -1;
+	}
+	if (sandbox_landlock_restrict(rfd, abi, e) == -1)
+		return -1;
+	*abip = abi;
+	return 0;
+}
+
+int
+sandbox_landlock_ruleset(const struct sandbox_policy *p, int abi,
+    struct sandbox_error *e)
+{
+	struct sandbox_ll_attr	 attr;
+	int			 rfd, saved;
+
+	if (abi < 1 || abi > SANDBOX_LANDLOCK_MAX)
+		return sandbox_fail(e, SANDBOX_LANDLOCK, EINVAL,
+		    "Landlock ABI %d (1 to %d)", abi, SANDBOX_LANDLOCK_MAX);
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = sandbox_landlock_handled(abi);
 	if (abi >= 4)
@@ -330,23 +508,35 @@ sandbox_landlock_apply_max(const struct sandbox_policy *p, int maxabi,
 	    sizeof(attr), 0)) == -1)
 		return sandbox_fail(e, SANDBOX_LANDLOCK, errno,
 		    "landlock_create_ruleset (ABI %d)", abi);
-	if (sandbox_landlock_rules(rfd, p, attr.handled_access_fs, e) == -1)
-		goto fail;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1) {
-		sandbox_fail(e, SANDBOX_NNP, errno, "PR_SET_NO_NEW_PRIVS");
-		goto fail;
+	if (sandbox_landlock_rules_shared(rfd, p, attr.handled_access_fs,
+	    e) == -1) {
+		saved = errno;
+		close(rfd);
+		errno = saved;
+		return -1;
 	}
+	return rfd;
+}
+
+int
+sandbox_landlock_ruleset_own(int rfd, const struct sandbox_policy *p, int abi,
+    struct sandbox_error *e)
+{
+	return sandbox_landlock_rules_own(rfd, p, sandbox_landlock_handled(abi),
+	    e);
+}
+
+int
+sandbox_landlock_restrict(int rfd, int abi, struct sandbox_error *e)
+{
+	int	 saved;
+
 	if (syscall(SYS_landlock_restrict_self, rfd, 0) == -1) {
-		sandbox_fail(e, SANDBOX_LANDLOCK, errno,
-		    "landlock_restrict_self (ABI %d)", abi);
-		goto fail;
+		saved = errno;
+		close(rfd);
+		return sandbox_fail(e, SANDBOX_LANDLOCK, saved,
+		    "landlock_restrict_self (ABI %d, ruleset fd %d)", abi, rfd);
 	}
 	close(rfd);
-	*abip = abi;
 	return 0;
-fail:
-	saved = errno;
-	close(rfd);
-	errno = saved;
-	return -1;
 }

@@ -126,8 +126,9 @@ spawn_child_exec(struct sandbox *sb, int rc, struct sandbox_error *e,
 
 	if (rc == -1)
 		spawn_child_fail("sandbox", e->msg, 126);
-	/* Belt and braces: nothing above the channel survives exec. */
-	(void)syscall(SYS_close_range, SPAWN_FD_BIN + 1, ~0U, 0);
+	/* Belt and braces: nothing above the channel survives exec but the
+	   ruleset sandbox_enter restricts the worker with and closes. */
+	sandbox_close_from(sb, SPAWN_FD_BIN + 1);
 	spawn_child_env(req->envp, sb, env);
 	(void)syscall(SYS_execveat, SPAWN_FD_BIN, "", req->argv, env,
 	    AT_EMPTY_PATH);

@@ -6,6 +6,7 @@
  * No timing is asserted: waits are hang guards only.
  */
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <errno.h>
@@ -607,6 +608,48 @@ test_worker_caps(void **state)
 	h_run_free(&r);
 }
 
+/*
+ * Landlock as a worker gets it (its ruleset built by the spawn server and
+ * handed across the exec): a general agent's shell cannot read or write a
+ * directory no rule names, though its mode lets anyone (/var/tmp: no mount
+ * of ours hides it), yet runs programs through /bin, reads /proc and uses
+ * its /tmp. No ruleset fd is left in the worker for a tool to use.
+ */
+static void
+test_worker_landlock(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 dir[] = "/var/tmp/warren-e2e-ll.XXXXXX", cmd[2048];
+	char		 path[PATH_MAX];
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0777), 0);
+	h_write(dir, "secret", "LL-SECRET-4f2a\n", 0644);
+	snprintf(cmd, sizeof(cmd), "d=%s; cat $d/secret 2>&1 | "
+	    "sed 's/^/READ:/'; (echo x > $d/new) 2>&1 | sed 's/^/WRITE:/'; "
+	    "/bin/true && echo BIN-OK; head -c1 /proc/self/status >/dev/null "
+	    "&& echo PROC-OK; echo t > /tmp/t && cat /tmp/t | sed 's/^/TMP:/'; "
+	    "echo LLFD:$(ls -l /proc/$PPID/fd | grep -c landlock)", dir);
+	general_bash(c, "landlock", cmd);
+	run(c, &r, NULL, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	if (h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "READ:cat: ") != 1 || h_count_lines(r.out,
+	    "\"event\":\"tool_result\"", "Permission denied") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"tool_result\"", "WRITE:") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"tool_result\"", "BIN-OK") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"tool_result\"", "PROC-OK") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"tool_result\"", "TMP:t") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"tool_result\"", "LLFD:0") != 1)
+		fail_msg("what a general agent's shell could do:\n%s", r.out);
+	assert_null(strstr(r.out, "LL-SECRET-4f2a"));
+	snprintf(path, sizeof(path), "%s/new", dir);
+	assert_int_equal(access(path, F_OK), -1);
+	h_run_free(&r);
+	h_rm_rf(dir);
+}
+
 struct crasher {
 	char	mark[PATH_MAX];
 	char	db[PATH_MAX];
@@ -785,6 +828,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_no_orphans_after_two_sigints,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_caps, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_worker_landlock, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_api_key_hidden, setup,
 		    teardown),

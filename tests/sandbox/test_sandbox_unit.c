@@ -71,34 +71,50 @@ static void
 test_encode_decode(void **state)
 {
 	struct sandbox_policy	 p, q;
+	struct sandbox_phase1	 ph1 = { SANDBOX_PIDNS | SANDBOX_RLIMITS, 7, 6 };
+	struct sandbox_phase1	 back, none = { 0, -1, 0 };
 	struct sandbox_error	 e;
 	char			 buf[SANDBOX_ENV_LEN];
-	unsigned		 applied;
+	size_t			 i;
+	static const char *const bad[] = {
+		"v2;a=0",
+		"v1;a=zz;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;n=x;ws=/",
+		"v1;a=0;w=7;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;n=x;ws=/",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;n=x;"
+		    "ws=relative",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;n=;ws=/",
+		/* The ruleset: missing, on stdio, without or with no known
+		 * ABI, or no fd with an ABI. */
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;n=x;ws=/",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=2;lla=6;n=x;ws=/",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=9;lla=0;n=x;ws=/",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=9;lla=99;n=x;ws=/",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=6;n=x;ws=/",
+	};
 
 	(void)state;
 	assert_int_equal(sandbox_policy_for_profile(&p, "test", "/tmp", &e), 0);
 	p.allow_weaker = 1;
-	assert_int_equal(sandbox_policy_encode(&p, SANDBOX_PIDNS |
-	    SANDBOX_RLIMITS, buf, sizeof(buf)), 0);
-	assert_int_equal(sandbox_policy_decode(buf, &q, &applied, &e), 0);
+	assert_int_equal(sandbox_policy_encode(&p, &ph1, buf, sizeof(buf)), 0);
+	assert_int_equal(sandbox_policy_decode(buf, &q, &back, &e), 0);
 	assert_string_equal(q.name, "test");
 	assert_string_equal(q.workspace, p.workspace);
 	assert_int_equal(q.fs_write, 1);
 	assert_int_equal(q.exec, 1);
 	assert_int_equal(q.allow_weaker, 1);
 	assert_int_equal(q.require, p.require);
-	assert_int_equal(applied, SANDBOX_PIDNS | SANDBOX_RLIMITS);
+	assert_int_equal(back.applied, SANDBOX_PIDNS | SANDBOX_RLIMITS);
+	assert_int_equal(back.landlock_fd, 7);
+	assert_int_equal(back.landlock_abi, 6);
+	assert_int_equal(sandbox_policy_encode(&p, &none, buf, sizeof(buf)), 0);
+	assert_int_equal(sandbox_policy_decode(buf, &q, &back, &e), 0);
+	assert_int_equal(back.landlock_fd, -1);
+	assert_int_equal(back.landlock_abi, 0);
 	/* Too small a buffer, and damaged strings, are errors. */
-	assert_int_equal(sandbox_policy_encode(&p, 0, buf, 16), -1);
-	assert_int_equal(sandbox_policy_decode("v2;a=0", &q, &applied, &e), -1);
-	assert_int_equal(sandbox_policy_decode("v1;a=zz;w=0;x=0;aw=0;want=0;"
-	    "req=0;u=0;n=x;ws=/", &q, &applied, &e), -1);
-	assert_int_equal(sandbox_policy_decode("v1;a=0;w=7;x=0;aw=0;want=0;"
-	    "req=0;u=0;n=x;ws=/", &q, &applied, &e), -1);
-	assert_int_equal(sandbox_policy_decode("v1;a=0;w=0;x=0;aw=0;want=0;"
-	    "req=0;u=0;n=x;ws=relative", &q, &applied, &e), -1);
-	assert_int_equal(sandbox_policy_decode("v1;a=0;w=0;x=0;aw=0;want=0;"
-	    "req=0;u=0;n=;ws=/", &q, &applied, &e), -1);
+	assert_int_equal(sandbox_policy_encode(&p, &ph1, buf, 16), -1);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (sandbox_policy_decode(bad[i], &q, &back, &e) != -1)
+			fail_msg("decoded: %s", bad[i]);
 }
 
 static void
