@@ -22,7 +22,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct sandbox_error	 e;
 	const char		*strs[SANDBOX_REPORT_MAX + 2];
 	char			*buf, *s, line[1024];
-	unsigned		 applied;
+	struct sandbox_phase1	 ph1;
 	size_t			 i;
 	int			 n = 0;
 
@@ -33,8 +33,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data + 1, size - 1);
 	buf[size - 1] = '\0';
 	if (data[0] & 1) {
-		if (sandbox_policy_decode(buf, &p, &applied, &e) == 0 &&
-		    (applied & ~SANDBOX_PHASE1) != 0)
+		/* Phase 1's bits only; no ruleset, or one above stdio. */
+		if (sandbox_policy_decode(buf, &p, &ph1, &e) == 0 &&
+		    ((ph1.applied & ~SANDBOX_PHASE1) != 0 ||
+		    (ph1.landlock_fd == -1 ? ph1.landlock_abi != 0 :
+		    ph1.landlock_fd < 3 || ph1.landlock_abi < 1)))
 			abort();
 		free(buf);
 		return 0;
