@@ -22,8 +22,9 @@
  *
  * The child passes what phase 1 applied to phase 2 across exec in the
  * environment variable SANDBOX_ENV (so exec with environ, or copy it),
- * with the Landlock ruleset it built after its mounts: an fd left open
- * across the exec, which phase 2 restricts itself with and closes.
+ * with the Landlock ruleset the parent built and the child completed
+ * after its mounts: an fd left open across the exec, which phase 2
+ * restricts itself with and closes.
  * sandbox_enter() removes it and fills a report whose short strings go into
  * the worker's hello; the supervisor checks them with sandbox_report_check().
  *
@@ -169,7 +170,9 @@ struct sandbox {
 	int			 sock[2];	/* parent/child channel, or -1 */
 	int			 execs;		/* execve calls let through */
 	int			 direct;	/* sandbox_spawn: no init */
-	int			 landlock_fd;	/* child: phase 1's ruleset */
+	/* The worker's Landlock ruleset: the parent's until the clone,
+	 * then the child's until phase 2 closes it; -1 if none. */
+	int			 landlock_fd;
 	int			 landlock_abi;
 	char			 note[SANDBOX_ERR_LEN];
 	/* "WARREN_SANDBOX=...": put it in the environment you exec with. */
@@ -227,9 +230,10 @@ typedef void	(*sandbox_spawn_fn)(struct sandbox *, void *);
 pid_t	 sandbox_spawn(struct sandbox *sb, sandbox_spawn_fn fn, void *arg,
 	    struct sandbox_error *e);
 /* In the child: keep fds 0-2 and keep[0..nkeep-1] (at most 64) and the
- * Landlock ruleset for phase 2 (sb->landlock_fd); fills sb->env. With a pid namespace, unless from sandbox_spawn, this forks: the
- * caller continues in pid 2, pid 1 stays. The caller must not have made the child a process group
- * leader (setpgid): sandbox_child starts a session. */
+ * Landlock ruleset for phase 2 (sb->landlock_fd); fills sb->env. With a
+ * pid namespace, unless from sandbox_spawn, this forks: the caller
+ * continues in pid 2, pid 1 stays. The caller must not have made the child
+ * a process group leader (setpgid): sandbox_child starts a session. */
 int	 sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 	    struct sandbox_error *e);
 /* In the child after sandbox_child: close every fd from lowfd up but the

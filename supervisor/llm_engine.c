@@ -287,11 +287,12 @@ llm_engine_new(const struct llm_config *lc, char *err, size_t errsz)
 		snprintf(err, errsz, "llm engine: %s", strerror(errno));
 		goto fail;
 	}
-	if (!replay && (e->multi = lcurl.multi_init()) == NULL) {
-		snprintf(err, errsz, "llm engine: curl_multi_init failed");
-		goto fail;
-	}
 	if (!replay) {
+		if ((e->multi = lcurl.multi_init()) == NULL) {
+			snprintf(err, errsz, "llm engine: curl_multi_init "
+			    "failed");
+			goto fail;
+		}
 		lcurl.multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION,
 		    llm_engine_sockcb);
 		lcurl.multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
