@@ -129,6 +129,7 @@ static struct {
 	int	 ready;
 	int	 fd[SANDBOX_LL_NFIXED];
 	int	 dir[SANDBOX_LL_NFIXED];
+	int	 link[SANDBOX_LL_NFIXED];	/* the path is a symlink */
 } sandbox_ll_open;
 
 int
@@ -244,18 +245,16 @@ static int
 sandbox_ll_covered(size_t i)
 {
 	char		 real[PATH_MAX];
-	struct stat	 st;
 	size_t		 j, len;
 
 	if (sandbox_ll_fixed[i].kind != LL_KIND_SYS ||
-	    lstat(sandbox_ll_fixed[i].path, &st) == -1 || !S_ISLNK(st.st_mode) ||
+	    !sandbox_ll_open.link[i] ||
 	    realpath(sandbox_ll_fixed[i].path, real) == NULL)
 		return 0;
 	for (j = 0; j < SANDBOX_LL_NFIXED; j++) {
 		if (j == i || sandbox_ll_fixed[j].kind != LL_KIND_SYS ||
 		    sandbox_ll_open.fd[j] == -1 || !sandbox_ll_open.dir[j] ||
-		    lstat(sandbox_ll_fixed[j].path, &st) == -1 ||
-		    !S_ISDIR(st.st_mode))
+		    sandbox_ll_open.link[j])
 			continue;
 		len = strlen(sandbox_ll_fixed[j].path);
 		if (strncmp(real, sandbox_ll_fixed[j].path, len) == 0 &&
@@ -269,12 +268,15 @@ void
 sandbox_landlock_preopen(void)
 {
 	struct sandbox_error	 e;
+	struct stat		 st;
 	size_t			 i;
 	int			 fd, high;
 
 	if (sandbox_ll_open.ready)
 		return;
 	for (i = 0; i < SANDBOX_LL_NFIXED; i++) {
+		sandbox_ll_open.link[i] = lstat(sandbox_ll_fixed[i].path,
+		    &st) == 0 && S_ISLNK(st.st_mode);
 		if (sandbox_landlock_open(sandbox_ll_fixed[i].path, &fd,
 		    &sandbox_ll_open.dir[i], &e) == -1)
 			goto undo;
