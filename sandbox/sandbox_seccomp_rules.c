@@ -12,9 +12,9 @@
  * The default is to allow: the filter is a deny list of what no profile
  * needs (sockets, ptrace, bpf, io_uring, keyrings, mount and namespace
  * calls, TIOCSTI), plus, per profile, every way to write (read-only
- * profiles) and to exec (no-exec profiles). Denied calls fail with EPERM,
- * so programs see an ordinary error; clone3 fails with ENOSYS so libc
- * falls back to clone, whose flags the filter can inspect.
+ * profiles) and to exec or use SysV IPC (no-exec profiles). Denied calls
+ * fail with EPERM, so programs see an ordinary error; clone3 fails with
+ * ENOSYS so libc falls back to clone, whose flags the filter can inspect.
  *
  * With SANDBOX_SECCOMP_NOTIFY (`warren sandbox exec`), execve and socket
  * go to a user-notification listener in the parent instead: it lets the
@@ -96,6 +96,22 @@ static const struct sandbox_sc sandbox_seccomp_deny_ro[] = {
 	{ "mkdirat", -1 }, { "rmdir", -1 }, { "link", -1 }, { "linkat", -1 },
 	{ "symlink", -1 }, { "symlinkat", -1 }, { "mknod", -1 },
 	{ "mknodat", -1 },
+};
+
+/*
+ * Denied in no-exec profiles, which have no IPC namespace (sandbox.c):
+ * SysV IPC, POSIX message queues, and the hostname that CLONE_NEWUTS
+ * would have made their own (a capless process cannot set it anyway).
+ */
+static const struct sandbox_sc sandbox_seccomp_deny_ipc[] = {
+	{ "shmget", -1 }, { "shmat", -1 }, { "shmdt", -1 },
+	{ "shmctl", -1 }, { "semget", -1 }, { "semop", -1 },
+	{ "semtimedop", -1 }, { "semctl", -1 }, { "msgget", -1 },
+	{ "msgsnd", -1 }, { "msgrcv", -1 }, { "msgctl", -1 },
+	{ "mq_open", -1 }, { "mq_unlink", -1 }, { "mq_timedsend", -1 },
+	{ "mq_timedreceive", -1 }, { "mq_notify", -1 },
+	{ "mq_getsetattr", -1 }, { "sethostname", -1 },
+	{ "setdomainname", -1 },
 };
 
 /* Open flags that write or create, each tested on its own. */
@@ -306,6 +322,11 @@ sandbox_seccomp_build(const struct sandbox_policy *p, int flags,
 		if (sandbox_seccomp_rule(ctx, xact, "execve", 0, NULL,
 		    e) == -1 || sandbox_seccomp_rule(ctx, xact, "execveat", 0,
 		    NULL, e) == -1)
+			goto fail;
+		if (sandbox_seccomp_list(ctx, sandbox_seccomp_deny_ipc,
+		    sizeof(sandbox_seccomp_deny_ipc) /
+		    sizeof(sandbox_seccomp_deny_ipc[0]), SCMP_ACT_ERRNO(EPERM),
+		    e) == -1)
 			goto fail;
 	}
 	return ctx;

@@ -14,7 +14,9 @@
  * Environment: PROBE_VICTIM, a readable file outside the workspace the
  * sandbox must not truncate or move; PROBE_SECRET, a string that must not
  * be found in another process's environment; PROBE_SUID, a set-user-ID
- * copy of this program (root runs only).
+ * copy of this program (root runs only); PROBE_SHMID and PROBE_MQ, a SysV
+ * shared memory segment and a POSIX message queue of the host, both open
+ * to anyone.
  */
 #include <sys/types.h>
 #include <sys/file.h>
@@ -24,6 +26,7 @@
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -39,6 +42,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <locale.h>
+#include <mqueue.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -266,6 +270,34 @@ c_sysctl(void)
 {
 	return fold(try_open("/proc/sys/kernel/core_pattern", O_WRONLY),
 	    try_open("/proc/sys/vm/drop_caches", O_WRONLY));
+}
+
+/*
+ * 41: the host's SysV IPC and POSIX message queues. Blocked by seccomp
+ * (EPERM) in no-exec profiles, not there (EINVAL, ENOENT) in the IPC
+ * namespace of the others.
+ */
+static int
+c_sysv_ipc(void)
+{
+	const char	*id = getenv("PROBE_SHMID"), *mq = getenv("PROBE_MQ");
+	void		*p;
+	mqd_t		 q;
+	int		 rc;
+
+	if (id == NULL || mq == NULL)
+		return odd("PROBE_SHMID, PROBE_MQ", EINVAL);
+	p = shmat(atoi(id), NULL, SHM_RDONLY);
+	rc = verdict("shmat", p == (void *)-1 ? -1 : 0,
+	    (const int[]){ EPERM, EINVAL }, 2);
+	if (p != (void *)-1)
+		shmdt(p);
+	q = mq_open(mq, O_RDONLY);
+	rc = fold(rc, verdict("mq_open", q == (mqd_t)-1 ? -1 : 0,
+	    (const int[]){ EPERM, ENOENT }, 2));
+	if (q != (mqd_t)-1)
+		mq_close(q);
+	return rc;
 }
 
 static int
@@ -802,10 +834,15 @@ p_run(const char *cmd)
 static int
 p_test(void)
 {
-	int	 rc;
+	int	 rc, id;
 
 	if ((rc = p_run("echo ok >/dev/null")) != ALLOWED)
 		return rc;
+	/* Programs keep SysV IPC, in their own namespace. */
+	if ((id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600)) == -1)
+		return odd("shmget", errno);
+	if (shmctl(id, IPC_RMID, NULL) == -1)
+		return odd("shmctl", errno);
 	return p_run("printf 'int main(void){return 0;}\\n' > t.c && "
 	    "printf 'all:\\n\\tcc -o t t.c && ./t\\n' > Makefile && "
 	    "make -s >/dev/null && rm -f t t.c Makefile");
@@ -930,6 +967,7 @@ static const struct {
 	{ "ro-write", c_ro_write },
 	{ "rawdisk", c_rawdisk },
 	{ "sysctl", c_sysctl },
+	{ "sysv-ipc", c_sysv_ipc },
 	{ "explore", p_explore },
 	{ "test", p_test },
 	{ "general", p_general },

@@ -9,6 +9,7 @@
  */
 #include <sys/types.h>
 #include <sys/file.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -16,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <mqueue.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -91,6 +93,7 @@ static const struct {
 	{ 38, "ro-write", RO },
 	{ 39, "rawdisk", ALL },
 	{ 40, "sysctl", ALL },
+	{ 41, "sysv-ipc", ALL },
 	{ 0, "explore", POS },
 	{ 0, "test", NOEXEC },
 	{ 0, "general", RO },
@@ -120,6 +123,8 @@ struct suite {
 	int			 weaker;	/* pass --allow-weaker-sandbox */
 	int			 int80_bare;	/* the probe's status unsandboxed */
 	int			 lsock, asock;
+	int			 shmid;		/* the host's, mode 0666 */
+	char			 mq[64];	/* the host's, mode 0666 */
 };
 
 static struct suite	 S;
@@ -245,10 +250,12 @@ suite_setup(void **state)
 {
 	const char	*bdir;
 	char		 ws[PATH_MAX + 32];
+	mqd_t		 mq;
 	size_t		 i;
 
 	(void)state;
 	memset(&S, 0, sizeof(S));
+	S.shmid = -1;
 	S.warren = getenv("WARREN_BIN");
 	S.probe = SANDBOX_PROBE;
 	bdir = getenv("WARREN_BUILD_DIR");
@@ -282,6 +289,16 @@ suite_setup(void **state)
 	S.lsock = listen_unix(S.sock, 0);
 	S.asock = listen_unix("warren-probe-abstract", 1);
 	setenv("PROBE_UNIX", S.sock, 1);
+	/* IPC objects of the host, open to anyone (case 41). */
+	S.shmid = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0666);
+	assert_int_not_equal(S.shmid, -1);
+	snprintf(ws, sizeof(ws), "%d", S.shmid);
+	setenv("PROBE_SHMID", ws, 1);
+	snprintf(S.mq, sizeof(S.mq), "/warren-probe-%ld", (long)getpid());
+	mq = mq_open(S.mq, O_RDONLY | O_CREAT | O_EXCL, 0666, NULL);
+	assert_int_not_equal(mq, (mqd_t)-1);
+	mq_close(mq);
+	setenv("PROBE_MQ", S.mq, 1);
 	/* Some kernels (no IA32 emulation, PVM guests) fault on int 0x80
 	 * before seccomp sees it: learn what this one does unsandboxed. */
 	S.int80_bare = run_bare("int80");
@@ -303,6 +320,10 @@ suite_teardown(void **state)
 		close(S.asock);
 	if (geteuid() == 0)
 		unlink(S.victim);
+	if (S.shmid != -1)
+		shmctl(S.shmid, IPC_RMID, NULL);
+	if (S.mq[0] != '\0')
+		mq_unlink(S.mq);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", S.base);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", S.base);
