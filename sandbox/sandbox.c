@@ -930,7 +930,16 @@ sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 		a |= SANDBOX_PIDS;
 	}
 	if (flags & CLONE_NEWNS) {
-		if (sandbox_ns_mounts(p, (flags & CLONE_NEWPID) != 0, e) == -1)
+		/*
+		 * A private /tmp and /dev/shm, where something could use
+		 * them: read-write profiles, and any profile without a
+		 * Landlock ruleset. A read-only one's ruleset grants nothing
+		 * under either (sandbox_landlock_rules_own), and if the
+		 * ruleset cannot be applied the child fails (phase 2); two
+		 * tmpfs per worker would hide what it cannot open anyway.
+		 */
+		if (sandbox_ns_mounts(p, (flags & CLONE_NEWPID) != 0,
+		    p->fs_write || sb->landlock_fd == -1, e) == -1)
 			goto done;
 		a |= SANDBOX_MNTNS;
 		if (flags & CLONE_NEWPID)

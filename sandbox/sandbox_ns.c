@@ -285,7 +285,7 @@ sandbox_ns_carveouts(const struct sandbox_policy *p, struct sandbox_error *e)
 
 /* In the child's new mount namespace, before anything untrusted runs. */
 int
-sandbox_ns_mounts(const struct sandbox_policy *p, int pidns,
+sandbox_ns_mounts(const struct sandbox_policy *p, int pidns, int private_tmp,
     struct sandbox_error *e)
 {
 	char	 cwd[PATH_MAX], progdir[PATH_MAX], *slash;
@@ -306,10 +306,10 @@ sandbox_ns_mounts(const struct sandbox_policy *p, int pidns,
 		progfd = open(progdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	} else
 		progdir[0] = '\0';
-	if (sandbox_ns_tmpfs("/tmp", p->limits.tmpfs_bytes, wsfd,
-	    p->workspace, progfd, progdir, e) == -1 ||
+	if (private_tmp && (sandbox_ns_tmpfs("/tmp", p->limits.tmpfs_bytes,
+	    wsfd, p->workspace, progfd, progdir, e) == -1 ||
 	    sandbox_ns_tmpfs("/dev/shm", p->limits.tmpfs_bytes, wsfd,
-	    p->workspace, progfd, progdir, e) == -1)
+	    p->workspace, progfd, progdir, e) == -1))
 		goto out;
 	if (p->fs_write && sandbox_ns_carveouts(p, e) == -1)
 		goto out;

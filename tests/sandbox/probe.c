@@ -16,7 +16,8 @@
  * be found in another process's environment; PROBE_SUID, a set-user-ID
  * copy of this program (root runs only); PROBE_SHMID and PROBE_MQ, a SysV
  * shared memory segment and a POSIX message queue of the host, both open
- * to anyone.
+ * to anyone; PROBE_TMP and PROBE_SHM, files of the host's /tmp and
+ * /dev/shm that anyone may read.
  */
 #include <sys/types.h>
 #include <sys/file.h>
@@ -297,6 +298,29 @@ c_sysv_ipc(void)
 	    (const int[]){ EPERM, ENOENT }, 2));
 	if (q != (mqd_t)-1)
 		mq_close(q);
+	return rc;
+}
+
+/*
+ * 42: files of the host's /tmp and /dev/shm, readable by anyone. Hidden
+ * under a private tmpfs (ENOENT) in read-write profiles, outside every
+ * Landlock rule (EACCES) in the others.
+ */
+static int
+c_tmp_read(void)
+{
+	const char	*path[2] = { getenv("PROBE_TMP"), getenv("PROBE_SHM") };
+	int		 i, fd, rc = BLOCKED;
+
+	for (i = 0; i < 2; i++) {
+		if (path[i] == NULL)
+			return odd("PROBE_TMP, PROBE_SHM", EINVAL);
+		fd = open(path[i], O_RDONLY | O_CLOEXEC);
+		rc = fold(rc, verdict(path[i], fd,
+		    (const int[]){ EACCES, ENOENT }, 2));
+		if (fd != -1)
+			close(fd);
+	}
 	return rc;
 }
 
@@ -968,6 +992,7 @@ static const struct {
 	{ "rawdisk", c_rawdisk },
 	{ "sysctl", c_sysctl },
 	{ "sysv-ipc", c_sysv_ipc },
+	{ "tmp-read", c_tmp_read },
 	{ "explore", p_explore },
 	{ "test", p_test },
 	{ "general", p_general },

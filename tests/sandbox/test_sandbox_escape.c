@@ -94,6 +94,7 @@ static const struct {
 	{ 39, "rawdisk", ALL },
 	{ 40, "sysctl", ALL },
 	{ 41, "sysv-ipc", ALL },
+	{ 42, "tmp-read", ALL },
 	{ 0, "explore", POS },
 	{ 0, "test", NOEXEC },
 	{ 0, "general", RO },
@@ -125,6 +126,7 @@ struct suite {
 	int			 lsock, asock;
 	int			 shmid;		/* the host's, mode 0666 */
 	char			 mq[64];	/* the host's, mode 0666 */
+	char			 tmp[2][64];	/* in /tmp, /dev/shm: 0644 */
 };
 
 static struct suite	 S;
@@ -299,6 +301,15 @@ suite_setup(void **state)
 	assert_int_not_equal(mq, (mqd_t)-1);
 	mq_close(mq);
 	setenv("PROBE_MQ", S.mq, 1);
+	/* Files of the host's /tmp and /dev/shm, open to anyone (42). */
+	for (i = 0; i < 2; i++) {
+		snprintf(S.tmp[i], sizeof(S.tmp[i]), "%s/warren-probe-%ld",
+		    i == 0 ? "/tmp" : "/dev/shm", (long)getpid());
+		write_file("/", S.tmp[i] + 1, "host file\n");
+		assert_int_equal(chmod(S.tmp[i], 0644), 0);
+	}
+	setenv("PROBE_TMP", S.tmp[0], 1);
+	setenv("PROBE_SHM", S.tmp[1], 1);
 	/* Some kernels (no IA32 emulation, PVM guests) fault on int 0x80
 	 * before seccomp sees it: learn what this one does unsandboxed. */
 	S.int80_bare = run_bare("int80");
@@ -312,6 +323,7 @@ static int
 suite_teardown(void **state)
 {
 	char	 cmd[PATH_MAX + 32];
+	int	 i;
 
 	(void)state;
 	if (S.lsock != -1)
@@ -324,6 +336,9 @@ suite_teardown(void **state)
 		shmctl(S.shmid, IPC_RMID, NULL);
 	if (S.mq[0] != '\0')
 		mq_unlink(S.mq);
+	for (i = 0; i < 2; i++)
+		if (S.tmp[i][0] != '\0')
+			unlink(S.tmp[i]);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", S.base);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", S.base);
