@@ -126,7 +126,7 @@ l_mounts(void)
 {
 	struct sandbox_error	 e;
 
-	return sandbox_ns_mounts(&pol_general, 0, 1, &e);
+	return sandbox_ns_mounts(&pol_general, 0, 0, &e);
 }
 
 struct layer {

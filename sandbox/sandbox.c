@@ -931,15 +931,17 @@ sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 	}
 	if (flags & CLONE_NEWNS) {
 		/*
-		 * A private /tmp and /dev/shm, where something could use
-		 * them: read-write profiles, and any profile without a
-		 * Landlock ruleset. A read-only one's ruleset grants nothing
-		 * under either (sandbox_landlock_rules_own), and if the
-		 * ruleset cannot be applied the child fails (phase 2); two
-		 * tmpfs per worker would hide what it cannot open anyway.
+		 * A read-only profile with a Landlock ruleset gets neither a
+		 * private /tmp and /dev/shm nor read-only binds of /proc/sys
+		 * and /proc/sysrq-trigger. Its ruleset grants nothing under
+		 * the first two and only reads under /proc, and seccomp
+		 * denies it every open for writing: two walls already, where
+		 * those mounts, four a worker, would hide only what it cannot
+		 * open. A child whose ruleset fails to apply does not run
+		 * (phase 2). Read-write profiles keep them.
 		 */
 		if (sandbox_ns_mounts(p, (flags & CLONE_NEWPID) != 0,
-		    p->fs_write || sb->landlock_fd == -1, e) == -1)
+		    !p->fs_write && sb->landlock_fd != -1, e) == -1)
 			goto done;
 		a |= SANDBOX_MNTNS;
 		if (flags & CLONE_NEWPID)

@@ -51,7 +51,7 @@ int	 sandbox_ns_netns_inherited(const struct sandbox *sb);
 pid_t	 sandbox_ns_clone(int flags);
 int	 sandbox_ns_userns_map(uid_t uid, gid_t gid, struct sandbox_error *e);
 int	 sandbox_ns_mounts(const struct sandbox_policy *p, int pidns,
-	    int private_tmp, struct sandbox_error *e);
+	    int ro_landlocked, struct sandbox_error *e);
 void	 sandbox_ns_init_signals(sigset_t *old);
 void	 sandbox_ns_init_restore(const sigset_t *old);
 void	 sandbox_ns_init(pid_t child) __attribute__((noreturn));

@@ -283,9 +283,13 @@ sandbox_ns_carveouts(const struct sandbox_policy *p, struct sandbox_error *e)
 	return 0;
 }
 
-/* In the child's new mount namespace, before anything untrusted runs. */
+/*
+ * In the child's new mount namespace, before anything untrusted runs.
+ * ro_landlocked: a read-only profile that will have a Landlock ruleset
+ * (sandbox_child says why it can do without the tmpfs and binds).
+ */
 int
-sandbox_ns_mounts(const struct sandbox_policy *p, int pidns, int private_tmp,
+sandbox_ns_mounts(const struct sandbox_policy *p, int pidns, int ro_landlocked,
     struct sandbox_error *e)
 {
 	char	 cwd[PATH_MAX], progdir[PATH_MAX], *slash;
@@ -306,7 +310,7 @@ sandbox_ns_mounts(const struct sandbox_policy *p, int pidns, int private_tmp,
 		progfd = open(progdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	} else
 		progdir[0] = '\0';
-	if (private_tmp && (sandbox_ns_tmpfs("/tmp", p->limits.tmpfs_bytes,
+	if (!ro_landlocked && (sandbox_ns_tmpfs("/tmp", p->limits.tmpfs_bytes,
 	    wsfd, p->workspace, progfd, progdir, e) == -1 ||
 	    sandbox_ns_tmpfs("/dev/shm", p->limits.tmpfs_bytes, wsfd,
 	    p->workspace, progfd, progdir, e) == -1))
@@ -319,7 +323,7 @@ sandbox_ns_mounts(const struct sandbox_policy *p, int pidns, int private_tmp,
 		goto out;
 	}
 	/* sysctls and sysrq answer to uid 0 without any capability. */
-	if (pidns && ((access("/proc/sys", F_OK) == 0 &&
+	if (pidns && !ro_landlocked && ((access("/proc/sys", F_OK) == 0 &&
 	    sandbox_ns_bind_ro("/proc/sys", e) == -1) ||
 	    (access("/proc/sysrq-trigger", F_OK) == 0 &&
 	    sandbox_ns_bind_ro("/proc/sysrq-trigger", e) == -1)))
