@@ -166,7 +166,9 @@ sandbox_ll_fixed_access(int kind, const struct sandbox_policy *p)
 	case LL_KIND_SYS:
 		return LL_READ | (p->exec ? LL_FS_EXECUTE : 0);
 	case LL_KIND_DEVDIR:
-		return LL_FS_READ_DIR;
+		/* Not in read-only profiles: their /dev/shm is the host's
+		 * (no tmpfs there, sandbox_child), its names included. */
+		return p->fs_write ? LL_FS_READ_DIR : 0;
 	default:
 		return LL_FS_READ_FILE | LL_FS_IOCTL_DEV |
 		    (p->fs_write || p->exec ? LL_FS_WRITE_FILE : 0);
@@ -388,6 +390,8 @@ sandbox_landlock_rules_shared(int rfd, const struct sandbox_policy *p,
 
 	for (i = 0; i < SANDBOX_LL_NFIXED; i++) {
 		access = sandbox_ll_fixed_access(sandbox_ll_fixed[i].kind, p);
+		if (access == 0)
+			continue;
 		if (!sandbox_ll_open.ready)
 			rc = sandbox_landlock_rule(rfd, sandbox_ll_fixed[i].path,
 			    access, handled, e);

@@ -301,25 +301,49 @@ c_sysv_ipc(void)
 	return rc;
 }
 
+/* Whether dir lists name: ALLOWED if it does, BLOCKED if not or denied. */
+static int
+p_listed(const char *dir, const char *name)
+{
+	struct dirent	*de;
+	DIR		*d;
+
+	if ((d = opendir(dir)) == NULL)
+		return DENIED(dir, -1);
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, name) == 0) {
+			closedir(d);
+			return ALLOWED;
+		}
+	closedir(d);
+	return BLOCKED;
+}
+
 /*
- * 42: files of the host's /tmp and /dev/shm, readable by anyone. Hidden
- * under a private tmpfs (ENOENT) in read-write profiles, outside every
- * Landlock rule (EACCES) in the others.
+ * 42: files of the host's /tmp and /dev/shm, readable by anyone: neither
+ * their contents nor their names. Hidden under a private tmpfs (ENOENT)
+ * in read-write profiles, outside every Landlock rule (EACCES) in the
+ * others.
  */
 static int
 c_tmp_read(void)
 {
 	const char	*path[2] = { getenv("PROBE_TMP"), getenv("PROBE_SHM") };
+	char		 dir[PATH_MAX], *slash;
 	int		 i, fd, rc = BLOCKED;
 
 	for (i = 0; i < 2; i++) {
-		if (path[i] == NULL)
+		if (path[i] == NULL || (size_t)snprintf(dir, sizeof(dir), "%s",
+		    path[i]) >= sizeof(dir) || (slash = strrchr(dir, '/')) ==
+		    NULL)
 			return odd("PROBE_TMP, PROBE_SHM", EINVAL);
 		fd = open(path[i], O_RDONLY | O_CLOEXEC);
 		rc = fold(rc, verdict(path[i], fd,
 		    (const int[]){ EACCES, ENOENT }, 2));
 		if (fd != -1)
 			close(fd);
+		*slash = '\0';
+		rc = fold(rc, p_listed(dir, slash + 1));
 	}
 	return rc;
 }
