@@ -452,6 +452,16 @@ expected(size_t c, size_t p, const char **why)
 			*why = "no mount namespace for the carve-outs";
 			return P_ALLOWED;
 		}
+		if (strcmp(cases[c].name, "tmp-read") == 0 && S.weaker &&
+		    profiles[p].rw) {
+			*why = "no mount namespace for a private /tmp";
+			return P_ALLOWED;
+		}
+		if (strcmp(cases[c].name, "sysv-ipc") == 0 && S.weaker &&
+		    profiles[p].exec) {
+			*why = "no IPC namespace";
+			return P_ALLOWED;
+		}
 		return P_BLOCKED;
 	case NOEXEC:
 		return profiles[p].exec ? P_ALLOWED : P_BLOCKED;
