@@ -98,9 +98,10 @@ sandbox_policy_init(struct sandbox_policy *p, const char *name,
 	p->exec = exec != 0;
 	p->want = SANDBOX_ALL;
 	/*
-	 * A profile that runs no program runs only our own code, which uses
-	 * no SysV IPC or POSIX message queue: seccomp denies those calls
-	 * there (sandbox_seccomp_rules.c), which reaches no IPC object at
+	 * A worker of a profile that runs no program runs only our own
+	 * code, which uses no SysV IPC or POSIX message queue: seccomp
+	 * denies those calls there (sandbox_seccomp_rules.c; so it does to
+	 * the one command of `sandbox exec`), which reaches no IPC object at
 	 * all, where a namespace of its own would still let it make some.
 	 * It also spares each worker a namespace's mqueue mount and its
 	 * deferred free. Profiles that run programs keep CLONE_NEWIPC.
