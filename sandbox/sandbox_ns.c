@@ -284,6 +284,37 @@ sandbox_ns_carveouts(const struct sandbox_policy *p, struct sandbox_error *e)
 }
 
 /*
+ * A private /tmp and /dev/shm, with the workspace and the program's
+ * directory bound back in where they lie below them.
+ */
+static int
+sandbox_ns_private_tmp(const struct sandbox_policy *p, struct sandbox_error *e)
+{
+	char	 progdir[PATH_MAX], *slash;
+	int	 wsfd, progfd = -1, ret = -1;
+
+	if ((wsfd = open(p->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, errno,
+		    "open workspace %s", p->workspace);
+	strlcpy(progdir, p->program, sizeof(progdir));
+	if ((slash = strrchr(progdir, '/')) != NULL && slash != progdir) {
+		*slash = '\0';
+		progfd = open(progdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	} else
+		progdir[0] = '\0';
+	if (sandbox_ns_tmpfs("/tmp", p->limits.tmpfs_bytes, wsfd,
+	    p->workspace, progfd, progdir, e) == 0 &&
+	    sandbox_ns_tmpfs("/dev/shm", p->limits.tmpfs_bytes, wsfd,
+	    p->workspace, progfd, progdir, e) == 0)
+		ret = 0;
+	close(wsfd);
+	if (progfd != -1)
+		close(progfd);
+	return ret;
+}
+
+/*
  * In the child's new mount namespace, before anything untrusted runs.
  * ro_landlocked: a read-only profile that will have a Landlock ruleset
  * (sandbox_child says why it can do without the tmpfs and binds).
@@ -292,56 +323,32 @@ int
 sandbox_ns_mounts(const struct sandbox_policy *p, int pidns, int ro_landlocked,
     struct sandbox_error *e)
 {
-	char	 cwd[PATH_MAX], progdir[PATH_MAX], *slash;
-	int	 wsfd = -1, progfd = -1, ret = -1, havecwd;
+	char	 cwd[PATH_MAX];
+	int	 havecwd;
 
 	havecwd = getcwd(cwd, sizeof(cwd)) != NULL;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return sandbox_fail(e, SANDBOX_MNTNS, errno,
 		    "make / private");
-	if ((wsfd = open(p->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC)) ==
-	    -1)
-		return sandbox_fail(e, SANDBOX_MNTNS, errno,
-		    "open workspace %s", p->workspace);
-	progdir[0] = '\0';
-	strlcpy(progdir, p->program, sizeof(progdir));
-	if ((slash = strrchr(progdir, '/')) != NULL && slash != progdir) {
-		*slash = '\0';
-		progfd = open(progdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	} else
-		progdir[0] = '\0';
-	if (!ro_landlocked && (sandbox_ns_tmpfs("/tmp", p->limits.tmpfs_bytes,
-	    wsfd, p->workspace, progfd, progdir, e) == -1 ||
-	    sandbox_ns_tmpfs("/dev/shm", p->limits.tmpfs_bytes, wsfd,
-	    p->workspace, progfd, progdir, e) == -1))
-		goto out;
+	if (!ro_landlocked && sandbox_ns_private_tmp(p, e) == -1)
+		return -1;
 	if (p->fs_write && sandbox_ns_carveouts(p, e) == -1)
-		goto out;
+		return -1;
 	if (pidns && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV |
-	    MS_NOEXEC, NULL) == -1) {
-		sandbox_fail(e, SANDBOX_PIDNS, errno, "mount a fresh /proc");
-		goto out;
-	}
+	    MS_NOEXEC, NULL) == -1)
+		return sandbox_fail(e, SANDBOX_PIDNS, errno,
+		    "mount a fresh /proc");
 	/* sysctls and sysrq answer to uid 0 without any capability. */
 	if (pidns && !ro_landlocked && ((access("/proc/sys", F_OK) == 0 &&
 	    sandbox_ns_bind_ro("/proc/sys", e) == -1) ||
 	    (access("/proc/sysrq-trigger", F_OK) == 0 &&
 	    sandbox_ns_bind_ro("/proc/sysrq-trigger", e) == -1)))
-		goto out;
+		return -1;
 	/* The old cwd dentry predates the mounts: walk to it again. */
-	if (!havecwd || chdir(cwd) == -1) {
-		if (chdir(p->workspace) == -1) {
-			sandbox_fail(e, SANDBOX_MNTNS, errno, "chdir %s",
-			    p->workspace);
-			goto out;
-		}
-	}
-	ret = 0;
-out:
-	close(wsfd);
-	if (progfd != -1)
-		close(progfd);
-	return ret;
+	if ((!havecwd || chdir(cwd) == -1) && chdir(p->workspace) == -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, errno, "chdir %s",
+		    p->workspace);
+	return 0;
 }
 
 static void

@@ -251,7 +251,7 @@ static int
 suite_setup(void **state)
 {
 	const char	*bdir;
-	char		 ws[PATH_MAX + 32];
+	char		 ws[PATH_MAX + 32], shmid[16];
 	mqd_t		 mq;
 	size_t		 i;
 
@@ -294,8 +294,8 @@ suite_setup(void **state)
 	/* IPC objects of the host, open to anyone (case 41). */
 	S.shmid = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0666);
 	assert_int_not_equal(S.shmid, -1);
-	snprintf(ws, sizeof(ws), "%d", S.shmid);
-	setenv("PROBE_SHMID", ws, 1);
+	snprintf(shmid, sizeof(shmid), "%d", S.shmid);
+	setenv("PROBE_SHMID", shmid, 1);
 	snprintf(S.mq, sizeof(S.mq), "/warren-probe-%ld", (long)getpid());
 	mq = mq_open(S.mq, O_RDONLY | O_CREAT | O_EXCL, 0666, NULL);
 	assert_int_not_equal(mq, (mqd_t)-1);
