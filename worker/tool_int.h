@@ -19,6 +19,14 @@
 #define TOOL_MAX_WALK		2000000			/* entries visited */
 #define TOOL_BINARY_PROBE	8192
 
+/* A long tool's tick: the worker may send what it held back (tools.h). */
+static inline void
+tool_progress(const struct tool_ctx *ctx)
+{
+	if (ctx->progress != NULL)
+		ctx->progress(ctx->progress_arg);
+}
+
 /* tool_path.c */
 /* A user's path as a path relative to the root ("." for the root itself);
  * -1 with err set when it is absolute outside the root or too long. */

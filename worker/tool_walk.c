@@ -17,6 +17,7 @@
 #include "worker/tool_int.h"
 
 struct walk {
+	const struct tool_ctx *ctx;
 	tool_walk_fn	 fn;
 	void		*arg;
 	size_t		 visited;
@@ -50,6 +51,7 @@ walk_entry(struct walk *w, int dfd, const struct walk_ent *e, size_t plen,
 	size_t		nlen = strlen(e->name);
 	int		fd, rc;
 
+	tool_progress(w->ctx);
 	if (plen + nlen + 2 >= sizeof(w->path))
 		return 0;	/* too deep a path: skip it */
 	if (plen > 0)
@@ -145,6 +147,7 @@ tool_walk(const struct tool_ctx *ctx, const char *rel, tool_walk_fn fn,
 	int		fd, dfd, rc;
 
 	memset(&w, 0, sizeof(w));
+	w.ctx = ctx;
 	w.fn = fn;
 	w.arg = arg;
 	w.err = err;

@@ -197,6 +197,14 @@ tools_parallel_safe(const char *name)
 }
 
 int
+tools_in_process(const char *name)
+{
+	const struct tooldef	*t = tooldef_find(name);
+
+	return t != NULL && t->where == TOOLDEF_WORKER && !t->execs;
+}
+
+int
 tools_run(const struct tool_ctx *ctx, const char *name, const char *args,
     struct tool_result *res)
 {

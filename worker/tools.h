@@ -32,6 +32,14 @@ struct tool_ctx {
 					    may ask for less, not more) */
 	unsigned	 max_threads;	/* parallel calls at once [4] */
 	int		 walk_only;	/* openat2 refused: tool_open_walk */
+	/*
+	 * Called now and then by a tool that may run long (the directory
+	 * walk under glob and grep), from whichever thread of a batch runs
+	 * it: the worker sends the progress it held back (worker/hold.h).
+	 * Must be thread-safe and cheap. NULL: nothing to call.
+	 */
+	void		(*progress)(void *);
+	void		*progress_arg;
 };
 
 struct tool_result {
@@ -54,6 +62,8 @@ int	tools_run(const struct tool_ctx *ctx, const char *name,
 	    const char *args, struct tool_result *res);
 /* Whether name may run concurrently with other parallel calls. */
 int	tools_parallel_safe(const char *name);
+/* Whether name runs inside the worker, starting no program (not bash). */
+int	tools_in_process(const char *name);
 /*
  * Run a batch of agent calls (AGENT_CALL_TOOL only; a delegate call gets an
  * error result: the worker forwards those). Consecutive parallel calls run

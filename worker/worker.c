@@ -21,8 +21,17 @@
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
 #include "sandbox/sandbox.h"
+#include "worker/hold.h"
 #include "worker/tools.h"
 #include "worker/worker.h"
+
+/*
+ * How long the tool_call events of a batch of in-process tools may wait
+ * for the batch to end (hold.h). Long enough for the usual glob, grep or
+ * read (microseconds to milliseconds), short enough that nobody watching
+ * sees a slow one late; the events' "ms" is up to this much late.
+ */
+#define WORKER_HOLD_MS	50
 
 struct worker_state {
 	const struct worker_args *args;
@@ -30,6 +39,7 @@ struct worker_state {
 	struct agent		*agent;
 	struct profile		 profile;
 	struct tool_ctx		 tools;
+	struct hold		 hold;		/* tool_call events held back */
 	uint32_t		 nextid;
 	unsigned		 step;
 	size_t			 ckpt;		/* messages sent in checkpoints */
@@ -64,6 +74,22 @@ worker_flush(struct worker_state *ws)
 {
 	if (ipc_peer_drain(&ws->peer, -1) == -1)
 		fatalx("write to the supervisor: %s", ws->peer.err);
+}
+
+/* The hold's release, from whichever tool thread ticks past it. */
+static void
+worker_release(void *arg)
+{
+	worker_flush(arg);
+}
+
+/* tool_ctx.progress */
+static void
+worker_progress(void *arg)
+{
+	struct worker_state	*ws = arg;
+
+	hold_tick(&ws->hold, clock_mono_ms());
 }
 
 static void
@@ -224,6 +250,18 @@ worker_llm(struct worker_state *ws, const struct agent_action *act)
 	worker_checkpoint(ws);
 }
 
+/* Whether every one of these calls runs inside the worker (no bash). */
+static int
+worker_in_process(const struct agent_call *calls, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (!tools_in_process(calls[i].name))
+			return 0;
+	return 1;
+}
+
 /* Delegations first (they run in parallel elsewhere), then our tools. */
 static void
 worker_tools(struct worker_state *ws, const struct agent_action *act)
@@ -257,11 +295,19 @@ worker_tools(struct worker_state *ws, const struct agent_action *act)
 		worker_post(ws, &m);
 		nwait++;
 	}
-	/* The spawns start, and the user sees the calls, before our tools
-	   run: a tool may take minutes. */
-	worker_flush(ws);
+	/*
+	 * The spawns start, and the user sees the calls, before our tools
+	 * run: a tool may take minutes. Only in-process tools hold the calls
+	 * back, for WORKER_HOLD_MS: most end sooner, and their calls then go
+	 * out with their results in the next write.
+	 */
+	if (nwait == 0 && nmine > 0 && worker_in_process(mine, nmine))
+		hold_arm(&ws->hold, clock_mono_ms(), WORKER_HOLD_MS);
+	else
+		worker_flush(ws);
 	if (nmine > 0 && tools_run_batch(&ws->tools, mine, nmine, tr) == -1)
 		fatal("tools");
+	hold_disarm(&ws->hold);
 	for (i = 0, nmine = 0; i < act->ncalls; i++) {
 		if (act->calls[i].kind == AGENT_CALL_DELEGATE)
 			continue;
@@ -451,6 +497,9 @@ worker_main(const struct worker_args *a, const struct sandbox_report *rep)
 	if (tool_ctx_open(&ws.tools, m.u.start.workspace, err,
 	    sizeof(err)) == -1)
 		fatalx("workspace: %s", err);
+	hold_init(&ws.hold, worker_release, &ws);
+	ws.tools.progress = worker_progress;
+	ws.tools.progress_arg = &ws;
 	if (m.u.start.limits.max_output_bytes > 0)
 		ws.tools.max_output = m.u.start.limits.max_output_bytes;
 	if (chdir(m.u.start.workspace) == -1)
@@ -476,6 +525,7 @@ worker_main(const struct worker_args *a, const struct sandbox_report *rep)
 out:
 	agent_free(ws.agent);
 	tool_ctx_close(&ws.tools);
+	hold_free(&ws.hold);
 	ipc_peer_free(&ws.peer);
 	free(ws.profile.name);
 	free(ws.profile.prompt);

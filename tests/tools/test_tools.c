@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "common/clock.h"
+#include "worker/hold.h"
 #include "worker/tool_int.h"
 #include "worker/tools.h"
 
@@ -561,6 +564,74 @@ test_batch(void **state)
 		tool_result_free(&r[i]);
 }
 
+static void
+progress_count(void *arg)
+{
+	atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+/* What the worker's hook does (worker.c). */
+static void
+progress_tick(void *arg)
+{
+	hold_tick(arg, clock_mono_ms());
+}
+
+/*
+ * The walk under glob and grep ticks the progress hook, from every thread
+ * of a batch; through a hold (worker/hold.h) the ticks release what was
+ * held exactly once when the hold has ended, never before.
+ */
+static void
+test_progress(void **state)
+{
+	struct fixture		*fx = *state;
+	struct agent_call	 c[3];
+	struct tool_result	 r[3];
+	struct hold		 h;
+	atomic_int		 ticks, released;
+	size_t			 i;
+
+	atomic_init(&ticks, 0);
+	fx->ctx.progress = progress_count;
+	fx->ctx.progress_arg = &ticks;
+	ok(fx, "glob", "{\"pattern\":\"**/*.c\"}");
+	assert_true(atomic_load(&ticks) >= 5);	/* src, main.c, util, ... */
+	memset(c, 0, sizeof(c));
+	for (i = 0; i < 3; i++) {
+		c[i].name = i == 1 ? "glob" : "grep";
+		c[i].args = i == 1 ? "{\"pattern\":\"**/*.h\"}" :
+		    "{\"pattern\":\"TODO\"}";
+		c[i].parallel = 1;
+	}
+	atomic_init(&released, 0);
+	hold_init(&h, progress_count, &released);
+	fx->ctx.progress = progress_tick;
+	fx->ctx.progress_arg = &h;
+	hold_arm(&h, 0, UINT64_MAX / 2);	/* never ends */
+	assert_int_equal(tools_run_batch(&fx->ctx, c, 3, r), 0);
+	hold_disarm(&h);
+	assert_int_equal(atomic_load(&released), 0);
+	for (i = 0; i < 3; i++)
+		tool_result_free(&r[i]);
+	hold_arm(&h, 0, 0);			/* already over */
+	assert_int_equal(tools_run_batch(&fx->ctx, c, 3, r), 0);
+	hold_disarm(&h);
+	assert_int_equal(atomic_load(&released), 1);
+	for (i = 0; i < 3; i++)
+		tool_result_free(&r[i]);
+	hold_free(&h);
+	fx->ctx.progress = NULL;
+	/* Only tools that start no program may hold their calls back. */
+	assert_true(tools_in_process("read") && tools_in_process("glob") &&
+	    tools_in_process("grep") && tools_in_process("list") &&
+	    tools_in_process("write") && tools_in_process("edit"));
+	assert_false(tools_in_process("bash"));
+	assert_false(tools_in_process("delegate"));
+	assert_false(tools_in_process("complete"));
+	assert_false(tools_in_process("nonesuch"));
+}
+
 /* Many parallel calls give exactly what the same calls give one by one. */
 static void
 test_batch_parallel_same(void **state)
@@ -707,6 +778,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch_parallel_same, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_progress, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_fallback, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_escapes_fallback, setup,
