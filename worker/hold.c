@@ -3,6 +3,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "worker/hold.h"
 
 void
@@ -42,6 +43,15 @@ hold_tick(struct hold *h, uint64_t now)
 		atomic_store_explicit(&h->armed, 0, memory_order_relaxed);
 	}
 	pthread_mutex_unlock(&h->lock);
+}
+
+void
+hold_progress(void *arg)
+{
+	struct hold	*h = arg;
+
+	if (atomic_load_explicit(&h->armed, memory_order_relaxed))
+		hold_tick(h, clock_mono_ms());
 }
 
 void

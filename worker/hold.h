@@ -34,6 +34,9 @@ void	hold_free(struct hold *h);
 void	hold_arm(struct hold *h, uint64_t now, uint64_t ms);
 /* From any thread: release, once, if armed and the hold has ended. */
 void	hold_tick(struct hold *h, uint64_t now);
+/* A tool_ctx.progress hook (arg: the hold): hold_tick at the monotonic
+ * clock, read only while armed (the walk calls it for every entry). */
+void	hold_progress(void *arg);
 /* After the batch (every tick has returned): stop holding, release
  * nothing; what is still queued goes with the next write. */
 void	hold_disarm(struct hold *h);

@@ -83,15 +83,6 @@ worker_release(void *arg)
 	worker_flush(arg);
 }
 
-/* tool_ctx.progress */
-static void
-worker_progress(void *arg)
-{
-	struct worker_state	*ws = arg;
-
-	hold_tick(&ws->hold, clock_mono_ms());
-}
-
 static void
 worker_send(struct worker_state *ws, const struct ipc_msg *m)
 {
@@ -498,8 +489,8 @@ worker_main(const struct worker_args *a, const struct sandbox_report *rep)
 	    sizeof(err)) == -1)
 		fatalx("workspace: %s", err);
 	hold_init(&ws.hold, worker_release, &ws);
-	ws.tools.progress = worker_progress;
-	ws.tools.progress_arg = &ws;
+	ws.tools.progress = hold_progress;
+	ws.tools.progress_arg = &ws.hold;
 	if (m.u.start.limits.max_output_bytes > 0)
 		ws.tools.max_output = m.u.start.limits.max_output_bytes;
 	if (chdir(m.u.start.workspace) == -1)

@@ -22,7 +22,6 @@
 
 #include <cmocka.h>
 
-#include "common/clock.h"
 #include "worker/hold.h"
 #include "worker/tool_int.h"
 #include "worker/tools.h"
@@ -570,13 +569,6 @@ progress_count(void *arg)
 	atomic_fetch_add((atomic_int *)arg, 1);
 }
 
-/* What the worker's hook does (worker.c). */
-static void
-progress_tick(void *arg)
-{
-	hold_tick(arg, clock_mono_ms());
-}
-
 /*
  * The walk under glob and grep ticks the progress hook, from every thread
  * of a batch; through a hold (worker/hold.h) the ticks release what was
@@ -606,7 +598,7 @@ test_progress(void **state)
 	}
 	atomic_init(&released, 0);
 	hold_init(&h, progress_count, &released);
-	fx->ctx.progress = progress_tick;
+	fx->ctx.progress = hold_progress;	/* as the worker does */
 	fx->ctx.progress_arg = &h;
 	hold_arm(&h, 0, UINT64_MAX / 2);	/* never ends */
 	assert_int_equal(tools_run_batch(&fx->ctx, c, 3, r), 0);
