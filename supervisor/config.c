@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/str.h"
+#include "common/xdg.h"
 #include "supervisor/config.h"
 
 #define CONFIG_MAX_LINE		4096
@@ -590,13 +591,11 @@ const char *
 config_user_path(void)
 {
 	static char	 path[PATH_MAX];
-	const char	*xdg, *home;
+	char		 dir[PATH_MAX];
 
-	if ((xdg = getenv("XDG_CONFIG_HOME")) != NULL && *xdg == '/')
-		snprintf(path, sizeof(path), "%s/warren/config", xdg);
-	else if ((home = getenv("HOME")) != NULL && *home != '\0')
-		snprintf(path, sizeof(path), "%s/.config/warren/config", home);
-	else
+	if (xdg_config_dir(dir, sizeof(dir)) == -1 ||
+	    (size_t)snprintf(path, sizeof(path), "%s/config", dir) >=
+	    sizeof(path))
 		return NULL;
 	return path;
 }
