@@ -12,11 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
 
 #include "common/log.h"
+#include "common/xdg.h"
 #include "supervisor/store_int.h"
 
 static const char *const store_sql[SQ__COUNT] = {
@@ -544,19 +546,20 @@ store_errmsg(const struct store *st)
 }
 
 int
-store_path(char *out, size_t outsz, const char *explicit_path,
-    const char *workspace)
+store_path(char *out, size_t outsz, const char *explicit_path)
 {
 	const char	*env;
+	char		 dir[PATH_MAX];
 	int		 n;
 
 	if (explicit_path != NULL && *explicit_path != '\0')
 		n = snprintf(out, outsz, "%s", explicit_path);
 	else if ((env = getenv("WARREN_DB")) != NULL && *env != '\0')
 		n = snprintf(out, outsz, "%s", env);
+	else if (xdg_state_dir(dir, sizeof(dir)) == -1)
+		return -1;
 	else
-		n = snprintf(out, outsz, "%s/.warren/warren.db",
-		    workspace != NULL && *workspace != '\0' ? workspace : ".");
+		n = snprintf(out, outsz, "%s/warren.db", dir);
 	if (n < 0 || (size_t)n >= outsz) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -582,23 +585,36 @@ store_query_int(struct store *st, const char *sql, int64_t *v)
 	return 0;
 }
 
-/* Make the directory of a new database file (one level: .warren/). */
+/*
+ * Make the directories of a new database file (~/.local/state/warren may
+ * be the first of its kind on the machine). Created ones are private: the
+ * database holds every run's transcript.
+ */
 static int
 store_mkdir_parent(struct store *st)
 {
 	char	 dir[PATH_MAX];
-	char	*slash;
+	char	*slash, *p, c;
 
 	if (strlcpy(dir, st->path, sizeof(dir)) >= sizeof(dir))
 		return store_seterr(st, STORE_EINVAL, "path too long");
 	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
 		return 0;
 	*slash = '\0';
-	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
-		return store_seterr(st, errno == ENOENT ? STORE_EINVAL :
-		    STORE_EREADONLY, "cannot create directory %s: %s", dir,
-		    strerror(errno));
-	return 0;
+	for (p = dir + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		c = *p;
+		*p = '\0';
+		if (mkdir(dir, 0700) == -1 && errno != EEXIST)
+			return store_seterr(st, errno == ENOENT ||
+			    errno == ENOTDIR ? STORE_EINVAL : STORE_EREADONLY,
+			    "cannot create directory %s: %s", dir,
+			    strerror(errno));
+		if (c == '\0')
+			return 0;
+		*p = c;
+	}
 }
 
 static int
@@ -624,28 +640,52 @@ store_probe_write(struct store *st)
 	return store_exec(st, "ROLLBACK", "cannot write");
 }
 
+/*
+ * WAL mode, for readers beside the writer. Switching takes an exclusive
+ * lock and SQLite does not always wait in its busy handler for it: a
+ * second warren opening the same fresh file retries here for as long as
+ * the busy timeout, and finds WAL already set by the first.
+ */
 static int
-store_schema_ready(struct store *st)
+store_wal(struct store *st)
 {
-	char	*msg = NULL;
-	int64_t	 appid, version, ntables;
-	int	 rc;
+	struct timespec	 nap = { 0, 10 * 1000 * 1000 };
+	int64_t		 waited_ms;
+	int		 rc;
 
-	if (store_query_int(st, "PRAGMA application_id", &appid) == -1 ||
-	    store_query_int(st, "PRAGMA user_version", &version) == -1 ||
-	    store_query_int(st, "SELECT count(*) FROM sqlite_master",
-	    &ntables) == -1)
-		return -1;
-	if (appid == 0 && version == 0 && ntables == 0) {
-		if (st->flags & STORE_READ)
-			return store_seterr(st, STORE_ENOTFOUND,
-			    "empty: no run has been recorded in it yet");
-		if (store_exec(st, "PRAGMA journal_mode = WAL",
-		    "setting WAL mode") == -1)
-			return -1;
-		rc = store_schema_create(st->db, STORE_SCHEMA_VERSION, &msg);
-		goto done;
+	for (waited_ms = 0;; waited_ms += 10) {
+		rc = sqlite3_exec(st->db, "PRAGMA journal_mode = WAL", NULL,
+		    NULL, NULL);
+		if (rc == SQLITE_OK)
+			return 0;
+		if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+			break;
+		if (waited_ms >= STORE_BUSY_TIMEOUT_MS)
+			return store_seterr(st, STORE_EBUSY, "setting WAL mode:"
+			    " another process held the database for %d ms",
+			    STORE_BUSY_TIMEOUT_MS);
+		nanosleep(&nap, NULL);
 	}
+	return store_setdberr(st, rc, "setting WAL mode");
+}
+
+/* The header and whether the file has any table yet. */
+static int
+store_schema_read(struct store *st, int64_t *appid, int64_t *version,
+    int64_t *ntables)
+{
+	if (store_query_int(st, "PRAGMA application_id", appid) == -1 ||
+	    store_query_int(st, "PRAGMA user_version", version) == -1 ||
+	    store_query_int(st, "SELECT count(*) FROM sqlite_master",
+	    ntables) == -1)
+		return -1;
+	return 0;
+}
+
+/* Is the header one this program can use (perhaps after a migration)? */
+static int
+store_schema_check(struct store *st, int64_t appid, int64_t version)
+{
 	if ((uint32_t)appid != STORE_APPLICATION_ID)
 		return store_seterr(st, STORE_ENOTWARREN,
 		    "not a warren database (application_id %#x)",
@@ -657,24 +697,80 @@ store_schema_ready(struct store *st)
 	if (version < 1)
 		return store_seterr(st, STORE_ECORRUPT,
 		    "schema version %lld is not valid", (long long)version);
+	return 0;
+}
+
+/*
+ * Create or migrate under the write lock. What was read before the lock
+ * is read again under it: another warren may have created the tables in
+ * between (two first runs at once), and then there is nothing to do.
+ */
+static int
+store_schema_upgrade(struct store *st)
+{
+	char	*msg = NULL;
+	int64_t	 appid, version, ntables;
+	int	 rc = -1;
+
+	if (store_exec(st, "BEGIN IMMEDIATE", "locking the database to "
+	    "create or upgrade its schema") == -1)
+		return -1;
+	if (store_schema_read(st, &appid, &version, &ntables) == -1)
+		goto out;
+	if (appid == 0 && version == 0 && ntables == 0)
+		version = 0;
+	else if (store_schema_check(st, appid, version) == -1)
+		goto out;
+	if (version < STORE_SCHEMA_VERSION && store_schema_build(st->db,
+	    (int)version, STORE_SCHEMA_VERSION, &msg) == -1) {
+		store_seterr(st, STORE_EIO, "creating or upgrading the schema"
+		    " from version %lld: %s", (long long)version,
+		    msg != NULL ? msg : sqlite3_errmsg(st->db));
+		if (msg != NULL && strstr(msg, "readonly") != NULL)
+			st->err = STORE_EREADONLY;
+		goto out;
+	}
+	if (store_exec(st, "COMMIT", "committing the schema") == -1)
+		goto out;
+	if (version > 0 && version < STORE_SCHEMA_VERSION)
+		log_info("database %s: schema upgraded from version %lld to"
+		    " %d", st->path, (long long)version, STORE_SCHEMA_VERSION);
+	rc = 0;
+out:
+	if (rc == -1)
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	free(msg);
+	return rc;
+}
+
+/*
+ * Make the file's schema current. WAL is set before the transaction (it
+ * cannot change inside one); a second warren setting it at the same time
+ * waits for the first and finds it set.
+ */
+static int
+store_schema_ready(struct store *st)
+{
+	int64_t	 appid, version, ntables;
+	int	 fresh;
+
+	if (store_schema_read(st, &appid, &version, &ntables) == -1)
+		return -1;
+	fresh = appid == 0 && version == 0 && ntables == 0;
+	if (fresh && (st->flags & STORE_READ))
+		return store_seterr(st, STORE_ENOTFOUND,
+		    "empty: no run has been recorded in it yet");
+	if (!fresh && store_schema_check(st, appid, version) == -1)
+		return -1;
 	if (version == STORE_SCHEMA_VERSION)
 		return 0;
 	if (sqlite3_db_readonly(st->db, "main") == 1)
 		return store_seterr(st, STORE_EREADONLY,
 		    "schema version %lld must be upgraded to %d, which needs"
 		    " write access", (long long)version, STORE_SCHEMA_VERSION);
-	if ((rc = store_schema_migrate(st->db, (int)version, &msg)) == 0)
-		log_info("database %s: schema upgraded from version %lld to"
-		    " %d", st->path, (long long)version, STORE_SCHEMA_VERSION);
-done:
-	if (rc == -1) {
-		store_seterr(st, STORE_EIO, "creating or upgrading the schema:"
-		    " %s", msg != NULL ? msg : sqlite3_errmsg(st->db));
-		if (msg != NULL && strstr(msg, "readonly") != NULL)
-			st->err = STORE_EREADONLY;
-	}
-	free(msg);
-	return rc;
+	if (fresh && store_wal(st) == -1)
+		return -1;
+	return store_schema_upgrade(st);
 }
 
 static int
@@ -684,6 +780,10 @@ store_open_db(struct store *st)
 	int		oflags, rc;
 
 	if (stat(st->path, &sb) == -1) {
+		if (errno == ENOTDIR || errno == EACCES)
+			return store_seterr(st, errno == EACCES ?
+			    STORE_EREADONLY : STORE_EINVAL, "cannot reach it: "
+			    "%s", strerror(errno));
 		if (errno != ENOENT)
 			return store_seterr(st, STORE_EIO, "%s",
 			    strerror(errno));

@@ -47,7 +47,7 @@
 
 #include "common/msg.h"
 
-#define STORE_SCHEMA_VERSION	2
+#define STORE_SCHEMA_VERSION	3
 #define STORE_DEFAULT_BATCH_MAX	4096	/* rows per transaction */
 #define STORE_BUSY_TIMEOUT_MS	5000
 #define STORE_PATH_MAX		256	/* longest agent path ("0.1.2...") */
@@ -241,11 +241,11 @@ struct store_summary_policy {
 /* store.c: open, close, batching, errors */
 /*
  * The database path: explicit if not NULL, else $WARREN_DB if set, else
- * WORKSPACE/.warren/warren.db (workspace NULL = current directory).
- * -1 (ENAMETOOLONG) if it does not fit.
+ * warren.db in warren's state directory (common/xdg.h), outside every
+ * workspace: an agent must not write what warren reads back.
+ * -1 (ENAMETOOLONG) if it does not fit, (ENOENT) if there is no home.
  */
-int		 store_path(char *out, size_t outsz, const char *explicit_path,
-		    const char *workspace);
+int		 store_path(char *out, size_t outsz, const char *explicit_path);
 /* NULL on error, with the reason (naming the file) in err. */
 struct store	*store_open(const char *path, int flags, char *err, size_t errsz);
 /* Flushes (errors are logged), then closes. NULL is fine. */
@@ -333,14 +333,35 @@ int		 store_summary_prompt(struct store *st, int64_t node,
 int		 store_context(struct store *st, int64_t node, int flags,
 		    struct msg_list *out);
 
+/* A project file the user trusted (store_trust.c). */
+struct store_trusted {
+	char		*path;		/* below the workspace: ".warren/config" */
+	char		 sha256[65];	/* of its contents, hex */
+};
+
+/* store_trust.c */
+/* The trusted files of a workspace (a realpath), sorted by path. */
+int		 store_trust_get(struct store *st, const char *workspace,
+		    struct store_trusted **v, size_t *n);
+/* Replace the workspace's trusted set with v (n 0: trust nothing), and
+ * commit. */
+int		 store_trust_set(struct store *st, const char *workspace,
+		    const struct store_trusted *v, size_t n);
+void		 store_trusted_free(struct store_trusted *v, size_t n);
+
 /* store_query.c: reads for the commands and for resume */
-/* The newest runs first; limit 0 = all. */
-int		 store_runs_list(struct store *st, size_t limit,
-		    struct store_run **runs, size_t *nruns);
+/*
+ * The newest runs first; limit 0 = all. workspace (a realpath) keeps the
+ * runs whose workspace is it or contains it; NULL keeps every run.
+ */
+int		 store_runs_list(struct store *st, const char *workspace,
+		    size_t limit, struct store_run **runs, size_t *nruns);
 int		 store_run_get(struct store *st, int64_t run,
 		    struct store_run *out);
-/* The newest run's id; STORE_ENOTFOUND when there is none. */
-int		 store_run_latest(struct store *st, int64_t *run);
+/* The newest run's id, of workspace as above (NULL: of any);
+ * STORE_ENOTFOUND when there is none. */
+int		 store_run_latest(struct store *st, const char *workspace,
+		    int64_t *run);
 /* A run's agents, parents before children, siblings in numeric order. */
 int		 store_agents_list(struct store *st, int64_t run,
 		    struct store_agent **agents, size_t *nagents);

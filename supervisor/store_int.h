@@ -129,10 +129,16 @@ enum store_agent_status	 store_agent_status_parse(const char *name);
 enum store_summary_kind	 store_summary_kind_parse(const char *name);
 
 /* store_schema.c */
-/* Create the schema at exactly this version (tests build old files). */
+/*
+ * Take the schema from version from (0: an empty file) to version to,
+ * inside the caller's write transaction. -1 with *errmsg (malloc'ed, may
+ * stay NULL) on failure; the caller rolls back.
+ */
+int		 store_schema_build(sqlite3 *db, int from, int to,
+		    char **errmsg);
+/* A new file's schema at exactly this version, in its own transaction
+ * (tests build old files with it). */
 int		 store_schema_create(sqlite3 *db, int version, char **errmsg);
-/* Migrate from version from to STORE_SCHEMA_VERSION in one transaction. */
-int		 store_schema_migrate(sqlite3 *db, int from, char **errmsg);
 
 /* store_run.c */
 /* One memory node row (agent 0 for none), inside an operation. */

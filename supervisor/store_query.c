@@ -30,6 +30,16 @@
 	"  WHERE n.run = r.id)" \
 	" FROM runs r "
 
+/*
+ * Runs "of a workspace" W: those whose workspace is W or contains W, so
+ * `warren runs` in a subdirectory of a project shows the project's runs.
+ * ?1 is W, or NULL for every run. r.workspace is a realpath, so a
+ * component-wise prefix test is a textual one ending at a '/'.
+ */
+#define RUN_IN_WORKSPACE \
+	"(?1 IS NULL OR r.workspace = ?1 OR r.workspace = '/' OR" \
+	" substr(?1, 1, length(r.workspace) + 1) = r.workspace || '/') "
+
 #define AGENT_COLUMNS \
 	"SELECT a.id, a.run, coalesce(n.id, 0), coalesce(a.parent, 0)," \
 	" a.path, a.depth, a.profile, a.task, a.call_id, a.inherit_context," \
@@ -92,8 +102,8 @@ store_run_row(sqlite3_stmt *s, struct store_run *r)
 }
 
 int
-store_runs_list(struct store *st, size_t limit, struct store_run **runsp,
-    size_t *nrunsp)
+store_runs_list(struct store *st, const char *workspace, size_t limit,
+    struct store_run **runsp, size_t *nrunsp)
 {
 	sqlite3_stmt	*s;
 	struct store_run *v = NULL, *nv;
@@ -102,10 +112,12 @@ store_runs_list(struct store *st, size_t limit, struct store_run **runsp,
 
 	*runsp = NULL;
 	*nrunsp = 0;
-	if (store_prepare(st, RUN_COLUMNS "ORDER BY r.id DESC LIMIT ?",
-	    &s) == -1)
+	if (store_prepare(st, RUN_COLUMNS "WHERE " RUN_IN_WORKSPACE
+	    "ORDER BY r.id DESC LIMIT ?2", &s) == -1)
 		return -1;
-	sqlite3_bind_int64(s, 1, limit == 0 ? -1 : (int64_t)limit);
+	if (workspace != NULL)
+		sqlite3_bind_text(s, 1, workspace, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, limit == 0 ? -1 : (int64_t)limit);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (n == cap) {
 			cap = cap == 0 ? 16 : cap * 2;
@@ -156,18 +168,25 @@ store_run_get(struct store *st, int64_t run, struct store_run *out)
 }
 
 int
-store_run_latest(struct store *st, int64_t *run)
+store_run_latest(struct store *st, const char *workspace, int64_t *run)
 {
 	sqlite3_stmt	*s;
 	int		 rc;
 
-	if (store_prepare(st, "SELECT max(id) FROM runs", &s) == -1)
+	if (store_prepare(st, "SELECT max(r.id) FROM runs r WHERE "
+	    RUN_IN_WORKSPACE, &s) == -1)
 		return -1;
+	if (workspace != NULL)
+		sqlite3_bind_text(s, 1, workspace, -1, SQLITE_STATIC);
 	rc = sqlite3_step(s);
 	*run = rc == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
 	sqlite3_finalize(s);
 	if (rc != SQLITE_ROW)
 		return store_setdberr(st, rc, "finding the latest run");
+	if (*run == 0 && workspace != NULL)
+		return store_seterr(st, STORE_ENOTFOUND, "no run recorded yet "
+		    "in workspace %s (`warren runs --all` lists every "
+		    "workspace's runs)", workspace);
 	if (*run == 0)
 		return store_seterr(st, STORE_ENOTFOUND, "no run recorded yet");
 	return 0;

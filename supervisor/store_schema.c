@@ -19,6 +19,13 @@
  *     JSON cannot hold the invalid UTF-8 a model or tool may produce, and
  *     every byte of a call must round-trip; the v1 JSON is converted and
  *     the column dropped.
+ * Version 3: trusted_files, the project config files (.warren/config,
+ *   .warren/agents/NAME.md) the user trusted with `warren trust`, by
+ *   workspace, with the SHA-256 of the contents trusted (store_trust.c).
+ *
+ * The caller holds a write transaction (BEGIN IMMEDIATE) around a build
+ * and decides in it whether one is needed: two first runs on a fresh
+ * file must not both create the tables (store.c, store_schema_ready).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,9 +124,19 @@ static const char migrate_v2[] =
 	" WHERE c.message = messages.id);"
 	"PRAGMA user_version = 2;";
 
+static const char migrate_v3[] =
+	"CREATE TABLE trusted_files ("
+	" workspace TEXT NOT NULL,"
+	" path TEXT NOT NULL,"
+	" sha256 TEXT NOT NULL,"
+	" trusted_ms INTEGER NOT NULL,"
+	" PRIMARY KEY (workspace, path)) WITHOUT ROWID;"
+	"PRAGMA user_version = 3;";
+
 /* migrations[i] takes version i + 1 to version i + 2. */
 static const char *const migrations[] = {
 	migrate_v2,
+	migrate_v3,
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))
@@ -141,7 +158,7 @@ store_schema_exec(sqlite3 *db, const char *sql, char **errmsg)
 	return 0;
 }
 
-/* Apply steps from version `from` up to `to`, without a transaction. */
+/* Apply steps from version `from` up to `to`. */
 static int
 store_schema_steps(sqlite3 *db, int from, int to, char **errmsg)
 {
@@ -157,45 +174,32 @@ store_schema_steps(sqlite3 *db, int from, int to, char **errmsg)
 }
 
 int
-store_schema_create(sqlite3 *db, int version, char **errmsg)
+store_schema_build(sqlite3 *db, int from, int to, char **errmsg)
 {
 	char	 sql[64];
-	int	 rc;
 
-	if (version < 1 || version > STORE_SCHEMA_VERSION)
+	if (from < 0 || to < 1 || from > to || to > STORE_SCHEMA_VERSION)
 		return -1;
-	if (store_schema_exec(db, "BEGIN IMMEDIATE", errmsg) == -1)
-		return -1;
-	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d",
-	    STORE_APPLICATION_ID);
-	rc = store_schema_exec(db, sql, errmsg);
-	if (rc == 0)
-		rc = store_schema_exec(db, schema_v1, errmsg);
-	if (rc == 0)
-		rc = store_schema_steps(db, 1, version, errmsg);
-	if (rc == 0)
-		rc = store_schema_exec(db, "COMMIT", errmsg);
-	if (rc == -1)
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
+	if (from == 0) {
+		snprintf(sql, sizeof(sql), "PRAGMA application_id = %d",
+		    STORE_APPLICATION_ID);
+		if (store_schema_exec(db, sql, errmsg) == -1 ||
+		    store_schema_exec(db, schema_v1, errmsg) == -1)
+			return -1;
+		from = 1;
+	}
+	return store_schema_steps(db, from, to, errmsg);
 }
 
 int
-store_schema_migrate(sqlite3 *db, int from, char **errmsg)
+store_schema_create(sqlite3 *db, int version, char **errmsg)
 {
-	int	rc;
-
-	if (from < 1 || from > STORE_SCHEMA_VERSION)
-		return -1;
-	if (from == STORE_SCHEMA_VERSION)
-		return 0;
-	/* DROP COLUMN checks foreign keys of the rebuilt table. */
 	if (store_schema_exec(db, "BEGIN IMMEDIATE", errmsg) == -1)
 		return -1;
-	rc = store_schema_steps(db, from, STORE_SCHEMA_VERSION, errmsg);
-	if (rc == 0)
-		rc = store_schema_exec(db, "COMMIT", errmsg);
-	if (rc == -1)
+	if (store_schema_build(db, 0, version, errmsg) == -1 ||
+	    store_schema_exec(db, "COMMIT", errmsg) == -1) {
 		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	return rc;
+		return -1;
+	}
+	return 0;
 }

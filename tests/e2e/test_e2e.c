@@ -671,7 +671,7 @@ agent_done(const char *db, const char *path)
 
 	if ((st = store_open(db, STORE_READ, err, sizeof(err))) == NULL)
 		return 0;
-	if (store_run_latest(st, &run) == 0 &&
+	if (store_run_latest(st, NULL, &run) == 0 &&
 	    store_agents_list(st, run, &v, &n) == 0) {
 		for (i = 0; i < n; i++)
 			if (strcmp(v[i].path, path) == 0 &&

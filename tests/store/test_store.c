@@ -204,7 +204,7 @@ test_migrate_v1(void **state)
 	struct store *st = store_open(t.db, 0, err, sizeof(err));
 	if (st == NULL)
 		fail_msg("%s", err);
-	assert_int_equal(store_schema_version(st), 2);
+	assert_int_equal(store_schema_version(st), STORE_SCHEMA_VERSION);
 	assert_int_equal(store_run_get(st, 1, &r), 0);
 	assert_string_equal(r.task, "old task");
 	assert_int_equal(r.status, STORE_RUN_DONE);
@@ -902,8 +902,24 @@ test_corrupt_and_foreign(void **state)
 	/* Missing file: readers say so, writers create it. */
 	snprintf(path, sizeof(path), "%s/none.db", fx->t.dir);
 	expect_open_error(path, STORE_READ, STORE_ENOTFOUND, "no such file");
+	/* Directories are made as needed, private; not through a file. */
 	snprintf(path, sizeof(path), "%s/nodir/x/none.db", fx->t.dir);
-	expect_open_error(path, STORE_CREATE, STORE_EINVAL, "cannot create");
+	{
+		struct store	*st;
+		struct stat	 sb;
+		char		 err[STORE_ERRMSG_MAX];
+
+		assert_non_null(st = store_open(path, STORE_CREATE, err,
+		    sizeof(err)));
+		store_close(st);
+		snprintf(path, sizeof(path), "%s/nodir/x", fx->t.dir);
+		assert_int_equal(stat(path, &sb), 0);
+		assert_int_equal(sb.st_mode & 0777, 0700);
+	}
+	snprintf(path, sizeof(path), "%s/afile", fx->t.dir);
+	close(open(path, O_WRONLY | O_CREAT, 0600));
+	snprintf(path, sizeof(path), "%s/afile/x/y.db", fx->t.dir);
+	expect_open_error(path, STORE_CREATE, STORE_EINVAL, "cannot reach");
 	snprintf(path, sizeof(path), "%s", fx->t.dir);
 	expect_open_error(path, 0, STORE_EINVAL, "not a regular file");
 }
@@ -991,17 +1007,26 @@ test_path(void **state)
 
 	(void)state;
 	unsetenv("WARREN_DB");
-	assert_int_equal(store_path(out, sizeof(out), NULL, "/ws"), 0);
-	assert_string_equal(out, "/ws/.warren/warren.db");
-	assert_int_equal(store_path(out, sizeof(out), NULL, NULL), 0);
-	assert_string_equal(out, "./.warren/warren.db");
+	setenv("XDG_STATE_HOME", "/state", 1);
+	assert_int_equal(store_path(out, sizeof(out), NULL), 0);
+	assert_string_equal(out, "/state/warren/warren.db");
+	/* Not absolute: ignored, as the XDG spec says. */
+	setenv("XDG_STATE_HOME", "rel", 1);
+	setenv("HOME", "/home/u", 1);
+	assert_int_equal(store_path(out, sizeof(out), NULL), 0);
+	assert_string_equal(out, "/home/u/.local/state/warren/warren.db");
+	unsetenv("XDG_STATE_HOME");
+	unsetenv("HOME");
+	assert_int_equal(store_path(out, sizeof(out), NULL), -1);
+	assert_int_equal(errno, ENOENT);
 	setenv("WARREN_DB", "/env.db", 1);
-	assert_int_equal(store_path(out, sizeof(out), NULL, "/ws"), 0);
+	assert_int_equal(store_path(out, sizeof(out), NULL), 0);
 	assert_string_equal(out, "/env.db");
-	assert_int_equal(store_path(out, sizeof(out), "/x.db", "/ws"), 0);
+	assert_int_equal(store_path(out, sizeof(out), "/x.db"), 0);
 	assert_string_equal(out, "/x.db");
 	unsetenv("WARREN_DB");
-	assert_int_equal(store_path(out, 8, NULL, "/a/long/workspace"), -1);
+	setenv("XDG_STATE_HOME", "/a/long/state/directory", 1);
+	assert_int_equal(store_path(out, 8, NULL), -1);
 	assert_int_equal(errno, ENAMETOOLONG);
 }
 

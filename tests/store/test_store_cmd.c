@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,6 +36,7 @@
 
 struct cfx {
 	struct store_tdir	 t;
+	char			 ws[512];	/* t.dir's realpath */
 	char			 out[1100], err[1100];
 };
 
@@ -44,10 +46,11 @@ struct cfx {
 /* Write the database in a child that then exits, as a supervisor would:
  * its run is then "interrupted", not "running". */
 static void
-cmd_build_db(const char *db)
+cmd_build_db(const char *db, const char *ws)
 {
 	struct store			*st;
-	struct store_run_params		 p = { .task = "task " HOSTILE };
+	struct store_run_params		 p = { .task = "task " HOSTILE,
+	    .workspace = ws };
 	struct store_agent_new		 a = { .path = "0", .task = HOSTILE,
 	    .profile = "general" };
 	struct msg			 m;
@@ -94,10 +97,21 @@ cmd_setup(void **state)
 
 	fx = calloc(1, sizeof(*fx));
 	store_tdir_make(&fx->t);
+	/* The database where warren looks by default: XDG_STATE_HOME is
+	 * dir/state in run_warren, and the runs are of workspace dir. */
+	{
+		char	real[PATH_MAX];
+
+		assert_non_null(realpath(fx->t.dir, real));
+		assert_true(strlen(real) < sizeof(fx->ws));
+		memcpy(fx->ws, real, strlen(real) + 1);
+	}
+	snprintf(fx->t.db, sizeof(fx->t.db), "%s/state/warren/warren.db",
+	    fx->ws);
 	snprintf(fx->out, sizeof(fx->out), "%s/out", fx->t.dir);
 	snprintf(fx->err, sizeof(fx->err), "%s/err", fx->t.dir);
 	if ((pid = fork()) == 0)
-		cmd_build_db(fx->t.db);
+		cmd_build_db(fx->t.db, fx->ws);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	*state = fx;
@@ -133,7 +147,13 @@ run_warren(struct cfx *fx, ...)
 	va_end(ap);
 	argv[argc] = NULL;
 	if ((pid = fork()) == 0) {
+		char	state[600];
+
 		unsetenv("WARREN_DB");
+		snprintf(state, sizeof(state), "%s/state", fx->ws);
+		setenv("XDG_STATE_HOME", state, 1);
+		if (chdir(fx->ws) == -1)
+			_exit(126);
 		fd = open(fx->out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		dup2(fd, 1);
 		fd = open(fx->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -180,13 +200,33 @@ static void
 test_runs(void **state)
 {
 	struct cfx	*fx = *state;
-	char		*o;
+	char		*o, sub[PATH_MAX + 8];
 	json_t		*j;
 	json_error_t	 je;
 
 	assert_int_equal(run_warren(fx, "runs", "--db", fx->t.db, NULL), 0);
 	o = slurp(fx->out);
 	assert_non_null(strstr(o, "STATUS"));
+	assert_non_null(strstr(o, "interrupted"));
+	free(o);
+	/* The runs of the workspace one is in, from any subdirectory; of
+	 * another, none; --all, every one. */
+	snprintf(sub, sizeof(sub), "%s/sub", fx->ws);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(run_warren(fx, "runs", "--workspace", sub, NULL), 0);
+	o = slurp(fx->out);
+	assert_non_null(strstr(o, "interrupted"));
+	free(o);
+	assert_int_equal(run_warren(fx, "runs", "--workspace", "/", NULL), 0);
+	o = slurp(fx->out);
+	assert_null(strstr(o, "interrupted"));
+	assert_non_null(strstr(o, "--all"));
+	free(o);
+	assert_int_equal(run_warren(fx, "show", "--workspace", "/", "last",
+	    NULL), 2);
+	assert_int_equal(run_warren(fx, "runs", "--workspace", "/", "--all",
+	    NULL), 0);
+	o = slurp(fx->out);
 	assert_non_null(strstr(o, "evil \\x1b]0;pwned\\x07"));
 	assert_non_null(strstr(o, "interrupted"));	/* its writer is gone */
 	assert_terminal_safe(o);
@@ -257,7 +297,7 @@ test_forget(void **state)
 	char		*o, arg[32], err[STORE_ERRMSG_MAX];
 
 	if ((pid = fork()) == 0)
-		cmd_build_db(fx->t.db);		/* run 2, like run 1 */
+		cmd_build_db(fx->t.db, fx->ws);		/* run 2, like run 1 */
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	count_rows(fx->t.db, before);
@@ -283,7 +323,7 @@ test_forget(void **state)
 	st = store_open(fx->t.db, 0, err, sizeof(err));
 	assert_non_null(st);
 	assert_int_equal(store_run_begin(st, &(struct store_run_params){
-	    .task = "live" }, &live), 0);
+	    .task = "live", .workspace = fx->ws }, &live), 0);
 	assert_int_equal(store_flush(st), 0);
 	snprintf(arg, sizeof(arg), "%lld", (long long)live);
 	assert_int_equal(run_warren(fx, "forget", "--db", fx->t.db, arg, NULL),

@@ -407,7 +407,7 @@ sim_main(const char *db, const char *logpath, long kill_after,
 		fprintf(stderr, "sim: %s\n", err);
 		_exit(1);
 	}
-	if (store_run_latest(s.st, &s.run) == 0)
+	if (store_run_latest(s.st, NULL, &s.run) == 0)
 		sim_resume(&s);
 	else {
 		if (store_run_begin(s.st, &p, &s.run) == -1)
@@ -459,7 +459,7 @@ check_durable(const char *db, const char *logpath)
 	fclose(f);
 	if ((st = store_open(db, STORE_READ, err, sizeof(err))) == NULL)
 		fail_msg("%s", err);
-	if (store_run_latest(st, &run) == -1) {
+	if (store_run_latest(st, NULL, &run) == -1) {
 		for (i = 0; i < NAGENTS; i++)
 			assert_int_equal(durable[i] + fin[i], 0);
 		store_close(st);
@@ -504,7 +504,7 @@ check_complete(const char *dbpath)
 
 	if ((st = store_open(db, STORE_READ, err, sizeof(err))) == NULL)
 		fail_msg("%s", err);
-	assert_int_equal(store_run_latest(st, &run), 0);
+	assert_int_equal(store_run_latest(st, NULL, &run), 0);
 	assert_int_equal(store_run_get(st, run, &r), 0);
 	assert_int_equal(r.status, STORE_RUN_DONE);
 	assert_true(r.resumes > 0);
@@ -624,7 +624,7 @@ batch_rows(const char *db, const char *task)
 
 	if ((st = store_open(db, STORE_READ, err, sizeof(err))) == NULL)
 		return -1;	/* killed before the file had a schema */
-	assert_int_equal(store_runs_list(st, 0, &v, &n), 0);
+	assert_int_equal(store_runs_list(st, NULL, 0, &v, &n), 0);
 	for (k = 0; k < n; k++) {
 		if (strcmp(v[k].task, task) != 0)
 			continue;

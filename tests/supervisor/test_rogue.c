@@ -110,7 +110,7 @@ check_killed(struct ctx *c, struct h_run *r, const char *why)
 	/* Recorded: a "killed" event for 0.1 in the run's store. */
 	st = store_open(c->db, STORE_READ, err, sizeof(err));
 	assert_non_null(st);
-	assert_int_equal(store_run_latest(st, &run), 0);
+	assert_int_equal(store_run_latest(st, NULL, &run), 0);
 	assert_int_equal(store_events_list(st, run, &ev, &nev), 0);
 	for (i = 0; i < nev; i++)
 		if (ev[i].path != NULL && strcmp(ev[i].path, "0.1") == 0 &&
