@@ -51,6 +51,7 @@ struct profile_set {
 	size_t			  n;
 	struct profile		**owned; /* the file ones, freed with the set */
 	size_t			  nowned;
+	size_t			  layer;  /* owned[layer..]: the current layer */
 };
 
 /* profile.c */
@@ -74,11 +75,24 @@ int			 profile_parse(const char *text, size_t len,
 			    struct profile **out, char *err, size_t errlen);
 int			 profile_load_file(const char *path,
 			    struct profile **out, char *err, size_t errlen);
-/* Built-ins plus workspace/.warren/agents/ *.md (a workspace profile with
- * a built-in's name replaces it). A missing directory is not an error; a
- * malformed file is (-1, err names file and line). */
+/*
+ * Profiles come in layers, each over the ones before it: the built-ins,
+ * the user's directory ($XDG_CONFIG_HOME/warren/agents), a trusted
+ * project's files. A profile replaces one of the same name from an
+ * earlier layer; two of one name in one layer are an error.
+ *
+ * profile_set_load: built-ins plus dir/ *.md as one layer (dir NULL:
+ * built-ins only). A missing directory is not an error; a malformed file
+ * is (-1, err names file and line).
+ */
 int			 profile_set_load(struct profile_set *set,
-			    const char *workspace, char *err, size_t errlen);
+			    const char *dir, char *err, size_t errlen);
+/* Start a new layer. */
+void			 profile_set_layer(struct profile_set *set);
+/* One file's text into the current layer; filename names it in errors. */
+int			 profile_set_add_text(struct profile_set *set,
+			    const char *text, size_t len, const char *filename,
+			    char *err, size_t errlen);
 const struct profile	*profile_set_find(const struct profile_set *set,
 			    const char *name);
 void			 profile_set_free(struct profile_set *set);

@@ -1,5 +1,6 @@
 /*
- * User profiles: .warren/agents/NAME.md, a small "---" header and a body
+ * User profiles: agents/NAME.md in the user's config directory or a
+ * trusted project's .warren/, a small "---" header and a body
  * (the role prompt), the shape Claude Code users already write. The file is
  * user input: sizes are bounded, every error names the file and the line,
  * and an unknown key or tool is an error rather than a silent default (a
@@ -399,12 +400,24 @@ profile_parse(const char *text, size_t len, const char *filename,
 	return -1;
 }
 
+/* The profile name a file gives when its header has none: NAME of NAME.md. */
+static void
+pf_hint(const char *path, char *hint, size_t hintsz)
+{
+	const char	*base;
+	char		*dot;
+
+	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	strlcpy(hint, base, hintsz);
+	if ((dot = strrchr(hint, '.')) != NULL)
+		*dot = '\0';
+}
+
 int
 profile_load_file(const char *path, struct profile **out, char *err,
     size_t errlen)
 {
 	struct stat	 st;
-	const char	*base, *dot;
 	char		*text = NULL, hint[80], epath[1024];
 	ssize_t		 n;
 	size_t		 got = 0;
@@ -441,10 +454,7 @@ profile_load_file(const char *path, struct profile **out, char *err,
 			break;
 		got += n;
 	}
-	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
-	strlcpy(hint, base, sizeof(hint));
-	if ((dot = strrchr(hint, '.')) != NULL)
-		hint[dot - hint] = '\0';
+	pf_hint(path, hint, sizeof(hint));
 	rc = profile_parse(text, got, path, hint, out, err, errlen);
  out:
 	free(text);
@@ -466,7 +476,7 @@ pf_set_add(struct profile_set *set, struct profile *p, char *err,
 	struct profile		**no;
 	size_t			  i;
 
-	for (i = 0; i < set->nowned; i++)
+	for (i = set->layer; i < set->nowned; i++)
 		if (strcmp(set->owned[i]->name, p->name) == 0) {
 			char	e1[512], e2[512];
 
@@ -486,7 +496,7 @@ pf_set_add(struct profile_set *set, struct profile *p, char *err,
 	set->owned[set->nowned++] = p;
 	for (i = 0; i < set->n; i++)
 		if (strcmp(set->v[i]->name, p->name) == 0) {
-			set->v[i] = p;	/* replaces the built-in */
+			set->v[i] = p;	/* replaces an earlier layer's */
 			return 0;
 		}
 	if ((nv = reallocarray(set->v, set->n + 1, sizeof(*nv))) == NULL)
@@ -555,11 +565,10 @@ pf_set_dir(struct profile_set *set, const char *dir, char *err,
 }
 
 int
-profile_set_load(struct profile_set *set, const char *workspace, char *err,
+profile_set_load(struct profile_set *set, const char *dir, char *err,
     size_t errlen)
 {
 	const struct profile	*b;
-	char			 dir[4096];
 	size_t			 i;
 
 	memset(set, 0, sizeof(*set));
@@ -571,19 +580,32 @@ profile_set_load(struct profile_set *set, const char *workspace, char *err,
 	}
 	for (i = 0; (b = profile_builtin_at(i)) != NULL; i++)
 		set->v[set->n++] = b;
-	if (workspace == NULL)
+	if (dir == NULL)
 		return 0;
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/.warren/agents",
-	    workspace) >= sizeof(dir)) {
-		snprintf(err, errlen, "%s: path too long", workspace);
-		profile_set_free(set);
-		return -1;
-	}
 	if (pf_set_dir(set, dir, err, errlen) == -1) {
 		profile_set_free(set);
 		return -1;
 	}
 	return 0;
+}
+
+void
+profile_set_layer(struct profile_set *set)
+{
+	set->layer = set->nowned;
+}
+
+int
+profile_set_add_text(struct profile_set *set, const char *text, size_t len,
+    const char *filename, char *err, size_t errlen)
+{
+	struct profile	*p;
+	char		 hint[80];
+
+	pf_hint(filename, hint, sizeof(hint));
+	if (profile_parse(text, len, filename, hint, &p, err, errlen) == -1)
+		return -1;
+	return pf_set_add(set, p, err, errlen);
 }
 
 const struct profile *

@@ -13,9 +13,15 @@ struct cmd {
 	int		(*main)(int argc, char **argv);
 };
 
+struct config;
+
 /* cmd_run.c */
 int	cmd_run(int argc, char **argv);
 int	cmd_resume(int argc, char **argv);
+/* Declare every key a run reads (the LLM's and the run's own). */
+int	cmd_run_declare(struct config *c);
+/* cmd_trust.c */
+int	cmd_trust(int argc, char **argv);
 /* cmd_ask.c */
 int	cmd_ask(int argc, char **argv);
 /* cmd_sandbox.c */

@@ -17,6 +17,7 @@
 #include "supervisor/cmd.h"
 #include "supervisor/config.h"
 #include "supervisor/llm.h"
+#include "supervisor/project.h"
 
 #define ASK_MAX_PROMPT	(4u * 1024 * 1024)
 
@@ -270,6 +271,31 @@ out:
 	return rc;
 }
 
+/* The user's config, a trusted project's, the environment; errors on
+ * stderr (escaped: they may quote a project file). */
+static int
+ask_config(struct config *c, const char *workspace)
+{
+	struct project	 pr;
+	char		 err[1024], esc[1024];
+	const char	*msg = err;
+	int		 rc = -1;
+
+	if (project_open(&pr, workspace, NULL, "ask", err, sizeof(err)) == 0) {
+		if (config_load_standard(c) == -1 ||
+		    project_load_config(&pr, c) == -1)
+			msg = config_error(c);
+		else
+			rc = 0;
+	}
+	if (rc == -1) {
+		str_escape(esc, sizeof(esc), msg, strlen(msg));
+		fprintf(stderr, "warren ask: %s\n", esc);
+	}
+	project_free(&pr);
+	return rc;
+}
+
 int
 cmd_ask(int argc, char **argv)
 {
@@ -319,8 +345,7 @@ cmd_ask(int argc, char **argv)
 	}
 	argc -= optind;
 	argv += optind;
-	if (config_load_standard(c, workspace) == -1) {
-		fprintf(stderr, "warren ask: %s\n", config_error(c));
+	if (ask_config(c, workspace) == -1) {
 		config_free(c);
 		return WARREN_EXIT_CONFIG;
 	}

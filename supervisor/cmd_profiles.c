@@ -1,6 +1,7 @@
 /*
  * warren profiles [--workspace DIR] [--json] [NAME]: the agent profiles a
- * run can use (built-in and the workspace's .warren/agents/NAME.md), their
+ * run can use (built-in, the user's agents/NAME.md, and a trusted
+ * workspace's .warren/agents/NAME.md: project.h), their
  * tools, the sandbox each needs (derived from the tools) and what their
  * tool schemas cost per LLM call. With NAME, one profile in full, with its
  * role prompt.
@@ -18,6 +19,7 @@
 #include "common/str.h"
 #include "supervisor/cmd.h"
 #include "supervisor/jtext.h"
+#include "supervisor/project.h"
 
 static void
 profiles_usage(void)
@@ -145,6 +147,21 @@ profiles_done(int rc)
 	return WARREN_EXIT_OK;
 }
 
+/* What a run in workspace dir would load (untrusted project files are
+ * named on stderr and left out). */
+static int
+profiles_load(struct profile_set *set, const char *dir, char *err,
+    size_t errlen)
+{
+	struct project	 pr;
+	int		 rc = -1;
+
+	if (project_open(&pr, dir, NULL, "profiles", err, errlen) == 0)
+		rc = project_load_profiles(&pr, set, err, errlen);
+	project_free(&pr);
+	return rc;
+}
+
 int
 cmd_profiles(int argc, char **argv)
 {
@@ -185,15 +202,12 @@ cmd_profiles(int argc, char **argv)
 		profiles_usage();
 		return WARREN_EXIT_USAGE;
 	}
-	if (profile_set_load(&set, ws, err, sizeof(err)) == -1) {
-		fprintf(stderr, "warren profiles: ");
-		fflush(stdout);
-		{
-			char	*e = str_escape_dup(err, strlen(err), 0);
+	if (profiles_load(&set, ws, err, sizeof(err)) == -1) {
+		char	*e = str_escape_dup(err, strlen(err), 0);
 
-			fprintf(stderr, "%s\n", e ? e : "error");
-			free(e);
-		}
+		fflush(stdout);
+		fprintf(stderr, "warren profiles: %s\n", e ? e : "error");
+		free(e);
 		return WARREN_EXIT_CONFIG;
 	}
 	if (argc == 1) {

@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "supervisor/cmd.h"
 #include "supervisor/config.h"
 #include "supervisor/llm.h"
+#include "supervisor/project.h"
 #include "supervisor/run.h"
 #include "supervisor/spawn.h"
 #include "supervisor/store.h"
@@ -50,20 +52,21 @@ cmd_run_error(const char *cmd, const char *fmt, ...)
 }
 
 static const struct config_key cmd_run_keys[] = {
-	{ "max_depth", CONFIG_UINT, "WARREN_MAX_DEPTH", "3", 0, 16, NULL, 0,
-	    "deepest subagent (the orchestrator is depth 0)" },
+	{ "max_depth", CONFIG_UINT, "WARREN_MAX_DEPTH", "3", 0, 16, NULL,
+	    CONFIG_LOWER, "deepest subagent (the orchestrator is depth 0)" },
 	{ "max_agents", CONFIG_UINT, "WARREN_MAX_AGENTS", "10", 0, 100000,
-	    NULL, 0, "subagents per run" },
-	{ "jobs", CONFIG_UINT, "WARREN_JOBS", NULL, 1, 4096, NULL, 0,
-	    "worker processes at once (default: the number of cores)" },
+	    NULL, CONFIG_LOWER, "subagents per run" },
+	{ "jobs", CONFIG_UINT, "WARREN_JOBS", NULL, 1, 4096, NULL,
+	    CONFIG_LOWER, "worker processes at once (default: the number of cores)" },
 	{ "token_budget", CONFIG_UINT, "WARREN_TOKEN_BUDGET", "0", 0, 0, NULL,
-	    0, "input+output tokens per run; 0 = no budget" },
+	    CONFIG_LOWER | CONFIG_ZEROINF,
+	    "input+output tokens per run; 0 = no budget" },
 	{ "agent_timeout", CONFIG_DURATION, "WARREN_AGENT_TIMEOUT", "30m", 1,
-	    86400000, NULL, 0, "wall clock of one subagent" },
+	    86400000, NULL, CONFIG_LOWER, "wall clock of one subagent" },
 	{ "hello_timeout", CONFIG_DURATION, "WARREN_HELLO_TIMEOUT", "10s", 1,
-	    600000, NULL, 0, "time a new worker has to say hello" },
+	    600000, NULL, CONFIG_LOWER, "time a new worker has to say hello" },
 	{ "max_iterations", CONFIG_UINT, "WARREN_MAX_ITERATIONS", "50", 1,
-	    10000, NULL, 0, "LLM turns of one agent" },
+	    10000, NULL, CONFIG_LOWER, "LLM turns of one agent" },
 	{ "summary_result_max", CONFIG_UINT, "WARREN_SUMMARY_RESULT_MAX",
 	    "4000", 0, 0, NULL, 0, "a finished subagent's result longer than "
 	    "this (bytes) gets an LLM summary; 0 = never" },
@@ -302,24 +305,40 @@ cmd_run_limits(const struct config *c, struct run_limits *l)
 }
 
 static struct store *
-cmd_run_store(const struct cmd_run_args *a, const char *ws, int *code)
+cmd_run_store(const struct cmd_run_args *a, const char *path, int *code)
 {
 	struct store	*st;
-	char		 path[PATH_MAX], err[STORE_ERRMSG_MAX];
+	char		 err[STORE_ERRMSG_MAX];
 
 	if (a->nostore)
 		return NULL;
-	if (store_path(path, sizeof(path), a->db, ws) == -1) {
-		fprintf(stderr, "warren run: database path too long\n");
-		*code = WARREN_EXIT_STORE;
-		return NULL;
-	}
 	if ((st = store_open(path, STORE_CREATE, err, sizeof(err))) == NULL) {
 		cmd_run_error("run", "%s (--db FILE to use another, "
 		    "--no-store to keep nothing)", err);
 		*code = WARREN_EXIT_STORE;
 	}
 	return st;
+}
+
+/*
+ * Where runs were kept before: WORKSPACE/.warren/warren.db, a file any
+ * write-capable agent of the workspace could rewrite. It is never read
+ * unless named with --db; say it is there once a run starts beside it.
+ */
+static void
+cmd_run_legacy_db(const struct cmd_run_args *a, const char *ws)
+{
+	const char	*env = getenv("WARREN_DB");
+	char		 old[PATH_MAX];
+
+	if (a->db != NULL || (env != NULL && *env != '\0') ||
+	    (size_t)snprintf(old, sizeof(old), "%s/.warren/warren.db", ws) >=
+	    sizeof(old) || access(old, F_OK) == -1)
+		return;
+	cmd_run_error("run", "%s holds runs of an older warren; it is no "
+	    "longer read, since an agent could have rewritten it. Its runs "
+	    "stay readable with --db %s; nothing is resumed from it unless you"
+	    " name it that way", old, old);
 }
 
 /* What a resume needs to run the same way: limits and endpoint, as JSON. */
@@ -353,9 +372,11 @@ cmd_run_params(const struct config *c)
 	return s;
 }
 
-/* Resume: the interrupted run's parameters, weaker than flags and env. */
+/* Resume: the interrupted run's parameters, weaker than flags and env.
+ * endpoint 0: not where the key goes (provider, base_url). */
 static void
-cmd_run_params_load(struct config *c, const char *params, int64_t run)
+cmd_run_params_load(struct config *c, const char *params, int64_t run,
+    int endpoint)
 {
 	const char	*k;
 	json_t		*o, *v;
@@ -379,8 +400,11 @@ cmd_run_params_load(struct config *c, const char *params, int64_t run)
 			snprintf(val, sizeof(val), "%s", json_string_value(v));
 		else
 			continue;
+		if (!endpoint && (strcmp(key, "provider") == 0 ||
+		    strcmp(key, "base_url") == 0))
+			continue;
 		/* A bad stored value is ignored: the default stands. */
-		(void)config_set(c, key, val, CONFIG_SRC_WORKSPACE, where);
+		(void)config_set(c, key, val, CONFIG_SRC_RUN, where);
 	}
 	json_decref(o);
 }
@@ -410,9 +434,57 @@ cmd_run_is_warren(pid_t pid)
 	return strcmp(exe, self) == 0;
 }
 
-/* Resume: the plan of run a->resume, from the store the flags name. */
+/* Does path lie in directory dir (both realpaths)? */
 static int
-cmd_run_plan(struct cmd_run_args *a, struct store **stp,
+cmd_run_inside(const char *path, const char *dir)
+{
+	size_t	n = strlen(dir);
+
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' ||
+	    path[n] == '\0' || strcmp(dir, "/") == 0);
+}
+
+/*
+ * Resume runs a run where it ran: the workspace is the stored one, and a
+ * --workspace naming another is refused (a stored workspace must never be
+ * swapped for one the user did not mean). A database inside the workspace
+ * (an old .warren/warren.db, named with --db) is one its agents could have
+ * written: its endpoint is not restored, so the key goes only where the
+ * user's own config says.
+ */
+static int
+cmd_run_resume_ws(struct cmd_run_args *a, const char *dbpath,
+    const struct store_plan *plan, int *endpoint)
+{
+	char	 ws[PATH_MAX], db[PATH_MAX];
+	char	*stored = plan->run.workspace;
+
+	if (stored == NULL || *stored != '/') {
+		cmd_run_error("resume", "run %lld has no workspace stored: "
+		    "it cannot be resumed", (long long)a->resume);
+		return WARREN_EXIT_STORE;
+	}
+	if (a->workspace != NULL && (realpath(a->workspace, ws) == NULL ||
+	    strcmp(ws, stored) != 0)) {
+		cmd_run_error("resume", "run %lld ran in workspace %s, not %s:"
+		    " resume runs it where it ran (leave out --workspace)",
+		    (long long)a->resume, stored, a->workspace);
+		return WARREN_EXIT_USAGE;
+	}
+	*endpoint = realpath(dbpath, db) == NULL ||
+	    !cmd_run_inside(db, stored);
+	if (!*endpoint)
+		cmd_run_error("resume", "the database %s lies inside the "
+		    "workspace, where agents could have rewritten it; its "
+		    "stored endpoint is not used", dbpath);
+	a->workspace = stored;
+	return WARREN_EXIT_OK;
+}
+
+/* Resume: the plan of run a->resume ("last": of the workspace the user is
+ * in, or names), from the database at dbpath. */
+static int
+cmd_run_plan(struct cmd_run_args *a, const char *dbpath, struct store **stp,
     struct store_plan *plan)
 {
 	char	ws[PATH_MAX];
@@ -427,10 +499,11 @@ cmd_run_plan(struct cmd_run_args *a, struct store **stp,
 		    a->workspace ? a->workspace : ".", strerror(errno));
 		return WARREN_EXIT_CONFIG;
 	}
-	if ((*stp = cmd_run_store(a, ws, &code)) == NULL)
+	if ((*stp = cmd_run_store(a, dbpath, &code)) == NULL)
 		return code;
-	if (a->resume == -1 && store_run_latest(*stp, &a->resume) == -1) {
-		cmd_run_error("resume", "no run to resume in %s: %s", ws,
+	if (a->resume == -1 &&
+	    store_run_latest(*stp, ws, &a->resume) == -1) {
+		cmd_run_error("resume", "no run to resume: %s",
 		    store_errmsg(*stp));
 		return store_errcode(*stp) == STORE_ENOTFOUND ?
 		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
@@ -483,140 +556,207 @@ cmd_run_finished(const struct store_plan *plan, int json)
 	return WARREN_EXIT_STORE;
 }
 
-/* Run (or resume) with everything resolved. */
-static int
-cmd_run_go(struct cmd_run_args *a, struct config *c)
-{
+/* What a run needs besides the store, resolved from the command line. */
+struct cmd_run_ctx {
 	struct llm_config	 lc;
-	struct llm_engine	*llm = NULL;
+	struct llm_engine	*llm;
 	struct profile_set	 ps;
-	struct store		*st = NULL;
-	struct store_plan	 plan;
-	struct msg_list		 resume;
-	struct run_opts		 o;
-	struct run		*r = NULL;
-	struct store_run_params	 sp;
-	char			 ws[PATH_MAX], worker[PATH_MAX], err[1024];
-	struct spawnd		*spawnd = NULL;
-	char			*params = NULL;
-	int64_t			 run_id = 0;
-	int			 code = WARREN_EXIT_CONFIG, rc;
+	struct project		 pr;
+	char			 ws[PATH_MAX];
+	char			 worker[PATH_MAX];
+	char			 db[PATH_MAX];
+};
 
-	memset(&ps, 0, sizeof(ps));
-	memset(&plan, 0, sizeof(plan));
-	msg_list_init(&resume);
-	llm_config_init(&lc);
-	/* First, while we hold no key and little memory (spawnd.c). */
-	if (getenv("WARREN_SPAWN_DIRECT") == NULL &&
-	    (spawnd = spawnd_start()) == NULL)
-		log_warn("spawn server; forking workers ourselves");
-	if (a->resume) {
-		if ((code = cmd_run_plan(a, &st, &plan)) != WARREN_EXIT_OK)
-			goto out;
-		code = WARREN_EXIT_CONFIG;
-		a->task = plan.run.task;
-		if (a->profile == NULL)
-			a->profile = plan.run.profile;
-		if (plan.run.workspace != NULL)
-			a->workspace = plan.run.workspace;
-	}
-	if (realpath(a->workspace ? a->workspace : ".", ws) == NULL) {
+/*
+ * The workspace, the worker binary, the config (the user's, then a
+ * trusted project's), the key (read once, then scrubbed from our
+ * environment block), the LLM client and the profiles.
+ */
+static int
+cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
+{
+	char	err[1024];
+
+	if (realpath(a->workspace ? a->workspace : ".", x->ws) == NULL) {
 		cmd_run_error("run", "workspace %s: %s",
 		    a->workspace ? a->workspace : ".", strerror(errno));
-		goto out;
+		return WARREN_EXIT_CONFIG;
 	}
-	if (cmd_run_worker_bin(a->worker, worker, sizeof(worker)) == -1) {
+	if (cmd_run_worker_bin(a->worker, x->worker, sizeof(x->worker)) == -1) {
 		fprintf(stderr, "warren run: cannot find warren-worker (set "
 		    "WARREN_WORKER_BIN or --worker)\n");
-		goto out;
+		return WARREN_EXIT_CONFIG;
 	}
-	if (a->resume)
-		cmd_run_params_load(c, plan.run.params, a->resume);
-	if (config_load_standard(c, ws) == -1) {
-		cmd_run_error("run", "%s", config_error(c));
-		goto out;
-	}
-	/* Reads the key once and scrubs it from our environment block. */
-	if (llm_config_load(&lc, c, err, sizeof(err)) == -1) {
+	cmd_run_legacy_db(a, x->ws);
+	if (project_open(&x->pr, x->ws, x->db, "run", err, sizeof(err)) ==
+	    -1) {
 		cmd_run_error("run", "%s", err);
-		goto out;
+		return WARREN_EXIT_CONFIG;
+	}
+	if (config_load_standard(c) == -1 ||
+	    project_load_config(&x->pr, c) == -1) {
+		cmd_run_error("run", "%s", config_error(c));
+		return WARREN_EXIT_CONFIG;
+	}
+	if (llm_config_load(&x->lc, c, err, sizeof(err)) == -1) {
+		cmd_run_error("run", "%s", err);
+		return WARREN_EXIT_CONFIG;
 	}
 	(void)prctl(PR_SET_DUMPABLE, 0);
-	if ((llm = llm_engine_new(&lc, err, sizeof(err))) == NULL) {
+	if ((x->llm = llm_engine_new(&x->lc, err, sizeof(err))) == NULL ||
+	    project_load_profiles(&x->pr, &x->ps, err, sizeof(err)) == -1) {
 		cmd_run_error("run", "%s", err);
-		goto out;
+		return WARREN_EXIT_CONFIG;
 	}
-	if (profile_set_load(&ps, ws, err, sizeof(err)) == -1) {
-		cmd_run_error("run", "%s", err);
-		goto out;
-	}
+	return WARREN_EXIT_OK;
+}
+
+static struct run *
+cmd_run_new(const struct cmd_run_args *a, const struct config *c,
+    struct cmd_run_ctx *x)
+{
+	struct run_opts	 o;
+	struct run	*r;
+	char		 err[1024];
+
 	memset(&o, 0, sizeof(o));
 	o.task = a->task;
 	o.profile = a->profile;
-	o.workspace = ws;
-	o.worker_bin = worker;
+	o.workspace = x->ws;
+	o.worker_bin = x->worker;
 	o.json = a->json;
 	o.trace = a->trace;
 	o.weaker = a->weaker;
 	cmd_run_limits(c, &o.limits);
-	if ((r = run_new(&o, llm, &ps, err, sizeof(err))) == NULL) {
+	if ((r = run_new(&o, x->llm, &x->ps, err, sizeof(err))) == NULL)
 		cmd_run_error("run", "%s", err);
+	return r;
+}
+
+/* A new run: its row first, so a crash from here on can be resumed. */
+static int
+cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
+    struct run *r, struct cmd_run_ctx *x, struct store **stp)
+{
+	struct store_run_params	 sp;
+	int64_t			 run_id;
+	int			 code = WARREN_EXIT_OK;
+
+	if ((*stp = cmd_run_store(a, x->db, &code)) == NULL)
+		return a->nostore ? run_main(r, NULL) : code;
+	memset(&sp, 0, sizeof(sp));
+	sp.task = a->task;
+	sp.workspace = x->ws;
+	sp.profile = r->root->profile->name;
+	sp.model = x->lc.model;
+	sp.params = cmd_run_params(c);
+	code = store_run_begin(*stp, &sp, &run_id);
+	free((char *)(uintptr_t)sp.params);
+	if (code == -1) {
+		cmd_run_error("run", "%s", store_errmsg(*stp));
+		return WARREN_EXIT_STORE;
+	}
+	run_set_store(r, *stp, run_id);
+	(void)store_flush(*stp);
+	log_info("run %lld in %s", (long long)run_id, store_filename(*stp));
+	return run_main(r, NULL);
+}
+
+/* An interrupted run, from what its plan says is left. */
+static int
+cmd_run_again(const struct cmd_run_args *a, struct run *r, struct store *st,
+    struct store_plan *plan)
+{
+	struct msg_list	 resume;
+	int		 rc, code;
+
+	msg_list_init(&resume);
+	r->store = st;
+	r->run_id = a->resume;
+	if ((rc = run_resume_prepare(r, plan, &resume)) == 1) {
+		code = cmd_run_finished(plan, a->json);
+		goto out;
+	} else if (rc == -1) {
+		fprintf(stderr, "warren resume: run %lld has no root agent\n",
+		    (long long)a->resume);
+		code = WARREN_EXIT_STORE;
+		goto out;
+	}
+	if (store_run_resumed(st, a->resume) == -1)
+		log_warnx("store: %s", store_errmsg(st));
+	run_set_store(r, st, a->resume);
+	(void)store_flush(st);
+	log_info("resuming run %lld in %s", (long long)a->resume,
+	    a->workspace);
+	code = run_main(r, &resume);
+out:
+	msg_list_free(&resume);
+	return code;
+}
+
+/* Run (or resume) with everything resolved. */
+static int
+cmd_run_go(struct cmd_run_args *a, struct config *c)
+{
+	struct cmd_run_ctx	 x;
+	struct store		*st = NULL;
+	struct store_plan	 plan;
+	struct spawnd		*spawnd = NULL;
+	struct run		*r = NULL;
+	int			 code, endpoint = 1;
+
+	memset(&x, 0, sizeof(x));
+	memset(&plan, 0, sizeof(plan));
+	llm_config_init(&x.lc);
+	/* First, while we hold no key and little memory (spawnd.c). */
+	if (getenv("WARREN_SPAWN_DIRECT") == NULL &&
+	    (spawnd = spawnd_start()) == NULL)
+		log_warn("spawn server; forking workers ourselves");
+	if (store_path(x.db, sizeof(x.db), a->db) == -1) {
+		cmd_run_error(a->resume ? "resume" : "run", "no database path "
+		    "(%s): set HOME or XDG_STATE_HOME, or give --db FILE",
+		    strerror(errno));
+		code = WARREN_EXIT_STORE;
+		goto out;
+	}
+	if (a->resume) {
+		if ((code = cmd_run_plan(a, x.db, &st, &plan)) !=
+		    WARREN_EXIT_OK || (code = cmd_run_resume_ws(a, x.db, &plan,
+		    &endpoint)) != WARREN_EXIT_OK)
+			goto out;
+		a->task = plan.run.task;
+		if (a->profile == NULL)
+			a->profile = plan.run.profile;
+		cmd_run_params_load(c, plan.run.params, a->resume, endpoint);
+	}
+	if ((code = cmd_run_setup(a, c, &x)) != WARREN_EXIT_OK)
+		goto out;
+	if ((r = cmd_run_new(a, c, &x)) == NULL) {
+		code = WARREN_EXIT_CONFIG;
 		goto out;
 	}
 	r->spawnd = spawnd;
-	code = WARREN_EXIT_OK;
-	if (a->resume) {
-		r->store = st;
-		r->run_id = a->resume;
-		if ((rc = run_resume_prepare(r, &plan, &resume)) == 1) {
-			code = cmd_run_finished(&plan, a->json);
-			goto out;
-		} else if (rc == -1) {
-			fprintf(stderr, "warren resume: run %lld has no root "
-			    "agent\n", (long long)a->resume);
-			code = WARREN_EXIT_STORE;
-			goto out;
-		}
-		if (store_run_resumed(st, a->resume) == -1)
-			log_warnx("store: %s", store_errmsg(st));
-		run_set_store(r, st, a->resume);
-		(void)store_flush(st);
-		log_info("resuming run %lld", (long long)a->resume);
-		code = run_main(r, &resume);
-		goto out;
-	}
-	st = cmd_run_store(a, ws, &code);
-	if (code != WARREN_EXIT_OK)
-		goto out;
-	if (st != NULL) {
-		memset(&sp, 0, sizeof(sp));
-		sp.task = a->task;
-		sp.workspace = ws;
-		sp.profile = r->root->profile->name;
-		sp.model = lc.model;
-		sp.params = params = cmd_run_params(c);
-		if (store_run_begin(st, &sp, &run_id) == -1) {
-			cmd_run_error("run", "%s", store_errmsg(st));
-			code = WARREN_EXIT_STORE;
-			goto out;
-		}
-		run_set_store(r, st, run_id);
-		(void)store_flush(st);
-		log_info("run %lld in %s", (long long)run_id,
-		    store_filename(st));
-	}
-	code = run_main(r, NULL);
+	code = a->resume ? cmd_run_again(a, r, st, &plan) :
+	    cmd_run_fresh(a, c, r, &x, &st);
 out:
 	run_free(r);
 	spawnd_stop(spawnd);
 	store_close(st);
 	store_plan_free(&plan);
-	msg_list_free(&resume);
-	llm_engine_free(llm);
-	profile_set_free(&ps);
-	llm_config_free(&lc);
-	free(params);
+	llm_engine_free(x.llm);
+	profile_set_free(&x.ps);
+	project_free(&x.pr);
+	llm_config_free(&x.lc);
 	return code;
+}
+
+int
+cmd_run_declare(struct config *c)
+{
+	if (llm_config_declare(c) == -1)
+		return -1;
+	return config_declare(c, cmd_run_keys,
+	    sizeof(cmd_run_keys) / sizeof(cmd_run_keys[0]));
 }
 
 static int
@@ -629,9 +769,7 @@ cmd_run_common(int argc, char **argv, int resume)
 	memset(&a, 0, sizeof(a));
 	if ((c = config_new()) == NULL)
 		fatal("config_new");
-	if (llm_config_declare(c) == -1 ||
-	    config_declare(c, cmd_run_keys,
-	    sizeof(cmd_run_keys) / sizeof(cmd_run_keys[0])) == -1)
+	if (cmd_run_declare(c) == -1)
 		fatalx("config: %s", config_error(c));
 	if (cmd_run_parse(argc, argv, c, &a, resume) == -1) {
 		config_free(c);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@
 struct cmd_store_opts {
 	const char	*db;
 	const char	*workspace;
+	char		 ws[PATH_MAX];	/* its realpath: whose runs to list */
+	int		 all;		/* every workspace's runs */
 	int		 json;
 	int		 messages;
 	long long	 limit;
@@ -42,6 +45,7 @@ enum {
 	OPT_MESSAGES,
 	OPT_LIMIT,
 	OPT_FORMAT,
+	OPT_ALL,
 	OPT_HELP,
 };
 
@@ -54,6 +58,7 @@ static const struct option cmd_store_longopts[] = {
 	{ "messages", no_argument, NULL, OPT_MESSAGES },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "all", no_argument, NULL, OPT_ALL },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -62,8 +67,10 @@ static int
 cmd_store_usage(const char *name, FILE *f)
 {
 	if (strcmp(name, "runs") == 0)
-		fprintf(f, "usage: warren runs [--db FILE] [--workspace DIR]"
-		    " [--limit N] [--json]\n");
+		fprintf(f, "usage: warren runs [--db FILE] [--workspace DIR |"
+		    " --all] [--limit N] [--json]\n"
+		    "Lists the runs of the workspace DIR (default: the one the "
+		    "current directory\nis in), or of every workspace.\n");
 	else if (strcmp(name, "show") == 0)
 		fprintf(f, "usage: warren show [--db FILE] [--workspace DIR]"
 		    " [--messages] [--json] RUN\n");
@@ -73,8 +80,9 @@ cmd_store_usage(const char *name, FILE *f)
 	else
 		fprintf(f, "usage: warren graph [--db FILE] [--workspace DIR]"
 		    " [--format json|dot|mermaid] RUN\n");
-	fprintf(f, "RUN is a run id from `warren runs`, or \"last\". The"
-	    " database is FILE, else $WARREN_DB, else DIR/.warren/warren.db.\n");
+	fprintf(f, "RUN is a run id from `warren runs`, or \"last\" (the "
+	    "workspace's latest). The\ndatabase is FILE, else $WARREN_DB, "
+	    "else $XDG_STATE_HOME/warren/warren.db.\n");
 	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
 }
 
@@ -92,7 +100,7 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 	opterr = 1;
 	while ((ch = getopt_long(argc, argv, "", cmd_store_longopts, NULL)) !=
 	    -1) {
-		if (ch >= OPT_JSON && ch <= OPT_FORMAT && !(allowed & ALLOW(ch)))
+		if (ch >= OPT_JSON && ch <= OPT_ALL && !(allowed & ALLOW(ch)))
 			ch = '?';
 		switch (ch) {
 		case OPT_DB:
@@ -115,6 +123,9 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 				return -1;
 			}
 			break;
+		case OPT_ALL:
+			o->all = 1;
+			break;
 		case OPT_FORMAT:
 			if (graph_format_parse(optarg, &o->format) == -1) {
 				fprintf(stderr, "warren %s: unknown format \"%s\""
@@ -131,6 +142,12 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 			return -1;
 		}
 	}
+	if (realpath(o->workspace != NULL ? o->workspace : ".", o->ws) ==
+	    NULL) {
+		fprintf(stderr, "warren %s: workspace %s: %s\n", argv[0],
+		    o->workspace != NULL ? o->workspace : ".", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
@@ -145,14 +162,26 @@ cmd_store_error(const char *name, const char *msg)
 	free(e);
 }
 
+static int
+cmd_store_path(const char *name, const struct cmd_store_opts *o, char *path,
+    size_t pathsz)
+{
+	if (store_path(path, pathsz, o->db) == -1) {
+		fprintf(stderr, "warren %s: no database path (%s): set HOME or "
+		    "XDG_STATE_HOME, or give --db FILE\n", name,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static struct store *
 cmd_store_open(const char *name, const struct cmd_store_opts *o, int *exitp)
 {
 	char		 path[4096], err[STORE_ERRMSG_MAX + 64];
 	struct store	*st;
 
-	if (store_path(path, sizeof(path), o->db, o->workspace) == -1) {
-		fprintf(stderr, "warren %s: database path too long\n", name);
+	if (cmd_store_path(name, o, path, sizeof(path)) == -1) {
 		*exitp = WARREN_EXIT_USAGE;
 		return NULL;
 	}
@@ -163,15 +192,15 @@ cmd_store_open(const char *name, const struct cmd_store_opts *o, int *exitp)
 	return st;
 }
 
-/* RUN: a positive id or "last". */
+/* RUN: a positive id or "last", the latest run of the workspace. */
 static int
-cmd_store_run_arg(struct store *st, const char *name, const char *arg,
-    int64_t *run, int *exitp)
+cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
+    const char *name, const char *arg, int64_t *run, int *exitp)
 {
 	const char	*errstr;
 
 	if (strcmp(arg, "last") == 0) {
-		if (store_run_latest(st, run) == 0)
+		if (store_run_latest(st, o->ws, run) == 0)
 			return 0;
 		cmd_store_error(name, store_errmsg(st));
 		*exitp = store_errcode(st) == STORE_ENOTFOUND ?
@@ -334,8 +363,9 @@ cmd_json_print(json_t *j)
 	return WARREN_EXIT_OK;
 }
 
+/* ws: the workspace whose runs these are, NULL for every one. */
 static int
-cmd_runs_print(const struct store_run *v, size_t n, int json)
+cmd_runs_print(const struct store_run *v, size_t n, const char *ws, int json)
 {
 	json_t	*arr;
 	char	 tin[16], tout[16], dur[32], when[32];
@@ -347,6 +377,12 @@ cmd_runs_print(const struct store_run *v, size_t n, int json)
 		for (i = 0; i < n; i++)
 			json_array_append_new(arr, cmd_json_run(&v[i]));
 		return cmd_json_print(arr);
+	}
+	if (n == 0 && ws != NULL) {
+		cmd_print_text(ws, 0);
+		printf(": no runs in this workspace (`warren runs --all` lists "
+		    "every workspace's)\n");
+		return WARREN_EXIT_OK;
 	}
 	if (n == 0) {
 		printf("no runs recorded yet\n");
@@ -380,12 +416,13 @@ cmd_runs(int argc, char **argv)
 	int			 rc, ex = WARREN_EXIT_OK;
 
 	if ((rc = cmd_store_parse(argc, argv, ALLOW(OPT_JSON) |
-	    ALLOW(OPT_LIMIT), &o)) != 0)
+	    ALLOW(OPT_LIMIT) | ALLOW(OPT_ALL), &o)) != 0)
 		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
 	if (optind != argc)
 		return cmd_store_usage(argv[0], stderr);
-	if (store_path(path, sizeof(path), o.db, o.workspace) == 0 &&
-	    stat(path, &sb) == -1 && errno == ENOENT) {
+	if (cmd_store_path(argv[0], &o, path, sizeof(path)) == -1)
+		return WARREN_EXIT_USAGE;
+	if (stat(path, &sb) == -1 && errno == ENOENT) {
 		if (o.json)
 			printf("[]\n");
 		else {
@@ -398,10 +435,11 @@ cmd_runs(int argc, char **argv)
 	}
 	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
 		return ex;
-	if (store_runs_list(st, (size_t)o.limit, &v, &n) == -1)
+	if (store_runs_list(st, o.all ? NULL : o.ws, (size_t)o.limit, &v,
+	    &n) == -1)
 		ex = cmd_store_fail(st, argv[0]);
 	else {
-		ex = cmd_runs_print(v, n, o.json);
+		ex = cmd_runs_print(v, n, o.all ? NULL : o.ws, o.json);
 		store_runs_free(v, n);
 	}
 	store_close(st);
@@ -663,7 +701,7 @@ cmd_show(int argc, char **argv)
 		return cmd_store_usage(argv[0], stderr);
 	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
 		return ex;
-	if (cmd_store_run_arg(st, argv[0], argv[optind], &run, &ex) == 0)
+	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == 0)
 		ex = cmd_show_run(st, run, &o);
 	store_close(st);
 	return ex;
@@ -685,7 +723,7 @@ cmd_graph(int argc, char **argv)
 		return cmd_store_usage(argv[0], stderr);
 	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
 		return ex;
-	if (cmd_store_run_arg(st, argv[0], argv[optind], &run, &ex) == -1)
+	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == -1)
 		goto out;
 	if (store_run_get(st, run, &r) == -1) {
 		ex = cmd_store_fail(st, argv[0]);
@@ -727,16 +765,14 @@ cmd_forget(int argc, char **argv)
 		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
 	if (optind == argc)
 		return cmd_store_usage(argv[0], stderr);
-	if (store_path(path, sizeof(path), o.db, o.workspace) == -1) {
-		fprintf(stderr, "warren %s: database path too long\n", argv[0]);
+	if (cmd_store_path(argv[0], &o, path, sizeof(path)) == -1)
 		return WARREN_EXIT_USAGE;
-	}
 	if ((st = store_open(path, 0, err, sizeof(err))) == NULL) {
 		cmd_store_error(argv[0], err);
 		return WARREN_EXIT_STORE;
 	}
 	for (i = optind; i < argc && ex == WARREN_EXIT_OK; i++) {
-		if (cmd_store_run_arg(st, argv[0], argv[i], &id, &ex) == -1)
+		if (cmd_store_run_arg(st, &o, argv[0], argv[i], &id, &ex) == -1)
 			break;
 		if (store_run_get(st, id, &run) == -1) {
 			ex = cmd_store_fail(st, argv[0]);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/str.h"
 #include "common/xdg.h"
 #include "supervisor/config.h"
@@ -38,7 +39,8 @@ struct config {
 static const char *const config_src_names[] = {
 	[CONFIG_SRC_DEFAULT] = "default",
 	[CONFIG_SRC_USER] = "user config",
-	[CONFIG_SRC_WORKSPACE] = "workspace config",
+	[CONFIG_SRC_PROJECT] = "project config",
+	[CONFIG_SRC_RUN] = "resumed run",
 	[CONFIG_SRC_ENV] = "environment",
 	[CONFIG_SRC_FLAG] = "flag",
 };
@@ -378,6 +380,36 @@ config_store(struct config_val *v, const char *value, double num,
 	return 0;
 }
 
+/* The value as text: the last one set, else the default. */
+static const char *
+config_str_of(const struct config_val *v)
+{
+	if (v->set)
+		return v->v[v->n - 1];
+	return v->key->def != NULL ? v->key->def : "unset";
+}
+
+/* Would num raise the limit v holds? An unset limit without a default
+ * is no limit at all; so is 0 for a CONFIG_ZEROINF key. */
+static int
+config_raises(const struct config_val *v, double num)
+{
+	double	cur;
+
+	if (!(v->key->flags & CONFIG_LOWER))
+		return 0;
+	if (!v->set && v->key->def == NULL)
+		return 0;
+	cur = v->num;
+	if (v->key->flags & CONFIG_ZEROINF) {
+		if (cur == 0)
+			return 0;
+		if (num == 0)
+			return 1;
+	}
+	return num > cur;
+}
+
 int
 config_set(struct config *c, const char *name, const char *value,
     enum config_source src, const char *where)
@@ -392,7 +424,7 @@ config_set(struct config *c, const char *name, const char *value,
 		return -1;
 	}
 	if ((v->key->flags & CONFIG_NOFILE) &&
-	    (src == CONFIG_SRC_USER || src == CONFIG_SRC_WORKSPACE)) {
+	    (src == CONFIG_SRC_USER || src == CONFIG_SRC_PROJECT)) {
 		config_seterr(c, "%s: '%s' is not allowed in a config file; "
 		    "%s", where, name, v->key->help != NULL ? v->key->help :
 		    "set it in the environment");
@@ -407,8 +439,23 @@ config_set(struct config *c, const char *name, const char *value,
 		errno = EINVAL;
 		return -1;
 	}
+	if (src == CONFIG_SRC_PROJECT && (v->key->flags & CONFIG_NOPROJECT)) {
+		config_seterr(c, "%s: '%s' is never taken from a project's "
+		    "config: it decides where your API key or warren's files "
+		    "go. Set it in %s, the environment or a flag", where, name,
+		    config_user_path() != NULL ? config_user_path() :
+		    "~/.config/warren/config");
+		errno = EPERM;
+		return -1;
+	}
 	if (v->set && src < v->src)
 		return 0;
+	if (src == CONFIG_SRC_PROJECT && config_raises(v, num)) {
+		log_warnx("%s: %s = %s is ignored: a project may lower a limit,"
+		    " not raise it (yours: %s, from %s)", where, name, value,
+		    config_str_of(v), v->set ? v->where : "the default");
+		return 0;
+	}
 	if (config_store(v, value, num, src, where) == -1) {
 		config_seterr(c, "%s: %s: %s", where, name, strerror(errno));
 		return -1;
@@ -497,15 +544,57 @@ config_line(struct config *c, char *line, enum config_source src,
 }
 
 int
+config_load_text(struct config *c, const char *text, size_t len,
+    const char *name, enum config_source src)
+{
+	const char	*p, *end = text + len, *nl;
+	char		*line, where[PATH_MAX + 32];
+	unsigned	 lineno = 0;
+	size_t		 n;
+	int		 rc;
+
+	if (len > CONFIG_MAX_FILE) {
+		config_seterr(c, "%s: file too long (%zu bytes, at most %d)",
+		    name, len, CONFIG_MAX_FILE);
+		errno = EFBIG;
+		return -1;
+	}
+	for (p = text; p < end; p = nl + 1) {
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%u", name, lineno);
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			nl = end;
+		n = (size_t)(nl - p);
+		if (n > CONFIG_MAX_LINE) {
+			config_seterr(c, "%s: line too long", where);
+			errno = EFBIG;
+			return -1;
+		}
+		if (memchr(p, '\0', n) != NULL) {
+			config_seterr(c, "%s: NUL byte in a text file", where);
+			errno = EINVAL;
+			return -1;
+		}
+		if ((line = strndup(p, n)) == NULL) {
+			config_seterr(c, "%s: out of memory", where);
+			return -1;
+		}
+		rc = config_line(c, line, src, where);
+		free(line);
+		if (rc == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
 config_load_file(struct config *c, const char *path, enum config_source src,
     int optional)
 {
 	FILE	*f;
-	char	*line = NULL, where[PATH_MAX + 32];
-	size_t	 cap = 0, total = 0;
-	ssize_t	 len;
-	unsigned lineno = 0;
-	int	 rc = -1;
+	char	*text;
+	size_t	 len;
+	int	 rc = -1, saved;
 
 	if ((f = fopen(path, "re")) == NULL) {
 		if (optional && errno == ENOENT)
@@ -513,33 +602,22 @@ config_load_file(struct config *c, const char *path, enum config_source src,
 		config_seterr(c, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	while ((len = getline(&line, &cap, f)) != -1) {
-		lineno++;
-		snprintf(where, sizeof(where), "%s:%u", path, lineno);
-		total += (size_t)len;
-		if (total > CONFIG_MAX_FILE || len > CONFIG_MAX_LINE) {
-			config_seterr(c, "%s: line or file too long", where);
-			errno = EFBIG;
-			goto out;
-		}
-		if (memchr(line, '\0', (size_t)len) != NULL) {
-			config_seterr(c, "%s: NUL byte in a text file", where);
-			errno = EINVAL;
-			goto out;
-		}
-		if (len > 0 && line[len - 1] == '\n')
-			line[len - 1] = '\0';
-		if (config_line(c, line, src, where) == -1)
-			goto out;
+	/* One byte over the limit tells a file too long from one at it. */
+	if ((text = malloc(CONFIG_MAX_FILE + 1)) == NULL) {
+		config_seterr(c, "%s: out of memory", path);
+		goto out;
 	}
+	len = fread(text, 1, CONFIG_MAX_FILE + 1, f);
 	if (ferror(f)) {
 		config_seterr(c, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	rc = 0;
+	rc = config_load_text(c, text, len, path, src);
 out:
-	free(line);
+	saved = errno;
+	free(text);
 	fclose(f);
+	errno = saved;
 	return rc;
 }
 
@@ -601,25 +679,13 @@ config_user_path(void)
 }
 
 int
-config_load_standard(struct config *c, const char *workspace)
+config_load_standard(struct config *c)
 {
 	const char	*user;
-	char		 path[PATH_MAX];
 
 	if ((user = config_user_path()) != NULL &&
 	    config_load_file(c, user, CONFIG_SRC_USER, 1) == -1)
 		return -1;
-	if (workspace != NULL) {
-		if ((size_t)snprintf(path, sizeof(path), "%s/.warren/config",
-		    workspace) >= sizeof(path)) {
-			config_seterr(c, "%s: workspace path too long",
-			    workspace);
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		if (config_load_file(c, path, CONFIG_SRC_WORKSPACE, 1) == -1)
-			return -1;
-	}
 	return config_load_env(c);
 }
 

@@ -6,8 +6,15 @@
  * command loads the sources in any order; a value from a stronger source
  * is never replaced by one from a weaker source:
  *
- *	flag  >  environment  >  workspace .warren/config  >
+ *	flag  >  environment  >  a resumed run's stored parameters  >
+ *	a trusted project's .warren/config  >
  *	$XDG_CONFIG_HOME/warren/config  >  default
+ *
+ * A project file is written by whoever controls the workspace, agents
+ * included: keys that decide where the API key goes or which files warren
+ * reads and writes (CONFIG_NOPROJECT) are refused there, and limits
+ * (CONFIG_LOWER) may only go down from the user's (project.c says when a
+ * project file is read at all).
  *
  * File format (docs/configuration.md): UTF-8 text, one `key = value` per
  * line, `#` starts a comment (outside double quotes), blank lines ignored,
@@ -39,7 +46,8 @@ enum config_type {
 enum config_source {
 	CONFIG_SRC_DEFAULT = 0,
 	CONFIG_SRC_USER,	/* $XDG_CONFIG_HOME/warren/config */
-	CONFIG_SRC_WORKSPACE,	/* WORKSPACE/.warren/config */
+	CONFIG_SRC_PROJECT,	/* a trusted WORKSPACE/.warren/config */
+	CONFIG_SRC_RUN,		/* the stored parameters of a resumed run */
 	CONFIG_SRC_ENV,
 	CONFIG_SRC_FLAG,
 };
@@ -50,6 +58,11 @@ enum config_source {
 #define CONFIG_MASKHDR	0x04	/* "Name: value" list: config_dump shows
 				   the name only (the value is often a
 				   credential: Authorization, x-api-key) */
+#define CONFIG_NOPROJECT 0x08	/* refused in a project's file: endpoint,
+				   headers, key file, paths */
+#define CONFIG_LOWER	0x10	/* a limit: a project's file may lower it,
+				   never raise it (ignored, with a warning) */
+#define CONFIG_ZEROINF	0x20	/* with CONFIG_LOWER: 0 means no limit */
 
 struct config_key {
 	const char		*name;		/* "model", "max_depth" */
@@ -83,13 +96,14 @@ int		 config_set(struct config *c, const char *name, const char *value,
 /* Read a file; a missing file is not an error when optional. */
 int		 config_load_file(struct config *c, const char *path,
 		    enum config_source src, int optional);
+/* The same from a file's text already read; name names it in errors. */
+int		 config_load_text(struct config *c, const char *text,
+		    size_t len, const char *name, enum config_source src);
 /* Every declared key that has an env variable set. */
 int		 config_load_env(struct config *c);
-/*
- * The usual sources but flags: the user file, WORKSPACE/.warren/config
- * (if workspace is not NULL), the environment.
- */
-int		 config_load_standard(struct config *c, const char *workspace);
+/* The user's file and the environment (a project's file, trusted, is
+ * loaded between the two with config_load_text: project.c). */
+int		 config_load_standard(struct config *c);
 /* The last error (file:line: key: what), valid until the next call. */
 const char	*config_error(const struct config *c);
 

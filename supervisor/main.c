@@ -25,6 +25,8 @@ static const struct cmd commands[] = {
 	{ "graph", "[--format json|dot|mermaid] RUN", "print a run's memory graph",
 	    cmd_graph },
 	{ "forget", "RUN ...", "delete runs and all they stored", cmd_forget },
+	{ "trust", "[--revoke] [DIR]", "trust a project's .warren/config and agents",
+	    cmd_trust },
 };
 
 static void

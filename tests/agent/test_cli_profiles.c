@@ -1,7 +1,8 @@
 /*
- * `warren profiles` as a user runs it: the built-ins, a workspace's own
- * profiles, one profile in full, and a malformed file (exit 3, file and
- * line on stderr).
+ * `warren profiles` as a user runs it: the built-ins, the user's own
+ * profiles, a workspace's once trusted (ignored with a warning before, and
+ * again once a file changes), one profile in full, and a malformed file
+ * (`warren trust` refuses it: exit 3, file and line on stderr).
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -19,9 +20,10 @@
 
 static char	ws[] = "/tmp/warren-cliprof-XXXXXX";
 
-/* Run warren with args (shell words), output (stdout+stderr) into out. */
+/* Run `warren CMD` with args (shell words), output (stdout+stderr) into
+ * out. */
 static int
-warren(const char *args, char *out, size_t outsz)
+warren_cmd(const char *cmdname, const char *args, char *out, size_t outsz)
 {
 	const char	*bin = getenv("WARREN_BIN");
 	char		 cmd[1024];
@@ -30,13 +32,23 @@ warren(const char *args, char *out, size_t outsz)
 	int		 st;
 
 	assert_non_null(bin);
-	snprintf(cmd, sizeof(cmd), "'%s' profiles --workspace '%s' %s 2>&1",
-	    bin, ws, args);
+	if (strcmp(cmdname, "trust") == 0)
+		snprintf(cmd, sizeof(cmd), "'%s' trust %s '%s' 2>&1", bin,
+		    args, ws);
+	else
+		snprintf(cmd, sizeof(cmd), "'%s' %s --workspace '%s' %s 2>&1",
+		    bin, cmdname, ws, args);
 	assert_non_null(p = popen(cmd, "r"));
 	n = fread(out, 1, outsz - 1, p);
 	out[n] = '\0';
 	st = pclose(p);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int
+warren(const char *args, char *out, size_t outsz)
+{
+	return warren_cmd("profiles", args, out, outsz);
 }
 
 static void
@@ -69,7 +81,15 @@ test_cli(void **state)
 	mkdir(path, 0755);
 	put(".warren/agents/fixer.md", "---\nname: fixer\ndescription: fixes "
 	    "\x1b[31mbugs\ntools: Read, Edit, Bash\n---\nFix the bug.\n");
+	/* Not trusted yet: left out, and said so. */
 	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_null(strstr(out, "fixer          rw"));
+	assert_non_null(strstr(out, "not trusted (never trusted)"));
+	assert_non_null(strstr(out, "warren trust"));
+	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, ".warren/agents/fixer.md"));
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_null(strstr(out, "not trusted"));
 	assert_non_null(strstr(out, "fixer          rw   yes"));
 	assert_non_null(strstr(out, "file     read,edit,bash"));
 	assert_int_equal(warren("fixer", out, sizeof(out)), 0);
@@ -82,10 +102,55 @@ test_cli(void **state)
 	assert_int_equal(warren("nosuch", out, sizeof(out)), 2);
 	assert_non_null(strstr(out, "no profile named \"nosuch\""));
 
+	/* A changed file untrusts the set; an added one too. */
+	put(".warren/agents/fixer.md", "---\nname: fixer\ntools: Read\n---\n");
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_null(strstr(out, "fixer          r"));
+	assert_non_null(strstr(out, ".warren/agents/fixer.md changed"));
 	put(".warren/agents/broken.md", "---\nname: broken\ntools: Read,\n"
 	    "  Fly\nmodel x\n---\n");
-	assert_int_equal(warren("", out, sizeof(out)), 3);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, ".warren/agents/broken.md added"));
+	/* trust checks before it trusts: a malformed file is refused */
+	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 3);
 	assert_non_null(strstr(out, "broken.md:4: expected \"key: value\""));
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_null(strstr(out, "fixer          r"));
+	/* --revoke trusts nothing */
+	snprintf(path, sizeof(path), "%s/.warren/agents/broken.md", ws);
+	unlink(path);
+	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 0);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "fixer          ro   no"));
+	assert_int_equal(warren_cmd("trust", "--revoke", out, sizeof(out)), 0);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_null(strstr(out, "fixer          ro"));
+	/* A symlink where a profile goes is never followed nor trusted. */
+	snprintf(path, sizeof(path), "%s/.warren/agents/link.md", ws);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 3);
+	assert_non_null(strstr(out, "link.md is a symlink"));
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "link.md is a symlink"));
+	unlink(path);
+
+	/* The user's own profiles need no trust. */
+	assert_non_null(getenv("XDG_CONFIG_HOME"));
+	snprintf(path, sizeof(path), "mkdir -p '%s/warren/agents'",
+	    getenv("XDG_CONFIG_HOME"));
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof(path), "%s/warren/agents/mine.md",
+	    getenv("XDG_CONFIG_HOME"));
+	{
+		FILE	*f;
+
+		assert_non_null(f = fopen(path, "w"));
+		fputs("---\nname: mine\ntools: Grep\n---\nMine.\n", f);
+		fclose(f);
+	}
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "mine           ro   no"));
+	unlink(path);
 
 	snprintf(path, sizeof(path), "rm -rf '%s'", ws);
 	assert_int_equal(system(path), 0);

@@ -216,48 +216,61 @@ test_set_load(void **state)
 	struct profile_set	 set;
 	const struct profile	*p;
 	char			 dir[] = "/tmp/warren-prof-XXXXXX", path[512];
-	char			 err[512];
+	char			 agents[256], err[512];
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	/* no .warren/agents: built-ins only */
-	assert_int_equal(profile_set_load(&set, dir, err, sizeof(err)), 0);
+	snprintf(agents, sizeof(agents), "%s/agents", dir);
+	/* no agents directory: built-ins only */
+	assert_int_equal(profile_set_load(&set, agents, err, sizeof(err)), 0);
+	assert_int_equal(set.n, 6);
+	profile_set_free(&set);
+	assert_int_equal(profile_set_load(&set, NULL, err, sizeof(err)), 0);
 	assert_int_equal(set.n, 6);
 	profile_set_free(&set);
 
-	snprintf(path, sizeof(path), "%s/.warren", dir);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/.warren/agents", dir);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/.warren/agents/sec.md", dir);
+	mkdir(agents, 0755);
+	snprintf(path, sizeof(path), "%s/sec.md", agents);
 	write_file(path, "---\nname: sec\ndescription: security\ntools: Read, "
 	    "Grep\n---\nFind vulnerabilities.\n");
-	snprintf(path, sizeof(path), "%s/.warren/agents/explore.md", dir);
+	snprintf(path, sizeof(path), "%s/explore.md", agents);
 	write_file(path, "---\ndescription: my explore\ntools: Read\n---\n");
-	snprintf(path, sizeof(path), "%s/.warren/agents/notes.txt", dir);
+	snprintf(path, sizeof(path), "%s/notes.txt", agents);
 	write_file(path, "not a profile");
-	assert_int_equal(profile_set_load(&set, dir, err, sizeof(err)), 0);
+	assert_int_equal(profile_set_load(&set, agents, err, sizeof(err)), 0);
 	assert_int_equal(set.n, 7);
 	p = profile_set_find(&set, "sec");
 	assert_non_null(p);
 	assert_string_equal(p->prompt, "Find vulnerabilities.");
-	/* the workspace's explore replaces the built-in */
+	/* the directory's explore replaces the built-in */
 	p = profile_set_find(&set, "explore");
 	assert_false(p->builtin);
 	assert_int_equal(p->ntools, 1);
+	/* a later layer replaces an earlier one's profile of the same name */
+	profile_set_layer(&set);
+	assert_int_equal(profile_set_add_text(&set, "---\nname: sec\n"
+	    "tools: Glob\n---\nlayer two\n", 40, "/p/sec.md", err,
+	    sizeof(err)), 0);
+	assert_int_equal(set.n, 7);
+	assert_string_equal(profile_set_find(&set, "sec")->prompt,
+	    "layer two");
+	/* but two of one name in one layer are an error */
+	assert_int_equal(profile_set_add_text(&set, "---\nname: sec\n---\n",
+	    18, "/p/sec2.md", err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "is also defined in"));
 	profile_set_free(&set);
 
 	/* one malformed file fails the load, naming file and line */
-	snprintf(path, sizeof(path), "%s/.warren/agents/broken.md", dir);
+	snprintf(path, sizeof(path), "%s/broken.md", agents);
 	write_file(path, "---\nname: broken\ntools: Read, Nope\n---\n");
-	assert_int_equal(profile_set_load(&set, dir, err, sizeof(err)), -1);
+	assert_int_equal(profile_set_load(&set, agents, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "broken.md:3: unknown tool \"Nope\""));
 	unlink(path);
 
 	/* two files, one name */
-	snprintf(path, sizeof(path), "%s/.warren/agents/sec2.md", dir);
+	snprintf(path, sizeof(path), "%s/sec2.md", agents);
 	write_file(path, "---\nname: sec\n---\n");
-	assert_int_equal(profile_set_load(&set, dir, err, sizeof(err)), -1);
+	assert_int_equal(profile_set_load(&set, agents, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "is also defined in"));
 	unlink(path);
 

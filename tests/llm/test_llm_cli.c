@@ -174,7 +174,7 @@ test_ask_failures(void **state)
 	assert_null(strstr(r.out, SECRET));
 	run_free(&r);
 
-	/* A bad line in the workspace config: exit 3, file:line. */
+	/* An untrusted workspace config is ignored, and said to be. */
 	snprintf(path, sizeof(path), "%s/.warren", f.dir);
 	mkdir(path, 0700);
 	snprintf(path, sizeof(path), "%s/.warren/config", f.dir);
@@ -182,6 +182,14 @@ test_ask_failures(void **state)
 	fprintf(cf, "# test\ntimeout = whenever\n");
 	fclose(cf);
 	ask(&f, "openai", NULL, "x", &r);
+	assert_int_not_equal(r.status, 3);	/* the bad line is not read */
+	assert_non_null(strstr(r.err, "is ignored: it is not trusted"));
+	run_free(&r);
+	/* `warren trust` checks it first: a bad line is exit 3, file:line. */
+	argv[0] = "warren";
+	argv[1] = "trust";
+	argv[2] = NULL;
+	collect(f.dir, spawn_warren(f.dir, argv, NULL), &r);
 	assert_int_equal(r.status, 3);		/* WARREN_EXIT_CONFIG */
 	assert_non_null(strstr(r.err, ".warren/config:2: timeout"));
 	run_free(&r);

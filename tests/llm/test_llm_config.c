@@ -94,7 +94,7 @@ expect_error(const char *text, const char *needle)
 	const char	*path;
 
 	path = tmpfile_with("bad.conf", text, 0644);
-	assert_int_equal(config_load_file(c, path, CONFIG_SRC_WORKSPACE, 0), -1);
+	assert_int_equal(config_load_file(c, path, CONFIG_SRC_PROJECT, 0), -1);
 	if (strstr(config_error(c), needle) == NULL)
 		fail_msg("error '%s' lacks '%s'", config_error(c), needle);
 	assert_non_null(strstr(config_error(c), path));
@@ -129,16 +129,45 @@ test_precedence(void **state)
 	    "--model"), 0);
 	assert_int_equal(config_set(c, "model", "env", CONFIG_SRC_ENV,
 	    "environment WARREN_MODEL"), 0);
-	assert_int_equal(config_set(c, "model", "ws", CONFIG_SRC_WORKSPACE,
+	assert_int_equal(config_set(c, "model", "ws", CONFIG_SRC_PROJECT,
 	    "ws:1"), 0);
 	assert_int_equal(config_set(c, "model", "user", CONFIG_SRC_USER,
 	    "user:1"), 0);
 	assert_string_equal(config_str(c, "model"), "flag");
 	assert_string_equal(config_where(c, "model"), "--model");
+	/* A project may lower a limit, never raise it. */
 	assert_int_equal(config_set(c, "retries", "2", CONFIG_SRC_USER, "u:1"), 0);
-	assert_int_equal(config_set(c, "retries", "3", CONFIG_SRC_WORKSPACE,
+	assert_int_equal(config_set(c, "retries", "3", CONFIG_SRC_PROJECT,
 	    "w:1"), 0);
-	assert_int_equal(config_uint(c, "retries"), 3);
+	assert_int_equal(config_uint(c, "retries"), 2);
+	assert_int_equal(config_set(c, "retries", "1", CONFIG_SRC_PROJECT,
+	    "w:2"), 0);
+	assert_int_equal(config_uint(c, "retries"), 1);
+	assert_string_equal(config_where(c, "retries"), "w:2");
+	/* Against the default when the user set nothing (600s). */
+	assert_int_equal(config_set(c, "timeout", "1h", CONFIG_SRC_PROJECT,
+	    "w:3"), 0);
+	assert_int_equal(config_ms(c, "timeout"), 600000);
+	/* No default and unset: no limit to lower yet. */
+	assert_int_equal(config_set(c, "max_tokens", "5000",
+	    CONFIG_SRC_PROJECT, "w:4"), 0);
+	assert_int_equal(config_uint(c, "max_tokens"), 5000);
+	/* Where the key goes is never a project's to say. */
+	assert_int_equal(config_set(c, "base_url", "http://127.0.0.1:1/v1",
+	    CONFIG_SRC_PROJECT, "w:5"), -1);
+	assert_int_equal(errno, EPERM);
+	assert_non_null(strstr(config_error(c), "never taken from a project"));
+	assert_int_equal(config_set(c, "provider", "anthropic",
+	    CONFIG_SRC_PROJECT, "w:6"), -1);
+	assert_int_equal(config_set(c, "record", "/tmp/x", CONFIG_SRC_PROJECT,
+	    "w:7"), -1);
+	assert_int_equal(config_set(c, "header", "X: y", CONFIG_SRC_PROJECT,
+	    "w:8"), -1);
+	assert_int_equal(config_set(c, "api_key_file", "/k",
+	    CONFIG_SRC_PROJECT, "w:9"), -1);
+	/* The user may. */
+	assert_int_equal(config_set(c, "base_url", "http://127.0.0.1:1/v1",
+	    CONFIG_SRC_USER, "u:2"), 0);
 	/* Lists: a stronger source replaces, the same source adds. */
 	assert_int_equal(config_set(c, "header", "A: 1", CONFIG_SRC_USER, "u"), 0);
 	assert_int_equal(config_set(c, "header", "B: 2", CONFIG_SRC_ENV, "e"), 0);
@@ -189,7 +218,7 @@ test_generic_keys(void **state)
 	assert_int_equal(errno, EEXIST);
 	assert_int_equal(config_uint(c, "max_depth"), 3);
 	path = tmpfile_with("run.conf", "max_depth = 5\nmode = fast\n", 0644);
-	assert_int_equal(config_load_file(c, path, CONFIG_SRC_WORKSPACE, 0), 0);
+	assert_int_equal(config_load_file(c, path, CONFIG_SRC_PROJECT, 0), 0);
 	assert_int_equal(config_uint(c, "max_depth"), 5);
 	assert_string_equal(config_str(c, "mode"), "fast");
 	path = tmpfile_with("tok.conf", "token = abc\n", 0644);

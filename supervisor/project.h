@@ -1,0 +1,83 @@
+/*
+ * A project's own config: WORKSPACE/.warren/config and
+ * WORKSPACE/.warren/agents/NAME.md.
+ *
+ * Whoever can write the workspace can write these, write-capable agents
+ * included, so warren reads them only once the user has trusted their
+ * current contents with `warren trust` (the SHA-256 of each file is kept
+ * in the state database, store_trust.c). A changed, added or removed file
+ * makes the whole set untrusted again. Each file is read once, into
+ * memory; what is hashed is what is parsed. Symlinks and anything but
+ * regular files are never followed or read.
+ *
+ * Even trusted, a project file never sets the endpoint, headers, key file
+ * or any path (CONFIG_NOPROJECT in config.h), and its limits only lower
+ * the user's (CONFIG_LOWER).
+ */
+#ifndef WARREN_PROJECT_H
+#define WARREN_PROJECT_H
+
+#include <limits.h>
+#include <stddef.h>
+
+struct config;
+struct profile_set;
+
+#define PROJECT_MAX_FILES	64
+#define PROJECT_WHY_MAX		1024
+
+struct project_file {
+	char	*path;		/* below the workspace: ".warren/config" */
+	char	*text;		/* its contents, NUL-terminated */
+	size_t	 len;
+	char	 sha256[65];	/* hex */
+};
+
+struct project {
+	char			 workspace[PATH_MAX];	/* a realpath */
+	struct project_file	*files;
+	size_t			 nfiles;
+	int			 unsafe;	/* a symlink or special file
+						   where a config file goes:
+						   never trusted */
+	int			 trusted;	/* set by project_check */
+	char			 why[PROJECT_WHY_MAX];	/* if not trusted */
+};
+
+/* project.c */
+/*
+ * Read the project files of workspace (a realpath). 0, or -1 with err
+ * set when a file cannot be read (too large, I/O error).
+ */
+int	project_scan(struct project *pr, const char *workspace, char *err,
+	    size_t errlen);
+/*
+ * Compare with the trusted set in the database db names (store_path):
+ * pr->trusted, or pr->why says which files changed, were added or removed.
+ * A missing database trusts nothing. -1 with err set if it cannot be read.
+ */
+int	project_check(struct project *pr, const char *db, char *err,
+	    size_t errlen);
+/*
+ * Scan the workspace dir is (its realpath) and check it against database
+ * db (NULL: the default, store_path), then warn on stderr when there are
+ * project files that are not trusted (they are ignored): for command cmd,
+ * which files, what to run. -1 with err set on a read error.
+ */
+int	project_open(struct project *pr, const char *dir, const char *db,
+	    const char *cmd, char *err, size_t errlen);
+/* A trusted project's .warren/config into c (CONFIG_SRC_PROJECT); nothing
+ * when untrusted. -1 with config_error(c) set. */
+int	project_load_config(const struct project *pr, struct config *c);
+/*
+ * Profiles: the built-ins, the user's agents directory, then a trusted
+ * project's agents as a layer over them. -1 with err set.
+ */
+int	project_load_profiles(const struct project *pr, struct profile_set *ps,
+	    char *err, size_t errlen);
+/* Record the scanned files as the trusted set of pr->workspace. */
+int	project_trust(const struct project *pr, const char *db, char *err,
+	    size_t errlen);
+void	project_free(struct project *pr);
+
+#endif
