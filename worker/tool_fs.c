@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,13 +167,18 @@ tool_write_all(int fd, const char *s, size_t len)
 }
 
 /*
- * Replace rel's content through a temporary file and rename(2), so a worker
- * killed in the middle (timeout, cancel) leaves the old file or the new
- * one, never half of one. Returns 0 when done, -1 with errno when writing
- * failed, 1 when this way does not apply and the caller writes in place: a
- * symlink or a file with several links (a rename would cut the link),
- * anything not a regular file (refused there), or a directory where the
- * sandbox lets us write files but not create or rename them.
+ * Replace rel's content through a temporary file beside it and rename(2).
+ * A worker killed in the middle (timeout, cancel) leaves the old file or
+ * the new one, never half of one; and the bytes never land in the old
+ * file's inode, so a hard link planted in the workspace to a file outside
+ * it only loses this name: the file outside keeps its content. The mode
+ * is kept without set-id and sticky bits (they would otherwise carry over
+ * to content the agent chose). Returns 0 when done, -1 with errno when
+ * writing failed, 1 when this way does not apply and the caller writes in
+ * place: a symlink (the link survives; tool_open resolves its target
+ * beneath the root), anything not a regular file (refused there), or a
+ * directory where the sandbox lets us write files but not create or
+ * rename them.
  */
 static int
 tool_replace_atomic(const struct tool_ctx *ctx, const char *rel,
@@ -195,11 +201,11 @@ tool_replace_atomic(const struct tool_ctx *ctx, const char *rel,
 	    0)) == -1)
 		return 1;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (!S_ISREG(st.st_mode) || st.st_nlink > 1) {
+		if (!S_ISREG(st.st_mode)) {
 			close(dfd);
 			return 1;
 		}
-		mode = st.st_mode & 07777;
+		mode = st.st_mode & 0777;
 	}
 	snprintf(tmp, sizeof(tmp), ".%.200s.warren-%08x", base, arc4random());
 	if ((fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
@@ -215,6 +221,8 @@ tool_replace_atomic(const struct tool_ctx *ctx, const char *rel,
 		errno = e;
 		return -1;
 	}
+	/* Whatever the name is now (swapped since the fstatat or not), the
+	 * rename replaces the entry and writes into no inode of it. */
 	if (renameat(dfd, tmp, dfd, base) == -1) {
 		unlinkat(dfd, tmp, 0);
 		close(dfd);
@@ -224,11 +232,24 @@ tool_replace_atomic(const struct tool_ctx *ctx, const char *rel,
 	return 0;
 }
 
-/* The in-place way, on fd open for writing (tool_file_open). */
+/*
+ * The in-place way, on fd open for writing (tool_file_open): only for a
+ * file with one link, since writing into an inode changes every name it
+ * has, and another may lie outside the workspace. -1 with errno, EMLINK
+ * for a file with several links (*nlink says how many).
+ */
 static int
 tool_write_in_place(int fd, const char *data, size_t len, nlink_t *nlink)
 {
-	*nlink = 1;
+	struct stat	st;
+
+	if (fstat(fd, &st) == -1)
+		return -1;
+	*nlink = st.st_nlink;
+	if (st.st_nlink > 1) {
+		errno = EMLINK;
+		return -1;
+	}
 	if (ftruncate(fd, 0) == -1 || lseek(fd, 0, SEEK_SET) == -1 ||
 	    tool_write_all(fd, data, len) == -1)
 		return -1;
@@ -239,7 +260,12 @@ static int
 tool_write_error(struct tool_result *res, const char *tool, const char *path,
     int err, nlink_t nlink)
 {
-	(void)nlink;
+	if (err == EMLINK)
+		return tool_fail(res, "%s: %.200s has %ju hard links (other "
+		    "names of the same file, perhaps outside the workspace) "
+		    "and cannot be replaced by a new file here; refused, so "
+		    "the other names keep their content", tool, path,
+		    (uintmax_t)nlink);
 	return tool_fail(res, "%s: %.200s: %s", tool, path, strerror(err));
 }
 

@@ -270,8 +270,8 @@ test_write_edit(void **state)
 	    "\"old_string\":\"ELF\",\"new_string\":\"x\"}");
 }
 
-/* Writes go through a temporary file and rename: mode kept, links kept,
- * nothing left behind. */
+/* Writes go through a temporary file and rename: mode kept (set-id bits
+ * dropped), symlinks kept, hard links cut, nothing left behind. */
 static void
 test_write_atomic(void **state)
 {
@@ -297,7 +297,7 @@ test_write_atomic(void **state)
 	snprintf(path, sizeof(path), "%s/main-link.c", fx->ws);
 	assert_int_equal(lstat(path, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
-	/* a hard link stays one file */
+	/* a hard link is cut: the other name keeps the old content */
 	snprintf(path, sizeof(path), "%s/README.md", fx->ws);
 	snprintf(path2, sizeof(path2), "%s/README.link", fx->ws);
 	assert_int_equal(link(path, path2), 0);
@@ -305,8 +305,17 @@ test_write_atomic(void **state)
 	    "\"new_string\":\"manual\"}");
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(stat(path2, &st2), 0);
-	assert_int_equal(st.st_ino, st2.st_ino);
-	assert_non_null(strstr(get(fx->ws, "README.link"), "manual"));
+	assert_int_not_equal(st.st_ino, st2.st_ino);
+	assert_int_equal(st.st_nlink, 1);
+	assert_non_null(strstr(get(fx->ws, "README.md"), "manual"));
+	assert_string_equal(get(fx->ws, "README.link"),
+	    "Hello world\nTODO: docs\n");
+	/* set-id bits are not carried over to the new content */
+	snprintf(path, sizeof(path), "%s/run.sh", fx->ws);
+	assert_int_equal(chmod(path, 06755), 0);
+	ok(fx, "write", "{\"path\":\"run.sh\",\"content\":\"y\"}");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
 	/* no temporary file left */
 	assert_non_null(strstr(ok(fx, "glob", "{\"pattern\":\"*warren-*\"}"),
 	    "no files match"));
@@ -542,6 +551,73 @@ test_file_open_blocking(void **state)
 	assert_true(S_ISFIFO(st.st_mode));
 	assert_int_equal(tool_file_open(&fx->ctx, "src", O_RDONLY, 0, &st), -1);
 	assert_int_equal(errno, EISDIR);
+}
+
+/*
+ * SANDBOX-TESTS.md 47: a hard link in the workspace to a file outside it.
+ * write and edit replace the name with a new file; the file outside keeps
+ * its content. Where the new file cannot be made (a symlink to the link,
+ * a directory without write permission) the write is refused.
+ */
+static void
+hard_link(struct fixture *fx)
+{
+	char		out[512], in[512], in2[512], lnk[512], ro[512];
+	struct stat	st;
+
+	put(fx->out, "hl.txt", "OUTSIDE ORIGINAL\n");
+	snprintf(out, sizeof(out), "%s/hl.txt", fx->out);
+	snprintf(in, sizeof(in), "%s/hl.txt", fx->ws);
+	snprintf(in2, sizeof(in2), "%s/hl2.txt", fx->ws);
+	assert_int_equal(link(out, in), 0);
+	assert_int_equal(link(out, in2), 0);
+	ok(fx, "write", "{\"path\":\"hl.txt\",\"content\":\"agent text\\n\"}");
+	assert_string_equal(get(fx->ws, "hl.txt"), "agent text\n");
+	assert_int_equal(lstat(in, &st), 0);
+	assert_int_equal(st.st_nlink, 1);
+	ok(fx, "edit", "{\"path\":\"hl2.txt\",\"old_string\":\"OUTSIDE\","
+	    "\"new_string\":\"INSIDE\"}");
+	assert_string_equal(get(fx->ws, "hl2.txt"), "INSIDE ORIGINAL\n");
+	assert_string_equal(get(fx->out, "hl.txt"), "OUTSIDE ORIGINAL\n");
+	/* A symlink inside to a hard link: no rename, and no write in place. */
+	assert_int_equal(unlink(in), 0);
+	assert_int_equal(link(out, in), 0);
+	snprintf(lnk, sizeof(lnk), "%s/hl-sym", fx->ws);
+	assert_int_equal(symlink("hl.txt", lnk), 0);
+	assert_non_null(strstr(bad(fx, "write", "{\"path\":\"hl-sym\","
+	    "\"content\":\"x\"}"), "write: hl-sym has 2 hard links"));
+	assert_non_null(strstr(bad(fx, "edit", "{\"path\":\"hl-sym\","
+	    "\"old_string\":\"OUTSIDE\",\"new_string\":\"x\"}"),
+	    "edit: hl-sym has 2 hard links"));
+	assert_string_equal(get(fx->out, "hl.txt"), "OUTSIDE ORIGINAL\n");
+	/* A directory where no new file can be made (root ignores modes). */
+	if (geteuid() != 0) {
+		snprintf(ro, sizeof(ro), "%s/ro", fx->ws);
+		assert_int_equal(mkdir(ro, 0755), 0);
+		strlcat(ro, "/hl.txt", sizeof(ro));
+		assert_int_equal(link(out, ro), 0);
+		ro[strlen(ro) - 7] = '\0';
+		assert_int_equal(chmod(ro, 0555), 0);
+		assert_non_null(strstr(bad(fx, "write", "{\"path\":"
+		    "\"ro/hl.txt\",\"content\":\"x\"}"), "has 3 hard links"));
+		assert_int_equal(chmod(ro, 0755), 0);
+		assert_string_equal(get(fx->out, "hl.txt"),
+		    "OUTSIDE ORIGINAL\n");
+	}
+}
+
+static void
+test_hard_link(void **state)
+{
+	hard_link(*state);
+}
+
+static void
+test_hard_link_fallback(void **state)
+{
+	tool_path_force_fallback(1);
+	hard_link(*state);
+	tool_path_force_fallback(0);
 }
 
 static void
@@ -1006,6 +1082,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_special_not_opened, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_file_open_blocking, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_hard_link, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_hard_link_fallback, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_glob, setup, teardown),
