@@ -310,9 +310,9 @@ test_write_atomic(void **state)
 	assert_non_null(strstr(get(fx->ws, "README.md"), "manual"));
 	assert_string_equal(get(fx->ws, "README.link"),
 	    "Hello world\nTODO: docs\n");
-	/* set-id bits are not carried over to the new content */
+	/* set-id and sticky bits are not carried over to the new content */
 	snprintf(path, sizeof(path), "%s/run.sh", fx->ws);
-	assert_int_equal(chmod(path, 06755), 0);
+	assert_int_equal(chmod(path, 07755), 0);
 	ok(fx, "write", "{\"path\":\"run.sh\",\"content\":\"y\"}");
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0755);
@@ -412,6 +412,14 @@ special_files(struct fixture *fx)
 	    "\"content\":\"x\"}"), "write: p is a FIFO, not a regular file"));
 	assert_non_null(strstr(bad(fx, "write", "{\"path\":\"plink\","
 	    "\"content\":\"x\"}"), "write: plink is a FIFO"));
+	assert_non_null(strstr(bad(fx, "edit", "{\"path\":\"plink\","
+	    "\"old_string\":\"a\",\"new_string\":\"b\"}"),
+	    "edit: plink is a FIFO"));
+	assert_non_null(strstr(bad(fx, "write", "{\"path\":\"d/s\","
+	    "\"content\":\"x\"}"), "write: d/s is a socket"));
+	snprintf(path, sizeof(path), "%s/d/s", fx->ws);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
 	snprintf(path, sizeof(path), "%s/p", fx->ws);
 	assert_int_equal(lstat(path, &st), 0);
 	assert_true(S_ISFIFO(st.st_mode));
