@@ -115,8 +115,8 @@ tool_file_error(const char *tool, const char *path, int err,
     const struct stat *st, char *msg, size_t msglen)
 {
 	if (err == EISDIR || S_ISDIR(st->st_mode))
-		snprintf(msg, msglen, "%s: %.200s is a directory, not a file "
-		    "(list shows what it holds)", tool, path);
+		snprintf(msg, msglen, "%s: %.200s is a directory%s", tool, path,
+		    strcmp(tool, "write") == 0 ? "" : "; use list");
 	else if ((st->st_mode & S_IFMT) != 0 && !S_ISREG(st->st_mode))
 		snprintf(msg, msglen, "%s: %.200s is %s, not a regular file; "
 		    "refused (the file tools read and write regular files "

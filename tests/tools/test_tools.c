@@ -182,8 +182,10 @@ test_read(void **state)
 	    "puts"));
 	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"bin.dat\"}"),
 	    "binary file"));
-	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"src\"}"),
-	    "is a directory"));
+	assert_string_equal(bad(fx, "read", "{\"path\":\"src\"}"),
+	    "read: src is a directory; use list");
+	assert_string_equal(bad(fx, "write", "{\"path\":\"src\","
+	    "\"content\":\"x\"}"), "write: src is a directory");
 	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"nope.c\"}"),
 	    "no such file"));
 	assert_non_null(strstr(bad(fx, "read",
