@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,27 @@ tool_open_arg(const struct tool_ctx *ctx, const char *tool, const char *path,
 	return fd;
 }
 
+/* tool_open_arg for a file's content: a regular file only (tool_file.c). */
+static int
+tool_open_file_arg(const struct tool_ctx *ctx, const char *tool,
+    const char *path, int flags, mode_t mode, char *rel, size_t relsz,
+    struct stat *st, struct tool_result *res)
+{
+	char	err[512];
+	int	fd;
+
+	if (tool_path_rel(ctx, path, rel, relsz, err, sizeof(err)) == -1) {
+		tool_fail(res, "%s: %s", tool, err);
+		return -1;
+	}
+	if ((fd = tool_file_open(ctx, rel, flags, mode, st)) == -1) {
+		tool_file_error(tool, path, errno, st, err, sizeof(err));
+		tool_fail(res, "%s", err);
+		return -1;
+	}
+	return fd;
+}
+
 static int
 tool_slurp_error(struct tool_result *res, const char *tool, const char *path,
     int err)
@@ -70,6 +92,7 @@ tool_read(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 	const char	*path = tool_str(args, "path"), *p, *end, *nl;
 	json_int_t	 offset = 1, limit = TOOLS_DEFAULT_READ_LINES;
 	struct buf	 b;
+	struct stat	 st;
 	char		 rel[4096], *data;
 	size_t		 len, line = 0, shown = 0, max;
 	int		 fd;
@@ -81,8 +104,8 @@ tool_read(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 	if (offset < 1 || limit < 1)
 		return tool_fail(res, "read: offset and limit must be at least "
 		    "1");
-	if ((fd = tool_open_arg(ctx, "read", path, O_RDONLY | O_NOCTTY, 0,
-	    rel, sizeof(rel), res)) == -1)
+	if ((fd = tool_open_file_arg(ctx, "read", path, O_RDONLY, 0, rel,
+	    sizeof(rel), &st, res)) == -1)
 		return res->text == NULL ? -1 : 0;
 	if (tool_slurp(fd, TOOL_MAX_FILE, &data, &len) == -1) {
 		close(fd);
@@ -144,13 +167,18 @@ tool_write_all(int fd, const char *s, size_t len)
 }
 
 /*
- * Replace rel's content through a temporary file and rename(2), so a worker
- * killed in the middle (timeout, cancel) leaves the old file or the new
- * one, never half of one. Returns 0 when done, -1 with errno when writing
- * failed, 1 when this way does not apply and the caller writes in place: a
- * symlink or a file with several links (a rename would cut the link), or a
- * directory where the sandbox lets us write files but not create or rename
- * them.
+ * Replace rel's content through a temporary file beside it and rename(2).
+ * A worker killed in the middle (timeout, cancel) leaves the old file or
+ * the new one, never half of one; and the bytes never land in the old
+ * file's inode, so a hard link planted in the workspace to a file outside
+ * it only loses this name: the file outside keeps its content. The mode
+ * is kept without set-id and sticky bits (they would otherwise carry over
+ * to content the agent chose). Returns 0 when done, -1 with errno when
+ * writing failed, 1 when this way does not apply and the caller writes in
+ * place: a symlink (the link survives; tool_open resolves its target
+ * beneath the root), anything not a regular file (refused there), or a
+ * directory where the sandbox lets us write files but not create or
+ * rename them.
  */
 static int
 tool_replace_atomic(const struct tool_ctx *ctx, const char *rel,
@@ -173,11 +201,11 @@ tool_replace_atomic(const struct tool_ctx *ctx, const char *rel,
 	    0)) == -1)
 		return 1;
 	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (!S_ISREG(st.st_mode) || st.st_nlink > 1) {
+		if (!S_ISREG(st.st_mode)) {
 			close(dfd);
 			return 1;
 		}
-		mode = st.st_mode & 07777;
+		mode = st.st_mode & 0777;
 	}
 	snprintf(tmp, sizeof(tmp), ".%.200s.warren-%08x", base, arc4random());
 	if ((fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
@@ -193,6 +221,8 @@ tool_replace_atomic(const struct tool_ctx *ctx, const char *rel,
 		errno = e;
 		return -1;
 	}
+	/* Whatever the name is now (swapped since the fstatat or not), the
+	 * rename replaces the entry and writes into no inode of it. */
 	if (renameat(dfd, tmp, dfd, base) == -1) {
 		unlinkat(dfd, tmp, 0);
 		close(dfd);
@@ -202,14 +232,54 @@ tool_replace_atomic(const struct tool_ctx *ctx, const char *rel,
 	return 0;
 }
 
+/*
+ * The in-place way, on fd open for writing (tool_file_open): only for a
+ * file with one link, since writing into an inode changes every name it
+ * has, and another may lie outside the workspace. -1 with errno, EMLINK
+ * for a file with several links (*nlink says how many).
+ */
+static int
+tool_write_in_place(int fd, const char *data, size_t len, nlink_t *nlink)
+{
+	struct stat	st;
+
+	if (fstat(fd, &st) == -1)
+		return -1;
+	*nlink = st.st_nlink;
+	if (st.st_nlink > 1) {
+		errno = EMLINK;
+		return -1;
+	}
+	if (ftruncate(fd, 0) == -1 || lseek(fd, 0, SEEK_SET) == -1 ||
+	    tool_write_all(fd, data, len) == -1)
+		return -1;
+	return 0;
+}
+
+static int
+tool_write_error(struct tool_result *res, const char *tool, const char *path,
+    int err, nlink_t nlink)
+{
+	if (err == EMLINK)
+		return tool_fail(res, "%s: %.200s has %ju hard links (other "
+		    "names of the same file, perhaps outside the workspace) "
+		    "and cannot be replaced by a new file here; refused, so "
+		    "the other names keep their content", tool, path,
+		    (uintmax_t)nlink);
+	return tool_fail(res, "%s: %.200s: %s", tool, path, strerror(err));
+}
+
 int
 tool_write(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 {
 	const char	*path = tool_str(args, "path");
 	json_t		*content = json_object_get(args, "content");
+	const char	*data = json_string_value(content);
+	size_t		 len = json_string_length(content);
 	struct stat	 st;
+	nlink_t		 nlink = 0;
 	char		 rel[4096], err[512];
-	int		 fd, existed;
+	int		 fd, existed, e;
 
 	if (tool_path_rel(ctx, path, rel, sizeof(rel), err, sizeof(err)) == -1)
 		return tool_fail(res, "write: %s", err);
@@ -222,8 +292,7 @@ tool_write(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 		close(fd);
 	} else
 		existed = 0;
-	switch (tool_replace_atomic(ctx, rel, json_string_value(content),
-	    json_string_length(content))) {
+	switch (tool_replace_atomic(ctx, rel, data, len)) {
 	case 0:
 		goto done;
 	case -1:
@@ -232,23 +301,20 @@ tool_write(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 	default:
 		break;
 	}
-	if ((fd = tool_open_arg(ctx, "write", path, O_WRONLY | O_CREAT |
-	    O_TRUNC | O_NOCTTY, 0644, rel, sizeof(rel), res)) == -1)
+	if ((fd = tool_open_file_arg(ctx, "write", path, O_WRONLY | O_CREAT,
+	    0644, rel, sizeof(rel), &st, res)) == -1)
 		return res->text == NULL ? -1 : 0;
-	if (tool_write_all(fd, json_string_value(content),
-	    json_string_length(content)) == -1) {
-		int	e = errno;
-
+	if (tool_write_in_place(fd, data, len, &nlink) == -1) {
+		e = errno;
 		close(fd);
-		return tool_fail(res, "write: %.200s: %s", path, strerror(e));
+		return tool_write_error(res, "write", path, e, nlink);
 	}
 	if (close(fd) == -1)
 		return tool_fail(res, "write: %.200s: %s", path,
 		    strerror(errno));
  done:
-	if (asprintf(&res->text, "wrote %zu bytes to %s (%s)",
-	    json_string_length(content), rel, existed ? "overwritten" :
-	    "created") == -1) {
+	if (asprintf(&res->text, "wrote %zu bytes to %s (%s)", len, rel,
+	    existed ? "overwritten" : "created") == -1) {
 		res->text = NULL;
 		return -1;
 	}
@@ -268,6 +334,78 @@ tool_count(const char *hay, size_t hlen, const char *needle, size_t nlen)
 	return n;
 }
 
+/* data with every old replaced by new, into b; -1 when memory runs out. */
+static int
+tool_edit_subst(const char *data, size_t len, const char *old, size_t olen,
+    const char *new, size_t nlen, struct buf *b)
+{
+	const char	*p, *q, *end = data + len;
+
+	buf_init(b, 0);
+	for (p = data; (q = memmem(p, end - p, old, olen)) != NULL;
+	    p = q + olen) {
+		buf_add(b, p, q - p);
+		buf_add(b, new, nlen);
+	}
+	if (buf_add(b, p, end - p) == -1) {
+		buf_free(b);
+		return -1;
+	}
+	return 0;
+}
+
+/* Store the edited text b: a new file renamed over rel, or else in place
+ * through fd (open for reading and writing). 0 stored, -1 not, with the
+ * failure in res (res->text NULL when memory ran out). */
+static int
+tool_edit_store(const struct tool_ctx *ctx, int fd, const char *rel,
+    const struct buf *b, struct tool_result *res)
+{
+	nlink_t	nlink = 0;
+
+	switch (tool_replace_atomic(ctx, rel, (const char *)b->data, b->len)) {
+	case 0:
+		return 0;
+	case -1:
+		tool_write_error(res, "edit", rel, errno, 0);
+		return -1;
+	default:
+		break;
+	}
+	if (tool_write_in_place(fd, (const char *)b->data, b->len,
+	    &nlink) == -1) {
+		tool_write_error(res, "edit", rel, errno, nlink);
+		return -1;
+	}
+	return 0;
+}
+
+/* 0 if old occurs in the text data once, or at all with all (*count
+ * times); else -1 with the failure in res. */
+static int
+tool_edit_check(const char *rel, const char *data, size_t len,
+    const char *old, size_t olen, int all, size_t *count,
+    struct tool_result *res)
+{
+	if (tool_is_binary(data, len)) {
+		tool_fail(res, "edit: %s is a binary file; refused", rel);
+		return -1;
+	}
+	*count = tool_count(data, len, old, olen);
+	if (*count == 0) {
+		tool_fail(res, "edit: old_string not found in %s (it must "
+		    "match exactly, whitespace included)", rel);
+		return -1;
+	}
+	if (*count > 1 && !all) {
+		tool_fail(res, "edit: old_string occurs %zu times in %s; add "
+		    "surrounding text to make it unique, or set replace_all",
+		    *count, rel);
+		return -1;
+	}
+	return 0;
+}
+
 int
 tool_edit(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 {
@@ -279,11 +417,11 @@ tool_edit(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 	size_t		 nlen = json_string_length(json_object_get(args,
 			    "new_string"));
 	int		 all = json_is_true(json_object_get(args, "replace_all"));
-	const char	*p, *q, *end;
 	struct buf	 b;
+	struct stat	 st;
 	char		 rel[4096], *data;
 	size_t		 len, count;
-	int		 fd;
+	int		 fd, rc, stored;
 
 	if (olen == 0)
 		return tool_fail(res, "edit: old_string is empty; use write to "
@@ -291,72 +429,28 @@ tool_edit(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 	if (olen == nlen && memcmp(old, new, olen) == 0)
 		return tool_fail(res, "edit: old_string and new_string are the "
 		    "same");
-	if ((fd = tool_open_arg(ctx, "edit", path, O_RDWR | O_NOCTTY, 0, rel,
-	    sizeof(rel), res)) == -1)
+	if ((fd = tool_open_file_arg(ctx, "edit", path, O_RDWR, 0, rel,
+	    sizeof(rel), &st, res)) == -1)
 		return res->text == NULL ? -1 : 0;
 	if (tool_slurp(fd, TOOL_MAX_FILE, &data, &len) == -1) {
-		int	e = errno;
-
+		rc = tool_slurp_error(res, "edit", path, errno);
 		close(fd);
-		return tool_slurp_error(res, "edit", path, e);
+		return rc;
 	}
-	if (tool_is_binary(data, len)) {
+	if (tool_edit_check(rel, data, len, old, olen, all, &count,
+	    res) == -1 || tool_edit_subst(data, len, old, olen, new, nlen,
+	    &b) == -1) {
 		free(data);
 		close(fd);
-		return tool_fail(res, "edit: %s is a binary file; refused", rel);
-	}
-	count = tool_count(data, len, old, olen);
-	if (count == 0 || (count > 1 && !all)) {
-		free(data);
-		close(fd);
-		if (count == 0)
-			return tool_fail(res, "edit: old_string not found in "
-			    "%s (it must match exactly, whitespace included)",
-			    rel);
-		return tool_fail(res, "edit: old_string occurs %zu times in "
-		    "%s; add surrounding text to make it unique, or set "
-		    "replace_all", count, rel);
-	}
-	buf_init(&b, 0);
-	for (p = data, end = data + len;
-	    (q = memmem(p, end - p, old, olen)) != NULL; p = q + olen) {
-		buf_add(&b, p, q - p);
-		buf_add(&b, new, nlen);
-	}
-	if (buf_add(&b, p, end - p) == -1) {
-		free(data);
-		buf_free(&b);
-		close(fd);
-		return -1;
+		return res->text == NULL ? -1 : 0;
 	}
 	free(data);
-	switch (tool_replace_atomic(ctx, rel, (const char *)b.data, b.len)) {
-	case 0:
-		buf_free(&b);
-		close(fd);
-		goto done;
-	case -1: {
-		int	e = errno;
-
-		buf_free(&b);
-		close(fd);
-		return tool_fail(res, "edit: %s: %s", rel, strerror(e));
-	}
-	default:
-		break;
-	}
-	if (ftruncate(fd, 0) == -1 || lseek(fd, 0, SEEK_SET) == -1 ||
-	    tool_write_all(fd, (const char *)b.data, b.len) == -1) {
-		int	e = errno;
-
-		buf_free(&b);
-		close(fd);
-		return tool_fail(res, "edit: %s: %s", rel, strerror(e));
-	}
+	stored = tool_edit_store(ctx, fd, rel, &b, res);
 	buf_free(&b);
-	if (close(fd) == -1)
+	if (close(fd) == -1 && stored == 0)
 		return tool_fail(res, "edit: %s: %s", rel, strerror(errno));
- done:
+	if (stored == -1)
+		return res->text == NULL ? -1 : 0;
 	if (asprintf(&res->text, "edited %s: %zu replacement%s", rel, count,
 	    count == 1 ? "" : "s") == -1) {
 		res->text = NULL;
@@ -418,9 +512,12 @@ tool_list(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 			buf_addf(&b, "%s/\n", names[i]);
 		else if (S_ISLNK(st.st_mode))
 			buf_addf(&b, "%s@\n", names[i]);
-		else
+		else if (S_ISREG(st.st_mode))
 			buf_addf(&b, "%s\t%lld\n", names[i],
 			    (long long)st.st_size);
+		else	/* never opened by the tools: say so */
+			buf_addf(&b, "%s\t(%s)\n", names[i],
+			    tool_file_kind(st.st_mode));
 	}
 	if (more > 0)
 		buf_addf(&b, "[%zu more entries not shown]\n", more);

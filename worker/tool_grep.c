@@ -128,15 +128,19 @@ grep_visit(const char *relpath, int dfd, const char *name, int is_link,
     void *arg)
 {
 	struct grep_state	*g = arg;
+	struct stat		 st;
 	char			*data;
 	size_t			 len;
 	int			 fd, rc;
 
 	if (!grep_wanted(g, relpath))
 		return 0;
-	/* A symlink is followed only if it stays beneath the root. */
+	/* A symlink is followed only if it stays beneath the root, and to a
+	 * regular file. An entry the walk saw as a regular file is opened
+	 * without blocking: one swapped for a FIFO since does not hang us,
+	 * and tool_slurp refuses it. */
 	if (is_link)
-		fd = tool_open(g->ctx, relpath, O_RDONLY | O_NOCTTY, 0);
+		fd = tool_file_open(g->ctx, relpath, O_RDONLY, 0, &st);
 	else
 		fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY |
 		    O_CLOEXEC | O_NONBLOCK);

@@ -5,6 +5,7 @@
 #ifndef WARREN_TOOL_INT_H
 #define WARREN_TOOL_INT_H
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <stddef.h>
@@ -56,6 +57,26 @@ int	tool_mkdirs(const struct tool_ctx *ctx, const char *rel);
 int	tool_slurp(int fd, size_t max, char **data, size_t *len);
 int	tool_is_binary(const char *data, size_t len);
 
+/* tool_file.c */
+/*
+ * Open rel beneath the root (tool_open) for its content, only if it is a
+ * regular file: never blocks on a FIFO, never opens a device or a socket,
+ * the type checked on the opened descriptor; O_NONBLOCK and O_NOCTTY are
+ * added for the open, O_NONBLOCK cleared after it. st is the file's (its
+ * type also on failure, when known). -1 with errno: EISDIR for a
+ * directory, EINVAL for anything else not a regular file.
+ */
+int	tool_file_open(const struct tool_ctx *ctx, const char *rel, int flags,
+	    mode_t mode, struct stat *st);
+/* Tests: skip the look before the open, as when the file is swapped
+ * between the two (the check on the opened descriptor must hold alone). */
+void	tool_file_skip_look(int on);
+/* "a FIFO", "a socket", "a character device"... for a message. */
+const char *tool_file_kind(mode_t mode);
+/* A message for errno after tool_file_open of path (st as it left it). */
+void	tool_file_error(const char *tool, const char *path, int err,
+	    const struct stat *st, char *msg, size_t msglen);
+
 /* tool_glob.c */
 /* Match a relative path against a glob: * and ? within a segment, ** any
  * number of segments; a pattern without '/' matches the base name. */
@@ -80,8 +101,9 @@ int	tool_grep(const struct tool_ctx *, json_t *, struct tool_result *);
 int	tool_bash(const struct tool_ctx *, json_t *, struct tool_result *);
 
 /*
- * tool_walk.c: visit every non-directory entry under rel in sorted order,
- * never entering .git or following a directory symlink. fn gets the path
+ * tool_walk.c: visit every regular file and symlink under rel in sorted
+ * order (FIFOs, sockets and devices are skipped, never opened), never
+ * entering .git or following a directory symlink. fn gets the path
  * relative to the root, the directory's fd, the entry's name and whether it
  * is a symlink; it returns 0 to go on, 1 to stop, -1 on error.
  */

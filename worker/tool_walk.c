@@ -2,7 +2,8 @@
  * The directory walk under glob and grep: depth-first, names sorted (the
  * output is stable), never into .git, never through a directory symlink
  * (a link cannot lead the walk out of the workspace), bounded in depth and
- * in entries visited.
+ * in entries visited. Only regular files and symlinks reach the visitor:
+ * FIFOs, sockets and devices are skipped without being opened.
  */
 #include <sys/stat.h>
 
@@ -73,6 +74,12 @@ walk_entry(struct walk *w, int dfd, const struct walk_ent *e, size_t plen,
 		w->path[plen] = '\0';
 		return rc;
 	}
+	/* FIFOs, sockets and devices are skipped, never opened: opening a
+	 * FIFO blocks until a writer comes (tool_file.c). */
+	if (type != DT_REG && type != DT_LNK) {
+		w->path[plen] = '\0';
+		return 0;
+	}
 	rc = w->fn(w->path, dfd, e->name, type == DT_LNK, w->arg);
 	w->path[plen] = '\0';
 	return rc;
@@ -136,15 +143,37 @@ walk_dir(struct walk *w, int fd, size_t plen, int depth)
 	return rc;
 }
 
+/* rel names one regular file: hand it to fn with its directory, as a
+ * link (fn opens it by its path, beneath the root). */
+static int
+walk_one_file(const struct tool_ctx *ctx, const char *rel, tool_walk_fn fn,
+    void *arg, char *err, size_t errlen)
+{
+	const char	*slash;
+	char		 dir[4096];
+	int		 dfd, rc;
+
+	strlcpy(dir, rel, sizeof(dir));
+	slash = strrchr(dir, '/');
+	if (slash != NULL)
+		dir[slash - dir] = '\0';
+	if ((dfd = tool_open(ctx, slash ? dir : ".", O_PATH | O_DIRECTORY,
+	    0)) == -1) {
+		tool_path_error("walk", rel, errno, err, errlen);
+		return -1;
+	}
+	rc = fn(rel, dfd, slash ? rel + (slash - dir) + 1 : rel, 1, arg);
+	close(dfd);
+	return rc;
+}
+
 int
 tool_walk(const struct tool_ctx *ctx, const char *rel, tool_walk_fn fn,
     void *arg, char *err, size_t errlen)
 {
 	struct walk	w;
 	struct stat	st;
-	const char	*slash;
-	char		dir[4096];
-	int		fd, dfd, rc;
+	int		fd, pfd;
 
 	memset(&w, 0, sizeof(w));
 	w.ctx = ctx;
@@ -152,31 +181,30 @@ tool_walk(const struct tool_ctx *ctx, const char *rel, tool_walk_fn fn,
 	w.arg = arg;
 	w.err = err;
 	w.errlen = errlen;
-	if ((fd = tool_open(ctx, rel, O_RDONLY | O_NOCTTY, 0)) == -1) {
+	/* O_PATH: a FIFO or a device named here is looked at, not opened. */
+	if ((pfd = tool_open(ctx, rel, O_PATH, 0)) == -1) {
 		tool_path_error("walk", rel, errno, err, errlen);
 		return -1;
 	}
-	if (fstat(fd, &st) == -1) {
-		close(fd);
+	if (fstat(pfd, &st) == -1) {
+		close(pfd);
 		snprintf(err, errlen, "%s: %s", rel, strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		/* One file: hand it over with its directory. */
-		close(fd);
-		strlcpy(dir, rel, sizeof(dir));
-		slash = strrchr(dir, '/');
-		if (slash != NULL)
-			dir[slash - dir] = '\0';
-		if ((dfd = tool_open(ctx, slash ? dir : ".", O_PATH |
-		    O_DIRECTORY, 0)) == -1) {
-			tool_path_error("walk", rel, errno, err, errlen);
-			return -1;
-		}
-		rc = fn(rel, dfd, slash ? rel + (slash - dir) + 1 : rel, 1,
-		    arg);
-		close(dfd);
-		return rc;
+		close(pfd);
+		if (S_ISREG(st.st_mode))
+			return walk_one_file(ctx, rel, fn, arg, err, errlen);
+		snprintf(err, errlen, "%.200s is %s, not a regular file or a "
+		    "directory; refused", rel, tool_file_kind(st.st_mode));
+		return -1;
+	}
+	/* The directory itself, through the fd just checked. */
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pfd);
+	if (fd == -1) {
+		tool_path_error("walk", rel, errno, err, errlen);
+		return -1;
 	}
 	if (strcmp(rel, ".") == 0)
 		w.path[0] = '\0';

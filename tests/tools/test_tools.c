@@ -4,7 +4,10 @@
  * paths, symlinks to files and directories outside).
  */
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -76,6 +79,9 @@ setup(void **state)
 	static const char bin[] = "ELF\0\1\2binary";
 	FILE		*f;
 
+	/* A failed test may have left these on. */
+	tool_path_force_fallback(0);
+	tool_file_skip_look(0);
 	strcpy(fx->ws, "/tmp/warren-ws-XXXXXX");
 	strcpy(fx->out, "/tmp/warren-out-XXXXXX");
 	if (mkdtemp(fx->ws) == NULL || mkdtemp(fx->out) == NULL)
@@ -176,8 +182,10 @@ test_read(void **state)
 	    "puts"));
 	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"bin.dat\"}"),
 	    "binary file"));
-	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"src\"}"),
-	    "is a directory"));
+	assert_string_equal(bad(fx, "read", "{\"path\":\"src\"}"),
+	    "read: src is a directory; use list");
+	assert_string_equal(bad(fx, "write", "{\"path\":\"src\","
+	    "\"content\":\"x\"}"), "write: src is a directory");
 	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"nope.c\"}"),
 	    "no such file"));
 	assert_non_null(strstr(bad(fx, "read",
@@ -264,8 +272,8 @@ test_write_edit(void **state)
 	    "\"old_string\":\"ELF\",\"new_string\":\"x\"}");
 }
 
-/* Writes go through a temporary file and rename: mode kept, links kept,
- * nothing left behind. */
+/* Writes go through a temporary file and rename: mode kept (set-id bits
+ * dropped), symlinks kept, hard links cut, nothing left behind. */
 static void
 test_write_atomic(void **state)
 {
@@ -291,7 +299,7 @@ test_write_atomic(void **state)
 	snprintf(path, sizeof(path), "%s/main-link.c", fx->ws);
 	assert_int_equal(lstat(path, &st), 0);
 	assert_true(S_ISLNK(st.st_mode));
-	/* a hard link stays one file */
+	/* a hard link is cut: the other name keeps the old content */
 	snprintf(path, sizeof(path), "%s/README.md", fx->ws);
 	snprintf(path2, sizeof(path2), "%s/README.link", fx->ws);
 	assert_int_equal(link(path, path2), 0);
@@ -299,11 +307,327 @@ test_write_atomic(void **state)
 	    "\"new_string\":\"manual\"}");
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(stat(path2, &st2), 0);
-	assert_int_equal(st.st_ino, st2.st_ino);
-	assert_non_null(strstr(get(fx->ws, "README.link"), "manual"));
+	assert_int_not_equal(st.st_ino, st2.st_ino);
+	assert_int_equal(st.st_nlink, 1);
+	assert_non_null(strstr(get(fx->ws, "README.md"), "manual"));
+	assert_string_equal(get(fx->ws, "README.link"),
+	    "Hello world\nTODO: docs\n");
+	/* set-id and sticky bits are not carried over to the new content */
+	snprintf(path, sizeof(path), "%s/run.sh", fx->ws);
+	assert_int_equal(chmod(path, 07755), 0);
+	ok(fx, "write", "{\"path\":\"run.sh\",\"content\":\"y\"}");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
 	/* no temporary file left */
 	assert_non_null(strstr(ok(fx, "glob", "{\"pattern\":\"*warren-*\"}"),
 	    "no files match"));
+}
+
+/* How many times needle occurs in hay. */
+static int
+count_of(const char *hay, const char *needle)
+{
+	int	n = 0;
+
+	while ((hay = strstr(hay, needle)) != NULL) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+/* A tool that blocks on a FIFO would hang the suite: die fast instead. */
+#define HANG_GUARD_S	20
+
+static void
+mkfifo_in(const char *dir, const char *rel)
+{
+	char	path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	if (mkfifo(path, 0644) == -1 && errno != EEXIST)
+		fail_msg("mkfifo %s: %s", path, strerror(errno));
+}
+
+/* A unix socket's file (the socket itself is closed: the file stays). */
+static void
+mksock_in(const char *dir, const char *rel)
+{
+	struct sockaddr_un	sun;
+	int			s;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/%s", dir, rel);
+	assert_true((s = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0);
+	if (bind(s, (struct sockaddr *)&sun, sizeof(sun)) == -1 &&
+	    errno != EADDRINUSE)
+		fail_msg("bind %s: %s", sun.sun_path, strerror(errno));
+	close(s);
+}
+
+/* p and d/p FIFOs, d/s a socket, d/f.txt a file, plink -> p; and d/null,
+ * a character device, where we may make one (root). 1 if it was made. */
+static int
+special_plant(struct fixture *fx)
+{
+	char	path[512];
+
+	put(fx->ws, "d/f.txt", "FIFO-NEIGHBOUR\n");
+	mkfifo_in(fx->ws, "p");
+	mkfifo_in(fx->ws, "d/p");
+	mksock_in(fx->ws, "d/s");
+	snprintf(path, sizeof(path), "%s/plink", fx->ws);
+	symlink("p", path);
+	snprintf(path, sizeof(path), "%s/d/null", fx->ws);
+	return mknod(path, S_IFCHR | 0666, makedev(1, 3)) == 0;
+}
+
+/*
+ * SANDBOX-TESTS.md 46: FIFOs, sockets and devices in the workspace. read,
+ * edit, write and grep of one fail at once with a message naming what it
+ * is; grep and glob walk past them; list marks them. alarm() turns a hang
+ * into a failure.
+ */
+static void
+special_files(struct fixture *fx)
+{
+	const char	*t;
+	struct stat	 st;
+	char		 path[512];
+	int		 dev;
+
+	alarm(HANG_GUARD_S);
+	dev = special_plant(fx);
+	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"p\"}"),
+	    "read: p is a FIFO, not a regular file; refused"));
+	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"d/s\"}"),
+	    "read: d/s is a socket, not a regular file"));
+	assert_non_null(strstr(bad(fx, "read", "{\"path\":\"plink\"}"),
+	    "read: plink is a FIFO"));
+	assert_non_null(strstr(bad(fx, "edit", "{\"path\":\"p\","
+	    "\"old_string\":\"a\",\"new_string\":\"b\"}"),
+	    "edit: p is a FIFO, not a regular file"));
+	assert_non_null(strstr(bad(fx, "edit", "{\"path\":\"d/s\","
+	    "\"old_string\":\"a\",\"new_string\":\"b\"}"), "is a socket"));
+	assert_non_null(strstr(bad(fx, "write", "{\"path\":\"p\","
+	    "\"content\":\"x\"}"), "write: p is a FIFO, not a regular file"));
+	assert_non_null(strstr(bad(fx, "write", "{\"path\":\"plink\","
+	    "\"content\":\"x\"}"), "write: plink is a FIFO"));
+	assert_non_null(strstr(bad(fx, "edit", "{\"path\":\"plink\","
+	    "\"old_string\":\"a\",\"new_string\":\"b\"}"),
+	    "edit: plink is a FIFO"));
+	assert_non_null(strstr(bad(fx, "write", "{\"path\":\"d/s\","
+	    "\"content\":\"x\"}"), "write: d/s is a socket"));
+	snprintf(path, sizeof(path), "%s/d/s", fx->ws);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISSOCK(st.st_mode));
+	snprintf(path, sizeof(path), "%s/p", fx->ws);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_non_null(strstr(bad(fx, "grep", "{\"pattern\":\"x\","
+	    "\"path\":\"p\"}"), "grep: p is a FIFO, not a regular file"));
+	assert_non_null(strstr(bad(fx, "grep", "{\"pattern\":\"x\","
+	    "\"path\":\"d/s\"}"), "d/s is a socket"));
+	t = ok(fx, "grep", "{\"pattern\":\"NEIGHBOUR\",\"path\":\"d\"}");
+	assert_string_equal(t, "d/f.txt:1:FIFO-NEIGHBOUR\n");
+	t = ok(fx, "grep", "{\"pattern\":\"NEIGHBOUR\"}");
+	assert_non_null(strstr(t, "d/f.txt:1:FIFO-NEIGHBOUR\n"));
+	assert_int_equal(count_of(t, "FIFO-NEIGHBOUR"), 1);
+	assert_string_equal(ok(fx, "glob", "{\"pattern\":\"*\","
+	    "\"path\":\"d\"}"), "d/f.txt\n");
+	t = ok(fx, "glob", "{\"pattern\":\"**\"}");
+	assert_null(strstr(t, "d/p\n"));
+	assert_null(strstr(t, "d/s\n"));
+	assert_null(strstr(t, "d/null\n"));
+	assert_null(strstr(t, "\np\n"));
+	assert_true(strncmp(t, "p\n", 2) != 0);
+	assert_non_null(strstr(t, "d/f.txt\n"));
+	t = ok(fx, "list", "{\"path\":\"d\"}");
+	assert_non_null(strstr(t, "f.txt\t15\n"));
+	assert_non_null(strstr(t, "p\t(a FIFO)\ns\t(a socket)\n"));
+	if (dev) {
+		assert_non_null(strstr(t, "null\t(a character device)\n"));
+		assert_non_null(strstr(bad(fx, "read",
+		    "{\"path\":\"d/null\"}"), "d/null is a character device"));
+	}
+	assert_non_null(strstr(bad(fx, "list", "{\"path\":\"p\"}"),
+	    "list: p: "));
+	alarm(0);
+}
+
+static void
+test_special_files(void **state)
+{
+	special_files(*state);
+}
+
+static void
+test_special_files_fallback(void **state)
+{
+	tool_path_force_fallback(1);
+	special_files(*state);
+	tool_path_force_fallback(0);
+}
+
+/* As if each file were swapped for the FIFO after the look: the check on
+ * the opened descriptor holds alone, and the open does not block. */
+static void
+test_special_files_no_look(void **state)
+{
+	tool_file_skip_look(1);
+	special_files(*state);
+	tool_file_skip_look(0);
+}
+
+/* pid's state letter in /proc/PID/stat ('?' if unreadable). */
+static char
+proc_state(pid_t pid)
+{
+	char	path[64], buf[256], *p, c = '?';
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return c;
+	if (fgets(buf, sizeof(buf), f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL && p[1] == ' ')
+		c = p[2];
+	fclose(f);
+	return c;
+}
+
+/*
+ * The tools do not even open a FIFO: a writer blocked in open(2) on it,
+ * which any reader's open would release, stays blocked through read, edit,
+ * write and grep of it and a grep and glob of the tree.
+ */
+static void
+test_special_not_opened(void **state)
+{
+	struct fixture	*fx = *state;
+	char		 path[512];
+	pid_t		 pid, w;
+	int		 i, status;
+
+	alarm(HANG_GUARD_S);
+	mkfifo_in(fx->ws, "p");
+	snprintf(path, sizeof(path), "%s/p", fx->ws);
+	if ((pid = fork()) == 0) {
+		/* Not left behind blocked when the test fails. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(HANG_GUARD_S);
+		_exit(open(path, O_WRONLY) == -1 ? errno : 0);
+	}
+	assert_true(pid > 0);
+	for (i = 0; i < 2000 && proc_state(pid) != 'S'; i++)
+		usleep(1000);
+	assert_int_equal(proc_state(pid), 'S');
+	bad(fx, "read", "{\"path\":\"p\"}");
+	bad(fx, "edit", "{\"path\":\"p\",\"old_string\":\"a\","
+	    "\"new_string\":\"b\"}");
+	bad(fx, "write", "{\"path\":\"p\",\"content\":\"x\"}");
+	bad(fx, "grep", "{\"pattern\":\"x\",\"path\":\"p\"}");
+	ok(fx, "grep", "{\"pattern\":\"x\"}");
+	ok(fx, "glob", "{\"pattern\":\"**\"}");
+	/* An opened FIFO would have let it go within microseconds. */
+	for (i = 0; i < 200; i++) {
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid)
+			fail_msg("a tool opened the FIFO: its writer went on");
+		usleep(1000);
+	}
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	alarm(0);
+}
+
+/* tool_file_open leaves a regular file's descriptor blocking. */
+static void
+test_file_open_blocking(void **state)
+{
+	struct fixture	*fx = *state;
+	struct stat	 st;
+	int		 fd;
+
+	fd = tool_file_open(&fx->ctx, "README.md", O_RDONLY, 0, &st);
+	assert_true(fd >= 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+	close(fd);
+	mkfifo_in(fx->ws, "p");
+	assert_int_equal(tool_file_open(&fx->ctx, "p", O_RDONLY, 0, &st), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(tool_file_open(&fx->ctx, "src", O_RDONLY, 0, &st), -1);
+	assert_int_equal(errno, EISDIR);
+}
+
+/*
+ * SANDBOX-TESTS.md 47: a hard link in the workspace to a file outside it.
+ * write and edit replace the name with a new file; the file outside keeps
+ * its content. Where the new file cannot be made (a symlink to the link,
+ * a directory without write permission) the write is refused.
+ */
+static void
+hard_link(struct fixture *fx)
+{
+	char		out[512], in[512], in2[512], lnk[512], ro[512];
+	struct stat	st;
+
+	put(fx->out, "hl.txt", "OUTSIDE ORIGINAL\n");
+	snprintf(out, sizeof(out), "%s/hl.txt", fx->out);
+	snprintf(in, sizeof(in), "%s/hl.txt", fx->ws);
+	snprintf(in2, sizeof(in2), "%s/hl2.txt", fx->ws);
+	assert_int_equal(link(out, in), 0);
+	assert_int_equal(link(out, in2), 0);
+	ok(fx, "write", "{\"path\":\"hl.txt\",\"content\":\"agent text\\n\"}");
+	assert_string_equal(get(fx->ws, "hl.txt"), "agent text\n");
+	assert_int_equal(lstat(in, &st), 0);
+	assert_int_equal(st.st_nlink, 1);
+	ok(fx, "edit", "{\"path\":\"hl2.txt\",\"old_string\":\"OUTSIDE\","
+	    "\"new_string\":\"INSIDE\"}");
+	assert_string_equal(get(fx->ws, "hl2.txt"), "INSIDE ORIGINAL\n");
+	assert_string_equal(get(fx->out, "hl.txt"), "OUTSIDE ORIGINAL\n");
+	/* A symlink inside to a hard link: no rename, and no write in place. */
+	assert_int_equal(unlink(in), 0);
+	assert_int_equal(link(out, in), 0);
+	snprintf(lnk, sizeof(lnk), "%s/hl-sym", fx->ws);
+	assert_int_equal(symlink("hl.txt", lnk), 0);
+	assert_non_null(strstr(bad(fx, "write", "{\"path\":\"hl-sym\","
+	    "\"content\":\"x\"}"), "write: hl-sym has 2 hard links"));
+	assert_non_null(strstr(bad(fx, "edit", "{\"path\":\"hl-sym\","
+	    "\"old_string\":\"OUTSIDE\",\"new_string\":\"x\"}"),
+	    "edit: hl-sym has 2 hard links"));
+	assert_string_equal(get(fx->out, "hl.txt"), "OUTSIDE ORIGINAL\n");
+	/* A directory where no new file can be made (root ignores modes). */
+	if (geteuid() != 0) {
+		snprintf(ro, sizeof(ro), "%s/ro", fx->ws);
+		assert_int_equal(mkdir(ro, 0755), 0);
+		strlcat(ro, "/hl.txt", sizeof(ro));
+		assert_int_equal(link(out, ro), 0);
+		ro[strlen(ro) - 7] = '\0';
+		assert_int_equal(chmod(ro, 0555), 0);
+		assert_non_null(strstr(bad(fx, "write", "{\"path\":"
+		    "\"ro/hl.txt\",\"content\":\"x\"}"), "has 3 hard links"));
+		assert_int_equal(chmod(ro, 0755), 0);
+		assert_string_equal(get(fx->out, "hl.txt"),
+		    "OUTSIDE ORIGINAL\n");
+	}
+}
+
+static void
+test_hard_link(void **state)
+{
+	hard_link(*state);
+}
+
+static void
+test_hard_link_fallback(void **state)
+{
+	tool_path_force_fallback(1);
+	hard_link(*state);
+	tool_path_force_fallback(0);
 }
 
 static void
@@ -758,6 +1082,20 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_write_edit, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_write_atomic, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_special_files, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_special_files_fallback,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_special_files_no_look,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_special_not_opened, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_file_open_blocking, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_hard_link, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_hard_link_fallback, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_glob, setup, teardown),
