@@ -294,6 +294,32 @@ test_git(void **state)
 	hostexec_snap_free(&b);
 }
 
+/* mv .git .git.orig && mkdir .git && cp -a: the same names and times,
+ * but another directory: one line for the whole replaced .git. */
+static void
+test_git_replaced(void **state)
+{
+	struct ws		*w = *state;
+	struct hostexec_snap	 b;
+	struct hostexec_report	 r;
+	const struct hostexec_item *it;
+	char			 cmd[800];
+
+	put(w, ".git/config", "[core]");
+	put(w, ".git/hooks/pre-commit.sample", "x");
+	snap(w, NULL, &b);
+	snprintf(cmd, sizeof(cmd), "cd '%s' && mv .git .git.orig && mkdir .git"
+	    " && cp -a .git.orig/. .git/", w->dir);
+	assert_int_equal(system(cmd), 0);
+	diff(w, &b, &r);
+	assert_non_null(it = find(&r, ".git"));
+	assert_int_equal(it->change, HOSTEXEC_CHANGED);
+	assert_int_equal(it->inside, 3);
+	assert_int_equal(r.n, 1);
+	hostexec_report_free(&r);
+	hostexec_snap_free(&b);
+}
+
 /* A link planted under a name is a change, and is never followed. */
 static void
 test_symlinks(void **state)
@@ -622,6 +648,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_changed_removed, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_git, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_git_replaced, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_symlinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable, setup,
