@@ -7,7 +7,7 @@ set -eu
 PKGS="build-essential cmake pkg-config clang libclang-rt-dev
 libcurl4-openssl-dev libmsgpack-dev libsqlite3-dev libbsd-dev libmd-dev
 libseccomp-dev
-libjansson-dev libpcre2-dev libcmocka-dev util-linux passwd procps"
+libjansson-dev libpcre2-dev libcmocka-dev util-linux passwd procps git"
 # Only the benchmarks use these (scripts/bench.sh).
 BENCH_PKGS="bubblewrap hyperfine linux-perf"
 

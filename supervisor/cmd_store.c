@@ -20,11 +20,13 @@
 #include "common/str.h"
 #include "supervisor/cmd.h"
 #include "supervisor/graph.h"
+#include "supervisor/hostexec.h"
 #include "supervisor/jtext.h"
 #include "supervisor/store.h"
 
 #define CMD_TASK_WIDTH	60
 #define CMD_SUMMARY_MAX	2000
+#define CMD_HOST_FILES_MAX 200	/* files that run code listed by show */
 
 /* Options every store command takes. */
 struct cmd_store_opts {
@@ -593,6 +595,44 @@ cmd_json_messages(struct store *st, int64_t node)
 	return arr;
 }
 
+/* The run's last report of files that run code on the host
+ * (run_hostexec.c), or NULL: none was stored (the run has not ended, or
+ * an older warren ran it). */
+static json_t *
+cmd_show_host_files(struct store *st, int64_t run)
+{
+	struct store_event	 ev;
+	json_t			*j;
+
+	if (store_event_last(st, run, HOSTEXEC_EVENT, &ev) == -1)
+		return NULL;
+	j = ev.detail ? json_loads(ev.detail, 0, NULL) : NULL;
+	store_event_free(&ev);
+	if (j != NULL && !json_is_object(j)) {
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+static void
+cmd_show_host_text(struct store *st, int64_t run)
+{
+	json_t	*j;
+
+	printf("\n");
+	if ((j = cmd_show_host_files(st, run)) == NULL) {
+		printf("files that run code on the host: no check stored (the "
+		    "run has not ended, or an older warren ran it)\n");
+		return;
+	}
+	if (json_array_size(json_object_get(j, "files")) == 0)
+		printf("files that run code on the host: none created or "
+		    "changed by this run\n");
+	(void)hostexec_print(stdout, "", j, CMD_HOST_FILES_MAX);
+	json_decref(j);
+}
+
 static int
 cmd_show_json(struct store *st, const struct store_run *r,
     const struct store_agent *v, size_t n, int messages)
@@ -606,6 +646,8 @@ cmd_show_json(struct store *st, const struct store_run *r,
 	}
 	json_object_set_new(root, "run", cmd_json_run(r));
 	json_object_set_new(root, "agents", arr);
+	json_object_set_new(root, "host_files", (a = cmd_show_host_files(st,
+	    r->id)) != NULL ? a : json_null());
 	for (i = 0; i < n; i++) {
 		a = json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:I,"
 		    " s:I, s:I, s:I, s:I}",
@@ -678,6 +720,7 @@ cmd_show_run(struct store *st, int64_t run, const struct cmd_store_opts *o)
 		for (i = 0; i < n; i++)
 			cmd_show_agent(st, &v[i], o->messages);
 		cmd_show_merges(&g);
+		cmd_show_host_text(st, run);
 		ex = ferror(stdout) ? WARREN_EXIT_INTERNAL : WARREN_EXIT_OK;
 	}
 	store_graph_free(&g);

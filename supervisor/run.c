@@ -745,6 +745,8 @@ run_main(struct run *r, const struct msg_list *resume)
 		fatal("epoll_ctl spawnd");
 	loop_set_timeout_hook(r->loop, run_timeout, r);
 	loop_set_idle_hook(r->loop, run_idle, r);
+	/* Before any agent can write to the workspace. */
+	run_hostexec_begin(r, resume != NULL);
 	if (!r->orch_deferred && orch_start(r, resume, err,
 	    sizeof(err)) == -1) {
 		log_warnx("orchestrator: %s", err);
@@ -758,6 +760,8 @@ run_main(struct run *r, const struct msg_list *resume)
 	proc_killall(r);
 	proc_sweep_orphans(r->spawnd ? spawnd_pid(r->spawnd) : 0);
 	run_stats(r);
+	/* Every worker is gone: what they left is final. */
+	run_hostexec_end(r);
 	code = run_exit_code(r);
 	if (r->store != NULL) {
 		(void)store_run_end(r->store, r->run_id, code == 0 ?
@@ -793,6 +797,7 @@ run_free(struct run *r)
 		free(n);
 	}
 	run_resume_free(r);
+	run_hostexec_free(r);
 	free(r->nodes);
 	spawn_env_free(r->worker_env);
 	proc_policies_free(r);

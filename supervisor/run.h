@@ -32,6 +32,8 @@ struct spawnd;
 struct node;
 struct orch_state;
 struct resume_wait;
+struct hostexec_snap;
+struct json_t;
 
 /* limits.c: every limit of a run, in one place. */
 struct run_limits {
@@ -176,6 +178,9 @@ struct run {
 	/* Each profile's sandbox policy, made at its first spawn (proc.c):
 	   the workspace is resolved once per run, not once per worker. */
 	struct run_policy	*policies;
+	/* Files that run code on the host, before any agent ran (or when
+	   the run first started, for a resumed run): run_hostexec.c. */
+	struct hostexec_snap	*hx_base;
 };
 
 /* run.c: the tree, scheduling, delegation, finishing. */
@@ -254,6 +259,13 @@ int		 run_resume_prepare(struct run *, const struct store_plan *,
 		    struct msg_list *);
 void		 run_resume_free(struct run *);
 
+/* run_hostexec.c: files that run code on the host, reported at the end. */
+/* Before any agent runs: the snapshot (a resumed run's stored one). */
+void		 run_hostexec_begin(struct run *, int resumed);
+/* After every agent ended: compare, report, store the report. */
+void		 run_hostexec_end(struct run *);
+void		 run_hostexec_free(struct run *);
+
 /* proc.c, proc_msg.c: worker processes, a state x event table. */
 struct spawn_child;
 /* 0: started, or asked of the spawn server (proc_spawned follows). */
@@ -311,6 +323,8 @@ void		 ui_refused(const struct node *parent, const char *profile,
 void		 ui_done(const struct node *);
 void		 ui_note(const struct node *, const char *what, const char *text);
 void		 ui_result(const char *text, int ok, int code);
+/* The report of files that run code on the host (hostexec.h). */
+void		 ui_host_files(struct json_t *report);
 /* Write the JSON events held since the last call (once per loop pass). */
 void		 ui_flush(void);
 

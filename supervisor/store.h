@@ -374,6 +374,9 @@ int		 store_events_list(struct store *st, int64_t run,
 		    struct store_event **events, size_t *nevents);
 int		 store_resume_plan(struct store *st, int64_t run,
 		    struct store_plan *plan);
+/* The newest event of this type in a run (STORE_ENOTFOUND: none). */
+int		 store_event_last(struct store *st, int64_t run,
+		    const char *type, struct store_event *ev);
 
 void		 store_run_free(struct store_run *r);
 void		 store_runs_free(struct store_run *v, size_t n);
@@ -381,6 +384,7 @@ void		 store_agent_free(struct store_agent *a);
 void		 store_agents_free(struct store_agent *v, size_t n);
 void		 store_graph_free(struct store_graph *g);
 void		 store_events_free(struct store_event *v, size_t n);
+void		 store_event_free(struct store_event *ev);	/* one, not v */
 void		 store_plan_free(struct store_plan *p);
 
 const char	*store_run_status_name(enum store_run_status s);

@@ -470,6 +470,40 @@ store_events_list(struct store *st, int64_t run, struct store_event **evp,
 	return 0;
 }
 
+int
+store_event_last(struct store *st, int64_t run, const char *type,
+    struct store_event *ev)
+{
+	sqlite3_stmt	*s;
+	int		 rc, ok = 1;
+
+	memset(ev, 0, sizeof(*ev));
+	if (store_prepare(st, "SELECT id, time_ms, path, type, detail"
+	    " FROM events WHERE run = ? AND type = ? ORDER BY id DESC LIMIT 1",
+	    &s) == -1)
+		return -1;
+	sqlite3_bind_int64(s, 1, run);
+	sqlite3_bind_text(s, 2, type, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		ev->id = sqlite3_column_int64(s, 0);
+		ev->time_ms = sqlite3_column_int64(s, 1);
+		ev->path = store_col_dup(s, 2, &ok);
+		ev->type = store_col_dup(s, 3, &ok);
+		ev->detail = store_col_dup(s, 4, &ok);
+	}
+	sqlite3_finalize(s);
+	if (rc == SQLITE_DONE)
+		return store_seterr(st, STORE_ENOTFOUND, "run %lld has no %s "
+		    "event", (long long)run, type);
+	if (rc != SQLITE_ROW || !ok) {
+		store_event_free(ev);
+		if (!ok)
+			return store_seterr(st, STORE_ENOMEM, "reading an event");
+		return store_setdberr(st, rc, "reading an event");
+	}
+	return 0;
+}
+
 /* Is call id answered by a tool message at or after index from? */
 static int
 store_plan_answered(const struct msg_list *l, size_t from, const char *id)
@@ -639,6 +673,15 @@ store_events_free(struct store_event *v, size_t n)
 		free(v[i].detail);
 	}
 	free(v);
+}
+
+void
+store_event_free(struct store_event *ev)
+{
+	free(ev->path);
+	free(ev->type);
+	free(ev->detail);
+	memset(ev, 0, sizeof(*ev));
 }
 
 void

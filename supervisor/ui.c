@@ -15,11 +15,13 @@
 #include "agent/profile.h"
 #include "common/clock.h"
 #include "common/str.h"
+#include "supervisor/hostexec.h"
 #include "supervisor/jtext.h"
 #include "supervisor/run.h"
 
 #define UI_TEXT_MAX	160	/* characters of a text shown on a line */
 #define UI_JSON_TEXT_MAX 4096	/* bytes of a tool result in --json */
+#define UI_HOST_FILES_MAX 50	/* files that run code listed on stderr */
 
 static int	ui_json;
 static int	ui_color;
@@ -295,4 +297,19 @@ ui_result(const char *text, int ok, int code)
 		fprintf(stderr, "warren: run failed: %s\n", esc ? esc : "");
 		free(esc);
 	}
+}
+
+void
+ui_host_files(json_t *report)
+{
+	json_t	*o;
+
+	if (ui_json) {
+		o = json_object();
+		json_object_set_new(o, "event", json_string("host_files"));
+		json_object_update(o, report);
+		ui_emit(o);
+		return;
+	}
+	(void)hostexec_print(stderr, "warren: ", report, UI_HOST_FILES_MAX);
 }
