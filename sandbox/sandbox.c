@@ -67,10 +67,12 @@ struct sandbox_msg {
 void
 sandbox_policy_require(struct sandbox_policy *p, const struct sandbox_caps *c)
 {
-	(void)c;
 	p->require = SANDBOX_BASE_REQUIRE;
-	/* The carve-outs exist only in a mount namespace. */
-	if (p->fs_write && p->nro_paths > 0)
+	/* The protected paths are mounts: they exist only in a mount
+	 * namespace, and so do the masks over the host's secrets, which a
+	 * root-started worker would read by owning them. */
+	p->require |= sandbox_protect_require(p);
+	if (c != NULL ? c->root : geteuid() == 0)
 		p->require |= SANDBOX_MNTNS;
 }
 
@@ -116,10 +118,14 @@ sandbox_policy_init(struct sandbox_policy *p, const char *name,
 	p->limits.tmpfs_bytes = 256ULL << 20;
 	p->uid = 65534;
 	p->gid = 65534;
-	strlcpy(p->ro_paths[p->nro_paths++], ".git/hooks",
-	    sizeof(p->ro_paths[0]));
-	strlcpy(p->ro_paths[p->nro_paths++], ".git/config",
-	    sizeof(p->ro_paths[0]));
+	/*
+	 * What git and warren read outside any sandbox: the whole of .git
+	 * (hooks, config and its fsmonitor, and the rest: a renamed and
+	 * rebuilt copy of it ran them all), and .warren.
+	 */
+	if (sandbox_policy_protect(p, ".git", SANDBOX_PROTECT_RO, e) == -1 ||
+	    sandbox_policy_protect(p, ".warren", SANDBOX_PROTECT_RO, e) == -1)
+		return -1;
 	sandbox_policy_require(p, NULL);
 	return 0;
 }
@@ -934,15 +940,17 @@ sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 		/*
 		 * A read-only profile with a Landlock ruleset gets neither a
 		 * private /tmp and /dev/shm nor read-only binds of /proc/sys
-		 * and /proc/sysrq-trigger. Its ruleset grants nothing under
-		 * the first two and only reads under /proc, and seccomp
-		 * denies it every open for writing: two walls already, where
-		 * those mounts, four a worker, would hide only what it cannot
-		 * open. A child whose ruleset fails to apply does not run
-		 * (phase 2). Read-write profiles keep them.
+		 * and /proc/sysrq-trigger, nor read-only protected paths.
+		 * Its ruleset grants nothing under the first two and only
+		 * reads under /proc and the workspace, and seccomp denies it
+		 * every open for writing and every rename: two walls
+		 * already, where those mounts, four a worker, would hide
+		 * only what it cannot open. It keeps the masks (what it
+		 * must not even read). A child whose ruleset fails to apply
+		 * does not run (phase 2). Read-write profiles keep them all.
 		 */
 		if (sandbox_ns_mounts(p, (flags & CLONE_NEWPID) != 0,
-		    !p->fs_write && sb->landlock_fd != -1, e) == -1)
+		    sb->landlock_fd != -1, e) == -1)
 			goto done;
 		a |= SANDBOX_MNTNS;
 		if (flags & CLONE_NEWPID)

@@ -40,7 +40,8 @@ test_profiles(void **state)
 	assert_string_equal(p.workspace, "/");
 	assert_true(p.require & SANDBOX_SECCOMP);
 	assert_true(p.require & SANDBOX_LANDLOCK);
-	assert_false(p.require & SANDBOX_MNTNS);
+	/* Root's masks over /etc/shadow and the SSH host keys are mounts. */
+	assert_int_equal((p.require & SANDBOX_MNTNS) != 0, geteuid() == 0);
 	assert_int_equal(sandbox_policy_for_profile(&p, "general", "/tmp", &e),
 	    0);
 	assert_true(p.fs_write);
@@ -115,6 +116,97 @@ test_encode_decode(void **state)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (sandbox_policy_decode(bad[i], &q, &back, &e) != -1)
 			fail_msg("decoded: %s", bad[i]);
+}
+
+/* The protected paths of a policy: where they are kept, and refusals. */
+static void
+test_protect(void **state)
+{
+	struct sandbox_policy	 p;
+	struct sandbox_error	 e;
+	char			 dir[] = "/tmp/warren-protect.XXXXXX";
+	char			 ws[PATH_MAX], path[PATH_MAX * 2], link[PATH_MAX];
+	const char		*s;
+	unsigned		 flags;
+	int			 i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(ws, sizeof(ws), "%s/ws", dir);
+	assert_int_equal(mkdir(ws, 0755), 0);
+	assert_int_equal(sandbox_policy_for_profile(&p, "explore", ws, &e), 0);
+	/* .git and .warren, read-only, by default. */
+	assert_int_equal(p.nprotect, 2);
+	assert_string_equal(sandbox_policy_protected(&p, 0, &flags), ".git");
+	assert_int_equal(flags, SANDBOX_PROTECT_RO);
+	assert_string_equal(sandbox_policy_protected(&p, 1, &flags),
+	    ".warren");
+	assert_null(sandbox_policy_protected(&p, 2, &flags));
+	/* A read-only profile needs no mount namespace for read-only paths
+	 * (Landlock and seccomp refuse the writes), but does for a mask
+	 * under the workspace: nothing else keeps it from reading. */
+	if (geteuid() != 0)
+		assert_false(p.require & SANDBOX_MNTNS);
+	/* Under the workspace, even not there yet: kept relative to it. */
+	snprintf(path, sizeof(path), "%s/.local/state/warren", ws);
+	assert_int_equal(sandbox_policy_protect(&p, path, SANDBOX_PROTECT_MASK,
+	    &e), 0);
+	assert_string_equal(sandbox_policy_protected(&p, 2, &flags),
+	    ".local/state/warren");
+	assert_int_equal(flags, SANDBOX_PROTECT_MASK);
+	assert_true(p.require & SANDBOX_MNTNS);
+	/* Through a symlink to the workspace: found under it all the same. */
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(symlink("ws", link), 0);
+	snprintf(path, sizeof(path), "%s/.config//warren/", link);
+	assert_int_equal(sandbox_policy_protect(&p, path, SANDBOX_PROTECT_RO,
+	    &e), 0);
+	assert_string_equal(sandbox_policy_protected(&p, 3, NULL),
+	    ".config/warren");
+	/* The same path again: one entry, both flags. */
+	assert_int_equal(sandbox_policy_protect(&p, ".git",
+	    SANDBOX_PROTECT_MASK, &e), 0);
+	assert_int_equal(p.nprotect, 4);
+	sandbox_policy_protected(&p, 0, &flags);
+	assert_int_equal(flags, SANDBOX_PROTECT_RO | SANDBOX_PROTECT_MASK);
+	/* Outside the workspace: absolute and canonical. */
+	assert_int_equal(sandbox_policy_protect(&p, link,
+	    SANDBOX_PROTECT_MASK, &e), -1);
+	assert_non_null(strstr(e.msg, "lies inside"));
+	snprintf(path, sizeof(path), "%s/state", dir);
+	assert_int_equal(sandbox_policy_protect(&p, path,
+	    SANDBOX_PROTECT_MASK, &e), 0);
+	assert_string_equal(sandbox_policy_protected(&p, 4, NULL), path);
+	/* Missing from the top: kept as given, empty parts dropped. */
+	assert_int_equal(sandbox_policy_protect(&p, "/nonexistent-warren//a/",
+	    SANDBOX_PROTECT_MASK, &e), 0);
+	assert_string_equal(sandbox_policy_protected(&p, 5, NULL),
+	    "/nonexistent-warren/a");
+	/* Refused: a workspace inside (or equal to) the path, "." and ".."
+	 * parts, no flags, and a full policy. */
+	assert_int_equal(sandbox_policy_protect(&p, ws, SANDBOX_PROTECT_RO,
+	    &e), -1);
+	assert_int_equal(sandbox_policy_protect(&p, dir, SANDBOX_PROTECT_RO,
+	    &e), -1);
+	assert_int_equal(sandbox_policy_protect(&p, "a/../b",
+	    SANDBOX_PROTECT_RO, &e), -1);
+	assert_int_equal(sandbox_policy_protect(&p, "./a", SANDBOX_PROTECT_RO,
+	    &e), -1);
+	assert_int_equal(sandbox_policy_protect(&p, "a", 0, &e), -1);
+	assert_int_equal(sandbox_policy_protect(&p, "a", 4, &e), -1);
+	for (i = p.nprotect; i < SANDBOX_PROTECT_MAX; i++) {
+		snprintf(path, sizeof(path), "d%d", i);
+		assert_int_equal(sandbox_policy_protect(&p, path,
+		    SANDBOX_PROTECT_RO, &e), 0);
+	}
+	assert_int_equal(sandbox_policy_protect(&p, "one-more",
+	    SANDBOX_PROTECT_RO, &e), -1);
+	assert_int_equal(e.errnum, ENOSPC);
+	s = sandbox_policy_protected(&p, SANDBOX_PROTECT_MAX - 1, NULL);
+	assert_string_equal(s, "d7");
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(rmdir(ws), 0);
+	assert_int_equal(rmdir(dir), 0);
 }
 
 static void
@@ -566,6 +658,7 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profiles),
 		cmocka_unit_test(test_encode_decode),
+		cmocka_unit_test(test_protect),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_two_phases),
 		cmocka_unit_test(test_spawn),
