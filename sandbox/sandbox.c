@@ -116,6 +116,7 @@ sandbox_policy_init(struct sandbox_policy *p, const char *name,
 	p->limits.nofile = 1024;
 	p->limits.nproc = 256;
 	p->limits.tmpfs_bytes = 256ULL << 20;
+	p->limits.mem_bytes = 4ULL << 30;
 	p->uid = 65534;
 	p->gid = 65534;
 	/*
@@ -266,6 +267,9 @@ sandbox_report_fill(struct sandbox_report *r, unsigned applied,
 		case SANDBOX_PIDS:
 			sandbox_report_add(r, cgroup ? "cgroup:pids" : "nproc");
 			break;
+		case SANDBOX_MEMORY:
+			sandbox_report_add(r, "cgroup:memory");
+			break;
 		case SANDBOX_UIDDROP:
 			snprintf(s, sizeof(s), "uid:%u", (unsigned)uid);
 			sandbox_report_add(r, s);
@@ -293,6 +297,10 @@ sandbox_report_bit(const char *s, unsigned *bit, int *abi)
 		*bit = SANDBOX_PIDS;
 		return 0;
 	}
+	if (strcmp(s, "cgroup:memory") == 0) {
+		*bit = SANDBOX_MEMORY;
+		return 0;
+	}
 	if (strncmp(s, "uid:", 4) == 0) {
 		strtonum(s + 4, 1, UINT_MAX, &errstr);
 		*bit = SANDBOX_UIDDROP;
@@ -306,6 +314,7 @@ sandbox_report_bit(const char *s, unsigned *bit, int *abi)
 	for (i = 0; i < sandbox_nlayers; i++)
 		if (strcmp(s, sandbox_layers[i].name) == 0 &&
 		    sandbox_layers[i].bit != SANDBOX_PIDS &&
+		    sandbox_layers[i].bit != SANDBOX_MEMORY &&
 		    sandbox_layers[i].bit != SANDBOX_UIDDROP &&
 		    sandbox_layers[i].bit != SANDBOX_LANDLOCK) {
 			*bit = sandbox_layers[i].bit;
@@ -430,12 +439,17 @@ int
 sandbox_cgroup_sweep(void)
 {
 	struct sandbox_caps	c;
+	int			n;
 
 	if (sandbox_caps_cached)
 		memcpy(&c, &sandbox_caps_cache, sizeof(c));
 	else
 		sandbox_caps_probe(&c, 0);
-	return c.cgroup != 0 ? sandbox_cgroup_sweep_dir(c.cgroup_path) : 0;
+	n = c.cgroup != 0 ? sandbox_cgroup_sweep_dir(c.cgroup_path) : 0;
+	if (c.memcg != 0 && (c.cgroup == 0 ||
+	    strcmp(c.memcg_path, c.cgroup_path) != 0))
+		n += sandbox_cgroup_sweep_dir(c.memcg_path);
+	return n;
 }
 
 int
@@ -462,6 +476,13 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
 	if ((p->want & SANDBOX_PIDS) && sb->caps.cgroup != 0) {
 		if (sandbox_cgroup_create(sb, e) == 0)
 			planned |= SANDBOX_PIDS;
+		else
+			sandbox_note(sb->note, sizeof(sb->note), "%s", e->msg);
+	}
+	if ((p->want & SANDBOX_MEMORY) && p->limits.mem_bytes != 0 &&
+	    sb->caps.memcg != 0) {
+		if (sandbox_cgroup_create_mem(sb, e) == 0)
+			planned |= SANDBOX_MEMORY;
 		else
 			sandbox_note(sb->note, sizeof(sb->note), "%s", e->msg);
 	}
@@ -932,10 +953,15 @@ sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 		a |= SANDBOX_USERNS;
 	}
 	if (sb->cgroup[0] != '\0') {
-		if (sandbox_cgroup_join(sb->cgroup, e) == -1)
+		if (sandbox_cgroup_join(sb->cgroup, SANDBOX_PIDS, e) == -1)
 			goto done;
 		a |= SANDBOX_PIDS;
 	}
+	if (sb->memcg[0] != '\0' &&
+	    sandbox_cgroup_join(sb->memcg, SANDBOX_MEMORY, e) == -1)
+		goto done;
+	if (sb->memory)
+		a |= SANDBOX_MEMORY;
 	if (flags & CLONE_NEWNS) {
 		/*
 		 * A read-only profile with a Landlock ruleset gets neither a
@@ -1277,8 +1303,10 @@ sandbox_kill(struct sandbox *sb, int sig)
 		return -1;
 	if (!(sb->planned & SANDBOX_PIDNS))
 		kill(-sb->pid, sig);
-	if (sig == SIGKILL)
+	if (sig == SIGKILL) {
 		sandbox_cgroup_kill(sb->cgroup, sb->cgroup_version);
+		sandbox_cgroup_kill(sb->memcg, sb->caps.memcg);
+	}
 	return 0;
 }
 
@@ -1291,6 +1319,8 @@ sandbox_release(struct sandbox *sb)
 	 * namespace's init is reaped, none is. */
 	sandbox_cgroup_remove(sb->cgroup, sb->cgroup_version);
 	sb->cgroup[0] = '\0';
+	sandbox_cgroup_remove(sb->memcg, sb->caps.memcg);
+	sb->memcg[0] = '\0';
 	if (sb->notify_fd != -1)
 		close(sb->notify_fd);
 	if (sb->sock[0] != -1)

@@ -4,7 +4,8 @@
  * Applied in two phases, one file per mechanism (OpenSSH sandbox-*.c,
  * minijail's minijail_enter order):
  *
- *   parent	sandbox_prepare()	probe the machine, create a pids cgroup
+ *   parent	sandbox_prepare()	probe the machine, create the pids and
+ *					memory cgroups
  *		sandbox_spawn()		clone into new namespaces sharing our
  *					memory until the exec; the program is
  *					pid 1 (workers)
@@ -60,20 +61,26 @@
 #define SANDBOX_LANDLOCK	0x2000	/* "landlock:abiN" */
 #define SANDBOX_LLSCOPE		0x4000	/* "landlock:scope" (ABI >= 6) */
 #define SANDBOX_SECCOMP		0x8000	/* "seccomp" */
-#define SANDBOX_ALL		0xffff
+#define SANDBOX_MEMORY		0x10000	/* "cgroup:memory" (applied with pids) */
+#define SANDBOX_ALL		0x1ffff
 
 #define SANDBOX_NAMESPACES	(SANDBOX_USERNS | SANDBOX_MNTNS | \
 				 SANDBOX_PIDNS | SANDBOX_NETNS | SANDBOX_IPCNS)
 
 /* Phase 1 (before exec) and phase 2 (after exec) layers. */
 #define SANDBOX_PHASE1		(SANDBOX_SETSID | SANDBOX_CLOSEFDS | \
-				 SANDBOX_PIDS | SANDBOX_UIDDROP | \
+				 SANDBOX_PIDS | SANDBOX_MEMORY | \
+				 SANDBOX_UIDDROP | \
 				 SANDBOX_RLIMITS | SANDBOX_NAMESPACES)
 #define SANDBOX_PHASE2		(SANDBOX_CAPS | SANDBOX_NNP | \
 				 SANDBOX_NODUMP | SANDBOX_LANDLOCK | \
 				 SANDBOX_LLSCOPE | SANDBOX_SECCOMP)
 
-#define SANDBOX_REPORT_MAX	16	/* strings in a report (IPC hello) */
+/*
+ * Strings in a report (IPC hello, IPC_LAYERS_MAX). There are 17 layers,
+ * but "uid" (root only) and "userns" (not root) never come together.
+ */
+#define SANDBOX_REPORT_MAX	16
 #define SANDBOX_LAYER_LEN	32	/* bytes per string, NUL included */
 #define SANDBOX_NAME_LEN	32	/* profile name, NUL included */
 #define SANDBOX_PROTECT_MAX	8	/* protected paths of a policy */
@@ -103,6 +110,7 @@ struct sandbox_limits {
 	rlim_t		 nofile;	/* RLIMIT_NOFILE */
 	rlim_t		 nproc;		/* pids.max, or RLIMIT_NPROC */
 	rlim_t		 tmpfs_bytes;	/* size of the private /tmp, /dev/shm */
+	rlim_t		 mem_bytes;	/* memory cgroup limit, swap 0 */
 };
 
 /* One protected path: its bytes in the policy's pool. */
@@ -161,6 +169,9 @@ struct sandbox_caps {
 	int		 mntns, pidns, netns, ipcns;
 	int		 cgroup;	/* 0 none, 1 v1 pids, 2 v2 pids */
 	char		 cgroup_path[PATH_MAX];	/* parent for per-worker groups */
+	int		 memcg;		/* 0 none, 1 v1 memory, 2 v2 memory */
+	char		 memcg_path[PATH_MAX];	/* parent of the memory groups */
+	int		 memsw;		/* the memory group can forbid swap */
 	int		 uiddrop;	/* root: can run as another uid */
 	int		 sanitizer;	/* built with ASan: no RLIMIT_AS */
 	char		 detail[SANDBOX_LAYER_LEN * 4];	/* why not, if not */
@@ -182,6 +193,9 @@ struct sandbox {
 	pid_t			 pid;		/* child (init with a pid ns) */
 	char			 cgroup[PATH_MAX];	/* "" if none */
 	int			 cgroup_version;
+	/* The memory group, "" if none or if the pids group (v2) is it. */
+	char			 memcg[PATH_MAX];
+	int			 memory;	/* a memory limit is planned */
 	int			 cloneflags;	/* namespaces of sandbox_fork */
 	uid_t			 outer_uid;	/* ids before a user ns */
 	gid_t			 outer_gid;

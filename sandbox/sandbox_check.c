@@ -102,6 +102,26 @@ sandbox_check_line(FILE *f, const char *layer, int ok, const char *what)
 	fprintf(f, "  %-16s %-4s %s\n", layer, ok ? "yes" : "no", what);
 }
 
+static void
+sandbox_check_memory(const struct sandbox_caps *c, FILE *f)
+{
+	char	 buf[PATH_MAX + 96];
+
+	if (c->memcg == 2)
+		snprintf(buf, sizeof(buf), "memory cgroup v2 under %s: "
+		    "memory.max, memory.swap.max 0", c->memcg_path);
+	else if (c->memcg == 1)
+		snprintf(buf, sizeof(buf), "memory cgroup v1 under %s: "
+		    "limit_in_bytes, %s", c->memcg_path, c->memsw ?
+		    "memsw (no swap)" : "swappiness 0 (no memsw: swap not "
+		    "bounded)");
+	else
+		snprintf(buf, sizeof(buf), "no writable memory cgroup: "
+		    "RLIMIT_AS bounds mapped memory only, not memfd, tmpfs "
+		    "or SysV shm pages (docs/sandbox.md, \"Memory\")");
+	sandbox_check_line(f, "memory", c->memcg != 0, buf);
+}
+
 void
 sandbox_caps_print(const struct sandbox_caps *c, FILE *f)
 {
@@ -133,6 +153,7 @@ sandbox_caps_print(const struct sandbox_caps *c, FILE *f)
 		snprintf(buf, sizeof(buf), "RLIMIT_NPROC (no writable pids "
 		    "cgroup for this user)");
 	sandbox_check_line(f, "pids", 1, buf);
+	sandbox_check_memory(c, f);
 	sandbox_check_line(f, "userns", c->userns, c->root ?
 	    "not used as root" : "unprivileged user namespace");
 	sandbox_check_line(f, "mntns", c->mntns, "private /tmp, /dev/shm; "

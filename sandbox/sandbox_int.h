@@ -67,7 +67,10 @@ int	 sandbox_protect_mounts(const struct sandbox_policy *p, int wsfd,
 /* sandbox_cgroup.c */
 int	 sandbox_cgroup_find(struct sandbox_caps *c);
 int	 sandbox_cgroup_create(struct sandbox *sb, struct sandbox_error *e);
-int	 sandbox_cgroup_join(const char *path, struct sandbox_error *e);
+/* The memory group, after sandbox_cgroup_create (sb->memory set if one). */
+int	 sandbox_cgroup_create_mem(struct sandbox *sb, struct sandbox_error *e);
+int	 sandbox_cgroup_join(const char *path, unsigned layer,
+	    struct sandbox_error *e);
 int	 sandbox_cgroup_kill(const char *path, int version);
 void	 sandbox_cgroup_remove(const char *path, int version);
 int	 sandbox_cgroup_sweep_dir(const char *base);

@@ -53,7 +53,7 @@ cmd_sandbox_usage(void)
 	fprintf(stderr, "usage: warren sandbox exec --profile P [--workspace "
 	    "DIR] [--timeout S]\n"
 	    "                           [--rlimit cpu|as|fsize|nofile|nproc|"
-	    "tmpfs=N]\n"
+	    "tmpfs|mem=N]\n"
 	    "                           [--allow-weaker-sandbox] [-v] -- CMD "
 	    "[ARG ...]\n"
 	    "       warren sandbox check\n");
@@ -223,7 +223,7 @@ cmd_sandbox_wait(struct sandbox *sb, const struct sandbox_opts *o, int sfd)
 	return -1;
 }
 
-/* --rlimit NAME=N: seconds for cpu, bytes for as/fsize/tmpfs, counts. */
+/* --rlimit NAME=N: seconds for cpu, bytes for as/fsize/tmpfs/mem, counts. */
 static int
 cmd_sandbox_rlimit(const char *arg, struct sandbox_limits *l)
 {
@@ -237,6 +237,7 @@ cmd_sandbox_rlimit(const char *arg, struct sandbox_limits *l)
 		{ "nofile", offsetof(struct sandbox_limits, nofile) },
 		{ "nproc", offsetof(struct sandbox_limits, nproc) },
 		{ "tmpfs", offsetof(struct sandbox_limits, tmpfs_bytes) },
+		{ "mem", offsetof(struct sandbox_limits, mem_bytes) },
 	};
 	const char	*eq, *errstr;
 	long long	 v;
@@ -256,7 +257,7 @@ cmd_sandbox_rlimit(const char *arg, struct sandbox_limits *l)
 		}
 bad:
 	fprintf(stderr, "warren: sandbox exec: bad --rlimit '%s' (cpu, as, "
-	    "fsize, nofile, nproc or tmpfs = a positive number)\n", arg);
+	    "fsize, nofile, nproc, tmpfs or mem = a positive number)\n", arg);
 	return -1;
 }
 
@@ -358,6 +359,8 @@ cmd_sandbox_exec(int argc, char **argv)
 		p.limits.nproc = o.limits.nproc;
 	if (o.limits.tmpfs_bytes != 0)
 		p.limits.tmpfs_bytes = o.limits.tmpfs_bytes;
+	if (o.limits.mem_bytes != 0)
+		p.limits.mem_bytes = o.limits.mem_bytes;
 	if ((rc = cmd_sandbox_resolve(argv[first], p.program,
 	    sizeof(p.program))) != 0) {
 		fprintf(stderr, "warren: sandbox exec: %s: %s\n", argv[first],
