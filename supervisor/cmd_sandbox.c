@@ -34,6 +34,7 @@
 #include "common/str.h"
 #include "sandbox/sandbox.h"
 #include "supervisor/cmd.h"
+#include "supervisor/spawn.h"
 
 #define SANDBOX_EXIT_TIMEOUT	124
 #define SANDBOX_KILL_GRACE_MS	2000
@@ -344,6 +345,10 @@ cmd_sandbox_exec(int argc, char **argv)
 	memset(&e, 0, sizeof(e));
 	if (sandbox_policy_for_profile(&p, o.profile, o.workspace, &e) == -1) {
 		cmd_sandbox_err("exec", &e);
+		return WARREN_EXIT_EXEC_FAILED;
+	}
+	if (spawn_protect(&p, e.msg, sizeof(e.msg)) == -1) {
+		fprintf(stderr, "warren: sandbox exec: %s\n", e.msg);
 		return WARREN_EXIT_EXEC_FAILED;
 	}
 	p.allow_weaker = o.allow_weaker;
