@@ -576,6 +576,61 @@ test_cli_exit_codes(void **state)
 	assert_non_null(strstr(out, "explore  ok"));
 }
 
+/*
+ * What the protected paths refuse before anything runs: a .git or
+ * .warren that is a symlink (planted: never followed) or neither a file
+ * nor a directory, and a workspace inside warren's state directory.
+ */
+static void
+test_cli_protect(void **state)
+{
+	struct sandbox_caps	 c;
+	char			 dir[] = "/tmp/warren-cliprot.XXXXXX";
+	char			 out[4096], ws[PATH_MAX], path[PATH_MAX + 16];
+
+	(void)state;
+	sandbox_caps_probe(&c, 1);
+	if (!c.mntns)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	snprintf(ws, sizeof(ws), "%s/ws", dir);
+	assert_int_equal(mkdir(ws, 0755), 0);
+	snprintf(path, sizeof(path), "%s/.git", ws);
+	assert_int_equal(symlink(dir, path), 0);
+	assert_int_equal(EXEC("--profile", "general", "--workspace", ws, "--",
+	    "true"), 125);
+	assert_non_null(strstr(out, ".git is, or lies under, a symlink"));
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/.warren", ws);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(EXEC("--profile", "general", "--workspace", ws, "--",
+	    "true"), 125);
+	assert_non_null(strstr(out, "neither a directory nor a file"));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(EXEC("--profile", "general", "--workspace", ws, "--",
+	    "true"), 0);
+	/* Warren's state directory under a symlink to nowhere (planted
+	 * where the directory will be): refused the same way. One that
+	 * resolves is followed when the policy is made, by warren. */
+	snprintf(path, sizeof(path), "%s/st", ws);
+	assert_int_equal(symlink("/nonexistent-warren-target", path), 0);
+	setenv("XDG_STATE_HOME", path, 1);
+	assert_int_equal(EXEC("--profile", "explore", "--workspace", ws, "--",
+	    "true"), 125);
+	assert_non_null(strstr(out, "symlink"));
+	assert_int_equal(unlink(path), 0);
+	/* A workspace inside warren's state directory. */
+	setenv("XDG_STATE_HOME", dir, 1);
+	snprintf(path, sizeof(path), "%s/warren", dir);
+	assert_int_equal(rename(ws, path), 0);
+	assert_int_equal(EXEC("--profile", "explore", "--workspace", path,
+	    "--", "true"), 125);
+	assert_non_null(strstr(out, "lies inside"));
+	unsetenv("XDG_STATE_HOME");
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* The worker side of test_two_phases: sandbox_enter, then probe. */
 static int
 enter_main(void)
@@ -668,6 +723,7 @@ main(int argc, char **argv)
 		cmocka_unit_test(test_missing_layer),
 		cmocka_unit_test(test_apply_self),
 		cmocka_unit_test(test_cli_exit_codes),
+		cmocka_unit_test(test_cli_protect),
 		cmocka_unit_test(test_cgroup_sweep),
 	};
 
