@@ -21,6 +21,9 @@
  * part opened O_PATH | O_NOFOLLOW, and the mounts are made on the fd, not
  * on a name that could be swapped in between. A symlink on the way is
  * refused (ELOOP), never followed. A path that does not exist is skipped.
+ * Each directory on the way down from the workspace becomes a mount point
+ * too (read-write): renaming `.local` would otherwise carry a masked
+ * `.local/state/warren` away and leave room for a planted one.
  *
  * The child of a raw clone runs no malloc: buffers are on the stack.
  */

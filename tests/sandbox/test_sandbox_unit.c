@@ -587,6 +587,7 @@ test_cli_protect(void **state)
 	struct sandbox_caps	 c;
 	char			 dir[] = "/tmp/warren-cliprot.XXXXXX";
 	char			 out[4096], ws[PATH_MAX], path[PATH_MAX + 16];
+	char			 etc[64];
 
 	(void)state;
 	sandbox_caps_probe(&c, 1);
@@ -619,6 +620,26 @@ test_cli_protect(void **state)
 	    "true"), 125);
 	assert_non_null(strstr(out, "symlink"));
 	assert_int_equal(unlink(path), 0);
+	/* Root: a state directory outside the workspace, but under /etc,
+	 * which Landlock lets every profile read, is masked all the same. */
+	if (geteuid() == 0) {
+		snprintf(etc, sizeof(etc), "/etc/warren-unit-%d",
+		    (int)getpid());
+		setenv("XDG_STATE_HOME", etc, 1);
+		assert_int_equal(mkdir(etc, 0755), 0);
+		snprintf(path, sizeof(path), "%s/warren", etc);
+		assert_int_equal(mkdir(path, 0755), 0);
+		snprintf(path, sizeof(path), "%s/warren/db", etc);
+		assert_int_equal(close(open(path, O_WRONLY | O_CREAT, 0644)),
+		    0);
+		assert_int_equal(EXEC("--profile", "explore", "--workspace", ws,
+		    "--", "/bin/cat", path), 1);
+		assert_non_null(strstr(out, "Permission denied"));
+		assert_int_equal(unlink(path), 0);
+		snprintf(path, sizeof(path), "%s/warren", etc);
+		assert_int_equal(rmdir(path), 0);
+		assert_int_equal(rmdir(etc), 0);
+	}
 	/* A workspace inside warren's state directory. */
 	setenv("XDG_STATE_HOME", dir, 1);
 	snprintf(path, sizeof(path), "%s/warren", dir);
