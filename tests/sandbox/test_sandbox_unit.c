@@ -574,6 +574,12 @@ test_cli_exit_codes(void **state)
 	    "sandbox", "check", NULL }), 0);
 	assert_non_null(strstr(out, "landlock"));
 	assert_non_null(strstr(out, "explore  ok"));
+	/* The memory layer, whichever this machine gives. */
+	assert_non_null(strstr(out, "\n  memory           "));
+	assert_non_null(strstr(out, "memory cgroup"));
+	assert_int_equal(EXEC("--profile", "explore", "--rlimit", "mem=x",
+	    "--", "true"), 125);
+	assert_non_null(strstr(out, "tmpfs or mem"));
 }
 
 /*
