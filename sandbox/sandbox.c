@@ -67,10 +67,12 @@ struct sandbox_msg {
 void
 sandbox_policy_require(struct sandbox_policy *p, const struct sandbox_caps *c)
 {
-	(void)c;
 	p->require = SANDBOX_BASE_REQUIRE;
-	/* The carve-outs exist only in a mount namespace. */
-	if (p->fs_write && p->nro_paths > 0)
+	/* The protected paths are mounts: they exist only in a mount
+	 * namespace, and so do the masks over the host's secrets, which a
+	 * root-started worker would read by owning them. */
+	p->require |= sandbox_protect_require(p);
+	if (c != NULL ? c->root : geteuid() == 0)
 		p->require |= SANDBOX_MNTNS;
 }
 
@@ -114,12 +116,17 @@ sandbox_policy_init(struct sandbox_policy *p, const char *name,
 	p->limits.nofile = 1024;
 	p->limits.nproc = 256;
 	p->limits.tmpfs_bytes = 256ULL << 20;
+	p->limits.mem_bytes = 4ULL << 30;
 	p->uid = 65534;
 	p->gid = 65534;
-	strlcpy(p->ro_paths[p->nro_paths++], ".git/hooks",
-	    sizeof(p->ro_paths[0]));
-	strlcpy(p->ro_paths[p->nro_paths++], ".git/config",
-	    sizeof(p->ro_paths[0]));
+	/*
+	 * What git and warren read outside any sandbox: the whole of .git
+	 * (hooks, config and its fsmonitor, and the rest: a renamed and
+	 * rebuilt copy of it ran them all), and .warren.
+	 */
+	if (sandbox_policy_protect(p, ".git", SANDBOX_PROTECT_RO, e) == -1 ||
+	    sandbox_policy_protect(p, ".warren", SANDBOX_PROTECT_RO, e) == -1)
+		return -1;
 	sandbox_policy_require(p, NULL);
 	return 0;
 }
@@ -260,6 +267,9 @@ sandbox_report_fill(struct sandbox_report *r, unsigned applied,
 		case SANDBOX_PIDS:
 			sandbox_report_add(r, cgroup ? "cgroup:pids" : "nproc");
 			break;
+		case SANDBOX_MEMORY:
+			sandbox_report_add(r, "cgroup:memory");
+			break;
 		case SANDBOX_UIDDROP:
 			snprintf(s, sizeof(s), "uid:%u", (unsigned)uid);
 			sandbox_report_add(r, s);
@@ -287,6 +297,10 @@ sandbox_report_bit(const char *s, unsigned *bit, int *abi)
 		*bit = SANDBOX_PIDS;
 		return 0;
 	}
+	if (strcmp(s, "cgroup:memory") == 0) {
+		*bit = SANDBOX_MEMORY;
+		return 0;
+	}
 	if (strncmp(s, "uid:", 4) == 0) {
 		strtonum(s + 4, 1, UINT_MAX, &errstr);
 		*bit = SANDBOX_UIDDROP;
@@ -300,6 +314,7 @@ sandbox_report_bit(const char *s, unsigned *bit, int *abi)
 	for (i = 0; i < sandbox_nlayers; i++)
 		if (strcmp(s, sandbox_layers[i].name) == 0 &&
 		    sandbox_layers[i].bit != SANDBOX_PIDS &&
+		    sandbox_layers[i].bit != SANDBOX_MEMORY &&
 		    sandbox_layers[i].bit != SANDBOX_UIDDROP &&
 		    sandbox_layers[i].bit != SANDBOX_LANDLOCK) {
 			*bit = sandbox_layers[i].bit;
@@ -424,12 +439,17 @@ int
 sandbox_cgroup_sweep(void)
 {
 	struct sandbox_caps	c;
+	int			n;
 
 	if (sandbox_caps_cached)
 		memcpy(&c, &sandbox_caps_cache, sizeof(c));
 	else
 		sandbox_caps_probe(&c, 0);
-	return c.cgroup != 0 ? sandbox_cgroup_sweep_dir(c.cgroup_path) : 0;
+	n = c.cgroup != 0 ? sandbox_cgroup_sweep_dir(c.cgroup_path) : 0;
+	if (c.memcg != 0 && (c.cgroup == 0 ||
+	    strcmp(c.memcg_path, c.cgroup_path) != 0))
+		n += sandbox_cgroup_sweep_dir(c.memcg_path);
+	return n;
 }
 
 int
@@ -456,6 +476,13 @@ sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
 	if ((p->want & SANDBOX_PIDS) && sb->caps.cgroup != 0) {
 		if (sandbox_cgroup_create(sb, e) == 0)
 			planned |= SANDBOX_PIDS;
+		else
+			sandbox_note(sb->note, sizeof(sb->note), "%s", e->msg);
+	}
+	if ((p->want & SANDBOX_MEMORY) && p->limits.mem_bytes != 0 &&
+	    sb->caps.memcg != 0) {
+		if (sandbox_cgroup_create_mem(sb, e) == 0)
+			planned |= SANDBOX_MEMORY;
 		else
 			sandbox_note(sb->note, sizeof(sb->note), "%s", e->msg);
 	}
@@ -926,23 +953,30 @@ sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 		a |= SANDBOX_USERNS;
 	}
 	if (sb->cgroup[0] != '\0') {
-		if (sandbox_cgroup_join(sb->cgroup, e) == -1)
+		if (sandbox_cgroup_join(sb->cgroup, SANDBOX_PIDS, e) == -1)
 			goto done;
 		a |= SANDBOX_PIDS;
 	}
+	if (sb->memcg[0] != '\0' &&
+	    sandbox_cgroup_join(sb->memcg, SANDBOX_MEMORY, e) == -1)
+		goto done;
+	if (sb->memory)
+		a |= SANDBOX_MEMORY;
 	if (flags & CLONE_NEWNS) {
 		/*
 		 * A read-only profile with a Landlock ruleset gets neither a
 		 * private /tmp and /dev/shm nor read-only binds of /proc/sys
-		 * and /proc/sysrq-trigger. Its ruleset grants nothing under
-		 * the first two and only reads under /proc, and seccomp
-		 * denies it every open for writing: two walls already, where
-		 * those mounts, four a worker, would hide only what it cannot
-		 * open. A child whose ruleset fails to apply does not run
-		 * (phase 2). Read-write profiles keep them.
+		 * and /proc/sysrq-trigger, nor read-only protected paths.
+		 * Its ruleset grants nothing under the first two and only
+		 * reads under /proc and the workspace, and seccomp denies it
+		 * every open for writing and every rename: two walls
+		 * already, where those mounts, four a worker, would hide
+		 * only what it cannot open. It keeps the masks (what it
+		 * must not even read). A child whose ruleset fails to apply
+		 * does not run (phase 2). Read-write profiles keep them all.
 		 */
 		if (sandbox_ns_mounts(p, (flags & CLONE_NEWPID) != 0,
-		    !p->fs_write && sb->landlock_fd != -1, e) == -1)
+		    sb->landlock_fd != -1, e) == -1)
 			goto done;
 		a |= SANDBOX_MNTNS;
 		if (flags & CLONE_NEWPID)
@@ -1269,8 +1303,10 @@ sandbox_kill(struct sandbox *sb, int sig)
 		return -1;
 	if (!(sb->planned & SANDBOX_PIDNS))
 		kill(-sb->pid, sig);
-	if (sig == SIGKILL)
+	if (sig == SIGKILL) {
 		sandbox_cgroup_kill(sb->cgroup, sb->cgroup_version);
+		sandbox_cgroup_kill(sb->memcg, sb->caps.memcg);
+	}
 	return 0;
 }
 
@@ -1283,6 +1319,8 @@ sandbox_release(struct sandbox *sb)
 	 * namespace's init is reaped, none is. */
 	sandbox_cgroup_remove(sb->cgroup, sb->cgroup_version);
 	sb->cgroup[0] = '\0';
+	sandbox_cgroup_remove(sb->memcg, sb->caps.memcg);
+	sb->memcg[0] = '\0';
 	if (sb->notify_fd != -1)
 		close(sb->notify_fd);
 	if (sb->sock[0] != -1)

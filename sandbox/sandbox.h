@@ -4,7 +4,8 @@
  * Applied in two phases, one file per mechanism (OpenSSH sandbox-*.c,
  * minijail's minijail_enter order):
  *
- *   parent	sandbox_prepare()	probe the machine, create a pids cgroup
+ *   parent	sandbox_prepare()	probe the machine, create the pids and
+ *					memory cgroups
  *		sandbox_spawn()		clone into new namespaces sharing our
  *					memory until the exec; the program is
  *					pid 1 (workers)
@@ -12,8 +13,10 @@
  *					namespace a tiny init stays pid 1
  *					(`sandbox exec`)
  *   child	sandbox_child()		setsid, cgroup join, uid drop, rlimits,
- *					mount setup (private /tmp, read-only
- *					carve-outs, fresh /proc), close_range
+ *					mount setup (private /tmp, protected
+ *					paths read-only or masked, host
+ *					secrets masked, fresh /proc),
+ *					close_range
  *					above the kept fds; then the caller execs
  *   program	sandbox_enter()		right after exec, before any untrusted
  *					input: caps, no_new_privs, not dumpable,
@@ -48,7 +51,7 @@
 #define SANDBOX_UIDDROP		0x0008	/* "uid:N": root ran it as uid N */
 #define SANDBOX_RLIMITS		0x0010	/* "rlimits": CPU AS FSIZE NOFILE CORE */
 #define SANDBOX_USERNS		0x0020	/* "userns" */
-#define SANDBOX_MNTNS		0x0040	/* "mntns": private /tmp, carve-outs */
+#define SANDBOX_MNTNS		0x0040	/* "mntns": private /tmp, protected */
 #define SANDBOX_PIDNS		0x0080	/* "pidns": with a fresh /proc */
 #define SANDBOX_NETNS		0x0100	/* "netns" */
 #define SANDBOX_IPCNS		0x0200	/* "ipcns" (and uts) */
@@ -58,23 +61,34 @@
 #define SANDBOX_LANDLOCK	0x2000	/* "landlock:abiN" */
 #define SANDBOX_LLSCOPE		0x4000	/* "landlock:scope" (ABI >= 6) */
 #define SANDBOX_SECCOMP		0x8000	/* "seccomp" */
-#define SANDBOX_ALL		0xffff
+#define SANDBOX_MEMORY		0x10000	/* "cgroup:memory" (applied with pids) */
+#define SANDBOX_ALL		0x1ffff
 
 #define SANDBOX_NAMESPACES	(SANDBOX_USERNS | SANDBOX_MNTNS | \
 				 SANDBOX_PIDNS | SANDBOX_NETNS | SANDBOX_IPCNS)
 
 /* Phase 1 (before exec) and phase 2 (after exec) layers. */
 #define SANDBOX_PHASE1		(SANDBOX_SETSID | SANDBOX_CLOSEFDS | \
-				 SANDBOX_PIDS | SANDBOX_UIDDROP | \
+				 SANDBOX_PIDS | SANDBOX_MEMORY | \
+				 SANDBOX_UIDDROP | \
 				 SANDBOX_RLIMITS | SANDBOX_NAMESPACES)
 #define SANDBOX_PHASE2		(SANDBOX_CAPS | SANDBOX_NNP | \
 				 SANDBOX_NODUMP | SANDBOX_LANDLOCK | \
 				 SANDBOX_LLSCOPE | SANDBOX_SECCOMP)
 
-#define SANDBOX_REPORT_MAX	16	/* strings in a report (IPC hello) */
+/*
+ * Strings in a report (IPC hello, IPC_LAYERS_MAX). There are 17 layers,
+ * but "uid" (root only) and "userns" (not root) never come together.
+ */
+#define SANDBOX_REPORT_MAX	16
 #define SANDBOX_LAYER_LEN	32	/* bytes per string, NUL included */
 #define SANDBOX_NAME_LEN	32	/* profile name, NUL included */
-#define SANDBOX_RO_MAX		8	/* read-only carve-outs */
+#define SANDBOX_PROTECT_MAX	8	/* protected paths of a policy */
+#define SANDBOX_PROTECT_POOL	(2 * PATH_MAX)	/* their bytes */
+
+/* How a protected path is protected (sandbox_policy_protect). */
+#define SANDBOX_PROTECT_RO	0x1	/* a read-only mount point */
+#define SANDBOX_PROTECT_MASK	0x2	/* hidden: an empty mode-000 mount */
 #define SANDBOX_ERR_LEN		256
 
 #define SANDBOX_ENV		"WARREN_SANDBOX"
@@ -96,6 +110,13 @@ struct sandbox_limits {
 	rlim_t		 nofile;	/* RLIMIT_NOFILE */
 	rlim_t		 nproc;		/* pids.max, or RLIMIT_NPROC */
 	rlim_t		 tmpfs_bytes;	/* size of the private /tmp, /dev/shm */
+	rlim_t		 mem_bytes;	/* memory cgroup limit, swap 0 */
+};
+
+/* One protected path: its bytes in the policy's pool. */
+struct sandbox_protect {
+	unsigned short	 off;		/* into protect_pool */
+	unsigned short	 flags;		/* SANDBOX_PROTECT_* */
 };
 
 struct sandbox_policy {
@@ -109,9 +130,16 @@ struct sandbox_policy {
 	struct sandbox_limits limits;
 	uid_t		 uid;		/* uid/gid for the root uid drop */
 	gid_t		 gid;
-	/* Paths under the workspace bound read-only in a read-write one. */
-	char		 ro_paths[SANDBOX_RO_MAX][64];
-	int		 nro_paths;
+	/*
+	 * Paths made read-only mount points or masked in the mount namespace
+	 * (sandbox_policy_protect): relative to the workspace (".git",
+	 * ".warren"), or absolute and canonical. Plain bytes, so the policy
+	 * crosses to the spawn server as it is.
+	 */
+	int		 nprotect;
+	struct sandbox_protect protect[SANDBOX_PROTECT_MAX];
+	size_t		 protect_used;	/* bytes of protect_pool in use */
+	char		 protect_pool[SANDBOX_PROTECT_POOL];
 	/*
 	 * The program the caller will exec (absolute), or "": kept visible
 	 * under a private /tmp (its directory is bound back read-only) and
@@ -141,6 +169,9 @@ struct sandbox_caps {
 	int		 mntns, pidns, netns, ipcns;
 	int		 cgroup;	/* 0 none, 1 v1 pids, 2 v2 pids */
 	char		 cgroup_path[PATH_MAX];	/* parent for per-worker groups */
+	int		 memcg;		/* 0 none, 1 v1 memory, 2 v2 memory */
+	char		 memcg_path[PATH_MAX];	/* parent of the memory groups */
+	int		 memsw;		/* the memory group can forbid swap */
 	int		 uiddrop;	/* root: can run as another uid */
 	int		 sanitizer;	/* built with ASan: no RLIMIT_AS */
 	char		 detail[SANDBOX_LAYER_LEN * 4];	/* why not, if not */
@@ -162,6 +193,9 @@ struct sandbox {
 	pid_t			 pid;		/* child (init with a pid ns) */
 	char			 cgroup[PATH_MAX];	/* "" if none */
 	int			 cgroup_version;
+	/* The memory group, "" if none or if the pids group (v2) is it. */
+	char			 memcg[PATH_MAX];
+	int			 memory;	/* a memory limit is planned */
 	int			 cloneflags;	/* namespaces of sandbox_fork */
 	uid_t			 outer_uid;	/* ids before a user ns */
 	gid_t			 outer_gid;
@@ -195,9 +229,26 @@ int	 sandbox_policy_for_profile(struct sandbox_policy *p, const char *name,
 int	 sandbox_policy_init(struct sandbox_policy *p, const char *name,
 	    const char *workspace, int fs_write, int exec,
 	    struct sandbox_error *e);
-/* Fill policy->require from what the profile needs on this machine. */
+/* Fill policy->require from what the profile needs on this machine
+ * (c NULL: this process's). */
 void	 sandbox_policy_require(struct sandbox_policy *p,
 	    const struct sandbox_caps *c);
+/*
+ * Protect path in every sandbox of p: SANDBOX_PROTECT_RO makes it a
+ * read-only mount point (it cannot be written, renamed or removed),
+ * SANDBOX_PROTECT_MASK hides it (an empty mode-000 read-only tmpfs or
+ * file over it). A relative path is under the workspace; an absolute one
+ * is made canonical here (a part that does not exist yet is kept as
+ * given), and one outside the workspace is covered only where Landlock
+ * would let the sandbox reach it. Adds SANDBOX_MNTNS to p->require where
+ * the workspace needs it. -1 if the workspace lies inside path, if path
+ * has "." or ".." parts, or if the policy has no room (ENOSPC).
+ */
+int	 sandbox_policy_protect(struct sandbox_policy *p, const char *path,
+	    unsigned flags, struct sandbox_error *e);
+/* Protected path i: its flags and path (borrowed from p), or NULL. */
+const char *sandbox_policy_protected(const struct sandbox_policy *p, int i,
+	    unsigned *flags);
 /* Serialise to one line (for SANDBOX_ENV / argv); 0 or -1 (ENAMETOOLONG). */
 int	 sandbox_policy_encode(const struct sandbox_policy *p,
 	    const struct sandbox_phase1 *ph1, char *buf, size_t len);

@@ -1,12 +1,16 @@
 /*
- * A pids cgroup per sandboxed child: the fork-bomb bound that works for
- * uid 0, where RLIMIT_NPROC is not enforced.
+ * A pids and a memory cgroup per sandboxed child: the fork-bomb bound that
+ * works for uid 0, where RLIMIT_NPROC is not enforced, and the memory
+ * bound that counts what RLIMIT_AS does not (memfd and tmpfs pages, page
+ * cache, pipe buffers).
  *
- * cgroup v2 is used when the pids controller is enabled below our own
- * group, v1 when a "pids" hierarchy is mounted; both need write access to
- * the parent group (root, or a delegated subtree). The parent creates the
- * group before fork, the child joins it first thing, and the parent kills
- * what is left and removes it after the child is reaped.
+ * For each controller cgroup v2 is used when it is enabled below our own
+ * group (or, for root, at the hierarchy's root), v1 when a hierarchy with
+ * it is mounted; both need write access to the parent group (root, or a
+ * delegated subtree). Under v2 one group holds both limits; under v1 each
+ * hierarchy has its own group. The parent creates the groups before fork,
+ * the child joins them first thing, and the parent kills what is left and
+ * removes them after the child is reaped.
  */
 #include <sys/types.h>
 #include <sys/stat.h>
@@ -62,37 +66,40 @@ sandbox_cgroup_read(const char *path, char *buf, size_t len)
 	return n;
 }
 
-/* 1 if a comma-separated option list holds opt. */
+/* 1 if a comma-separated option list holds opt (opts is not changed). */
 static int
-sandbox_cgroup_has_opt(char *opts, const char *opt)
+sandbox_cgroup_has_opt(const char *opts, const char *opt)
 {
-	char	*s, *save;
+	const char	*s, *end;
+	size_t		 n = strlen(opt);
 
-	for (s = strtok_r(opts, ",", &save); s != NULL;
-	    s = strtok_r(NULL, ",", &save))
-		if (strcmp(s, opt) == 0)
+	for (s = opts; *s != '\0'; s = *end != '\0' ? end + 1 : end) {
+		end = strchrnul(s, ',');
+		if ((size_t)(end - s) == n && strncmp(s, opt, n) == 0)
 			return 1;
+	}
 	return 0;
 }
 
 /*
- * Where the cgroup2 hierarchy (v2) and the v1 hierarchy holding the pids
- * controller (v1) are mounted, "" if not: one pass over mountinfo, which
- * the kernel generates afresh on every read. A mountinfo line is "id
- * parent dev root mnt opts [tags...] - fstype source superopts".
+ * Where the cgroup2 hierarchy (v2) and the v1 hierarchies holding the pids
+ * (v1) and memory (v1m) controllers are mounted, "" if not: one pass over
+ * mountinfo, which the kernel generates afresh on every read. A mountinfo
+ * line is "id parent dev root mnt opts [tags...] - fstype source
+ * superopts".
  */
 static void
-sandbox_cgroup_mounts(char *v2, char *v1, size_t len)
+sandbox_cgroup_mounts(char *v2, char *v1, char *v1m, size_t len)
 {
 	char	*line = NULL, *p, *save, *f[32];
 	size_t	 cap = 0;
 	FILE	*fp;
 	int	 nf, i, sep;
 
-	v2[0] = v1[0] = '\0';
+	v2[0] = v1[0] = v1m[0] = '\0';
 	if ((fp = fopen("/proc/self/mountinfo", "re")) == NULL)
 		return;
-	while ((v2[0] == '\0' || v1[0] == '\0') &&
+	while ((v2[0] == '\0' || v1[0] == '\0' || v1m[0] == '\0') &&
 	    getline(&line, &cap, fp) != -1) {
 		nf = 0;
 		for (p = strtok_r(line, " \n", &save); p != NULL && nf < 32;
@@ -107,9 +114,14 @@ sandbox_cgroup_mounts(char *v2, char *v1, size_t len)
 			continue;
 		if (v2[0] == '\0' && strcmp(f[sep + 1], "cgroup2") == 0)
 			strlcpy(v2, f[4], len);
-		else if (v1[0] == '\0' && strcmp(f[sep + 1], "cgroup") == 0 &&
-		    sandbox_cgroup_has_opt(f[sep + 3], "pids"))
+		else if (strcmp(f[sep + 1], "cgroup") != 0)
+			continue;
+		else if (v1[0] == '\0' && sandbox_cgroup_has_opt(f[sep + 3],
+		    "pids"))
 			strlcpy(v1, f[4], len);
+		else if (v1m[0] == '\0' && sandbox_cgroup_has_opt(f[sep + 3],
+		    "memory"))
+			strlcpy(v1m, f[4], len);
 	}
 	free(line);
 	fclose(fp);
@@ -155,67 +167,116 @@ sandbox_cgroup_has_word(const char *path, const char *word)
 	return 0;
 }
 
-/* Fills c->cgroup and c->cgroup_path with a group we may create under. */
-int
-sandbox_cgroup_find(struct sandbox_caps *c)
+/*
+ * The v2 group we may create groups with controller ctl under: our own if
+ * it delegates ctl to its children, else (root) the hierarchy's root,
+ * exempt from the rule that only leaves hold processes (our own group is
+ * then a leaf, a systemd scope). 0 and out filled, or -1.
+ */
+static int
+sandbox_cgroup_find_v2(const char *mnt, const char *ctl, char *out,
+    size_t len)
 {
-	char	 mnt[PATH_MAX], v1[PATH_MAX], self[PATH_MAX], dir[PATH_MAX];
-	char	 f[PATH_MAX];
+	char	 self[PATH_MAX], dir[PATH_MAX], f[PATH_MAX];
 
-	c->cgroup = 0;
-	c->cgroup_path[0] = '\0';
-	sandbox_cgroup_mounts(mnt, v1, sizeof(mnt));
-	if (mnt[0] != '\0' &&
-	    sandbox_cgroup_self("", self, sizeof(self)) == 0 &&
+	if (mnt[0] == '\0')
+		return -1;
+	if (sandbox_cgroup_self("", self, sizeof(self)) == 0 &&
 	    (size_t)snprintf(dir, sizeof(dir), "%s%s", mnt,
 	    strcmp(self, "/") == 0 ? "" : self) < sizeof(dir) &&
 	    access(dir, W_OK) == 0) {
 		snprintf(f, sizeof(f), "%s/cgroup.subtree_control", dir);
-		if (sandbox_cgroup_has_word(f, "pids")) {
-			strlcpy(c->cgroup_path, dir, sizeof(c->cgroup_path));
-			c->cgroup = 2;
-			return 0;
-		}
+		if (sandbox_cgroup_has_word(f, ctl))
+			return strlcpy(out, dir, len) < len ? 0 : -1;
 	}
-	/* Our own group is a leaf (a systemd scope): root may still create
-	 * groups under the hierarchy's root, exempt from the rule that only
-	 * leaves hold processes. */
-	if (geteuid() == 0 && mnt[0] != '\0' && access(mnt, W_OK) == 0) {
+	if (geteuid() == 0 && access(mnt, W_OK) == 0) {
 		snprintf(f, sizeof(f), "%s/cgroup.subtree_control", mnt);
-		if (sandbox_cgroup_has_word(f, "pids")) {
-			strlcpy(c->cgroup_path, mnt, sizeof(c->cgroup_path));
-			c->cgroup = 2;
-			return 0;
-		}
-	}
-	if (v1[0] != '\0' &&
-	    sandbox_cgroup_self("pids", self, sizeof(self)) == 0 &&
-	    (size_t)snprintf(dir, sizeof(dir), "%s%s", v1,
-	    strcmp(self, "/") == 0 ? "" : self) < sizeof(dir) &&
-	    access(dir, W_OK) == 0) {
-		strlcpy(c->cgroup_path, dir, sizeof(c->cgroup_path));
-		c->cgroup = 1;
-		return 0;
+		if (sandbox_cgroup_has_word(f, ctl))
+			return strlcpy(out, mnt, len) < len ? 0 : -1;
 	}
 	return -1;
+}
+
+/* Our own group in the v1 hierarchy of ctl mounted at mnt, if writable. */
+static int
+sandbox_cgroup_find_v1(const char *mnt, const char *ctl, char *out,
+    size_t len)
+{
+	char	 self[PATH_MAX];
+
+	if (mnt[0] == '\0' || sandbox_cgroup_self(ctl, self,
+	    sizeof(self)) == -1 || (size_t)snprintf(out, len, "%s%s", mnt,
+	    strcmp(self, "/") == 0 ? "" : self) >= len ||
+	    access(out, W_OK) == -1) {
+		out[0] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+/* Fills c->cgroup and c->cgroup_path with a group we may create pids
+ * groups under, c->memcg and c->memcg_path for memory groups. */
+int
+sandbox_cgroup_find(struct sandbox_caps *c)
+{
+	char	 mnt[PATH_MAX], v1[PATH_MAX], v1m[PATH_MAX], f[PATH_MAX];
+
+	c->cgroup = c->memcg = c->memsw = 0;
+	c->cgroup_path[0] = c->memcg_path[0] = '\0';
+	sandbox_cgroup_mounts(mnt, v1, v1m, sizeof(mnt));
+	if (sandbox_cgroup_find_v2(mnt, "pids", c->cgroup_path,
+	    sizeof(c->cgroup_path)) == 0)
+		c->cgroup = 2;
+	else if (sandbox_cgroup_find_v1(v1, "pids", c->cgroup_path,
+	    sizeof(c->cgroup_path)) == 0)
+		c->cgroup = 1;
+	if (sandbox_cgroup_find_v2(mnt, "memory", c->memcg_path,
+	    sizeof(c->memcg_path)) == 0) {
+		c->memcg = 2;
+		/* memory.swap.max comes with swap accounting; the root
+		 * group has none of its own, so under it this says 0 even
+		 * where a child's would be there (it is written if so). */
+		snprintf(f, sizeof(f), "%s/memory.swap.max", c->memcg_path);
+		c->memsw = access(f, F_OK) == 0;
+	} else if (sandbox_cgroup_find_v1(v1m, "memory", c->memcg_path,
+	    sizeof(c->memcg_path)) == 0) {
+		c->memcg = 1;
+		snprintf(f, sizeof(f), "%s/memory.memsw.limit_in_bytes",
+		    c->memcg_path);
+		c->memsw = access(f, F_OK) == 0;
+	}
+	return c->cgroup != 0 ? 0 : -1;
+}
+
+/* A new group "warren-PID-N" under parent, its path in out. */
+static int
+sandbox_cgroup_mkdir(char *out, size_t len, const char *parent,
+    unsigned layer, struct sandbox_error *e)
+{
+	static unsigned	 seq;
+
+	if ((size_t)snprintf(out, len, "%s/warren-%ld-%u", parent,
+	    (long)getpid(), seq++) >= len) {
+		out[0] = '\0';
+		return sandbox_fail(e, layer, ENAMETOOLONG,
+		    "cgroup path under %s", parent);
+	}
+	if (mkdir(out, 0755) == -1) {
+		sandbox_fail(e, layer, errno, "mkdir %s", out);
+		out[0] = '\0';
+		return -1;
+	}
+	return 0;
 }
 
 int
 sandbox_cgroup_create(struct sandbox *sb, struct sandbox_error *e)
 {
-	static unsigned	 seq;
 	char		 val[32];
 
-	if ((size_t)snprintf(sb->cgroup, sizeof(sb->cgroup),
-	    "%s/warren-%ld-%u", sb->caps.cgroup_path, (long)getpid(),
-	    seq++) >= sizeof(sb->cgroup))
-		return sandbox_fail(e, SANDBOX_PIDS, ENAMETOOLONG,
-		    "cgroup path under %s", sb->caps.cgroup_path);
-	if (mkdir(sb->cgroup, 0755) == -1) {
-		sb->cgroup[0] = '\0';
-		return sandbox_fail(e, SANDBOX_PIDS, errno, "mkdir %s",
-		    sb->cgroup);
-	}
+	if (sandbox_cgroup_mkdir(sb->cgroup, sizeof(sb->cgroup),
+	    sb->caps.cgroup_path, SANDBOX_PIDS, e) == -1)
+		return -1;
 	snprintf(val, sizeof(val), "%llu",
 	    (unsigned long long)sb->policy.limits.nproc);
 	if (sb->policy.limits.nproc != 0 &&
@@ -230,13 +291,84 @@ sandbox_cgroup_create(struct sandbox *sb, struct sandbox_error *e)
 	return 0;
 }
 
+/* Write file of group dir, or say which; ENOENT is fine if optional. */
+static int
+sandbox_cgroup_set(const char *dir, const char *file, const char *val,
+    int optional, struct sandbox_error *e)
+{
+	if (sandbox_cgroup_write(dir, file, val) == 0 ||
+	    (optional && errno == ENOENT))
+		return 0;
+	return sandbox_fail(e, SANDBOX_MEMORY, errno, "write %s to %s/%s",
+	    val, dir, file);
+}
+
+/*
+ * The memory limit of group dir, swap included: v2 memory.max and
+ * memory.swap.max 0; v1 memory.limit_in_bytes and, where swap is
+ * accounted, memory.memsw.limit_in_bytes (the two together: memory plus
+ * swap), else swappiness 0. v1 copies oom_kill_disable from the parent
+ * group: set it to 0 so that a process at the limit is killed, not
+ * left waiting for memory forever.
+ */
+static int
+sandbox_cgroup_mem_limits(const char *dir, int version, rlim_t bytes,
+    struct sandbox_error *e)
+{
+	char	 val[32];
+
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)bytes);
+	if (version == 2)
+		return sandbox_cgroup_set(dir, "memory.max", val, 0, e) == -1 ||
+		    sandbox_cgroup_set(dir, "memory.swap.max", "0", 1,
+		    e) == -1 ? -1 : 0;
+	if (sandbox_cgroup_set(dir, "memory.limit_in_bytes", val, 0,
+	    e) == -1 || sandbox_cgroup_set(dir, "memory.oom_control", "0", 0,
+	    e) == -1)
+		return -1;
+	if (sandbox_cgroup_write(dir, "memory.memsw.limit_in_bytes",
+	    val) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return sandbox_fail(e, SANDBOX_MEMORY, errno, "write %s to "
+		    "%s/memory.memsw.limit_in_bytes", val, dir);
+	return sandbox_cgroup_set(dir, "memory.swappiness", "0", 1, e);
+}
+
+int
+sandbox_cgroup_create_mem(struct sandbox *sb, struct sandbox_error *e)
+{
+	rlim_t	 bytes = sb->policy.limits.mem_bytes;
+
+	/* v2 with both controllers in one place: the pids group is it. */
+	if (sb->caps.memcg == 2 && sb->cgroup[0] != '\0' &&
+	    sb->cgroup_version == 2 &&
+	    strcmp(sb->caps.memcg_path, sb->caps.cgroup_path) == 0) {
+		if (sandbox_cgroup_mem_limits(sb->cgroup, 2, bytes, e) == -1)
+			return -1;
+		sb->memory = 1;
+		return 0;
+	}
+	if (sandbox_cgroup_mkdir(sb->memcg, sizeof(sb->memcg),
+	    sb->caps.memcg_path, SANDBOX_MEMORY, e) == -1)
+		return -1;
+	if (sandbox_cgroup_mem_limits(sb->memcg, sb->caps.memcg, bytes,
+	    e) == -1) {
+		rmdir(sb->memcg);
+		sb->memcg[0] = '\0';
+		return -1;
+	}
+	sb->memory = 1;
+	return 0;
+}
+
 /* In the child: move ourselves in (pid 0 means the writer). */
 int
-sandbox_cgroup_join(const char *path, struct sandbox_error *e)
+sandbox_cgroup_join(const char *path, unsigned layer, struct sandbox_error *e)
 {
 	if (sandbox_cgroup_write(path, "cgroup.procs", "0") == -1)
-		return sandbox_fail(e, SANDBOX_PIDS, errno,
-		    "join %s/cgroup.procs", path);
+		return sandbox_fail(e, layer, errno, "join %s/cgroup.procs",
+		    path);
 	return 0;
 }
 

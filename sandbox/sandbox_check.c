@@ -102,6 +102,26 @@ sandbox_check_line(FILE *f, const char *layer, int ok, const char *what)
 	fprintf(f, "  %-16s %-4s %s\n", layer, ok ? "yes" : "no", what);
 }
 
+static void
+sandbox_check_memory(const struct sandbox_caps *c, FILE *f)
+{
+	char	 buf[PATH_MAX + 96];
+
+	if (c->memcg == 2)
+		snprintf(buf, sizeof(buf), "memory cgroup v2 under %s: "
+		    "memory.max, memory.swap.max 0", c->memcg_path);
+	else if (c->memcg == 1)
+		snprintf(buf, sizeof(buf), "memory cgroup v1 under %s: "
+		    "limit_in_bytes, %s", c->memcg_path, c->memsw ?
+		    "memsw (no swap)" : "swappiness 0 (no memsw: swap not "
+		    "bounded)");
+	else
+		snprintf(buf, sizeof(buf), "no writable memory cgroup: "
+		    "RLIMIT_AS bounds mapped memory only, not memfd, tmpfs "
+		    "or SysV shm pages (docs/sandbox.md, \"Memory\")");
+	sandbox_check_line(f, "memory", c->memcg != 0, buf);
+}
+
 void
 sandbox_caps_print(const struct sandbox_caps *c, FILE *f)
 {
@@ -133,10 +153,14 @@ sandbox_caps_print(const struct sandbox_caps *c, FILE *f)
 		snprintf(buf, sizeof(buf), "RLIMIT_NPROC (no writable pids "
 		    "cgroup for this user)");
 	sandbox_check_line(f, "pids", 1, buf);
+	sandbox_check_memory(c, f);
 	sandbox_check_line(f, "userns", c->userns, c->root ?
 	    "not used as root" : "unprivileged user namespace");
-	sandbox_check_line(f, "mntns", c->mntns,
-	    "private /tmp, /dev/shm; .git/hooks, .git/config read-only");
+	sandbox_check_line(f, "mntns", c->mntns, "private /tmp, /dev/shm; "
+	    ".git, .warren, config dir read-only; state dir masked");
+	if (c->root)
+		sandbox_check_line(f, "", c->mntns, "/etc/shadow, gshadow, SSH "
+		    "host keys masked");
 	sandbox_check_line(f, "pidns", c->pidns, "fresh /proc, init as pid 1");
 	sandbox_check_line(f, "netns", c->netns, "no interfaces but lo (down)");
 	sandbox_check_line(f, "ipcns", c->ipcns, "ipc and uts");
@@ -144,4 +168,12 @@ sandbox_caps_print(const struct sandbox_caps *c, FILE *f)
 	    "possible (used when no pids cgroup)" : "not root");
 	if (c->detail[0] != '\0')
 		fprintf(f, "note: %s\n", c->detail);
+	if (!c->mntns)
+		fprintf(f, "note: without a mount namespace (only with "
+		    "--allow-weaker-sandbox) read-write profiles can write,\n"
+		    "  rename and replace .git, .warren and warren's config "
+		    "directory in the workspace\n  (git then runs what they "
+		    "put there); every profile can read warren's state\n"
+		    "  directory (every run's database) if it lies in the "
+		    "workspace; /tmp and /dev/shm\n  are the host's\n");
 }

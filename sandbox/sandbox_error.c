@@ -15,6 +15,7 @@ const struct sandbox_layer sandbox_layers[] = {
 	{ SANDBOX_SETSID, "setsid" },
 	{ SANDBOX_CLOSEFDS, "closefds" },
 	{ SANDBOX_PIDS, "pids" },
+	{ SANDBOX_MEMORY, "memory" },
 	{ SANDBOX_UIDDROP, "uid" },
 	{ SANDBOX_RLIMITS, "rlimits" },
 	{ SANDBOX_USERNS, "userns" },

@@ -51,17 +51,26 @@ int	 sandbox_ns_netns_inherited(const struct sandbox *sb);
 pid_t	 sandbox_ns_clone(int flags);
 int	 sandbox_ns_userns_map(uid_t uid, gid_t gid, struct sandbox_error *e);
 int	 sandbox_ns_mounts(const struct sandbox_policy *p, int pidns,
-	    int ro_landlocked, struct sandbox_error *e);
+	    int landlocked, struct sandbox_error *e);
 void	 sandbox_ns_init_signals(sigset_t *old);
 void	 sandbox_ns_init_restore(const sigset_t *old);
 void	 sandbox_ns_init(pid_t child) __attribute__((noreturn));
 #define SANDBOX_INIT_LOST	125	/* init lost its command (ECHILD) */
 #define WARREN_SANDBOX_EXEC_FAILED 125	/* exec_fn returned */
 
+/* sandbox_protect.c */
+unsigned sandbox_protect_require(const struct sandbox_policy *p);
+int	 sandbox_protect_masks_ws(const struct sandbox_policy *p);
+int	 sandbox_protect_mounts(const struct sandbox_policy *p, int wsfd,
+	    int landlocked, struct sandbox_error *e);
+
 /* sandbox_cgroup.c */
 int	 sandbox_cgroup_find(struct sandbox_caps *c);
 int	 sandbox_cgroup_create(struct sandbox *sb, struct sandbox_error *e);
-int	 sandbox_cgroup_join(const char *path, struct sandbox_error *e);
+/* The memory group, after sandbox_cgroup_create (sb->memory set if one). */
+int	 sandbox_cgroup_create_mem(struct sandbox *sb, struct sandbox_error *e);
+int	 sandbox_cgroup_join(const char *path, unsigned layer,
+	    struct sandbox_error *e);
 int	 sandbox_cgroup_kill(const char *path, int version);
 void	 sandbox_cgroup_remove(const char *path, int version);
 int	 sandbox_cgroup_sweep_dir(const char *base);
@@ -92,6 +101,9 @@ int	 sandbox_landlock_apply(const struct sandbox_policy *p, int *abi,
 int	 sandbox_landlock_apply_max(const struct sandbox_policy *p,
 	    int maxabi, int *abi, struct sandbox_error *e);
 unsigned sandbox_landlock_layers(int abi);
+/* 1 if a ruleset lets a sandbox read the canonical path (it lies under a
+ * system directory the rules open for reading). */
+int	 sandbox_landlock_reads(const char *path);
 
 /* sandbox_seccomp.c: load the program built for a policy at build time */
 #define SANDBOX_SECCOMP_NOTIFY	0x1	/* sandbox exec: a listener answers */

@@ -446,6 +446,22 @@ sandbox_landlock_layers(int abi)
 	return SANDBOX_LANDLOCK | (abi >= 6 ? SANDBOX_LLSCOPE : 0);
 }
 
+int
+sandbox_landlock_reads(const char *path)
+{
+	size_t	 i, n;
+
+	for (i = 0; i < SANDBOX_LL_NFIXED; i++) {
+		if (sandbox_ll_fixed[i].kind != LL_KIND_SYS)
+			continue;
+		n = strlen(sandbox_ll_fixed[i].path);
+		if (strncmp(path, sandbox_ll_fixed[i].path, n) == 0 &&
+		    (path[n] == '/' || path[n] == '\0'))
+			return 1;
+	}
+	return 0;
+}
+
 /* Needs no_new_privs (or CAP_SYS_ADMIN) already set. */
 int
 sandbox_landlock_apply(const struct sandbox_policy *p, int *abip,

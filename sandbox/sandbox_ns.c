@@ -2,9 +2,9 @@
  * Namespaces: the child is cloned straight into new user (when not root),
  * mount, pid, net, ipc and uts namespaces, as many as this kernel and user
  * allow. In its mount namespace it gets a private /tmp and /dev/shm (size
- * bounded tmpfs), the workspace's read-only carve-outs (.git/hooks,
- * .git/config) and, with a pid namespace, a fresh /proc that shows only
- * the sandbox. With a pid namespace a tiny init stays pid 1: it forwards
+ * bounded tmpfs), the protected paths read-only or masked and the host's
+ * secrets masked (sandbox_protect.c) and, with a pid namespace, a fresh
+ * /proc that shows only the sandbox. With a pid namespace a tiny init stays pid 1: it forwards
  * signals to the command and reaps orphans, and when it exits the kernel
  * kills everything left in the namespace.
  *
@@ -246,57 +246,17 @@ sandbox_ns_tmpfs(const char *path, rlim_t size, int wsfd, const char *ws,
 	return 0;
 }
 
-/* The read-only carve-outs: .git/hooks is created if .git exists, so a
- * worker cannot create it and plant a hook the user's next commit runs. */
-static int
-sandbox_ns_carveouts(const struct sandbox_policy *p, struct sandbox_error *e)
-{
-	char		 path[PATH_MAX], git[PATH_MAX];
-	struct stat	 st;
-	int		 i;
-
-	snprintf(git, sizeof(git), "%s/.git", p->workspace);
-	for (i = 0; i < p->nro_paths; i++) {
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", p->workspace,
-		    p->ro_paths[i]) >= sizeof(path))
-			return sandbox_fail(e, SANDBOX_MNTNS, ENAMETOOLONG,
-			    "carve-out %s", p->ro_paths[i]);
-		if (lstat(path, &st) == -1) {
-			/* ENOTDIR: .git is a file (a worktree's gitdir link). */
-			if (errno == ENOTDIR)
-				continue;
-			if (errno != ENOENT)
-				return sandbox_fail(e, SANDBOX_MNTNS, errno,
-				    "stat %s", path);
-			if (strcmp(p->ro_paths[i], ".git/hooks") != 0 ||
-			    stat(git, &st) == -1 || !S_ISDIR(st.st_mode))
-				continue;
-			if (mkdir(path, 0755) == -1)
-				return sandbox_fail(e, SANDBOX_MNTNS, errno,
-				    "mkdir %s", path);
-		} else if (S_ISLNK(st.st_mode))
-			return sandbox_fail(e, SANDBOX_MNTNS, ELOOP,
-			    "carve-out %s is a symlink", path);
-		if (sandbox_ns_bind_ro(path, e) == -1)
-			return -1;
-	}
-	return 0;
-}
-
 /*
  * A private /tmp and /dev/shm, with the workspace and the program's
  * directory bound back in where they lie below them.
  */
 static int
-sandbox_ns_private_tmp(const struct sandbox_policy *p, struct sandbox_error *e)
+sandbox_ns_private_tmp(const struct sandbox_policy *p, int wsfd,
+    struct sandbox_error *e)
 {
 	char	 progdir[PATH_MAX], *slash;
-	int	 wsfd, progfd = -1, ret = -1;
+	int	 progfd = -1, ret = -1;
 
-	if ((wsfd = open(p->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC)) ==
-	    -1)
-		return sandbox_fail(e, SANDBOX_MNTNS, errno,
-		    "open workspace %s", p->workspace);
 	strlcpy(progdir, p->program, sizeof(progdir));
 	if ((slash = strrchr(progdir, '/')) != NULL && slash != progdir) {
 		*slash = '\0';
@@ -308,7 +268,6 @@ sandbox_ns_private_tmp(const struct sandbox_policy *p, struct sandbox_error *e)
 	    sandbox_ns_tmpfs("/dev/shm", p->limits.tmpfs_bytes, wsfd,
 	    p->workspace, progfd, progdir, e) == 0)
 		ret = 0;
-	close(wsfd);
 	if (progfd != -1)
 		close(progfd);
 	return ret;
@@ -316,23 +275,38 @@ sandbox_ns_private_tmp(const struct sandbox_policy *p, struct sandbox_error *e)
 
 /*
  * In the child's new mount namespace, before anything untrusted runs.
- * ro_landlocked: a read-only profile that will have a Landlock ruleset
- * (sandbox_child says why it can do without the tmpfs and binds).
+ * landlocked: the child will have a Landlock ruleset. A read-only profile
+ * with one (sandbox_child says why) gets no private /tmp and /dev/shm and
+ * no read-only /proc/sys, and only the masks of protected paths.
  */
 int
-sandbox_ns_mounts(const struct sandbox_policy *p, int pidns, int ro_landlocked,
+sandbox_ns_mounts(const struct sandbox_policy *p, int pidns, int landlocked,
     struct sandbox_error *e)
 {
 	char	 cwd[PATH_MAX];
-	int	 havecwd;
+	int	 havecwd, wsfd, rc, ro_landlocked;
 
+	ro_landlocked = !p->fs_write && landlocked;
 	havecwd = getcwd(cwd, sizeof(cwd)) != NULL;
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
 		return sandbox_fail(e, SANDBOX_MNTNS, errno,
 		    "make / private");
-	if (!ro_landlocked && sandbox_ns_private_tmp(p, e) == -1)
-		return -1;
-	if (p->fs_write && sandbox_ns_carveouts(p, e) == -1)
+	/* The workspace, for the private /tmp's bind and for the protected
+	 * paths under it (a read-only profile's masks only). */
+	wsfd = -1;
+	if ((!ro_landlocked || sandbox_protect_masks_ws(p)) &&
+	    (wsfd = open(p->workspace, O_PATH | O_DIRECTORY | O_CLOEXEC)) ==
+	    -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, errno,
+		    "open workspace %s", p->workspace);
+	/* Before the private /tmp, whose bind of a workspace under /tmp
+	 * back in is recursive and carries these mounts along. */
+	rc = sandbox_protect_mounts(p, wsfd, landlocked, e);
+	if (rc == 0 && !ro_landlocked)
+		rc = sandbox_ns_private_tmp(p, wsfd, e);
+	if (wsfd != -1)
+		close(wsfd);
+	if (rc == -1)
 		return -1;
 	if (pidns && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV |
 	    MS_NOEXEC, NULL) == -1)

@@ -12,9 +12,10 @@
  * The default is to allow: the filter is a deny list of what no profile
  * needs (sockets, ptrace, bpf, io_uring, keyrings, mount and namespace
  * calls, TIOCSTI), plus, per profile, every way to write (read-only
- * profiles) and to exec or use SysV IPC (no-exec profiles). Denied calls
- * fail with EPERM, so programs see an ordinary error; clone3 fails with
- * ENOSYS so libc falls back to clone, whose flags the filter can inspect.
+ * profiles) and to exec, use SysV IPC or make memfds (no-exec profiles).
+ * Denied calls fail with EPERM, so programs see an ordinary error; clone3
+ * fails with ENOSYS so libc falls back to clone, whose flags the filter
+ * can inspect.
  *
  * With SANDBOX_SECCOMP_NOTIFY (`warren sandbox exec`), execve and socket
  * go to a user-notification listener in the parent instead: it lets the
@@ -101,7 +102,8 @@ static const struct sandbox_sc sandbox_seccomp_deny_ro[] = {
 /*
  * Denied in no-exec profiles, which have no IPC namespace (sandbox.c):
  * SysV IPC, POSIX message queues, and the hostname that CLONE_NEWUTS
- * would have made their own (a capless process cannot set it anyway).
+ * would have made their own (a capless process cannot set it anyway);
+ * and memfds.
  */
 static const struct sandbox_sc sandbox_seccomp_deny_ipc[] = {
 	{ "shmget", -1 }, { "shmat", -1 }, { "shmdt", -1 },
@@ -112,6 +114,13 @@ static const struct sandbox_sc sandbox_seccomp_deny_ipc[] = {
 	{ "mq_timedreceive", -1 }, { "mq_notify", -1 },
 	{ "mq_getsetattr", -1 }, { "sethostname", -1 },
 	{ "setdomainname", -1 },
+	/*
+	 * Not IPC, but memory out of RLIMIT_AS's reach: a memfd's pages
+	 * count only while mapped, so with no memory cgroup one process
+	 * could hold RLIMIT_NOFILE memfds of RLIMIT_FSIZE each. warren's
+	 * own code uses none (docs/sandbox.md, "Memory").
+	 */
+	{ "memfd_create", -1 },
 };
 
 /* Open flags that write or create, each tested on its own. */

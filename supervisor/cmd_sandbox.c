@@ -34,6 +34,7 @@
 #include "common/str.h"
 #include "sandbox/sandbox.h"
 #include "supervisor/cmd.h"
+#include "supervisor/spawn.h"
 
 #define SANDBOX_EXIT_TIMEOUT	124
 #define SANDBOX_KILL_GRACE_MS	2000
@@ -53,7 +54,7 @@ cmd_sandbox_usage(void)
 	fprintf(stderr, "usage: warren sandbox exec --profile P [--workspace "
 	    "DIR] [--timeout S]\n"
 	    "                           [--rlimit cpu|as|fsize|nofile|nproc|"
-	    "tmpfs=N]\n"
+	    "tmpfs|mem=N]\n"
 	    "                           [--allow-weaker-sandbox] [-v] -- CMD "
 	    "[ARG ...]\n"
 	    "       warren sandbox check\n");
@@ -223,7 +224,7 @@ cmd_sandbox_wait(struct sandbox *sb, const struct sandbox_opts *o, int sfd)
 	return -1;
 }
 
-/* --rlimit NAME=N: seconds for cpu, bytes for as/fsize/tmpfs, counts. */
+/* --rlimit NAME=N: seconds for cpu, bytes for as/fsize/tmpfs/mem, counts. */
 static int
 cmd_sandbox_rlimit(const char *arg, struct sandbox_limits *l)
 {
@@ -237,6 +238,7 @@ cmd_sandbox_rlimit(const char *arg, struct sandbox_limits *l)
 		{ "nofile", offsetof(struct sandbox_limits, nofile) },
 		{ "nproc", offsetof(struct sandbox_limits, nproc) },
 		{ "tmpfs", offsetof(struct sandbox_limits, tmpfs_bytes) },
+		{ "mem", offsetof(struct sandbox_limits, mem_bytes) },
 	};
 	const char	*eq, *errstr;
 	long long	 v;
@@ -256,7 +258,7 @@ cmd_sandbox_rlimit(const char *arg, struct sandbox_limits *l)
 		}
 bad:
 	fprintf(stderr, "warren: sandbox exec: bad --rlimit '%s' (cpu, as, "
-	    "fsize, nofile, nproc or tmpfs = a positive number)\n", arg);
+	    "fsize, nofile, nproc, tmpfs or mem = a positive number)\n", arg);
 	return -1;
 }
 
@@ -345,6 +347,10 @@ cmd_sandbox_exec(int argc, char **argv)
 		cmd_sandbox_err("exec", &e);
 		return WARREN_EXIT_EXEC_FAILED;
 	}
+	if (spawn_protect(&p, e.msg, sizeof(e.msg)) == -1) {
+		fprintf(stderr, "warren: sandbox exec: %s\n", e.msg);
+		return WARREN_EXIT_EXEC_FAILED;
+	}
 	p.allow_weaker = o.allow_weaker;
 	if (o.limits.cpu_sec != 0)
 		p.limits.cpu_sec = o.limits.cpu_sec;
@@ -358,6 +364,8 @@ cmd_sandbox_exec(int argc, char **argv)
 		p.limits.nproc = o.limits.nproc;
 	if (o.limits.tmpfs_bytes != 0)
 		p.limits.tmpfs_bytes = o.limits.tmpfs_bytes;
+	if (o.limits.mem_bytes != 0)
+		p.limits.mem_bytes = o.limits.mem_bytes;
 	if ((rc = cmd_sandbox_resolve(argv[first], p.program,
 	    sizeof(p.program))) != 0) {
 		fprintf(stderr, "warren: sandbox exec: %s: %s\n", argv[first],

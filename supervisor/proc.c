@@ -531,6 +531,10 @@ proc_policy(struct run *r, const struct node *n, char *err, size_t errsz)
 			free(p);
 			return NULL;
 		}
+		if (spawn_protect(p, err, errsz) == -1) {
+			free(p);
+			return NULL;
+		}
 		sandbox_policy_require(p, r->caps);
 		p->allow_weaker = r->opts.weaker;
 		rp = xcalloc(1, sizeof(*rp));

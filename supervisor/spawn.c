@@ -11,12 +11,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "common/xdg.h"
 #include "common/xmalloc.h"
 #include "supervisor/loop.h"
 #include "supervisor/spawn.h"
@@ -35,6 +37,48 @@ static const char *const spawn_env_fixed[] = {
 	"HOME=/nonexistent",
 	"TMPDIR=/tmp",
 };
+
+/*
+ * The state directory holds every run's database (an agent that rewrote
+ * one would choose the workspace of the next resume) and the recorded
+ * cassettes: masked. The config directory holds the user's trusted
+ * settings and agent files: read-only. Each costs a mount per worker only
+ * where the sandbox could otherwise reach it (sandbox_policy_protect):
+ * inside the workspace, say a workspace of $HOME.
+ */
+int
+spawn_protect(struct sandbox_policy *p, char *err, size_t errsz)
+{
+	static const struct {
+		int		(*dir)(char *, size_t);
+		const char	*what;
+		unsigned	 flags;
+	} dirs[] = {
+		{ xdg_state_dir, "state", SANDBOX_PROTECT_MASK },
+		{ xdg_config_dir, "config", SANDBOX_PROTECT_RO },
+	};
+	struct sandbox_error	 e;
+	char			 dir[PATH_MAX];
+	size_t			 i;
+
+	memset(&e, 0, sizeof(e));
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (dirs[i].dir(dir, sizeof(dir)) == -1) {
+			/* No $HOME and no XDG variable: no such directory. */
+			if (errno == ENOENT)
+				continue;
+			snprintf(err, errsz, "warren's %s directory: %s",
+			    dirs[i].what, strerror(errno));
+			return -1;
+		}
+		if (sandbox_policy_protect(p, dir, dirs[i].flags, &e) == -1) {
+			snprintf(err, errsz, "warren's %s directory: %s",
+			    dirs[i].what, e.msg);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 char **
 spawn_env(void)

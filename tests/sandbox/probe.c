@@ -17,7 +17,13 @@
  * copy of this program (root runs only); PROBE_SHMID and PROBE_MQ, a SysV
  * shared memory segment and a POSIX message queue of the host, both open
  * to anyone; PROBE_TMP and PROBE_SHM, files of the host's /tmp and
- * /dev/shm that anyone may read.
+ * /dev/shm that anyone may read; PROBE_MEM and PROBE_TMPFS, the memory
+ * and /tmp limits the suite set for the cases that fill them.
+ *
+ * The workspace has .git (hooks, config, HEAD), .warren/config, and
+ * warren's state (.state/warren/warren.db) and config (.config/warren)
+ * directories, which the suite points XDG_STATE_HOME and XDG_CONFIG_HOME
+ * at for case 41.
  */
 #include <sys/types.h>
 #include <sys/file.h>
@@ -63,6 +69,8 @@
 
 static const char	*probe_case = "";
 
+static int	p_listed(const char *, const char *);
+
 static int
 odd(const char *what, int err)
 {
@@ -89,6 +97,9 @@ static const int denied[] = { EACCES, EPERM, EROFS, EXDEV };
 #define DENIED(what, r)	verdict(what, r, denied, 4)
 static const int perm[] = { EPERM, ENOSYS };
 #define PERM(what, r)	verdict(what, r, perm, 2)
+/* A rename or unlink refused: EBUSY for a mount point. */
+static const int moved[] = { EACCES, EPERM, EROFS, EXDEV, EBUSY };
+#define MOVED(what, r)	verdict(what, r, moved, 5)
 
 /* Fold sub-results: allowed wins, then odd, else blocked. */
 static int
@@ -237,6 +248,221 @@ c_leaked_fd(void)
 	    odd("leaked fd", errno);
 }
 
+/* Rename from to to: ALLOWED (and renamed back) if it worked. */
+static int
+p_rename(const char *from, const char *to)
+{
+	if (rename(from, to) == 0) {
+		fprintf(stderr, "probe %s: renamed %s\n", probe_case, from);
+		rename(to, from);
+		return ALLOWED;
+	}
+	return MOVED(from, -1);
+}
+
+/* 39: .warren is a read-only mount point: no config, no agent file. */
+static int
+c_warren_dir(void)
+{
+	int	 rc, r;
+
+	rc = try_open(".warren/config", O_WRONLY | O_APPEND);
+	rc = fold(rc, try_open(".warren/explore.md", O_WRONLY | O_CREAT));
+	unlink(".warren/explore.md");
+	r = mkdir(".warren/agents", 0755);
+	if (r == 0)
+		rmdir(".warren/agents");
+	rc = fold(rc, DENIED("mkdir .warren/agents", r));
+	return fold(rc, p_rename(".warren", ".warren.orig"));
+}
+
+/*
+ * 41: warren's state directory inside the workspace is masked: its
+ * database can be neither read nor listed, and no directory on the way
+ * to it renamed (a planted copy would be read next); the config
+ * directory is read-only, and still readable.
+ */
+static int
+c_state_dir(void)
+{
+	char	 buf[64];
+	int	 fd, rc;
+
+	fd = open(".state/warren/warren.db", O_RDONLY | O_CLOEXEC);
+	rc = verdict("read the database", fd,
+	    (const int[]){ EACCES, ENOENT }, 2);
+	if (fd != -1)
+		close(fd);
+	rc = fold(rc, p_listed(".state/warren", "warren.db"));
+	rc = fold(rc, p_rename(".state/warren", ".state/warren.orig"));
+	rc = fold(rc, p_rename(".state", ".state.orig"));
+	rc = fold(rc, try_open(".config/warren/config", O_WRONLY | O_APPEND));
+	rc = fold(rc, try_open(".config/warren/agents.md", O_WRONLY |
+	    O_CREAT));
+	unlink(".config/warren/agents.md");
+	rc = fold(rc, p_rename(".config", ".config.orig"));
+	if ((fd = open(".config/warren/config", O_RDONLY | O_CLOEXEC)) == -1 ||
+	    read(fd, buf, sizeof(buf)) <= 0)
+		return odd("read .config/warren/config", errno);
+	close(fd);
+	return rc;
+}
+
+/*
+ * 42: .git is a read-only mount point: it cannot be renamed away (and a
+ * copy with a hook put in its place), nor anything in it written.
+ */
+static int
+c_git_rename(void)
+{
+	int	 rc;
+
+	rc = p_rename(".git", ".git.orig");
+	rc = fold(rc, try_open(".git/HEAD", O_WRONLY | O_TRUNC));
+	rc = fold(rc, try_open(".git/hooks/post-checkout", O_WRONLY |
+	    O_CREAT));
+	return fold(rc, try_open(".git/fsmonitor", O_WRONLY | O_CREAT));
+}
+
+/* 42, a worktree's .git file: read-only, not renamed, not removed. */
+static int
+c_git_file(void)
+{
+	char	 buf[128];
+	ssize_t	 n;
+	int	 fd, rc;
+
+	if ((fd = open(".git", O_RDONLY | O_CLOEXEC)) == -1 ||
+	    (n = read(fd, buf, sizeof(buf))) <= 0)
+		return odd("read .git", errno);
+	close(fd);
+	rc = try_open(".git", O_WRONLY | O_APPEND);
+	rc = fold(rc, p_rename(".git", ".git.orig"));
+	if (unlink(".git") == 0) {
+		if ((fd = open(".git", O_WRONLY | O_CREAT, 0644)) != -1) {
+			if (write(fd, buf, (size_t)n) != n)
+				rc = ODD;
+			close(fd);
+		}
+		return ALLOWED;
+	}
+	return fold(rc, MOVED("unlink .git", -1));
+}
+
+/* 44: the host's password hashes and SSH host keys, as many as exist. */
+static int
+c_host_secrets(void)
+{
+	static const char *const files[] = { "/etc/shadow", "/etc/gshadow",
+	    "/etc/shadow-", "/etc/gshadow-" };
+	struct stat	 st;
+	glob_t		 g;
+	size_t		 i, n = 0;
+	int		 fd, rc = BLOCKED;
+
+	memset(&g, 0, sizeof(g));
+	if (glob("/etc/ssh/ssh_host_*_key", 0, NULL, &g) != 0)
+		g.gl_pathc = 0;
+	for (i = 0; i < 4 + g.gl_pathc; i++) {
+		const char *path = i < 4 ? files[i] : g.gl_pathv[i - 4];
+
+		if (lstat(path, &st) == -1 && errno == ENOENT)
+			continue;
+		n++;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		rc = fold(rc, verdict(path, fd,
+		    (const int[]){ EACCES, ENOENT }, 2));
+		if (fd != -1)
+			close(fd);
+		/* Nor made readable: a chmod to the mode it has (harmless
+		 * should it pass) must fail on the read-only mask. */
+		if (stat(path, &st) == 0)
+			rc = fold(rc, DENIED("chmod", chmod(path,
+			    st.st_mode & 07777)));
+	}
+	globfree(&g);
+	return n > 0 ? rc : odd("no /etc/shadow, gshadow or host key here",
+	    ENOENT);
+}
+
+/* The limit the suite set in env var name, in bytes. */
+static size_t
+p_limit(const char *name)
+{
+	const char	*v = getenv(name);
+
+	return v != NULL ? (size_t)strtoull(v, NULL, 10) : 0;
+}
+
+/*
+ * 45: twice the memory limit in memfds of 1 MiB each, every one under
+ * RLIMIT_FSIZE: the memory cgroup kills the probe (SIGKILL), seccomp
+ * refuses memfd_create in no-exec profiles, and without either it works
+ * (the suite expects that, and says why).
+ */
+static int
+c_memfd_limit(void)
+{
+	static char	 buf[1 << 20];
+	size_t		 total, want = 2 * p_limit("PROBE_MEM");
+	ssize_t		 r;
+	int		 fd;
+
+	if (want == 0)
+		return odd("PROBE_MEM", EINVAL);
+	memset(buf, 'x', sizeof(buf));
+	for (total = 0; total < want; total += sizeof(buf)) {
+		if ((fd = (int)syscall(SYS_memfd_create, "probe", 0)) == -1)
+			return PERM("memfd_create", -1);
+		if ((r = write(fd, buf, sizeof(buf))) != (ssize_t)sizeof(buf)) {
+			if (r >= 0)
+				errno = ENOMEM;		/* a short write */
+			return verdict("write a memfd", -1,
+			    (const int[]){ ENOMEM }, 1);
+		}
+	}
+	return ALLOWED;
+}
+
+/* 45: twice the private /tmp's size in files of 1 MiB: ENOSPC. */
+static int
+c_tmpfs_fill(void)
+{
+	static char	 buf[1 << 20];
+	char		 path[64];
+	size_t		 total, want = 2 * p_limit("PROBE_TMPFS");
+	ssize_t		 r;
+	int		 fd, i, n, rc = ALLOWED;
+
+	if (want == 0)
+		return odd("PROBE_TMPFS", EINVAL);
+	memset(buf, 'x', sizeof(buf));
+	for (n = 0, total = 0; total < want; total += sizeof(buf), n++) {
+		snprintf(path, sizeof(path), "/tmp/probe-fill-%d", n);
+		if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600)) ==
+		    -1) {
+			rc = verdict(path, -1, (const int[]){ EACCES, EPERM,
+			    ENOSPC }, 3);
+			break;
+		}
+		if ((r = write(fd, buf, sizeof(buf))) != (ssize_t)sizeof(buf)) {
+			if (r >= 0)
+				errno = ENOSPC;		/* a short write */
+			rc = verdict("write /tmp", -1,
+			    (const int[]){ ENOSPC }, 1);
+			close(fd);
+			n++;
+			break;
+		}
+		close(fd);
+	}
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/tmp/probe-fill-%d", i);
+		unlink(path);
+	}
+	return rc;
+}
+
 /* Extra: root without capabilities still owns block devices and sysctls. */
 static int
 c_rawdisk(void)
@@ -274,7 +500,7 @@ c_sysctl(void)
 }
 
 /*
- * 41: the host's SysV IPC and POSIX message queues. Blocked by seccomp
+ * 52: the host's SysV IPC and POSIX message queues. Blocked by seccomp
  * (EPERM) in no-exec profiles, not there (EINVAL, ENOENT) in the IPC
  * namespace of the others.
  */
@@ -320,7 +546,7 @@ p_listed(const char *dir, const char *name)
 }
 
 /*
- * 42: files of the host's /tmp and /dev/shm, readable by anyone: neither
+ * 53: files of the host's /tmp and /dev/shm, readable by anyone: neither
  * their contents nor their names. Hidden under a private tmpfs (ENOENT)
  * in read-write profiles, outside every Landlock rule (EACCES) in the
  * others.
@@ -1013,6 +1239,13 @@ static const struct {
 	{ "fds", c_fds },
 	{ "exec", c_exec },
 	{ "ro-write", c_ro_write },
+	{ "warren-dir", c_warren_dir },
+	{ "state-dir", c_state_dir },
+	{ "git-rename", c_git_rename },
+	{ "git-file", c_git_file },
+	{ "host-secrets", c_host_secrets },
+	{ "memfd-limit", c_memfd_limit },
+	{ "tmpfs-fill", c_tmpfs_fill },
 	{ "rawdisk", c_rawdisk },
 	{ "sysctl", c_sysctl },
 	{ "sysv-ipc", c_sysv_ipc },

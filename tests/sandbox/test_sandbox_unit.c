@@ -40,7 +40,8 @@ test_profiles(void **state)
 	assert_string_equal(p.workspace, "/");
 	assert_true(p.require & SANDBOX_SECCOMP);
 	assert_true(p.require & SANDBOX_LANDLOCK);
-	assert_false(p.require & SANDBOX_MNTNS);
+	/* Root's masks over /etc/shadow and the SSH host keys are mounts. */
+	assert_int_equal((p.require & SANDBOX_MNTNS) != 0, geteuid() == 0);
 	assert_int_equal(sandbox_policy_for_profile(&p, "general", "/tmp", &e),
 	    0);
 	assert_true(p.fs_write);
@@ -117,6 +118,97 @@ test_encode_decode(void **state)
 			fail_msg("decoded: %s", bad[i]);
 }
 
+/* The protected paths of a policy: where they are kept, and refusals. */
+static void
+test_protect(void **state)
+{
+	struct sandbox_policy	 p;
+	struct sandbox_error	 e;
+	char			 dir[] = "/tmp/warren-protect.XXXXXX";
+	char			 ws[PATH_MAX], path[PATH_MAX * 2], link[PATH_MAX];
+	const char		*s;
+	unsigned		 flags;
+	int			 i;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(ws, sizeof(ws), "%s/ws", dir);
+	assert_int_equal(mkdir(ws, 0755), 0);
+	assert_int_equal(sandbox_policy_for_profile(&p, "explore", ws, &e), 0);
+	/* .git and .warren, read-only, by default. */
+	assert_int_equal(p.nprotect, 2);
+	assert_string_equal(sandbox_policy_protected(&p, 0, &flags), ".git");
+	assert_int_equal(flags, SANDBOX_PROTECT_RO);
+	assert_string_equal(sandbox_policy_protected(&p, 1, &flags),
+	    ".warren");
+	assert_null(sandbox_policy_protected(&p, 2, &flags));
+	/* A read-only profile needs no mount namespace for read-only paths
+	 * (Landlock and seccomp refuse the writes), but does for a mask
+	 * under the workspace: nothing else keeps it from reading. */
+	if (geteuid() != 0)
+		assert_false(p.require & SANDBOX_MNTNS);
+	/* Under the workspace, even not there yet: kept relative to it. */
+	snprintf(path, sizeof(path), "%s/.local/state/warren", ws);
+	assert_int_equal(sandbox_policy_protect(&p, path, SANDBOX_PROTECT_MASK,
+	    &e), 0);
+	assert_string_equal(sandbox_policy_protected(&p, 2, &flags),
+	    ".local/state/warren");
+	assert_int_equal(flags, SANDBOX_PROTECT_MASK);
+	assert_true(p.require & SANDBOX_MNTNS);
+	/* Through a symlink to the workspace: found under it all the same. */
+	snprintf(link, sizeof(link), "%s/link", dir);
+	assert_int_equal(symlink("ws", link), 0);
+	snprintf(path, sizeof(path), "%s/.config//warren/", link);
+	assert_int_equal(sandbox_policy_protect(&p, path, SANDBOX_PROTECT_RO,
+	    &e), 0);
+	assert_string_equal(sandbox_policy_protected(&p, 3, NULL),
+	    ".config/warren");
+	/* The same path again: one entry, both flags. */
+	assert_int_equal(sandbox_policy_protect(&p, ".git",
+	    SANDBOX_PROTECT_MASK, &e), 0);
+	assert_int_equal(p.nprotect, 4);
+	sandbox_policy_protected(&p, 0, &flags);
+	assert_int_equal(flags, SANDBOX_PROTECT_RO | SANDBOX_PROTECT_MASK);
+	/* Outside the workspace: absolute and canonical. */
+	assert_int_equal(sandbox_policy_protect(&p, link,
+	    SANDBOX_PROTECT_MASK, &e), -1);
+	assert_non_null(strstr(e.msg, "lies inside"));
+	snprintf(path, sizeof(path), "%s/state", dir);
+	assert_int_equal(sandbox_policy_protect(&p, path,
+	    SANDBOX_PROTECT_MASK, &e), 0);
+	assert_string_equal(sandbox_policy_protected(&p, 4, NULL), path);
+	/* Missing from the top: kept as given, empty parts dropped. */
+	assert_int_equal(sandbox_policy_protect(&p, "/nonexistent-warren//a/",
+	    SANDBOX_PROTECT_MASK, &e), 0);
+	assert_string_equal(sandbox_policy_protected(&p, 5, NULL),
+	    "/nonexistent-warren/a");
+	/* Refused: a workspace inside (or equal to) the path, "." and ".."
+	 * parts, no flags, and a full policy. */
+	assert_int_equal(sandbox_policy_protect(&p, ws, SANDBOX_PROTECT_RO,
+	    &e), -1);
+	assert_int_equal(sandbox_policy_protect(&p, dir, SANDBOX_PROTECT_RO,
+	    &e), -1);
+	assert_int_equal(sandbox_policy_protect(&p, "a/../b",
+	    SANDBOX_PROTECT_RO, &e), -1);
+	assert_int_equal(sandbox_policy_protect(&p, "./a", SANDBOX_PROTECT_RO,
+	    &e), -1);
+	assert_int_equal(sandbox_policy_protect(&p, "a", 0, &e), -1);
+	assert_int_equal(sandbox_policy_protect(&p, "a", 4, &e), -1);
+	for (i = p.nprotect; i < SANDBOX_PROTECT_MAX; i++) {
+		snprintf(path, sizeof(path), "d%d", i);
+		assert_int_equal(sandbox_policy_protect(&p, path,
+		    SANDBOX_PROTECT_RO, &e), 0);
+	}
+	assert_int_equal(sandbox_policy_protect(&p, "one-more",
+	    SANDBOX_PROTECT_RO, &e), -1);
+	assert_int_equal(e.errnum, ENOSPC);
+	s = sandbox_policy_protected(&p, SANDBOX_PROTECT_MAX - 1, NULL);
+	assert_string_equal(s, "d7");
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(rmdir(ws), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void
 test_report(void **state)
 {
@@ -131,13 +223,16 @@ test_report(void **state)
 	assert_int_equal(sandbox_policy_for_profile(&p, "general", "/tmp", &e),
 	    0);
 	sandbox_report_init(&r, p.require);
-	sandbox_report_fill(&r, SANDBOX_ALL, 7, 65534, 1);
+	/* Every layer a root worker can have (no user namespace). */
+	sandbox_report_fill(&r, SANDBOX_ALL & ~SANDBOX_USERNS, 7, 65534, 1);
 	assert_false(r.weaker);
-	assert_true(r.nlayers <= SANDBOX_REPORT_MAX);
+	assert_int_equal(r.nlayers, SANDBOX_REPORT_MAX);
 	sandbox_report_string(&r, line, sizeof(line));
 	assert_non_null(strstr(line, "landlock:abi7"));
 	assert_non_null(strstr(line, "cgroup:pids"));
+	assert_non_null(strstr(line, "cgroup:memory"));
 	assert_non_null(strstr(line, "uid:65534"));
+	assert_non_null(strstr(line, "seccomp"));
 	/* Round trip through the strings of a hello. */
 	for (i = 0; i < r.nlayers; i++)
 		strs[i] = r.layers[i];
@@ -479,6 +574,88 @@ test_cli_exit_codes(void **state)
 	    "sandbox", "check", NULL }), 0);
 	assert_non_null(strstr(out, "landlock"));
 	assert_non_null(strstr(out, "explore  ok"));
+	/* The memory layer, whichever this machine gives. */
+	assert_non_null(strstr(out, "\n  memory           "));
+	assert_non_null(strstr(out, "memory cgroup"));
+	assert_int_equal(EXEC("--profile", "explore", "--rlimit", "mem=x",
+	    "--", "true"), 125);
+	assert_non_null(strstr(out, "tmpfs or mem"));
+}
+
+/*
+ * What the protected paths refuse before anything runs: a .git or
+ * .warren that is a symlink (planted: never followed) or neither a file
+ * nor a directory, and a workspace inside warren's state directory.
+ */
+static void
+test_cli_protect(void **state)
+{
+	struct sandbox_caps	 c;
+	char			 dir[] = "/tmp/warren-cliprot.XXXXXX";
+	char			 out[4096], ws[PATH_MAX], path[PATH_MAX + 16];
+	char			 etc[64];
+
+	(void)state;
+	sandbox_caps_probe(&c, 1);
+	if (!c.mntns)
+		skip();
+	assert_non_null(mkdtemp(dir));
+	snprintf(ws, sizeof(ws), "%s/ws", dir);
+	assert_int_equal(mkdir(ws, 0755), 0);
+	snprintf(path, sizeof(path), "%s/.git", ws);
+	assert_int_equal(symlink(dir, path), 0);
+	assert_int_equal(EXEC("--profile", "general", "--workspace", ws, "--",
+	    "true"), 125);
+	assert_non_null(strstr(out, ".git is, or lies under, a symlink"));
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/.warren", ws);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(EXEC("--profile", "general", "--workspace", ws, "--",
+	    "true"), 125);
+	assert_non_null(strstr(out, "neither a directory nor a file"));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(EXEC("--profile", "general", "--workspace", ws, "--",
+	    "true"), 0);
+	/* Warren's state directory under a symlink to nowhere (planted
+	 * where the directory will be): refused the same way. One that
+	 * resolves is followed when the policy is made, by warren. */
+	snprintf(path, sizeof(path), "%s/st", ws);
+	assert_int_equal(symlink("/nonexistent-warren-target", path), 0);
+	setenv("XDG_STATE_HOME", path, 1);
+	assert_int_equal(EXEC("--profile", "explore", "--workspace", ws, "--",
+	    "true"), 125);
+	assert_non_null(strstr(out, "symlink"));
+	assert_int_equal(unlink(path), 0);
+	/* Root: a state directory outside the workspace, but under /etc,
+	 * which Landlock lets every profile read, is masked all the same. */
+	if (geteuid() == 0) {
+		snprintf(etc, sizeof(etc), "/etc/warren-unit-%d",
+		    (int)getpid());
+		setenv("XDG_STATE_HOME", etc, 1);
+		assert_int_equal(mkdir(etc, 0755), 0);
+		snprintf(path, sizeof(path), "%s/warren", etc);
+		assert_int_equal(mkdir(path, 0755), 0);
+		snprintf(path, sizeof(path), "%s/warren/db", etc);
+		assert_int_equal(close(open(path, O_WRONLY | O_CREAT, 0644)),
+		    0);
+		assert_int_equal(EXEC("--profile", "explore", "--workspace", ws,
+		    "--", "/bin/cat", path), 1);
+		assert_non_null(strstr(out, "Permission denied"));
+		assert_int_equal(unlink(path), 0);
+		snprintf(path, sizeof(path), "%s/warren", etc);
+		assert_int_equal(rmdir(path), 0);
+		assert_int_equal(rmdir(etc), 0);
+	}
+	/* A workspace inside warren's state directory. */
+	setenv("XDG_STATE_HOME", dir, 1);
+	snprintf(path, sizeof(path), "%s/warren", dir);
+	assert_int_equal(rename(ws, path), 0);
+	assert_int_equal(EXEC("--profile", "explore", "--workspace", path,
+	    "--", "true"), 125);
+	assert_non_null(strstr(out, "lies inside"));
+	unsetenv("XDG_STATE_HOME");
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rmdir(dir), 0);
 }
 
 /* The worker side of test_two_phases: sandbox_enter, then probe. */
@@ -566,12 +743,14 @@ main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profiles),
 		cmocka_unit_test(test_encode_decode),
+		cmocka_unit_test(test_protect),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_two_phases),
 		cmocka_unit_test(test_spawn),
 		cmocka_unit_test(test_missing_layer),
 		cmocka_unit_test(test_apply_self),
 		cmocka_unit_test(test_cli_exit_codes),
+		cmocka_unit_test(test_cli_protect),
 		cmocka_unit_test(test_cgroup_sweep),
 	};
 
