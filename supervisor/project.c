@@ -252,40 +252,40 @@ project_compare(struct project *pr, const struct store_trusted *t, size_t nt)
 	}
 }
 
-int
-project_check(struct project *pr, const char *db, char *err, size_t errlen)
+void
+project_check(struct project *pr, const char *db)
 {
 	struct store_trusted	*t = NULL;
 	struct store		*st;
+	char			 err[STORE_ERRMSG_MAX];
 	size_t			 nt = 0;
-	int			 rc = 0;
 
 	pr->trusted = 0;
 	if (pr->unsafe)
-		return 0;
+		return;
 	if (pr->nfiles == 0) {
 		pr->trusted = 1;	/* nothing to trust */
-		return 0;
+		return;
 	}
-	if ((st = store_open(db, STORE_READ, err, errlen)) == NULL) {
-		/* No database yet: nothing was ever trusted. */
-		if (access(db, F_OK) == -1 && errno == ENOENT) {
+	/* No database yet: nothing was ever trusted. One that cannot be
+	 * read trusts nothing either: this fails closed. */
+	if ((st = store_open(db, STORE_READ, err, sizeof(err))) == NULL) {
+		if (access(db, F_OK) == -1 && errno == ENOENT)
 			project_compare(pr, NULL, 0);
-			err[0] = '\0';
-			return 0;
-		}
-		return -1;
+		else
+			project_why(pr, "the trust records cannot be read: %s",
+			    err);
+		return;
 	}
-	if (store_trust_get(st, pr->workspace, &t, &nt) == -1) {
-		snprintf(err, errlen, "%s", store_errmsg(st));
-		rc = -1;
-	} else {
+	if (store_trust_get(st, pr->workspace, &t, &nt) == -1)
+		project_why(pr, "the trust records cannot be read: %s",
+		    store_errmsg(st));
+	else {
 		project_compare(pr, t, nt);
 		pr->trusted = pr->why[0] == '\0';
 	}
 	store_trusted_free(t, nt);
 	store_close(st);
-	return rc;
 }
 
 int
@@ -306,9 +306,9 @@ project_open(struct project *pr, const char *dir, const char *db,
 		    "XDG_STATE_HOME", strerror(errno));
 		return -1;
 	}
-	if (project_scan(pr, workspace, err, errlen) == -1 ||
-	    project_check(pr, db != NULL ? db : path, err, errlen) == -1)
+	if (project_scan(pr, workspace, err, errlen) == -1)
 		return -1;
+	project_check(pr, db != NULL ? db : path);
 	if (pr->trusted)
 		return 0;
 	str_escape(ews, sizeof(ews), workspace, strlen(workspace));

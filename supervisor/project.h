@@ -54,10 +54,9 @@ int	project_scan(struct project *pr, const char *workspace, char *err,
 /*
  * Compare with the trusted set in the database db names (store_path):
  * pr->trusted, or pr->why says which files changed, were added or removed.
- * A missing database trusts nothing. -1 with err set if it cannot be read.
+ * A database that is missing or cannot be read trusts nothing.
  */
-int	project_check(struct project *pr, const char *db, char *err,
-	    size_t errlen);
+void	project_check(struct project *pr, const char *db);
 /*
  * Scan the workspace dir is (its realpath) and check it against database
  * db (NULL: the default, store_path), then warn on stderr when there are

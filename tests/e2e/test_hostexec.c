@@ -80,16 +80,16 @@ run(struct t *c, struct h_run *r, int json)
 	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
 }
 
-/* warren show [--json] --db DB last */
+/* warren show [--json] --db DB --workspace WS last */
 static void
 show(struct t *c, struct h_run *r, int json)
 {
-	char	*argv[] = { "warren", "show", "--db", c->db, "last", NULL,
-		    NULL };
+	char	*argv[] = { "warren", "show", "--db", c->db, "--workspace",
+		    c->w.ws, "last", NULL, NULL };
 
 	if (json) {
-		argv[4] = "--json";
-		argv[5] = "last";
+		argv[6] = "--json";
+		argv[7] = "last";
 	}
 	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
 	assert_int_equal(r->status, 0);
@@ -350,7 +350,8 @@ test_resume_after_kill9(void **state)
 	struct crasher	 k;
 	char		 cas2[PATH_MAX], cmd[256], args[512], needle[64];
 	char		*argv2[] = { "warren", "resume", "--json", "--db", c->db,
-			    "--replay", cas2, "last", NULL };
+			    "--workspace", c->w.ws, "--replay", cas2, "last",
+			    NULL };
 	char		*argv1[] = { "warren", "run", "--json", "--db", c->db,
 			    "--workspace", c->w.ws, "--replay", c->w.cas,
 			    "crash task", NULL };
