@@ -565,7 +565,40 @@ struct cmd_run_ctx {
 	char			 ws[PATH_MAX];
 	char			 worker[PATH_MAX];
 	char			 db[PATH_MAX];
+	/* What no worker may read though it may lie in the workspace
+	   (cmd_run_masks); maskv points into mask, NULL-ended. */
+	char			 mask[4][PATH_MAX];
+	const char		*maskv[5];
 };
+
+/*
+ * The database, its WAL and shared-memory files, and the key file, by
+ * their real paths: an old --db inside the workspace, or a key file kept
+ * there, is masked in every sandbox (spawn_protect). Called once the
+ * database exists, before the first worker.
+ */
+static void
+cmd_run_masks(struct cmd_run_ctx *x, const struct config *c)
+{
+	static const char *const sfx[] = { "", "-wal", "-shm" };
+	const char	*key = config_str(c, "api_key_file");
+	char		 real[PATH_MAX];
+	size_t		 i, n = 0;
+
+	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		if (realpath(x->db, real) == NULL ||
+		    (size_t)snprintf(x->mask[n], sizeof(x->mask[n]), "%s%s",
+		    real, sfx[i]) >= sizeof(x->mask[n]))
+			continue;
+		x->maskv[n] = x->mask[n];
+		n++;
+	}
+	if (key != NULL && realpath(key, x->mask[n]) != NULL) {
+		x->maskv[n] = x->mask[n];
+		n++;
+	}
+	x->maskv[n] = NULL;
+}
 
 /*
  * The workspace, the worker binary, the config (the user's, then a
@@ -627,6 +660,7 @@ cmd_run_new(const struct cmd_run_args *a, const struct config *c,
 	o.json = a->json;
 	o.trace = a->trace;
 	o.weaker = a->weaker;
+	o.masks = x->maskv;
 	cmd_run_limits(c, &o.limits);
 	if ((r = run_new(&o, x->llm, &x->ps, err, sizeof(err))) == NULL)
 		cmd_run_error("run", "%s", err);
@@ -658,6 +692,7 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 	}
 	run_set_store(r, *stp, run_id);
 	(void)store_flush(*stp);
+	cmd_run_masks(x, c);
 	log_info("run %lld in %s", (long long)run_id, store_filename(*stp));
 	return run_main(r, NULL);
 }
@@ -736,6 +771,8 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 		goto out;
 	}
 	r->spawnd = spawnd;
+	if (a->resume)
+		cmd_run_masks(&x, c);
 	code = a->resume ? cmd_run_again(a, r, st, &plan) :
 	    cmd_run_fresh(a, c, r, &x, &st);
 out:

@@ -347,7 +347,7 @@ cmd_sandbox_exec(int argc, char **argv)
 		cmd_sandbox_err("exec", &e);
 		return WARREN_EXIT_EXEC_FAILED;
 	}
-	if (spawn_protect(&p, e.msg, sizeof(e.msg)) == -1) {
+	if (spawn_protect(&p, NULL, e.msg, sizeof(e.msg)) == -1) {
 		fprintf(stderr, "warren: sandbox exec: %s\n", e.msg);
 		return WARREN_EXIT_EXEC_FAILED;
 	}

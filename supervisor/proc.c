@@ -531,7 +531,7 @@ proc_policy(struct run *r, const struct node *n, char *err, size_t errsz)
 			free(p);
 			return NULL;
 		}
-		if (spawn_protect(p, err, errsz) == -1) {
+		if (spawn_protect(p, r->opts.masks, err, errsz) == -1) {
 			free(p);
 			return NULL;
 		}

@@ -232,7 +232,11 @@ project_compare(struct project *pr, const struct store_trusted *t, size_t nt)
 	int	c;
 
 	if (nt == 0) {
-		project_why(pr, "never trusted");
+		project_why(pr, "never trusted:");
+		for (i = 0; i < pr->nfiles; i++) {
+			strlcat(pr->why, i == 0 ? " " : ", ", sizeof(pr->why));
+			strlcat(pr->why, pr->files[i].path, sizeof(pr->why));
+		}
 		return;
 	}
 	while (i < pr->nfiles || j < nt) {

@@ -139,6 +139,9 @@ struct run_opts {
 	int		 json;
 	int		 trace;		/* -T: log every IPC message */
 	int		 weaker;	/* accept a weaker sandbox than asked */
+	/* Files of the user's that may lie in the workspace but no worker
+	   may read: the database and its WAL, the key file. NULL-ended. */
+	const char *const *masks;
 	struct run_limits limits;
 };
 

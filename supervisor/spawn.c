@@ -6,6 +6,7 @@
  * rebuilt from scratch so no API key can be inherited.
  */
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 
@@ -38,16 +39,60 @@ static const char *const spawn_env_fixed[] = {
 	"TMPDIR=/tmp",
 };
 
+/* Does path lie in the workspace ws (both absolute)? */
+static int
+spawn_inside(const char *path, const char *ws)
+{
+	size_t	n = strlen(ws);
+
+	return strncmp(path, ws, n) == 0 && path[n] == '/';
+}
+
+/* mkdir -p, private: a directory of warren's that lies in the workspace
+ * and does not exist yet is made before a worker could make it. */
+static int
+spawn_mkdirs(const char *dir)
+{
+	struct stat	 sb;
+	char		 buf[PATH_MAX], *p, c;
+
+	if (strlcpy(buf, dir, sizeof(buf)) >= sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		c = *p;
+		*p = '\0';
+		if (mkdir(buf, 0700) == -1 && errno != EEXIST)
+			return -1;
+		if (lstat(buf, &sb) == -1)
+			return -1;
+		if (!S_ISDIR(sb.st_mode)) {
+			errno = S_ISLNK(sb.st_mode) ? ELOOP : ENOTDIR;
+			return -1;
+		}
+		if (c == '\0')
+			return 0;
+		*p = c;
+	}
+}
+
 /*
  * The state directory holds every run's database (an agent that rewrote
  * one would choose the workspace of the next resume) and the recorded
  * cassettes: masked. The config directory holds the user's trusted
- * settings and agent files: read-only. Each costs a mount per worker only
- * where the sandbox could otherwise reach it (sandbox_policy_protect):
- * inside the workspace, say a workspace of $HOME.
+ * settings and agent files: read-only. Where either lies inside the
+ * workspace (a workspace of $HOME, say) and does not exist yet, it is
+ * made first: a worker must not be the one to create ~/.config/warren
+ * and fill it. Each costs a mount per worker only where the sandbox
+ * could otherwise reach it (sandbox_policy_protect). files: more paths to
+ * mask (a --db file, its WAL, a key file), NULL-terminated, or NULL.
  */
 int
-spawn_protect(struct sandbox_policy *p, char *err, size_t errsz)
+spawn_protect(struct sandbox_policy *p, const char *const *files, char *err,
+    size_t errsz)
 {
 	static const struct {
 		int		(*dir)(char *, size_t);
@@ -71,12 +116,25 @@ spawn_protect(struct sandbox_policy *p, char *err, size_t errsz)
 			    dirs[i].what, strerror(errno));
 			return -1;
 		}
+		if (spawn_inside(dir, p->workspace) && spawn_mkdirs(dir) == -1) {
+			snprintf(err, errsz, "warren's %s directory %s: %s",
+			    dirs[i].what, dir, errno == ELOOP ? "a symlink lies "
+			    "on its path: warren will not follow it" :
+			    strerror(errno));
+			return -1;
+		}
 		if (sandbox_policy_protect(p, dir, dirs[i].flags, &e) == -1) {
 			snprintf(err, errsz, "warren's %s directory: %s",
 			    dirs[i].what, e.msg);
 			return -1;
 		}
 	}
+	for (i = 0; files != NULL && files[i] != NULL; i++)
+		if (sandbox_policy_protect(p, files[i], SANDBOX_PROTECT_MASK,
+		    &e) == -1) {
+			snprintf(err, errsz, "%s: %s", files[i], e.msg);
+			return -1;
+		}
 	return 0;
 }
 

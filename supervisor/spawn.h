@@ -50,9 +50,11 @@ void	spawn_release(struct spawn_child *);
 /*
  * warren's own directories in every sandbox of p: the state directory
  * masked, the config directory read-only (docs/sandbox.md, "What crosses
- * from the workspace back to the host"). -1 with a readable reason.
+ * from the workspace back to the host"); and files, NULL-terminated or
+ * NULL, masked. -1 with a readable reason.
  */
-int	spawn_protect(struct sandbox_policy *p, char *err, size_t errsz);
+int	spawn_protect(struct sandbox_policy *p, const char *const *files,
+	    char *err, size_t errsz);
 /* The minimal environment every worker gets (no key, no proxy). */
 char  **spawn_env(void);
 void	spawn_env_free(char **);

@@ -84,7 +84,7 @@ test_cli(void **state)
 	/* Not trusted yet: left out, and said so. */
 	assert_int_equal(warren("", out, sizeof(out)), 0);
 	assert_null(strstr(out, "fixer          rw"));
-	assert_non_null(strstr(out, "not trusted (never trusted)"));
+	assert_non_null(strstr(out, "not trusted (never trusted: .warren/agents/fixer.md)"));
 	assert_non_null(strstr(out, "warren trust"));
 	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 0);
 	assert_non_null(strstr(out, ".warren/agents/fixer.md"));
