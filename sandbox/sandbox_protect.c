@@ -41,6 +41,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/path.h"
 #include "sandbox/sandbox_int.h"
 
 /* The host's secrets a root-started worker would own (and read). */
@@ -118,18 +119,6 @@ toolong:
 	return -1;
 }
 
-/* 1 if path is dir or lies below it (both canonical). */
-static int
-sandbox_protect_under(const char *path, const char *dir)
-{
-	size_t	 n;
-
-	if (strcmp(dir, "/") == 0)
-		return 1;
-	n = strlen(dir);
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' ||
-	    path[n] == '\0');
-}
 
 /* SANDBOX_MNTNS if a protected path under the workspace needs one. */
 unsigned
@@ -211,17 +200,17 @@ sandbox_policy_protect(struct sandbox_policy *p, const char *path,
 		if (sandbox_protect_canon(path, canon, sizeof(canon)) == -1)
 			return sandbox_fail(e, SANDBOX_MNTNS, errno,
 			    "protect %s", path);
-		if (sandbox_protect_under(p->workspace, canon))
+		if (path_under(p->workspace, canon))
 			return sandbox_fail(e, SANDBOX_MNTNS, EINVAL, "the "
 			    "workspace %s lies inside %s, which warren "
 			    "protects from its agents: choose another "
 			    "workspace", p->workspace, canon);
 		n = strcmp(p->workspace, "/") == 0 ? 1 :
 		    strlen(p->workspace) + 1;
-		if (sandbox_protect_under(canon, p->workspace) &&
+		if (path_under(canon, p->workspace) &&
 		    sandbox_protect_add(p, canon + n, flags, e) == -1)
 			return -1;
-		if (!sandbox_protect_under(canon, p->workspace) &&
+		if (!path_under(canon, p->workspace) &&
 		    sandbox_protect_add(p, canon, flags, e) == -1)
 			return -1;
 	}

@@ -23,6 +23,7 @@
 #include "agent/profile.h"
 #include "common/exitcode.h"
 #include "common/log.h"
+#include "common/path.h"
 #include "common/str.h"
 #include "common/xmalloc.h"
 #include "supervisor/cmd.h"
@@ -434,16 +435,6 @@ cmd_run_is_warren(pid_t pid)
 	return strcmp(exe, self) == 0;
 }
 
-/* Does path lie in directory dir (both realpaths)? */
-static int
-cmd_run_inside(const char *path, const char *dir)
-{
-	size_t	n = strlen(dir);
-
-	return strncmp(path, dir, n) == 0 && (path[n] == '/' ||
-	    path[n] == '\0' || strcmp(dir, "/") == 0);
-}
-
 /*
  * Resume runs a run where it ran: the workspace is the stored one, and a
  * --workspace naming another is refused (a stored workspace must never be
@@ -472,7 +463,7 @@ cmd_run_resume_ws(struct cmd_run_args *a, const char *dbpath,
 		return WARREN_EXIT_USAGE;
 	}
 	*endpoint = realpath(dbpath, db) == NULL ||
-	    !cmd_run_inside(db, stored);
+	    !path_under(db, stored);
 	if (!*endpoint)
 		cmd_run_error("resume", "the database %s lies inside the "
 		    "workspace, where agents could have rewritten it; its "

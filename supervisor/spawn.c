@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/path.h"
 #include "common/xdg.h"
 #include "common/xmalloc.h"
 #include "supervisor/loop.h"
@@ -38,46 +39,6 @@ static const char *const spawn_env_fixed[] = {
 	"HOME=/nonexistent",
 	"TMPDIR=/tmp",
 };
-
-/* Does path lie in the workspace ws (both absolute)? */
-static int
-spawn_inside(const char *path, const char *ws)
-{
-	size_t	n = strlen(ws);
-
-	return strncmp(path, ws, n) == 0 && path[n] == '/';
-}
-
-/* mkdir -p, private: a directory of warren's that lies in the workspace
- * and does not exist yet is made before a worker could make it. */
-static int
-spawn_mkdirs(const char *dir)
-{
-	struct stat	 sb;
-	char		 buf[PATH_MAX], *p, c;
-
-	if (strlcpy(buf, dir, sizeof(buf)) >= sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	for (p = buf + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		c = *p;
-		*p = '\0';
-		if (mkdir(buf, 0700) == -1 && errno != EEXIST)
-			return -1;
-		if (lstat(buf, &sb) == -1)
-			return -1;
-		if (!S_ISDIR(sb.st_mode)) {
-			errno = S_ISLNK(sb.st_mode) ? ELOOP : ENOTDIR;
-			return -1;
-		}
-		if (c == '\0')
-			return 0;
-		*p = c;
-	}
-}
 
 /*
  * The state directory holds every run's database (an agent that rewrote
@@ -116,7 +77,8 @@ spawn_protect(struct sandbox_policy *p, const char *const *files, char *err,
 			    dirs[i].what, strerror(errno));
 			return -1;
 		}
-		if (spawn_inside(dir, p->workspace) && spawn_mkdirs(dir) == -1) {
+		if (path_under(dir, p->workspace) &&
+		    path_mkdirs(dir, 0700, PATH_NOFOLLOW) == -1) {
 			snprintf(err, errsz, "warren's %s directory %s: %s",
 			    dirs[i].what, dir, errno == ELOOP ? "a symlink lies "
 			    "on its path: warren will not follow it" :

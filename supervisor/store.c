@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "common/log.h"
+#include "common/path.h"
 #include "common/xdg.h"
 #include "supervisor/store_int.h"
 
@@ -594,27 +595,18 @@ static int
 store_mkdir_parent(struct store *st)
 {
 	char	 dir[PATH_MAX];
-	char	*slash, *p, c;
+	char	*slash;
 
 	if (strlcpy(dir, st->path, sizeof(dir)) >= sizeof(dir))
 		return store_seterr(st, STORE_EINVAL, "path too long");
 	if ((slash = strrchr(dir, '/')) == NULL || slash == dir)
 		return 0;
 	*slash = '\0';
-	for (p = dir + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		c = *p;
-		*p = '\0';
-		if (mkdir(dir, 0700) == -1 && errno != EEXIST)
-			return store_seterr(st, errno == ENOENT ||
-			    errno == ENOTDIR ? STORE_EINVAL : STORE_EREADONLY,
-			    "cannot create directory %s: %s", dir,
-			    strerror(errno));
-		if (c == '\0')
-			return 0;
-		*p = c;
-	}
+	if (path_mkdirs(dir, 0700, 0) == -1)
+		return store_seterr(st, errno == ENOENT || errno == ENOTDIR ?
+		    STORE_EINVAL : STORE_EREADONLY, "cannot create directory"
+		    " %s: %s", dir, strerror(errno));
+	return 0;
 }
 
 static int

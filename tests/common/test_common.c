@@ -1,7 +1,11 @@
 /*
  * Unit tests for the common layer: escaping, buffers, the message model.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +17,7 @@
 
 #include "common/buf.h"
 #include "common/msg.h"
+#include "common/path.h"
 #include "common/str.h"
 
 static void
@@ -190,6 +195,42 @@ test_msg_names(void **state)
 	assert_int_equal(msg_stop_parse("", &s), -1);
 }
 
+static void
+test_path_under(void **state)
+{
+	(void)state;
+	assert_true(path_under("/a/b", "/a"));
+	assert_true(path_under("/a", "/a"));
+	assert_false(path_under("/ab", "/a"));
+	assert_false(path_under("/a", "/a/b"));
+	assert_true(path_under("/x", "/"));
+}
+
+static void
+test_path_mkdirs(void **state)
+{
+	char		dir[] = "/tmp/warren-path-XXXXXX", p[128], q[128];
+	struct stat	sb;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(p, sizeof(p), "%s/a/b/c", dir);
+	assert_int_equal(path_mkdirs(p, 0700, PATH_NOFOLLOW), 0);
+	assert_int_equal(stat(p, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0700);
+	assert_int_equal(path_mkdirs(p, 0700, PATH_NOFOLLOW), 0);
+	/* A symlink on the way: followed, or refused with PATH_NOFOLLOW. */
+	snprintf(q, sizeof(q), "%s/link", dir);
+	snprintf(p, sizeof(p), "%s/a", dir);
+	assert_int_equal(symlink(p, q), 0);
+	snprintf(p, sizeof(p), "%s/link/d", dir);
+	assert_int_equal(path_mkdirs(p, 0700, PATH_NOFOLLOW), -1);
+	assert_int_equal(errno, ELOOP);
+	assert_int_equal(path_mkdirs(p, 0700, 0), 0);
+	snprintf(p, sizeof(p), "rm -rf %s", dir);
+	assert_int_equal(system(p), 0);
+}
+
 int
 main(void)
 {
@@ -203,6 +244,8 @@ main(void)
 		cmocka_unit_test(test_buf_cap),
 		cmocka_unit_test(test_msg_copy_and_list),
 		cmocka_unit_test(test_msg_names),
+		cmocka_unit_test(test_path_under),
+		cmocka_unit_test(test_path_mkdirs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
