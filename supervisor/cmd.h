@@ -33,5 +33,8 @@ int	cmd_runs(int argc, char **argv);
 int	cmd_show(int argc, char **argv);
 int	cmd_graph(int argc, char **argv);
 int	cmd_forget(int argc, char **argv);
+/* Say on stderr that WORKSPACE/.warren/warren.db, the database of an
+ * older warren, is there and not read (db: the --db given, or NULL). */
+void	cmd_legacy_db(const char *name, const char *db, const char *ws);
 
 #endif

@@ -321,27 +321,6 @@ cmd_run_store(const struct cmd_run_args *a, const char *path, int *code)
 	return st;
 }
 
-/*
- * Where runs were kept before: WORKSPACE/.warren/warren.db, a file any
- * write-capable agent of the workspace could rewrite. It is never read
- * unless named with --db; say it is there once a run starts beside it.
- */
-static void
-cmd_run_legacy_db(const struct cmd_run_args *a, const char *ws)
-{
-	const char	*env = getenv("WARREN_DB");
-	char		 old[PATH_MAX];
-
-	if (a->db != NULL || (env != NULL && *env != '\0') ||
-	    (size_t)snprintf(old, sizeof(old), "%s/.warren/warren.db", ws) >=
-	    sizeof(old) || access(old, F_OK) == -1)
-		return;
-	cmd_run_error("run", "%s holds runs of an older warren; it is no "
-	    "longer read, since an agent could have rewritten it. Its runs "
-	    "stay readable with --db %s; nothing is resumed from it unless you"
-	    " name it that way", old, old);
-}
-
 /* What a resume needs to run the same way: limits and endpoint, as JSON. */
 static char *
 cmd_run_params(const struct config *c)
@@ -611,7 +590,7 @@ cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
 		    "WARREN_WORKER_BIN or --worker)\n");
 		return WARREN_EXIT_CONFIG;
 	}
-	cmd_run_legacy_db(a, x->ws);
+	cmd_legacy_db("run", a->db, x->ws);
 	if (project_open(&x->pr, x->ws, x->db, "run", err, sizeof(err)) ==
 	    -1) {
 		cmd_run_error("run", "%s", err);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -175,6 +176,28 @@ cmd_store_path(const char *name, const struct cmd_store_opts *o, char *path,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Where runs were kept before: WORKSPACE/.warren/warren.db, a file any
+ * write-capable agent of the workspace could rewrite. It is never read
+ * unless named with --db; say it is there (db: the --db given, or NULL).
+ */
+void
+cmd_legacy_db(const char *name, const char *db, const char *ws)
+{
+	const char	*env = getenv("WARREN_DB");
+	char		 old[PATH_MAX], msg[2 * PATH_MAX + 256];
+
+	if (db != NULL || (env != NULL && *env != '\0') ||
+	    (size_t)snprintf(old, sizeof(old), "%s/.warren/warren.db", ws) >=
+	    sizeof(old) || access(old, F_OK) == -1)
+		return;
+	snprintf(msg, sizeof(msg), "%s holds runs of an older warren; it is "
+	    "no longer read, since an agent could have rewritten it. Its runs "
+	    "stay readable with --db %s; nothing is resumed from it unless you"
+	    " name it that way", old, old);
+	cmd_store_error(name, msg);
 }
 
 static struct store *
@@ -424,6 +447,7 @@ cmd_runs(int argc, char **argv)
 		return cmd_store_usage(argv[0], stderr);
 	if (cmd_store_path(argv[0], &o, path, sizeof(path)) == -1)
 		return WARREN_EXIT_USAGE;
+	cmd_legacy_db(argv[0], o.db, o.ws);
 	if (stat(path, &sb) == -1 && errno == ENOENT) {
 		if (o.json)
 			printf("[]\n");

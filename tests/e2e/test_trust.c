@@ -320,6 +320,7 @@ test_case41_database(void **state)
 	warren(&t, &r, "runs", "--workspace", t.ws, NULL, NULL);
 	assert_int_equal(r.status, 0);
 	assert_null(strstr(r.out, "TRUST-TASK"));
+	assert_non_null(strstr(r.err, "holds runs of an older warren"));
 	h_run_free(&r);
 	/* Named with --db, its run still runs only where it says it ran,
 	 * and resume will not take the workspace from the user's flag. */
