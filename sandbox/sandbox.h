@@ -83,7 +83,7 @@
 #define SANDBOX_REPORT_MAX	16
 #define SANDBOX_LAYER_LEN	32	/* bytes per string, NUL included */
 #define SANDBOX_NAME_LEN	32	/* profile name, NUL included */
-#define SANDBOX_PROTECT_MAX	8	/* protected paths of a policy */
+#define SANDBOX_PROTECT_MAX	16	/* protected paths of a policy */
 #define SANDBOX_PROTECT_POOL	(2 * PATH_MAX)	/* their bytes */
 
 /* How a protected path is protected (sandbox_policy_protect). */

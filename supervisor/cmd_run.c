@@ -537,21 +537,22 @@ struct cmd_run_ctx {
 	char			 db[PATH_MAX];
 	/* What no worker may read though it may lie in the workspace
 	   (cmd_run_masks); maskv points into mask, NULL-ended. */
-	char			 mask[4][PATH_MAX];
-	const char		*maskv[5];
+	char			 mask[5][PATH_MAX];
+	const char		*maskv[6];
 };
 
 /*
- * The database, its WAL and shared-memory files, and the key file, by
- * their real paths: an old --db inside the workspace, or a key file kept
- * there, is masked in every sandbox (spawn_protect). Called once the
- * database exists, before the first worker.
+ * The database, its WAL and shared-memory files, the key file and the
+ * cassette being recorded, by their real paths: any of them kept inside
+ * the workspace is masked in every sandbox (spawn_protect). Called once
+ * the database and the cassette exist, before the first worker.
  */
 static void
 cmd_run_masks(struct cmd_run_ctx *x, const struct config *c)
 {
 	static const char *const sfx[] = { "", "-wal", "-shm" };
-	const char	*key = config_str(c, "api_key_file");
+	static const char *const files[] = { "api_key_file", "record" };
+	const char	*f;
 	char		 real[PATH_MAX];
 	size_t		 i, n = 0;
 
@@ -563,7 +564,10 @@ cmd_run_masks(struct cmd_run_ctx *x, const struct config *c)
 		x->maskv[n] = x->mask[n];
 		n++;
 	}
-	if (key != NULL && realpath(key, x->mask[n]) != NULL) {
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if ((f = config_str(c, files[i])) == NULL ||
+		    realpath(f, x->mask[n]) == NULL)
+			continue;
 		x->maskv[n] = x->mask[n];
 		n++;
 	}

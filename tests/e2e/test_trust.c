@@ -353,6 +353,73 @@ test_case41_database(void **state)
 	t_close(&t);
 }
 
+/* The user's endpoint for the masks: the orchestrator delegates to a
+ * general agent whose shell tries to read what lies in the workspace but
+ * is the user's. Rules are tried in order. */
+static const char mask_script[] =
+"{\"rules\": [\n"
+" {\"match\": \"CHILD-DONE-7\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"o2\", \"name\": \"complete\", \"arguments\":"
+"  {\"result\": \"MASKED\"}}]}}]},\n"
+" {\"match\": \"END-MARK\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"c2\", \"name\": \"complete\", \"arguments\":"
+"  {\"result\": \"CHILD-DONE-7\"}}]}}]},\n"
+" {\"match\": \"MASK-CHILD\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"c1\", \"name\": \"bash\", \"arguments\":"
+"  {\"command\": \"for f in run.db run.db-wal key.txt rec.cassette; do "
+"if head -c 1 $f >/dev/null 2>&1; then echo GOT:$f; else echo NO:$f; fi; "
+"done; echo END-MARK\"}}]}}]},\n"
+" {\"match\": \"MASK-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"o1\", \"name\": \"delegate\", \"arguments\":"
+"  {\"profile\": \"general\", \"task\": \"MASK-CHILD\"}}]}}]}\n"
+"]}\n";
+
+/*
+ * A database, a key file and a cassette being recorded that the user
+ * keeps in the workspace: masked in every worker (cmd_run_masks,
+ * spawn_protect), so an agent reads none of them.
+ */
+static void
+test_masks(void **state)
+{
+	struct h_fakellm fl;
+	struct h_run	 r;
+	char		*dir, ws[PATH_MAX], db[PATH_MAX + 16], cas[PATH_MAX + 16];
+	char		 st[PATH_MAX + 32], cf[PATH_MAX + 32], kf[PATH_MAX + 32];
+	char		*argv[] = { "warren", "run", "--json", "--workspace", ws,
+			    "--db", db, "--record", cas, "MASK-TASK", NULL };
+	char		*env[] = { fl.env_url, st, cf, kf, "WARREN_RETRIES=0",
+			    "WARREN_DB=", NULL };
+	int		 rc;
+
+	(void)state;
+	dir = h_tmpdir();
+	snprintf(ws, sizeof(ws), "%s/ws", dir);
+	h_write(ws, "key.txt", KEY "\n", 0644);
+	snprintf(db, sizeof(db), "%s/run.db", ws);
+	snprintf(cas, sizeof(cas), "%s/rec.cassette", ws);
+	snprintf(st, sizeof(st), "XDG_STATE_HOME=%s/state", dir);
+	snprintf(cf, sizeof(cf), "XDG_CONFIG_HOME=%s/config", dir);
+	snprintf(kf, sizeof(kf), "WARREN_API_KEY_FILE=%s/key.txt", ws);
+	if ((rc = h_fakellm_start(&fl, dir, mask_script)) == 1) {
+		h_rm_rf(dir);
+		free(dir);
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "MASKED"));
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "GOT:"), 0);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "NO:run.db\\nNO:run.db-wal\\nNO:key.txt\\nNO:rec.cassette"), 1);
+	h_run_free(&r);
+	h_rm_rf(dir);
+	free(dir);
+}
+
 int
 main(void)
 {
@@ -360,6 +427,7 @@ main(void)
 		cmocka_unit_test(test_case39_config_redirect),
 		cmocka_unit_test(test_case40_agent_file),
 		cmocka_unit_test(test_case41_database),
+		cmocka_unit_test(test_masks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
