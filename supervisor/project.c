@@ -212,7 +212,9 @@ project_scan(struct project *pr, const char *workspace, char *err,
 	    PROJECT_CONFIG_MAX, err, errlen) == -1 ||
 	    project_scan_agents(pr, wfd, err, errlen) == -1)
 		goto out;
-	qsort(pr->files, pr->nfiles, sizeof(pr->files[0]), project_file_cmp);
+	if (pr->nfiles > 1)
+		qsort(pr->files, pr->nfiles, sizeof(pr->files[0]),
+		    project_file_cmp);
 	rc = 0;
 out:
 	if (rc == -1 && err[0] == '\0')
