@@ -609,7 +609,6 @@ cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
 		cmd_run_error("run", "%s", err);
 		return WARREN_EXIT_CONFIG;
 	}
-	(void)prctl(PR_SET_DUMPABLE, 0);
 	if ((x->llm = llm_engine_new(&x->lc, err, sizeof(err))) == NULL ||
 	    project_load_profiles(&x->pr, &x->ps, err, sizeof(err)) == -1) {
 		cmd_run_error("run", "%s", err);
@@ -721,6 +720,9 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	if (getenv("WARREN_SPAWN_DIRECT") == NULL &&
 	    (spawnd = spawnd_start()) == NULL)
 		log_warn("spawn server; forking workers ourselves");
+	/* Not dumpable before the key is read (cmd_run_setup): a same-uid
+	 * process must never find it in a core or through ptrace. */
+	(void)prctl(PR_SET_DUMPABLE, 0);
 	if (store_path(x.db, sizeof(x.db), a->db) == -1) {
 		cmd_run_error(a->resume ? "resume" : "run", "no database path "
 		    "(%s): set HOME or XDG_STATE_HOME, or give --db FILE",
