@@ -157,7 +157,7 @@ sandbox_caps_print(const struct sandbox_caps *c, FILE *f)
 	sandbox_check_line(f, "userns", c->userns, c->root ?
 	    "not used as root" : "unprivileged user namespace");
 	sandbox_check_line(f, "mntns", c->mntns, "private /tmp, /dev/shm; "
-	    ".git, .warren, config dir read-only; state dir masked");
+	    ".git, .warren read-only; state, config dirs masked");
 	if (c->root)
 		sandbox_check_line(f, "", c->mntns, "/etc/shadow, gshadow, SSH "
 		    "host keys masked");

@@ -44,7 +44,8 @@ static const char *const spawn_env_fixed[] = {
  * The state directory holds every run's database (an agent that rewrote
  * one would choose the workspace of the next resume) and the recorded
  * cassettes: masked. The config directory holds the user's trusted
- * settings and agent files: read-only. Where either lies inside the
+ * settings and agent files, a header with a credential perhaps: masked
+ * too (no worker reads config). Where either lies inside the
  * workspace (a workspace of $HOME, say) and does not exist yet, it is
  * made first: a worker must not be the one to create ~/.config/warren
  * and fill it. Each costs a mount per worker only where the sandbox
@@ -61,7 +62,7 @@ spawn_protect(struct sandbox_policy *p, const char *const *files, char *err,
 		unsigned	 flags;
 	} dirs[] = {
 		{ xdg_state_dir, "state", SANDBOX_PROTECT_MASK },
-		{ xdg_config_dir, "config", SANDBOX_PROTECT_RO },
+		{ xdg_config_dir, "config", SANDBOX_PROTECT_MASK },
 	};
 	struct sandbox_error	 e;
 	char			 dir[PATH_MAX];

@@ -279,8 +279,9 @@ c_warren_dir(void)
 /*
  * 41: warren's state directory inside the workspace is masked: its
  * database can be neither read nor listed, and no directory on the way
- * to it renamed (a planted copy would be read next); the config
- * directory is read-only, and still readable.
+ * to it renamed (a planted copy would be read next); nor is the config
+ * directory (it may hold a header with a credential), nor can it be
+ * written.
  */
 static int
 c_state_dir(void)
@@ -301,10 +302,13 @@ c_state_dir(void)
 	    O_CREAT));
 	unlink(".config/warren/agents.md");
 	rc = fold(rc, p_rename(".config", ".config.orig"));
-	if ((fd = open(".config/warren/config", O_RDONLY | O_CLOEXEC)) == -1 ||
-	    read(fd, buf, sizeof(buf)) <= 0)
-		return odd("read .config/warren/config", errno);
-	close(fd);
+	fd = open(".config/warren/config", O_RDONLY | O_CLOEXEC);
+	rc = fold(rc, verdict("read the user's config", fd,
+	    (const int[]){ EACCES, ENOENT }, 2));
+	if (fd != -1) {
+		(void)read(fd, buf, sizeof(buf));
+		close(fd);
+	}
 	return rc;
 }
 
