@@ -174,6 +174,7 @@ sandbox_caps_print(const struct sandbox_caps *c, FILE *f)
 		    "  rename and replace .git, .warren and warren's config "
 		    "directory in the workspace\n  (git then runs what they "
 		    "put there); every profile can read warren's state\n"
-		    "  directory (every run's database) if it lies in the "
-		    "workspace; /tmp and /dev/shm\n  are the host's\n");
+		    "  and config directories (every run's database, the "
+		    "user's config) if they lie\n  in the workspace; /tmp "
+		    "and /dev/shm are the host's\n");
 }
