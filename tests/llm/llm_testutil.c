@@ -1,6 +1,7 @@
 /*
  * Test helpers for the LLM client (see llm_testutil.h).
  */
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -75,6 +76,10 @@ fakellm_spawn(struct fakellm *f, const char *script)
 	if ((f->pid = fork()) == -1)
 		testutil_die("fork");
 	if (f->pid == 0) {
+		/* A test that fails skips fakellm_stop: the server must not
+		 * outlive the test program and hold ctest's pipe open until
+		 * the test's timeout. */
+		(void)prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 		execl(bin, "fakellm", "--script", script, "--port-file",
 		    portfile, "--log", f->log, (char *)NULL);
 		_exit(127);
