@@ -63,6 +63,9 @@ struct worker {
 	size_t			 errlen;
 	size_t			 errtotal;
 	char			 errlast[PROC_ERRLINE];
+	uint64_t		 store_rows;	/* its events and messages kept */
+	uint64_t		 store_bytes;	/* (limits_store_quota) */
+	int			 over_quota;	/* killed for it: keep no more */
 	const struct ipc_msg	*msg;		/* the message being handled */
 	LIST_ENTRY(worker)	 live_entry;	/* in run->live while on_live */
 	int			 on_live;

@@ -226,6 +226,7 @@ proc_spawn_answer(struct worker *w, uint32_t id, const struct node *child)
 		m.u.spawn_err.code = (char *)(uintptr_t)(
 		    child->end == NODE_END_TIMEOUT ? IPC_ERR_TIMEOUT :
 		    child->end == NODE_END_KILLED ? IPC_ERR_KILLED :
+		    child->end == NODE_END_QUOTA ? IPC_ERR_KILLED :
 		    child->end == NODE_END_PROTOCOL ? IPC_ERR_PROTOCOL :
 		    child->end == NODE_END_CANCELLED ? IPC_ERR_CANCELLED :
 		    child->end == NODE_END_SPAWN ? IPC_ERR_REFUSED :
@@ -261,12 +262,48 @@ proc_do_spawn(struct worker *w)
 	proc_send(w, &m);
 }
 
+/*
+ * What a worker asks the store to keep is bounded: past its quota it is
+ * killed (store_quota) and nothing more of it is kept, also from frames
+ * already read. 0: keep this one.
+ */
+static int
+proc_quota(struct worker *w, uint64_t bytes)
+{
+	char	msg[256];
+
+	if (w->over_quota)
+		return -1;
+	if (limits_store_quota(w->run, &w->store_rows, &w->store_bytes, 1,
+	    bytes, msg, sizeof(msg)) == 0)
+		return 0;
+	w->over_quota = 1;
+	proc_kill(w, NODE_END_QUOTA, msg);
+	return -1;
+}
+
+/* Bytes of a message as the store keeps them. */
+static uint64_t
+proc_msg_bytes(const struct msg *m)
+{
+	uint64_t	n = msg_chars(m);
+	size_t		i;
+
+	for (i = 0; i < m->ncalls; i++)
+		n += m->calls[i].id != NULL ? strlen(m->calls[i].id) : 0;
+	n += m->call_id != NULL ? strlen(m->call_id) : 0;
+	n += m->name != NULL ? strlen(m->name) : 0;
+	return n;
+}
+
 static void
 proc_do_event(struct worker *w)
 {
 	const struct ipc_event	*ev = &w->msg->u.event;
 	enum log_level		 lvl;
 
+	if (proc_quota(w, run_event_bytes(ev->kind, ev->tool, ev->text)) == -1)
+		return;
 	if (strcmp(ev->kind, "tool_call") == 0)
 		ui_tool(w->node, ev->tool ? ev->tool : "?", ev->text);
 	else if (strcmp(ev->kind, "tool_result") == 0)
@@ -296,10 +333,12 @@ proc_do_checkpoint(struct worker *w)
 		return;
 	}
 	skip = n->ckpt_seq - c->seq;
-	for (i = skip; i < c->messages.n; i++)
+	for (i = skip; i < c->messages.n; i++) {
+		if (proc_quota(w, proc_msg_bytes(&c->messages.v[i])) == -1)
+			return;
 		run_store_msg(w->run, n, &c->messages.v[i]);
-	if (c->messages.n > skip)
-		n->ckpt_seq += (uint32_t)(c->messages.n - skip);
+		n->ckpt_seq++;
+	}
 }
 
 static void

@@ -48,6 +48,7 @@ static const char *const run_end_names[] = {
 	[NODE_END_PROTOCOL] = "protocol",
 	[NODE_END_CANCELLED] = "cancelled",
 	[NODE_END_SPAWN] = "spawn_failed",
+	[NODE_END_QUOTA] = "store_quota",
 };
 
 const char *
@@ -134,6 +135,17 @@ run_record_event(struct run *r, const struct node *n, const char *kind,
 	if (store_event(r->store, r->run_id, n ? n->path : NULL, kind,
 	    detail) == -1)
 		log_warnx("store: event: %s", store_errmsg(r->store));
+}
+
+size_t
+run_event_bytes(const char *kind, const char *tool, const char *text)
+{
+	size_t	n;
+
+	n = (tool ? strlen(tool) + 2 : 0) + (text ? strlen(text) : 0);
+	if (n > RUN_EVENT_MAX - 1)
+		n = RUN_EVENT_MAX - 1;	/* the rest is cut (run_record_event) */
+	return strlen(kind) + n;
 }
 
 void
@@ -338,6 +350,7 @@ run_store_done(struct run *r, struct node *n)
 	case NODE_END_TIMEOUT:
 	case NODE_END_PROTOCOL:
 	case NODE_END_SPAWN:
+	case NODE_END_QUOTA:
 	default:
 		st = STORE_AGENT_FAILED;
 		break;
@@ -418,6 +431,9 @@ run_node_answer(const struct node *n, int *is_error)
 		break;
 	case NODE_END_SPAWN:
 		what = "could not be started";
+		break;
+	case NODE_END_QUOTA:
+		what = "was stopped by its store quota";
 		break;
 	case NODE_END_NONE:
 	case NODE_END_COMPLETE:
@@ -721,6 +737,7 @@ run_exit_code(struct run *r)
 	case NODE_END_TIMEOUT:
 	case NODE_END_PROTOCOL:
 	case NODE_END_SPAWN:
+	case NODE_END_QUOTA:
 	default:
 		return r->llm_failed ? WARREN_EXIT_LLM : WARREN_EXIT_FAIL;
 	}

@@ -50,6 +50,10 @@ struct run_limits {
 	 * or its transcript is longer than these (0 = never) [4000, 64 KiB]. */
 	uint64_t	summary_result_max;
 	uint64_t	summary_transcript_max;
+	/* What one worker may have the store keep: events and checkpointed
+	 * messages together, rows and bytes [20000, 64 MiB]. */
+	uint64_t	store_rows;
+	uint64_t	store_bytes;
 };
 
 #define LIMITS_DEFAULT_MAX_DEPTH	3
@@ -59,6 +63,8 @@ struct run_limits {
 #define LIMITS_DEFAULT_GRACE_MS		2000
 #define LIMITS_DEFAULT_ITERATIONS	50
 #define LIMITS_DEFAULT_OUTPUT		(64u * 1024)
+#define LIMITS_DEFAULT_STORE_ROWS	20000
+#define LIMITS_DEFAULT_STORE_BYTES	(64u * 1024 * 1024)
 
 /* Where a node is in its life. */
 enum node_state {
@@ -79,6 +85,7 @@ enum node_end {
 	NODE_END_PROTOCOL,	/* broke the protocol, lied in its hello, late hello */
 	NODE_END_CANCELLED,	/* the run was cancelled */
 	NODE_END_SPAWN,		/* could not be started */
+	NODE_END_QUOTA,		/* asked the store to keep more than its quota */
 };
 
 /* Who is waiting for a node's result. */
@@ -228,6 +235,9 @@ void		 run_inherited(struct run *, const struct node *,
 		    struct msg_list *);
 void		 run_record_event(struct run *, const struct node *,
 		    const char *kind, const char *tool, const char *text);
+/* The bytes run_record_event keeps of such an event. */
+size_t		 run_event_bytes(const char *kind, const char *tool,
+		    const char *text);
 /* Append a message of n to the store; an assistant message carries the
  * usage of the turns that produced it. */
 void		 run_store_msg(struct run *, struct node *, const struct msg *);
@@ -339,5 +349,11 @@ const char	*limits_check_delegate(const struct run *, const struct node *parent,
 		    char *msg, size_t msgsz);
 int		 limits_slot_free(const struct run *);
 int		 limits_budget_left(const struct run *, char *msg, size_t msgsz);
+/* Would rows and bytes more kept for a worker pass the store quota,
+ * which already holds *rows and *bytes? 0 and the counts raised if not,
+ * else -1 with the reason in msg. */
+int		 limits_store_quota(const struct run *, uint64_t *rows,
+		    uint64_t *bytes, uint64_t addrows, uint64_t addbytes,
+		    char *msg, size_t msgsz);
 
 #endif
