@@ -205,6 +205,35 @@ proc_child_done(struct run *r, struct node *child, void *arg)
 	proc_update_busy(w);
 }
 
+/* A child's end as its parent's spawn_err code. */
+static const char *
+proc_end_code(enum node_end end)
+{
+	switch (end) {
+	case NODE_END_FAIL:
+		return IPC_ERR_FAILED;
+	case NODE_END_LIMIT:
+		return IPC_ERR_LIMIT;
+	case NODE_END_TIMEOUT:
+		return IPC_ERR_TIMEOUT;
+	case NODE_END_KILLED:
+	case NODE_END_QUOTA:
+		return IPC_ERR_KILLED;
+	case NODE_END_PROTOCOL:
+		return IPC_ERR_PROTOCOL;
+	case NODE_END_CANCELLED:
+		return IPC_ERR_CANCELLED;
+	case NODE_END_SPAWN:
+		return IPC_ERR_REFUSED;
+	case NODE_END_NONE:
+	case NODE_END_COMPLETE:
+	case NODE_END_AUTO_COMPLETE:
+	case NODE_END_CRASHED:
+	default:
+		return IPC_ERR_CRASHED;
+	}
+}
+
 void
 proc_spawn_answer(struct worker *w, uint32_t id, const struct node *child)
 {
@@ -223,14 +252,8 @@ proc_spawn_answer(struct worker *w, uint32_t id, const struct node *child)
 	} else {
 		m.type = IPC_SPAWN_ERR;
 		m.u.spawn_err.id = id;
-		m.u.spawn_err.code = (char *)(uintptr_t)(
-		    child->end == NODE_END_TIMEOUT ? IPC_ERR_TIMEOUT :
-		    child->end == NODE_END_KILLED ? IPC_ERR_KILLED :
-		    child->end == NODE_END_QUOTA ? IPC_ERR_KILLED :
-		    child->end == NODE_END_PROTOCOL ? IPC_ERR_PROTOCOL :
-		    child->end == NODE_END_CANCELLED ? IPC_ERR_CANCELLED :
-		    child->end == NODE_END_SPAWN ? IPC_ERR_REFUSED :
-		    IPC_ERR_CRASHED);
+		m.u.spawn_err.code = (char *)(uintptr_t)proc_end_code(
+		    child->end);
 		m.u.spawn_err.message = text;
 	}
 	proc_send(w, &m);
@@ -350,8 +373,10 @@ proc_do_done(struct worker *w)
 	w->got_done = 1;
 	switch (d->status) {
 	case IPC_STATUS_COMPLETE:
-	case IPC_STATUS_AUTO_COMPLETE:
 		n->end = NODE_END_COMPLETE;
+		break;
+	case IPC_STATUS_AUTO_COMPLETE:
+		n->end = NODE_END_AUTO_COMPLETE;
 		break;
 	case IPC_STATUS_FAIL:
 		n->end = NODE_END_FAIL;
@@ -363,7 +388,7 @@ proc_do_done(struct worker *w)
 	}
 	free(n->result);
 	n->result = xstrdup(d->result ? d->result : "");
-	if (n->end != NODE_END_COMPLETE) {
+	if (n->end != NODE_END_COMPLETE) {	/* auto-complete: why */
 		free(n->error);
 		n->error = xstrdup(d->reason ? d->reason : n->result);
 	}

@@ -49,6 +49,7 @@ static const char *const run_end_names[] = {
 	[NODE_END_CANCELLED] = "cancelled",
 	[NODE_END_SPAWN] = "spawn_failed",
 	[NODE_END_QUOTA] = "store_quota",
+	[NODE_END_AUTO_COMPLETE] = "auto_complete",
 };
 
 const char *
@@ -57,6 +58,12 @@ run_end_name(enum node_end e)
 	if ((size_t)e >= sizeof(run_end_names) / sizeof(run_end_names[0]))
 		return "unknown";
 	return run_end_names[e];
+}
+
+int
+run_end_ok(enum node_end e)
+{
+	return e == NODE_END_COMPLETE || e == NODE_END_AUTO_COMPLETE;
 }
 
 static struct node *
@@ -337,6 +344,7 @@ run_store_done(struct run *r, struct node *n)
 		return;
 	switch (n->end) {
 	case NODE_END_COMPLETE:
+	case NODE_END_AUTO_COMPLETE:
 		st = STORE_AGENT_DONE;
 		break;
 	case NODE_END_CANCELLED:
@@ -355,7 +363,9 @@ run_store_done(struct run *r, struct node *n)
 		st = STORE_AGENT_FAILED;
 		break;
 	}
-	text = n->end == NODE_END_COMPLETE ? n->result : n->error;
+	text = run_end_ok(n->end) ? n->result : n->error;
+	if (n->end == NODE_END_AUTO_COMPLETE)
+		run_record_event(r, n, "auto_complete", NULL, n->error);
 	if (store_agent_set_status(r->store, n->store_agent, st, text,
 	    run_end_name(n->end)) == -1)
 		log_warnx("store: %s", store_errmsg(r->store));
@@ -404,7 +414,7 @@ run_node_answer(const struct node *n, int *is_error)
 	char		*s;
 	const char	*what;
 
-	*is_error = n->end != NODE_END_COMPLETE;
+	*is_error = !run_end_ok(n->end);
 	if (!*is_error)
 		return xstrdup(n->result ? n->result : "");
 	switch (n->end) {
@@ -437,6 +447,7 @@ run_node_answer(const struct node *n, int *is_error)
 		break;
 	case NODE_END_NONE:
 	case NODE_END_COMPLETE:
+	case NODE_END_AUTO_COMPLETE:
 	default:
 		what = "ended";
 		break;
@@ -496,7 +507,7 @@ run_inherited(struct run *r, const struct node *n, struct msg_list *out)
 		    "whose task is: %s", a->path, a->profile->name, a->task);
 		for (c = a->kids; c != NULL; c = c->next_kid) {
 			if (c == n || c->state != NODE_DONE ||
-			    c->end != NODE_END_COMPLETE)
+			    !run_end_ok(c->end))
 				continue;
 			run_inherit_add(out, "Finished subagent %s (%s) "
 			    "reported: %s", c->path, c->profile->name,
@@ -726,6 +737,7 @@ run_exit_code(struct run *r)
 		return WARREN_EXIT_INTERRUPTED;
 	switch (r->root->end) {
 	case NODE_END_COMPLETE:
+	case NODE_END_AUTO_COMPLETE:
 		return WARREN_EXIT_OK;
 	case NODE_END_CANCELLED:
 		return WARREN_EXIT_INTERRUPTED;

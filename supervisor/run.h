@@ -76,7 +76,7 @@ enum node_state {
 /* How a node ended, as its parent will be told. */
 enum node_end {
 	NODE_END_NONE = 0,
-	NODE_END_COMPLETE,	/* complete(result) (or auto-complete) */
+	NODE_END_COMPLETE,	/* complete(result) */
 	NODE_END_FAIL,		/* fail(reason) */
 	NODE_END_LIMIT,		/* the agent's own iteration/time limit */
 	NODE_END_CRASHED,	/* died of a signal or exited without done */
@@ -86,6 +86,8 @@ enum node_end {
 	NODE_END_CANCELLED,	/* the run was cancelled */
 	NODE_END_SPAWN,		/* could not be started */
 	NODE_END_QUOTA,		/* asked the store to keep more than its quota */
+	NODE_END_AUTO_COMPLETE,	/* no tool call after every reminder: its
+				   last text is the result, error says why */
 };
 
 /* Who is waiting for a node's result. */
@@ -230,6 +232,8 @@ void		 run_cancel(struct run *, int hard);
 /* Text for the parent: the result, or "subagent 0.2 (explore) crashed: ..." */
 char		*run_node_answer(const struct node *, int *is_error);
 const char	*run_end_name(enum node_end);
+/* Did it end with a result (complete or auto-complete)? */
+int		 run_end_ok(enum node_end);
 /* Messages a child inherits (ancestors' tasks and finished results). */
 void		 run_inherited(struct run *, const struct node *,
 		    struct msg_list *);

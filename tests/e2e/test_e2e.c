@@ -335,6 +335,148 @@ test_token_budget(void **state)
 	h_run_free(&r);
 }
 
+/* A turn with text and no tool call. */
+static void
+text_turn(FILE *f, const char *agent, unsigned step, const char *text)
+{
+	fprintf(f, "{\"agent\":\"%s\",\"step\":%u,\"purpose\":\"turn\","
+	    "\"reply\":{\"stop\":\"end\",\"usage\":{\"input\":100,"
+	    "\"output\":10},\"text\":%s}}\n", agent, step, h_js(text));
+	fflush(f);
+}
+
+/* warren run -T --json with a store in the test's directory. */
+static void
+run_stored(struct h_ws *c, struct h_run *r, char *db, char *const *env)
+{
+	char	*argv[] = { "warren", "run", "--json", "-T", "--workspace",
+		    c->ws, "--replay", c->cas, "--db", db, "e2e task", NULL };
+
+	h_ws_cassette_close(c);
+	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+}
+
+/*
+ * How a subagent ended, as its parent (a worker) hears it: fail() as
+ * failed with its reason, its own limit as limit, never crashed; an
+ * auto-complete as its result, recorded as auto_complete with its reason
+ * (the --json done event, the store, warren show).
+ */
+static void
+test_outcomes(void **state)
+{
+	struct h_ws		*c = *state;
+	struct h_run		 r;
+	struct store		*st;
+	struct store_agent	*ag;
+	struct store_event	*ev;
+	size_t			 nag, nev, i;
+	int64_t			 run;
+	char			 db[PATH_MAX], err[512], calls[3][256];
+	char			*env[] = { "WARREN_MAX_ITERATIONS=3", NULL };
+	char			*show[] = { "warren", "show", "--db", db,
+				    "--workspace", c->ws, "last", NULL };
+	int			 found = 0;
+
+	snprintf(db, sizeof(db), "%s/w.db", c->dir);
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"manage\"}"));
+	fprintf(c->f, "{\"agent\":\"0.1\",\"step\":1,\"purpose\":\"turn\","
+	    "\"reply\":{\"stop\":\"tool_calls\",\"usage\":{\"input\":100,"
+	    "\"output\":10},\"calls\":[%s,%s,%s]}}\n",
+	    h_call(calls[0], 256, "d1", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"give up\"}"),
+	    h_call(calls[1], 256, "d2", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"run long\"}"),
+	    h_call(calls[2], 256, "d3", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"chat\"}"));
+	h_turn(c->f, "0.1.1", 1, h_calls1("f", "fail",
+	    "{\"reason\":\"NO-SUCH-THING\"}"));
+	for (i = 1; i <= 3; i++) {
+		h_turn(c->f, "0.1.2", (unsigned)i, h_calls1("r", "read",
+		    "{\"path\":\"data.txt\"}"));
+		text_turn(c->f, "0.1.3", (unsigned)i, i < 3 ? "thinking" :
+		    "CHATTY-ANSWER");
+	}
+	h_turn(c->f, "0.1", 2, h_calls1("c", "complete",
+	    "{\"result\":\"MANAGED\"}"));
+	h_turn(c->f, "0", 2, h_calls1("e", "complete",
+	    "{\"result\":\"ok\"}"));
+	run_stored(c, &r, db, env);
+	if (r.status != 0 || DONE_AS(r.out, "0.1.1", "failed") != 1 ||
+	    DONE_AS(r.out, "0.1.2", "limit") != 1 ||
+	    DONE_AS(r.out, "0.1.3", "auto_complete") != 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	/* The parent's answers: codes on the wire, texts for its model. */
+	assert_int_equal(h_count_lines(r.err, "ipc 0.1 <- spawn_err",
+	    "code=failed"), 1);
+	assert_int_equal(h_count_lines(r.err, "ipc 0.1 <- spawn_err",
+	    "code=limit"), 1);
+	assert_int_equal(h_count_lines(r.err, "ipc 0.1 <- spawn_err",
+	    "code=crashed"), 0);
+	assert_int_equal(h_count_lines(r.err, "ipc 0.1 <- spawn_ok",
+	    "path=0.1.3"), 1);
+	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "subagent 0.1.1 (explore) failed: NO-SUCH-THING") >= 1);
+	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "subagent 0.1.2 (explore) stopped by its own limits: max "
+	    "iterations") >= 1);
+	assert_int_equal(h_count_lines(r.out, "\"end\":\"auto_complete\"",
+	    "\"result\":\"CHATTY-ANSWER\",\"error\":null,\"reason\":"
+	    "\"auto-completed: no complete() or fail() call after 2 "
+	    "reminders"), 1);
+	h_run_free(&r);
+	/* The store: done, with its own end reason, the reason an event. */
+	st = store_open(db, STORE_READ, err, sizeof(err));
+	assert_non_null(st);
+	assert_int_equal(store_run_latest(st, NULL, &run), 0);
+	assert_int_equal(store_agents_list(st, run, &ag, &nag), 0);
+	for (i = 0; i < nag; i++)
+		if (strcmp(ag[i].path, "0.1.3") == 0) {
+			assert_int_equal(ag[i].status, STORE_AGENT_DONE);
+			assert_string_equal(ag[i].exit_reason,
+			    "auto_complete");
+			assert_string_equal(ag[i].result, "CHATTY-ANSWER");
+			found++;
+		} else if (strcmp(ag[i].path, "0.1.1") == 0)
+			assert_string_equal(ag[i].exit_reason, "failed");
+	store_agents_free(ag, nag);
+	assert_int_equal(store_events_list(st, run, &ev, &nev), 0);
+	for (i = 0; i < nev; i++)
+		if (ev[i].path != NULL && strcmp(ev[i].path, "0.1.3") == 0 &&
+		    strcmp(ev[i].type, "auto_complete") == 0 &&
+		    strstr(ev[i].detail, "after 2 reminders") != NULL)
+			found++;
+	store_events_free(ev, nev);
+	store_close(st);
+	assert_int_equal(found, 2);
+	assert_int_equal(h_warren(&r, show, NULL, NULL, NULL), 0);
+	if (r.status != 0 ||
+	    h_count_lines(r.out, "0.1.3 [done: auto_complete]", NULL) != 1 ||
+	    h_count_lines(r.out, "0.1.1 [failed: failed]", NULL) != 1 ||
+	    h_count_lines(r.out, "0.1 [done]", NULL) != 1)
+		fail_msg("warren show:\n%s\n%s", r.out, r.err);
+	h_run_free(&r);
+}
+
+/* The orchestrator auto-completed: the run is done, exit 0. */
+static void
+test_root_auto_complete(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+
+	text_turn(c->f, "0", 1, "hmm");
+	text_turn(c->f, "0", 2, "hmm");
+	text_turn(c->f, "0", 3, "ROOT-ANSWER");
+	run(c, &r, NULL, NULL, NULL, NULL);
+	if (r.status != 0 || DONE_AS(r.out, "0", "auto_complete") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"result\"",
+	    "\"result\":\"ROOT-ANSWER\"") != 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+}
+
 /* The supervisor's wall clock: cancel, a grace, then the whole tree. */
 static void
 test_agent_timeout(void **state)
@@ -816,6 +958,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_fds_released, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_token_budget, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_outcomes, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_root_auto_complete, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_agent_timeout, setup,
 		    teardown),
