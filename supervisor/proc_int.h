@@ -73,6 +73,11 @@ struct worker {
 
 /* proc.c: lifecycle helpers the message handlers use */
 void	proc_send(struct worker *, const struct ipc_msg *);
+/* proc_send, but -1 (nothing sent, the worker not blamed, err says why)
+ * when m itself breaks the protocol's limits: a string or the frame too
+ * long, too many entries. */
+int	proc_send_answer(struct worker *, const struct ipc_msg *, char *err,
+	    size_t errsz);
 void	proc_arm(struct worker *, uint64_t ms);
 void	proc_update_busy(struct worker *);
 void	proc_out_of_turn(struct worker *);

@@ -133,12 +133,58 @@ proc_on_hello(struct worker *w)
 /* --- requests from a running worker --------------------------------- */
 
 static void
+proc_llm_err(struct worker *w, uint32_t id, const char *code,
+    const char *error)
+{
+	struct ipc_msg	 m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_LLM_ERR;
+	m.u.llm_err.id = id;
+	m.u.llm_err.code = (char *)(uintptr_t)code;
+	m.u.llm_err.message = (char *)(uintptr_t)error;
+	proc_send(w, &m);
+}
+
+/*
+ * The model's answer for a worker. One too large for the protocol (a text
+ * or tool arguments over 4 MiB, the frame over 16 MiB, more than 256 calls:
+ * max_response allows 32 MiB) is the endpoint's doing, not the worker's:
+ * the agent gets an LLM error it ends on, as the orchestrator would.
+ */
+static void
+proc_llm_answer(struct worker *w, uint32_t id, struct msg_reply *reply,
+    const char *code, const char *error)
+{
+	struct ipc_msg	 m;
+	char		 err[IPC_ERR_LEN], msg[IPC_ERR_LEN + 256];
+
+	if (reply == NULL) {
+		proc_llm_err(w, id, code, error);
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_LLM_OK;
+	m.u.llm_ok.id = id;
+	m.u.llm_ok.reply = *reply;	/* borrowed */
+	if (proc_send_answer(w, &m, err, sizeof(err)) == 0)
+		return;
+	snprintf(msg, sizeof(msg), "the model's answer is too large for a "
+	    "subagent (%s; a subagent's turn carries at most %u MiB a text "
+	    "and %u MiB in all): ask for less at once", err,
+	    IPC_STR_MAX >> 20, IPC_FRAME_MAX >> 20);
+	log_warnx("agent %s: LLM turn failed (%s): %s", w->node->path,
+	    IPC_ERR_ENDPOINT, msg);
+	run_record_event(w->run, w->node, "llm_error", NULL, msg);
+	proc_llm_err(w, id, IPC_ERR_ENDPOINT, msg);
+}
+
+static void
 proc_llm_done(struct run *r, void *arg, struct msg_reply *reply,
     const char *code, const char *error)
 {
 	struct proc_llm	*pl = arg, **pp;
 	struct worker	*w = pl->w;
-	struct ipc_msg	 m;
 
 	(void)r;
 	if (w != NULL) {
@@ -148,19 +194,8 @@ proc_llm_done(struct run *r, void *arg, struct msg_reply *reply,
 				break;
 			}
 		}
-		memset(&m, 0, sizeof(m));
-		if (reply != NULL) {
-			m.type = IPC_LLM_OK;
-			m.u.llm_ok.id = pl->id;
-			m.u.llm_ok.reply = *reply;	/* borrowed */
-		} else {
-			m.type = IPC_LLM_ERR;
-			m.u.llm_err.id = pl->id;
-			m.u.llm_err.code = (char *)(uintptr_t)code;
-			m.u.llm_err.message = (char *)(uintptr_t)error;
-		}
 		if (w->state == PROC_READY || w->state == PROC_BUSY)
-			proc_send(w, &m);
+			proc_llm_answer(w, pl->id, reply, code, error);
 		proc_update_busy(w);
 	}
 	free(pl);
@@ -234,6 +269,24 @@ proc_end_code(enum node_end end)
 	}
 }
 
+/*
+ * A spawn_err message holds at most IPC_ERRMSG_MAX bytes, a failed child's
+ * answer may be longer (its partial result): keep the head, say what was
+ * cut, and never blame the parent for it.
+ */
+static void
+proc_clip_errmsg(char *text)
+{
+	size_t	len = strlen(text), keep = IPC_ERRMSG_MAX - 64;
+
+	if (len <= IPC_ERRMSG_MAX)
+		return;
+	while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80)
+		keep--;		/* not inside a UTF-8 sequence */
+	snprintf(text + keep, len + 1 - keep, " [... %zu bytes cut]",
+	    len - keep);
+}
+
 void
 proc_spawn_answer(struct worker *w, uint32_t id, const struct node *child)
 {
@@ -254,6 +307,7 @@ proc_spawn_answer(struct worker *w, uint32_t id, const struct node *child)
 		m.u.spawn_err.id = id;
 		m.u.spawn_err.code = (char *)(uintptr_t)proc_end_code(
 		    child->end);
+		proc_clip_errmsg(text);
 		m.u.spawn_err.message = text;
 	}
 	proc_send(w, &m);

@@ -477,6 +477,102 @@ test_root_auto_complete(void **state)
 	h_run_free(&r);
 }
 
+/*
+ * A subagent's LLM answer over the protocol's 4 MiB a string (but under
+ * max_response): the agent ends on an LLM error naming the size, its
+ * worker is not killed for a protocol violation, the run goes on. Once as
+ * a text, once as a tool call's arguments.
+ */
+static void
+big_answer(struct h_ws *c, int as_call)
+{
+	struct h_run	 r;
+	char		*big;
+	size_t		 n = 5000000;
+
+	assert_non_null(big = malloc(n + 64));
+	memset(big, 'x', n);
+	big[n] = '\0';
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"say a lot\"}"));
+	if (as_call)
+		fprintf(c->f, "{\"agent\":\"0.1\",\"step\":1,\"purpose\":"
+		    "\"turn\",\"reply\":{\"stop\":\"tool_calls\",\"usage\":"
+		    "{\"input\":100,\"output\":10},\"calls\":[{\"id\":\"w\","
+		    "\"name\":\"complete\",\"arguments\":\"{\\\"result\\\":"
+		    "\\\"%s\\\"}\"}]}}\n", big);
+	else
+		fprintf(c->f, "{\"agent\":\"0.1\",\"step\":1,\"purpose\":"
+		    "\"turn\",\"reply\":{\"stop\":\"end\",\"usage\":{\"input\":"
+		    "100,\"output\":10},\"text\":\"%s\"}}\n", big);
+	free(big);
+	h_turn(c->f, "0", 2, h_calls1("b", "complete",
+	    "{\"result\":\"SURVIVED\"}"));
+	run(c, &r, NULL, NULL, NULL, NULL);
+	if (r.status != 0 || DONE_AS(r.out, "0.1", "failed") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"tool_result\"", "subagent 0.1 "
+	    "(explore) failed: llm: the model's answer is too large for a "
+	    "subagent") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    as_call ? "bytes, at most 4194304 allowed" :
+	    "reply.msg: 5000000 bytes, at most 4194304 allowed") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"result\"", "SURVIVED") != 1 ||
+	    h_count_lines(r.out, "\"end\":\"protocol\"", NULL) != 0)
+		fail_msg("status %d\n%.4000s\n%.4000s", r.status, r.out, r.err);
+	h_run_free(&r);
+}
+
+static void
+test_big_answer_text(void **state)
+{
+	big_answer(*state, 0);
+}
+
+static void
+test_big_answer_call(void **state)
+{
+	big_answer(*state, 1);
+}
+
+/*
+ * A failed child's answer longer than a spawn_err message (16 KiB: its
+ * partial result is its last text): its parent gets the head and a note,
+ * and is not killed for it.
+ */
+static void
+test_long_failure_answer(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 big[20001];
+
+	memset(big, 'y', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"manage\"}"));
+	h_turn(c->f, "0.1", 1, h_calls1("b", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"talk then fail\"}"));
+	fprintf(c->f, "{\"agent\":\"0.1.1\",\"step\":1,\"purpose\":\"turn\","
+	    "\"reply\":{\"stop\":\"tool_calls\",\"usage\":{\"input\":100,"
+	    "\"output\":10},\"text\":\"%s\",\"calls\":%s}}\n", big,
+	    h_calls1("r", "read", "{\"path\":\"data.txt\"}"));
+	h_turn(c->f, "0.1.1", 2, h_calls1("f", "fail",
+	    "{\"reason\":\"GAVE-UP\"}"));
+	h_turn(c->f, "0.1", 2, h_calls1("c", "complete",
+	    "{\"result\":\"PARENT-OK\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
+	run(c, &r, NULL, NULL, NULL, NULL);
+	if (r.status != 0 || DONE_AS(r.out, "0.1.1", "failed") != 1 ||
+	    DONE_AS(r.out, "0.1", "complete") != 1 ||
+	    h_count_lines(r.out, "\"path\":\"0.1\"", "subagent 0.1.1 "
+	    "(explore) failed: GAVE-UP; partial result: yyyy") != 1 ||
+	    /* 16,320 bytes kept, then " [... 3738 bytes cut]" */
+	    h_count_lines(r.out, "\"path\":\"0.1\"",
+	    "\"error\":true,\"bytes\":16341,") != 1)
+		fail_msg("status %d\n%.3000s\n%.3000s", r.status, r.out, r.err);
+	h_run_free(&r);
+}
+
 /* The supervisor's wall clock: cancel, a grace, then the whole tree. */
 static void
 test_agent_timeout(void **state)
@@ -963,6 +1059,12 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_root_auto_complete, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_big_answer_text, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_big_answer_call, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_long_failure_answer,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agent_timeout, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_mid_step, setup,
