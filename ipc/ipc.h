@@ -27,7 +27,7 @@
 #include "common/buf.h"
 #include "common/msg.h"
 
-#define IPC_PROTOCOL_VERSION	2
+#define IPC_PROTOCOL_VERSION	3
 
 /* Message types, numbered by phase. Bump the version if any of these change. */
 enum ipc_type {
@@ -92,6 +92,8 @@ enum ipc_type {
 #define IPC_ERR_TIMEOUT		"timeout"
 #define IPC_ERR_PROTOCOL	"protocol"
 #define IPC_ERR_REFUSED		"refused"
+#define IPC_ERR_FAILED		"failed"	/* the child called fail() */
+#define IPC_ERR_LIMIT		"limit"		/* its own turn/time limit */
 
 enum ipc_purpose {
 	IPC_PURPOSE_TURN = 0,	/* "turn": an agent step */

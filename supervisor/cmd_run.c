@@ -74,6 +74,12 @@ static const struct config_key cmd_run_keys[] = {
 	{ "summary_transcript_max", CONFIG_UINT,
 	    "WARREN_SUMMARY_TRANSCRIPT_MAX", "65536", 0, 0, NULL, 0,
 	    "so does one whose transcript is longer; 0 = never" },
+	{ "agent_store_rows", CONFIG_UINT, "WARREN_AGENT_STORE_ROWS", "20000",
+	    1, 1e12, NULL, CONFIG_LOWER, "events and messages one subagent "
+	    "may have the store keep; past it the subagent is stopped" },
+	{ "agent_store_bytes", CONFIG_SIZE, "WARREN_AGENT_STORE_BYTES", "64M",
+	    1024, 1e15, NULL, CONFIG_LOWER, "bytes of events and messages "
+	    "one subagent may have the store keep" },
 };
 
 static void
@@ -303,6 +309,8 @@ cmd_run_limits(const struct config *c, struct run_limits *l)
 	l->max_iterations = (unsigned)config_uint(c, "max_iterations");
 	l->summary_result_max = config_uint(c, "summary_result_max");
 	l->summary_transcript_max = config_uint(c, "summary_transcript_max");
+	l->store_rows = config_uint(c, "agent_store_rows");
+	l->store_bytes = config_bytes(c, "agent_store_bytes");
 }
 
 static struct store *
@@ -327,7 +335,8 @@ cmd_run_params(const struct config *c)
 {
 	static const char *const keys[] = { "max_depth", "max_agents", "jobs",
 	    "token_budget", "max_iterations", "summary_result_max",
-	    "summary_transcript_max", "provider", "base_url", "model" };
+	    "summary_transcript_max", "agent_store_rows", "provider",
+	    "base_url", "model" };
 	json_t	*o = json_object();
 	char	*s;
 	size_t	 i;
@@ -336,7 +345,7 @@ cmd_run_params(const struct config *c)
 		if (!config_isset(c, keys[i]) && strcmp(keys[i], "max_depth") &&
 		    strcmp(keys[i], "max_agents"))
 			continue;
-		if (i < 7)
+		if (i < 8)
 			json_object_set_new(o, keys[i],
 			    json_integer((json_int_t)config_uint(c, keys[i])));
 		else if (config_str(c, keys[i]) != NULL)
@@ -347,6 +356,9 @@ cmd_run_params(const struct config *c)
 	    config_ms(c, "agent_timeout")));
 	json_object_set_new(o, "hello_timeout_ms", json_integer((json_int_t)
 	    config_ms(c, "hello_timeout")));
+	if (config_isset(c, "agent_store_bytes"))
+		json_object_set_new(o, "agent_store_bytes", json_integer(
+		    (json_int_t)config_bytes(c, "agent_store_bytes")));
 	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	return s;

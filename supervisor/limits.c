@@ -27,6 +27,8 @@ limits_default(struct run_limits *l)
 	l->max_output_bytes = LIMITS_DEFAULT_OUTPUT;
 	l->summary_result_max = STORE_SUMMARY_RESULT_MAX;
 	l->summary_transcript_max = STORE_SUMMARY_TRANSCRIPT_MAX;
+	l->store_rows = LIMITS_DEFAULT_STORE_ROWS;
+	l->store_bytes = LIMITS_DEFAULT_STORE_BYTES;
 }
 
 const char *
@@ -74,5 +76,30 @@ limits_budget_left(const struct run *r, char *msg, size_t msgsz)
 	snprintf(msg, msgsz, "token budget of %llu tokens for this run is "
 	    "spent (%llu used): finish now with what you have",
 	    (unsigned long long)budget, (unsigned long long)r->tokens);
+	return 0;
+}
+
+int
+limits_store_quota(const struct run *r, uint64_t *rows, uint64_t *bytes,
+    uint64_t addrows, uint64_t addbytes, char *msg, size_t msgsz)
+{
+	const struct run_limits	*l = &r->opts.limits;
+
+	if (addrows > l->store_rows - *rows) {
+		snprintf(msg, msgsz, "asked the store to keep more than %llu "
+		    "rows of events and messages (agent_store_rows; raise it "
+		    "if a real agent needs more)",
+		    (unsigned long long)l->store_rows);
+		return -1;
+	}
+	if (addbytes > l->store_bytes - *bytes) {
+		snprintf(msg, msgsz, "asked the store to keep more than %llu "
+		    "bytes of events and messages (agent_store_bytes; raise it "
+		    "if a real agent needs more)",
+		    (unsigned long long)l->store_bytes);
+		return -1;
+	}
+	*rows += addrows;
+	*bytes += addbytes;
 	return 0;
 }

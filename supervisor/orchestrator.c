@@ -188,8 +188,10 @@ orch_finish(struct run *r, const struct agent_action *act)
 
 	switch (act->status) {
 	case AGENT_COMPLETE:
-	case AGENT_AUTO_COMPLETE:
 		n->end = NODE_END_COMPLETE;
+		break;
+	case AGENT_AUTO_COMPLETE:
+		n->end = NODE_END_AUTO_COMPLETE;
 		break;
 	case AGENT_FAIL:
 		n->end = NODE_END_FAIL;
@@ -201,7 +203,7 @@ orch_finish(struct run *r, const struct agent_action *act)
 		break;
 	}
 	n->result = xstrdup(act->result ? act->result : "");
-	if (n->end != NODE_END_COMPLETE)
+	if (n->end != NODE_END_COMPLETE)	/* auto-complete: why */
 		n->error = xstrdup(act->reason ? act->reason :
 		    (act->result ? act->result : run_end_name(n->end)));
 	n->usage = agent_usage(r->orch);

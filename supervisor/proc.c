@@ -159,20 +159,42 @@ proc_write_cb(int fd, uint32_t events, void *arg)
 void
 proc_send(struct worker *w, const struct ipc_msg *m)
 {
+	char	err[IPC_ERR_LEN];
+
+	if (proc_send_answer(w, m, err, sizeof(err)) == -1)
+		proc_kill(w, NODE_END_PROTOCOL, err);
+}
+
+int
+proc_send_answer(struct worker *w, const struct ipc_msg *m, char *err,
+    size_t errsz)
+{
 	char	line[IPC_DESCRIBE_LEN];
+	size_t	before;
 
 	if (w->state == PROC_DEAD || w->child.to_fd == -1)
-		return;
+		return 0;
 	if (w->run->opts.trace) {
 		ipc_msg_describe(m, line, sizeof(line));
 		log_info("ipc %s <- %s", w->node->path, line);
 	}
-	if (ipc_peer_queue(&w->peer, m) == -1) {
-		/* Over the queue cap: the worker does not read its channel. */
-		proc_kill(w, NODE_END_PROTOCOL, w->peer.err);
-		return;
+	before = ipc_peer_queued(&w->peer);
+	if (ipc_peer_queue(&w->peer, m) == 0) {
+		proc_flush(w);
+		return 0;
 	}
-	proc_flush(w);
+	/*
+	 * A field or the frame over the protocol's limits is our message's
+	 * fault (a queue this short cannot overflow with one frame); over
+	 * the queue cap, the worker does not read its channel.
+	 */
+	if (errno == EINVAL || (errno == EMSGSIZE && before <=
+	    IPC_QUEUE_MAX - IPC_HDR_LEN - IPC_FRAME_MAX)) {
+		snprintf(err, errsz, "%s", w->peer.err);
+		return -1;
+	}
+	proc_kill(w, NODE_END_PROTOCOL, w->peer.err);
+	return 0;
 }
 
 /* busy while it waits on us; parked (no --jobs slot) if only on children */

@@ -63,6 +63,9 @@ struct worker {
 	size_t			 errlen;
 	size_t			 errtotal;
 	char			 errlast[PROC_ERRLINE];
+	uint64_t		 store_rows;	/* its events and messages kept */
+	uint64_t		 store_bytes;	/* (limits_store_quota) */
+	int			 over_quota;	/* killed for it: keep no more */
 	const struct ipc_msg	*msg;		/* the message being handled */
 	LIST_ENTRY(worker)	 live_entry;	/* in run->live while on_live */
 	int			 on_live;
@@ -70,6 +73,11 @@ struct worker {
 
 /* proc.c: lifecycle helpers the message handlers use */
 void	proc_send(struct worker *, const struct ipc_msg *);
+/* proc_send, but -1 (nothing sent, the worker not blamed, err says why)
+ * when m itself breaks the protocol's limits: a string or the frame too
+ * long, too many entries. */
+int	proc_send_answer(struct worker *, const struct ipc_msg *, char *err,
+	    size_t errsz);
 void	proc_arm(struct worker *, uint64_t ms);
 void	proc_update_busy(struct worker *);
 void	proc_out_of_turn(struct worker *);

@@ -133,12 +133,58 @@ proc_on_hello(struct worker *w)
 /* --- requests from a running worker --------------------------------- */
 
 static void
+proc_llm_err(struct worker *w, uint32_t id, const char *code,
+    const char *error)
+{
+	struct ipc_msg	 m;
+
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_LLM_ERR;
+	m.u.llm_err.id = id;
+	m.u.llm_err.code = (char *)(uintptr_t)code;
+	m.u.llm_err.message = (char *)(uintptr_t)error;
+	proc_send(w, &m);
+}
+
+/*
+ * The model's answer for a worker. One too large for the protocol (a text
+ * or tool arguments over 4 MiB, the frame over 16 MiB, more than 256 calls:
+ * max_response allows 32 MiB) is the endpoint's doing, not the worker's:
+ * the agent gets an LLM error it ends on, as the orchestrator would.
+ */
+static void
+proc_llm_answer(struct worker *w, uint32_t id, struct msg_reply *reply,
+    const char *code, const char *error)
+{
+	struct ipc_msg	 m;
+	char		 err[IPC_ERR_LEN], msg[IPC_ERR_LEN + 256];
+
+	if (reply == NULL) {
+		proc_llm_err(w, id, code, error);
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_LLM_OK;
+	m.u.llm_ok.id = id;
+	m.u.llm_ok.reply = *reply;	/* borrowed */
+	if (proc_send_answer(w, &m, err, sizeof(err)) == 0)
+		return;
+	snprintf(msg, sizeof(msg), "the model's answer is too large for a "
+	    "subagent (%s; a subagent's turn carries at most %u MiB a text "
+	    "and %u MiB in all): ask for less at once", err,
+	    IPC_STR_MAX >> 20, IPC_FRAME_MAX >> 20);
+	log_warnx("agent %s: LLM turn failed (%s): %s", w->node->path,
+	    IPC_ERR_ENDPOINT, msg);
+	run_record_event(w->run, w->node, "llm_error", NULL, msg);
+	proc_llm_err(w, id, IPC_ERR_ENDPOINT, msg);
+}
+
+static void
 proc_llm_done(struct run *r, void *arg, struct msg_reply *reply,
     const char *code, const char *error)
 {
 	struct proc_llm	*pl = arg, **pp;
 	struct worker	*w = pl->w;
-	struct ipc_msg	 m;
 
 	(void)r;
 	if (w != NULL) {
@@ -148,19 +194,8 @@ proc_llm_done(struct run *r, void *arg, struct msg_reply *reply,
 				break;
 			}
 		}
-		memset(&m, 0, sizeof(m));
-		if (reply != NULL) {
-			m.type = IPC_LLM_OK;
-			m.u.llm_ok.id = pl->id;
-			m.u.llm_ok.reply = *reply;	/* borrowed */
-		} else {
-			m.type = IPC_LLM_ERR;
-			m.u.llm_err.id = pl->id;
-			m.u.llm_err.code = (char *)(uintptr_t)code;
-			m.u.llm_err.message = (char *)(uintptr_t)error;
-		}
 		if (w->state == PROC_READY || w->state == PROC_BUSY)
-			proc_send(w, &m);
+			proc_llm_answer(w, pl->id, reply, code, error);
 		proc_update_busy(w);
 	}
 	free(pl);
@@ -205,6 +240,53 @@ proc_child_done(struct run *r, struct node *child, void *arg)
 	proc_update_busy(w);
 }
 
+/* A child's end as its parent's spawn_err code. */
+static const char *
+proc_end_code(enum node_end end)
+{
+	switch (end) {
+	case NODE_END_FAIL:
+		return IPC_ERR_FAILED;
+	case NODE_END_LIMIT:
+		return IPC_ERR_LIMIT;
+	case NODE_END_TIMEOUT:
+		return IPC_ERR_TIMEOUT;
+	case NODE_END_KILLED:
+	case NODE_END_QUOTA:
+		return IPC_ERR_KILLED;
+	case NODE_END_PROTOCOL:
+		return IPC_ERR_PROTOCOL;
+	case NODE_END_CANCELLED:
+		return IPC_ERR_CANCELLED;
+	case NODE_END_SPAWN:
+		return IPC_ERR_REFUSED;
+	case NODE_END_NONE:
+	case NODE_END_COMPLETE:
+	case NODE_END_AUTO_COMPLETE:
+	case NODE_END_CRASHED:
+	default:
+		return IPC_ERR_CRASHED;
+	}
+}
+
+/*
+ * A spawn_err message holds at most IPC_ERRMSG_MAX bytes, a failed child's
+ * answer may be longer (its partial result): keep the head, say what was
+ * cut, and never blame the parent for it.
+ */
+static void
+proc_clip_errmsg(char *text)
+{
+	size_t	len = strlen(text), keep = IPC_ERRMSG_MAX - 64;
+
+	if (len <= IPC_ERRMSG_MAX)
+		return;
+	while (keep > 0 && ((unsigned char)text[keep] & 0xC0) == 0x80)
+		keep--;		/* not inside a UTF-8 sequence */
+	snprintf(text + keep, len + 1 - keep, " [... %zu bytes cut]",
+	    len - keep);
+}
+
 void
 proc_spawn_answer(struct worker *w, uint32_t id, const struct node *child)
 {
@@ -223,13 +305,9 @@ proc_spawn_answer(struct worker *w, uint32_t id, const struct node *child)
 	} else {
 		m.type = IPC_SPAWN_ERR;
 		m.u.spawn_err.id = id;
-		m.u.spawn_err.code = (char *)(uintptr_t)(
-		    child->end == NODE_END_TIMEOUT ? IPC_ERR_TIMEOUT :
-		    child->end == NODE_END_KILLED ? IPC_ERR_KILLED :
-		    child->end == NODE_END_PROTOCOL ? IPC_ERR_PROTOCOL :
-		    child->end == NODE_END_CANCELLED ? IPC_ERR_CANCELLED :
-		    child->end == NODE_END_SPAWN ? IPC_ERR_REFUSED :
-		    IPC_ERR_CRASHED);
+		m.u.spawn_err.code = (char *)(uintptr_t)proc_end_code(
+		    child->end);
+		proc_clip_errmsg(text);
 		m.u.spawn_err.message = text;
 	}
 	proc_send(w, &m);
@@ -261,12 +339,48 @@ proc_do_spawn(struct worker *w)
 	proc_send(w, &m);
 }
 
+/*
+ * What a worker asks the store to keep is bounded: past its quota it is
+ * killed (store_quota) and nothing more of it is kept, also from frames
+ * already read. 0: keep this one.
+ */
+static int
+proc_quota(struct worker *w, uint64_t bytes)
+{
+	char	msg[256];
+
+	if (w->over_quota)
+		return -1;
+	if (limits_store_quota(w->run, &w->store_rows, &w->store_bytes, 1,
+	    bytes, msg, sizeof(msg)) == 0)
+		return 0;
+	w->over_quota = 1;
+	proc_kill(w, NODE_END_QUOTA, msg);
+	return -1;
+}
+
+/* Bytes of a message as the store keeps them. */
+static uint64_t
+proc_msg_bytes(const struct msg *m)
+{
+	uint64_t	n = msg_chars(m);
+	size_t		i;
+
+	for (i = 0; i < m->ncalls; i++)
+		n += m->calls[i].id != NULL ? strlen(m->calls[i].id) : 0;
+	n += m->call_id != NULL ? strlen(m->call_id) : 0;
+	n += m->name != NULL ? strlen(m->name) : 0;
+	return n;
+}
+
 static void
 proc_do_event(struct worker *w)
 {
 	const struct ipc_event	*ev = &w->msg->u.event;
 	enum log_level		 lvl;
 
+	if (proc_quota(w, run_event_bytes(ev->kind, ev->tool, ev->text)) == -1)
+		return;
 	if (strcmp(ev->kind, "tool_call") == 0)
 		ui_tool(w->node, ev->tool ? ev->tool : "?", ev->text);
 	else if (strcmp(ev->kind, "tool_result") == 0)
@@ -296,10 +410,12 @@ proc_do_checkpoint(struct worker *w)
 		return;
 	}
 	skip = n->ckpt_seq - c->seq;
-	for (i = skip; i < c->messages.n; i++)
+	for (i = skip; i < c->messages.n; i++) {
+		if (proc_quota(w, proc_msg_bytes(&c->messages.v[i])) == -1)
+			return;
 		run_store_msg(w->run, n, &c->messages.v[i]);
-	if (c->messages.n > skip)
-		n->ckpt_seq += (uint32_t)(c->messages.n - skip);
+		n->ckpt_seq++;
+	}
 }
 
 static void
@@ -311,8 +427,10 @@ proc_do_done(struct worker *w)
 	w->got_done = 1;
 	switch (d->status) {
 	case IPC_STATUS_COMPLETE:
-	case IPC_STATUS_AUTO_COMPLETE:
 		n->end = NODE_END_COMPLETE;
+		break;
+	case IPC_STATUS_AUTO_COMPLETE:
+		n->end = NODE_END_AUTO_COMPLETE;
 		break;
 	case IPC_STATUS_FAIL:
 		n->end = NODE_END_FAIL;
@@ -324,7 +442,7 @@ proc_do_done(struct worker *w)
 	}
 	free(n->result);
 	n->result = xstrdup(d->result ? d->result : "");
-	if (n->end != NODE_END_COMPLETE) {
+	if (n->end != NODE_END_COMPLETE) {	/* auto-complete: why */
 		free(n->error);
 		n->error = xstrdup(d->reason ? d->reason : n->result);
 	}

@@ -48,6 +48,8 @@ static const char *const run_end_names[] = {
 	[NODE_END_PROTOCOL] = "protocol",
 	[NODE_END_CANCELLED] = "cancelled",
 	[NODE_END_SPAWN] = "spawn_failed",
+	[NODE_END_QUOTA] = "store_quota",
+	[NODE_END_AUTO_COMPLETE] = "auto_complete",
 };
 
 const char *
@@ -56,6 +58,12 @@ run_end_name(enum node_end e)
 	if ((size_t)e >= sizeof(run_end_names) / sizeof(run_end_names[0]))
 		return "unknown";
 	return run_end_names[e];
+}
+
+int
+run_end_ok(enum node_end e)
+{
+	return e == NODE_END_COMPLETE || e == NODE_END_AUTO_COMPLETE;
 }
 
 static struct node *
@@ -134,6 +142,17 @@ run_record_event(struct run *r, const struct node *n, const char *kind,
 	if (store_event(r->store, r->run_id, n ? n->path : NULL, kind,
 	    detail) == -1)
 		log_warnx("store: event: %s", store_errmsg(r->store));
+}
+
+size_t
+run_event_bytes(const char *kind, const char *tool, const char *text)
+{
+	size_t	n;
+
+	n = (tool ? strlen(tool) + 2 : 0) + (text ? strlen(text) : 0);
+	if (n > RUN_EVENT_MAX - 1)
+		n = RUN_EVENT_MAX - 1;	/* the rest is cut (run_record_event) */
+	return strlen(kind) + n;
 }
 
 void
@@ -325,6 +344,7 @@ run_store_done(struct run *r, struct node *n)
 		return;
 	switch (n->end) {
 	case NODE_END_COMPLETE:
+	case NODE_END_AUTO_COMPLETE:
 		st = STORE_AGENT_DONE;
 		break;
 	case NODE_END_CANCELLED:
@@ -338,11 +358,14 @@ run_store_done(struct run *r, struct node *n)
 	case NODE_END_TIMEOUT:
 	case NODE_END_PROTOCOL:
 	case NODE_END_SPAWN:
+	case NODE_END_QUOTA:
 	default:
 		st = STORE_AGENT_FAILED;
 		break;
 	}
-	text = n->end == NODE_END_COMPLETE ? n->result : n->error;
+	text = run_end_ok(n->end) ? n->result : n->error;
+	if (n->end == NODE_END_AUTO_COMPLETE)
+		run_record_event(r, n, "auto_complete", NULL, n->error);
 	if (store_agent_set_status(r->store, n->store_agent, st, text,
 	    run_end_name(n->end)) == -1)
 		log_warnx("store: %s", store_errmsg(r->store));
@@ -391,7 +414,7 @@ run_node_answer(const struct node *n, int *is_error)
 	char		*s;
 	const char	*what;
 
-	*is_error = n->end != NODE_END_COMPLETE;
+	*is_error = !run_end_ok(n->end);
 	if (!*is_error)
 		return xstrdup(n->result ? n->result : "");
 	switch (n->end) {
@@ -419,8 +442,12 @@ run_node_answer(const struct node *n, int *is_error)
 	case NODE_END_SPAWN:
 		what = "could not be started";
 		break;
+	case NODE_END_QUOTA:
+		what = "was stopped by its store quota";
+		break;
 	case NODE_END_NONE:
 	case NODE_END_COMPLETE:
+	case NODE_END_AUTO_COMPLETE:
 	default:
 		what = "ended";
 		break;
@@ -480,7 +507,7 @@ run_inherited(struct run *r, const struct node *n, struct msg_list *out)
 		    "whose task is: %s", a->path, a->profile->name, a->task);
 		for (c = a->kids; c != NULL; c = c->next_kid) {
 			if (c == n || c->state != NODE_DONE ||
-			    c->end != NODE_END_COMPLETE)
+			    !run_end_ok(c->end))
 				continue;
 			run_inherit_add(out, "Finished subagent %s (%s) "
 			    "reported: %s", c->path, c->profile->name,
@@ -710,6 +737,7 @@ run_exit_code(struct run *r)
 		return WARREN_EXIT_INTERRUPTED;
 	switch (r->root->end) {
 	case NODE_END_COMPLETE:
+	case NODE_END_AUTO_COMPLETE:
 		return WARREN_EXIT_OK;
 	case NODE_END_CANCELLED:
 		return WARREN_EXIT_INTERRUPTED;
@@ -721,6 +749,7 @@ run_exit_code(struct run *r)
 	case NODE_END_TIMEOUT:
 	case NODE_END_PROTOCOL:
 	case NODE_END_SPAWN:
+	case NODE_END_QUOTA:
 	default:
 		return r->llm_failed ? WARREN_EXIT_LLM : WARREN_EXIT_FAIL;
 	}

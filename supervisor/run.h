@@ -50,6 +50,10 @@ struct run_limits {
 	 * or its transcript is longer than these (0 = never) [4000, 64 KiB]. */
 	uint64_t	summary_result_max;
 	uint64_t	summary_transcript_max;
+	/* What one worker may have the store keep: events and checkpointed
+	 * messages together, rows and bytes [20000, 64 MiB]. */
+	uint64_t	store_rows;
+	uint64_t	store_bytes;
 };
 
 #define LIMITS_DEFAULT_MAX_DEPTH	3
@@ -59,6 +63,8 @@ struct run_limits {
 #define LIMITS_DEFAULT_GRACE_MS		2000
 #define LIMITS_DEFAULT_ITERATIONS	50
 #define LIMITS_DEFAULT_OUTPUT		(64u * 1024)
+#define LIMITS_DEFAULT_STORE_ROWS	20000
+#define LIMITS_DEFAULT_STORE_BYTES	(64u * 1024 * 1024)
 
 /* Where a node is in its life. */
 enum node_state {
@@ -70,7 +76,7 @@ enum node_state {
 /* How a node ended, as its parent will be told. */
 enum node_end {
 	NODE_END_NONE = 0,
-	NODE_END_COMPLETE,	/* complete(result) (or auto-complete) */
+	NODE_END_COMPLETE,	/* complete(result) */
 	NODE_END_FAIL,		/* fail(reason) */
 	NODE_END_LIMIT,		/* the agent's own iteration/time limit */
 	NODE_END_CRASHED,	/* died of a signal or exited without done */
@@ -79,6 +85,9 @@ enum node_end {
 	NODE_END_PROTOCOL,	/* broke the protocol, lied in its hello, late hello */
 	NODE_END_CANCELLED,	/* the run was cancelled */
 	NODE_END_SPAWN,		/* could not be started */
+	NODE_END_QUOTA,		/* asked the store to keep more than its quota */
+	NODE_END_AUTO_COMPLETE,	/* no tool call after every reminder: its
+				   last text is the result, error says why */
 };
 
 /* Who is waiting for a node's result. */
@@ -223,11 +232,16 @@ void		 run_cancel(struct run *, int hard);
 /* Text for the parent: the result, or "subagent 0.2 (explore) crashed: ..." */
 char		*run_node_answer(const struct node *, int *is_error);
 const char	*run_end_name(enum node_end);
+/* Did it end with a result (complete or auto-complete)? */
+int		 run_end_ok(enum node_end);
 /* Messages a child inherits (ancestors' tasks and finished results). */
 void		 run_inherited(struct run *, const struct node *,
 		    struct msg_list *);
 void		 run_record_event(struct run *, const struct node *,
 		    const char *kind, const char *tool, const char *text);
+/* The bytes run_record_event keeps of such an event. */
+size_t		 run_event_bytes(const char *kind, const char *tool,
+		    const char *text);
 /* Append a message of n to the store; an assistant message carries the
  * usage of the turns that produced it. */
 void		 run_store_msg(struct run *, struct node *, const struct msg *);
@@ -339,5 +353,11 @@ const char	*limits_check_delegate(const struct run *, const struct node *parent,
 		    char *msg, size_t msgsz);
 int		 limits_slot_free(const struct run *);
 int		 limits_budget_left(const struct run *, char *msg, size_t msgsz);
+/* Would rows and bytes more kept for a worker pass the store quota,
+ * which already holds *rows and *bytes? 0 and the counts raised if not,
+ * else -1 with the reason in msg. */
+int		 limits_store_quota(const struct run *, uint64_t *rows,
+		    uint64_t *bytes, uint64_t addrows, uint64_t addbytes,
+		    char *msg, size_t msgsz);
 
 #endif

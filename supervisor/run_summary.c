@@ -77,7 +77,7 @@ run_summary_start(struct run *r, struct node *n)
 	int				 need;
 
 	if (r->store == NULL || n->store_node <= 0 ||
-	    n->end != NODE_END_COMPLETE || n->result == NULL) {
+	    !run_end_ok(n->end) || n->result == NULL) {
 		run_summary_durable(r);
 		return 0;
 	}
@@ -185,7 +185,7 @@ run_merge(struct run *r, struct node *parent, struct node *const *children,
 	parts = xcalloc(n + 1, sizeof(*parts));
 	for (i = 0; i < n; i++) {
 		if (children[i] == NULL || children[i]->store_node <= 0 ||
-		    children[i]->end != NODE_END_COMPLETE)
+		    !run_end_ok(children[i]->end))
 			continue;
 		parts[nparts].node = children[i]->store_node;
 		parts[nparts].path = children[i]->path;

@@ -240,14 +240,17 @@ ui_done(const struct node *n)
 		o = ui_obj("done", n);
 		json_object_set_new(o, "end", json_string(run_end_name(n->end)));
 		json_object_set_new(o, "result", jtext(n->result));
-		json_object_set_new(o, "error", jtext(n->error));
+		json_object_set_new(o, "error", jtext(run_end_ok(n->end) ?
+		    NULL : n->error));
+		if (n->end == NODE_END_AUTO_COMPLETE)
+			json_object_set_new(o, "reason", jtext(n->error));
 		json_object_set_new(o, "iterations",
 		    json_integer(n->iterations));
 		json_object_set_new(o, "elapsed_ms", json_integer((json_int_t)ms));
 		ui_emit(o);
 		return;
 	}
-	x = ui_clip(n->end == NODE_END_COMPLETE ? n->result : n->error);
+	x = ui_clip(run_end_ok(n->end) ? n->result : n->error);
 	ui_line(n, "done: %s in %lu.%03lus: %s", run_end_name(n->end),
 	    ms / 1000, ms % 1000, x);
 	free(x);

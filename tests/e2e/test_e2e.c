@@ -335,6 +335,244 @@ test_token_budget(void **state)
 	h_run_free(&r);
 }
 
+/* A turn with text and no tool call. */
+static void
+text_turn(FILE *f, const char *agent, unsigned step, const char *text)
+{
+	fprintf(f, "{\"agent\":\"%s\",\"step\":%u,\"purpose\":\"turn\","
+	    "\"reply\":{\"stop\":\"end\",\"usage\":{\"input\":100,"
+	    "\"output\":10},\"text\":%s}}\n", agent, step, h_js(text));
+	fflush(f);
+}
+
+/* warren run -T --json with a store in the test's directory. */
+static void
+run_stored(struct h_ws *c, struct h_run *r, char *db, char *const *env)
+{
+	char	*argv[] = { "warren", "run", "--json", "-T", "--workspace",
+		    c->ws, "--replay", c->cas, "--db", db, "e2e task", NULL };
+
+	h_ws_cassette_close(c);
+	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+}
+
+/*
+ * How a subagent ended, as its parent (a worker) hears it: fail() as
+ * failed with its reason, its own limit as limit, never crashed; an
+ * auto-complete as its result, recorded as auto_complete with its reason
+ * (the --json done event, the store, warren show).
+ */
+static void
+test_outcomes(void **state)
+{
+	struct h_ws		*c = *state;
+	struct h_run		 r;
+	struct store		*st;
+	struct store_agent	*ag;
+	struct store_event	*ev;
+	size_t			 nag, nev, i;
+	int64_t			 run;
+	char			 db[PATH_MAX], err[512], calls[3][256];
+	char			*env[] = { "WARREN_MAX_ITERATIONS=3", NULL };
+	char			*show[] = { "warren", "show", "--db", db,
+				    "--workspace", c->ws, "last", NULL };
+	int			 found = 0;
+
+	snprintf(db, sizeof(db), "%s/w.db", c->dir);
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"manage\"}"));
+	fprintf(c->f, "{\"agent\":\"0.1\",\"step\":1,\"purpose\":\"turn\","
+	    "\"reply\":{\"stop\":\"tool_calls\",\"usage\":{\"input\":100,"
+	    "\"output\":10},\"calls\":[%s,%s,%s]}}\n",
+	    h_call(calls[0], 256, "d1", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"give up\"}"),
+	    h_call(calls[1], 256, "d2", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"run long\"}"),
+	    h_call(calls[2], 256, "d3", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"chat\"}"));
+	h_turn(c->f, "0.1.1", 1, h_calls1("f", "fail",
+	    "{\"reason\":\"NO-SUCH-THING\"}"));
+	for (i = 1; i <= 3; i++) {
+		h_turn(c->f, "0.1.2", (unsigned)i, h_calls1("r", "read",
+		    "{\"path\":\"data.txt\"}"));
+		text_turn(c->f, "0.1.3", (unsigned)i, i < 3 ? "thinking" :
+		    "CHATTY-ANSWER");
+	}
+	h_turn(c->f, "0.1", 2, h_calls1("c", "complete",
+	    "{\"result\":\"MANAGED\"}"));
+	h_turn(c->f, "0", 2, h_calls1("e", "complete",
+	    "{\"result\":\"ok\"}"));
+	run_stored(c, &r, db, env);
+	if (r.status != 0 || DONE_AS(r.out, "0.1.1", "failed") != 1 ||
+	    DONE_AS(r.out, "0.1.2", "limit") != 1 ||
+	    DONE_AS(r.out, "0.1.3", "auto_complete") != 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	/* The parent's answers: codes on the wire, texts for its model. */
+	assert_int_equal(h_count_lines(r.err, "ipc 0.1 <- spawn_err",
+	    "code=failed"), 1);
+	assert_int_equal(h_count_lines(r.err, "ipc 0.1 <- spawn_err",
+	    "code=limit"), 1);
+	assert_int_equal(h_count_lines(r.err, "ipc 0.1 <- spawn_err",
+	    "code=crashed"), 0);
+	assert_int_equal(h_count_lines(r.err, "ipc 0.1 <- spawn_ok",
+	    "path=0.1.3"), 1);
+	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "subagent 0.1.1 (explore) failed: NO-SUCH-THING") >= 1);
+	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "subagent 0.1.2 (explore) stopped by its own limits: max "
+	    "iterations") >= 1);
+	assert_int_equal(h_count_lines(r.out, "\"end\":\"auto_complete\"",
+	    "\"result\":\"CHATTY-ANSWER\",\"error\":null,\"reason\":"
+	    "\"auto-completed: no complete() or fail() call after 2 "
+	    "reminders"), 1);
+	h_run_free(&r);
+	/* The store: done, with its own end reason, the reason an event. */
+	st = store_open(db, STORE_READ, err, sizeof(err));
+	assert_non_null(st);
+	assert_int_equal(store_run_latest(st, NULL, &run), 0);
+	assert_int_equal(store_agents_list(st, run, &ag, &nag), 0);
+	for (i = 0; i < nag; i++)
+		if (strcmp(ag[i].path, "0.1.3") == 0) {
+			assert_int_equal(ag[i].status, STORE_AGENT_DONE);
+			assert_string_equal(ag[i].exit_reason,
+			    "auto_complete");
+			assert_string_equal(ag[i].result, "CHATTY-ANSWER");
+			found++;
+		} else if (strcmp(ag[i].path, "0.1.1") == 0)
+			assert_string_equal(ag[i].exit_reason, "failed");
+	store_agents_free(ag, nag);
+	assert_int_equal(store_events_list(st, run, &ev, &nev), 0);
+	for (i = 0; i < nev; i++)
+		if (ev[i].path != NULL && strcmp(ev[i].path, "0.1.3") == 0 &&
+		    strcmp(ev[i].type, "auto_complete") == 0 &&
+		    strstr(ev[i].detail, "after 2 reminders") != NULL)
+			found++;
+	store_events_free(ev, nev);
+	store_close(st);
+	assert_int_equal(found, 2);
+	assert_int_equal(h_warren(&r, show, NULL, NULL, NULL), 0);
+	if (r.status != 0 ||
+	    h_count_lines(r.out, "0.1.3 [done: auto_complete]", NULL) != 1 ||
+	    h_count_lines(r.out, "0.1.1 [failed: failed]", NULL) != 1 ||
+	    h_count_lines(r.out, "0.1 [done]", NULL) != 1)
+		fail_msg("warren show:\n%s\n%s", r.out, r.err);
+	h_run_free(&r);
+}
+
+/* The orchestrator auto-completed: the run is done, exit 0. */
+static void
+test_root_auto_complete(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+
+	text_turn(c->f, "0", 1, "hmm");
+	text_turn(c->f, "0", 2, "hmm");
+	text_turn(c->f, "0", 3, "ROOT-ANSWER");
+	run(c, &r, NULL, NULL, NULL, NULL);
+	if (r.status != 0 || DONE_AS(r.out, "0", "auto_complete") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"result\"",
+	    "\"result\":\"ROOT-ANSWER\"") != 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+}
+
+/*
+ * A subagent's LLM answer over the protocol's 4 MiB a string (but under
+ * max_response): the agent ends on an LLM error naming the size, its
+ * worker is not killed for a protocol violation, the run goes on. Once as
+ * a text, once as a tool call's arguments.
+ */
+static void
+big_answer(struct h_ws *c, int as_call)
+{
+	struct h_run	 r;
+	char		*big;
+	size_t		 n = 5000000;
+
+	assert_non_null(big = malloc(n + 64));
+	memset(big, 'x', n);
+	big[n] = '\0';
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"say a lot\"}"));
+	if (as_call)
+		fprintf(c->f, "{\"agent\":\"0.1\",\"step\":1,\"purpose\":"
+		    "\"turn\",\"reply\":{\"stop\":\"tool_calls\",\"usage\":"
+		    "{\"input\":100,\"output\":10},\"calls\":[{\"id\":\"w\","
+		    "\"name\":\"complete\",\"arguments\":\"{\\\"result\\\":"
+		    "\\\"%s\\\"}\"}]}}\n", big);
+	else
+		fprintf(c->f, "{\"agent\":\"0.1\",\"step\":1,\"purpose\":"
+		    "\"turn\",\"reply\":{\"stop\":\"end\",\"usage\":{\"input\":"
+		    "100,\"output\":10},\"text\":\"%s\"}}\n", big);
+	free(big);
+	h_turn(c->f, "0", 2, h_calls1("b", "complete",
+	    "{\"result\":\"SURVIVED\"}"));
+	run(c, &r, NULL, NULL, NULL, NULL);
+	if (r.status != 0 || DONE_AS(r.out, "0.1", "failed") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"tool_result\"", "subagent 0.1 "
+	    "(explore) failed: llm: the model's answer is too large for a "
+	    "subagent") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    as_call ? "bytes, at most 4194304 allowed" :
+	    "reply.msg: 5000000 bytes, at most 4194304 allowed") != 1 ||
+	    h_count_lines(r.out, "\"event\":\"result\"", "SURVIVED") != 1 ||
+	    h_count_lines(r.out, "\"end\":\"protocol\"", NULL) != 0)
+		fail_msg("status %d\n%.4000s\n%.4000s", r.status, r.out, r.err);
+	h_run_free(&r);
+}
+
+static void
+test_big_answer_text(void **state)
+{
+	big_answer(*state, 0);
+}
+
+static void
+test_big_answer_call(void **state)
+{
+	big_answer(*state, 1);
+}
+
+/*
+ * A failed child's answer longer than a spawn_err message (16 KiB: its
+ * partial result is its last text): its parent gets the head and a note,
+ * and is not killed for it.
+ */
+static void
+test_long_failure_answer(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 big[20001];
+
+	memset(big, 'y', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"manage\"}"));
+	h_turn(c->f, "0.1", 1, h_calls1("b", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"talk then fail\"}"));
+	fprintf(c->f, "{\"agent\":\"0.1.1\",\"step\":1,\"purpose\":\"turn\","
+	    "\"reply\":{\"stop\":\"tool_calls\",\"usage\":{\"input\":100,"
+	    "\"output\":10},\"text\":\"%s\",\"calls\":%s}}\n", big,
+	    h_calls1("r", "read", "{\"path\":\"data.txt\"}"));
+	h_turn(c->f, "0.1.1", 2, h_calls1("f", "fail",
+	    "{\"reason\":\"GAVE-UP\"}"));
+	h_turn(c->f, "0.1", 2, h_calls1("c", "complete",
+	    "{\"result\":\"PARENT-OK\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
+	run(c, &r, NULL, NULL, NULL, NULL);
+	if (r.status != 0 || DONE_AS(r.out, "0.1.1", "failed") != 1 ||
+	    DONE_AS(r.out, "0.1", "complete") != 1 ||
+	    h_count_lines(r.out, "\"path\":\"0.1\"", "subagent 0.1.1 "
+	    "(explore) failed: GAVE-UP; partial result: yyyy") != 1 ||
+	    /* 16,320 bytes kept, then " [... 3738 bytes cut]" */
+	    h_count_lines(r.out, "\"path\":\"0.1\"",
+	    "\"error\":true,\"bytes\":16341,") != 1)
+		fail_msg("status %d\n%.3000s\n%.3000s", r.status, r.out, r.err);
+	h_run_free(&r);
+}
+
 /* The supervisor's wall clock: cancel, a grace, then the whole tree. */
 static void
 test_agent_timeout(void **state)
@@ -817,6 +1055,16 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_token_budget, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_outcomes, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_root_auto_complete, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_big_answer_text, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_big_answer_call, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_long_failure_answer,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_agent_timeout, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_mid_step, setup,

@@ -5,6 +5,8 @@
  * orchestrator as its delegate call's result and the store's events, and
  * the run finishes. The rogue "workers" are small scripts given with
  * --worker; the supervisor starts them exactly as it starts warren-worker.
+ * A worker that floods the store with events or checkpointed messages is
+ * stopped at its quota, and the rows kept for it stay under the quota.
  * And the spawn server's side of it: requests answered without the
  * supervisor waiting, in order, a refused one with its reason, and a
  * worker nobody waits for any more killed, not leaked.
@@ -29,6 +31,8 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
+#include "common/log.h"
+#include "common/msg.h"
 #include "ipc/ipc.h"
 #include "sandbox/sandbox.h"
 #include "supervisor/spawn.h"
@@ -188,6 +192,264 @@ test_hello_lies(void **state)
 	    "exec sleep 300\n", path);
 	run_rogue(c, &r, script);
 	check_killed(c, &r, "sandbox short of profile explore");
+	h_run_free(&r);
+}
+
+/* Append m as a frame to f. */
+static void
+frame_put(FILE *f, const struct ipc_msg *m)
+{
+	struct buf	b;
+	char		err[256];
+
+	buf_init(&b, 0);
+	if (ipc_msg_frame(&b, m, err, sizeof(err)) == -1)
+		fail_msg("frame: %s", err);
+	assert_int_equal(fwrite(buf_head(&b), 1, buf_left(&b), f),
+	    buf_left(&b));
+	buf_free(&b);
+}
+
+static FILE *
+flood_open(struct ctx *c, const char *name, char *path, size_t pathsz)
+{
+	FILE	*f;
+
+	snprintf(path, pathsz, "%s/%s", c->ws, name);
+	assert_non_null(f = fopen(path, "w"));
+	(void)chmod(path, 0644);
+	return f;
+}
+
+/* A hello that claims no layer (the run accepts a weaker sandbox). */
+static void
+flood_hello(struct ctx *c, char *path, size_t pathsz)
+{
+	struct ipc_msg	 m;
+	FILE		*f = flood_open(c, "hello.bin", path, pathsz);
+
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_HELLO;
+	m.u.hello.version = IPC_PROTOCOL_VERSION;
+	m.u.hello.pid = 1;
+	m.u.hello.weaker = 1;
+	frame_put(f, &m);
+	fclose(f);
+}
+
+/* n debug log events of len bytes each (stored, never printed). */
+static void
+flood_events(struct ctx *c, unsigned n, size_t len, char *path,
+    size_t pathsz)
+{
+	struct ipc_msg	 m;
+	FILE		*f = flood_open(c, "events.bin", path, pathsz);
+	char		*text = malloc(len + 1);
+	unsigned	 i;
+
+	assert_non_null(text);
+	memset(text, 'e', len);
+	text[len] = '\0';
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_EVENT;
+	m.u.event.kind = "log";
+	m.u.event.text = text;
+	m.u.event.has_level = 1;
+	m.u.event.level = LOG_LEVEL_DEBUG;
+	for (i = 0; i < n; i++)
+		frame_put(f, &m);
+	fclose(f);
+	free(text);
+}
+
+/* n checkpoints of 4 user messages of len bytes, in order. */
+static void
+flood_checkpoints(struct ctx *c, unsigned n, size_t len, char *path,
+    size_t pathsz)
+{
+	struct ipc_msg	 m;
+	struct msg	 v[4];
+	FILE		*f = flood_open(c, "ckpt.bin", path, pathsz);
+	char		*text = malloc(len + 1);
+	unsigned	 i;
+
+	assert_non_null(text);
+	memset(text, 'm', len);
+	text[len] = '\0';
+	memset(v, 0, sizeof(v));
+	for (i = 0; i < 4; i++) {
+		v[i].role = MSG_USER;
+		v[i].text = text;
+	}
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_CHECKPOINT;
+	m.u.checkpoint.messages.v = v;
+	m.u.checkpoint.messages.n = 4;
+	for (i = 0; i < n; i++) {
+		m.u.checkpoint.seq = 4 * i;
+		frame_put(f, &m);
+	}
+	fclose(f);
+	free(text);
+}
+
+/* Run a flooding worker: script, with extra environment (the quota).
+ * Without a quota it would run into its timeout (20 s), not hang. */
+static void
+run_flood(struct ctx *c, struct h_run *r, const char *script,
+    char *const env[])
+{
+	char	*argv[] = { "warren", "run", "--json", "--workspace", c->ws,
+		    "--replay", c->cas, "--db", c->db, "--worker", c->worker,
+		    "--allow-weaker-sandbox", "--agent-timeout", "20s",
+		    "flood task", NULL };
+
+	h_write(c->ws, "rogue-worker", script, 0755);
+	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+}
+
+/*
+ * The run finished; 0.1 ended store_quota, its parent was told, the
+ * "killed" event names the key; what the store kept of 0.1 (events of
+ * kind, messages of msglen bytes) is at most maxrows rows and maxbytes
+ * bytes of text.
+ */
+static void
+check_quota(struct ctx *c, struct h_run *r, const char *key,
+    const char *kind, size_t msglen, uint64_t maxrows, uint64_t maxbytes)
+{
+	struct store		*st;
+	struct store_event	*ev;
+	struct store_agent	*ag;
+	size_t			 nev, nag, i;
+	uint64_t		 rows = 0, bytes = 0;
+	int64_t			 run;
+	char			 err[512];
+	int			 killed = 0;
+
+	assert_int_equal(r->status, 0);
+	assert_int_equal(h_count_lines(r->out, "\"path\":\"0.1\"",
+	    "\"end\":\"store_quota\""), 1);
+	assert_true(h_count_lines(r->out, "\"event\":\"tool_result\"",
+	    "subagent 0.1 (explore) was stopped by its store quota") >= 1);
+	assert_int_equal(h_count_lines(r->out, "\"event\":\"result\"",
+	    "HANDLED"), 1);
+	st = store_open(c->db, STORE_READ, err, sizeof(err));
+	assert_non_null(st);
+	assert_int_equal(store_run_latest(st, NULL, &run), 0);
+	assert_int_equal(store_events_list(st, run, &ev, &nev), 0);
+	for (i = 0; i < nev; i++) {
+		if (ev[i].path == NULL || strcmp(ev[i].path, "0.1") != 0)
+			continue;
+		if (strcmp(ev[i].type, "killed") == 0 &&
+		    strstr(ev[i].detail, key) != NULL)
+			killed++;
+		if (strcmp(ev[i].type, kind) == 0) {
+			rows++;
+			bytes += strlen(ev[i].detail) + strlen(kind);
+		}
+	}
+	store_events_free(ev, nev);
+	assert_int_equal(killed, 1);
+	assert_int_equal(store_agents_list(st, run, &ag, &nag), 0);
+	for (i = 0; i < nag; i++)
+		if (strcmp(ag[i].path, "0.1") == 0) {
+			assert_int_equal(ag[i].status, STORE_AGENT_FAILED);
+			assert_string_equal(ag[i].exit_reason, "store_quota");
+			rows += ag[i].nmessages;
+			bytes += ag[i].nmessages * msglen;
+		}
+	store_agents_free(ag, nag);
+	store_close(st);
+	assert_true(rows > 0);
+	assert_true(rows <= maxrows);
+	assert_true(bytes <= maxbytes);
+}
+
+/* The quota is kept with the run, for its resume. */
+static void
+check_params(struct ctx *c, const char *want)
+{
+	struct store		*st;
+	struct store_run	 run;
+	int64_t			 id;
+	char			 err[512];
+
+	st = store_open(c->db, STORE_READ, err, sizeof(err));
+	assert_non_null(st);
+	assert_int_equal(store_run_latest(st, NULL, &id), 0);
+	assert_int_equal(store_run_get(st, id, &run), 0);
+	assert_non_null(run.params);
+	if (strstr(run.params, want) == NULL)
+		fail_msg("params %s lack %s", run.params, want);
+	store_run_free(&run);
+	store_close(st);
+}
+
+/* 5,000 events against a quota of 100 rows. */
+static void
+test_flood_event_rows(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	char		 hello[PATH_MAX], evs[PATH_MAX], script[3 * PATH_MAX];
+	char		*env[] = { "WARREN_AGENT_STORE_ROWS=100", NULL };
+
+	flood_hello(c, hello, sizeof(hello));
+	flood_events(c, 5000, 100, evs, sizeof(evs));
+	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s >&4\n"
+	    "exec sleep 300\n", hello, evs);
+	run_flood(c, &r, script, env);
+	check_quota(c, &r, "agent_store_rows", "log", 0, 100, UINT64_MAX);
+	check_params(c, "\"agent_store_rows\":100");
+	h_run_free(&r);
+}
+
+/* 40 checkpoints of 4 x 60,000 bytes against a quota of 1 MiB. */
+static void
+test_flood_checkpoint_bytes(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	char		 hello[PATH_MAX], ck[PATH_MAX], script[3 * PATH_MAX];
+	char		*env[] = { "WARREN_AGENT_STORE_BYTES=1M", NULL };
+
+	flood_hello(c, hello, sizeof(hello));
+	flood_checkpoints(c, 40, 60000, ck, sizeof(ck));
+	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s >&4\n"
+	    "exec sleep 300\n", hello, ck);
+	run_flood(c, &r, script, env);
+	check_quota(c, &r, "agent_store_bytes", "log", 60000, 1000000,
+	    1024 * 1024);
+	check_params(c, "\"agent_store_bytes\":1048576");
+	h_run_free(&r);
+}
+
+/*
+ * The defaults: a worker writing 4 KB events as fast as its pipe takes
+ * them (100 MB, then it waits) is stopped at 64 MiB within seconds (the
+ * default agent timeout is 30 minutes) and the run goes on.
+ */
+static void
+test_flood_defaults(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	char		 hello[PATH_MAX], evs[PATH_MAX], script[3 * PATH_MAX];
+	uint64_t	 t0 = clock_mono_ms(), ms;
+
+	flood_hello(c, hello, sizeof(hello));
+	flood_events(c, 1000, 4000, evs, sizeof(evs));
+	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s >&4\n"
+	    "i=0; while [ $i -lt 25 ] && cat %s >&4; do i=$((i+1)); done\n"
+	    "exec sleep 300\n", hello, evs);
+	run_flood(c, &r, script, NULL);
+	ms = clock_mono_ms() - t0;
+	print_message("flood with the default quota: stopped after %llu ms\n",
+	    (unsigned long long)ms);
+	check_quota(c, &r, "agent_store_bytes", "log", 0, 20000,
+	    64u * 1024 * 1024);
+	assert_true(ms < 20000);
 	h_run_free(&r);
 }
 
@@ -363,6 +625,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_huge_length, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_hello_lies, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_flood_event_rows, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_flood_checkpoint_bytes,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flood_defaults, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_spawnd_async, setup,
 		    teardown),
