@@ -50,6 +50,9 @@
 #define STORE_SCHEMA_VERSION	3
 #define STORE_DEFAULT_BATCH_MAX	4096	/* rows per transaction */
 #define STORE_BUSY_TIMEOUT_MS	5000
+/* How long a write waits for a lock another process holds before the
+ * write fails (and with it the run: exit 6). */
+#define STORE_WRITE_WAIT_MS	60000
 #define STORE_PATH_MAX		256	/* longest agent path ("0.1.2...") */
 #define STORE_ERRMSG_MAX	512
 
@@ -78,6 +81,7 @@ enum store_run_status {
 	STORE_RUN_DONE,		/* the root completed */
 	STORE_RUN_FAILED,	/* the root failed, or limits ended it */
 	STORE_RUN_CANCELLED,	/* SIGINT/SIGTERM; resumable */
+	STORE_RUN_STORE_FAILED,	/* a write failed: stopped; resumable */
 };
 
 /*
@@ -256,6 +260,16 @@ const char	*store_errmsg(const struct store *st);	/* borrowed */
 int		 store_schema_version(struct store *st);
 /* Commit the open batch, if any. On -1 the whole batch is lost. */
 int		 store_flush(struct store *st);
+/*
+ * Lost writes are sticky. Once a batch was rolled back (disk full, I/O
+ * error, a damaged page, a lock held past STORE_WRITE_WAIT_MS), every
+ * later write is refused, so the file keeps exactly what was committed
+ * before the failure and never a later row without an earlier one:
+ * `warren resume` redoes the rest. NULL while nothing was lost, else what
+ * failed and how much was lost (borrowed, valid until the next call).
+ * store_run_end(..., STORE_RUN_STORE_FAILED, ...) is still tried.
+ */
+const char	*store_lost(struct store *st);
 /* Rows written since the last commit. */
 size_t		 store_pending(const struct store *st);
 void		 store_set_batch_max(struct store *st, size_t rows);

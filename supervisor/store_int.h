@@ -80,6 +80,13 @@ struct store {
 	int64_t		 valid_node_runs[STORE_NODE_CACHE];
 	enum store_err	 err;
 	char		 errmsg[STORE_ERRMSG_MAX];
+	/* The first write that was lost (store_lost), what it lost, and the
+	 * writes refused since. */
+	enum store_err	 lost;
+	char		 lostmsg[STORE_ERRMSG_MAX];
+	char		 lostdesc[STORE_ERRMSG_MAX + 128];
+	size_t		 lost_rows, lost_refused;
+	int		 final;		/* store_run_end(STORE_FAILED) */
 	sqlite3_stmt	*stmts[SQ__COUNT];
 };
 
@@ -101,6 +108,8 @@ int		 store_op_begin(struct store *st);
  * full batch); !ok leaves the batch as it was if nothing was written, else
  * rolls the batch back (store.c says why). Returns ok ? 0 : -1. */
 int		 store_op_end(struct store *st, int ok, size_t rows);
+/* Rows were not written: remember it (store_lost). */
+void		 store_lose(struct store *st, size_t rows);
 /* Forget every cached lookup (a batch was lost). */
 void		 store_cache_clear(struct store *st);
 /* 0 if the run / node exists, else -1 with STORE_ENOTFOUND. SQLite does
@@ -127,6 +136,12 @@ char		*store_col_dup(sqlite3_stmt *s, int col, int *ok);
 enum store_run_status	 store_run_status_parse(const char *name);
 enum store_agent_status	 store_agent_status_parse(const char *name);
 enum store_summary_kind	 store_summary_kind_parse(const char *name);
+
+/* store_lock.c */
+/* Other processes that have the database file open (their pids and
+ * names), for a busy message: "pid 123 (sqlite3)"; "" if none is found
+ * (another user's processes cannot be seen). */
+void		 store_lock_holders(const char *path, char *out, size_t outsz);
 
 /* store_schema.c */
 /*

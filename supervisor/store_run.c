@@ -123,6 +123,10 @@ store_run_end(struct store *st, int64_t run, enum store_run_status status,
 	sqlite3_stmt	*s;
 	int		 ok;
 
+	/* After a lost write only this status is tried: the run says why
+	 * it stopped, where the file still takes it. */
+	if (status == STORE_RUN_STORE_FAILED)
+		st->final = 1;
 	if (store_op_begin(st) == -1)
 		return -1;
 	ok = (s = store_stmt(st, SQ_RUN_END)) != NULL;
