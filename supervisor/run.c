@@ -794,11 +794,11 @@ run_store_end(struct run *r, int code)
 	if (r->store == NULL)
 		return code;
 	if (!r->store_failed) {
-		if (store_run_end(r->store, r->run_id, code == 0 ?
+		if (store_run_finish(r->store, r->run_id, code == 0 ?
 		    STORE_RUN_DONE : code == WARREN_EXIT_INTERRUPTED ?
 		    STORE_RUN_CANCELLED : STORE_RUN_FAILED,
 		    code == 0 ? r->root->result : r->root->error) == 0 &&
-		    store_flush(r->store) == 0 && store_lost(r->store) == NULL)
+		    store_lost(r->store) == NULL)
 			return code;
 		if (store_lost(r->store) == NULL) {
 			/* A refused status (the run's row is gone). */
@@ -807,8 +807,8 @@ run_store_end(struct run *r, int code)
 		}
 		r->store_failed = 1;
 	}
-	ok = store_run_end(r->store, r->run_id, STORE_RUN_STORE_FAILED,
-	    store_lost(r->store)) == 0 && store_flush(r->store) == 0;
+	ok = store_run_finish(r->store, r->run_id, STORE_RUN_STORE_FAILED,
+	    store_lost(r->store)) == 0;
 	run_store_report(r, ok);
 	return WARREN_EXIT_STORE;
 }

@@ -267,6 +267,11 @@ store_getpid(void)
 int
 store_check_owner(struct store *st)
 {
+	/* The connection is the writer thread's: a call without a front
+	 * end (store_writer.c) must not touch it. */
+	if (st->w != NULL)
+		return store_seterr(st, STORE_EINVAL, "this call is not"
+		    " available while the writer thread runs");
 	if (st->owner != store_getpid())
 		return store_seterr(st, STORE_EFORK,
 		    "used by process %ld, opened by %ld", (long)store_getpid(),
@@ -442,6 +447,8 @@ store_lose(struct store *st, size_t rows)
 const char *
 store_lost(struct store *st)
 {
+	if (st != NULL && st->w != NULL)
+		return store_w_lost(st);
 	if (st == NULL || st->lost == STORE_OK)
 		return NULL;
 	store_fmt(st->lostdesc, sizeof(st->lostdesc), "%s; lost: %zu rows"
@@ -550,6 +557,8 @@ store_flush(struct store *st)
 
 	if (st == NULL)
 		return 0;
+	if (st->w != NULL)
+		return store_w_flush(st);
 	if (store_check_owner(st) == -1)
 		return -1;
 	if (!st->in_tx)
@@ -598,12 +607,16 @@ store_read_end(struct store *st)
 size_t
 store_pending(const struct store *st)
 {
+	if (st->w != NULL)
+		return store_w_pending(st);
 	return st->pending;
 }
 
 void
 store_set_batch_max(struct store *st, size_t rows)
 {
+	if (st->w != NULL)
+		return;		/* the writer's: set it before */
 	st->batch_max = rows == 0 ? 1 : rows;
 }
 
@@ -942,6 +955,7 @@ store_close(struct store *st)
 
 	if (st == NULL)
 		return;
+	store_writer_stop(st);
 	/* In a forked child the connection is the parent's: leave it. */
 	if (st->owner == store_getpid() && st->db != NULL) {
 		if (st->in_tx && store_flush(st) == -1)

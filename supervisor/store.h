@@ -270,8 +270,23 @@ int		 store_flush(struct store *st);
  * store_run_end(..., STORE_RUN_STORE_FAILED, ...) is still tried.
  */
 const char	*store_lost(struct store *st);
+/*
+ * From now on a thread of the store's own applies the writes
+ * (store_writer.c, docs/memory.md): writes return at once and their
+ * failures are reported by store_lost(); ids returned before their rows
+ * exist are valid for every call of this store; reads wait for the writes
+ * queued before them. Call once the run's first rows are committed.
+ */
+int		 store_writer_start(struct store *st);
+/* Commit everything written so far and wait for it: 0, or -1 when a
+ * write was lost (store_lost says what). */
+int		 store_sync(struct store *st);
+/* store_run_end() and a commit, waited for: 0 both done, -1 not. */
+int		 store_run_finish(struct store *st, int64_t run,
+		    enum store_run_status status, const char *result);
 /* Rows written since the last commit. */
 size_t		 store_pending(const struct store *st);
+/* Before store_writer_start(); ignored after. */
 void		 store_set_batch_max(struct store *st, size_t rows);
 
 /* store_run.c: runs, agents, messages, events (writes) */
