@@ -16,6 +16,12 @@
  * batch reaches the cap (store_set_batch_max), the write that reaches it
  * commits the batch itself. A batch lands whole or not at all.
  *
+ * The writer thread. After store_writer_start() a thread of the store's
+ * own holds the connection and applies the writes in order, from a bounded
+ * queue; the calls below return at once (docs/memory.md, "The writer
+ * thread"), and a commit waiting for another process's lock does not stop
+ * the caller.
+ *
  * Durability: WAL with synchronous=NORMAL. A committed batch survives a
  * crash or kill -9 of the supervisor; only a power loss or OS crash can
  * lose the last committed batches (never corrupt the file). Rows still in
