@@ -635,6 +635,17 @@ run_spawnd_ready(int fd, uint32_t events, void *arg)
 	}
 }
 
+/* The writer lost a write while the loop had nothing else to do. */
+static void
+run_store_lost_ready(int fd, uint32_t events, void *arg)
+{
+	struct run	*r = arg;
+
+	(void)events;
+	loop_del_fd(r->loop, fd);
+	run_store_check(r);
+}
+
 static void
 run_llm_ready(int fd, uint32_t events, void *arg)
 {
@@ -830,6 +841,10 @@ run_main(struct run *r, const struct msg_list *resume)
 	if (r->spawnd != NULL && loop_add_fd(r->loop, spawnd_fd(r->spawnd),
 	    EPOLLIN, run_spawnd_ready, r) == -1)
 		fatal("epoll_ctl spawnd");
+	if (r->store != NULL && store_lost_fd(r->store) != -1 &&
+	    loop_add_fd(r->loop, store_lost_fd(r->store), EPOLLIN,
+	    run_store_lost_ready, r) == -1)
+		fatal("epoll_ctl store");
 	loop_set_timeout_hook(r->loop, run_timeout, r);
 	loop_set_idle_hook(r->loop, run_idle, r);
 	/* Before any agent can write to the workspace. */

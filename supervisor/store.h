@@ -287,6 +287,9 @@ int		 store_writer_start(struct store *st);
 /* Commit everything written so far and wait for it: 0, or -1 when a
  * write was lost (store_lost says what). */
 int		 store_sync(struct store *st);
+/* With the writer thread: a descriptor that becomes readable when a
+ * write is lost (the loop polls it, then reads store_lost()); else -1. */
+int		 store_lost_fd(const struct store *st);
 /* store_run_end() and a commit, waited for: 0 both done, -1 not. */
 int		 store_run_finish(struct store *st, int64_t run,
 		    enum store_run_status status, const char *result);

@@ -30,12 +30,15 @@
  * unknown id) is logged; a lost write is sticky in w->in and copied here,
  * where store_lost() reads it (run.c stops the run: exit 6).
  */
+#include <sys/eventfd.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "supervisor/store_int.h"
@@ -88,8 +91,10 @@ struct store_writer {
 	struct store_witem	*head, *tail;
 	size_t			 nitems, bytes;
 	int			 stop;
-	/* Shared under mu: the first lost write. */
+	/* Shared under mu: the first lost write; efd is readable from
+	 * then on (the loop's wake-up). */
 	enum store_err		 lost;
+	int			 efd;
 	char			 lostdesc[STORE_ERRMSG_MAX + 128];
 	/* The writer's: handle index -> real id. */
 	int64_t			*map;
@@ -236,9 +241,17 @@ store_w_failed(struct store_writer *w)
 		return;
 	}
 	pthread_mutex_lock(&w->mu);
+	if (w->lost == STORE_OK)
+		(void)eventfd_write(w->efd, 1);
 	w->lost = w->in->lost;
 	strlcpy(w->lostdesc, lost, sizeof(w->lostdesc));
 	pthread_mutex_unlock(&w->mu);
+}
+
+int
+store_lost_fd(const struct store *st)
+{
+	return st->w != NULL ? st->w->efd : -1;
 }
 
 static void
@@ -798,6 +811,13 @@ store_writer_start(struct store *st)
 		return store_seterr(st, STORE_ENOMEM, "starting the writer");
 	}
 	w->in = in;
+	if ((w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
+		free(in->path);
+		free(in);
+		free(w);
+		return store_seterr(st, STORE_EIO, "starting the writer:"
+		    " eventfd: %s", strerror(errno));
+	}
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->more, NULL);
 	pthread_cond_init(&w->room, NULL);
@@ -808,6 +828,7 @@ store_writer_start(struct store *st)
 	rc = pthread_create(&w->thread, NULL, store_w_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
+		close(w->efd);
 		free(in->path);
 		free(in);
 		free(w);
@@ -848,6 +869,7 @@ store_writer_stop(struct store *st)
 		pthread_cond_destroy(&w->room);
 		pthread_cond_destroy(&w->done);
 	}
+	close(w->efd);
 	for (i = 0; i < w->nnodes; i++)
 		free(w->nodes[i].summary);
 	free(w->nodes);

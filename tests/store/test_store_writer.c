@@ -8,6 +8,7 @@
  *     and reads see every write queued before them;
  *   - a write lost by the writer is sticky and reported by store_lost().
  */
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -257,6 +258,7 @@ test_lost_is_sticky(void **state)
 {
 	struct fx		*fx = *state;
 	struct store_agent_new	 a = { .path = "0", .task = "root" };
+	struct pollfd		 pfd;
 	sqlite3			*h;
 	int64_t			 ag, node;
 
@@ -265,6 +267,10 @@ test_lost_is_sticky(void **state)
 	    0);
 	assert_int_equal(store_sync(fx->st), 0);
 	assert_null(store_lost(fx->st));
+	pfd.fd = store_lost_fd(fx->st);
+	pfd.events = POLLIN;
+	assert_true(pfd.fd >= 0);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
 	assert_int_equal(store_agent_add(fx->st, fx->run, &a, &ag, &node), 0);
 	assert_int_equal(store_sync(fx->st), 0);
 	/* A child's third statement (its edge) fails behind the store's
@@ -278,6 +284,8 @@ test_lost_is_sticky(void **state)
 	assert_int_equal(store_event(fx->st, fx->run, NULL, "a", "b"), 0);
 	assert_int_equal(store_agent_add(fx->st, fx->run, &a, NULL, NULL), 0);
 	assert_int_equal(store_event(fx->st, fx->run, NULL, "c", "d"), 0);
+	/* The loop is woken without asking. */
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
 	assert_int_equal(store_sync(fx->st), -1);
 	assert_non_null(store_lost(fx->st));
 	assert_non_null(strstr(store_lost(fx->st), "injected"));
