@@ -2,7 +2,12 @@
  * bench_store: how fast the store takes a run's writes, and how long a
  * deep node's context takes to assemble.
  *
- *   bench_store [-n NODES] [-m MESSAGES] [-r REPEATS] [-d DIR]
+ *   bench_store [-n NODES] [-m MESSAGES] [-r REPEATS] [-d DIR] [-w]
+ *
+ * -w: every measure through the store's writer thread (store_writer.c),
+ * as `warren run` writes: from the first write queued to store_sync()
+ * returning (everything committed); the context is then a read that goes
+ * through the queue.
  *
  * 1. agent nodes/s: store_agent_add (agent row + memory node + edge from
  *    its parent), batched (default cap), a wide tree of depth <= 3;
@@ -33,6 +38,7 @@
 
 static char	 bench_dir[512];
 static int	 bench_seq;
+static int	 bench_writer;	/* -w: writes through the writer thread */
 
 /* Rates by wall clock and by this process's CPU time: the machine may be
  * shared, and the CPU figure is what the store itself costs. */
@@ -125,7 +131,18 @@ static void
 bench_check(struct store *st, int rc)
 {
 	if (rc == -1)
-		errx(1, "%s", store_errmsg(st));
+		errx(1, "%s", store_lost(st) ? store_lost(st) :
+		    store_errmsg(st));
+}
+
+/* -w: from here on the writes go through the writer thread. */
+static void
+bench_go(struct store *st, struct bench_clock *c)
+{
+	if (bench_writer)
+		bench_check(st, store_writer_start(st));
+	if (c != NULL)
+		bench_start(c);
 }
 
 /* Agents 0.1 .. 0.K, then 0.i.j, then 0.i.j.k: a wide tree. */
@@ -142,7 +159,7 @@ bench_agents(long n)
 	long			 i, width = 100;
 
 	st = bench_open(&run, &root);
-	bench_start(&c);
+	bench_go(st, &c);
 	for (i = 0; i < n; i++) {
 		if (i < width)
 			snprintf(path, sizeof(path), "0.%ld", i + 1);
@@ -157,7 +174,7 @@ bench_agents(long n)
 		a.path = path;
 		bench_check(st, store_agent_add(st, run, &a, &id, &node));
 	}
-	bench_check(st, store_flush(st));
+	bench_check(st, store_sync(st));
 	rate = bench_stop(&c, (double)n);
 	bench_close(st);
 	return rate;
@@ -200,11 +217,11 @@ bench_messages(long n, size_t batch)
 	}
 	bench_check(st, store_flush(st));
 	store_set_batch_max(st, batch);
-	bench_start(&c);
+	bench_go(st, &c);
 	for (i = 0; i < n; i++)
 		bench_check(st, store_msg_append(st, nodes[i % 8], &m[i % 3],
 		    i % 3 == 0 ? &u : NULL));
-	bench_check(st, store_flush(st));
+	bench_check(st, store_sync(st));
 	rate = bench_stop(&c, (double)n);
 	free(m[0].calls[0].id);
 	free(m[0].calls[0].name);
@@ -232,7 +249,7 @@ bench_merges(long n)
 		bench_check(st, store_agent_add(st, run, &a, NULL, &kids[i]));
 	}
 	bench_check(st, store_flush(st));
-	bench_start(&c);
+	bench_go(st, &c);
 	for (i = 0; i < n; i++) {
 		parents[0] = kids[i % 64];
 		parents[1] = kids[(i + 1) % 64];
@@ -240,7 +257,7 @@ bench_merges(long n)
 		bench_check(st, store_node_merge(st, run, parents, 3, "merge",
 		    &node));
 	}
-	bench_check(st, store_flush(st));
+	bench_check(st, store_sync(st));
 	rate = bench_stop(&c, (double)n);
 	bench_close(st);
 	return rate;
@@ -284,6 +301,7 @@ bench_context(int reps, size_t *nctx, double *cpu_us)
 	for (k = 0; k < 50; k++)
 		bench_check(st, store_msg_append(st, target, &m, NULL));
 	bench_check(st, store_flush(st));
+	bench_go(st, NULL);
 	(void)node;
 	if ((t = calloc((size_t)reps, sizeof(*t))) == NULL ||
 	    (cpu = calloc((size_t)reps, sizeof(*cpu))) == NULL)
@@ -320,8 +338,11 @@ main(int argc, char **argv)
 	tmp = getenv("TMPDIR");
 	snprintf(bench_dir, sizeof(bench_dir), "%s", tmp != NULL && *tmp ?
 	    tmp : "/tmp");
-	while ((ch = getopt(argc, argv, "n:m:r:d:")) != -1) {
+	while ((ch = getopt(argc, argv, "n:m:r:d:w")) != -1) {
 		switch (ch) {
+		case 'w':
+			bench_writer = 1;
+			break;
 		case 'n':
 			nodes = strtonum(optarg, 1, 10000000, &errstr);
 			if (errstr != NULL)

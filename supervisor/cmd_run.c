@@ -652,6 +652,18 @@ cmd_run_new(const struct cmd_run_args *a, const struct config *c,
 	return r;
 }
 
+/* From here the run's writes go to the store's writer thread: a lock
+ * another process holds does not stop the loop (docs/memory.md). */
+static void
+cmd_run_writer(struct store *st)
+{
+	if (getenv("WARREN_STORE_INLINE") != NULL)
+		return;
+	if (store_writer_start(st) == -1)
+		log_warnx("%s; writing from the event loop instead",
+		    store_errmsg(st));
+}
+
 /* A new run: its row first, so a crash from here on can be resumed. */
 static int
 cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
@@ -676,7 +688,13 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 		return WARREN_EXIT_STORE;
 	}
 	run_set_store(r, *stp, run_id);
-	(void)store_flush(*stp);
+	if (store_flush(*stp) == -1 || store_lost(*stp) != NULL) {
+		cmd_run_error("run", "the run's first rows could not be written"
+		    " (nothing ran): %s", store_lost(*stp) ? store_lost(*stp) :
+		    store_errmsg(*stp));
+		return WARREN_EXIT_STORE;
+	}
+	cmd_run_writer(*stp);
 	cmd_run_masks(x, c);
 	log_info("run %lld in %s", (long long)run_id, store_filename(*stp));
 	return run_main(r, NULL);
@@ -705,7 +723,14 @@ cmd_run_again(const struct cmd_run_args *a, struct run *r, struct store *st,
 	if (store_run_resumed(st, a->resume) == -1)
 		log_warnx("store: %s", store_errmsg(st));
 	run_set_store(r, st, a->resume);
-	(void)store_flush(st);
+	if (store_flush(st) == -1 || store_lost(st) != NULL) {
+		cmd_run_error("resume", "run %lld: nothing resumed: %s",
+		    (long long)a->resume, store_lost(st) ? store_lost(st) :
+		    store_errmsg(st));
+		code = WARREN_EXIT_STORE;
+		goto out;
+	}
+	cmd_run_writer(st);
 	log_info("resuming run %lld in %s", (long long)a->resume,
 	    a->workspace);
 	code = run_main(r, &resume);

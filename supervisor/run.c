@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@
 #define RUN_INHERIT_MAX		32	/* inherited messages */
 #define RUN_EVENT_MAX		4096	/* chars of an event's detail stored */
 #define RUN_FLUSH_MS		200	/* store batch commit period */
+#define RUN_STORE_STOP		"the run stopped: its database cannot be written"
 
 static const char *const run_end_names[] = {
 	[NODE_END_NONE] = "running",
@@ -116,8 +118,7 @@ run_store_agent(struct run *r, struct node *n, const char *call_id)
 	a.inherit_context = n->inherit;
 	if (store_agent_add(r->store, r->run_id, &a, &n->store_agent,
 	    &n->store_node) == -1) {
-		log_warnx("store: agent %s: %s", n->path,
-		    store_errmsg(r->store));
+		run_store_warn(r, "agent %s", n->path);
 		return;
 	}
 	/* Delegated after a parallel batch with inherit_context: the batch's
@@ -125,8 +126,7 @@ run_store_agent(struct run *r, struct node *n, const char *call_id)
 	if (n->inherit && n->parent != NULL && n->parent->merge_node > 0 &&
 	    store_edge_add(r->store, n->parent->merge_node,
 	    n->store_node) == -1)
-		log_warnx("store: edge to %s: %s", n->path,
-		    store_errmsg(r->store));
+		run_store_warn(r, "edge to %s", n->path);
 }
 
 void
@@ -141,7 +141,43 @@ run_record_event(struct run *r, const struct node *n, const char *kind,
 	    tool ? ": " : "", text ? text : "");
 	if (store_event(r->store, r->run_id, n ? n->path : NULL, kind,
 	    detail) == -1)
-		log_warnx("store: event: %s", store_errmsg(r->store));
+		run_store_warn(r, "event");
+}
+
+void
+run_store_warn(struct run *r, const char *fmt, ...)
+{
+	char	what[256];
+	va_list	ap;
+
+	if (store_lost(r->store) != NULL)
+		return;		/* run_store_check says it, once */
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	log_warnx("store: %s%s%s", what, *what ? ": " : "",
+	    store_errmsg(r->store));
+}
+
+/*
+ * A write was lost: nothing the run does from now on can be recorded, and
+ * what it did since the last commit is gone. Stop it (exit 6) rather than
+ * spend tokens on work that `warren resume` would redo anyway.
+ */
+static void
+run_store_check(struct run *r)
+{
+	const char	*lost;
+
+	if (r->store == NULL || r->store_failed ||
+	    (lost = store_lost(r->store)) == NULL)
+		return;
+	r->store_failed = 1;
+	log_warnx("store: %s", lost);
+	log_warnx("run %lld: stopping every agent: the database cannot be"
+	    " written", (long long)r->run_id);
+	if (!r->finished)
+		run_cancel(r, 0);
 }
 
 size_t
@@ -166,7 +202,7 @@ run_store_msg(struct run *r, struct node *n, const struct msg *m)
 	    n->usage_unsaved.output > 0))
 		u = &n->usage_unsaved;
 	if (store_msg_append(r->store, n->store_node, m, u) == -1)
-		log_warnx("store: %s", store_errmsg(r->store));
+		run_store_warn(r, "run %lld", (long long)r->run_id);
 	else if (u != NULL)
 		memset(&n->usage_unsaved, 0, sizeof(n->usage_unsaved));
 }
@@ -368,7 +404,7 @@ run_store_done(struct run *r, struct node *n)
 		run_record_event(r, n, "auto_complete", NULL, n->error);
 	if (store_agent_set_status(r->store, n->store_agent, st, text,
 	    run_end_name(n->end)) == -1)
-		log_warnx("store: %s", store_errmsg(r->store));
+		run_store_warn(r, "run %lld", (long long)r->run_id);
 	/* Committed with its summary by run_summary_start, which follows. */
 }
 
@@ -494,8 +530,7 @@ run_inherited(struct run *r, const struct node *n, struct msg_list *out)
 		if (store_context(r->store, n->store_node,
 		    STORE_CTX_PARENT_MESSAGES, out) == 0)
 			return;
-		log_warnx("store: context of %s: %s", n->path,
-		    store_errmsg(r->store));
+		run_store_warn(r, "context of %s", n->path);
 		msg_list_free(out);
 		msg_list_init(out);
 	}
@@ -548,17 +583,19 @@ run_cancel(struct run *r, int hard)
 		n = r->nodes[i];
 		if (n->worker != NULL && n->state == NODE_RUNNING)
 			proc_cancel(n->worker, r->finished ?
-			    "the run finished" : "the run was cancelled");
+			    "the run finished" : r->store_failed ?
+			    RUN_STORE_STOP : "the run was cancelled");
 	}
 	if (!r->finished && r->orch_deferred) {
 		/* Resuming: the orchestrator waited on its subagents. */
 		r->orch_deferred = 0;
 		r->root->end = NODE_END_CANCELLED;
-		r->root->error = xstrdup("the run was cancelled while it "
-		    "resumed its subagents");
+		r->root->error = xstrdup(r->store_failed ? RUN_STORE_STOP :
+		    "the run was cancelled while it resumed its subagents");
 		run_node_done(r, r->root);
 	} else if (!r->finished)
-		orch_cancel(r, "the run was cancelled (SIGINT/SIGTERM)");
+		orch_cancel(r, r->store_failed ? RUN_STORE_STOP :
+		    "the run was cancelled (SIGINT/SIGTERM)");
 	r->kill_timer = loop_timer_add(r->loop, r->opts.limits.grace_ms,
 	    run_kill_timer, r);
 }
@@ -625,6 +662,17 @@ run_spawnd_ready(int fd, uint32_t events, void *arg)
 	}
 }
 
+/* The writer lost a write while the loop had nothing else to do. */
+static void
+run_store_lost_ready(int fd, uint32_t events, void *arg)
+{
+	struct run	*r = arg;
+
+	(void)events;
+	loop_del_fd(r->loop, fd);
+	run_store_check(r);
+}
+
 static void
 run_llm_ready(int fd, uint32_t events, void *arg)
 {
@@ -650,7 +698,7 @@ run_flush_timer(void *arg)
 
 	r->flush_timer = 0;
 	if (r->store != NULL && store_flush(r->store) == -1)
-		log_warnx("store: %s", store_errmsg(r->store));
+		run_store_warn(r, "run %lld", (long long)r->run_id);
 }
 
 static void
@@ -661,6 +709,7 @@ run_idle(void *arg)
 	llm_engine_process(r->llm);
 	run_schedule(r);
 	ui_flush();
+	run_store_check(r);
 	if (r->store != NULL && r->flush_timer == 0 &&
 	    store_pending(r->store) > 0)
 		r->flush_timer = loop_timer_add(r->loop, RUN_FLUSH_MS,
@@ -733,6 +782,8 @@ run_stats(struct run *r)
 static int
 run_exit_code(struct run *r)
 {
+	if (r->store_failed)
+		return WARREN_EXIT_STORE;
 	if (r->interrupted)
 		return WARREN_EXIT_INTERRUPTED;
 	switch (r->root->end) {
@@ -755,6 +806,53 @@ run_exit_code(struct run *r)
 	}
 }
 
+/* What was lost and what to do, on stderr: the run's last words. */
+static void
+run_store_report(struct run *r, int status_written)
+{
+	const char	*lost = store_lost(r->store);
+
+	fprintf(stderr, "warren: run %lld: the database could not be "
+	    "written: %s\n", (long long)r->run_id, lost ? lost :
+	    store_errmsg(r->store));
+	fprintf(stderr, "warren: run %lld stopped. The database keeps "
+	    "everything committed before the failure; the rows above were not "
+	    "written%s. Fix the cause, then `warren resume %lld` redoes only "
+	    "what is not in the database.\n", (long long)r->run_id,
+	    status_written ? " (its status is store_failed)" :
+	    "; its status could not be written either (it shows as "
+	    "interrupted)", (long long)r->run_id);
+}
+
+/* The run's status, and the exit code: 6 whenever a write was lost,
+ * whatever the agents did. */
+static int
+run_store_end(struct run *r, int code)
+{
+	int	ok;
+
+	if (r->store == NULL)
+		return code;
+	if (!r->store_failed) {
+		if (store_run_finish(r->store, r->run_id, code == 0 ?
+		    STORE_RUN_DONE : code == WARREN_EXIT_INTERRUPTED ?
+		    STORE_RUN_CANCELLED : STORE_RUN_FAILED,
+		    code == 0 ? r->root->result : r->root->error) == 0 &&
+		    store_lost(r->store) == NULL)
+			return code;
+		if (store_lost(r->store) == NULL) {
+			/* A refused status (the run's row is gone). */
+			run_store_warn(r, "run %lld", (long long)r->run_id);
+			return code;
+		}
+		r->store_failed = 1;
+	}
+	ok = store_run_finish(r->store, r->run_id, STORE_RUN_STORE_FAILED,
+	    store_lost(r->store)) == 0;
+	run_store_report(r, ok);
+	return WARREN_EXIT_STORE;
+}
+
 int
 run_main(struct run *r, const struct msg_list *resume)
 {
@@ -772,6 +870,10 @@ run_main(struct run *r, const struct msg_list *resume)
 	if (r->spawnd != NULL && loop_add_fd(r->loop, spawnd_fd(r->spawnd),
 	    EPOLLIN, run_spawnd_ready, r) == -1)
 		fatal("epoll_ctl spawnd");
+	if (r->store != NULL && store_lost_fd(r->store) != -1 &&
+	    loop_add_fd(r->loop, store_lost_fd(r->store), EPOLLIN,
+	    run_store_lost_ready, r) == -1)
+		fatal("epoll_ctl store");
 	loop_set_timeout_hook(r->loop, run_timeout, r);
 	loop_set_idle_hook(r->loop, run_idle, r);
 	/* Before any agent can write to the workspace. */
@@ -791,16 +893,10 @@ run_main(struct run *r, const struct msg_list *resume)
 	run_stats(r);
 	/* Every worker is gone: what they left is final. */
 	run_hostexec_end(r);
-	code = run_exit_code(r);
-	if (r->store != NULL) {
-		(void)store_run_end(r->store, r->run_id, code == 0 ?
-		    STORE_RUN_DONE : code == WARREN_EXIT_INTERRUPTED ?
-		    STORE_RUN_CANCELLED : STORE_RUN_FAILED,
-		    code == 0 ? r->root->result : r->root->error);
-		(void)store_flush(r->store);
-	}
-	ui_result(code == 0 ? r->root->result : r->root->error, code == 0,
-	    code);
+	run_store_check(r);
+	code = run_store_end(r, run_exit_code(r));
+	ui_result(code == 0 ? r->root->result : code == WARREN_EXIT_STORE ?
+	    RUN_STORE_STOP : r->root->error, code == 0, code);
 	return code;
 }
 

@@ -182,6 +182,7 @@ struct run {
 	uint64_t		 kill_timer;
 	int			 finished;	/* the root is done */
 	int			 llm_failed;	/* the root ended on an LLM error */
+	int			 store_failed;	/* a store write was lost: exit 6 */
 	struct agent		*orch;		/* the orchestrator's agent */
 	struct orch_state	*orch_state;
 	int			 orch_deferred;	/* resume: waits on subagents */
@@ -242,6 +243,10 @@ void		 run_record_event(struct run *, const struct node *,
 /* The bytes run_record_event keeps of such an event. */
 size_t		 run_event_bytes(const char *kind, const char *tool,
 		    const char *text);
+/* A store call failed: logged, unless it lost a write (store_lost), which
+ * the next loop pass reports once and which stops the run (exit 6). */
+void		 run_store_warn(struct run *, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
 /* Append a message of n to the store; an assistant message carries the
  * usage of the turns that produced it. */
 void		 run_store_msg(struct run *, struct node *, const struct msg *);

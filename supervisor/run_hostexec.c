@@ -33,7 +33,7 @@ run_hostexec_load(struct run *r)
 	if (store_event_last(r->store, r->run_id, HOSTEXEC_EVENT_BASELINE,
 	    &ev) == -1) {
 		if (store_errcode(r->store) != STORE_ENOTFOUND)
-			log_warnx("store: %s", store_errmsg(r->store));
+			run_store_warn(r, "run %lld", (long long)r->run_id);
 		return -1;
 	}
 	if ((rc = hostexec_snap_decode(ev.detail ? ev.detail : "", r->hx_base,
@@ -115,7 +115,7 @@ run_hostexec_end(struct run *r)
 			fatalx("hostexec: the report of %zu files", rep.n);
 		if (store_event(r->store, r->run_id, NULL, HOSTEXEC_EVENT,
 		    text) == -1)
-			log_warnx("store: %s", store_errmsg(r->store));
+			run_store_warn(r, "run %lld", (long long)r->run_id);
 		free(text);
 	}
 	json_decref(j);

@@ -248,7 +248,7 @@ run_resume_restart(struct run *r, const struct store_plan *p,
 	n->ckpt_seq = (uint32_t)pa->messages.n;
 	if (r->store != NULL && store_agent_set_status(r->store, a->id,
 	    STORE_AGENT_PENDING, NULL, NULL) == -1)
-		log_warnx("store: %s", store_errmsg(r->store));
+		run_store_warn(r, "run %lld", (long long)r->run_id);
 	log_info("resume: agent %s restarts from its %zu messages", a->path,
 	    pa->messages.n);
 	run_record_event(r, n, "resumed", NULL, "restarted from its messages");

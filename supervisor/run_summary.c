@@ -27,8 +27,7 @@ run_summary_result(struct run *r, struct node *n)
 {
 	if (store_node_set_summary(r->store, n->store_node, n->result,
 	    STORE_SUMMARY_RESULT, NULL) == -1)
-		log_warnx("store: summary of %s: %s", n->path,
-		    store_errmsg(r->store));
+		run_store_warn(r, "summary of %s", n->path);
 }
 
 static void
@@ -44,8 +43,7 @@ run_summary_done(struct run *r, void *arg, struct msg_reply *reply,
 	    *reply->msg.text != '\0') {
 		if (store_node_set_summary(r->store, n->store_node,
 		    reply->msg.text, STORE_SUMMARY_LLM, &reply->usage) == -1)
-			log_warnx("store: summary of %s: %s", n->path,
-			    store_errmsg(r->store));
+			run_store_warn(r, "summary of %s", n->path);
 	} else {
 		log_warnx("agent %s: LLM summary failed (%s): %s; its result "
 		    "is its summary", n->path, code ? code : "empty",
@@ -55,7 +53,7 @@ run_summary_done(struct run *r, void *arg, struct msg_reply *reply,
 		run_summary_result(r, n);
 	}
 	if (store_flush(r->store) == -1)
-		log_warnx("store: %s", store_errmsg(r->store));
+		run_store_warn(r, "run %lld", (long long)r->run_id);
 	run_node_tell(r, n);
 }
 
@@ -66,7 +64,7 @@ static void
 run_summary_durable(struct run *r)
 {
 	if (r->store != NULL && store_flush(r->store) == -1)
-		log_warnx("store: %s", store_errmsg(r->store));
+		run_store_warn(r, "run %lld", (long long)r->run_id);
 }
 
 int
@@ -85,7 +83,7 @@ run_summary_start(struct run *r, struct node *n)
 	pol.transcript_max = (size_t)r->opts.limits.summary_transcript_max;
 	need = store_summary_needed(r->store, n->store_node, n->result, &pol);
 	if (need == -1)
-		log_warnx("store: %s", store_errmsg(r->store));
+		run_store_warn(r, "run %lld", (long long)r->run_id);
 	/* The root's result is the run's: nobody reads its summary. */
 	if (need != 1 || n == r->root || r->cancelling) {
 		run_summary_result(r, n);
@@ -95,7 +93,7 @@ run_summary_start(struct run *r, struct node *n)
 	msg_list_init(&req);
 	if (store_summary_prompt(r->store, n->store_node, n->result,
 	    &req) == -1) {
-		log_warnx("store: %s", store_errmsg(r->store));
+		run_store_warn(r, "run %lld", (long long)r->run_id);
 		msg_list_free(&req);
 		run_summary_result(r, n);
 		run_summary_durable(r);
@@ -139,7 +137,7 @@ run_merge_parts(struct run *r, const char *parent_path,
 	/* Only these nodes are read: the run's whole graph was, per batch. */
 	if (once && (found = store_merge_find(r->store, ids, n, &merge)) != 0) {
 		if (found == -1)
-			log_warnx("store: %s", store_errmsg(r->store));
+			run_store_warn(r, "run %lld", (long long)r->run_id);
 		free(ids);
 		return 0;
 	}
@@ -149,7 +147,7 @@ run_merge_parts(struct run *r, const char *parent_path,
 	for (i = 0; i < n; i++) {
 		summary = NULL;
 		if (store_node_summary(r->store, parts[i].node, &summary) == -1)
-			log_warnx("store: %s", store_errmsg(r->store));
+			run_store_warn(r, "run %lld", (long long)r->run_id);
 		buf_addf(&b, "%sagent %s (%s): %s", b.len ? "\n\n" : "",
 		    parts[i].path, parts[i].profile, summary ? summary :
 		    (parts[i].result ? parts[i].result : ""));
@@ -160,8 +158,7 @@ run_merge_parts(struct run *r, const char *parent_path,
 	if (store_node_merge(r->store, r->run_id, ids, n, label,
 	    &merge) == -1 || store_node_set_summary(r->store, merge,
 	    text ? text : "", STORE_SUMMARY_RESULT, NULL) == -1) {
-		log_warnx("store: merge for %s: %s", parent_path,
-		    store_errmsg(r->store));
+		run_store_warn(r, "merge for %s", parent_path);
 		merge = 0;
 	}
 	free(text);

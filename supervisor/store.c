@@ -17,6 +17,7 @@
 
 #include <sqlite3.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/path.h"
 #include "common/xdg.h"
@@ -137,8 +138,7 @@ store_hint(enum store_err err)
 		return "check the permissions of the file and of its directory,"
 		    " or name another database with --db or WARREN_DB";
 	case STORE_EBUSY:
-		return "another process holds it locked: is another warren"
-		    " writing to it?";
+		return "another process holds it locked";
 	case STORE_EFORK:
 		return "only the process that opened the store may use it";
 	case STORE_EIO:
@@ -172,10 +172,19 @@ store_vseterr(struct store *st, enum store_err err, const char *fmt,
 	char		 what[STORE_ERRMSG_MAX];
 	const char	*hint;
 
+	char		 who[256];
+
 	vsnprintf(what, sizeof(what), fmt, ap);
 	hint = store_hint(err);
-	store_fmt(st->errmsg, sizeof(st->errmsg), "database %s: %s%s%s",
-	    st->path, what, hint != NULL ? "; " : "", hint != NULL ? hint : "");
+	who[0] = '\0';
+	/* Busy: name who holds it, not the disk, when it can be found. */
+	if (err == STORE_EBUSY)
+		store_lock_holders(st->path, who, sizeof(who));
+	store_fmt(st->errmsg, sizeof(st->errmsg), "database %s: %s%s%s%s%s%s",
+	    st->path, what, hint != NULL ? "; " : "", hint != NULL ? hint : "",
+	    err == STORE_EBUSY ? " (" : "", err == STORE_EBUSY ? (*who ?
+	    who : "not one of this user's processes: see fuser(1)") : "",
+	    err == STORE_EBUSY ? "): wait for it to end, or stop it" : "");
 	st->err = err;
 	return -1;
 }
@@ -259,6 +268,11 @@ store_getpid(void)
 int
 store_check_owner(struct store *st)
 {
+	/* The connection is the writer thread's: a call without a front
+	 * end (store_writer.c) must not touch it. */
+	if (st->w != NULL)
+		return store_seterr(st, STORE_EINVAL, "this call is not"
+		    " available while the writer thread runs");
 	if (st->owner != store_getpid())
 		return store_seterr(st, STORE_EFORK,
 		    "used by process %ld, opened by %ld", (long)store_getpid(),
@@ -415,9 +429,72 @@ store_batch_lost(struct store *st)
 	store_fmt(st->errmsg, sizeof(st->errmsg),
 	    "%s (the open batch of %zu rows was rolled back)", prev,
 	    st->pending);
+	store_lose(st, st->pending);
 	st->in_tx = 0;
 	st->pending = 0;
 	store_cache_clear(st);
+}
+
+void
+store_lose(struct store *st, size_t rows)
+{
+	if (st->lost == STORE_OK) {
+		st->lost = st->err != STORE_OK ? st->err : STORE_EIO;
+		strlcpy(st->lostmsg, st->errmsg, sizeof(st->lostmsg));
+	}
+	st->lost_rows += rows;
+}
+
+const char *
+store_lost(struct store *st)
+{
+	if (st != NULL && st->w != NULL)
+		return store_w_lost(st);
+	if (st == NULL || st->lost == STORE_OK)
+		return NULL;
+	store_fmt(st->lostdesc, sizeof(st->lostdesc), "%s; lost: %zu rows"
+	    " not committed, %zu later writes refused", st->lostmsg,
+	    st->lost_rows, st->lost_refused);
+	return st->lostdesc;
+}
+
+/* Errors that are the caller's (a bad id, a duplicate path): the write
+ * was refused, nothing that should be on disk is missing. */
+static int
+store_err_logical(enum store_err err)
+{
+	return err == STORE_EINVAL || err == STORE_ENOTFOUND ||
+	    err == STORE_EEXIST || err == STORE_ECYCLE || err == STORE_EFORK;
+}
+
+/*
+ * BEGIN IMMEDIATE takes the write lock. Another process may hold it (a
+ * second warren committing, sqlite3 in a shell): wait for it, saying who
+ * it is, up to STORE_WRITE_WAIT_MS; each try waits busy_timeout.
+ */
+static int
+store_begin_batch(struct store *st)
+{
+	sqlite3_stmt	*s;
+	uint64_t	 t0;
+	int		 rc;
+
+	if ((s = store_stmt(st, SQ_BEGIN)) == NULL)
+		return -1;
+	t0 = clock_mono_ms();
+	for (;;) {
+		rc = sqlite3_step(s);
+		sqlite3_reset(s);
+		if (rc == SQLITE_DONE)
+			return 0;
+		store_setdberr(st, rc, "starting a batch");
+		if (st->err != STORE_EBUSY ||
+		    clock_mono_ms() - t0 >= STORE_WRITE_WAIT_MS)
+			return -1;
+		log_warnx("%s; still waiting (%llu s so far, at most %d s)",
+		    st->errmsg, (unsigned long long)(clock_mono_ms() - t0) /
+		    1000, STORE_WRITE_WAIT_MS / 1000);
+	}
 }
 
 int
@@ -428,10 +505,17 @@ store_op_begin(struct store *st)
 	if (st->flags & STORE_READ)
 		return store_seterr(st, STORE_EREADONLY,
 		    "opened for reading only");
+	if (st->lost != STORE_OK && !st->final) {
+		st->lost_refused++;
+		return store_seterr(st, st->lost, "not written: an earlier"
+		    " write failed (%s)", st->lostmsg);
+	}
 	if (!st->in_tx) {
-		if (store_exec_stmt(st, store_stmt(st, SQ_BEGIN),
-		    "starting a batch") == -1)
+		if (store_begin_batch(st) == -1) {
+			st->lost_refused++;
+			store_lose(st, 0);
 			return -1;
+		}
 		st->in_tx = 1;
 		st->pending = 0;
 	}
@@ -456,6 +540,8 @@ store_op_end(struct store *st, int ok, size_t rows)
 		if (st->in_tx && (sqlite3_get_autocommit(st->db) ||
 		    st->op_done > 0))
 			store_batch_lost(st);
+		if (!store_err_logical(st->err))
+			store_lose(st, rows);
 		return -1;
 	}
 	st->pending += rows;
@@ -472,6 +558,8 @@ store_flush(struct store *st)
 
 	if (st == NULL)
 		return 0;
+	if (st->w != NULL)
+		return store_w_flush(st);
 	if (store_check_owner(st) == -1)
 		return -1;
 	if (!st->in_tx)
@@ -485,6 +573,7 @@ store_flush(struct store *st)
 		    sqlite3_errmsg(st->db));
 		if (!sqlite3_get_autocommit(st->db))
 			sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		store_lose(st, n);
 		st->in_tx = 0;
 		st->pending = 0;
 		store_cache_clear(st);
@@ -519,12 +608,16 @@ store_read_end(struct store *st)
 size_t
 store_pending(const struct store *st)
 {
+	if (st->w != NULL)
+		return store_w_pending(st);
 	return st->pending;
 }
 
 void
 store_set_batch_max(struct store *st, size_t rows)
 {
+	if (st->w != NULL)
+		return;		/* the writer's: set it before */
 	st->batch_max = rows == 0 ? 1 : rows;
 }
 
@@ -744,9 +837,15 @@ static int
 store_schema_ready(struct store *st)
 {
 	int64_t	 appid, version, ntables;
-	int	 fresh;
+	int	 fresh, rc;
 
-	if (store_schema_read(st, &appid, &version, &ntables) == -1)
+	/* One snapshot: another warren may commit the schema between two
+	 * of these reads (tables there, header not yet read as set). */
+	if (store_exec(st, "BEGIN", "reading the header") == -1)
+		return -1;
+	rc = store_schema_read(st, &appid, &version, &ntables);
+	sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+	if (rc == -1)
 		return -1;
 	fresh = appid == 0 && version == 0 && ntables == 0;
 	if (fresh && (st->flags & STORE_READ))
@@ -848,6 +947,7 @@ store_close(struct store *st)
 
 	if (st == NULL)
 		return;
+	store_writer_stop(st);
 	/* In a forked child the connection is the parent's: leave it. */
 	if (st->owner == store_getpid() && st->db != NULL) {
 		if (st->in_tx && store_flush(st) == -1)
@@ -883,6 +983,8 @@ store_run_status_name(enum store_run_status s)
 		return "failed";
 	case STORE_RUN_CANCELLED:
 		return "cancelled";
+	case STORE_RUN_STORE_FAILED:
+		return "store_failed";
 	}
 	return "unknown";
 }
@@ -910,7 +1012,7 @@ store_run_status_parse(const char *name)
 {
 	int	i;
 
-	for (i = STORE_RUN_RUNNING; i <= STORE_RUN_CANCELLED; i++)
+	for (i = STORE_RUN_RUNNING; i <= STORE_RUN_STORE_FAILED; i++)
 		if (name != NULL && strcmp(name,
 		    store_run_status_name((enum store_run_status)i)) == 0)
 			return (enum store_run_status)i;

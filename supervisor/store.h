@@ -16,6 +16,12 @@
  * batch reaches the cap (store_set_batch_max), the write that reaches it
  * commits the batch itself. A batch lands whole or not at all.
  *
+ * The writer thread. After store_writer_start() a thread of the store's
+ * own holds the connection and applies the writes in order, from a bounded
+ * queue; the calls below return at once (docs/memory.md, "The writer
+ * thread"), and a commit waiting for another process's lock does not stop
+ * the caller.
+ *
  * Durability: WAL with synchronous=NORMAL. A committed batch survives a
  * crash or kill -9 of the supervisor; only a power loss or OS crash can
  * lose the last committed batches (never corrupt the file). Rows still in
@@ -50,6 +56,9 @@
 #define STORE_SCHEMA_VERSION	3
 #define STORE_DEFAULT_BATCH_MAX	4096	/* rows per transaction */
 #define STORE_BUSY_TIMEOUT_MS	5000
+/* How long a write waits for a lock another process holds before the
+ * write fails (and with it the run: exit 6). */
+#define STORE_WRITE_WAIT_MS	60000
 #define STORE_PATH_MAX		256	/* longest agent path ("0.1.2...") */
 #define STORE_ERRMSG_MAX	512
 
@@ -78,6 +87,7 @@ enum store_run_status {
 	STORE_RUN_DONE,		/* the root completed */
 	STORE_RUN_FAILED,	/* the root failed, or limits ended it */
 	STORE_RUN_CANCELLED,	/* SIGINT/SIGTERM; resumable */
+	STORE_RUN_STORE_FAILED,	/* a write failed: stopped; resumable */
 };
 
 /*
@@ -256,8 +266,36 @@ const char	*store_errmsg(const struct store *st);	/* borrowed */
 int		 store_schema_version(struct store *st);
 /* Commit the open batch, if any. On -1 the whole batch is lost. */
 int		 store_flush(struct store *st);
+/*
+ * Lost writes are sticky. Once a batch was rolled back (disk full, I/O
+ * error, a damaged page, a lock held past STORE_WRITE_WAIT_MS), every
+ * later write is refused, so the file keeps exactly what was committed
+ * before the failure and never a later row without an earlier one:
+ * `warren resume` redoes the rest. NULL while nothing was lost, else what
+ * failed and how much was lost (borrowed, valid until the next call).
+ * store_run_end(..., STORE_RUN_STORE_FAILED, ...) is still tried.
+ */
+const char	*store_lost(struct store *st);
+/*
+ * From now on a thread of the store's own applies the writes
+ * (store_writer.c, docs/memory.md): writes return at once and their
+ * failures are reported by store_lost(); ids returned before their rows
+ * exist are valid for every call of this store; reads wait for the writes
+ * queued before them. Call once the run's first rows are committed.
+ */
+int		 store_writer_start(struct store *st);
+/* Commit everything written so far and wait for it: 0, or -1 when a
+ * write was lost (store_lost says what). */
+int		 store_sync(struct store *st);
+/* With the writer thread: a descriptor that becomes readable when a
+ * write is lost (the loop polls it, then reads store_lost()); else -1. */
+int		 store_lost_fd(const struct store *st);
+/* store_run_end() and a commit, waited for: 0 both done, -1 not. */
+int		 store_run_finish(struct store *st, int64_t run,
+		    enum store_run_status status, const char *result);
 /* Rows written since the last commit. */
 size_t		 store_pending(const struct store *st);
+/* Before store_writer_start(); ignored after. */
 void		 store_set_batch_max(struct store *st, size_t rows);
 
 /* store_run.c: runs, agents, messages, events (writes) */

@@ -85,6 +85,12 @@ store_merge_find(struct store *st, const int64_t *parents, size_t nparents,
 	size_t		 n, i;
 	int		 rc, prc, match, found = 0;
 
+	if (st->w != NULL) {
+		struct store_wreq q = { .kind = STORE_R_MERGE_FIND,
+		    .ids = parents, .nids = nparents, .out = node };
+
+		return store_w_read(st, &q);
+	}
 	*node = 0;
 	if (nparents == 0)
 		return 0;
@@ -149,6 +155,13 @@ store_node_info_text(struct store *st, int64_t node, int col, char **out)
 int
 store_node_summary(struct store *st, int64_t node, char **summary)
 {
+	struct store_wreq	q = { .kind = STORE_R_NODE_SUMMARY, .id = node,
+				    .summary = summary };
+
+	if (st->w != NULL && store_w_summary_of(st, node, summary) == 1)
+		return 0;
+	if (st->w != NULL)
+		return store_w_read(st, &q);
 	return store_node_info_text(st, node, 0, summary);
 }
 
@@ -158,6 +171,8 @@ store_edge_add(struct store *st, int64_t parent, int64_t child)
 	int64_t	rp, rc;
 	int	r, ok;
 
+	if (st->w != NULL)
+		return store_w_edge_add(st, parent, child);
 	if (store_check_owner(st) == -1 ||
 	    store_node_run(st, parent, &rp) == -1 ||
 	    store_node_run(st, child, &rc) == -1)
@@ -191,6 +206,9 @@ store_node_merge(struct store *st, int64_t run, const int64_t *parents,
 	size_t	i, j;
 	int	ok;
 
+	if (st->w != NULL)
+		return store_w_node_merge(st, run, parents, nparents,
+		    label, nodep);
 	if (parents == NULL || nparents == 0)
 		return store_seterr(st, STORE_EINVAL, "a merge needs a parent");
 	if (store_check_owner(st) == -1)
@@ -227,6 +245,9 @@ store_node_set_summary(struct store *st, int64_t node, const char *summary,
 	sqlite3_stmt	*s;
 	int		 ok;
 
+	if (st->w != NULL)
+		return store_w_node_set_summary(st, node, summary,
+		    kind, usage);
 	if (summary == NULL)
 		kind = STORE_SUMMARY_NONE;
 	if (store_op_begin(st) == -1)
@@ -275,12 +296,24 @@ store_summary_needed(struct store *st, int64_t node, const char *result,
 	struct store_summary_policy	def = {
 		STORE_SUMMARY_RESULT_MAX, STORE_SUMMARY_TRANSCRIPT_MAX
 	};
+	struct store_wreq		q = { .kind = STORE_R_SUMMARY_NEEDED };
 	enum store_node_kind		kind;
 	uint64_t			chars = 0;
 	int64_t				run;
+	int				need;
 
 	if (policy == NULL)
 		policy = &def;
+	/* The writer's front end knows the nodes it made (store_writer.c). */
+	if (st->w != NULL && store_w_summary_known(st, node, result, policy,
+	    &need) == 1)
+		return need;
+	if (st->w != NULL) {
+		q.id = node;
+		q.text = result;
+		q.policy = policy;
+		return store_w_read(st, &q);
+	}
 	if (store_check_owner(st) == -1 ||
 	    store_node_get(st, node, &run, &kind) == -1)
 		return -1;
@@ -374,6 +407,12 @@ store_summary_prompt(struct store *st, int64_t node, const char *result,
 	char		*label, *text;
 	int		 ok = 1;
 
+	if (st->w != NULL) {
+		struct store_wreq q = { .kind = STORE_R_SUMMARY_PROMPT,
+		    .id = node, .text = result, .list = out };
+
+		return store_w_read(st, &q);
+	}
 	if (store_node_info_text(st, node, 2, &label) == -1)
 		return -1;
 	msg_list_init(&l);
@@ -707,6 +746,12 @@ store_context(struct store *st, int64_t node, int flags, struct msg_list *out)
 	int64_t			 run, id;
 	int			 rc = -1, inherit;
 
+	if (st->w != NULL) {
+		struct store_wreq q = { .kind = STORE_R_CONTEXT, .id = node,
+		    .flags = flags, .list = out };
+
+		return store_w_read(st, &q);
+	}
 	memset(&a, 0, sizeof(a));
 	if (store_check_owner(st) == -1 || store_read_begin(st) == -1)
 		return -1;

@@ -58,7 +58,16 @@ enum store_stmt_id {
 	SQ__COUNT
 };
 
+/* Ids handed out before their rows exist (store_writer.c). */
+#define STORE_HANDLE_BASE	((int64_t)1 << 60)
+/* The writer's queue: a producer that would pass either waits. */
+#define STORE_WRITER_MAX_ITEMS	16384
+#define STORE_WRITER_MAX_BYTES	(64u * 1024 * 1024)
+
+struct store_writer;
+
 struct store {
+	struct store_writer *w;		/* NULL: no writer thread (yet) */
 	sqlite3		*db;
 	char		*path;
 	pid_t		 owner;		/* the process that opened it */
@@ -80,6 +89,13 @@ struct store {
 	int64_t		 valid_node_runs[STORE_NODE_CACHE];
 	enum store_err	 err;
 	char		 errmsg[STORE_ERRMSG_MAX];
+	/* The first write that was lost (store_lost), what it lost, and the
+	 * writes refused since. */
+	enum store_err	 lost;
+	char		 lostmsg[STORE_ERRMSG_MAX];
+	char		 lostdesc[STORE_ERRMSG_MAX + 128];
+	size_t		 lost_rows, lost_refused;
+	int		 final;		/* store_run_end(STORE_FAILED) */
 	sqlite3_stmt	*stmts[SQ__COUNT];
 };
 
@@ -101,6 +117,8 @@ int		 store_op_begin(struct store *st);
  * full batch); !ok leaves the batch as it was if nothing was written, else
  * rolls the batch back (store.c says why). Returns ok ? 0 : -1. */
 int		 store_op_end(struct store *st, int ok, size_t rows);
+/* Rows were not written: remember it (store_lost). */
+void		 store_lose(struct store *st, size_t rows);
 /* Forget every cached lookup (a batch was lost). */
 void		 store_cache_clear(struct store *st);
 /* 0 if the run / node exists, else -1 with STORE_ENOTFOUND. SQLite does
@@ -127,6 +145,74 @@ char		*store_col_dup(sqlite3_stmt *s, int col, int *ok);
 enum store_run_status	 store_run_status_parse(const char *name);
 enum store_agent_status	 store_agent_status_parse(const char *name);
 enum store_summary_kind	 store_summary_kind_parse(const char *name);
+
+/* store_lock.c */
+/* Other processes that have the database file open (their pids and
+ * names), for a busy message: "pid 123 (sqlite3)"; "" if none is found
+ * (another user's processes cannot be seen). */
+void		 store_lock_holders(const char *path, char *out, size_t outsz);
+
+/* store_writer.c: the front end's side of each call, when st->w is set */
+enum store_wread {
+	STORE_R_CONTEXT = 0,
+	STORE_R_SUMMARY_NEEDED,
+	STORE_R_SUMMARY_PROMPT,
+	STORE_R_NODE_SUMMARY,
+	STORE_R_EVENT_LAST,
+	STORE_R_MERGE_FIND,
+};
+/* A read the writer runs for the front end (ids may be handles). */
+struct store_wreq {
+	enum store_wread			 kind;
+	int64_t					 id;
+	int					 flags;
+	const char				*text;
+	const struct store_summary_policy	*policy;
+	struct msg_list				*list;
+	char					**summary;
+	struct store_event			*ev;
+	const int64_t				*ids;
+	size_t					 nids;
+	int64_t					*out;
+};
+int		 store_w_read(struct store *st, struct store_wreq *q);
+int		 store_w_call(struct store *st, int (*fn)(struct store *,
+		    struct store_writer *, void *), void *arg);
+int64_t		 store_w_real(struct store_writer *w, int64_t id);
+void		 store_writer_stop(struct store *st);
+int		 store_w_run_end(struct store *st, int64_t run,
+		    enum store_run_status status, const char *result);
+int		 store_w_run_resumed(struct store *st, int64_t run);
+int		 store_w_agent_add(struct store *st, int64_t run,
+		    const struct store_agent_new *a, int64_t *agent,
+		    int64_t *node);
+int		 store_w_agent_started(struct store *st, int64_t agent,
+		    int64_t pid);
+int		 store_w_agent_set_status(struct store *st, int64_t agent,
+		    enum store_agent_status status, const char *result,
+		    const char *exit_reason);
+int		 store_w_msg_append(struct store *st, int64_t node,
+		    const struct msg *m, const struct msg_usage *usage);
+int		 store_w_event(struct store *st, int64_t run, const char *path,
+		    const char *type, const char *detail);
+int		 store_w_node_merge(struct store *st, int64_t run,
+		    const int64_t *parents, size_t nparents, const char *label,
+		    int64_t *node);
+int		 store_w_edge_add(struct store *st, int64_t parent,
+		    int64_t child);
+int		 store_w_node_set_summary(struct store *st, int64_t node,
+		    const char *summary, enum store_summary_kind kind,
+		    const struct msg_usage *usage);
+int		 store_w_flush(struct store *st);
+size_t		 store_w_pending(const struct store *st);
+const char	*store_w_lost(struct store *st);
+/* Answered by the front end from what it wrote: 1 (and *need / *summary),
+ * 0 the database must be asked. */
+int		 store_w_summary_known(struct store *st, int64_t node,
+		    const char *result,
+		    const struct store_summary_policy *policy, int *need);
+int		 store_w_summary_of(struct store *st, int64_t node,
+		    char **summary);
 
 /* store_schema.c */
 /*

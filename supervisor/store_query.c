@@ -477,6 +477,12 @@ store_event_last(struct store *st, int64_t run, const char *type,
 	sqlite3_stmt	*s;
 	int		 rc, ok = 1;
 
+	if (st->w != NULL) {
+		struct store_wreq q = { .kind = STORE_R_EVENT_LAST, .id = run,
+		    .text = type, .ev = ev };
+
+		return store_w_read(st, &q);
+	}
 	memset(ev, 0, sizeof(*ev));
 	if (store_prepare(st, "SELECT id, time_ms, path, type, detail"
 	    " FROM events WHERE run = ? AND type = ? ORDER BY id DESC LIMIT 1",

@@ -105,6 +105,8 @@ store_run_resumed(struct store *st, int64_t run)
 	sqlite3_stmt	*s;
 	int		 ok;
 
+	if (st->w != NULL)
+		return store_w_run_resumed(st, run);
 	if (store_op_begin(st) == -1)
 		return -1;
 	ok = (s = store_stmt(st, SQ_RUN_RESUMED)) != NULL;
@@ -123,6 +125,12 @@ store_run_end(struct store *st, int64_t run, enum store_run_status status,
 	sqlite3_stmt	*s;
 	int		 ok;
 
+	if (st->w != NULL)
+		return store_w_run_end(st, run, status, result);
+	/* After a lost write only this status is tried: the run says why
+	 * it stopped, where the file still takes it. */
+	if (status == STORE_RUN_STORE_FAILED)
+		st->final = 1;
 	if (store_op_begin(st) == -1)
 		return -1;
 	ok = (s = store_stmt(st, SQ_RUN_END)) != NULL;
@@ -258,6 +266,8 @@ store_agent_add(struct store *st, int64_t run, const struct store_agent_new *a,
 		return store_seterr(st, STORE_EINVAL, "bad agent path \"%.64s\""
 		    " (expected 0, 0.1, 0.1.2 ...)", a->path != NULL ?
 		    a->path : "(null)");
+	if (st->w != NULL)
+		return store_w_agent_add(st, run, a, agentp, nodep);
 	if (depth > 0 &&
 	    store_agent_find(st, run, parent, &pagent, &pnode) == -1)
 		return -1;
@@ -297,6 +307,8 @@ store_agent_started(struct store *st, int64_t agent, int64_t pid)
 	sqlite3_stmt	*s;
 	int		 ok;
 
+	if (st->w != NULL)
+		return store_w_agent_started(st, agent, pid);
 	if (store_op_begin(st) == -1)
 		return -1;
 	ok = (s = store_stmt(st, SQ_AGENT_STARTED)) != NULL;
@@ -317,6 +329,9 @@ store_agent_set_status(struct store *st, int64_t agent,
 	sqlite3_stmt	*s;
 	int		 ok, final;
 
+	if (st->w != NULL)
+		return store_w_agent_set_status(st, agent, status,
+		    result, exit_reason);
 	final = status == STORE_AGENT_DONE || status == STORE_AGENT_FAILED ||
 	    status == STORE_AGENT_CANCELLED;
 	if (store_op_begin(st) == -1)
@@ -413,6 +428,8 @@ store_msg_append(struct store *st, int64_t node, const struct msg *m,
 	if (m == NULL || (unsigned)m->role > MSG_TOOL ||
 	    (m->ncalls > 0 && m->calls == NULL))
 		return store_seterr(st, STORE_EINVAL, "bad message");
+	if (st->w != NULL)
+		return store_w_msg_append(st, node, m, usage);
 	if (store_op_begin(st) == -1)
 		return -1;
 	ok = store_msg_insert(st, node, m, usage) == 0 &&
@@ -429,6 +446,8 @@ store_event(struct store *st, int64_t run, const char *path,
 
 	if (type == NULL)
 		return store_seterr(st, STORE_EINVAL, "an event needs a type");
+	if (st->w != NULL)
+		return store_w_event(st, run, path, type, detail);
 	if (store_check_owner(st) == -1 || store_run_exists(st, run) == -1 ||
 	    store_op_begin(st) == -1)
 		return -1;

@@ -1,5 +1,6 @@
 /* The e2e harness: see harness.h. */
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -262,6 +263,8 @@ h_slurp(const char *path)
 	return s;
 }
 
+long long	h_fsize_limit;
+
 int
 h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
     void (*during)(pid_t, void *), void *arg)
@@ -269,6 +272,8 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	char		 outp[PATH_MAX], errp[PATH_MAX], *dir;
 	char		*env[256];
 	const char	*bin = getenv("WARREN_BIN");
+	struct rlimit	 rl;
+	long long	 fsize;
 	pid_t		 pid;
 	int		 st, i, n = 0, fd;
 	time_t		 t0;
@@ -285,6 +290,8 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	for (i = 0; environ[i] != NULL && n < 250; i++)
 		env[n++] = environ[i];
 	env[n] = NULL;
+	fsize = h_fsize_limit;
+	h_fsize_limit = 0;
 	if ((pid = fork()) == -1)
 		h_die("fork");
 	if (pid == 0) {
@@ -294,6 +301,12 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 		if ((fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1 ||
 		    dup2(fd, 2) == -1)
 			_exit(127);
+		if (fsize > 0) {
+			rl.rlim_cur = rl.rlim_max = (rlim_t)fsize;
+			if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR ||
+			    setrlimit(RLIMIT_FSIZE, &rl) == -1)
+				_exit(127);
+		}
 		execve(bin, argv, env);
 		_exit(127);
 	}

@@ -76,6 +76,10 @@ void	 h_fakellm_stop(struct h_fakellm *fl);
  */
 int	 h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	    void (*during)(pid_t, void *), void *arg);
+/* When > 0, the next h_warren runs warren with RLIMIT_FSIZE at this many
+ * bytes (and SIGXFSZ ignored: a write past it fails with EFBIG), the way
+ * a full disk fails a write; h_warren resets it to 0. */
+extern long long h_fsize_limit;
 void	 h_run_free(struct h_run *r);
 /* Wait until path exists (hang guard only); 0 found, -1 timed out. */
 int	 h_wait_file(const char *path, int seconds);

@@ -797,11 +797,37 @@ test_half_operation(void **state)
 	assert_int_equal(count(fx->st, "SELECT count(*) FROM agents"), 1);
 	assert_int_equal(count(fx->st, "SELECT count(*) FROM memory_nodes"), 1);
 	assert_int_equal(count(fx->st, "SELECT count(*) FROM messages"), 0);
-	/* The store goes on (the rollback took the trigger, created inside
-	 * the batch, with it). */
-	assert_int_equal(store_agent_add(fx->st, fx->run, &a, NULL, NULL), 0);
+	/* The lost batch is sticky: every later write is refused, so no
+	 * later row can land without the lost ones before it. */
+	assert_non_null(store_lost(fx->st));
+	assert_non_null(strstr(store_lost(fx->st), "injected"));
+	assert_non_null(strstr(store_lost(fx->st), "not committed"));
+	assert_int_equal(store_agent_add(fx->st, fx->run, &a, NULL, NULL), -1);
+	assert_non_null(strstr(store_errmsg(fx->st), "earlier write failed"));
+	assert_non_null(strstr(store_lost(fx->st), "1 later writes refused"));
 	assert_int_equal(store_flush(fx->st), 0);
-	assert_int_equal(count(fx->st, "SELECT count(*) FROM memory_edges"), 1);
+	assert_int_equal(count(fx->st, "SELECT count(*) FROM memory_edges"), 0);
+	/* Only the run's final status is still tried. */
+	assert_int_equal(store_run_end(fx->st, fx->run, STORE_RUN_STORE_FAILED,
+	    "lost"), 0);
+	assert_int_equal(store_flush(fx->st), 0);
+	assert_int_equal(count(fx->st, "SELECT count(*) FROM runs WHERE"
+	    " status = 'store_failed'"), 1);
+}
+
+/* A logical refusal (a duplicate path) loses nothing: not sticky. */
+static void
+test_refusal_not_lost(void **state)
+{
+	struct fx		*fx = *state;
+	struct store_agent_new	 a = { .path = "0", .task = "t" };
+
+	(void)add_agent(fx, "0", NULL, NULL);
+	assert_int_equal(store_agent_add(fx->st, fx->run, &a, NULL, NULL), -1);
+	assert_int_equal(store_errcode(fx->st), STORE_EEXIST);
+	assert_null(store_lost(fx->st));
+	assert_int_equal(store_event(fx->st, fx->run, NULL, "x", "y"), 0);
+	assert_int_equal(store_flush(fx->st), 0);
 }
 
 static void
@@ -1055,6 +1081,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_resume_plan, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refusal_not_lost,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_half_operation, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_corrupt_and_foreign, setup,

@@ -1,0 +1,317 @@
+/*
+ * The store's writer thread (supervisor/store_writer.c), on real files:
+ *   - writes return at once while another connection holds the write
+ *     lock, and all of them land once it is released;
+ *   - the queue is bounded: a producer waits when it is full, and nothing
+ *     is dropped;
+ *   - ids handed out before their rows exist work in every later call,
+ *     and reads see every write queued before them;
+ *   - a write lost by the writer is sticky and reported by store_lost().
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "common/clock.h"
+#include "supervisor/store_int.h"
+#include "tests/store/store_test.h"
+
+struct fx {
+	struct store_tdir	 t;
+	struct store		*st;
+	int64_t			 run;
+};
+
+static int
+setup(void **state)
+{
+	struct store_run_params	 p = { .task = "writer" };
+	struct fx		*fx = calloc(1, sizeof(*fx));
+	char			 err[1024];
+
+	store_tdir_make(&fx->t);
+	fx->st = store_open(fx->t.db, STORE_CREATE, err, sizeof(err));
+	assert_non_null(fx->st);
+	assert_int_equal(store_run_begin(fx->st, &p, &fx->run), 0);
+	assert_int_equal(store_flush(fx->st), 0);
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fx	*fx = *state;
+
+	store_close(fx->st);
+	store_tdir_remove(&fx->t);
+	free(fx);
+	return 0;
+}
+
+/* A count by another connection: what is committed. */
+static int64_t
+committed(const char *db, const char *sql)
+{
+	sqlite3		*h;
+	sqlite3_stmt	*s;
+	int64_t		 n = -1;
+
+	assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL),
+	    SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(h);
+	return n;
+}
+
+static sqlite3 *
+lock_db(const char *db)
+{
+	sqlite3	*h;
+
+	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, "BEGIN EXCLUSIVE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	return h;
+}
+
+static void
+unlock_db(sqlite3 *h)
+{
+	assert_int_equal(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(h);
+}
+
+/* 2000 writes while the lock is held: none waits for it. */
+static void
+test_writes_do_not_wait(void **state)
+{
+	struct fx	*fx = *state;
+	sqlite3		*h;
+	uint64_t	 t0, took;
+	int		 i;
+
+	assert_int_equal(store_writer_start(fx->st), 0);
+	h = lock_db(fx->t.db);
+	t0 = clock_mono_ms();
+	for (i = 0; i < 2000; i++) {
+		assert_int_equal(store_event(fx->st, fx->run, "0", "tick",
+		    "while locked"), 0);
+		if (i % 100 == 0)
+			assert_int_equal(store_flush(fx->st), 0);
+	}
+	took = clock_mono_ms() - t0;
+	sleep(1);
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM events"),
+	    0);
+	unlock_db(h);
+	assert_true(took < 500);
+	assert_int_equal(store_sync(fx->st), 0);
+	assert_null(store_lost(fx->st));
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM events"),
+	    2000);
+}
+
+struct producer {
+	struct store	*st;
+	int64_t		 run;
+	long		 n, done;
+	pthread_mutex_t	 mu;
+};
+
+static void *
+produce(void *arg)
+{
+	struct producer	*p = arg;
+	long		 i;
+
+	for (i = 0; i < p->n; i++) {
+		if (store_event(p->st, p->run, NULL, "flood", "x") == -1)
+			break;
+		pthread_mutex_lock(&p->mu);
+		p->done = i + 1;
+		pthread_mutex_unlock(&p->mu);
+	}
+	return NULL;
+}
+
+static long
+produced(struct producer *p)
+{
+	long	n;
+
+	pthread_mutex_lock(&p->mu);
+	n = p->done;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
+/* Past the bound the producer waits; after the lock, every row lands. */
+static void
+test_bound_waits_never_drops(void **state)
+{
+	struct fx	*fx = *state;
+	struct producer	 p;
+	pthread_t	 t;
+	sqlite3		*h;
+	long		 before;
+
+	assert_int_equal(store_writer_start(fx->st), 0);
+	memset(&p, 0, sizeof(p));
+	p.st = fx->st;
+	p.run = fx->run;
+	p.n = 3L * STORE_WRITER_MAX_ITEMS;
+	pthread_mutex_init(&p.mu, NULL);
+	h = lock_db(fx->t.db);
+	assert_int_equal(pthread_create(&t, NULL, produce, &p), 0);
+	sleep(2);
+	before = produced(&p);
+	/* It stopped at the bound (plus what the writer took at once). */
+	assert_true(before >= STORE_WRITER_MAX_ITEMS);
+	assert_true(before <= 2L * STORE_WRITER_MAX_ITEMS + 1);
+	sleep(1);
+	assert_int_equal(produced(&p), before);
+	unlock_db(h);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(produced(&p), p.n);
+	assert_int_equal(store_sync(fx->st), 0);
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM events"
+	    " WHERE type = 'flood'"), p.n);
+	pthread_mutex_destroy(&p.mu);
+}
+
+/* Ids before rows: agents, messages, summaries, merges, edges, reads. */
+static void
+test_handles_and_reads(void **state)
+{
+	struct fx		*fx = *state;
+	struct store_agent_new	 a = { .path = "0", .task = "root" };
+	struct msg		 m = { .role = MSG_USER, .text = (char *)"hello" };
+	struct msg_list		 ctx;
+	int64_t			 root, n0, n1, n2, ag, merge, parts[2];
+	char			*sum = NULL;
+	sqlite3			*h;
+
+	assert_int_equal(store_writer_start(fx->st), 0);
+	h = lock_db(fx->t.db);
+	assert_int_equal(store_agent_add(fx->st, fx->run, &a, &root, &n0), 0);
+	assert_true(root >= STORE_HANDLE_BASE);
+	a.path = "0.1";
+	a.task = "one";
+	assert_int_equal(store_agent_add(fx->st, fx->run, &a, &ag, &n1), 0);
+	a.path = "0.2";
+	a.inherit_context = 1;
+	assert_int_equal(store_agent_add(fx->st, fx->run, &a, NULL, &n2), 0);
+	assert_int_equal(store_msg_append(fx->st, n0, &m, NULL), 0);
+	assert_int_equal(store_agent_started(fx->st, ag, 42), 0);
+	assert_int_equal(store_node_set_summary(fx->st, n1, "SUM-ONE",
+	    STORE_SUMMARY_RESULT, NULL), 0);
+	/* Answered by the front end, while the lock is still held. */
+	assert_int_equal(store_summary_needed(fx->st, n1, "short", NULL), 0);
+	assert_int_equal(store_node_summary(fx->st, n1, &sum), 0);
+	assert_string_equal(sum, "SUM-ONE");
+	free(sum);
+	parts[0] = n1;
+	parts[1] = n2;
+	assert_int_equal(store_node_merge(fx->st, fx->run, parts, 2, "merge",
+	    &merge), 0);
+	assert_int_equal(store_edge_add(fx->st, n1, n2), 0);
+	unlock_db(h);
+	/* A read through the queue sees every write before it. */
+	msg_list_init(&ctx);
+	assert_int_equal(store_context(fx->st, n0, 0, &ctx), 0);
+	assert_int_equal(ctx.n, 1);
+	assert_string_equal(ctx.v[0].text, "hello");
+	msg_list_free(&ctx);
+	assert_int_equal(store_sync(fx->st), 0);
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM agents"),
+	    3);
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM agents"
+	    " WHERE path = '0.1' AND pid = 42"), 1);
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM"
+	    " memory_nodes WHERE kind = 'merge'"), 1);
+	assert_int_equal(committed(fx->t.db, "SELECT max(id) FROM"
+	    " memory_nodes"), 4);
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM messages"),
+	    1);
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM"
+	    " memory_edges WHERE parent = 2 AND child = 3"), 1);
+}
+
+/* A refusal is logged, not sticky; a lost write is, and it decides. */
+static void
+test_lost_is_sticky(void **state)
+{
+	struct fx		*fx = *state;
+	struct store_agent_new	 a = { .path = "0", .task = "root" };
+	struct pollfd		 pfd;
+	sqlite3			*h;
+	int64_t			 ag, node;
+
+	assert_int_equal(store_writer_start(fx->st), 0);
+	assert_int_equal(store_event(fx->st, 999, NULL, "x", "no such run"),
+	    0);
+	assert_int_equal(store_sync(fx->st), 0);
+	assert_null(store_lost(fx->st));
+	pfd.fd = store_lost_fd(fx->st);
+	pfd.events = POLLIN;
+	assert_true(pfd.fd >= 0);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	assert_int_equal(store_agent_add(fx->st, fx->run, &a, &ag, &node), 0);
+	assert_int_equal(store_sync(fx->st), 0);
+	/* A child's third statement (its edge) fails behind the store's
+	 * back: the batch with its first two is rolled back. */
+	assert_int_equal(sqlite3_open(fx->t.db, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, "CREATE TRIGGER no_edge BEFORE"
+	    " INSERT ON memory_edges BEGIN SELECT RAISE(ABORT, 'injected');"
+	    " END", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	a.path = "0.1";
+	assert_int_equal(store_event(fx->st, fx->run, NULL, "a", "b"), 0);
+	assert_int_equal(store_agent_add(fx->st, fx->run, &a, NULL, NULL), 0);
+	assert_int_equal(store_event(fx->st, fx->run, NULL, "c", "d"), 0);
+	/* The loop is woken without asking. */
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(store_sync(fx->st), -1);
+	assert_non_null(store_lost(fx->st));
+	assert_non_null(strstr(store_lost(fx->st), "injected"));
+	assert_non_null(strstr(store_lost(fx->st), "1 later writes refused"));
+	/* Only the final status still goes in. */
+	assert_int_equal(store_run_finish(fx->st, fx->run,
+	    STORE_RUN_STORE_FAILED, store_lost(fx->st)), 0);
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM events"),
+	    0);
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM runs"
+	    " WHERE status = 'store_failed'"), 1);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_writes_do_not_wait,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bound_waits_never_drops,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_handles_and_reads,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lost_is_sticky,
+		    setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
