@@ -28,7 +28,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "supervisor/llm_int.h"
+#include "llm/llm_int.h"
 
 #define BATCH	64
 #define ROUNDS	15

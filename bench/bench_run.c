@@ -13,7 +13,7 @@
  * with one, over 49.
  *
  * WARREN_BIN and WARREN_WORKER_BIN name the binaries (default: the build
- * tree layout, ./supervisor/warren and ./worker/warren-worker).
+ * tree layout, ./cli/warren and ./worker/warren-worker).
  * BENCH_RUN_KEEP=1 keeps each run's directory and prints its command.
  */
 #include <sys/wait.h>
@@ -130,7 +130,7 @@ run(int n, int steps, int sleep_s, const char *jobs, struct result *res)
 
 	memset(res, 0, sizeof(*res));
 	if (bin == NULL)
-		bin = "./supervisor/warren";
+		bin = "./cli/warren";
 	if (mkdtemp(dir) == NULL)
 		exit(1);
 	snprintf(nagents, sizeof(nagents), "%d", n);

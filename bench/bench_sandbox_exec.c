@@ -1,7 +1,7 @@
 /*
  * bench_sandbox_exec: `warren sandbox exec` without the rest of warren.
  *
- * The same code (supervisor/cmd_sandbox.c), linked alone: only libseccomp
+ * The same code (cli/cmd_sandbox.c), linked alone: only libseccomp
  * and libbsd are loaded, not the LLM client's libcurl and its thirty-odd
  * libraries. scripts/bench-sandbox.sh runs it next to the real command to
  * separate the sandbox's cost from warren's start-up.
@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cmd.h"
 #include "common/exitcode.h"
 #include "common/log.h"
-#include "supervisor/cmd.h"
 
 int
 main(int argc, char **argv)

@@ -34,7 +34,7 @@
 
 #include "common/clock.h"
 #include "common/msg.h"
-#include "supervisor/store.h"
+#include "store/store.h"
 
 static char	 bench_dir[512];
 static int	 bench_seq;

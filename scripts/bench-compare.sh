@@ -5,7 +5,7 @@
 #   scripts/bench-compare.sh ROUNDS RUNS NAME=COMMAND ...
 # Example (docs/benchmarks.md, "Start-up"):
 #   scripts/bench-compare.sh 5 20 floor=/bin/true \
-#       "explore=build/supervisor/warren sandbox exec --profile explore -- /bin/true"
+#       "explore=build/cli/warren sandbox exec --profile explore -- /bin/true"
 set -eu
 [ $# -ge 3 ] || { echo "usage: bench-compare.sh ROUNDS RUNS NAME=COMMAND ..." >&2; exit 2; }
 command -v perf >/dev/null 2>&1 || { echo "bench-compare: perf is missing (apt-get install linux-perf)" >&2; exit 1; }

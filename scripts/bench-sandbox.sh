@@ -9,7 +9,7 @@ set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
 runs=${2:-300}
-warren=$(pwd)/$build/supervisor/warren
+warren=$(pwd)/$build/cli/warren
 bench=$(pwd)/$build/bench/bench_sandbox
 alone=$(pwd)/$build/bench/bench_sandbox_exec
 nsfloor=$(pwd)/$build/bench/bench_ns_floor

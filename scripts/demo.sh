@@ -10,7 +10,7 @@ set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
 build=${WARREN_BUILD_DIR:-$top/build}
-if [ ! -x "$build/supervisor/warren" ] || [ ! -x "$build/worker/warren-worker" ]; then
+if [ ! -x "$build/cli/warren" ] || [ ! -x "$build/worker/warren-worker" ]; then
 	echo "demo: building warren in $build" >&2
 	cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" \
@@ -20,8 +20,8 @@ task="Explain how this project is structured and list the TODO and FIXME notes l
 ws=$top/examples/demo
 export WARREN_WORKER_BIN="$build/worker/warren-worker"
 if [ -n "${WARREN_BASE_URL:-}" ]; then
-	exec "$build/supervisor/warren" run --workspace "$ws" "$@" "$task"
+	exec "$build/cli/warren" run --workspace "$ws" "$@" "$task"
 fi
 echo "demo: no WARREN_BASE_URL set: replaying examples/demo/session.cassette" >&2
-exec "$build/supervisor/warren" run --workspace "$ws" \
+exec "$build/cli/warren" run --workspace "$ws" \
     --replay "$ws/session.cassette" "$@" "$task"

@@ -12,7 +12,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
-#include "supervisor/llm.h"
+#include "llm/llm.h"
 #include "supervisor/run.h"
 
 struct broker_req {

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "agent/profile.h"
+#include "store/store.h"
 #include "supervisor/run.h"
-#include "supervisor/store.h"
 
 void
 limits_default(struct run_limits *l)

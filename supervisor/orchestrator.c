@@ -15,9 +15,9 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "store/store.h"
 #include "supervisor/loop.h"
 #include "supervisor/run.h"
-#include "supervisor/store.h"
 
 struct orch_state {
 	struct run		*run;

@@ -30,11 +30,11 @@
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
 #include "sandbox/sandbox.h"
+#include "store/store.h"
 #include "supervisor/loop.h"
+#include "supervisor/proc_int.h"
 #include "supervisor/run.h"
 #include "supervisor/spawn.h"
-#include "supervisor/proc_int.h"
-#include "supervisor/store.h"
 
 typedef void	(*proc_action)(struct worker *);
 

@@ -14,9 +14,9 @@
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
 #include "sandbox/sandbox.h"
+#include "store/store.h"
 #include "supervisor/proc_int.h"
 #include "supervisor/run.h"
-#include "supervisor/store.h"
 
 static void	proc_do_event(struct worker *);
 static void	proc_do_checkpoint(struct worker *);

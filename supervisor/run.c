@@ -26,12 +26,12 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "common/xmalloc.h"
+#include "llm/llm.h"
 #include "sandbox/sandbox.h"
-#include "supervisor/llm.h"
+#include "store/store.h"
 #include "supervisor/loop.h"
 #include "supervisor/run.h"
 #include "supervisor/spawn.h"
-#include "supervisor/store.h"
 
 #define RUN_INHERIT_RESULT_MAX	4000	/* chars of one inherited result */
 #define RUN_INHERIT_MAX		32	/* inherited messages */

@@ -18,9 +18,9 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "store/store.h"
 #include "supervisor/hostexec.h"
 #include "supervisor/run.h"
-#include "supervisor/store.h"
 
 /* The snapshot stored when the run started: 0, or -1 (none usable). */
 static int

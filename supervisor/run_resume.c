@@ -23,8 +23,8 @@
 #include "agent/profile.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "store/store.h"
 #include "supervisor/run.h"
-#include "supervisor/store.h"
 
 /* One agent waiting for the subagents its unanswered calls started. */
 struct resume_slot {

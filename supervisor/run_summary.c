@@ -16,8 +16,8 @@
 #include "agent/profile.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "store/store.h"
 #include "supervisor/run.h"
-#include "supervisor/store.h"
 
 #define RUN_SUMMARY_STEP	0	/* agents' own turns start at 1 */
 #define RUN_MERGE_LABEL_MAX	200

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/store.h"
+#include "store/store.h"
 #include "tests/e2e/harness.h"
 
 #define HOST_EVENT	"\"event\":\"host_files\""

@@ -26,7 +26,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/store.h"
+#include "store/store.h"
 #include "tests/e2e/harness.h"
 
 struct ctx {

@@ -30,7 +30,7 @@
 #include <sqlite3.h>
 
 #include "common/clock.h"
-#include "supervisor/store.h"
+#include "store/store.h"
 #include "tests/e2e/harness.h"
 
 #define NPATHS		3

@@ -33,7 +33,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/store.h"
+#include "store/store.h"
 #include "tests/e2e/harness.h"
 
 #define KEY	"sk-trust-e2e-9b2f7d"

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "supervisor/llm_int.h"
+#include "llm/llm_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

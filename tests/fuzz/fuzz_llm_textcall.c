@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "common/str.h"
-#include "supervisor/llm_int.h"
+#include "llm/llm_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "supervisor/llm_int.h"
+#include "llm/llm_int.h"
 
 static int
 fuzz_event(const char *event, const char *data, size_t len, void *arg)

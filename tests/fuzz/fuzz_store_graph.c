@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "common/msg.h"
-#include "supervisor/store.h"
+#include "store/store.h"
 
 #define MAXN	48
 

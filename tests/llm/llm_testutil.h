@@ -9,7 +9,7 @@
 
 #include <jansson.h>
 
-#include "supervisor/llm.h"
+#include "llm/llm.h"
 
 struct fakellm {
 	pid_t	 pid;

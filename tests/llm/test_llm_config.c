@@ -18,8 +18,8 @@
 
 #include <cmocka.h>
 
-#include "supervisor/config.h"
-#include "supervisor/llm_int.h"
+#include "common/config.h"
+#include "llm/llm_int.h"
 
 static char tmpdir[64];
 

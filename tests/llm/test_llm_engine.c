@@ -23,7 +23,7 @@
 #include <curl/curl.h>
 
 #include "common/clock.h"
-#include "supervisor/llm_int.h"
+#include "llm/llm_int.h"
 #include "tests/llm/llm_testutil.h"
 
 static const struct msg_tool tools[] = {

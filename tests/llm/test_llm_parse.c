@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/llm_int.h"
+#include "llm/llm_int.h"
 #include "tests/llm/llm_testutil.h"
 
 /* ---- SSE ---- */

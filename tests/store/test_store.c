@@ -22,8 +22,8 @@
 #include <sqlite3.h>
 
 #include "common/msg.h"
-#include "supervisor/store.h"
-#include "supervisor/store_int.h"
+#include "store/store.h"
+#include "store/store_int.h"
 #include "tests/store/store_test.h"
 
 struct fx {

@@ -25,9 +25,9 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "cli/graph.h"
 #include "common/msg.h"
-#include "supervisor/graph.h"
-#include "supervisor/store.h"
+#include "store/store.h"
 #include "tests/store/store_test.h"
 
 /* Text an LLM could write to break a terminal, a DOT file or Mermaid. */

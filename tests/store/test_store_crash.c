@@ -34,7 +34,7 @@
 #include <sqlite3.h>
 
 #include "common/msg.h"
-#include "supervisor/store.h"
+#include "store/store.h"
 #include "tests/store/store_test.h"
 
 #define NAGENTS		6

@@ -21,7 +21,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "supervisor/store.h"
+#include "store/store.h"
 #include "tests/store/store_test.h"
 
 #define FIRST_RUN_PAIRS	20

@@ -1,5 +1,5 @@
 /*
- * The store's writer thread (supervisor/store_writer.c), on real files:
+ * The store's writer thread (store/store_writer.c), on real files:
  *   - writes return at once while another connection holds the write
  *     lock, and all of them land once it is released;
  *   - the queue is bounded: a producer waits when it is full, and nothing
@@ -23,7 +23,7 @@
 #include <sqlite3.h>
 
 #include "common/clock.h"
-#include "supervisor/store_int.h"
+#include "store/store_int.h"
 #include "tests/store/store_test.h"
 
 struct fx {

@@ -35,8 +35,8 @@
 #include "common/msg.h"
 #include "ipc/ipc.h"
 #include "sandbox/sandbox.h"
+#include "store/store.h"
 #include "supervisor/spawn.h"
-#include "supervisor/store.h"
 #include "tests/e2e/harness.h"
 
 struct ctx {

@@ -1,0 +1,845 @@
+/*
+ * warren run [options] TASK, and warren resume RUN.
+ *
+ * Parses the command line into a config (flags > environment > config
+ * files), reads the API key once (the LLM config scrubs it from the
+ * environment block), makes the supervisor non-dumpable, opens the store,
+ * and hands everything to the run (run.c). Exit codes: common/exitcode.h.
+ */
+#include <sys/prctl.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <jansson.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/profile.h"
+#include "cli/cmd.h"
+#include "cli/project.h"
+#include "common/config.h"
+#include "common/exitcode.h"
+#include "common/log.h"
+#include "common/path.h"
+#include "common/str.h"
+#include "common/xmalloc.h"
+#include "llm/llm.h"
+#include "store/store.h"
+#include "supervisor/run.h"
+#include "supervisor/spawn.h"
+
+/*
+ * An error on stderr, escaped: store, config and profile messages quote
+ * file names and file contents that an agent with write access may have
+ * chosen.
+ */
+static void __attribute__((format(printf, 2, 3)))
+cmd_run_error(const char *cmd, const char *fmt, ...)
+{
+	char	raw[2048], esc[2048];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	va_end(ap);
+	str_escape(esc, sizeof(esc), raw, strlen(raw));
+	fprintf(stderr, "warren %s: %s\n", cmd, esc);
+}
+
+static const struct config_key cmd_run_keys[] = {
+	{ "max_depth", CONFIG_UINT, "WARREN_MAX_DEPTH", "3", 0, 16, NULL,
+	    CONFIG_LOWER, "deepest subagent (the orchestrator is depth 0)" },
+	{ "max_agents", CONFIG_UINT, "WARREN_MAX_AGENTS", "10", 0, 100000,
+	    NULL, CONFIG_LOWER, "subagents per run" },
+	{ "jobs", CONFIG_UINT, "WARREN_JOBS", NULL, 1, 4096, NULL,
+	    CONFIG_LOWER, "worker processes at once (default: the number of cores)" },
+	{ "token_budget", CONFIG_UINT, "WARREN_TOKEN_BUDGET", "0", 0, 0, NULL,
+	    CONFIG_LOWER | CONFIG_ZEROINF,
+	    "input+output tokens per run; 0 = no budget" },
+	{ "agent_timeout", CONFIG_DURATION, "WARREN_AGENT_TIMEOUT", "30m", 1,
+	    86400000, NULL, CONFIG_LOWER, "wall clock of one subagent" },
+	{ "hello_timeout", CONFIG_DURATION, "WARREN_HELLO_TIMEOUT", "10s", 1,
+	    600000, NULL, CONFIG_LOWER, "time a new worker has to say hello" },
+	{ "max_iterations", CONFIG_UINT, "WARREN_MAX_ITERATIONS", "50", 1,
+	    10000, NULL, CONFIG_LOWER, "LLM turns of one agent" },
+	{ "summary_result_max", CONFIG_UINT, "WARREN_SUMMARY_RESULT_MAX",
+	    "4000", 0, 0, NULL, 0, "a finished subagent's result longer than "
+	    "this (bytes) gets an LLM summary; 0 = never" },
+	{ "summary_transcript_max", CONFIG_UINT,
+	    "WARREN_SUMMARY_TRANSCRIPT_MAX", "65536", 0, 0, NULL, 0,
+	    "so does one whose transcript is longer; 0 = never" },
+	{ "agent_store_rows", CONFIG_UINT, "WARREN_AGENT_STORE_ROWS", "20000",
+	    1, 1e12, NULL, CONFIG_LOWER, "events and messages one subagent "
+	    "may have the store keep; past it the subagent is stopped" },
+	{ "agent_store_bytes", CONFIG_SIZE, "WARREN_AGENT_STORE_BYTES", "64M",
+	    1024, 1e15, NULL, CONFIG_LOWER, "bytes of events and messages "
+	    "one subagent may have the store keep" },
+};
+
+static void
+cmd_run_usage(FILE *f)
+{
+	fprintf(f,
+"usage: warren run [--profile P] [--workspace DIR] [--max-depth N]\n"
+"                  [--max-agents N] [--jobs N] [--budget TOKENS]\n"
+"                  [--llm-concurrency N]\n"
+"                  [--provider P] [--base-url URL] [--model M]\n"
+"                  [--record FILE | --replay FILE] [--json] [--db FILE]\n"
+"                  [--no-store] [--allow-weaker-sandbox] [-v] [-T] TASK\n"
+"\n"
+"Runs TASK with an orchestrator that delegates to sandboxed subagents.\n"
+"The final result goes to stdout, progress to stderr (--json: one JSON\n"
+"event per line on stdout instead).\n"
+"Exit: 0 done, 1 the task failed, 2 usage, 3 configuration, 4 LLM\n"
+"endpoint, 5 sandbox, 6 store, 70 internal error, 130 interrupted.\n");
+}
+
+enum {
+	OPT_PROFILE = 256, OPT_WORKSPACE, OPT_MAX_DEPTH, OPT_MAX_AGENTS,
+	OPT_JOBS, OPT_BUDGET, OPT_PROVIDER, OPT_BASE_URL, OPT_MODEL,
+	OPT_RECORD, OPT_REPLAY, OPT_JSON, OPT_DB, OPT_NO_STORE, OPT_WEAKER,
+	OPT_TIMEOUT, OPT_HELLO, OPT_WORKER, OPT_LLM_JOBS,
+};
+
+static const struct option cmd_run_opts[] = {
+	{ "profile", required_argument, NULL, OPT_PROFILE },
+	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
+	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+	{ "max-agents", required_argument, NULL, OPT_MAX_AGENTS },
+	{ "jobs", required_argument, NULL, OPT_JOBS },
+	{ "budget", required_argument, NULL, OPT_BUDGET },
+	{ "provider", required_argument, NULL, OPT_PROVIDER },
+	{ "base-url", required_argument, NULL, OPT_BASE_URL },
+	{ "model", required_argument, NULL, OPT_MODEL },
+	{ "record", required_argument, NULL, OPT_RECORD },
+	{ "replay", required_argument, NULL, OPT_REPLAY },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "no-store", no_argument, NULL, OPT_NO_STORE },
+	{ "allow-weaker-sandbox", no_argument, NULL, OPT_WEAKER },
+	{ "agent-timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "hello-timeout", required_argument, NULL, OPT_HELLO },
+	{ "worker", required_argument, NULL, OPT_WORKER },
+	{ "llm-concurrency", required_argument, NULL, OPT_LLM_JOBS },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What `warren run` was asked, before the config resolves it. */
+struct cmd_run_args {
+	const char	*task;
+	const char	*profile;
+	const char	*workspace;
+	const char	*db;
+	const char	*worker;
+	int		 json, nostore, weaker, trace, verbose;
+	int64_t		 resume;	/* run id, or 0 */
+};
+
+/* Find warren-worker: $WARREN_WORKER_BIN, next to us, the build tree. */
+static int
+cmd_run_worker_bin(const char *explicit_path, char *out, size_t outsz)
+{
+	static const char *const rel[] = {
+		"warren-worker", "../worker/warren-worker",
+		"../libexec/warren/warren-worker",
+	};
+	char		 self[PATH_MAX], *slash;
+	const char	*env;
+	ssize_t		 n;
+	size_t		 i;
+
+	if (explicit_path != NULL ||
+	    ((env = getenv("WARREN_WORKER_BIN")) != NULL && *env != '\0' &&
+	    (explicit_path = env) != NULL)) {
+		if (realpath(explicit_path, out) == NULL ||
+		    access(out, X_OK) == -1)
+			return -1;
+		return 0;
+	}
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
+		return -1;
+	self[n] = '\0';
+	if ((slash = strrchr(self, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		if (snprintf(out, outsz, "%s/%s", self, rel[i]) >= (int)outsz)
+			continue;
+		if (access(out, X_OK) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+static int
+cmd_run_flag(struct config *c, const char *key, const char *val,
+    const char *flag)
+{
+	if (config_set(c, key, val, CONFIG_SRC_FLAG, flag) == -1) {
+		cmd_run_error("run", "%s", config_error(c));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+cmd_run_parse(int argc, char **argv, struct config *c, struct cmd_run_args *a,
+    int resume)
+{
+	int	ch, rc = 0;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+hvTj:w:", cmd_run_opts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case OPT_PROFILE: a->profile = optarg; break;
+		case 'w':
+		case OPT_WORKSPACE: a->workspace = optarg; break;
+		case OPT_MAX_DEPTH:
+			rc = cmd_run_flag(c, "max_depth", optarg, "--max-depth");
+			break;
+		case OPT_MAX_AGENTS:
+			rc = cmd_run_flag(c, "max_agents", optarg,
+			    "--max-agents");
+			break;
+		case 'j':
+		case OPT_JOBS: rc = cmd_run_flag(c, "jobs", optarg, "--jobs");
+			break;
+		case OPT_BUDGET:
+			rc = cmd_run_flag(c, "token_budget", optarg, "--budget");
+			break;
+		case OPT_PROVIDER:
+			rc = cmd_run_flag(c, "provider", optarg, "--provider");
+			break;
+		case OPT_BASE_URL:
+			rc = cmd_run_flag(c, "base_url", optarg, "--base-url");
+			break;
+		case OPT_MODEL:
+			rc = cmd_run_flag(c, "model", optarg, "--model");
+			break;
+		case OPT_RECORD:
+			rc = cmd_run_flag(c, "record", optarg, "--record");
+			break;
+		case OPT_REPLAY:
+			rc = cmd_run_flag(c, "replay", optarg, "--replay");
+			break;
+		case OPT_TIMEOUT:
+			rc = cmd_run_flag(c, "agent_timeout", optarg,
+			    "--agent-timeout");
+			break;
+		case OPT_HELLO:
+			rc = cmd_run_flag(c, "hello_timeout", optarg,
+			    "--hello-timeout");
+			break;
+		case OPT_LLM_JOBS:
+			rc = cmd_run_flag(c, "llm_concurrency", optarg,
+			    "--llm-concurrency");
+			break;
+		case OPT_JSON: a->json = 1; break;
+		case OPT_DB: a->db = optarg; break;
+		case OPT_NO_STORE: a->nostore = 1; break;
+		case OPT_WEAKER: a->weaker = 1; break;
+		case OPT_WORKER: a->worker = optarg; break;
+		case 'T': a->trace = 1; break;
+		case 'v': a->verbose = 1; break;
+		case 'h':
+			cmd_run_usage(stdout);
+			exit(WARREN_EXIT_OK);
+		default:
+			cmd_run_usage(stderr);
+			return -1;
+		}
+		if (rc == -1)
+			return -1;
+	}
+	if (resume) {
+		const char *errstr;
+
+		if (optind != argc - 1) {
+			fprintf(stderr, "usage: warren resume [--workspace DIR] "
+			    "[--db FILE] [run options] RUN\n"
+			    "RUN is a run id from `warren runs`, or \"last\".\n");
+			return -1;
+		}
+		/* "last" is resolved once the store is open (cmd_run_plan). */
+		if (strcmp(argv[optind], "last") == 0) {
+			a->resume = -1;
+			return 0;
+		}
+		a->resume = strtonum(argv[optind], 1, INT64_MAX, &errstr);
+		if (errstr != NULL) {
+			fprintf(stderr, "warren resume: run id %s is %s\n",
+			    argv[optind], errstr);
+			return -1;
+		}
+		return 0;
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "warren run: give exactly one TASK (quote it)\n");
+		cmd_run_usage(stderr);
+		return -1;
+	}
+	a->task = argv[optind];
+	if (*a->task == '\0') {
+		fprintf(stderr, "warren run: the TASK is empty\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void
+cmd_run_limits(const struct config *c, struct run_limits *l)
+{
+	limits_default(l);
+	l->max_depth = (unsigned)config_uint(c, "max_depth");
+	l->max_agents = (unsigned)config_uint(c, "max_agents");
+	if (config_isset(c, "jobs"))
+		l->jobs = (unsigned)config_uint(c, "jobs");
+	l->token_budget = config_uint(c, "token_budget");
+	l->agent_timeout_ms = config_ms(c, "agent_timeout");
+	l->hello_ms = config_ms(c, "hello_timeout");
+	l->max_iterations = (unsigned)config_uint(c, "max_iterations");
+	l->summary_result_max = config_uint(c, "summary_result_max");
+	l->summary_transcript_max = config_uint(c, "summary_transcript_max");
+	l->store_rows = config_uint(c, "agent_store_rows");
+	l->store_bytes = config_bytes(c, "agent_store_bytes");
+}
+
+static struct store *
+cmd_run_store(const struct cmd_run_args *a, const char *path, int *code)
+{
+	struct store	*st;
+	char		 err[STORE_ERRMSG_MAX];
+
+	if (a->nostore)
+		return NULL;
+	if ((st = store_open(path, STORE_CREATE, err, sizeof(err))) == NULL) {
+		cmd_run_error("run", "%s (--db FILE to use another, "
+		    "--no-store to keep nothing)", err);
+		*code = WARREN_EXIT_STORE;
+	}
+	return st;
+}
+
+/* What a resume needs to run the same way: limits and endpoint, as JSON. */
+static char *
+cmd_run_params(const struct config *c)
+{
+	static const char *const keys[] = { "max_depth", "max_agents", "jobs",
+	    "token_budget", "max_iterations", "summary_result_max",
+	    "summary_transcript_max", "agent_store_rows", "provider",
+	    "base_url", "model" };
+	json_t	*o = json_object();
+	char	*s;
+	size_t	 i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (!config_isset(c, keys[i]) && strcmp(keys[i], "max_depth") &&
+		    strcmp(keys[i], "max_agents"))
+			continue;
+		if (i < 8)
+			json_object_set_new(o, keys[i],
+			    json_integer((json_int_t)config_uint(c, keys[i])));
+		else if (config_str(c, keys[i]) != NULL)
+			json_object_set_new(o, keys[i],
+			    json_string(config_str(c, keys[i])));
+	}
+	json_object_set_new(o, "agent_timeout_ms", json_integer((json_int_t)
+	    config_ms(c, "agent_timeout")));
+	json_object_set_new(o, "hello_timeout_ms", json_integer((json_int_t)
+	    config_ms(c, "hello_timeout")));
+	if (config_isset(c, "agent_store_bytes"))
+		json_object_set_new(o, "agent_store_bytes", json_integer(
+		    (json_int_t)config_bytes(c, "agent_store_bytes")));
+	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(o);
+	return s;
+}
+
+/* Resume: the interrupted run's parameters, weaker than flags and env.
+ * endpoint 0: not where the key goes (provider, base_url). */
+static void
+cmd_run_params_load(struct config *c, const char *params, int64_t run,
+    int endpoint)
+{
+	const char	*k;
+	json_t		*o, *v;
+	char		 val[2048], where[64];
+
+	if (params == NULL || (o = json_loads(params, 0, NULL)) == NULL)
+		return;
+	snprintf(where, sizeof(where), "run %lld", (long long)run);
+	json_object_foreach(o, k, v) {
+		const char	*key = k;
+
+		if (json_is_integer(v) && (strcmp(k, "agent_timeout_ms") == 0 ||
+		    strcmp(k, "hello_timeout_ms") == 0)) {
+			snprintf(val, sizeof(val), "%lldms",
+			    (long long)json_integer_value(v));
+			key = k[0] == 'a' ? "agent_timeout" : "hello_timeout";
+		} else if (json_is_integer(v))
+			snprintf(val, sizeof(val), "%lld",
+			    (long long)json_integer_value(v));
+		else if (json_is_string(v))
+			snprintf(val, sizeof(val), "%s", json_string_value(v));
+		else
+			continue;
+		if (!endpoint && (strcmp(key, "provider") == 0 ||
+		    strcmp(key, "base_url") == 0))
+			continue;
+		/* A bad stored value is ignored: the default stands. */
+		(void)config_set(c, key, val, CONFIG_SRC_RUN, where);
+	}
+	json_decref(o);
+}
+
+/*
+ * Is pid a warren supervisor? The store says its pid is alive; a pid
+ * reused by another program is told apart by its executable. When that
+ * cannot be read (another user's process), assume it is: refusing is safe.
+ */
+static int
+cmd_run_is_warren(pid_t pid)
+{
+	char	proc[64], exe[PATH_MAX], self[PATH_MAX];
+	ssize_t	n, m;
+
+	if (pid == getpid())
+		return 0;	/* our own pid: a stale row from a pid reuse */
+	snprintf(proc, sizeof(proc), "/proc/%ld/exe", (long)pid);
+	if ((n = readlink(proc, exe, sizeof(exe) - 1)) <= 0 ||
+	    (m = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0)
+		return 1;
+	exe[n] = '\0';
+	self[m] = '\0';
+	/* A deleted binary (rebuilt since) still counts. */
+	if (n > 10 && strcmp(exe + n - 10, " (deleted)") == 0)
+		exe[n - 10] = '\0';
+	return strcmp(exe, self) == 0;
+}
+
+/*
+ * Resume runs a run where it ran: the workspace is the stored one, and a
+ * --workspace naming another is refused (a stored workspace must never be
+ * swapped for one the user did not mean). A database inside the workspace
+ * (an old .warren/warren.db, named with --db) is one its agents could have
+ * written: its endpoint is not restored, so the key goes only where the
+ * user's own config says.
+ */
+static int
+cmd_run_resume_ws(struct cmd_run_args *a, const char *dbpath,
+    const struct store_plan *plan, int *endpoint)
+{
+	char	 ws[PATH_MAX], db[PATH_MAX];
+	char	*stored = plan->run.workspace;
+
+	if (stored == NULL || *stored != '/') {
+		cmd_run_error("resume", "run %lld has no workspace stored: "
+		    "it cannot be resumed", (long long)a->resume);
+		return WARREN_EXIT_STORE;
+	}
+	if (a->workspace != NULL && (realpath(a->workspace, ws) == NULL ||
+	    strcmp(ws, stored) != 0)) {
+		cmd_run_error("resume", "run %lld ran in workspace %s, not %s:"
+		    " resume runs it where it ran (leave out --workspace)",
+		    (long long)a->resume, stored, a->workspace);
+		return WARREN_EXIT_USAGE;
+	}
+	*endpoint = realpath(dbpath, db) == NULL ||
+	    !path_under(db, stored);
+	if (!*endpoint)
+		cmd_run_error("resume", "the database %s lies inside the "
+		    "workspace, where agents could have rewritten it; its "
+		    "stored endpoint is not used", dbpath);
+	a->workspace = stored;
+	return WARREN_EXIT_OK;
+}
+
+/* Resume: the plan of run a->resume ("last": of the workspace the user is
+ * in, or names), from the database at dbpath. */
+static int
+cmd_run_plan(struct cmd_run_args *a, const char *dbpath, struct store **stp,
+    struct store_plan *plan)
+{
+	char	ws[PATH_MAX];
+	int	code = WARREN_EXIT_OK;
+
+	if (a->nostore) {
+		fprintf(stderr, "warren resume: needs the store (no --no-store)\n");
+		return WARREN_EXIT_USAGE;
+	}
+	if (realpath(a->workspace ? a->workspace : ".", ws) == NULL) {
+		cmd_run_error("resume", "workspace %s: %s",
+		    a->workspace ? a->workspace : ".", strerror(errno));
+		return WARREN_EXIT_CONFIG;
+	}
+	if ((*stp = cmd_run_store(a, dbpath, &code)) == NULL)
+		return code;
+	if (a->resume == -1 &&
+	    store_run_latest(*stp, ws, &a->resume) == -1) {
+		cmd_run_error("resume", "no run to resume: %s",
+		    store_errmsg(*stp));
+		return store_errcode(*stp) == STORE_ENOTFOUND ?
+		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
+	}
+	if (store_resume_plan(*stp, a->resume, plan) == -1) {
+		cmd_run_error("resume", "run %lld: %s", (long long)a->resume,
+		    store_errmsg(*stp));
+		return store_errcode(*stp) == STORE_ENOTFOUND ?
+		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
+	}
+	/* A finished run has nothing left to do; its result stays stored. */
+	if (plan->run.status == STORE_RUN_DONE ||
+	    plan->run.status == STORE_RUN_FAILED) {
+		fprintf(stderr, "warren resume: run %lld already ended (%s); "
+		    "nothing to resume: see `warren show %lld`\n",
+		    (long long)a->resume,
+		    plan->run.status == STORE_RUN_DONE ? "done" : "failed",
+		    (long long)a->resume);
+		return WARREN_EXIT_USAGE;
+	}
+	/* Two supervisors on one run would be two writers of its rows. */
+	if (plan->run.alive && cmd_run_is_warren((pid_t)plan->run.pid)) {
+		fprintf(stderr, "warren resume: run %lld is still running "
+		    "(supervisor pid %lld): stop it first (kill -TERM %lld), "
+		    "or wait for it\n", (long long)a->resume,
+		    (long long)plan->run.pid, (long long)plan->run.pid);
+		return WARREN_EXIT_STORE;
+	}
+	return WARREN_EXIT_OK;
+}
+
+/* The root of the plan had finished: say so, nothing to run. */
+static int
+cmd_run_finished(const struct store_plan *plan, int json)
+{
+	size_t	i;
+
+	for (i = 0; i < plan->nagents; i++) {
+		const struct store_agent *ag = &plan->agents[i].agent;
+
+		if (strcmp(ag->path, "0") != 0)
+			continue;
+		ui_init(json);
+		ui_result(ag->result ? ag->result : "",
+		    ag->status == STORE_AGENT_DONE, ag->status ==
+		    STORE_AGENT_DONE ? WARREN_EXIT_OK : WARREN_EXIT_FAIL);
+		return ag->status == STORE_AGENT_DONE ? WARREN_EXIT_OK :
+		    WARREN_EXIT_FAIL;
+	}
+	return WARREN_EXIT_STORE;
+}
+
+/* What a run needs besides the store, resolved from the command line. */
+struct cmd_run_ctx {
+	struct llm_config	 lc;
+	struct llm_engine	*llm;
+	struct profile_set	 ps;
+	struct project		 pr;
+	char			 ws[PATH_MAX];
+	char			 worker[PATH_MAX];
+	char			 db[PATH_MAX];
+	/* What no worker may read though it may lie in the workspace
+	   (cmd_run_masks); maskv points into mask, NULL-ended. */
+	char			 mask[5][PATH_MAX];
+	const char		*maskv[6];
+};
+
+/*
+ * The database, its WAL and shared-memory files, the key file and the
+ * cassette being recorded, by their real paths: any of them kept inside
+ * the workspace is masked in every sandbox (spawn_protect). Called once
+ * the database and the cassette exist, before the first worker.
+ */
+static void
+cmd_run_masks(struct cmd_run_ctx *x, const struct config *c)
+{
+	static const char *const sfx[] = { "", "-wal", "-shm" };
+	static const char *const files[] = { "api_key_file", "record" };
+	const char	*f;
+	char		 real[PATH_MAX];
+	size_t		 i, n = 0;
+
+	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
+		if (realpath(x->db, real) == NULL ||
+		    (size_t)snprintf(x->mask[n], sizeof(x->mask[n]), "%s%s",
+		    real, sfx[i]) >= sizeof(x->mask[n]))
+			continue;
+		x->maskv[n] = x->mask[n];
+		n++;
+	}
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if ((f = config_str(c, files[i])) == NULL ||
+		    realpath(f, x->mask[n]) == NULL)
+			continue;
+		x->maskv[n] = x->mask[n];
+		n++;
+	}
+	x->maskv[n] = NULL;
+}
+
+/*
+ * The workspace, the worker binary, the config (the user's, then a
+ * trusted project's), the key (read once, then scrubbed from our
+ * environment block), the LLM client and the profiles.
+ */
+static int
+cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
+{
+	char	err[1024];
+
+	if (realpath(a->workspace ? a->workspace : ".", x->ws) == NULL) {
+		cmd_run_error("run", "workspace %s: %s",
+		    a->workspace ? a->workspace : ".", strerror(errno));
+		return WARREN_EXIT_CONFIG;
+	}
+	if (cmd_run_worker_bin(a->worker, x->worker, sizeof(x->worker)) == -1) {
+		fprintf(stderr, "warren run: cannot find warren-worker (set "
+		    "WARREN_WORKER_BIN or --worker)\n");
+		return WARREN_EXIT_CONFIG;
+	}
+	cmd_legacy_db("run", a->db, x->ws);
+	if (project_open(&x->pr, x->ws, x->db, "run", err, sizeof(err)) ==
+	    -1) {
+		cmd_run_error("run", "%s", err);
+		return WARREN_EXIT_CONFIG;
+	}
+	if (config_load_standard(c) == -1 ||
+	    project_load_config(&x->pr, c) == -1) {
+		cmd_run_error("run", "%s", config_error(c));
+		return WARREN_EXIT_CONFIG;
+	}
+	if (llm_config_load(&x->lc, c, err, sizeof(err)) == -1) {
+		cmd_run_error("run", "%s", err);
+		return WARREN_EXIT_CONFIG;
+	}
+	if ((x->llm = llm_engine_new(&x->lc, err, sizeof(err))) == NULL ||
+	    project_load_profiles(&x->pr, &x->ps, err, sizeof(err)) == -1) {
+		cmd_run_error("run", "%s", err);
+		return WARREN_EXIT_CONFIG;
+	}
+	return WARREN_EXIT_OK;
+}
+
+static struct run *
+cmd_run_new(const struct cmd_run_args *a, const struct config *c,
+    struct cmd_run_ctx *x)
+{
+	struct run_opts	 o;
+	struct run	*r;
+	char		 err[1024];
+
+	memset(&o, 0, sizeof(o));
+	o.task = a->task;
+	o.profile = a->profile;
+	o.workspace = x->ws;
+	o.worker_bin = x->worker;
+	o.json = a->json;
+	o.trace = a->trace;
+	o.weaker = a->weaker;
+	o.masks = x->maskv;
+	cmd_run_limits(c, &o.limits);
+	if ((r = run_new(&o, x->llm, &x->ps, err, sizeof(err))) == NULL)
+		cmd_run_error("run", "%s", err);
+	return r;
+}
+
+/* From here the run's writes go to the store's writer thread: a lock
+ * another process holds does not stop the loop (docs/memory.md). */
+static void
+cmd_run_writer(struct store *st)
+{
+	if (getenv("WARREN_STORE_INLINE") != NULL)
+		return;
+	if (store_writer_start(st) == -1)
+		log_warnx("%s; writing from the event loop instead",
+		    store_errmsg(st));
+}
+
+/* A new run: its row first, so a crash from here on can be resumed. */
+static int
+cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
+    struct run *r, struct cmd_run_ctx *x, struct store **stp)
+{
+	struct store_run_params	 sp;
+	int64_t			 run_id;
+	int			 code = WARREN_EXIT_OK;
+
+	if ((*stp = cmd_run_store(a, x->db, &code)) == NULL)
+		return a->nostore ? run_main(r, NULL) : code;
+	memset(&sp, 0, sizeof(sp));
+	sp.task = a->task;
+	sp.workspace = x->ws;
+	sp.profile = r->root->profile->name;
+	sp.model = x->lc.model;
+	sp.params = cmd_run_params(c);
+	code = store_run_begin(*stp, &sp, &run_id);
+	free((char *)(uintptr_t)sp.params);
+	if (code == -1) {
+		cmd_run_error("run", "%s", store_errmsg(*stp));
+		return WARREN_EXIT_STORE;
+	}
+	run_set_store(r, *stp, run_id);
+	if (store_flush(*stp) == -1 || store_lost(*stp) != NULL) {
+		cmd_run_error("run", "the run's first rows could not be written"
+		    " (nothing ran): %s", store_lost(*stp) ? store_lost(*stp) :
+		    store_errmsg(*stp));
+		return WARREN_EXIT_STORE;
+	}
+	cmd_run_writer(*stp);
+	cmd_run_masks(x, c);
+	log_info("run %lld in %s", (long long)run_id, store_filename(*stp));
+	return run_main(r, NULL);
+}
+
+/* An interrupted run, from what its plan says is left. */
+static int
+cmd_run_again(const struct cmd_run_args *a, struct run *r, struct store *st,
+    struct store_plan *plan)
+{
+	struct msg_list	 resume;
+	int		 rc, code;
+
+	msg_list_init(&resume);
+	r->store = st;
+	r->run_id = a->resume;
+	if ((rc = run_resume_prepare(r, plan, &resume)) == 1) {
+		code = cmd_run_finished(plan, a->json);
+		goto out;
+	} else if (rc == -1) {
+		fprintf(stderr, "warren resume: run %lld has no root agent\n",
+		    (long long)a->resume);
+		code = WARREN_EXIT_STORE;
+		goto out;
+	}
+	if (store_run_resumed(st, a->resume) == -1)
+		log_warnx("store: %s", store_errmsg(st));
+	run_set_store(r, st, a->resume);
+	if (store_flush(st) == -1 || store_lost(st) != NULL) {
+		cmd_run_error("resume", "run %lld: nothing resumed: %s",
+		    (long long)a->resume, store_lost(st) ? store_lost(st) :
+		    store_errmsg(st));
+		code = WARREN_EXIT_STORE;
+		goto out;
+	}
+	cmd_run_writer(st);
+	log_info("resuming run %lld in %s", (long long)a->resume,
+	    a->workspace);
+	code = run_main(r, &resume);
+out:
+	msg_list_free(&resume);
+	return code;
+}
+
+/* Run (or resume) with everything resolved. */
+static int
+cmd_run_go(struct cmd_run_args *a, struct config *c)
+{
+	struct cmd_run_ctx	 x;
+	struct store		*st = NULL;
+	struct store_plan	 plan;
+	struct spawnd		*spawnd = NULL;
+	struct run		*r = NULL;
+	int			 code, endpoint = 1;
+
+	memset(&x, 0, sizeof(x));
+	memset(&plan, 0, sizeof(plan));
+	llm_config_init(&x.lc);
+	/* First, while we hold no key and little memory (spawnd.c). */
+	if (getenv("WARREN_SPAWN_DIRECT") == NULL &&
+	    (spawnd = spawnd_start()) == NULL)
+		log_warn("spawn server; forking workers ourselves");
+	/* Not dumpable before the key is read (cmd_run_setup): a same-uid
+	 * process must never find it in a core or through ptrace. */
+	(void)prctl(PR_SET_DUMPABLE, 0);
+	if (store_path(x.db, sizeof(x.db), a->db) == -1) {
+		cmd_run_error(a->resume ? "resume" : "run", "no database path "
+		    "(%s): set HOME or XDG_STATE_HOME, or give --db FILE",
+		    strerror(errno));
+		code = WARREN_EXIT_STORE;
+		goto out;
+	}
+	if (a->resume) {
+		if ((code = cmd_run_plan(a, x.db, &st, &plan)) !=
+		    WARREN_EXIT_OK || (code = cmd_run_resume_ws(a, x.db, &plan,
+		    &endpoint)) != WARREN_EXIT_OK)
+			goto out;
+		a->task = plan.run.task;
+		if (a->profile == NULL)
+			a->profile = plan.run.profile;
+		cmd_run_params_load(c, plan.run.params, a->resume, endpoint);
+	}
+	if ((code = cmd_run_setup(a, c, &x)) != WARREN_EXIT_OK)
+		goto out;
+	if ((r = cmd_run_new(a, c, &x)) == NULL) {
+		code = WARREN_EXIT_CONFIG;
+		goto out;
+	}
+	r->spawnd = spawnd;
+	if (a->resume)
+		cmd_run_masks(&x, c);
+	code = a->resume ? cmd_run_again(a, r, st, &plan) :
+	    cmd_run_fresh(a, c, r, &x, &st);
+out:
+	run_free(r);
+	spawnd_stop(spawnd);
+	store_close(st);
+	store_plan_free(&plan);
+	llm_engine_free(x.llm);
+	profile_set_free(&x.ps);
+	project_free(&x.pr);
+	llm_config_free(&x.lc);
+	return code;
+}
+
+int
+cmd_run_declare(struct config *c)
+{
+	if (llm_config_declare(c) == -1)
+		return -1;
+	return config_declare(c, cmd_run_keys,
+	    sizeof(cmd_run_keys) / sizeof(cmd_run_keys[0]));
+}
+
+static int
+cmd_run_common(int argc, char **argv, int resume)
+{
+	struct cmd_run_args	 a;
+	struct config		*c;
+	int			 code;
+
+	memset(&a, 0, sizeof(a));
+	if ((c = config_new()) == NULL)
+		fatal("config_new");
+	if (cmd_run_declare(c) == -1)
+		fatalx("config: %s", config_error(c));
+	if (cmd_run_parse(argc, argv, c, &a, resume) == -1) {
+		config_free(c);
+		return WARREN_EXIT_USAGE;
+	}
+	if (a.verbose)
+		log_setlevel(LOG_LEVEL_DEBUG);
+	code = cmd_run_go(&a, c);
+	config_free(c);
+	return code;
+}
+
+int
+cmd_run(int argc, char **argv)
+{
+	return cmd_run_common(argc, argv, 0);
+}
+
+int
+cmd_resume(int argc, char **argv)
+{
+	return cmd_run_common(argc, argv, 1);
+}

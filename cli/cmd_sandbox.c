@@ -1,0 +1,483 @@
+/*
+ * warren sandbox exec|check: run one command under a profile's sandbox
+ * (like bwrap or nsjail), or say which layers this machine can apply.
+ *
+ * exec forwards the command's exit status (128 + signal if it was killed)
+ * and prints nothing of its own unless asked (-v), except a weaker sandbox
+ * accepted with --allow-weaker-sandbox, which is always said. Its own
+ * failures use the codes of env(1) and timeout(1):
+ *	124  the --timeout expired and the command was killed
+ *	125  warren failed (bad usage, a layer failed to apply)
+ *	126  the command is not executable
+ *	127  the command was not found
+ *	5    (WARREN_EXIT_SANDBOX) a layer the profile requires is missing
+ */
+#include <sys/types.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stddef.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cmd.h"
+#include "common/exitcode.h"
+#include "common/str.h"
+#include "sandbox/sandbox.h"
+#include "supervisor/spawn.h"
+
+#define SANDBOX_EXIT_TIMEOUT	124
+#define SANDBOX_KILL_GRACE_MS	2000
+
+struct sandbox_opts {
+	const char	*profile;
+	const char	*workspace;
+	long long	 timeout_ms;	/* 0 = none */
+	int		 allow_weaker;
+	int		 verbose;
+	struct sandbox_limits limits;	/* --rlimit overrides, 0 = default */
+};
+
+static int
+cmd_sandbox_usage(void)
+{
+	fprintf(stderr, "usage: warren sandbox exec --profile P [--workspace "
+	    "DIR] [--timeout S]\n"
+	    "                           [--rlimit cpu|as|fsize|nofile|nproc|"
+	    "tmpfs|mem=N]\n"
+	    "                           [--allow-weaker-sandbox] [-v] -- CMD "
+	    "[ARG ...]\n"
+	    "       warren sandbox check\n");
+	return WARREN_EXIT_EXEC_FAILED;
+}
+
+static void
+cmd_sandbox_err(const char *what, const struct sandbox_error *e)
+{
+	char	 buf[SANDBOX_ERR_LEN * 4 + 1];
+
+	str_escape(buf, sizeof(buf), e->msg, strlen(e->msg));
+	fprintf(stderr, "warren: sandbox %s: %s\n", what, buf);
+}
+
+static int
+cmd_sandbox_code(const struct sandbox_error *e)
+{
+	return e->missing ? WARREN_EXIT_SANDBOX : WARREN_EXIT_EXEC_FAILED;
+}
+
+/* execvp's search, done before fork so a missing command is 127 and the
+ * sandbox knows the one file it will exec. */
+static int
+cmd_sandbox_resolve(const char *cmd, char *out, size_t len)
+{
+	const char	*path, *p, *end;
+	char		 cand[PATH_MAX];
+	struct stat	 st;
+	int		 seen_noexec = 0;
+
+	if (strchr(cmd, '/') != NULL) {
+		if (realpath(cmd, out) == NULL)
+			return WARREN_EXIT_EXEC_NOTFOUND;
+		if (stat(out, &st) == -1 || !S_ISREG(st.st_mode) ||
+		    access(out, X_OK) == -1)
+			return WARREN_EXIT_EXEC_NOEXEC;
+		return 0;
+	}
+	if ((path = getenv("PATH")) == NULL || *path == '\0')
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p != '\0'; p = *end != '\0' ? end + 1 : end) {
+		end = strchrnul(p, ':');
+		if ((size_t)snprintf(cand, sizeof(cand), "%.*s/%s",
+		    (int)(end - p), end == p ? "." : p, cmd) >= sizeof(cand))
+			continue;
+		if (stat(cand, &st) == -1 || !S_ISREG(st.st_mode))
+			continue;
+		if (access(cand, X_OK) == -1) {
+			seen_noexec = 1;
+			continue;
+		}
+		if (realpath(cand, out) == NULL)
+			continue;
+		(void)len;
+		return 0;
+	}
+	return seen_noexec ? WARREN_EXIT_EXEC_NOEXEC :
+	    WARREN_EXIT_EXEC_NOTFOUND;
+}
+
+static long long
+cmd_sandbox_now_ms(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* In the child, at the end of phase 1 (sandbox exec_fn): phase 2, exec.
+ * Never returns. */
+static void
+cmd_sandbox_child(struct sandbox *sb, int rc, struct sandbox_error *e,
+    void *arg)
+{
+	struct sandbox_report	 r;
+	char			**argv = arg;
+
+	if (rc == -1) {
+		cmd_sandbox_err("exec", e);
+		_exit(cmd_sandbox_code(e));
+	}
+	/* The parent prints a phase 2 error it receives with the report. */
+	if (sandbox_enter_exec(sb, &r, e) == -1)
+		_exit(cmd_sandbox_code(e));
+	execv(sb->policy.program, argv);
+	fprintf(stderr, "warren: sandbox exec: %s: %s\n", argv[0],
+	    strerror(errno));
+	_exit(errno == ENOENT ? WARREN_EXIT_EXEC_NOTFOUND :
+	    WARREN_EXIT_EXEC_NOEXEC);
+}
+
+static int
+cmd_sandbox_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WARREN_EXIT_EXEC_FAILED;
+}
+
+/*
+ * The parent: answer the seccomp listener, pass signals on, enforce the
+ * timeout (SIGTERM, then SIGKILL after a grace period), reap.
+ */
+static int
+cmd_sandbox_wait(struct sandbox *sb, const struct sandbox_opts *o, int sfd)
+{
+	struct pollfd			 pfd[3];
+	struct signalfd_siginfo		 si;
+	long long			 deadline = 0, killat = 0, now;
+	int				 pidfd, status, n, timeout, timedout = 0;
+	pid_t				 w;
+
+	if ((pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0)) == -1)
+		return -1;
+	if (o->timeout_ms > 0)
+		deadline = cmd_sandbox_now_ms() + o->timeout_ms;
+	for (;;) {
+		pfd[0].fd = pidfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = sfd;
+		pfd[1].events = POLLIN;
+		pfd[2].fd = sb->notify_fd;
+		pfd[2].events = POLLIN;
+		timeout = -1;
+		now = cmd_sandbox_now_ms();
+		if (killat != 0)
+			timeout = killat > now ? (int)(killat - now) : 0;
+		else if (deadline != 0)
+			timeout = deadline > now ? (int)(deadline - now) : 0;
+		n = poll(pfd, 3, timeout);
+		if (n == -1 && errno != EINTR)
+			break;
+		if (n > 0 && (pfd[2].revents & POLLIN))
+			sandbox_notify_handle(sb, o->verbose ? stderr : NULL);
+		else if (n > 0 && (pfd[2].revents & (POLLHUP | POLLERR))) {
+			close(sb->notify_fd);
+			sb->notify_fd = -1;
+		}
+		if (n > 0 && (pfd[1].revents & POLLIN) &&
+		    read(sfd, &si, sizeof(si)) == sizeof(si))
+			sandbox_kill(sb, (int)si.ssi_signo);
+		if (n > 0 && (pfd[0].revents & POLLIN)) {
+			w = waitpid(sb->pid, &status, WNOHANG);
+			if (w == sb->pid) {
+				close(pidfd);
+				if (timedout)
+					return SANDBOX_EXIT_TIMEOUT;
+				return cmd_sandbox_status(status);
+			}
+		}
+		now = cmd_sandbox_now_ms();
+		if (killat != 0 && now >= killat) {
+			sandbox_kill(sb, SIGKILL);
+			killat = 0;
+			deadline = 0;
+		} else if (deadline != 0 && killat == 0 && now >= deadline) {
+			timedout = 1;
+			sandbox_kill(sb, SIGTERM);
+			killat = now + SANDBOX_KILL_GRACE_MS;
+		}
+	}
+	close(pidfd);
+	return -1;
+}
+
+/* --rlimit NAME=N: seconds for cpu, bytes for as/fsize/tmpfs/mem, counts. */
+static int
+cmd_sandbox_rlimit(const char *arg, struct sandbox_limits *l)
+{
+	static const struct {
+		const char	*name;
+		size_t		 off;
+	} names[] = {
+		{ "cpu", offsetof(struct sandbox_limits, cpu_sec) },
+		{ "as", offsetof(struct sandbox_limits, as_bytes) },
+		{ "fsize", offsetof(struct sandbox_limits, fsize_bytes) },
+		{ "nofile", offsetof(struct sandbox_limits, nofile) },
+		{ "nproc", offsetof(struct sandbox_limits, nproc) },
+		{ "tmpfs", offsetof(struct sandbox_limits, tmpfs_bytes) },
+		{ "mem", offsetof(struct sandbox_limits, mem_bytes) },
+	};
+	const char	*eq, *errstr;
+	long long	 v;
+	size_t		 i;
+
+	if ((eq = strchr(arg, '=')) == NULL)
+		goto bad;
+	v = strtonum(eq + 1, 1, LLONG_MAX, &errstr);
+	if (errstr != NULL)
+		goto bad;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i].name) == (size_t)(eq - arg) &&
+		    strncmp(arg, names[i].name, (size_t)(eq - arg)) == 0) {
+			*(rlim_t *)(void *)((char *)l + names[i].off) =
+			    (rlim_t)v;
+			return 0;
+		}
+bad:
+	fprintf(stderr, "warren: sandbox exec: bad --rlimit '%s' (cpu, as, "
+	    "fsize, nofile, nproc, tmpfs or mem = a positive number)\n", arg);
+	return -1;
+}
+
+static int
+cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "profile", required_argument, NULL, 'p' },
+		{ "workspace", required_argument, NULL, 'w' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "allow-weaker-sandbox", no_argument, NULL, 'W' },
+		{ "rlimit", required_argument, NULL, 'r' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	double		 secs;
+	char		*end;
+	int		 ch;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+p:w:t:vh", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'p':
+			o->profile = optarg;
+			break;
+		case 'w':
+			o->workspace = optarg;
+			break;
+		case 't':
+			secs = strtod(optarg, &end);
+			if (*optarg == '\0' || *end != '\0' || secs <= 0 ||
+			    secs > 86400 * 7) {
+				fprintf(stderr, "warren: sandbox exec: bad "
+				    "--timeout '%s' (seconds, > 0)\n", optarg);
+				return -1;
+			}
+			o->timeout_ms = (long long)(secs * 1000);
+			break;
+		case 'W':
+			o->allow_weaker = 1;
+			break;
+		case 'r':
+			if (cmd_sandbox_rlimit(optarg, &o->limits) == -1)
+				return -1;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		default:
+			return -1;
+		}
+	}
+	if (o->profile == NULL) {
+		fprintf(stderr, "warren: sandbox exec: --profile is required "
+		    "(explore, plan, review, test, general)\n");
+		return -1;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "warren: sandbox exec: no command\n");
+		return -1;
+	}
+	return optind;
+}
+
+static int
+cmd_sandbox_exec(int argc, char **argv)
+{
+	struct sandbox_opts	 o;
+	struct sandbox_policy	 p;
+	struct sandbox_report	 r;
+	struct sandbox_error	 e;
+	struct sandbox		 sb;
+	sigset_t		 set, old;
+	char			 line[SANDBOX_REPORT_MAX * SANDBOX_LAYER_LEN +
+				     SANDBOX_ERR_LEN];
+	pid_t			 pid;
+	int			 first, rc, sfd;
+
+	if ((first = cmd_sandbox_opts(argc, argv, &o)) == -1)
+		return cmd_sandbox_usage();
+	memset(&e, 0, sizeof(e));
+	if (sandbox_policy_for_profile(&p, o.profile, o.workspace, &e) == -1) {
+		cmd_sandbox_err("exec", &e);
+		return WARREN_EXIT_EXEC_FAILED;
+	}
+	if (spawn_protect(&p, NULL, e.msg, sizeof(e.msg)) == -1) {
+		fprintf(stderr, "warren: sandbox exec: %s\n", e.msg);
+		return WARREN_EXIT_EXEC_FAILED;
+	}
+	p.allow_weaker = o.allow_weaker;
+	if (o.limits.cpu_sec != 0)
+		p.limits.cpu_sec = o.limits.cpu_sec;
+	if (o.limits.as_bytes != 0)
+		p.limits.as_bytes = o.limits.as_bytes;
+	if (o.limits.fsize_bytes != 0)
+		p.limits.fsize_bytes = o.limits.fsize_bytes;
+	if (o.limits.nofile != 0)
+		p.limits.nofile = o.limits.nofile;
+	if (o.limits.nproc != 0)
+		p.limits.nproc = o.limits.nproc;
+	if (o.limits.tmpfs_bytes != 0)
+		p.limits.tmpfs_bytes = o.limits.tmpfs_bytes;
+	if (o.limits.mem_bytes != 0)
+		p.limits.mem_bytes = o.limits.mem_bytes;
+	if ((rc = cmd_sandbox_resolve(argv[first], p.program,
+	    sizeof(p.program))) != 0) {
+		fprintf(stderr, "warren: sandbox exec: %s: %s\n", argv[first],
+		    rc == WARREN_EXIT_EXEC_NOTFOUND ? "command not found" :
+		    "not executable");
+		return rc;
+	}
+	if (sandbox_prepare(&sb, &p, &e) == -1) {
+		cmd_sandbox_err("exec", &e);
+		return cmd_sandbox_code(&e);
+	}
+	sb.use_notify = 1;
+	/* Signals for the command arrive through a signalfd. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	fflush(NULL);
+	if ((pid = sandbox_fork(&sb, &e)) == -1) {
+		cmd_sandbox_err("exec", &e);
+		sandbox_release(&sb);
+		return cmd_sandbox_code(&e);
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		sb.exec_fn = cmd_sandbox_child;
+		sb.exec_arg = argv + first;
+		memset(&e, 0, sizeof(e));
+		sandbox_child(&sb, NULL, 0, &e);
+		_exit(WARREN_EXIT_EXEC_FAILED);
+	}
+	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sandbox_parent_report(&sb, &r, &e) == -1) {
+		/* EPIPE: the child said why itself. */
+		if (e.msg[0] != '\0' && e.errnum != EPIPE)
+			cmd_sandbox_err("exec", &e);
+		rc = cmd_sandbox_wait(&sb, &o, sfd);
+		sandbox_release(&sb);
+		return e.missing ? WARREN_EXIT_SANDBOX : rc > 0 ? rc :
+		    WARREN_EXIT_EXEC_FAILED;
+	}
+	sandbox_report_string(&r, line, sizeof(line));
+	if (o.verbose || r.weaker)
+		fprintf(stderr, "warren: sandbox: profile %s (%s, %s): %s\n",
+		    p.name, p.fs_write ? "read-write" : "read-only",
+		    p.exec ? "exec" : "no exec", line);
+	if (r.note[0] != '\0' && (o.verbose || r.weaker))
+		fprintf(stderr, "warren: sandbox: note: %s\n", r.note);
+	rc = cmd_sandbox_wait(&sb, &o, sfd);
+	sandbox_release(&sb);
+	if (sfd != -1)
+		close(sfd);
+	return rc == -1 ? WARREN_EXIT_EXEC_FAILED : rc;
+}
+
+static int
+cmd_sandbox_check(void)
+{
+	static const char *const profiles[] = { "explore", "plan", "review",
+	    "test", "general" };
+	struct sandbox_caps	 c;
+	struct sandbox_policy	 p;
+	struct sandbox_error	 e;
+	unsigned		 have;
+	size_t			 i;
+	int			 worst = WARREN_EXIT_OK;
+
+	sandbox_caps_probe(&c, 1);
+	sandbox_caps_print(&c, stdout);
+	have = SANDBOX_SETSID | SANDBOX_CLOSEFDS | SANDBOX_RLIMITS |
+	    SANDBOX_CAPS | SANDBOX_NNP | SANDBOX_NODUMP;
+	if (c.cgroup != 0 || !c.root || c.uiddrop)
+		have |= SANDBOX_PIDS;
+	if (c.landlock_abi > 0)
+		have |= SANDBOX_LANDLOCK;
+	if (c.seccomp)
+		have |= SANDBOX_SECCOMP;
+	if (c.mntns)
+		have |= SANDBOX_MNTNS;
+	printf("profiles:\n");
+	for (i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
+		if (sandbox_policy_for_profile(&p, profiles[i], "/tmp", &e) == -1)
+			continue;
+		sandbox_policy_require(&p, &c);
+		if ((p.require & ~have) == 0)
+			printf("  %-8s ok\n", profiles[i]);
+		else {
+			printf("  %-8s refused: missing %s (use "
+			    "--allow-weaker-sandbox to run weaker)\n",
+			    profiles[i], sandbox_layer_name(p.require &
+			    ~have & -(p.require & ~have)));
+			worst = WARREN_EXIT_SANDBOX;
+		}
+	}
+	return worst;
+}
+
+int
+cmd_sandbox(int argc, char **argv)
+{
+	if (argc < 2)
+		return cmd_sandbox_usage();
+	if (strcmp(argv[1], "exec") == 0)
+		return cmd_sandbox_exec(argc - 1, argv + 1);
+	if (strcmp(argv[1], "check") == 0)
+		return cmd_sandbox_check();
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		cmd_sandbox_usage();
+		return WARREN_EXIT_OK;
+	}
+	fprintf(stderr, "warren sandbox: unknown subcommand '%s'\n", argv[1]);
+	return cmd_sandbox_usage();
+}

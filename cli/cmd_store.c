@@ -1,0 +1,863 @@
+/*
+ * warren runs | warren show RUN | warren graph RUN: read a workspace's
+ * database (store/store.h) and print it. Every stored text came from
+ * an LLM or a tool and is escaped before it reaches the terminal.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli/cmd.h"
+#include "cli/graph.h"
+#include "common/clock.h"
+#include "common/exitcode.h"
+#include "common/str.h"
+#include "store/store.h"
+#include "supervisor/hostexec.h"
+#include "supervisor/jtext.h"
+
+#define CMD_TASK_WIDTH	60
+#define CMD_SUMMARY_MAX	2000
+#define CMD_HOST_FILES_MAX 200	/* files that run code listed by show */
+
+/* Options every store command takes. */
+struct cmd_store_opts {
+	const char	*db;
+	const char	*workspace;
+	char		 ws[PATH_MAX];	/* its realpath: whose runs to list */
+	int		 all;		/* every workspace's runs */
+	int		 json;
+	int		 messages;
+	long long	 limit;
+	enum graph_format format;
+};
+
+enum {
+	OPT_DB = 256,
+	OPT_WORKSPACE,
+	OPT_JSON,
+	OPT_MESSAGES,
+	OPT_LIMIT,
+	OPT_FORMAT,
+	OPT_ALL,
+	OPT_HELP,
+};
+
+#define ALLOW(x)	(1 << ((x) - OPT_DB))
+
+static const struct option cmd_store_longopts[] = {
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "messages", no_argument, NULL, OPT_MESSAGES },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int
+cmd_store_usage(const char *name, FILE *f)
+{
+	if (strcmp(name, "runs") == 0)
+		fprintf(f, "usage: warren runs [--db FILE] [--workspace DIR |"
+		    " --all] [--limit N] [--json]\n"
+		    "Lists the runs of the workspace DIR (default: the one the "
+		    "current directory\nis in), or of every workspace.\n");
+	else if (strcmp(name, "show") == 0)
+		fprintf(f, "usage: warren show [--db FILE] [--workspace DIR]"
+		    " [--messages] [--json] RUN\n");
+	else if (strcmp(name, "forget") == 0)
+		fprintf(f, "usage: warren forget [--db FILE] [--workspace DIR]"
+		    " RUN ...\n");
+	else
+		fprintf(f, "usage: warren graph [--db FILE] [--workspace DIR]"
+		    " [--format json|dot|mermaid] RUN\n");
+	fprintf(f, "RUN is a run id from `warren runs`, or \"last\" (the "
+	    "workspace's latest). The\ndatabase is FILE, else $WARREN_DB, "
+	    "else $XDG_STATE_HOME/warren/warren.db.\n");
+	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
+}
+
+/* Parse the options; -1 on a usage error, 1 for --help. allowed lists the
+ * options this command takes beyond --db/--workspace/--help. */
+static int
+cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
+{
+	const char	*errstr;
+	int		 ch;
+
+	memset(o, 0, sizeof(*o));
+	o->limit = 20;
+	optind = 1;
+	opterr = 1;
+	while ((ch = getopt_long(argc, argv, "", cmd_store_longopts, NULL)) !=
+	    -1) {
+		if (ch >= OPT_JSON && ch <= OPT_ALL && !(allowed & ALLOW(ch)))
+			ch = '?';
+		switch (ch) {
+		case OPT_DB:
+			o->db = optarg;
+			break;
+		case OPT_WORKSPACE:
+			o->workspace = optarg;
+			break;
+		case OPT_JSON:
+			o->json = 1;
+			break;
+		case OPT_MESSAGES:
+			o->messages = 1;
+			break;
+		case OPT_LIMIT:
+			o->limit = strtonum(optarg, 0, 1000000, &errstr);
+			if (errstr != NULL) {
+				fprintf(stderr, "warren %s: --limit %s is %s\n",
+				    argv[0], optarg, errstr);
+				return -1;
+			}
+			break;
+		case OPT_ALL:
+			o->all = 1;
+			break;
+		case OPT_FORMAT:
+			if (graph_format_parse(optarg, &o->format) == -1) {
+				fprintf(stderr, "warren %s: unknown format \"%s\""
+				    " (json, dot or mermaid)\n", argv[0], optarg);
+				return -1;
+			}
+			break;
+		case OPT_HELP:
+			return 1;
+		default:
+			if (ch != '?')
+				fprintf(stderr, "warren %s: option not taken\n",
+				    argv[0]);
+			return -1;
+		}
+	}
+	if (realpath(o->workspace != NULL ? o->workspace : ".", o->ws) ==
+	    NULL) {
+		fprintf(stderr, "warren %s: workspace %s: %s\n", argv[0],
+		    o->workspace != NULL ? o->workspace : ".", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* An error on stderr, escaped: it may quote a path or a stored value. */
+static void
+cmd_store_error(const char *name, const char *msg)
+{
+	char	*e;
+
+	e = str_escape_dup(msg, strlen(msg), 0);
+	fprintf(stderr, "warren %s: %s\n", name, e != NULL ? e : msg);
+	free(e);
+}
+
+static int
+cmd_store_path(const char *name, const struct cmd_store_opts *o, char *path,
+    size_t pathsz)
+{
+	if (store_path(path, pathsz, o->db) == -1) {
+		fprintf(stderr, "warren %s: no database path (%s): set HOME or "
+		    "XDG_STATE_HOME, or give --db FILE\n", name,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Where runs were kept before: WORKSPACE/.warren/warren.db, a file any
+ * write-capable agent of the workspace could rewrite. It is never read
+ * unless named with --db; say it is there (db: the --db given, or NULL).
+ */
+void
+cmd_legacy_db(const char *name, const char *db, const char *ws)
+{
+	const char	*env = getenv("WARREN_DB");
+	char		 old[PATH_MAX], msg[2 * PATH_MAX + 256];
+
+	if (db != NULL || (env != NULL && *env != '\0') ||
+	    (size_t)snprintf(old, sizeof(old), "%s/.warren/warren.db", ws) >=
+	    sizeof(old) || access(old, F_OK) == -1)
+		return;
+	snprintf(msg, sizeof(msg), "%s holds runs of an older warren; it is "
+	    "no longer read, since an agent could have rewritten it. Its runs "
+	    "stay readable with --db %s; nothing is resumed from it unless you"
+	    " name it that way", old, old);
+	cmd_store_error(name, msg);
+}
+
+static struct store *
+cmd_store_open(const char *name, const struct cmd_store_opts *o, int *exitp)
+{
+	char		 path[4096], err[STORE_ERRMSG_MAX + 64];
+	struct store	*st;
+
+	if (cmd_store_path(name, o, path, sizeof(path)) == -1) {
+		*exitp = WARREN_EXIT_USAGE;
+		return NULL;
+	}
+	if ((st = store_open(path, STORE_READ, err, sizeof(err))) == NULL) {
+		cmd_store_error(name, err);
+		*exitp = WARREN_EXIT_STORE;
+	}
+	return st;
+}
+
+/* RUN: a positive id or "last", the latest run of the workspace. */
+static int
+cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
+    const char *name, const char *arg, int64_t *run, int *exitp)
+{
+	const char	*errstr;
+
+	if (strcmp(arg, "last") == 0) {
+		if (store_run_latest(st, o->ws, run) == 0)
+			return 0;
+		cmd_store_error(name, store_errmsg(st));
+		*exitp = store_errcode(st) == STORE_ENOTFOUND ?
+		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
+		return -1;
+	}
+	*run = strtonum(arg, 1, INT64_MAX, &errstr);
+	if (errstr != NULL) {
+		fprintf(stderr, "warren %s: run \"%s\" is %s: give an id from"
+		    " `warren runs` or \"last\"\n", name, arg, errstr);
+		*exitp = WARREN_EXIT_USAGE;
+		return -1;
+	}
+	return 0;
+}
+
+/* A store error as an exit: an unknown run is the user's, the rest the
+ * database's. */
+static int
+cmd_store_fail(struct store *st, const char *name)
+{
+	cmd_store_error(name, store_errmsg(st));
+	return store_errcode(st) == STORE_ENOTFOUND ? WARREN_EXIT_USAGE :
+	    WARREN_EXIT_STORE;
+}
+
+/* Print untrusted text escaped, cut to max bytes (0 = no cut). */
+static void
+cmd_print_text(const char *s, size_t max)
+{
+	char	*e;
+	size_t	 len;
+
+	if (s == NULL)
+		return;
+	len = strlen(s);
+	if (max > 0 && len > max) {
+		if ((e = malloc(max + 1)) == NULL)
+			return;
+		str_escape(e, max + 1, s, len);
+	} else if ((e = str_escape_dup(s, len, 0)) == NULL)
+		return;
+	fputs(e, stdout);
+	free(e);
+}
+
+/* Print a multi-line block, each line indented; control bytes escaped. */
+static void
+cmd_print_block(const char *indent, const char *s, size_t max)
+{
+	char	*e, *line, *next;
+	size_t	 len;
+
+	if (s == NULL)
+		return;
+	len = strlen(s);
+	if (max > 0 && len > max)
+		len = max;
+	if ((e = str_escape_dup(s, len, STR_ESC_KEEP_NL)) == NULL)
+		return;
+	for (line = e; line != NULL; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		printf("%s%s\n", indent, line);
+	}
+	if (strlen(s) > len)
+		printf("%s[... %zu more bytes]\n", indent, strlen(s) - len);
+	free(e);
+}
+
+static void
+cmd_fmt_tokens(char *out, size_t outsz, uint64_t n)
+{
+	if (n >= 1000000)
+		snprintf(out, outsz, "%.1fM", (double)n / 1e6);
+	else if (n >= 10000)
+		snprintf(out, outsz, "%.1fk", (double)n / 1e3);
+	else
+		snprintf(out, outsz, "%llu", (unsigned long long)n);
+}
+
+static void
+cmd_fmt_duration(char *out, size_t outsz, int64_t ms)
+{
+	if (ms < 0)
+		ms = 0;
+	if (ms < 60000)
+		snprintf(out, outsz, "%.1fs", (double)ms / 1000);
+	else if (ms < 3600000)
+		snprintf(out, outsz, "%lldm%02llds", (long long)(ms / 60000),
+		    (long long)(ms / 1000 % 60));
+	else
+		snprintf(out, outsz, "%lldh%02lldm", (long long)(ms / 3600000),
+		    (long long)(ms / 60000 % 60));
+}
+
+static void
+cmd_fmt_time(char *out, size_t outsz, int64_t ms)
+{
+	struct tm	tm;
+	time_t		t = (time_t)(ms / 1000);
+
+	if (localtime_r(&t, &tm) == NULL ||
+	    strftime(out, outsz, "%Y-%m-%d %H:%M", &tm) == 0)
+		snprintf(out, outsz, "?");
+}
+
+/* "running" is shown as "interrupted" once its supervisor is gone. */
+static const char *
+cmd_run_status(const struct store_run *r)
+{
+	if (r->status == STORE_RUN_RUNNING && !r->alive)
+		return "interrupted";
+	return store_run_status_name(r->status);
+}
+
+static int64_t
+cmd_run_duration(const struct store_run *r)
+{
+	if (r->ended_ms > 0)
+		return r->ended_ms - r->started_ms;
+	return clock_wall_ms() - r->started_ms;
+}
+
+
+static json_t *
+cmd_json_run(const struct store_run *r)
+{
+	return json_pack("{s:I, s:o, s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:I,"
+	    " s:I, s:i, s:o}",
+	    "id", (json_int_t)r->id, "task", jtext(r->task),
+	    "status", cmd_run_status(r), "result", jtext(r->result),
+	    "workspace", jtext(r->workspace),
+	    "model", jtext(r->model),
+	    "agents", (json_int_t)r->nagents,
+	    "tokens_in", (json_int_t)r->usage.input,
+	    "tokens_out", (json_int_t)r->usage.output,
+	    "started_ms", (json_int_t)r->started_ms,
+	    "duration_ms", (json_int_t)cmd_run_duration(r),
+	    "resumes", r->resumes,
+	    "params", jtext(r->params));
+}
+
+static int
+cmd_json_print(json_t *j)
+{
+	int	rc;
+
+	if (j == NULL) {
+		fprintf(stderr, "warren: out of memory\n");
+		return WARREN_EXIT_INTERNAL;
+	}
+	rc = json_dumpf(j, stdout, JSON_INDENT(2));
+	json_decref(j);
+	if (rc == -1 || putchar('\n') == EOF) {
+		fprintf(stderr, "warren: writing the output: %s\n",
+		    strerror(errno));
+		return WARREN_EXIT_INTERNAL;
+	}
+	return WARREN_EXIT_OK;
+}
+
+/* ws: the workspace whose runs these are, NULL for every one. */
+static int
+cmd_runs_print(const struct store_run *v, size_t n, const char *ws, int json)
+{
+	json_t	*arr;
+	char	 tin[16], tout[16], dur[32], when[32];
+	size_t	 i;
+
+	if (json) {
+		if ((arr = json_array()) == NULL)
+			return cmd_json_print(NULL);
+		for (i = 0; i < n; i++)
+			json_array_append_new(arr, cmd_json_run(&v[i]));
+		return cmd_json_print(arr);
+	}
+	if (n == 0 && ws != NULL) {
+		cmd_print_text(ws, 0);
+		printf(": no runs in this workspace (`warren runs --all` lists "
+		    "every workspace's)\n");
+		return WARREN_EXIT_OK;
+	}
+	if (n == 0) {
+		printf("no runs recorded yet\n");
+		return WARREN_EXIT_OK;
+	}
+	printf("%-6s %-11s %6s %15s %8s  %-16s  %s\n", "ID", "STATUS",
+	    "AGENTS", "TOKENS IN/OUT", "TIME", "STARTED", "TASK");
+	for (i = 0; i < n; i++) {
+		cmd_fmt_tokens(tin, sizeof(tin), v[i].usage.input);
+		cmd_fmt_tokens(tout, sizeof(tout), v[i].usage.output);
+		cmd_fmt_duration(dur, sizeof(dur), cmd_run_duration(&v[i]));
+		cmd_fmt_time(when, sizeof(when), v[i].started_ms);
+		printf("%-6lld %-11s %6llu %7s/%-7s %8s  %-16s  ",
+		    (long long)v[i].id, cmd_run_status(&v[i]),
+		    (unsigned long long)v[i].nagents, tin, tout, dur, when);
+		cmd_print_text(v[i].task, CMD_TASK_WIDTH);
+		putchar('\n');
+	}
+	return WARREN_EXIT_OK;
+}
+
+int
+cmd_runs(int argc, char **argv)
+{
+	struct cmd_store_opts	 o;
+	struct store		*st;
+	struct store_run	*v;
+	struct stat		 sb;
+	char			 path[4096], *e;
+	size_t			 n;
+	int			 rc, ex = WARREN_EXIT_OK;
+
+	if ((rc = cmd_store_parse(argc, argv, ALLOW(OPT_JSON) |
+	    ALLOW(OPT_LIMIT) | ALLOW(OPT_ALL), &o)) != 0)
+		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
+	if (optind != argc)
+		return cmd_store_usage(argv[0], stderr);
+	if (cmd_store_path(argv[0], &o, path, sizeof(path)) == -1)
+		return WARREN_EXIT_USAGE;
+	cmd_legacy_db(argv[0], o.db, o.ws);
+	if (stat(path, &sb) == -1 && errno == ENOENT) {
+		if (o.json)
+			printf("[]\n");
+		else {
+			e = str_escape_dup(path, strlen(path), 0);
+			printf("no runs recorded yet (no database at %s)\n",
+			    e != NULL ? e : "?");
+			free(e);
+		}
+		return WARREN_EXIT_OK;
+	}
+	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
+		return ex;
+	if (store_runs_list(st, o.all ? NULL : o.ws, (size_t)o.limit, &v,
+	    &n) == -1)
+		ex = cmd_store_fail(st, argv[0]);
+	else {
+		ex = cmd_runs_print(v, n, o.all ? NULL : o.ws, o.json);
+		store_runs_free(v, n);
+	}
+	store_close(st);
+	return ex;
+}
+
+static void
+cmd_show_messages(struct store *st, const struct store_agent *a,
+    const char *indent)
+{
+	struct msg_list	 l;
+	struct msg	*m;
+	char		 pfx[300];
+	size_t		 i, j;
+
+	msg_list_init(&l);
+	if (store_node_messages(st, a->node, &l, NULL) == -1) {
+		printf("%s(messages unreadable: ", indent);
+		cmd_print_text(store_errmsg(st), 0);
+		printf(")\n");
+		return;
+	}
+	snprintf(pfx, sizeof(pfx), "%s    ", indent);
+	for (i = 0; i < l.n; i++) {
+		m = &l.v[i];
+		printf("%s  [%zu %s", indent, i + 1, msg_role_name(m->role));
+		if (m->role == MSG_TOOL) {
+			printf(" ");
+			cmd_print_text(m->name, 64);
+			printf("%s", m->is_error ? ", error" : "");
+		}
+		printf("]\n");
+		cmd_print_block(pfx, m->text, 0);
+		for (j = 0; j < m->ncalls; j++) {
+			printf("%s-> ", pfx);
+			cmd_print_text(m->calls[j].name, 64);
+			printf(" ");
+			cmd_print_text(m->calls[j].args, 0);
+			printf("\n");
+		}
+	}
+	msg_list_free(&l);
+}
+
+static void
+cmd_show_agent(struct store *st, const struct store_agent *a, int messages)
+{
+	char	indent[2 * 64 + 1], deeper[2 * 64 + 8];
+	char	tin[16], tout[16], dur[32];
+	int	d = a->depth > 64 ? 64 : a->depth < 0 ? 0 : a->depth;
+
+	memset(indent, ' ', (size_t)d * 2);
+	indent[d * 2] = '\0';
+	snprintf(deeper, sizeof(deeper), "%s    ", indent);
+	cmd_fmt_tokens(tin, sizeof(tin), a->usage.input);
+	cmd_fmt_tokens(tout, sizeof(tout), a->usage.output);
+	cmd_fmt_duration(dur, sizeof(dur), a->ended_ms > 0 && a->started_ms > 0 ?
+	    a->ended_ms - a->started_ms : 0);
+	printf("%s", indent);
+	cmd_print_text(a->path, 0);
+	printf(" [%s", store_agent_status_name(a->status));
+	/* Of a done agent, only auto-complete is worth saying. */
+	if (a->exit_reason != NULL && (a->status != STORE_AGENT_DONE ||
+	    strcmp(a->exit_reason, "auto_complete") == 0)) {
+		printf(": ");
+		cmd_print_text(a->exit_reason, 80);
+	}
+	printf("] ");
+	cmd_print_text(a->profile != NULL ? a->profile : "-", 32);
+	printf(", %llu message%s, tokens %s/%s, %s: ",
+	    (unsigned long long)a->nmessages, a->nmessages == 1 ? "" : "s",
+	    tin, tout, dur);
+	cmd_print_text(a->task, CMD_TASK_WIDTH);
+	putchar('\n');
+	if (a->summary != NULL) {
+		printf("%s  summary:\n", indent);
+		cmd_print_block(deeper, a->summary, messages ? 0 :
+		    CMD_SUMMARY_MAX);
+	} else if (a->result != NULL) {
+		printf("%s  %s:\n", indent, a->status == STORE_AGENT_DONE ?
+		    "result" : "reason");
+		cmd_print_block(deeper, a->result, messages ? 0 :
+		    CMD_SUMMARY_MAX);
+	}
+	if (messages)
+		cmd_show_messages(st, a, indent);
+}
+
+/* Merge nodes are not agents: list them with their parents' paths. */
+static void
+cmd_show_merges(const struct store_graph *g)
+{
+	const struct store_node	*n;
+	size_t			 i, j, k;
+
+	for (i = 0; i < g->nnodes; i++) {
+		n = &g->nodes[i];
+		if (n->kind != STORE_NODE_MERGE)
+			continue;
+		printf("merge node %lld of", (long long)n->id);
+		for (j = 0; j < g->nedges; j++) {
+			if (g->edges[j].child != n->id)
+				continue;
+			for (k = 0; k < g->nnodes; k++)
+				if (g->nodes[k].id == g->edges[j].parent)
+					break;
+			printf(" ");
+			if (k < g->nnodes && g->nodes[k].path != NULL)
+				cmd_print_text(g->nodes[k].path, 0);
+			else
+				printf("node %lld", (long long)g->edges[j].parent);
+		}
+		printf(": ");
+		cmd_print_text(n->label, CMD_TASK_WIDTH);
+		putchar('\n');
+		if (n->summary != NULL) {
+			printf("  summary:\n");
+			cmd_print_block("    ", n->summary, CMD_SUMMARY_MAX);
+		}
+	}
+}
+
+static json_t *
+cmd_json_messages(struct store *st, int64_t node)
+{
+	struct msg_list	 l;
+	json_t		*arr, *m, *calls;
+	size_t		 i, j;
+
+	msg_list_init(&l);
+	if (store_node_messages(st, node, &l, NULL) == -1 ||
+	    (arr = json_array()) == NULL) {
+		msg_list_free(&l);
+		return NULL;
+	}
+	for (i = 0; i < l.n; i++) {
+		calls = json_array();
+		for (j = 0; calls != NULL && j < l.v[i].ncalls; j++)
+			json_array_append_new(calls, json_pack("{s:o, s:o, s:o}",
+			    "id", jtext(l.v[i].calls[j].id),
+			    "name", jtext(l.v[i].calls[j].name),
+			    "args", jtext(l.v[i].calls[j].args)));
+		m = json_pack("{s:s, s:o, s:o, s:o, s:b, s:o}",
+		    "role", msg_role_name(l.v[i].role),
+		    "text", jtext(l.v[i].text),
+		    "call_id", jtext(l.v[i].call_id),
+		    "name", jtext(l.v[i].name),
+		    "is_error", l.v[i].is_error,
+		    "calls", calls);
+		json_array_append_new(arr, m);
+	}
+	msg_list_free(&l);
+	return arr;
+}
+
+/* The run's last report of files that run code on the host
+ * (run_hostexec.c), or NULL: none was stored (the run has not ended, or
+ * an older warren ran it). */
+static json_t *
+cmd_show_host_files(struct store *st, int64_t run)
+{
+	struct store_event	 ev;
+	json_t			*j;
+
+	if (store_event_last(st, run, HOSTEXEC_EVENT, &ev) == -1)
+		return NULL;
+	j = ev.detail ? json_loads(ev.detail, 0, NULL) : NULL;
+	store_event_free(&ev);
+	if (j != NULL && !json_is_object(j)) {
+		json_decref(j);
+		j = NULL;
+	}
+	return j;
+}
+
+static void
+cmd_show_host_text(struct store *st, int64_t run)
+{
+	json_t	*j;
+
+	printf("\n");
+	if ((j = cmd_show_host_files(st, run)) == NULL) {
+		printf("files that run code on the host: no check stored (the "
+		    "run has not ended, or an older warren ran it)\n");
+		return;
+	}
+	if (json_array_size(json_object_get(j, "files")) == 0)
+		printf("files that run code on the host: none created or "
+		    "changed by this run\n");
+	(void)hostexec_print(stdout, "", j, CMD_HOST_FILES_MAX);
+	json_decref(j);
+}
+
+static int
+cmd_show_json(struct store *st, const struct store_run *r,
+    const struct store_agent *v, size_t n, int messages)
+{
+	json_t	*root, *arr, *a;
+	size_t	 i;
+
+	if ((root = json_object()) == NULL || (arr = json_array()) == NULL) {
+		json_decref(root);
+		return cmd_json_print(NULL);
+	}
+	json_object_set_new(root, "run", cmd_json_run(r));
+	json_object_set_new(root, "agents", arr);
+	json_object_set_new(root, "host_files", (a = cmd_show_host_files(st,
+	    r->id)) != NULL ? a : json_null());
+	for (i = 0; i < n; i++) {
+		a = json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:I,"
+		    " s:I, s:I, s:I, s:I}",
+		    "path", jtext(v[i].path), "profile", jtext(v[i].profile),
+		    "status", store_agent_status_name(v[i].status),
+		    "task", jtext(v[i].task),
+		    "result", jtext(v[i].result),
+		    "exit_reason", jtext(v[i].exit_reason),
+		    "summary", jtext(v[i].summary),
+		    "call_id", jtext(v[i].call_id),
+		    "pid", (json_int_t)v[i].pid,
+		    "messages", (json_int_t)v[i].nmessages,
+		    "tokens_in", (json_int_t)v[i].usage.input,
+		    "tokens_out", (json_int_t)v[i].usage.output,
+		    "node", (json_int_t)v[i].node);
+		if (a != NULL && messages)
+			json_object_set_new(a, "transcript",
+			    cmd_json_messages(st, v[i].node));
+		json_array_append_new(arr, a);
+	}
+	return cmd_json_print(root);
+}
+
+static void
+cmd_show_header(const struct store_run *r)
+{
+	char	tin[16], tout[16], dur[32], when[32];
+
+	cmd_fmt_tokens(tin, sizeof(tin), r->usage.input);
+	cmd_fmt_tokens(tout, sizeof(tout), r->usage.output);
+	cmd_fmt_duration(dur, sizeof(dur), cmd_run_duration(r));
+	cmd_fmt_time(when, sizeof(when), r->started_ms);
+	printf("run %lld: %s, %llu agents, tokens %s in / %s out, %s, started"
+	    " %s", (long long)r->id, cmd_run_status(r),
+	    (unsigned long long)r->nagents, tin, tout, dur, when);
+	if (r->resumes > 0)
+		printf(", resumed %d time%s", r->resumes,
+		    r->resumes == 1 ? "" : "s");
+	printf("\ntask:\n");
+	cmd_print_block("    ", r->task, 0);
+	if (r->result != NULL) {
+		printf("%s:\n", r->status == STORE_RUN_DONE ? "result" : "reason");
+		cmd_print_block("    ", r->result, 0);
+	}
+	printf("\n");
+}
+
+static int
+cmd_show_run(struct store *st, int64_t run, const struct cmd_store_opts *o)
+{
+	struct store_run	 r;
+	struct store_agent	*v = NULL;
+	struct store_graph	 g;
+	size_t			 n = 0, i;
+	int			 ex;
+
+	if (store_run_get(st, run, &r) == -1)
+		return cmd_store_fail(st, "show");
+	if (store_agents_list(st, run, &v, &n) == -1 ||
+	    store_graph_load(st, run, &g) == -1) {
+		ex = cmd_store_fail(st, "show");
+		store_agents_free(v, n);
+		store_run_free(&r);
+		return ex;
+	}
+	if (o->json)
+		ex = cmd_show_json(st, &r, v, n, o->messages);
+	else {
+		cmd_show_header(&r);
+		for (i = 0; i < n; i++)
+			cmd_show_agent(st, &v[i], o->messages);
+		cmd_show_merges(&g);
+		cmd_show_host_text(st, run);
+		ex = ferror(stdout) ? WARREN_EXIT_INTERNAL : WARREN_EXIT_OK;
+	}
+	store_graph_free(&g);
+	store_agents_free(v, n);
+	store_run_free(&r);
+	return ex;
+}
+
+int
+cmd_show(int argc, char **argv)
+{
+	struct cmd_store_opts	 o;
+	struct store		*st;
+	int64_t			 run;
+	int			 rc, ex = WARREN_EXIT_OK;
+
+	if ((rc = cmd_store_parse(argc, argv, ALLOW(OPT_JSON) |
+	    ALLOW(OPT_MESSAGES), &o)) != 0)
+		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
+	if (optind != argc - 1)
+		return cmd_store_usage(argv[0], stderr);
+	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
+		return ex;
+	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == 0)
+		ex = cmd_show_run(st, run, &o);
+	store_close(st);
+	return ex;
+}
+
+int
+cmd_graph(int argc, char **argv)
+{
+	struct cmd_store_opts	 o;
+	struct store		*st;
+	struct store_run	 r;
+	struct store_graph	 g;
+	int64_t			 run;
+	int			 rc, ex = WARREN_EXIT_OK;
+
+	if ((rc = cmd_store_parse(argc, argv, ALLOW(OPT_FORMAT), &o)) != 0)
+		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
+	if (optind != argc - 1)
+		return cmd_store_usage(argv[0], stderr);
+	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
+		return ex;
+	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == -1)
+		goto out;
+	if (store_run_get(st, run, &r) == -1) {
+		ex = cmd_store_fail(st, argv[0]);
+		goto out;
+	}
+	if (store_graph_load(st, run, &g) == -1)
+		ex = cmd_store_fail(st, argv[0]);
+	else {
+		if (graph_write(stdout, o.format, &r, &g) == -1 ||
+		    fflush(stdout) == EOF) {
+			fprintf(stderr, "warren graph: writing the graph: %s\n",
+			    strerror(errno));
+			ex = WARREN_EXIT_INTERNAL;
+		}
+		store_graph_free(&g);
+	}
+	store_run_free(&r);
+out:
+	store_close(st);
+	return ex;
+}
+
+/*
+ * warren forget RUN ...: delete runs, each with its agents, messages,
+ * memory graph and events, one transaction per run. A run a live
+ * supervisor still writes is refused (as `warren resume` refuses it).
+ */
+int
+cmd_forget(int argc, char **argv)
+{
+	struct cmd_store_opts	 o;
+	struct store		*st;
+	struct store_run	 run;
+	char			 path[4096], err[STORE_ERRMSG_MAX + 64];
+	int64_t			 id;
+	int			 rc, i, ex = WARREN_EXIT_OK;
+
+	if ((rc = cmd_store_parse(argc, argv, 0, &o)) != 0)
+		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
+	if (optind == argc)
+		return cmd_store_usage(argv[0], stderr);
+	if (cmd_store_path(argv[0], &o, path, sizeof(path)) == -1)
+		return WARREN_EXIT_USAGE;
+	if ((st = store_open(path, 0, err, sizeof(err))) == NULL) {
+		cmd_store_error(argv[0], err);
+		return WARREN_EXIT_STORE;
+	}
+	for (i = optind; i < argc && ex == WARREN_EXIT_OK; i++) {
+		if (cmd_store_run_arg(st, &o, argv[0], argv[i], &id, &ex) == -1)
+			break;
+		if (store_run_get(st, id, &run) == -1) {
+			ex = cmd_store_fail(st, argv[0]);
+			break;
+		}
+		if (run.alive) {
+			fprintf(stderr, "warren %s: run %lld is running "
+			    "(supervisor pid %lld): stop it first\n", argv[0],
+			    (long long)id, (long long)run.pid);
+			ex = WARREN_EXIT_STORE;
+		} else if (store_run_delete(st, id) == -1)
+			ex = cmd_store_fail(st, argv[0]);
+		else
+			printf("forgot run %lld\n", (long long)id);
+		store_run_free(&run);
+	}
+	store_close(st);
+	return ex;
+}

@@ -1,0 +1,70 @@
+/*
+ * warren: the command line front end. Finds the subcommand and runs it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "common/exitcode.h"
+#include "common/log.h"
+#include "common/version.h"
+
+static const struct cmd commands[] = {
+	{ "run", "[options] TASK", "run a task with an orchestrator and sandboxed subagents",
+	    cmd_run },
+	{ "resume", "RUN", "continue an interrupted run", cmd_resume },
+	{ "ask", "[--provider P] [--base-url URL] [--model M] PROMPT",
+	    "send one prompt to an LLM endpoint and print the answer", cmd_ask },
+	{ "sandbox", "exec|check ...", "run a command under a profile's sandbox",
+	    cmd_sandbox },
+	{ "profiles", "[NAME]", "list agent profiles, their tools and sandbox",
+	    cmd_profiles },
+	{ "runs", "", "list recent runs", cmd_runs },
+	{ "show", "[--messages] RUN", "show a run's agent tree", cmd_show },
+	{ "graph", "[--format json|dot|mermaid] RUN", "print a run's memory graph",
+	    cmd_graph },
+	{ "forget", "RUN ...", "delete runs and all they stored", cmd_forget },
+	{ "trust", "[--revoke] [DIR]", "trust a project's .warren/config and agents",
+	    cmd_trust },
+};
+
+static void
+usage(FILE *f)
+{
+	size_t	i;
+
+	fprintf(f, "usage: warren COMMAND [ARGS]\n\ncommands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'warren COMMAND --help' describes a command; "
+	    "man warren (docs/warren.1) describes them all.\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t	i;
+
+	log_init("warren", LOG_LEVEL_INFO);
+	if (argc < 2) {
+		usage(stderr);
+		return WARREN_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return WARREN_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+		printf("warren %s\n", WARREN_VERSION);
+		return WARREN_EXIT_OK;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].main(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "warren: unknown command '%s'; try 'warren --help'\n",
+	    argv[1]);
+	return WARREN_EXIT_USAGE;
+}

@@ -1,0 +1,498 @@
+/*
+ * Cassettes: every LLM exchange as one JSON line, keyed by the agent's
+ * path in the tree, its step and the purpose, so a parallel run replays
+ * deterministically whatever order the agents ask in. The reply is kept
+ * in the neutral model, so a cassette recorded against one provider
+ * replays under any. Format: docs/cassette.md.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/str.h"
+#include "llm/llm_int.h"
+
+#define CASSETTE_VERSION	1
+#define CASSETTE_MAX_LINE	(64u * 1024 * 1024)
+
+struct cassette_entry {
+	char		*agent;
+	unsigned	 step;
+	enum llm_purpose purpose;
+	/*
+	 * The "reply" or "error" object as compact JSON, parsed again when
+	 * asked for: holding every parsed tree cost a 5,000-line cassette
+	 * 8 MB of heap, and 30 ms of page faults before the first answer.
+	 */
+	char		*answer;
+	int		 is_error;
+};
+
+struct llm_cassette {
+	FILE			*f;		/* record */
+	char			*path;
+	struct cassette_entry	*v;		/* replay */
+	size_t			 n, cap;
+	/* Replay index: open addressing on (agent, step, purpose), slot =
+	 * entry + 1 (0 free), rebuilt when entries were added. */
+	size_t			*idx;
+	size_t			 idxcap, idxn;
+};
+
+static const char *const purpose_names[] = {
+	[LLM_PURPOSE_TURN] = "turn",
+	[LLM_PURPOSE_SUMMARY] = "summary",
+};
+
+const char *
+llm_purpose_name(enum llm_purpose p)
+{
+	if ((size_t)p >= sizeof(purpose_names) / sizeof(purpose_names[0]))
+		return "turn";
+	return purpose_names[p];
+}
+
+static int
+llm_cassette_purpose(const char *s, enum llm_purpose *p)
+{
+	if (s == NULL || strcmp(s, "turn") == 0)
+		*p = LLM_PURPOSE_TURN;
+	else if (strcmp(s, "summary") == 0)
+		*p = LLM_PURPOSE_SUMMARY;
+	else
+		return -1;
+	return 0;
+}
+
+int
+llm_reply_to_json(const struct msg_reply *r, json_t **out)
+{
+	json_t	*o, *calls, *c;
+	size_t	 i;
+
+	o = json_pack("{s:s, s:{s:I, s:I}}", "stop", msg_stop_name(r->stop),
+	    "usage", "input", (json_int_t)r->usage.input, "output",
+	    (json_int_t)r->usage.output);
+	if (o == NULL || (calls = json_array()) == NULL ||
+	    json_object_set_new(o, "calls", calls) == -1)
+		goto fail;
+	if (r->msg.text != NULL && llm_json_setstr(o, "text", r->msg.text) == -1)
+		goto fail;
+	for (i = 0; i < r->msg.ncalls; i++) {
+		if ((c = json_object()) == NULL ||
+		    json_array_append_new(calls, c) == -1 ||
+		    llm_json_setstr(c, "id", r->msg.calls[i].id) == -1 ||
+		    llm_json_setstr(c, "name", r->msg.calls[i].name) == -1 ||
+		    llm_json_setstr(c, "arguments", r->msg.calls[i].args) == -1)
+			goto fail;
+	}
+	*out = o;
+	return 0;
+fail:
+	json_decref(o);
+	return -1;
+}
+
+int
+llm_reply_from_json(json_t *o, struct msg_reply *r, char *err, size_t errsz)
+{
+	json_t		*calls, *c, *u, *text;
+	const char	*stop, *name, *args;
+	char		 id[32];
+	size_t		 i;
+
+	memset(r, 0, sizeof(*r));
+	r->msg.role = MSG_ASSISTANT;
+	if (!json_is_object(o)) {
+		snprintf(err, errsz, "reply is not an object");
+		return -1;
+	}
+	text = json_object_get(o, "text");
+	if (text != NULL && !json_is_null(text)) {
+		if (!json_is_string(text)) {
+			snprintf(err, errsz, "reply text is not a string");
+			return -1;
+		}
+		if ((r->msg.text = strdup(json_string_value(text))) == NULL)
+			goto nomem;
+	}
+	calls = json_object_get(o, "calls");
+	if (calls != NULL && !json_is_array(calls)) {
+		snprintf(err, errsz, "reply calls is not an array");
+		goto fail;
+	}
+	json_array_foreach(calls, i, c) {
+		if (!json_is_object(c) || (name = llm_json_str(c, "name")) ==
+		    NULL) {
+			snprintf(err, errsz, "call %zu has no name", i);
+			goto fail;
+		}
+		if ((args = llm_json_str(c, "arguments")) == NULL)
+			args = "{}";
+		snprintf(id, sizeof(id), "call_%zu", i);
+		if (msg_add_call(&r->msg, llm_json_str(c, "id") != NULL ?
+		    llm_json_str(c, "id") : id, name, args) == -1)
+			goto nomem;
+	}
+	stop = llm_json_str(o, "stop");
+	if (stop != NULL && msg_stop_parse(stop, &r->stop) == -1) {
+		snprintf(err, errsz, "unknown stop reason \"%.40s\"", stop);
+		goto fail;
+	}
+	if (stop == NULL)
+		r->stop = r->msg.ncalls > 0 ? MSG_STOP_TOOL_CALLS : MSG_STOP_END;
+	u = json_object_get(o, "usage");
+	if (json_is_object(u)) {
+		r->usage.input = llm_json_u64(u, "input");
+		r->usage.output = llm_json_u64(u, "output");
+	}
+	return 0;
+nomem:
+	snprintf(err, errsz, "out of memory");
+fail:
+	msg_reply_free(r);
+	return -1;
+}
+
+static void
+llm_cassette_free_entries(struct llm_cassette *c)
+{
+	size_t	i;
+
+	for (i = 0; i < c->n; i++) {
+		free(c->v[i].agent);
+		free(c->v[i].answer);
+	}
+	free(c->v);
+	c->v = NULL;
+	c->n = c->cap = 0;
+	free(c->idx);
+	c->idx = NULL;
+	c->idxcap = c->idxn = 0;
+}
+
+static size_t
+llm_cassette_hash(const char *agent, unsigned step, enum llm_purpose purpose)
+{
+	uint64_t	h = 1469598103934665603ULL;	/* FNV-1a */
+
+	for (; *agent != '\0'; agent++)
+		h = (h ^ (unsigned char)*agent) * 1099511628211ULL;
+	h = (h ^ step) * 1099511628211ULL;
+	h = (h ^ (unsigned)purpose) * 1099511628211ULL;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static int
+llm_cassette_same(const struct cassette_entry *e, const char *agent,
+    unsigned step, enum llm_purpose purpose)
+{
+	return e->step == step && e->purpose == purpose &&
+	    strcmp(e->agent, agent) == 0;
+}
+
+/*
+ * Index every entry; a later recording of a key replaces an earlier one
+ * (a resumed run appends). Replay of N agents x S steps was a linear scan
+ * per turn, O((N*S)^2) for a run. -1 on ENOMEM (callers scan instead).
+ */
+static int
+llm_cassette_index(struct llm_cassette *c)
+{
+	struct cassette_entry	*e;
+	size_t			 cap = 16, i, j, *idx;
+
+	if (c->idx != NULL && c->idxn == c->n)
+		return 0;
+	while (cap < 2 * c->n)
+		cap *= 2;
+	if ((idx = calloc(cap, sizeof(*idx))) == NULL)
+		return -1;
+	for (i = 0; i < c->n; i++) {
+		e = &c->v[i];
+		j = llm_cassette_hash(e->agent, e->step, e->purpose) &
+		    (cap - 1);
+		while (idx[j] != 0 && !llm_cassette_same(&c->v[idx[j] - 1],
+		    e->agent, e->step, e->purpose))
+			j = (j + 1) & (cap - 1);
+		idx[j] = i + 1;
+	}
+	free(c->idx);
+	c->idx = idx;
+	c->idxcap = cap;
+	c->idxn = c->n;
+	return 0;
+}
+
+void
+llm_cassette_close(struct llm_cassette *c)
+{
+	if (c == NULL)
+		return;
+	if (c->f != NULL)
+		fclose(c->f);
+	llm_cassette_free_entries(c);
+	free(c->path);
+	free(c);
+}
+
+/* One entry line; -1 with a reason in err. */
+static int
+llm_cassette_entry(struct llm_cassette *c, json_t *o, char *err, size_t errsz)
+{
+	struct cassette_entry	*v, e;
+	json_t			*step, *ans;
+	const char		*agent;
+
+	memset(&e, 0, sizeof(e));
+	if ((agent = llm_json_str(o, "agent")) == NULL || *agent == '\0' ||
+	    strlen(agent) > 1024) {
+		snprintf(err, errsz, "missing or bad \"agent\"");
+		return -1;
+	}
+	step = json_object_get(o, "step");
+	if (!json_is_integer(step) || json_integer_value(step) < 0 ||
+	    json_integer_value(step) > 0x7fffffff) {
+		snprintf(err, errsz, "missing or bad \"step\"");
+		return -1;
+	}
+	if (llm_cassette_purpose(llm_json_str(o, "purpose"), &e.purpose) == -1) {
+		snprintf(err, errsz, "\"purpose\" is not turn or summary");
+		return -1;
+	}
+	if (json_is_object(ans = json_object_get(o, "reply")))
+		e.is_error = 0;
+	else if (json_is_object(ans = json_object_get(o, "error")))
+		e.is_error = 1;
+	else {
+		snprintf(err, errsz, "neither \"reply\" nor \"error\"");
+		return -1;
+	}
+	/* Doubling: one more each line copied the array every line, 23 ms
+	 * of a 5,000-line cassette's load before the first answer. */
+	if (c->n == c->cap) {
+		if ((v = reallocarray(c->v, c->cap != 0 ? 2 * c->cap : 64,
+		    sizeof(*v))) == NULL) {
+			snprintf(err, errsz, "out of memory");
+			return -1;
+		}
+		c->v = v;
+		c->cap = c->cap != 0 ? 2 * c->cap : 64;
+	}
+	if ((e.agent = strdup(agent)) == NULL ||
+	    (e.answer = json_dumps(ans, JSON_COMPACT)) == NULL) {
+		free(e.agent);
+		snprintf(err, errsz, "out of memory");
+		return -1;
+	}
+	e.step = (unsigned)json_integer_value(step);
+	c->v[c->n++] = e;
+	return 0;
+}
+
+static int
+llm_cassette_load(struct llm_cassette *c, FILE *f, char *err, size_t errsz)
+{
+	json_error_t	 je;
+	json_t		*o;
+	char		*line = NULL, why[256], esc[1200];
+	size_t		 cap = 0;
+	ssize_t		 len;
+	unsigned	 lineno = 0;
+	int		 rc = -1;
+
+	while ((len = getline(&line, &cap, f)) != -1) {
+		lineno++;
+		if ((size_t)len > CASSETTE_MAX_LINE) {
+			snprintf(why, sizeof(why), "line longer than %u bytes",
+			    CASSETTE_MAX_LINE);
+			goto bad;
+		}
+		if (len <= 1 && (len == 0 || line[0] == '\n'))
+			continue;
+		if ((o = json_loadb(line, (size_t)len, 0, &je)) == NULL) {
+			snprintf(why, sizeof(why), "malformed JSON: %s",
+			    je.text);
+			goto bad;
+		}
+		if (json_object_get(o, "warren_cassette") != NULL) {
+			if (llm_json_u64(o, "warren_cassette") !=
+			    CASSETTE_VERSION) {
+				snprintf(why, sizeof(why), "cassette version "
+				    "is not %d", CASSETTE_VERSION);
+				json_decref(o);
+				goto bad;
+			}
+			json_decref(o);
+			continue;
+		}
+		if (!json_is_object(o) ||
+		    llm_cassette_entry(c, o, why, sizeof(why)) == -1) {
+			if (!json_is_object(o))
+				snprintf(why, sizeof(why), "not an object");
+			json_decref(o);
+			goto bad;
+		}
+		json_decref(o);
+	}
+	rc = 0;
+	goto out;
+bad:
+	str_escape(esc, sizeof(esc), why, strlen(why));
+	snprintf(err, errsz, "%s:%u: %s", c->path, lineno, esc);
+out:
+	free(line);
+	return rc;
+}
+
+struct llm_cassette *
+llm_cassette_open(const char *path, int record, char *err, size_t errsz)
+{
+	struct llm_cassette	*c;
+	FILE			*f;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL ||
+	    (c->path = strdup(path)) == NULL) {
+		free(c);
+		snprintf(err, errsz, "out of memory");
+		return NULL;
+	}
+	if (record) {
+		if ((c->f = fopen(path, "we")) == NULL)
+			goto syserr;
+		fprintf(c->f, "{\"warren_cassette\": %d}\n", CASSETTE_VERSION);
+		if (fflush(c->f) == EOF)
+			goto syserr;
+		return c;
+	}
+	if ((f = fopen(path, "re")) == NULL)
+		goto syserr;
+	if (llm_cassette_load(c, f, err, errsz) == -1) {
+		fclose(f);
+		llm_cassette_close(c);
+		return NULL;
+	}
+	fclose(f);
+	return c;
+syserr:
+	snprintf(err, errsz, "cassette %s: %s", path, strerror(errno));
+	llm_cassette_close(c);
+	return NULL;
+}
+
+static enum llm_err
+llm_cassette_kind(const char *s)
+{
+	int	k;
+
+	for (k = LLM_ERR_EXHAUSTED; k <= LLM_ERR_SYSTEM; k++) {
+		if (s != NULL && strcmp(s, llm_err_name((enum llm_err)k)) == 0)
+			return (enum llm_err)k;
+	}
+	return LLM_ERR_SYSTEM;
+}
+
+int
+llm_cassette_find(struct llm_cassette *c, const char *agent, unsigned step,
+    enum llm_purpose purpose, struct llm_result *res)
+{
+	struct cassette_entry	*e = NULL;
+	json_t			*ans;
+	const char		*m;
+	char			 why[256];
+	size_t			 i;
+
+	/* The last recording of a key wins (a resumed run appends). */
+	if (llm_cassette_index(c) == 0) {
+		i = llm_cassette_hash(agent, step, purpose) & (c->idxcap - 1);
+		for (; c->idx[i] != 0; i = (i + 1) & (c->idxcap - 1)) {
+			if (llm_cassette_same(&c->v[c->idx[i] - 1], agent, step,
+			    purpose)) {
+				e = &c->v[c->idx[i] - 1];
+				break;
+			}
+		}
+	} else {
+		for (i = c->n; i > 0; i--) {
+			if (llm_cassette_same(&c->v[i - 1], agent, step,
+			    purpose)) {
+				e = &c->v[i - 1];
+				break;
+			}
+		}
+	}
+	if (e == NULL)
+		return -1;
+	/* Our own dump of an object: only memory can make this fail. */
+	if ((ans = json_loads(e->answer, 0, NULL)) == NULL) {
+		res->err = LLM_ERR_SYSTEM;
+		if (asprintf(&res->error, "cassette %s: agent %s step %u: out "
+		    "of memory", c->path, agent, step) == -1)
+			res->error = NULL;
+		return 0;
+	}
+	if (e->is_error) {
+		res->err = llm_cassette_kind(llm_json_str(ans, "kind"));
+		res->status = (long)llm_json_u64(ans, "status");
+		m = llm_json_str(ans, "message");
+		res->error = str_escape_dup(m != NULL ? m : "recorded error",
+		    strlen(m != NULL ? m : "recorded error"), 0);
+	} else if (llm_reply_from_json(ans, &res->reply, why, sizeof(why)) ==
+	    -1) {
+		res->err = LLM_ERR_PARSE;
+		if (asprintf(&res->error, "cassette %s: agent %s step %u: %s",
+		    c->path, agent, step, why) == -1)
+			res->error = NULL;
+	} else
+		res->err = LLM_OK;
+	json_decref(ans);
+	return 0;
+}
+
+int
+llm_cassette_write(struct llm_cassette *c, const char *agent, unsigned step,
+    enum llm_purpose purpose, const char *provider, const char *model,
+    const char *request, const struct llm_result *res)
+{
+	json_t	*o, *req = NULL, *ans = NULL;
+	char	*s;
+	int	 rc = -1;
+
+	o = json_pack("{s:s, s:I, s:s, s:s, s:s}", "agent", agent,
+	    "step", (json_int_t)step, "purpose", llm_purpose_name(purpose),
+	    "provider", provider, "model", model != NULL ? model : "");
+	if (o == NULL)
+		goto out;
+	/* The body as sent: an object when it is JSON, else a string. */
+	if (request != NULL && (req = json_loads(request, 0, NULL)) == NULL)
+		req = llm_json_string(request);
+	if (req != NULL && json_object_set_new(o, "request", req) == -1)
+		goto out;
+	if (res->err == LLM_OK) {
+		if (llm_reply_to_json(&res->reply, &ans) == -1 ||
+		    json_object_set_new(o, "reply", ans) == -1)
+			goto out;
+	} else {
+		ans = json_pack("{s:s, s:I}", "kind", llm_err_name(res->err),
+		    "status", (json_int_t)res->status);
+		if (ans == NULL || llm_json_setstr(ans, "message",
+		    res->error != NULL ? res->error : "") == -1 ||
+		    json_object_set_new(o, "error", ans) == -1)
+			goto out;
+	}
+	if ((s = json_dumps(o, JSON_COMPACT)) == NULL)
+		goto out;
+	if (fprintf(c->f, "%s\n", s) < 0 || fflush(c->f) == EOF) {
+		free(s);
+		goto out;
+	}
+	free(s);
+	rc = 0;
+out:
+	json_decref(o);
+	if (rc == -1 && errno == 0)
+		errno = ENOMEM;
+	return rc;
+}

@@ -1,0 +1,320 @@
+/*
+ * The LLM client's configuration keys, provider presets, and the step
+ * from a loaded generic config (common/config.h) to struct llm_config.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/config.h"
+#include "common/str.h"
+#include "llm/llm_int.h"
+
+/* Names users type; each maps to a wire format and sensible defaults. */
+struct llm_preset {
+	const char		*name;
+	enum llm_provider	 provider;
+	const char		*base_url;
+	const char		*model;
+	const char		*keyenv;	/* provider's own key variable */
+	int			 need_key;	/* at its default base URL */
+};
+
+static const struct llm_preset llm_presets[] = {
+	{ "openai", LLM_PROVIDER_OPENAI, "https://api.openai.com/v1",
+	    "gpt-4o-mini", "OPENAI_API_KEY", 1 },
+	{ "anthropic", LLM_PROVIDER_ANTHROPIC, "https://api.anthropic.com/v1",
+	    "claude-3-5-haiku-latest", "ANTHROPIC_API_KEY", 1 },
+	{ "responses", LLM_PROVIDER_RESPONSES, "https://api.openai.com/v1",
+	    "gpt-4o-mini", "OPENAI_API_KEY", 1 },
+	{ "openrouter", LLM_PROVIDER_OPENAI, "https://openrouter.ai/api/v1",
+	    "openai/gpt-4o-mini", "OPENROUTER_API_KEY", 1 },
+	{ "ollama", LLM_PROVIDER_OPENAI, "http://127.0.0.1:11434/v1",
+	    "llama3.1", NULL, 0 },
+	{ "vllm", LLM_PROVIDER_OPENAI, "http://127.0.0.1:8000/v1",
+	    "default", NULL, 0 },
+	{ "llamacpp", LLM_PROVIDER_OPENAI, "http://127.0.0.1:8080/v1",
+	    "default", NULL, 0 },
+	{ "lmstudio", LLM_PROVIDER_OPENAI, "http://127.0.0.1:1234/v1",
+	    "default", NULL, 0 },
+};
+
+#define NPRESETS (sizeof(llm_presets) / sizeof(llm_presets[0]))
+
+static const char *const preset_names[] = {
+	"openai", "anthropic", "responses", "openrouter", "ollama", "vllm",
+	"llamacpp", "lmstudio", NULL
+};
+
+static const char *const tool_modes[] = { "native", "text", NULL };
+
+static const struct config_key llm_keys[] = {
+	{ "provider", CONFIG_ENUM, "WARREN_PROVIDER", "openai", 0, 0,
+	    preset_names, CONFIG_NOPROJECT,
+	    "wire format or preset of the LLM endpoint" },
+	{ "base_url", CONFIG_STRING, "WARREN_BASE_URL", NULL, 0, 0, NULL,
+	    CONFIG_NOPROJECT,
+	    "endpoint URL without the API path (default: the provider's)" },
+	{ "model", CONFIG_STRING, "WARREN_MODEL", NULL, 0, 0, NULL, 0,
+	    "model name (default: the provider's)" },
+	{ "summary_model", CONFIG_STRING, "WARREN_SUMMARY_MODEL", NULL, 0, 0,
+	    NULL, 0, "model for summaries (default: model)" },
+	{ "temperature", CONFIG_NUMBER, "WARREN_TEMPERATURE", NULL, 0, 2,
+	    NULL, 0, "sampling temperature 0..2 (default: not sent)" },
+	{ "max_tokens", CONFIG_UINT, "WARREN_MAX_TOKENS", NULL, 1, 1000000,
+	    NULL, CONFIG_LOWER, "output token cap per answer (default: not "
+	    "sent; anthropic 4096)" },
+	{ "connect_timeout", CONFIG_DURATION, "WARREN_CONNECT_TIMEOUT", "10s",
+	    100, 600000, NULL, CONFIG_LOWER, "TCP+TLS connect timeout" },
+	{ "timeout", CONFIG_DURATION, "WARREN_TIMEOUT", "600s", 100, 86400000,
+	    NULL, CONFIG_LOWER, "whole-attempt timeout" },
+	{ "idle_timeout", CONFIG_DURATION, "WARREN_IDLE_TIMEOUT", "120s", 100,
+	    86400000, NULL, CONFIG_LOWER,
+	    "silence allowed once an answer has begun" },
+	{ "retries", CONFIG_UINT, "WARREN_RETRIES", "4", 0, 20, NULL,
+	    CONFIG_LOWER, "further attempts after a retryable failure" },
+	{ "backoff", CONFIG_DURATION, "WARREN_BACKOFF", "500ms", 1, 600000,
+	    NULL, 0, "first backoff; doubles per retry, with jitter" },
+	{ "backoff_max", CONFIG_DURATION, "WARREN_BACKOFF_MAX", "60s", 1,
+	    3600000, NULL, CONFIG_LOWER,
+	    "longest single wait, Retry-After included" },
+	{ "llm_concurrency", CONFIG_UINT, "WARREN_LLM_CONCURRENCY", "8", 1,
+	    1024, NULL, CONFIG_LOWER, "LLM requests on the wire at once" },
+	{ "stream", CONFIG_BOOL, "WARREN_STREAM", "true", 0, 0, NULL, 0,
+	    "ask for streamed (SSE) answers" },
+	{ "tool_mode", CONFIG_ENUM, "WARREN_TOOL_MODE", "native", 0, 0,
+	    tool_modes, 0, "native tool calling, or text for models without" },
+	{ "max_response", CONFIG_SIZE, "WARREN_MAX_RESPONSE", "32M", 1024,
+	    1073741824, NULL, CONFIG_LOWER,
+	    "largest answer accepted, in bytes" },
+	{ "header", CONFIG_LIST, "WARREN_HEADERS", NULL, 0, 0, NULL,
+	    CONFIG_MASKHDR | CONFIG_NOPROJECT,
+	    "extra HTTP header 'Name: value' (repeatable)" },
+	{ "api_key_file", CONFIG_STRING, "WARREN_API_KEY_FILE", NULL, 0, 0,
+	    NULL, CONFIG_NOPROJECT, "file holding the API key" },
+	{ "record", CONFIG_STRING, "WARREN_RECORD", NULL, 0, 0, NULL,
+	    CONFIG_NOPROJECT, "write every LLM exchange to this cassette" },
+	{ "replay", CONFIG_STRING, "WARREN_REPLAY", NULL, 0, 0, NULL,
+	    CONFIG_NOPROJECT, "answer from this cassette, without network" },
+};
+
+void
+llm_config_init(struct llm_config *lc)
+{
+	memset(lc, 0, sizeof(*lc));
+	lc->provider = LLM_PROVIDER_OPENAI;
+	lc->temperature = -1;
+	lc->connect_timeout_ms = 10000;
+	lc->timeout_ms = 600000;
+	lc->idle_timeout_ms = 120000;
+	lc->retries = 4;
+	lc->backoff_ms = 500;
+	lc->backoff_max_ms = 60000;
+	lc->concurrency = 8;
+	lc->stream = 1;
+	lc->tool_mode = LLM_TOOLS_NATIVE;
+	lc->max_response = 32u * 1024 * 1024;
+}
+
+int
+llm_config_declare(struct config *c)
+{
+	return config_declare(c, llm_keys, sizeof(llm_keys) /
+	    sizeof(llm_keys[0]));
+}
+
+void
+llm_config_free(struct llm_config *lc)
+{
+	size_t	i;
+
+	free(lc->preset);
+	free(lc->base_url);
+	free(lc->model);
+	free(lc->summary_model);
+	for (i = 0; i < lc->nheaders; i++)
+		free(lc->headers[i]);
+	free(lc->headers);
+	free(lc->record);
+	free(lc->replay);
+	if (lc->key != NULL)
+		freezero(lc->key, strlen(lc->key));
+	memset(lc, 0, sizeof(*lc));
+}
+
+const char *
+llm_provider_name(enum llm_provider p)
+{
+	return llm_wire_get(p)->name;
+}
+
+int
+llm_provider_parse(const char *name, enum llm_provider *p)
+{
+	size_t	i;
+
+	for (i = 0; i < NPRESETS; i++) {
+		if (strcmp(name, llm_presets[i].name) == 0) {
+			*p = llm_presets[i].provider;
+			return 0;
+		}
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+static const struct llm_preset *
+llm_config_preset(const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < NPRESETS; i++) {
+		if (strcmp(name, llm_presets[i].name) == 0)
+			return &llm_presets[i];
+	}
+	return &llm_presets[0];
+}
+
+/* "Name: value", a token name and a value without line breaks. */
+static int
+llm_config_header_ok(const char *h)
+{
+	const char	*p;
+
+	for (p = h; *p != ':' && *p != '\0'; p++) {
+		if (!isalnum((unsigned char)*p) && strchr("!#$%&'*+-.^_`|~",
+		    *p) == NULL)
+			return 0;
+	}
+	if (*p != ':' || p == h)
+		return 0;
+	return strpbrk(h, "\r\n") == NULL;
+}
+
+static int
+llm_config_strdup(char **dst, const char *s)
+{
+	if (s == NULL)
+		return 0;
+	return (*dst = strdup(s)) == NULL ? -1 : 0;
+}
+
+static int
+llm_config_url(struct llm_config *lc, const struct config *c,
+    const struct llm_preset *pr, char *err, size_t errsz)
+{
+	const char	*url = config_str(c, "base_url");
+	size_t		 len;
+
+	if (url == NULL)
+		url = pr->base_url;
+	if (!str_has_prefix(url, "http://") && !str_has_prefix(url, "https://")) {
+		snprintf(err, errsz, "base_url (%s): '%.200s' is not an http:// "
+		    "or https:// URL", config_where(c, "base_url"), url);
+		return -1;
+	}
+	if (strpbrk(url, " \t\r\n") != NULL) {
+		snprintf(err, errsz, "base_url (%s): spaces in the URL",
+		    config_where(c, "base_url"));
+		return -1;
+	}
+	if ((lc->base_url = strdup(url)) == NULL)
+		return -1;
+	len = strlen(lc->base_url);
+	while (len > 0 && lc->base_url[len - 1] == '/')
+		lc->base_url[--len] = '\0';
+	return 0;
+}
+
+static int
+llm_config_headers(struct llm_config *lc, const struct config *c, char *err,
+    size_t errsz)
+{
+	const char *const	*v;
+	size_t			 n, i;
+
+	n = config_list(c, "header", &v);
+	if (n == 0)
+		return 0;
+	if ((lc->headers = calloc(n, sizeof(*lc->headers))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!llm_config_header_ok(v[i])) {
+			snprintf(err, errsz, "header (%s): '%.100s' is not "
+			    "'Name: value'", config_where(c, "header"), v[i]);
+			return -1;
+		}
+		if ((lc->headers[i] = strdup(v[i])) == NULL)
+			return -1;
+		lc->nheaders++;
+	}
+	return 0;
+}
+
+int
+llm_config_load(struct llm_config *lc, const struct config *c, char *err,
+    size_t errsz)
+{
+	const struct llm_preset	*pr;
+	const char		*model;
+
+	if (errsz > 0)
+		err[0] = '\0';
+	llm_config_init(lc);
+	pr = llm_config_preset(config_str(c, "provider"));
+	lc->provider = pr->provider;
+	if (llm_config_strdup(&lc->preset, pr->name) == -1 ||
+	    llm_config_url(lc, c, pr, err, errsz) == -1)
+		goto fail;
+	model = config_str(c, "model");
+	if (llm_config_strdup(&lc->model, model != NULL ? model :
+	    pr->model) == -1 ||
+	    llm_config_strdup(&lc->summary_model,
+	    config_str(c, "summary_model")) == -1 ||
+	    llm_config_strdup(&lc->record, config_str(c, "record")) == -1 ||
+	    llm_config_strdup(&lc->replay, config_str(c, "replay")) == -1)
+		goto nomem;
+	if (config_isset(c, "temperature"))
+		lc->temperature = config_number(c, "temperature");
+	lc->max_tokens = (unsigned)config_uint(c, "max_tokens");
+	lc->connect_timeout_ms = (unsigned)config_ms(c, "connect_timeout");
+	lc->timeout_ms = (unsigned)config_ms(c, "timeout");
+	lc->idle_timeout_ms = (unsigned)config_ms(c, "idle_timeout");
+	lc->retries = (unsigned)config_uint(c, "retries");
+	lc->backoff_ms = (unsigned)config_ms(c, "backoff");
+	lc->backoff_max_ms = (unsigned)config_ms(c, "backoff_max");
+	lc->concurrency = (unsigned)config_uint(c, "llm_concurrency");
+	lc->stream = config_bool(c, "stream");
+	lc->tool_mode = strcmp(config_str(c, "tool_mode"), "text") == 0 ?
+	    LLM_TOOLS_TEXT : LLM_TOOLS_NATIVE;
+	lc->max_response = (size_t)config_bytes(c, "max_response");
+	if (llm_config_headers(lc, c, err, errsz) == -1)
+		goto fail;
+	if (lc->record != NULL && lc->replay != NULL) {
+		snprintf(err, errsz, "record (%s) and replay (%s) exclude each "
+		    "other", config_where(c, "record"),
+		    config_where(c, "replay"));
+		goto fail;
+	}
+	if (llm_key_load(config_str(c, "api_key_file"), pr->keyenv, &lc->key,
+	    err, errsz) == -1)
+		goto fail;
+	if (lc->key == NULL && pr->need_key && lc->replay == NULL &&
+	    !config_isset(c, "base_url")) {
+		snprintf(err, errsz, "no API key for %s: set WARREN_API_KEY%s%s "
+		    "or api_key_file (WARREN_API_KEY_FILE)", pr->name,
+		    pr->keyenv != NULL ? " or " : "",
+		    pr->keyenv != NULL ? pr->keyenv : "");
+		goto fail;
+	}
+	return 0;
+nomem:
+	snprintf(err, errsz, "LLM configuration: out of memory");
+fail:
+	if (err[0] == '\0')
+		snprintf(err, errsz, "LLM configuration: out of memory");
+	llm_config_free(lc);
+	return -1;
+}

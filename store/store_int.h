@@ -1,0 +1,242 @@
+/*
+ * The store's internals, shared by store*.c and its tests: the connection,
+ * the statement cache, the write batch, error reporting and the schema.
+ * Nothing outside store/store*.c and tests/store/ includes this.
+ */
+#ifndef WARREN_STORE_INT_H
+#define WARREN_STORE_INT_H
+
+#include <sys/types.h>
+
+#include <sqlite3.h>
+#include <stdarg.h>
+
+#include "store/store.h"
+
+/* The SQLite application_id of a warren database: "WRRN". */
+#define STORE_APPLICATION_ID	0x5752524e
+
+#define STORE_NODE_CACHE	64
+
+/* Cached prepared statements; the SQL is in store.c's table. */
+enum store_stmt_id {
+	SQ_BEGIN = 0,
+	SQ_COMMIT,
+	SQ_ROLLBACK,
+	SQ_RUN_INSERT,
+	SQ_RUN_RESUMED,
+	SQ_RUN_END,
+	SQ_AGENT_INSERT,
+	SQ_AGENT_FIND,
+	SQ_AGENT_STARTED,
+	SQ_AGENT_STATUS,
+	SQ_AGENT_TOKENS,
+	SQ_NODE_INSERT,
+	SQ_NODE_GET,
+	SQ_RUN_EXISTS,
+	SQ_NODE_SUMMARY,
+	SQ_EDGE_INSERT,
+	SQ_EDGE_EXISTS,
+	SQ_EDGE_REACHES,
+	SQ_MSG_NEXTSEQ,
+	SQ_MSG_INSERT,
+	SQ_CALL_INSERT,
+	SQ_MSG_LIST,
+	SQ_MSG_CHARS,
+	SQ_EVENT_INSERT,
+	SQ_NODE_INFO,
+	SQ_MERGE_CANDIDATES,
+	SQ_EDGE_PARENTS,
+	SQ_ANCESTORS,
+	SQ_DEL_CALLS,
+	SQ_DEL_MSGS,
+	SQ_DEL_EDGES,
+	SQ_DEL_NODES,
+	SQ_DEL_EVENTS,
+	SQ_DEL_AGENTS,
+	SQ_DEL_RUN,
+	SQ__COUNT
+};
+
+/* Ids handed out before their rows exist (store_writer.c). */
+#define STORE_HANDLE_BASE	((int64_t)1 << 60)
+/* The writer's queue: a producer that would pass either waits. */
+#define STORE_WRITER_MAX_ITEMS	16384
+#define STORE_WRITER_MAX_BYTES	(64u * 1024 * 1024)
+
+struct store_writer;
+
+struct store {
+	struct store_writer *w;		/* NULL: no writer thread (yet) */
+	sqlite3		*db;
+	char		*path;
+	pid_t		 owner;		/* the process that opened it */
+	int		 flags;
+	int		 in_tx;		/* a batch transaction is open */
+	size_t		 pending;	/* rows in the open batch */
+	size_t		 batch_max;
+	int		 depth;		/* nested store_op_begin() */
+	int		 op_done;	/* statements done by the open operation */
+	/* The last agent looked up by path (siblings share a parent);
+	 * cleared whenever a batch is lost. */
+	int64_t		 cache_run;
+	int64_t		 cache_agent, cache_node;
+	char		 cache_path[STORE_PATH_MAX];
+	/* Ids known to exist (rows are never deleted; cleared with the
+	 * cache above): the REFERENCES checks of the hot path. */
+	int64_t		 valid_run;
+	int64_t		 valid_nodes[STORE_NODE_CACHE];
+	int64_t		 valid_node_runs[STORE_NODE_CACHE];
+	enum store_err	 err;
+	char		 errmsg[STORE_ERRMSG_MAX];
+	/* The first write that was lost (store_lost), what it lost, and the
+	 * writes refused since. */
+	enum store_err	 lost;
+	char		 lostmsg[STORE_ERRMSG_MAX];
+	char		 lostdesc[STORE_ERRMSG_MAX + 128];
+	size_t		 lost_rows, lost_refused;
+	int		 final;		/* store_run_end(STORE_FAILED) */
+	sqlite3_stmt	*stmts[SQ__COUNT];
+};
+
+/* store.c */
+/* Set the error; the message gets the file name and a hint for err. */
+int		 store_seterr(struct store *st, enum store_err err,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Set the error from SQLite's last error; what = what was being done. */
+int		 store_setdberr(struct store *st, int rc, const char *what);
+enum store_err	 store_err_from_sqlite(int rc);
+/* The cached, reset statement; NULL (error set) if it cannot prepare. */
+sqlite3_stmt	*store_stmt(struct store *st, enum store_stmt_id id);
+/* Step a write statement to completion (SQLITE_DONE), then reset it. */
+int		 store_exec_stmt(struct store *st, sqlite3_stmt *s,
+		    const char *what);
+/* Checks the owner and opens the batch for one operation. */
+int		 store_op_begin(struct store *st);
+/* Ends the operation: ok counts its rows toward the batch (and commits a
+ * full batch); !ok leaves the batch as it was if nothing was written, else
+ * rolls the batch back (store.c says why). Returns ok ? 0 : -1. */
+int		 store_op_end(struct store *st, int ok, size_t rows);
+/* Rows were not written: remember it (store_lost). */
+void		 store_lose(struct store *st, size_t rows);
+/* Forget every cached lookup (a batch was lost). */
+void		 store_cache_clear(struct store *st);
+/* 0 if the run / node exists, else -1 with STORE_ENOTFOUND. SQLite does
+ * not enforce the schema's REFERENCES (store.c says why): writes check
+ * the ids they are given with these. */
+int		 store_run_exists(struct store *st, int64_t run);
+int		 store_node_exists(struct store *st, int64_t node);
+/* Same, and the node's run. */
+int		 store_node_run(struct store *st, int64_t node, int64_t *run);
+/* A consistent snapshot for several reads, and one lock instead of one
+ * per statement (nothing when the writer's batch is open: it reads inside
+ * it). */
+int		 store_read_begin(struct store *st);
+void		 store_read_end(struct store *st);
+/* getpid(), cached; reset in a forked child. */
+pid_t		 store_getpid(void);
+/* Checks that a read runs in the owner process. */
+int		 store_check_owner(struct store *st);
+/* Bind a possibly NULL string. */
+int		 store_bind_text(sqlite3_stmt *s, int idx, const char *v);
+/* Copy a column as a new string (NULL stays NULL); *ok cleared on ENOMEM. */
+char		*store_col_dup(sqlite3_stmt *s, int col, int *ok);
+/* Names stored in TEXT columns back to enums (unknown: the safe value). */
+enum store_run_status	 store_run_status_parse(const char *name);
+enum store_agent_status	 store_agent_status_parse(const char *name);
+enum store_summary_kind	 store_summary_kind_parse(const char *name);
+
+/* store_lock.c */
+/* Other processes that have the database file open (their pids and
+ * names), for a busy message: "pid 123 (sqlite3)"; "" if none is found
+ * (another user's processes cannot be seen). */
+void		 store_lock_holders(const char *path, char *out, size_t outsz);
+
+/* store_writer.c: the front end's side of each call, when st->w is set */
+enum store_wread {
+	STORE_R_CONTEXT = 0,
+	STORE_R_SUMMARY_NEEDED,
+	STORE_R_SUMMARY_PROMPT,
+	STORE_R_NODE_SUMMARY,
+	STORE_R_EVENT_LAST,
+	STORE_R_MERGE_FIND,
+};
+/* A read the writer runs for the front end (ids may be handles). */
+struct store_wreq {
+	enum store_wread			 kind;
+	int64_t					 id;
+	int					 flags;
+	const char				*text;
+	const struct store_summary_policy	*policy;
+	struct msg_list				*list;
+	char					**summary;
+	struct store_event			*ev;
+	const int64_t				*ids;
+	size_t					 nids;
+	int64_t					*out;
+};
+int		 store_w_read(struct store *st, struct store_wreq *q);
+int		 store_w_call(struct store *st, int (*fn)(struct store *,
+		    struct store_writer *, void *), void *arg);
+int64_t		 store_w_real(struct store_writer *w, int64_t id);
+void		 store_writer_stop(struct store *st);
+int		 store_w_run_end(struct store *st, int64_t run,
+		    enum store_run_status status, const char *result);
+int		 store_w_run_resumed(struct store *st, int64_t run);
+int		 store_w_agent_add(struct store *st, int64_t run,
+		    const struct store_agent_new *a, int64_t *agent,
+		    int64_t *node);
+int		 store_w_agent_started(struct store *st, int64_t agent,
+		    int64_t pid);
+int		 store_w_agent_set_status(struct store *st, int64_t agent,
+		    enum store_agent_status status, const char *result,
+		    const char *exit_reason);
+int		 store_w_msg_append(struct store *st, int64_t node,
+		    const struct msg *m, const struct msg_usage *usage);
+int		 store_w_event(struct store *st, int64_t run, const char *path,
+		    const char *type, const char *detail);
+int		 store_w_node_merge(struct store *st, int64_t run,
+		    const int64_t *parents, size_t nparents, const char *label,
+		    int64_t *node);
+int		 store_w_edge_add(struct store *st, int64_t parent,
+		    int64_t child);
+int		 store_w_node_set_summary(struct store *st, int64_t node,
+		    const char *summary, enum store_summary_kind kind,
+		    const struct msg_usage *usage);
+int		 store_w_flush(struct store *st);
+size_t		 store_w_pending(const struct store *st);
+const char	*store_w_lost(struct store *st);
+/* Answered by the front end from what it wrote: 1 (and *need / *summary),
+ * 0 the database must be asked. */
+int		 store_w_summary_known(struct store *st, int64_t node,
+		    const char *result,
+		    const struct store_summary_policy *policy, int *need);
+int		 store_w_summary_of(struct store *st, int64_t node,
+		    char **summary);
+
+/* store_schema.c */
+/*
+ * Take the schema from version from (0: an empty file) to version to,
+ * inside the caller's write transaction. -1 with *errmsg (malloc'ed, may
+ * stay NULL) on failure; the caller rolls back.
+ */
+int		 store_schema_build(sqlite3 *db, int from, int to,
+		    char **errmsg);
+/* A new file's schema at exactly this version, in its own transaction
+ * (tests build old files with it). */
+int		 store_schema_create(sqlite3 *db, int version, char **errmsg);
+
+/* store_run.c */
+/* One memory node row (agent 0 for none), inside an operation. */
+int		 store_node_insert(struct store *st, int64_t run, int64_t agent,
+		    enum store_node_kind kind, const char *label, int64_t *node);
+/* One edge row, unchecked, inside an operation. */
+int		 store_edge_insert(struct store *st, int64_t parent,
+		    int64_t child);
+
+/* store_msg.c */
+/* Read a node's messages (with tool calls) in order. */
+int		 store_msg_load(struct store *st, int64_t node,
+		    struct msg_list *out, struct msg_usage **usage);
+
+#endif
