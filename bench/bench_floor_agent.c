@@ -28,7 +28,7 @@
 
 #include "common/clock.h"
 #include "sandbox/sandbox.h"
-#include "supervisor/spawn.h"
+#include "spawnd/spawn.h"
 
 #define JOBS_MAX	64
 #define START_LEN	422	/* a start frame's body, as warren sends it */
@@ -151,7 +151,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	sandbox_policy_require(&pol, &caps);
-	/* As the spawn server sets itself up (supervisor/spawnd.c). */
+	/* As the spawn server sets itself up (spawnd/spawnd.c). */
 	if (geteuid() == 0)
 		(void)sandbox_netns_share(&e);
 	sandbox_caps_freeze();

@@ -29,7 +29,7 @@
 #include "common/clock.h"
 #include "ipc/ipc.h"
 #include "sandbox/sandbox.h"
-#include "supervisor/spawn.h"
+#include "spawnd/spawn.h"
 
 static int
 cmp_u64(const void *a, const void *b)

@@ -30,9 +30,10 @@
 #include "common/str.h"
 #include "common/xmalloc.h"
 #include "llm/llm.h"
+#include "spawnd/spawn.h"
 #include "store/store.h"
 #include "supervisor/run.h"
-#include "supervisor/spawn.h"
+#include "supervisor/spawnd_client.h"
 
 /*
  * An error on stderr, escaped: store, config and profile messages quote
@@ -746,16 +747,16 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	struct cmd_run_ctx	 x;
 	struct store		*st = NULL;
 	struct store_plan	 plan;
-	struct spawnd		*spawnd = NULL;
+	struct spawnd_client	*spawnd = NULL;
 	struct run		*r = NULL;
 	int			 code, endpoint = 1;
 
 	memset(&x, 0, sizeof(x));
 	memset(&plan, 0, sizeof(plan));
 	llm_config_init(&x.lc);
-	/* First, while we hold no key and little memory (spawnd.c). */
+	/* First, while we hold no key and little memory (spawnd/spawnd.c). */
 	if (getenv("WARREN_SPAWN_DIRECT") == NULL &&
-	    (spawnd = spawnd_start()) == NULL)
+	    (spawnd = spawnd_client_start()) == NULL)
 		log_warn("spawn server; forking workers ourselves");
 	/* Not dumpable before the key is read (cmd_run_setup): a same-uid
 	 * process must never find it in a core or through ptrace. */
@@ -790,7 +791,7 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	    cmd_run_fresh(a, c, r, &x, &st);
 out:
 	run_free(r);
-	spawnd_stop(spawnd);
+	spawnd_client_stop(spawnd);
 	store_close(st);
 	store_plan_free(&plan);
 	llm_engine_free(x.llm);

@@ -34,7 +34,7 @@
 #include "common/exitcode.h"
 #include "common/str.h"
 #include "sandbox/sandbox.h"
-#include "supervisor/spawn.h"
+#include "spawnd/spawn.h"
 
 #define SANDBOX_EXIT_TIMEOUT	124
 #define SANDBOX_KILL_GRACE_MS	2000

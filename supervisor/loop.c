@@ -54,6 +54,7 @@ struct loop {
 	int			 stop;
 };
 
+/* A worker undoes these before its exec (spawnd/spawn.c, spawn_child_sigreset). */
 static const int loop_sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP };
 
 struct loop *
@@ -231,20 +232,6 @@ loop_signals(struct loop *l, loop_signal_cb cb, void *arg)
 	l->sigcb = cb;
 	l->sigarg = arg;
 	return loop_add_fd(l, l->sigfd, EPOLLIN, loop_signal_read, l);
-}
-
-void
-loop_child_sigreset(void)
-{
-	sigset_t	set;
-	size_t		i;
-
-	/* Dispositions first: nothing pending may reach ours once unblocked. */
-	for (i = 0; i < sizeof(loop_sigs) / sizeof(loop_sigs[0]); i++)
-		signal(loop_sigs[i], SIG_DFL);
-	signal(SIGPIPE, SIG_DFL);
-	sigemptyset(&set);
-	sigprocmask(SIG_SETMASK, &set, NULL);
 }
 
 void

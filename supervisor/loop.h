@@ -42,7 +42,5 @@ int		 loop_run(struct loop *);
 /* One iteration waiting at most max_ms (-1: as long as needed). */
 int		 loop_once(struct loop *, long max_ms);
 void		 loop_break(struct loop *);
-/* Undo loop_signals() in a child: dispositions, then the mask. */
-void		 loop_child_sigreset(void);
 
 #endif

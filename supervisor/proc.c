@@ -30,11 +30,12 @@
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
 #include "sandbox/sandbox.h"
+#include "spawnd/spawn.h"
 #include "store/store.h"
 #include "supervisor/loop.h"
 #include "supervisor/proc_int.h"
 #include "supervisor/run.h"
-#include "supervisor/spawn.h"
+#include "supervisor/spawnd_client.h"
 
 typedef void	(*proc_action)(struct worker *);
 
@@ -77,7 +78,7 @@ proc_signal(struct worker *w, int signo)
 	if (w->child.pid <= 0)
 		return;		/* not forked yet: killed when it comes */
 	if (w->child.remote)
-		spawnd_kill(w->run->spawnd, w->child.pid, signo);
+		spawnd_client_kill(w->run->spawnd, w->child.pid, signo);
 	else
 		spawn_kill(&w->child, signo);
 }
@@ -524,7 +525,7 @@ proc_spawned(struct worker *w, const struct spawn_child *c, const char *err)
 int
 proc_can_start(const struct run *r)
 {
-	return r->spawnd == NULL || !spawnd_full(r->spawnd);
+	return r->spawnd == NULL || !spawnd_client_full(r->spawnd);
 }
 
 /*
@@ -606,7 +607,7 @@ proc_start(struct run *r, struct node *n)
 	req.envp = r->worker_env;
 	req.policy = w->policy;
 	if (r->spawnd != NULL) {
-		w->spawn_id = spawnd_request(r->spawnd, &req, w, err,
+		w->spawn_id = spawnd_client_request(r->spawnd, &req, w, err,
 		    sizeof(err));
 		rc = w->spawn_id != 0 ? 0 : -1;
 	} else
@@ -789,7 +790,7 @@ proc_server_gone(struct run *r)
 	struct worker	*w;
 	size_t		 i;
 
-	while ((w = spawnd_orphan(r->spawnd)) != NULL)
+	while ((w = spawnd_client_orphan(r->spawnd)) != NULL)
 		proc_spawned(w, NULL, "the spawn server died");
 
 	for (i = 0; i < r->nnodes; i++) {
@@ -823,7 +824,7 @@ proc_free(struct worker *w)
 	if (w == NULL)
 		return;
 	if (w->spawn_id != 0)
-		spawnd_forget(w->run->spawnd, w->spawn_id);
+		spawnd_client_forget(w->run->spawnd, w->spawn_id);
 	if (w->state != PROC_DEAD) {
 		proc_signal(w, SIGKILL);
 		if (!w->child.remote && w->child.pid > 0)
@@ -945,7 +946,7 @@ proc_sweep_orphans(pid_t keep)
 				continue;
 			}
 			if (si.si_pid == keep)
-				continue;	/* reaped early: spawnd_stop copes */
+				continue;	/* reaped: spawnd_client_stop copes */
 			if (n > 0 && --n == 0)
 				break;
 		}

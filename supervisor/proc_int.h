@@ -8,8 +8,8 @@
 
 #include "ipc/ipc.h"
 #include "sandbox/sandbox.h"
+#include "spawnd/spawn.h"
 #include "supervisor/run.h"
-#include "supervisor/spawn.h"
 
 #define PROC_ERRLINE	512		/* one stderr line kept */
 #define PROC_ERRMAX	(64u * 1024)	/* stderr bytes logged per worker */

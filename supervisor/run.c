@@ -28,10 +28,11 @@
 #include "common/xmalloc.h"
 #include "llm/llm.h"
 #include "sandbox/sandbox.h"
+#include "spawnd/spawn.h"
 #include "store/store.h"
 #include "supervisor/loop.h"
 #include "supervisor/run.h"
-#include "supervisor/spawn.h"
+#include "supervisor/spawnd_client.h"
 
 #define RUN_INHERIT_RESULT_MAX	4000	/* chars of one inherited result */
 #define RUN_INHERIT_MAX		32	/* inherited messages */
@@ -644,7 +645,7 @@ run_spawnd_spawned(void *cookie, const struct spawn_child *c, const char *err,
 	proc_spawned(cookie, c, err);
 }
 
-static const struct spawnd_ops run_spawnd_ops = {
+static const struct spawnd_client_ops run_spawnd_ops = {
 	.spawned = run_spawnd_spawned,
 	.exited = run_spawnd_exit,
 };
@@ -655,7 +656,7 @@ run_spawnd_ready(int fd, uint32_t events, void *arg)
 	struct run	*r = arg;
 
 	(void)events;
-	if (spawnd_read(r->spawnd, &run_spawnd_ops, r) == -1) {
+	if (spawnd_client_read(r->spawnd, &run_spawnd_ops, r) == -1) {
 		log_warnx("the spawn server is gone");
 		loop_del_fd(r->loop, fd);
 		proc_server_gone(r);
@@ -867,8 +868,8 @@ run_main(struct run *r, const struct msg_list *resume)
 	if (loop_add_fd(r->loop, llm_engine_fd(r->llm), EPOLLIN,
 	    run_llm_ready, r) == -1)
 		fatal("epoll_ctl llm");
-	if (r->spawnd != NULL && loop_add_fd(r->loop, spawnd_fd(r->spawnd),
-	    EPOLLIN, run_spawnd_ready, r) == -1)
+	if (r->spawnd != NULL && loop_add_fd(r->loop,
+	    spawnd_client_fd(r->spawnd), EPOLLIN, run_spawnd_ready, r) == -1)
 		fatal("epoll_ctl spawnd");
 	if (r->store != NULL && store_lost_fd(r->store) != -1 &&
 	    loop_add_fd(r->loop, store_lost_fd(r->store), EPOLLIN,
@@ -889,7 +890,7 @@ run_main(struct run *r, const struct msg_list *resume)
 		if (loop_run(r->loop) == -1)
 			return WARREN_EXIT_INTERNAL;
 	proc_killall(r);
-	proc_sweep_orphans(r->spawnd ? spawnd_pid(r->spawnd) : 0);
+	proc_sweep_orphans(r->spawnd ? spawnd_client_pid(r->spawnd) : 0);
 	run_stats(r);
 	/* Every worker is gone: what they left is final. */
 	run_hostexec_end(r);

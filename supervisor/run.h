@@ -28,7 +28,7 @@ struct worker;
 struct run;
 struct store;
 struct sandbox_caps;
-struct spawnd;
+struct spawnd_client;
 struct node;
 struct orch_state;
 struct resume_wait;
@@ -161,7 +161,7 @@ struct run {
 	struct profile_set	*profiles;
 	struct store		*store;		/* NULL: nothing persisted */
 	struct sandbox_caps	*caps;		/* what this machine can apply */
-	struct spawnd		*spawnd;	/* forks workers; NULL: we do */
+	struct spawnd_client	*spawnd;	/* forks workers; NULL: we do */
 	/* Workers with a pid that have not exited: what an exit is looked
 	   up in, instead of every node of the run (proc.c). */
 	LIST_HEAD(worker_list, worker) live;

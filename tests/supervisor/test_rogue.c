@@ -35,8 +35,9 @@
 #include "common/msg.h"
 #include "ipc/ipc.h"
 #include "sandbox/sandbox.h"
+#include "spawnd/spawn.h"
 #include "store/store.h"
-#include "supervisor/spawn.h"
+#include "supervisor/spawnd_client.h"
 #include "tests/e2e/harness.h"
 
 struct ctx {
@@ -491,37 +492,38 @@ on_exited(pid_t pid, int code, int status, void *arg)
 	a->exited[a->nexits++] = pid;
 }
 
-static const struct spawnd_ops test_ops = { on_spawned, on_exited };
+static const struct spawnd_client_ops test_ops = { on_spawned, on_exited };
 
 /* Read answers until spawned and exits reach the counts (hang guard 60 s). */
 static void
-spawnd_wait(struct spawnd *d, struct answers *a, int nspawned, int nexits)
+spawnd_wait(struct spawnd_client *d, struct answers *a, int nspawned,
+    int nexits)
 {
 	struct pollfd	pfd;
 	uint64_t	end = clock_mono_ms() + 60000;
 
 	while (a->nspawned < nspawned || a->nexits < nexits) {
 		assert_true(clock_mono_ms() < end);
-		pfd.fd = spawnd_fd(d);
+		pfd.fd = spawnd_client_fd(d);
 		pfd.events = POLLIN;
 		(void)poll(&pfd, 1, 1000);
-		assert_int_equal(spawnd_read(d, &test_ops, a), 0);
+		assert_int_equal(spawnd_client_read(d, &test_ops, a), 0);
 	}
 }
 
 /* Read until the server's end of the channel is gone (hang guard 60 s). */
 static void
-spawnd_wait_gone(struct spawnd *d, struct answers *a)
+spawnd_wait_gone(struct spawnd_client *d, struct answers *a)
 {
 	struct pollfd	pfd;
 	uint64_t	end = clock_mono_ms() + 60000;
 
 	for (;;) {
 		assert_true(clock_mono_ms() < end);
-		pfd.fd = spawnd_fd(d);
+		pfd.fd = spawnd_client_fd(d);
 		pfd.events = POLLIN;
 		(void)poll(&pfd, 1, 1000);
-		if (spawnd_read(d, &test_ops, a) == -1)
+		if (spawnd_client_read(d, &test_ops, a) == -1)
 			return;
 	}
 }
@@ -534,7 +536,7 @@ test_spawnd_async(void **state)
 	struct sandbox_error	 e;
 	struct spawn_req	 req;
 	struct answers		 a;
-	struct spawnd		*d;
+	struct spawnd_client		*d;
 	const char		*bin = getenv("WARREN_WORKER_BIN");
 	char			*argv[] = { "warren-worker", "--path", "0.1",
 				    "--depth", "1", "--profile", "explore", NULL };
@@ -553,17 +555,17 @@ test_spawnd_async(void **state)
 	req.argv = argv;
 	req.envp = env;
 	req.policy = &pol;
-	assert_non_null(d = spawnd_start());
+	assert_non_null(d = spawnd_client_start());
 	/* Three requests before any answer: nothing blocks. */
-	assert_int_not_equal(spawnd_request(d, &req, &one, err,
+	assert_int_not_equal(spawnd_client_request(d, &req, &one, err,
 	    sizeof(err)), 0);
-	assert_int_not_equal(id2 = spawnd_request(d, &req, &two, err,
+	assert_int_not_equal(id2 = spawnd_client_request(d, &req, &two, err,
 	    sizeof(err)), 0);
 	req.policy = &bad;
-	assert_int_not_equal(spawnd_request(d, &req, &three, err,
+	assert_int_not_equal(spawnd_client_request(d, &req, &three, err,
 	    sizeof(err)), 0);
 	/* Nobody waits for the second any more: killed when it comes. */
-	spawnd_forget(d, id2);
+	spawnd_client_forget(d, id2);
 	memset(&a, 0, sizeof(a));
 	spawnd_wait(d, &a, 2, 1);
 	assert_int_equal(a.nspawned, 2);
@@ -582,7 +584,7 @@ test_spawnd_async(void **state)
 	for (i = found = 0; i < a.nexits; i++)
 		found += a.exited[i] == a.child[0].pid;
 	assert_int_equal(found, 1);
-	assert_int_equal(spawnd_full(d), 0);
+	assert_int_equal(spawnd_client_full(d), 0);
 	/* Over the server's bound for argv and environment: refused here. */
 	big = calloc(41, sizeof(*big));
 	assert_non_null(big);
@@ -593,7 +595,8 @@ test_spawnd_async(void **state)
 	}
 	req.envp = big;
 	req.policy = &pol;
-	assert_int_equal(spawnd_request(d, &req, &one, err, sizeof(err)), 0);
+	assert_int_equal(spawnd_client_request(d, &req, &one, err,
+	    sizeof(err)), 0);
 	assert_non_null(strstr(err, "too large"));
 	for (i = 0; i < 40; i++)
 		free(big[i]);
@@ -601,16 +604,16 @@ test_spawnd_async(void **state)
 	/* A request the server never answers (stopped, then killed): the
 	 * channel's end says so, and the request's cookie comes back once. */
 	req.envp = env;
-	assert_int_equal(kill(spawnd_pid(d), SIGSTOP), 0);
-	assert_int_not_equal(spawnd_request(d, &req, &two, err,
+	assert_int_equal(kill(spawnd_client_pid(d), SIGSTOP), 0);
+	assert_int_not_equal(spawnd_client_request(d, &req, &two, err,
 	    sizeof(err)), 0);
-	assert_int_equal(kill(spawnd_pid(d), SIGKILL), 0);
+	assert_int_equal(kill(spawnd_client_pid(d), SIGKILL), 0);
 	spawnd_wait_gone(d, &a);
 	assert_int_equal(a.nspawned, 2);
-	assert_ptr_equal(spawnd_orphan(d), &two);
-	assert_null(spawnd_orphan(d));
-	assert_int_equal(spawnd_full(d), 0);
-	spawnd_stop(d);
+	assert_ptr_equal(spawnd_client_orphan(d), &two);
+	assert_null(spawnd_client_orphan(d));
+	assert_int_equal(spawnd_client_full(d), 0);
+	spawnd_client_stop(d);
 	spawn_env_free(env);
 }
 

@@ -22,9 +22,8 @@
 #include "common/path.h"
 #include "common/xdg.h"
 #include "common/xmalloc.h"
-#include "supervisor/loop.h"
-#include "supervisor/spawn.h"
 #include "sandbox/sandbox.h"
+#include "spawnd/spawn.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC	(1U << 2)
@@ -151,6 +150,27 @@ spawn_release(struct spawn_child *c)
 	c->to_fd = c->from_fd = c->err_fd = -1;
 }
 
+/*
+ * Undo what the forking process set, dispositions first (nothing pending
+ * may reach ours once unblocked), then the mask: warren's event loop
+ * blocks these for its signalfd and ignores SIGPIPE (supervisor/loop.c,
+ * loop_sigs); the spawn server blocks SIGCHLD and SIGUSR1 and ignores the
+ * others (spawnd.c, spawnd_main).
+ */
+static void
+spawn_child_sigreset(void)
+{
+	static const int	 sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP,
+				    SIGPIPE };
+	sigset_t		 set;
+	size_t			 i;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		signal(sigs[i], SIG_DFL);
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+}
+
 /* Report a failure in the child on its stderr pipe and die. */
 static void __attribute__((noreturn))
 spawn_child_fail(const char *what, const char *detail, int code)
@@ -216,7 +236,7 @@ spawn_child(struct sandbox *sb, void *arg)
 	struct sandbox_error	 e;
 	int			 null, hi_in, hi_out, hi_err, bin;
 
-	loop_child_sigreset();
+	spawn_child_sigreset();
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
 		_exit(126);
 	/* Lift every fd above the fixed slots first so dup2 cannot clobber. */

@@ -11,20 +11,17 @@
  * supervisor, holding the key, must not be; the server holds no secret:
  * it is forked before the key is read and wipes its environment block.
  *
- * Protocol (SOCK_SEQPACKET, both ends trusted, one message per packet):
- *   S -> Z  SPAWN  id, policy, argv, envp      Z -> S  SPAWNED id, pid | err,
- *                                                       + 3 fds (SCM_RIGHTS)
- *   S -> Z  KILL   pid, signal                 Z -> S  EXIT pid, code, status
- * The server reaps its children (killing each worker's tree first, while
- * the zombie pins it), and on EOF from the supervisor kills every worker,
- * reaps everything and exits.
+ * The protocol is in spawnd.h; warren's side of it is
+ * supervisor/spawnd_client.c. The server reaps its children (killing each
+ * worker's tree first, while the zombie pins it), and on EOF from the
+ * supervisor kills every worker, reaps everything and exits.
  *
  * The supervisor never waits for an answer: its event loop reads SPAWNED
- * and EXIT as they come (spawnd_read), so a spawn (the sandbox's cgroup,
- * the clone into new namespaces: milliseconds) never stalls the other
- * workers' turns, and up to SPAWND_INFLIGHT_MAX requests queue in the
- * socket while the server works. Answers come in request order, and a
- * worker's EXIT always after its SPAWNED.
+ * and EXIT as they come (spawnd_client_read), so a spawn (the sandbox's
+ * cgroup, the clone into new namespaces: milliseconds) never stalls the
+ * other workers' turns, and up to SPAWND_CLIENT_INFLIGHT_MAX requests
+ * queue in the socket while the server works. Answers come in request
+ * order, and a worker's EXIT always after its SPAWNED.
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -46,53 +43,13 @@
 #include "common/fd.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
-#include "supervisor/loop.h"
-#include "supervisor/spawn.h"
 #include "sandbox/sandbox.h"
+#include "spawnd/spawn.h"
+#include "spawnd/spawnd.h"
 
-#define SPAWND_MSG_MAX	(128u * 1024)
-#define SPAWND_ARGS_MAX	64
-#define SPAWND_STRS_MAX	(8u * 1024)	/* argv + envp bytes of a spawn */
 #define SPAWND_PARENT_GONE	SIGUSR1	/* our parent-death signal */
 
-enum spawnd_type {
-	SPAWND_SPAWN = 1,
-	SPAWND_SPAWNED,
-	SPAWND_KILL,
-	SPAWND_EXIT,
-};
-
-struct spawnd_hdr {
-	uint32_t	type;
-	uint32_t	id;
-	int32_t		pid;
-	int32_t		a;		/* KILL: signal; EXIT: si_code */
-	int32_t		b;		/* EXIT: si_status */
-	uint32_t	len;		/* bytes of payload after the header */
-};
-
-/* The policy follows the header; the server reads it in place. */
-_Static_assert(sizeof(struct spawnd_hdr) % _Alignof(struct sandbox_policy) ==
-    0, "a spawn request's policy must be aligned after its header");
-
-/* A SPAWN sent, its SPAWNED not yet read. */
-struct spawnd_req {
-	uint32_t		 id;
-	void			*cookie;	/* NULL: forgotten, kill it */
-	struct spawnd_req	*next;
-};
-
-struct spawnd {
-	int			 fd;
-	pid_t			 pid;
-	uint32_t		 nextid;
-	unsigned		 ninflight;
-	struct spawnd_req	*inflight;
-};
-
 extern char **environ;
-
-/* --- the server ----------------------------------------------------- */
 
 struct spawnd_kid {
 	struct spawn_child	 c;
@@ -103,12 +60,8 @@ static struct spawnd_kid	*spawnd_kids;
 
 static void	spawnd_exit_all(void) __attribute__((noreturn));
 
-/*
- * One packet either way: the header in iov[0] (filled in here), the
- * payload in iov[1 .. niov) and up to 3 fds; -1 with errno. The parts go
- * out as they lie, with no buffer to gather them in first.
- */
-static int
+/* The parts go out as they lie, with no buffer to gather them in first. */
+int
 spawnd_sendv(int fd, const struct spawnd_hdr *h, struct iovec *iov, int niov,
     const int *fds, int nfds)
 {
@@ -138,8 +91,7 @@ spawnd_sendv(int fd, const struct spawnd_hdr *h, struct iovec *iov, int niov,
 	return 0;
 }
 
-/* A header and h->len bytes of data. */
-static int
+int
 spawnd_sendmsg(int fd, const struct spawnd_hdr *h, const void *data,
     const int *fds, int nfds)
 {
@@ -320,7 +272,7 @@ spawnd_wipe_env(void)
 		explicit_bzero(environ[i], strlen(environ[i]));
 }
 
-static void __attribute__((noreturn))
+void
 spawnd_main(int fd, pid_t parent)
 {
 	struct spawnd_hdr	 h;
@@ -413,317 +365,4 @@ spawnd_main(int fd, pid_t parent)
 			spawnd_exit_all();
 		}
 	}
-}
-
-/* --- the supervisor's side ------------------------------------------- */
-
-struct spawnd *
-spawnd_start(void)
-{
-	struct spawnd	*d;
-	int		 sv[2];
-	pid_t		 pid, parent;
-
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
-		return NULL;
-	parent = getpid();
-	if ((pid = fork()) == -1) {
-		close(sv[0]);
-		close(sv[1]);
-		return NULL;
-	}
-	if (pid == 0) {
-		close(sv[0]);
-		spawnd_main(sv[1], parent);
-	}
-	close(sv[1]);
-	d = xcalloc(1, sizeof(*d));
-	d->fd = sv[0];
-	d->pid = pid;
-	return d;
-}
-
-int
-spawnd_full(const struct spawnd *d)
-{
-	return d->ninflight >= SPAWND_INFLIGHT_MAX;
-}
-
-int
-spawnd_fd(const struct spawnd *d)
-{
-	return d->fd;
-}
-
-pid_t
-spawnd_pid(const struct spawnd *d)
-{
-	return d->pid;
-}
-
-static int
-spawnd_send_checked(struct spawnd *d, const struct spawnd_hdr *h,
-    const void *data)
-{
-	if (spawnd_sendmsg(d->fd, h, data, NULL, 0) == -1) {
-		log_warn("spawn server");
-		return -1;
-	}
-	return 0;
-}
-
-/* Receive one packet (and up to 3 fds); -1 when the server is gone. */
-static int
-spawnd_recv(struct spawnd *d, struct spawnd_hdr *h, char *data, size_t max,
-    int *fds, int *nfds, int flags)
-{
-	struct msghdr	 mh;
-	struct iovec	 iov[2];
-	char		 cbuf[CMSG_SPACE(sizeof(int) * 3)];
-	struct cmsghdr	*cm;
-	ssize_t		 n;
-
-	memset(&mh, 0, sizeof(mh));
-	iov[0].iov_base = h;
-	iov[0].iov_len = sizeof(*h);
-	iov[1].iov_base = data;
-	iov[1].iov_len = max;
-	mh.msg_iov = iov;
-	mh.msg_iovlen = 2;
-	mh.msg_control = cbuf;
-	mh.msg_controllen = sizeof(cbuf);
-	*nfds = 0;
-	while ((n = recvmsg(d->fd, &mh, MSG_CMSG_CLOEXEC | flags)) == -1 &&
-	    errno == EINTR)
-		;
-	if (n < (ssize_t)sizeof(*h))
-		return n == -1 && errno == EAGAIN ? 0 : -1;
-	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
-		if (cm->cmsg_level == SOL_SOCKET &&
-		    cm->cmsg_type == SCM_RIGHTS) {
-			*nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-			if (*nfds > 3)
-				*nfds = 3;
-			memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)*nfds);
-		}
-	}
-	if (h->len > max)
-		h->len = (uint32_t)max;
-	return 1;
-}
-
-/* NUL-terminated strings of v appended at *p (*left bytes free). */
-static int
-spawnd_put(char **p, size_t *left, const char *const *v, uint32_t *n)
-{
-	size_t	l;
-
-	for (*n = 0; v != NULL && v[*n] != NULL; (*n)++) {
-		l = strlen(v[*n]) + 1;
-		if (*n == SPAWND_ARGS_MAX || l > *left)
-			return -1;
-		memcpy(*p, v[*n], l);
-		*p += l;
-		*left -= l;
-	}
-	return 0;
-}
-
-/*
- * The request is the policy (sent from where it lies: it is most of the
- * 9 KB), the two counts, then argv (the path first) and envp as strings.
- */
-uint32_t
-spawnd_request(struct spawnd *d, const struct spawn_req *req, void *cookie,
-    char *err, size_t errsz)
-{
-	struct spawnd_hdr	 h;
-	struct spawnd_req	*q;
-	struct iovec		 iov[4];
-	const char		*args[SPAWND_ARGS_MAX + 2];
-	char			 strs[SPAWND_STRS_MAX], *p = strs;
-	size_t			 left = sizeof(strs);
-	uint32_t		 counts[2];
-	int			 i;
-
-	args[0] = req->bin;
-	for (i = 0; i < SPAWND_ARGS_MAX && req->argv[i] != NULL; i++)
-		args[i + 1] = req->argv[i];
-	args[i + 1] = NULL;
-	if (spawnd_put(&p, &left, args, &counts[0]) == -1 ||
-	    spawnd_put(&p, &left, (const char *const *)req->envp,
-	    &counts[1]) == -1) {
-		snprintf(err, errsz, "spawn request too large");
-		return 0;
-	}
-	iov[1].iov_base = (void *)(uintptr_t)req->policy;
-	iov[1].iov_len = sizeof(*req->policy);
-	iov[2].iov_base = counts;
-	iov[2].iov_len = sizeof(counts);
-	iov[3].iov_base = strs;
-	iov[3].iov_len = (size_t)(p - strs);
-	if (++d->nextid == 0)
-		d->nextid = 1;
-	memset(&h, 0, sizeof(h));
-	h.type = SPAWND_SPAWN;
-	h.id = d->nextid;
-	h.len = (uint32_t)(iov[1].iov_len + iov[2].iov_len + iov[3].iov_len);
-	if (spawnd_sendv(d->fd, &h, iov, 4, NULL, 0) == -1) {
-		log_warn("spawn server");
-		snprintf(err, errsz, "the spawn server is gone");
-		return 0;
-	}
-	q = xcalloc(1, sizeof(*q));
-	q->id = h.id;
-	q->cookie = cookie;
-	q->next = d->inflight;
-	d->inflight = q;
-	d->ninflight++;
-	return h.id;
-}
-
-void
-spawnd_forget(struct spawnd *d, uint32_t id)
-{
-	struct spawnd_req	*q;
-
-	for (q = d->inflight; q != NULL; q = q->next)
-		if (q->id == id)
-			q->cookie = NULL;
-}
-
-/* Take the request id off the in-flight list; its cookie, NULL if gone. */
-static int
-spawnd_answered(struct spawnd *d, uint32_t id, void **cookie)
-{
-	struct spawnd_req	**pp, *q;
-
-	for (pp = &d->inflight; (q = *pp) != NULL; pp = &q->next) {
-		if (q->id != id)
-			continue;
-		*pp = q->next;
-		*cookie = q->cookie;
-		free(q);
-		d->ninflight--;
-		return 0;
-	}
-	return -1;
-}
-
-void
-spawnd_kill(struct spawnd *d, pid_t pid, int signo)
-{
-	struct spawnd_hdr	h;
-
-	if (pid <= 0)
-		return;
-	memset(&h, 0, sizeof(h));
-	h.type = SPAWND_KILL;
-	h.pid = pid;
-	h.a = signo;
-	(void)spawnd_send_checked(d, &h, NULL);
-}
-
-/* A SPAWNED: the worker to whoever asked, or killed if nobody waits. */
-static void
-spawnd_on_spawned(struct spawnd *d, const struct spawnd_hdr *h, char *data,
-    const int *fds, int nfds, const struct spawnd_ops *ops, void *arg)
-{
-	struct spawn_child	 c;
-	struct rlimit		 rl;
-	void			*cookie = NULL;
-	char			 why[160];
-	int			 i;
-
-	if (spawnd_answered(d, h->id, &cookie) == -1 || cookie == NULL ||
-	    h->pid <= 0 || nfds != 3) {
-		for (i = 0; i < nfds; i++)
-			close(fds[i]);
-		if (h->pid > 0)		/* started, but not ours to talk to */
-			spawnd_kill(d, h->pid, SIGKILL);
-		if (cookie == NULL)
-			return;
-		data[h->len] = '\0';
-		if (h->pid > 0) {
-			/* The kernel drops fds it cannot install (MSG_CTRUNC). */
-			getrlimit(RLIMIT_NOFILE, &rl);
-			snprintf(why, sizeof(why), "the worker's pipes did not "
-			    "arrive (%d of 3 fds): is the supervisor out of "
-			    "file descriptors? (RLIMIT_NOFILE %llu, ulimit -n)",
-			    nfds, (unsigned long long)rl.rlim_cur);
-			data = why;
-		}
-		ops->spawned(cookie, NULL, h->pid > 0 || h->len ? data :
-		    "spawn failed", arg);
-		return;
-	}
-	memset(&c, 0, sizeof(c));
-	c.pid = h->pid;
-	c.to_fd = fds[0];
-	c.from_fd = fds[1];
-	c.err_fd = fds[2];
-	c.sb = NULL;
-	c.remote = 1;
-	ops->spawned(cookie, &c, NULL, arg);
-}
-
-int
-spawnd_read(struct spawnd *d, const struct spawnd_ops *ops, void *arg)
-{
-	struct spawnd_hdr	 h;
-	char			 data[1024];
-	int			 fds[3], nfds, i, rc;
-
-	for (;;) {
-		rc = spawnd_recv(d, &h, data, sizeof(data) - 1, fds, &nfds,
-		    MSG_DONTWAIT);
-		if (rc != 1)
-			return rc;
-		switch (h.type) {
-		case SPAWND_EXIT:
-			for (i = 0; i < nfds; i++)
-				close(fds[i]);
-			ops->exited(h.pid, h.a, h.b, arg);
-			break;
-		case SPAWND_SPAWNED:
-			spawnd_on_spawned(d, &h, data, fds, nfds, ops, arg);
-			break;
-		default:
-			for (i = 0; i < nfds; i++)
-				close(fds[i]);
-			break;
-		}
-	}
-}
-
-/* Cookies of requests still unanswered (the server is gone): each once. */
-void *
-spawnd_orphan(struct spawnd *d)
-{
-	struct spawnd_req	*q;
-	void			*cookie;
-
-	while ((q = d->inflight) != NULL) {
-		d->inflight = q->next;
-		d->ninflight--;
-		cookie = q->cookie;
-		free(q);
-		if (cookie != NULL)
-			return cookie;
-	}
-	return NULL;
-}
-
-void
-spawnd_stop(struct spawnd *d)
-{
-	int	st;
-
-	if (d == NULL)
-		return;
-	close(d->fd);
-	(void)waitpid(d->pid, &st, 0);
-	while (spawnd_orphan(d) != NULL)
-		;
-	free(d);
 }

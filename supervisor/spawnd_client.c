@@ -1,0 +1,351 @@
+/*
+ * warren's side of the spawn server (spawnd/spawnd.c): fork the server,
+ * send it requests, read its answers in the event loop. The server is a
+ * process of its own; what crosses between the two is spawnd/spawnd.h.
+ */
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/xmalloc.h"
+#include "spawnd/spawn.h"
+#include "spawnd/spawnd.h"
+#include "supervisor/spawnd_client.h"
+
+/* A SPAWN sent, its SPAWNED not yet read. */
+struct spawnd_client_req {
+	uint32_t		 id;
+	void			*cookie;	/* NULL: forgotten, kill it */
+	struct spawnd_client_req	*next;
+};
+
+struct spawnd_client {
+	int			 fd;
+	pid_t			 pid;
+	uint32_t		 nextid;
+	unsigned		 ninflight;
+	struct spawnd_client_req	*inflight;
+};
+
+struct spawnd_client *
+spawnd_client_start(void)
+{
+	struct spawnd_client	*d;
+	int		 sv[2];
+	pid_t		 pid, parent;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+		return NULL;
+	parent = getpid();
+	if ((pid = fork()) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		return NULL;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		spawnd_main(sv[1], parent);
+	}
+	close(sv[1]);
+	d = xcalloc(1, sizeof(*d));
+	d->fd = sv[0];
+	d->pid = pid;
+	return d;
+}
+
+int
+spawnd_client_full(const struct spawnd_client *d)
+{
+	return d->ninflight >= SPAWND_CLIENT_INFLIGHT_MAX;
+}
+
+int
+spawnd_client_fd(const struct spawnd_client *d)
+{
+	return d->fd;
+}
+
+pid_t
+spawnd_client_pid(const struct spawnd_client *d)
+{
+	return d->pid;
+}
+
+static int
+spawnd_client_send_checked(struct spawnd_client *d, const struct spawnd_hdr *h,
+    const void *data)
+{
+	if (spawnd_sendmsg(d->fd, h, data, NULL, 0) == -1) {
+		log_warn("spawn server");
+		return -1;
+	}
+	return 0;
+}
+
+/* Receive one packet (and up to 3 fds); -1 when the server is gone. */
+static int
+spawnd_client_recv(struct spawnd_client *d, struct spawnd_hdr *h, char *data,
+    size_t max, int *fds, int *nfds, int flags)
+{
+	struct msghdr	 mh;
+	struct iovec	 iov[2];
+	char		 cbuf[CMSG_SPACE(sizeof(int) * 3)];
+	struct cmsghdr	*cm;
+	ssize_t		 n;
+
+	memset(&mh, 0, sizeof(mh));
+	iov[0].iov_base = h;
+	iov[0].iov_len = sizeof(*h);
+	iov[1].iov_base = data;
+	iov[1].iov_len = max;
+	mh.msg_iov = iov;
+	mh.msg_iovlen = 2;
+	mh.msg_control = cbuf;
+	mh.msg_controllen = sizeof(cbuf);
+	*nfds = 0;
+	while ((n = recvmsg(d->fd, &mh, MSG_CMSG_CLOEXEC | flags)) == -1 &&
+	    errno == EINTR)
+		;
+	if (n < (ssize_t)sizeof(*h))
+		return n == -1 && errno == EAGAIN ? 0 : -1;
+	for (cm = CMSG_FIRSTHDR(&mh); cm != NULL; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET &&
+		    cm->cmsg_type == SCM_RIGHTS) {
+			*nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			if (*nfds > 3)
+				*nfds = 3;
+			memcpy(fds, CMSG_DATA(cm), sizeof(int) * (size_t)*nfds);
+		}
+	}
+	if (h->len > max)
+		h->len = (uint32_t)max;
+	return 1;
+}
+
+/* NUL-terminated strings of v appended at *p (*left bytes free). */
+static int
+spawnd_client_put(char **p, size_t *left, const char *const *v, uint32_t *n)
+{
+	size_t	l;
+
+	for (*n = 0; v != NULL && v[*n] != NULL; (*n)++) {
+		l = strlen(v[*n]) + 1;
+		if (*n == SPAWND_ARGS_MAX || l > *left)
+			return -1;
+		memcpy(*p, v[*n], l);
+		*p += l;
+		*left -= l;
+	}
+	return 0;
+}
+
+/*
+ * The request is the policy (sent from where it lies: it is most of the
+ * 9 KB), the two counts, then argv (the path first) and envp as strings.
+ */
+uint32_t
+spawnd_client_request(struct spawnd_client *d, const struct spawn_req *req,
+    void *cookie, char *err, size_t errsz)
+{
+	struct spawnd_hdr	 h;
+	struct spawnd_client_req	*q;
+	struct iovec		 iov[4];
+	const char		*args[SPAWND_ARGS_MAX + 2];
+	char			 strs[SPAWND_STRS_MAX], *p = strs;
+	size_t			 left = sizeof(strs);
+	uint32_t		 counts[2];
+	int			 i;
+
+	args[0] = req->bin;
+	for (i = 0; i < SPAWND_ARGS_MAX && req->argv[i] != NULL; i++)
+		args[i + 1] = req->argv[i];
+	args[i + 1] = NULL;
+	if (spawnd_client_put(&p, &left, args, &counts[0]) == -1 ||
+	    spawnd_client_put(&p, &left, (const char *const *)req->envp,
+	    &counts[1]) == -1) {
+		snprintf(err, errsz, "spawn request too large");
+		return 0;
+	}
+	iov[1].iov_base = (void *)(uintptr_t)req->policy;
+	iov[1].iov_len = sizeof(*req->policy);
+	iov[2].iov_base = counts;
+	iov[2].iov_len = sizeof(counts);
+	iov[3].iov_base = strs;
+	iov[3].iov_len = (size_t)(p - strs);
+	if (++d->nextid == 0)
+		d->nextid = 1;
+	memset(&h, 0, sizeof(h));
+	h.type = SPAWND_SPAWN;
+	h.id = d->nextid;
+	h.len = (uint32_t)(iov[1].iov_len + iov[2].iov_len + iov[3].iov_len);
+	if (spawnd_sendv(d->fd, &h, iov, 4, NULL, 0) == -1) {
+		log_warn("spawn server");
+		snprintf(err, errsz, "the spawn server is gone");
+		return 0;
+	}
+	q = xcalloc(1, sizeof(*q));
+	q->id = h.id;
+	q->cookie = cookie;
+	q->next = d->inflight;
+	d->inflight = q;
+	d->ninflight++;
+	return h.id;
+}
+
+void
+spawnd_client_forget(struct spawnd_client *d, uint32_t id)
+{
+	struct spawnd_client_req	*q;
+
+	for (q = d->inflight; q != NULL; q = q->next)
+		if (q->id == id)
+			q->cookie = NULL;
+}
+
+/* Take the request id off the in-flight list; its cookie, NULL if gone. */
+static int
+spawnd_client_answered(struct spawnd_client *d, uint32_t id, void **cookie)
+{
+	struct spawnd_client_req	**pp, *q;
+
+	for (pp = &d->inflight; (q = *pp) != NULL; pp = &q->next) {
+		if (q->id != id)
+			continue;
+		*pp = q->next;
+		*cookie = q->cookie;
+		free(q);
+		d->ninflight--;
+		return 0;
+	}
+	return -1;
+}
+
+void
+spawnd_client_kill(struct spawnd_client *d, pid_t pid, int signo)
+{
+	struct spawnd_hdr	h;
+
+	if (pid <= 0)
+		return;
+	memset(&h, 0, sizeof(h));
+	h.type = SPAWND_KILL;
+	h.pid = pid;
+	h.a = signo;
+	(void)spawnd_client_send_checked(d, &h, NULL);
+}
+
+/* A SPAWNED: the worker to whoever asked, or killed if nobody waits. */
+static void
+spawnd_client_on_spawned(struct spawnd_client *d, const struct spawnd_hdr *h,
+    char *data, const int *fds, int nfds, const struct spawnd_client_ops *ops,
+    void *arg)
+{
+	struct spawn_child	 c;
+	struct rlimit		 rl;
+	void			*cookie = NULL;
+	char			 why[160];
+	int			 i;
+
+	if (spawnd_client_answered(d, h->id, &cookie) == -1 || cookie == NULL ||
+	    h->pid <= 0 || nfds != 3) {
+		for (i = 0; i < nfds; i++)
+			close(fds[i]);
+		if (h->pid > 0)		/* started, but not ours to talk to */
+			spawnd_client_kill(d, h->pid, SIGKILL);
+		if (cookie == NULL)
+			return;
+		data[h->len] = '\0';
+		if (h->pid > 0) {
+			/* The kernel drops fds it cannot install (MSG_CTRUNC). */
+			getrlimit(RLIMIT_NOFILE, &rl);
+			snprintf(why, sizeof(why), "the worker's pipes did not "
+			    "arrive (%d of 3 fds): is the supervisor out of "
+			    "file descriptors? (RLIMIT_NOFILE %llu, ulimit -n)",
+			    nfds, (unsigned long long)rl.rlim_cur);
+			data = why;
+		}
+		ops->spawned(cookie, NULL, h->pid > 0 || h->len ? data :
+		    "spawn failed", arg);
+		return;
+	}
+	memset(&c, 0, sizeof(c));
+	c.pid = h->pid;
+	c.to_fd = fds[0];
+	c.from_fd = fds[1];
+	c.err_fd = fds[2];
+	c.sb = NULL;
+	c.remote = 1;
+	ops->spawned(cookie, &c, NULL, arg);
+}
+
+int
+spawnd_client_read(struct spawnd_client *d, const struct spawnd_client_ops *ops,
+    void *arg)
+{
+	struct spawnd_hdr	 h;
+	char			 data[1024];
+	int			 fds[3], nfds, i, rc;
+
+	for (;;) {
+		rc = spawnd_client_recv(d, &h, data, sizeof(data) - 1, fds,
+		    &nfds, MSG_DONTWAIT);
+		if (rc != 1)
+			return rc;
+		switch (h.type) {
+		case SPAWND_EXIT:
+			for (i = 0; i < nfds; i++)
+				close(fds[i]);
+			ops->exited(h.pid, h.a, h.b, arg);
+			break;
+		case SPAWND_SPAWNED:
+			spawnd_client_on_spawned(d, &h, data, fds, nfds, ops,
+			    arg);
+			break;
+		default:
+			for (i = 0; i < nfds; i++)
+				close(fds[i]);
+			break;
+		}
+	}
+}
+
+/* Cookies of requests still unanswered (the server is gone): each once. */
+void *
+spawnd_client_orphan(struct spawnd_client *d)
+{
+	struct spawnd_client_req	*q;
+	void			*cookie;
+
+	while ((q = d->inflight) != NULL) {
+		d->inflight = q->next;
+		d->ninflight--;
+		cookie = q->cookie;
+		free(q);
+		if (cookie != NULL)
+			return cookie;
+	}
+	return NULL;
+}
+
+void
+spawnd_client_stop(struct spawnd_client *d)
+{
+	int	st;
+
+	if (d == NULL)
+		return;
+	close(d->fd);
+	(void)waitpid(d->pid, &st, 0);
+	while (spawnd_client_orphan(d) != NULL)
+		;
+	free(d);
+}

@@ -1,0 +1,63 @@
+/*
+ * warren's side of the spawn server (spawnd/spawnd.h): the server forks
+ * every worker on the supervisor's behalf, in a process of its own.
+ */
+#ifndef WARREN_SPAWND_CLIENT_H
+#define WARREN_SPAWND_CLIENT_H
+
+#include <sys/types.h>
+
+#include <stdint.h>
+
+#include "spawnd/spawn.h"
+
+struct spawnd_client;
+
+/* spawnd_client.c */
+/* What the server's answers are delivered to (spawnd_client_read). */
+struct spawnd_client_ops {
+	/* The answer to spawnd_client_request(cookie): the worker
+	 * (c->remote set, c->sb NULL), or c NULL and a readable reason in
+	 * err. */
+	void	(*spawned)(void *cookie, const struct spawn_child *c,
+		    const char *err, void *arg);
+	/* The server reaped worker pid (si_code, si_status). */
+	void	(*exited)(pid_t pid, int code, int status, void *arg);
+};
+
+/* Requests in flight at most: beyond it, wait for an answer (the
+ * requests of the server's queue then stay in the socket's buffer). */
+#define SPAWND_CLIENT_INFLIGHT_MAX	8
+
+/*
+ * Fork the spawn server (spawnd_main) now, before the key is read and the
+ * heap grows; NULL on error.
+ */
+struct spawnd_client *spawnd_client_start(void);
+int		 spawnd_client_fd(const struct spawnd_client *);
+pid_t		 spawnd_client_pid(const struct spawnd_client *);
+/* SPAWND_CLIENT_INFLIGHT_MAX requests are unanswered: ask later. */
+int		 spawnd_client_full(const struct spawnd_client *);
+/*
+ * Ask the server for a worker, without waiting: the answer comes through
+ * spawnd_client_read's ops->spawned(cookie, ...). Returns the request's
+ * id, or 0 with a reason in err (nothing will be delivered then).
+ */
+uint32_t	 spawnd_client_request(struct spawnd_client *,
+		    const struct spawn_req *, void *cookie, char *err,
+		    size_t errsz);
+/* Nobody waits for request id any more: its worker is killed on arrival. */
+void		 spawnd_client_forget(struct spawnd_client *, uint32_t id);
+/* Signal a worker's whole tree. */
+void		 spawnd_client_kill(struct spawnd_client *, pid_t, int signo);
+/* Deliver every answer and exit the server sent. 0 when drained, -1 when
+ * the server is gone. */
+int		 spawnd_client_read(struct spawnd_client *,
+		    const struct spawnd_client_ops *, void *arg);
+/* The server is gone: the cookie of each request left unanswered, once;
+ * then NULL. */
+void		*spawnd_client_orphan(struct spawnd_client *);
+/* Close the channel (the server kills what is left and exits); reap it. */
+void		 spawnd_client_stop(struct spawnd_client *);
+
+#endif
