@@ -134,8 +134,9 @@ llm_config_free(struct llm_config *lc)
 	free(lc->base_url);
 	free(lc->model);
 	free(lc->summary_model);
+	/* A header may hold a credential (Authorization, x-api-key). */
 	for (i = 0; i < lc->nheaders; i++)
-		free(lc->headers[i]);
+		freezero(lc->headers[i], strlen(lc->headers[i]));
 	free(lc->headers);
 	free(lc->record);
 	free(lc->replay);

@@ -105,12 +105,7 @@ proc_on_hello(struct worker *w)
 	struct sandbox_error	 e;
 	char			 msg[SANDBOX_ERR_LEN + 64], layers[256];
 
-	if (h->version != IPC_PROTOCOL_VERSION) {
-		snprintf(msg, sizeof(msg), "protocol version %u, want %u",
-		    h->version, (unsigned)IPC_PROTOCOL_VERSION);
-		proc_kill(w, NODE_END_PROTOCOL, msg);
-		return;
-	}
+	/* The version was checked with the message (ipc/perm.c). */
 	memset(&rep, 0, sizeof(rep));
 	memset(&e, 0, sizeof(e));
 	if (sandbox_report_parse(&rep, (const char *const *)h->layers,

@@ -47,8 +47,6 @@ struct worker_state {
 	int			 in_log;	/* the log hook is sending */
 };
 
-static struct worker_state	*worker_self;
-
 /*
  * Queue m for the supervisor without writing it. Events, checkpoints and
  * spawn requests are queued; they go out, in order, with the next
@@ -468,7 +466,6 @@ worker_main(const struct worker_args *a, const struct sandbox_report *rep)
 
 	memset(&ws, 0, sizeof(ws));
 	ws.args = a;
-	worker_self = &ws;
 	ipc_peer_init(&ws.peer, a->in_fd, a->out_fd, IPC_SIDE_WORKER);
 	worker_hello(&ws, rep);
 	worker_recv(&ws, &m);
