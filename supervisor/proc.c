@@ -475,9 +475,9 @@ proc_attach(struct worker *w)
 	LIST_INSERT_HEAD(&r->live, w, live_entry);
 	w->on_live = 1;
 	ui_spawned(n, w->child.pid);
-	if (r->store != NULL && n->store_agent > 0)
-		(void)store_agent_started(r->store, n->store_agent,
-		    w->child.pid);
+	if (r->store != NULL && n->store_agent > 0 &&
+	    store_agent_started(r->store, n->store_agent, w->child.pid) == -1)
+		run_store_warn(r, "agent %s started", n->path);
 	if (w->state == PROC_FORKING) {
 		w->state = PROC_SPAWNING;
 		proc_arm(w, r->opts.limits.hello_ms);

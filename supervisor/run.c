@@ -759,9 +759,9 @@ run_set_store(struct run *r, struct store *st, int64_t run_id)
 	r->run_id = run_id;
 	if (r->root->store_agent == 0)
 		run_store_agent(r, r->root, NULL);
-	if (r->root->store_agent > 0)
-		(void)store_agent_started(st, r->root->store_agent,
-		    (int64_t)getpid());
+	if (r->root->store_agent > 0 && store_agent_started(st,
+	    r->root->store_agent, (int64_t)getpid()) == -1)
+		run_store_warn(r, "the orchestrator started");
 }
 
 /* -v: what the supervisor itself cost (bench/bench_run reads this). */

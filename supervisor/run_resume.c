@@ -381,10 +381,11 @@ run_resume_prepare(struct run *r, const struct store_plan *p,
 		r->nagents++;	/* they count against --max-agents */
 		/* Restarted ones are marked again below. */
 		if (!p->agents[i].finished && r->store != NULL &&
-		    p->agents[i].agent.status != STORE_AGENT_CANCELLED)
-			(void)store_agent_set_status(r->store,
-			    p->agents[i].agent.id, STORE_AGENT_CANCELLED,
-			    NULL, "interrupted");
+		    p->agents[i].agent.status != STORE_AGENT_CANCELLED &&
+		    store_agent_set_status(r->store, p->agents[i].agent.id,
+		    STORE_AGENT_CANCELLED, NULL, "interrupted") == -1)
+			run_store_warn(r, "agent %s marked interrupted",
+			    p->agents[i].agent.path);
 	}
 	run_resume_node(r, p, n, root, out);
 	return 0;
