@@ -222,7 +222,7 @@ struct sandbox {
 	void			*exec_arg;
 };
 
-/* sandbox.c: policies */
+/* sandbox_policy.c */
 int	 sandbox_policy_for_profile(struct sandbox_policy *p, const char *name,
 	    const char *workspace, struct sandbox_error *e);
 /* A user-defined profile: its tools say fs_write (write/edit) and exec. */
@@ -233,6 +233,14 @@ int	 sandbox_policy_init(struct sandbox_policy *p, const char *name,
  * (c NULL: this process's). */
 void	 sandbox_policy_require(struct sandbox_policy *p,
 	    const struct sandbox_caps *c);
+/* Serialise to one line (for SANDBOX_ENV / argv); 0 or -1 (ENAMETOOLONG). */
+int	 sandbox_policy_encode(const struct sandbox_policy *p,
+	    const struct sandbox_phase1 *ph1, char *buf, size_t len);
+/* ph1 may be NULL. */
+int	 sandbox_policy_decode(const char *s, struct sandbox_policy *p,
+	    struct sandbox_phase1 *ph1, struct sandbox_error *e);
+
+/* sandbox_protect.c */
 /*
  * Protect path in every sandbox of p: SANDBOX_PROTECT_RO makes it a
  * read-only mount point (it cannot be written, renamed or removed),
@@ -249,14 +257,8 @@ int	 sandbox_policy_protect(struct sandbox_policy *p, const char *path,
 /* Protected path i: its flags and path (borrowed from p), or NULL. */
 const char *sandbox_policy_protected(const struct sandbox_policy *p, int i,
 	    unsigned *flags);
-/* Serialise to one line (for SANDBOX_ENV / argv); 0 or -1 (ENAMETOOLONG). */
-int	 sandbox_policy_encode(const struct sandbox_policy *p,
-	    const struct sandbox_phase1 *ph1, char *buf, size_t len);
-/* ph1 may be NULL. */
-int	 sandbox_policy_decode(const char *s, struct sandbox_policy *p,
-	    struct sandbox_phase1 *ph1, struct sandbox_error *e);
 
-/* sandbox.c: the two phases */
+/* sandbox_prepare.c: the spawner's side */
 int	 sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
 	    struct sandbox_error *e);
 /*
@@ -280,6 +282,21 @@ pid_t	 sandbox_fork(struct sandbox *sb, struct sandbox_error *e);
 typedef void	(*sandbox_spawn_fn)(struct sandbox *, void *);
 pid_t	 sandbox_spawn(struct sandbox *sb, sandbox_spawn_fn fn, void *arg,
 	    struct sandbox_error *e);
+/* Parent: signal the whole tree (pid ns init, cgroup, process group). */
+int	 sandbox_kill(struct sandbox *sb, int sig);
+/* Parent, after reaping: kill stragglers, remove the cgroup, close fds. */
+void	 sandbox_release(struct sandbox *sb);
+/* A spawner that forks many children: probe now, and let every later
+ * sandbox_prepare() use this probe instead of its own (the kernel's
+ * features, cgroup mounts and our uid do not change during a run). */
+void	 sandbox_caps_freeze(void);
+/* A spawner at start, before its first sandbox_prepare: remove the empty
+ * per-child pids groups that a spawner killed with SIGKILL left behind
+ * ("warren-PID-N" whose PID is gone, or is now ours). Returns how many
+ * went. */
+int	 sandbox_cgroup_sweep(void);
+
+/* sandbox_child.c: the two phases in the child */
 /* In the child: keep fds 0-2 and keep[0..nkeep-1] (at most 64) and the
  * Landlock ruleset for phase 2 (sb->landlock_fd); fills sb->env. With a
  * pid namespace, unless from sandbox_spawn, this forks: the caller
@@ -290,14 +307,6 @@ int	 sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 /* In the child after sandbox_child: close every fd from lowfd up but the
  * ruleset phase 2 needs. */
 void	 sandbox_close_from(const struct sandbox *sb, int lowfd);
-/* `sandbox exec`: phase 2 in the child just before exec; with
- * sb->use_notify the listener and the report go to the parent. */
-int	 sandbox_enter_exec(struct sandbox *sb, struct sandbox_report *r,
-	    struct sandbox_error *e);
-/* Parent of sandbox_enter_exec: the report (and notify_fd), or -1 with
- * the child's error. */
-int	 sandbox_parent_report(struct sandbox *sb, struct sandbox_report *r,
-	    struct sandbox_error *e);
 /* In the program after exec; policy NULL = the one in SANDBOX_ENV. */
 int	 sandbox_enter(const struct sandbox_policy *p, struct sandbox_report *r,
 	    struct sandbox_error *e);
@@ -306,20 +315,28 @@ int	 sandbox_enter(const struct sandbox_policy *p, struct sandbox_report *r,
  * cgroup, so only with allow_weaker for a read-write profile. */
 int	 sandbox_apply_self(const struct sandbox_policy *p,
 	    struct sandbox_report *r, struct sandbox_error *e);
-/* Spawner, root only, once: move the calling process into an empty
- * network namespace; its children then inherit it and get no netns of
- * their own (still reported as "netns"). -1 if not root or it fails. */
-int	 sandbox_netns_share(struct sandbox_error *e);
-/* Parent: signal the whole tree (pid ns init, cgroup, process group). */
-int	 sandbox_kill(struct sandbox *sb, int sig);
-/* Parent, after reaping: kill stragglers, remove the cgroup, close fds. */
-void	 sandbox_release(struct sandbox *sb);
+
+/* sandbox_exec.c */
+/* `sandbox exec`: phase 2 in the child just before exec; with
+ * sb->use_notify the listener and the report go to the parent. */
+int	 sandbox_enter_exec(struct sandbox *sb, struct sandbox_report *r,
+	    struct sandbox_error *e);
+/* Parent of sandbox_enter_exec: the report (and notify_fd), or -1 with
+ * the child's error. */
+int	 sandbox_parent_report(struct sandbox *sb, struct sandbox_report *r,
+	    struct sandbox_error *e);
 /* Parent of a no-exec `sandbox exec`: answer the seccomp notifier (one
  * execve allowed, the rest denied and logged). Call when notify_fd is
  * readable; returns 0, or -1 when the notifier is gone. */
 int	 sandbox_notify_handle(struct sandbox *sb, FILE *log);
 
-/* sandbox.c: reports */
+/* sandbox_ns.c */
+/* Spawner, root only, once: move the calling process into an empty
+ * network namespace; its children then inherit it and get no netns of
+ * their own (still reported as "netns"). -1 if not root or it fails. */
+int	 sandbox_netns_share(struct sandbox_error *e);
+
+/* sandbox_report.c */
 void	 sandbox_report_init(struct sandbox_report *r, unsigned required);
 /* Add the strings for the bits in applied (landlock_abi for its name). */
 void	 sandbox_report_fill(struct sandbox_report *r, unsigned applied,
@@ -331,22 +348,15 @@ int	 sandbox_report_parse(struct sandbox_report *r, const char *const *layers,
  * else -1 naming the missing layers. */
 int	 sandbox_report_check(const struct sandbox_policy *p,
 	    const struct sandbox_report *r, struct sandbox_error *e);
-const char *sandbox_layer_name(unsigned bit);
 /* "rlimits,caps,..." for logs and the store. */
 void	 sandbox_report_string(const struct sandbox_report *r, char *buf,
 	    size_t len);
 
+/* sandbox_error.c */
+const char *sandbox_layer_name(unsigned bit);
+
 /* sandbox_check.c */
 int	 sandbox_caps_probe(struct sandbox_caps *c, int thorough);
-/* A spawner that forks many children: probe now, and let every later
- * sandbox_prepare() use this probe instead of its own (the kernel's
- * features, cgroup mounts and our uid do not change during a run). */
-void	 sandbox_caps_freeze(void);
-/* A spawner at start, before its first sandbox_prepare: remove the empty
- * per-child pids groups that a spawner killed with SIGKILL left behind
- * ("warren-PID-N" whose PID is gone, or is now ours). Returns how many
- * went. */
-int	 sandbox_cgroup_sweep(void);
 void	 sandbox_caps_print(const struct sandbox_caps *c, FILE *f);
 
 /* sandbox_caps.c */

@@ -1,7 +1,7 @@
 /*
  * How the sandbox names its layers and reports a failure: a layer bit, a
  * missing flag, errno and a message naming the layer and the cause. Apart
- * from sandbox.c so the build-time filter generator (sandbox_bpfgen.c) can
+ * from the rest so the build-time filter generator (sandbox_bpfgen.c) can
  * link the seccomp rules without the rest of the sandbox.
  */
 #include <errno.h>
@@ -96,6 +96,22 @@ sandbox_note(char *note, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(note + n, len - n, fmt, ap);
 	va_end(ap);
+}
+
+/* The names of the layers in mask, ", "-separated (for messages). */
+void
+sandbox_mask_names(unsigned mask, char *buf, size_t len)
+{
+	size_t	 i;
+
+	buf[0] = '\0';
+	for (i = 0; i < sandbox_nlayers; i++) {
+		if (!(mask & sandbox_layers[i].bit))
+			continue;
+		if (buf[0] != '\0')
+			strlcat(buf, ", ", len);
+		strlcat(buf, sandbox_layers[i].name, len);
+	}
 }
 
 const char *

@@ -32,6 +32,7 @@ int	 sandbox_fail(struct sandbox_error *e, unsigned layer, int errnum,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int	 sandbox_missing(struct sandbox_error *e, unsigned layer,
 	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void	 sandbox_mask_names(unsigned mask, char *buf, size_t len);
 void	 sandbox_note(char *note, size_t len, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
 
@@ -74,6 +75,18 @@ int	 sandbox_cgroup_join(const char *path, unsigned layer,
 int	 sandbox_cgroup_kill(const char *path, int version);
 void	 sandbox_cgroup_remove(const char *path, int version);
 int	 sandbox_cgroup_sweep_dir(const char *base);
+
+/* sandbox_prepare.c */
+/* Our copy of the Landlock ruleset, once the child has its own (or none). */
+void	 sandbox_ruleset_close(struct sandbox *sb);
+
+/* sandbox_child.c */
+/* Phase 2 on the calling process, as sandbox_enter and sandbox exec's
+ * child apply it. */
+int	 sandbox_phase2(const struct sandbox_policy *p,
+	    const struct sandbox_phase1 *ph1, int scflags, int *notify_fd,
+	    uid_t uid, int cgroup, struct sandbox_report *r,
+	    struct sandbox_error *e);
 
 /* Below this the caller arranges the child's fds (dup2 onto 3, 4, ...);
  * the fds the sandbox itself keeps open are moved to it or above. */

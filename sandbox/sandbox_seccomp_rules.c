@@ -100,7 +100,7 @@ static const struct sandbox_sc sandbox_seccomp_deny_ro[] = {
 };
 
 /*
- * Denied in no-exec profiles, which have no IPC namespace (sandbox.c):
+ * Denied in no-exec profiles, which have no IPC namespace (sandbox_policy.c):
  * SysV IPC, POSIX message queues, and the hostname that CLONE_NEWUTS
  * would have made their own (a capless process cannot set it anyway);
  * and memfds.
