@@ -260,8 +260,6 @@ const struct msg_list *agent_context(const struct agent *a);
 /* Usage totals reported by the API (summaries included). */
 struct msg_usage agent_usage(const struct agent *a);
 unsigned	 agent_iterations(const struct agent *a);
-/* Estimated tokens of the current context (calibrated, see docs). */
-uint64_t	 agent_context_tokens(const struct agent *a);
 /* The absolute deadline (ms, the driver's clock), 0 when none or not
  * started: the event loop arms its timer with it. */
 uint64_t	 agent_deadline_ms(const struct agent *a);
@@ -275,5 +273,9 @@ int		 agent_inject(struct agent *a, const char *text);
 void		 agent_fire(struct agent *a, const struct agent_hook_info *h);
 /* The todo list as text ("" when empty); borrowed. */
 const char	*agent_todo_text(const struct agent *a);
+
+/* agent_context.c */
+/* Estimated tokens of the current context (calibrated, see docs). */
+uint64_t	 agent_context_tokens(const struct agent *a);
 
 #endif

@@ -111,6 +111,8 @@ void	agent_finish(struct agent *a, enum agent_status st, const char *result,
 int	agent_append(struct agent *a, struct msg *m);
 void	agent_emit(struct agent *a, enum agent_event_type type,
 	    const char *name, const char *text, int is_error);
+
+/* agent_context.c */
 /* Ask for ctx[from, to) to be summarised before the next turn. */
 void	agent_request_summary(struct agent *a, size_t from, size_t to);
 /* Replace ctx[from, to) with one user message (copied), also appended to
@@ -125,7 +127,16 @@ uint64_t agent_estimate(const struct agent *a);
 /* Add the task list and notes (what must survive a drop) to b. */
 struct buf;
 void	agent_carry(const struct agent *a, struct buf *b);
+/* A copy of s, cut in the middle to max bytes when longer (max >= 64),
+ * invalid UTF-8 escaped (the APIs take only UTF-8); NULL on ENOMEM. */
 char	*agent_clip(const char *s, size_t max);
+/* Characters of l[from, to), the base of every estimate. */
+size_t	agent_list_chars(const struct msg_list *l, size_t from, size_t to);
+/* Fill a->sumreq with the transcript of ctx[sum_from, sum_to). */
+int	agent_summary_request(struct agent *a);
+/* Put the summary (or, with why, only a note) in place of that range. */
+int	agent_summary_apply(struct agent *a, const char *summary,
+	    const char *why);
 
 /* behav_*.c: each fills ops and returns its state; NULL on ENOMEM. */
 void	*behav_termination(struct agent_behavior *ops);
