@@ -218,27 +218,17 @@ llm_url_redact(const char *url)
 	return out;
 }
 
-struct llm_engine *
-llm_engine_new(const struct llm_config *lc, char *err, size_t errsz)
+/*
+ * The engine's private copy of the configuration, key and headers
+ * included, so the caller may free its own. Every pointer of the copy is
+ * NULL until its own strdup succeeds: llm_engine_free frees what was set.
+ */
+static int
+llm_engine_cfg_copy(struct llm_engine *e, const struct llm_config *lc,
+    char *err, size_t errsz)
 {
-	struct llm_engine	*e;
-	size_t			 i;
-	int			 replay = lc->record == NULL && lc->replay != NULL;
+	size_t	 i;
 
-	/* Replay sends nothing: no libcurl (and the TLS libraries it
-	 * loads), which took 10 ms or more before the first answer. */
-	if (!replay && llm_curl_load(err, errsz) == -1)
-		return NULL;
-	if ((e = calloc(1, sizeof(*e))) == NULL)
-		goto nomem;
-	e->epfd = -1;
-	TAILQ_INIT(&e->queue);
-	TAILQ_INIT(&e->active);
-	TAILQ_INIT(&e->backoff);
-	TAILQ_INIT(&e->done);
-	e->curl_deadline = -1;
-	e->next_id = 1;
-	/* A private copy of the configuration, key included. */
 	e->cfg = *lc;
 	e->cfg.preset = e->cfg.base_url = e->cfg.model = NULL;
 	e->cfg.summary_model = e->cfg.record = e->cfg.replay = NULL;
@@ -248,7 +238,7 @@ llm_engine_new(const struct llm_config *lc, char *err, size_t errsz)
 	if (lc->base_url == NULL || lc->model == NULL) {
 		snprintf(err, errsz, "LLM configuration lacks a base URL or a "
 		    "model");
-		goto fail;
+		return -1;
 	}
 	if ((e->cfg.base_url = strdup(lc->base_url)) == NULL ||
 	    (e->cfg.model = strdup(lc->model)) == NULL ||
@@ -269,6 +259,90 @@ llm_engine_new(const struct llm_config *lc, char *err, size_t errsz)
 		e->cfg.concurrency = 1;
 	if (e->cfg.max_response == 0)
 		e->cfg.max_response = 32u * 1024 * 1024;
+	return 0;
+nomem:
+	snprintf(err, errsz, "llm engine: out of memory");
+	return -1;
+}
+
+/*
+ * The epoll set and, unless replaying, the curl multi handle that fills
+ * it. Only curl's sockets are in the set. Work that needs no socket (a
+ * call done, queued, cancelled; every replayed call) makes
+ * llm_engine_timeout_ms() 0, which callers must poll with: no eventfd, so
+ * none of the three syscalls a wake-up through it cost on every turn.
+ */
+static int
+llm_engine_multi_init(struct llm_engine *e, int replay, char *err,
+    size_t errsz)
+{
+	if ((e->epfd = epoll_create1(EPOLL_CLOEXEC)) == -1) {
+		snprintf(err, errsz, "llm engine: %s", strerror(errno));
+		return -1;
+	}
+	if (replay)
+		return 0;
+	if ((e->multi = lcurl.multi_init()) == NULL) {
+		snprintf(err, errsz, "llm engine: curl_multi_init failed");
+		return -1;
+	}
+	lcurl.multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION,
+	    llm_engine_sockcb);
+	lcurl.multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
+	lcurl.multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION,
+	    llm_engine_timercb);
+	lcurl.multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
+	lcurl.multi_setopt(e->multi, CURLMOPT_MAXCONNECTS,
+	    (long)(e->cfg.concurrency + 4));
+	return 0;
+}
+
+/* The cassette to record to or replay from, if the configuration names
+ * one; its path is kept in the copy only once it opened. */
+static int
+llm_engine_cassette(struct llm_engine *e, const struct llm_config *lc,
+    char *err, size_t errsz)
+{
+	if (lc->record != NULL) {
+		if ((e->cassette = llm_cassette_open(lc->record, 1, err,
+		    errsz)) == NULL)
+			return -1;
+	} else if (lc->replay != NULL) {
+		if ((e->cassette = llm_cassette_open(lc->replay, 0, err,
+		    errsz)) == NULL)
+			return -1;
+		e->replay = 1;
+	}
+	if ((lc->record != NULL && (e->cfg.record = strdup(lc->record)) ==
+	    NULL) || (lc->replay != NULL && (e->cfg.replay =
+	    strdup(lc->replay)) == NULL)) {
+		snprintf(err, errsz, "llm engine: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+struct llm_engine *
+llm_engine_new(const struct llm_config *lc, char *err, size_t errsz)
+{
+	struct llm_engine	*e;
+	int			 replay = lc->record == NULL && lc->replay != NULL;
+
+	/* Replay sends nothing: no libcurl (and the TLS libraries it
+	 * loads), which took 10 ms or more before the first answer. */
+	if (!replay && llm_curl_load(err, errsz) == -1)
+		return NULL;
+	if ((e = calloc(1, sizeof(*e))) == NULL)
+		goto nomem;
+	e->epfd = -1;
+	TAILQ_INIT(&e->queue);
+	TAILQ_INIT(&e->active);
+	TAILQ_INIT(&e->backoff);
+	TAILQ_INIT(&e->done);
+	e->curl_deadline = -1;
+	e->next_id = 1;
+	if (llm_engine_cfg_copy(e, lc, err, errsz) == -1)
+		goto fail;
 	e->wire = llm_wire_get(lc->provider);
 	if (asprintf(&e->url, "%s%s", lc->base_url, e->wire->path) == -1) {
 		e->url = NULL;
@@ -276,46 +350,9 @@ llm_engine_new(const struct llm_config *lc, char *err, size_t errsz)
 	}
 	if ((e->shown_url = llm_url_redact(e->url)) == NULL)
 		goto nomem;
-	/*
-	 * Only curl's sockets are in it. Work that needs no socket (a call
-	 * done, queued, cancelled; every replayed call) makes
-	 * llm_engine_timeout_ms() 0, which callers must poll with: no
-	 * eventfd, so none of the three syscalls a wake-up through it cost
-	 * on every turn.
-	 */
-	if ((e->epfd = epoll_create1(EPOLL_CLOEXEC)) == -1) {
-		snprintf(err, errsz, "llm engine: %s", strerror(errno));
+	if (llm_engine_multi_init(e, replay, err, errsz) == -1 ||
+	    llm_engine_cassette(e, lc, err, errsz) == -1)
 		goto fail;
-	}
-	if (!replay) {
-		if ((e->multi = lcurl.multi_init()) == NULL) {
-			snprintf(err, errsz, "llm engine: curl_multi_init "
-			    "failed");
-			goto fail;
-		}
-		lcurl.multi_setopt(e->multi, CURLMOPT_SOCKETFUNCTION,
-		    llm_engine_sockcb);
-		lcurl.multi_setopt(e->multi, CURLMOPT_SOCKETDATA, e);
-		lcurl.multi_setopt(e->multi, CURLMOPT_TIMERFUNCTION,
-		    llm_engine_timercb);
-		lcurl.multi_setopt(e->multi, CURLMOPT_TIMERDATA, e);
-		lcurl.multi_setopt(e->multi, CURLMOPT_MAXCONNECTS,
-		    (long)(e->cfg.concurrency + 4));
-	}
-	if (lc->record != NULL) {
-		if ((e->cassette = llm_cassette_open(lc->record, 1, err,
-		    errsz)) == NULL)
-			goto fail;
-	} else if (lc->replay != NULL) {
-		if ((e->cassette = llm_cassette_open(lc->replay, 0, err,
-		    errsz)) == NULL)
-			goto fail;
-		e->replay = 1;
-	}
-	if ((lc->record != NULL && (e->cfg.record = strdup(lc->record)) ==
-	    NULL) || (lc->replay != NULL && (e->cfg.replay =
-	    strdup(lc->replay)) == NULL))
-		goto nomem;
 	return e;
 nomem:
 	snprintf(err, errsz, "llm engine: out of memory");
