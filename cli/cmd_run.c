@@ -191,98 +191,90 @@ cmd_run_flag(struct config *c, const char *key, const char *val,
 	return 0;
 }
 
+/* The options that set a configuration key, as the key and the flag
+ * config_error names when the value is refused. */
+static const struct {
+	int		 opt;
+	const char	*key;
+	const char	*flag;
+} cmd_run_setters[] = {
+	{ OPT_MAX_DEPTH, "max_depth", "--max-depth" },
+	{ OPT_MAX_AGENTS, "max_agents", "--max-agents" },
+	{ 'j', "jobs", "--jobs" },
+	{ OPT_JOBS, "jobs", "--jobs" },
+	{ OPT_BUDGET, "token_budget", "--budget" },
+	{ OPT_PROVIDER, "provider", "--provider" },
+	{ OPT_BASE_URL, "base_url", "--base-url" },
+	{ OPT_MODEL, "model", "--model" },
+	{ OPT_RECORD, "record", "--record" },
+	{ OPT_REPLAY, "replay", "--replay" },
+	{ OPT_TIMEOUT, "agent_timeout", "--agent-timeout" },
+	{ OPT_HELLO, "hello_timeout", "--hello-timeout" },
+	{ OPT_LLM_JOBS, "llm_concurrency", "--llm-concurrency" },
+};
+
+/* Option ch with its argument: 0, -1 (refused, said why), or 1 when ch
+ * is not one of warren run's. */
 static int
-cmd_run_parse(int argc, char **argv, struct config *c, struct cmd_run_args *a,
-    int resume)
+cmd_run_option(int ch, struct config *c, struct cmd_run_args *a)
 {
-	int	ch, rc = 0;
+	size_t	 i;
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+hvTj:w:", cmd_run_opts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case OPT_PROFILE: a->profile = optarg; break;
-		case 'w':
-		case OPT_WORKSPACE: a->workspace = optarg; break;
-		case OPT_MAX_DEPTH:
-			rc = cmd_run_flag(c, "max_depth", optarg, "--max-depth");
-			break;
-		case OPT_MAX_AGENTS:
-			rc = cmd_run_flag(c, "max_agents", optarg,
-			    "--max-agents");
-			break;
-		case 'j':
-		case OPT_JOBS: rc = cmd_run_flag(c, "jobs", optarg, "--jobs");
-			break;
-		case OPT_BUDGET:
-			rc = cmd_run_flag(c, "token_budget", optarg, "--budget");
-			break;
-		case OPT_PROVIDER:
-			rc = cmd_run_flag(c, "provider", optarg, "--provider");
-			break;
-		case OPT_BASE_URL:
-			rc = cmd_run_flag(c, "base_url", optarg, "--base-url");
-			break;
-		case OPT_MODEL:
-			rc = cmd_run_flag(c, "model", optarg, "--model");
-			break;
-		case OPT_RECORD:
-			rc = cmd_run_flag(c, "record", optarg, "--record");
-			break;
-		case OPT_REPLAY:
-			rc = cmd_run_flag(c, "replay", optarg, "--replay");
-			break;
-		case OPT_TIMEOUT:
-			rc = cmd_run_flag(c, "agent_timeout", optarg,
-			    "--agent-timeout");
-			break;
-		case OPT_HELLO:
-			rc = cmd_run_flag(c, "hello_timeout", optarg,
-			    "--hello-timeout");
-			break;
-		case OPT_LLM_JOBS:
-			rc = cmd_run_flag(c, "llm_concurrency", optarg,
-			    "--llm-concurrency");
-			break;
-		case OPT_JSON: a->json = 1; break;
-		case OPT_DB: a->db = optarg; break;
-		case OPT_NO_STORE: a->nostore = 1; break;
-		case OPT_WEAKER: a->weaker = 1; break;
-		case OPT_WORKER: a->worker = optarg; break;
-		case 'T': a->trace = 1; break;
-		case 'v': a->verbose = 1; break;
-		case 'h':
-			cmd_run_usage(stdout);
-			exit(WARREN_EXIT_OK);
-		default:
-			cmd_run_usage(stderr);
-			return -1;
-		}
-		if (rc == -1)
-			return -1;
+	for (i = 0; i < sizeof(cmd_run_setters) / sizeof(cmd_run_setters[0]);
+	    i++)
+		if (cmd_run_setters[i].opt == ch)
+			return cmd_run_flag(c, cmd_run_setters[i].key, optarg,
+			    cmd_run_setters[i].flag);
+	switch (ch) {
+	case OPT_PROFILE: a->profile = optarg; break;
+	case 'w':
+	case OPT_WORKSPACE: a->workspace = optarg; break;
+	case OPT_JSON: a->json = 1; break;
+	case OPT_DB: a->db = optarg; break;
+	case OPT_NO_STORE: a->nostore = 1; break;
+	case OPT_WEAKER: a->weaker = 1; break;
+	case OPT_WORKER: a->worker = optarg; break;
+	case 'T': a->trace = 1; break;
+	case 'v': a->verbose = 1; break;
+	case 'h':
+		cmd_run_usage(stdout);
+		exit(WARREN_EXIT_OK);
+	default:
+		return 1;
 	}
-	if (resume) {
-		const char *errstr;
+	return 0;
+}
 
-		if (optind != argc - 1) {
-			fprintf(stderr, "usage: warren resume [--workspace DIR] "
-			    "[--db FILE] [run options] RUN\n"
-			    "RUN is a run id from `warren runs`, or \"last\".\n");
-			return -1;
-		}
-		/* "last" is resolved once the store is open (cmd_run_plan). */
-		if (strcmp(argv[optind], "last") == 0) {
-			a->resume = -1;
-			return 0;
-		}
-		a->resume = strtonum(argv[optind], 1, INT64_MAX, &errstr);
-		if (errstr != NULL) {
-			fprintf(stderr, "warren resume: run id %s is %s\n",
-			    argv[optind], errstr);
-			return -1;
-		}
+/* warren resume's one operand: a run id, or "last", which is resolved
+ * once the store is open (cmd_run_plan). */
+static int
+cmd_run_parse_resume(int argc, char **argv, struct cmd_run_args *a)
+{
+	const char	*errstr;
+
+	if (optind != argc - 1) {
+		fprintf(stderr, "usage: warren resume [--workspace DIR] "
+		    "[--db FILE] [run options] RUN\n"
+		    "RUN is a run id from `warren runs`, or \"last\".\n");
+		return -1;
+	}
+	if (strcmp(argv[optind], "last") == 0) {
+		a->resume = -1;
 		return 0;
 	}
+	a->resume = strtonum(argv[optind], 1, INT64_MAX, &errstr);
+	if (errstr != NULL) {
+		fprintf(stderr, "warren resume: run id %s is %s\n",
+		    argv[optind], errstr);
+		return -1;
+	}
+	return 0;
+}
+
+/* warren run's one operand: the TASK, not empty. */
+static int
+cmd_run_parse_task(int argc, char **argv, struct cmd_run_args *a)
+{
 	if (optind != argc - 1) {
 		fprintf(stderr, "warren run: give exactly one TASK (quote it)\n");
 		cmd_run_usage(stderr);
@@ -294,6 +286,25 @@ cmd_run_parse(int argc, char **argv, struct config *c, struct cmd_run_args *a,
 		return -1;
 	}
 	return 0;
+}
+
+static int
+cmd_run_parse(int argc, char **argv, struct config *c, struct cmd_run_args *a,
+    int resume)
+{
+	int	ch, rc;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+hvTj:w:", cmd_run_opts,
+	    NULL)) != -1) {
+		if ((rc = cmd_run_option(ch, c, a)) == 1)
+			cmd_run_usage(stderr);
+		if (rc != 0)
+			return -1;
+	}
+	if (resume)
+		return cmd_run_parse_resume(argc, argv, a);
+	return cmd_run_parse_task(argc, argv, a);
 }
 
 static void
