@@ -251,96 +251,165 @@ worker_in_process(const struct agent_call *calls, size_t n)
 	return 1;
 }
 
-/* Delegations first (they run in parallel elsewhere), then our tools. */
-static void
-worker_tools(struct worker_state *ws, const struct agent_action *act)
-{
-	struct agent_result	*res;
-	struct tool_result	*tr;
-	struct agent_call	*mine;
-	uint32_t		*ids;
-	char			**texts;
-	size_t			 i, nmine = 0, nwait = 0;
-	struct ipc_msg		 m;
+/*
+ * The calls of one turn. Per call: its result as agent_feed_results takes
+ * them (res) and, for a delegation, the spawn it waits for (wait). The
+ * calls this worker runs itself are copied to mine, with their results in
+ * tr, because tools_run_batch takes them as arrays of their own.
+ */
+struct worker_wait {
+	uint32_t		 id;	/* the spawn awaited, 0 when none */
+	char			*text;	/* the subagent's answer (owned) */
+};
 
-	res = xcalloc(act->ncalls, sizeof(*res));
-	texts = xcalloc(act->ncalls, sizeof(*texts));
-	ids = xcalloc(act->ncalls, sizeof(*ids));
-	mine = xcalloc(act->ncalls, sizeof(*mine));
-	tr = xcalloc(act->ncalls, sizeof(*tr));
-	for (i = 0; i < act->ncalls; i++) {
-		if (act->calls[i].kind != AGENT_CALL_DELEGATE) {
-			mine[nmine++] = act->calls[i];
+struct worker_batch {
+	const struct agent_action *act;
+	struct agent_result	*res;
+	struct worker_wait	*wait;
+	struct agent_call	*mine;
+	struct tool_result	*tr;
+	size_t			 nmine, nwait;
+};
+
+static void
+worker_batch_init(struct worker_batch *b, const struct agent_action *act)
+{
+	memset(b, 0, sizeof(*b));
+	b->act = act;
+	b->res = xcalloc(act->ncalls, sizeof(*b->res));
+	b->wait = xcalloc(act->ncalls, sizeof(*b->wait));
+	b->mine = xcalloc(act->ncalls, sizeof(*b->mine));
+	b->tr = xcalloc(act->ncalls, sizeof(*b->tr));
+}
+
+static void
+worker_batch_free(struct worker_batch *b)
+{
+	size_t	 i;
+
+	for (i = 0; i < b->nmine; i++)
+		tool_result_free(&b->tr[i]);
+	for (i = 0; i < b->act->ncalls; i++)
+		free(b->wait[i].text);
+	free(b->wait);
+	free(b->tr);
+	free(b->mine);
+	free(b->res);
+}
+
+/* Ask the supervisor for each delegation; set the others aside in mine. */
+static void
+worker_batch_spawn(struct worker_state *ws, struct worker_batch *b)
+{
+	const struct agent_call	*c;
+	struct ipc_msg		 m;
+	size_t			 i;
+
+	for (i = 0; i < b->act->ncalls; i++) {
+		c = &b->act->calls[i];
+		if (c->kind != AGENT_CALL_DELEGATE) {
+			b->mine[b->nmine++] = *c;
 			continue;
 		}
 		memset(&m, 0, sizeof(m));
 		m.type = IPC_SPAWN;
-		m.u.spawn.id = ids[i] = ++ws->nextid;
-		m.u.spawn.profile = (char *)(uintptr_t)(act->calls[i].profile ?
-		    act->calls[i].profile : "general");
-		m.u.spawn.task = (char *)(uintptr_t)act->calls[i].task;
-		m.u.spawn.inherit_context = act->calls[i].inherit_context;
-		m.u.spawn.call_id = (char *)(uintptr_t)act->calls[i].id;
+		m.u.spawn.id = b->wait[i].id = ++ws->nextid;
+		m.u.spawn.profile = (char *)(uintptr_t)(c->profile ?
+		    c->profile : "general");
+		m.u.spawn.task = (char *)(uintptr_t)c->task;
+		m.u.spawn.inherit_context = c->inherit_context;
+		m.u.spawn.call_id = (char *)(uintptr_t)c->id;
 		worker_post(ws, &m);
-		nwait++;
+		b->nwait++;
 	}
+}
+
+/* Run the calls set aside in mine; their results go to their calls. */
+static void
+worker_batch_run(struct worker_state *ws, struct worker_batch *b)
+{
+	size_t	 i, k;
+
 	/*
 	 * The spawns start, and the user sees the calls, before our tools
 	 * run: a tool may take minutes. Only in-process tools hold the calls
 	 * back, for WORKER_HOLD_MS: most end sooner, and their calls then go
 	 * out with their results in the next write.
 	 */
-	if (nwait == 0 && nmine > 0 && worker_in_process(mine, nmine))
+	if (b->nwait == 0 && b->nmine > 0 &&
+	    worker_in_process(b->mine, b->nmine))
 		hold_arm(&ws->hold, clock_mono_ms(), WORKER_HOLD_MS);
 	else
 		worker_flush(ws);
-	if (nmine > 0 && tools_run_batch(&ws->tools, mine, nmine, tr) == -1)
+	if (b->nmine > 0 &&
+	    tools_run_batch(&ws->tools, b->mine, b->nmine, b->tr) == -1)
 		fatal("tools");
 	hold_disarm(&ws->hold);
-	for (i = 0, nmine = 0; i < act->ncalls; i++) {
-		if (act->calls[i].kind == AGENT_CALL_DELEGATE)
+	for (i = 0, k = 0; i < b->act->ncalls; i++) {
+		if (b->act->calls[i].kind == AGENT_CALL_DELEGATE)
 			continue;
-		res[i].text = tr[nmine].text;
-		res[i].is_error = tr[nmine].is_error;
-		nmine++;
+		b->res[i].text = b->tr[k].text;
+		b->res[i].is_error = b->tr[k].is_error;
+		k++;
 	}
-	while (nwait > 0 && !ws->cancelled) {
+}
+
+/* The call whose spawn m answers; a message that answers none is fatal. */
+static size_t
+worker_batch_match(const struct worker_batch *b, const struct ipc_msg *m)
+{
+	size_t	 i;
+
+	for (i = 0; i < b->act->ncalls; i++)
+		if (b->wait[i].id != 0 && ((m->type == IPC_SPAWN_OK &&
+		    m->u.spawn_ok.id == b->wait[i].id) ||
+		    (m->type == IPC_SPAWN_ERR &&
+		    m->u.spawn_err.id == b->wait[i].id)))
+			return i;
+	fatalx("unexpected %s while waiting for subagents",
+	    ipc_type_name(m->type));
+}
+
+/* Wait for every subagent's answer, unless cancelled first. */
+static void
+worker_batch_wait(struct worker_state *ws, struct worker_batch *b)
+{
+	struct ipc_msg	 m;
+	size_t		 i;
+
+	while (b->nwait > 0 && !ws->cancelled) {
 		worker_recv(ws, &m);
 		if (worker_is_cancel(ws, &m))
 			break;
-		for (i = 0; i < act->ncalls; i++)
-			if (ids[i] != 0 && ((m.type == IPC_SPAWN_OK &&
-			    m.u.spawn_ok.id == ids[i]) ||
-			    (m.type == IPC_SPAWN_ERR &&
-			    m.u.spawn_err.id == ids[i])))
-				break;
-		if (i == act->ncalls)
-			fatalx("unexpected %s while waiting for subagents",
-			    ipc_type_name(m.type));
-		ids[i] = 0;
-		nwait--;
+		i = worker_batch_match(b, &m);
+		b->wait[i].id = 0;
+		b->nwait--;
 		if (m.type == IPC_SPAWN_OK) {
-			texts[i] = xstrdup(m.u.spawn_ok.result);
+			b->wait[i].text = xstrdup(m.u.spawn_ok.result);
 		} else {
-			texts[i] = xstrdup(m.u.spawn_err.message);
-			res[i].is_error = 1;
+			b->wait[i].text = xstrdup(m.u.spawn_err.message);
+			b->res[i].is_error = 1;
 		}
-		res[i].text = texts[i];
+		b->res[i].text = b->wait[i].text;
 		ipc_msg_free(&m);
 	}
+}
+
+/* Delegations first (they run in parallel elsewhere), then our tools. */
+static void
+worker_tools(struct worker_state *ws, const struct agent_action *act)
+{
+	struct worker_batch	 b;
+
+	worker_batch_init(&b, act);
+	worker_batch_spawn(ws, &b);
+	worker_batch_run(ws, &b);
+	worker_batch_wait(ws, &b);
 	if (!ws->cancelled) {
-		(void)agent_feed_results(ws->agent, res, act->ncalls);
+		(void)agent_feed_results(ws->agent, b.res, act->ncalls);
 		worker_checkpoint(ws);
 	}
-	for (i = 0; i < nmine; i++)
-		tool_result_free(&tr[i]);
-	for (i = 0; i < act->ncalls; i++)
-		free(texts[i]);
-	free(texts);
-	free(tr);
-	free(mine);
-	free(ids);
-	free(res);
+	worker_batch_free(&b);
 }
 
 static void
