@@ -121,6 +121,104 @@ tool_walk_link(const struct tool_ctx *ctx, struct walkstk *w,
 }
 
 /*
+ * The next component of the path at *pp into comp: *pp moves past it,
+ * *nextp to what follows its slashes (NULL after the last), *last says it
+ * is the last one. -1 (ENAMETOOLONG) for a component comp cannot hold.
+ */
+static int
+tool_walk_component(const char **pp, char *comp, size_t compsz,
+    const char **nextp, int *last)
+{
+	const char	*p = *pp, *end, *next;
+	size_t		 len;
+
+	end = strchr(p, '/');
+	len = end ? (size_t)(end - p) : strlen(p);
+	if (len >= compsz) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(comp, p, len);
+	comp[len] = '\0';
+	next = end ? end + 1 : NULL;
+	while (next != NULL && *next == '/')
+		next++;
+	*last = next == NULL || *next == '\0';
+	*nextp = next;
+	*pp = end ? end : p + len;
+	return 0;
+}
+
+/* "..": one level up; -1 (EXDEV) at the root, which it may not leave. */
+static int
+tool_walk_up(struct walkstk *w)
+{
+	if (w->depth == 0) {
+		errno = EXDEV;
+		return -1;
+	}
+	close(w->fd[w->depth--]);
+	return 0;
+}
+
+/*
+ * comp is a symlink: walk its target in its place, at most 40 links per
+ * path (ELOOP). tool_walk_link rewrites work, which next points into, so
+ * the rest of the path is copied first.
+ */
+static int
+tool_walk_follow(const struct tool_ctx *ctx, struct walkstk *w,
+    const char *comp, const char *next, int last, int *hops, char *work,
+    size_t worksz, const char **pathp)
+{
+	char	rest[8192];
+
+	if (++*hops > 40) {
+		errno = ELOOP;
+		return -1;
+	}
+	strlcpy(rest, last ? "" : next, sizeof(rest));
+	return tool_walk_link(ctx, w, comp, rest, work, worksz, pathp);
+}
+
+/*
+ * Open the last component, never through a symlink: one swapped in since
+ * the check fails the open with ELOOP, reported as EXDEV (outside).
+ */
+static int
+tool_walk_open_last(const struct walkstk *w, const char *comp, int flags,
+    mode_t mode)
+{
+	int	 fd;
+
+	fd = openat(w->fd[w->depth], comp, flags | O_NOFOLLOW | O_CLOEXEC,
+	    mode);
+	if (fd == -1 && errno == ELOOP)
+		errno = EXDEV;
+	return fd;
+}
+
+/* Step into directory comp, never through a symlink (as above). */
+static int
+tool_walk_down(struct walkstk *w, const char *comp)
+{
+	int	 fd;
+
+	if (w->depth == TOOL_MAX_DEPTH) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = openat(w->fd[w->depth], comp, O_PATH | O_DIRECTORY |
+	    O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		if (errno == ELOOP)
+			errno = EXDEV;
+		return -1;
+	}
+	w->fd[++w->depth] = fd;
+	return 0;
+}
+
+/*
  * Resolve rel beneath the root without openat2: one component at a time,
  * each opened with O_NOFOLLOW relative to the previous one; ".." pops a
  * level and fails with EXDEV at the root; a symlink is read and its target
@@ -135,8 +233,7 @@ tool_open_walk(const struct tool_ctx *ctx, const char *rel, int flags,
 	struct walkstk	 w;
 	struct stat	 st;
 	char		 work[8192], comp[256];
-	const char	*p, *end, *next;
-	size_t		 len;
+	const char	*p, *next;
 	int		 fd = -1, hops = 0, saved, last;
 
 	if (strlcpy(work, rel, sizeof(work)) >= sizeof(work)) {
@@ -155,65 +252,29 @@ tool_open_walk(const struct tool_ctx *ctx, const char *rel, int flags,
 			    mode);
 			break;
 		}
-		end = strchr(p, '/');
-		len = end ? (size_t)(end - p) : strlen(p);
-		if (len >= sizeof(comp)) {
-			errno = ENAMETOOLONG;
+		if (tool_walk_component(&p, comp, sizeof(comp), &next,
+		    &last) == -1)
 			break;
-		}
-		memcpy(comp, p, len);
-		comp[len] = '\0';
-		next = end ? end + 1 : NULL;
-		while (next != NULL && *next == '/')
-			next++;
-		last = next == NULL || *next == '\0';
-		p = end ? end : p + len;
 		if (strcmp(comp, ".") == 0)
 			continue;
 		if (strcmp(comp, "..") == 0) {
-			if (w.depth == 0) {
-				errno = EXDEV;
+			if (tool_walk_up(&w) == -1)
 				break;
-			}
-			close(w.fd[w.depth--]);
 			continue;
 		}
 		if (fstatat(w.fd[w.depth], comp, &st, AT_SYMLINK_NOFOLLOW) ==
 		    0 && S_ISLNK(st.st_mode)) {
-			if (++hops > 40) {
-				errno = ELOOP;
+			if (tool_walk_follow(ctx, &w, comp, next, last, &hops,
+			    work, sizeof(work), &p) == -1)
 				break;
-			}
-			/* work is rewritten: copy the rest first. */
-			{
-				char	rest[8192];
-
-				strlcpy(rest, last ? "" : next, sizeof(rest));
-				if (tool_walk_link(ctx, &w, comp, rest, work,
-				    sizeof(work), &p) == -1)
-					break;
-			}
 			continue;
 		}
 		if (last) {
-			fd = openat(w.fd[w.depth], comp, flags | O_NOFOLLOW |
-			    O_CLOEXEC, mode);
-			if (fd == -1 && errno == ELOOP)
-				errno = EXDEV;
+			fd = tool_walk_open_last(&w, comp, flags, mode);
 			break;
 		}
-		if (w.depth == TOOL_MAX_DEPTH) {
-			errno = ENAMETOOLONG;
+		if (tool_walk_down(&w, comp) == -1)
 			break;
-		}
-		if ((fd = openat(w.fd[w.depth], comp, O_PATH | O_DIRECTORY |
-		    O_NOFOLLOW | O_CLOEXEC)) == -1) {
-			if (errno == ELOOP)
-				errno = EXDEV;
-			break;
-		}
-		w.fd[++w.depth] = fd;
-		fd = -1;
 	}
 	saved = errno;
 	walkstk_reset(&w);
