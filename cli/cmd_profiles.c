@@ -162,6 +162,62 @@ profiles_load(struct profile_set *set, const char *dir, char *err,
 	return rc;
 }
 
+/* `warren profiles NAME`: the one profile, or a usage error naming NAME
+ * escaped and cut (it may hold any bytes) when no profile has it. */
+static int
+profiles_show(const struct profile_set *set, const char *name, int json)
+{
+	const struct profile	*p;
+	char			*e;
+
+	if ((p = profile_set_find(set, name)) == NULL) {
+		e = str_escape_dup(name, strnlen(name, 64), 0);
+		fprintf(stderr, "warren profiles: no profile named "
+		    "\"%s\" (warren profiles lists them)\n",
+		    e != NULL ? e : "?");
+		free(e);
+		return WARREN_EXIT_USAGE;
+	}
+	if (json)
+		return profiles_done(profiles_json_print(profiles_json(p, 1)));
+	profiles_one(p);
+	return profiles_done(0);
+}
+
+/* `warren profiles --json`: every profile, one array. */
+static int
+profiles_list_json(const struct profile_set *set)
+{
+	json_t	*arr;
+	size_t	 i;
+
+	if ((arr = json_array()) != NULL)
+		for (i = 0; i < set->n; i++)
+			json_array_append_new(arr, profiles_json(set->v[i], 0));
+	return profiles_done(profiles_json_print(arr));
+}
+
+/* `warren profiles`: one line per profile. */
+static int
+profiles_table(const struct profile_set *set)
+{
+	const struct profile	*p;
+	char			 tools[256];
+	size_t			 i;
+
+	printf("%-14s %-4s %-5s %7s  %-8s %s\n", "PROFILE", "FS", "EXEC",
+	    "TOKENS", "SOURCE", "TOOLS (+ complete, fail)");
+	for (i = 0; i < set->n; i++) {
+		p = set->v[i];
+		profiles_tools(p, tools, sizeof(tools));
+		printf("%-14.64s %-4s %-5s %7zu  %-8s %s\n", p->name,
+		    p->fs_write ? "rw" : "ro", p->exec ? "yes" : "no",
+		    profile_schema_tokens(p), p->builtin ? "built-in" : "file",
+		    tools);
+	}
+	return profiles_done(0);
+}
+
 int
 cmd_profiles(int argc, char **argv)
 {
@@ -171,13 +227,10 @@ cmd_profiles(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct profile	*p;
 	struct profile_set	 set;
 	const char		*ws = ".";
-	json_t			*arr;
-	char			 err[1024], tools[256];
-	size_t			 i;
-	int			 ch, json = 0, rc = 0;
+	char			 err[1024], *e;
+	int			 ch, json = 0, rc;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "w:jh", opts, NULL)) != -1) {
@@ -203,51 +256,18 @@ cmd_profiles(int argc, char **argv)
 		return WARREN_EXIT_USAGE;
 	}
 	if (profiles_load(&set, ws, err, sizeof(err)) == -1) {
-		char	*e = str_escape_dup(err, strlen(err), 0);
-
+		e = str_escape_dup(err, strlen(err), 0);
 		fflush(stdout);
 		fprintf(stderr, "warren profiles: %s\n", e ? e : "error");
 		free(e);
 		return WARREN_EXIT_CONFIG;
 	}
-	if (argc == 1) {
-		if ((p = profile_set_find(&set, argv[0])) == NULL) {
-			char	*e = str_escape_dup(argv[0], strnlen(argv[0],
-			    64), 0);
-
-			fprintf(stderr, "warren profiles: no profile named "
-			    "\"%s\" (warren profiles lists them)\n",
-			    e != NULL ? e : "?");
-			free(e);
-			profile_set_free(&set);
-			return WARREN_EXIT_USAGE;
-		}
-		if (json)
-			rc = profiles_json_print(profiles_json(p, 1));
-		else
-			profiles_one(p);
-		profile_set_free(&set);
-		return profiles_done(rc);
-	}
-	if (json) {
-		if ((arr = json_array()) != NULL)
-			for (i = 0; i < set.n; i++)
-				json_array_append_new(arr,
-				    profiles_json(set.v[i], 0));
-		rc = profiles_json_print(arr);
-		profile_set_free(&set);
-		return profiles_done(rc);
-	}
-	printf("%-14s %-4s %-5s %7s  %-8s %s\n", "PROFILE", "FS", "EXEC",
-	    "TOKENS", "SOURCE", "TOOLS (+ complete, fail)");
-	for (i = 0; i < set.n; i++) {
-		p = set.v[i];
-		profiles_tools(p, tools, sizeof(tools));
-		printf("%-14.64s %-4s %-5s %7zu  %-8s %s\n", p->name,
-		    p->fs_write ? "rw" : "ro", p->exec ? "yes" : "no",
-		    profile_schema_tokens(p), p->builtin ? "built-in" : "file",
-		    tools);
-	}
+	if (argc == 1)
+		rc = profiles_show(&set, argv[0], json);
+	else if (json)
+		rc = profiles_list_json(&set);
+	else
+		rc = profiles_table(&set);
 	profile_set_free(&set);
-	return profiles_done(0);
+	return rc;
 }
