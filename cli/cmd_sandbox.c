@@ -326,6 +326,103 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 	return optind;
 }
 
+/* The --rlimit overrides over the profile's limits (0: not given). */
+static void
+cmd_sandbox_limits(struct sandbox_limits *l, const struct sandbox_limits *o)
+{
+	if (o->cpu_sec != 0)
+		l->cpu_sec = o->cpu_sec;
+	if (o->as_bytes != 0)
+		l->as_bytes = o->as_bytes;
+	if (o->fsize_bytes != 0)
+		l->fsize_bytes = o->fsize_bytes;
+	if (o->nofile != 0)
+		l->nofile = o->nofile;
+	if (o->nproc != 0)
+		l->nproc = o->nproc;
+	if (o->tmpfs_bytes != 0)
+		l->tmpfs_bytes = o->tmpfs_bytes;
+	if (o->mem_bytes != 0)
+		l->mem_bytes = o->mem_bytes;
+}
+
+/* The profile's policy with warren's own directories protected, the
+ * options applied and cmd resolved to the program to run: 0, or the exit
+ * code, said why on stderr. */
+static int
+cmd_sandbox_policy(const struct sandbox_opts *o, const char *cmd,
+    struct sandbox_policy *p)
+{
+	struct sandbox_error	 e;
+	int			 rc;
+
+	memset(&e, 0, sizeof(e));
+	if (sandbox_policy_for_profile(p, o->profile, o->workspace, &e) == -1) {
+		cmd_sandbox_err("exec", &e);
+		return WARREN_EXIT_EXEC_FAILED;
+	}
+	if (spawn_protect(p, NULL, e.msg, sizeof(e.msg)) == -1) {
+		fprintf(stderr, "warren: sandbox exec: %s\n", e.msg);
+		return WARREN_EXIT_EXEC_FAILED;
+	}
+	p->allow_weaker = o->allow_weaker;
+	cmd_sandbox_limits(&p->limits, &o->limits);
+	if ((rc = cmd_sandbox_resolve(cmd, p->program,
+	    sizeof(p->program))) != 0) {
+		fprintf(stderr, "warren: sandbox exec: %s: %s\n", cmd,
+		    rc == WARREN_EXIT_EXEC_NOTFOUND ? "command not found" :
+		    "not executable");
+		return rc;
+	}
+	return 0;
+}
+
+/*
+ * Fork the sandboxed child, which runs cmd (it never returns here). The
+ * signals for the command stay blocked in the parent, to arrive through
+ * a signalfd; set holds them.
+ */
+static pid_t
+cmd_sandbox_start(struct sandbox *sb, char **cmd, sigset_t *set,
+    struct sandbox_error *e)
+{
+	sigset_t	 old;
+	pid_t		 pid;
+
+	sigemptyset(set);
+	sigaddset(set, SIGINT);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGQUIT);
+	sigprocmask(SIG_BLOCK, set, &old);
+	fflush(NULL);
+	if ((pid = sandbox_fork(sb, e)) != 0)
+		return pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	sb->exec_fn = cmd_sandbox_child;
+	sb->exec_arg = cmd;
+	memset(e, 0, sizeof(*e));
+	sandbox_child(sb, NULL, 0, e);
+	_exit(WARREN_EXIT_EXEC_FAILED);
+}
+
+/* The layers the command got, with -v or when weaker than required. */
+static void
+cmd_sandbox_report(const struct sandbox_opts *o,
+    const struct sandbox_policy *p, const struct sandbox_report *r)
+{
+	char	 line[SANDBOX_REPORT_MAX * SANDBOX_LAYER_LEN +
+		     SANDBOX_ERR_LEN];
+
+	sandbox_report_string(r, line, sizeof(line));
+	if (o->verbose || r->weaker)
+		fprintf(stderr, "warren: sandbox: profile %s (%s, %s): %s\n",
+		    p->name, p->fs_write ? "read-write" : "read-only",
+		    p->exec ? "exec" : "no exec", line);
+	if (r->note[0] != '\0' && (o->verbose || r->weaker))
+		fprintf(stderr, "warren: sandbox: note: %s\n", r->note);
+}
+
 static int
 cmd_sandbox_exec(int argc, char **argv)
 {
@@ -334,70 +431,23 @@ cmd_sandbox_exec(int argc, char **argv)
 	struct sandbox_report	 r;
 	struct sandbox_error	 e;
 	struct sandbox		 sb;
-	sigset_t		 set, old;
-	char			 line[SANDBOX_REPORT_MAX * SANDBOX_LAYER_LEN +
-				     SANDBOX_ERR_LEN];
-	pid_t			 pid;
+	sigset_t		 set;
 	int			 first, rc, sfd;
 
 	if ((first = cmd_sandbox_opts(argc, argv, &o)) == -1)
 		return cmd_sandbox_usage();
-	memset(&e, 0, sizeof(e));
-	if (sandbox_policy_for_profile(&p, o.profile, o.workspace, &e) == -1) {
-		cmd_sandbox_err("exec", &e);
-		return WARREN_EXIT_EXEC_FAILED;
-	}
-	if (spawn_protect(&p, NULL, e.msg, sizeof(e.msg)) == -1) {
-		fprintf(stderr, "warren: sandbox exec: %s\n", e.msg);
-		return WARREN_EXIT_EXEC_FAILED;
-	}
-	p.allow_weaker = o.allow_weaker;
-	if (o.limits.cpu_sec != 0)
-		p.limits.cpu_sec = o.limits.cpu_sec;
-	if (o.limits.as_bytes != 0)
-		p.limits.as_bytes = o.limits.as_bytes;
-	if (o.limits.fsize_bytes != 0)
-		p.limits.fsize_bytes = o.limits.fsize_bytes;
-	if (o.limits.nofile != 0)
-		p.limits.nofile = o.limits.nofile;
-	if (o.limits.nproc != 0)
-		p.limits.nproc = o.limits.nproc;
-	if (o.limits.tmpfs_bytes != 0)
-		p.limits.tmpfs_bytes = o.limits.tmpfs_bytes;
-	if (o.limits.mem_bytes != 0)
-		p.limits.mem_bytes = o.limits.mem_bytes;
-	if ((rc = cmd_sandbox_resolve(argv[first], p.program,
-	    sizeof(p.program))) != 0) {
-		fprintf(stderr, "warren: sandbox exec: %s: %s\n", argv[first],
-		    rc == WARREN_EXIT_EXEC_NOTFOUND ? "command not found" :
-		    "not executable");
+	if ((rc = cmd_sandbox_policy(&o, argv[first], &p)) != 0)
 		return rc;
-	}
+	memset(&e, 0, sizeof(e));
 	if (sandbox_prepare(&sb, &p, &e) == -1) {
 		cmd_sandbox_err("exec", &e);
 		return cmd_sandbox_code(&e);
 	}
 	sb.use_notify = 1;
-	/* Signals for the command arrive through a signalfd. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &set, &old);
-	fflush(NULL);
-	if ((pid = sandbox_fork(&sb, &e)) == -1) {
+	if (cmd_sandbox_start(&sb, argv + first, &set, &e) == -1) {
 		cmd_sandbox_err("exec", &e);
 		sandbox_release(&sb);
 		return cmd_sandbox_code(&e);
-	}
-	if (pid == 0) {
-		sigprocmask(SIG_SETMASK, &old, NULL);
-		sb.exec_fn = cmd_sandbox_child;
-		sb.exec_arg = argv + first;
-		memset(&e, 0, sizeof(e));
-		sandbox_child(&sb, NULL, 0, &e);
-		_exit(WARREN_EXIT_EXEC_FAILED);
 	}
 	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sandbox_parent_report(&sb, &r, &e) == -1) {
@@ -409,13 +459,7 @@ cmd_sandbox_exec(int argc, char **argv)
 		return e.missing ? WARREN_EXIT_SANDBOX : rc > 0 ? rc :
 		    WARREN_EXIT_EXEC_FAILED;
 	}
-	sandbox_report_string(&r, line, sizeof(line));
-	if (o.verbose || r.weaker)
-		fprintf(stderr, "warren: sandbox: profile %s (%s, %s): %s\n",
-		    p.name, p.fs_write ? "read-write" : "read-only",
-		    p.exec ? "exec" : "no exec", line);
-	if (r.note[0] != '\0' && (o.verbose || r.weaker))
-		fprintf(stderr, "warren: sandbox: note: %s\n", r.note);
+	cmd_sandbox_report(&o, &p, &r);
 	rc = cmd_sandbox_wait(&sb, &o, sfd);
 	sandbox_release(&sb);
 	if (sfd != -1)
