@@ -6,11 +6,13 @@
  * blocked sending EXITs, the supervisor blocked sending KILLs); now each
  * side queues what the socket does not take and keeps reading, and every
  * worker's exit comes back within seconds. An alarm turns a regression
- * into a failure instead of a hang.
+ * into a failure instead of a hang. And a supervisor that never reads:
+ * the server's queue stops at its cap, and the server exits.
  */
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <errno.h>
 #include <poll.h>
 #include <signal.h>
 
@@ -28,6 +30,7 @@
 #include "common/clock.h"
 #include "sandbox/sandbox.h"
 #include "spawnd/spawn.h"
+#include "spawnd/spawnd.h"
 #include "supervisor/spawnd_client.h"
 #include "tests/e2e/harness.h"
 
@@ -46,8 +49,8 @@ static volatile pid_t	server_pid;
 static void
 on_alarm(int signo)
 {
-	static const char msg[] = "test_spawnd: no progress in 30 s: the "
-	    "spawn channel is deadlocked\n";
+	static const char msg[] = "test_spawnd: no progress in 30 s (the "
+	    "spawn channel deadlocked?)\n";
 
 	(void)signo;
 	(void)write(2, msg, sizeof(msg) - 1);
@@ -208,11 +211,63 @@ test_mass_kill(void **state)
 	free(m);
 }
 
+/*
+ * A supervisor that sends and never reads: the server's answers (a
+ * malformed SPAWN is answered at once, no fork) pass its queue's cap, and
+ * it exits instead of growing; the channel ends before every answer came.
+ */
+static void
+test_unread_cap(void **state)
+{
+	struct spawnd_client	*d;
+	struct spawnd_hdr	 h;
+	struct pollfd		 pfd;
+	char			 buf[1024];
+	unsigned		 sent = 0, got = 0, want = 65536 + 4096;
+	ssize_t			 n;
+
+	(void)state;
+	signal(SIGALRM, on_alarm);
+	alarm(DEADLINE_S);
+	assert_non_null(d = spawnd_client_start());
+	server_pid = 0;
+	memset(&h, 0, sizeof(h));
+	h.type = SPAWND_SPAWN;
+	pfd.fd = spawnd_client_fd(d);
+	pfd.events = POLLOUT;
+	while (sent < want) {
+		h.id = sent + 1;
+		if (spawnd_sendmsg(pfd.fd, &h, NULL, NULL, 0) == 0) {
+			sent++;
+			continue;
+		}
+		if (errno != EAGAIN)
+			break;		/* the server is gone */
+		(void)poll(&pfd, 1, 1000);
+	}
+	pfd.events = POLLIN;
+	while (got < sent) {	/* all answered: no cap, the server lives */
+		(void)poll(&pfd, 1, 1000);
+		n = recv(pfd.fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n == -1 && errno == EAGAIN)
+			continue;
+		if (n <= 0)
+			break;
+		got++;
+	}
+	alarm(0);
+	fprintf(stderr, "%u requests sent, %u answers before the end\n",
+	    sent, got);
+	assert_true(got < sent);
+	spawnd_client_stop(d);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mass_kill),
+		cmocka_unit_test(test_unread_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
