@@ -22,6 +22,17 @@
  * other workers' turns, and up to SPAWND_CLIENT_INFLIGHT_MAX requests
  * queue in the socket while the server works. Answers come in request
  * order, and a worker's EXIT always after its SPAWNED.
+ *
+ * Neither side blocks on the socket (MSG_DONTWAIT both ways): a packet it
+ * does not take waits in the sender's queue, and every later one behind
+ * it, until POLLOUT (here) or EPOLLOUT (the supervisor's loop). Blocking,
+ * a mass kill deadlocked the two: the server stuck sending EXITs nobody
+ * read, the supervisor stuck sending KILLs nobody read. So the server
+ * keeps reading requests while its answers wait; a queued SPAWNED keeps
+ * its 3 fds open until it is sent (or the server exits). The queue is
+ * capped at SPAWND_OUT_MAX answers: a supervisor that reads never comes
+ * near it, and past it the server exits (killing every worker) rather
+ * than grow without end.
  */
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -56,11 +67,37 @@ struct spawnd_kid {
 	struct spawnd_kid	*next;
 };
 
+/*
+ * An answer the socket did not take yet, with the fds it carries (still
+ * ours: closed once sent, or when the server exits).
+ */
+struct spawnd_out {
+	struct spawnd_out	*next;
+	struct spawnd_hdr	 h;
+	int			 fds[3];
+	int			 nfds;
+	char			 data[];	/* h.len bytes */
+};
+
+/*
+ * Answers waiting at most. A trusted supervisor that reads its socket
+ * leaves a few hundred at worst (one EXIT per live worker, jobs <= 4096,
+ * and 8 SPAWNED); past this one it has stopped reading: the server exits
+ * rather than grow without end.
+ */
+#define SPAWND_OUT_MAX	65536u
+
 static struct spawnd_kid	*spawnd_kids;
+static struct spawnd_out	*spawnd_outq;
+static struct spawnd_out	**spawnd_outtail = &spawnd_outq;
+static unsigned			 spawnd_nout;
 
 static void	spawnd_exit_all(void) __attribute__((noreturn));
 
-/* The parts go out as they lie, with no buffer to gather them in first. */
+/*
+ * The parts go out as they lie, with no buffer to gather them in first.
+ * Never blocks: EAGAIN when the socket's buffer is full.
+ */
 int
 spawnd_sendv(int fd, const struct spawnd_hdr *h, struct iovec *iov, int niov,
     const int *fds, int nfds)
@@ -84,7 +121,7 @@ spawnd_sendv(int fd, const struct spawnd_hdr *h, struct iovec *iov, int niov,
 		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
 		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
 	}
-	while (sendmsg(fd, &mh, MSG_NOSIGNAL) == -1) {
+	while (sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) == -1) {
 		if (errno != EINTR)
 			return -1;
 	}
@@ -102,13 +139,65 @@ spawnd_sendmsg(int fd, const struct spawnd_hdr *h, const void *data,
 	return spawnd_sendv(fd, h, iov, h->len ? 2 : 1, fds, nfds);
 }
 
-/* The server's side: a failed send means the supervisor is gone. */
+/*
+ * The server's side: answers go out in order, through the queue once one
+ * waits there; a full socket queues the packet (POLLOUT flushes it). A
+ * failed send means the supervisor is gone.
+ */
 static void
 spawnd_send(int fd, const struct spawnd_hdr *h, const void *data,
     const int *fds, int nfds)
 {
-	if (spawnd_sendmsg(fd, h, data, fds, nfds) == -1)
+	struct spawnd_out	*o;
+	int			 i;
+
+	if (spawnd_outq == NULL) {
+		if (spawnd_sendmsg(fd, h, data, fds, nfds) == 0) {
+			for (i = 0; i < nfds; i++)
+				close(fds[i]);
+			return;
+		}
+		if (errno != EAGAIN)
+			spawnd_exit_all();
+	}
+	if (spawnd_nout >= SPAWND_OUT_MAX) {
+		log_warnx("spawn server: %u answers wait for the supervisor, "
+		    "which does not read them: exiting (every worker is "
+		    "killed)", spawnd_nout);
 		spawnd_exit_all();
+	}
+	o = xcalloc(1, sizeof(*o) + h->len);
+	o->h = *h;
+	if (h->len > 0)
+		memcpy(o->data, data, h->len);
+	if (nfds > 0)
+		memcpy(o->fds, fds, sizeof(int) * (size_t)nfds);
+	o->nfds = nfds;
+	*spawnd_outtail = o;
+	spawnd_outtail = &o->next;
+	spawnd_nout++;
+}
+
+/* Send what waits, oldest first, until the socket is full again. */
+static void
+spawnd_flush(int fd)
+{
+	struct spawnd_out	*o;
+	int			 i;
+
+	while ((o = spawnd_outq) != NULL) {
+		if (spawnd_sendmsg(fd, &o->h, o->data, o->fds, o->nfds) == -1) {
+			if (errno == EAGAIN)
+				return;
+			spawnd_exit_all();
+		}
+		for (i = 0; i < o->nfds; i++)
+			close(o->fds[i]);
+		if ((spawnd_outq = o->next) == NULL)
+			spawnd_outtail = &spawnd_outq;
+		spawnd_nout--;
+		free(o);
+	}
 }
 
 /*
@@ -189,11 +278,9 @@ spawnd_do_spawn(int fd, const struct spawnd_hdr *h, const char *p, size_t len)
 	fds[0] = k->c.to_fd;
 	fds[1] = k->c.from_fd;
 	fds[2] = k->c.err_fd;
-	spawnd_send(fd, &r, NULL, fds, 3);
-	close(k->c.to_fd);
-	close(k->c.from_fd);
-	close(k->c.err_fd);
+	/* The fds are the queue's now: closed once sent. */
 	k->c.to_fd = k->c.from_fd = k->c.err_fd = -1;
+	spawnd_send(fd, &r, NULL, fds, 3);
 	return;
 bad:
 	snprintf(err, sizeof(err), "spawn server: malformed request");
@@ -259,6 +346,7 @@ spawnd_exit_all(void)
 		;
 	for (k = spawnd_kids; k != NULL; k = k->next)
 		spawn_release(&k->c);
+	/* The fds of answers never sent go with the process. */
 	_exit(0);
 }
 
@@ -272,16 +360,43 @@ spawnd_wipe_env(void)
 		explicit_bzero(environ[i], strlen(environ[i]));
 }
 
+/* One request from the supervisor, read into buf; EOF ends the server. */
+static void
+spawnd_dispatch(int fd, char *buf)
+{
+	struct spawnd_hdr	 h;
+	struct spawnd_kid	*k;
+	ssize_t			 n;
+
+	n = recv(fd, buf, SPAWND_MSG_MAX, MSG_DONTWAIT);
+	if (n == -1 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n < (ssize_t)sizeof(h))
+		spawnd_exit_all();	/* EOF: the supervisor ended */
+	memcpy(&h, buf, sizeof(h));
+	if (h.len != (size_t)n - sizeof(h))
+		spawnd_exit_all();
+	switch (h.type) {
+	case SPAWND_SPAWN:
+		spawnd_do_spawn(fd, &h, buf + sizeof(h), h.len);
+		break;
+	case SPAWND_KILL:
+		if ((k = spawnd_find(h.pid, NULL)) != NULL)
+			spawn_kill(&k->c, h.a);
+		break;
+	default:
+		spawnd_exit_all();
+	}
+}
+
 void
 spawnd_main(int fd, pid_t parent)
 {
-	struct spawnd_hdr	 h;
 	struct sandbox_error	 e;
 	struct signalfd_siginfo	 ssi;
 	struct pollfd		 pfd[2];
 	sigset_t		 set;
 	char			*buf;
-	ssize_t			 n;
 	int			 sfd;
 
 	spawnd_wipe_env();
@@ -325,10 +440,11 @@ spawnd_main(int fd, pid_t parent)
 	if (buf == MAP_FAILED)
 		_exit(1);
 	pfd[0].fd = fd;
-	pfd[0].events = POLLIN;
 	pfd[1].fd = sfd;
 	pfd[1].events = POLLIN;
 	for (;;) {
+		/* Requests are read while answers wait: KILLs keep coming. */
+		pfd[0].events = POLLIN | (spawnd_outq != NULL ? POLLOUT : 0);
 		if (poll(pfd, 2, -1) == -1) {
 			if (errno == EINTR)
 				continue;
@@ -340,29 +456,9 @@ spawnd_main(int fd, pid_t parent)
 					spawnd_exit_all();
 			spawnd_reap(fd);
 		}
-		if (!(pfd[0].revents & (POLLIN | POLLHUP)))
-			continue;
-		n = recv(fd, buf, SPAWND_MSG_MAX, 0);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n < (ssize_t)sizeof(h))
-			spawnd_exit_all();	/* EOF: the supervisor ended */
-		memcpy(&h, buf, sizeof(h));
-		if (h.len != (size_t)n - sizeof(h))
-			spawnd_exit_all();
-		switch (h.type) {
-		case SPAWND_SPAWN:
-			spawnd_do_spawn(fd, &h, buf + sizeof(h), h.len);
-			break;
-		case SPAWND_KILL: {
-			struct spawnd_kid *k = spawnd_find(h.pid, NULL);
-
-			if (k != NULL)
-				spawn_kill(&k->c, h.a);
-			break;
-		}
-		default:
-			spawnd_exit_all();
-		}
+		if (pfd[0].revents & (POLLOUT | POLLERR))
+			spawnd_flush(fd);
+		if (pfd[0].revents & (POLLIN | POLLHUP))
+			spawnd_dispatch(fd, buf);
 	}
 }

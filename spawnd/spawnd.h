@@ -10,6 +10,8 @@
  *   S -> Z  KILL   pid, signal                 Z -> S  EXIT pid, code, status
  * A SPAWN's payload is the struct sandbox_policy, two uint32_t counts, then
  * argv (the program's path first) and envp as NUL-terminated strings.
+ * Sends never block (spawnd.c says why): each side queues what the
+ * socket does not take.
  */
 #ifndef WARREN_SPAWND_H
 #define WARREN_SPAWND_H
@@ -48,7 +50,8 @@ _Static_assert(sizeof(struct spawnd_hdr) % _Alignof(struct sandbox_policy) ==
 /* spawnd.c */
 /*
  * One packet either way: the header in iov[0] (filled in here), the
- * payload in iov[1 .. niov) and up to 3 fds; -1 with errno.
+ * payload in iov[1 .. niov) and up to 3 fds; -1 with errno (EAGAIN: the
+ * socket's buffer is full, nothing was sent).
  */
 int	spawnd_sendv(int fd, const struct spawnd_hdr *h, struct iovec *iov,
 	    int niov, const int *fds, int nfds);

@@ -655,7 +655,8 @@ run_spawnd_ready(int fd, uint32_t events, void *arg)
 {
 	struct run	*r = arg;
 
-	(void)events;
+	if (events & EPOLLOUT)
+		(void)spawnd_client_flush(r->spawnd);	/* -1: EOF follows */
 	if (spawnd_client_read(r->spawnd, &run_spawnd_ops, r) == -1) {
 		log_warnx("the spawn server is gone");
 		loop_del_fd(r->loop, fd);
@@ -871,6 +872,8 @@ run_main(struct run *r, const struct msg_list *resume)
 	if (r->spawnd != NULL && loop_add_fd(r->loop,
 	    spawnd_client_fd(r->spawnd), EPOLLIN, run_spawnd_ready, r) == -1)
 		fatal("epoll_ctl spawnd");
+	if (r->spawnd != NULL)
+		spawnd_client_watch(r->spawnd, r->loop);
 	if (r->store != NULL && store_lost_fd(r->store) != -1 &&
 	    loop_add_fd(r->loop, store_lost_fd(r->store), EPOLLIN,
 	    run_store_lost_ready, r) == -1)

@@ -15,10 +15,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/epoll.h>
+
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "spawnd/spawn.h"
 #include "spawnd/spawnd.h"
+#include "supervisor/loop.h"
 #include "supervisor/spawnd_client.h"
 
 /* A SPAWN sent, its SPAWNED not yet read. */
@@ -28,13 +31,34 @@ struct spawnd_client_req {
 	struct spawnd_client_req	*next;
 };
 
+/* A packet the socket did not take yet: header and payload, no fds. */
+struct spawnd_client_pkt {
+	struct spawnd_client_pkt	*next;
+	struct spawnd_hdr	 h;
+	char			 data[];	/* h.len bytes */
+};
+
+/*
+ * Nothing here blocks: a packet the socket's buffer does not take waits
+ * in outq, and every later one behind it (requests keep their order),
+ * until the socket is writable again (EPOLLOUT, spawnd_client_flush).
+ * The queue holds at most SPAWND_CLIENT_INFLIGHT_MAX SPAWNs and one KILL
+ * per worker and signal (a repeated one is dropped while it waits).
+ */
 struct spawnd_client {
 	int			 fd;
 	pid_t			 pid;
 	uint32_t		 nextid;
 	unsigned		 ninflight;
 	struct spawnd_client_req	*inflight;
+	struct spawnd_client_pkt	*outq, **outtail;
+	size_t			 nout;
+	struct loop		*loop;		/* NULL: the caller polls */
+	int			 out_armed;	/* EPOLLOUT asked of loop */
+	int			 dead;		/* a send failed: server gone */
 };
+
+static void	spawnd_client_arm(struct spawnd_client *);
 
 struct spawnd_client *
 spawnd_client_start(void)
@@ -43,7 +67,8 @@ spawnd_client_start(void)
 	int		 sv[2];
 	pid_t		 pid, parent;
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == -1)
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0, sv) == -1)
 		return NULL;
 	parent = getpid();
 	if ((pid = fork()) == -1) {
@@ -59,7 +84,22 @@ spawnd_client_start(void)
 	d = xcalloc(1, sizeof(*d));
 	d->fd = sv[0];
 	d->pid = pid;
+	d->outtail = &d->outq;
 	return d;
+}
+
+void
+spawnd_client_watch(struct spawnd_client *d, struct loop *l)
+{
+	d->loop = l;
+	d->out_armed = 0;
+	spawnd_client_arm(d);
+}
+
+size_t
+spawnd_client_queued(const struct spawnd_client *d)
+{
+	return d->nout;
 }
 
 int
@@ -80,15 +120,107 @@ spawnd_client_pid(const struct spawnd_client *d)
 	return d->pid;
 }
 
-static int
-spawnd_client_send_checked(struct spawnd_client *d, const struct spawnd_hdr *h,
-    const void *data)
+/* Ask the loop for EPOLLOUT while packets wait, and only then. */
+static void
+spawnd_client_arm(struct spawnd_client *d)
 {
-	if (spawnd_sendmsg(d->fd, h, data, NULL, 0) == -1) {
-		log_warn("spawn server");
-		return -1;
+	int	want = d->outq != NULL;
+
+	if (d->loop == NULL || want == d->out_armed)
+		return;
+	if (loop_mod_fd(d->loop, d->fd, EPOLLIN | (want ? EPOLLOUT : 0)) == -1)
+		log_warn("epoll_ctl spawn server");	/* tried again */
+	else
+		d->out_armed = want;
+}
+
+/* Drop what waits: nobody will read it. */
+static void
+spawnd_client_drop(struct spawnd_client *d)
+{
+	struct spawnd_client_pkt	*o;
+
+	while ((o = d->outq) != NULL) {
+		d->outq = o->next;
+		free(o);
 	}
+	d->outtail = &d->outq;
+	d->nout = 0;
+	spawnd_client_arm(d);
+}
+
+/* A send failed for good: the server is gone, its EOF follows. */
+static void
+spawnd_client_lost(struct spawnd_client *d)
+{
+	if (!d->dead)
+		log_warn("spawn server");
+	d->dead = 1;
+	spawnd_client_drop(d);
+}
+
+/* Keep the packet (its parts gathered) until the socket takes it. */
+static void
+spawnd_client_enqueue(struct spawnd_client *d, const struct spawnd_hdr *h,
+    const struct iovec *iov, int niov)
+{
+	struct spawnd_client_pkt	*o;
+	size_t			 off = 0;
+	int			 i;
+
+	o = xcalloc(1, sizeof(*o) + h->len);
+	o->h = *h;
+	for (i = 1; i < niov; i++) {
+		memcpy(o->data + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+	*d->outtail = o;
+	d->outtail = &o->next;
+	d->nout++;
+	spawnd_client_arm(d);
+}
+
+/*
+ * Send now if nothing waits and the socket takes it, else queue it: -1
+ * only when the server is gone.
+ */
+static int
+spawnd_client_send(struct spawnd_client *d, const struct spawnd_hdr *h,
+    struct iovec *iov, int niov)
+{
+	if (d->dead)
+		return -1;
+	if (d->outq == NULL) {
+		if (spawnd_sendv(d->fd, h, iov, niov, NULL, 0) == 0)
+			return 0;
+		if (errno != EAGAIN) {
+			spawnd_client_lost(d);
+			return -1;
+		}
+	}
+	spawnd_client_enqueue(d, h, iov, niov);
 	return 0;
+}
+
+int
+spawnd_client_flush(struct spawnd_client *d)
+{
+	struct spawnd_client_pkt	*o;
+
+	while ((o = d->outq) != NULL) {
+		if (spawnd_sendmsg(d->fd, &o->h, o->data, NULL, 0) == -1) {
+			if (errno == EAGAIN)
+				break;
+			spawnd_client_lost(d);
+			return -1;
+		}
+		if ((d->outq = o->next) == NULL)
+			d->outtail = &d->outq;
+		d->nout--;
+		free(o);
+	}
+	spawnd_client_arm(d);
+	return d->outq != NULL;
 }
 
 /* Receive one packet (and up to 3 fds); -1 when the server is gone. */
@@ -187,8 +319,7 @@ spawnd_client_request(struct spawnd_client *d, const struct spawn_req *req,
 	h.type = SPAWND_SPAWN;
 	h.id = d->nextid;
 	h.len = (uint32_t)(iov[1].iov_len + iov[2].iov_len + iov[3].iov_len);
-	if (spawnd_sendv(d->fd, &h, iov, 4, NULL, 0) == -1) {
-		log_warn("spawn server");
+	if (spawnd_client_send(d, &h, iov, 4) == -1) {
 		snprintf(err, errsz, "the spawn server is gone");
 		return 0;
 	}
@@ -232,15 +363,22 @@ spawnd_client_answered(struct spawnd_client *d, uint32_t id, void **cookie)
 void
 spawnd_client_kill(struct spawnd_client *d, pid_t pid, int signo)
 {
-	struct spawnd_hdr	h;
+	struct spawnd_client_pkt	*o;
+	struct spawnd_hdr	 h;
+	struct iovec		 iov[1];
 
 	if (pid <= 0)
 		return;
+	/* The same KILL waits already: it says all this one would. */
+	for (o = d->outq; o != NULL; o = o->next)
+		if (o->h.type == SPAWND_KILL && o->h.pid == pid &&
+		    o->h.a == signo)
+			return;
 	memset(&h, 0, sizeof(h));
 	h.type = SPAWND_KILL;
 	h.pid = pid;
 	h.a = signo;
-	(void)spawnd_client_send_checked(d, &h, NULL);
+	(void)spawnd_client_send(d, &h, iov, 1);
 }
 
 /* A SPAWNED: the worker to whoever asked, or killed if nobody waits. */
@@ -298,6 +436,10 @@ spawnd_client_read(struct spawnd_client *d, const struct spawnd_client_ops *ops,
 	for (;;) {
 		rc = spawnd_client_recv(d, &h, data, sizeof(data) - 1, fds,
 		    &nfds, MSG_DONTWAIT);
+		if (rc == -1) {
+			d->dead = 1;	/* nothing more goes out */
+			spawnd_client_drop(d);
+		}
 		if (rc != 1)
 			return rc;
 		switch (h.type) {
@@ -343,6 +485,8 @@ spawnd_client_stop(struct spawnd_client *d)
 
 	if (d == NULL)
 		return;
+	d->loop = NULL;		/* freed or not, it has no say any more */
+	spawnd_client_drop(d);	/* what waits is moot: the server ends */
 	close(d->fd);
 	(void)waitpid(d->pid, &st, 0);
 	while (spawnd_client_orphan(d) != NULL)
