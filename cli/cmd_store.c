@@ -22,8 +22,8 @@
 #include "common/exitcode.h"
 #include "common/str.h"
 #include "store/store.h"
-#include "supervisor/hostexec.h"
-#include "supervisor/jtext.h"
+#include "workspace/hostexec.h"
+#include "common/jtext.h"
 
 #define CMD_TASK_WIDTH	60
 #define CMD_SUMMARY_MAX	2000

@@ -19,7 +19,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "store/store.h"
-#include "supervisor/hostexec.h"
+#include "workspace/hostexec.h"
 #include "supervisor/run.h"
 
 /* The snapshot stored when the run started: 0, or -1 (none usable). */

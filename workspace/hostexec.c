@@ -24,7 +24,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
-#include "supervisor/hostexec.h"
+#include "workspace/hostexec.h"
 
 #define HOSTEXEC_GIT_WHY	"git: runs its hooks and the commands its " \
 				"config names (fsmonitor, aliases, filters, pager)"
