@@ -68,6 +68,10 @@ enum cow_kind {
 	COW_ADDED = 1,		/* not in the base */
 	COW_MODIFIED,		/* content, type or mode changed */
 	COW_DELETED,		/* in the base, gone from the layer */
+	COW_UNSUPPORTED,	/* in the layer but no file apply can carry
+				   (a FIFO, a socket, a device, an overlay
+				   redirect or metacopy): diff names it,
+				   apply refuses the run */
 };
 
 /* One changed path of a run's layer. */
