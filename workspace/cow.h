@@ -150,5 +150,8 @@ int		 cow_diff(const struct cow *c, const struct cow_changes *ch,
  */
 int		 cow_apply(const struct cow *c, const struct cow_changes *ch,
 		    unsigned flags, FILE *out, char *err, size_t errsz);
+/* Remove the temporary files a killed apply left in the workspace (named
+ * in apply.journal: one absolute path a line), then the journal. */
+int		 cow_apply_clean(const struct cow *c, char *err, size_t errsz);
 
 #endif

@@ -186,7 +186,7 @@ cow_diff_new(const struct cow *c, const struct cow_change *ch,
 	int	fd;
 
 	memset(s, 0, sizeof(*s));
-	if (ch->kind == COW_DELETED)
+	if (ch->kind == COW_DELETED || ch->kind == COW_UNSUPPORTED)
 		return;
 	s->present = 1;
 	s->mode = ch->new_mode;
@@ -503,7 +503,10 @@ cow_diff_change(struct cow_diff_out *o, int rootfd, const struct cow *c,
 		fprintf(o->f, "%s# runs on the host: %s%s\n",
 		    cow_diff_color(o, COW_COLOR_RED), ch->sensitive,
 		    cow_diff_color(o, COW_COLOR_RESET));
-	if (old.errnum != 0 || new.errnum != 0) {
+	if (ch->kind == COW_UNSUPPORTED)
+		rc = cow_diff_note(o, ch->path, "a fifo, socket, device or "
+		    "overlay redirect: apply refuses the run", 0, 0);
+	else if (old.errnum != 0 || new.errnum != 0) {
 		snprintf(note, sizeof(note), "cannot read the %s: %s",
 		    old.errnum != 0 ? "workspace's file" : "run's file",
 		    strerror(old.errnum != 0 ? old.errnum : new.errnum));

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "workspace/cow_walk.h"
+#include "workspace/hostexec.h"
 
 #define COW_WALK_DIR	(O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
@@ -79,8 +80,7 @@ cow_walk_open(int rootfd, const char *path, int flags)
 	return fd;
 }
 
-/* The link target of path under rootfd into buf. */
-static int
+int
 cow_walk_readlink(int rootfd, const char *path, char *buf, size_t bufsz)
 {
 	const char	*name;
@@ -100,7 +100,7 @@ cow_walk_readlink(int rootfd, const char *path, char *buf, size_t bufsz)
 		return -1;
 	}
 	buf[n] = '\0';
-	return -2;
+	return 0;
 }
 
 int
@@ -128,7 +128,7 @@ cow_walk_src(const struct cow *c, const struct cow_change *ch, char *buf,
 	if (cow_walk_lstat(rootfd, rel, &sb) == -1)
 		rc = -1;
 	else if (S_ISLNK(sb.st_mode))
-		rc = cow_walk_readlink(rootfd, rel, buf, bufsz);
+		rc = cow_walk_readlink(rootfd, rel, buf, bufsz) == 0 ? -2 : -1;
 	else if (S_ISREG(sb.st_mode))
 		rc = cow_walk_open(rootfd, rel, O_RDONLY | O_NONBLOCK);
 	else {
@@ -181,21 +181,6 @@ fail:
 	return -1;
 }
 
-int
-cow_walk_cmp(const char *a, const char *b)
-{
-	unsigned char	ca, cb;
-
-	for (;; a++, b++) {
-		ca = *(const unsigned char *)a == '/' ? 1 :
-		    *(const unsigned char *)a;
-		cb = *(const unsigned char *)b == '/' ? 1 :
-		    *(const unsigned char *)b;
-		if (ca != cb || ca == '\0')
-			return ca < cb ? -1 : ca > cb;
-	}
-}
-
 const struct cow_change *
 cow_walk_find(const struct cow_changes *ch, const char *path)
 {
@@ -204,7 +189,7 @@ cow_walk_find(const struct cow_changes *ch, const char *path)
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if ((r = cow_walk_cmp(path, ch->v[mid].path)) == 0)
+		if ((r = hostexec_pathcmp(path, ch->v[mid].path)) == 0)
 			return &ch->v[mid];
 		if (r < 0)
 			hi = mid;

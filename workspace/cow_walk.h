@@ -31,6 +31,9 @@ int	cow_walk_lstat(int rootfd, const char *path, struct stat *sb);
 /* Open path under rootfd, never following a link on the way or at the
  * end (O_NOFOLLOW is added to flags). */
 int	cow_walk_open(int rootfd, const char *path, int flags);
+/* The target of the link at path under rootfd, NUL-terminated. */
+int	cow_walk_readlink(int rootfd, const char *path, char *buf,
+	    size_t bufsz);
 /* The change's new content opened for reading (a regular file) or its
  * link target read (a symlink): src under c->dir is walked from there.
  * Returns the fd, or -2 with the target in buf (NUL-terminated) for a
@@ -39,9 +42,8 @@ int	cow_walk_src(const struct cow *c, const struct cow_change *ch,
 	    char *buf, size_t bufsz);
 /* Read all of fd (at most max bytes; EFBIG if more). */
 int	cow_walk_read(int fd, size_t max, char **data, size_t *len);
-/* The same ordering as struct cow_changes: '/' before any other byte. */
-int	cow_walk_cmp(const char *, const char *);
-/* The change for path, or NULL. */
+/* The change for path, or NULL (the changes are sorted by
+ * hostexec_pathcmp). */
 const struct cow_change *cow_walk_find(const struct cow_changes *,
 	    const char *path);
 
