@@ -372,6 +372,13 @@ cow_diff_note(struct cow_diff_out *o, const char *path, const char *note,
 	return 0;
 }
 
+/* A mode as git writes it: a link's permissions mean nothing. */
+static unsigned
+cow_diff_mode(mode_t m)
+{
+	return S_ISLNK(m) ? 0120000 : (unsigned)m;
+}
+
 /* The header lines of one file's section. */
 static void
 cow_diff_header(const struct cow_diff_out *o, const char *qa, const char *qb,
@@ -383,13 +390,13 @@ cow_diff_header(const struct cow_diff_out *o, const char *qa, const char *qb,
 	fprintf(o->f, "%sdiff --git %s %s%s\n", bold, qa, qb, reset);
 	if (!old->present)
 		fprintf(o->f, "%snew file mode %06o%s\n", bold,
-		    (unsigned)new->mode, reset);
+		    cow_diff_mode(new->mode), reset);
 	else if (!new->present)
 		fprintf(o->f, "%sdeleted file mode %06o%s\n", bold,
-		    (unsigned)old->mode, reset);
-	else if (old->mode != new->mode)
+		    cow_diff_mode(old->mode), reset);
+	else if (cow_diff_mode(old->mode) != cow_diff_mode(new->mode))
 		fprintf(o->f, "%sold mode %06o\nnew mode %06o%s\n", bold,
-		    (unsigned)old->mode, (unsigned)new->mode, reset);
+		    cow_diff_mode(old->mode), cow_diff_mode(new->mode), reset);
 }
 
 /* "--- a/P" and "+++ b/P": a tab after a name with a space, as git. */
@@ -559,7 +566,8 @@ cow_diff_stat(const struct cow_diff_out *o)
 				add = (add * COW_DIFF_BAR + max - 1) / max;
 				del = (del * COW_DIFF_BAR + max - 1) / max;
 			}
-			fprintf(o->f, "%zu ", o->rows[i].add + o->rows[i].del);
+			fprintf(o->f, "%zu%s", o->rows[i].add + o->rows[i].del,
+			    add + del > 0 ? " " : "");
 			cow_diff_bar(o, add, '+', COW_COLOR_GREEN);
 			cow_diff_bar(o, del, '-', COW_COLOR_RED);
 		}
