@@ -31,11 +31,9 @@
 #include "common/fd.h"
 #include "common/str.h"
 #include "workspace/cow.h"
+#include "workspace/cow_int.h"
 #include "workspace/cow_walk.h"
 
-#define COW_APPLY_JOURNAL	"apply.journal"
-#define COW_APPLY_PREFIX	".warren-apply."
-#define COW_APPLY_JOURNAL_MAX	(16 * 1024 * 1024)
 
 /* What apply does with one change, decided by the check. */
 enum cow_act {
@@ -377,7 +375,7 @@ cow_apply_clean(const struct cow *c, char *err, size_t errsz)
 	size_t	 len;
 	int	 fd, rootfd;
 
-	snprintf(path, sizeof(path), "%s/%s", c->dir, COW_APPLY_JOURNAL);
+	snprintf(path, sizeof(path), "%s/%s", c->dir, COW_JOURNAL);
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
 		if (errno == ENOENT)
 			return 0;
@@ -385,7 +383,7 @@ cow_apply_clean(const struct cow *c, char *err, size_t errsz)
 		    strerror(errno));
 		return -1;
 	}
-	if (cow_walk_read(fd, COW_APPLY_JOURNAL_MAX, &buf, &len) == -1) {
+	if (cow_walk_read(fd, COW_JOURNAL_MAX, &buf, &len) == -1) {
 		snprintf(err, errsz, "cannot read %s: %s", path,
 		    strerror(errno));
 		close(fd);
@@ -455,7 +453,7 @@ cow_apply_journal(struct cow_apply *a)
 	FILE	*f;
 	int	 fd, ok;
 
-	snprintf(path, sizeof(path), "%s/%s", a->c->dir, COW_APPLY_JOURNAL);
+	snprintf(path, sizeof(path), "%s/%s", a->c->dir, COW_JOURNAL);
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
 	    O_CLOEXEC, 0600)) == -1 || (f = fdopen(fd, "w")) == NULL) {
 		snprintf(a->err, a->errsz, "cannot write %s: %s", path,
@@ -766,7 +764,7 @@ cow_apply(const struct cow *c, const struct cow_changes *ch, unsigned flags,
 	if ((rc = cow_apply_check(&a)) != 0 || (rc = cow_apply_journal(&a)) ==
 	    -1 || (rc = cow_apply_run(&a)) == -1)
 		goto out;
-	snprintf(path, sizeof(path), "%s/%s", c->dir, COW_APPLY_JOURNAL);
+	snprintf(path, sizeof(path), "%s/%s", c->dir, COW_JOURNAL);
 	if (syncfs(a.rootfd) == -1 || unlink(path) == -1) {
 		snprintf(err, errsz, "applied, but %s: %s", path,
 		    strerror(errno));
