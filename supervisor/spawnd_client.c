@@ -5,6 +5,7 @@
  */
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -122,7 +123,12 @@ spawnd_client_start(const struct cow *cow, char *err, size_t errsz)
 		return NULL;
 	}
 	if (pid == 0) {
-		close(sv[0]);
+		/* Nothing of warren's: another server's channel kept open
+		 * here would hide warren's EOF from that server for good. */
+		if (sv[1] > 3)
+			(void)syscall(SYS_close_range, 3U,
+			    (unsigned)sv[1] - 1, 0U);
+		(void)syscall(SYS_close_range, (unsigned)sv[1] + 1, ~0U, 0U);
 		spawnd_main(sv[1], parent, cow);
 	}
 	close(sv[1]);
