@@ -142,6 +142,8 @@ struct cmd_run_args {
 	const char	*worker;
 	int		 json, nostore, weaker, trace, verbose;
 	int64_t		 resume;	/* run id, or 0 */
+	const struct cow *cow;		/* the run's copy-on-write layer, or
+					   NULL: in place */
 };
 
 /* Find warren-worker: $WARREN_WORKER_BIN, next to us, the build tree. */
@@ -760,15 +762,28 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	struct store_plan	 plan;
 	struct spawnd_client	*spawnd = NULL;
 	struct run		*r = NULL;
+	char			 err[1024];
 	int			 code, endpoint = 1;
 
 	memset(&x, 0, sizeof(x));
 	memset(&plan, 0, sizeof(plan));
 	llm_config_init(&x.lc);
-	/* First, while we hold no key and little memory (spawnd/spawnd.c). */
-	if (getenv("WARREN_SPAWN_DIRECT") == NULL &&
-	    (spawnd = spawnd_client_start()) == NULL)
-		log_warn("spawn server; forking workers ourselves");
+	/*
+	 * First, while we hold no key and little memory (spawnd/spawnd.c).
+	 * With a copy-on-write layer, no server is no run: workers forked
+	 * here would write the real tree.
+	 */
+	if (a->cow != NULL || getenv("WARREN_SPAWN_DIRECT") == NULL) {
+		spawnd = spawnd_client_start(a->cow, err, sizeof(err));
+		if (spawnd == NULL && a->cow != NULL) {
+			cmd_run_error(a->resume ? "resume" : "run", "%s", err);
+			code = WARREN_EXIT_SANDBOX;
+			goto out;
+		}
+		if (spawnd == NULL)
+			log_warnx("spawn server: %s; forking workers "
+			    "ourselves", err);
+	}
 	/* Not dumpable before the key is read (cmd_run_setup): a same-uid
 	 * process must never find it in a core or through ptrace. */
 	(void)prctl(PR_SET_DUMPABLE, 0);

@@ -35,6 +35,7 @@
 #include "common/str.h"
 #include "sandbox/sandbox.h"
 #include "spawnd/spawn.h"
+#include "workspace/cow.h"
 
 #define SANDBOX_EXIT_TIMEOUT	124
 #define SANDBOX_KILL_GRACE_MS	2000
@@ -467,6 +468,33 @@ cmd_sandbox_exec(int argc, char **argv)
 	return rc == -1 ? WARREN_EXIT_EXEC_FAILED : rc;
 }
 
+/*
+ * Which copy-on-write mode runs get here: each is tried for real
+ * (cow_probe, a child and a scratch layer under the state directory).
+ */
+static void
+cmd_sandbox_check_cow(void)
+{
+	char	 why[1536], cwhy[1536];
+	int	 crc;
+
+	if (cow_probe(COW_OVERLAY, NULL, why, sizeof(why)) == 1) {
+		printf("  %-16s %-4s %s\n", "cow", "yes", geteuid() == 0 ?
+		    "overlay: overlayfs over the workspace, in the spawn "
+		    "server's mount namespace" : "overlay: overlayfs over the "
+		    "workspace, in the spawn server's user and mount "
+		    "namespaces (userxattr)");
+		return;
+	}
+	crc = cow_probe(COW_COPY, NULL, cwhy, sizeof(cwhy));
+	printf("  %-16s %-4s %s\n", "cow", crc == 1 ? "yes" : "no", crc == 1 ?
+	    "copy: a copy of the workspace bound over it (no overlay)" :
+	    "none: copy-on-write runs cannot start here");
+	printf("note: no overlay for copy-on-write runs: %s\n", why);
+	if (crc != 1)
+		printf("note: no copy mode either: %s\n", cwhy);
+}
+
 static int
 cmd_sandbox_check(void)
 {
@@ -481,6 +509,7 @@ cmd_sandbox_check(void)
 
 	sandbox_caps_probe(&c, 1);
 	sandbox_caps_print(&c, stdout);
+	cmd_sandbox_check_cow();
 	have = SANDBOX_SETSID | SANDBOX_CLOSEFDS | SANDBOX_RLIMITS |
 	    SANDBOX_CAPS | SANDBOX_NNP | SANDBOX_NODUMP;
 	if (c.cgroup != 0 || !c.root || c.uiddrop)

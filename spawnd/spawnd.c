@@ -57,6 +57,7 @@
 #include "sandbox/sandbox.h"
 #include "spawnd/spawn.h"
 #include "spawnd/spawnd.h"
+#include "workspace/cow.h"
 
 #define SPAWND_PARENT_GONE	SIGUSR1	/* our parent-death signal */
 
@@ -389,8 +390,32 @@ spawnd_dispatch(int fd, char *buf)
 	}
 }
 
+/*
+ * The run's copy-on-write layer, before anything else: every worker
+ * forked later inherits it, and the sandbox's probe (sandbox_caps_freeze)
+ * sees the namespaces it makes. A failure is the supervisor's to report:
+ * the run must not go on in the real tree.
+ */
+static void
+spawnd_enter(int fd, const struct cow *cow)
+{
+	struct spawnd_hdr	 h;
+	char			 err[1000];
+
+	memset(&h, 0, sizeof(h));
+	h.type = SPAWND_READY;
+	if (cow_enter(cow, err, sizeof(err)) == -1) {
+		h.pid = -1;
+		h.len = (uint32_t)strlen(err) + 1;
+		(void)spawnd_sendmsg(fd, &h, err, NULL, 0);
+		_exit(1);
+	}
+	if (spawnd_sendmsg(fd, &h, NULL, NULL, 0) == -1)
+		_exit(1);
+}
+
 void
-spawnd_main(int fd, pid_t parent)
+spawnd_main(int fd, pid_t parent, const struct cow *cow)
 {
 	struct sandbox_error	 e;
 	struct signalfd_siginfo	 ssi;
@@ -400,6 +425,8 @@ spawnd_main(int fd, pid_t parent)
 	int			 sfd;
 
 	spawnd_wipe_env();
+	if (cow != NULL)
+		spawnd_enter(fd, cow);
 	/*
 	 * The supervisor's death is a signal we read, not SIGKILL: the
 	 * workers' pids groups are ours to remove (spawnd_exit_all), and a

@@ -5,10 +5,12 @@
  */
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,32 +61,89 @@ struct spawnd_client {
 };
 
 static void	spawnd_client_arm(struct spawnd_client *);
+static int	spawnd_client_recv(struct spawnd_client *, struct spawnd_hdr *,
+		    char *, size_t, int *, int *, int);
+
+/*
+ * The server's first answer when it has a layer to enter: READY, pid 0.
+ * Anything else (its error, its death, silence) fails the start.
+ */
+static int
+spawnd_client_ready(struct spawnd_client *d, char *err, size_t errsz)
+{
+	struct spawnd_hdr	 h;
+	struct pollfd		 pfd;
+	char			 data[1024];
+	int			 fds[3], nfds, i, rc;
+
+	pfd.fd = d->fd;
+	pfd.events = POLLIN;
+	while ((rc = poll(&pfd, 1, SPAWND_READY_MS)) == -1 && errno == EINTR)
+		;
+	if (rc == 0) {
+		snprintf(err, errsz, "the spawn server did not enter the "
+		    "copy-on-write layer within %d s", SPAWND_READY_MS / 1000);
+		return -1;
+	}
+	if (rc == -1 || spawnd_client_recv(d, &h, data, sizeof(data) - 1, fds,
+	    &nfds, MSG_DONTWAIT) != 1) {
+		snprintf(err, errsz, "the spawn server ended before it entered "
+		    "the copy-on-write layer");
+		return -1;
+	}
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+	data[h.len] = '\0';
+	if (h.type != SPAWND_READY || h.pid != 0) {
+		snprintf(err, errsz, "%s", h.type == SPAWND_READY && h.len > 0 ?
+		    data : "the spawn server's first answer is not READY");
+		return -1;
+	}
+	return 0;
+}
 
 struct spawnd_client *
-spawnd_client_start(void)
+spawnd_client_start(const struct cow *cow, char *err, size_t errsz)
 {
 	struct spawnd_client	*d;
-	int		 sv[2];
+	int		 sv[2], st;
 	pid_t		 pid, parent;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	    0, sv) == -1)
+	    0, sv) == -1) {
+		snprintf(err, errsz, "socketpair: %s", strerror(errno));
 		return NULL;
+	}
 	parent = getpid();
 	if ((pid = fork()) == -1) {
+		snprintf(err, errsz, "fork the spawn server: %s",
+		    strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
 		return NULL;
 	}
 	if (pid == 0) {
-		close(sv[0]);
-		spawnd_main(sv[1], parent);
+		/* Nothing of warren's: another server's channel kept open
+		 * here would hide warren's EOF from that server for good. */
+		if (sv[1] > 3)
+			(void)syscall(SYS_close_range, 3U,
+			    (unsigned)sv[1] - 1, 0U);
+		(void)syscall(SYS_close_range, (unsigned)sv[1] + 1, ~0U, 0U);
+		spawnd_main(sv[1], parent, cow);
 	}
 	close(sv[1]);
 	d = xcalloc(1, sizeof(*d));
 	d->fd = sv[0];
 	d->pid = pid;
 	d->outtail = &d->outq;
+	if (cow != NULL && spawnd_client_ready(d, err, errsz) == -1) {
+		/* The server never forked a worker: nothing else to end. */
+		(void)kill(pid, SIGKILL);
+		close(d->fd);
+		(void)waitpid(pid, &st, 0);
+		free(d);
+		return NULL;
+	}
 	return d;
 }
 

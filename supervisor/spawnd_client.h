@@ -11,6 +11,7 @@
 
 #include "spawnd/spawn.h"
 
+struct cow;
 struct loop;
 struct spawnd_client;
 
@@ -32,9 +33,16 @@ struct spawnd_client_ops {
 
 /*
  * Fork the spawn server (spawnd_main) now, before the key is read and the
- * heap grows; NULL on error.
+ * heap grows; NULL with a readable reason in err. With a copy-on-write
+ * layer (cow, else NULL) the server enters it before it forks any worker,
+ * and this waits until it has (SPAWND_READY_MS at most): NULL then means
+ * the layer could not be had (err names it and the cause), and the run
+ * must not go on, with workers forked any other way.
  */
-struct spawnd_client *spawnd_client_start(void);
+struct spawnd_client *spawnd_client_start(const struct cow *cow, char *err,
+		    size_t errsz);
+/* How long spawnd_client_start waits for the server to enter a layer. */
+#define SPAWND_READY_MS	10000
 /*
  * The loop that watches the channel (the caller added the fd for
  * EPOLLIN): the client asks it for EPOLLOUT while packets wait, and the
