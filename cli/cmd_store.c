@@ -370,6 +370,8 @@ cmd_run_layer(const struct store_run *r)
 		return "in place";
 	if (layer_pending(r))
 		return "to review";
+	if (strcmp(r->cow_state, "empty") == 0)
+		return "none";
 	return r->cow_state;
 }
 
@@ -732,7 +734,8 @@ cmd_show_layer(const struct store_run *r)
 	if (r->cow_mode == NULL)
 		return;
 	if (!layer_pending(r)) {
-		printf("changes: %s\n", r->cow_state);
+		printf("changes: %s\n", strcmp(r->cow_state, "empty") == 0 ?
+		    "none" : r->cow_state);
 		return;
 	}
 	memset(&ch, 0, sizeof(ch));

@@ -157,11 +157,13 @@ layer_say(int64_t run, const struct cow_changes *ch, int json)
 }
 
 /*
- * Applied: record it, then free the layer. Through a connection of its
+ * Applied, or nothing to apply ("empty"): record it, then free the
+ * layer. Through a connection of its
  * own: the run's has its writer thread (store_run_cow_state wants none).
  */
 static void
-layer_applied(const char *db, int64_t run, const struct cow *cw)
+layer_settle(const char *db, int64_t run, const struct cow *cw,
+    const char *state)
 {
 	struct store	*st;
 	char		 err[1024];
@@ -169,18 +171,18 @@ layer_applied(const char *db, int64_t run, const struct cow *cw)
 	if (db == NULL)
 		return;
 	if ((st = store_open(db, 0, err, sizeof(err))) == NULL ||
-	    store_run_cow_state(st, run, "applied") == -1) {
-		fprintf(stderr, "warren: run %lld: applied, but not recorded "
-		    "(`warren discard %lld` frees its layer): %s\n",
-		    (long long)run, (long long)run, st != NULL ?
+	    store_run_cow_state(st, run, state) == -1) {
+		fprintf(stderr, "warren: run %lld: its layer is %s, but that "
+		    "is not recorded (`warren discard %lld` frees it): %s\n",
+		    (long long)run, state, (long long)run, st != NULL ?
 		    store_errmsg(st) : err);
 		store_close(st);
 		return;
 	}
 	store_close(st);
 	if (cow_remove(cw, err, sizeof(err)) == -1)
-		fprintf(stderr, "warren: run %lld: applied; its layer stays: "
-		    "%s\n", (long long)run, err);
+		fprintf(stderr, "warren: run %lld: its layer (%s) stays: %s\n",
+		    (long long)run, state, err);
 }
 
 /*
@@ -204,6 +206,9 @@ layer_end(const char *db, int64_t run, const struct cow *cw, int apply,
 		    code;
 	}
 	sens = layer_say(run, &ch, json);
+	/* A finished run that wrote nothing leaves no layer behind. */
+	if (ch.n == 0 && code == WARREN_EXIT_OK)
+		layer_settle(db, run, cw, "empty");
 	if (!apply || ch.n == 0) {
 		cow_changes_free(&ch);
 		return code;
@@ -224,6 +229,6 @@ layer_end(const char *db, int64_t run, const struct cow *cw, int apply,
 		    "stays for `warren diff %lld`\n", (long long)run);
 		return WARREN_EXIT_FAIL;
 	}
-	layer_applied(db, run, cw);
+	layer_settle(db, run, cw, "applied");
 	return code;
 }

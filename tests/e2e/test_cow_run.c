@@ -406,6 +406,30 @@ test_discard(void **state)
 	h_ws_close(&t.w);
 }
 
+/* A run that wrote nothing leaves no layer behind. */
+static void
+test_no_change(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+
+	(void)state;
+	t_open(&t);
+	h_turn(t.w.f, "0", 1, h_calls1("d", "complete",
+	    "{\"result\":\"nothing to do\"}"));
+	h_ws_cassette_close(&t.w);
+	t_warren(&t, &r, "run", "--replay", t.w.cas, "--workspace", t.w.ws,
+	    "the task", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "run 1 changed no file"));
+	h_run_free(&r);
+	assert_int_equal(t_layers(&t), 0);
+	t_warren(&t, &r, "show", "1", NULL);
+	assert_non_null(strstr(r.out, "changes: none"));
+	h_run_free(&r);
+	h_ws_close(&t.w);
+}
+
 static int
 t_pass(const char *mode)
 {
@@ -418,6 +442,7 @@ t_pass(const char *mode)
 		cmocka_unit_test(test_apply_not_sensitive),
 		cmocka_unit_test(test_in_place),
 		cmocka_unit_test(test_discard),
+		cmocka_unit_test(test_no_change),
 	};
 
 	t_mode = mode;
