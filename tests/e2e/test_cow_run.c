@@ -473,6 +473,39 @@ test_resume_keeps_layer(void **state)
 	h_ws_close(&t.w);
 }
 
+/* sandbox exec --cow: one command, its layer a run to diff and apply. */
+static void
+test_sandbox_exec_cow(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		*s;
+
+	(void)state;
+	t_open(&t);
+	h_ws_cassette_close(&t.w);
+	t_warren(&t, &r, "sandbox", "exec", "--cow", "--profile", "general",
+	    "--workspace", t.w.ws, "--", "sh", "-c",
+	    "echo from-exec > out.txt; rm data.txt; cat out.txt", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "from-exec\n");
+	assert_non_null(strstr(r.err, "run 1 writes a copy-on-write layer"));
+	assert_non_null(strstr(r.err, "run 1 changed 2 files"));
+	h_run_free(&r);
+	assert_string_equal(s = t_file(&t, "data.txt"), "data\n");
+	free(s);
+	assert_string_equal(s = t_file(&t, "out.txt"), "");
+	free(s);
+	t_warren(&t, &r, "apply", "1", NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	assert_string_equal(s = t_file(&t, "out.txt"), "from-exec\n");
+	free(s);
+	assert_string_equal(s = t_file(&t, "data.txt"), "");
+	free(s);
+	h_ws_close(&t.w);
+}
+
 /* A run that wrote nothing leaves no layer behind. */
 static void
 test_no_change(void **state)
@@ -511,6 +544,7 @@ t_pass(const char *mode)
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_no_change),
 		cmocka_unit_test(test_resume_keeps_layer),
+		cmocka_unit_test(test_sandbox_exec_cow),
 	};
 
 	t_mode = mode;
