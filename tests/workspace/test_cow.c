@@ -328,7 +328,7 @@ test_remove_journal(void **state)
 {
 	struct fx	*fx = *state;
 	struct cow	 c;
-	char		 j[PATH_MAX * 8], out[PATH_MAX + 16];
+	char		 j[PATH_MAX * 8], out[PATH_MAX + 16], sib[PATH_MAX + 8];
 
 	snprintf(out, sizeof(out), "%s/outside", fx->t.root);
 	tmkdir(fx->t.root, "outside", 0755);
@@ -341,13 +341,19 @@ test_remove_journal(void **state)
 	tmkdir(fx->t.ws, ".warren-apply.dir", 0755);
 	tlink(fx->t.ws, ".warren-apply.lnk", "keep.txt");
 	tlink(fx->t.ws, "lnkdir", out);
+	/* A sibling that only shares the workspace's name as a prefix. */
+	snprintf(sib, sizeof(sib), "%sX", fx->t.ws);
+	tmkdir(fx->t.root, "wsX", 0755);
+	tput(sib, ".warren-apply.s", "s", 1, 0644);
+	tmkdir(fx->t.ws, "X", 0755);
+	tput(fx->t.ws, "X/.warren-apply.s", "s", 1, 0644);
 	mk(fx, &c, COW_OVERLAY);
 	snprintf(j, sizeof(j), "%s/.warren-apply.a\n%s/sub/.warren-apply.b\n"
 	    "%s/keep.txt\n%s/.warren-apply.dir\n%s/.warren-apply.lnk\n"
 	    "%s/.warren-apply.o\n%s/lnkdir/.warren-apply.q\n"
-	    "%s/sub/../.warren-apply.x\nnot absolute\n%s/gone/.warren-apply.c",
-	    fx->t.ws, fx->t.ws, fx->t.ws, fx->t.ws, fx->t.ws, out, fx->t.ws,
-	    fx->t.ws, fx->t.ws);
+	    "%s/sub/../.warren-apply.x\nnot absolute\n%s/gone/.warren-apply.c\n"
+	    "%s/.warren-apply.s", fx->t.ws, fx->t.ws, fx->t.ws, fx->t.ws,
+	    fx->t.ws, out, fx->t.ws, fx->t.ws, fx->t.ws, sib);
 	put_journal(&c, j);
 	rm(&c);
 	assert_false(texists(fx->t.ws, ".warren-apply.a"));
@@ -357,6 +363,8 @@ test_remove_journal(void **state)
 	assert_true(texists(fx->t.ws, ".warren-apply.lnk"));
 	assert_true(texists(out, ".warren-apply.o"));
 	assert_true(texists(out, ".warren-apply.q"));
+	assert_true(texists(sib, ".warren-apply.s"));
+	assert_true(texists(fx->t.ws, "X/.warren-apply.s"));
 	assert_int_equal(tcount(fx->cowdir), 0);
 }
 

@@ -297,10 +297,10 @@ child_ns(void)
 		err(1, "make / private");
 }
 
-/* Mount the run's overlay (with extra options) on fx->merged in a child
- * and run fn there; the child's exit status. */
+/* Mount the run's overlay (with extra options, unless opts is NULL) on
+ * fx->merged in a child and run fn there; the child's exit status. */
 static int
-in_overlay(struct fx *fx, const char *extra, void (*fn)(struct fx *))
+in_child(struct fx *fx, const char *extra, void (*fn)(struct fx *))
 {
 	char	opts[PATH_MAX * 4];
 	pid_t	pid;
@@ -308,13 +308,14 @@ in_overlay(struct fx *fx, const char *extra, void (*fn)(struct fx *))
 
 	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s/%s,workdir=%s/%s"
 	    "%s%s", fx->t.ws, fx->c.dir, COW_UPPER, fx->c.dir, COW_WORK,
-	    geteuid() == 0 ? "" : ",userxattr", extra);
+	    geteuid() == 0 ? "" : ",userxattr", extra ? extra : "");
 	fflush(NULL);
 	if ((pid = fork()) == -1)
 		err(1, "fork");
 	if (pid == 0) {
 		child_ns();
-		if (mount("overlay", fx->merged, "overlay", 0, opts) == -1)
+		if (extra != NULL && mount("overlay", fx->merged, "overlay", 0,
+		    opts) == -1)
 			err(1, "mount overlay %s", opts);
 		fn(fx);
 		fflush(NULL);
@@ -323,6 +324,12 @@ in_overlay(struct fx *fx, const char *extra, void (*fn)(struct fx *))
 	if (waitpid(pid, &status, 0) == -1)
 		err(1, "waitpid");
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int
+in_overlay(struct fx *fx, const char *extra, void (*fn)(struct fx *))
+{
+	return in_child(fx, extra, fn);
 }
 
 static void
@@ -577,6 +584,56 @@ test_overlay_redirect_metacopy(void **state)
 	assert_int_equal(cow_remove(&fx->c, err, sizeof(err)), 0);
 }
 
+/* In the child: what a filesystem mounted in the workspace becomes. */
+static void
+run_mounted(struct fx *fx)
+{
+	struct cow_base	 b;
+	struct cow	 c;
+	char		 why[1024], mnt[PATH_MAX + 8], tree[PATH_MAX + 16];
+	enum cow_mode	 m;
+	int		 dfd;
+
+	snprintf(mnt, sizeof(mnt), "%s/mnt", fx->t.ws);
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=1m") == -1)
+		err(1, "mount tmpfs on %s", mnt);
+	tput(mnt, "on-the-mount", "x", 1, 0644);
+	for (m = COW_OVERLAY; m <= COW_COPY; m++) {
+		if (cow_create(&c, m, fx->t.ws, fx->t.state, why,
+		    sizeof(why)) == -1)
+			errx(1, "cow_create %s: %s", cow_mode_name(m), why);
+		if ((dfd = open(c.dir, O_RDONLY | O_DIRECTORY)) == -1 ||
+		    cow_manifest_read(dfd, COW_BASE, &b, why, sizeof(why)) == -1)
+			errx(1, "base of %s: %s", c.dir, why);
+		if (cow_base_find(&b, "mnt") < 0 || cow_base_find(&b,
+		    "mnt/on-the-mount") >= 0 || b.n != 2)
+			errx(1, "%s: the base has %zu entries, mnt %zd, "
+			    "mnt/on-the-mount %zd", cow_mode_name(m), b.n,
+			    cow_base_find(&b, "mnt"),
+			    cow_base_find(&b, "mnt/on-the-mount"));
+		cow_base_free(&b);
+		close(dfd);
+		snprintf(tree, sizeof(tree), "%s/tree/mnt", c.dir);
+		if (m == COW_COPY && (!texists(tree, "") || tcount(tree) != 0))
+			errx(1, "the copy's mnt is not an empty directory");
+		if (cow_remove(&c, why, sizeof(why)) == -1)
+			errx(1, "cow_remove: %s", why);
+	}
+}
+
+/* A filesystem mounted in the workspace is seen, not entered: the base
+ * has its mount point, not what is on it, and the copy an empty dir. */
+static void
+test_mount_point_not_entered(void **state)
+{
+	struct fx	*fx = *state;
+
+	tmkdir(fx->t.ws, "mnt", 0755);
+	tput(fx->t.ws, "f", "f", 1, 0644);
+	assert_int_equal(in_child(fx, NULL, run_mounted), 0);
+	assert_int_equal(tcount(fx->t.state), 1);	/* cow/, empty */
+}
+
 int
 main(void)
 {
@@ -590,6 +647,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_overlay_forged_opaque,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlay_redirect_metacopy,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mount_point_not_entered,
 		    setup, teardown),
 	};
 
