@@ -10,6 +10,7 @@
  * the host, a FIFO (unsupported); and what must not show: a file
  * rewritten with the same bytes, a mode changed and changed back.
  */
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,6 +31,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 
 #include "tests/workspace/cow_test.h"
 #include "workspace/cow.h"
@@ -634,6 +638,72 @@ test_mount_point_not_entered(void **state)
 	assert_int_equal(tcount(fx->t.state), 1);	/* cow/, empty */
 }
 
+/* 1 if the extents of the file at path are shared (a reflink). */
+static int
+extents_shared(const char *path)
+{
+	struct {
+		struct fiemap		fm;
+		struct fiemap_extent	fe[1];
+	}	m;
+	int	fd;
+
+	memset(&m, 0, sizeof(m));
+	m.fm.fm_length = FIEMAP_MAX_OFFSET;
+	m.fm.fm_flags = FIEMAP_FLAG_SYNC;
+	m.fm.fm_extent_count = 1;
+	if ((fd = open(path, O_RDONLY)) == -1 ||
+	    ioctl(fd, FS_IOC_FIEMAP, &m.fm) == -1)
+		err(1, "FIEMAP %s", path);
+	close(fd);
+	return m.fm.fm_mapped_extents == 1 &&
+	    (m.fe[0].fe_flags & FIEMAP_EXTENT_SHARED) != 0;
+}
+
+/* In the child: a btrfs, a workspace and a state dir on it, a copy. */
+static void
+run_reflink(struct fx *fx)
+{
+	char		 cmd[PATH_MAX * 3], mnt[PATH_MAX + 8], ws[PATH_MAX + 16];
+	char		 why[1024], p[PATH_MAX * 2], *mb;
+	struct cow	 c;
+	size_t		 i;
+
+	snprintf(mnt, sizeof(mnt), "%s/btrfs", fx->t.root);
+	snprintf(cmd, sizeof(cmd), "truncate -s 256M %s/img && mkfs.btrfs -q "
+	    "%s/img >/dev/null && mkdir %s && mount -o loop %s/img %s", fx->t.root,
+	    fx->t.root, mnt, fx->t.root, mnt);
+	if (system(cmd) != 0)
+		errx(1, "%s: failed", cmd);
+	tmkdir(mnt, "ws", 0755);
+	tmkdir(mnt, "state", 0700);
+	snprintf(ws, sizeof(ws), "%s/ws", mnt);
+	mb = malloc(1 << 20);
+	for (i = 0; i < 1 << 20; i++)
+		mb[i] = (char)(i * 13 + 5);
+	tput(ws, "big", mb, 1 << 20, 0640);
+	free(mb);
+	snprintf(p, sizeof(p), "%s/state", mnt);
+	if (cow_create(&c, COW_COPY, ws, p, why, sizeof(why)) == -1)
+		errx(1, "cow_create: %s", why);
+	snprintf(p, sizeof(p), "%s/tree/big", c.dir);
+	if (!extents_shared(p))
+		errx(1, "%s: not a reflink", p);
+	if (cow_remove(&c, why, sizeof(why)) == -1)
+		errx(1, "cow_remove: %s", why);
+}
+
+/* Where the filesystem can, the copy shares the workspace's extents. */
+static void
+test_copy_reflink(void **state)
+{
+	struct fx	*fx = *state;
+
+	if (geteuid() != 0 || system("command -v mkfs.btrfs >/dev/null") != 0)
+		skip();		/* a loop device, and btrfs-progs */
+	assert_int_equal(in_child(fx, NULL, run_reflink), 0);
+}
+
 int
 main(void)
 {
@@ -650,6 +720,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mount_point_not_entered,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_copy_reflink, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
