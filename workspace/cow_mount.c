@@ -27,10 +27,10 @@
  *    directories, whiteouts (0/0 character devices) and opaque markers,
  *    the formats cow_changes reads (a renamed directory is copied up
  *    whole, a chmod copies the data up, not a metadata-only file pointing
- *    below). nofollow, not off: "off" still follows the redirects it
- *    finds when the module's redirect_always_follow is set, and a
- *    redirect xattr in the workspace (user.overlay.* is anyone's to set)
- *    must not steer the layer; userxattr wants nofollow anyway.
+ *    below). nofollow, not off: with the module's redirect_always_follow
+ *    (its default) "off" means follow, which userxattr refuses
+ *    ("conflicting options"); nofollow neither makes redirects nor
+ *    follows them.
  *  - nosuid, nodev: a set-user-ID bit or a device node an agent left in
  *    the layer means nothing while the layer is mounted.
  *  - The cwd walked again: it predates the mount, and in the workspace

@@ -96,6 +96,27 @@ job_exited(pid_t pid, int code, int status, void *arg)
 	j->status = status;
 }
 
+static void
+on_alarm(int signo)
+{
+	static const char msg[] = "test_cow_mount: a test took over 30 s "
+	    "(a spawn server that never ends?)\n";
+
+	(void)signo;
+	(void)write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+/* A hang is a failure, in seconds. */
+static int
+deadline(void **state)
+{
+	(void)state;
+	signal(SIGALRM, on_alarm);
+	alarm(30);
+	return 0;
+}
+
 static const struct spawnd_client_ops job_ops = { job_spawned, job_exited };
 
 /* Read what the worker wrote on stderr; 1 at EOF. */
@@ -610,7 +631,7 @@ in_layer(const struct fx *f, const struct sandbox_caps *out, char *msg,
  * answering as outside, and no mount seen from the host.
  */
 static void
-test_in_layer(void **state)
+in_layer_mode(enum cow_mode mode)
 {
 	struct sandbox_caps	 out;
 	struct fx		 f;
@@ -618,8 +639,7 @@ test_in_layer(void **state)
 	pid_t			 pid;
 	int			 tochild[2], fromchild[2], st;
 
-	(void)state;
-	fx_open(&f, "ws", COW_OVERLAY);
+	fx_open(&f, "ws", mode);
 	sandbox_caps_probe(&out, 1);
 	assert_int_equal(pipe(tochild), 0);
 	assert_int_equal(pipe(fromchild), 0);
@@ -653,9 +673,24 @@ test_in_layer(void **state)
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	file_absent(f.ws, "cwd-file");
-	snprintf(p, sizeof(p), "%s/upper", f.a.dir);
+	snprintf(p, sizeof(p), "%s/%s", f.a.dir, mode == COW_OVERLAY ?
+	    "upper" : "tree");
 	file_is(p, "cwd-file", "");
 	fx_close(&f);
+}
+
+static void
+test_in_layer(void **state)
+{
+	(void)state;
+	in_layer_mode(COW_OVERLAY);
+}
+
+static void
+test_in_copy(void **state)
+{
+	(void)state;
+	in_layer_mode(COW_COPY);
 }
 
 /* `warren sandbox check` names the mode this user gets. */
@@ -677,15 +712,16 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_overlay),
-		cmocka_unit_test(test_parallel_overlay),
-		cmocka_unit_test(test_parallel_copy),
-		cmocka_unit_test(test_copy),
-		cmocka_unit_test(test_odd_path),
-		cmocka_unit_test(test_enter_fails),
-		cmocka_unit_test(test_probe),
-		cmocka_unit_test(test_in_layer),
-		cmocka_unit_test(test_check),
+		cmocka_unit_test_setup(test_overlay, deadline),
+		cmocka_unit_test_setup(test_parallel_overlay, deadline),
+		cmocka_unit_test_setup(test_parallel_copy, deadline),
+		cmocka_unit_test_setup(test_copy, deadline),
+		cmocka_unit_test_setup(test_odd_path, deadline),
+		cmocka_unit_test_setup(test_enter_fails, deadline),
+		cmocka_unit_test_setup(test_probe, deadline),
+		cmocka_unit_test_setup(test_in_layer, deadline),
+		cmocka_unit_test_setup(test_in_copy, deadline),
+		cmocka_unit_test_setup(test_check, deadline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
