@@ -699,6 +699,8 @@ test_check(void **state)
 {
 	struct h_run	 r;
 	char		*argv[] = { "warren", "sandbox", "check", NULL };
+	pid_t		 pid;
+	int		 st;
 
 	(void)state;
 	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
@@ -706,6 +708,23 @@ test_check(void **state)
 	    "workspace") != 1)
 		fail_msg("no overlay line in:\n%s", r.out);
 	h_run_free(&r);
+	/* Where unshare is refused: neither mode, and why. */
+	if ((pid = fork()) == 0) {
+		deny_unshare();
+		if (h_warren(&r, argv, NULL, NULL, NULL) != 0 ||
+		    h_count_lines(r.out, "  cow ", "no   none: copy-on-write "
+		    "runs cannot start here") != 1 ||
+		    h_count_lines(r.out, "note: no overlay", "unshare") != 1 ||
+		    h_count_lines(r.out, "note: no copy mode either",
+		    "unshare") != 1) {
+			fprintf(stderr, "sandbox check without unshare:\n%s",
+			    r.out);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 int
