@@ -8,8 +8,10 @@
  *   S -> Z  SPAWN  id, policy, argv, envp      Z -> S  SPAWNED id, pid | err,
  *                                                       + 3 fds
  *   S -> Z  KILL   pid, signal                 Z -> S  EXIT pid, code, status
- *                                              Z -> S  READY (first, with a
- *                                                       layer) pid 0 | -1, err
+ *   S -> Z  LAYER  struct cow                  Z -> S  READY pid 0 | -1, err
+ * LAYER comes before any SPAWN, once the supervisor knows the run's
+ * copy-on-write layer (after the server started, which is before warren
+ * reads the key): the server enters it, and every worker inherits it.
  * A SPAWN's payload is the struct sandbox_policy, two uint32_t counts, then
  * argv (the program's path first) and envp as NUL-terminated strings.
  * Sends never block (spawnd.c says why): each side queues what the
@@ -25,8 +27,6 @@
 
 #include "sandbox/sandbox.h"
 
-struct cow;
-
 #define SPAWND_MSG_MAX	(128u * 1024)
 #define SPAWND_ARGS_MAX	64
 #define SPAWND_STRS_MAX	(8u * 1024)	/* argv + envp bytes of a spawn */
@@ -36,7 +36,8 @@ enum spawnd_type {
 	SPAWND_SPAWNED,
 	SPAWND_KILL,
 	SPAWND_EXIT,
-	SPAWND_READY,		/* the copy-on-write layer entered, or why not */
+	SPAWND_LAYER,		/* enter this copy-on-write layer */
+	SPAWND_READY,		/* the layer entered, or why not */
 };
 
 struct spawnd_hdr {
@@ -66,11 +67,8 @@ int	spawnd_sendmsg(int fd, const struct spawnd_hdr *h, const void *data,
 /*
  * The server, in the child forked by spawnd_client_start: it serves fd
  * until the supervisor (pid parent) closes it or dies, then kills every
- * worker it started and exits. With a layer (cow, else NULL) it first
- * enters it (cow_enter) and answers READY: pid 0, or pid -1 and the
- * error, and then exits.
+ * worker it started and exits.
  */
-void	spawnd_main(int fd, pid_t parent, const struct cow *cow)
-	    __attribute__((noreturn));
+void	spawnd_main(int fd, pid_t parent) __attribute__((noreturn));
 
 #endif

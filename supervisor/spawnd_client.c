@@ -25,6 +25,7 @@
 #include "spawnd/spawnd.h"
 #include "supervisor/loop.h"
 #include "supervisor/spawnd_client.h"
+#include "workspace/cow.h"
 
 /* A SPAWN sent, its SPAWNED not yet read. */
 struct spawnd_client_req {
@@ -65,8 +66,8 @@ static int	spawnd_client_recv(struct spawnd_client *, struct spawnd_hdr *,
 		    char *, size_t, int *, int *, int);
 
 /*
- * The server's first answer when it has a layer to enter: READY, pid 0.
- * Anything else (its error, its death, silence) fails the start.
+ * The server's answer to LAYER: READY, pid 0. Anything else (its error,
+ * its death, silence) fails: the run must not go on.
  */
 static int
 spawnd_client_ready(struct spawnd_client *d, char *err, size_t errsz)
@@ -102,11 +103,31 @@ spawnd_client_ready(struct spawnd_client *d, char *err, size_t errsz)
 	return 0;
 }
 
+int
+spawnd_client_layer(struct spawnd_client *d, const struct cow *cow,
+    char *err, size_t errsz)
+{
+	struct spawnd_hdr	 h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = SPAWND_LAYER;
+	h.len = sizeof(*cow);
+	/* The first packet on an empty socket: it is taken whole. */
+	if (d->nout != 0 || d->ninflight != 0 ||
+	    spawnd_sendmsg(d->fd, &h, cow, NULL, 0) == -1) {
+		snprintf(err, errsz, "the spawn server cannot be asked to "
+		    "enter the layer: %s", d->nout != 0 || d->ninflight != 0 ?
+		    "workers were asked for first" : strerror(errno));
+		return -1;
+	}
+	return spawnd_client_ready(d, err, errsz);
+}
+
 struct spawnd_client *
-spawnd_client_start(const struct cow *cow, char *err, size_t errsz)
+spawnd_client_start(char *err, size_t errsz)
 {
 	struct spawnd_client	*d;
-	int		 sv[2], st;
+	int		 sv[2];
 	pid_t		 pid, parent;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
@@ -129,21 +150,13 @@ spawnd_client_start(const struct cow *cow, char *err, size_t errsz)
 			(void)syscall(SYS_close_range, 3U,
 			    (unsigned)sv[1] - 1, 0U);
 		(void)syscall(SYS_close_range, (unsigned)sv[1] + 1, ~0U, 0U);
-		spawnd_main(sv[1], parent, cow);
+		spawnd_main(sv[1], parent);
 	}
 	close(sv[1]);
 	d = xcalloc(1, sizeof(*d));
 	d->fd = sv[0];
 	d->pid = pid;
 	d->outtail = &d->outq;
-	if (cow != NULL && spawnd_client_ready(d, err, errsz) == -1) {
-		/* The server never forked a worker: nothing else to end. */
-		(void)kill(pid, SIGKILL);
-		close(d->fd);
-		(void)waitpid(pid, &st, 0);
-		free(d);
-		return NULL;
-	}
 	return d;
 }
 

@@ -33,15 +33,17 @@ struct spawnd_client_ops {
 
 /*
  * Fork the spawn server (spawnd_main) now, before the key is read and the
- * heap grows; NULL with a readable reason in err. With a copy-on-write
- * layer (cow, else NULL) the server enters it before it forks any worker,
- * and this waits until it has (SPAWND_READY_MS at most): NULL then means
- * the layer could not be had (err names it and the cause), and the run
- * must not go on, with workers forked any other way.
+ * heap grows; NULL with a readable reason in err.
  */
-struct spawnd_client *spawnd_client_start(const struct cow *cow, char *err,
-		    size_t errsz);
-/* How long spawnd_client_start waits for the server to enter a layer. */
+struct spawnd_client *spawnd_client_start(char *err, size_t errsz);
+/*
+ * Before the first spawn: the server enters the run's copy-on-write layer
+ * (cow_enter), which every worker then inherits, and this waits until it
+ * has (SPAWND_READY_MS at most). -1: the layer could not be had (err
+ * names it and the cause), and the run must not go on.
+ */
+int	spawnd_client_layer(struct spawnd_client *d, const struct cow *cow,
+	    char *err, size_t errsz);
 #define SPAWND_READY_MS	10000
 /*
  * The loop that watches the channel (the caller added the fd for

@@ -68,6 +68,10 @@ enum cow_kind {
 	COW_ADDED = 1,		/* not in the base */
 	COW_MODIFIED,		/* content, type or mode changed */
 	COW_DELETED,		/* in the base, gone from the layer */
+	COW_UNSUPPORTED,	/* in the layer but no file apply can carry
+				   (a FIFO, a socket, a device, an overlay
+				   redirect or metacopy): diff names it,
+				   apply refuses the run */
 };
 
 /* One changed path of a run's layer. */
@@ -149,5 +153,8 @@ int		 cow_diff(const struct cow *c, const struct cow_changes *ch,
  */
 int		 cow_apply(const struct cow *c, const struct cow_changes *ch,
 		    unsigned flags, FILE *out, char *err, size_t errsz);
+/* Remove the temporary files a killed apply left in the workspace (named
+ * in apply.journal: one absolute path a line), then the journal. */
+int		 cow_apply_clean(const struct cow *c, char *err, size_t errsz);
 
 #endif

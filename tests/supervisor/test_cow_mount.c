@@ -1,6 +1,6 @@
 /*
  * The copy-on-write layer's mount (workspace/cow_mount.c) as workers get
- * it: spawn servers started with a layer (spawnd_client_start), workers
+ * it: spawn servers asked to enter a layer (spawnd_client_layer), workers
  * (a sandboxed /bin/sh, profile general) that write, delete and read the
  * workspace's path, and what lands where: in the layer's upper/ or tree/,
  * never in the workspace. Two servers on one workspace do not see each
@@ -284,8 +284,10 @@ server(const struct cow *c)
 	struct spawnd_client	*d;
 	char			 err[1024];
 
-	if ((d = spawnd_client_start(c, err, sizeof(err))) == NULL)
+	if ((d = spawnd_client_start(err, sizeof(err))) == NULL)
 		fail_msg("spawn server: %s", err);
+	if (c != NULL && spawnd_client_layer(d, c, err, sizeof(err)) == -1)
+		fail_msg("spawn server's layer: %s", err);
 	return d;
 }
 
@@ -479,7 +481,9 @@ start_fails(const struct cow *c, const char *const *want)
 	char			 err[1024];
 	size_t			 i;
 
-	assert_null(d = spawnd_client_start(c, err, sizeof(err)));
+	assert_non_null(d = spawnd_client_start(err, sizeof(err)));
+	assert_int_equal(spawnd_client_layer(d, c, err, sizeof(err)), -1);
+	spawnd_client_stop(d);
 	for (i = 0; want[i] != NULL; i++)
 		if (strstr(err, want[i]) == NULL)
 			fail_msg("\"%s\" not in the error: %s", want[i], err);

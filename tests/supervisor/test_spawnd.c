@@ -162,7 +162,7 @@ test_mass_kill(void **state)
 	assert_non_null(m = calloc(1, sizeof(*m)));
 	signal(SIGALRM, on_alarm);
 	alarm(DEADLINE_S);
-	assert_non_null(d = spawnd_client_start(NULL, err, sizeof(err)));
+	assert_non_null(d = spawnd_client_start(err, sizeof(err)));
 	server_pid = spawnd_client_pid(d);
 	atexit(server_cont);
 	t0 = clock_mono_ms();
@@ -229,7 +229,7 @@ test_unread_cap(void **state)
 	(void)state;
 	signal(SIGALRM, on_alarm);
 	alarm(DEADLINE_S);
-	assert_non_null(d = spawnd_client_start(NULL, err, sizeof(err)));
+	assert_non_null(d = spawnd_client_start(err, sizeof(err)));
 	server_pid = 0;
 	memset(&h, 0, sizeof(h));
 	h.type = SPAWND_SPAWN;
