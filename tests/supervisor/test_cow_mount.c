@@ -24,6 +24,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -731,6 +732,74 @@ test_check(void **state)
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+/*
+ * A run whose layer the spawn server cannot enter (unshare refused, as
+ * in a container that forbids it) ends with exit 5 and the cause, and
+ * never runs in the workspace.
+ */
+static void
+test_run_refused(void **state)
+{
+	struct h_run	 r;
+	struct h_ws	 w;
+	struct dirent	*de;
+	DIR		*dp;
+	char		 st[PATH_MAX + 32], *env[3], *argv[12];
+	pid_t		 pid;
+	int		 n = 0, status;
+
+	(void)state;
+	h_ws_open(&w, "data\n");
+	h_turn(w.f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"write\"}"));
+	h_turn(w.f, "0.1", 1, h_calls1("b", "write",
+	    "{\"path\":\"data.txt\",\"content\":\"changed\\n\"}"));
+	h_turn(w.f, "0.1", 2, h_calls1("c", "complete", "{\"result\":\"x\"}"));
+	h_turn(w.f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
+	h_ws_cassette_close(&w);
+	snprintf(st, sizeof(st), "XDG_STATE_HOME=%s/state", w.dir);
+	env[0] = st;
+	env[1] = "WARREN_WORKSPACE_MODE=cow";	/* tests run in place */
+	env[2] = NULL;
+	argv[n++] = "warren";
+	argv[n++] = "run";
+	argv[n++] = "--cow";
+	argv[n++] = "copy";
+	argv[n++] = "--workspace";
+	argv[n++] = w.ws;
+	argv[n++] = "--replay";
+	argv[n++] = w.cas;
+	argv[n++] = "write task";
+	argv[n] = NULL;
+	if ((pid = fork()) == 0) {
+		deny_unshare();
+		if (h_warren(&r, argv, env, NULL, NULL) != 0 ||
+		    r.status != 5 ||
+		    strstr(r.err, "copy-on-write layer ") == NULL ||
+		    strstr(r.err, "(copy of ") == NULL ||
+		    strstr(r.err, "unshare") == NULL ||
+		    strstr(r.err, strerror(EPERM)) == NULL) {
+			fprintf(stderr, "warren exit %d:\n%s", r.status,
+			    r.err);
+			_exit(1);
+		}
+		fprintf(stderr, "as expected: %s", r.err);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	file_is(w.ws, "data.txt", "data\n");
+	/* The layer made for it is gone. */
+	snprintf(st, sizeof(st), "%s/state/warren/cow", w.dir);
+	if ((dp = opendir(st)) != NULL) {
+		while ((de = readdir(dp)) != NULL)
+			if (de->d_name[0] != '.')
+				fail_msg("%s/%s left behind", st, de->d_name);
+		closedir(dp);
+	}
+	h_ws_close(&w);
+}
+
 int
 main(void)
 {
@@ -745,6 +814,7 @@ main(void)
 		cmocka_unit_test_setup(test_in_layer, deadline),
 		cmocka_unit_test_setup(test_in_copy, deadline),
 		cmocka_unit_test_setup(test_check, deadline),
+		cmocka_unit_test_setup(test_run_refused, deadline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
