@@ -551,7 +551,8 @@ deny_unshare(void)
 static void
 test_probe(void **state)
 {
-	char	*dir, why[2048], sd[PATH_MAX];
+	char	*dir, why[2048], sd[PATH_MAX], dead[PATH_MAX + 64];
+	char	 live[PATH_MAX + 64], p0[PATH_MAX + 80];
 	pid_t	 pid;
 	int	 p[2], st, rc;
 
@@ -565,6 +566,25 @@ test_probe(void **state)
 	if (rc != 1)
 		fail_msg("copy probe: %d: %s", rc, why);
 	/* Its scratch directories are gone. */
+	assert_int_equal(rmdir(sd), 0);
+	/* One a killed probe left is removed by the next, not one of a
+	 * live process. */
+	if ((pid = fork()) == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	snprintf(dead, sizeof(dead), "%s/cow-probe.%ld.AbC123", sd, (long)pid);
+	assert_int_equal(mkdir(sd, 0700), 0);
+	h_write(dead, "upper/x", "x\n", 0600);
+	snprintf(p0, sizeof(p0), "%s/work", dead);
+	assert_int_equal(mkdir(p0, 0700), 0);
+	snprintf(p0, sizeof(p0), "%s/work/work", dead);
+	assert_int_equal(mkdir(p0, 0), 0);
+	snprintf(live, sizeof(live), "%s/cow-probe.%ld.AbC123", sd,
+	    (long)getppid());
+	assert_int_equal(mkdir(live, 0700), 0);
+	assert_int_equal(cow_probe_overlay(sd, why, sizeof(why)), 1);
+	file_absent(dead, "");
+	assert_int_equal(rmdir(live), 0);
 	assert_int_equal(rmdir(sd), 0);
 	assert_int_equal(cow_probe_overlay("/proc/no-such-dir", why,
 	    sizeof(why)), -1);
