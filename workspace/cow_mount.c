@@ -27,10 +27,10 @@
  *    directories, whiteouts (0/0 character devices) and opaque markers,
  *    the formats cow_changes reads (a renamed directory is copied up
  *    whole, a chmod copies the data up, not a metadata-only file pointing
- *    below). nofollow, not off: "off" still follows the redirects it
- *    finds when the module's redirect_always_follow is set, and a
- *    redirect xattr in the workspace (user.overlay.* is anyone's to set)
- *    must not steer the layer; userxattr wants nofollow anyway.
+ *    below). nofollow, not off: with the module's redirect_always_follow
+ *    (its default) "off" means follow, which userxattr refuses
+ *    ("conflicting options"); nofollow neither makes redirects nor
+ *    follows them.
  *  - nosuid, nodev: a set-user-ID bit or a device node an agent left in
  *    the layer means nothing while the layer is mounted.
  *  - The cwd walked again: it predates the mount, and in the workspace
@@ -355,6 +355,38 @@ cow_mount_rmtree(int at, const char *name)
 	return rc;
 }
 
+/* The probe's scratch directories: COW_PROBE_PREFIX, the prober's pid. */
+#define COW_PROBE_PREFIX	"cow-probe."
+
+/*
+ * Scratch directories of probes whose process is gone (killed in the
+ * middle): removed, so none is left behind for good. A live prober's
+ * are its own.
+ */
+static void
+cow_mount_sweep(const char *statedir)
+{
+	struct dirent	*d;
+	DIR		*dp;
+	char		*end;
+	long		 pid;
+	size_t		 plen = strlen(COW_PROBE_PREFIX);
+
+	if ((dp = opendir(statedir)) == NULL)
+		return;
+	while ((d = readdir(dp)) != NULL) {
+		if (strncmp(d->d_name, COW_PROBE_PREFIX, plen) != 0)
+			continue;
+		errno = 0;
+		pid = strtol(d->d_name + plen, &end, 10);
+		if (errno != 0 || pid <= 0 || *end != '.' ||
+		    (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue;
+		(void)cow_mount_rmtree(dirfd(dp), d->d_name);
+	}
+	closedir(dp);
+}
+
 /*
  * The probe's scratch layer: lower/ (the workspace, with a file "old"),
  * and upper/ and work/, or tree/ for a copy.
@@ -368,8 +400,8 @@ cow_mount_scratch(struct cow *c, enum cow_mode mode, const char *statedir,
 
 	memset(c, 0, sizeof(*c));
 	c->mode = mode;
-	if ((size_t)snprintf(tmpl, sizeof(tmpl), "%s/cow-probe.XXXXXX",
-	    statedir) >= sizeof(tmpl) - 16)
+	if ((size_t)snprintf(tmpl, sizeof(tmpl), "%s/" COW_PROBE_PREFIX
+	    "%ld.XXXXXX", statedir, (long)getpid()) >= sizeof(tmpl) - 16)
 		return cow_mount_fail(why, whysz, ENAMETOOLONG, "%s", statedir);
 	if (path_mkdirs(statedir, 0700, 0) == -1 || mkdtemp(tmpl) == NULL)
 		return cow_mount_fail(why, whysz, errno, "make a scratch "
@@ -497,6 +529,7 @@ cow_probe(enum cow_mode mode, const char *statedir, char *why, size_t whysz)
 			    "directory (set HOME or XDG_STATE_HOME)");
 		statedir = sd;
 	}
+	cow_mount_sweep(statedir);
 	if (cow_mount_scratch(&c, mode, statedir, why, whysz) == -1)
 		rc = -1;
 	else

@@ -24,6 +24,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -94,6 +95,27 @@ job_exited(pid_t pid, int code, int status, void *arg)
 	j->exited = 1;
 	j->code = code;
 	j->status = status;
+}
+
+static void
+on_alarm(int signo)
+{
+	static const char msg[] = "test_cow_mount: a test took over 30 s "
+	    "(a spawn server that never ends?)\n";
+
+	(void)signo;
+	(void)write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+/* A hang is a failure, in seconds. */
+static int
+deadline(void **state)
+{
+	(void)state;
+	signal(SIGALRM, on_alarm);
+	alarm(30);
+	return 0;
 }
 
 static const struct spawnd_client_ops job_ops = { job_spawned, job_exited };
@@ -529,7 +551,8 @@ deny_unshare(void)
 static void
 test_probe(void **state)
 {
-	char	*dir, why[2048], sd[PATH_MAX];
+	char	*dir, why[2048], sd[PATH_MAX], dead[PATH_MAX + 64];
+	char	 live[PATH_MAX + 64], p0[PATH_MAX + 80];
 	pid_t	 pid;
 	int	 p[2], st, rc;
 
@@ -543,6 +566,25 @@ test_probe(void **state)
 	if (rc != 1)
 		fail_msg("copy probe: %d: %s", rc, why);
 	/* Its scratch directories are gone. */
+	assert_int_equal(rmdir(sd), 0);
+	/* One a killed probe left is removed by the next, not one of a
+	 * live process. */
+	if ((pid = fork()) == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	snprintf(dead, sizeof(dead), "%s/cow-probe.%ld.AbC123", sd, (long)pid);
+	assert_int_equal(mkdir(sd, 0700), 0);
+	h_write(dead, "upper/x", "x\n", 0600);
+	snprintf(p0, sizeof(p0), "%s/work", dead);
+	assert_int_equal(mkdir(p0, 0700), 0);
+	snprintf(p0, sizeof(p0), "%s/work/work", dead);
+	assert_int_equal(mkdir(p0, 0), 0);
+	snprintf(live, sizeof(live), "%s/cow-probe.%ld.AbC123", sd,
+	    (long)getppid());
+	assert_int_equal(mkdir(live, 0700), 0);
+	assert_int_equal(cow_probe_overlay(sd, why, sizeof(why)), 1);
+	file_absent(dead, "");
+	assert_int_equal(rmdir(live), 0);
 	assert_int_equal(rmdir(sd), 0);
 	assert_int_equal(cow_probe_overlay("/proc/no-such-dir", why,
 	    sizeof(why)), -1);
@@ -614,7 +656,7 @@ in_layer(const struct fx *f, const struct sandbox_caps *out, char *msg,
  * answering as outside, and no mount seen from the host.
  */
 static void
-test_in_layer(void **state)
+in_layer_mode(enum cow_mode mode)
 {
 	struct sandbox_caps	 out;
 	struct fx		 f;
@@ -622,8 +664,7 @@ test_in_layer(void **state)
 	pid_t			 pid;
 	int			 tochild[2], fromchild[2], st;
 
-	(void)state;
-	fx_open(&f, "ws", COW_OVERLAY);
+	fx_open(&f, "ws", mode);
 	sandbox_caps_probe(&out, 1);
 	assert_int_equal(pipe(tochild), 0);
 	assert_int_equal(pipe(fromchild), 0);
@@ -657,9 +698,24 @@ test_in_layer(void **state)
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	file_absent(f.ws, "cwd-file");
-	snprintf(p, sizeof(p), "%s/upper", f.a.dir);
+	snprintf(p, sizeof(p), "%s/%s", f.a.dir, mode == COW_OVERLAY ?
+	    "upper" : "tree");
 	file_is(p, "cwd-file", "");
 	fx_close(&f);
+}
+
+static void
+test_in_layer(void **state)
+{
+	(void)state;
+	in_layer_mode(COW_OVERLAY);
+}
+
+static void
+test_in_copy(void **state)
+{
+	(void)state;
+	in_layer_mode(COW_COPY);
 }
 
 /* `warren sandbox check` names the mode this user gets. */
@@ -668,6 +724,8 @@ test_check(void **state)
 {
 	struct h_run	 r;
 	char		*argv[] = { "warren", "sandbox", "check", NULL };
+	pid_t		 pid;
+	int		 st;
 
 	(void)state;
 	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
@@ -675,21 +733,108 @@ test_check(void **state)
 	    "workspace") != 1)
 		fail_msg("no overlay line in:\n%s", r.out);
 	h_run_free(&r);
+	/* Where unshare is refused: neither mode, and why. */
+	if ((pid = fork()) == 0) {
+		deny_unshare();
+		if (h_warren(&r, argv, NULL, NULL, NULL) != 0 ||
+		    h_count_lines(r.out, "  cow ", "no   none: copy-on-write "
+		    "runs cannot start here") != 1 ||
+		    h_count_lines(r.out, "note: no overlay", "unshare") != 1 ||
+		    h_count_lines(r.out, "note: no copy mode either",
+		    "unshare") != 1) {
+			fprintf(stderr, "sandbox check without unshare:\n%s",
+			    r.out);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/*
+ * A run whose layer the spawn server cannot enter (unshare refused, as
+ * in a container that forbids it) ends with exit 5 and the cause, and
+ * never runs in the workspace.
+ */
+static void
+test_run_refused(void **state)
+{
+	struct h_run	 r;
+	struct h_ws	 w;
+	struct dirent	*de;
+	DIR		*dp;
+	char		 st[PATH_MAX + 32], *env[3], *argv[12];
+	pid_t		 pid;
+	int		 n = 0, status;
+
+	(void)state;
+	h_ws_open(&w, "data\n");
+	h_turn(w.f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"write\"}"));
+	h_turn(w.f, "0.1", 1, h_calls1("b", "write",
+	    "{\"path\":\"data.txt\",\"content\":\"changed\\n\"}"));
+	h_turn(w.f, "0.1", 2, h_calls1("c", "complete", "{\"result\":\"x\"}"));
+	h_turn(w.f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
+	h_ws_cassette_close(&w);
+	snprintf(st, sizeof(st), "XDG_STATE_HOME=%s/state", w.dir);
+	env[0] = st;
+	env[1] = "WARREN_WORKSPACE_MODE=cow";	/* tests run in place */
+	env[2] = NULL;
+	argv[n++] = "warren";
+	argv[n++] = "run";
+	argv[n++] = "--cow";
+	argv[n++] = "copy";
+	argv[n++] = "--workspace";
+	argv[n++] = w.ws;
+	argv[n++] = "--replay";
+	argv[n++] = w.cas;
+	argv[n++] = "write task";
+	argv[n] = NULL;
+	if ((pid = fork()) == 0) {
+		deny_unshare();
+		if (h_warren(&r, argv, env, NULL, NULL) != 0 ||
+		    r.status != 5 ||
+		    strstr(r.err, "copy-on-write layer ") == NULL ||
+		    strstr(r.err, "(copy of ") == NULL ||
+		    strstr(r.err, "unshare") == NULL ||
+		    strstr(r.err, strerror(EPERM)) == NULL) {
+			fprintf(stderr, "warren exit %d:\n%s", r.status,
+			    r.err);
+			_exit(1);
+		}
+		fprintf(stderr, "as expected: %s", r.err);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	file_is(w.ws, "data.txt", "data\n");
+	/* The layer made for it is gone. */
+	snprintf(st, sizeof(st), "%s/state/warren/cow", w.dir);
+	if ((dp = opendir(st)) != NULL) {
+		while ((de = readdir(dp)) != NULL)
+			if (de->d_name[0] != '.')
+				fail_msg("%s/%s left behind", st, de->d_name);
+		closedir(dp);
+	}
+	h_ws_close(&w);
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_overlay),
-		cmocka_unit_test(test_parallel_overlay),
-		cmocka_unit_test(test_parallel_copy),
-		cmocka_unit_test(test_copy),
-		cmocka_unit_test(test_odd_path),
-		cmocka_unit_test(test_enter_fails),
-		cmocka_unit_test(test_probe),
-		cmocka_unit_test(test_in_layer),
-		cmocka_unit_test(test_check),
+		cmocka_unit_test_setup(test_overlay, deadline),
+		cmocka_unit_test_setup(test_parallel_overlay, deadline),
+		cmocka_unit_test_setup(test_parallel_copy, deadline),
+		cmocka_unit_test_setup(test_copy, deadline),
+		cmocka_unit_test_setup(test_odd_path, deadline),
+		cmocka_unit_test_setup(test_enter_fails, deadline),
+		cmocka_unit_test_setup(test_probe, deadline),
+		cmocka_unit_test_setup(test_in_layer, deadline),
+		cmocka_unit_test_setup(test_in_copy, deadline),
+		cmocka_unit_test_setup(test_check, deadline),
+		cmocka_unit_test_setup(test_run_refused, deadline),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
