@@ -283,6 +283,41 @@ test_refused(void **state)
 	free(t.dir);
 }
 
+/* On a terminal (script(1) gives warren one) diff is in colour, unless
+ * NO_COLOR is set. */
+static void
+test_color_auto(void **state)
+{
+	struct t	 t;
+	struct cow	 c;
+	int64_t		 run;
+	char		 cmd[3 * PATH_MAX], *out, outp[PATH_MAX + 16];
+
+	(void)state;
+	if (system("script --version >/dev/null 2>&1") != 0)
+		skip();
+	t_open(&t);
+	run = t_run(&t, &c, 1, 1);
+	snprintf(outp, sizeof(outp), "%s/tty.out", t.dir);
+	snprintf(cmd, sizeof(cmd), "script -qec '\"%s\" diff --db \"%s\" "
+	    "%lld' /dev/null > '%s' 2>&1", getenv("WARREN_BIN"), t.db,
+	    (long long)run, outp);
+	assert_int_equal(system(cmd), 0);
+	out = h_read_file(outp);
+	assert_non_null(strstr(out, "\033[31m-two"));
+	free(out);
+	snprintf(cmd, sizeof(cmd), "NO_COLOR=1 script -qec '\"%s\" diff --db "
+	    "\"%s\" %lld' /dev/null > '%s' 2>&1", getenv("WARREN_BIN"), t.db,
+	    (long long)run, outp);
+	assert_int_equal(system(cmd), 0);
+	out = h_read_file(outp);
+	assert_non_null(strstr(out, "-two"));
+	assert_null(strchr(out, '\033'));
+	free(out);
+	h_rm_rf(t.dir);
+	free(t.dir);
+}
+
 int
 main(void)
 {
@@ -290,6 +325,7 @@ main(void)
 		cmocka_unit_test(test_diff_apply),
 		cmocka_unit_test(test_conflict_discard),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_color_auto),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
