@@ -488,14 +488,14 @@ test_conflict(void **state)
 
 	(void)state;
 	t_open(&t);
-	sh("cd '%s' && echo a > a.txt && echo b > b.txt && mkdir dir && "
+	sh("cd '%s' && echo a > a.txt && echo b > b.txt && mkdir dir sub && "
 	    "echo c > dir/c.txt && echo k > kept.txt", t.ws);
 	t_fork(&t);
 	sh("cd '%s' && echo A > a.txt && echo B > b.txt && echo n > new.txt "
-	    "&& rm -r dir && echo K > kept.txt", t.view);
+	    "&& rm -r dir && echo K > kept.txt && echo s > sub/s.txt", t.view);
 	t_changes(&t);
 	sh("cd '%s' && echo user >> a.txt && echo mine > new.txt && "
-	    "echo extra > dir/extra && chmod 600 kept.txt", t.ws);
+	    "echo extra > dir/extra && chmod 600 kept.txt && rmdir sub", t.ws);
 	before = tree(t.ws);
 	assert_int_equal(t_apply(&t, 0, &rep), 1);
 	assert_non_null(strstr(rep, "conflict: a.txt: its content changed\n"));
@@ -504,7 +504,9 @@ test_conflict(void **state)
 	assert_non_null(strstr(rep, "conflict: dir: the directory holds extra,"
 	    " which the run's base did not have\n"));
 	assert_non_null(strstr(rep, "conflict: kept.txt: its mode changed\n"));
-	assert_non_null(strstr(rep, "nothing applied: 4 conflicts"));
+	assert_non_null(strstr(rep, "conflict: sub/s.txt: its directory is "
+	    "gone from the workspace"));
+	assert_non_null(strstr(rep, "nothing applied: 5 conflicts"));
 	after = tree(t.ws);
 	assert_string_equal(after, before);
 	t_no_journal(&t);
