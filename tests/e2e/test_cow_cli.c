@@ -213,7 +213,8 @@ test_conflict_discard(void **state)
 	struct cow	 c;
 	struct stat	 sb;
 	int64_t		 run;
-	char		*s;
+	char		*s, tmp[PATH_MAX + 32], journal[PATH_MAX + 32];
+	FILE		*f;
 
 	(void)state;
 	t_open(&t);
@@ -230,8 +231,17 @@ test_conflict_discard(void **state)
 	free(s);
 	h_run_free(&r);
 
+	/* What a killed apply would have left: a temporary link, named in
+	 * the journal. */
+	snprintf(tmp, sizeof(tmp), "%s/.warren-apply.ABCDEFGH", t.ws);
+	assert_int_equal(symlink("a.txt", tmp), 0);
+	snprintf(journal, sizeof(journal), "%s/apply.journal", c.dir);
+	assert_non_null(f = fopen(journal, "w"));
+	fprintf(f, "%s\n", tmp);
+	fclose(f);
 	t_warren(&t, &r, "discard", NULL, NULL, run);
 	assert_int_equal(r.status, 0);
+	assert_int_equal(lstat(tmp, &sb), -1);
 	assert_string_equal(s = t_state(&t, run), "discarded");
 	free(s);
 	assert_int_equal(stat(c.dir, &sb), -1);

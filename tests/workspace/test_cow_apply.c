@@ -506,7 +506,7 @@ test_conflict(void **state)
 	assert_non_null(strstr(rep, "conflict: kept.txt: its mode changed\n"));
 	assert_non_null(strstr(rep, "conflict: sub/s.txt: its directory is "
 	    "gone from the workspace"));
-	assert_non_null(strstr(rep, "nothing applied: 5 conflicts"));
+	assert_non_null(strstr(rep, "nothing applied (5 conflicts, 0 refused)"));
 	after = tree(t.ws);
 	assert_string_equal(after, before);
 	t_no_journal(&t);
