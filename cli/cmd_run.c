@@ -701,14 +701,19 @@ cmd_run_new(const struct cmd_run_args *a, const struct config *c,
 	return r;
 }
 
-/* The spawn server enters the layer (spawnd/spawnd.h); with none, we
- * fork the workers and enter it ourselves. */
+/* The spawn server enters the layer (spawnd/spawnd.h). Without one we
+ * would have to enter it ourselves, and then could not read the real
+ * workspace to compare the layer with at the end. */
 static int
 cmd_run_enter(struct spawnd_client *d, const struct cow *cw, char *err,
     size_t errsz)
 {
-	if (d == NULL)
-		return cow_enter(cw, err, errsz);
+	if (d == NULL) {
+		snprintf(err, errsz, "it needs the spawn server, which did not "
+		    "start (or WARREN_SPAWN_DIRECT is set): run with "
+		    "--in-place, or fix the cause above");
+		return -1;
+	}
 	return spawnd_client_layer(d, cw, err, errsz);
 }
 

@@ -18,14 +18,14 @@
 
 #include "cli/cmd.h"
 #include "cli/graph.h"
+#include "cli/layer.h"
 #include "common/clock.h"
 #include "common/exitcode.h"
+#include "common/jtext.h"
 #include "common/str.h"
 #include "store/store.h"
-#include "cli/layer.h"
 #include "workspace/cow.h"
 #include "workspace/hostexec.h"
-#include "common/jtext.h"
 
 #define CMD_TASK_WIDTH	60
 #define CMD_SUMMARY_MAX	2000
@@ -39,6 +39,9 @@ struct cmd_store_opts {
 	int		 all;		/* every workspace's runs */
 	int		 json;
 	int		 messages;
+	int		 stat;		/* diff --stat */
+	int		 color;		/* diff: 1 always, 0 never, -1 auto */
+	int		 sensitive;	/* apply --include-sensitive */
 	long long	 limit;
 	enum graph_format format;
 };
@@ -51,6 +54,9 @@ enum {
 	OPT_LIMIT,
 	OPT_FORMAT,
 	OPT_ALL,
+	OPT_STAT,
+	OPT_COLOR,
+	OPT_SENSITIVE,
 	OPT_HELP,
 };
 
@@ -64,6 +70,9 @@ static const struct option cmd_store_longopts[] = {
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "all", no_argument, NULL, OPT_ALL },
+	{ "stat", no_argument, NULL, OPT_STAT },
+	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -82,6 +91,20 @@ cmd_store_usage(const char *name, FILE *f)
 	else if (strcmp(name, "forget") == 0)
 		fprintf(f, "usage: warren forget [--db FILE] [--workspace DIR]"
 		    " RUN ...\n");
+	else if (strcmp(name, "diff") == 0)
+		fprintf(f, "usage: warren diff [--db FILE] [--workspace DIR]"
+		    " [--stat] [--color=auto|always|never] RUN\n"
+		    "Shows what a copy-on-write run changed, against the "
+		    "workspace as it is now.\n");
+	else if (strcmp(name, "apply") == 0)
+		fprintf(f, "usage: warren apply [--db FILE] [--workspace DIR]"
+		    " [--include-sensitive] RUN\n"
+		    "Writes a copy-on-write run's changes into the workspace, "
+		    "or nothing if the\nworkspace changed under any of them "
+		    "since the run started (exit 1).\n");
+	else if (strcmp(name, "discard") == 0)
+		fprintf(f, "usage: warren discard [--db FILE] [--workspace DIR]"
+		    " RUN\nThrows a copy-on-write run's changes away.\n");
 	else
 		fprintf(f, "usage: warren graph [--db FILE] [--workspace DIR]"
 		    " [--format json|dot|mermaid] RUN\n");
@@ -89,6 +112,24 @@ cmd_store_usage(const char *name, FILE *f)
 	    "workspace's latest). The\ndatabase is FILE, else $WARREN_DB, "
 	    "else $XDG_STATE_HOME/warren/warren.db.\n");
 	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
+}
+
+/* --color=auto|always|never: -1, 1, 0. */
+static int
+cmd_store_color(const char *name, const char *arg, int *color)
+{
+	if (strcmp(arg, "auto") == 0)
+		*color = -1;
+	else if (strcmp(arg, "always") == 0)
+		*color = 1;
+	else if (strcmp(arg, "never") == 0)
+		*color = 0;
+	else {
+		fprintf(stderr, "warren %s: --color=%s: give auto, always or "
+		    "never\n", name, arg);
+		return -1;
+	}
+	return 0;
 }
 
 /* Parse the options; -1 on a usage error, 1 for --help. allowed lists the
@@ -101,11 +142,12 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->limit = 20;
+	o->color = -1;
 	optind = 1;
 	opterr = 1;
 	while ((ch = getopt_long(argc, argv, "", cmd_store_longopts, NULL)) !=
 	    -1) {
-		if (ch >= OPT_JSON && ch <= OPT_ALL && !(allowed & ALLOW(ch)))
+		if (ch >= OPT_JSON && ch < OPT_HELP && !(allowed & ALLOW(ch)))
 			ch = '?';
 		switch (ch) {
 		case OPT_DB:
@@ -130,6 +172,16 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 			break;
 		case OPT_ALL:
 			o->all = 1;
+			break;
+		case OPT_STAT:
+			o->stat = 1;
+			break;
+		case OPT_COLOR:
+			if (cmd_store_color(argv[0], optarg, &o->color) == -1)
+				return -1;
+			break;
+		case OPT_SENSITIVE:
+			o->sensitive = 1;
 			break;
 		case OPT_FORMAT:
 			if (graph_format_parse(optarg, &o->format) == -1) {
@@ -203,7 +255,8 @@ cmd_legacy_db(const char *name, const char *db, const char *ws)
 }
 
 static struct store *
-cmd_store_open(const char *name, const struct cmd_store_opts *o, int *exitp)
+cmd_store_open(const char *name, const struct cmd_store_opts *o, int flags,
+    int *exitp)
 {
 	char		 path[4096], err[STORE_ERRMSG_MAX + 64];
 	struct store	*st;
@@ -212,7 +265,7 @@ cmd_store_open(const char *name, const struct cmd_store_opts *o, int *exitp)
 		*exitp = WARREN_EXIT_USAGE;
 		return NULL;
 	}
-	if ((st = store_open(path, STORE_READ, err, sizeof(err))) == NULL) {
+	if ((st = store_open(path, flags, err, sizeof(err))) == NULL) {
 		cmd_store_error(name, err);
 		*exitp = WARREN_EXIT_STORE;
 	}
@@ -485,7 +538,7 @@ cmd_runs(int argc, char **argv)
 		}
 		return WARREN_EXIT_OK;
 	}
-	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
+	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
 		return ex;
 	if (store_runs_list(st, o.all ? NULL : o.ws, (size_t)o.limit, &v,
 	    &n) == -1)
@@ -826,7 +879,7 @@ cmd_show(int argc, char **argv)
 		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
 	if (optind != argc - 1)
 		return cmd_store_usage(argv[0], stderr);
-	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
+	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
 		return ex;
 	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == 0)
 		ex = cmd_show_run(st, run, &o);
@@ -848,7 +901,7 @@ cmd_graph(int argc, char **argv)
 		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
 	if (optind != argc - 1)
 		return cmd_store_usage(argv[0], stderr);
-	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
+	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
 		return ex;
 	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == -1)
 		goto out;
@@ -940,4 +993,71 @@ cmd_forget(int argc, char **argv)
 	}
 	store_close(st);
 	return ex;
+}
+
+/*
+ * warren diff | apply | discard RUN: the run found as show finds it, its
+ * copy-on-write layer handled by cmd_cow.c. diff only reads (a running
+ * run's layer may be looked at); apply and discard write the run's row
+ * and refuse a run still running.
+ */
+static int
+cmd_store_cow(int argc, char **argv, int allowed)
+{
+	struct cmd_store_opts	 o;
+	struct store		*st;
+	struct store_run	 r;
+	int64_t			 run;
+	int			 rc, ex = WARREN_EXIT_OK, diff;
+	unsigned		 flags = 0;
+
+	diff = strcmp(argv[0], "diff") == 0;
+	if ((rc = cmd_store_parse(argc, argv, allowed, &o)) != 0)
+		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
+	if (optind != argc - 1)
+		return cmd_store_usage(argv[0], stderr);
+	if ((st = cmd_store_open(argv[0], &o, diff ? STORE_READ : 0, &ex)) ==
+	    NULL)
+		return ex;
+	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == -1)
+		goto out;
+	if (store_run_get(st, run, &r) == -1) {
+		ex = cmd_store_fail(st, argv[0]);
+		goto out;
+	}
+	if ((ex = cmd_cow_check(argv[0], &r, !diff)) == 0) {
+		if (diff) {
+			flags |= o.stat ? COW_DIFF_STAT : 0;
+			if (o.color == 1 || (o.color == -1 &&
+			    isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL))
+				flags |= COW_DIFF_COLOR;
+			ex = cmd_cow_diff(&r, flags);
+		} else if (strcmp(argv[0], "apply") == 0)
+			ex = cmd_cow_apply(st, &r, o.sensitive ?
+			    COW_APPLY_SENSITIVE : 0);
+		else
+			ex = cmd_cow_discard(st, &r);
+	}
+	store_run_free(&r);
+out:
+	store_close(st);
+	return ex;
+}
+
+int
+cmd_diff(int argc, char **argv)
+{
+	return cmd_store_cow(argc, argv, ALLOW(OPT_STAT) | ALLOW(OPT_COLOR));
+}
+
+int
+cmd_apply(int argc, char **argv)
+{
+	return cmd_store_cow(argc, argv, ALLOW(OPT_SENSITIVE));
+}
+
+int
+cmd_discard(int argc, char **argv)
+{
+	return cmd_store_cow(argc, argv, 0);
 }

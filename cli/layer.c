@@ -50,14 +50,20 @@ int
 layer_choose(const struct config *c, const struct profile_set *ps,
     const struct profile *root, enum cow_mode *mode, char *err, size_t errsz)
 {
-	char		 state[PATH_MAX], why[256];
-	const char	*want = config_str(c, "cow");
-	int		 rc;
-
 	*mode = COW_NONE;
 	if (strcmp(config_str(c, "workspace_mode"), "in-place") == 0 ||
 	    !layer_writers(ps, root))
 		return 0;
+	return layer_mechanism(config_str(c, "cow"), mode, err, errsz);
+}
+
+int
+layer_mechanism(const char *want, enum cow_mode *mode, char *err,
+    size_t errsz)
+{
+	char	 state[PATH_MAX], why[256];
+	int	 rc;
+
 	if (strcmp(want, "copy") == 0) {
 		*mode = COW_COPY;
 		return 0;

@@ -21,6 +21,9 @@ struct store_run;
 int	layer_choose(const struct config *c, const struct profile_set *ps,
 	    const struct profile *root, enum cow_mode *mode, char *err,
 	    size_t errsz);
+/* How a layer is made here: want is "auto", "overlay" or "copy". */
+int	layer_mechanism(const char *want, enum cow_mode *mode, char *err,
+	    size_t errsz);
 /* A resumed run's layer (cw->mode COW_NONE if it had none). */
 int	layer_reopen(const struct store_run *run, struct cow *cw, char *err,
 	    size_t errsz);

@@ -729,7 +729,7 @@ cow_apply_check(struct cow_apply *a)
 		    nskip == 1 ? "s" : "");
 	if (a->nconflicts == 0 && a->nrefused == 0)
 		return 0;
-	fprintf(a->out, "nothing applied: %zu conflict%s, %zu refused; the "
+	fprintf(a->out, "nothing applied (%zu conflict%s, %zu refused): the "
 	    "workspace is unchanged\n", a->nconflicts,
 	    a->nconflicts == 1 ? "" : "s", a->nrefused);
 	return 1;

@@ -537,6 +537,8 @@ cow_diff_change(struct cow_diff_out *o, int rootfd, const struct cow *c,
 static void
 cow_diff_bar(const struct cow_diff_out *o, size_t n, char c, const char *col)
 {
+	if (n == 0)
+		return;
 	fputs(cow_diff_color(o, col), o->f);
 	while (n-- > 0)
 		putc(c, o->f);

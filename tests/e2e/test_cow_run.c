@@ -12,6 +12,8 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <glob.h>
+#include <signal.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -406,6 +408,104 @@ test_discard(void **state)
 	h_ws_close(&t.w);
 }
 
+/* Kill warren -9 once its agent's mark is in the layer (overlay or copy). */
+static void
+t_kill_when_marked(pid_t pid, void *arg)
+{
+	struct t	*t = arg;
+	char		 pat[PATH_MAX + 64];
+	glob_t		 g;
+	int		 i, found = 0;
+
+	snprintf(pat, sizeof(pat), "%s/state/warren/cow/*/*/started",
+	    t->w.dir);
+	for (i = 0; i < H_HANG_GUARD_S * 10 && !found; i++) {
+		memset(&g, 0, sizeof(g));
+		found = glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+		globfree(&g);
+		if (!found)
+			usleep(100 * 1000);
+	}
+	kill(pid, SIGKILL);
+}
+
+/* A run killed mid-write resumes in the same layer. */
+static void
+test_resume_keeps_layer(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		*s;
+	char		*argv[] = { "warren", "run", "--json", "--replay", NULL,
+			    "--workspace", NULL, "the task", NULL };
+
+	(void)state;
+	t_open(&t);
+	h_turn(t.w.f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"write then wait\"}"));
+	h_turn(t.w.f, "0.1", 1, h_calls1("b", "bash", "{\"command\":"
+	    "\"echo LAYER-KEPT-5 > kept.txt; touch started; sleep 600\"}"));
+	h_turn(t.w.f, "0.1", 2, h_calls1("c", "read",
+	    "{\"path\":\"kept.txt\"}"));
+	h_turn(t.w.f, "0.1", 3, h_calls1("d", "complete",
+	    "{\"result\":\"kept\"}"));
+	h_turn(t.w.f, "0", 2, h_calls1("e", "complete",
+	    "{\"result\":\"ok\"}"));
+	h_ws_cassette_close(&t.w);
+	argv[4] = t.w.cas;
+	argv[6] = t.w.ws;
+	assert_int_equal(h_warren(&r, argv, t.env, t_kill_when_marked, &t),
+	    0);
+	assert_int_equal(r.status, 128 + SIGKILL);
+	h_run_free(&r);
+	assert_int_equal(t_layers(&t), 1);
+	t_warren(&t, &r, "resume", "--json", "--replay", t.w.cas, "1", NULL);
+	assert_int_equal(r.status, 0);
+	/* The resumed agent reads what it wrote before the kill. */
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "LAYER-KEPT-5"), 1);
+	h_run_free(&r);
+	assert_string_equal(s = t_file(&t, "kept.txt"), "");
+	free(s);
+	t_warren(&t, &r, "show", "1", NULL);
+	assert_non_null(strstr(r.out, "not applied"));
+	h_run_free(&r);
+	h_ws_close(&t.w);
+}
+
+/* sandbox exec --cow: one command, its layer a run to diff and apply. */
+static void
+test_sandbox_exec_cow(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		*s;
+
+	(void)state;
+	t_open(&t);
+	h_ws_cassette_close(&t.w);
+	t_warren(&t, &r, "sandbox", "exec", "--cow", "--profile", "general",
+	    "--workspace", t.w.ws, "--", "sh", "-c",
+	    "echo from-exec > out.txt; rm data.txt; cat out.txt", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "from-exec\n");
+	assert_non_null(strstr(r.err, "run 1 writes a copy-on-write layer"));
+	assert_non_null(strstr(r.err, "run 1 changed 2 files"));
+	h_run_free(&r);
+	assert_string_equal(s = t_file(&t, "data.txt"), "data\n");
+	free(s);
+	assert_string_equal(s = t_file(&t, "out.txt"), "");
+	free(s);
+	t_warren(&t, &r, "apply", "1", NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	assert_string_equal(s = t_file(&t, "out.txt"), "from-exec\n");
+	free(s);
+	assert_string_equal(s = t_file(&t, "data.txt"), "");
+	free(s);
+	h_ws_close(&t.w);
+}
+
 /* A run that wrote nothing leaves no layer behind. */
 static void
 test_no_change(void **state)
@@ -443,6 +543,8 @@ t_pass(const char *mode)
 		cmocka_unit_test(test_in_place),
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_no_change),
+		cmocka_unit_test(test_resume_keeps_layer),
+		cmocka_unit_test(test_sandbox_exec_cow),
 	};
 
 	t_mode = mode;

@@ -488,14 +488,14 @@ test_conflict(void **state)
 
 	(void)state;
 	t_open(&t);
-	sh("cd '%s' && echo a > a.txt && echo b > b.txt && mkdir dir && "
+	sh("cd '%s' && echo a > a.txt && echo b > b.txt && mkdir dir sub && "
 	    "echo c > dir/c.txt && echo k > kept.txt", t.ws);
 	t_fork(&t);
 	sh("cd '%s' && echo A > a.txt && echo B > b.txt && echo n > new.txt "
-	    "&& rm -r dir && echo K > kept.txt", t.view);
+	    "&& rm -r dir && echo K > kept.txt && echo s > sub/s.txt", t.view);
 	t_changes(&t);
 	sh("cd '%s' && echo user >> a.txt && echo mine > new.txt && "
-	    "echo extra > dir/extra && chmod 600 kept.txt", t.ws);
+	    "echo extra > dir/extra && chmod 600 kept.txt && rmdir sub", t.ws);
 	before = tree(t.ws);
 	assert_int_equal(t_apply(&t, 0, &rep), 1);
 	assert_non_null(strstr(rep, "conflict: a.txt: its content changed\n"));
@@ -504,7 +504,9 @@ test_conflict(void **state)
 	assert_non_null(strstr(rep, "conflict: dir: the directory holds extra,"
 	    " which the run's base did not have\n"));
 	assert_non_null(strstr(rep, "conflict: kept.txt: its mode changed\n"));
-	assert_non_null(strstr(rep, "nothing applied: 4 conflicts"));
+	assert_non_null(strstr(rep, "conflict: sub/s.txt: its directory is "
+	    "gone from the workspace"));
+	assert_non_null(strstr(rep, "nothing applied (5 conflicts, 0 refused)"));
 	after = tree(t.ws);
 	assert_string_equal(after, before);
 	t_no_journal(&t);
@@ -911,6 +913,39 @@ test_fifo_refused(void **state)
 	t_close(&t);
 }
 
+/* What a killed apply left, as its journal names it: the temporaries go
+ * (file or link), nothing else does, and no link is followed. */
+static void
+test_clean(void **state)
+{
+	struct t	 t;
+	char		 p[PATH_MAX + 64], err[512], *got;
+	FILE		*f;
+
+	(void)state;
+	t_open(&t);
+	sh("mkdir '%s/out' && cd '%s/out' && echo keep > .warren-apply.AAAA "
+	    "&& cd '%s' && mkdir d && echo t > d/.warren-apply.BBBBBBBB && "
+	    "ln -s x .warren-apply.CCCCCCCC && echo mine > mine.txt && "
+	    "ln -s '%s/out' via", t.root, t.root, t.ws, t.root);
+	snprintf(p, sizeof(p), "%s/apply.journal", t.c.dir);
+	assert_non_null(f = fopen(p, "w"));
+	fprintf(f, "%s/d/.warren-apply.BBBBBBBB\n%s/.warren-apply.CCCCCCCC\n"
+	    "%s/mine.txt\n%s/via/.warren-apply.AAAA\n%s/out/.warren-apply.AAAA"
+	    "\n%s/gone/.warren-apply.DDDDDDDD\n", t.ws, t.ws, t.ws, t.ws,
+	    t.root, t.ws);
+	fclose(f);
+	assert_int_equal(cow_apply_clean(&t.c, err, sizeof(err)), 0);
+	t_no_journal(&t);
+	got = tree(t.ws);
+	assert_null(strstr(got, ".warren-apply."));
+	assert_non_null(strstr(got, "./mine.txt"));
+	free(got);
+	snprintf(p, sizeof(p), "%s/out/.warren-apply.AAAA", t.root);
+	assert_int_equal(access(p, F_OK), 0);
+	t_close(&t);
+}
+
 int
 main(void)
 {
@@ -928,6 +963,7 @@ main(void)
 		cmocka_unit_test(test_big),
 		cmocka_unit_test(test_owner),
 		cmocka_unit_test(test_fifo_refused),
+		cmocka_unit_test(test_clean),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
