@@ -264,6 +264,30 @@ h_slurp(const char *path)
 }
 
 long long	h_fsize_limit;
+int		h_hang_guard;
+
+static unsigned long long
+h_now_ms(void)
+{
+	struct timespec	ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
+		h_die("clock_gettime");
+	return (unsigned long long)ts.tv_sec * 1000 +
+	    (unsigned long long)ts.tv_nsec / 1000000;
+}
+
+const char *
+h_deadline_missed(const struct h_run *r, const char *deadline)
+{
+	static char	msg[256];
+
+	if (!r->hung)
+		return NULL;
+	snprintf(msg, sizeof(msg), "%s did not fire: warren still ran after "
+	    "%.1f s and was killed", deadline, (double)r->ms / 1000);
+	return msg;
+}
 
 int
 h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
@@ -275,8 +299,8 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	struct rlimit	 rl;
 	long long	 fsize;
 	pid_t		 pid;
-	int		 st, i, n = 0, fd;
-	time_t		 t0;
+	int		 st, i, n = 0, fd, guard;
+	unsigned long long t0;
 
 	memset(r, 0, sizeof(*r));
 	if (bin == NULL)
@@ -292,6 +316,8 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	env[n] = NULL;
 	fsize = h_fsize_limit;
 	h_fsize_limit = 0;
+	guard = h_hang_guard > 0 ? h_hang_guard : H_HANG_GUARD_S;
+	h_hang_guard = 0;
 	if ((pid = fork()) == -1)
 		h_die("fork");
 	if (pid == 0) {
@@ -310,18 +336,22 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 		execve(bin, argv, env);
 		_exit(127);
 	}
+	t0 = h_now_ms();
 	if (during != NULL)
 		during(pid, arg);
-	t0 = time(NULL);
 	for (;;) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			break;
-		if (time(NULL) - t0 > H_HANG_GUARD_S) {
-			fprintf(stderr, "harness: warren hangs: killing it\n");
+		if (!r->hung && h_now_ms() - t0 >= (unsigned long long)guard *
+		    1000) {
+			fprintf(stderr, "harness: warren still runs after %d s: "
+			    "killing it\n", guard);
 			kill(pid, SIGKILL);
+			r->hung = 1;
 		}
 		usleep(20000);
 	}
+	r->ms = h_now_ms() - t0;
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	r->out = h_slurp(outp);
 	r->err = h_slurp(errp);
