@@ -175,13 +175,61 @@ h_calls2(const char *id1, const char *n1, const char *a1, const char *id2,
 	return buf;
 }
 
+/* The servers started and not stopped yet, for h_fakellm_teardown (by
+ * pid: the test's struct h_fakellm may be gone with its stack frame). */
+#define H_FAKELLM_LIVE	16
+static pid_t	h_fakellm_live[H_FAKELLM_LIVE];
+
+static void
+h_fakellm_remember(pid_t pid)
+{
+	int	i;
+
+	for (i = 0; i < H_FAKELLM_LIVE; i++)
+		if (h_fakellm_live[i] <= 0) {
+			h_fakellm_live[i] = pid;
+			return;
+		}
+	fprintf(stderr, "harness: over %d fakellm servers at once\n",
+	    H_FAKELLM_LIVE);
+	abort();
+}
+
+static void
+h_fakellm_reap(pid_t pid, int sig)
+{
+	int	i, st;
+
+	for (i = 0; i < H_FAKELLM_LIVE; i++)
+		if (h_fakellm_live[i] == pid)
+			h_fakellm_live[i] = 0;
+	kill(pid, sig);
+	(void)waitpid(pid, &st, 0);
+}
+
+int
+h_fakellm_teardown(void **state)
+{
+	int	i;
+
+	(void)state;
+	for (i = 0; i < H_FAKELLM_LIVE; i++)
+		if (h_fakellm_live[i] > 0) {
+			fprintf(stderr, "harness: stopping fakellm %d, left "
+			    "running by its test\n", (int)h_fakellm_live[i]);
+			h_fakellm_reap(h_fakellm_live[i], SIGTERM);
+		}
+	return 0;
+}
+
 int
 h_fakellm_start(struct h_fakellm *fl, const char *dir, const char *script)
 {
 	const char	*fake = getenv("WARREN_FAKELLM_BIN");
 	char		 spath[PATH_MAX], port[PATH_MAX], line[64] = "";
 	FILE		*f;
-	int		 i, st;
+	pid_t		 parent = getpid();
+	int		 i;
 
 	memset(fl, 0, sizeof(*fl));
 	fl->pid = -1;
@@ -196,12 +244,16 @@ h_fakellm_start(struct h_fakellm *fl, const char *dir, const char *script)
 	if ((fl->pid = fork()) == -1)
 		h_die("fork");
 	if (fl->pid == 0) {
-		/* Gone with the test even if an assertion skips the stop. */
-		(void)prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+		/* Gone with the test program should it die (a crash, an
+		 * abort); a parent already gone sent no signal. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1 ||
+		    getppid() != parent)
+			_exit(127);
 		execl(fake, "fakellm", "--script", spath, "--port-file", port,
 		    "--log", fl->log, (char *)NULL);
 		_exit(127);
 	}
+	h_fakellm_remember(fl->pid);
 	if (h_wait_file(port, 60) == -1) {
 		fprintf(stderr, "harness: fakellm wrote no %s\n", port);
 		goto fail;
@@ -225,8 +277,7 @@ h_fakellm_start(struct h_fakellm *fl, const char *dir, const char *script)
 	    "WARREN_BASE_URL=http://127.0.0.1:%s/v1", line);
 	return 0;
 fail:
-	kill(fl->pid, SIGKILL);
-	(void)waitpid(fl->pid, &st, 0);
+	h_fakellm_reap(fl->pid, SIGKILL);
 	fl->pid = -1;
 	return -1;
 }
@@ -234,12 +285,9 @@ fail:
 void
 h_fakellm_stop(struct h_fakellm *fl)
 {
-	int	st;
-
 	if (fl->pid <= 0)
 		return;
-	kill(fl->pid, SIGTERM);
-	(void)waitpid(fl->pid, &st, 0);
+	h_fakellm_reap(fl->pid, SIGTERM);
 	fl->pid = -1;
 }
 

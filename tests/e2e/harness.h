@@ -72,6 +72,12 @@ int	 h_fakellm_start(struct h_fakellm *fl, const char *dir,
 /* SIGTERM and reap it. */
 void	 h_fakellm_stop(struct h_fakellm *fl);
 /*
+ * A cmocka teardown (state unused): stop every fakellm still running. A
+ * failed assertion leaves its test before h_fakellm_stop; the server must
+ * not run on past its test.
+ */
+int	 h_fakellm_teardown(void **state);
+/*
  * Run warren with argv (argv[0] ignored) and extra environment entries
  * ("K=V", NULL-terminated, may be NULL). during(pid, arg), if given, runs
  * while warren does; it may send signals. Returns 0 and fills r.
