@@ -72,7 +72,8 @@ start_fakellm(const char *bin, const char *dir, int *port)
 	    "\"repeat\": true}\n", DELAY);
 	fclose(f);
 	if ((pid = fork()) == 0) {
-		/* Gone with the bench should it die (fatal), not listening on. */
+		/* Gone with the bench should it die (fatal), not left
+		 * listening. */
 		if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1 ||
 		    getppid() != parent)
 			_exit(127);

@@ -392,8 +392,8 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 			break;
 		if (!r->hung && h_now_ms() - t0 >= (unsigned long long)guard *
 		    1000) {
-			fprintf(stderr, "harness: warren still runs after %d s: "
-			    "killing it\n", guard);
+			fprintf(stderr, "harness: warren still runs after "
+			    "%d s: killing it\n", guard);
 			kill(pid, SIGKILL);
 			r->hung = 1;
 		}

@@ -6,8 +6,9 @@
  * the run finishes. A bad frame is killed for its own reason before the
  * hello deadline would kill the silent rogue anyway. One that ignores its
  * cancel meets the agent timeout and the kill after the grace period; a
- * deadline that does not fire fails its test after 20 s, by name. The rogue "workers" are small scripts given with
- * --worker; the supervisor starts them exactly as it starts warren-worker.
+ * deadline that does not fire fails its test after 20 s, by name. The
+ * rogue "workers" are small scripts given with --worker; the supervisor
+ * starts them exactly as it starts warren-worker.
  * A worker that floods the store with events or checkpointed messages is
  * stopped at its quota, and the rows kept for it stay under the quota.
  * And the spawn server's side of it: requests answered without the
@@ -551,11 +552,11 @@ test_cancel_ignored(void **state)
 {
 	struct ctx	*c = *state;
 	struct h_run	 r;
-	char		 hello[PATH_MAX], script[3 * PATH_MAX], got[PATH_MAX];
-	char		*argv[] = { "warren", "run", "--json", "--workspace", c->ws,
-		    "--replay", c->cas, "--db", c->db, "--worker", c->worker,
-		    "--allow-weaker-sandbox", "--agent-timeout", "1s",
-		    "deaf task", NULL };
+	char		 hello[PATH_MAX], got[PATH_MAX], script[3 * PATH_MAX];
+	char		*argv[] = { "warren", "run", "--json", "--workspace",
+		    c->ws, "--replay", c->cas, "--db", c->db, "--worker",
+		    c->worker, "--allow-weaker-sandbox", "--agent-timeout",
+		    "1s", "deaf task", NULL };
 	const char	*why = "no result after 1000 ms (--agent-timeout)";
 	FILE		*f;
 	long		 ms;

@@ -103,7 +103,7 @@ test_slots_balance(void **state)
 	(void)state;
 	assert_non_null(s);
 	strlcpy(s->n.path, "0.1", sizeof(s->n.path));
-	s->r.nlive = s->r.nactive = 1;		/* proc_start, run_schedule */
+	s->r.nlive = s->r.nactive = 1;	/* proc_start, run_schedule */
 	run_slot_park(&s->r, &s->n, 1);
 	assert_int_equal(s->r.nactive, 0);
 	run_slot_park(&s->r, &s->n, 0);
