@@ -1,0 +1,35 @@
+/*
+ * A practical subset of JSON Schema, for checking an agent's final answer
+ * against the schema a queue job gives (docs/queue.md): type (a name or a
+ * list of names), properties, required, items, enum, const and
+ * additionalProperties (false, or a schema). Other keywords are ignored,
+ * so a richer schema still checks what this subset knows. Everything
+ * validated here came from a model: hostile input, never trusted.
+ */
+#ifndef WARREN_JSCHEMA_H
+#define WARREN_JSCHEMA_H
+
+#include <stddef.h>
+
+#include <jansson.h>
+
+#define JSCHEMA_MAX_DEPTH	64	/* deeper values are refused, not walked */
+
+/* jschema.c */
+/*
+ * Validate v against schema. Returns how many errors it found (0: valid),
+ * each as a line "$.path: what" in out (cut to outsz, "..." when cut);
+ * -1 when the schema itself is not usable (out says why).
+ */
+int	jschema_validate(const json_t *schema, const json_t *v, char *out,
+	    size_t outsz);
+/*
+ * The answer text (JSON, optionally inside one ``` fence) against the
+ * schema text: 0 valid, with *output the answer as compact JSON (the
+ * caller frees); 1 invalid (out lists why: not JSON, or the errors); -1
+ * the schema is not JSON or not usable (out says why).
+ */
+int	jschema_check_text(const char *schema, const char *answer,
+	    char **output, char *out, size_t outsz);
+
+#endif
