@@ -836,6 +836,12 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 	cmd_run_writer(*stp);
 	cmd_run_masks(x, c);
 	log_info("run %lld in %s", (long long)run_id, store_filename(*stp));
+	/* Its id, for whoever reads the events (`warren queue work`). */
+	if (a->json) {
+		printf("{\"event\":\"run\",\"run\":%lld}\n",
+		    (long long)run_id);
+		fflush(stdout);
+	}
 	x->ran = 1;
 	return run_main(r, NULL);
 }
