@@ -40,6 +40,9 @@ int	cmd_discard(int argc, char **argv);
  * older warren, is there and not read (db: the --db given, or NULL). */
 void	cmd_legacy_db(const char *name, const char *db, const char *ws);
 
+/* cmd_queue_work.c: `warren queue work` (argv[0] is "work") */
+int	cmd_queue_work(int argc, char **argv);
+
 /* cmd_cow.c: a run's copy-on-write layer (cmd_store.c finds the run) */
 struct store;
 struct store_run;

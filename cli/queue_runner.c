@@ -1,0 +1,315 @@
+/*
+ * One queue job's attempt as a child `warren run --json`: its own agent
+ * tree, memory graph and copy-on-write layer, which is what keeps parallel
+ * jobs on one workspace apart. The child's stdout carries the run's JSON
+ * events (supervisor/ui.c, cli/layer.c); its stderr's last line is kept
+ * for the error. Everything it prints came from a run of agents: parsed
+ * as hostile input, bounded.
+ */
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli/queue_work.h"
+
+#define QRUN_ARGV_MAX	64
+
+/* The job's argv; extra options from $WARREN_QUEUE_RUN_ARGS (for tests:
+ * --replay, --cow, ...), split on spaces, in words. */
+static char **
+queue_runner_argv(const struct queue_job *j, const char *exe, char *words,
+    char *budget, size_t bsz, char *tmo, size_t tsz)
+{
+	static char	*av[QRUN_ARGV_MAX];
+	char		*w, *save = NULL;
+	int		 n = 0;
+
+	av[n++] = (char *)(uintptr_t)exe;
+	av[n++] = "run";
+	av[n++] = "--json";
+	av[n++] = "--workspace";
+	av[n++] = j->workspace;
+	if (j->profile != NULL && *j->profile != '\0') {
+		av[n++] = "--profile";
+		av[n++] = j->profile;
+	}
+	if (j->budget > 0) {
+		snprintf(budget, bsz, "%llu", (unsigned long long)j->budget);
+		av[n++] = "--budget";
+		av[n++] = budget;
+	}
+	if (j->timeout_ms > 0) {
+		snprintf(tmo, tsz, "%llums", (unsigned long long)j->timeout_ms);
+		av[n++] = "--agent-timeout";
+		av[n++] = tmo;
+	}
+	for (w = strtok_r(words, " \t", &save); w != NULL && n <
+	    QRUN_ARGV_MAX - 3; w = strtok_r(NULL, " \t", &save))
+		av[n++] = w;
+	av[n++] = "--";
+	av[n++] = j->task;
+	av[n] = NULL;
+	return av;
+}
+
+/* In the child: its own process group (a SIGINT at the terminal is the
+ * worker's to handle), SIGTERM when the worker dies, then exec. */
+static void
+queue_runner_child(const struct queue_job *j, const char *exe, int out,
+    int err)
+{
+	char		 budget[32], tmo[32], *words, **av;
+	const char	*extra = getenv("WARREN_QUEUE_RUN_ARGS");
+	sigset_t	 none;
+	int		 nul;
+
+	(void)setpgid(0, 0);
+	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if ((nul = open("/dev/null", O_RDONLY)) == -1 ||
+	    dup2(nul, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
+	    dup2(err, STDERR_FILENO) == -1)
+		_exit(127);
+	words = strdup(extra ? extra : "");
+	av = queue_runner_argv(j, exe, words ? words : (char *)"", budget,
+	    sizeof(budget), tmo, sizeof(tmo));
+	execv(exe, av);
+	dprintf(STDERR_FILENO, "warren queue work: %s: %s\n", exe,
+	    strerror(errno));
+	_exit(127);
+}
+
+int
+queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
+    size_t errsz)
+{
+	int	po[2], pe[2];
+
+	r->pid = -1;
+	r->out = r->err = -1;
+	r->files = -1;
+	if (pipe2(po, O_CLOEXEC) == -1) {
+		snprintf(err, errsz, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe2(pe, O_CLOEXEC) == -1) {
+		snprintf(err, errsz, "pipe: %s", strerror(errno));
+		close(po[0]);
+		close(po[1]);
+		return -1;
+	}
+	if ((r->pid = fork()) == -1) {
+		snprintf(err, errsz, "fork: %s", strerror(errno));
+		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
+		return -1;
+	}
+	if (r->pid == 0)
+		queue_runner_child(&r->job, exe, po[1], pe[1]);
+	/* Also here: whichever of the two runs first. */
+	(void)setpgid(r->pid, r->pid);
+	close(po[1]);
+	close(pe[1]);
+	r->out = po[0];
+	r->err = pe[0];
+	(void)fcntl(r->out, F_SETFL, O_NONBLOCK);
+	(void)fcntl(r->err, F_SETFL, O_NONBLOCK);
+	r->started = now;
+	if (r->job.timeout_ms > 0)
+		r->deadline = now + r->job.timeout_ms;
+	return 0;
+}
+
+/* One event line: the result, the run's id, the layer's changes. */
+static void
+queue_runner_event(struct qrun *r, const char *line)
+{
+	json_t		*o, *x;
+	const char	*ev;
+
+	if ((o = json_loads(line, 0, NULL)) == NULL)
+		return;
+	if ((ev = json_string_value(json_object_get(o, "event"))) == NULL)
+		;
+	else if (strcmp(ev, "result") == 0) {
+		r->have_result = 1;
+		r->ok = json_is_true(json_object_get(o, "ok"));
+		free(r->result);
+		x = json_object_get(o, "result");
+		r->result = json_is_string(x) ? strdup(json_string_value(x)) :
+		    NULL;
+	} else if (strcmp(ev, "run") == 0 && r->run_id == 0 &&
+	    json_is_integer(x = json_object_get(o, "run")))
+		r->run_id = json_integer_value(x);
+	else if (strcmp(ev, "changes") == 0 &&
+	    json_is_integer(x = json_object_get(o, "files")))
+		r->files = (long)json_integer_value(x);
+	json_decref(o);
+}
+
+/* stdout bytes: whole lines become events; an overlong one is skipped. */
+static void
+queue_runner_out(struct qrun *r, const char *p, size_t n)
+{
+	const char	*nl;
+	size_t		 k;
+	char		*t;
+
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		k = nl ? (size_t)(nl - p) : n;
+		if (!r->skipping && r->len + k + 1 > QRUN_LINE_MAX)
+			r->skipping = 1;
+		if (!r->skipping) {
+			if (r->len + k + 1 > r->cap) {
+				if ((t = realloc(r->line, r->len + k + 1 +
+				    4096)) == NULL) {
+					r->skipping = 1;
+					goto next;
+				}
+				r->line = t;
+				r->cap = r->len + k + 1 + 4096;
+			}
+			memcpy(r->line + r->len, p, k);
+			r->len += k;
+		}
+next:
+		if (nl == NULL)
+			return;
+		if (!r->skipping) {
+			r->line[r->len] = '\0';
+			queue_runner_event(r, r->line);
+		}
+		r->len = 0;
+		r->skipping = 0;
+		p += k + 1;
+		n -= k + 1;
+	}
+}
+
+/* stderr bytes: keep the last line that is not empty (its head). */
+static void
+queue_runner_errout(struct qrun *r, const char *p, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] != '\n') {
+			if (r->errlen < sizeof(r->errbuf) - 1)
+				r->errbuf[r->errlen++] = p[i];
+			continue;
+		}
+		if (r->errlen > 0) {
+			r->errbuf[r->errlen] = '\0';
+			memcpy(r->errline, r->errbuf, r->errlen + 1);
+		}
+		r->errlen = 0;
+	}
+}
+
+void
+queue_runner_read(struct qrun *r, int fd)
+{
+	char	buf[65536];
+	ssize_t	n;
+
+	for (;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0)
+			break;
+		if (fd == r->out)
+			queue_runner_out(r, buf, (size_t)n);
+		else
+			queue_runner_errout(r, buf, (size_t)n);
+	}
+	/* The end (or an error reading it): a last partial line counts. */
+	if (fd == r->err && r->errlen > 0)
+		queue_runner_errout(r, "\n", 1);
+	close(fd);
+	if (fd == r->out)
+		r->out = -1;
+	else
+		r->err = -1;
+}
+
+void
+queue_runner_stop(struct qrun *r, enum qrun_stop why, uint64_t now)
+{
+	if (r->stop == QRUN_NOT_STOPPED)
+		r->stop = why;
+	if (r->pid <= 0 || r->kill_at != 0)
+		return;
+	/* The run cancels its agents on SIGTERM (supervisor/run.c). */
+	(void)kill(r->pid, SIGTERM);
+	r->kill_at = now + QRUN_KILL_GRACE_MS;
+}
+
+void
+queue_runner_tick(struct qrun *r, uint64_t now)
+{
+	if (r->pid > 0 && r->deadline != 0 && now >= r->deadline &&
+	    r->kill_at == 0)
+		queue_runner_stop(r, QRUN_TIMEOUT, now);
+	if (r->pid > 0 && r->kill_at != 0 && now >= r->kill_at) {
+		(void)kill(-r->pid, SIGKILL);
+		(void)kill(r->pid, SIGKILL);
+		r->kill_at = UINT64_MAX;
+	}
+}
+
+int
+queue_runner_reap(struct qrun *r)
+{
+	pid_t	p;
+
+	if (r->pid <= 0)
+		return 1;
+	if ((p = waitpid(r->pid, &r->status, WNOHANG)) == 0 || (p == -1 &&
+	    errno == EINTR))
+		return 0;
+	if (p == -1)
+		r->status = W_EXITCODE(127, 0);
+	r->pid = -1;
+	/* What it wrote before it ended; a grandchild holding a pipe open
+	 * does not keep the job running. */
+	if (r->out != -1)
+		queue_runner_read(r, r->out);
+	if (r->err != -1)
+		queue_runner_read(r, r->err);
+	if (r->out != -1)
+		close(r->out), r->out = -1;
+	if (r->err != -1)
+		close(r->err), r->err = -1;
+	return 1;
+}
+
+void
+queue_runner_free(struct qrun *r)
+{
+	if (r->out != -1)
+		close(r->out);
+	if (r->err != -1)
+		close(r->err);
+	free(r->line);
+	free(r->result);
+	queue_job_free(&r->job);
+	memset(r, 0, sizeof(*r));
+	r->out = r->err = -1;
+}

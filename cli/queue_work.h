@@ -1,0 +1,98 @@
+/*
+ * `warren queue work` (cmd_queue_work.c): the jobs it runs as children
+ * (queue_runner.c), what each attempt produced (queue_outcome.c) and what
+ * the user sees (queue_progress.c). docs/queue.md, "Working the queue".
+ */
+#ifndef WARREN_QUEUE_WORK_H
+#define WARREN_QUEUE_WORK_H
+
+#include <sys/types.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "queue/queue.h"
+
+#define QRUN_KILL_GRACE_MS	5000	/* SIGTERM, then SIGKILL this later */
+#define QRUN_LINE_MAX		(16u << 20) /* longer event lines are skipped */
+#define QRUN_ERRLINE_MAX	512
+
+/* Why a run was stopped before it ended by itself. */
+enum qrun_stop {
+	QRUN_NOT_STOPPED = 0,
+	QRUN_LOST,		/* the lease was lost: record nothing */
+	QRUN_CANCEL,		/* cancel asked: the job ends cancelled */
+	QRUN_INTERRUPT,		/* the worker was interrupted: retry */
+	QRUN_TIMEOUT,		/* the job's timeout ran out: retry */
+};
+
+/* One job's attempt, run as `warren run --json` in a child. */
+struct qrun {
+	struct queue_job job;		/* as claimed; attempt = job.attempts */
+	pid_t		 pid;		/* -1 once reaped */
+	int		 out, err;	/* our ends of its pipes; -1: closed */
+	int		 status;	/* wait status, once reaped */
+	/* From its events (stdout) and its last error line (stderr). */
+	char		*line;		/* the stdout line being read */
+	size_t		 len, cap;
+	int		 skipping;	/* the line is past QRUN_LINE_MAX */
+	char		 errbuf[QRUN_ERRLINE_MAX];
+	size_t		 errlen;
+	char		 errline[QRUN_ERRLINE_MAX];
+	int		 have_result, ok;
+	char		*result;	/* the result event's text */
+	int64_t		 run_id;	/* the run event's id, 0 if none */
+	long		 files;		/* the changes event's, -1 if none */
+	/* Its clock (monotonic ms). */
+	uint64_t	 started, next_beat, deadline;	/* deadline 0: none */
+	uint64_t	 kill_at;	/* stopping: SIGKILL then (0: not) */
+	enum qrun_stop	 stop;
+};
+
+/* queue_runner.c */
+/*
+ * Start the job's run: exe run --json --workspace WS [--profile P]
+ * [--budget N] [--agent-timeout D] [$WARREN_QUEUE_RUN_ARGS] -- TASK, in a
+ * process group of its own, stdin /dev/null. 0, or -1 with err.
+ */
+int	queue_runner_start(struct qrun *r, const char *exe, uint64_t now,
+	    char *err, size_t errsz);
+/* Read what fd (r->out or r->err) has; closes it at its end. */
+void	queue_runner_read(struct qrun *r, int fd);
+/* SIGTERM (once), SIGKILL QRUN_KILL_GRACE_MS later (queue_runner_tick). */
+void	queue_runner_stop(struct qrun *r, enum qrun_stop why, uint64_t now);
+void	queue_runner_tick(struct qrun *r, uint64_t now);
+/* 1 when the run has exited (its pipes drained and closed), else 0. */
+int	queue_runner_reap(struct qrun *r);
+void	queue_runner_free(struct qrun *r);
+
+/* queue_outcome.c */
+struct qoutcome {
+	struct queue_result res;	/* its strings point into the fields
+					   below */
+	int		 ok;		/* complete, not fail */
+	unsigned	 flags;		/* queue_fail's */
+	char		*answer, *output, *error, *diff;
+};
+/* What a reaped run produced: done, or failed with why. */
+void	queue_outcome_make(struct qoutcome *o, struct qrun *r, uint64_t now);
+void	queue_outcome_free(struct qoutcome *o);
+/* "exit 4 (the LLM endpoint failed after retries)" for a wait status. */
+void	queue_outcome_exit(char *buf, size_t sz, int status);
+
+/* queue_progress.c */
+struct qprogress;
+struct qprogress *queue_progress_new(int json, struct queue *q);
+void	queue_progress_start(struct qprogress *p, const struct qrun *r);
+/* An attempt ended: outcome "done", "failed", "cancelled", "lost" or
+ * "interrupted"; status what the job became ("retrying", "dead" ...). */
+void	queue_progress_end(struct qprogress *p, const struct qrun *r,
+	    const struct qoutcome *o, const char *outcome,
+	    const char *status);
+/* Redraw the terminal line if due (10 per second at most). */
+void	queue_progress_tick(struct qprogress *p, unsigned running,
+	    uint64_t now);
+/* The line's last state, then a newline (a terminal); frees p. */
+void	queue_progress_free(struct qprogress *p);
+
+#endif
