@@ -1,0 +1,979 @@
+/*
+ * `warren queue work` end to end (issue 21, docs/queue.md): the real
+ * warren binary works a real SQLite queue file, each job one `warren run`
+ * against the fakellm server, scripted by a marker in each job's task.
+ * Jobs succeed with their answers, tokens and run ids; a job whose agent
+ * fails twice then succeeds has 3 attempts; a dead job keeps every
+ * attempt's error; a schema is checked; a cancel reaches a running job's
+ * agents; two workers run every job exactly once; kill -9 of the worker
+ * at random moments loses and duplicates no result; two parallel jobs on
+ * one workspace never see each other's writes.
+ */
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <fcntl.h>
+#include <limits.h>
+#include <pty.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "queue/queue.h"
+#include "tests/e2e/harness.h"
+
+extern char **environ;
+
+#define KEY	"sk-queue-e2e-3f1d"
+#define USAGE	",\"usage\":{\"input\":11,\"output\":7}"
+
+/* One test: its directory, workspace, queue file, fakellm, environment. */
+struct tq {
+	char		*dir;
+	char		 ws[PATH_MAX];
+	char		 db[PATH_MAX];
+	char		 st[PATH_MAX + 32], cf[PATH_MAX + 32];
+	struct h_fakellm fl;
+	struct queue	*q;
+	char		*env[12];
+};
+
+/* The script's text, built rule by rule. */
+static char	tq_script[65536];
+
+static void
+tq_rule(const char *fmt, ...)
+{
+	size_t	len = strlen(tq_script);
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tq_script + len, sizeof(tq_script) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* A rule: a request whose body holds marker gets the root's complete. */
+static void
+tq_rule_complete(const char *marker, const char *result_json)
+{
+	tq_rule("%s{\"match\":\"%s\",\"repeat\":true,\"responses\":[{\"reply\":"
+	    "{\"calls\":[{\"id\":\"c1\",\"name\":\"complete\",\"arguments\":"
+	    "{\"result\":%s}}]" USAGE "}}]}", tq_script[0] ? ",\n" : "",
+	    marker, result_json);
+}
+
+/* Start fakellm on the rules so far, open the queue. 1: skip. */
+static int
+tq_open(struct tq *t, const char *extra_env)
+{
+	char	script[sizeof(tq_script) + 32];
+	char	err[QUEUE_ERR_MAX];
+	int	rc, n = 0;
+
+	memset(t, 0, sizeof(*t));
+	t->dir = h_tmpdir();
+	snprintf(t->ws, sizeof(t->ws), "%s/ws", t->dir);
+	h_write(t->ws, "data.txt", "data\n", 0);
+	snprintf(t->db, sizeof(t->db), "%s/queue/queue.db", t->dir);
+	snprintf(t->st, sizeof(t->st), "XDG_STATE_HOME=%s/state", t->dir);
+	snprintf(t->cf, sizeof(t->cf), "XDG_CONFIG_HOME=%s/config", t->dir);
+	snprintf(script, sizeof(script), "{\"rules\":[\n%s\n]}\n", tq_script);
+	tq_script[0] = '\0';
+	if ((rc = h_fakellm_start(&t->fl, t->dir, script)) == 1)
+		return 1;
+	assert_int_equal(rc, 0);
+	t->env[n++] = t->st;
+	t->env[n++] = t->cf;
+	t->env[n++] = t->fl.env_url;
+	t->env[n++] = "WARREN_API_KEY=" KEY;
+	t->env[n++] = "WARREN_MODEL=fake-model";
+	t->env[n++] = "WARREN_RETRIES=0";
+	if (extra_env != NULL)
+		t->env[n++] = (char *)(uintptr_t)extra_env;
+	t->env[n] = NULL;
+	t->q = queue_open(t->db, err, sizeof(err));
+	if (t->q == NULL)
+		fail_msg("queue_open %s: %s", t->db, err);
+	return 0;
+}
+
+static void
+tq_close(struct tq *t)
+{
+	queue_close(t->q);
+	h_fakellm_stop(&t->fl);
+	h_rm_rf(t->dir);
+	free(t->dir);
+}
+
+static int64_t
+tq_add(struct tq *t, const char *task, int max_attempts, const char *schema)
+{
+	struct queue_job_new	 j;
+	int64_t			 id;
+	int			 existed;
+
+	memset(&j, 0, sizeof(j));
+	j.task = task;
+	j.workspace = t->ws;
+	j.max_attempts = max_attempts;
+	j.schema = schema;
+	if (queue_add(t->q, &j, &id, &existed) == -1)
+		fail_msg("queue_add: %s", queue_errmsg(t->q));
+	return id;
+}
+
+/* warren queue work --queue DB --json [more...]. */
+static void
+tq_work(struct tq *t, struct h_run *r, void (*during)(pid_t, void *),
+    void *arg, ...)
+{
+	char	*argv[24];
+	va_list	 ap;
+	int	 n = 0;
+
+	argv[n++] = "warren";
+	argv[n++] = "queue";
+	argv[n++] = "work";
+	argv[n++] = "--queue";
+	argv[n++] = t->db;
+	argv[n++] = "--json";
+	va_start(ap, arg);
+	while (n < 23 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	assert_int_equal(h_warren(r, argv, t->env, during, arg), 0);
+}
+
+static void
+tq_get(struct tq *t, int64_t id, struct queue_job *j,
+    struct queue_attempt **a, size_t *na)
+{
+	if (queue_get(t->q, id, j, a, na) == -1)
+		fail_msg("queue_get %lld: %s", (long long)id,
+		    queue_errmsg(t->q));
+}
+
+/* Jobs succeed: their answers, run ids, tokens; one event per start/end. */
+static void
+test_jobs_succeed(void **state)
+{
+	struct tq		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na;
+	int64_t			 id[3];
+	char			 m[32], res[64];
+	int			 i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		snprintf(m, sizeof(m), "QJOB-%03d-", i);
+		snprintf(res, sizeof(res), "\"RESULT-%03d\"", i);
+		tq_rule_complete(m, res);
+	}
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	for (i = 0; i < 3; i++) {
+		snprintf(m, sizeof(m), "QJOB-%03d- say hello", i);
+		id[i] = tq_add(&t, m, 0, NULL);
+	}
+	tq_work(&t, &r, NULL, NULL, "--jobs", "2", NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(h_count_lines(r.out, "\"job_start\"", NULL), 3);
+	assert_int_equal(h_count_lines(r.out, "\"job_end\"",
+	    "\"outcome\":\"done\""), 3);
+	h_run_free(&r);
+	for (i = 0; i < 3; i++) {
+		tq_get(&t, id[i], &j, &a, &na);
+		snprintf(res, sizeof(res), "RESULT-%03d", i);
+		assert_int_equal(j.status, QUEUE_DONE);
+		assert_int_equal(j.attempts, 1);
+		assert_non_null(j.answer);
+		assert_string_equal(j.answer, res);
+		assert_true(j.run_id > 0);
+		assert_int_equal(j.tokens_in, 11);
+		assert_int_equal(j.tokens_out, 7);
+		assert_true(j.wall_ms > 0);
+		assert_int_equal(na, 1);
+		queue_job_free(&j);
+		queue_attempts_free(a, na);
+	}
+	tq_close(&t);
+}
+
+/* A schema: a matching answer is kept as its output; one that does not
+ * match fails with the validation errors. */
+static void
+test_schema(void **state)
+{
+	static const char schema[] = "{\"type\":\"object\",\"required\":"
+	    "[\"n\"],\"properties\":{\"n\":{\"type\":\"integer\"}}}";
+	struct tq		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na;
+	int64_t			 good, bad;
+
+	(void)state;
+	tq_rule_complete("QJOB-GOOD-", "\"{\\\"n\\\": 5}\"");
+	tq_rule_complete("QJOB-BAD-", "\"{\\\"n\\\": \\\"five\\\"}\"");
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	good = tq_add(&t, "QJOB-GOOD- count", 1, schema);
+	bad = tq_add(&t, "QJOB-BAD- count", 1, schema);
+	tq_work(&t, &r, NULL, NULL, NULL);
+	assert_int_equal(r.status, 1);		/* one job dead */
+	h_run_free(&r);
+	tq_get(&t, good, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DONE);
+	assert_non_null(j.output);
+	assert_string_equal(j.output, "{\"n\":5}");
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_get(&t, bad, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DEAD);
+	assert_non_null(j.error);
+	assert_non_null(strstr(j.error, "does not match the job's schema"));
+	assert_non_null(strstr(j.error, "$.n: expected integer, got string"));
+	assert_null(j.output);
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_close(&t);
+}
+
+#define TQ_500	"{\"status\":500,\"body\":{\"error\":{\"message\":" \
+		"\"FAKE-OUTAGE\"}}}"
+
+/* Fails twice (the endpoint answers 500), then succeeds: attempts 3. */
+static void
+test_fails_twice_then_succeeds(void **state)
+{
+	struct tq		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na, i;
+	int64_t			 id;
+
+	(void)state;
+	tq_rule("{\"match\":\"QJOB-FLAKY-\",\"repeat\":true,\"responses\":["
+	    TQ_500 "," TQ_500 ",{\"reply\":{\"calls\":[{\"id\":\"c1\","
+	    "\"name\":\"complete\",\"arguments\":{\"result\":\"THIRD-TIME\"}}]"
+	    USAGE "}}]}");
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	id = tq_add(&t, "QJOB-FLAKY- try", 3, NULL);
+	tq_work(&t, &r, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(h_count_lines(r.out, "\"job_end\"",
+	    "\"status\":\"retrying\""), 2);
+	h_run_free(&r);
+	tq_get(&t, id, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DONE);
+	assert_int_equal(j.attempts, 3);
+	assert_string_equal(j.answer, "THIRD-TIME");
+	assert_int_equal(na, 3);
+	for (i = 0; i < 2; i++) {
+		assert_string_equal(a[i].outcome, "failed");
+		assert_non_null(a[i].error);
+		assert_non_null(strstr(a[i].error, "exit 4 (the LLM endpoint"));
+	}
+	assert_string_equal(a[2].outcome, "done");
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_close(&t);
+}
+
+/* Dead after its attempts, every attempt's error kept; exit 1. */
+static void
+test_dead(void **state)
+{
+	struct tq		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na, i;
+	int64_t			 id;
+
+	(void)state;
+	tq_rule("{\"match\":\"QJOB-DOOMED-\",\"repeat\":true,\"responses\":["
+	    TQ_500 "]}");
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	id = tq_add(&t, "QJOB-DOOMED- try", 2, NULL);
+	tq_work(&t, &r, NULL, NULL, NULL);
+	assert_int_equal(r.status, 1);
+	assert_int_equal(h_count_lines(r.out, "\"job_end\"",
+	    "\"status\":\"dead\""), 1);
+	h_run_free(&r);
+	tq_get(&t, id, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DEAD);
+	assert_int_equal(j.attempts, 2);
+	assert_int_equal(na, 2);
+	for (i = 0; i < na; i++) {
+		assert_string_equal(a[i].outcome, "failed");
+		assert_non_null(a[i].error);
+		assert_non_null(strstr(a[i].error, "exit 4"));
+		assert_non_null(strstr(a[i].error, "FAKE-OUTAGE"));
+	}
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_close(&t);
+}
+
+/* The root delegates to general, whose bash sleeps until cancelled. */
+struct tq_cancel {
+	struct tq	*t;
+	int64_t		 id;
+	unsigned long long asked_ms;	/* when the cancel was asked */
+	int		 found;		/* the sleep was seen running */
+};
+
+static unsigned long long
+tq_now_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000 + (unsigned long long)
+	    ts.tv_nsec / 1000000;
+}
+
+static void
+tq_cancel_during(pid_t pid, void *arg)
+{
+	struct tq_cancel	*c = arg;
+	pid_t			 p[4];
+	int			 i;
+
+	(void)pid;
+	for (i = 0; i < 600 && !c->found; i++) {
+		if (h_find_procs("sleep 47.5", p, 4) > 0)
+			c->found = 1;
+		else
+			usleep(50 * 1000);
+	}
+	c->asked_ms = tq_now_ms();
+	assert_int_equal(queue_cancel(c->t->q, c->id), 0);
+}
+
+static void
+test_cancel_running(void **state)
+{
+	struct tq		 t;
+	struct tq_cancel	 c;
+	struct h_run		 r;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na;
+	pid_t			 p[4];
+
+	(void)state;
+	tq_rule("{\"match\":\"CANCEL-SUB\",\"repeat\":true,\"responses\":[{"
+	    "\"reply\":{\"calls\":[{\"id\":\"b1\",\"name\":\"bash\","
+	    "\"arguments\":{\"command\":\"sleep 47.5\"}}]}}]},\n"
+	    "{\"match\":\"QJOB-CANCEL-\",\"repeat\":true,\"responses\":[{"
+	    "\"reply\":{\"calls\":[{\"id\":\"d1\",\"name\":\"delegate\","
+	    "\"arguments\":{\"profile\":\"general\",\"task\":\"CANCEL-SUB "
+	    "wait\"}}]}}]}");
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	memset(&c, 0, sizeof(c));
+	c.t = &t;
+	c.id = tq_add(&t, "QJOB-CANCEL- wait", 3, NULL);
+	h_hang_guard = 20;	/* a cancel that does not stop it: seconds */
+	tq_work(&t, &r, tq_cancel_during, &c, "--lease", "1500ms", NULL);
+	assert_false(r.hung);
+	assert_true(c.found);
+	/* Heartbeat (lease / 3), SIGTERM, the run's own cancel: seconds. */
+	print_message("cancel to end: %llu ms\n", tq_now_ms() - c.asked_ms);
+	assert_true(tq_now_ms() - c.asked_ms < 8000);
+	assert_int_equal(r.status, 1);
+	assert_int_equal(h_count_lines(r.out, "\"job_end\"",
+	    "\"outcome\":\"cancelled\""), 1);
+	h_run_free(&r);
+	/* The agents are gone with the run. */
+	assert_int_equal(h_find_procs("sleep 47.5", p, 4), 0);
+	tq_get(&t, c.id, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_CANCELLED);
+	assert_int_equal(j.attempts, 1);
+	assert_int_equal(na, 1);
+	assert_string_equal(a[0].outcome, "cancelled");
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_close(&t);
+}
+
+/* A job whose general sleeps in bash (sleep SECS), then both complete. */
+static void
+tq_rules_sleeper(const char *secs)
+{
+	tq_rule("%s{\"match\":\"SUB-DONE\",\"repeat\":true,\"responses\":[{"
+	    "\"reply\":{\"calls\":[{\"id\":\"r2\",\"name\":\"complete\","
+	    "\"arguments\":{\"result\":\"SLEEPER-FINISHED\"}}]}}]},\n"
+	    "{\"match\":\"SLEPT-OK\",\"repeat\":true,\"responses\":[{"
+	    "\"reply\":{\"calls\":[{\"id\":\"g2\",\"name\":\"complete\","
+	    "\"arguments\":{\"result\":\"SUB-DONE\"}}]}}]},\n"
+	    "{\"match\":\"SLEEP-SUB\",\"repeat\":true,\"responses\":[{"
+	    "\"reply\":{\"calls\":[{\"id\":\"g1\",\"name\":\"bash\","
+	    "\"arguments\":{\"command\":\"sleep %s; echo SLEPT-%s\"}}]}}]},\n"
+	    "{\"match\":\"QJOB-SLEEP-\",\"repeat\":true,\"responses\":[{"
+	    "\"reply\":{\"calls\":[{\"id\":\"r1\",\"name\":\"delegate\","
+	    "\"arguments\":{\"profile\":\"general\",\"task\":\"SLEEP-SUB "
+	    "now\"}}]}}]}", tq_script[0] ? ",\n" : "", secs, "OK");
+}
+
+/* Signals to send once the sleep runs: sig1, then sig2 (0: none). */
+struct tq_sig {
+	const char	*needle;
+	int		 sig1, sig2;
+	int		 found;
+};
+
+static void
+tq_sig_during(pid_t pid, void *arg)
+{
+	struct tq_sig	*s = arg;
+	pid_t		 p[4];
+	int		 i;
+
+	for (i = 0; i < 600 && !s->found; i++) {
+		if (h_find_procs(s->needle, p, 4) > 0)
+			s->found = 1;
+		else
+			usleep(50 * 1000);
+	}
+	kill(pid, s->sig1);
+	if (s->sig2 != 0) {
+		usleep(200 * 1000);
+		kill(pid, s->sig2);
+	}
+}
+
+/* One SIGINT: no more claims, the running job finishes; exit 130. */
+static void
+test_sigint_finishes(void **state)
+{
+	struct tq		 t;
+	struct tq_sig		 s = { "sleep 2.25", SIGINT, 0, 0 };
+	struct h_run		 r;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na;
+	int64_t			 one, two;
+
+	(void)state;
+	tq_rules_sleeper("2.25");
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	one = tq_add(&t, "QJOB-SLEEP- one", 3, NULL);
+	two = tq_add(&t, "QJOB-SLEEP- two", 3, NULL);
+	tq_work(&t, &r, tq_sig_during, &s, NULL);
+	assert_true(s.found);
+	assert_int_equal(r.status, 130);
+	h_run_free(&r);
+	tq_get(&t, one, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DONE);
+	assert_string_equal(j.answer, "SLEEPER-FINISHED");
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_get(&t, two, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_QUEUED);
+	assert_int_equal(j.attempts, 0);
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_close(&t);
+}
+
+/* A second SIGINT, or a SIGTERM: the runs stop, their attempts fail as
+ * interrupted (the job retries); exit 130. */
+static void
+tq_interrupt(int sig1, int sig2)
+{
+	struct tq		 t;
+	struct tq_sig		 s = { "sleep 31.25", sig1, sig2, 0 };
+	struct h_run		 r;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na;
+	pid_t			 p[4];
+	int64_t			 id;
+
+	tq_rules_sleeper("31.25");
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	id = tq_add(&t, "QJOB-SLEEP- one", 3, NULL);
+	h_hang_guard = 20;
+	tq_work(&t, &r, tq_sig_during, &s, NULL);
+	assert_true(s.found);
+	assert_false(r.hung);
+	assert_int_equal(r.status, 130);
+	assert_true(r.ms < 15000);
+	assert_int_equal(h_count_lines(r.out, "\"job_end\"",
+	    "\"outcome\":\"interrupted\""), 1);
+	h_run_free(&r);
+	assert_int_equal(h_find_procs("sleep 31.25", p, 4), 0);
+	tq_get(&t, id, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_RETRYING);
+	assert_int_equal(na, 1);
+	assert_string_equal(a[0].outcome, "failed");
+	assert_non_null(strstr(a[0].error, "interrupted"));
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_close(&t);
+}
+
+static void
+test_sigint_twice_stops(void **state)
+{
+	(void)state;
+	tq_interrupt(SIGINT, SIGINT);
+}
+
+static void
+test_sigterm_stops(void **state)
+{
+	(void)state;
+	tq_interrupt(SIGTERM, 0);
+}
+
+/*
+ * A lost lease: the worker stopped (SIGSTOP) past its lease, another
+ * worker (the test) claims the job; at its next heartbeat the first
+ * worker kills its run and records nothing.
+ */
+static void
+tq_lost_during(pid_t pid, void *arg)
+{
+	struct tq		*t = arg;
+	struct queue_job	 j;
+	struct queue_result	 res;
+	pid_t			 p[4];
+	int			 i;
+
+	for (i = 0; i < 600 && h_find_procs("sleep 29.75", p, 4) == 0; i++)
+		usleep(50 * 1000);
+	kill(pid, SIGSTOP);
+	usleep(1500 * 1000);
+	memset(&j, 0, sizeof(j));
+	assert_int_equal(queue_claim(t->q, "thief:1:1", 60000, 0, &j), 1);
+	assert_int_equal(j.attempts, 2);
+	kill(pid, SIGCONT);
+	/* The first worker's run is killed at its next heartbeat. */
+	for (i = 0; i < 200 && h_find_procs("sleep 29.75", p, 4) > 0; i++)
+		usleep(50 * 1000);
+	assert_int_equal(h_find_procs("sleep 29.75", p, 4), 0);
+	memset(&res, 0, sizeof(res));
+	res.answer = "THIEF-ANSWER";
+	assert_int_equal(queue_complete(t->q, j.id, 2, "thief:1:1", &res), 0);
+	queue_job_free(&j);
+}
+
+static void
+test_lease_lost(void **state)
+{
+	struct tq		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na;
+	int64_t			 id;
+
+	(void)state;
+	tq_rules_sleeper("29.75");
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	id = tq_add(&t, "QJOB-SLEEP- one", 3, NULL);
+	h_hang_guard = 25;
+	tq_work(&t, &r, tq_lost_during, &t, "--lease", "1s", NULL);
+	assert_false(r.hung);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(h_count_lines(r.out, "\"job_end\"",
+	    "\"outcome\":\"lost\""), 1);
+	h_run_free(&r);
+	tq_get(&t, id, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DONE);
+	assert_string_equal(j.answer, "THIEF-ANSWER");
+	assert_int_equal(na, 2);
+	assert_string_equal(a[0].outcome, "lease expired");
+	assert_string_equal(a[1].outcome, "done");
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_close(&t);
+}
+
+#define TQ_NJOBS	12
+
+/* A second worker on the same queue while the first runs. */
+struct tq_second {
+	struct tq	*t;
+	struct h_run	 r;
+};
+
+static void
+tq_second_during(pid_t pid, void *arg)
+{
+	struct tq_second	*s = arg;
+
+	(void)pid;
+	usleep(100 * 1000);
+	tq_work(s->t, &s->r, NULL, NULL, "--jobs", "2", NULL);
+}
+
+/* Every job's answer is its own, its one attempt done. */
+static void
+tq_assert_each_once(struct tq *t, const int64_t *id, int n)
+{
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na, k, ndone;
+	char			 res[64];
+	int			 i;
+
+	for (i = 0; i < n; i++) {
+		tq_get(t, id[i], &j, &a, &na);
+		snprintf(res, sizeof(res), "RESULT-%03d", i);
+		assert_int_equal(j.status, QUEUE_DONE);
+		assert_non_null(j.answer);
+		assert_string_equal(j.answer, res);
+		for (k = 0, ndone = 0; k < na; k++)
+			if (strcmp(a[k].outcome, "done") == 0)
+				ndone++;
+		if (ndone != 1)
+			fail_msg("job %lld: %zu attempts done", (long long)id[i],
+			    ndone);
+		queue_job_free(&j);
+		queue_attempts_free(a, na);
+	}
+}
+
+static void
+tq_rules_n(int n, int delay_ms)
+{
+	char	m[32];
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(m, sizeof(m), "QJOB-%03d-", i);
+		tq_rule("%s{\"match\":\"%s\",\"repeat\":true,\"responses\":[{"
+		    "\"delay_ms\":%d,\"reply\":{\"calls\":[{\"id\":\"c1\","
+		    "\"name\":\"complete\",\"arguments\":{\"result\":"
+		    "\"RESULT-%03d\"}}]" USAGE "}}]}", tq_script[0] ? ",\n" :
+		    "", m, delay_ms, i);
+	}
+}
+
+static void
+tq_add_n(struct tq *t, int64_t *id, int n, int attempts)
+{
+	char	task[64];
+	int	i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(task, sizeof(task), "QJOB-%03d- say it", i);
+		id[i] = tq_add(t, task, attempts, NULL);
+	}
+}
+
+static void
+test_two_workers(void **state)
+{
+	struct tq		 t;
+	struct tq_second	 s;
+	struct h_run		 r;
+	int64_t			 id[TQ_NJOBS];
+	int			 n;
+	char			*log;
+
+	(void)state;
+	tq_rules_n(TQ_NJOBS, 200);
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	tq_add_n(&t, id, TQ_NJOBS, 3);
+	memset(&s, 0, sizeof(s));
+	s.t = &t;
+	tq_work(&t, &r, tq_second_during, &s, "--jobs", "2", NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(s.r.status, 0);
+	n = h_count_lines(r.out, "\"job_end\"", "\"outcome\":\"done\"");
+	print_message("worker A ran %d jobs, worker B %d\n", n,
+	    h_count_lines(s.r.out, "\"job_end\"", "\"outcome\":\"done\""));
+	/* Both worked, and together ran each job once. */
+	assert_true(n > 0 && n < TQ_NJOBS);
+	assert_int_equal(n + h_count_lines(s.r.out, "\"job_end\"",
+	    "\"outcome\":\"done\""), TQ_NJOBS);
+	h_run_free(&r);
+	h_run_free(&s.r);
+	tq_assert_each_once(&t, id, TQ_NJOBS);
+	/* One LLM request per job: none ran twice. */
+	log = h_read_file(t.fl.log);
+	assert_int_equal(h_count_lines(log, "QJOB-", NULL), TQ_NJOBS);
+	free(log);
+	tq_close(&t);
+}
+
+/* On a terminal: one progress line, redrawn in place, no JSON events. */
+static void
+test_terminal_progress(void **state)
+{
+	struct tq		 t;
+	char			*argv[] = { "warren", "queue", "work", "--queue",
+				    NULL, "--jobs", "2", NULL };
+	char			*env[256], buf[4096], *out = NULL;
+	size_t			 len = 0;
+	unsigned long long	 t0, ms;
+	ssize_t			 n;
+	int			 i, k = 0, master, st, redraws;
+	int64_t			 id[3];
+	pid_t			 pid;
+
+	(void)state;
+	tq_rules_n(3, 300);
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	tq_add_n(&t, id, 3, 3);
+	argv[4] = t.db;
+	for (i = 0; t.env[i] != NULL; i++)
+		env[k++] = t.env[i];
+	for (i = 0; environ[i] != NULL && k < 250; i++)
+		env[k++] = environ[i];
+	env[k] = NULL;
+	t0 = tq_now_ms();
+	if ((pid = forkpty(&master, NULL, NULL, NULL)) == 0) {
+		execve(getenv("WARREN_BIN"), argv, env);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	/* Until the slave side closes (EIO). */
+	while ((n = read(master, buf, sizeof(buf))) > 0) {
+		assert_non_null(out = realloc(out, len + (size_t)n + 1));
+		memcpy(out + len, buf, (size_t)n);
+		len += (size_t)n;
+		out[len] = '\0';
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	ms = tq_now_ms() - t0;
+	close(master);
+	assert_non_null(out);
+	print_message("terminal output: %zu bytes in %llu ms: %s\n", len, ms,
+	    out);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_null(strstr(out, "\"event\""));
+	assert_non_null(strstr(out, "\r\033[Kdone 3  failed 0  running 0  "
+	    "queued 0"));
+	assert_non_null(strstr(out, "jobs/min  ETA"));
+	assert_non_null(strstr(out, "tokens 54"));
+	/* At most 10 redraws a second (and the last one). */
+	for (redraws = 0, i = 0; (size_t)i + 3 < len; i++)
+		if (memcmp(out + i, "\r\033[K", 4) == 0)
+			redraws++;
+	assert_true(redraws >= 2);
+	assert_true((unsigned long long)redraws <= ms / 100 + 2);
+	free(out);
+	tq_close(&t);
+}
+
+#define TQ_KILL_JOBS	80
+#define TQ_KILL_BUDGET_MS 60000
+#define TQ_KILL_MAX	50
+
+/* Start `queue work` as a child of ours, to kill it. */
+static pid_t
+tq_spawn_worker(struct tq *t)
+{
+	char	*argv[] = { "warren", "queue", "work", "--queue", t->db,
+		    "--json", "--jobs", "3", "--lease", "1s", NULL };
+	char	*env[256];
+	int	 i, n = 0, fd;
+	pid_t	 pid;
+
+	for (i = 0; t->env[i] != NULL; i++)
+		env[n++] = t->env[i];
+	for (i = 0; environ[i] != NULL && n < 250; i++)
+		env[n++] = environ[i];
+	env[n] = NULL;
+	if ((pid = fork()) == 0) {
+		if ((fd = open("/dev/null", O_WRONLY)) != -1) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execve(getenv("WARREN_BIN"), argv, env);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	return pid;
+}
+
+static int
+tq_all_ended(struct tq *t)
+{
+	struct queue_counts	c;
+
+	assert_int_equal(queue_counts(t->q, &c), 0);
+	return c.n[QUEUE_QUEUED] + c.n[QUEUE_RUNNING] +
+	    c.n[QUEUE_RETRYING] == 0;
+}
+
+/* kill -9 at random moments, restarting each time with a 1 s lease. */
+static void
+test_kill9(void **state)
+{
+	struct tq		 t;
+	struct h_run		 r;
+	int64_t			 id[TQ_KILL_JOBS];
+	struct queue_counts	 c;
+	unsigned long long	 t0;
+	unsigned		 seed = (unsigned)time(NULL);
+	int			 kills = 0, st;
+	pid_t			 pid;
+
+	(void)state;
+	tq_rules_n(TQ_KILL_JOBS, 600);
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	/* A kill -9 costs the attempts it held (their leases expire): enough
+	 * attempts that no job dies of the kills. */
+	tq_add_n(&t, id, TQ_KILL_JOBS, 1000);
+	srand(seed);
+	t0 = tq_now_ms();
+	while (kills < TQ_KILL_MAX && tq_now_ms() - t0 < TQ_KILL_BUDGET_MS &&
+	    !tq_all_ended(&t)) {
+		pid = tq_spawn_worker(&t);
+		usleep((useconds_t)(50 + rand() % 1500) * 1000);
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		if (WIFSIGNALED(st))
+			kills++;
+	}
+	assert_int_equal(queue_counts(t.q, &c), 0);
+	print_message("kill -9 of queue work: %d times in %llu ms (seed %u), "
+	    "%llu of %d jobs done by then\n", kills, tq_now_ms() - t0, seed,
+	    (unsigned long long)c.n[QUEUE_DONE], TQ_KILL_JOBS);
+	assert_true(kills >= 10);
+	/* Then one worker to the end: the killed ones' leases run out. */
+	tq_work(&t, &r, NULL, NULL, "--jobs", "4", "--lease", "1s", NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	tq_assert_each_once(&t, id, TQ_KILL_JOBS);
+	tq_close(&t);
+}
+
+/* Two jobs on one workspace at once, each in its own layer: each bash
+ * writes same.txt, sleeps, reads it back. */
+static void
+tq_rules_apart(const char *me)
+{
+	tq_rule("%s{\"match\":\"%c-SUBRESULT\",\"repeat\":true,\"responses\":"
+	    "[{\"reply\":{\"calls\":[{\"id\":\"r2\",\"name\":\"complete\","
+	    "\"arguments\":{\"result\":\"%c-FINISHED\"}}]}}]}",
+	    tq_script[0] ? ",\n" : "", me[0], me[0]);
+	tq_rule(",\n{\"match\":\"%s-WROTE\",\"repeat\":true,\"responses\":"
+	    "[{\"reply\":{\"calls\":[{\"id\":\"g2\",\"name\":\"complete\","
+	    "\"arguments\":{\"result\":\"%c-SUBRESULT\"}}]}}]}", me, me[0]);
+	tq_rule(",\n{\"match\":\"%s-SUB-TASK\",\"repeat\":true,\"responses\":"
+	    "[{\"reply\":{\"calls\":[{\"id\":\"g1\",\"name\":\"bash\","
+	    "\"arguments\":{\"command\":\"printf '%s-%%s\\\\n' WROTE > "
+	    "same.txt; sleep 1.5; cat same.txt\"}}]}}]}", me, me);
+	tq_rule(",\n{\"match\":\"QJOB-%s-\",\"repeat\":true,\"responses\":"
+	    "[{\"reply\":{\"calls\":[{\"id\":\"r1\",\"name\":\"delegate\","
+	    "\"arguments\":{\"profile\":\"general\",\"task\":\"%s-SUB-TASK\"}}"
+	    "]}}]}", me, me);
+}
+
+static void
+test_parallel_jobs_apart(void **state)
+{
+	struct tq		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na;
+	int64_t			 ia, ib;
+	char			*log, *s, path[PATH_MAX + 16];
+
+	(void)state;
+	tq_rules_apart("AAA");
+	tq_rules_apart("BBB");
+	if (tq_open(&t, "WARREN_WORKSPACE_MODE=cow") == 1)
+		skip();
+	ia = tq_add(&t, "QJOB-AAA- write and read", 1, NULL);
+	ib = tq_add(&t, "QJOB-BBB- write and read", 1, NULL);
+	tq_work(&t, &r, NULL, NULL, "--jobs", "2", NULL);
+	assert_int_equal(r.status, 0);
+	/* They ran at once: both started before either ended. */
+	s = strstr(r.out, "\"job_end\"");
+	assert_non_null(s);
+	assert_non_null(strstr(r.out, "\"job_start\""));
+	assert_non_null(strstr(strstr(r.out, "\"job_start\"") + 1,
+	    "\"job_start\""));
+	assert_true(strstr(strstr(r.out, "\"job_start\"") + 1,
+	    "\"job_start\"") < s);
+	h_run_free(&r);
+	log = h_read_file(t.fl.log);
+	assert_true(h_count_lines(log, "AAA-SUB-TASK", "AAA-WROTE") >= 1);
+	assert_true(h_count_lines(log, "BBB-SUB-TASK", "BBB-WROTE") >= 1);
+	assert_int_equal(h_count_lines(log, "AAA-SUB-TASK", "BBB-WROTE"), 0);
+	assert_int_equal(h_count_lines(log, "BBB-SUB-TASK", "AAA-WROTE"), 0);
+	free(log);
+	tq_get(&t, ia, &j, &a, &na);
+	assert_string_equal(j.answer, "A-FINISHED");
+	assert_non_null(j.diff_stat);
+	assert_non_null(strstr(j.diff_stat, "same.txt"));
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_get(&t, ib, &j, &a, &na);
+	assert_string_equal(j.answer, "B-FINISHED");
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	/* The workspace itself is untouched. */
+	snprintf(path, sizeof(path), "%s/same.txt", t.ws);
+	assert_int_equal(access(path, F_OK), -1);
+	tq_close(&t);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_jobs_succeed,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_schema, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_fails_twice_then_succeeds,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_dead, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_cancel_running,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_sigint_finishes,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_sigint_twice_stops,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_sigterm_stops,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_lease_lost, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_two_workers,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_parallel_jobs_apart,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_terminal_progress,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_kill9, h_fakellm_teardown),
+	};
+
+	/* TQ_FILTER=test_name (a glob) runs the tests it names. */
+	if (getenv("TQ_FILTER") != NULL)
+		cmocka_set_test_filter(getenv("TQ_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
