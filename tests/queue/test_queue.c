@@ -16,12 +16,14 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
 
 #include "queue/queue.h"
+#include "store/store.h"
 #include "tests/queue/queue_test.h"
 
 #define LEASE	10000
@@ -894,6 +896,236 @@ test_max_running(void **state)
 	queue_job_free(&j);
 }
 
+static void
+test_status_names(void **state)
+{
+	enum queue_status	st;
+	int			i;
+
+	(void)state;
+	for (i = 0; i < QUEUE_NSTATUS; i++) {
+		assert_int_equal(queue_status_parse(queue_status_name(
+		    (enum queue_status)i), &st), 0);
+		assert_int_equal(st, i);
+	}
+	assert_string_equal(queue_status_name(QUEUE_RETRYING), "retrying");
+	assert_string_equal(queue_status_name(QUEUE_NSTATUS), "unknown");
+	assert_int_equal(queue_status_parse("finished", &st), -1);
+	assert_int_equal(queue_status_parse(NULL, &st), -1);
+}
+
+/* Without an injected clock the queue keeps the wall clock's time. */
+static void
+test_default_clock(void **state)
+{
+	struct qt	*t = *state;
+	struct timespec	 ts;
+	int64_t		 wall, now;
+
+	queue_set_clock(t->q, NULL, NULL);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	wall = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	now = queue_now(t->q);
+	assert_true(now >= wall && now < wall + 5000);
+	assert_int_equal(status_of(t, add(t, "x", NULL, 0)), QUEUE_QUEUED);
+	queue_set_clock(t->q, qt_clock, t);
+	assert_int_equal(queue_now(t->q), t->now);
+}
+
+static void
+expect_arg_error(struct qt *t, int rc, const char *msg)
+{
+	assert_int_equal(rc, -1);
+	assert_int_equal(errno, EINVAL);
+	if (strstr(queue_errmsg(t->q), msg) == NULL)
+		fail_msg("error \"%s\" does not say \"%s\"",
+		    queue_errmsg(t->q), msg);
+}
+
+static void
+test_arg_errors(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_result	 r = { .error = NULL };
+	struct queue_job	 j;
+	struct queue_job	*v;
+	size_t			 n;
+	int64_t			 id;
+
+	id = add(t, "x", NULL, 0);
+	expect_arg_error(t, queue_claim(t->q, "", LEASE, 0, &j), "worker");
+	expect_arg_error(t, queue_claim(t->q, NULL, LEASE, 0, &j), "worker");
+	expect_arg_error(t, queue_claim(t->q, "w", 0, 0, &j), "lease of 0");
+	assert_int_equal(claim(t, "w", NULL), id);
+	expect_arg_error(t, queue_heartbeat(t->q, id, 1, "w", 0),
+	    "lease of 0");
+	expect_arg_error(t, queue_heartbeat(t->q, id, 0, "w", LEASE),
+	    "no such lease");
+	expect_arg_error(t, queue_complete(t->q, 0, 1, "w", NULL),
+	    "no such lease");
+	expect_arg_error(t, queue_complete(t->q, id, 1, "", NULL), "empty");
+	expect_arg_error(t, queue_fail(t->q, id, 1, "w", NULL, 0),
+	    "without an error");
+	expect_arg_error(t, queue_fail(t->q, id, 1, "w", &r, 0),
+	    "without an error");
+	r.error = "";
+	expect_arg_error(t, queue_fail(t->q, id, 1, "w", &r, 0),
+	    "without an error");
+	r.error = "e";
+	expect_arg_error(t, queue_fail(t->q, id, 1, "w", &r, 0x10),
+	    "unknown fail flags");
+	expect_arg_error(t, queue_list(t->q, QUEUE_NSTATUS, &v, &n),
+	    "no status");
+	expect_arg_error(t, queue_list(t->q, -2, &v, &n), "no status");
+	/* None of those touched the job. */
+	assert_int_equal(status_of(t, id), QUEUE_RUNNING);
+	errno = 0;
+	assert_int_equal(queue_get(t->q, 0, &j, NULL, NULL), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_int_equal(queue_get(t->q, 12345, &j, NULL, NULL), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_non_null(strstr(queue_errmsg(t->q), "no job 12345"));
+}
+
+/* A handle does not cross a fork: the child is refused and opens its
+ * own. */
+static void
+test_fork_refused(void **state)
+{
+	struct qt	*t = *state;
+	struct queue	*mine;
+	int64_t		 id;
+	pid_t		 pid;
+	int		 status;
+
+	id = add(t, "x", NULL, 0);
+	if ((pid = fork()) == 0) {
+		struct queue_job	j;
+
+		if (queue_claim(t->q, "child", LEASE, 0, &j) != -1 ||
+		    strstr(queue_errmsg(t->q), "after fork") == NULL)
+			_exit(1);
+		if ((mine = qt_open(t)) == NULL ||
+		    queue_claim(mine, "child", LEASE, 0, &j) != 1 ||
+		    j.id != id)
+			_exit(2);
+		queue_job_free(&j);
+		queue_close(mine);
+		queue_close(t->q);	/* frees memory only */
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* The parent's connection still works after the child closed it. */
+	assert_int_equal(status_of(t, id), QUEUE_RUNNING);
+	assert_int_equal(claim(t, "parent", NULL), 0);
+}
+
+static void
+sql(struct qt *t, const char *text)
+{
+	sqlite3	*db;
+	char	*e = NULL;
+
+	assert_int_equal(sqlite3_open(t->db, &db), SQLITE_OK);
+	if (sqlite3_exec(db, text, NULL, NULL, &e) != SQLITE_OK)
+		fail_msg("%s: %s", text, e);
+	sqlite3_close(db);
+}
+
+/*
+ * The queue's tables live beside the store's in one warren database: the
+ * store opens it as before, its version untouched; the queue's version
+ * is its own, and a newer one is refused with what to do.
+ */
+static void
+test_schema(void **state)
+{
+	struct qt	*t = *state;
+	struct store	*st;
+	struct queue	*q2;
+	char		 err[QUEUE_ERR_MAX];
+	int64_t		 id;
+
+	id = add(t, "x", NULL, 0);
+	assert_int_equal(count_rows(t, "SELECT value FROM queue_meta WHERE"
+	    " name = 'schema_version'"), 1);
+	assert_int_equal(count_rows(t, "PRAGMA user_version"),
+	    STORE_SCHEMA_VERSION);
+	assert_int_equal(count_rows(t, "SELECT journal_mode = 'wal' FROM"
+	    " pragma_journal_mode"), 1);
+	st = store_open(t->db, STORE_READ, err, sizeof(err));
+	if (st == NULL)
+		fail_msg("the store refuses the queue's database: %s", err);
+	store_close(st);
+	/* Opening again finds the tables and keeps the jobs. */
+	if ((q2 = qt_open(t)) == NULL)
+		fail_msg("reopen");
+	assert_int_equal(queue_get(q2, id, &(struct queue_job){ 0 }, NULL,
+	    NULL), 0);
+	queue_close(q2);
+	sql(t, "UPDATE queue_meta SET value = 99 WHERE name ="
+	    " 'schema_version'");
+	assert_null(queue_open(t->db, err, sizeof(err)));
+	if (strstr(err, "version 99") == NULL ||
+	    strstr(err, "newer warren") == NULL)
+		fail_msg("error: %s", err);
+}
+
+/* A state database the store already uses: its runs stay. */
+static void
+test_store_first(void **state)
+{
+	struct qt			*t = *state;
+	struct store_run_params		 p = { .task = "a run",
+	    .workspace = "/w" };
+	struct store			*st;
+	struct queue			*q;
+	char				 err[STORE_ERRMSG_MAX];
+	char				 db[sizeof(t->db)];
+	int64_t				 run;
+
+	snprintf(db, sizeof(db), "%s/other.db", t->dir);
+	if ((st = store_open(db, STORE_CREATE, err, sizeof(err))) == NULL)
+		fail_msg("%s", err);
+	assert_int_equal(store_run_begin(st, &p, &run), 0);
+	assert_int_equal(store_flush(st), 0);
+	if ((q = queue_open(db, err, sizeof(err))) == NULL)
+		fail_msg("%s", err);
+	assert_int_equal(queue_add(q, &(struct queue_job_new){ .task = "t",
+	    .workspace = "/w" }, &run, NULL), 0);
+	queue_close(q);
+	store_close(st);
+	snprintf(t->db, sizeof(t->db), "%s", db);
+	assert_int_equal(count_rows(t, "SELECT count(*) FROM runs"), 1);
+	assert_int_equal(count_rows(t, "SELECT count(*) FROM queue_jobs"), 1);
+}
+
+static void
+test_open_errors(void **state)
+{
+	struct qt	*t = *state;
+	char		 err[QUEUE_ERR_MAX], path[1100];
+	FILE		*f;
+
+	assert_null(queue_open("postgresql://u@h/db", err, sizeof(err)));
+	assert_non_null(strstr(err, "PostgreSQL is not supported yet"));
+	/* Not a database: the store's message, with the path. */
+	snprintf(path, sizeof(path), "%s/junk.db", t->dir);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("this is not an SQLite file, just text long enough to "
+	    "fill a header of one hundred bytes or so, and a bit more\n", f);
+	fclose(f);
+	assert_null(queue_open(path, err, sizeof(err)));
+	assert_non_null(strstr(err, path));
+	/* A directory that cannot be made. */
+	snprintf(path, sizeof(path), "%s/junk.db/sub/warren.db", t->dir);
+	assert_null(queue_open(path, err, sizeof(err)));
+	assert_non_null(strstr(err, "junk.db/sub"));
+}
+
 int
 main(void)
 {
@@ -921,6 +1153,13 @@ main(void)
 		T(test_retry),
 		T(test_purge),
 		T(test_max_running),
+		cmocka_unit_test(test_status_names),
+		T(test_default_clock),
+		T(test_arg_errors),
+		T(test_fork_refused),
+		T(test_schema),
+		T(test_store_first),
+		T(test_open_errors),
 #undef T
 	};
 
