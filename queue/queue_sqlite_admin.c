@@ -271,7 +271,7 @@ int
 qs_get(struct queue *q, int64_t id, struct queue_job *j,
     struct queue_attempt **v, size_t *n)
 {
-	int	rc, e;
+	int	rc;
 
 	if (qs_stmt(q, QS_READ_BEGIN) == NULL ||
 	    qs_run(q, QS_READ_BEGIN, "reading a job") == -1)
@@ -284,9 +284,7 @@ qs_get(struct queue *q, int64_t id, struct queue_job *j,
 		*n = 0;
 		rc = -1;
 	}
-	e = errno;
 	qs_rollback(q);
-	errno = e;
 	return rc;
 }
 
