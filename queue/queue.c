@@ -1,0 +1,410 @@
+/*
+ * The queue's frontend: open and close, the clock, errors, status names,
+ * and every call checked here once, then handed to the backend
+ * (queue_int.h's struct queue_ops). What a job goes through is in
+ * queue.h; how the SQLite backend keeps it, in queue_sqlite.c.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "common/clock.h"
+#include "queue/queue_int.h"
+
+static const char *const queue_status_names[QUEUE_NSTATUS] = {
+	"queued", "running", "retrying", "done", "dead", "cancelled",
+};
+
+/* Statuses a job ends in; only these may be purged. */
+#define QUEUE_FINISHED_MASK	((1u << QUEUE_DONE) | (1u << QUEUE_DEAD) | \
+				 (1u << QUEUE_CANCELLED))
+
+int
+queue_seterr(struct queue *q, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q->err, sizeof(q->err), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int
+queue_notfound(struct queue *q, int64_t id)
+{
+	queue_seterr(q, "no job %lld in the queue (see `warren queue ls`)",
+	    (long long)id);
+	errno = ENOENT;
+	return -1;
+}
+
+static int
+queue_einval(struct queue *q, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(q->err, sizeof(q->err), fmt, ap);
+	va_end(ap);
+	errno = EINVAL;
+	return -1;
+}
+
+/* In [0, 1): the jitter of a backoff. */
+double
+queue_jitter(struct queue *q)
+{
+	(void)q;
+	return (double)arc4random() / 4294967296.0;
+}
+
+static int64_t
+queue_wall_ms(void *arg)
+{
+	(void)arg;
+	return clock_wall_ms();
+}
+
+static int
+queue_is_pg(const char *url)
+{
+	return url != NULL && (strncmp(url, "postgresql://", 13) == 0 ||
+	    strncmp(url, "postgres://", 11) == 0);
+}
+
+struct queue *
+queue_open(const char *url, char *err, size_t errsz)
+{
+	struct queue	*q;
+
+	if (queue_is_pg(url)) {
+		snprintf(err, errsz, "queue %s: PostgreSQL is not supported "
+		    "yet; leave out --queue to use the state database", url);
+		return NULL;
+	}
+	if ((q = calloc(1, sizeof(*q))) == NULL) {
+		snprintf(err, errsz, "queue: out of memory");
+		return NULL;
+	}
+	q->ops = &queue_sqlite_ops;
+	q->owner = getpid();
+	q->now_ms = queue_wall_ms;
+	if (q->ops->open(q, url) == -1) {
+		snprintf(err, errsz, "%s", q->err);
+		queue_close(q);
+		return NULL;
+	}
+	return q;
+}
+
+void
+queue_close(struct queue *q)
+{
+	if (q == NULL)
+		return;
+	q->ops->close(q);
+	free(q);
+}
+
+const char *
+queue_errmsg(const struct queue *q)
+{
+	return q->err;
+}
+
+void
+queue_set_clock(struct queue *q, int64_t (*now_ms)(void *), void *arg)
+{
+	q->now_ms = now_ms != NULL ? now_ms : queue_wall_ms;
+	q->now_arg = now_ms != NULL ? arg : NULL;
+}
+
+int64_t
+queue_now(struct queue *q)
+{
+	return q->now_ms(q->now_arg);
+}
+
+const char *
+queue_status_name(enum queue_status s)
+{
+	if ((unsigned)s >= QUEUE_NSTATUS)
+		return "unknown";
+	return queue_status_names[s];
+}
+
+int
+queue_status_parse(const char *name, enum queue_status *s)
+{
+	int	i;
+
+	for (i = 0; name != NULL && i < QUEUE_NSTATUS; i++)
+		if (strcmp(name, queue_status_names[i]) == 0) {
+			*s = (enum queue_status)i;
+			return 0;
+		}
+	errno = EINVAL;
+	return -1;
+}
+
+/*
+ * A connection does not cross a fork (STYLE.md 16): a child that inherited
+ * the handle must open its own, or two processes would share one SQLite
+ * connection's locks and cache.
+ */
+static int
+queue_check(struct queue *q)
+{
+	if (q->owner != getpid())
+		return queue_einval(q, "queue used by process %ld but opened "
+		    "by %ld: open it again after fork", (long)getpid(),
+		    (long)q->owner);
+	return 0;
+}
+
+static int
+queue_check_lease(struct queue *q, int64_t job, int attempt,
+    const char *worker)
+{
+	if (queue_check(q) == -1)
+		return -1;
+	if (job <= 0 || attempt <= 0)
+		return queue_einval(q, "job %lld attempt %d: no such lease "
+		    "(ids and attempts start at 1)", (long long)job, attempt);
+	if (worker == NULL || *worker == '\0')
+		return queue_einval(q, "job %lld: the worker's name is empty",
+		    (long long)job);
+	return 0;
+}
+
+/* Text that must be a JSON object when given (params, schema). */
+static int
+queue_check_object(struct queue *q, const char *what, const char *text)
+{
+	json_error_t	 je;
+	json_t		*j;
+	int		 ok;
+
+	if (text == NULL)
+		return 0;
+	if ((j = json_loads(text, JSON_REJECT_DUPLICATES, &je)) == NULL)
+		return queue_einval(q, "job %s is not JSON: %s (line %d, "
+		    "column %d)", what, je.text, je.line, je.column);
+	ok = json_is_object(j);
+	json_decref(j);
+	if (!ok)
+		return queue_einval(q, "job %s must be a JSON object", what);
+	return 0;
+}
+
+static int
+queue_check_new(struct queue *q, const struct queue_job_new *j)
+{
+	if (j->task == NULL || *j->task == '\0')
+		return queue_einval(q, "a job needs a task (it is empty)");
+	if (j->workspace == NULL || j->workspace[0] != '/')
+		return queue_einval(q, "job workspace %s is not an absolute "
+		    "path", j->workspace != NULL ? j->workspace : "(none)");
+	if (j->max_attempts < 0)
+		return queue_einval(q, "job max attempts %d: give 1 or more "
+		    "(0 takes the default, %d)", j->max_attempts,
+		    QUEUE_DEFAULT_ATTEMPTS);
+	if (j->key != NULL && *j->key == '\0')
+		return queue_einval(q, "job key is empty: give a key or none");
+	if (queue_check_object(q, "params", j->params) == -1 ||
+	    queue_check_object(q, "schema", j->schema) == -1)
+		return -1;
+	return 0;
+}
+
+int
+queue_add(struct queue *q, const struct queue_job_new *j, int64_t *id,
+    int *existed)
+{
+	int	dummy;
+
+	if (queue_check(q) == -1 || queue_check_new(q, j) == -1)
+		return -1;
+	return q->ops->add(q, j, id, existed != NULL ? existed : &dummy);
+}
+
+int
+queue_claim(struct queue *q, const char *worker, uint64_t lease_ms,
+    unsigned max_running, struct queue_job *out)
+{
+	if (queue_check(q) == -1)
+		return -1;
+	if (worker == NULL || *worker == '\0')
+		return queue_einval(q, "claim: the worker's name is empty");
+	if (lease_ms == 0 || lease_ms > INT64_MAX / 4)
+		return queue_einval(q, "claim: lease of %llu ms: give more "
+		    "than 0", (unsigned long long)lease_ms);
+	memset(out, 0, sizeof(*out));
+	return q->ops->claim(q, worker, lease_ms, max_running, out);
+}
+
+int
+queue_heartbeat(struct queue *q, int64_t job, int attempt,
+    const char *worker, uint64_t lease_ms)
+{
+	if (queue_check_lease(q, job, attempt, worker) == -1)
+		return -1;
+	if (lease_ms == 0 || lease_ms > INT64_MAX / 4)
+		return queue_einval(q, "job %lld: lease of %llu ms: give more "
+		    "than 0", (long long)job, (unsigned long long)lease_ms);
+	return q->ops->heartbeat(q, job, attempt, worker, lease_ms);
+}
+
+int
+queue_complete(struct queue *q, int64_t job, int attempt,
+    const char *worker, const struct queue_result *r)
+{
+	static const struct queue_result none;
+
+	if (queue_check_lease(q, job, attempt, worker) == -1)
+		return -1;
+	return q->ops->complete(q, job, attempt, worker, r != NULL ? r : &none);
+}
+
+int
+queue_fail(struct queue *q, int64_t job, int attempt, const char *worker,
+    const struct queue_result *r, unsigned flags)
+{
+	if (queue_check_lease(q, job, attempt, worker) == -1)
+		return -1;
+	if (r == NULL || r->error == NULL || *r->error == '\0')
+		return queue_einval(q, "job %lld attempt %d failed without an "
+		    "error: say why", (long long)job, attempt);
+	if (flags & ~(unsigned)(QUEUE_FAIL_CANCELLED | QUEUE_FAIL_FINAL))
+		return queue_einval(q, "job %lld: unknown fail flags %#x",
+		    (long long)job, flags);
+	return q->ops->fail(q, job, attempt, worker, r, flags);
+}
+
+int
+queue_cancel(struct queue *q, int64_t job)
+{
+	if (queue_check(q) == -1)
+		return -1;
+	if (job <= 0)
+		return queue_notfound(q, job);
+	return q->ops->cancel(q, job);
+}
+
+int
+queue_retry(struct queue *q, int64_t job)
+{
+	if (queue_check(q) == -1)
+		return -1;
+	if (job <= 0)
+		return queue_notfound(q, job);
+	return q->ops->retry(q, job);
+}
+
+int
+queue_retry_dead(struct queue *q, uint64_t *n)
+{
+	uint64_t	dummy;
+
+	if (queue_check(q) == -1)
+		return -1;
+	return q->ops->retry_dead(q, n != NULL ? n : &dummy);
+}
+
+int
+queue_purge(struct queue *q, unsigned mask, int64_t before_ms, uint64_t *n)
+{
+	uint64_t	dummy;
+
+	if (queue_check(q) == -1)
+		return -1;
+	if (mask == 0 || (mask & ~QUEUE_FINISHED_MASK))
+		return queue_einval(q, "purge removes done, dead or cancelled "
+		    "jobs only (status mask %#x)", mask);
+	return q->ops->purge(q, mask, before_ms, n != NULL ? n : &dummy);
+}
+
+int
+queue_list(struct queue *q, int status, struct queue_job **v, size_t *n)
+{
+	*v = NULL;
+	*n = 0;
+	if (queue_check(q) == -1)
+		return -1;
+	if (status < -1 || status >= QUEUE_NSTATUS)
+		return queue_einval(q, "list: no status %d", status);
+	return q->ops->list(q, status, v, n);
+}
+
+int
+queue_get(struct queue *q, int64_t id, struct queue_job *j,
+    struct queue_attempt **attempts, size_t *nattempts)
+{
+	memset(j, 0, sizeof(*j));
+	if (attempts != NULL) {
+		*attempts = NULL;
+		*nattempts = 0;
+	}
+	if (queue_check(q) == -1)
+		return -1;
+	if (id <= 0)
+		return queue_notfound(q, id);
+	return q->ops->get(q, id, j, attempts, nattempts);
+}
+
+int
+queue_counts(struct queue *q, struct queue_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	if (queue_check(q) == -1)
+		return -1;
+	return q->ops->counts(q, c);
+}
+
+void
+queue_job_free(struct queue_job *j)
+{
+	if (j == NULL)
+		return;
+	free(j->task);
+	free(j->profile);
+	free(j->workspace);
+	free(j->schema);
+	free(j->key);
+	free(j->params);
+	free(j->worker);
+	free(j->answer);
+	free(j->output);
+	free(j->error);
+	free(j->diff_stat);
+	memset(j, 0, sizeof(*j));
+}
+
+void
+queue_jobs_free(struct queue_job *v, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; v != NULL && i < n; i++)
+		queue_job_free(&v[i]);
+	free(v);
+}
+
+void
+queue_attempts_free(struct queue_attempt *v, size_t n)
+{
+	size_t	i;
+
+	for (i = 0; v != NULL && i < n; i++) {
+		free(v[i].worker);
+		free(v[i].outcome);
+		free(v[i].error);
+	}
+	free(v);
+}

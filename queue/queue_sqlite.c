@@ -1,0 +1,544 @@
+/*
+ * The queue on SQLite: tables of its own (queue_jobs, queue_attempts,
+ * queue_meta) in the state database, beside the store's, which it never
+ * touches. qs_ is this backend's prefix (queue_sqlite*.c).
+ *
+ * Every change that reads then writes (add, claim, complete, fail,
+ * cancel, purge) runs in BEGIN IMMEDIATE: the write lock is taken first,
+ * so two `queue work` processes see each other's claims and never take
+ * one job twice, and no transaction has to be upgraded (an upgrade that
+ * meets another writer fails at once, without waiting). WAL lets `queue
+ * ls` read while workers write; busy_timeout makes a call wait for
+ * another process's commit (a run's batch, a claim) rather than fail.
+ *
+ * The schema is versioned in queue_meta (schema_version), apart from the
+ * store's PRAGMA user_version: the queue's tables migrate on their own.
+ * docs/queue.md describes the tables.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "queue/queue_sqlite_int.h"
+#include "store/store.h"
+
+#define QS_JOB_COLS \
+	"id, task, profile, workspace, schema, key, params, status, " \
+	"priority, attempts, max_attempts, timeout_ms, budget, created_ms, " \
+	"run_at_ms, lease_until_ms, finished_ms, worker, cancel_asked, " \
+	"answer, output, error, diff_stat, run_id, tokens_in, tokens_out, " \
+	"wall_ms"
+
+/* Jobs a claim may take; the same term as queue_jobs_claim's WHERE, so
+ * that the index (in claim order) serves the claim. */
+#define QS_OPEN_STATUS	"status IN ('queued', 'retrying', 'running')"
+
+static const char *const qs_sql[QS__COUNT] = {
+	[QS_BEGIN] = "BEGIN IMMEDIATE",
+	[QS_COMMIT] = "COMMIT",
+	[QS_ROLLBACK] = "ROLLBACK",
+	[QS_READ_BEGIN] = "BEGIN",
+	[QS_KEY_FIND] = "SELECT id FROM queue_jobs WHERE key = ?1",
+	[QS_INSERT] = "INSERT INTO queue_jobs (task, profile, workspace,"
+	    " schema, key, params, priority, max_attempts, round_attempts,"
+	    " timeout_ms, budget, created_ms, run_at_ms) VALUES (?1, ?2, ?3,"
+	    " ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11, ?11)",
+	[QS_RUNNING_COUNT] = "SELECT count(*) FROM queue_jobs"
+	    " WHERE status = 'running' AND lease_until_ms > ?1",
+	[QS_NEXT] = "SELECT id, status, attempts, max_attempts, cancel_asked,"
+	    " worker, lease_until_ms FROM queue_jobs WHERE " QS_OPEN_STATUS
+	    " AND ((status <> 'running' AND run_at_ms <= ?1) OR"
+	    " (status = 'running' AND lease_until_ms <= ?1))"
+	    " ORDER BY priority DESC, run_at_ms, id LIMIT 1",
+	[QS_ATTEMPT_EXPIRE] = "UPDATE queue_attempts SET ended_ms = ?3,"
+	    " outcome = 'lease expired', error = ?4"
+	    " WHERE job = ?1 AND n = ?2 AND ended_ms = 0",
+	[QS_JOB_EXPIRED_END] = "UPDATE queue_jobs SET status = ?2,"
+	    " finished_ms = ?3, lease_until_ms = 0, error = ?4 WHERE id = ?1",
+	[QS_TAKE] = "UPDATE queue_jobs SET status = 'running',"
+	    " attempts = attempts + 1, worker = ?2, lease_until_ms = ?3,"
+	    " cancel_asked = 0 WHERE id = ?1",
+	[QS_ATTEMPT_START] = "INSERT INTO queue_attempts (job, n, worker,"
+	    " started_ms) VALUES (?1, ?2, ?3, ?4)",
+	[QS_JOB_GET] = "SELECT " QS_JOB_COLS " FROM queue_jobs WHERE id = ?1",
+	[QS_HEARTBEAT] = "UPDATE queue_jobs SET lease_until_ms = ?4"
+	    " WHERE id = ?1 AND status = 'running' AND attempts = ?2"
+	    " AND worker = ?3 RETURNING cancel_asked",
+	[QS_COMPLETE] = "UPDATE queue_jobs SET status = 'done',"
+	    " finished_ms = ?4, lease_until_ms = 0, answer = ?5, output = ?6,"
+	    " error = NULL, diff_stat = ?7, run_id = ?8, tokens_in = ?9,"
+	    " tokens_out = ?10, wall_ms = ?11"
+	    " WHERE id = ?1 AND status = 'running' AND attempts = ?2"
+	    " AND worker = ?3",
+	[QS_ATTEMPT_END] = "UPDATE queue_attempts SET ended_ms = ?3,"
+	    " outcome = ?4, error = ?5, run_id = ?6 WHERE job = ?1 AND n = ?2",
+	[QS_HOLDER] = "SELECT max_attempts, cancel_asked FROM queue_jobs"
+	    " WHERE id = ?1 AND status = 'running' AND attempts = ?2"
+	    " AND worker = ?3",
+	[QS_FAIL] = "UPDATE queue_jobs SET status = ?2, run_at_ms = ?3,"
+	    " finished_ms = ?4, lease_until_ms = 0, answer = ?5, output = ?6,"
+	    " error = ?7, diff_stat = ?8, run_id = ?9, tokens_in = ?10,"
+	    " tokens_out = ?11, wall_ms = ?12 WHERE id = ?1",
+	[QS_STATUS] = "SELECT status, lease_until_ms, attempts, worker"
+	    " FROM queue_jobs WHERE id = ?1",
+	[QS_CANCEL_NOW] = "UPDATE queue_jobs SET status = 'cancelled',"
+	    " finished_ms = ?2, lease_until_ms = 0 WHERE id = ?1",
+	[QS_CANCEL_ASK] = "UPDATE queue_jobs SET cancel_asked = 1"
+	    " WHERE id = ?1",
+	[QS_RETRY] = "UPDATE queue_jobs SET status = 'queued',"
+	    " max_attempts = attempts + round_attempts, run_at_ms = ?2,"
+	    " finished_ms = 0, lease_until_ms = 0, cancel_asked = 0"
+	    " WHERE id = ?1 AND status IN ('dead', 'cancelled')",
+	[QS_RETRY_DEAD] = "UPDATE queue_jobs SET status = 'queued',"
+	    " max_attempts = attempts + round_attempts, run_at_ms = ?1,"
+	    " finished_ms = 0, lease_until_ms = 0, cancel_asked = 0"
+	    " WHERE status = 'dead'",
+	[QS_PURGE_ATTEMPTS] = "DELETE FROM queue_attempts WHERE job IN"
+	    " (SELECT id FROM queue_jobs WHERE status IN (?1, ?2, ?3)"
+	    " AND finished_ms < ?4)",
+	[QS_PURGE_JOBS] = "DELETE FROM queue_jobs WHERE status IN"
+	    " (?1, ?2, ?3) AND finished_ms < ?4",
+	[QS_LIST] = "SELECT " QS_JOB_COLS " FROM queue_jobs"
+	    " WHERE ?1 IS NULL OR status = ?1 ORDER BY id",
+	[QS_ATTEMPTS] = "SELECT n, worker, started_ms, ended_ms, outcome,"
+	    " error, run_id FROM queue_attempts WHERE job = ?1 ORDER BY n",
+	[QS_COUNTS] = "SELECT status, count(*) FROM queue_jobs"
+	    " GROUP BY status",
+};
+
+static const char qs_schema_v1[] =
+	"CREATE TABLE queue_meta ("
+	" name TEXT PRIMARY KEY,"
+	" value INTEGER NOT NULL) WITHOUT ROWID;"
+	"CREATE TABLE queue_jobs ("
+	" id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	" task TEXT NOT NULL, profile TEXT, workspace TEXT NOT NULL,"
+	" schema TEXT, key TEXT, params TEXT,"
+	" status TEXT NOT NULL DEFAULT 'queued',"
+	" priority INTEGER NOT NULL DEFAULT 0,"
+	" attempts INTEGER NOT NULL DEFAULT 0,"
+	" max_attempts INTEGER NOT NULL,"
+	" round_attempts INTEGER NOT NULL,"
+	" timeout_ms INTEGER NOT NULL DEFAULT 0,"
+	" budget INTEGER NOT NULL DEFAULT 0,"
+	" created_ms INTEGER NOT NULL,"
+	" run_at_ms INTEGER NOT NULL,"
+	" lease_until_ms INTEGER NOT NULL DEFAULT 0,"
+	" finished_ms INTEGER NOT NULL DEFAULT 0,"
+	" worker TEXT,"
+	" cancel_asked INTEGER NOT NULL DEFAULT 0,"
+	" answer TEXT, output TEXT, error TEXT, diff_stat TEXT,"
+	" run_id INTEGER NOT NULL DEFAULT 0,"
+	" tokens_in INTEGER NOT NULL DEFAULT 0,"
+	" tokens_out INTEGER NOT NULL DEFAULT 0,"
+	" wall_ms INTEGER NOT NULL DEFAULT 0);"
+	"CREATE UNIQUE INDEX queue_jobs_key ON queue_jobs(key)"
+	" WHERE key IS NOT NULL;"
+	"CREATE INDEX queue_jobs_claim ON queue_jobs(priority DESC,"
+	" run_at_ms, id) WHERE " QS_OPEN_STATUS ";"
+	"CREATE INDEX queue_jobs_status ON queue_jobs(status, finished_ms);"
+	"CREATE TABLE queue_attempts ("
+	" job INTEGER NOT NULL,"
+	" n INTEGER NOT NULL,"
+	" worker TEXT NOT NULL,"
+	" started_ms INTEGER NOT NULL,"
+	" ended_ms INTEGER NOT NULL DEFAULT 0,"
+	" outcome TEXT, error TEXT,"
+	" run_id INTEGER NOT NULL DEFAULT 0,"
+	" PRIMARY KEY (job, n)) WITHOUT ROWID;"
+	"INSERT INTO queue_meta (name, value) VALUES ('schema_version', 1);";
+
+/* qs_migrations[i] takes version i + 1 to i + 2 (none yet). */
+static const char *const qs_migrations[] = {
+	NULL,
+};
+
+static struct queue_sqlite *
+qs_be(struct queue *q)
+{
+	return q->be;
+}
+
+const char *
+qs_status(enum queue_status s)
+{
+	return queue_status_name(s);
+}
+
+int
+qs_dberr(struct queue *q, const char *fmt, ...)
+{
+	struct queue_sqlite	*be = qs_be(q);
+	char			 what[256];
+	va_list			 ap;
+	int			 rc;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	rc = sqlite3_extended_errcode(be->db) & 0xff;
+	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+		return queue_seterr(q, "queue %s: %s: another process held the"
+		    " database for %d ms; try again", be->path, what,
+		    QUEUE_BUSY_TIMEOUT_MS);
+	return queue_seterr(q, "queue %s: %s: %s", be->path, what,
+	    sqlite3_errmsg(be->db));
+}
+
+/* A cached statement, reset and unbound; NULL with the error set. */
+sqlite3_stmt *
+qs_stmt(struct queue *q, enum qs_stmt_id id)
+{
+	struct queue_sqlite	*be = qs_be(q);
+	sqlite3_stmt		*s = be->stmts[id];
+
+	if (s != NULL) {
+		sqlite3_reset(s);
+		sqlite3_clear_bindings(s);
+		return s;
+	}
+	if (sqlite3_prepare_v3(be->db, qs_sql[id], -1,
+	    SQLITE_PREPARE_PERSISTENT, &s, NULL) != SQLITE_OK) {
+		qs_dberr(q, "preparing statement %d", (int)id);
+		return NULL;
+	}
+	be->stmts[id] = s;
+	return s;
+}
+
+/* Run a statement that returns no row (bound by the caller). */
+int
+qs_run(struct queue *q, enum qs_stmt_id id, const char *what)
+{
+	sqlite3_stmt	*s = qs_be(q)->stmts[id];
+	int		 rc;
+
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return qs_dberr(q, "%s", what);
+	return 0;
+}
+
+static int
+qs_simple(struct queue *q, enum qs_stmt_id id, const char *what)
+{
+	if (qs_stmt(q, id) == NULL)
+		return -1;
+	return qs_run(q, id, what);
+}
+
+int
+qs_begin(struct queue *q)
+{
+	return qs_simple(q, QS_BEGIN, "taking the write lock");
+}
+
+int
+qs_commit(struct queue *q)
+{
+	if (qs_simple(q, QS_COMMIT, "committing") == -1) {
+		qs_rollback(q);
+		return -1;
+	}
+	return 0;
+}
+
+void
+qs_rollback(struct queue *q)
+{
+	if (sqlite3_get_autocommit(qs_be(q)->db))
+		return;
+	sqlite3_exec(qs_be(q)->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int
+qs_bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v == NULL)
+		return sqlite3_bind_null(s, i);
+	return sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+}
+
+/* A copy of a text column, NULL for NULL; -1 out of memory. */
+static int
+qs_col_text(sqlite3_stmt *s, int i, char **out)
+{
+	const unsigned char	*t = sqlite3_column_text(s, i);
+
+	*out = NULL;
+	if (t == NULL)
+		return sqlite3_column_type(s, i) == SQLITE_NULL ? 0 : -1;
+	if ((*out = strdup((const char *)t)) == NULL)
+		return -1;
+	return 0;
+}
+
+static enum queue_status
+qs_col_status(sqlite3_stmt *s, int i)
+{
+	enum queue_status	st;
+
+	if (queue_status_parse((const char *)sqlite3_column_text(s, i),
+	    &st) == -1)
+		return QUEUE_DEAD;	/* not written by us: never run it */
+	return st;
+}
+
+/* One row of QS_JOB_COLS; -1 out of memory (j freed). */
+int
+qs_job_row(sqlite3_stmt *s, struct queue_job *j)
+{
+	int	rc = 0;
+
+	memset(j, 0, sizeof(*j));
+	j->id = sqlite3_column_int64(s, 0);
+	rc |= qs_col_text(s, 1, &j->task);
+	rc |= qs_col_text(s, 2, &j->profile);
+	rc |= qs_col_text(s, 3, &j->workspace);
+	rc |= qs_col_text(s, 4, &j->schema);
+	rc |= qs_col_text(s, 5, &j->key);
+	rc |= qs_col_text(s, 6, &j->params);
+	j->status = qs_col_status(s, 7);
+	j->priority = sqlite3_column_int(s, 8);
+	j->attempts = sqlite3_column_int(s, 9);
+	j->max_attempts = sqlite3_column_int(s, 10);
+	j->timeout_ms = (uint64_t)sqlite3_column_int64(s, 11);
+	j->budget = (uint64_t)sqlite3_column_int64(s, 12);
+	j->created_ms = sqlite3_column_int64(s, 13);
+	j->run_at_ms = sqlite3_column_int64(s, 14);
+	j->lease_until_ms = sqlite3_column_int64(s, 15);
+	j->finished_ms = sqlite3_column_int64(s, 16);
+	rc |= qs_col_text(s, 17, &j->worker);
+	j->cancel_asked = sqlite3_column_int(s, 18);
+	rc |= qs_col_text(s, 19, &j->answer);
+	rc |= qs_col_text(s, 20, &j->output);
+	rc |= qs_col_text(s, 21, &j->error);
+	rc |= qs_col_text(s, 22, &j->diff_stat);
+	j->run_id = sqlite3_column_int64(s, 23);
+	j->tokens_in = (uint64_t)sqlite3_column_int64(s, 24);
+	j->tokens_out = (uint64_t)sqlite3_column_int64(s, 25);
+	j->wall_ms = sqlite3_column_int64(s, 26);
+	if (rc != 0) {
+		queue_job_free(j);
+		return -1;
+	}
+	return 0;
+}
+
+/* One job by id: 0, or -1 (ENOENT: no such job). */
+int
+qs_job_read(struct queue *q, int64_t id, struct queue_job *j)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if ((s = qs_stmt(q, QS_JOB_GET)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW && qs_job_row(s, j) == -1) {
+		sqlite3_reset(s);
+		return queue_seterr(q, "job %lld: out of memory",
+		    (long long)id);
+	}
+	sqlite3_reset(s);
+	if (rc == SQLITE_DONE)
+		return queue_notfound(q, id);
+	if (rc != SQLITE_ROW)
+		return qs_dberr(q, "reading job %lld", (long long)id);
+	return 0;
+}
+
+static int
+qs_add(struct queue *q, const struct queue_job_new *n, int64_t *id,
+    int *existed)
+{
+	sqlite3_stmt	*s;
+	int64_t		 now = queue_now(q);
+	int		 rc;
+
+	*existed = 0;
+	if (qs_begin(q) == -1)
+		return -1;
+	if (n->key != NULL) {
+		if ((s = qs_stmt(q, QS_KEY_FIND)) == NULL)
+			goto fail;
+		qs_bind_text(s, 1, n->key);
+		if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+			*id = sqlite3_column_int64(s, 0);
+			*existed = 1;
+		}
+		sqlite3_reset(s);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+			qs_dberr(q, "looking up key %s", n->key);
+			goto fail;
+		}
+		if (*existed)
+			return qs_commit(q);
+	}
+	if ((s = qs_stmt(q, QS_INSERT)) == NULL)
+		goto fail;
+	qs_bind_text(s, 1, n->task);
+	qs_bind_text(s, 2, n->profile);
+	qs_bind_text(s, 3, n->workspace);
+	qs_bind_text(s, 4, n->schema);
+	qs_bind_text(s, 5, n->key);
+	qs_bind_text(s, 6, n->params);
+	sqlite3_bind_int(s, 7, n->priority);
+	sqlite3_bind_int(s, 8, n->max_attempts > 0 ? n->max_attempts :
+	    QUEUE_DEFAULT_ATTEMPTS);
+	sqlite3_bind_int64(s, 9, (int64_t)n->timeout_ms);
+	sqlite3_bind_int64(s, 10, (int64_t)n->budget);
+	sqlite3_bind_int64(s, 11, now);
+	if (qs_run(q, QS_INSERT, "adding a job") == -1)
+		goto fail;
+	*id = sqlite3_last_insert_rowid(qs_be(q)->db);
+	return qs_commit(q);
+fail:
+	qs_rollback(q);
+	return -1;
+}
+
+static int
+qs_exec(struct queue *q, const char *sql, const char *what)
+{
+	if (sqlite3_exec(qs_be(q)->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return qs_dberr(q, "%s", what);
+	return 0;
+}
+
+/* One integer from a query; 0 when it returns no row. */
+static int
+qs_query_int(struct queue *q, const char *sql, int64_t *v)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	*v = 0;
+	if (sqlite3_prepare_v2(qs_be(q)->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return qs_dberr(q, "reading the queue's schema version");
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		*v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return qs_dberr(q, "reading the queue's schema version");
+	return 0;
+}
+
+/* The queue's tables at this program's version, under the write lock:
+ * two first `queue add` at once must not both create them. */
+static int
+qs_schema(struct queue *q)
+{
+	int64_t	ntables, v;
+
+	if (qs_exec(q, "BEGIN IMMEDIATE", "locking the database to create "
+	    "the queue's tables") == -1)
+		return -1;
+	if (qs_query_int(q, "SELECT count(*) FROM sqlite_master WHERE "
+	    "type = 'table' AND name = 'queue_meta'", &ntables) == -1)
+		goto fail;
+	v = 0;
+	if (ntables > 0 && qs_query_int(q, "SELECT value FROM queue_meta "
+	    "WHERE name = 'schema_version'", &v) == -1)
+		goto fail;
+	if (v > QUEUE_SQLITE_SCHEMA_VERSION) {
+		queue_seterr(q, "queue %s: its tables are at version %lld, "
+		    "this warren knows up to %d: use a newer warren",
+		    qs_be(q)->path, (long long)v, QUEUE_SQLITE_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (v == 0 && qs_exec(q, qs_schema_v1, "creating the queue's "
+	    "tables") == -1)
+		goto fail;
+	for (v = v > 0 ? v : 1; v < QUEUE_SQLITE_SCHEMA_VERSION; v++)
+		if (qs_exec(q, qs_migrations[v - 1], "migrating the queue's "
+		    "tables") == -1)
+			goto fail;
+	return qs_exec(q, "COMMIT", "committing the queue's tables");
+fail:
+	qs_rollback(q);
+	return -1;
+}
+
+/*
+ * The store makes the file a warren database (its header and tables)
+ * before the queue adds its own: a file the queue created alone would
+ * have tables but no warren header, and the store would refuse it.
+ */
+static int
+qs_store_ready(struct queue *q, const char *path)
+{
+	struct store	*st;
+	char		 err[STORE_ERRMSG_MAX + 64];
+
+	if ((st = store_open(path, STORE_CREATE, err, sizeof(err))) == NULL)
+		return queue_seterr(q, "queue %s: %s", path, err);
+	store_close(st);
+	return 0;
+}
+
+static int
+qs_open(struct queue *q, const char *url)
+{
+	struct queue_sqlite	*be;
+
+	if ((be = calloc(1, sizeof(*be))) == NULL)
+		return queue_seterr(q, "queue: out of memory");
+	q->be = be;
+	if (store_path(be->path, sizeof(be->path), url) == -1)
+		return queue_seterr(q, "queue: no state database path: %s "
+		    "(set XDG_STATE_HOME or WARREN_DB)", strerror(errno));
+	if (qs_store_ready(q, be->path) == -1)
+		return -1;
+	if (sqlite3_open_v2(be->path, &be->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+		return qs_dberr(q, "cannot open");
+	sqlite3_extended_result_codes(be->db, 1);
+	sqlite3_busy_timeout(be->db, QUEUE_BUSY_TIMEOUT_MS);
+	if (qs_exec(q, "PRAGMA journal_mode = WAL", "setting WAL mode") == -1 ||
+	    qs_exec(q, "PRAGMA synchronous = NORMAL", "setting synchronous")
+	    == -1)
+		return -1;
+	return qs_schema(q);
+}
+
+static void
+qs_close(struct queue *q)
+{
+	struct queue_sqlite	*be = qs_be(q);
+	size_t			 i;
+
+	if (be == NULL)
+		return;
+	/* In a forked child the connection is the parent's: leave it. */
+	if (q->owner == getpid() && be->db != NULL) {
+		for (i = 0; i < QS__COUNT; i++)
+			sqlite3_finalize(be->stmts[i]);
+		sqlite3_close(be->db);
+	}
+	free(be);
+	q->be = NULL;
+}
+
+const struct queue_ops queue_sqlite_ops = {
+	.name = "sqlite",
+	.open = qs_open,
+	.close = qs_close,
+	.add = qs_add,
+	.claim = qs_claim,
+	.heartbeat = qs_heartbeat,
+	.complete = qs_complete,
+	.fail = qs_fail,
+	.cancel = qs_cancel,
+	.retry = qs_retry,
+	.retry_dead = qs_retry_dead,
+	.purge = qs_purge,
+	.list = qs_list,
+	.get = qs_get,
+	.counts = qs_counts,
+};

@@ -1,0 +1,310 @@
+/*
+ * What `queue cancel/retry/purge/ls/show` do on SQLite: the user's side
+ * of the queue, beside the workers' leases (queue_sqlite_lease.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/queue_sqlite_int.h"
+
+static sqlite3 *
+qs_db(struct queue *q)
+{
+	return ((struct queue_sqlite *)q->be)->db;
+}
+
+/* A job's status and lease: 1 found, 0 none, -1 error. */
+static int
+qs_status_read(struct queue *q, int64_t job, enum queue_status *st,
+    int64_t *lease_until, int *attempts)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if ((s = qs_stmt(q, QS_STATUS)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, job);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (queue_status_parse((const char *)sqlite3_column_text(s, 0),
+		    st) == -1)
+			*st = QUEUE_DEAD;
+		*lease_until = sqlite3_column_int64(s, 1);
+		*attempts = sqlite3_column_int(s, 2);
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return qs_dberr(q, "reading job %lld", (long long)job);
+	return rc == SQLITE_ROW;
+}
+
+/* A running job whose lease expired: nobody runs it to stop it, so the
+ * cancel ends it now, its attempt "lease expired". */
+static int
+qs_cancel_expired(struct queue *q, int64_t job, int attempt, int64_t now)
+{
+	sqlite3_stmt	*s;
+
+	if ((s = qs_stmt(q, QS_ATTEMPT_EXPIRE)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, job);
+	sqlite3_bind_int(s, 2, attempt);
+	sqlite3_bind_int64(s, 3, now);
+	qs_bind_text(s, 4, "lease expired; then cancelled");
+	return qs_run(q, QS_ATTEMPT_EXPIRE, "closing an expired attempt");
+}
+
+static int
+qs_cancel_locked(struct queue *q, int64_t job)
+{
+	enum queue_status	 st = QUEUE_QUEUED;
+	sqlite3_stmt		*s;
+	int64_t			 now = queue_now(q), lease_until = 0;
+	int			 rc, attempts = 0;
+
+	if ((rc = qs_status_read(q, job, &st, &lease_until, &attempts)) != 1)
+		return rc == 0 ? queue_notfound(q, job) : -1;
+	if (st == QUEUE_DONE || st == QUEUE_DEAD || st == QUEUE_CANCELLED)
+		return 1;
+	if (st == QUEUE_RUNNING && lease_until > now) {
+		if ((s = qs_stmt(q, QS_CANCEL_ASK)) == NULL)
+			return -1;
+		sqlite3_bind_int64(s, 1, job);
+		return qs_run(q, QS_CANCEL_ASK, "asking for a cancel");
+	}
+	if (st == QUEUE_RUNNING &&
+	    qs_cancel_expired(q, job, attempts, now) == -1)
+		return -1;
+	if ((s = qs_stmt(q, QS_CANCEL_NOW)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, job);
+	sqlite3_bind_int64(s, 2, now);
+	return qs_run(q, QS_CANCEL_NOW, "cancelling a job");
+}
+
+int
+qs_cancel(struct queue *q, int64_t job)
+{
+	int	rc;
+
+	if (qs_begin(q) == -1)
+		return -1;
+	if ((rc = qs_cancel_locked(q, job)) != 0) {
+		qs_rollback(q);
+		return rc;
+	}
+	return qs_commit(q);
+}
+
+int
+qs_retry(struct queue *q, int64_t job)
+{
+	enum queue_status	 st;
+	sqlite3_stmt		*s;
+	int64_t			 lease_until;
+	int			 attempts, rc;
+
+	if ((s = qs_stmt(q, QS_RETRY)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, job);
+	sqlite3_bind_int64(s, 2, queue_now(q));
+	if (qs_run(q, QS_RETRY, "queueing a job again") == -1)
+		return -1;
+	if (sqlite3_changes(qs_db(q)) > 0)
+		return 0;
+	if ((rc = qs_status_read(q, job, &st, &lease_until, &attempts)) != 1)
+		return rc == 0 ? queue_notfound(q, job) : -1;
+	return 1;
+}
+
+int
+qs_retry_dead(struct queue *q, uint64_t *n)
+{
+	sqlite3_stmt	*s;
+
+	if ((s = qs_stmt(q, QS_RETRY_DEAD)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, queue_now(q));
+	if (qs_run(q, QS_RETRY_DEAD, "queueing dead jobs again") == -1)
+		return -1;
+	*n = (uint64_t)sqlite3_changes(qs_db(q));
+	return 0;
+}
+
+/* Bind the statuses of mask to ?1..?3 (NULL matches nothing). */
+static void
+qs_bind_mask(sqlite3_stmt *s, unsigned mask, int64_t before_ms)
+{
+	static const enum queue_status	ends[] = {
+		QUEUE_DONE, QUEUE_DEAD, QUEUE_CANCELLED,
+	};
+	int				i;
+
+	for (i = 0; i < 3; i++)
+		qs_bind_text(s, i + 1, (mask & (1u << ends[i])) ?
+		    qs_status(ends[i]) : NULL);
+	sqlite3_bind_int64(s, 4, before_ms);
+}
+
+int
+qs_purge(struct queue *q, unsigned mask, int64_t before_ms, uint64_t *n)
+{
+	sqlite3_stmt	*s;
+
+	if (qs_begin(q) == -1)
+		return -1;
+	if ((s = qs_stmt(q, QS_PURGE_ATTEMPTS)) == NULL)
+		goto fail;
+	qs_bind_mask(s, mask, before_ms);
+	if (qs_run(q, QS_PURGE_ATTEMPTS, "removing attempts") == -1)
+		goto fail;
+	if ((s = qs_stmt(q, QS_PURGE_JOBS)) == NULL)
+		goto fail;
+	qs_bind_mask(s, mask, before_ms);
+	if (qs_run(q, QS_PURGE_JOBS, "removing jobs") == -1)
+		goto fail;
+	*n = (uint64_t)sqlite3_changes(qs_db(q));
+	return qs_commit(q);
+fail:
+	qs_rollback(q);
+	return -1;
+}
+
+int
+qs_list(struct queue *q, int status, struct queue_job **v, size_t *n)
+{
+	struct queue_job	*nv;
+	sqlite3_stmt		*s;
+	size_t			 cap = 0;
+	int			 rc;
+
+	if ((s = qs_stmt(q, QS_LIST)) == NULL)
+		return -1;
+	qs_bind_text(s, 1, status >= 0 ?
+	    qs_status((enum queue_status)status) : NULL);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if ((nv = reallocarray(*v, cap, sizeof(**v))) == NULL)
+				goto nomem;
+			*v = nv;
+		}
+		if (qs_job_row(s, &(*v)[*n]) == -1)
+			goto nomem;
+		(*n)++;
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE) {
+		qs_dberr(q, "listing jobs");
+		goto fail;
+	}
+	return 0;
+nomem:
+	sqlite3_reset(s);
+	queue_seterr(q, "listing jobs: out of memory after %zu", *n);
+fail:
+	queue_jobs_free(*v, *n);
+	*v = NULL;
+	*n = 0;
+	return -1;
+}
+
+static int
+qs_attempt_row(sqlite3_stmt *s, struct queue_attempt *a)
+{
+	const unsigned char	*t;
+
+	memset(a, 0, sizeof(*a));
+	a->n = sqlite3_column_int(s, 0);
+	a->started_ms = sqlite3_column_int64(s, 2);
+	a->ended_ms = sqlite3_column_int64(s, 3);
+	a->run_id = sqlite3_column_int64(s, 6);
+	if ((t = sqlite3_column_text(s, 1)) != NULL &&
+	    (a->worker = strdup((const char *)t)) == NULL)
+		return -1;
+	if ((t = sqlite3_column_text(s, 4)) != NULL &&
+	    (a->outcome = strdup((const char *)t)) == NULL)
+		return -1;
+	if ((t = sqlite3_column_text(s, 5)) != NULL &&
+	    (a->error = strdup((const char *)t)) == NULL)
+		return -1;
+	return 0;
+}
+
+static int
+qs_attempts(struct queue *q, int64_t job, struct queue_attempt **v,
+    size_t *n)
+{
+	struct queue_attempt	*nv;
+	sqlite3_stmt		*s;
+	size_t			 cap = 0;
+	int			 rc;
+
+	if ((s = qs_stmt(q, QS_ATTEMPTS)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, job);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			if ((nv = reallocarray(*v, cap, sizeof(**v))) == NULL)
+				break;
+			*v = nv;
+		}
+		memset(&(*v)[*n], 0, sizeof(**v));
+		(*n)++;
+		if (qs_attempt_row(s, &(*v)[*n - 1]) == -1)
+			break;
+	}
+	sqlite3_reset(s);
+	if (rc == SQLITE_ROW)
+		return queue_seterr(q, "job %lld: attempts: out of memory",
+		    (long long)job);
+	if (rc != SQLITE_DONE)
+		return qs_dberr(q, "reading the attempts of job %lld",
+		    (long long)job);
+	return 0;
+}
+
+/* The job and its attempts read in one snapshot. */
+int
+qs_get(struct queue *q, int64_t id, struct queue_job *j,
+    struct queue_attempt **v, size_t *n)
+{
+	int	rc, e;
+
+	if (qs_stmt(q, QS_READ_BEGIN) == NULL ||
+	    qs_run(q, QS_READ_BEGIN, "reading a job") == -1)
+		return -1;
+	rc = qs_job_read(q, id, j);
+	if (rc == 0 && v != NULL && qs_attempts(q, id, v, n) == -1) {
+		queue_job_free(j);
+		queue_attempts_free(*v, *n);
+		*v = NULL;
+		*n = 0;
+		rc = -1;
+	}
+	e = errno;
+	qs_rollback(q);
+	errno = e;
+	return rc;
+}
+
+int
+qs_counts(struct queue *q, struct queue_counts *c)
+{
+	enum queue_status	 st;
+	sqlite3_stmt		*s;
+	int			 rc;
+
+	if ((s = qs_stmt(q, QS_COUNTS)) == NULL)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if (queue_status_parse((const char *)sqlite3_column_text(s, 0),
+		    &st) == 0)
+			c->n[st] = (uint64_t)sqlite3_column_int64(s, 1);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return qs_dberr(q, "counting jobs");
+	return 0;
+}
