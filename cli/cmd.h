@@ -56,6 +56,11 @@ int	cmd_json_print(struct json_t *j);
  * older warren, is there and not read (db: the --db given, or NULL). */
 void	cmd_legacy_db(const char *name, const char *db, const char *ws);
 
+/* cmd_queue.c: warren queue SUBCOMMAND */
+int	cmd_queue(int argc, char **argv);
+/* cmd_queue_work.c (written apart): warren queue work */
+int	cmd_queue_work(int argc, char **argv);
+
 /* cmd_cow.c: a run's copy-on-write layer (cmd_store.c finds the run) */
 struct store;
 struct store_run;
