@@ -51,7 +51,7 @@ cmd_queue_rows_free(struct cmd_queue_rows *rows)
 	memset(rows, 0, sizeof(*rows));
 }
 
-/* A string field, not empty. */
+/* A string field, not empty (jansson refuses \u0000 when it parses). */
 static int
 cmd_queue_jsonl_str(json_t *v, const char *k, char **out, unsigned long line,
     char *err, size_t errsz)
@@ -59,11 +59,6 @@ cmd_queue_jsonl_str(json_t *v, const char *k, char **out, unsigned long line,
 	if (!json_is_string(v) || json_string_length(v) == 0) {
 		snprintf(err, errsz, "line %lu: \"%s\" must be a string, not "
 		    "empty", line, k);
-		return -1;
-	}
-	if (strlen(json_string_value(v)) != json_string_length(v)) {
-		snprintf(err, errsz, "line %lu: \"%s\" holds a NUL character",
-		    line, k);
 		return -1;
 	}
 	free(*out);
@@ -161,7 +156,7 @@ cmd_queue_jsonl_line(const char *s, size_t len, unsigned long line,
 	int			 rc = 0;
 
 	if ((j = json_loadb(s, len, 0, &jerr)) == NULL) {
-		snprintf(err, errsz, "line %lu: not a JSON object: %s (column "
+		snprintf(err, errsz, "line %lu: not valid JSON: %s (column "
 		    "%d)", line, jerr.text, jerr.column);
 		return -1;
 	}

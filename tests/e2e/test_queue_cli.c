@@ -141,6 +141,34 @@ t_refused(struct h_run *r, const char *want, size_t count)
 	h_run_free(r);
 }
 
+/* nul.csv: a NUL byte in its second row. */
+static const char *
+t_nul_file(const struct t *t)
+{
+	static char	 path[PATH_MAX + 16];
+	FILE		*f;
+
+	snprintf(path, sizeof(path), "%s/nul.csv", t->dir);
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(fwrite("a\nx\0y\n", 1, 6, f), 6);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* big.csv: a (sparse) file over the 64 MB a file of jobs may have. */
+static const char *
+t_big_file(const struct t *t)
+{
+	static char	 path[PATH_MAX + 16];
+	FILE		*f;
+
+	snprintf(path, sizeof(path), "%s/big.csv", t->dir);
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(ftruncate(fileno(f), 65LL << 20), 0);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
 /* One job with every option; its key makes the second add a no-op. */
 static void
 test_add_one(void **state)
@@ -226,6 +254,20 @@ test_add_one(void **state)
 	t_refused(&r, "--key with --jsonl", 2);
 	t_q(&r, NULL, "add", "--template", "{a}", "x", NULL);
 	t_refused(&r, "--csv and --template go together", 2);
+	t_q(&r, NULL, "add", NULL);
+	t_refused(&r, "give one TASK (quoted), or --jsonl FILE, or --csv", 2);
+	t_q(&r, NULL, "add", "--jsonl", "x.jsonl", "task", NULL);
+	t_refused(&r, "give one TASK (quoted), or --jsonl FILE, or --csv", 2);
+	t_q(&r, NULL, "add", "bad \xff byte", NULL);
+	t_refused(&r, "the task is not UTF-8 text", 2);
+	t_q(&r, NULL, "add", "--budget", "0", "x", NULL);
+	t_refused(&r, "--budget 0 is too small", 2);
+	t_q(&r, NULL, "add", "--help", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "usage: warren queue add"));
+	h_run_free(&r);
+	t_q(&r, NULL, "frobnicate", NULL);
+	t_refused(&r, "unknown subcommand 'frobnicate'", 2);
 	t_close(&t);
 }
 
@@ -322,6 +364,21 @@ test_add_csv(void **state)
 	t_q(&r, NULL, "add", "--csv", "missing.csv", "--template", "{a}",
 	    NULL);
 	t_refused(&r, "missing.csv: No such file or directory", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "h8.csv", "a,\xff\n1,2\n"),
+	    "--template", "{a}", NULL);
+	t_refused(&r, "line 1: the header's column 2 is not UTF-8 text", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "h0.csv", "a,\n1,2\n"),
+	    "--template", "{a}", NULL);
+	t_refused(&r, "line 1: the header's column 2 is unnamed", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "void.csv", "\n\n"),
+	    "--template", "{a}", NULL);
+	t_refused(&r, "void.csv: it is empty", 4);
+	t_q(&r, NULL, "add", "--csv", t_nul_file(&t), "--template", "{a}",
+	    NULL);
+	t_refused(&r, "nul.csv holds a NUL byte", 4);
+	t_q(&r, NULL, "add", "--csv", t_big_file(&t), "--template", "{a}",
+	    NULL);
+	t_refused(&r, "big.csv is over 64 MB", 4);
 	t_close(&t);
 }
 
@@ -367,7 +424,7 @@ test_add_jsonl(void **state)
 
 	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b1.jsonl",
 	    "{\"task\": \"a\"}\n{\"task\": \"b\"\n"), NULL);
-	t_refused(&r, "b1.jsonl: line 2: not a JSON object", 2);
+	t_refused(&r, "b1.jsonl: line 2: not valid JSON: ", 2);
 	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b2.jsonl",
 	    "{\"task\": \"a\"}\n{\"task\": \"b\", \"colour\": 1}\n"), NULL);
 	t_refused(&r, "line 2: unknown field \"colour\"", 2);
@@ -393,6 +450,25 @@ test_add_jsonl(void **state)
 	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b9.jsonl", "\n\n"),
 	    NULL);
 	t_refused(&r, "no jobs in it", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b10.jsonl",
+	    "{\"task\": \"\"}\n"), NULL);
+	t_refused(&r, "line 1: \"task\" must be a string, not empty", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b11.jsonl",
+	    "{\"task\": \"a\", \"profile\": 5}\n"), NULL);
+	t_refused(&r, "line 1: \"profile\" must be a string", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b12.jsonl",
+	    "{\"task\": \"a\\u0000b\"}\n"), NULL);
+	t_refused(&r, "line 1: not valid JSON: \\u0000 is not allowed", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b13.jsonl",
+	    "{\"task\": \"a\", \"priority\": 2000000}\n"), NULL);
+	t_refused(&r, "line 1: \"priority\" must be an integer from -1000000 "
+	    "to 1000000", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b14.jsonl",
+	    "{\"task\": \"a\", \"schema\": 5}\n"), NULL);
+	t_refused(&r, "line 1: \"schema\" must be a JSON object or a file", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b15.jsonl",
+	    "{\"task\": \"a\", \"key\": \"\"}\n"), NULL);
+	t_refused(&r, "line 1: \"key\" must be a string, not empty", 2);
 	t_close(&t);
 }
 
@@ -657,6 +733,8 @@ test_cancel_retry_purge(void **state)
 	queue_job_free(&j);
 	t_q(&r, NULL, "retry", "--dead", "2", NULL);
 	t_refused(&r, "give JOB or --dead, not both", 4);
+	t_q(&r, NULL, "retry", "--done", NULL);
+	t_refused(&r, "retry takes JOB or --dead only", 4);
 
 	/* purge: a job done 8 days ago goes with --older-than 7d; job 1,
 	 * done today, stays until purged without an age. */
@@ -765,6 +843,51 @@ test_apply(void **state)
 	h_run_free(&r);
 	t_q(&r, NULL, "apply", "--all-done", "2", NULL);
 	t_refused(&r, "give one JOB or --all-done", 3);
+	/* Done without a run; done with a run the database lacks. */
+	q = t_queue();
+	res.run_id = 0;
+	assert_int_equal(t_finish(q, &res, 1), 3);
+	queue_close(q);
+	t_q(&r, NULL, "apply", "3", NULL);
+	t_refused(&r, "job 3 is done without a run", 3);
+	t_q(&r, NULL, "add", "four", NULL);
+	h_run_free(&r);
+	q = t_queue();
+	res.run_id = 999;
+	assert_int_equal(t_finish(q, &res, 1), 4);
+	queue_close(q);
+	t_q(&r, NULL, "apply", "4", NULL);
+	t_refused(&r, "job 4: run 999: ", 4);
+	t_close(&t);
+}
+
+/* --queue FILE, else $WARREN_QUEUE_URL, else the state database. */
+static void
+test_queue_url(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		 url[PATH_MAX + 32];
+
+	(void)state;
+	t_open(&t);
+	snprintf(url, sizeof(url), "%s/other/q.db", t.dir);
+	t_q(&r, NULL, "add", "--queue", url, "elsewhere", NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	assert_int_equal(t_count(), 0);		/* not the state database's */
+	assert_int_equal(setenv("WARREN_QUEUE_URL", url, 1), 0);
+	t_q(&r, NULL, "ls", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "  elsewhere\n"));
+	h_run_free(&r);
+	unsetenv("WARREN_QUEUE_URL");
+	t_q(&r, NULL, "ls", NULL);
+	assert_non_null(strstr(r.out, "no jobs"));
+	h_run_free(&r);
+	t_q(&r, NULL, "ls", "--queue", "postgresql://db/q", NULL);
+	assert_int_equal(r.status, 6);
+	h_run_free(&r);
 	t_close(&t);
 }
 
@@ -779,6 +902,7 @@ main(void)
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_cancel_retry_purge),
 		cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_queue_url),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
