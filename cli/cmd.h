@@ -6,6 +6,9 @@
 #ifndef WARREN_CMD_H
 #define WARREN_CMD_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct cmd {
 	const char	*name;
 	const char	*usage;		/* one line, after "warren NAME " */
@@ -36,11 +39,26 @@ int	cmd_forget(int argc, char **argv);
 int	cmd_diff(int argc, char **argv);
 int	cmd_apply(int argc, char **argv);
 int	cmd_discard(int argc, char **argv);
+/* Untrusted text on stdout, escaped (common/str.h), cut to max bytes (0:
+ * no cut); a block: each line after indent, '\n' kept. */
+void	cmd_print_text(const char *s, size_t max);
+void	cmd_print_block(const char *indent, const char *s, size_t max);
+/* 12345 as "12.3k"; 90000 ms as "1m30s"; ms since the epoch as local
+ * "YYYY-MM-DD HH:MM". */
+void	cmd_fmt_tokens(char *out, size_t outsz, uint64_t n);
+void	cmd_fmt_duration(char *out, size_t outsz, int64_t ms);
+void	cmd_fmt_time(char *out, size_t outsz, int64_t ms);
+/* Print j indented on stdout and take it (NULL: out of memory); an exit
+ * code. */
+struct json_t;
+int	cmd_json_print(struct json_t *j);
 /* Say on stderr that WORKSPACE/.warren/warren.db, the database of an
  * older warren, is there and not read (db: the --db given, or NULL). */
 void	cmd_legacy_db(const char *name, const char *db, const char *ws);
 
-/* cmd_queue_work.c: `warren queue work` (argv[0] is "work") */
+/* cmd_queue.c: warren queue SUBCOMMAND */
+int	cmd_queue(int argc, char **argv);
+/* cmd_queue_work.c: warren queue work (argv[0] is "work") */
 int	cmd_queue_work(int argc, char **argv);
 
 /* cmd_cow.c: a run's copy-on-write layer (cmd_store.c finds the run) */

@@ -308,7 +308,7 @@ cmd_store_fail(struct store *st, const char *name)
 }
 
 /* Print untrusted text escaped, cut to max bytes (0 = no cut). */
-static void
+void
 cmd_print_text(const char *s, size_t max)
 {
 	char	*e;
@@ -328,7 +328,7 @@ cmd_print_text(const char *s, size_t max)
 }
 
 /* Print a multi-line block, each line indented; control bytes escaped. */
-static void
+void
 cmd_print_block(const char *indent, const char *s, size_t max)
 {
 	char	*e, *line, *next;
@@ -351,7 +351,7 @@ cmd_print_block(const char *indent, const char *s, size_t max)
 	free(e);
 }
 
-static void
+void
 cmd_fmt_tokens(char *out, size_t outsz, uint64_t n)
 {
 	if (n >= 1000000)
@@ -362,7 +362,7 @@ cmd_fmt_tokens(char *out, size_t outsz, uint64_t n)
 		snprintf(out, outsz, "%llu", (unsigned long long)n);
 }
 
-static void
+void
 cmd_fmt_duration(char *out, size_t outsz, int64_t ms)
 {
 	if (ms < 0)
@@ -377,7 +377,7 @@ cmd_fmt_duration(char *out, size_t outsz, int64_t ms)
 		    (long long)(ms / 60000 % 60));
 }
 
-static void
+void
 cmd_fmt_time(char *out, size_t outsz, int64_t ms)
 {
 	struct tm	tm;
@@ -447,7 +447,7 @@ cmd_json_run(const struct store_run *r)
 	    "layer", cmd_json_layer(r));
 }
 
-static int
+int
 cmd_json_print(json_t *j)
 {
 	int	rc;

@@ -32,6 +32,8 @@ static const struct cmd commands[] = {
 	    cmd_apply },
 	{ "discard", "RUN", "throw a copy-on-write run's changes away",
 	    cmd_discard },
+	{ "queue", "add|work|ls|show|cancel|retry|purge|export|apply ...",
+	    "a durable queue of tasks, each run as its own run", cmd_queue },
 	{ "trust", "[--revoke] [DIR]", "trust a project's .warren/config and agents",
 	    cmd_trust },
 };

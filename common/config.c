@@ -117,8 +117,9 @@ config_find(const struct config *c, const char *name)
 	return NULL;
 }
 
-/* "30s", "500ms", "2m", "1h", bare seconds; fractions allowed ("1.5s"). */
-static int
+/* "30s", "500ms", "2m", "1h", "7d", bare seconds; fractions allowed
+ * ("1.5s"). */
+int
 config_parse_duration(const char *s, double *ms)
 {
 	char	*end;
@@ -136,6 +137,8 @@ config_parse_duration(const char *s, double *ms)
 		d *= 60 * 1000;
 	else if (strcmp(end, "h") == 0)
 		d *= 3600 * 1000;
+	else if (strcmp(end, "d") == 0)
+		d *= 24 * 3600 * 1000;
 	else
 		return -1;
 	if (d > 1e15)

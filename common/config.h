@@ -37,7 +37,7 @@ enum config_type {
 	CONFIG_NUMBER,		/* floating point, within [min, max] */
 	CONFIG_BOOL,		/* true/false, yes/no, on/off, 1/0 */
 	CONFIG_ENUM,		/* one of choices[] */
-	CONFIG_DURATION,	/* "30s", "500ms", "2m", "1h"; bare = seconds; kept in ms */
+	CONFIG_DURATION,	/* "30s", "500ms", "2m", "1h", "7d"; bare = seconds; kept in ms */
 	CONFIG_SIZE,		/* "16M", "512k", bare bytes */
 	CONFIG_LIST,		/* repeated key, one string per line */
 };
@@ -112,6 +112,8 @@ const char	*config_str(const struct config *c, const char *name);
 uint64_t	 config_uint(const struct config *c, const char *name);
 double		 config_number(const struct config *c, const char *name);
 int		 config_bool(const struct config *c, const char *name);
+/* A duration as CONFIG_DURATION reads it, in milliseconds: 0 or -1. */
+int		 config_parse_duration(const char *s, double *ms);
 /* CONFIG_DURATION in milliseconds, CONFIG_SIZE in bytes. */
 uint64_t	 config_ms(const struct config *c, const char *name);
 uint64_t	 config_bytes(const struct config *c, const char *name);

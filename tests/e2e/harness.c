@@ -312,6 +312,7 @@ h_slurp(const char *path)
 }
 
 long long	h_fsize_limit;
+const char	*h_stdin_path;
 int		h_hang_guard;
 
 static unsigned long long
@@ -346,6 +347,7 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	const char	*bin = getenv("WARREN_BIN");
 	struct rlimit	 rl;
 	long long	 fsize;
+	const char	*in;
 	pid_t		 pid;
 	int		 st, i, n = 0, fd, guard;
 	unsigned long long t0;
@@ -364,6 +366,8 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	env[n] = NULL;
 	fsize = h_fsize_limit;
 	h_fsize_limit = 0;
+	in = h_stdin_path;
+	h_stdin_path = NULL;
 	guard = h_hang_guard > 0 ? h_hang_guard : H_HANG_GUARD_S;
 	h_hang_guard = 0;
 	if ((pid = fork()) == -1)
@@ -374,6 +378,9 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 			_exit(127);
 		if ((fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1 ||
 		    dup2(fd, 2) == -1)
+			_exit(127);
+		if (in != NULL && ((fd = open(in, O_RDONLY)) == -1 ||
+		    dup2(fd, 0) == -1))
 			_exit(127);
 		if (fsize > 0) {
 			rl.rlim_cur = rl.rlim_max = (rlim_t)fsize;

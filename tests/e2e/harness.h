@@ -88,6 +88,9 @@ int	 h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
  * bytes (and SIGXFSZ ignored: a write past it fails with EFBIG), the way
  * a full disk fails a write; h_warren resets it to 0. */
 extern long long h_fsize_limit;
+/* When not NULL, the next h_warren reads this file as its stdin;
+ * h_warren resets it to NULL. */
+extern const char *h_stdin_path;
 /*
  * When > 0, the next h_warren kills warren after this many seconds, not
  * H_HANG_GUARD_S, and sets r->hung; h_warren resets it to 0. A test of a

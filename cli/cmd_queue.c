@@ -1,0 +1,366 @@
+/*
+ * warren queue SUBCOMMAND: the batch queue (queue/queue.h) from the
+ * command line. This file finds the subcommand and holds what the
+ * subcommands share: options, opening the queue, errors, reading input.
+ * Each subcommand lives in a cmd_queue_*.c of its own (work is
+ * cmd_queue_work.c's).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli/cmd.h"
+#include "cli/cmd_queue.h"
+#include "common/config.h"
+#include "common/exitcode.h"
+#include "common/jtext.h"
+#include "common/str.h"
+#include "common/xmalloc.h"
+
+static const struct cmd cmd_queue_cmds[] = {
+	{ "add", "[options] TASK | --jsonl FILE | --csv FILE --template T",
+	    "add jobs", cmd_queue_add },
+	{ "work", "[--jobs N] [--follow]", "run the queued jobs",
+	    cmd_queue_work },
+	{ "ls", "[--status S] [--json]", "list the jobs", cmd_queue_ls },
+	{ "show", "[--json] JOB", "show a job and every attempt",
+	    cmd_queue_show },
+	{ "cancel", "JOB", "cancel a job (a running one is stopped)",
+	    cmd_queue_cancel },
+	{ "retry", "JOB | --dead", "queue a dead or cancelled job again",
+	    cmd_queue_retry },
+	{ "purge", "--done|--dead|--cancelled ... [--older-than D]",
+	    "remove finished jobs", cmd_queue_purge },
+	{ "export", "--format jsonl|csv [--status S]",
+	    "print the jobs' results", cmd_queue_export },
+	{ "apply", "[--db FILE] [--include-sensitive] JOB | --all-done",
+	    "apply a done job's copy-on-write changes", cmd_queue_apply },
+};
+#define CMD_QUEUE_NCMDS	(sizeof(cmd_queue_cmds) / sizeof(cmd_queue_cmds[0]))
+
+static int
+cmd_queue_usage(FILE *f)
+{
+	size_t	i;
+
+	fprintf(f, "usage: warren queue SUBCOMMAND [--queue URL] [ARGS]\n\n");
+	for (i = 0; i < CMD_QUEUE_NCMDS; i++)
+		fprintf(f, "  %-7s %s\n          %s\n", cmd_queue_cmds[i].name,
+		    cmd_queue_cmds[i].usage, cmd_queue_cmds[i].summary);
+	fprintf(f, "\nThe queue is --queue URL, else $WARREN_QUEUE_URL, else "
+	    "the state database\n($XDG_STATE_HOME/warren/warren.db). "
+	    "docs/queue.md tells more.\n");
+	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
+}
+
+int
+cmd_queue(int argc, char **argv)
+{
+	size_t	i;
+
+	if (argc < 2)
+		return cmd_queue_usage(stderr);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0)
+		return cmd_queue_usage(stdout);
+	for (i = 0; i < CMD_QUEUE_NCMDS; i++)
+		if (strcmp(argv[1], cmd_queue_cmds[i].name) == 0)
+			return cmd_queue_cmds[i].main(argc - 1, argv + 1);
+	cmd_queue_error("", "unknown subcommand '%s'; try 'warren queue "
+	    "--help'", argv[1]);
+	return WARREN_EXIT_USAGE;
+}
+
+void
+cmd_queue_error(const char *name, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 msg[2048], *e;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	e = str_escape_dup(msg, strlen(msg), 0);
+	fprintf(stderr, "warren queue%s%s: %s\n", *name != '\0' ? " " : "",
+	    name, e != NULL ? e : msg);
+	free(e);
+}
+
+struct queue *
+cmd_queue_open(const char *name, const char *url, int *exitp)
+{
+	struct queue	*q;
+	char		 err[QUEUE_ERR_MAX + 64];
+
+	if (url == NULL && (url = getenv("WARREN_QUEUE_URL")) != NULL &&
+	    *url == '\0')
+		url = NULL;
+	if ((q = queue_open(url, err, sizeof(err))) == NULL) {
+		cmd_queue_error(name, "%s", err);
+		*exitp = WARREN_EXIT_STORE;
+	}
+	return q;
+}
+
+int
+cmd_queue_fail(struct queue *q, const char *name)
+{
+	int	saved = errno;
+
+	cmd_queue_error(name, "%s", queue_errmsg(q));
+	return saved == ENOENT || saved == EINVAL ? WARREN_EXIT_USAGE :
+	    WARREN_EXIT_STORE;
+}
+
+int
+cmd_queue_job_arg(const char *name, const char *arg, int64_t *id)
+{
+	const char	*errstr;
+
+	*id = strtonum(arg, 1, INT64_MAX, &errstr);
+	if (errstr != NULL) {
+		cmd_queue_error(name, "job \"%s\" is %s: give an id from `warren"
+		    " queue ls`", arg, errstr);
+		return -1;
+	}
+	return 0;
+}
+
+int
+cmd_queue_duration(const char *name, const char *opt, const char *s,
+    uint64_t *ms)
+{
+	double	d;
+
+	if (config_parse_duration(s, &d) == -1) {
+		cmd_queue_error(name, "%s %s: not a duration (give 7d, 12h, "
+		    "30m, 90s or 500ms)", opt, s);
+		return -1;
+	}
+	*ms = (uint64_t)d;
+	return 0;
+}
+
+/* Read fd to its end into a NUL-terminated string. */
+static char *
+cmd_queue_read_fd(const char *name, const char *what, int fd, size_t *lenp)
+{
+	char	*s = NULL;
+	size_t	 len = 0, cap = 0;
+	ssize_t	 r;
+
+	for (;;) {
+		if (len + 1 >= cap) {
+			if (cap >= CMD_QUEUE_INPUT_MAX) {
+				cmd_queue_error(name, "%s is over %u MB: split "
+				    "it", what, CMD_QUEUE_INPUT_MAX >> 20);
+				free(s);
+				return NULL;
+			}
+			cap = cap ? cap * 2 : 65536;
+			s = xreallocarray(s, 1, cap);
+		}
+		if ((r = read(fd, s + len, cap - len - 1)) == -1 &&
+		    errno == EINTR)
+			continue;
+		if (r == -1) {
+			cmd_queue_error(name, "reading %s: %s", what,
+			    strerror(errno));
+			free(s);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	s[len] = '\0';
+	*lenp = len;
+	return s;
+}
+
+char *
+cmd_queue_slurp(const char *name, const char *path, size_t *lenp)
+{
+	char	*s;
+	int	 fd;
+
+	if (strcmp(path, "-") == 0)
+		s = cmd_queue_read_fd(name, "stdin", STDIN_FILENO, lenp);
+	else if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		cmd_queue_error(name, "%s: %s", path, strerror(errno));
+		return NULL;
+	} else {
+		s = cmd_queue_read_fd(name, path, fd, lenp);
+		close(fd);
+	}
+	if (s != NULL && memchr(s, '\0', *lenp) != NULL) {
+		cmd_queue_error(name, "%s holds a NUL byte: give a text file",
+		    strcmp(path, "-") == 0 ? "stdin" : path);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+enum {
+	OPT_QUEUE = 256,
+	OPT_JSON,
+	OPT_STATUS,
+	OPT_DONE,
+	OPT_DEAD,
+	OPT_CANCELLED,
+	OPT_OLDER,
+	OPT_FORMAT,
+	OPT_ALLDONE,
+	OPT_DB,
+	OPT_SENSITIVE,
+	OPT_HELP,
+};
+
+static const struct option cmd_queue_longopts[] = {
+	{ "queue", required_argument, NULL, OPT_QUEUE },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "status", required_argument, NULL, OPT_STATUS },
+	{ "done", no_argument, NULL, OPT_DONE },
+	{ "dead", no_argument, NULL, OPT_DEAD },
+	{ "cancelled", no_argument, NULL, OPT_CANCELLED },
+	{ "older-than", required_argument, NULL, OPT_OLDER },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "all-done", no_argument, NULL, OPT_ALLDONE },
+	{ "db", required_argument, NULL, OPT_DB },
+	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static unsigned
+cmd_queue_opt_bit(int ch)
+{
+	switch (ch) {
+	case OPT_QUEUE:
+		return ~0u;
+	case OPT_JSON:
+		return CMD_QUEUE_O_JSON;
+	case OPT_STATUS:
+		return CMD_QUEUE_O_STATUS;
+	case OPT_DONE:
+	case OPT_DEAD:
+	case OPT_CANCELLED:
+	case OPT_OLDER:
+		return CMD_QUEUE_O_PURGE;
+	case OPT_FORMAT:
+		return CMD_QUEUE_O_FORMAT;
+	case OPT_ALLDONE:
+	case OPT_DB:
+	case OPT_SENSITIVE:
+		return CMD_QUEUE_O_APPLY;
+	default:
+		return 0;
+	}
+}
+
+/* The usage line of the subcommand name. */
+static int
+cmd_queue_sub_usage(const char *name, FILE *f)
+{
+	size_t	i;
+
+	for (i = 0; i < CMD_QUEUE_NCMDS; i++)
+		if (strcmp(cmd_queue_cmds[i].name, name) == 0)
+			fprintf(f, "usage: warren queue %s [--queue URL] %s\n"
+			    "%s.\n", name, cmd_queue_cmds[i].usage,
+			    cmd_queue_cmds[i].summary);
+	fprintf(f, "docs/queue.md and man warren tell more.\n");
+	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
+}
+
+static int
+cmd_queue_opt(const char *name, int ch, struct cmd_queue_opts *o)
+{
+	switch (ch) {
+	case OPT_QUEUE:
+		o->url = optarg;
+		break;
+	case OPT_JSON:
+		o->json = 1;
+		break;
+	case OPT_STATUS:
+		if (queue_status_parse(optarg, &o->status) == -1) {
+			cmd_queue_error(name, "--status %s: give queued, "
+			    "running, retrying, done, dead or cancelled",
+			    optarg);
+			return -1;
+		}
+		o->has_status = 1;
+		break;
+	case OPT_DONE:
+		o->mask |= 1u << QUEUE_DONE;
+		break;
+	case OPT_DEAD:
+		o->mask |= 1u << QUEUE_DEAD;
+		break;
+	case OPT_CANCELLED:
+		o->mask |= 1u << QUEUE_CANCELLED;
+		break;
+	case OPT_OLDER:
+		o->has_older = 1;
+		return cmd_queue_duration(name, "--older-than", optarg,
+		    &o->older_ms);
+	case OPT_FORMAT:
+		o->format = optarg;
+		break;
+	case OPT_ALLDONE:
+		o->all_done = 1;
+		break;
+	case OPT_DB:
+		o->db = optarg;
+		break;
+	case OPT_SENSITIVE:
+		o->sensitive = 1;
+		break;
+	default:
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The options of ls, show, cancel, retry, purge, export and apply (allowed
+ * is a mask of CMD_QUEUE_O_*, --queue and --help always taken), the
+ * arguments left at argv[optind]. 0; 1 --help (said); -1 a usage error
+ * (said).
+ */
+int
+cmd_queue_parse(int argc, char **argv, unsigned allowed,
+    struct cmd_queue_opts *o)
+{
+	int	ch;
+
+	memset(o, 0, sizeof(*o));
+	optind = 1;
+	opterr = 1;
+	while ((ch = getopt_long(argc, argv, "", cmd_queue_longopts, NULL)) !=
+	    -1) {
+		if (ch == OPT_HELP) {
+			cmd_queue_sub_usage(argv[0], stdout);
+			return 1;
+		}
+		if (ch != '?' && !(allowed & cmd_queue_opt_bit(ch))) {
+			cmd_queue_error(argv[0], "%s is not an option of "
+			    "queue %s", argv[optind - 1], argv[0]);
+			ch = '?';
+		}
+		if (ch == '?' || cmd_queue_opt(argv[0], ch, o) == -1) {
+			cmd_queue_sub_usage(argv[0], stderr);
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,116 @@
+/*
+ * The commands of `warren queue` (queue/queue.h is the queue): what
+ * cmd_queue.c (the dispatcher and the small commands), cmd_queue_add.c,
+ * cmd_queue_rows.c (--jsonl and --csv), cmd_queue_export.c and
+ * cmd_queue_apply.c share.
+ */
+#ifndef WARREN_CMD_QUEUE_H
+#define WARREN_CMD_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "queue/queue.h"
+
+#define CMD_QUEUE_INPUT_MAX	(64u * 1024 * 1024)	/* a file of jobs */
+#define CMD_QUEUE_ATTEMPTS_MAX	100
+#define CMD_QUEUE_PRIORITY_MAX	1000000
+
+/* A job read from --jsonl or --csv; strings are owned. */
+struct cmd_queue_row {
+	unsigned long		 line;
+	char			*task, *profile, *workspace, *schema, *key;
+	char			*params;
+	int			 priority, max_attempts;
+	int			 has_priority, has_attempts;
+};
+
+struct cmd_queue_rows {
+	struct cmd_queue_row	*v;
+	size_t			 n, cap;
+};
+
+/* What cmd_queue_parse read. */
+struct cmd_queue_opts {
+	const char		*url;		/* --queue */
+	int			 json;
+	int			 has_status;
+	enum queue_status	 status;
+	unsigned		 mask;		/* purge: 1 << status */
+	int			 has_older;
+	uint64_t		 older_ms;
+	const char		*format;
+	int			 all_done;
+	const char		*db;		/* apply: the run database */
+	int			 sensitive;
+};
+
+/* Options of cmd_queue_parse, as bits of its allowed mask. */
+#define CMD_QUEUE_O_JSON	0x01
+#define CMD_QUEUE_O_STATUS	0x02
+#define CMD_QUEUE_O_PURGE	0x04	/* --done --dead --cancelled
+					   --older-than */
+#define CMD_QUEUE_O_FORMAT	0x08
+#define CMD_QUEUE_O_APPLY	0x10	/* --all-done --db
+					   --include-sensitive */
+
+/* cmd_queue.c */
+int	cmd_queue_parse(int argc, char **argv, unsigned allowed,
+	    struct cmd_queue_opts *o);
+/* Say msg on stderr as "warren queue NAME: msg", escaped. */
+void	cmd_queue_error(const char *name, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* The queue --queue URL names, else $WARREN_QUEUE_URL, else the state
+ * database; NULL with *exitp set (said on stderr). */
+struct queue *cmd_queue_open(const char *name, const char *url, int *exitp);
+/* A queue error as an exit code (said on stderr): an unknown job is the
+ * user's (2), the rest the database's (6). */
+int	cmd_queue_fail(struct queue *q, const char *name);
+/* JOB: a positive id; -1 (said) if it is not one. */
+int	cmd_queue_job_arg(const char *name, const char *arg, int64_t *id);
+/* A whole file, or stdin for "-", NUL-terminated, at most
+ * CMD_QUEUE_INPUT_MAX bytes; NULL (said) on error. */
+char	*cmd_queue_slurp(const char *name, const char *path, size_t *lenp);
+/* "7d", "12h", "30m", "90s", "500ms": -1 (said) if not a duration. */
+int	cmd_queue_duration(const char *name, const char *opt, const char *s,
+	    uint64_t *ms);
+
+/* cmd_queue_add.c */
+int	cmd_queue_add(int argc, char **argv);
+/* A schema: a file's JSON object, or (from a row) one given inline, as
+ * compact text; NULL (err says why). */
+char	*cmd_queue_schema_file(const char *path, char *err, size_t errsz);
+/* DIR made canonical; NULL (err says why) if it is not a directory. */
+char	*cmd_queue_workspace(const char *dir, char *err, size_t errsz);
+
+/* cmd_queue_rows.c */
+/* One job a JSON line; -1 with err naming the line. */
+int	cmd_queue_rows_jsonl(const char *text, size_t len,
+	    struct cmd_queue_rows *rows, char *err, size_t errsz);
+/* One job a CSV row, its task tmpl with {column} filled in (and the key
+ * keytmpl, if not NULL); -1 with err naming the line. */
+int	cmd_queue_rows_csv(const char *text, size_t len, const char *tmpl,
+	    const char *keytmpl, struct cmd_queue_rows *rows, char *err,
+	    size_t errsz);
+void	cmd_queue_rows_free(struct cmd_queue_rows *rows);
+
+/* cmd_queue_ls.c: ls and show */
+int	cmd_queue_ls(int argc, char **argv);
+int	cmd_queue_show(int argc, char **argv);
+/* A JSON value of stored JSON text (params, schema, output), or the text
+ * as a string if it does not parse; null for NULL. */
+json_t	*cmd_queue_json_text(const char *s);
+
+/* cmd_queue_steer.c: cancel, retry, purge */
+int	cmd_queue_cancel(int argc, char **argv);
+int	cmd_queue_retry(int argc, char **argv);
+int	cmd_queue_purge(int argc, char **argv);
+
+/* cmd_queue_export.c */
+int	cmd_queue_export(int argc, char **argv);
+/* cmd_queue_apply.c */
+int	cmd_queue_apply(int argc, char **argv);
+
+#endif

@@ -1,0 +1,146 @@
+/*
+ * warren queue export --format jsonl|csv [--status S]: every job's result
+ * on stdout, a JSON object a line or a CSV row (RFC 4180, CRLF) a job.
+ * The answers came from models: JSONL escapes control characters as JSON
+ * does, and CSV fields are escaped as the terminal output is (\xNN for
+ * control bytes and invalid UTF-8, newlines and tabs kept), so neither
+ * can drive a terminal it is printed on.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "cli/cmd.h"
+#include "cli/cmd_queue.h"
+#include "cli/csv.h"
+#include "common/exitcode.h"
+#include "common/jtext.h"
+#include "common/str.h"
+
+static const char *const cmd_queue_export_cols[] = {
+	"id", "key", "status", "task", "answer", "output", "error",
+	"attempts", "tokens_in", "tokens_out", "wall_ms", "run_id",
+	"diff_stat", "params",
+};
+#define CMD_QUEUE_EXPORT_NCOLS \
+	(sizeof(cmd_queue_export_cols) / sizeof(cmd_queue_export_cols[0]))
+
+static int
+cmd_queue_export_jsonl(const struct queue_job *j)
+{
+	json_t	*o;
+	int	 rc;
+
+	o = json_pack("{s:I, s:o, s:s, s:o, s:o, s:o, s:o, s:i, s:I, s:I, "
+	    "s:I, s:I, s:o, s:o}",
+	    "id", (json_int_t)j->id, "key", jtext(j->key),
+	    "status", queue_status_name(j->status), "task", jtext(j->task),
+	    "answer", jtext(j->answer),
+	    "output", cmd_queue_json_text(j->output),
+	    "error", jtext(j->error), "attempts", j->attempts,
+	    "tokens_in", (json_int_t)j->tokens_in,
+	    "tokens_out", (json_int_t)j->tokens_out,
+	    "wall_ms", (json_int_t)j->wall_ms, "run_id", (json_int_t)j->run_id,
+	    "diff_stat", jtext(j->diff_stat),
+	    "params", cmd_queue_json_text(j->params));
+	if (o == NULL)
+		return -1;
+	rc = json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(o);
+	return rc == -1 || putchar('\n') == EOF ? -1 : 0;
+}
+
+/* One CSV field of untrusted text, escaped. */
+static void
+cmd_queue_export_field(const char *s, int last)
+{
+	char	*e;
+
+	if (s != NULL && (e = str_escape_dup(s, strlen(s),
+	    STR_ESC_KEEP_NL)) != NULL) {
+		csv_write_field(stdout, e);
+		free(e);
+	}
+	fputs(last ? "\r\n" : ",", stdout);
+}
+
+static void
+cmd_queue_export_num(long long n)
+{
+	printf("%lld,", n);
+}
+
+static int
+cmd_queue_export_csv(const struct queue_job *j)
+{
+	cmd_queue_export_num(j->id);
+	cmd_queue_export_field(j->key, 0);
+	cmd_queue_export_field(queue_status_name(j->status), 0);
+	cmd_queue_export_field(j->task, 0);
+	cmd_queue_export_field(j->answer, 0);
+	cmd_queue_export_field(j->output, 0);
+	cmd_queue_export_field(j->error, 0);
+	cmd_queue_export_num(j->attempts);
+	cmd_queue_export_num((long long)j->tokens_in);
+	cmd_queue_export_num((long long)j->tokens_out);
+	cmd_queue_export_num(j->wall_ms);
+	cmd_queue_export_num(j->run_id);
+	cmd_queue_export_field(j->diff_stat, 0);
+	cmd_queue_export_field(j->params, 1);
+	return ferror(stdout) ? -1 : 0;
+}
+
+static int
+cmd_queue_export_print(const struct queue_job *v, size_t n, int csv)
+{
+	size_t	i;
+	int	rc = 0;
+
+	for (i = 0; csv && i < CMD_QUEUE_EXPORT_NCOLS; i++)
+		printf("%s%s", cmd_queue_export_cols[i],
+		    i + 1 < CMD_QUEUE_EXPORT_NCOLS ? "," : "\r\n");
+	for (i = 0; i < n && rc == 0; i++)
+		rc = csv ? cmd_queue_export_csv(&v[i]) :
+		    cmd_queue_export_jsonl(&v[i]);
+	if (rc == -1 || fflush(stdout) == EOF) {
+		cmd_queue_error("export", "writing the output: %s",
+		    strerror(errno));
+		return WARREN_EXIT_INTERNAL;
+	}
+	return WARREN_EXIT_OK;
+}
+
+int
+cmd_queue_export(int argc, char **argv)
+{
+	struct cmd_queue_opts	 o;
+	struct queue		*q;
+	struct queue_job	*v;
+	size_t			 n;
+	int			 rc, csv, ex = WARREN_EXIT_OK;
+
+	if ((rc = cmd_queue_parse(argc, argv, CMD_QUEUE_O_STATUS |
+	    CMD_QUEUE_O_FORMAT, &o)) != 0)
+		return rc == 1 ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
+	if (o.format == NULL || (strcmp(o.format, "jsonl") != 0 &&
+	    strcmp(o.format, "csv") != 0) || optind != argc) {
+		cmd_queue_error(argv[0], "give --format jsonl or --format csv "
+		    "(and --status S for one status's jobs)");
+		return WARREN_EXIT_USAGE;
+	}
+	csv = strcmp(o.format, "csv") == 0;
+	if ((q = cmd_queue_open(argv[0], o.url, &ex)) == NULL)
+		return ex;
+	if (queue_list(q, o.has_status ? (int)o.status : -1, &v, &n) == -1)
+		ex = cmd_queue_fail(q, argv[0]);
+	else {
+		ex = cmd_queue_export_print(v, n, csv);
+		queue_jobs_free(v, n);
+	}
+	queue_close(q);
+	return ex;
+}

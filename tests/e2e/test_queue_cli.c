@@ -1,0 +1,909 @@
+/*
+ * warren queue add | ls | show | cancel | retry | purge | export | apply
+ * through the real binary, on a real SQLite queue under the test's
+ * $XDG_STATE_HOME. Results are made here through the queue library (claim,
+ * complete, fail) the way `warren queue work` records them, so these tests
+ * need no model.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "cli/csv.h"
+#include "queue/queue.h"
+#include "store/store.h"
+#include "tests/e2e/harness.h"
+#include "workspace/cow.h"
+
+#define T_DAY_MS	(24LL * 3600 * 1000)
+
+struct t {
+	char	*dir;
+	char	 ws[PATH_MAX];		/* dir/ws, canonical */
+	char	 state[PATH_MAX];	/* $XDG_STATE_HOME */
+};
+
+static void
+t_open(struct t *t)
+{
+	char	p[PATH_MAX + 16];
+
+	memset(t, 0, sizeof(*t));
+	t->dir = h_tmpdir();
+	snprintf(p, sizeof(p), "%s/ws", t->dir);
+	h_write(p, "a.txt", "one\n", 0);
+	assert_non_null(realpath(p, t->ws));
+	snprintf(t->state, sizeof(t->state), "%s/state", t->dir);
+	assert_int_equal(setenv("XDG_STATE_HOME", t->state, 1), 0);
+	unsetenv("WARREN_QUEUE_URL");
+	unsetenv("WARREN_DB");
+	assert_int_equal(chdir(t->dir), 0);
+}
+
+static void
+t_close(struct t *t)
+{
+	assert_int_equal(chdir("/"), 0);
+	h_rm_rf(t->dir);
+	free(t->dir);
+}
+
+/* warren queue ARG... (NULL-terminated), stdin from the file in. */
+static void
+t_q(struct h_run *r, const char *in, ...)
+{
+	va_list	 ap;
+	char	*argv[32];
+	int	 n = 0;
+
+	argv[n++] = "warren";
+	argv[n++] = "queue";
+	va_start(ap, in);
+	while (n < 31 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	h_stdin_path = in;
+	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
+}
+
+/* A file in the test's directory; its path (static, two in turn). */
+static const char *
+t_file(const struct t *t, const char *name, const char *content)
+{
+	static char	path[2][PATH_MAX + 64];
+	static int	i;
+
+	i = !i;
+	h_write(t->dir, name, content, 0);
+	snprintf(path[i], sizeof(path[i]), "%s/%s", t->dir, name);
+	return path[i];
+}
+
+static struct queue *
+t_queue(void)
+{
+	struct queue	*q;
+	char		 err[QUEUE_ERR_MAX];
+
+	if ((q = queue_open(NULL, err, sizeof(err))) == NULL)
+		fail_msg("queue_open: %s", err);
+	return q;
+}
+
+static size_t
+t_count(void)
+{
+	struct queue		*q = t_queue();
+	struct queue_job	*v;
+	size_t			 n;
+
+	assert_int_equal(queue_list(q, -1, &v, &n), 0);
+	queue_jobs_free(v, n);
+	queue_close(q);
+	return n;
+}
+
+/* Job id, read back (free with queue_job_free). */
+static void
+t_job(int64_t id, struct queue_job *j)
+{
+	struct queue		*q = t_queue();
+	struct queue_attempt	*a;
+	size_t			 n;
+
+	assert_int_equal(queue_get(q, id, j, &a, &n), 0);
+	queue_attempts_free(a, n);
+	queue_close(q);
+}
+
+/* The command failed with exit 2, saying want, and added nothing. */
+static void
+t_refused(struct h_run *r, const char *want, size_t count)
+{
+	assert_int_equal(r->status, 2);
+	if (strstr(r->err, want) == NULL)
+		fail_msg("stderr lacks \"%s\": %s", want, r->err);
+	assert_int_equal(t_count(), count);
+	h_run_free(r);
+}
+
+/* nul.csv: a NUL byte in its second row. */
+static const char *
+t_nul_file(const struct t *t)
+{
+	static char	 path[PATH_MAX + 16];
+	FILE		*f;
+
+	snprintf(path, sizeof(path), "%s/nul.csv", t->dir);
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(fwrite("a\nx\0y\n", 1, 6, f), 6);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* big.csv: a (sparse) file over the 64 MB a file of jobs may have. */
+static const char *
+t_big_file(const struct t *t)
+{
+	static char	 path[PATH_MAX + 16];
+	FILE		*f;
+
+	snprintf(path, sizeof(path), "%s/big.csv", t->dir);
+	assert_non_null(f = fopen(path, "w"));
+	assert_int_equal(ftruncate(fileno(f), 65LL << 20), 0);
+	assert_int_equal(fclose(f), 0);
+	return path;
+}
+
+/* One job with every option; its key makes the second add a no-op. */
+static void
+test_add_one(void **state)
+{
+	struct t		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	const char		*schema;
+	char			 rel[PATH_MAX];
+
+	(void)state;
+	t_open(&t);
+	schema = t_file(&t, "s.json", "{ \"type\": \"object\",\n"
+	    "  \"required\": [\"ok\"] }\n");
+	snprintf(rel, sizeof(rel), "ws/../ws/.");	/* cwd is t.dir */
+	t_q(&r, NULL, "add", "--workspace", rel, "--profile", "explore",
+	    "--schema", schema, "--key", "k1", "--priority", "5",
+	    "--max-attempts", "2", "--timeout", "90s", "--budget", "1000",
+	    "Find the \033[31mbug", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "added job 1\n");
+	h_run_free(&r);
+	t_job(1, &j);
+	assert_string_equal(j.task, "Find the \033[31mbug");
+	assert_string_equal(j.workspace, t.ws);
+	assert_string_equal(j.profile, "explore");
+	assert_string_equal(j.schema, "{\"type\":\"object\",\"required\":"
+	    "[\"ok\"]}");
+	assert_string_equal(j.key, "k1");
+	assert_int_equal(j.priority, 5);
+	assert_int_equal(j.max_attempts, 2);
+	assert_int_equal(j.timeout_ms, 90000);
+	assert_int_equal(j.budget, 1000);
+	assert_int_equal(j.status, QUEUE_QUEUED);
+	queue_job_free(&j);
+
+	/* The same key: nothing added, said, exit 0. */
+	t_q(&r, NULL, "add", "--key", "k1", "--json", "another task", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "{\n  \"id\": 1,\n  \"existed\": true\n}\n");
+	h_run_free(&r);
+	t_q(&r, NULL, "add", "--key", "k1", "another task", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "the key k1 is job 1's already: not added "
+	    "again\n");
+	h_run_free(&r);
+	assert_int_equal(t_count(), 1);
+
+	/* The task from stdin, its last newline dropped. */
+	t_q(&r, t_file(&t, "task.txt", "two lines\nof task\n\n"), "add", "-",
+	    NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "added job 2\n");
+	h_run_free(&r);
+	t_job(2, &j);
+	assert_string_equal(j.task, "two lines\nof task");
+	assert_non_null(realpath(".", rel));	/* the default: the cwd */
+	assert_string_equal(j.workspace, rel);
+	assert_null(j.schema);
+	assert_int_equal(j.max_attempts, QUEUE_DEFAULT_ATTEMPTS);
+	queue_job_free(&j);
+
+	/* Refusals, each naming what is wrong; nothing added. */
+	t_q(&r, NULL, "add", "--workspace", "nowhere", "x", NULL);
+	t_refused(&r, "workspace nowhere: No such file or directory", 2);
+	t_q(&r, NULL, "add", "--workspace", schema, "x", NULL);
+	t_refused(&r, "not a directory", 2);
+	t_q(&r, NULL, "add", "--schema", t_file(&t, "bad.json", "{\"a\":"),
+	    "x", NULL);
+	t_refused(&r, "bad.json: line 1: ", 2);
+	t_q(&r, NULL, "add", "--schema", t_file(&t, "arr.json", "[1]"), "x",
+	    NULL);
+	t_refused(&r, "arr.json: not a JSON object", 2);
+	t_q(&r, NULL, "add", "--max-attempts", "0", "x", NULL);
+	t_refused(&r, "--max-attempts 0 is too small", 2);
+	t_q(&r, NULL, "add", "--timeout", "soon", "x", NULL);
+	t_refused(&r, "--timeout soon: not a duration", 2);
+	t_q(&r, NULL, "add", "two", "words", NULL);
+	t_refused(&r, "one TASK only: quote it", 2);
+	t_q(&r, t_file(&t, "empty.txt", "\n"), "add", "-", NULL);
+	t_refused(&r, "the task is empty", 2);
+	t_q(&r, NULL, "add", "--jsonl", "x.jsonl", "--key", "k", NULL);
+	t_refused(&r, "--key with --jsonl", 2);
+	t_q(&r, NULL, "add", "--template", "{a}", "x", NULL);
+	t_refused(&r, "--csv and --template go together", 2);
+	t_q(&r, NULL, "add", NULL);
+	t_refused(&r, "give one TASK (quoted), or --jsonl FILE, or --csv", 2);
+	t_q(&r, NULL, "add", "--jsonl", "x.jsonl", "task", NULL);
+	t_refused(&r, "give one TASK (quoted), or --jsonl FILE, or --csv", 2);
+	t_q(&r, NULL, "add", "bad \xff byte", NULL);
+	t_refused(&r, "the task is not UTF-8 text", 2);
+	t_q(&r, NULL, "add", "--budget", "0", "x", NULL);
+	t_refused(&r, "--budget 0 is too small", 2);
+	t_q(&r, NULL, "add", "--help", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "usage: warren queue add"));
+	h_run_free(&r);
+	t_q(&r, NULL, "frobnicate", NULL);
+	t_refused(&r, "unknown subcommand 'frobnicate'", 2);
+	t_close(&t);
+}
+
+/* A CSV with CRLF ends, quoted commas, quotes and newlines: a job a row,
+ * the template and the key filled from it, the row kept as params. */
+static void
+test_add_csv(void **state)
+{
+	struct t		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	const char		*csv;
+
+	(void)state;
+	t_open(&t);
+	csv = t_file(&t, "jobs.csv", "\xef\xbb\xbfpath,issue\r\n"
+	    "src/a.c,leaks\r\n"
+	    "\"src/b,c.c\",\"says \"\"hi\"\"\"\r\n"
+	    "\r\n"
+	    "src/d.c,\"two\nlines\"\n"
+	    "src/e.c,\n");
+	t_q(&r, NULL, "add", "--csv", csv, "--template",
+	    "Review {path} for {issue} {{as is}}", "--key", "k-{path}",
+	    "--workspace", t.ws, NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "added 4 jobs, ids 1 to 4\n");
+	h_run_free(&r);
+	t_job(1, &j);
+	assert_string_equal(j.task, "Review src/a.c for leaks {as is}");
+	assert_string_equal(j.key, "k-src/a.c");
+	assert_string_equal(j.params, "{\"path\":\"src/a.c\",\"issue\":"
+	    "\"leaks\"}");
+	assert_string_equal(j.workspace, t.ws);
+	queue_job_free(&j);
+	t_job(2, &j);
+	assert_string_equal(j.task, "Review src/b,c.c for says \"hi\" {as is}");
+	queue_job_free(&j);
+	t_job(3, &j);
+	assert_string_equal(j.task, "Review src/d.c for two\nlines {as is}");
+	queue_job_free(&j);
+	t_job(4, &j);
+	assert_string_equal(j.task, "Review src/e.c for  {as is}");
+	queue_job_free(&j);
+
+	/* Again, from stdin: every key is there, nothing added. */
+	t_q(&r, csv, "add", "--csv", "-", "--template", "{path}", "--key",
+	    "k-{path}", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "line 2: the key k-src/a.c is job 1's "
+	    "already: not added again\n"));
+	assert_non_null(strstr(r.out, "line 5: the key k-src/d.c is job 3's"));
+	assert_non_null(strstr(r.out, "\nnothing added: the key of each of "
+	    "the 4 jobs is there already\n"));
+	h_run_free(&r);
+	assert_int_equal(t_count(), 4);
+
+	/* Bad files: the line named, nothing added (good rows first). */
+	t_q(&r, t_file(&t, "rag.csv", "a,b\n1,2\n3,4,5\n"), "add", "--csv",
+	    "-", "--template", "{a}", NULL);
+	t_refused(&r, "stdin: line 3: 3 fields where the header (line 1) has 2;"
+	    " nothing added", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "ph.csv", "a,b\n1,2\n"),
+	    "--template", "{a} and {c}", NULL);
+	t_refused(&r, "--template: {c} is not a column of the header on line 1",
+	    4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "br.csv", "a\n1\n"),
+	    "--template", "{a} }", NULL);
+	t_refused(&r, "--template: a lone } (write {{ or }} for a brace)", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "open.csv",
+	    "a,b\n1,2\n3,\"open\n\n"), "--template", "{a}", NULL);
+	t_refused(&r, "open.csv: line 3: a quoted field opened here is never "
+	    "closed", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "inq.csv", "a\nx\ny\"z\n"),
+	    "--template", "{a}", NULL);
+	t_refused(&r, "line 3: a quote inside an unquoted field", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "after.csv",
+	    "a\n\"x\"y\n"), "--template", "{a}", NULL);
+	t_refused(&r, "line 2: text after a closing quote", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "dup.csv", "a,a\n1,2\n"),
+	    "--template", "{a}", NULL);
+	t_refused(&r, "line 1: the header's column 2 is named twice", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "u8.csv", "a\nok\n\xff\n"),
+	    "--template", "{a}", NULL);
+	t_refused(&r, "line 3: column a is not UTF-8 text", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "e.csv", "a\nok\n\"\"\n"),
+	    "--template", "{a}", NULL);
+	t_refused(&r, "line 3: the task comes out empty", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "k.csv", "a\n1\n"),
+	    "--template", "{a}", "--key", "same", NULL);
+	t_refused(&r, "--key with --csv is a template", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "h.csv", "a\n"),
+	    "--template", "{a}", NULL);
+	t_refused(&r, "no rows after the header", 4);
+	t_q(&r, NULL, "add", "--csv", "missing.csv", "--template", "{a}",
+	    NULL);
+	t_refused(&r, "missing.csv: No such file or directory", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "h8.csv", "a,\xff\n1,2\n"),
+	    "--template", "{a}", NULL);
+	t_refused(&r, "line 1: the header's column 2 is not UTF-8 text", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "h0.csv", "a,\n1,2\n"),
+	    "--template", "{a}", NULL);
+	t_refused(&r, "line 1: the header's column 2 is unnamed", 4);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "void.csv", "\n\n"),
+	    "--template", "{a}", NULL);
+	t_refused(&r, "void.csv: it is empty", 4);
+	t_q(&r, NULL, "add", "--csv", t_nul_file(&t), "--template", "{a}",
+	    NULL);
+	t_refused(&r, "nul.csv holds a NUL byte", 4);
+	t_q(&r, NULL, "add", "--csv", t_big_file(&t), "--template", "{a}",
+	    NULL);
+	t_refused(&r, "big.csv is over 64 MB", 4);
+	t_close(&t);
+}
+
+/* JSONL: each field taken, a blank line skipped; a bad line adds
+ * nothing and is named. */
+static void
+test_add_jsonl(void **state)
+{
+	struct t		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	const char		*f;
+	char			 ok[4096];
+
+	(void)state;
+	t_open(&t);
+	t_file(&t, "s.json", "{\"type\": \"object\"}");
+	snprintf(ok, sizeof(ok), "{\"task\": \"one\", \"profile\": \"review\", "
+	    "\"workspace\": \"ws\", \"params\": {\"n\": 1}, \"schema\": "
+	    "{\"type\": \"string\"}, \"key\": \"j1\", \"priority\": -3, "
+	    "\"max_attempts\": 5}\n"
+	    "\n"
+	    "{\"task\": \"two\", \"schema\": \"s.json\"}\n");
+	f = t_file(&t, "jobs.jsonl", ok);
+	t_q(&r, f, "add", "--jsonl", "-", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\"added\": 2"));
+	assert_non_null(strstr(r.out, "\"line\": 3"));
+	h_run_free(&r);
+	t_job(1, &j);
+	assert_string_equal(j.task, "one");
+	assert_string_equal(j.profile, "review");
+	assert_string_equal(j.workspace, t.ws);
+	assert_string_equal(j.params, "{\"n\":1}");
+	assert_string_equal(j.schema, "{\"type\":\"string\"}");
+	assert_string_equal(j.key, "j1");
+	assert_int_equal(j.priority, -3);
+	assert_int_equal(j.max_attempts, 5);
+	queue_job_free(&j);
+	t_job(2, &j);
+	assert_string_equal(j.schema, "{\"type\":\"object\"}");
+	queue_job_free(&j);
+
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b1.jsonl",
+	    "{\"task\": \"a\"}\n{\"task\": \"b\"\n"), NULL);
+	t_refused(&r, "b1.jsonl: line 2: not valid JSON: ", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b2.jsonl",
+	    "{\"task\": \"a\"}\n{\"task\": \"b\", \"colour\": 1}\n"), NULL);
+	t_refused(&r, "line 2: unknown field \"colour\"", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b3.jsonl",
+	    "{\"task\": \"a\", \"max_attempts\": 0}\n"), NULL);
+	t_refused(&r, "line 1: \"max_attempts\" must be an integer from 1", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b4.jsonl",
+	    "{\"task\": \"a\"}\n{\"key\": \"b\"}\n"), NULL);
+	t_refused(&r, "line 2: no \"task\"", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b5.jsonl",
+	    "{\"task\": \"a\"}\n{\"task\": \"b\", \"workspace\": \"gone\"}\n"),
+	    NULL);
+	t_refused(&r, "line 2: workspace gone: No such file", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b6.jsonl",
+	    "{\"task\": \"a\", \"schema\": \"nope.json\"}\n"), NULL);
+	t_refused(&r, "line 1: schema nope.json", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b7.jsonl",
+	    "{\"task\": \"a\", \"params\": [1]}\n"), NULL);
+	t_refused(&r, "line 1: \"params\" must be a JSON object", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b8.jsonl", "[1]\n"),
+	    NULL);
+	t_refused(&r, "line 1: not a JSON object", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b9.jsonl", "\n\n"),
+	    NULL);
+	t_refused(&r, "no jobs in it", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b10.jsonl",
+	    "{\"task\": \"\"}\n"), NULL);
+	t_refused(&r, "line 1: \"task\" must be a string, not empty", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b11.jsonl",
+	    "{\"task\": \"a\", \"profile\": 5}\n"), NULL);
+	t_refused(&r, "line 1: \"profile\" must be a string", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b12.jsonl",
+	    "{\"task\": \"a\\u0000b\"}\n"), NULL);
+	t_refused(&r, "line 1: not valid JSON: \\u0000 is not allowed", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b13.jsonl",
+	    "{\"task\": \"a\", \"priority\": 2000000}\n"), NULL);
+	t_refused(&r, "line 1: \"priority\" must be an integer from -1000000 "
+	    "to 1000000", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b14.jsonl",
+	    "{\"task\": \"a\", \"schema\": 5}\n"), NULL);
+	t_refused(&r, "line 1: \"schema\" must be a JSON object or a file", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b15.jsonl",
+	    "{\"task\": \"a\", \"key\": \"\"}\n"), NULL);
+	t_refused(&r, "line 1: \"key\" must be a string, not empty", 2);
+	t_close(&t);
+}
+
+/* Claim the next job and complete it with res (or fail it for good). */
+static int64_t
+t_finish(struct queue *q, const struct queue_result *res, int ok)
+{
+	struct queue_job	j;
+	int64_t			id;
+
+	assert_int_equal(queue_claim(q, "w1", 60000, 0, &j), 1);
+	id = j.id;
+	if (ok)
+		assert_int_equal(queue_complete(q, j.id, j.attempts, "w1", res),
+		    0);
+	else
+		assert_int_equal(queue_fail(q, j.id, j.attempts, "w1", res,
+		    QUEUE_FAIL_FINAL), 0);
+	queue_job_free(&j);
+	return id;
+}
+
+#define T_ANSWER	"found \033]0;x\a it, \"quoted\"\nsecond line"
+
+/* Three jobs: done (a hostile answer, an output), dead, queued. */
+static void
+t_three(struct t *t)
+{
+	struct queue_result	 res;
+	struct queue		*q;
+	struct h_run		 r;
+
+	t_q(&r, NULL, "add", "--key", "a", "first, \"task\"", NULL);
+	h_run_free(&r);
+	t_q(&r, NULL, "add", "--max-attempts", "1", "second task", NULL);
+	h_run_free(&r);
+	t_q(&r, NULL, "add", "third \033[2J task", NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	(void)t;
+	q = t_queue();
+	memset(&res, 0, sizeof(res));
+	res.answer = T_ANSWER;
+	res.output = "{\"ok\": true, \"n\": [1, 2]}";
+	res.run_id = 77;
+	res.tokens_in = 1200;
+	res.tokens_out = 34;
+	res.wall_ms = 5600;
+	assert_int_equal(t_finish(q, &res, 1), 1);
+	memset(&res, 0, sizeof(res));
+	res.error = "the model gave up";
+	assert_int_equal(t_finish(q, &res, 0), 2);
+	queue_close(q);
+}
+
+static void
+test_ls_show(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	json_t		*j, *a;
+
+	(void)state;
+	t_open(&t);
+	t_q(&r, NULL, "ls", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "no jobs"));
+	h_run_free(&r);
+	t_three(&t);
+	t_q(&r, NULL, "ls", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "ID     STATUS     ATTEMPTS PRIORITY  "
+	    "TASK\n"));
+	assert_non_null(strstr(r.out, "\n1      done       1/3             0  "
+	    "first, \"task\"\n"));
+	assert_non_null(strstr(r.out, "\n2      dead       1/1"));
+	assert_non_null(strstr(r.out, "third \\x1b[2J task"));
+	assert_null(strchr(r.out, '\033'));
+	h_run_free(&r);
+	t_q(&r, NULL, "ls", "--status", "dead", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(j = json_loads(r.out, 0, NULL));
+	assert_int_equal(json_array_size(j), 1);
+	assert_string_equal(json_string_value(json_object_get(
+	    json_array_get(j, 0), "error")), "the model gave up");
+	json_decref(j);
+	h_run_free(&r);
+	t_q(&r, NULL, "ls", "--status", "sleeping", NULL);
+	t_refused(&r, "--status sleeping: give queued, running", 3);
+
+	t_q(&r, NULL, "show", "1", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "job 1: done, 1 of 3 attempts, priority "
+	    "0\nkey: a\n"));
+	assert_non_null(strstr(r.out, "run: 77 (`warren show 77`), tokens "
+	    "1200 in / 34 out, 5.6s\n"));
+	assert_non_null(strstr(r.out, "answer:\n    found \\x1b]0;x\\x07 it, "
+	    "\"quoted\"\n    second line\n"));
+	assert_non_null(strstr(r.out, "attempts:\n  1. "));
+	assert_null(strchr(r.out, '\033'));
+	h_run_free(&r);
+	t_q(&r, NULL, "show", "--json", "2", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(j = json_loads(r.out, 0, NULL));
+	assert_string_equal(json_string_value(json_object_get(j, "status")),
+	    "dead");
+	a = json_object_get(j, "attempt_list");
+	assert_int_equal(json_array_size(a), 1);
+	assert_string_equal(json_string_value(json_object_get(
+	    json_array_get(a, 0), "error")), "the model gave up");
+	json_decref(j);
+	h_run_free(&r);
+	t_q(&r, NULL, "show", "9", NULL);
+	t_refused(&r, "no job 9", 3);
+	t_q(&r, NULL, "show", "x1", NULL);
+	t_refused(&r, "job \"x1\" is invalid", 3);
+	t_close(&t);
+}
+
+/* export, then parse what came out: every result field is there. */
+static void
+test_export(void **state)
+{
+	struct t		 t;
+	struct h_run		 r;
+	struct csv		 c;
+	struct csv_record	 hdr, rec;
+	json_t			*j;
+	char			 err[256], *line, *next;
+	int			 n = 0;
+
+	(void)state;
+	t_open(&t);
+	t_three(&t);
+	t_q(&r, NULL, "export", "--format", "jsonl", NULL);
+	assert_int_equal(r.status, 0);
+	for (line = r.out; (next = strchr(line, '\n')) != NULL;
+	    line = next + 1, n++) {
+		*next = '\0';
+		assert_non_null(j = json_loads(line, 0, NULL));
+		assert_int_equal(json_integer_value(json_object_get(j, "id")),
+		    n + 1);
+		if (n == 0) {
+			assert_string_equal(json_string_value(json_object_get(
+			    j, "answer")), T_ANSWER);
+			assert_true(json_is_true(json_object_get(json_object_get(
+			    j, "output"), "ok")));
+			assert_int_equal(json_integer_value(json_object_get(j,
+			    "tokens_in")), 1200);
+			assert_int_equal(json_integer_value(json_object_get(j,
+			    "wall_ms")), 5600);
+			assert_int_equal(json_integer_value(json_object_get(j,
+			    "run_id")), 77);
+			assert_string_equal(json_string_value(json_object_get(
+			    j, "key")), "a");
+		}
+		if (n == 1)
+			assert_string_equal(json_string_value(json_object_get(
+			    j, "error")), "the model gave up");
+		json_decref(j);
+	}
+	assert_int_equal(n, 3);
+	assert_null(strchr(r.out, '\033'));
+	h_run_free(&r);
+
+	t_q(&r, NULL, "export", "--format", "csv", "--status", "done", NULL);
+	assert_int_equal(r.status, 0);
+	csv_init(&c, r.out, strlen(r.out));
+	assert_int_equal(csv_next(&c, &hdr, err, sizeof(err)), 1);
+	assert_int_equal(hdr.n, 14);
+	assert_string_equal(hdr.v[4], "answer");
+	assert_int_equal(csv_next(&c, &rec, err, sizeof(err)), 1);
+	assert_int_equal(rec.n, 14);
+	assert_string_equal(rec.v[0], "1");
+	assert_string_equal(rec.v[2], "done");
+	assert_string_equal(rec.v[3], "first, \"task\"");
+	assert_string_equal(rec.v[4], "found \\x1b]0;x\\x07 it, \"quoted\"\n"
+	    "second line");
+	assert_string_equal(rec.v[5], "{\"ok\": true, \"n\": [1, 2]}");
+	assert_string_equal(rec.v[7], "1");
+	assert_string_equal(rec.v[8], "1200");
+	assert_string_equal(rec.v[11], "77");
+	csv_record_free(&rec);
+	csv_record_free(&hdr);
+	assert_int_equal(csv_next(&c, &rec, err, sizeof(err)), 0);
+	h_run_free(&r);
+	t_q(&r, NULL, "export", "--format", "xml", NULL);
+	t_refused(&r, "give --format jsonl or --format csv", 3);
+	t_close(&t);
+}
+
+static int64_t
+t_old_clock(void *arg)
+{
+	(void)arg;
+	return (int64_t)time(NULL) * 1000 - 8 * T_DAY_MS;
+}
+
+static void
+test_cancel_retry_purge(void **state)
+{
+	struct t		 t;
+	struct h_run		 r;
+	struct queue		*q;
+	struct queue_job	 j;
+	struct queue_result	 res;
+	struct queue_job_new	 nj;
+	int64_t			 id;
+	int			 existed;
+
+	(void)state;
+	t_open(&t);
+	t_three(&t);		/* 1 done, 2 dead, 3 queued */
+	t_q(&r, NULL, "cancel", "3", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "cancelled job 3\n");
+	h_run_free(&r);
+	t_job(3, &j);
+	assert_int_equal(j.status, QUEUE_CANCELLED);
+	queue_job_free(&j);
+	t_q(&r, NULL, "cancel", "3", NULL);
+	t_refused(&r, "job 3 is cancelled: there is nothing to cancel", 3);
+	t_q(&r, NULL, "cancel", "1", NULL);
+	t_refused(&r, "job 1 is done: there is nothing to cancel", 3);
+	t_q(&r, NULL, "cancel", "42", NULL);
+	t_refused(&r, "no job 42", 3);
+
+	/* A running job is asked to stop. */
+	t_q(&r, NULL, "add", "fourth", NULL);
+	h_run_free(&r);
+	q = t_queue();
+	assert_int_equal(queue_claim(q, "w1", 60000, 0, &j), 1);
+	assert_int_equal(j.id, 4);
+	queue_job_free(&j);
+	queue_close(q);
+	t_q(&r, NULL, "cancel", "4", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "job 4 is running: cancel asked"));
+	h_run_free(&r);
+	t_job(4, &j);
+	assert_int_equal(j.status, QUEUE_RUNNING);
+	assert_int_equal(j.cancel_asked, 1);
+	queue_job_free(&j);
+
+	/* retry: a cancelled job, not a done one; then every dead one. */
+	t_q(&r, NULL, "retry", "3", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "job 3 is queued again, its attempts "
+	    "counted afresh\n");
+	h_run_free(&r);
+	t_job(3, &j);
+	assert_int_equal(j.status, QUEUE_QUEUED);
+	queue_job_free(&j);
+	t_q(&r, NULL, "retry", "1", NULL);
+	t_refused(&r, "job 1 is done: only a dead or cancelled job", 4);
+	t_q(&r, NULL, "retry", "--dead", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "1 dead job queued again\n");
+	h_run_free(&r);
+	t_job(2, &j);
+	assert_int_equal(j.status, QUEUE_QUEUED);
+	queue_job_free(&j);
+	t_q(&r, NULL, "retry", "--dead", "2", NULL);
+	t_refused(&r, "give JOB or --dead, not both", 4);
+	t_q(&r, NULL, "retry", "--done", NULL);
+	t_refused(&r, "retry takes JOB or --dead only", 4);
+
+	/* purge: a job done 8 days ago goes with --older-than 7d; job 1,
+	 * done today, stays until purged without an age. */
+	q = t_queue();
+	queue_set_clock(q, t_old_clock, NULL);
+	memset(&nj, 0, sizeof(nj));
+	nj.task = "old";
+	nj.workspace = t.ws;
+	nj.priority = 9;	/* claimed before the others */
+	assert_int_equal(queue_add(q, &nj, &id, &existed), 0);
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(t_finish(q, &res, 1), id);
+	queue_close(q);
+	t_q(&r, NULL, "purge", "--done", "--older-than", "7d", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "purged 1 job\n");
+	h_run_free(&r);
+	assert_int_equal(t_count(), 4);
+	t_q(&r, NULL, "purge", "--dead", "--cancelled", NULL);
+	assert_string_equal(r.out, "purged 0 jobs\n");
+	h_run_free(&r);
+	t_q(&r, NULL, "purge", "--done", NULL);
+	assert_string_equal(r.out, "purged 1 job\n");
+	h_run_free(&r);
+	assert_int_equal(t_count(), 3);
+	t_q(&r, NULL, "purge", "--older-than", "1d", NULL);
+	t_refused(&r, "give which finished jobs to remove", 3);
+	t_q(&r, NULL, "purge", "--done", "--older-than", "a week", NULL);
+	t_refused(&r, "--older-than a week: not a duration", 3);
+	t_q(&r, NULL, "purge", "--done", "--json", NULL);
+	t_refused(&r, "--json is not an option of queue purge", 3);
+	t_close(&t);
+}
+
+/* A done job's run with a copy-mode layer in which a.txt changed. */
+static int64_t
+t_layer_run(struct t *t, const char *content)
+{
+	struct store_run_params	 p;
+	struct store		*st;
+	struct cow		 c;
+	char			 err[1024], tree[PATH_MAX + 16], db[PATH_MAX];
+	int64_t			 run;
+
+	memset(&p, 0, sizeof(p));
+	p.task = "QUEUE-APPLY";
+	p.workspace = t->ws;
+	if (cow_create(&c, COW_COPY, t->ws, t->state, err, sizeof(err)) == -1)
+		fail_msg("cow_create: %s", err);
+	snprintf(tree, sizeof(tree), "%s/tree", c.dir);
+	h_write(tree, "a.txt", content, 0);
+	p.cow_mode = "copy";
+	p.cow_dir = c.dir;
+	assert_int_equal(store_path(db, sizeof(db), NULL), 0);
+	if ((st = store_open(db, STORE_CREATE, err, sizeof(err))) == NULL)
+		fail_msg("store_open: %s", err);
+	assert_int_equal(store_run_begin(st, &p, &run), 0);
+	assert_int_equal(store_run_end(st, run, STORE_RUN_DONE, "ok"), 0);
+	store_close(st);
+	return run;
+}
+
+static void
+test_apply(void **state)
+{
+	struct t		 t;
+	struct h_run		 r;
+	struct queue		*q;
+	struct queue_result	 res;
+	char			*s, p[PATH_MAX + 16];
+
+	(void)state;
+	t_open(&t);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "one", NULL);
+	h_run_free(&r);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "two", NULL);
+	h_run_free(&r);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "three", NULL);
+	h_run_free(&r);
+	q = t_queue();
+	memset(&res, 0, sizeof(res));
+	res.run_id = t_layer_run(&t, "from job 1\n");
+	t_finish(q, &res, 1);
+	res.run_id = t_layer_run(&t, "from job 2\n");
+	t_finish(q, &res, 1);
+	queue_close(q);
+	snprintf(p, sizeof(p), "%s/a.txt", t.ws);
+
+	t_q(&r, NULL, "apply", "3", NULL);
+	t_refused(&r, "job 3 is queued: only a done job's run has changes", 3);
+	t_q(&r, NULL, "apply", "1", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "job 1 (run 1):\n"));
+	assert_string_equal(s = h_read_file(p), "from job 1\n");
+	free(s);
+	h_run_free(&r);
+	t_q(&r, NULL, "apply", "1", NULL);
+	t_refused(&r, "layer is applied", 3);
+	/* Job 2's run started before job 1's changes came: a conflict. */
+	t_q(&r, NULL, "apply", "--all-done", NULL);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.out, "applied the changes of 0 done jobs; 1 "
+	    "left to review"));
+	assert_string_equal(s = h_read_file(p), "from job 1\n");
+	free(s);
+	h_run_free(&r);
+	t_q(&r, NULL, "apply", "--all-done", "2", NULL);
+	t_refused(&r, "give one JOB or --all-done", 3);
+	/* Done without a run; done with a run the database lacks. */
+	q = t_queue();
+	res.run_id = 0;
+	assert_int_equal(t_finish(q, &res, 1), 3);
+	queue_close(q);
+	t_q(&r, NULL, "apply", "3", NULL);
+	t_refused(&r, "job 3 is done without a run", 3);
+	t_q(&r, NULL, "add", "four", NULL);
+	h_run_free(&r);
+	q = t_queue();
+	res.run_id = 999;
+	assert_int_equal(t_finish(q, &res, 1), 4);
+	queue_close(q);
+	t_q(&r, NULL, "apply", "4", NULL);
+	t_refused(&r, "job 4: run 999: ", 4);
+	t_close(&t);
+}
+
+/* --queue FILE, else $WARREN_QUEUE_URL, else the state database. */
+static void
+test_queue_url(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		 url[PATH_MAX + 32];
+
+	(void)state;
+	t_open(&t);
+	snprintf(url, sizeof(url), "%s/other/q.db", t.dir);
+	t_q(&r, NULL, "add", "--queue", url, "elsewhere", NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	assert_int_equal(t_count(), 0);		/* not the state database's */
+	assert_int_equal(setenv("WARREN_QUEUE_URL", url, 1), 0);
+	t_q(&r, NULL, "ls", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "  elsewhere\n"));
+	h_run_free(&r);
+	unsetenv("WARREN_QUEUE_URL");
+	t_q(&r, NULL, "ls", NULL);
+	assert_non_null(strstr(r.out, "no jobs"));
+	h_run_free(&r);
+	t_q(&r, NULL, "ls", "--queue", "postgresql://db/q", NULL);
+	assert_int_equal(r.status, 6);
+	h_run_free(&r);
+	t_close(&t);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_add_one),
+		cmocka_unit_test(test_add_csv),
+		cmocka_unit_test(test_add_jsonl),
+		cmocka_unit_test(test_ls_show),
+		cmocka_unit_test(test_export),
+		cmocka_unit_test(test_cancel_retry_purge),
+		cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_queue_url),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
