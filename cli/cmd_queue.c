@@ -27,8 +27,8 @@
 static const struct cmd cmd_queue_cmds[] = {
 	{ "add", "[options] TASK | --jsonl FILE | --csv FILE --template T",
 	    "add jobs", cmd_queue_add },
-	{ "work", "[--jobs N] [--follow]", "run the queued jobs",
-	    cmd_queue_work },
+	{ "work", "[--jobs N] [--follow] [--lease D] [--json]",
+	    "run the queued jobs", cmd_queue_work },
 	{ "ls", "[--status S] [--json]", "list the jobs", cmd_queue_ls },
 	{ "show", "[--json] JOB", "show a job and every attempt",
 	    cmd_queue_show },

@@ -1,6 +1,7 @@
 /*
  * warren queue work [--queue URL] [--jobs N] [--follow] [--lease D] [--json]
  *
+ * The queue: --queue URL, else $WARREN_QUEUE_URL, else the state database.
  * Claims jobs with a lease, up to --jobs at once, and runs each as one
  * `warren run` child (queue_runner.c). One poll() loop, no threads: the
  * children's pipes, a heartbeat per job every lease / 3 (a lost lease
@@ -26,6 +27,7 @@
 #include <sys/random.h>
 
 #include "cli/cmd.h"
+#include "cli/cmd_queue.h"
 #include "cli/queue_work.h"
 #include "common/clock.h"
 #include "common/exitcode.h"
@@ -405,7 +407,6 @@ cmd_queue_work(int argc, char **argv)
 {
 	struct qwork	 w;
 	const char	*url = NULL;
-	char		 err[QUEUE_ERR_MAX];
 	ssize_t		 n;
 	int		 json = 0, rc;
 
@@ -420,10 +421,8 @@ cmd_queue_work(int argc, char **argv)
 		return WARREN_EXIT_INTERNAL;
 	}
 	w.exe[n] = '\0';
-	if ((w.q = queue_open(url, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "warren queue work: %s\n", err);
-		return WARREN_EXIT_STORE;
-	}
+	if ((w.q = cmd_queue_open("work", url, &rc)) == NULL)
+		return rc;
 	if ((w.run = calloc(w.jobs, sizeof(*w.run))) == NULL ||
 	    (w.prog = queue_progress_new(json, w.q)) == NULL) {
 		fprintf(stderr, "warren queue work: out of memory\n");
