@@ -725,6 +725,59 @@ test_two_workers(void **state)
 	tq_close(&t);
 }
 
+/* --follow: a job added while the worker waits is run (the worker polls
+ * every second); an empty queue does not end it, SIGINT does. */
+struct tq_follow {
+	struct tq	*t;
+	int64_t		 id;
+	int		 done;
+};
+
+static void
+tq_follow_during(pid_t pid, void *arg)
+{
+	struct tq_follow	*f = arg;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na;
+	int			 i;
+
+	usleep(1500 * 1000);
+	f->id = tq_add(f->t, "QJOB-000- late", 3, NULL);
+	for (i = 0; i < 150 && !f->done; i++) {
+		usleep(100 * 1000);
+		tq_get(f->t, f->id, &j, &a, &na);
+		f->done = j.status == QUEUE_DONE;
+		queue_job_free(&j);
+		queue_attempts_free(a, na);
+	}
+	kill(pid, SIGINT);
+}
+
+static void
+test_follow(void **state)
+{
+	struct tq		 t;
+	struct tq_follow	 f;
+	struct h_run		 r;
+
+	(void)state;
+	tq_rules_n(1, 0);
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	memset(&f, 0, sizeof(f));
+	f.t = &t;
+	h_hang_guard = 30;
+	tq_work(&t, &r, tq_follow_during, &f, "--follow", NULL);
+	assert_false(r.hung);
+	assert_true(f.done);
+	assert_int_equal(r.status, 130);
+	assert_int_equal(h_count_lines(r.out, "\"job_end\"",
+	    "\"outcome\":\"done\""), 1);
+	h_run_free(&r);
+	tq_close(&t);
+}
+
 /* On a terminal: one progress line, redrawn in place, no JSON events. */
 static void
 test_terminal_progress(void **state)
@@ -967,6 +1020,7 @@ main(void)
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_parallel_jobs_apart,
 		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_follow, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_terminal_progress,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_kill9, h_fakellm_teardown),
