@@ -2,7 +2,6 @@
  * What `queue cancel/retry/purge/ls/show` do on SQLite: the user's side
  * of the queue, beside the workers' leases (queue_sqlite_lease.c).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
