@@ -28,7 +28,7 @@
  * --replay, --cow, ...), split on spaces, in words. */
 static char **
 queue_runner_argv(const struct queue_job *j, const char *exe, char *words,
-    char *budget, size_t bsz, char *tmo, size_t tsz)
+    char *budget, size_t bsz)
 {
 	static char	*av[QRUN_ARGV_MAX];
 	char		*w, *save = NULL;
@@ -48,11 +48,6 @@ queue_runner_argv(const struct queue_job *j, const char *exe, char *words,
 		av[n++] = "--budget";
 		av[n++] = budget;
 	}
-	if (j->timeout_ms > 0) {
-		snprintf(tmo, tsz, "%llums", (unsigned long long)j->timeout_ms);
-		av[n++] = "--agent-timeout";
-		av[n++] = tmo;
-	}
 	for (w = strtok_r(words, " \t", &save); w != NULL && n <
 	    QRUN_ARGV_MAX - 3; w = strtok_r(NULL, " \t", &save))
 		av[n++] = w;
@@ -68,7 +63,7 @@ static void
 queue_runner_child(const struct queue_job *j, const char *exe, int out,
     int err)
 {
-	char		 budget[32], tmo[32], *words, **av;
+	char		 budget[32], *words, **av;
 	const char	*extra = getenv("WARREN_QUEUE_RUN_ARGS");
 	sigset_t	 none;
 	int		 nul;
@@ -86,7 +81,7 @@ queue_runner_child(const struct queue_job *j, const char *exe, int out,
 		_exit(127);
 	words = strdup(extra ? extra : "");
 	av = queue_runner_argv(j, exe, words ? words : (char *)"", budget,
-	    sizeof(budget), tmo, sizeof(tmo));
+	    sizeof(budget));
 	execv(exe, av);
 	dprintf(STDERR_FILENO, "warren queue work: %s: %s\n", exe,
 	    strerror(errno));
@@ -128,6 +123,7 @@ queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
 	(void)fcntl(r->out, F_SETFL, O_NONBLOCK);
 	(void)fcntl(r->err, F_SETFL, O_NONBLOCK);
 	r->started = now;
+	/* The job's timeout is the attempt's wall clock, whole run. */
 	if (r->job.timeout_ms > 0)
 		r->deadline = now + r->job.timeout_ms;
 	return 0;

@@ -71,6 +71,8 @@ tq_rule_complete(const char *marker, const char *result_json)
 	    marker, result_json);
 }
 
+static void	tq_rules_n(int n, int delay_ms);
+
 /* Start fakellm on the rules so far, open the queue. 1: skip. */
 static int
 tq_open(struct tq *t, const char *extra_env)
@@ -225,7 +227,7 @@ test_schema(void **state)
 	struct queue_job	 j;
 	struct queue_attempt	*a;
 	size_t			 na;
-	int64_t			 good, bad;
+	int64_t			 good, bad, unusable;
 
 	(void)state;
 	tq_rule_complete("QJOB-GOOD-", "\"{\\\"n\\\": 5}\"");
@@ -234,6 +236,8 @@ test_schema(void **state)
 		skip();
 	good = tq_add(&t, "QJOB-GOOD- count", 1, schema);
 	bad = tq_add(&t, "QJOB-BAD- count", 1, schema);
+	/* A schema this subset cannot use: dead at once, not retried. */
+	unusable = tq_add(&t, "QJOB-GOOD- again", 3, "{\"type\":\"thing\"}");
 	tq_work(&t, &r, NULL, NULL, NULL);
 	assert_int_equal(r.status, 1);		/* one job dead */
 	h_run_free(&r);
@@ -249,6 +253,12 @@ test_schema(void **state)
 	assert_non_null(strstr(j.error, "does not match the job's schema"));
 	assert_non_null(strstr(j.error, "$.n: expected integer, got string"));
 	assert_null(j.output);
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_get(&t, unusable, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DEAD);
+	assert_int_equal(j.attempts, 1);
+	assert_non_null(strstr(j.error, "the schema is not usable"));
 	queue_job_free(&j);
 	queue_attempts_free(a, na);
 	tq_close(&t);
@@ -328,6 +338,7 @@ test_dead(void **state)
 		assert_non_null(a[i].error);
 		assert_non_null(strstr(a[i].error, "exit 4"));
 		assert_non_null(strstr(a[i].error, "FAKE-OUTAGE"));
+		assert_non_null(strstr(a[i].error, "(last error line: "));
 	}
 	queue_job_free(&j);
 	queue_attempts_free(a, na);
@@ -615,6 +626,113 @@ test_lease_lost(void **state)
 	tq_close(&t);
 }
 
+/* Exit 3 (an unknown profile: the configuration) is not retried. */
+static void
+test_config_error_final(void **state)
+{
+	struct tq		 t;
+	struct h_run		 r;
+	struct queue_job_new	 n;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na;
+	int64_t			 id;
+	int			 existed;
+
+	(void)state;
+	tq_rules_n(1, 0);
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	memset(&n, 0, sizeof(n));
+	n.task = "QJOB-000- profile";
+	n.workspace = t.ws;
+	n.profile = "no-such-profile-q";
+	n.max_attempts = 3;
+	assert_int_equal(queue_add(t.q, &n, &id, &existed), 0);
+	tq_work(&t, &r, NULL, NULL, NULL);
+	assert_int_equal(r.status, 1);
+	h_run_free(&r);
+	tq_get(&t, id, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DEAD);
+	assert_int_equal(j.attempts, 1);
+	assert_non_null(strstr(j.error, "exit 3 (bad configuration"));
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_close(&t);
+}
+
+/* A job's timeout bounds its run: the attempt fails in seconds. */
+static void
+test_job_timeout(void **state)
+{
+	struct tq		 t;
+	struct h_run		 r;
+	struct queue_job_new	 n;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na;
+	pid_t			 p[4];
+	int64_t			 id;
+	int			 existed;
+
+	(void)state;
+	tq_rules_sleeper("28.5");
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	memset(&n, 0, sizeof(n));
+	n.task = "QJOB-SLEEP- slow";
+	n.workspace = t.ws;
+	n.max_attempts = 1;
+	n.timeout_ms = 1500;
+	assert_int_equal(queue_add(t.q, &n, &id, &existed), 0);
+	h_hang_guard = 20;
+	tq_work(&t, &r, NULL, NULL, NULL);
+	assert_false(r.hung);
+	assert_int_equal(r.status, 1);
+	assert_true(r.ms < 12000);
+	h_run_free(&r);
+	assert_int_equal(h_find_procs("sleep 28.5", p, 4), 0);
+	tq_get(&t, id, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DEAD);
+	print_message("timed out: %s\n", j.error);
+	assert_non_null(strstr(j.error, "timed out (the job's --timeout)"));
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_close(&t);
+}
+
+/* Bad arguments: exit 2, said. */
+static void
+test_bad_args(void **state)
+{
+	static const char *bad[][3] = {
+		{ "--jobs", "0", "--jobs '0'" },
+		{ "--jobs", "x", "--jobs 'x'" },
+		{ "--lease", "10ms", "--lease '10ms'" },
+		{ "--lease", "soon", "--lease 'soon'" },
+		{ "extra", NULL, "unexpected 'extra'" },
+	};
+	char		*argv[8];
+	struct h_run	 r;
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		argv[0] = "warren";
+		argv[1] = "queue";
+		argv[2] = "work";
+		argv[3] = "--queue";
+		argv[4] = "/nonexistent-q/never.db";
+		argv[5] = (char *)(uintptr_t)bad[i][0];
+		argv[6] = (char *)(uintptr_t)bad[i][1];
+		argv[7] = NULL;
+		assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+		assert_int_equal(r.status, 2);
+		assert_non_null(strstr(r.err, bad[i][2]));
+		h_run_free(&r);
+	}
+}
+
 #define TQ_NJOBS	12
 
 /* A second worker on the same queue while the first runs. */
@@ -888,9 +1006,10 @@ test_kill9(void **state)
 	struct h_run		 r;
 	int64_t			 id[TQ_KILL_JOBS];
 	struct queue_counts	 c;
+	pid_t			 p[4];
 	unsigned long long	 t0;
 	unsigned		 seed = (unsigned)time(NULL);
-	int			 kills = 0, st;
+	int			 kills = 0, seen = 0, st;
 	pid_t			 pid;
 
 	(void)state;
@@ -906,6 +1025,10 @@ test_kill9(void **state)
 	    !tq_all_ended(&t)) {
 		pid = tq_spawn_worker(&t);
 		usleep((useconds_t)(50 + rand() % 1500) * 1000);
+		/* The runs are seen by their command line (for the check of
+		 * orphans below). */
+		if (h_find_procs("-- QJOB-", p, 4) > 0)
+			seen++;
 		kill(pid, SIGKILL);
 		assert_int_equal(waitpid(pid, &st, 0), pid);
 		if (WIFSIGNALED(st))
@@ -916,11 +1039,14 @@ test_kill9(void **state)
 	    "%llu of %d jobs done by then\n", kills, tq_now_ms() - t0, seed,
 	    (unsigned long long)c.n[QUEUE_DONE], TQ_KILL_JOBS);
 	assert_true(kills >= 10);
+	assert_true(seen > 0);
 	/* Then one worker to the end: the killed ones' leases run out. */
 	tq_work(&t, &r, NULL, NULL, "--jobs", "4", "--lease", "1s", NULL);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
 	tq_assert_each_once(&t, id, TQ_KILL_JOBS);
+	/* No run outlived its killed worker (each got SIGTERM with it). */
+	assert_int_equal(h_find_procs("-- QJOB-", p, 4), 0);
 	tq_close(&t);
 }
 
@@ -1016,6 +1142,10 @@ main(void)
 		cmocka_unit_test_teardown(test_sigterm_stops,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_lease_lost, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_config_error_final,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_job_timeout, h_fakellm_teardown),
+		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test_teardown(test_two_workers,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_parallel_jobs_apart,
