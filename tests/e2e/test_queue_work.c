@@ -957,7 +957,7 @@ test_terminal_progress(void **state)
 	tq_close(&t);
 }
 
-#define TQ_KILL_JOBS	80
+#define TQ_KILL_JOBS	120
 #define TQ_KILL_BUDGET_MS 60000
 #define TQ_KILL_MAX	50
 
