@@ -1,7 +1,8 @@
 /*
  * The queue under two processes, as two `warren queue work` on one state
  * database: 1,000 jobs claimed and completed concurrently, each claimed
- * exactly once; and max_running held across both.
+ * exactly once; max_running held across both; and two first opens of a
+ * fresh database at once.
  */
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -173,6 +174,49 @@ test_max_running_shared(void **state)
 	assert_int_equal(max_seen, 1);
 }
 
+/* Two first uses of a fresh state database at once: both open it (the
+ * store's tables and the queue's are made once) and both add. */
+static void
+test_open_together(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_counts	 c;
+	struct queue_job_new	 j = { .task = "x", .workspace = "/w" };
+	struct queue		*q;
+	pid_t			 pid[NPROCS];
+	int			 start[2], i, status;
+	char			 go;
+
+	snprintf(t->db, sizeof(t->db), "%s/fresh/warren.db", t->dir);
+	assert_int_equal(pipe(start), 0);
+	for (i = 0; i < NPROCS; i++) {
+		if ((pid[i] = fork()) == 0) {
+			close(start[1]);
+			if (read(start[0], &go, 1) != 1)
+				_exit(10);
+			if ((q = qt_open(t)) == NULL)
+				_exit(11);
+			if (queue_add(q, &j, NULL, NULL) == -1)
+				_exit(12);
+			queue_close(q);
+			_exit(0);
+		}
+		assert_true(pid[i] > 0);
+	}
+	assert_int_equal(write(start[1], "gg", NPROCS), NPROCS);
+	close(start[1]);
+	close(start[0]);
+	for (i = 0; i < NPROCS; i++) {
+		assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	assert_non_null(q = qt_open(t));
+	assert_int_equal(queue_counts(q, &c), 0);
+	assert_int_equal(c.n[QUEUE_QUEUED], NPROCS);
+	queue_close(q);
+}
+
 static int
 setup(void **state)
 {
@@ -204,6 +248,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_max_running_shared,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_together, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
