@@ -227,11 +227,13 @@ int
 queue_add(struct queue *q, const struct queue_job_new *j, int64_t *id,
     int *existed)
 {
+	int64_t	dummy_id;
 	int	dummy;
 
 	if (queue_check(q) == -1 || queue_check_new(q, j) == -1)
 		return -1;
-	return q->ops->add(q, j, id, existed != NULL ? existed : &dummy);
+	return q->ops->add(q, j, id != NULL ? id : &dummy_id,
+	    existed != NULL ? existed : &dummy);
 }
 
 int

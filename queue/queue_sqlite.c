@@ -365,12 +365,13 @@ qs_add(struct queue *q, const struct queue_job_new *n, int64_t *id,
     int *existed)
 {
 	sqlite3_stmt	*s;
-	int64_t		 now = queue_now(q);
+	int64_t		 now;
 	int		 rc;
 
 	*existed = 0;
 	if (qs_begin(q) == -1)
 		return -1;
+	now = queue_now(q);	/* after the wait for the lock */
 	if (n->key != NULL) {
 		if ((s = qs_stmt(q, QS_KEY_FIND)) == NULL)
 			goto fail;

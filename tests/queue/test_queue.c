@@ -1044,10 +1044,11 @@ static void
 test_schema(void **state)
 {
 	struct qt	*t = *state;
-	struct store	*st;
-	struct queue	*q2;
-	char		 err[QUEUE_ERR_MAX];
-	int64_t		 id;
+	struct queue_job	 j;
+	struct store		*st;
+	struct queue		*q2;
+	char			 err[QUEUE_ERR_MAX];
+	int64_t			 id;
 
 	id = add(t, "x", NULL, 0);
 	assert_int_equal(count_rows(t, "SELECT value FROM queue_meta WHERE"
@@ -1063,8 +1064,9 @@ test_schema(void **state)
 	/* Opening again finds the tables and keeps the jobs. */
 	if ((q2 = qt_open(t)) == NULL)
 		fail_msg("reopen");
-	assert_int_equal(queue_get(q2, id, &(struct queue_job){ 0 }, NULL,
-	    NULL), 0);
+	assert_int_equal(queue_get(q2, id, &j, NULL, NULL), 0);
+	assert_string_equal(j.task, "x");
+	queue_job_free(&j);
 	queue_close(q2);
 	sql(t, "UPDATE queue_meta SET value = 99 WHERE name ="
 	    " 'schema_version'");

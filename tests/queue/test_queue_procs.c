@@ -1,18 +1,21 @@
 /*
  * The queue under two processes, as two `warren queue work` on one state
  * database: 1,000 jobs claimed and completed concurrently, each claimed
- * exactly once; and max_running held across both.
+ * exactly once; max_running held across both; two first opens of a
+ * fresh database at once; and a worker killed -9 at random moments.
  */
 #include <sys/types.h>
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -173,6 +176,134 @@ test_max_running_shared(void **state)
 	assert_int_equal(max_seen, 1);
 }
 
+/* Two first uses of a fresh state database at once: both open it (the
+ * store's tables and the queue's are made once) and both add. */
+static void
+test_open_together(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_counts	 c;
+	struct queue_job_new	 j = { .task = "x", .workspace = "/w" };
+	struct queue		*q;
+	pid_t			 pid[NPROCS];
+	int			 start[2], i, status;
+	char			 go;
+
+	snprintf(t->db, sizeof(t->db), "%s/fresh/warren.db", t->dir);
+	assert_int_equal(pipe(start), 0);
+	for (i = 0; i < NPROCS; i++) {
+		if ((pid[i] = fork()) == 0) {
+			close(start[1]);
+			if (read(start[0], &go, 1) != 1)
+				_exit(10);
+			if ((q = qt_open(t)) == NULL)
+				_exit(11);
+			if (queue_add(q, &j, NULL, NULL) == -1)
+				_exit(12);
+			queue_close(q);
+			_exit(0);
+		}
+		assert_true(pid[i] > 0);
+	}
+	assert_int_equal(write(start[1], "gg", NPROCS), NPROCS);
+	close(start[1]);
+	close(start[0]);
+	for (i = 0; i < NPROCS; i++) {
+		assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+	}
+	assert_non_null(q = qt_open(t));
+	assert_int_equal(queue_counts(q, &c), 0);
+	assert_int_equal(c.n[QUEUE_QUEUED], NPROCS);
+	queue_close(q);
+}
+
+static int64_t
+one_row(struct qt *t, const char *sql)
+{
+	sqlite3		*db;
+	sqlite3_stmt	*s;
+	int64_t		 v = -1;
+
+	assert_int_equal(sqlite3_open(t->db, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+/* A worker that claims and completes until killed. */
+static void
+kill_worker(struct qt *t)
+{
+	struct queue_job	 j;
+	struct queue		*q;
+
+	if ((q = qt_open(t)) == NULL)
+		_exit(10);
+	queue_set_clock(q, NULL, NULL);
+	while (queue_claim(q, "doomed", LEASE, 0, &j) == 1) {
+		if (queue_complete(q, j.id, j.attempts, "doomed", NULL) != 0)
+			_exit(11);
+		queue_job_free(&j);
+	}
+	_exit(0);
+}
+
+/*
+ * A worker killed -9 at random moments, 20 times: every transaction lands
+ * whole or not at all. Then, past the leases, one drain: every job ends
+ * done with exactly one done attempt, and its attempts agree with
+ * queue_attempts.
+ */
+static void
+test_kill9(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_counts	 c;
+	struct queue_job	 j;
+	pid_t			 pid;
+	int			 i, status;
+
+	add_jobs(t, 300);
+	srandom((unsigned)getpid());
+	for (i = 0; i < 20; i++) {
+		if ((pid = fork()) == 0)
+			kill_worker(t);
+		assert_true(pid > 0);
+		usleep((useconds_t)(5000 + random() % 20000));
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+	}
+	/* Every running job has its attempt open; no other attempt is. */
+	assert_int_equal(one_row(t, "SELECT count(*) FROM queue_jobs j WHERE"
+	    " attempts <> (SELECT count(*) FROM queue_attempts a"
+	    " WHERE a.job = j.id)"), 0);
+	assert_int_equal(one_row(t, "SELECT count(*) FROM queue_attempts a"
+	    " JOIN queue_jobs j ON j.id = a.job WHERE (a.ended_ms = 0) <>"
+	    " (j.status = 'running' AND a.n = j.attempts)"), 0);
+	/* Past every lease: the drain takes the killed workers' jobs. */
+	t->now = (int64_t)time(NULL) * 1000 + 10 * LEASE;
+	while (queue_claim(t->q, "drain", LEASE, 0, &j) == 1) {
+		assert_int_equal(queue_complete(t->q, j.id, j.attempts, "drain",
+		    NULL), 0);
+		queue_job_free(&j);
+	}
+	assert_int_equal(queue_counts(t->q, &c), 0);
+	assert_int_equal(c.n[QUEUE_DONE], 300);
+	assert_int_equal(one_row(t, "SELECT count(*) FROM queue_jobs j WHERE"
+	    " (SELECT count(*) FROM queue_attempts a WHERE a.job = j.id AND"
+	    " a.outcome = 'done') <> 1"), 0);
+	assert_int_equal(one_row(t, "SELECT count(*) FROM queue_attempts"
+	    " WHERE ended_ms = 0"), 0);
+	fprintf(stderr, "attempts ended by an expired lease: %lld\n",
+	    (long long)one_row(t, "SELECT count(*) FROM queue_attempts WHERE"
+	    " outcome = 'lease expired'"));
+}
+
 static int
 setup(void **state)
 {
@@ -204,6 +335,9 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_max_running_shared,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_open_together, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_kill9, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
