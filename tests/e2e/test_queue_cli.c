@@ -517,6 +517,7 @@ t_three(struct t *t)
 	res.tokens_in = 1200;
 	res.tokens_out = 34;
 	res.wall_ms = 5600;
+	res.diff_stat = "say \"x\"\nnext";	/* a quote, a newline, no comma */
 	assert_int_equal(t_finish(q, &res, 1), 1);
 	memset(&res, 0, sizeof(res));
 	res.error = "the model gave up";
@@ -651,6 +652,7 @@ test_export(void **state)
 	assert_string_equal(rec.v[7], "1");
 	assert_string_equal(rec.v[8], "1200");
 	assert_string_equal(rec.v[11], "77");
+	assert_string_equal(rec.v[12], "say \"x\"\nnext");
 	csv_record_free(&rec);
 	csv_record_free(&hdr);
 	assert_int_equal(csv_next(&c, &rec, err, sizeof(err)), 0);
@@ -660,11 +662,32 @@ test_export(void **state)
 	t_close(&t);
 }
 
+/* The wall clock, *(int64_t *)arg days ago. */
 static int64_t
 t_old_clock(void *arg)
 {
-	(void)arg;
-	return (int64_t)time(NULL) * 1000 - 8 * T_DAY_MS;
+	return (int64_t)time(NULL) * 1000 - *(int64_t *)arg * T_DAY_MS;
+}
+
+/* A job done days ago. */
+static void
+t_done_ago(struct t *t, int64_t days)
+{
+	struct queue		*q = t_queue();
+	struct queue_job_new	 nj;
+	struct queue_result	 res;
+	int64_t			 id;
+	int			 existed;
+
+	queue_set_clock(q, t_old_clock, &days);
+	memset(&nj, 0, sizeof(nj));
+	nj.task = "old";
+	nj.workspace = t->ws;
+	nj.priority = 9;	/* claimed before the others */
+	assert_int_equal(queue_add(q, &nj, &id, &existed), 0);
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(t_finish(q, &res, 1), id);
+	queue_close(q);
 }
 
 static void
@@ -674,10 +697,6 @@ test_cancel_retry_purge(void **state)
 	struct h_run		 r;
 	struct queue		*q;
 	struct queue_job	 j;
-	struct queue_result	 res;
-	struct queue_job_new	 nj;
-	int64_t			 id;
-	int			 existed;
 
 	(void)state;
 	t_open(&t);
@@ -736,20 +755,17 @@ test_cancel_retry_purge(void **state)
 	t_q(&r, NULL, "retry", "--done", NULL);
 	t_refused(&r, "retry takes JOB or --dead only", 4);
 
-	/* purge: a job done 8 days ago goes with --older-than 7d; job 1,
-	 * done today, stays until purged without an age. */
-	q = t_queue();
-	queue_set_clock(q, t_old_clock, NULL);
-	memset(&nj, 0, sizeof(nj));
-	nj.task = "old";
-	nj.workspace = t.ws;
-	nj.priority = 9;	/* claimed before the others */
-	assert_int_equal(queue_add(q, &nj, &id, &existed), 0);
-	memset(&res, 0, sizeof(res));
-	assert_int_equal(t_finish(q, &res, 1), id);
-	queue_close(q);
+	/* purge: a job done 8 days ago goes with --older-than 7d; one
+	 * done 2 days ago and job 1, done today, stay until purged without
+	 * an age. */
+	t_done_ago(&t, 8);
+	t_done_ago(&t, 2);
 	t_q(&r, NULL, "purge", "--done", "--older-than", "7d", NULL);
 	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "purged 1 job\n");
+	h_run_free(&r);
+	assert_int_equal(t_count(), 5);
+	t_q(&r, NULL, "purge", "--done", "--older-than", "36h", NULL);
 	assert_string_equal(r.out, "purged 1 job\n");
 	h_run_free(&r);
 	assert_int_equal(t_count(), 4);
