@@ -33,7 +33,10 @@
 	"wall_ms"
 
 /* Jobs a claim may take; the same term as queue_jobs_claim's WHERE, so
- * that the index (in claim order) serves the claim. */
+ * that the index (in claim order) serves the claim: a claim reads the
+ * index from its first row and stops at the first claimable job. Named
+ * with INDEXED BY, since without statistics SQLite prefers the status
+ * index and sorts every open job on each claim. */
 #define QS_OPEN_STATUS	"status IN ('queued', 'retrying', 'running')"
 
 static const char *const qs_sql[QS__COUNT] = {
@@ -49,7 +52,8 @@ static const char *const qs_sql[QS__COUNT] = {
 	[QS_RUNNING_COUNT] = "SELECT count(*) FROM queue_jobs"
 	    " WHERE status = 'running' AND lease_until_ms > ?1",
 	[QS_NEXT] = "SELECT id, status, attempts, max_attempts, cancel_asked,"
-	    " worker, lease_until_ms FROM queue_jobs WHERE " QS_OPEN_STATUS
+	    " worker, lease_until_ms FROM queue_jobs"
+	    " INDEXED BY queue_jobs_claim WHERE " QS_OPEN_STATUS
 	    " AND ((status <> 'running' AND run_at_ms <= ?1) OR"
 	    " (status = 'running' AND lease_until_ms <= ?1))"
 	    " ORDER BY priority DESC, run_at_ms, id LIMIT 1",
@@ -247,12 +251,15 @@ qs_commit(struct queue *q)
 	return 0;
 }
 
+/* Keeps errno: the caller's ENOENT (no such job) survives it. */
 void
 qs_rollback(struct queue *q)
 {
-	if (sqlite3_get_autocommit(qs_be(q)->db))
-		return;
-	sqlite3_exec(qs_be(q)->db, "ROLLBACK", NULL, NULL, NULL);
+	int	e = errno;
+
+	if (!sqlite3_get_autocommit(qs_be(q)->db))
+		sqlite3_exec(qs_be(q)->db, "ROLLBACK", NULL, NULL, NULL);
+	errno = e;
 }
 
 int

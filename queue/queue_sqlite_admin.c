@@ -2,7 +2,6 @@
  * What `queue cancel/retry/purge/ls/show` do on SQLite: the user's side
  * of the queue, beside the workers' leases (queue_sqlite_lease.c).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,7 +270,7 @@ int
 qs_get(struct queue *q, int64_t id, struct queue_job *j,
     struct queue_attempt **v, size_t *n)
 {
-	int	rc, e;
+	int	rc;
 
 	if (qs_stmt(q, QS_READ_BEGIN) == NULL ||
 	    qs_run(q, QS_READ_BEGIN, "reading a job") == -1)
@@ -284,9 +283,7 @@ qs_get(struct queue *q, int64_t id, struct queue_job *j,
 		*n = 0;
 		rc = -1;
 	}
-	e = errno;
 	qs_rollback(q);
-	errno = e;
 	return rc;
 }
 
