@@ -270,6 +270,12 @@ proc_grace_over(struct worker *w)
 {
 	if (w->got_done && w->kill_end == NODE_END_NONE)
 		w->kill_end = NODE_END_COMPLETE;	/* result is in */
+	/* proc_kill says why only of a first kill: this one is news too. */
+	if (w->kill_end != NODE_END_NONE)
+		log_warnx("agent %s (%s): did not exit within the grace "
+		    "period of %llu ms: killing", w->node->path,
+		    w->node->profile->name,
+		    (unsigned long long)w->run->opts.limits.grace_ms);
 	proc_kill(w, w->kill_end ? w->kill_end : NODE_END_CANCELLED,
 	    "did not exit within the grace period");
 }

@@ -743,6 +743,37 @@ test_spawn_refused(void **state)
 	h_run_free(&r);
 }
 
+/*
+ * A worker that ignores its cancel (it never reads) is killed once the
+ * grace period (2 s) is over: the run ends in seconds, the worker as
+ * timed out. proc.c:proc_grace_over.
+ */
+static void
+test_grace_kill(void **state)
+{
+	static const char *const opts[] = { "--agent-timeout", "1s", NULL };
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	struct watch	 w = { 20, 0, 0, NULL, NULL };
+	char		 fr[PATH_MAX], cmd[PATH_MAX + 64], script[8192];
+	FILE		*f;
+
+	f = frames_open(c, "hello.bin", fr, sizeof(fr));
+	put_hello(f);
+	fclose(f);
+	/* SIGTERM and SIGINT ignored too: only SIGKILL ends it */
+	snprintf(cmd, sizeof(cmd), "trap '' TERM INT HUP\ncat %s >&4\n"
+	    "while :; do sleep 1; done", fr);
+	rogue_script(script, sizeof(script), "0.1", cmd, NULL, NULL);
+	run_guard(c, &r, script, opts, &w);
+	check_handled(&r);
+	assert_int_equal(DONE_AS(r.out, "0.1", "timeout"), 1);
+	assert_int_equal(h_count_lines(r.err, "ipc 0.1 <- cancel", NULL), 1);
+	assert_int_equal(h_count_lines(r.err, "did not exit within the grace "
+	    "period", NULL), 1);
+	h_run_free(&r);
+}
+
 int
 main(void)
 {
@@ -760,6 +791,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_parent_done_cancels_child,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spawn_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_grace_kill, setup,
 		    teardown),
 	};
 
