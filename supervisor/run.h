@@ -183,6 +183,7 @@ struct run {
 	int			 finished;	/* the root is done */
 	int			 llm_failed;	/* the root ended on an LLM error */
 	int			 store_failed;	/* a store write was lost: exit 6 */
+	int			 spawnd_failed;	/* the spawn server died: exit 70 */
 	struct agent		*orch;		/* the orchestrator's agent */
 	struct orch_state	*orch_state;
 	int			 orch_deferred;	/* resume: waits on subagents */

@@ -774,6 +774,109 @@ test_grace_kill(void **state)
 	h_run_free(&r);
 }
 
+/* pid's parent, from /proc (-1 if gone). */
+static pid_t
+ppid_of(pid_t pid)
+{
+	char	path[64], buf[512], *p;
+	FILE	*f;
+	int	ppid = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	/* "pid (comm) state ppid": comm may hold spaces and ')'. */
+	if (fgets(buf, sizeof(buf), f) != NULL &&
+	    (p = strrchr(buf, ')')) != NULL &&
+	    sscanf(p + 1, " %*c %d", &ppid) != 1)
+		ppid = -1;
+	fclose(f);
+	return (pid_t)ppid;
+}
+
+struct server_kill {
+	char	up[PATH_MAX];	/* the rogue is up when this exists */
+	char	needle[64];	/* the rogue's command line */
+	pid_t	server;		/* the spawn server we killed */
+};
+
+/* Once the rogue is up: kill the spawn server, warren's child above it. */
+static int
+kill_server(pid_t warren, void *arg)
+{
+	struct server_kill	*k = arg;
+	pid_t			 pids[8], p, up;
+	int			 n, i;
+
+	if (access(k->up, F_OK) == -1)
+		return 0;
+	n = h_find_procs(k->needle, pids, 8);
+	for (i = 0; i < n; i++) {
+		if (!h_descends(pids[i], warren))
+			continue;
+		for (p = pids[i]; p > 1 && (up = ppid_of(p)) != warren; p = up)
+			if (up <= 1)
+				break;
+		if (ppid_of(p) == warren && kill(p, SIGKILL) == 0) {
+			k->server = p;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The spawn server dies under a running worker (SIGKILL from outside):
+ * the worker is reported dead with it, the run stops at once (exit 70)
+ * saying why, and nothing the worker started outlives warren.
+ * run.c:run_spawnd_gone, proc.c:proc_server_gone.
+ */
+static void
+test_spawn_server_dies(void **state)
+{
+	struct ctx		*c = *state;
+	struct h_run		 r;
+	struct server_kill	 k;
+	struct watch		 w = { 20, 0, 0, kill_server, &k };
+	char			 fr[PATH_MAX], cmd[3 * PATH_MAX], script[8192];
+	pid_t			 left[8];
+	unsigned		 u = 3000000 + (unsigned)getpid() % 900000;
+	int			 n, i;
+
+	memset(&k, 0, sizeof(k));
+	snprintf(k.up, sizeof(k.up), "%s/rogue.up", c->ws);
+	snprintf(k.needle, sizeof(k.needle), "sleep %u", u);
+	write_hello(c, "hello.bin");
+	snprintf(fr, sizeof(fr), "%s/hello.bin", c->ws);
+	snprintf(cmd, sizeof(cmd), "cat %s >&4\ntouch %s\nexec sleep %u", fr,
+	    k.up, u);
+	rogue_script(script, sizeof(script), "0.1", cmd, NULL, NULL);
+	run_guard(c, &r, script, NULL, &w);
+	assert_true(k.server > 0);
+	n = h_find_procs(k.needle, left, 8);
+	for (i = 0; i < n; i++)
+		(void)kill(left[i], SIGKILL);
+	if (n > 0)
+		fail_msg("%d process(es) of the rogue outlived warren", n);
+	/* 0.1 died with the server, and was reported so; the run stopped. */
+	if (DONE_AS(r.out, "0.1", "crashed") != 1 ||
+	    h_count_lines(r.out, "\"path\":\"0.1\"",
+	    "the spawn server died") != 1)
+		fail_msg("0.1's end does not say the spawn server died");
+	if (r.status != 70 || h_count_lines(r.out, "\"event\":\"result\"",
+	    "the run stopped: the spawn server died") != 1 ||
+	    h_count_lines(r.err, "the spawn server died: no agent can start "
+	    "any more; stopping the run", NULL) != 1)
+		fail_msg("the run did not stop (status %d) saying the spawn "
+		    "server died", r.status);
+	/* and the orchestrator did not go on without one */
+	if (DONE_AS(r.out, "0", "cancelled") != 1 ||
+	    h_count_lines(r.out, "HANDLED", NULL) != 0)
+		fail_msg("the orchestrator went on after the spawn server "
+		    "died");
+	h_run_free(&r);
+}
+
 int
 main(void)
 {
@@ -794,7 +897,12 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_grace_kill, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_spawn_server_dies, setup,
+		    teardown),
 	};
 
+	/* E2E_FILTER=test_x: that one only (as in tests/e2e). */
+	if (getenv("E2E_FILTER") != NULL)
+		cmocka_set_test_filter(getenv("E2E_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
