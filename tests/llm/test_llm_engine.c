@@ -482,6 +482,66 @@ test_not_retried(void **state)
 	llm_config_free(&lc);
 }
 
+/* fakellm answering once with a text of n bytes. */
+static void
+start_big(struct fakellm *f, size_t n)
+{
+	char	*script;
+	size_t	 len = n + 128;
+
+	assert_non_null(script = malloc(len));
+	memcpy(script, "[{\"reply\":{\"text\":\"", 19);
+	memset(script + 19, 'b', n);
+	snprintf(script + 19 + n, len - 19 - n, "\",\"stop\":\"end\"}}]");
+	fakellm_start_json(f, script);
+	free(script);
+}
+
+/*
+ * An answer over max_response (64 KiB here) is cut off as it arrives and
+ * fails saying so, not retried, streamed or whole; one under it passes.
+ * llm_engine.c:llm_call_write.
+ */
+static void
+test_max_response(void **state)
+{
+	struct fakellm		f;
+	struct llm_config	lc;
+	struct llm_result	res;
+	int			stream;
+
+	(void)state;
+	for (stream = 0; stream <= 1; stream++) {
+		start_big(&f, 200000);
+		llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+		lc.stream = stream;
+		lc.max_response = 64 * 1024;
+		assert_int_equal(exchange(&lc, "x", &res), -1);
+		if (res.error == NULL || strstr(res.error,
+		    "answer larger than max_response (65536 bytes)") == NULL)
+			fail_msg("%s answer of 200 kB with max_response 64 KiB: "
+			    "%s", stream ? "a streamed" : "a whole",
+			    res.error ? res.error : "(no error)");
+		assert_int_equal(res.attempts, 1);
+		assert_int_equal(nrequests(&f), 1);
+		llm_result_free(&res);
+		llm_config_free(&lc);
+		fakellm_stop(&f);
+	}
+	/* (the cap counts bytes on the wire: streamed, 8-byte deltas of
+	   text take 20 times their size) */
+	start_big(&f, 30000);
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.stream = 0;
+	lc.max_response = 64 * 1024;
+	if (exchange(&lc, "x", &res) != 0)
+		fail_msg("30 kB under max_response 64 KiB: %s", res.error);
+	assert_int_equal(strlen(res.reply.msg.text), 30000);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
 static void
 test_timeouts(void **state)
 {
@@ -817,6 +877,7 @@ main(void)
 		cmocka_unit_test(test_stream_errors),
 		cmocka_unit_test(test_retries_exhausted),
 		cmocka_unit_test(test_not_retried),
+		cmocka_unit_test(test_max_response),
 		cmocka_unit_test(test_timeouts),
 		cmocka_unit_test(test_unknown_tool_and_text_mode),
 		cmocka_unit_test(test_many_async_and_match),
