@@ -44,6 +44,7 @@ struct ctx {
 	char	 db[PATH_MAX];
 	char	 worker[PATH_MAX];
 	FILE	*f;		/* the cassette, until warren runs */
+	char	*const *env;	/* extra environment for warren, or NULL */
 };
 
 /* Bounds a run: warren killed after limit_s; hook, if set, runs meanwhile. */
@@ -291,7 +292,7 @@ run_guard(struct ctx *c, struct h_run *r, const char *script,
 		argv[n++] = (char *)(uintptr_t)opts[i];
 	argv[n++] = "guard task";
 	argv[n] = NULL;
-	assert_int_equal(h_warren(r, argv, NULL, watchdog, w), 0);
+	assert_int_equal(h_warren(r, argv, c->env, watchdog, w), 0);
 	print_message("warren ran %llu ms\n", (unsigned long long)w->ms);
 	if (w->fired)
 		fail_msg("warren did not end within %d s (a check let the "
@@ -300,7 +301,8 @@ run_guard(struct ctx *c, struct h_run *r, const char *script,
 
 /* --- what the store kept ------------------------------------------------- */
 
-/* The store's row of the agent at path in the latest run (found: 1). */
+/* The store's row of the agent at path in the latest run (found: 1):
+ * its counts, status and summary (the caller frees it). */
 static int
 agent_row(struct ctx *c, const char *path, struct store_agent *out)
 {
@@ -319,6 +321,8 @@ agent_row(struct ctx *c, const char *path, struct store_agent *out)
 		if (strcmp(ag[i].path, path) == 0) {
 			out->nmessages = ag[i].nmessages;
 			out->status = ag[i].status;
+			out->summary = ag[i].summary != NULL ?
+			    strdup(ag[i].summary) : NULL;
 			found = 1;
 		}
 	store_agents_free(ag, nag);
@@ -877,6 +881,59 @@ test_spawn_server_dies(void **state)
 	h_run_free(&r);
 }
 
+/*
+ * A summary the LLM fails to write (a result over summary_result_max asks
+ * for one; the endpoint answers an error): the result is the node's
+ * summary, the failure an event, and the parent hears the whole result;
+ * the run goes on. run_summary.c:run_summary_done.
+ */
+static void
+test_summary_fails(void **state)
+{
+	struct ctx		*c = *state;
+	struct h_run		 r;
+	struct store_agent	 a;
+	struct watch		 w = { 30, 0, 0, NULL, NULL };
+	char			 fr[PATH_MAX], cmd[PATH_MAX + 64], script[8192];
+	char			 longres[600];
+	char			*env[] = { "WARREN_SUMMARY_RESULT_MAX=200", NULL };
+	FILE			*f;
+
+	memset(longres, 'L', sizeof(longres) - 1);
+	longres[sizeof(longres) - 1] = '\0';
+	memcpy(longres, "LONG-RESULT ", 12);
+	fprintf(c->f, "{\"agent\":\"0.1\",\"step\":0,\"purpose\":\"summary\","
+	    "\"error\":{\"kind\":\"http\",\"status\":500,\"message\":"
+	    "\"SUMMARY-BOOM\"}}\n");
+	f = frames_open(c, "done.bin", fr, sizeof(fr));
+	put_hello(f);
+	put_done(f, longres, 0, 0);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cat %s >&4", fr);
+	rogue_script(script, sizeof(script), "0.1", cmd, NULL, NULL);
+	c->env = env;
+	run_guard(c, &r, script, NULL, &w);
+	check_handled(&r);
+	assert_int_equal(DONE_AS(r.out, "0.1", "complete"), 1);
+	/* it was asked for, and it failed */
+	assert_int_equal(h_count_lines(r.err, "agent 0.1: long result",
+	    "asking for a summary"), 1);
+	if (events_of(c, "0.1", "summary_failed", "SUMMARY-BOOM") != 1 ||
+	    h_count_lines(r.err, "agent 0.1: LLM summary failed",
+	    "its result is its summary") != 1)
+		fail_msg("the failed summary was not recorded");
+	/* the parent heard the whole result */
+	assert_int_equal(h_count_lines(r.out, "\"tool\":\"delegate\"",
+	    "LONG-RESULT LLLL"), 1);
+	memset(&a, 0, sizeof(a));
+	assert_int_equal(agent_row(c, "0.1", &a), 1);
+	if (a.summary == NULL || strcmp(a.summary, longres) != 0)
+		fail_msg("0.1's summary is %.40s, not its result",
+		    a.summary ? a.summary : "(none)");
+	free(a.summary);
+	h_run_free(&r);
+}
+
 int
 main(void)
 {
@@ -898,6 +955,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_grace_kill, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_spawn_server_dies, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_summary_fails, setup,
 		    teardown),
 	};
 
