@@ -934,6 +934,35 @@ test_summary_fails(void **state)
 	h_run_free(&r);
 }
 
+/*
+ * A worker whose allocation failed (its stderr's last line says "Cannot
+ * allocate memory") and that exits is reported as stopped by the memory
+ * limit, not as a crash. proc.c:proc_exit_reason.
+ */
+static void
+test_memory_message(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	struct watch	 w = { 30, 0, 0, NULL, NULL };
+	char		 fr[PATH_MAX], cmd[PATH_MAX + 128], script[8192];
+
+	write_hello(c, "hello.bin");
+	snprintf(fr, sizeof(fr), "%s/hello.bin", c->ws);
+	snprintf(cmd, sizeof(cmd), "cat %s >&4\necho 'warren-worker: read: "
+	    "Cannot allocate memory' >&2\nexit 1", fr);
+	rogue_script(script, sizeof(script), "0.1", cmd, NULL, NULL);
+	run_guard(c, &r, script, NULL, &w);
+	check_handled(&r);
+	if (DONE_AS(r.out, "0.1", "killed") != 1 ||
+	    h_count_lines(r.out, "\"path\":\"0.1\"", "killed by the memory "
+	    "limit: warren-worker: read: Cannot allocate memory") != 1)
+		fail_msg("0.1's ENOMEM was not taken for the memory limit");
+	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "subagent 0.1 (general) was killed by a limit") >= 1);
+	h_run_free(&r);
+}
+
 int
 main(void)
 {
@@ -957,6 +986,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_spawn_server_dies, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_summary_fails, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_memory_message, setup,
 		    teardown),
 	};
 
