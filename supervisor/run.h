@@ -54,6 +54,8 @@ struct run_limits {
 	 * messages together, rows and bytes [20000, 64 MiB]. */
 	uint64_t	store_rows;
 	uint64_t	store_bytes;
+	/* A worker tree's memory cgroup limit, where there is one [4 GiB]. */
+	uint64_t	mem_bytes;
 };
 
 #define LIMITS_DEFAULT_MAX_DEPTH	3
@@ -65,6 +67,7 @@ struct run_limits {
 #define LIMITS_DEFAULT_OUTPUT		(64u * 1024)
 #define LIMITS_DEFAULT_STORE_ROWS	20000
 #define LIMITS_DEFAULT_STORE_BYTES	(64u * 1024 * 1024)
+#define LIMITS_DEFAULT_MEM_BYTES	(4ULL << 30)
 
 /* Where a node is in its life. */
 enum node_state {

@@ -34,6 +34,7 @@
 #include "common/clock.h"
 #include "common/msg.h"
 #include "ipc/ipc.h"
+#include "sandbox/sandbox.h"
 #include "store/store.h"
 #include "tests/e2e/harness.h"
 
@@ -963,6 +964,43 @@ test_memory_message(void **state)
 	h_run_free(&r);
 }
 
+/*
+ * A worker killed by its memory group's OOM killer (32 MiB here, a tail
+ * of /dev/zero that never finds a line end) is reported as stopped by the
+ * memory limit, not as a crash by SIGKILL. Only where the sandbox has a
+ * memory cgroup (root here). sandbox_cgroup.c:sandbox_oom_killed,
+ * spawnd.c:spawnd_reap, proc.c:proc_exit_reason.
+ */
+static void
+test_memory_cgroup(void **state)
+{
+	struct ctx		*c = *state;
+	struct h_run		 r;
+	struct sandbox_caps	 caps;
+	struct watch		 w = { 30, 0, 0, NULL, NULL };
+	char			 fr[PATH_MAX], cmd[PATH_MAX + 128];
+	char			 script[8192];
+	char			*env[] = { "WARREN_AGENT_MEMORY=32M", NULL };
+
+	memset(&caps, 0, sizeof(caps));
+	if (sandbox_caps_probe(&caps, 0) == -1 || caps.memcg == 0) {
+		print_message("skip: no memory cgroup for the sandbox here\n");
+		skip();
+	}
+	write_hello(c, "hello.bin");
+	snprintf(fr, sizeof(fr), "%s/hello.bin", c->ws);
+	snprintf(cmd, sizeof(cmd), "cat %s >&4\nexec tail /dev/zero", fr);
+	rogue_script(script, sizeof(script), "0.1", cmd, NULL, NULL);
+	c->env = env;
+	run_guard(c, &r, script, NULL, &w);
+	check_handled(&r);
+	if (DONE_AS(r.out, "0.1", "killed") != 1 ||
+	    h_count_lines(r.out, "\"path\":\"0.1\"", "killed by the memory "
+	    "limit (32 MiB): its memory group's OOM killer ended it") != 1)
+		fail_msg("0.1's OOM kill was not taken for the memory limit");
+	h_run_free(&r);
+}
+
 int
 main(void)
 {
@@ -988,6 +1026,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_summary_fails, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_memory_message, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_memory_cgroup, setup,
 		    teardown),
 	};
 
