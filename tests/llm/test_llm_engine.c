@@ -498,8 +498,9 @@ start_big(struct fakellm *f, size_t n)
 }
 
 /*
- * An answer over max_response (64 KiB here) is cut off as it arrives and
- * fails saying so, not retried, streamed or whole; one under it passes.
+ * An answer over max_response (64 KiB here: bytes on the wire) is cut off
+ * as it arrives and fails saying so, not retried, streamed or whole; one
+ * under it passes.
  * llm_engine.c:llm_call_write.
  */
 static void
@@ -512,16 +513,18 @@ test_max_response(void **state)
 
 	(void)state;
 	for (stream = 0; stream <= 1; stream++) {
-		start_big(&f, 200000);
+		/* streamed, 10 kB of text make 1,250 events, some 150 kB */
+		start_big(&f, stream ? 10000 : 200000);
 		llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
 		lc.stream = stream;
 		lc.max_response = 64 * 1024;
 		assert_int_equal(exchange(&lc, "x", &res), -1);
 		if (res.error == NULL || strstr(res.error,
 		    "answer larger than max_response (65536 bytes)") == NULL)
-			fail_msg("%s answer of 200 kB with max_response 64 KiB: "
-			    "%s", stream ? "a streamed" : "a whole",
-			    res.error ? res.error : "(no error)");
+			fail_msg("%s with max_response 64 KiB: %s (%u "
+			    "attempts)", stream ? "a streamed answer of 10 kB "
+			    "of text" : "a whole answer of 200 kB",
+			    res.error ? res.error : "(no error)", res.attempts);
 		assert_int_equal(res.attempts, 1);
 		assert_int_equal(nrequests(&f), 1);
 		llm_result_free(&res);
