@@ -7,8 +7,10 @@
  * never spent, a worker that never reads its channel or floods its
  * stderr, a done that crosses a cancel or a timeout, a worker that
  * ignores its cancel, a spawn from a profile without delegate, a child
- * that outlives its parent, a worker that says it ran out of memory, and
- * the death of the spawn server (with the sweep of what it left).
+ * that outlives its parent, the death of the spawn server, a summary the
+ * LLM fails to write, a worker out of memory (its allocation failed, or
+ * its memory group's OOM killer struck). docs/supervisor.md, "Each check
+ * and the test that fails without it", lists them.
  *
  * Every run has a watchdog of a few seconds: with a check removed the
  * test fails in seconds, it does not hang until ctest's timeout.
@@ -402,7 +404,7 @@ sh_wait_for(char *buf, size_t sz, const char *file, const char *text)
 
 /*
  * Checkpoints arrive in order: a resent prefix is skipped (M1, M2 come
- * twice, kept once), a gap is a lie (seq 5 when 3 are kept) and kills the
+ * twice, kept once), a gap is a lie (seq 9 when 3 are kept) and kills the
  * worker. proc_msg.c:proc_do_checkpoint.
  */
 static void
@@ -422,7 +424,7 @@ test_checkpoint_order(void **state)
 	put_hello(f);
 	put_checkpoint(f, 0, two, 2);
 	put_checkpoint(f, 0, three, 3);
-	put_checkpoint(f, 5, gap, 1);
+	put_checkpoint(f, 9, gap, 1);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "cat %s >&4", fr);
 	rogue_script(script, sizeof(script), "0.1", cmd, NULL, NULL);
