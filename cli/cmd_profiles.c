@@ -19,7 +19,7 @@
 #include "cli/project.h"
 #include "common/exitcode.h"
 #include "common/str.h"
-#include "supervisor/jtext.h"
+#include "common/jtext.h"
 
 static void
 profiles_usage(void)

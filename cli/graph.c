@@ -11,7 +11,7 @@
 #include "cli/graph.h"
 #include "common/buf.h"
 #include "common/str.h"
-#include "supervisor/jtext.h"
+#include "common/jtext.h"
 
 int
 graph_format_parse(const char *name, enum graph_format *f)

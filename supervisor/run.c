@@ -564,7 +564,7 @@ run_kill_timer(void *arg)
 }
 
 /* Why the run stops when it was not asked to: the store, the spawn
- * server; else asked. */
+ * server, a run limit (the disk); else asked. */
 static const char *
 run_stop_reason(const struct run *r, const char *asked)
 {
@@ -572,6 +572,8 @@ run_stop_reason(const struct run *r, const char *asked)
 		return RUN_STORE_STOP;
 	if (r->spawnd_failed)
 		return RUN_SPAWND_STOP;
+	if (r->stop_reason != NULL)
+		return r->stop_reason;
 	return asked;
 }
 
@@ -823,6 +825,8 @@ run_exit_code(struct run *r)
 		return WARREN_EXIT_STORE;
 	if (r->spawnd_failed)
 		return WARREN_EXIT_INTERNAL;
+	if (r->stop_reason != NULL)
+		return WARREN_EXIT_FAIL;	/* the disk limit */
 	if (r->interrupted)
 		return WARREN_EXIT_INTERRUPTED;
 	switch (r->root->end) {
@@ -931,6 +935,10 @@ run_main(struct run *r, const struct msg_list *resume)
 			return WARREN_EXIT_INTERNAL;
 	proc_killall(r);
 	proc_sweep_orphans(r->spawnd ? spawnd_client_pid(r->spawnd) : 0);
+	/* What the last writer left counts too. */
+	(void)run_disk_check(r);
+	if (r->disk_timer != 0)
+		loop_timer_del(r->loop, r->disk_timer);
 	run_stats(r);
 	/* Every worker is gone: what they left is final. */
 	run_hostexec_end(r);
@@ -965,6 +973,7 @@ run_free(struct run *r)
 	}
 	run_resume_free(r);
 	run_hostexec_free(r);
+	free(r->stop_reason);
 	free(r->nodes);
 	spawn_env_free(r->worker_env);
 	proc_policies_free(r);

@@ -19,7 +19,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "store/store.h"
-#include "supervisor/hostexec.h"
+#include "workspace/hostexec.h"
 #include "supervisor/run.h"
 
 /* The snapshot stored when the run started: 0, or -1 (none usable). */
@@ -69,6 +69,10 @@ run_hostexec_begin(struct run *r, int resumed)
 	char			err[PATH_MAX + 128];
 	uint64_t		t0 = clock_mono_ms();
 
+	/* Copy-on-write: agents never write the real tree; `warren diff`
+	 * and `apply` flag these files in the layer instead. */
+	if (r->opts.cow != NULL)
+		return;
 	r->hx_base = xcalloc(1, sizeof(*r->hx_base));
 	if (resumed && r->store != NULL && run_hostexec_load(r) == 0)
 		return;

@@ -15,8 +15,8 @@
 #include "agent/profile.h"
 #include "common/clock.h"
 #include "common/str.h"
-#include "supervisor/hostexec.h"
-#include "supervisor/jtext.h"
+#include "workspace/hostexec.h"
+#include "common/jtext.h"
 #include "supervisor/run.h"
 
 #define UI_TEXT_MAX	160	/* characters of a text shown on a line */

@@ -27,7 +27,7 @@
 
 #include <cmocka.h>
 
-#include "supervisor/hostexec.h"
+#include "workspace/hostexec.h"
 
 struct ws {
 	char	dir[256];

@@ -15,8 +15,8 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "common/xmalloc.h"
-#include "supervisor/hostexec.h"
-#include "supervisor/jtext.h"
+#include "workspace/hostexec.h"
+#include "common/jtext.h"
 
 #define HOSTEXEC_SNAP_VERSION	1
 /* A file missing from an incomplete first snapshot is listed as created

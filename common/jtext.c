@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/str.h"
-#include "supervisor/jtext.h"
+#include "common/jtext.h"
 
 json_t *
 jtext(const char *s)

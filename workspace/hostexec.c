@@ -24,7 +24,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
-#include "supervisor/hostexec.h"
+#include "workspace/hostexec.h"
 
 #define HOSTEXEC_GIT_WHY	"git: runs its hooks and the commands its " \
 				"config names (fsmonitor, aliases, filters, pager)"
@@ -567,18 +567,26 @@ hostexec_snap_free(struct hostexec_snap *snap)
 	memset(snap, 0, sizeof(*snap));
 }
 
-/* Byte order, but '/' first: a directory's entries follow it at once. */
+/* A byte's rank: '/' right after NUL, the bytes below '/' moved up one. */
+static unsigned
+hx_rank(unsigned char c)
+{
+	if (c == '/')
+		return 1;
+	return c < '/' && c != '\0' ? c + 1u : c;
+}
+
+/* Byte order, but '/' first: a directory's entries follow it at once
+ * (names may hold any byte but NUL and '/': "a/b" and "a\001b" differ). */
 int
 hostexec_pathcmp(const char *a, const char *b)
 {
-	unsigned char	ca, cb;
+	unsigned	ca, cb;
 
 	for (;; a++, b++) {
-		ca = *(const unsigned char *)a == '/' ? 1 :
-		    *(const unsigned char *)a;
-		cb = *(const unsigned char *)b == '/' ? 1 :
-		    *(const unsigned char *)b;
-		if (ca != cb || ca == '\0')
+		ca = hx_rank(*(const unsigned char *)a);
+		cb = hx_rank(*(const unsigned char *)b);
+		if (ca != cb || ca == 0)
 			return ca < cb ? -1 : ca > cb;
 	}
 }

@@ -1,0 +1,160 @@
+/*
+ * Copy-on-write workspaces: the agents of a run write a layer over the
+ * workspace, never the workspace itself; the user reviews the layer
+ * (`warren diff`), applies it (`warren apply`) or throws it away
+ * (`warren discard`). docs/workspaces.md is the user's page.
+ *
+ * A run's layer lives in its cow directory, created 0700 under
+ * $XDG_STATE_HOME/warren/cow/ (never in the workspace, which agents
+ * write), and named in the run's row of the store:
+ *
+ *	base		what the workspace held when the run started: one
+ *			record per entry (cow_manifest.c), for the conflict
+ *			check of apply
+ *	upper/ work/	overlay mode: the overlay's upper and work dirs
+ *	tree/		copy mode: a copy of the workspace (reflinked where
+ *			the filesystem can), and tree.base, what tree/ held
+ *			right after the copy
+ *	apply.journal	temporary files an apply made in the workspace, so
+ *			that a later apply or discard removes what a killed
+ *			one left behind
+ *
+ * The spawn server enters the layer before it forks any worker
+ * (cow_enter): a mount namespace of its own (with a user namespace when
+ * not root) where the workspace's path is the overlay (or the copy,
+ * bound), so every worker of the run sees one tree and what the others
+ * wrote, and the host's namespace never sees the layer mounted.
+ *
+ * Everything under a cow directory but base was written by agents:
+ * hostile input to whoever reads it (names, modes, link targets, sizes,
+ * file types; whiteouts and opaque markers are trusted only as what
+ * overlayfs writes).
+ *
+ * Functions return 0 or -1 with err filled (what failed, on which path,
+ * what to do), unless said otherwise.
+ */
+#ifndef WARREN_COW_H
+#define WARREN_COW_H
+
+#include <sys/types.h>
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum cow_mode {
+	COW_NONE = 0,		/* in place: agents write the workspace */
+	COW_OVERLAY,		/* an overlayfs over the workspace */
+	COW_COPY,		/* a copy of the workspace bound over it */
+};
+
+struct cow {
+	enum cow_mode	 mode;
+	char		 dir[PATH_MAX];		/* the run's cow directory */
+	char		 workspace[PATH_MAX];	/* the real tree, canonical */
+};
+
+/* What lstat() said of one entry (the base manifest's records). */
+struct cow_stat {
+	mode_t		 mode;		/* st_mode: type and permissions */
+	uint64_t	 ino;
+	int64_t		 size;
+	int64_t		 mtime_ns;
+	int64_t		 ctime_ns;
+};
+
+enum cow_kind {
+	COW_ADDED = 1,		/* not in the base */
+	COW_MODIFIED,		/* content, type or mode changed */
+	COW_DELETED,		/* in the base, gone from the layer */
+	COW_UNSUPPORTED,	/* in the layer but no file apply can carry
+				   (a FIFO, a socket, a device, an overlay
+				   redirect or metacopy): diff names it,
+				   apply refuses the run */
+};
+
+/* One changed path of a run's layer. */
+struct cow_change {
+	char		*path;		/* relative to the workspace; no "",
+					   ".", ".." or empty parts */
+	enum cow_kind	 kind;
+	struct cow_stat	 base;		/* in the base manifest (not ADDED) */
+	mode_t		 new_mode;	/* st_mode in the layer (not DELETED) */
+	char		*src;		/* the new content's absolute path in
+					   the layer; NULL if DELETED */
+	const char	*sensitive;	/* hostexec_why(path): what runs it on
+					   the host, or NULL */
+};
+
+/* Sorted by path, '/' before any other byte: a directory comes before
+ * what it holds (apply creates in this order and deletes in reverse). */
+struct cow_changes {
+	struct cow_change	*v;
+	size_t			 n;
+};
+
+/* cow.c: the directory */
+const char	*cow_mode_name(enum cow_mode);	/* "overlay", "copy", "none" */
+int		 cow_mode_parse(const char *, enum cow_mode *);
+/*
+ * A new cow directory for workspace (canonical) in mode (OVERLAY or
+ * COPY): the base manifest, upper/ and work/ or the copy. statedir NULL:
+ * xdg_state_dir(). Fills c; nothing is left behind on failure.
+ */
+int		 cow_create(struct cow *c, enum cow_mode mode,
+		    const char *workspace, const char *statedir,
+		    char *err, size_t errsz);
+/* A cow directory as the store names it: checks it is ours (a directory
+ * owned by us, mode 0700, with a base). */
+int		 cow_open(struct cow *c, enum cow_mode mode, const char *dir,
+		    const char *workspace, char *err, size_t errsz);
+/* Remove the cow directory and everything in it, never following a
+ * link; also the temporary files a killed apply left (apply.journal). */
+int		 cow_remove(const struct cow *c, char *err, size_t errsz);
+/* Bytes of disk the layer takes (allocated blocks, not sizes). */
+int		 cow_usage(const struct cow *c, uint64_t *bytes,
+		    char *err, size_t errsz);
+
+/* cow_mount.c: in the spawn server (or `sandbox exec --cow`) */
+/*
+ * The calling process moves into a mount namespace of its own (and, when
+ * not root, a user namespace mapping its uid and gid to themselves)
+ * where c->workspace is the run's tree. Call before forking workers:
+ * they inherit it.
+ */
+int		 cow_enter(const struct cow *c, char *err, size_t errsz);
+/* Can this process have an overlay here (forks a child that tries, under
+ * statedir)? 1 yes, 0 no with why filled, -1 on error. */
+int		 cow_probe_overlay(const char *statedir, char *why,
+		    size_t whysz);
+/* The same for mode (OVERLAY or COPY): `sandbox check` says which. */
+int		 cow_probe(enum cow_mode mode, const char *statedir,
+		    char *why, size_t whysz);
+
+/* cow_changes.c */
+int		 cow_changes(const struct cow *c, struct cow_changes *out,
+		    char *err, size_t errsz);
+void		 cow_changes_free(struct cow_changes *);
+
+/* cow_diff.c */
+#define COW_DIFF_STAT		0x1	/* a diffstat, not the diff */
+#define COW_DIFF_COLOR		0x2	/* colour and escape for a terminal */
+int		 cow_diff(const struct cow *c, const struct cow_changes *ch,
+		    FILE *out, unsigned flags, char *err, size_t errsz);
+
+/* cow_apply.c */
+#define COW_APPLY_SENSITIVE	0x1	/* also paths that run code on the host */
+/*
+ * Apply the changes to the workspace, each file atomically (a temporary
+ * file, then rename). Refused as a whole, with every conflict named on
+ * out, when the workspace changed under a path since the run started:
+ * returns 1 and changes nothing. 0 applied; -1 error.
+ */
+int		 cow_apply(const struct cow *c, const struct cow_changes *ch,
+		    unsigned flags, FILE *out, char *err, size_t errsz);
+/* Remove the temporary files a killed apply left in the workspace (named
+ * in apply.journal: one absolute path a line), then the journal. */
+int		 cow_apply_clean(const struct cow *c, char *err, size_t errsz);
+
+#endif
