@@ -264,8 +264,9 @@ watchdog(pid_t pid, void *arg)
 }
 
 /*
- * warren run -T --json with the rogue worker script, a weaker sandbox
- * accepted (the rogue's hello claims none), opts added, bounded by w.
+ * warren run -T --json --in-place with the rogue worker script, a weaker
+ * sandbox accepted (the rogue's hello claims none), opts added, bounded
+ * by w.
  */
 static void
 run_guard(struct ctx *c, struct h_run *r, const char *script,
@@ -291,6 +292,7 @@ run_guard(struct ctx *c, struct h_run *r, const char *script,
 	argv[n++] = "--worker";
 	argv[n++] = c->worker;
 	argv[n++] = "--allow-weaker-sandbox";
+	argv[n++] = "--in-place";	/* what the rogues write is read back */
 	for (i = 0; opts != NULL && opts[i] != NULL && n < 28; i++)
 		argv[n++] = (char *)(uintptr_t)opts[i];
 	argv[n++] = "guard task";
