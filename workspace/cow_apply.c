@@ -337,6 +337,12 @@ cow_apply_check_one(struct cow_apply *a, size_t i)
 		why = cow_apply_base_diff(&a->cur[i], &ch->base);
 	if (why == NULL)
 		cow_apply_decide(a, i, r == 1);
+	else if (r == 0 && ch->kind != COW_DELETED &&
+	    S_ISDIR(a->cur[i].st_mode) && S_ISDIR(ch->new_mode))
+		/* Made by an apply that was killed before its modes were
+		 * set, or by the user: only its mode may be left to do. */
+		a->act[i] = (a->cur[i].st_mode & 07777) ==
+		    cow_apply_perms(ch->new_mode) ? ACT_DONE : ACT_CHMOD;
 	else if ((r == 1 && ch->kind == COW_DELETED) ||
 	    (r == 0 && ch->kind != COW_DELETED &&
 	    cow_apply_same_new(a, ch, &a->cur[i])))
@@ -576,17 +582,15 @@ cow_apply_write_one(struct cow_apply *a, size_t i)
 {
 	const struct cow_change	*ch = &a->ch->v[i];
 	const char		*name, *tname;
-	int			 dfd, fd, rc = -1;
+	int			 dfd, rc = -1;
 
 	if ((dfd = cow_walk_parent(a->rootfd, ch->path, &name)) == -1)
 		return cow_apply_fail(a, "cannot open the directory of", ch->path);
 	if (a->act[i] == ACT_MKDIR || a->act[i] == ACT_MKDIR_REPLACE) {
+		/* 0700 until the last phase: its files go in first. */
 		if ((a->act[i] == ACT_MKDIR || unlinkat(dfd, name, 0) == 0) &&
-		    mkdirat(dfd, name, 0700) == 0 && (fd = openat(dfd, name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
-			rc = fchmod(fd, cow_apply_perms(ch->new_mode));
-			close(fd);
-		}
+		    mkdirat(dfd, name, 0700) == 0)
+			rc = 0;
 		if (rc == 0)
 			cow_apply_say(a, "created", ch->path, NULL);
 	} else {
@@ -629,21 +633,13 @@ cow_apply_place(struct cow_apply *a, size_t i)
 {
 	const struct cow_change	*ch = &a->ch->v[i];
 	const char		*name, *tname;
-	int			 dfd, fd, rc = 0;
+	int			 dfd, rc = 0;
 
 	if ((dfd = cow_walk_parent(a->rootfd, ch->path, &name)) == -1)
 		return cow_apply_fail(a, "cannot open the directory of", ch->path);
 	tname = a->tmp[i] == NULL ? NULL : strrchr(a->tmp[i], '/') != NULL ?
 	    strrchr(a->tmp[i], '/') + 1 : a->tmp[i];
 	switch (a->act[i]) {
-	case ACT_CHMOD:
-		if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY |
-		    O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-		    fchmod(fd, cow_apply_perms(ch->new_mode)) == -1)
-			rc = -1;
-		if (fd != -1)
-			close(fd);
-		break;
 	case ACT_DELETE:
 		if (unlinkat(dfd, name, S_ISDIR(a->cur[i].st_mode) ?
 		    AT_REMOVEDIR : 0) == -1 && errno != ENOENT)
@@ -662,6 +658,7 @@ cow_apply_place(struct cow_apply *a, size_t i)
 	case ACT_SKIP:
 	case ACT_MKDIR:
 	case ACT_MKDIR_REPLACE:
+	case ACT_CHMOD:
 		break;
 	}
 	if (rc == -1)
@@ -670,6 +667,26 @@ cow_apply_place(struct cow_apply *a, size_t i)
 		cow_apply_say(a, cow_apply_verb(a, i), ch->path, NULL);
 	close(dfd);
 	return rc;
+}
+
+/* A directory's mode, set last (deepest first): a read-only directory
+ * must still take the files renamed into it. */
+static int
+cow_apply_chmod(struct cow_apply *a, size_t i)
+{
+	const struct cow_change	*ch = &a->ch->v[i];
+	int			 fd, rc = -1;
+
+	if ((fd = cow_walk_open(a->rootfd, ch->path, O_RDONLY |
+	    O_DIRECTORY)) != -1) {
+		rc = fchmod(fd, cow_apply_perms(ch->new_mode));
+		close(fd);
+	}
+	if (rc == -1)
+		return cow_apply_fail(a, "cannot set the mode of", ch->path);
+	if (a->act[i] == ACT_CHMOD)
+		cow_apply_say(a, "mode of", ch->path, NULL);
+	return 0;
 }
 
 /* Write, rename in path order, delete deepest first; a line per file. */
@@ -694,12 +711,15 @@ cow_apply_run(struct cow_apply *a)
 			return -1;
 	}
 	for (i = 0; i < a->ch->n; i++)
-		if ((a->act[i] == ACT_WRITE || a->act[i] == ACT_CHMOD) &&
-		    cow_apply_place(a, i) == -1)
+		if (a->act[i] == ACT_WRITE && cow_apply_place(a, i) == -1)
 			return -1;
 	for (i = a->ch->n; i-- > 0;)
 		if ((a->act[i] == ACT_DELETE || a->act[i] == ACT_WRITE_LATE) &&
 		    cow_apply_place(a, i) == -1)
+			return -1;
+	for (i = a->ch->n; i-- > 0;)
+		if ((a->act[i] == ACT_MKDIR || a->act[i] == ACT_MKDIR_REPLACE ||
+		    a->act[i] == ACT_CHMOD) && cow_apply_chmod(a, i) == -1)
 			return -1;
 	return 0;
 }

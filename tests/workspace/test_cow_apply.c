@@ -296,7 +296,8 @@ t_layout_all(struct t *t)
 	    "echo 'echo hi' > script.sh && chmod 644 script.sh && "
 	    "printf 'bin\\000ary\\001' > bin.dat && mkdir emptydir-gone d "
 	    "keepdir && echo in-d > d/a.txt && echo was-a-file > tc && "
-	    "printf 'no newline' > noeol && chmod 755 keepdir", t->ws);
+	    "printf 'no newline' > noeol && chmod 755 keepdir && mkdir d2",
+	    t->ws);
 	t_fork(t);
 	sh("cd '%s' && sed -i -e 's/^line 3$/line three/' -e '/^line 15$/d' "
 	    "mod.txt && echo 'line 21' >> mod.txt && rm gone.txt && "
@@ -305,8 +306,9 @@ t_layout_all(struct t *t)
 	    "mkdir new-empty && mkdir -p new-dir/sub && echo hello > "
 	    "new-dir/sub/file.txt && rmdir emptydir-gone && rm -r d && "
 	    "rm tc && ln -s mod.txt tc && printf 'no newline, changed' > "
-	    "noeol && chmod 700 keepdir && ln -s ../elsewhere newlink",
-	    t->view);
+	    "noeol && chmod 700 keepdir && ln -s ../elsewhere newlink && "
+	    "mkdir ro && echo x > ro/f && chmod 555 ro && echo y > d2/f && "
+	    "chmod 555 d2", t->view);
 	t_changes(t);
 }
 
@@ -824,7 +826,7 @@ test_stat(void **state)
 	    "\n"));
 	assert_non_null(strstr(d, " gone.txt             | 1 -\n"));
 	assert_non_null(strstr(d, " script.sh            | 0\n"));
-	assert_non_null(strstr(d, " 19 files changed, 8 insertions(+), 8 "
+	assert_non_null(strstr(d, " 23 files changed, 10 insertions(+), 8 "
 	    "deletions(-)\n"));
 	free(d);
 	t_close(&t);
