@@ -436,12 +436,13 @@ t_patch(int git)
 	}
 	sh("cd '%s' && sed -i 's/^15$/fifteen/' n.txt && rm gone && "
 	    "mv sub/s sub/t && chmod 755 mode && echo more >> 'with space' && "
-	    "echo r >> 'tab\tname' && echo new > added && ln -s n.txt newln",
-	    t.view);
+	    "echo r >> 'tab\tname' && echo new > added && ln -s n.txt newln && "
+	    "echo 'use nix' > .envrc", t.view);
 	if (git)
 		sh("ln -sfn other '%s/ln'", t.view);
 	t_changes(&t);
 	d = t_diff(&t, 0, NULL);
+	assert_non_null(strstr(d, "# runs on the host: "));
 	snprintf(p, sizeof(p), "%s/d.patch", t.root);
 	assert_non_null(f = fopen(p, "w"));
 	fputs(d, f);
@@ -915,6 +916,33 @@ test_fifo_refused(void **state)
 	t_close(&t);
 }
 
+/* A new file in a directory whose name holds a newline cannot be named on
+ * a journal line: refused, nothing applied. */
+static void
+test_newline_dir(void **state)
+{
+	struct t	 t;
+	char		*rep, *before, *after;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo a > a", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && echo A > a && mkdir \"$(printf 'n\\nl')\" && "
+	    "echo f > \"$(printf 'n\\nl')/f\"", t.view);
+	t_changes(&t);
+	before = tree(t.ws);
+	assert_int_equal(t_apply(&t, 0, &rep), 1);
+	assert_non_null(strstr(rep, "conflict: n\\x0al/f: a directory on its "
+	    "path has a newline in its name"));
+	after = tree(t.ws);
+	assert_string_equal(after, before);
+	free(rep);
+	free(before);
+	free(after);
+	t_close(&t);
+}
+
 /* What a killed apply left, as its journal names it: the temporaries go
  * (file or link), nothing else does, and no link is followed. */
 static void
@@ -966,6 +994,7 @@ main(void)
 		cmocka_unit_test(test_owner),
 		cmocka_unit_test(test_fifo_refused),
 		cmocka_unit_test(test_clean),
+		cmocka_unit_test(test_newline_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
