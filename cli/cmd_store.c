@@ -18,13 +18,14 @@
 
 #include "cli/cmd.h"
 #include "cli/graph.h"
+#include "cli/layer.h"
 #include "common/clock.h"
 #include "common/exitcode.h"
+#include "common/jtext.h"
 #include "common/str.h"
 #include "store/store.h"
 #include "workspace/cow.h"
 #include "workspace/hostexec.h"
-#include "common/jtext.h"
 
 #define CMD_TASK_WIDTH	60
 #define CMD_SUMMARY_MAX	2000
@@ -404,12 +405,34 @@ cmd_run_duration(const struct store_run *r)
 	return clock_wall_ms() - r->started_ms;
 }
 
+/* Its copy-on-write layer: {mode, state, dir}, or null (in place). */
+static json_t *
+cmd_json_layer(const struct store_run *r)
+{
+	if (r->cow_mode == NULL)
+		return json_null();
+	return json_pack("{s:o, s:o, s:o}", "mode", jtext(r->cow_mode),
+	    "state", jtext(r->cow_state), "dir", jtext(r->cow_dir));
+}
+
+/* The CHANGES column: what became of the run's layer. */
+static const char *
+cmd_run_layer(const struct store_run *r)
+{
+	if (r->cow_mode == NULL)
+		return "in place";
+	if (layer_pending(r))
+		return "to review";
+	if (strcmp(r->cow_state, "empty") == 0)
+		return "none";
+	return r->cow_state;
+}
 
 static json_t *
 cmd_json_run(const struct store_run *r)
 {
 	return json_pack("{s:I, s:o, s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:I,"
-	    " s:I, s:i, s:o}",
+	    " s:I, s:i, s:o, s:o}",
 	    "id", (json_int_t)r->id, "task", jtext(r->task),
 	    "status", cmd_run_status(r), "result", jtext(r->result),
 	    "workspace", jtext(r->workspace),
@@ -420,7 +443,8 @@ cmd_json_run(const struct store_run *r)
 	    "started_ms", (json_int_t)r->started_ms,
 	    "duration_ms", (json_int_t)cmd_run_duration(r),
 	    "resumes", r->resumes,
-	    "params", jtext(r->params));
+	    "params", jtext(r->params),
+	    "layer", cmd_json_layer(r));
 }
 
 static int
@@ -467,16 +491,17 @@ cmd_runs_print(const struct store_run *v, size_t n, const char *ws, int json)
 		printf("no runs recorded yet\n");
 		return WARREN_EXIT_OK;
 	}
-	printf("%-6s %-11s %6s %15s %8s  %-16s  %s\n", "ID", "STATUS",
-	    "AGENTS", "TOKENS IN/OUT", "TIME", "STARTED", "TASK");
+	printf("%-6s %-11s %-9s %6s %15s %8s  %-16s  %s\n", "ID", "STATUS",
+	    "CHANGES", "AGENTS", "TOKENS IN/OUT", "TIME", "STARTED", "TASK");
 	for (i = 0; i < n; i++) {
 		cmd_fmt_tokens(tin, sizeof(tin), v[i].usage.input);
 		cmd_fmt_tokens(tout, sizeof(tout), v[i].usage.output);
 		cmd_fmt_duration(dur, sizeof(dur), cmd_run_duration(&v[i]));
 		cmd_fmt_time(when, sizeof(when), v[i].started_ms);
-		printf("%-6lld %-11s %6llu %7s/%-7s %8s  %-16s  ",
+		printf("%-6lld %-11s %-9s %6llu %7s/%-7s %8s  %-16s  ",
 		    (long long)v[i].id, cmd_run_status(&v[i]),
-		    (unsigned long long)v[i].nagents, tin, tout, dur, when);
+		    cmd_run_layer(&v[i]), (unsigned long long)v[i].nagents,
+		    tin, tout, dur, when);
 		cmd_print_text(v[i].task, CMD_TASK_WIDTH);
 		putchar('\n');
 	}
@@ -751,6 +776,36 @@ cmd_show_json(struct store *st, const struct store_run *r,
 	return cmd_json_print(root);
 }
 
+/* What the run's layer holds, and the commands for it. */
+static void
+cmd_show_layer(const struct store_run *r)
+{
+	struct cow		 cw;
+	struct cow_changes	 ch;
+	char			 err[1024];
+
+	if (r->cow_mode == NULL)
+		return;
+	if (!layer_pending(r)) {
+		printf("changes: %s\n", strcmp(r->cow_state, "empty") == 0 ?
+		    "none" : r->cow_state);
+		return;
+	}
+	memset(&ch, 0, sizeof(ch));
+	if (layer_open(r, &cw, err, sizeof(err)) == -1 ||
+	    cow_changes(&cw, &ch, err, sizeof(err)) == -1) {
+		printf("changes: its layer cannot be read: ");
+		cmd_print_text(err, 0);
+		printf("\n");
+		return;
+	}
+	printf("changes: %zu file%s not applied (%s layer): warren diff "
+	    "%lld, warren apply %lld, warren discard %lld\n", ch.n,
+	    ch.n == 1 ? "" : "s", r->cow_mode, (long long)r->id,
+	    (long long)r->id, (long long)r->id);
+	cow_changes_free(&ch);
+}
+
 static void
 cmd_show_header(const struct store_run *r)
 {
@@ -766,7 +821,9 @@ cmd_show_header(const struct store_run *r)
 	if (r->resumes > 0)
 		printf(", resumed %d time%s", r->resumes,
 		    r->resumes == 1 ? "" : "s");
-	printf("\ntask:\n");
+	printf("\n");
+	cmd_show_layer(r);
+	printf("task:\n");
 	cmd_print_block("    ", r->task, 0);
 	if (r->result != NULL) {
 		printf("%s:\n", r->status == STORE_RUN_DONE ? "result" : "reason");
@@ -874,6 +931,26 @@ out:
  * memory graph and events, one transaction per run. A run a live
  * supervisor still writes is refused (as `warren resume` refuses it).
  */
+/* A forgotten run's layer goes with it: no one could apply it after. */
+static int
+cmd_forget_layer(const char *name, const struct store_run *run)
+{
+	struct cow	 cw;
+	char		 err[1024], *e;
+
+	if (!layer_pending(run) || (run->cow_dir != NULL &&
+	    access(run->cow_dir, F_OK) == -1 && errno == ENOENT))
+		return 0;
+	if (layer_open(run, &cw, err, sizeof(err)) == 0 &&
+	    cow_remove(&cw, err, sizeof(err)) == 0)
+		return 0;
+	e = str_escape_dup(err, strlen(err), 0);
+	fprintf(stderr, "warren %s: run %lld: its layer: %s (nothing "
+	    "forgotten)\n", name, (long long)run->id, e != NULL ? e : err);
+	free(e);
+	return -1;
+}
+
 int
 cmd_forget(int argc, char **argv)
 {
@@ -906,7 +983,9 @@ cmd_forget(int argc, char **argv)
 			    "(supervisor pid %lld): stop it first\n", argv[0],
 			    (long long)id, (long long)run.pid);
 			ex = WARREN_EXIT_STORE;
-		} else if (store_run_delete(st, id) == -1)
+		} else if (cmd_forget_layer(argv[0], &run) == -1)
+			ex = WARREN_EXIT_FAIL;
+		else if (store_run_delete(st, id) == -1)
 			ex = cmd_store_fail(st, argv[0]);
 		else
 			printf("forgot run %lld\n", (long long)id);

@@ -8,6 +8,8 @@ PKGS="build-essential cmake pkg-config clang libclang-rt-dev
 libcurl4-openssl-dev libmsgpack-dev libsqlite3-dev libbsd-dev libmd-dev
 libseccomp-dev
 libjansson-dev libpcre2-dev libcmocka-dev util-linux passwd procps git"
+# test_cow_changes makes a btrfs to check that the copy mode reflinks.
+PKGS="$PKGS btrfs-progs"
 # Only the benchmarks use these (scripts/bench.sh).
 BENCH_PKGS="bubblewrap hyperfine linux-perf"
 

@@ -160,7 +160,7 @@ struct store_run {
 	char			*cow_mode;	/* NULL: the run wrote in place */
 	char			*cow_dir;
 	char			*cow_state;	/* "pending", "applied",
-						   "discarded" */
+						   "discarded", "empty" */
 };
 
 struct store_agent {

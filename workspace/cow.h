@@ -128,6 +128,9 @@ int		 cow_enter(const struct cow *c, char *err, size_t errsz);
  * statedir)? 1 yes, 0 no with why filled, -1 on error. */
 int		 cow_probe_overlay(const char *statedir, char *why,
 		    size_t whysz);
+/* The same for mode (OVERLAY or COPY): `sandbox check` says which. */
+int		 cow_probe(enum cow_mode mode, const char *statedir,
+		    char *why, size_t whysz);
 
 /* cow_changes.c */
 int		 cow_changes(const struct cow *c, struct cow_changes *out,

@@ -235,6 +235,9 @@ cow_copy(int srcfd, int dstfd, struct cow_mwriter *base, char *err,
 	w.entry = cc_entry;
 	w.leave = cc_leave;
 	w.arg = &cc;
+	/* A directory we may not read is copied empty: the agents, who are
+	 * us, could not read it either. */
+	w.unreadable_ok = 1;
 	rv = cow_walk(&w, srcfd, err, errsz);
 	for (i = 1; i < COW_MAX_DEPTH + 1; i++)
 		if (cc.dst[i] != -1)

@@ -42,12 +42,13 @@ struct cow_walk {
 	 * into it, -1 stops the walk (err filled). */
 	int		 (*entry)(struct cow_walk *, int dirfd,
 			    const char *name, const struct stat *);
-	/* After a directory's entries, fd the directory (may be NULL). */
+	/* After a directory's entries, fd the directory (-1: it could not
+	 * be read, see unreadable_ok); may be NULL. */
 	int		 (*leave)(struct cow_walk *, int fd,
 			    const struct stat *);
 	void		*arg;
 	size_t		 max;		/* entries; 0: COW_MAX_ENTRIES */
-	int		 unreadable_ok;	/* a directory that cannot be opened
+	int		 unreadable_ok;	/* a directory we may not read
 					   (EACCES) is seen, not entered */
 	/* Set by cow_walk. */
 	dev_t		 dev;		/* the root's filesystem */

@@ -100,7 +100,7 @@ cw_descend(struct cow_walk *w, int dirfd, const char *name,
 	if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
 		if (errno == EACCES && w->unreadable_ok)
-			return 0;
+			return w->leave != NULL ? w->leave(w, -1, sb) : 0;
 		return cw_fail(w, errno, "cannot open directory");
 	}
 	if (fstat(fd, &now) == -1 || now.st_ino != sb->st_ino ||
@@ -289,6 +289,7 @@ cow_manifest_write(int rootfd, int dirfd, const char *name, char *err,
 	memset(&w, 0, sizeof(w));
 	w.entry = cm_entry;
 	w.arg = &m;
+	w.unreadable_ok = 1;	/* no agent can write under it either */
 	if (cow_walk(&w, rootfd, err, errsz) == -1) {
 		cow_manifest_abort(&m);
 		return -1;

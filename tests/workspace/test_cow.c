@@ -231,6 +231,45 @@ test_create_fails_clean(void **state)
 	assert_int_equal(tcount(fx->cowdir), 0);
 }
 
+/* A directory we may not read (a 000 one of ours; as root, we read it):
+ * in the base, its entries only if we could read them; copied empty. */
+static void
+test_create_unreadable_dir(void **state)
+{
+	struct fx	*fx = *state;
+	struct cow_base	 b;
+	struct cow	 c;
+	struct stat	 sb;
+	char		 err[1024], p[PATH_MAX * 2];
+	int		 dfd, root = geteuid() == 0;
+	enum cow_mode	 m;
+
+	tmkdir(fx->t.ws, "shut", 0755);
+	tput(fx->t.ws, "shut/f", "x", 1, 0644);
+	tput(fx->t.ws, "after", "y", 1, 0644);
+	snprintf(p, sizeof(p), "%s/shut", fx->t.ws);
+	assert_int_equal(chmod(p, 0), 0);
+	for (m = COW_OVERLAY; m <= COW_COPY; m++) {
+		mk(fx, &c, m);
+		assert_true((dfd = open(c.dir, O_RDONLY | O_DIRECTORY)) != -1);
+		assert_int_equal(cow_manifest_read(dfd, "base", &b, err,
+		    sizeof(err)), 0);
+		assert_true(cow_base_find(&b, "shut") >= 0);
+		assert_true(cow_base_find(&b, "after") >= 0);
+		assert_int_equal(cow_base_find(&b, "shut/f") >= 0, root);
+		cow_base_free(&b);
+		close(dfd);
+		snprintf(p, sizeof(p), "%s/tree/shut", c.dir);
+		if (m == COW_COPY) {
+			assert_int_equal(lstat(p, &sb), 0);
+			assert_int_equal(sb.st_mode & 07777, 0);
+			assert_int_equal(texists(p, "f"), root);
+		}
+		rm(&c);
+	}
+	assert_int_equal(tcount(fx->cowdir), 0);
+}
+
 static void
 test_open_refuses(void **state)
 {
@@ -328,7 +367,7 @@ test_remove_journal(void **state)
 {
 	struct fx	*fx = *state;
 	struct cow	 c;
-	char		 j[PATH_MAX * 8], out[PATH_MAX + 16];
+	char		 j[PATH_MAX * 8], out[PATH_MAX + 16], sib[PATH_MAX + 8];
 
 	snprintf(out, sizeof(out), "%s/outside", fx->t.root);
 	tmkdir(fx->t.root, "outside", 0755);
@@ -341,13 +380,19 @@ test_remove_journal(void **state)
 	tmkdir(fx->t.ws, ".warren-apply.dir", 0755);
 	tlink(fx->t.ws, ".warren-apply.lnk", "keep.txt");
 	tlink(fx->t.ws, "lnkdir", out);
+	/* A sibling that only shares the workspace's name as a prefix. */
+	snprintf(sib, sizeof(sib), "%sX", fx->t.ws);
+	tmkdir(fx->t.root, "wsX", 0755);
+	tput(sib, ".warren-apply.s", "s", 1, 0644);
+	tmkdir(fx->t.ws, "X", 0755);
+	tput(fx->t.ws, "X/.warren-apply.s", "s", 1, 0644);
 	mk(fx, &c, COW_OVERLAY);
 	snprintf(j, sizeof(j), "%s/.warren-apply.a\n%s/sub/.warren-apply.b\n"
 	    "%s/keep.txt\n%s/.warren-apply.dir\n%s/.warren-apply.lnk\n"
 	    "%s/.warren-apply.o\n%s/lnkdir/.warren-apply.q\n"
-	    "%s/sub/../.warren-apply.x\nnot absolute\n%s/gone/.warren-apply.c",
-	    fx->t.ws, fx->t.ws, fx->t.ws, fx->t.ws, fx->t.ws, out, fx->t.ws,
-	    fx->t.ws, fx->t.ws);
+	    "%s/sub/../.warren-apply.x\nnot absolute\n%s/gone/.warren-apply.c\n"
+	    "%s/.warren-apply.s", fx->t.ws, fx->t.ws, fx->t.ws, fx->t.ws,
+	    fx->t.ws, out, fx->t.ws, fx->t.ws, fx->t.ws, sib);
 	put_journal(&c, j);
 	rm(&c);
 	assert_false(texists(fx->t.ws, ".warren-apply.a"));
@@ -357,6 +402,8 @@ test_remove_journal(void **state)
 	assert_true(texists(fx->t.ws, ".warren-apply.lnk"));
 	assert_true(texists(out, ".warren-apply.o"));
 	assert_true(texists(out, ".warren-apply.q"));
+	assert_true(texists(sib, ".warren-apply.s"));
+	assert_true(texists(fx->t.ws, "X/.warren-apply.s"));
 	assert_int_equal(tcount(fx->cowdir), 0);
 }
 
@@ -527,6 +574,7 @@ main(void)
 		T(test_create_remove_overlay),
 		T(test_create_remove_copy),
 		T(test_create_fails_clean),
+		T(test_create_unreadable_dir),
 		T(test_open_refuses),
 		T(test_remove_hostile),
 		T(test_remove_journal),

@@ -10,6 +10,7 @@
  * the host, a FIFO (unsupported); and what must not show: a file
  * rewritten with the same bytes, a mode changed and changed back.
  */
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -30,6 +31,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 
 #include "tests/workspace/cow_test.h"
 #include "workspace/cow.h"
@@ -297,10 +301,10 @@ child_ns(void)
 		err(1, "make / private");
 }
 
-/* Mount the run's overlay (with extra options) on fx->merged in a child
- * and run fn there; the child's exit status. */
+/* Mount the run's overlay (with extra options, unless opts is NULL) on
+ * fx->merged in a child and run fn there; the child's exit status. */
 static int
-in_overlay(struct fx *fx, const char *extra, void (*fn)(struct fx *))
+in_child(struct fx *fx, const char *extra, void (*fn)(struct fx *))
 {
 	char	opts[PATH_MAX * 4];
 	pid_t	pid;
@@ -308,13 +312,14 @@ in_overlay(struct fx *fx, const char *extra, void (*fn)(struct fx *))
 
 	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s/%s,workdir=%s/%s"
 	    "%s%s", fx->t.ws, fx->c.dir, COW_UPPER, fx->c.dir, COW_WORK,
-	    geteuid() == 0 ? "" : ",userxattr", extra);
+	    geteuid() == 0 ? "" : ",userxattr", extra ? extra : "");
 	fflush(NULL);
 	if ((pid = fork()) == -1)
 		err(1, "fork");
 	if (pid == 0) {
 		child_ns();
-		if (mount("overlay", fx->merged, "overlay", 0, opts) == -1)
+		if (extra != NULL && mount("overlay", fx->merged, "overlay", 0,
+		    opts) == -1)
 			err(1, "mount overlay %s", opts);
 		fn(fx);
 		fflush(NULL);
@@ -323,6 +328,12 @@ in_overlay(struct fx *fx, const char *extra, void (*fn)(struct fx *))
 	if (waitpid(pid, &status, 0) == -1)
 		err(1, "waitpid");
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int
+in_overlay(struct fx *fx, const char *extra, void (*fn)(struct fx *))
+{
+	return in_child(fx, extra, fn);
 }
 
 static void
@@ -577,6 +588,122 @@ test_overlay_redirect_metacopy(void **state)
 	assert_int_equal(cow_remove(&fx->c, err, sizeof(err)), 0);
 }
 
+/* In the child: what a filesystem mounted in the workspace becomes. */
+static void
+run_mounted(struct fx *fx)
+{
+	struct cow_base	 b;
+	struct cow	 c;
+	char		 why[1024], mnt[PATH_MAX + 8], tree[PATH_MAX + 16];
+	enum cow_mode	 m;
+	int		 dfd;
+
+	snprintf(mnt, sizeof(mnt), "%s/mnt", fx->t.ws);
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=1m") == -1)
+		err(1, "mount tmpfs on %s", mnt);
+	tput(mnt, "on-the-mount", "x", 1, 0644);
+	for (m = COW_OVERLAY; m <= COW_COPY; m++) {
+		if (cow_create(&c, m, fx->t.ws, fx->t.state, why,
+		    sizeof(why)) == -1)
+			errx(1, "cow_create %s: %s", cow_mode_name(m), why);
+		if ((dfd = open(c.dir, O_RDONLY | O_DIRECTORY)) == -1 ||
+		    cow_manifest_read(dfd, COW_BASE, &b, why, sizeof(why)) == -1)
+			errx(1, "base of %s: %s", c.dir, why);
+		if (cow_base_find(&b, "mnt") < 0 || cow_base_find(&b,
+		    "mnt/on-the-mount") >= 0 || b.n != 2)
+			errx(1, "%s: the base has %zu entries, mnt %zd, "
+			    "mnt/on-the-mount %zd", cow_mode_name(m), b.n,
+			    cow_base_find(&b, "mnt"),
+			    cow_base_find(&b, "mnt/on-the-mount"));
+		cow_base_free(&b);
+		close(dfd);
+		snprintf(tree, sizeof(tree), "%s/tree/mnt", c.dir);
+		if (m == COW_COPY && (!texists(tree, "") || tcount(tree) != 0))
+			errx(1, "the copy's mnt is not an empty directory");
+		if (cow_remove(&c, why, sizeof(why)) == -1)
+			errx(1, "cow_remove: %s", why);
+	}
+}
+
+/* A filesystem mounted in the workspace is seen, not entered: the base
+ * has its mount point, not what is on it, and the copy an empty dir. */
+static void
+test_mount_point_not_entered(void **state)
+{
+	struct fx	*fx = *state;
+
+	tmkdir(fx->t.ws, "mnt", 0755);
+	tput(fx->t.ws, "f", "f", 1, 0644);
+	assert_int_equal(in_child(fx, NULL, run_mounted), 0);
+	assert_int_equal(tcount(fx->t.state), 1);	/* cow/, empty */
+}
+
+/* 1 if the extents of the file at path are shared (a reflink). */
+static int
+extents_shared(const char *path)
+{
+	struct {
+		struct fiemap		fm;
+		struct fiemap_extent	fe[1];
+	}	m;
+	int	fd;
+
+	memset(&m, 0, sizeof(m));
+	m.fm.fm_length = FIEMAP_MAX_OFFSET;
+	m.fm.fm_flags = FIEMAP_FLAG_SYNC;
+	m.fm.fm_extent_count = 1;
+	if ((fd = open(path, O_RDONLY)) == -1 ||
+	    ioctl(fd, FS_IOC_FIEMAP, &m.fm) == -1)
+		err(1, "FIEMAP %s", path);
+	close(fd);
+	return m.fm.fm_mapped_extents == 1 &&
+	    (m.fe[0].fe_flags & FIEMAP_EXTENT_SHARED) != 0;
+}
+
+/* In the child: a btrfs, a workspace and a state dir on it, a copy. */
+static void
+run_reflink(struct fx *fx)
+{
+	char		 cmd[PATH_MAX * 3], mnt[PATH_MAX + 8], ws[PATH_MAX + 16];
+	char		 why[1024], p[PATH_MAX * 2], *mb;
+	struct cow	 c;
+	size_t		 i;
+
+	snprintf(mnt, sizeof(mnt), "%s/btrfs", fx->t.root);
+	snprintf(cmd, sizeof(cmd), "truncate -s 256M %s/img && mkfs.btrfs -q "
+	    "%s/img >/dev/null && mkdir %s && mount -o loop %s/img %s", fx->t.root,
+	    fx->t.root, mnt, fx->t.root, mnt);
+	if (system(cmd) != 0)
+		errx(1, "%s: failed", cmd);
+	tmkdir(mnt, "ws", 0755);
+	tmkdir(mnt, "state", 0700);
+	snprintf(ws, sizeof(ws), "%s/ws", mnt);
+	mb = malloc(1 << 20);
+	for (i = 0; i < 1 << 20; i++)
+		mb[i] = (char)(i * 13 + 5);
+	tput(ws, "big", mb, 1 << 20, 0640);
+	free(mb);
+	snprintf(p, sizeof(p), "%s/state", mnt);
+	if (cow_create(&c, COW_COPY, ws, p, why, sizeof(why)) == -1)
+		errx(1, "cow_create: %s", why);
+	snprintf(p, sizeof(p), "%s/tree/big", c.dir);
+	if (!extents_shared(p))
+		errx(1, "%s: not a reflink", p);
+	if (cow_remove(&c, why, sizeof(why)) == -1)
+		errx(1, "cow_remove: %s", why);
+}
+
+/* Where the filesystem can, the copy shares the workspace's extents. */
+static void
+test_copy_reflink(void **state)
+{
+	struct fx	*fx = *state;
+
+	if (geteuid() != 0 || system("command -v mkfs.btrfs >/dev/null") != 0)
+		skip();		/* a loop device, and btrfs-progs */
+	assert_int_equal(in_child(fx, NULL, run_reflink), 0);
+}
+
 int
 main(void)
 {
@@ -591,6 +718,10 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlay_redirect_metacopy,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mount_point_not_entered,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_copy_reflink, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
