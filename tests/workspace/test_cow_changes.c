@@ -600,10 +600,14 @@ run_shut(struct fx *fx)
 	op(chmod(p, 0), "chmod 0 opq");
 	snprintf(p, sizeof(p), "%s/shut", fx->merged);
 	op(chmod(p, 0), "chmod 0 shut");
+	snprintf(p, sizeof(p), "%s/zero", fx->merged);
+	op(chmod(p, 0644), "chmod zero");
+	tput(fx->merged, "zero", "new", 3, 0);
 }
 
 /* An agent makes directories of the layer 000: root reads them, anyone
- * else gets each as an unsupported change, not an error. */
+ * else gets each as an unsupported change, not an error. A file of mode
+ * 000 before and after that we cannot compare is a change. */
 static void
 test_overlay_unreadable(void **state)
 {
@@ -612,11 +616,16 @@ test_overlay_unreadable(void **state)
 	char			 err[1024];
 
 	ws_base(fx->t.ws);
+	tput(fx->t.ws, "zero", "old", 3, 0);
 	if (cow_create(&fx->c, COW_OVERLAY, fx->t.ws, fx->t.state, err,
 	    sizeof(err)) == -1)
 		fail_msg("cow_create: %s", err);
 	assert_int_equal(in_overlay(fx, "", run_shut), 0);
 	changes_of(fx, &out);
+	assert_true(out.n > 0);
+	assert_string_equal(out.v[out.n - 1].path, "zero");
+	assert_int_equal(out.v[out.n - 1].kind, COW_MODIFIED);
+	out.n--;
 	if (geteuid() == 0) {
 		assert_int_equal(out.n, 4);
 		assert_string_equal(out.v[0].path, "opq");
@@ -635,6 +644,7 @@ test_overlay_unreadable(void **state)
 		assert_int_equal(out.v[1].kind, COW_UNSUPPORTED);
 		assert_int_equal(out.v[1].new_mode & 07777, 0);
 	}
+	out.n++;
 	cow_changes_free(&out);
 	assert_int_equal(cow_remove(&fx->c, err, sizeof(err)), 0);
 }
