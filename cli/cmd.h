@@ -33,8 +33,22 @@ int	cmd_runs(int argc, char **argv);
 int	cmd_show(int argc, char **argv);
 int	cmd_graph(int argc, char **argv);
 int	cmd_forget(int argc, char **argv);
+int	cmd_diff(int argc, char **argv);
+int	cmd_apply(int argc, char **argv);
+int	cmd_discard(int argc, char **argv);
 /* Say on stderr that WORKSPACE/.warren/warren.db, the database of an
  * older warren, is there and not read (db: the --db given, or NULL). */
 void	cmd_legacy_db(const char *name, const char *db, const char *ws);
+
+/* cmd_cow.c: a run's copy-on-write layer (cmd_store.c finds the run) */
+struct store;
+struct store_run;
+/* 0 if the run has a layer left to act on, else an exit code (said on
+ * stderr); live: refuse a run still running. */
+int	cmd_cow_check(const char *name, const struct store_run *r, int live);
+int	cmd_cow_diff(const struct store_run *r, unsigned flags);
+int	cmd_cow_apply(struct store *st, const struct store_run *r,
+	    unsigned flags);
+int	cmd_cow_discard(struct store *st, const struct store_run *r);
 
 #endif

@@ -22,6 +22,7 @@
 
 #include "agent/profile.h"
 #include "cli/cmd.h"
+#include "cli/layer.h"
 #include "cli/project.h"
 #include "common/config.h"
 #include "common/exitcode.h"
@@ -53,6 +54,10 @@ cmd_run_error(const char *cmd, const char *fmt, ...)
 	fprintf(stderr, "warren %s: %s\n", cmd, esc);
 }
 
+static const char *const cmd_run_ws_modes[] = { "cow", "in-place", NULL };
+static const char *const cmd_run_cow_kinds[] = { "auto", "overlay", "copy",
+    NULL };
+
 static const struct config_key cmd_run_keys[] = {
 	{ "max_depth", CONFIG_UINT, "WARREN_MAX_DEPTH", "3", 0, 16, NULL,
 	    CONFIG_LOWER, "deepest subagent (the orchestrator is depth 0)" },
@@ -81,6 +86,16 @@ static const struct config_key cmd_run_keys[] = {
 	{ "agent_store_bytes", CONFIG_SIZE, "WARREN_AGENT_STORE_BYTES", "64M",
 	    1024, 1e15, NULL, CONFIG_LOWER, "bytes of events and messages "
 	    "one subagent may have the store keep" },
+	{ "workspace_mode", CONFIG_ENUM, "WARREN_WORKSPACE_MODE", "cow", 0, 0,
+	    cmd_run_ws_modes, CONFIG_NOPROJECT, "cow: agents write a "
+	    "copy-on-write layer you review (warren diff/apply); in-place: "
+	    "they write the workspace" },
+	{ "cow", CONFIG_ENUM, "WARREN_COW", "auto", 0, 0, cmd_run_cow_kinds,
+	    0, "how the layer is made: auto (overlay where the kernel lets "
+	    "us, else a copy), overlay, copy" },
+	{ "disk_max", CONFIG_SIZE, "WARREN_DISK_MAX", "1G", 0, 1e15, NULL,
+	    CONFIG_LOWER | CONFIG_ZEROINF, "disk the run's copy-on-write "
+	    "layer may take; past it the run stops (disk limit); 0 = none" },
 };
 
 static void
@@ -92,9 +107,16 @@ cmd_run_usage(FILE *f)
 "                  [--llm-concurrency N]\n"
 "                  [--provider P] [--base-url URL] [--model M]\n"
 "                  [--record FILE | --replay FILE] [--json] [--db FILE]\n"
-"                  [--no-store] [--allow-weaker-sandbox] [-v] [-T] TASK\n"
+"                  [--no-store] [--allow-weaker-sandbox] [-v] [-T]\n"
+"                  [--in-place | --cow auto|overlay|copy] [--disk-max SIZE]\n"
+"                  [--apply] TASK\n"
 "\n"
 "Runs TASK with an orchestrator that delegates to sandboxed subagents.\n"
+"Agents write a copy-on-write layer over the workspace, never the\n"
+"workspace itself: `warren diff RUN` shows it, `warren apply RUN` applies\n"
+"it (--apply: at the end, if the run is done and no file that runs code\n"
+"on the host changed), `warren discard RUN` drops it. --in-place: agents\n"
+"write the workspace.\n"
 "The final result goes to stdout, progress to stderr (--json: one JSON\n"
 "event per line on stdout instead).\n"
 "Exit: 0 done, 1 the task failed, 2 usage, 3 configuration, 4 LLM\n"
@@ -105,7 +127,8 @@ enum {
 	OPT_PROFILE = 256, OPT_WORKSPACE, OPT_MAX_DEPTH, OPT_MAX_AGENTS,
 	OPT_JOBS, OPT_BUDGET, OPT_PROVIDER, OPT_BASE_URL, OPT_MODEL,
 	OPT_RECORD, OPT_REPLAY, OPT_JSON, OPT_DB, OPT_NO_STORE, OPT_WEAKER,
-	OPT_TIMEOUT, OPT_HELLO, OPT_WORKER, OPT_LLM_JOBS,
+	OPT_TIMEOUT, OPT_HELLO, OPT_WORKER, OPT_LLM_JOBS, OPT_IN_PLACE,
+	OPT_COW, OPT_DISK_MAX, OPT_APPLY,
 };
 
 static const struct option cmd_run_opts[] = {
@@ -128,6 +151,10 @@ static const struct option cmd_run_opts[] = {
 	{ "hello-timeout", required_argument, NULL, OPT_HELLO },
 	{ "worker", required_argument, NULL, OPT_WORKER },
 	{ "llm-concurrency", required_argument, NULL, OPT_LLM_JOBS },
+	{ "in-place", no_argument, NULL, OPT_IN_PLACE },
+	{ "cow", required_argument, NULL, OPT_COW },
+	{ "disk-max", required_argument, NULL, OPT_DISK_MAX },
+	{ "apply", no_argument, NULL, OPT_APPLY },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -141,6 +168,7 @@ struct cmd_run_args {
 	const char	*db;
 	const char	*worker;
 	int		 json, nostore, weaker, trace, verbose;
+	int		 apply;		/* --apply: the layer, at the end */
 	int64_t		 resume;	/* run id, or 0 */
 };
 
@@ -211,6 +239,8 @@ static const struct {
 	{ OPT_TIMEOUT, "agent_timeout", "--agent-timeout" },
 	{ OPT_HELLO, "hello_timeout", "--hello-timeout" },
 	{ OPT_LLM_JOBS, "llm_concurrency", "--llm-concurrency" },
+	{ OPT_COW, "cow", "--cow" },
+	{ OPT_DISK_MAX, "disk_max", "--disk-max" },
 };
 
 /* Option ch with its argument: 0, -1 (refused, said why), or 1 when ch
@@ -234,6 +264,10 @@ cmd_run_option(int ch, struct config *c, struct cmd_run_args *a)
 	case OPT_NO_STORE: a->nostore = 1; break;
 	case OPT_WEAKER: a->weaker = 1; break;
 	case OPT_WORKER: a->worker = optarg; break;
+	case OPT_APPLY: a->apply = 1; break;
+	case OPT_IN_PLACE:
+		return cmd_run_flag(c, "workspace_mode", "in-place",
+		    "--in-place");
 	case 'T': a->trace = 1; break;
 	case 'v': a->verbose = 1; break;
 	case 'h':
@@ -323,6 +357,7 @@ cmd_run_limits(const struct config *c, struct run_limits *l)
 	l->summary_transcript_max = config_uint(c, "summary_transcript_max");
 	l->store_rows = config_uint(c, "agent_store_rows");
 	l->store_bytes = config_bytes(c, "agent_store_bytes");
+	l->disk_max = config_bytes(c, "disk_max");
 }
 
 static struct store *
@@ -559,6 +594,8 @@ struct cmd_run_ctx {
 	char			 ws[PATH_MAX];
 	char			 worker[PATH_MAX];
 	char			 db[PATH_MAX];
+	struct cow		 cow;	/* the run's layer; COW_NONE: none */
+	int			 ran;	/* run_main ran: the layer is final */
 	/* What no worker may read though it may lie in the workspace
 	   (cmd_run_masks); maskv points into mask, NULL-ended. */
 	char			 mask[5][PATH_MAX];
@@ -664,6 +701,85 @@ cmd_run_new(const struct cmd_run_args *a, const struct config *c,
 	return r;
 }
 
+/* The spawn server enters the layer (spawnd/spawnd.h). Without one we
+ * would have to enter it ourselves, and then could not read the real
+ * workspace to compare the layer with at the end. */
+static int
+cmd_run_enter(struct spawnd_client *d, const struct cow *cw, char *err,
+    size_t errsz)
+{
+	if (d == NULL) {
+		snprintf(err, errsz, "it needs the spawn server, which did not "
+		    "start (or WARREN_SPAWN_DIRECT is set): run with "
+		    "--in-place, or fix the cause above");
+		return -1;
+	}
+	return spawnd_client_layer(d, cw, err, errsz);
+}
+
+/* A layer made for a run that never started: nothing wrote it. */
+static void
+cmd_run_unlayer(struct cmd_run_ctx *x)
+{
+	char	err[1024];
+
+	if (x->cow.mode != COW_NONE && cow_remove(&x->cow, err,
+	    sizeof(err)) == -1)
+		log_warnx("%s", err);
+}
+
+/*
+ * The run's layer: chosen and made (a new run) or reopened (a resumed
+ * one), then entered by the spawn server before its first worker.
+ */
+static int
+cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
+    struct run *r, struct cmd_run_ctx *x, const struct store_plan *plan)
+{
+	enum cow_mode	 mode;
+	char		 err[1024];
+	const char	*cmd = plan != NULL ? "resume" : "run";
+
+	if (plan != NULL) {
+		if (layer_reopen(&plan->run, &x->cow, err, sizeof(err)) ==
+		    -1) {
+			cmd_run_error(cmd, "%s", err);
+			return WARREN_EXIT_STORE;
+		}
+	} else {
+		if (layer_choose(c, &x->ps, r->root->profile, &mode, err,
+		    sizeof(err)) == -1) {
+			cmd_run_error(cmd, "%s", err);
+			return WARREN_EXIT_SANDBOX;
+		}
+		if (mode == COW_NONE)
+			return WARREN_EXIT_OK;
+		if (a->nostore) {
+			cmd_run_error(cmd, "--no-store keeps no run to review "
+			    "the copy-on-write layer with: add --in-place "
+			    "(agents write the workspace) or drop --no-store");
+			return WARREN_EXIT_USAGE;
+		}
+		if (cow_create(&x->cow, mode, x->ws, NULL, err, sizeof(err)) ==
+		    -1) {
+			cmd_run_error(cmd, "%s", err);
+			return WARREN_EXIT_SANDBOX;
+		}
+	}
+	if (x->cow.mode == COW_NONE)
+		return WARREN_EXIT_OK;
+	if (cmd_run_enter(r->spawnd, &x->cow, err, sizeof(err)) == -1) {
+		cmd_run_error(cmd, "the copy-on-write layer: %s", err);
+		if (plan == NULL)
+			cmd_run_unlayer(x);
+		return WARREN_EXIT_SANDBOX;
+	}
+	r->opts.cow = &x->cow;
+	log_debug("the workspace is a copy-on-write layer (%s) in %s",
+	    cow_mode_name(x->cow.mode), x->cow.dir);
+	return WARREN_EXIT_OK;
+}
+
 /* From here the run's writes go to the store's writer thread: a lock
  * another process holds does not stop the loop (docs/memory.md). */
 static void
@@ -685,17 +801,28 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 	int64_t			 run_id;
 	int			 code = WARREN_EXIT_OK;
 
-	if ((*stp = cmd_run_store(a, x->db, &code)) == NULL)
-		return a->nostore ? run_main(r, NULL) : code;
+	if ((*stp = cmd_run_store(a, x->db, &code)) == NULL) {
+		if (!a->nostore) {
+			cmd_run_unlayer(x);
+			return code;
+		}
+		x->ran = 1;
+		return run_main(r, NULL);
+	}
 	memset(&sp, 0, sizeof(sp));
 	sp.task = a->task;
 	sp.workspace = x->ws;
 	sp.profile = r->root->profile->name;
 	sp.model = x->lc.model;
 	sp.params = cmd_run_params(c);
+	if (x->cow.mode != COW_NONE) {
+		sp.cow_mode = cow_mode_name(x->cow.mode);
+		sp.cow_dir = x->cow.dir;
+	}
 	code = store_run_begin(*stp, &sp, &run_id);
 	free((char *)(uintptr_t)sp.params);
 	if (code == -1) {
+		cmd_run_unlayer(x);
 		cmd_run_error("run", "%s", store_errmsg(*stp));
 		return WARREN_EXIT_STORE;
 	}
@@ -709,13 +836,14 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 	cmd_run_writer(*stp);
 	cmd_run_masks(x, c);
 	log_info("run %lld in %s", (long long)run_id, store_filename(*stp));
+	x->ran = 1;
 	return run_main(r, NULL);
 }
 
 /* An interrupted run, from what its plan says is left. */
 static int
 cmd_run_again(const struct cmd_run_args *a, struct run *r, struct store *st,
-    struct store_plan *plan)
+    struct store_plan *plan, struct cmd_run_ctx *x)
 {
 	struct msg_list	 resume;
 	int		 rc, code;
@@ -745,6 +873,7 @@ cmd_run_again(const struct cmd_run_args *a, struct run *r, struct store *st,
 	cmd_run_writer(st);
 	log_info("resuming run %lld in %s", (long long)a->resume,
 	    a->workspace);
+	x->ran = 1;
 	code = run_main(r, &resume);
 out:
 	msg_list_free(&resume);
@@ -760,6 +889,7 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	struct store_plan	 plan;
 	struct spawnd_client	*spawnd = NULL;
 	struct run		*r = NULL;
+	char			 err[1024];
 	int			 code, endpoint = 1;
 
 	memset(&x, 0, sizeof(x));
@@ -767,8 +897,8 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	llm_config_init(&x.lc);
 	/* First, while we hold no key and little memory (spawnd/spawnd.c). */
 	if (getenv("WARREN_SPAWN_DIRECT") == NULL &&
-	    (spawnd = spawnd_client_start()) == NULL)
-		log_warn("spawn server; forking workers ourselves");
+	    (spawnd = spawnd_client_start(err, sizeof(err))) == NULL)
+		log_warnx("spawn server: %s; forking workers ourselves", err);
 	/* Not dumpable before the key is read (cmd_run_setup): a same-uid
 	 * process must never find it in a core or through ptrace. */
 	(void)prctl(PR_SET_DUMPABLE, 0);
@@ -796,10 +926,16 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 		goto out;
 	}
 	r->spawnd = spawnd;
+	if ((code = cmd_run_layer(a, c, r, &x, a->resume ? &plan : NULL)) !=
+	    WARREN_EXIT_OK)
+		goto out;
 	if (a->resume)
 		cmd_run_masks(&x, c);
-	code = a->resume ? cmd_run_again(a, r, st, &plan) :
+	code = a->resume ? cmd_run_again(a, r, st, &plan, &x) :
 	    cmd_run_fresh(a, c, r, &x, &st);
+	if (x.ran && x.cow.mode != COW_NONE && r->run_id > 0)
+		code = layer_end(x.db, r->run_id, &x.cow, a->apply, a->json,
+		    code);
 out:
 	run_free(r);
 	spawnd_client_stop(spawnd);

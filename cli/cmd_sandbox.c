@@ -22,6 +22,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,10 +32,14 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cli/layer.h"
 #include "common/exitcode.h"
 #include "common/str.h"
+#include "common/xmalloc.h"
 #include "sandbox/sandbox.h"
 #include "spawnd/spawn.h"
+#include "store/store.h"
+#include "workspace/cow.h"
 
 #define SANDBOX_EXIT_TIMEOUT	124
 #define SANDBOX_KILL_GRACE_MS	2000
@@ -45,6 +50,7 @@ struct sandbox_opts {
 	long long	 timeout_ms;	/* 0 = none */
 	int		 allow_weaker;
 	int		 verbose;
+	int		 cow;		/* --cow: write a layer, as a run */
 	struct sandbox_limits limits;	/* --rlimit overrides, 0 = default */
 };
 
@@ -55,7 +61,8 @@ cmd_sandbox_usage(void)
 	    "DIR] [--timeout S]\n"
 	    "                           [--rlimit cpu|as|fsize|nofile|nproc|"
 	    "tmpfs|mem=N]\n"
-	    "                           [--allow-weaker-sandbox] [-v] -- CMD "
+	    "                           [--allow-weaker-sandbox] [--cow] [-v] "
+	    "-- CMD "
 	    "[ARG ...]\n"
 	    "       warren sandbox check\n");
 	return WARREN_EXIT_EXEC_FAILED;
@@ -272,6 +279,7 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 		{ "allow-weaker-sandbox", no_argument, NULL, 'W' },
 		{ "rlimit", required_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "cow", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -309,6 +317,9 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 			break;
 		case 'v':
 			o->verbose = 1;
+			break;
+		case 'c':
+			o->cow = 1;
 			break;
 		default:
 			return -1;
@@ -423,20 +434,18 @@ cmd_sandbox_report(const struct sandbox_opts *o,
 		fprintf(stderr, "warren: sandbox: note: %s\n", r->note);
 }
 
+/* Run cmd in the sandbox and wait: its exit status, or ours (125-127). */
 static int
-cmd_sandbox_exec(int argc, char **argv)
+cmd_sandbox_run(const struct sandbox_opts *o, char **cmd)
 {
-	struct sandbox_opts	 o;
 	struct sandbox_policy	 p;
 	struct sandbox_report	 r;
 	struct sandbox_error	 e;
 	struct sandbox		 sb;
 	sigset_t		 set;
-	int			 first, rc, sfd;
+	int			 rc, sfd;
 
-	if ((first = cmd_sandbox_opts(argc, argv, &o)) == -1)
-		return cmd_sandbox_usage();
-	if ((rc = cmd_sandbox_policy(&o, argv[first], &p)) != 0)
+	if ((rc = cmd_sandbox_policy(o, cmd[0], &p)) != 0)
 		return rc;
 	memset(&e, 0, sizeof(e));
 	if (sandbox_prepare(&sb, &p, &e) == -1) {
@@ -444,7 +453,7 @@ cmd_sandbox_exec(int argc, char **argv)
 		return cmd_sandbox_code(&e);
 	}
 	sb.use_notify = 1;
-	if (cmd_sandbox_start(&sb, argv + first, &set, &e) == -1) {
+	if (cmd_sandbox_start(&sb, cmd, &set, &e) == -1) {
 		cmd_sandbox_err("exec", &e);
 		sandbox_release(&sb);
 		return cmd_sandbox_code(&e);
@@ -454,17 +463,189 @@ cmd_sandbox_exec(int argc, char **argv)
 		/* EPIPE: the child said why itself. */
 		if (e.msg[0] != '\0' && e.errnum != EPIPE)
 			cmd_sandbox_err("exec", &e);
-		rc = cmd_sandbox_wait(&sb, &o, sfd);
+		rc = cmd_sandbox_wait(&sb, o, sfd);
 		sandbox_release(&sb);
 		return e.missing ? WARREN_EXIT_SANDBOX : rc > 0 ? rc :
 		    WARREN_EXIT_EXEC_FAILED;
 	}
-	cmd_sandbox_report(&o, &p, &r);
-	rc = cmd_sandbox_wait(&sb, &o, sfd);
+	cmd_sandbox_report(o, &p, &r);
+	rc = cmd_sandbox_wait(&sb, o, sfd);
 	sandbox_release(&sb);
 	if (sfd != -1)
 		close(sfd);
 	return rc == -1 ? WARREN_EXIT_EXEC_FAILED : rc;
+}
+
+/* The command line as a run's task: its words, space-separated. */
+static char *
+cmd_sandbox_task(char **cmd)
+{
+	size_t	 len = sizeof("sandbox exec:"), i;
+	char	*t;
+
+	for (i = 0; cmd[i] != NULL; i++)
+		len += strlen(cmd[i]) + 1;
+	t = xmalloc(len);
+	strlcpy(t, "sandbox exec:", len);
+	for (i = 0; cmd[i] != NULL; i++) {
+		strlcat(t, " ", len);
+		strlcat(t, cmd[i], len);
+	}
+	return t;
+}
+
+/* A run for the command, with the layer cw: its id, or -1 (said why). */
+static int64_t
+cmd_sandbox_record(struct store *st, const struct sandbox_opts *o,
+    const struct cow *cw, char **cmd)
+{
+	struct store_run_params	 sp;
+	int64_t			 run;
+	int			 rc;
+
+	memset(&sp, 0, sizeof(sp));
+	sp.task = cmd_sandbox_task(cmd);
+	sp.workspace = cw->workspace;
+	sp.profile = o->profile;
+	sp.cow_mode = cow_mode_name(cw->mode);
+	sp.cow_dir = cw->dir;
+	rc = store_run_begin(st, &sp, &run);
+	free((char *)(uintptr_t)sp.task);
+	if (rc == -1 || store_flush(st) == -1) {
+		fprintf(stderr, "warren: sandbox exec: %s\n", store_errmsg(st));
+		return -1;
+	}
+	return run;
+}
+
+/* In the child: enter the layer, then run as without --cow. */
+static int
+cmd_sandbox_layered(const struct sandbox_opts *o, const struct cow *cw,
+    char **cmd)
+{
+	char	err[1024];
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
+	if (cow_enter(cw, err, sizeof(err)) == -1) {
+		fprintf(stderr, "warren: sandbox exec: the copy-on-write "
+		    "layer: %s\n", err);
+		return WARREN_EXIT_SANDBOX;
+	}
+	return cmd_sandbox_run(o, cmd);
+}
+
+/*
+ * --cow: the command writes a layer over the workspace, recorded as a run
+ * for `warren diff RUN` and `warren apply RUN`. A child enters the layer
+ * and runs the command; we stay outside, where the real workspace is, to
+ * record how the run ended and say what its layer holds.
+ */
+static int
+cmd_sandbox_exec_cow(struct sandbox_opts *o, char **cmd)
+{
+	static char	 ws[PATH_MAX];
+	struct store	*st;
+	struct cow	 cw;
+	const char	*want = getenv("WARREN_COW");
+	char		 db[PATH_MAX], err[1024];
+	enum cow_mode	 mode;
+	int64_t		 run;
+	pid_t		 pid;
+	int		 status, rc;
+
+	if (realpath(o->workspace ? o->workspace : ".", ws) == NULL) {
+		fprintf(stderr, "warren: sandbox exec: workspace %s: %s\n",
+		    o->workspace ? o->workspace : ".", strerror(errno));
+		return WARREN_EXIT_EXEC_FAILED;
+	}
+	o->workspace = ws;
+	if (layer_mechanism(want != NULL && *want != '\0' ? want : "auto",
+	    &mode, err, sizeof(err)) == -1 || store_path(db, sizeof(db),
+	    NULL) == -1 || (st = store_open(db, STORE_CREATE, err,
+	    sizeof(err))) == NULL) {
+		fprintf(stderr, "warren: sandbox exec: %s\n", err);
+		return WARREN_EXIT_EXEC_FAILED;
+	}
+	if (cow_create(&cw, mode, ws, NULL, err, sizeof(err)) == -1) {
+		fprintf(stderr, "warren: sandbox exec: %s\n", err);
+		store_close(st);
+		return WARREN_EXIT_EXEC_FAILED;
+	}
+	if ((run = cmd_sandbox_record(st, o, &cw, cmd)) == -1) {
+		(void)cow_remove(&cw, err, sizeof(err));
+		store_close(st);
+		return WARREN_EXIT_EXEC_FAILED;
+	}
+	fprintf(stderr, "warren: sandbox exec: run %lld writes a "
+	    "copy-on-write layer (%s)\n", (long long)run, cow_mode_name(mode));
+	/* The command's terminal signals are the child's to handle. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	fflush(NULL);
+	if ((pid = fork()) == 0)
+		_exit(cmd_sandbox_layered(o, &cw, cmd));
+	while (pid > 0 && waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	rc = pid == -1 ? WARREN_EXIT_EXEC_FAILED : WIFEXITED(status) ?
+	    WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	snprintf(err, sizeof(err), "exit %d", rc);
+	if (store_run_finish(st, run, rc == 0 ? STORE_RUN_DONE :
+	    STORE_RUN_FAILED, err) == -1)
+		fprintf(stderr, "warren: sandbox exec: run %lld: %s\n",
+		    (long long)run, store_errmsg(st));
+	store_close(st);
+	return layer_end(db, run, &cw, 0, 0, rc);
+}
+
+static int
+cmd_sandbox_exec(int argc, char **argv)
+{
+	struct sandbox_opts	 o;
+	int			 first;
+
+	if ((first = cmd_sandbox_opts(argc, argv, &o)) == -1)
+		return cmd_sandbox_usage();
+	/* The command runs in its workspace, not where we were called. */
+	if (o.workspace != NULL && chdir(o.workspace) == -1) {
+		fprintf(stderr, "warren: sandbox exec: workspace %s: %s\n",
+		    o.workspace, strerror(errno));
+		return WARREN_EXIT_EXEC_FAILED;
+	}
+	if (o.cow)
+		return cmd_sandbox_exec_cow(&o, argv + first);
+	return cmd_sandbox_run(&o, argv + first);
+}
+
+/*
+ * Which copy-on-write mode runs get here: each is tried for real
+ * (cow_probe, a child and a scratch layer under the state directory).
+ */
+static void
+cmd_sandbox_check_cow(void)
+{
+	char	 why[1536], cwhy[1536];
+	int	 crc;
+
+	if (cow_probe(COW_OVERLAY, NULL, why, sizeof(why)) == 1) {
+		printf("  %-16s %-4s %s\n", "cow", "yes", geteuid() == 0 ?
+		    "overlay: overlayfs over the workspace, in the spawn "
+		    "server's mount namespace" : "overlay: overlayfs over the "
+		    "workspace, in the spawn server's user and mount "
+		    "namespaces (userxattr)");
+		return;
+	}
+	crc = cow_probe(COW_COPY, NULL, cwhy, sizeof(cwhy));
+	printf("  %-16s %-4s %s\n", "cow", crc == 1 ? "yes" : "no", crc == 1 ?
+	    "copy: a copy of the workspace bound over it (no overlay)" :
+	    "none: copy-on-write runs cannot start here");
+	printf("note: no overlay for copy-on-write runs: %s\n", why);
+	if (crc != 1)
+		printf("note: no copy mode either: %s\n", cwhy);
 }
 
 static int
@@ -481,6 +662,7 @@ cmd_sandbox_check(void)
 
 	sandbox_caps_probe(&c, 1);
 	sandbox_caps_print(&c, stdout);
+	cmd_sandbox_check_cow();
 	have = SANDBOX_SETSID | SANDBOX_CLOSEFDS | SANDBOX_RLIMITS |
 	    SANDBOX_CAPS | SANDBOX_NNP | SANDBOX_NODUMP;
 	if (c.cgroup != 0 || !c.root || c.uiddrop)

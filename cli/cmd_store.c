@@ -18,12 +18,14 @@
 
 #include "cli/cmd.h"
 #include "cli/graph.h"
+#include "cli/layer.h"
 #include "common/clock.h"
 #include "common/exitcode.h"
+#include "common/jtext.h"
 #include "common/str.h"
 #include "store/store.h"
+#include "workspace/cow.h"
 #include "workspace/hostexec.h"
-#include "common/jtext.h"
 
 #define CMD_TASK_WIDTH	60
 #define CMD_SUMMARY_MAX	2000
@@ -37,6 +39,9 @@ struct cmd_store_opts {
 	int		 all;		/* every workspace's runs */
 	int		 json;
 	int		 messages;
+	int		 stat;		/* diff --stat */
+	int		 color;		/* diff: 1 always, 0 never, -1 auto */
+	int		 sensitive;	/* apply --include-sensitive */
 	long long	 limit;
 	enum graph_format format;
 };
@@ -49,6 +54,9 @@ enum {
 	OPT_LIMIT,
 	OPT_FORMAT,
 	OPT_ALL,
+	OPT_STAT,
+	OPT_COLOR,
+	OPT_SENSITIVE,
 	OPT_HELP,
 };
 
@@ -62,6 +70,9 @@ static const struct option cmd_store_longopts[] = {
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "all", no_argument, NULL, OPT_ALL },
+	{ "stat", no_argument, NULL, OPT_STAT },
+	{ "color", required_argument, NULL, OPT_COLOR },
+	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -80,6 +91,20 @@ cmd_store_usage(const char *name, FILE *f)
 	else if (strcmp(name, "forget") == 0)
 		fprintf(f, "usage: warren forget [--db FILE] [--workspace DIR]"
 		    " RUN ...\n");
+	else if (strcmp(name, "diff") == 0)
+		fprintf(f, "usage: warren diff [--db FILE] [--workspace DIR]"
+		    " [--stat] [--color=auto|always|never] RUN\n"
+		    "Shows what a copy-on-write run changed, against the "
+		    "workspace as it is now.\n");
+	else if (strcmp(name, "apply") == 0)
+		fprintf(f, "usage: warren apply [--db FILE] [--workspace DIR]"
+		    " [--include-sensitive] RUN\n"
+		    "Writes a copy-on-write run's changes into the workspace, "
+		    "or nothing if the\nworkspace changed under any of them "
+		    "since the run started (exit 1).\n");
+	else if (strcmp(name, "discard") == 0)
+		fprintf(f, "usage: warren discard [--db FILE] [--workspace DIR]"
+		    " RUN\nThrows a copy-on-write run's changes away.\n");
 	else
 		fprintf(f, "usage: warren graph [--db FILE] [--workspace DIR]"
 		    " [--format json|dot|mermaid] RUN\n");
@@ -87,6 +112,24 @@ cmd_store_usage(const char *name, FILE *f)
 	    "workspace's latest). The\ndatabase is FILE, else $WARREN_DB, "
 	    "else $XDG_STATE_HOME/warren/warren.db.\n");
 	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
+}
+
+/* --color=auto|always|never: -1, 1, 0. */
+static int
+cmd_store_color(const char *name, const char *arg, int *color)
+{
+	if (strcmp(arg, "auto") == 0)
+		*color = -1;
+	else if (strcmp(arg, "always") == 0)
+		*color = 1;
+	else if (strcmp(arg, "never") == 0)
+		*color = 0;
+	else {
+		fprintf(stderr, "warren %s: --color=%s: give auto, always or "
+		    "never\n", name, arg);
+		return -1;
+	}
+	return 0;
 }
 
 /* Parse the options; -1 on a usage error, 1 for --help. allowed lists the
@@ -99,11 +142,12 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->limit = 20;
+	o->color = -1;
 	optind = 1;
 	opterr = 1;
 	while ((ch = getopt_long(argc, argv, "", cmd_store_longopts, NULL)) !=
 	    -1) {
-		if (ch >= OPT_JSON && ch <= OPT_ALL && !(allowed & ALLOW(ch)))
+		if (ch >= OPT_JSON && ch < OPT_HELP && !(allowed & ALLOW(ch)))
 			ch = '?';
 		switch (ch) {
 		case OPT_DB:
@@ -128,6 +172,16 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 			break;
 		case OPT_ALL:
 			o->all = 1;
+			break;
+		case OPT_STAT:
+			o->stat = 1;
+			break;
+		case OPT_COLOR:
+			if (cmd_store_color(argv[0], optarg, &o->color) == -1)
+				return -1;
+			break;
+		case OPT_SENSITIVE:
+			o->sensitive = 1;
 			break;
 		case OPT_FORMAT:
 			if (graph_format_parse(optarg, &o->format) == -1) {
@@ -201,7 +255,8 @@ cmd_legacy_db(const char *name, const char *db, const char *ws)
 }
 
 static struct store *
-cmd_store_open(const char *name, const struct cmd_store_opts *o, int *exitp)
+cmd_store_open(const char *name, const struct cmd_store_opts *o, int flags,
+    int *exitp)
 {
 	char		 path[4096], err[STORE_ERRMSG_MAX + 64];
 	struct store	*st;
@@ -210,7 +265,7 @@ cmd_store_open(const char *name, const struct cmd_store_opts *o, int *exitp)
 		*exitp = WARREN_EXIT_USAGE;
 		return NULL;
 	}
-	if ((st = store_open(path, STORE_READ, err, sizeof(err))) == NULL) {
+	if ((st = store_open(path, flags, err, sizeof(err))) == NULL) {
 		cmd_store_error(name, err);
 		*exitp = WARREN_EXIT_STORE;
 	}
@@ -350,12 +405,34 @@ cmd_run_duration(const struct store_run *r)
 	return clock_wall_ms() - r->started_ms;
 }
 
+/* Its copy-on-write layer: {mode, state, dir}, or null (in place). */
+static json_t *
+cmd_json_layer(const struct store_run *r)
+{
+	if (r->cow_mode == NULL)
+		return json_null();
+	return json_pack("{s:o, s:o, s:o}", "mode", jtext(r->cow_mode),
+	    "state", jtext(r->cow_state), "dir", jtext(r->cow_dir));
+}
+
+/* The CHANGES column: what became of the run's layer. */
+static const char *
+cmd_run_layer(const struct store_run *r)
+{
+	if (r->cow_mode == NULL)
+		return "in place";
+	if (layer_pending(r))
+		return "to review";
+	if (strcmp(r->cow_state, "empty") == 0)
+		return "none";
+	return r->cow_state;
+}
 
 static json_t *
 cmd_json_run(const struct store_run *r)
 {
 	return json_pack("{s:I, s:o, s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:I,"
-	    " s:I, s:i, s:o}",
+	    " s:I, s:i, s:o, s:o}",
 	    "id", (json_int_t)r->id, "task", jtext(r->task),
 	    "status", cmd_run_status(r), "result", jtext(r->result),
 	    "workspace", jtext(r->workspace),
@@ -366,7 +443,8 @@ cmd_json_run(const struct store_run *r)
 	    "started_ms", (json_int_t)r->started_ms,
 	    "duration_ms", (json_int_t)cmd_run_duration(r),
 	    "resumes", r->resumes,
-	    "params", jtext(r->params));
+	    "params", jtext(r->params),
+	    "layer", cmd_json_layer(r));
 }
 
 static int
@@ -413,16 +491,17 @@ cmd_runs_print(const struct store_run *v, size_t n, const char *ws, int json)
 		printf("no runs recorded yet\n");
 		return WARREN_EXIT_OK;
 	}
-	printf("%-6s %-11s %6s %15s %8s  %-16s  %s\n", "ID", "STATUS",
-	    "AGENTS", "TOKENS IN/OUT", "TIME", "STARTED", "TASK");
+	printf("%-6s %-11s %-9s %6s %15s %8s  %-16s  %s\n", "ID", "STATUS",
+	    "CHANGES", "AGENTS", "TOKENS IN/OUT", "TIME", "STARTED", "TASK");
 	for (i = 0; i < n; i++) {
 		cmd_fmt_tokens(tin, sizeof(tin), v[i].usage.input);
 		cmd_fmt_tokens(tout, sizeof(tout), v[i].usage.output);
 		cmd_fmt_duration(dur, sizeof(dur), cmd_run_duration(&v[i]));
 		cmd_fmt_time(when, sizeof(when), v[i].started_ms);
-		printf("%-6lld %-11s %6llu %7s/%-7s %8s  %-16s  ",
+		printf("%-6lld %-11s %-9s %6llu %7s/%-7s %8s  %-16s  ",
 		    (long long)v[i].id, cmd_run_status(&v[i]),
-		    (unsigned long long)v[i].nagents, tin, tout, dur, when);
+		    cmd_run_layer(&v[i]), (unsigned long long)v[i].nagents,
+		    tin, tout, dur, when);
 		cmd_print_text(v[i].task, CMD_TASK_WIDTH);
 		putchar('\n');
 	}
@@ -459,7 +538,7 @@ cmd_runs(int argc, char **argv)
 		}
 		return WARREN_EXIT_OK;
 	}
-	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
+	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
 		return ex;
 	if (store_runs_list(st, o.all ? NULL : o.ws, (size_t)o.limit, &v,
 	    &n) == -1)
@@ -697,6 +776,36 @@ cmd_show_json(struct store *st, const struct store_run *r,
 	return cmd_json_print(root);
 }
 
+/* What the run's layer holds, and the commands for it. */
+static void
+cmd_show_layer(const struct store_run *r)
+{
+	struct cow		 cw;
+	struct cow_changes	 ch;
+	char			 err[1024];
+
+	if (r->cow_mode == NULL)
+		return;
+	if (!layer_pending(r)) {
+		printf("changes: %s\n", strcmp(r->cow_state, "empty") == 0 ?
+		    "none" : r->cow_state);
+		return;
+	}
+	memset(&ch, 0, sizeof(ch));
+	if (layer_open(r, &cw, err, sizeof(err)) == -1 ||
+	    cow_changes(&cw, &ch, err, sizeof(err)) == -1) {
+		printf("changes: its layer cannot be read: ");
+		cmd_print_text(err, 0);
+		printf("\n");
+		return;
+	}
+	printf("changes: %zu file%s not applied (%s layer): warren diff "
+	    "%lld, warren apply %lld, warren discard %lld\n", ch.n,
+	    ch.n == 1 ? "" : "s", r->cow_mode, (long long)r->id,
+	    (long long)r->id, (long long)r->id);
+	cow_changes_free(&ch);
+}
+
 static void
 cmd_show_header(const struct store_run *r)
 {
@@ -712,7 +821,9 @@ cmd_show_header(const struct store_run *r)
 	if (r->resumes > 0)
 		printf(", resumed %d time%s", r->resumes,
 		    r->resumes == 1 ? "" : "s");
-	printf("\ntask:\n");
+	printf("\n");
+	cmd_show_layer(r);
+	printf("task:\n");
 	cmd_print_block("    ", r->task, 0);
 	if (r->result != NULL) {
 		printf("%s:\n", r->status == STORE_RUN_DONE ? "result" : "reason");
@@ -768,7 +879,7 @@ cmd_show(int argc, char **argv)
 		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
 	if (optind != argc - 1)
 		return cmd_store_usage(argv[0], stderr);
-	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
+	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
 		return ex;
 	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == 0)
 		ex = cmd_show_run(st, run, &o);
@@ -790,7 +901,7 @@ cmd_graph(int argc, char **argv)
 		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
 	if (optind != argc - 1)
 		return cmd_store_usage(argv[0], stderr);
-	if ((st = cmd_store_open(argv[0], &o, &ex)) == NULL)
+	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
 		return ex;
 	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == -1)
 		goto out;
@@ -820,6 +931,26 @@ out:
  * memory graph and events, one transaction per run. A run a live
  * supervisor still writes is refused (as `warren resume` refuses it).
  */
+/* A forgotten run's layer goes with it: no one could apply it after. */
+static int
+cmd_forget_layer(const char *name, const struct store_run *run)
+{
+	struct cow	 cw;
+	char		 err[1024], *e;
+
+	if (!layer_pending(run) || (run->cow_dir != NULL &&
+	    access(run->cow_dir, F_OK) == -1 && errno == ENOENT))
+		return 0;
+	if (layer_open(run, &cw, err, sizeof(err)) == 0 &&
+	    cow_remove(&cw, err, sizeof(err)) == 0)
+		return 0;
+	e = str_escape_dup(err, strlen(err), 0);
+	fprintf(stderr, "warren %s: run %lld: its layer: %s (nothing "
+	    "forgotten)\n", name, (long long)run->id, e != NULL ? e : err);
+	free(e);
+	return -1;
+}
+
 int
 cmd_forget(int argc, char **argv)
 {
@@ -852,7 +983,9 @@ cmd_forget(int argc, char **argv)
 			    "(supervisor pid %lld): stop it first\n", argv[0],
 			    (long long)id, (long long)run.pid);
 			ex = WARREN_EXIT_STORE;
-		} else if (store_run_delete(st, id) == -1)
+		} else if (cmd_forget_layer(argv[0], &run) == -1)
+			ex = WARREN_EXIT_FAIL;
+		else if (store_run_delete(st, id) == -1)
 			ex = cmd_store_fail(st, argv[0]);
 		else
 			printf("forgot run %lld\n", (long long)id);
@@ -860,4 +993,71 @@ cmd_forget(int argc, char **argv)
 	}
 	store_close(st);
 	return ex;
+}
+
+/*
+ * warren diff | apply | discard RUN: the run found as show finds it, its
+ * copy-on-write layer handled by cmd_cow.c. diff only reads (a running
+ * run's layer may be looked at); apply and discard write the run's row
+ * and refuse a run still running.
+ */
+static int
+cmd_store_cow(int argc, char **argv, int allowed)
+{
+	struct cmd_store_opts	 o;
+	struct store		*st;
+	struct store_run	 r;
+	int64_t			 run;
+	int			 rc, ex = WARREN_EXIT_OK, diff;
+	unsigned		 flags = 0;
+
+	diff = strcmp(argv[0], "diff") == 0;
+	if ((rc = cmd_store_parse(argc, argv, allowed, &o)) != 0)
+		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
+	if (optind != argc - 1)
+		return cmd_store_usage(argv[0], stderr);
+	if ((st = cmd_store_open(argv[0], &o, diff ? STORE_READ : 0, &ex)) ==
+	    NULL)
+		return ex;
+	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == -1)
+		goto out;
+	if (store_run_get(st, run, &r) == -1) {
+		ex = cmd_store_fail(st, argv[0]);
+		goto out;
+	}
+	if ((ex = cmd_cow_check(argv[0], &r, !diff)) == 0) {
+		if (diff) {
+			flags |= o.stat ? COW_DIFF_STAT : 0;
+			if (o.color == 1 || (o.color == -1 &&
+			    isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL))
+				flags |= COW_DIFF_COLOR;
+			ex = cmd_cow_diff(&r, flags);
+		} else if (strcmp(argv[0], "apply") == 0)
+			ex = cmd_cow_apply(st, &r, o.sensitive ?
+			    COW_APPLY_SENSITIVE : 0);
+		else
+			ex = cmd_cow_discard(st, &r);
+	}
+	store_run_free(&r);
+out:
+	store_close(st);
+	return ex;
+}
+
+int
+cmd_diff(int argc, char **argv)
+{
+	return cmd_store_cow(argc, argv, ALLOW(OPT_STAT) | ALLOW(OPT_COLOR));
+}
+
+int
+cmd_apply(int argc, char **argv)
+{
+	return cmd_store_cow(argc, argv, ALLOW(OPT_SENSITIVE));
+}
+
+int
+cmd_discard(int argc, char **argv)
+{
+	return cmd_store_cow(argc, argv, 0);
 }

@@ -25,6 +25,13 @@ static const struct cmd commands[] = {
 	{ "graph", "[--format json|dot|mermaid] RUN", "print a run's memory graph",
 	    cmd_graph },
 	{ "forget", "RUN ...", "delete runs and all they stored", cmd_forget },
+	{ "diff", "[--stat] [--color=WHEN] RUN",
+	    "show what a copy-on-write run changed", cmd_diff },
+	{ "apply", "[--include-sensitive] RUN",
+	    "write a copy-on-write run's changes into the workspace",
+	    cmd_apply },
+	{ "discard", "RUN", "throw a copy-on-write run's changes away",
+	    cmd_discard },
 	{ "trust", "[--revoke] [DIR]", "trust a project's .warren/config and agents",
 	    cmd_trust },
 };

@@ -8,8 +8,10 @@
 
 enum warren_exit {
 	WARREN_EXIT_OK = 0,		/* the task completed */
-	WARREN_EXIT_FAIL = 1,		/* the task ran and failed (fail(), limits) */
-	WARREN_EXIT_USAGE = 2,		/* bad command line */
+	WARREN_EXIT_FAIL = 1,		/* the task ran and failed (fail(), limits);
+					   apply found conflicts */
+	WARREN_EXIT_USAGE = 2,		/* bad command line; a run with no layer
+					   left to diff/apply/discard */
 	WARREN_EXIT_CONFIG = 3,		/* bad configuration, profile or key file */
 	WARREN_EXIT_LLM = 4,		/* the LLM endpoint failed after retries */
 	WARREN_EXIT_SANDBOX = 5,	/* a required sandbox layer is unavailable */

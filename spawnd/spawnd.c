@@ -57,6 +57,7 @@
 #include "sandbox/sandbox.h"
 #include "spawnd/spawn.h"
 #include "spawnd/spawnd.h"
+#include "workspace/cow.h"
 
 #define SPAWND_PARENT_GONE	SIGUSR1	/* our parent-death signal */
 
@@ -88,6 +89,7 @@ struct spawnd_out {
 #define SPAWND_OUT_MAX	65536u
 
 static struct spawnd_kid	*spawnd_kids;
+static int			 spawnd_forked;	/* a SPAWN came: no layer now */
 static struct spawnd_out	*spawnd_outq;
 static struct spawnd_out	**spawnd_outtail = &spawnd_outq;
 static unsigned			 spawnd_nout;
@@ -266,6 +268,7 @@ spawnd_do_spawn(int fd, const struct spawnd_hdr *h, const char *p, size_t len)
 	req.envp = envp;
 	req.policy = pol;
 	k = xcalloc(1, sizeof(*k));
+	spawnd_forked = 1;
 	if (spawn_worker(&req, &k->c, err, sizeof(err)) == -1) {
 		free(k);
 		r.len = (uint32_t)strlen(err) + 1;
@@ -360,6 +363,43 @@ spawnd_wipe_env(void)
 		explicit_bzero(environ[i], strlen(environ[i]));
 }
 
+/*
+ * The run's copy-on-write layer (workspace/cow.h), asked for once the
+ * supervisor knows it and before the first SPAWN: every worker forked
+ * later inherits it. The sandbox's probe is taken again inside it. A
+ * failure is the supervisor's to report (READY, pid -1, the error): the
+ * run must not go on in the real tree.
+ */
+static void
+spawnd_enter(int fd, const struct spawnd_hdr *req, const char *p, size_t len)
+{
+	struct spawnd_hdr	 h;
+	struct cow		 cow;
+	char			 err[1000];
+
+	memset(&h, 0, sizeof(h));
+	h.type = SPAWND_READY;
+	h.id = req->id;
+	err[0] = '\0';
+	if (len != sizeof(cow))
+		snprintf(err, sizeof(err), "a layer request of %zu bytes", len);
+	else if (spawnd_forked)
+		snprintf(err, sizeof(err), "the layer must be entered before "
+		    "the first worker");
+	else {
+		memcpy(&cow, p, sizeof(cow));
+		cow.dir[sizeof(cow.dir) - 1] = '\0';
+		cow.workspace[sizeof(cow.workspace) - 1] = '\0';
+		if (cow_enter(&cow, err, sizeof(err)) == 0)
+			sandbox_caps_freeze();
+	}
+	if (err[0] != '\0') {
+		h.pid = -1;
+		h.len = (uint32_t)strlen(err) + 1;
+	}
+	spawnd_send(fd, &h, err[0] != '\0' ? err : NULL, NULL, 0);
+}
+
 /* One request from the supervisor, read into buf; EOF ends the server. */
 static void
 spawnd_dispatch(int fd, char *buf)
@@ -383,6 +423,9 @@ spawnd_dispatch(int fd, char *buf)
 	case SPAWND_KILL:
 		if ((k = spawnd_find(h.pid, NULL)) != NULL)
 			spawn_kill(&k->c, h.a);
+		break;
+	case SPAWND_LAYER:
+		spawnd_enter(fd, &h, buf + sizeof(h), h.len);
 		break;
 	default:
 		spawnd_exit_all();

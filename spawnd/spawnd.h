@@ -8,6 +8,10 @@
  *   S -> Z  SPAWN  id, policy, argv, envp      Z -> S  SPAWNED id, pid | err,
  *                                                       + 3 fds
  *   S -> Z  KILL   pid, signal                 Z -> S  EXIT pid, code, status
+ *   S -> Z  LAYER  struct cow                  Z -> S  READY pid 0 | -1, err
+ * LAYER comes before any SPAWN, once the supervisor knows the run's
+ * copy-on-write layer (after the server started, which is before warren
+ * reads the key): the server enters it, and every worker inherits it.
  * A SPAWN's payload is the struct sandbox_policy, two uint32_t counts, then
  * argv (the program's path first) and envp as NUL-terminated strings.
  * Sends never block (spawnd.c says why): each side queues what the
@@ -32,6 +36,8 @@ enum spawnd_type {
 	SPAWND_SPAWNED,
 	SPAWND_KILL,
 	SPAWND_EXIT,
+	SPAWND_LAYER,		/* enter this copy-on-write layer */
+	SPAWND_READY,		/* the layer entered, or why not */
 };
 
 struct spawnd_hdr {

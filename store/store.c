@@ -28,7 +28,9 @@ static const char *const store_sql[SQ__COUNT] = {
 	[SQ_COMMIT] = "COMMIT",
 	[SQ_ROLLBACK] = "ROLLBACK",
 	[SQ_RUN_INSERT] = "INSERT INTO runs (task, workspace, profile, model,"
-	    " params, status, pid, started_ms) VALUES (?,?,?,?,?,'running',?,?)",
+	    " params, status, pid, started_ms, cow_mode, cow_dir, cow_state)"
+	    " VALUES (?,?,?,?,?,'running',?,?,?8,?9,"
+	    " CASE WHEN ?8 IS NULL THEN NULL ELSE 'pending' END)",
 	[SQ_RUN_RESUMED] = "UPDATE runs SET status = 'running', pid = ?2,"
 	    " resumes = resumes + 1, ended_ms = 0 WHERE id = ?1",
 	[SQ_RUN_END] = "UPDATE runs SET status = ?2, result = ?3,"

@@ -53,7 +53,7 @@
 
 #include "common/msg.h"
 
-#define STORE_SCHEMA_VERSION	3
+#define STORE_SCHEMA_VERSION	4
 #define STORE_DEFAULT_BATCH_MAX	4096	/* rows per transaction */
 #define STORE_BUSY_TIMEOUT_MS	5000
 /* How long a write waits for a lock another process holds before the
@@ -126,6 +126,8 @@ struct store_run_params {
 	const char	*params;	/* opaque JSON text the supervisor reads
 					   back on resume (limits, provider...);
 					   may be NULL */
+	const char	*cow_mode;	/* "overlay", "copy", or NULL: in place */
+	const char	*cow_dir;	/* its layer's directory, or NULL */
 };
 
 /* A new agent. The parent (path minus its last component) must exist. */
@@ -155,6 +157,10 @@ struct store_run {
 	int64_t			 ended_ms;	/* 0 while running */
 	uint64_t		 nagents;
 	struct msg_usage	 usage;		/* sum over its agents */
+	char			*cow_mode;	/* NULL: the run wrote in place */
+	char			*cow_dir;
+	char			*cow_state;	/* "pending", "applied",
+						   "discarded", "empty" */
 };
 
 struct store_agent {
@@ -305,6 +311,10 @@ int		 store_run_begin(struct store *st,
 int		 store_run_resumed(struct store *st, int64_t run);
 /* Delete a finished run and all of it, committed at once. */
 int		 store_run_delete(struct store *st, int64_t run);
+/* The run's copy-on-write layer is now state ("applied", "discarded");
+ * ENOTFOUND if the run has no layer. With no writer thread running. */
+int		 store_run_cow_state(struct store *st, int64_t run,
+		    const char *state);
 int		 store_run_end(struct store *st, int64_t run,
 		    enum store_run_status status, const char *result);
 

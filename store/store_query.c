@@ -28,6 +28,7 @@
 	"  WHERE a.run = r.id)" \
 	" + (SELECT coalesce(sum(n.summary_out), 0) FROM memory_nodes n" \
 	"  WHERE n.run = r.id)" \
+	", r.cow_mode, r.cow_dir, r.cow_state" \
 	" FROM runs r "
 
 /*
@@ -93,6 +94,9 @@ store_run_row(sqlite3_stmt *s, struct store_run *r)
 	r->nagents = (uint64_t)sqlite3_column_int64(s, 12);
 	r->usage.input = (uint64_t)sqlite3_column_int64(s, 13);
 	r->usage.output = (uint64_t)sqlite3_column_int64(s, 14);
+	r->cow_mode = store_col_dup(s, 15, &ok);
+	r->cow_dir = store_col_dup(s, 16, &ok);
+	r->cow_state = store_col_dup(s, 17, &ok);
 	r->alive = r->status == STORE_RUN_RUNNING && store_pid_alive(r->pid);
 	if (!ok) {
 		store_run_free(r);
@@ -613,6 +617,9 @@ store_run_free(struct store_run *r)
 	free(r->model);
 	free(r->params);
 	free(r->result);
+	free(r->cow_mode);
+	free(r->cow_dir);
+	free(r->cow_state);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -67,6 +67,8 @@ store_run_insert(struct store *st, const struct store_run_params *p,
 	store_bind_text(s, 5, p->params);
 	sqlite3_bind_int64(s, 6, (int64_t)store_getpid());
 	sqlite3_bind_int64(s, 7, clock_wall_ms());
+	store_bind_text(s, 8, p->cow_mode);
+	store_bind_text(s, 9, p->cow_dir);
 	if (store_exec_stmt(st, s, "recording a run") == -1)
 		return -1;
 	*run = sqlite3_last_insert_rowid(st->db);
@@ -490,6 +492,37 @@ store_run_delete(struct store *st, int64_t run)
 		}
 	}
 	store_cache_clear(st);
+	if (store_op_end(st, ok, 1) == -1)
+		return -1;
+	return store_flush(st);
+}
+
+/*
+ * A run's layer was applied or discarded ("applied", "discarded"). Not
+ * through the writer thread: the commands that call it (`warren apply`,
+ * `discard`, the end of `run --apply`) run with no writer.
+ */
+int
+store_run_cow_state(struct store *st, int64_t run, const char *state)
+{
+	sqlite3_stmt	*s;
+	int		 rc, ok;
+
+	if (st->w != NULL)
+		return store_seterr(st, STORE_EINVAL, "the layer's state is "
+		    "written with the writer thread stopped");
+	if (store_op_begin(st) == -1)
+		return -1;
+	rc = sqlite3_prepare_v2(st->db, "UPDATE runs SET cow_state = ?2 "
+	    "WHERE id = ?1 AND cow_mode IS NOT NULL", -1, &s, NULL);
+	if (rc != SQLITE_OK) {
+		(void)store_setdberr(st, rc, "recording a layer's state");
+		return store_op_end(st, 0, 1);
+	}
+	sqlite3_bind_int64(s, 1, run);
+	sqlite3_bind_text(s, 2, state, -1, SQLITE_STATIC);
+	ok = store_run_update(st, s, run, "recording a layer's state") == 0;
+	sqlite3_finalize(s);
 	if (store_op_end(st, ok, 1) == -1)
 		return -1;
 	return store_flush(st);

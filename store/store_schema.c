@@ -133,10 +133,19 @@ static const char migrate_v3[] =
 	" PRIMARY KEY (workspace, path)) WITHOUT ROWID;"
 	"PRAGMA user_version = 3;";
 
+/* A run's copy-on-write layer (workspace/cow.h): its mode, its directory
+ * and whether its changes were applied or discarded. */
+static const char migrate_v4[] =
+	"ALTER TABLE runs ADD COLUMN cow_mode TEXT;"
+	"ALTER TABLE runs ADD COLUMN cow_dir TEXT;"
+	"ALTER TABLE runs ADD COLUMN cow_state TEXT;"
+	"PRAGMA user_version = 4;";
+
 /* migrations[i] takes version i + 1 to version i + 2. */
 static const char *const migrations[] = {
 	migrate_v2,
 	migrate_v3,
+	migrate_v4,
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))

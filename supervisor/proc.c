@@ -618,6 +618,7 @@ proc_start(struct run *r, struct node *n)
 	w->state = PROC_FORKING;
 	n->worker = w;
 	r->nlive++;
+	run_disk_watch(r);
 	if (w->spawn_id == 0)
 		proc_attach(w);
 	return 0;

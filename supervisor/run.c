@@ -564,6 +564,7 @@ run_kill_timer(void *arg)
 void
 run_cancel(struct run *r, int hard)
 {
+	const char	*stop;
 	size_t		 i;
 	struct node	*n;
 
@@ -574,6 +575,7 @@ run_cancel(struct run *r, int hard)
 	if (r->cancelling)
 		return;
 	r->cancelling = 1;
+	stop = r->store_failed ? RUN_STORE_STOP : r->stop_reason;
 	while ((n = r->qhead) != NULL) {
 		run_unqueue(r, n);
 		n->end = NODE_END_CANCELLED;
@@ -584,18 +586,18 @@ run_cancel(struct run *r, int hard)
 		n = r->nodes[i];
 		if (n->worker != NULL && n->state == NODE_RUNNING)
 			proc_cancel(n->worker, r->finished ?
-			    "the run finished" : r->store_failed ?
-			    RUN_STORE_STOP : "the run was cancelled");
+			    "the run finished" : stop != NULL ? stop :
+			    "the run was cancelled");
 	}
 	if (!r->finished && r->orch_deferred) {
 		/* Resuming: the orchestrator waited on its subagents. */
 		r->orch_deferred = 0;
 		r->root->end = NODE_END_CANCELLED;
-		r->root->error = xstrdup(r->store_failed ? RUN_STORE_STOP :
+		r->root->error = xstrdup(stop != NULL ? stop :
 		    "the run was cancelled while it resumed its subagents");
 		run_node_done(r, r->root);
 	} else if (!r->finished)
-		orch_cancel(r, r->store_failed ? RUN_STORE_STOP :
+		orch_cancel(r, stop != NULL ? stop :
 		    "the run was cancelled (SIGINT/SIGTERM)");
 	r->kill_timer = loop_timer_add(r->loop, r->opts.limits.grace_ms,
 	    run_kill_timer, r);
@@ -786,6 +788,8 @@ run_exit_code(struct run *r)
 {
 	if (r->store_failed)
 		return WARREN_EXIT_STORE;
+	if (r->stop_reason != NULL)
+		return WARREN_EXIT_FAIL;	/* the disk limit */
 	if (r->interrupted)
 		return WARREN_EXIT_INTERRUPTED;
 	switch (r->root->end) {
@@ -894,6 +898,10 @@ run_main(struct run *r, const struct msg_list *resume)
 			return WARREN_EXIT_INTERNAL;
 	proc_killall(r);
 	proc_sweep_orphans(r->spawnd ? spawnd_client_pid(r->spawnd) : 0);
+	/* What the last writer left counts too. */
+	(void)run_disk_check(r);
+	if (r->disk_timer != 0)
+		loop_timer_del(r->loop, r->disk_timer);
 	run_stats(r);
 	/* Every worker is gone: what they left is final. */
 	run_hostexec_end(r);
@@ -927,6 +935,7 @@ run_free(struct run *r)
 	}
 	run_resume_free(r);
 	run_hostexec_free(r);
+	free(r->stop_reason);
 	free(r->nodes);
 	spawn_env_free(r->worker_env);
 	proc_policies_free(r);

@@ -34,6 +34,7 @@ struct orch_state;
 struct resume_wait;
 struct hostexec_snap;
 struct json_t;
+struct cow;
 
 /* limits.c: every limit of a run, in one place. */
 struct run_limits {
@@ -54,6 +55,8 @@ struct run_limits {
 	 * messages together, rows and bytes [20000, 64 MiB]. */
 	uint64_t	store_rows;
 	uint64_t	store_bytes;
+	/* Disk the run's copy-on-write layer may take; 0 = none [1 GiB]. */
+	uint64_t	disk_max;
 };
 
 #define LIMITS_DEFAULT_MAX_DEPTH	3
@@ -65,6 +68,7 @@ struct run_limits {
 #define LIMITS_DEFAULT_OUTPUT		(64u * 1024)
 #define LIMITS_DEFAULT_STORE_ROWS	20000
 #define LIMITS_DEFAULT_STORE_BYTES	(64u * 1024 * 1024)
+#define LIMITS_DEFAULT_DISK_MAX		(1024ull * 1024 * 1024)
 
 /* Where a node is in its life. */
 enum node_state {
@@ -151,6 +155,9 @@ struct run_opts {
 	/* Files of the user's that may lie in the workspace but no worker
 	   may read: the database and its WAL, the key file. NULL-ended. */
 	const char *const *masks;
+	/* The run's copy-on-write layer, which the spawn server has entered;
+	   NULL: agents write the workspace in place. */
+	const struct cow *cow;
 	struct run_limits limits;
 };
 
@@ -183,6 +190,9 @@ struct run {
 	int			 finished;	/* the root is done */
 	int			 llm_failed;	/* the root ended on an LLM error */
 	int			 store_failed;	/* a store write was lost: exit 6 */
+	char			*stop_reason;	/* a run limit stopped it (the
+						   disk limit): exit 1 */
+	uint64_t		 disk_timer;
 	struct agent		*orch;		/* the orchestrator's agent */
 	struct orch_state	*orch_state;
 	int			 orch_deferred;	/* resume: waits on subagents */
@@ -281,6 +291,11 @@ int		 run_resume_prepare(struct run *, const struct store_plan *,
 		    struct msg_list *);
 void		 run_resume_free(struct run *);
 
+/* run_disk.c: the copy-on-write layer's disk limit. */
+/* Workers run: watch the layer. */
+void		 run_disk_watch(struct run *);
+/* 1 if the layer is over disk_max (the run is now stopping). */
+int		 run_disk_check(struct run *);
 /* run_hostexec.c: files that run code on the host, reported at the end. */
 /* Before any agent runs: the snapshot (a resumed run's stored one). */
 void		 run_hostexec_begin(struct run *, int resumed);

@@ -69,6 +69,10 @@ run_hostexec_begin(struct run *r, int resumed)
 	char			err[PATH_MAX + 128];
 	uint64_t		t0 = clock_mono_ms();
 
+	/* Copy-on-write: agents never write the real tree; `warren diff`
+	 * and `apply` flag these files in the layer instead. */
+	if (r->opts.cow != NULL)
+		return;
 	r->hx_base = xcalloc(1, sizeof(*r->hx_base));
 	if (resumed && r->store != NULL && run_hostexec_load(r) == 0)
 		return;

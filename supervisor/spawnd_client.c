@@ -5,10 +5,12 @@
  */
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 #include "spawnd/spawnd.h"
 #include "supervisor/loop.h"
 #include "supervisor/spawnd_client.h"
+#include "workspace/cow.h"
 
 /* A SPAWN sent, its SPAWNED not yet read. */
 struct spawnd_client_req {
@@ -59,25 +62,94 @@ struct spawnd_client {
 };
 
 static void	spawnd_client_arm(struct spawnd_client *);
+static int	spawnd_client_recv(struct spawnd_client *, struct spawnd_hdr *,
+		    char *, size_t, int *, int *, int);
+
+/*
+ * The server's answer to LAYER: READY, pid 0. Anything else (its error,
+ * its death, silence) fails: the run must not go on.
+ */
+static int
+spawnd_client_ready(struct spawnd_client *d, char *err, size_t errsz)
+{
+	struct spawnd_hdr	 h;
+	struct pollfd		 pfd;
+	char			 data[1024];
+	int			 fds[3], nfds, i, rc;
+
+	pfd.fd = d->fd;
+	pfd.events = POLLIN;
+	while ((rc = poll(&pfd, 1, SPAWND_READY_MS)) == -1 && errno == EINTR)
+		;
+	if (rc == 0) {
+		snprintf(err, errsz, "the spawn server did not enter the "
+		    "copy-on-write layer within %d s", SPAWND_READY_MS / 1000);
+		return -1;
+	}
+	if (rc == -1 || spawnd_client_recv(d, &h, data, sizeof(data) - 1, fds,
+	    &nfds, MSG_DONTWAIT) != 1) {
+		snprintf(err, errsz, "the spawn server ended before it entered "
+		    "the copy-on-write layer");
+		return -1;
+	}
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+	data[h.len] = '\0';
+	if (h.type != SPAWND_READY || h.pid != 0) {
+		snprintf(err, errsz, "%s", h.type == SPAWND_READY && h.len > 0 ?
+		    data : "the spawn server's first answer is not READY");
+		return -1;
+	}
+	return 0;
+}
+
+int
+spawnd_client_layer(struct spawnd_client *d, const struct cow *cow,
+    char *err, size_t errsz)
+{
+	struct spawnd_hdr	 h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = SPAWND_LAYER;
+	h.len = sizeof(*cow);
+	/* The first packet on an empty socket: it is taken whole. */
+	if (d->nout != 0 || d->ninflight != 0 ||
+	    spawnd_sendmsg(d->fd, &h, cow, NULL, 0) == -1) {
+		snprintf(err, errsz, "the spawn server cannot be asked to "
+		    "enter the layer: %s", d->nout != 0 || d->ninflight != 0 ?
+		    "workers were asked for first" : strerror(errno));
+		return -1;
+	}
+	return spawnd_client_ready(d, err, errsz);
+}
 
 struct spawnd_client *
-spawnd_client_start(void)
+spawnd_client_start(char *err, size_t errsz)
 {
 	struct spawnd_client	*d;
 	int		 sv[2];
 	pid_t		 pid, parent;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	    0, sv) == -1)
+	    0, sv) == -1) {
+		snprintf(err, errsz, "socketpair: %s", strerror(errno));
 		return NULL;
+	}
 	parent = getpid();
 	if ((pid = fork()) == -1) {
+		snprintf(err, errsz, "fork the spawn server: %s",
+		    strerror(errno));
 		close(sv[0]);
 		close(sv[1]);
 		return NULL;
 	}
 	if (pid == 0) {
-		close(sv[0]);
+		/* Nothing of warren's: another server's channel kept open
+		 * here would hide warren's EOF from that server for good. */
+		if (sv[1] > 3)
+			(void)syscall(SYS_close_range, 3U,
+			    (unsigned)sv[1] - 1, 0U);
+		(void)syscall(SYS_close_range, (unsigned)sv[1] + 1, ~0U, 0U);
 		spawnd_main(sv[1], parent);
 	}
 	close(sv[1]);

@@ -11,6 +11,7 @@
 
 #include "spawnd/spawn.h"
 
+struct cow;
 struct loop;
 struct spawnd_client;
 
@@ -32,9 +33,18 @@ struct spawnd_client_ops {
 
 /*
  * Fork the spawn server (spawnd_main) now, before the key is read and the
- * heap grows; NULL on error.
+ * heap grows; NULL with a readable reason in err.
  */
-struct spawnd_client *spawnd_client_start(void);
+struct spawnd_client *spawnd_client_start(char *err, size_t errsz);
+/*
+ * Before the first spawn: the server enters the run's copy-on-write layer
+ * (cow_enter), which every worker then inherits, and this waits until it
+ * has (SPAWND_READY_MS at most). -1: the layer could not be had (err
+ * names it and the cause), and the run must not go on.
+ */
+int	spawnd_client_layer(struct spawnd_client *d, const struct cow *cow,
+	    char *err, size_t errsz);
+#define SPAWND_READY_MS	10000
 /*
  * The loop that watches the channel (the caller added the fd for
  * EPOLLIN): the client asks it for EPOLLOUT while packets wait, and the

@@ -128,6 +128,9 @@ int		 cow_enter(const struct cow *c, char *err, size_t errsz);
  * statedir)? 1 yes, 0 no with why filled, -1 on error. */
 int		 cow_probe_overlay(const char *statedir, char *why,
 		    size_t whysz);
+/* The same for mode (OVERLAY or COPY): `sandbox check` says which. */
+int		 cow_probe(enum cow_mode mode, const char *statedir,
+		    char *why, size_t whysz);
 
 /* cow_changes.c */
 int		 cow_changes(const struct cow *c, struct cow_changes *out,
@@ -150,5 +153,8 @@ int		 cow_diff(const struct cow *c, const struct cow_changes *ch,
  */
 int		 cow_apply(const struct cow *c, const struct cow_changes *ch,
 		    unsigned flags, FILE *out, char *err, size_t errsz);
+/* Remove the temporary files a killed apply left in the workspace (named
+ * in apply.journal: one absolute path a line), then the journal. */
+int		 cow_apply_clean(const struct cow *c, char *err, size_t errsz);
 
 #endif

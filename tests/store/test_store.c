@@ -1026,6 +1026,35 @@ test_fork_refused(void **state)
 	assert_int_equal(count(fx->st, "SELECT count(*) FROM agents"), 1);
 }
 
+/* A run's copy-on-write layer: recorded at its start, its state after. */
+static void
+test_cow_columns(void **state)
+{
+	struct fx			*fx = *state;
+	struct store_run_params		 p = { .task = "t", .workspace = "/w",
+	    .cow_mode = "overlay", .cow_dir = "/s/warren/cow/run-x" };
+	struct store_run		 r;
+	int64_t				 run;
+
+	assert_int_equal(store_run_begin(fx->st, &p, &run), 0);
+	assert_int_equal(store_run_get(fx->st, run, &r), 0);
+	assert_string_equal(r.cow_mode, "overlay");
+	assert_string_equal(r.cow_dir, "/s/warren/cow/run-x");
+	assert_string_equal(r.cow_state, "pending");
+	store_run_free(&r);
+	assert_int_equal(store_run_cow_state(fx->st, run, "applied"), 0);
+	assert_int_equal(store_run_get(fx->st, run, &r), 0);
+	assert_string_equal(r.cow_state, "applied");
+	store_run_free(&r);
+	/* An in-place run has no layer, and no state to set. */
+	assert_int_equal(store_run_get(fx->st, fx->run, &r), 0);
+	assert_null(r.cow_mode);
+	assert_null(r.cow_state);
+	store_run_free(&r);
+	assert_int_equal(store_run_cow_state(fx->st, fx->run, "applied"), -1);
+	assert_int_equal(store_errcode(fx->st), STORE_ENOTFOUND);
+}
+
 static void
 test_path(void **state)
 {
@@ -1090,6 +1119,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_readonly, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_fork_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_cow_columns, setup,
 		    teardown),
 		cmocka_unit_test(test_path),
 	};

@@ -555,7 +555,7 @@ test_spawnd_async(void **state)
 	req.argv = argv;
 	req.envp = env;
 	req.policy = &pol;
-	assert_non_null(d = spawnd_client_start());
+	assert_non_null(d = spawnd_client_start(err, sizeof(err)));
 	/* Three requests before any answer: nothing blocks. */
 	assert_int_not_equal(spawnd_client_request(d, &req, &one, err,
 	    sizeof(err)), 0);

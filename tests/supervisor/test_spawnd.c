@@ -162,7 +162,7 @@ test_mass_kill(void **state)
 	assert_non_null(m = calloc(1, sizeof(*m)));
 	signal(SIGALRM, on_alarm);
 	alarm(DEADLINE_S);
-	assert_non_null(d = spawnd_client_start());
+	assert_non_null(d = spawnd_client_start(err, sizeof(err)));
 	server_pid = spawnd_client_pid(d);
 	atexit(server_cont);
 	t0 = clock_mono_ms();
@@ -222,14 +222,14 @@ test_unread_cap(void **state)
 	struct spawnd_client	*d;
 	struct spawnd_hdr	 h;
 	struct pollfd		 pfd;
-	char			 buf[1024];
+	char			 buf[1024], err[1024];
 	unsigned		 sent = 0, got = 0, want = 65536 + 4096;
 	ssize_t			 n;
 
 	(void)state;
 	signal(SIGALRM, on_alarm);
 	alarm(DEADLINE_S);
-	assert_non_null(d = spawnd_client_start());
+	assert_non_null(d = spawnd_client_start(err, sizeof(err)));
 	server_pid = 0;
 	memset(&h, 0, sizeof(h));
 	h.type = SPAWND_SPAWN;

@@ -1,0 +1,193 @@
+/*
+ * warren diff | apply | discard RUN: a copy-on-write run's layer
+ * (workspace/cow.h) reviewed, written into the workspace, or thrown away.
+ * cmd_store.c parses the command line, opens the store and finds the run;
+ * this file checks the run has a layer to act on and acts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cmd.h"
+#include "common/exitcode.h"
+#include "common/str.h"
+#include "store/store.h"
+#include "workspace/cow.h"
+
+static void
+cmd_cow_error(const char *name, const char *msg)
+{
+	char	*e;
+
+	e = str_escape_dup(msg, strlen(msg), 0);
+	fprintf(stderr, "warren %s: %s\n", name, e != NULL ? e : msg);
+	free(e);
+}
+
+/* A run whose layer is there to act on: 0, else an exit code (said on
+ * stderr). live: a run still running is refused. */
+int
+cmd_cow_check(const char *name, const struct store_run *r, int live)
+{
+	long long	id = (long long)r->id;
+
+	if (r->cow_mode == NULL || r->cow_dir == NULL) {
+		fprintf(stderr, "warren %s: run %lld wrote the workspace in "
+		    "place: it has no copy-on-write layer to %s\n", name, id,
+		    name);
+		return WARREN_EXIT_USAGE;
+	}
+	if (r->cow_state != NULL && strcmp(r->cow_state, "pending") != 0) {
+		fprintf(stderr, "warren %s: run %lld's changes were already "
+		    "%s: there is nothing left to %s\n", name, id,
+		    strcmp(r->cow_state, "applied") == 0 ? "applied" :
+		    "discarded", name);
+		return WARREN_EXIT_USAGE;
+	}
+	if (live && r->alive) {
+		fprintf(stderr, "warren %s: run %lld is running (supervisor "
+		    "pid %lld): stop it first, or wait for its end\n", name,
+		    id, (long long)r->pid);
+		return WARREN_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* The run's layer and its changes. */
+static int
+cmd_cow_load(const char *name, const struct store_run *r, struct cow *c,
+    struct cow_changes *ch)
+{
+	enum cow_mode	mode;
+	char		err[1024];
+
+	memset(ch, 0, sizeof(*ch));
+	if (cow_mode_parse(r->cow_mode, &mode) == -1) {
+		snprintf(err, sizeof(err), "run %lld: unknown layer mode \"%s\""
+		    " in the database", (long long)r->id, r->cow_mode);
+		cmd_cow_error(name, err);
+		return WARREN_EXIT_STORE;
+	}
+	if (r->workspace == NULL || cow_open(c, mode, r->cow_dir,
+	    r->workspace, err, sizeof(err)) == -1) {
+		cmd_cow_error(name, r->workspace == NULL ? "the run has no "
+		    "workspace recorded" : err);
+		return WARREN_EXIT_INTERNAL;
+	}
+	if (cow_changes(c, ch, err, sizeof(err)) == -1) {
+		cmd_cow_error(name, err);
+		return WARREN_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+int
+cmd_cow_diff(const struct store_run *r, unsigned flags)
+{
+	struct cow_changes	 ch;
+	struct cow		 c;
+	char			 err[1024];
+	int			 ex;
+
+	if ((ex = cmd_cow_load("diff", r, &c, &ch)) != 0)
+		return ex;
+	if (ch.n == 0)
+		printf("run %lld changed nothing in the workspace\n",
+		    (long long)r->id);
+	else if (cow_diff(&c, &ch, stdout, flags, err, sizeof(err)) == -1) {
+		cmd_cow_error("diff", err);
+		ex = WARREN_EXIT_INTERNAL;
+	}
+	cow_changes_free(&ch);
+	return ex;
+}
+
+/* Paths that run code on the host, left out of this apply. */
+static size_t
+cmd_cow_left_out(const struct cow_changes *ch, unsigned flags)
+{
+	size_t	i, n = 0;
+
+	for (i = 0; i < ch->n && !(flags & COW_APPLY_SENSITIVE); i++)
+		n += ch->v[i].sensitive != NULL;
+	return n;
+}
+
+/* Applied: the layer goes, unless paths were left out of it. */
+static int
+cmd_cow_applied(struct store *st, const struct store_run *r,
+    const struct cow *c, size_t left)
+{
+	char	err[1024];
+
+	if (left > 0) {
+		printf("the layer of run %lld is kept for the %zu path%s left "
+		    "out: `warren apply --include-sensitive %lld` applies "
+		    "them, `warren discard %lld` drops them\n",
+		    (long long)r->id, left, left == 1 ? "" : "s",
+		    (long long)r->id, (long long)r->id);
+		return WARREN_EXIT_OK;
+	}
+	if (store_run_cow_state(st, r->id, "applied") == -1) {
+		cmd_cow_error("apply", store_errmsg(st));
+		return WARREN_EXIT_STORE;
+	}
+	if (cow_remove(c, err, sizeof(err)) == -1) {
+		cmd_cow_error("apply", err);
+		return WARREN_EXIT_INTERNAL;
+	}
+	return WARREN_EXIT_OK;
+}
+
+int
+cmd_cow_apply(struct store *st, const struct store_run *r, unsigned flags)
+{
+	struct cow_changes	 ch;
+	struct cow		 c;
+	char			 err[1024];
+	int			 ex, rc;
+
+	if ((ex = cmd_cow_load("apply", r, &c, &ch)) != 0)
+		return ex;
+	rc = cow_apply(&c, &ch, flags, stdout, err, sizeof(err));
+	if (rc == -1) {
+		cmd_cow_error("apply", err);
+		fprintf(stderr, "warren apply: run it again once that is fixed:"
+		    " what was applied is kept, the rest follows\n");
+		ex = WARREN_EXIT_INTERNAL;
+	} else if (rc == 1)
+		ex = WARREN_EXIT_FAIL;
+	else
+		ex = cmd_cow_applied(st, r, &c, cmd_cow_left_out(&ch, flags));
+	cow_changes_free(&ch);
+	return ex;
+}
+
+int
+cmd_cow_discard(struct store *st, const struct store_run *r)
+{
+	enum cow_mode	mode;
+	struct cow	c;
+	char		err[1024];
+
+	snprintf(err, sizeof(err), "run %lld: unknown layer mode or no "
+	    "workspace in the database", (long long)r->id);
+	if (cow_mode_parse(r->cow_mode, &mode) == -1 || r->workspace == NULL ||
+	    cow_open(&c, mode, r->cow_dir, r->workspace, err,
+	    sizeof(err)) == -1) {
+		cmd_cow_error("discard", err);
+		return WARREN_EXIT_INTERNAL;
+	}
+	if (cow_apply_clean(&c, err, sizeof(err)) == -1 ||
+	    cow_remove(&c, err, sizeof(err)) == -1) {
+		cmd_cow_error("discard", err);
+		return WARREN_EXIT_INTERNAL;
+	}
+	if (store_run_cow_state(st, r->id, "discarded") == -1) {
+		cmd_cow_error("discard", store_errmsg(st));
+		return WARREN_EXIT_STORE;
+	}
+	printf("discarded the changes of run %lld\n", (long long)r->id);
+	return WARREN_EXIT_OK;
+}

@@ -1,0 +1,240 @@
+/*
+ * A run's copy-on-write layer (workspace/cow.h), seen from `warren run`
+ * and `warren resume`: whether the run gets one, making it, and what is
+ * said (or applied, with --apply) when the run ends.
+ *
+ * A run gets a layer unless the user asked for the real tree (--in-place,
+ * or workspace_mode = in-place in the user's config: a project file cannot
+ * ask for it), or no agent of the run could write (its root cannot write
+ * and cannot delegate to a profile that can).
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/profile.h"
+#include "cli/layer.h"
+#include "common/config.h"
+#include "common/exitcode.h"
+#include "common/log.h"
+#include "common/xdg.h"
+#include "store/store.h"
+#include "workspace/cow.h"
+
+/* Could an agent of this run write the workspace? */
+static int
+layer_writers(const struct profile_set *ps, const struct profile *root)
+{
+	size_t	i;
+
+	if (root->fs_write)
+		return 1;
+	if (!root->delegate)
+		return 0;
+	for (i = 0; i < ps->n; i++)
+		if (ps->v[i]->fs_write)
+			return 1;
+	return 0;
+}
+
+/*
+ * The layer's mode for a new run: COW_NONE in place, else overlay where
+ * this machine and user can have one (the `cow` key: auto, or forced).
+ */
+int
+layer_choose(const struct config *c, const struct profile_set *ps,
+    const struct profile *root, enum cow_mode *mode, char *err, size_t errsz)
+{
+	*mode = COW_NONE;
+	if (strcmp(config_str(c, "workspace_mode"), "in-place") == 0 ||
+	    !layer_writers(ps, root))
+		return 0;
+	return layer_mechanism(config_str(c, "cow"), mode, err, errsz);
+}
+
+int
+layer_mechanism(const char *want, enum cow_mode *mode, char *err,
+    size_t errsz)
+{
+	char	 state[PATH_MAX], why[256];
+	int	 rc;
+
+	if (strcmp(want, "copy") == 0) {
+		*mode = COW_COPY;
+		return 0;
+	}
+	if (xdg_state_dir(state, sizeof(state)) == -1) {
+		snprintf(err, errsz, "no state directory for the run's "
+		    "copy-on-write layer (%s): set HOME or XDG_STATE_HOME, "
+		    "or run with --in-place", strerror(errno));
+		return -1;
+	}
+	if ((rc = cow_probe_overlay(state, why, sizeof(why))) == 1) {
+		*mode = COW_OVERLAY;
+		return 0;
+	}
+	if (strcmp(want, "overlay") == 0) {
+		snprintf(err, errsz, "no overlay filesystem here (%s): use "
+		    "--cow copy, or --in-place", rc == 0 ? why :
+		    "the probe failed");
+		return -1;
+	}
+	log_info("copy-on-write by copying the workspace: no overlay here "
+	    "(%s)", rc == 0 ? why : "the probe failed");
+	*mode = COW_COPY;
+	return 0;
+}
+
+/* The resumed run's layer, as its row names it. */
+int
+layer_reopen(const struct store_run *run, struct cow *cw, char *err,
+    size_t errsz)
+{
+	if (run->cow_mode == NULL)
+		return 0;
+	if (!layer_pending(run)) {
+		snprintf(err, errsz, "run %lld's changes were already %s: "
+		    "there is no layer to resume in", (long long)run->id,
+		    run->cow_state);
+		return -1;
+	}
+	return layer_open(run, cw, err, errsz);
+}
+
+int
+layer_pending(const struct store_run *run)
+{
+	return run->cow_mode != NULL && (run->cow_state == NULL ||
+	    strcmp(run->cow_state, "pending") == 0);
+}
+
+int
+layer_open(const struct store_run *run, struct cow *cw, char *err,
+    size_t errsz)
+{
+	enum cow_mode	 mode;
+
+	if (run->cow_mode == NULL) {
+		snprintf(err, errsz, "run %lld wrote the workspace in place: "
+		    "it has no layer", (long long)run->id);
+		return -1;
+	}
+	if (cow_mode_parse(run->cow_mode, &mode) == -1 || run->cow_dir ==
+	    NULL || run->workspace == NULL) {
+		snprintf(err, errsz, "run %lld: the database names no usable "
+		    "layer (mode %s)", (long long)run->id, run->cow_mode);
+		return -1;
+	}
+	return cow_open(cw, mode, run->cow_dir, run->workspace, err, errsz);
+}
+
+/* Print the changes' count and the two commands; 1 if one is sensitive. */
+static int
+layer_say(int64_t run, const struct cow_changes *ch, int json)
+{
+	size_t	 i, nsens = 0;
+
+	for (i = 0; i < ch->n; i++)
+		if (ch->v[i].sensitive != NULL)
+			nsens++;
+	if (json) {
+		printf("{\"event\":\"changes\",\"run\":%lld,\"files\":%zu,"
+		    "\"sensitive\":%zu}\n", (long long)run, ch->n, nsens);
+		fflush(stdout);
+	}
+	if (ch->n == 0) {
+		fprintf(stderr, "warren: run %lld changed no file\n",
+		    (long long)run);
+		return 0;
+	}
+	fprintf(stderr, "warren: run %lld changed %zu file%s in its layer "
+	    "(the workspace is untouched)%s\n", (long long)run, ch->n,
+	    ch->n == 1 ? "" : "s", nsens > 0 ? "; some run code on the host: "
+	    "`warren diff` flags them" : "");
+	fprintf(stderr, "warren: review: warren diff %lld    apply: warren "
+	    "apply %lld    discard: warren discard %lld\n", (long long)run,
+	    (long long)run, (long long)run);
+	return nsens > 0;
+}
+
+/*
+ * Applied, or nothing to apply ("empty"): record it, then free the
+ * layer. Through a connection of its
+ * own: the run's has its writer thread (store_run_cow_state wants none).
+ */
+static void
+layer_settle(const char *db, int64_t run, const struct cow *cw,
+    const char *state)
+{
+	struct store	*st;
+	char		 err[1024];
+
+	if (db == NULL)
+		return;
+	if ((st = store_open(db, 0, err, sizeof(err))) == NULL ||
+	    store_run_cow_state(st, run, state) == -1) {
+		fprintf(stderr, "warren: run %lld: its layer is %s, but that "
+		    "is not recorded (`warren discard %lld` frees it): %s\n",
+		    (long long)run, state, (long long)run, st != NULL ?
+		    store_errmsg(st) : err);
+		store_close(st);
+		return;
+	}
+	store_close(st);
+	if (cow_remove(cw, err, sizeof(err)) == -1)
+		fprintf(stderr, "warren: run %lld: its layer (%s) stays: %s\n",
+		    (long long)run, state, err);
+}
+
+/*
+ * The run ended: say what its layer holds, and with --apply (the run
+ * done, nothing sensitive) apply it. Returns the exit code to use: code,
+ * or WARREN_EXIT_FAIL when --apply could not apply.
+ */
+int
+layer_end(const char *db, int64_t run, const struct cow *cw, int apply,
+    int json, int code)
+{
+	struct cow_changes	 ch;
+	char			 err[1024];
+	int			 sens, rc;
+
+	memset(&ch, 0, sizeof(ch));
+	if (cow_changes(cw, &ch, err, sizeof(err)) == -1) {
+		fprintf(stderr, "warren: run %lld: its layer cannot be read: "
+		    "%s\n", (long long)run, err);
+		return code == WARREN_EXIT_OK && apply ? WARREN_EXIT_FAIL :
+		    code;
+	}
+	sens = layer_say(run, &ch, json);
+	/* A finished run that wrote nothing leaves no layer behind. */
+	if (ch.n == 0 && code == WARREN_EXIT_OK)
+		layer_settle(db, run, cw, "empty");
+	if (!apply || ch.n == 0) {
+		cow_changes_free(&ch);
+		return code;
+	}
+	if (code != WARREN_EXIT_OK || sens) {
+		fprintf(stderr, "warren: --apply: not applied (%s)\n",
+		    code != WARREN_EXIT_OK ? "the run did not finish well" :
+		    "files that run code on the host changed");
+		cow_changes_free(&ch);
+		return code == WARREN_EXIT_OK ? WARREN_EXIT_FAIL : code;
+	}
+	rc = cow_apply(cw, &ch, 0, stderr, err, sizeof(err));
+	cow_changes_free(&ch);
+	if (rc != 0) {
+		if (rc == -1)
+			fprintf(stderr, "warren: --apply: %s\n", err);
+		fprintf(stderr, "warren: --apply: nothing applied; the layer "
+		    "stays for `warren diff %lld`\n", (long long)run);
+		return WARREN_EXIT_FAIL;
+	}
+	layer_settle(db, run, cw, "applied");
+	return code;
+}

