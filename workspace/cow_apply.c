@@ -305,6 +305,16 @@ cow_apply_decide(struct cow_apply *a, size_t i, int absent)
 		*act = ACT_WRITE;
 }
 
+/* A file that becomes a directory, or the other way round: apply removes
+ * the one before it makes the other, so a killed apply may leave neither
+ * there. */
+static int
+cow_apply_retype(const struct cow_change *ch)
+{
+	return ch->kind == COW_MODIFIED &&
+	    S_ISDIR(ch->base.mode) != S_ISDIR(ch->new_mode);
+}
+
 /* One change against the workspace: 0 (act set, or a conflict counted),
  * -1 error. */
 static int
@@ -331,14 +341,16 @@ cow_apply_check_one(struct cow_apply *a, size_t i)
 		why = "a directory on its path is now a link or not a directory";
 	else if (ch->kind == COW_ADDED && r == 0)
 		why = "it was created in the workspace since the run started";
-	else if (ch->kind != COW_ADDED && r == 1)
+	else if (ch->kind != COW_ADDED && r == 1 && !cow_apply_retype(ch))
 		why = "it was removed from the workspace since the run started";
-	else if (ch->kind != COW_ADDED)
+	else if (ch->kind != COW_ADDED && r == 0)
 		why = cow_apply_base_diff(&a->cur[i], &ch->base);
 	if (why == NULL)
 		cow_apply_decide(a, i, r == 1);
 	else if (r == 0 && ch->kind != COW_DELETED &&
-	    S_ISDIR(a->cur[i].st_mode) && S_ISDIR(ch->new_mode))
+	    S_ISDIR(a->cur[i].st_mode) && S_ISDIR(ch->new_mode) &&
+	    (ch->kind == COW_ADDED || cow_apply_retype(ch) ||
+	    (a->cur[i].st_mode & 07777) == cow_apply_perms(ch->new_mode)))
 		/* Made by an apply that was killed before its modes were
 		 * set, or by the user: only its mode may be left to do. */
 		a->act[i] = (a->cur[i].st_mode & 07777) ==

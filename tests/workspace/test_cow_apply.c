@@ -916,6 +916,49 @@ test_fifo_refused(void **state)
 	t_close(&t);
 }
 
+/* What a killed apply leaves half-way through a type change (the file
+ * removed, the directory not made yet; the directory removed, the file
+ * not renamed in yet) or before a new directory's mode is set: the next
+ * apply finishes. A directory whose mode the user changed is still a
+ * conflict. */
+static void
+test_interrupted_types(void **state)
+{
+	struct t	 t;
+	char		*rep, *want, *got;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo x > x && mkdir y m && echo g > y/g && "
+	    "chmod 755 m", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && rm x && mkdir x && echo f > x/f && rm -r y && "
+	    "echo y > y && mkdir nd && chmod 755 nd && echo n > nd/n",
+	    t.view);
+	t_changes(&t);
+	want = tree(t.view);
+	sh("cd '%s' && rm x && rm -r y && mkdir nd && chmod 700 nd", t.ws);
+	assert_int_equal(t_apply(&t, 0, &rep), 0);
+	got = tree(t.ws);
+	assert_string_equal(got, want);
+	free(got);
+	free(rep);
+	free(want);
+	t_close(&t);
+
+	t_open(&t);
+	sh("cd '%s' && mkdir m && chmod 755 m", t.ws);
+	t_fork(&t);
+	sh("chmod 700 '%s/m'", t.view);
+	t_changes(&t);
+	sh("chmod 750 '%s/m'", t.ws);
+	assert_int_equal(t_apply(&t, 0, &rep), 1);
+	assert_non_null(strstr(rep, "conflict: m: its mode changed\n"));
+	assert_int_equal(t_mode(&t, "m"), 0750);
+	free(rep);
+	t_close(&t);
+}
+
 /* A new file in a directory whose name holds a newline cannot be named on
  * a journal line: refused, nothing applied. */
 static void
@@ -995,6 +1038,7 @@ main(void)
 		cmocka_unit_test(test_fifo_refused),
 		cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_newline_dir),
+		cmocka_unit_test(test_interrupted_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
