@@ -7,10 +7,11 @@
  * is run again). Anything else is a conflict; all are named and nothing
  * is touched. Then each new file and link is written as a temporary
  * .warren-apply.XXXXXXXX beside its target (every one named in
- * apply.journal, fsync'd, before it is created), fsync'd, and renamed
- * into place; then what was deleted goes, deepest first; then the
- * journal. So a kill at any point leaves every file either old or new,
- * and the next apply (or cow_remove) removes the temporaries.
+ * apply.journal, fsync'd, before it is created), all are flushed (one
+ * syncfs), and each is renamed into place; then what was deleted goes,
+ * deepest first; directories get their modes last; then the journal. So
+ * a kill at any point leaves every file either old or new, and the next
+ * apply (or cow_remove) removes the temporaries.
  *
  * The workspace is walked one component at a time, never through a
  * link (cow_walk.c); the layer was written by agents: a setuid or setgid
@@ -556,7 +557,7 @@ cow_apply_tmp_file(struct cow_apply *a, size_t i, int dfd, const char *tname)
 	if (cow_apply_copy(src, fd) == 0 && (geteuid() != 0 ||
 	    a->cur[i].st_mode == 0 || S_ISDIR(a->cur[i].st_mode) ||
 	    fchown(fd, a->cur[i].st_uid, a->cur[i].st_gid) == 0) &&
-	    fchmod(fd, cow_apply_perms(ch->new_mode)) == 0 && fsync(fd) == 0)
+	    fchmod(fd, cow_apply_perms(ch->new_mode)) == 0)
 		rc = 0;
 	close(src);
 	if (close(fd) == -1)
@@ -721,6 +722,13 @@ cow_apply_run(struct cow_apply *a)
 		    a->act[i] == ACT_WRITE || a->act[i] == ACT_WRITE_LATE) &&
 		    cow_apply_write_one(a, i) == -1)
 			return -1;
+	}
+	/* Every temporary on disk before the first rename: one syncfs
+	 * costs what one fsync does, not one per file. */
+	if (syncfs(a->rootfd) == -1) {
+		snprintf(a->err, a->errsz, "flushing the new files to disk: %s",
+		    strerror(errno));
+		return -1;
 	}
 	for (i = 0; i < a->ch->n; i++)
 		if (a->act[i] == ACT_WRITE && cow_apply_place(a, i) == -1)
