@@ -31,24 +31,20 @@ cmd_cow_error(const char *name, const char *msg)
 int
 cmd_cow_check(const char *name, const struct store_run *r, int live)
 {
-	long long	 id = (long long)r->id;
-	const char	*st = r->cow_state != NULL ? r->cow_state : "pending";
+	long long	id = (long long)r->id;
 
-	if (r->cow_mode == NULL) {
+	if (r->cow_mode == NULL || r->cow_dir == NULL) {
 		fprintf(stderr, "warren %s: run %lld wrote the workspace in "
 		    "place: it has no copy-on-write layer to %s\n", name, id,
 		    name);
 		return WARREN_EXIT_USAGE;
 	}
-	if (strcmp(st, "empty") == 0) {
-		fprintf(stderr, "warren %s: run %lld changed no file: it left "
-		    "no layer to %s\n", name, id, name);
-		return WARREN_EXIT_USAGE;
-	}
 	if (!layer_pending(r)) {
-		fprintf(stderr, "warren %s: run %lld's changes were already "
-		    "%s: there is nothing left to %s\n", name, id,
-		    strcmp(st, "applied") == 0 ? "applied" : "discarded", name);
+		fprintf(stderr, "warren %s: run %lld's layer is %s: there is "
+		    "nothing left to %s\n", name, id, strcmp(r->cow_state,
+		    "empty") == 0 ? "gone (the run wrote nothing)" :
+		    strcmp(r->cow_state, "applied") == 0 ? "applied" :
+		    "discarded", name);
 		return WARREN_EXIT_USAGE;
 	}
 	if (live && r->alive) {
@@ -65,7 +61,7 @@ static int
 cmd_cow_load(const char *name, const struct store_run *r, struct cow *c,
     struct cow_changes *ch)
 {
-	char	err[1024];
+	char		err[1024];
 
 	memset(ch, 0, sizeof(*ch));
 	if (layer_open(r, c, err, sizeof(err)) == -1) {

@@ -769,7 +769,7 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 	if (x->cow.mode == COW_NONE)
 		return WARREN_EXIT_OK;
 	if (cmd_run_enter(r->spawnd, &x->cow, err, sizeof(err)) == -1) {
-		cmd_run_error(cmd, "the copy-on-write layer: %s", err);
+		cmd_run_error(cmd, "%s", err);
 		if (plan == NULL)
 			cmd_run_unlayer(x);
 		return WARREN_EXIT_SANDBOX;

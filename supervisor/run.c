@@ -314,24 +314,32 @@ run_schedule(struct run *r)
 	}
 }
 
+/*
+ * The two counters below 0 are a bug in the bookkeeping, never something
+ * a worker can cause (w->parked keeps a worker from parking twice). They
+ * fail loudly, in release builds too: clamped at 0 they went wrong
+ * silently, a lost slot letting --jobs start one agent too many, a lost
+ * worker ending the run before its last exit.
+ */
 void
 run_slot_park(struct run *r, struct node *n, int parked)
 {
-	(void)n;
-	if (parked && r->nactive > 0)
-		r->nactive--;
-	else if (!parked)
+	if (!parked)
 		r->nactive++;
+	else if (r->nactive == 0)
+		WARREN_BUG("agent %s parks with no --jobs slot taken", n->path);
+	else
+		r->nactive--;
 }
 
 void
 run_worker_gone(struct run *r, struct node *n)
 {
-	(void)n;
-	if (r->nlive > 0)
-		r->nlive--;
-	if (r->nactive > 0)
-		r->nactive--;
+	if (r->nlive == 0 || r->nactive == 0)
+		WARREN_BUG("agent %s gone with %u workers alive and %u slots "
+		    "taken", n->path, r->nlive, r->nactive);
+	r->nlive--;
+	r->nactive--;
 }
 
 /* Remove a queued node from the queue. */
