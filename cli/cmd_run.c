@@ -758,6 +758,7 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 		}
 		if (mode == COW_NONE)
 			return WARREN_EXIT_OK;
+		layer_sweep();
 		if (a->nostore) {
 			cmd_run_error(cmd, "--no-store keeps no run to review "
 			    "the copy-on-write layer with: add --in-place "
@@ -802,6 +803,7 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
     struct run *r, struct cmd_run_ctx *x, struct store **stp)
 {
 	struct store_run_params	 sp;
+	char			 err[1024];
 	int64_t			 run_id;
 	int			 code = WARREN_EXIT_OK;
 
@@ -825,6 +827,11 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 	}
 	code = store_run_begin(*stp, &sp, &run_id);
 	free((char *)(uintptr_t)sp.params);
+	if (code == 0 && x->cow.mode != COW_NONE && cow_mark(&x->cow, x->db,
+	    run_id, err, sizeof(err)) == -1) {
+		cmd_run_error("run", "its layer: %s", err);
+		return WARREN_EXIT_SANDBOX;
+	}
 	if (code == -1) {
 		cmd_run_unlayer(x);
 		cmd_run_error("run", "%s", store_errmsg(*stp));

@@ -198,7 +198,7 @@ rm_tree(struct rm_walk *r, int pfd, const char *top, int fd)
 }
 
 /* rm -rf of the directory dir (absolute). */
-static int
+int
 cow_rmtree(const char *dir, char *err, size_t errsz)
 {
 	struct rm_walk	 r;
