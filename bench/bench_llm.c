@@ -11,6 +11,7 @@
  * fakellm is found as $WARREN_FAKELLM_BIN, the argument, or next to this
  * program's build directory (tests/llm/fakellm).
  */
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -58,7 +59,7 @@ start_fakellm(const char *bin, const char *dir, int *port)
 	char		 script[300], portfile[300];
 	struct timespec	 ts = { 0, 10000000 };
 	FILE		*f;
-	pid_t		 pid;
+	pid_t		 pid, parent = getpid();
 	int		 i;
 
 	snprintf(script, sizeof(script), "%s/script.json", dir);
@@ -71,6 +72,11 @@ start_fakellm(const char *bin, const char *dir, int *port)
 	    "\"repeat\": true}\n", DELAY);
 	fclose(f);
 	if ((pid = fork()) == 0) {
+		/* Gone with the bench should it die (fatal), not left
+		 * listening. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1 ||
+		    getppid() != parent)
+			_exit(127);
 		execl(bin, "fakellm", "--script", script, "--port-file",
 		    portfile, (char *)NULL);
 		_exit(127);

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """For each kind of task in a whole run, how long it ran, how long it
 waited runnable, and how much of that wait the other CPU sat idle
-(docs/benchmarks.md, "Held progress, and where a runnable supervisor
-waits"). Two CPUs.
+(docs/benchmarks.md, "Profiles of a whole run"). Two CPUs.
 
     perf sched record -o sched.data -- warren run ...
     perf sched timehist -i sched.data --state > timehist.txt

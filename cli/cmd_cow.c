@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "cli/layer.h"
 #include "common/exitcode.h"
 #include "common/str.h"
 #include "store/store.h"
@@ -38,9 +39,10 @@ cmd_cow_check(const char *name, const struct store_run *r, int live)
 		    name);
 		return WARREN_EXIT_USAGE;
 	}
-	if (r->cow_state != NULL && strcmp(r->cow_state, "pending") != 0) {
-		fprintf(stderr, "warren %s: run %lld's changes were already "
-		    "%s: there is nothing left to %s\n", name, id,
+	if (!layer_pending(r)) {
+		fprintf(stderr, "warren %s: run %lld's layer is %s: there is "
+		    "nothing left to %s\n", name, id, strcmp(r->cow_state,
+		    "empty") == 0 ? "gone (the run wrote nothing)" :
 		    strcmp(r->cow_state, "applied") == 0 ? "applied" :
 		    "discarded", name);
 		return WARREN_EXIT_USAGE;
@@ -59,20 +61,11 @@ static int
 cmd_cow_load(const char *name, const struct store_run *r, struct cow *c,
     struct cow_changes *ch)
 {
-	enum cow_mode	mode;
 	char		err[1024];
 
 	memset(ch, 0, sizeof(*ch));
-	if (cow_mode_parse(r->cow_mode, &mode) == -1) {
-		snprintf(err, sizeof(err), "run %lld: unknown layer mode \"%s\""
-		    " in the database", (long long)r->id, r->cow_mode);
+	if (layer_open(r, c, err, sizeof(err)) == -1) {
 		cmd_cow_error(name, err);
-		return WARREN_EXIT_STORE;
-	}
-	if (r->workspace == NULL || cow_open(c, mode, r->cow_dir,
-	    r->workspace, err, sizeof(err)) == -1) {
-		cmd_cow_error(name, r->workspace == NULL ? "the run has no "
-		    "workspace recorded" : err);
 		return WARREN_EXIT_INTERNAL;
 	}
 	if (cow_changes(c, ch, err, sizeof(err)) == -1) {
@@ -167,15 +160,10 @@ cmd_cow_apply(struct store *st, const struct store_run *r, unsigned flags)
 int
 cmd_cow_discard(struct store *st, const struct store_run *r)
 {
-	enum cow_mode	mode;
 	struct cow	c;
 	char		err[1024];
 
-	snprintf(err, sizeof(err), "run %lld: unknown layer mode or no "
-	    "workspace in the database", (long long)r->id);
-	if (cow_mode_parse(r->cow_mode, &mode) == -1 || r->workspace == NULL ||
-	    cow_open(&c, mode, r->cow_dir, r->workspace, err,
-	    sizeof(err)) == -1) {
+	if (layer_open(r, &c, err, sizeof(err)) == -1) {
 		cmd_cow_error("discard", err);
 		return WARREN_EXIT_INTERNAL;
 	}

@@ -857,7 +857,10 @@ cmd_show_run(struct store *st, int64_t run, const struct cmd_store_opts *o)
 		for (i = 0; i < n; i++)
 			cmd_show_agent(st, &v[i], o->messages);
 		cmd_show_merges(&g);
-		cmd_show_host_text(st, run);
+		/* A layer's run never wrote the workspace: its diff flags
+		 * these files instead. */
+		if (r.cow_mode == NULL)
+			cmd_show_host_text(st, run);
 		ex = ferror(stdout) ? WARREN_EXIT_INTERNAL : WARREN_EXIT_OK;
 	}
 	store_graph_free(&g);

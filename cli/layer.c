@@ -61,7 +61,7 @@ int
 layer_mechanism(const char *want, enum cow_mode *mode, char *err,
     size_t errsz)
 {
-	char	 state[PATH_MAX], why[256];
+	char	 state[PATH_MAX], why[1024];
 	int	 rc;
 
 	if (strcmp(want, "copy") == 0) {

@@ -128,3 +128,30 @@ fatalx(const char *fmt, ...)
 	va_end(ap);
 	exit(WARREN_EXIT_INTERNAL);
 }
+
+static void
+log_emitf(enum log_level level, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	log_emit(level, -1, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_bug(const char *file, int line, const char *fmt, ...)
+{
+	char	what[LOG_MAX_RECORD / 2];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	if (vsnprintf(what, sizeof(what), fmt, ap) < 0)
+		strlcpy(what, "(unformattable)", sizeof(what));
+	va_end(ap);
+	/* Not through a worker's hook: abort() would never flush its queue. */
+	log_hook = NULL;
+	log_emitf(LOG_LEVEL_ERROR, "internal error at %s:%d: %s (a bug in "
+	    "warren: please report it)", file, line, what);
+	abort();
+}

@@ -40,6 +40,17 @@ void	fatal(const char *fmt, ...)
 void	fatalx(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2), noreturn));
 
+/*
+ * An invariant of warren's own broken: a bug in this code, never bad
+ * input (that is an error with a message). It logs where and what, straight
+ * to stderr, then abort()s for a core, in every build: assert() is gone
+ * under NDEBUG, and carrying on (a counter clamped at 0, say) would turn
+ * the bug into wrong behaviour nobody sees.
+ */
+#define WARREN_BUG(...)	log_bug(__FILE__, __LINE__, __VA_ARGS__)
+void	log_bug(const char *file, int line, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4), noreturn));
+
 /* Longest record written; longer ones are cut and marked. */
 #define LOG_MAX_RECORD 8192
 

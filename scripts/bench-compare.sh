@@ -3,7 +3,7 @@
 # hits them alike; prints each one's median CPU time (perf stat task-clock,
 # its children included) and median wall time per run.
 #   scripts/bench-compare.sh ROUNDS RUNS NAME=COMMAND ...
-# Example (docs/benchmarks.md, "Start-up"):
+# Example (docs/benchmarks.md, "warren sandbox exec, end to end"):
 #   scripts/bench-compare.sh 5 20 floor=/bin/true \
 #       "explore=build/cli/warren sandbox exec --profile explore -- /bin/true"
 set -eu

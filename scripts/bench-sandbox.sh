@@ -1,7 +1,7 @@
 #!/bin/sh
 # The sandbox's start-up cost next to the floor and bubblewrap, with
 # hyperfine, then the cost of each layer (bench_sandbox). Figures go to
-# docs/benchmarks.md ("Sandbox").
+# docs/benchmarks.md ("warren sandbox exec, end to end").
 #   scripts/bench-sandbox.sh [BUILD_DIR] [RUNS]
 # Targets (issue 5): warren sandbox exec <= 0.35 x bwrap's median and
 # <= 2 x the floor (bare /bin/true).

@@ -90,6 +90,8 @@ struct spawnd_out {
 
 static struct spawnd_kid	*spawnd_kids;
 static int			 spawnd_forked;	/* a SPAWN came: no layer now */
+static int			 spawnd_layer;	/* 1 entered; -1 failed: no
+						   worker may start */
 static struct spawnd_out	*spawnd_outq;
 static struct spawnd_out	**spawnd_outtail = &spawnd_outq;
 static unsigned			 spawnd_nout;
@@ -262,6 +264,14 @@ spawnd_do_spawn(int fd, const struct spawnd_hdr *h, const char *p, size_t len)
 	    spawnd_strings(&p, &len, envp, (int)ne, &out, &outlen) == -1 ||
 	    na == 0)
 		goto bad;
+	if (spawnd_layer == -1) {
+		/* Half in its namespaces, the workspace not covered. */
+		snprintf(err, sizeof(err), "spawn server: the copy-on-write "
+		    "layer could not be entered: no worker starts");
+		r.len = (uint32_t)strlen(err) + 1;
+		spawnd_send(fd, &r, err, NULL, 0);
+		return;
+	}
 	memset(&req, 0, sizeof(req));
 	req.bin = argv[0];	/* argv[0] carries the path; ps shows the title */
 	req.argv = argv + 1;
@@ -326,13 +336,15 @@ spawnd_reap(int fd)
 		    k == NULL)
 			continue;
 		*pp = k->next;
-		spawn_release(&k->c);
-		free(k);
 		memset(&r, 0, sizeof(r));
 		r.type = SPAWND_EXIT;
 		r.pid = si2.si_pid;
 		r.a = si2.si_code;
 		r.b = si2.si_status;
+		if (spawn_oom_killed(&k->c))
+			r.a = SPAWN_CLD_OOM;	/* before its group goes */
+		spawn_release(&k->c);
+		free(k);
 		spawnd_send(fd, &r, NULL, NULL, 0);
 	}
 }
@@ -386,12 +398,17 @@ spawnd_enter(int fd, const struct spawnd_hdr *req, const char *p, size_t len)
 	else if (spawnd_forked)
 		snprintf(err, sizeof(err), "the layer must be entered before "
 		    "the first worker");
+	else if (spawnd_layer != 0)
+		snprintf(err, sizeof(err), "a layer was asked for already");
 	else {
 		memcpy(&cow, p, sizeof(cow));
 		cow.dir[sizeof(cow.dir) - 1] = '\0';
 		cow.workspace[sizeof(cow.workspace) - 1] = '\0';
-		if (cow_enter(&cow, err, sizeof(err)) == 0)
+		spawnd_layer = -1;
+		if (cow_enter(&cow, err, sizeof(err)) == 0) {
+			spawnd_layer = 1;
 			sandbox_caps_freeze();
+		}
 	}
 	if (err[0] != '\0') {
 		h.pid = -1;

@@ -7,9 +7,9 @@
  * grep, tools.h) releases them, so the user sees a slow call while it
  * runs. Ticks come from any thread of the batch; the release runs once.
  *
- * Why (docs/benchmarks.md, "Held progress"): a write the worker follows
- * with more work wakes the supervisor, which then waits for the CPU the
- * worker keeps, while the other CPU may be idle.
+ * Why (docs/benchmarks.md, "Profiles of a whole run"): a write the
+ * worker follows with more work wakes the supervisor, which then waits
+ * for the CPU the worker keeps, while the other CPU may be idle.
  */
 #ifndef WARREN_HOLD_H
 #define WARREN_HOLD_H

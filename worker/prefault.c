@@ -3,7 +3,7 @@
  * dearest thing a short-lived worker does on a paravirtualised VM: about
  * 9 us for a zero page and 13 us for a copy-on-write of .data, against
  * about 1.6 us a page when one madvise(MADV_POPULATE_WRITE) maps a range
- * (docs/benchmarks.md, "Under the floor's costs"). An explore worker of
+ * (docs/benchmarks.md, "Kept"). An explore worker of
  * five steps took about 17 such faults in these ranges: the start of its
  * heap and the stack below main; 2 are left. (Its 10 in .data and .bss
  * come earlier, in glibc's start-up, before main can do anything.)

@@ -121,7 +121,9 @@ int		 cow_usage(const struct cow *c, uint64_t *bytes,
  * The calling process moves into a mount namespace of its own (and, when
  * not root, a user namespace mapping its uid and gid to themselves)
  * where c->workspace is the run's tree. Call before forking workers:
- * they inherit it.
+ * they inherit it. The cwd is walked again, into the layer. On failure
+ * the caller may already be in the new namespaces without the layer: it
+ * must fork no worker (the spawn server answers the error and forks none).
  */
 int		 cow_enter(const struct cow *c, char *err, size_t errsz);
 /* Can this process have an overlay here (forks a child that tries, under

@@ -175,13 +175,61 @@ h_calls2(const char *id1, const char *n1, const char *a1, const char *id2,
 	return buf;
 }
 
+/* The servers started and not stopped yet, for h_fakellm_teardown (by
+ * pid: the test's struct h_fakellm may be gone with its stack frame). */
+#define H_FAKELLM_LIVE	16
+static pid_t	h_fakellm_live[H_FAKELLM_LIVE];
+
+static void
+h_fakellm_remember(pid_t pid)
+{
+	int	i;
+
+	for (i = 0; i < H_FAKELLM_LIVE; i++)
+		if (h_fakellm_live[i] <= 0) {
+			h_fakellm_live[i] = pid;
+			return;
+		}
+	fprintf(stderr, "harness: over %d fakellm servers at once\n",
+	    H_FAKELLM_LIVE);
+	abort();
+}
+
+static void
+h_fakellm_reap(pid_t pid, int sig)
+{
+	int	i, st;
+
+	for (i = 0; i < H_FAKELLM_LIVE; i++)
+		if (h_fakellm_live[i] == pid)
+			h_fakellm_live[i] = 0;
+	kill(pid, sig);
+	(void)waitpid(pid, &st, 0);
+}
+
+int
+h_fakellm_teardown(void **state)
+{
+	int	i;
+
+	(void)state;
+	for (i = 0; i < H_FAKELLM_LIVE; i++)
+		if (h_fakellm_live[i] > 0) {
+			fprintf(stderr, "harness: stopping fakellm %d, left "
+			    "running by its test\n", (int)h_fakellm_live[i]);
+			h_fakellm_reap(h_fakellm_live[i], SIGTERM);
+		}
+	return 0;
+}
+
 int
 h_fakellm_start(struct h_fakellm *fl, const char *dir, const char *script)
 {
 	const char	*fake = getenv("WARREN_FAKELLM_BIN");
 	char		 spath[PATH_MAX], port[PATH_MAX], line[64] = "";
 	FILE		*f;
-	int		 i, st;
+	pid_t		 parent = getpid();
+	int		 i;
 
 	memset(fl, 0, sizeof(*fl));
 	fl->pid = -1;
@@ -196,12 +244,16 @@ h_fakellm_start(struct h_fakellm *fl, const char *dir, const char *script)
 	if ((fl->pid = fork()) == -1)
 		h_die("fork");
 	if (fl->pid == 0) {
-		/* Gone with the test even if an assertion skips the stop. */
-		(void)prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+		/* Gone with the test program should it die (a crash, an
+		 * abort); a parent already gone sent no signal. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1 ||
+		    getppid() != parent)
+			_exit(127);
 		execl(fake, "fakellm", "--script", spath, "--port-file", port,
 		    "--log", fl->log, (char *)NULL);
 		_exit(127);
 	}
+	h_fakellm_remember(fl->pid);
 	if (h_wait_file(port, 60) == -1) {
 		fprintf(stderr, "harness: fakellm wrote no %s\n", port);
 		goto fail;
@@ -225,8 +277,7 @@ h_fakellm_start(struct h_fakellm *fl, const char *dir, const char *script)
 	    "WARREN_BASE_URL=http://127.0.0.1:%s/v1", line);
 	return 0;
 fail:
-	kill(fl->pid, SIGKILL);
-	(void)waitpid(fl->pid, &st, 0);
+	h_fakellm_reap(fl->pid, SIGKILL);
 	fl->pid = -1;
 	return -1;
 }
@@ -234,12 +285,9 @@ fail:
 void
 h_fakellm_stop(struct h_fakellm *fl)
 {
-	int	st;
-
 	if (fl->pid <= 0)
 		return;
-	kill(fl->pid, SIGTERM);
-	(void)waitpid(fl->pid, &st, 0);
+	h_fakellm_reap(fl->pid, SIGTERM);
 	fl->pid = -1;
 }
 
@@ -264,6 +312,30 @@ h_slurp(const char *path)
 }
 
 long long	h_fsize_limit;
+int		h_hang_guard;
+
+static unsigned long long
+h_now_ms(void)
+{
+	struct timespec	ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) == -1)
+		h_die("clock_gettime");
+	return (unsigned long long)ts.tv_sec * 1000 +
+	    (unsigned long long)ts.tv_nsec / 1000000;
+}
+
+const char *
+h_deadline_missed(const struct h_run *r, const char *deadline)
+{
+	static char	msg[256];
+
+	if (!r->hung)
+		return NULL;
+	snprintf(msg, sizeof(msg), "%s did not fire: warren still ran after "
+	    "%.1f s and was killed", deadline, (double)r->ms / 1000);
+	return msg;
+}
 
 int
 h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
@@ -275,8 +347,8 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	struct rlimit	 rl;
 	long long	 fsize;
 	pid_t		 pid;
-	int		 st, i, n = 0, fd;
-	time_t		 t0;
+	int		 st, i, n = 0, fd, guard;
+	unsigned long long t0;
 
 	memset(r, 0, sizeof(*r));
 	if (bin == NULL)
@@ -292,6 +364,8 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	env[n] = NULL;
 	fsize = h_fsize_limit;
 	h_fsize_limit = 0;
+	guard = h_hang_guard > 0 ? h_hang_guard : H_HANG_GUARD_S;
+	h_hang_guard = 0;
 	if ((pid = fork()) == -1)
 		h_die("fork");
 	if (pid == 0) {
@@ -310,18 +384,22 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 		execve(bin, argv, env);
 		_exit(127);
 	}
+	t0 = h_now_ms();
 	if (during != NULL)
 		during(pid, arg);
-	t0 = time(NULL);
 	for (;;) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			break;
-		if (time(NULL) - t0 > H_HANG_GUARD_S) {
-			fprintf(stderr, "harness: warren hangs: killing it\n");
+		if (!r->hung && h_now_ms() - t0 >= (unsigned long long)guard *
+		    1000) {
+			fprintf(stderr, "harness: warren still runs after "
+			    "%d s: killing it\n", guard);
 			kill(pid, SIGKILL);
+			r->hung = 1;
 		}
 		usleep(20000);
 	}
+	r->ms = h_now_ms() - t0;
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	r->out = h_slurp(outp);
 	r->err = h_slurp(errp);

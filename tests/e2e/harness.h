@@ -16,6 +16,8 @@
 
 struct h_run {
 	int	 status;	/* exit code, or 128 + signal */
+	int	 hung;		/* killed by the harness's deadline */
+	unsigned long long ms;	/* how long warren ran */
 	char	*out;		/* whole stdout */
 	char	*err;		/* whole stderr */
 };
@@ -70,6 +72,12 @@ int	 h_fakellm_start(struct h_fakellm *fl, const char *dir,
 /* SIGTERM and reap it. */
 void	 h_fakellm_stop(struct h_fakellm *fl);
 /*
+ * A cmocka teardown (state unused): stop every fakellm still running. A
+ * failed assertion leaves its test before h_fakellm_stop; the server must
+ * not run on past its test.
+ */
+int	 h_fakellm_teardown(void **state);
+/*
  * Run warren with argv (argv[0] ignored) and extra environment entries
  * ("K=V", NULL-terminated, may be NULL). during(pid, arg), if given, runs
  * while warren does; it may send signals. Returns 0 and fills r.
@@ -80,6 +88,17 @@ int	 h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
  * bytes (and SIGXFSZ ignored: a write past it fails with EFBIG), the way
  * a full disk fails a write; h_warren resets it to 0. */
 extern long long h_fsize_limit;
+/*
+ * When > 0, the next h_warren kills warren after this many seconds, not
+ * H_HANG_GUARD_S, and sets r->hung; h_warren resets it to 0. A test of a
+ * supervisor deadline sets it a little over that deadline, so a deadline
+ * that does not fire fails the test in seconds (h_deadline_missed), not
+ * at the hang guard or at ctest's timeout minutes later.
+ */
+extern int	 h_hang_guard;
+/* If r hung, a message naming the deadline that did not fire (static
+ * buffer, for fail_msg); NULL if warren ended by itself. */
+const char *h_deadline_missed(const struct h_run *r, const char *deadline);
 void	 h_run_free(struct h_run *r);
 /* Wait until path exists (hang guard only); 0 found, -1 timed out. */
 int	 h_wait_file(const char *path, int seconds);

@@ -194,7 +194,7 @@ test_diff_apply(void **state)
 
 	t_warren(&t, &r, "apply", NULL, NULL, run);
 	assert_int_equal(r.status, 2);
-	assert_non_null(strstr(r.err, "were already applied"));
+	assert_non_null(strstr(r.err, "layer is applied"));
 	h_run_free(&r);
 	t_warren(&t, &r, "diff", NULL, NULL, run);
 	assert_int_equal(r.status, 2);
@@ -249,7 +249,7 @@ test_conflict_discard(void **state)
 	h_run_free(&r);
 	t_warren(&t, &r, "discard", NULL, NULL, run);
 	assert_int_equal(r.status, 2);
-	assert_non_null(strstr(r.err, "were already discarded"));
+	assert_non_null(strstr(r.err, "layer is discarded"));
 	h_run_free(&r);
 	h_rm_rf(t.dir);
 	free(t.dir);

@@ -586,7 +586,12 @@ test_agent_timeout(void **state)
 	h_turn(c->f, "0.1", 1, h_calls1("b", "bash",
 	    "{\"command\":\"sleep 600\"}"));
 	h_turn(c->f, "0", 2, h_calls1("c", "complete", "{\"result\":\"ok\"}"));
+	/* Not the hang guard's minutes if the timeout does not fire. */
+	h_hang_guard = 30;
 	run(c, &r, opts, NULL, NULL, NULL);
+	if (r.hung)
+		fail_msg("%s", h_deadline_missed(&r,
+		    "the agent timeout (2 s)"));
 	assert_int_equal(r.status, 0);
 	assert_int_equal(DONE_AS(r.out, "0.1", "timeout"), 1);
 	assert_true(h_count_lines(r.out, "\"event\":\"tool_result\"",

@@ -115,7 +115,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_http_endpoint_delegation),
+		cmocka_unit_test_teardown(test_http_endpoint_delegation,
+		    h_fakellm_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

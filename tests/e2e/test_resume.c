@@ -52,6 +52,7 @@ teardown(void **state)
 {
 	struct ctx	*c = *state;
 
+	(void)h_fakellm_teardown(NULL);
 	h_ws_close(&c->w);
 	free(c);
 	return 0;

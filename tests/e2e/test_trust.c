@@ -424,10 +424,14 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_case39_config_redirect),
-		cmocka_unit_test(test_case40_agent_file),
-		cmocka_unit_test(test_case41_database),
-		cmocka_unit_test(test_masks),
+		cmocka_unit_test_teardown(test_case39_config_redirect,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_case40_agent_file,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_case41_database,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_masks,
+		    h_fakellm_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -83,6 +83,7 @@ static void
 op_agent(struct store *st, int64_t run, struct model *m, struct input *in)
 {
 	struct store_agent_new	a = { .task = "t" };
+	char			path[sizeof(m->path[0]) + 16];
 	int			p, b = in_byte(in);
 
 	if (m->n >= MAXN || b < 0)
@@ -90,8 +91,10 @@ op_agent(struct store *st, int64_t run, struct model *m, struct input *in)
 	p = b % m->n;
 	if (m->path[p][0] == '\0' || strlen(m->path[p]) > 40)
 		return;
-	snprintf(m->path[m->n], sizeof(m->path[m->n]), "%s.%d", m->path[p],
-	    m->nkids[p] + 1);
+	/* Through a copy, gcc cannot tell p < m->n (-Werror=restrict); at
+	 * most 40 + 12 bytes, but gcc sees up to 76 (format-truncation). */
+	snprintf(path, sizeof(path), "%s.%d", m->path[p], m->nkids[p] + 1);
+	strlcpy(m->path[m->n], path, sizeof(m->path[m->n]));
 	a.path = m->path[m->n];
 	if (store_agent_add(st, run, &a, NULL, &m->id[m->n]) == -1)
 		abort();

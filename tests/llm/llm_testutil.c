@@ -58,6 +58,36 @@ llm_test_slurp(const char *path, size_t *len)
 	return s;
 }
 
+/* The servers started and not stopped yet, for fakellm_teardown. A copy:
+ * the test's struct fakellm is gone with its stack frame. */
+#define FAKELLM_LIVE_MAX	16
+static struct fakellm	fakellm_live[FAKELLM_LIVE_MAX];
+
+static void
+fakellm_remember(const struct fakellm *f)
+{
+	size_t	i;
+
+	for (i = 0; i < FAKELLM_LIVE_MAX; i++)
+		if (fakellm_live[i].pid <= 0) {
+			fakellm_live[i] = *f;
+			return;
+		}
+	fprintf(stderr, "llm test: over %d fakellm servers at once\n",
+	    FAKELLM_LIVE_MAX);
+	abort();
+}
+
+static void
+fakellm_forget(pid_t pid)
+{
+	size_t	i;
+
+	for (i = 0; i < FAKELLM_LIVE_MAX; i++)
+		if (fakellm_live[i].pid == pid)
+			memset(&fakellm_live[i], 0, sizeof(fakellm_live[i]));
+}
+
 static void
 fakellm_spawn(struct fakellm *f, const char *script)
 {
@@ -65,6 +95,7 @@ fakellm_spawn(struct fakellm *f, const char *script)
 	char		 portfile[300];
 	struct timespec	 ts = { 0, 10 * 1000 * 1000 };
 	FILE		*pf;
+	pid_t		 parent = getpid();
 	int		 i;
 
 	if (bin == NULL) {
@@ -76,10 +107,12 @@ fakellm_spawn(struct fakellm *f, const char *script)
 	if ((f->pid = fork()) == -1)
 		testutil_die("fork");
 	if (f->pid == 0) {
-		/* A test that fails skips fakellm_stop: the server must not
-		 * outlive the test program and hold ctest's pipe open until
-		 * the test's timeout. */
-		(void)prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+		/* Should the test program die (a crash, abort), the server
+		 * must not outlive it and hold ctest's pipe open until the
+		 * test's timeout; a parent already gone sent no signal. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) == -1 ||
+		    getppid() != parent)
+			_exit(127);
 		execl(bin, "fakellm", "--script", script, "--port-file",
 		    portfile, "--log", f->log, (char *)NULL);
 		_exit(127);
@@ -100,6 +133,7 @@ fakellm_spawn(struct fakellm *f, const char *script)
 		abort();
 	}
 	snprintf(f->url, sizeof(f->url), "http://127.0.0.1:%d/v1", f->port);
+	fakellm_remember(f);
 }
 
 static void
@@ -148,15 +182,17 @@ void
 fakellm_stop(struct fakellm *f)
 {
 	char	cmd[400];
+	pid_t	pid = f->pid;
 	int	status;
 
-	if (f->pid > 0) {
-		kill(f->pid, SIGTERM);
-		waitpid(f->pid, &status, 0);
+	if (pid > 0) {
+		f->pid = 0;
+		fakellm_forget(pid);
+		kill(pid, SIGTERM);
+		waitpid(pid, &status, 0);
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			fprintf(stderr, "llm test: fakellm exit status %d\n",
 			    status);
-		f->pid = 0;
 	}
 	if (f->dir[0] == '/' && strncmp(f->dir, "/tmp/warren-llmtest.", 20) ==
 	    0) {
@@ -164,6 +200,24 @@ fakellm_stop(struct fakellm *f)
 		if (system(cmd) != 0)
 			fprintf(stderr, "llm test: cannot remove %s\n", f->dir);
 	}
+}
+
+int
+fakellm_teardown(void **state)
+{
+	struct fakellm	f;
+	size_t		i;
+
+	(void)state;
+	for (i = 0; i < FAKELLM_LIVE_MAX; i++)
+		if (fakellm_live[i].pid > 0) {
+			/* A copy: fakellm_stop clears the table's entry. */
+			f = fakellm_live[i];
+			fprintf(stderr, "llm test: stopping fakellm %d, left "
+			    "running by its test\n", (int)f.pid);
+			fakellm_stop(&f);
+		}
+	return 0;
 }
 
 json_t *

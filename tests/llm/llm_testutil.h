@@ -24,6 +24,12 @@ void	 fakellm_start(struct fakellm *f, const char *fixture);
 /* Start on a script given inline as JSON text. */
 void	 fakellm_start_json(struct fakellm *f, const char *json);
 void	 fakellm_stop(struct fakellm *f);
+/*
+ * A cmocka teardown: stop every fakellm still running and remove its
+ * directory. A failed assertion leaves its test before fakellm_stop; the
+ * server must not run on (and hold ctest's pipe) past its test.
+ */
+int	 fakellm_teardown(void **state);
 /* The requests received so far, as an array of objects. */
 json_t	*fakellm_requests(const struct fakellm *f);
 /* Path of a file under tests/llm/ in the source tree (static buffer). */

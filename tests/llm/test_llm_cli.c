@@ -300,10 +300,14 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_ask_answers),
-		cmocka_unit_test(test_ask_escapes),
-		cmocka_unit_test(test_ask_failures),
-		cmocka_unit_test(test_key_not_in_environ),
+		cmocka_unit_test_teardown(test_ask_answers,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_ask_escapes,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_ask_failures,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_key_not_in_environ,
+		    fakellm_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

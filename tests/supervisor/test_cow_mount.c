@@ -475,6 +475,45 @@ test_odd_path(void **state)
 	fx_close(&f);
 }
 
+/* A spawn the server must refuse, saying want. */
+static void
+spawn_refused(struct spawnd_client *d, const char *ws, const char *want)
+{
+	struct sandbox_policy	 pol;
+	struct sandbox_error	 e;
+	struct spawn_req	 req;
+	struct pollfd		 pfd;
+	struct job		 j;
+	char			*argv[] = { "sh", "-c", "exit 0", NULL };
+	char			**env = spawn_env(), err[256];
+
+	memset(&j, 0, sizeof(j));
+	memset(&e, 0, sizeof(e));
+	assert_int_equal(sandbox_policy_for_profile(&pol, "general", ws, &e),
+	    0);
+	memset(&req, 0, sizeof(req));
+	req.bin = "/bin/sh";
+	req.argv = argv;
+	req.envp = env;
+	req.policy = &pol;
+	assert_int_not_equal(spawnd_client_request(d, &req, &j, err,
+	    sizeof(err)), 0);
+	while (!j.spawned) {
+		pfd.fd = spawnd_client_fd(d);
+		pfd.events = POLLIN;
+		(void)poll(&pfd, 1, 1000);
+		assert_int_equal(spawnd_client_read(d, &job_ops, &j), 0);
+	}
+	spawn_env_free(env);
+	if (!j.failed) {
+		spawn_release(&j.c);
+		fail_msg("a worker started (pid %d), want: %s", (int)j.pid,
+		    want);
+	}
+	if (strstr(j.err, want) == NULL)
+		fail_msg("\"%s\" not in: %s", want, j.err);
+}
+
 static void
 start_fails(const struct cow *c, const char *const *want)
 {
@@ -484,11 +523,16 @@ start_fails(const struct cow *c, const char *const *want)
 
 	assert_non_null(d = spawnd_client_start(err, sizeof(err)));
 	assert_int_equal(spawnd_client_layer(d, c, err, sizeof(err)), -1);
-	spawnd_client_stop(d);
 	for (i = 0; want[i] != NULL; i++)
 		if (strstr(err, want[i]) == NULL)
 			fail_msg("\"%s\" not in the error: %s", want[i], err);
 	fprintf(stderr, "as expected: %s\n", err);
+	/* And no worker starts after it, nor a second layer. */
+	spawn_refused(d, c->workspace[0] == '/' && access(c->workspace, F_OK)
+	    == 0 ? c->workspace : "/tmp", "layer could not be entered");
+	assert_int_equal(spawnd_client_layer(d, c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "asked for already"));
+	spawnd_client_stop(d);
 }
 
 /* A layer that cannot be entered: no server, and the cause. */

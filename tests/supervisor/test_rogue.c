@@ -3,8 +3,12 @@
  * hello, one that sends garbage frames, one whose hello claims less
  * sandbox than its profile needs. Each is killed, the reason reaches the
  * orchestrator as its delegate call's result and the store's events, and
- * the run finishes. The rogue "workers" are small scripts given with
- * --worker; the supervisor starts them exactly as it starts warren-worker.
+ * the run finishes. A bad frame is killed for its own reason before the
+ * hello deadline would kill the silent rogue anyway. One that ignores its
+ * cancel meets the agent timeout and the kill after the grace period; a
+ * deadline that does not fire fails its test after 20 s, by name. The
+ * rogue "workers" are small scripts given with --worker; the supervisor
+ * starts them exactly as it starts warren-worker.
  * A worker that floods the store with events or checkpointed messages is
  * stopped at its quota, and the rows kept for it stay under the quota.
  * And the spawn server's side of it: requests answered without the
@@ -82,15 +86,42 @@ teardown(void **state)
 	return 0;
 }
 
+/* How long a rogue may keep warren waiting before the test calls it a
+ * missed deadline: the 2 s hello deadline, with room for a loaded box. */
+#define ROGUE_GUARD_S	20
+
 static void
 run_rogue(struct ctx *c, struct h_run *r, const char *script)
 {
 	char	*argv[] = { "warren", "run", "--json", "--workspace", c->ws,
 		    "--replay", c->cas, "--db", c->db, "--worker", c->worker,
 		    "--hello-timeout", "2s", "rogue task", NULL };
+	const char *missed;
 
 	h_write(c->ws, "rogue-worker", script, 0755);
+	h_hang_guard = ROGUE_GUARD_S;
 	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
+	if ((missed = h_deadline_missed(r, "the hello deadline (2 s)")) !=
+	    NULL)
+		fail_msg("%s", missed);
+}
+
+/* The elapsed_ms of 0.1's done line; -1 if there is none. */
+static long
+done_ms(const char *out)
+{
+	const char	*p = out, *e;
+
+	while ((p = strstr(p, "{\"event\":\"done\",\"path\":\"0.1\"")) !=
+	    NULL) {
+		e = strchr(p, '\n');
+		p = strstr(p, "\"elapsed_ms\":");
+		if (p != NULL && (e == NULL || p < e))
+			return strtol(p + strlen("\"elapsed_ms\":"), NULL, 10);
+		if (p == NULL)
+			break;
+	}
+	return -1;
 }
 
 /* The run finished, 0.1 died of a protocol violation saying why. */
@@ -107,7 +138,9 @@ check_killed(struct ctx *c, struct h_run *r, const char *why)
 	assert_int_equal(r->status, 0);
 	assert_true(h_count_lines(r->out, "\"path\":\"0.1\"",
 	    "\"end\":\"protocol\"") == 1);
-	assert_true(h_count_lines(r->out, "\"path\":\"0.1\"", why) >= 1);
+	if (h_count_lines(r->out, "\"event\":\"done\",\"path\":\"0.1\"",
+	    why) != 1)
+		fail_msg("0.1 was not killed for \"%s\"", why);
 	assert_true(h_count_lines(r->out, "\"event\":\"tool_result\"",
 	    "subagent 0.1 (explore) was killed for a protocol violation") >= 1);
 	assert_true(h_count_lines(r->out, "\"event\":\"result\"", "HANDLED")
@@ -125,6 +158,29 @@ check_killed(struct ctx *c, struct h_run *r, const char *why)
 	store_events_free(ev, nev);
 	store_close(st);
 	assert_true(found);
+}
+
+/*
+ * Killed for why, and by the frame's check, not by the hello deadline
+ * that would kill a silent rogue anyway (2 s): a check that stopped
+ * working would leave the worker waiting for the rest of the frame.
+ */
+static void
+check_killed_early(struct ctx *c, struct h_run *r, const char *why)
+{
+	char	whole[256];
+	long	ms;
+
+	check_killed(c, r, why);
+	/* The whole reason, not a prefix of another. */
+	snprintf(whole, sizeof(whole), "\"error\":\"%s\"", why);
+	if (h_count_lines(r->out, "\"event\":\"done\",\"path\":\"0.1\"",
+	    whole) != 1)
+		fail_msg("0.1's reason is not exactly \"%s\"", why);
+	ms = done_ms(r->out);
+	if (ms < 0 || ms >= 2000)
+		fail_msg("0.1 ended after %ld ms, not before its hello "
+		    "deadline (2000 ms)", ms);
 }
 
 static void
@@ -147,7 +203,8 @@ test_garbage_frames(void **state)
 	/* A frame of 8 bytes that is no msgpack map. */
 	run_rogue(c, &r, "#!/bin/sh\nprintf '\\000\\000\\000\\010garbage!' "
 	    ">&4\nexec sleep 300\n");
-	check_killed(c, &r, "");
+	check_killed_early(c, &r, "bad message: message: expected map, got "
+	    "integer");
 	h_run_free(&r);
 }
 
@@ -160,7 +217,20 @@ test_huge_length(void **state)
 	/* A length over the maximum: refused before any allocation. */
 	run_rogue(c, &r, "#!/bin/sh\nprintf '\\377\\377\\377\\377xxxx' >&4\n"
 	    "exec sleep 300\n");
-	check_killed(c, &r, "");
+	check_killed_early(c, &r, "bad frame: length over 16 MiB");
+	h_run_free(&r);
+}
+
+static void
+test_zero_length(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+
+	/* A length of 0: no message is empty. */
+	run_rogue(c, &r, "#!/bin/sh\nprintf '\\000\\000\\000\\000xxxx' >&4\n"
+	    "exec sleep 300\n");
+	check_killed_early(c, &r, "bad frame: length 0");
 	h_run_free(&r);
 }
 
@@ -454,6 +524,78 @@ test_flood_defaults(void **state)
 	h_run_free(&r);
 }
 
+/* 1 if the (binary) file at path holds the bytes of s. */
+static int
+file_holds(const char *path, const char *s)
+{
+	char	buf[65536];
+	size_t	n;
+	FILE	*f;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	return memmem(buf, n, s, strlen(s)) != NULL;
+}
+
+/*
+ * A worker that says hello, then neither works nor heeds the cancel: the
+ * agent timeout (1 s, plus the 2 s the worker has to stop itself) sends
+ * the cancel, and the kill after the grace period (2 s) ends it. Each
+ * deadline, gone, would leave warren waiting on it for ever: the test
+ * gives up after 20 s and names the one that did not fire, by what the
+ * worker received (the rogue copies its channel to a file).
+ */
+static void
+test_cancel_ignored(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	char		 hello[PATH_MAX], got[PATH_MAX], script[3 * PATH_MAX];
+	char		*argv[] = { "warren", "run", "--json", "--workspace",
+		    c->ws, "--replay", c->cas, "--db", c->db, "--worker",
+		    c->worker, "--allow-weaker-sandbox", "--agent-timeout",
+		    "1s", "deaf task", NULL };
+	const char	*why = "no result after 1000 ms (--agent-timeout)";
+	FILE		*f;
+	long		 ms;
+	int		 cancelled;
+
+	/* The test profile writes in the workspace: the rogue's copy. */
+	f = h_cassette_open(c->cas);
+	h_turn(f, "0", 1, "[{\"id\":\"a\",\"name\":\"delegate\",\"arguments\":"
+	    "\"{\\\"profile\\\":\\\"test\\\",\\\"task\\\":\\\"x\\\"}\"}]");
+	h_turn(f, "0", 2, "[{\"id\":\"b\",\"name\":\"complete\",\"arguments\":"
+	    "\"{\\\"result\\\":\\\"HANDLED\\\"}\"}]");
+	fclose(f);
+	flood_hello(c, hello, sizeof(hello));
+	snprintf(got, sizeof(got), "%s/to-worker.bin", c->ws);
+	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s >&4\n"
+	    "cat <&3 >%s &\nexec sleep 300\n", hello, got);
+	h_write(c->ws, "rogue-worker", script, 0755);
+	h_hang_guard = ROGUE_GUARD_S;
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	cancelled = file_holds(got, why);
+	if (r.hung)
+		fail_msg("%s", h_deadline_missed(&r, cancelled ?
+		    "the kill after the grace period (2 s)" :
+		    "the agent timeout (1 s + 2 s)"));
+	assert_true(cancelled);
+	assert_int_equal(r.status, 0);
+	if (h_count_lines(r.out, "\"event\":\"done\",\"path\":\"0.1\"",
+	    "\"end\":\"timeout\"") != 1)
+		fail_msg("0.1 did not end on its timeout");
+	assert_true(h_count_lines(r.out, "\"event\":\"result\"", "HANDLED")
+	    == 1);
+	/* Killed after the timeout and the grace, not before. */
+	ms = done_ms(r.out);
+	if (ms < 1000 + 2000 + 2000)
+		fail_msg("0.1 ended after %ld ms, before its deadlines "
+		    "(5000 ms)", ms);
+	h_run_free(&r);
+}
+
 /* What the spawn server delivered to the test. */
 struct answers {
 	int			 nspawned;
@@ -627,6 +769,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_huge_length, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_zero_length, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_hello_lies, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_flood_event_rows, setup,
@@ -634,6 +778,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_flood_checkpoint_bytes,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flood_defaults, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_cancel_ignored, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_spawnd_async, setup,
 		    teardown),

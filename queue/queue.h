@@ -1,0 +1,193 @@
+/*
+ * The batch queue: jobs added by `warren queue add`, leased to
+ * `warren queue work` processes, each run as one `warren run` (its own
+ * agent tree, memory graph and copy-on-write layer), retried with backoff,
+ * their results kept. docs/queue.md is the user's page.
+ *
+ * A backend keeps the queue: SQLite (queue_sqlite.c: tables of their own in
+ * the state database, $XDG_STATE_HOME/warren/warren.db, WAL) now, and
+ * PostgreSQL next, behind the same functions (struct queue_ops, private to
+ * queue/). Everything here is durable once a call returns 0.
+ *
+ * Lifecycle of a job:
+ *
+ *	queued --claim--> running --complete--> done
+ *	   ^                 |  \--fail--> retrying --(run_at)--> (claimable)
+ *	   |                 |       \--(attempts used up)--> dead
+ *	   |                 \--lease expired: the next claim takes it
+ *	   |                    (that attempt fails "lease expired")
+ *	   +--retry-- dead, cancelled
+ *	queued/retrying --cancel--> cancelled; running --cancel--> cancel asked
+ *	(the holder's next heartbeat says so; it stops the run, then
+ *	queue_fail with QUEUE_FAIL_CANCELLED ends the job cancelled)
+ *
+ * A result is recorded once: complete and fail are refused (1) unless the
+ * caller still holds the lease of that attempt (worker id and attempt
+ * number), so a worker that lost its lease cannot overwrite the attempt
+ * that followed.
+ *
+ * Times are milliseconds since the epoch, on the queue's clock
+ * (queue_set_clock: tests inject one; the PostgreSQL backend will use the
+ * database's). Functions return 0 or -1 with queue_errmsg() set (what
+ * failed, on which job, what to do), unless said otherwise.
+ */
+#ifndef WARREN_QUEUE_H
+#define WARREN_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define QUEUE_ERR_MAX		512
+#define QUEUE_DEFAULT_ATTEMPTS	3
+#define QUEUE_DEFAULT_LEASE_MS	60000	/* heartbeats every lease / 3 */
+#define QUEUE_BACKOFF_BASE_MS	2000	/* attempt n waits base * 2^(n-1) */
+#define QUEUE_BACKOFF_MAX_MS	(30u * 60 * 1000)
+
+enum queue_status {
+	QUEUE_QUEUED = 0,	/* claimable now */
+	QUEUE_RUNNING,		/* leased to a worker */
+	QUEUE_RETRYING,		/* failed; claimable again at run_at */
+	QUEUE_DONE,
+	QUEUE_DEAD,		/* failed max_attempts times */
+	QUEUE_CANCELLED,
+};
+#define QUEUE_NSTATUS	6
+
+/* What `queue add` gives; NULL strings and 0 numbers take defaults. */
+struct queue_job_new {
+	const char	*task;		/* required, not empty */
+	const char	*profile;	/* the root agent's; NULL: orchestrator */
+	const char	*workspace;	/* absolute, canonical; required */
+	const char	*schema;	/* JSON Schema text for the result, or NULL */
+	const char	*key;		/* idempotency key, or NULL */
+	const char	*params;	/* JSON object text (from --jsonl), or NULL */
+	int		 priority;	/* higher first; default 0 */
+	int		 max_attempts;	/* default QUEUE_DEFAULT_ATTEMPTS */
+	uint64_t	 timeout_ms;	/* one attempt's wall clock; 0 = run's */
+	uint64_t	 budget;	/* tokens per attempt; 0 = none */
+};
+
+/* What an attempt produced (complete or fail). */
+struct queue_result {
+	const char	*answer;	/* the root's final answer, or NULL */
+	const char	*output;	/* structured output (JSON text), or NULL */
+	const char	*error;		/* fail: why (required) */
+	int64_t		 run_id;	/* the warren run, 0 if none started */
+	uint64_t	 tokens_in, tokens_out;
+	int64_t		 wall_ms;
+	const char	*diff_stat;	/* the layer's `diff --stat`, or NULL */
+};
+
+struct queue_job {
+	int64_t			 id;
+	char			*task, *profile, *workspace, *schema, *key;
+	char			*params;
+	enum queue_status	 status;
+	int			 priority;
+	int			 attempts;	/* started so far */
+	int			 max_attempts;
+	uint64_t		 timeout_ms, budget;
+	int64_t			 created_ms;
+	int64_t			 run_at_ms;	/* claimable from */
+	int64_t			 lease_until_ms; /* running: lease end */
+	int64_t			 finished_ms;	/* done, dead, cancelled */
+	char			*worker;	/* running: the lease holder */
+	int			 cancel_asked;
+	/* The last attempt's result (done) or error (retrying, dead). */
+	char			*answer, *output, *error, *diff_stat;
+	int64_t			 run_id;
+	uint64_t		 tokens_in, tokens_out;
+	int64_t			 wall_ms;
+};
+
+struct queue_attempt {
+	int			 n;		/* 1, 2, ... */
+	char			*worker;
+	int64_t			 started_ms, ended_ms;	/* 0: not ended */
+	char			*outcome;	/* "done", "failed", "lease
+						   expired", "cancelled" */
+	char			*error;
+	int64_t			 run_id;
+};
+
+struct queue_counts {
+	uint64_t	 n[QUEUE_NSTATUS];	/* by enum queue_status */
+};
+
+struct queue;
+
+/* queue.c: the frontend (dispatches to the backend) */
+/*
+ * url: a file path (SQLite; created with its directory, 0700) or, later,
+ * postgresql://... NULL: the state database. errsz bytes of err say why
+ * on NULL.
+ */
+struct queue	*queue_open(const char *url, char *err, size_t errsz);
+void		 queue_close(struct queue *);
+const char	*queue_errmsg(const struct queue *);
+/* The queue's clock (default: the wall clock). */
+void		 queue_set_clock(struct queue *, int64_t (*now_ms)(void *),
+		    void *arg);
+int64_t		 queue_now(struct queue *);
+const char	*queue_status_name(enum queue_status);
+int		 queue_status_parse(const char *, enum queue_status *);
+
+/* Add a job: 0 with *id; *existed 1 when the key was already there (the
+ * existing job's id, nothing added). */
+int		 queue_add(struct queue *, const struct queue_job_new *,
+		    int64_t *id, int *existed);
+/*
+ * Lease the next claimable job (queued, or retrying past its run_at, or
+ * running with an expired lease), highest priority then oldest run_at,
+ * to worker for lease_ms: 1 with *out filled (attempts counts this one),
+ * 0 none claimable, -1 error. max_running > 0: none is claimed while that
+ * many jobs run across every worker of the queue.
+ */
+int		 queue_claim(struct queue *, const char *worker,
+		    uint64_t lease_ms, unsigned max_running,
+		    struct queue_job *out);
+/* Extend the lease: 0 held, 1 lost (expired and taken, or the job is
+ * gone), 2 held but cancel asked, -1 error. */
+int		 queue_heartbeat(struct queue *, int64_t job, int attempt,
+		    const char *worker, uint64_t lease_ms);
+/* The attempt succeeded: 0 recorded, 1 refused (lease lost), -1 error. */
+int		 queue_complete(struct queue *, int64_t job, int attempt,
+		    const char *worker, const struct queue_result *);
+#define QUEUE_FAIL_CANCELLED	0x1	/* it was stopped for a cancel */
+#define QUEUE_FAIL_FINAL	0x2	/* no retry (e.g. a usage error) */
+/* The attempt failed: retrying with backoff, or dead when its attempts
+ * are used up; cancelled with QUEUE_FAIL_CANCELLED. 0, 1 (lease lost),
+ * -1. */
+int		 queue_fail(struct queue *, int64_t job, int attempt,
+		    const char *worker, const struct queue_result *,
+		    unsigned flags);
+/* queued or retrying: cancelled now (0); running: cancel asked (0, the
+ * holder stops it); done, dead or cancelled: 1 (nothing to cancel). */
+int		 queue_cancel(struct queue *, int64_t job);
+/* A dead or cancelled job queued again with fresh attempts: 0, or 1 if it
+ * is in another state. */
+int		 queue_retry(struct queue *, int64_t job);
+int		 queue_retry_dead(struct queue *, uint64_t *n);
+/* Remove jobs in the statuses of mask (1 << status) that finished before
+ * before_ms, with their attempts. */
+int		 queue_purge(struct queue *, unsigned mask, int64_t before_ms,
+		    uint64_t *n);
+/* Jobs in status (or every job with -1), by id; free with
+ * queue_jobs_free. */
+int		 queue_list(struct queue *, int status, struct queue_job **v,
+		    size_t *n);
+/* One job and every attempt: 0, or -1 (ENOTFOUND says so). */
+int		 queue_get(struct queue *, int64_t id, struct queue_job *,
+		    struct queue_attempt **attempts, size_t *nattempts);
+int		 queue_counts(struct queue *, struct queue_counts *);
+void		 queue_job_free(struct queue_job *);
+void		 queue_jobs_free(struct queue_job *, size_t);
+void		 queue_attempts_free(struct queue_attempt *, size_t);
+
+/* queue_backoff.c */
+/* The wait before attempt (attempt >= 2): QUEUE_BACKOFF_BASE_MS *
+ * 2^(attempt - 2), capped at QUEUE_BACKOFF_MAX_MS, with full jitter in
+ * [half, whole] drawn from r (0 <= r < 1). */
+uint64_t	 queue_backoff_ms(int attempt, double r);
+
+#endif
