@@ -1,14 +1,12 @@
 /*
- * A run's cow directory (cow.h): made, checked, measured and removed.
- *
- * Everything in it but base was written by agents, so its removal and
- * its measure never follow a link, open directories under their parent's
- * fd, and cope with what an agent may leave: directories made 000 or
- * read-only, names with any byte, trees deeper than any PATH_MAX.
+ * A run's cow directory (cow.h): made (its layer by cow_copy.c in copy
+ * mode, its base by cow_manifest.c) and checked when opened. Its removal
+ * is cow_remove.c, its measure cow_usage.c: everything in it but base
+ * was written by agents, and both cope with what an agent may leave.
+ * Nothing is left behind when making it fails half way.
  */
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
