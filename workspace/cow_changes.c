@@ -96,8 +96,9 @@ cc_same_file(struct cc_run *r, struct cow_walk *w, int dirfd,
 
 	if ((a = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY |
 	    O_CLOEXEC)) == -1) {
-		if (errno == EACCES)
-			return 0;	/* mode 000 both sides: say changed */
+		if (errno == EACCES || errno == ENOENT)
+			return 0;	/* mode 000 both sides, or just removed
+					   (a live run): say changed */
 		snprintf(w->err, w->errsz, "cannot read \"%s\" in the layer: "
 		    "%s", cow_esc(esc, sizeof(esc), w->path), strerror(errno));
 		return -1;
@@ -130,6 +131,8 @@ cc_same_link(struct cc_run *r, struct cow_walk *w, int dirfd,
 	int		 pfd;
 
 	if ((na = readlinkat(dirfd, name, a, sizeof(a))) == -1) {
+		if (errno == ENOENT)
+			return 0;	/* just removed: say changed */
 		snprintf(w->err, w->errsz, "cannot read the link \"%s\" in "
 		    "the layer: %s", cow_esc(esc, sizeof(esc), w->path),
 		    strerror(errno));
