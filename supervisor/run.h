@@ -197,6 +197,9 @@ struct run {
 	char			*stop_reason;	/* a run limit stopped it (the
 						   disk limit): exit 1 */
 	uint64_t		 disk_timer;
+	uint64_t		 disk_base;	/* copy mode: the layer at start */
+	int			 disk_based;
+	unsigned		 disk_errors;	/* failed measures in a row */
 	struct agent		*orch;		/* the orchestrator's agent */
 	struct orch_state	*orch_state;
 	int			 orch_deferred;	/* resume: waits on subagents */

@@ -302,6 +302,34 @@ test_disk_limit(void **state)
 	h_ws_close(&t.w);
 }
 
+/* The workspace's own size is not the agents' writes: a workspace over
+ * disk_max runs (the copy mode counts what grew since the start). */
+static void
+test_disk_limit_own_writes(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		 path[PATH_MAX + 16];
+	FILE		*f;
+	int		 i;
+
+	(void)state;
+	t_open(&t);
+	snprintf(path, sizeof(path), "%s/big.bin", t.w.ws);
+	assert_non_null(f = fopen(path, "w"));
+	for (i = 0; i < 3 * 1024; i++)
+		fprintf(f, "%01023d\n", i);
+	fclose(f);
+	t_script_general(&t, h_calls1("b", "write",
+	    "{\"path\":\"small.txt\",\"content\":\"small\\n\"}"));
+	t_warren(&t, &r, "run", "--disk-max", "2M", "--replay", t.w.cas,
+	    "--workspace", t.w.ws, "the task", NULL);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.err, "disk limit"));
+	h_run_free(&r);
+	h_ws_close(&t.w);
+}
+
 /* --apply: applied at the end when the run is done. */
 static void
 test_apply_at_end(void **state)
@@ -600,6 +628,7 @@ t_pass(const char *mode)
 		cmocka_unit_test(test_agents_share_layer),
 		cmocka_unit_test(test_parallel_runs_apart),
 		cmocka_unit_test(test_disk_limit),
+		cmocka_unit_test(test_disk_limit_own_writes),
 		cmocka_unit_test(test_apply_at_end),
 		cmocka_unit_test(test_apply_not_sensitive),
 		cmocka_unit_test(test_in_place),
