@@ -86,6 +86,9 @@ static const struct config_key cmd_run_keys[] = {
 	{ "agent_store_bytes", CONFIG_SIZE, "WARREN_AGENT_STORE_BYTES", "64M",
 	    1024, 1e15, NULL, CONFIG_LOWER, "bytes of events and messages "
 	    "one subagent may have the store keep" },
+	{ "agent_memory", CONFIG_SIZE, "WARREN_AGENT_MEMORY", "4G",
+	    16 * 1024 * 1024, 1e15, NULL, CONFIG_LOWER, "memory of one "
+	    "subagent's process tree (its memory cgroup, where there is one)" },
 	{ "workspace_mode", CONFIG_ENUM, "WARREN_WORKSPACE_MODE", "cow", 0, 0,
 	    cmd_run_ws_modes, CONFIG_NOPROJECT, "cow: agents write a "
 	    "copy-on-write layer you review (warren diff/apply); in-place: "
@@ -357,6 +360,7 @@ cmd_run_limits(const struct config *c, struct run_limits *l)
 	l->summary_transcript_max = config_uint(c, "summary_transcript_max");
 	l->store_rows = config_uint(c, "agent_store_rows");
 	l->store_bytes = config_bytes(c, "agent_store_bytes");
+	l->mem_bytes = config_bytes(c, "agent_memory");
 	l->disk_max = config_bytes(c, "disk_max");
 }
 
@@ -754,6 +758,7 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 		}
 		if (mode == COW_NONE)
 			return WARREN_EXIT_OK;
+		layer_sweep();
 		if (a->nostore) {
 			cmd_run_error(cmd, "--no-store keeps no run to review "
 			    "the copy-on-write layer with: add --in-place "
@@ -798,6 +803,7 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
     struct run *r, struct cmd_run_ctx *x, struct store **stp)
 {
 	struct store_run_params	 sp;
+	char			 err[1024];
 	int64_t			 run_id;
 	int			 code = WARREN_EXIT_OK;
 
@@ -821,6 +827,11 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 	}
 	code = store_run_begin(*stp, &sp, &run_id);
 	free((char *)(uintptr_t)sp.params);
+	if (code == 0 && x->cow.mode != COW_NONE && cow_mark(&x->cow, x->db,
+	    run_id, err, sizeof(err)) == -1) {
+		cmd_run_error("run", "its layer: %s", err);
+		return WARREN_EXIT_SANDBOX;
+	}
 	if (code == -1) {
 		cmd_run_unlayer(x);
 		cmd_run_error("run", "%s", store_errmsg(*stp));

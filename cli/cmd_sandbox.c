@@ -500,6 +500,7 @@ cmd_sandbox_record(struct store *st, const struct sandbox_opts *o,
     const struct cow *cw, char **cmd)
 {
 	struct store_run_params	 sp;
+	char			 err[1024];
 	int64_t			 run;
 	int			 rc;
 
@@ -513,6 +514,10 @@ cmd_sandbox_record(struct store *st, const struct sandbox_opts *o,
 	free((char *)(uintptr_t)sp.task);
 	if (rc == -1 || store_flush(st) == -1) {
 		fprintf(stderr, "warren: sandbox exec: %s\n", store_errmsg(st));
+		return -1;
+	}
+	if (cow_mark(cw, store_filename(st), run, err, sizeof(err)) == -1) {
+		fprintf(stderr, "warren: sandbox exec: its layer: %s\n", err);
 		return -1;
 	}
 	return run;

@@ -90,6 +90,24 @@ layer_mechanism(const char *want, enum cow_mode *mode, char *err,
 	return 0;
 }
 
+/*
+ * Layers whose warren died before it recorded their run: nothing names
+ * them, so nothing else would ever remove them. An hour old at least, so
+ * that a run being recorded right now keeps its own.
+ */
+void
+layer_sweep(void)
+{
+	char	err[1024];
+	int	n;
+
+	if (cow_sweep(NULL, LAYER_SWEEP_AGE_MS, &n, err, sizeof(err)) == -1)
+		log_warnx("layers no run was recorded for: %s", err);
+	if (n > 0)
+		log_info("removed %d layer%s no run was recorded for", n,
+		    n == 1 ? "" : "s");
+}
+
 /* The resumed run's layer, as its row names it. */
 int
 layer_reopen(const struct store_run *run, struct cow *cw, char *err,

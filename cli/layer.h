@@ -24,6 +24,10 @@ int	layer_choose(const struct config *c, const struct profile_set *ps,
 /* How a layer is made here: want is "auto", "overlay" or "copy". */
 int	layer_mechanism(const char *want, enum cow_mode *mode, char *err,
 	    size_t errsz);
+/* Remove the layers no run was recorded for (a warren killed between
+ * the two), older than LAYER_SWEEP_AGE_MS. */
+#define LAYER_SWEEP_AGE_MS	(60 * 60 * 1000)
+void	layer_sweep(void);
 /* A resumed run's layer (cw->mode COW_NONE if it had none). */
 int	layer_reopen(const struct store_run *run, struct cow *cw, char *err,
 	    size_t errsz);

@@ -158,6 +158,9 @@ int		 llm_config_declare(struct config *c);
 int		 llm_config_load(struct llm_config *lc, const struct config *c,
 		    char *err, size_t errsz);
 void		 llm_config_free(struct llm_config *lc);
+/* A deep copy, every string its own (-1: out of memory, dst freed). */
+int		 llm_config_copy(struct llm_config *dst,
+		    const struct llm_config *src);
 const char	*llm_provider_name(enum llm_provider p);
 int		 llm_provider_parse(const char *name, enum llm_provider *p);
 

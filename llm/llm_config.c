@@ -125,6 +125,65 @@ llm_config_declare(struct config *c)
 	    sizeof(llm_keys[0]));
 }
 
+/*
+ * Every field by name, never by a struct assignment: a pointer copied
+ * with the struct would be freed twice. The size check stops a new field
+ * from going uncopied (add it here and to llm_config_free).
+ */
+#if defined(__x86_64__) || defined(__aarch64__)
+_Static_assert(sizeof(struct llm_config) == 136,
+    "a field was added to struct llm_config: copy it in llm_config_copy "
+    "and free it in llm_config_free, then update this size");
+#endif
+
+static int
+llm_config_dup(char **dst, const char *src)
+{
+	*dst = NULL;
+	return src != NULL && (*dst = strdup(src)) == NULL ? -1 : 0;
+}
+
+int
+llm_config_copy(struct llm_config *dst, const struct llm_config *src)
+{
+	size_t	i;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->provider = src->provider;
+	dst->temperature = src->temperature;
+	dst->max_tokens = src->max_tokens;
+	dst->connect_timeout_ms = src->connect_timeout_ms;
+	dst->timeout_ms = src->timeout_ms;
+	dst->idle_timeout_ms = src->idle_timeout_ms;
+	dst->retries = src->retries;
+	dst->backoff_ms = src->backoff_ms;
+	dst->backoff_max_ms = src->backoff_max_ms;
+	dst->concurrency = src->concurrency;
+	dst->stream = src->stream;
+	dst->tool_mode = src->tool_mode;
+	dst->max_response = src->max_response;
+	if (llm_config_dup(&dst->preset, src->preset) == -1 ||
+	    llm_config_dup(&dst->base_url, src->base_url) == -1 ||
+	    llm_config_dup(&dst->model, src->model) == -1 ||
+	    llm_config_dup(&dst->summary_model, src->summary_model) == -1 ||
+	    llm_config_dup(&dst->record, src->record) == -1 ||
+	    llm_config_dup(&dst->replay, src->replay) == -1 ||
+	    llm_config_dup(&dst->key, src->key) == -1)
+		goto nomem;
+	if (src->nheaders > 0 && (dst->headers = calloc(src->nheaders,
+	    sizeof(char *))) == NULL)
+		goto nomem;
+	for (i = 0; i < src->nheaders; i++) {
+		if ((dst->headers[i] = strdup(src->headers[i])) == NULL)
+			goto nomem;
+		dst->nheaders++;
+	}
+	return 0;
+nomem:
+	llm_config_free(dst);
+	return -1;
+}
+
 void
 llm_config_free(struct llm_config *lc)
 {

@@ -220,41 +220,20 @@ llm_url_redact(const char *url)
 
 /*
  * The engine's private copy of the configuration, key and headers
- * included, so the caller may free its own. Every pointer of the copy is
- * NULL until its own strdup succeeds: llm_engine_free frees what was set.
+ * included, so the caller may free its own (llm_config_copy: a deep
+ * copy, field by field).
  */
 static int
 llm_engine_cfg_copy(struct llm_engine *e, const struct llm_config *lc,
     char *err, size_t errsz)
 {
-	size_t	 i;
-
-	e->cfg = *lc;
-	e->cfg.preset = e->cfg.base_url = e->cfg.model = NULL;
-	e->cfg.summary_model = e->cfg.record = e->cfg.replay = NULL;
-	e->cfg.key = NULL;
-	e->cfg.headers = NULL;
-	e->cfg.nheaders = 0;
 	if (lc->base_url == NULL || lc->model == NULL) {
 		snprintf(err, errsz, "LLM configuration lacks a base URL or a "
 		    "model");
 		return -1;
 	}
-	if ((e->cfg.base_url = strdup(lc->base_url)) == NULL ||
-	    (e->cfg.model = strdup(lc->model)) == NULL ||
-	    (lc->preset && (e->cfg.preset = strdup(lc->preset)) == NULL) ||
-	    (lc->summary_model && (e->cfg.summary_model =
-	    strdup(lc->summary_model)) == NULL) ||
-	    (lc->key && (e->cfg.key = strdup(lc->key)) == NULL))
+	if (llm_config_copy(&e->cfg, lc) == -1)
 		goto nomem;
-	if (lc->nheaders > 0 && (e->cfg.headers = calloc(lc->nheaders,
-	    sizeof(char *))) == NULL)
-		goto nomem;
-	for (i = 0; i < lc->nheaders; i++) {
-		if ((e->cfg.headers[i] = strdup(lc->headers[i])) == NULL)
-			goto nomem;
-		e->cfg.nheaders++;
-	}
 	if (e->cfg.concurrency == 0)
 		e->cfg.concurrency = 1;
 	if (e->cfg.max_response == 0)
@@ -312,12 +291,6 @@ llm_engine_cassette(struct llm_engine *e, const struct llm_config *lc,
 		    errsz)) == NULL)
 			return -1;
 		e->replay = 1;
-	}
-	if ((lc->record != NULL && (e->cfg.record = strdup(lc->record)) ==
-	    NULL) || (lc->replay != NULL && (e->cfg.replay =
-	    strdup(lc->replay)) == NULL)) {
-		snprintf(err, errsz, "llm engine: out of memory");
-		return -1;
 	}
 	return 0;
 }

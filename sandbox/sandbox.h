@@ -286,6 +286,9 @@ pid_t	 sandbox_spawn(struct sandbox *sb, sandbox_spawn_fn fn, void *arg,
 int	 sandbox_kill(struct sandbox *sb, int sig);
 /* Parent, after reaping: kill stragglers, remove the cgroup, close fds. */
 void	 sandbox_release(struct sandbox *sb);
+/* Parent, before sandbox_release: 1 if the OOM killer of the child's
+ * memory group killed a process in it, 0 if not or if it cannot tell. */
+int	 sandbox_oom_killed(const struct sandbox *sb);
 /* A spawner that forks many children: probe now, and let every later
  * sandbox_prepare() use this probe instead of its own (the kernel's
  * features, cgroup mounts and our uid do not change during a run). */

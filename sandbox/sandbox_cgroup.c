@@ -419,6 +419,37 @@ sandbox_cgroup_remove(const char *path, int version)
 }
 
 /*
+ * The "oom_kill N" line of the memory group's events: v2 memory.events,
+ * v1 memory.oom_control (kernels since 4.13). Under v2 the pids group may
+ * be the memory group (sandbox_cgroup_create_mem).
+ */
+int
+sandbox_oom_killed(const struct sandbox *sb)
+{
+	char		 f[PATH_MAX], buf[1024], *p;
+	const char	*dir = sb->memcg;
+	int		 v2 = sb->caps.memcg == 2;
+
+	if (!sb->memory)
+		return 0;
+	if (dir[0] == '\0' && sb->cgroup_version == 2) {
+		dir = sb->cgroup;
+		v2 = 1;
+	}
+	if (dir[0] == '\0' || (size_t)snprintf(f, sizeof(f), "%s/%s", dir,
+	    v2 ? "memory.events" : "memory.oom_control") >= sizeof(f) ||
+	    sandbox_cgroup_read(f, buf, sizeof(buf)) <= 0)
+		return 0;
+	for (p = buf; p != NULL && *p != '\0'; p = strchr(p, '\n')) {
+		if (*p == '\n')
+			p++;
+		if (strncmp(p, "oom_kill ", 9) == 0)
+			return strtoull(p + 9, NULL, 10) > 0;
+	}
+	return 0;
+}
+
+/*
  * The groups a spawner killed by SIGKILL could not remove: "warren-PID-N"
  * under base whose PID is gone, or is ours (we have made none yet, and a
  * dead spawner's group under our reused PID would collide with ours).

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 
+#include "common/userns.h"
 #include "sandbox/sandbox_int.h"
 
 /* Signals the init passes on to the command. */
@@ -100,39 +101,15 @@ sandbox_ns_clone(int flags)
 	    NULL, NULL, NULL, NULL);
 }
 
-static int
-sandbox_ns_write(const char *path, const char *s)
-{
-	ssize_t	 n;
-	int	 fd, saved;
-
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = write(fd, s, strlen(s));
-	saved = errno;
-	close(fd);
-	errno = saved;
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 /* In a new user ns: map our own uid and gid to themselves. */
 int
 sandbox_ns_userns_map(uid_t uid, gid_t gid, struct sandbox_error *e)
 {
-	char	 map[64];
+	const char	*step;
 
-	if (sandbox_ns_write("/proc/self/setgroups", "deny") == -1 &&
-	    errno != ENOENT)
-		return sandbox_fail(e, SANDBOX_USERNS, errno,
-		    "write /proc/self/setgroups");
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	if (sandbox_ns_write("/proc/self/uid_map", map) == -1)
-		return sandbox_fail(e, SANDBOX_USERNS, errno,
-		    "write /proc/self/uid_map");
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-	if (sandbox_ns_write("/proc/self/gid_map", map) == -1)
-		return sandbox_fail(e, SANDBOX_USERNS, errno,
-		    "write /proc/self/gid_map");
+	if (userns_map_self(uid, gid, &step) == -1)
+		return sandbox_fail(e, SANDBOX_USERNS, errno, "write %s",
+		    step);
 	return 0;
 }
 

@@ -133,6 +133,12 @@ spawn_kill(struct spawn_child *c, int signo)
 		(void)kill(-c->pid, signo);
 }
 
+int
+spawn_oom_killed(const struct spawn_child *c)
+{
+	return c->sb != NULL && sandbox_oom_killed(c->sb);
+}
+
 void
 spawn_release(struct spawn_child *c)
 {

@@ -45,6 +45,15 @@ int	spawn_worker(const struct spawn_req *, struct spawn_child *,
 void	spawn_kill(struct spawn_child *, int signo);
 /* After reaping: kill stragglers, free the sandbox, close the fds. */
 void	spawn_release(struct spawn_child *);
+/* Before spawn_release: 1 if its memory group's OOM killer struck. */
+int	spawn_oom_killed(const struct spawn_child *);
+/*
+ * The si_code of a worker's exit when its memory group's OOM killer killed
+ * in it (with the exit's own si_status): what the spawn server reports in
+ * SPAWND_EXIT, and the supervisor's reaper uses, instead of CLD_KILLED
+ * (or the init's CLD_EXITED 137). Not a kernel CLD_* value.
+ */
+#define SPAWN_CLD_OOM	64
 /*
  * warren's own directories in every sandbox of p: the state directory
  * masked, the config directory read-only (docs/sandbox.md, "What crosses

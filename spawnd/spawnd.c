@@ -336,13 +336,15 @@ spawnd_reap(int fd)
 		    k == NULL)
 			continue;
 		*pp = k->next;
-		spawn_release(&k->c);
-		free(k);
 		memset(&r, 0, sizeof(r));
 		r.type = SPAWND_EXIT;
 		r.pid = si2.si_pid;
 		r.a = si2.si_code;
 		r.b = si2.si_status;
+		if (spawn_oom_killed(&k->c))
+			r.a = SPAWN_CLD_OOM;	/* before its group goes */
+		spawn_release(&k->c);
+		free(k);
 		spawnd_send(fd, &r, NULL, NULL, 0);
 	}
 }

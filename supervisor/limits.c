@@ -29,6 +29,7 @@ limits_default(struct run_limits *l)
 	l->summary_transcript_max = STORE_SUMMARY_TRANSCRIPT_MAX;
 	l->store_rows = LIMITS_DEFAULT_STORE_ROWS;
 	l->store_bytes = LIMITS_DEFAULT_STORE_BYTES;
+	l->mem_bytes = LIMITS_DEFAULT_MEM_BYTES;
 	l->disk_max = LIMITS_DEFAULT_DISK_MAX;
 }
 

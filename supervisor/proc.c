@@ -270,6 +270,12 @@ proc_grace_over(struct worker *w)
 {
 	if (w->got_done && w->kill_end == NODE_END_NONE)
 		w->kill_end = NODE_END_COMPLETE;	/* result is in */
+	/* proc_kill says why only of a first kill: this one is news too. */
+	if (w->kill_end != NODE_END_NONE)
+		log_warnx("agent %s (%s): did not exit within the grace "
+		    "period of %llu ms: killing", w->node->path,
+		    w->node->profile->name,
+		    (unsigned long long)w->run->opts.limits.grace_ms);
 	proc_kill(w, w->kill_end ? w->kill_end : NODE_END_CANCELLED,
 	    "did not exit within the grace period");
 }
@@ -558,6 +564,8 @@ proc_policy(struct run *r, const struct node *n, char *err, size_t errsz)
 			free(p);
 			return NULL;
 		}
+		if (r->opts.limits.mem_bytes != 0)
+			p->limits.mem_bytes = (rlim_t)r->opts.limits.mem_bytes;
 		sandbox_policy_require(p, r->caps);
 		p->allow_weaker = r->opts.weaker;
 		rp = xcalloc(1, sizeof(*rp));
@@ -645,6 +653,11 @@ proc_exit_reason(struct worker *w, const siginfo_t *si)
 	if (w->kill_end != NODE_END_NONE) {
 		n->end = w->kill_end;
 		snprintf(msg, sizeof(msg), "%s", w->kill_reason);
+	} else if (si->si_code == SPAWN_CLD_OOM) {
+		n->end = NODE_END_KILLED;
+		snprintf(msg, sizeof(msg), "killed by the memory limit (%llu "
+		    "MiB): its memory group's OOM killer ended it",
+		    (unsigned long long)(w->policy->limits.mem_bytes >> 20));
 	} else if (si->si_code == CLD_KILLED || si->si_code == CLD_DUMPED) {
 		if (sig == SIGXCPU) {
 			n->end = NODE_END_KILLED;
@@ -765,6 +778,8 @@ proc_reap(struct run *r)
 		memset(&si2, 0, sizeof(si2));
 		if (waitid(P_PID, (id_t)si.si_pid, &si2, WEXITED) == -1)
 			continue;
+		if (w != NULL && spawn_oom_killed(&w->child))
+			si2.si_code = SPAWN_CLD_OOM;	/* as the server says */
 		if (w != NULL)
 			proc_exited(w, &si2);
 	}

@@ -39,6 +39,8 @@
 #define RUN_EVENT_MAX		4096	/* chars of an event's detail stored */
 #define RUN_FLUSH_MS		200	/* store batch commit period */
 #define RUN_STORE_STOP		"the run stopped: its database cannot be written"
+#define RUN_SPAWND_STOP		"the run stopped: the spawn server died, no " \
+				"agent can start"
 
 static const char *const run_end_names[] = {
 	[NODE_END_NONE] = "running",
@@ -569,10 +571,23 @@ run_kill_timer(void *arg)
 	proc_killall(r);
 }
 
+/* Why the run stops when it was not asked to: the store, the spawn
+ * server, a run limit (the disk); else asked. */
+static const char *
+run_stop_reason(const struct run *r, const char *asked)
+{
+	if (r->store_failed)
+		return RUN_STORE_STOP;
+	if (r->spawnd_failed)
+		return RUN_SPAWND_STOP;
+	if (r->stop_reason != NULL)
+		return r->stop_reason;
+	return asked;
+}
+
 void
 run_cancel(struct run *r, int hard)
 {
-	const char	*stop;
 	size_t		 i;
 	struct node	*n;
 
@@ -583,7 +598,6 @@ run_cancel(struct run *r, int hard)
 	if (r->cancelling)
 		return;
 	r->cancelling = 1;
-	stop = r->store_failed ? RUN_STORE_STOP : r->stop_reason;
 	while ((n = r->qhead) != NULL) {
 		run_unqueue(r, n);
 		n->end = NODE_END_CANCELLED;
@@ -594,19 +608,19 @@ run_cancel(struct run *r, int hard)
 		n = r->nodes[i];
 		if (n->worker != NULL && n->state == NODE_RUNNING)
 			proc_cancel(n->worker, r->finished ?
-			    "the run finished" : stop != NULL ? stop :
-			    "the run was cancelled");
+			    "the run finished" : run_stop_reason(r,
+			    "the run was cancelled"));
 	}
 	if (!r->finished && r->orch_deferred) {
 		/* Resuming: the orchestrator waited on its subagents. */
 		r->orch_deferred = 0;
 		r->root->end = NODE_END_CANCELLED;
-		r->root->error = xstrdup(stop != NULL ? stop :
-		    "the run was cancelled while it resumed its subagents");
+		r->root->error = xstrdup(run_stop_reason(r, "the run was "
+		    "cancelled while it resumed its subagents"));
 		run_node_done(r, r->root);
 	} else if (!r->finished)
-		orch_cancel(r, stop != NULL ? stop :
-		    "the run was cancelled (SIGINT/SIGTERM)");
+		orch_cancel(r, run_stop_reason(r,
+		    "the run was cancelled (SIGINT/SIGTERM)"));
 	r->kill_timer = loop_timer_add(r->loop, r->opts.limits.grace_ms,
 	    run_kill_timer, r);
 }
@@ -660,6 +674,28 @@ static const struct spawnd_client_ops run_spawnd_ops = {
 	.exited = run_spawnd_exit,
 };
 
+/*
+ * The spawn server is gone (killed from outside, or it failed): the agents
+ * it started are dead to us (their exits would come through it), and no
+ * agent can start any more. Stop the run (exit 70) rather than let the
+ * orchestrator delegate into a void, each attempt refused.
+ */
+static void
+run_spawnd_gone(struct run *r)
+{
+	if (r->finished) {
+		/* Its result is in: only the teardown is left. */
+		log_warnx("the spawn server died");
+		proc_server_gone(r);
+		return;
+	}
+	log_warnx("the spawn server died: no agent can start any more; "
+	    "stopping the run");
+	r->spawnd_failed = 1;
+	proc_server_gone(r);	/* their parents hear it (replies come later) */
+	run_cancel(r, 0);
+}
+
 static void
 run_spawnd_ready(int fd, uint32_t events, void *arg)
 {
@@ -668,9 +704,8 @@ run_spawnd_ready(int fd, uint32_t events, void *arg)
 	if (events & EPOLLOUT)
 		(void)spawnd_client_flush(r->spawnd);	/* -1: EOF follows */
 	if (spawnd_client_read(r->spawnd, &run_spawnd_ops, r) == -1) {
-		log_warnx("the spawn server is gone");
 		loop_del_fd(r->loop, fd);
-		proc_server_gone(r);
+		run_spawnd_gone(r);
 	}
 }
 
@@ -796,6 +831,8 @@ run_exit_code(struct run *r)
 {
 	if (r->store_failed)
 		return WARREN_EXIT_STORE;
+	if (r->spawnd_failed)
+		return WARREN_EXIT_INTERNAL;
 	if (r->stop_reason != NULL)
 		return WARREN_EXIT_FAIL;	/* the disk limit */
 	if (r->interrupted)
@@ -916,7 +953,8 @@ run_main(struct run *r, const struct msg_list *resume)
 	run_store_check(r);
 	code = run_store_end(r, run_exit_code(r));
 	ui_result(code == 0 ? r->root->result : code == WARREN_EXIT_STORE ?
-	    RUN_STORE_STOP : r->root->error, code == 0, code);
+	    RUN_STORE_STOP : r->spawnd_failed ? RUN_SPAWND_STOP :
+	    r->root->error, code == 0, code);
 	return code;
 }
 

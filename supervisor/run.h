@@ -55,6 +55,8 @@ struct run_limits {
 	 * messages together, rows and bytes [20000, 64 MiB]. */
 	uint64_t	store_rows;
 	uint64_t	store_bytes;
+	/* A worker tree's memory cgroup limit, where there is one [4 GiB]. */
+	uint64_t	mem_bytes;
 	/* Disk the run's copy-on-write layer may take; 0 = none [1 GiB]. */
 	uint64_t	disk_max;
 };
@@ -68,6 +70,7 @@ struct run_limits {
 #define LIMITS_DEFAULT_OUTPUT		(64u * 1024)
 #define LIMITS_DEFAULT_STORE_ROWS	20000
 #define LIMITS_DEFAULT_STORE_BYTES	(64u * 1024 * 1024)
+#define LIMITS_DEFAULT_MEM_BYTES	(4ULL << 30)
 #define LIMITS_DEFAULT_DISK_MAX		(1024ull * 1024 * 1024)
 
 /* Where a node is in its life. */
@@ -190,9 +193,13 @@ struct run {
 	int			 finished;	/* the root is done */
 	int			 llm_failed;	/* the root ended on an LLM error */
 	int			 store_failed;	/* a store write was lost: exit 6 */
+	int			 spawnd_failed;	/* the spawn server died: exit 70 */
 	char			*stop_reason;	/* a run limit stopped it (the
 						   disk limit): exit 1 */
 	uint64_t		 disk_timer;
+	uint64_t		 disk_base;	/* copy mode: the layer at start */
+	int			 disk_based;
+	unsigned		 disk_errors;	/* failed measures in a row */
 	struct agent		*orch;		/* the orchestrator's agent */
 	struct orch_state	*orch_state;
 	int			 orch_deferred;	/* resume: waits on subagents */

@@ -13,7 +13,10 @@
  * namespace), so the limit is watched: the layer's allocated blocks are
  * summed every RUN_DISK_MS while workers live, and once more when the last
  * one is gone. A writer can pass the limit by what it writes in one
- * period; RLIMIT_FSIZE still bounds each file. docs/workspaces.md gives
+ * period; RLIMIT_FSIZE still bounds each file. A copy counts what grew
+ * since the run (or its resume) began, not the copy of the workspace.
+ * Five measures failing in a row stop the run too: an agent must not
+ * lift its limit by making the walk fail. docs/workspaces.md gives
  * the overshoot measured by tests/e2e/test_cow_run.c.
  */
 #include <inttypes.h>
@@ -28,6 +31,7 @@
 #include "workspace/cow.h"
 
 #define RUN_DISK_MS	200
+#define RUN_DISK_ERRORS	5	/* failed measures in a row: stop */
 
 static void	run_disk_timer(void *);
 
@@ -38,12 +42,25 @@ run_disk_arm(struct run *r)
 	    r);
 }
 
+/* Killed at once, as the memory limit kills: a writer given the grace
+ * period to finish would write on. */
+static void
+run_disk_kill(struct run *r)
+{
+	size_t	i;
+
+	for (i = 0; i < r->nnodes; i++)
+		if (r->nodes[i]->worker != NULL)
+			proc_kill(r->nodes[i]->worker, NODE_END_KILLED,
+			    r->stop_reason);
+	run_cancel(r, 0);
+}
+
 /* Over the limit: stop the run, once. */
 static void
 run_disk_over(struct run *r, uint64_t used)
 {
 	char	 msg[256];
-	size_t	 i;
 
 	snprintf(msg, sizeof(msg), "disk limit: the run's copy-on-write "
 	    "layer holds %" PRIu64 " KiB, over disk_max %" PRIu64 " KiB "
@@ -51,12 +68,27 @@ run_disk_over(struct run *r, uint64_t used)
 	    r->opts.limits.disk_max / 1024);
 	log_warnx("run %lld: %s", (long long)r->run_id, msg);
 	r->stop_reason = xstrdup(msg);
-	/* Killed at once, as the memory limit kills: a writer given the
-	 * grace period to finish would write on. */
-	for (i = 0; i < r->nnodes; i++)
-		if (r->nodes[i]->worker != NULL)
-			proc_kill(r->nodes[i]->worker, NODE_END_KILLED, msg);
-	run_cancel(r, 0);
+	run_disk_kill(r);
+}
+
+/*
+ * What the agents added to the layer. A copy starts as big as the
+ * workspace: its size when this run (or this resume) began is not theirs.
+ * -1 when the layer cannot be measured.
+ */
+static int
+run_disk_used(struct run *r, uint64_t *used, char *err, size_t errsz)
+{
+	if (cow_usage(r->opts.cow, used, err, errsz) == -1)
+		return -1;
+	if (r->opts.cow->mode == COW_COPY) {
+		if (!r->disk_based) {
+			r->disk_base = *used;
+			r->disk_based = 1;
+		}
+		*used = *used > r->disk_base ? *used - r->disk_base : 0;
+	}
+	return 0;
 }
 
 /* 1 if the layer is over its limit (and the run now stopping). */
@@ -69,10 +101,18 @@ run_disk_check(struct run *r)
 	if (r->opts.cow == NULL || r->opts.limits.disk_max == 0 ||
 	    r->stop_reason != NULL)
 		return r->stop_reason != NULL;
-	if (cow_usage(r->opts.cow, &used, err, sizeof(err)) == -1) {
+	if (run_disk_used(r, &used, err, sizeof(err)) == -1) {
+		/* An agent can make the walk fail (a huge tree, renames
+		 * under it): failing to measure must not lift the limit. */
 		log_warnx("disk limit: %s", err);
-		return 0;
+		if (++r->disk_errors < RUN_DISK_ERRORS)
+			return 0;
+		r->stop_reason = xstrdup("disk limit: the run's copy-on-write "
+		    "layer cannot be measured (see the log above)");
+		run_disk_kill(r);
+		return 1;
 	}
+	r->disk_errors = 0;
 	if (used <= r->opts.limits.disk_max)
 		return 0;
 	run_disk_over(r, used);

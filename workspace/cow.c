@@ -1,14 +1,12 @@
 /*
- * A run's cow directory (cow.h): made, checked, measured and removed.
- *
- * Everything in it but base was written by agents, so its removal and
- * its measure never follow a link, open directories under their parent's
- * fd, and cope with what an agent may leave: directories made 000 or
- * read-only, names with any byte, trees deeper than any PATH_MAX.
+ * A run's cow directory (cow.h): made (its layer by cow_copy.c in copy
+ * mode, its base by cow_manifest.c) and checked when opened. Its removal
+ * is cow_remove.c, its measure cow_usage.c: everything in it but base
+ * was written by agents, and both cope with what an agent may leave.
+ * Nothing is left behind when making it fails half way.
  */
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -304,54 +302,5 @@ cow_open(struct cow *c, enum cow_mode mode, const char *dir,
 		return -1;
 	}
 	c->mode = mode;
-	return 0;
-}
-
-static int
-cow_usage_entry(struct cow_walk *w, int dirfd, const char *name,
-    const struct stat *sb)
-{
-	uint64_t	*bytes = w->arg;
-
-	(void)dirfd;
-	(void)name;
-	*bytes += (uint64_t)sb->st_blocks * 512;
-	return 0;
-}
-
-/*
- * A directory an agent made unreadable counts for its own blocks only
- * (we do not chmod a layer agents may be writing): the run's real bound
- * is the size of the filesystem its layer is on.
- */
-int
-cow_usage(const struct cow *c, uint64_t *bytes, char *err, size_t errsz)
-{
-	struct cow_walk	w;
-	struct stat	sb;
-	char		why[512];
-	int		fd;
-
-	*bytes = 0;
-	if ((fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) == -1 || fstat(fd, &sb) == -1) {
-		snprintf(err, errsz, "cow directory %s: %s", c->dir,
-		    strerror(errno));
-		if (fd != -1)
-			close(fd);
-		return -1;
-	}
-	memset(&w, 0, sizeof(w));
-	w.entry = cow_usage_entry;
-	w.arg = bytes;
-	w.max = 2 * COW_MAX_ENTRIES;
-	w.unreadable_ok = 1;
-	if (cow_walk(&w, fd, why, sizeof(why)) == -1) {
-		snprintf(err, errsz, "disk use of %s: %s", c->dir, why);
-		close(fd);
-		return -1;
-	}
-	*bytes += (uint64_t)sb.st_blocks * 512;
-	close(fd);
 	return 0;
 }

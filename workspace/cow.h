@@ -112,6 +112,15 @@ int		 cow_open(struct cow *c, enum cow_mode mode, const char *dir,
 /* Remove the cow directory and everything in it, never following a
  * link; also the temporary files a killed apply left (apply.journal). */
 int		 cow_remove(const struct cow *c, char *err, size_t errsz);
+/* cow_mark.c */
+/* The layer belongs to run `run` of database db (a file "run" in it): a
+ * layer without one was never recorded (its warren died first). */
+int		 cow_mark(const struct cow *c, const char *db, int64_t run,
+		    char *err, size_t errsz);
+/* Remove the layers under statedir/cow/ (NULL: xdg_state_dir()) that no
+ * run was recorded for and that are older than min_age_ms; *n how many. */
+int		 cow_sweep(const char *statedir, int64_t min_age_ms, int *n,
+		    char *err, size_t errsz);
 /* Bytes of disk the layer takes (allocated blocks, not sizes). */
 int		 cow_usage(const struct cow *c, uint64_t *bytes,
 		    char *err, size_t errsz);

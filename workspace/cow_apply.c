@@ -7,10 +7,11 @@
  * is run again). Anything else is a conflict; all are named and nothing
  * is touched. Then each new file and link is written as a temporary
  * .warren-apply.XXXXXXXX beside its target (every one named in
- * apply.journal, fsync'd, before it is created), fsync'd, and renamed
- * into place; then what was deleted goes, deepest first; then the
- * journal. So a kill at any point leaves every file either old or new,
- * and the next apply (or cow_remove) removes the temporaries.
+ * apply.journal, fsync'd, before it is created), all are flushed (one
+ * syncfs), and each is renamed into place; then what was deleted goes,
+ * deepest first; directories get their modes last; then the journal. So
+ * a kill at any point leaves every file either old or new, and the next
+ * apply (or cow_remove) removes the temporaries.
  *
  * The workspace is walked one component at a time, never through a
  * link (cow_walk.c); the layer was written by agents: a setuid or setgid
@@ -305,6 +306,16 @@ cow_apply_decide(struct cow_apply *a, size_t i, int absent)
 		*act = ACT_WRITE;
 }
 
+/* A file that becomes a directory, or the other way round: apply removes
+ * the one before it makes the other, so a killed apply may leave neither
+ * there. */
+static int
+cow_apply_retype(const struct cow_change *ch)
+{
+	return ch->kind == COW_MODIFIED &&
+	    S_ISDIR(ch->base.mode) != S_ISDIR(ch->new_mode);
+}
+
 /* One change against the workspace: 0 (act set, or a conflict counted),
  * -1 error. */
 static int
@@ -331,12 +342,20 @@ cow_apply_check_one(struct cow_apply *a, size_t i)
 		why = "a directory on its path is now a link or not a directory";
 	else if (ch->kind == COW_ADDED && r == 0)
 		why = "it was created in the workspace since the run started";
-	else if (ch->kind != COW_ADDED && r == 1)
+	else if (ch->kind != COW_ADDED && r == 1 && !cow_apply_retype(ch))
 		why = "it was removed from the workspace since the run started";
-	else if (ch->kind != COW_ADDED)
+	else if (ch->kind != COW_ADDED && r == 0)
 		why = cow_apply_base_diff(&a->cur[i], &ch->base);
 	if (why == NULL)
 		cow_apply_decide(a, i, r == 1);
+	else if (r == 0 && ch->kind != COW_DELETED &&
+	    S_ISDIR(a->cur[i].st_mode) && S_ISDIR(ch->new_mode) &&
+	    (ch->kind == COW_ADDED || cow_apply_retype(ch) ||
+	    (a->cur[i].st_mode & 07777) == cow_apply_perms(ch->new_mode)))
+		/* Made by an apply that was killed before its modes were
+		 * set, or by the user: only its mode may be left to do. */
+		a->act[i] = (a->cur[i].st_mode & 07777) ==
+		    cow_apply_perms(ch->new_mode) ? ACT_DONE : ACT_CHMOD;
 	else if ((r == 1 && ch->kind == COW_DELETED) ||
 	    (r == 0 && ch->kind != COW_DELETED &&
 	    cow_apply_same_new(a, ch, &a->cur[i])))
@@ -538,7 +557,7 @@ cow_apply_tmp_file(struct cow_apply *a, size_t i, int dfd, const char *tname)
 	if (cow_apply_copy(src, fd) == 0 && (geteuid() != 0 ||
 	    a->cur[i].st_mode == 0 || S_ISDIR(a->cur[i].st_mode) ||
 	    fchown(fd, a->cur[i].st_uid, a->cur[i].st_gid) == 0) &&
-	    fchmod(fd, cow_apply_perms(ch->new_mode)) == 0 && fsync(fd) == 0)
+	    fchmod(fd, cow_apply_perms(ch->new_mode)) == 0)
 		rc = 0;
 	close(src);
 	if (close(fd) == -1)
@@ -576,17 +595,15 @@ cow_apply_write_one(struct cow_apply *a, size_t i)
 {
 	const struct cow_change	*ch = &a->ch->v[i];
 	const char		*name, *tname;
-	int			 dfd, fd, rc = -1;
+	int			 dfd, rc = -1;
 
 	if ((dfd = cow_walk_parent(a->rootfd, ch->path, &name)) == -1)
 		return cow_apply_fail(a, "cannot open the directory of", ch->path);
 	if (a->act[i] == ACT_MKDIR || a->act[i] == ACT_MKDIR_REPLACE) {
+		/* 0700 until the last phase: its files go in first. */
 		if ((a->act[i] == ACT_MKDIR || unlinkat(dfd, name, 0) == 0) &&
-		    mkdirat(dfd, name, 0700) == 0 && (fd = openat(dfd, name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) != -1) {
-			rc = fchmod(fd, cow_apply_perms(ch->new_mode));
-			close(fd);
-		}
+		    mkdirat(dfd, name, 0700) == 0)
+			rc = 0;
 		if (rc == 0)
 			cow_apply_say(a, "created", ch->path, NULL);
 	} else {
@@ -629,21 +646,13 @@ cow_apply_place(struct cow_apply *a, size_t i)
 {
 	const struct cow_change	*ch = &a->ch->v[i];
 	const char		*name, *tname;
-	int			 dfd, fd, rc = 0;
+	int			 dfd, rc = 0;
 
 	if ((dfd = cow_walk_parent(a->rootfd, ch->path, &name)) == -1)
 		return cow_apply_fail(a, "cannot open the directory of", ch->path);
 	tname = a->tmp[i] == NULL ? NULL : strrchr(a->tmp[i], '/') != NULL ?
 	    strrchr(a->tmp[i], '/') + 1 : a->tmp[i];
 	switch (a->act[i]) {
-	case ACT_CHMOD:
-		if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY |
-		    O_NOFOLLOW | O_CLOEXEC)) == -1 ||
-		    fchmod(fd, cow_apply_perms(ch->new_mode)) == -1)
-			rc = -1;
-		if (fd != -1)
-			close(fd);
-		break;
 	case ACT_DELETE:
 		if (unlinkat(dfd, name, S_ISDIR(a->cur[i].st_mode) ?
 		    AT_REMOVEDIR : 0) == -1 && errno != ENOENT)
@@ -662,6 +671,7 @@ cow_apply_place(struct cow_apply *a, size_t i)
 	case ACT_SKIP:
 	case ACT_MKDIR:
 	case ACT_MKDIR_REPLACE:
+	case ACT_CHMOD:
 		break;
 	}
 	if (rc == -1)
@@ -670,6 +680,26 @@ cow_apply_place(struct cow_apply *a, size_t i)
 		cow_apply_say(a, cow_apply_verb(a, i), ch->path, NULL);
 	close(dfd);
 	return rc;
+}
+
+/* A directory's mode, set last (deepest first): a read-only directory
+ * must still take the files renamed into it. */
+static int
+cow_apply_chmod(struct cow_apply *a, size_t i)
+{
+	const struct cow_change	*ch = &a->ch->v[i];
+	int			 fd, rc = -1;
+
+	if ((fd = cow_walk_open(a->rootfd, ch->path, O_RDONLY |
+	    O_DIRECTORY)) != -1) {
+		rc = fchmod(fd, cow_apply_perms(ch->new_mode));
+		close(fd);
+	}
+	if (rc == -1)
+		return cow_apply_fail(a, "cannot set the mode of", ch->path);
+	if (a->act[i] == ACT_CHMOD)
+		cow_apply_say(a, "mode of", ch->path, NULL);
+	return 0;
 }
 
 /* Write, rename in path order, delete deepest first; a line per file. */
@@ -693,13 +723,23 @@ cow_apply_run(struct cow_apply *a)
 		    cow_apply_write_one(a, i) == -1)
 			return -1;
 	}
+	/* Every temporary on disk before the first rename: one syncfs
+	 * costs what one fsync does, not one per file. */
+	if (syncfs(a->rootfd) == -1) {
+		snprintf(a->err, a->errsz, "flushing the new files to disk: %s",
+		    strerror(errno));
+		return -1;
+	}
 	for (i = 0; i < a->ch->n; i++)
-		if ((a->act[i] == ACT_WRITE || a->act[i] == ACT_CHMOD) &&
-		    cow_apply_place(a, i) == -1)
+		if (a->act[i] == ACT_WRITE && cow_apply_place(a, i) == -1)
 			return -1;
 	for (i = a->ch->n; i-- > 0;)
 		if ((a->act[i] == ACT_DELETE || a->act[i] == ACT_WRITE_LATE) &&
 		    cow_apply_place(a, i) == -1)
+			return -1;
+	for (i = a->ch->n; i-- > 0;)
+		if ((a->act[i] == ACT_MKDIR || a->act[i] == ACT_MKDIR_REPLACE ||
+		    a->act[i] == ACT_CHMOD) && cow_apply_chmod(a, i) == -1)
 			return -1;
 	return 0;
 }

@@ -19,8 +19,9 @@
  * the copy: an entry whose lstat moved is compared by content with the
  * workspace's.
  *
- * Anything else an agent left in the layer (a FIFO, a socket, a device)
- * is a COW_UNSUPPORTED entry: the caller sees it, apply refuses it.
+ * Anything else an agent left in the layer (a FIFO, a socket, a device,
+ * a directory we may not read) is a COW_UNSUPPORTED entry: the caller
+ * sees it, apply refuses it.
  */
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -95,6 +96,9 @@ cc_same_file(struct cc_run *r, struct cow_walk *w, int dirfd,
 
 	if ((a = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NOCTTY |
 	    O_CLOEXEC)) == -1) {
+		if (errno == EACCES || errno == ENOENT)
+			return 0;	/* mode 000 both sides, or just removed
+					   (a live run): say changed */
 		snprintf(w->err, w->errsz, "cannot read \"%s\" in the layer: "
 		    "%s", cow_esc(esc, sizeof(esc), w->path), strerror(errno));
 		return -1;
@@ -127,6 +131,8 @@ cc_same_link(struct cc_run *r, struct cow_walk *w, int dirfd,
 	int		 pfd;
 
 	if ((na = readlinkat(dirfd, name, a, sizeof(a))) == -1) {
+		if (errno == ENOENT)
+			return 0;	/* just removed: say changed */
 		snprintf(w->err, w->errsz, "cannot read the link \"%s\" in "
 		    "the layer: %s", cow_esc(esc, sizeof(esc), w->path),
 		    strerror(errno));
@@ -220,6 +226,30 @@ cc_upper_entry(struct cow_walk *w, int dirfd, const char *name,
 	if (!same)
 		return cc_add(r, w, w->path, COW_MODIFIED, was, sb->st_mode);
 	return 0;
+}
+
+/*
+ * A directory of the layer we may not read (an agent made it 000; root
+ * reads it anyway): what it holds is unknown, so it is an unsupported
+ * change, the one entry() made for it (if any) turned into that.
+ */
+static int
+cc_unreadable(struct cow_walk *w, int fd, const struct stat *sb)
+{
+	struct cc_run		*r = w->arg;
+	struct cow_change	*last;
+	ssize_t			 i;
+
+	if (fd != -1)
+		return 0;
+	last = r->out->n > 0 ? &r->out->v[r->out->n - 1] : NULL;
+	if (last != NULL && strcmp(last->path, w->path) == 0) {
+		last->kind = COW_UNSUPPORTED;
+		return 0;
+	}
+	i = cow_base_find(&r->base, w->path);
+	return cc_add(r, w, w->path, COW_UNSUPPORTED, i >= 0 ?
+	    &r->base.v[i].st : NULL, sb->st_mode);
 }
 
 /* After the walk of upper/: what it hides and does not hold is gone. */
@@ -357,6 +387,8 @@ cow_changes(const struct cow *c, struct cow_changes *out, char *err,
 	if ((fd = cc_open(&r, err, errsz)) == -1)
 		goto out;
 	w.entry = c->mode == COW_OVERLAY ? cc_upper_entry : cc_copy_entry;
+	w.leave = cc_unreadable;
+	w.unreadable_ok = 1;
 	w.arg = &r;
 	if (cow_walk(&w, fd, err, errsz) == 0 && (c->mode == COW_OVERLAY ?
 	    cc_upper_deleted(&r, &w) : cc_copy_deleted(&r, &w)) == 0)

@@ -118,5 +118,7 @@ int		 cow_copy(int srcfd, int dstfd, struct cow_mwriter *base,
 		    char *err, size_t errsz);
 /* Do two open regular files hold the same bytes? 1 yes, 0 no, -1. */
 int		 cow_same_bytes(int, int);
+/* cow_remove.c: rm -rf that never follows a link (cow_remove's). */
+int		 cow_rmtree(const char *dir, char *err, size_t errsz);
 
 #endif

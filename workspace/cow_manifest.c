@@ -12,7 +12,8 @@
  *
  * The walk is the one every cow file uses on trees agents wrote (or may
  * write): directories are opened with O_NOFOLLOW under their parent's
- * fd, never by path; another filesystem is seen but not entered; it is
+ * fd, never by path; another filesystem is seen but not entered; an
+ * entry removed while it reads (agents may be writing) is skipped; it is
  * bounded in entries and depth, and a bound reached is an error, never
  * a short answer.
  */
@@ -101,6 +102,8 @@ cw_descend(struct cow_walk *w, int dirfd, const char *name,
 	    O_CLOEXEC)) == -1) {
 		if (errno == EACCES && w->unreadable_ok)
 			return w->leave != NULL ? w->leave(w, -1, sb) : 0;
+		if (errno == ENOENT)
+			return 0;	/* removed since lstat */
 		return cw_fail(w, errno, "cannot open directory");
 	}
 	if (fstat(fd, &now) == -1 || now.st_ino != sb->st_ino ||
@@ -131,8 +134,12 @@ cw_entry(struct cow_walk *w, int dirfd, const char *name, size_t len)
 		    "(a tree this large is not reviewed file by file)", w->max);
 		return -1;
 	}
-	if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == -1)
-		return cw_fail(w, errno, "cannot lstat");
+	if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == -1) {
+		if (errno != ENOENT)
+			return cw_fail(w, errno, "cannot lstat");
+		w->path[len] = '\0';	/* removed since readdir: gone */
+		return 0;
+	}
 	if ((rv = w->entry(w, dirfd, name, &sb)) == 0 && S_ISDIR(sb.st_mode))
 		rv = cw_descend(w, dirfd, name, &sb, (size_t)nlen);
 	w->path[len] = '\0';

@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "common/path.h"
+#include "common/userns.h"
 #include "common/xdg.h"
 #include "workspace/cow.h"
 
@@ -80,45 +81,20 @@ cow_mount_fail(char *why, size_t whysz, int errnum, const char *fmt, ...)
 	return -1;
 }
 
-static int
-cow_mount_write(const char *path, const char *s)
-{
-	ssize_t	 n;
-	int	 fd, saved;
-
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = write(fd, s, strlen(s));
-	saved = errno;
-	close(fd);
-	errno = saved;
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 /* An ordinary user: a user namespace mapping our ids to themselves. */
 static int
 cow_mount_userns(char *why, size_t whysz)
 {
-	uid_t	 uid = geteuid();
-	gid_t	 gid = getegid();
-	char	 map[64];
+	uid_t		 uid = geteuid();
+	gid_t		 gid = getegid();
+	const char	*step;
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) == -1)
 		return cow_mount_fail(why, whysz, errno, "unshare(CLONE_NEWUSER"
 		    " | CLONE_NEWNS) (are unprivileged user namespaces "
 		    "allowed? see warren sandbox check)");
-	if (cow_mount_write("/proc/self/setgroups", "deny") == -1 &&
-	    errno != ENOENT)
-		return cow_mount_fail(why, whysz, errno,
-		    "write /proc/self/setgroups");
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
-	if (cow_mount_write("/proc/self/uid_map", map) == -1)
-		return cow_mount_fail(why, whysz, errno,
-		    "write /proc/self/uid_map");
-	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
-	if (cow_mount_write("/proc/self/gid_map", map) == -1)
-		return cow_mount_fail(why, whysz, errno,
-		    "write /proc/self/gid_map");
+	if (userns_map_self(uid, gid, &step) == -1)
+		return cow_mount_fail(why, whysz, errno, "write %s", step);
 	return 0;
 }
 

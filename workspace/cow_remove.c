@@ -198,7 +198,7 @@ rm_tree(struct rm_walk *r, int pfd, const char *top, int fd)
 }
 
 /* rm -rf of the directory dir (absolute). */
-static int
+int
 cow_rmtree(const char *dir, char *err, size_t errsz)
 {
 	struct rm_walk	 r;
@@ -242,8 +242,9 @@ cow_rmtree(const char *dir, char *err, size_t errsz)
 	return rv;
 }
 
-/* One line of the journal: an apply's temporary file, removed if it is
- * one (a regular file named .warren-apply.* in the workspace). */
+/* One line of the journal: an apply's temporary, removed if it is one (a
+ * regular file or a symbolic link named .warren-apply.* in the
+ * workspace; the link itself, never what it points to). */
 static int
 cow_journal_one(const struct cow *c, int wfd, const char *line, char *err,
     size_t errsz)
@@ -265,7 +266,8 @@ cow_journal_one(const struct cow *c, int wfd, const char *line, char *err,
 		return 0;	/* its directory is gone: so is the file */
 	if (strncmp(last, COW_APPLY_PREFIX, strlen(COW_APPLY_PREFIX)) == 0 &&
 	    fstatat(pfd, last, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(sb.st_mode) && unlinkat(pfd, last, 0) == -1 &&
+	    (S_ISREG(sb.st_mode) || S_ISLNK(sb.st_mode)) &&
+	    unlinkat(pfd, last, 0) == -1 &&
 	    errno != ENOENT) {
 		snprintf(err, errsz, "cannot remove %s, left by an apply: %s; "
 		    "the cow directory is kept", cow_esc(esc, sizeof(esc),

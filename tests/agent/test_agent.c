@@ -453,8 +453,9 @@ test_compression(void **state)
 	const struct msg_list	*ctx;
 	struct msg_reply	*r;
 	struct agent		*a;
-	char			 big[1200], args[64];
+	char			 big[320], args[64], dir[64];
 	size_t			 logn, i;
+	uint64_t		 est = 0;
 	int			 turn;
 
 	(void)state;
@@ -464,18 +465,36 @@ test_compression(void **state)
 	a = script_agent("explore", "t", NULL, &c);
 	for (turn = 0;; turn++) {
 		assert_true(turn < 20);
+		est = agent_context_tokens(a);
 		assert_int_equal(agent_next(a, 0, &act), AGENT_NEED_LLM);
 		if (act.purpose == AGENT_LLM_SUMMARY)
 			break;
-		/* two calls a turn, so pairs could be split by a naive cut */
+		/* from turn 3 on there is a range to cut: only the
+		   budget holds the summary back */
+		if (turn >= 3 && est >= 1500)
+			fail_msg("turn %d: %llu tokens, over 75%% of 2000, and "
+			    "no summary", turn, (unsigned long long)est);
+		/* two calls a turn, so pairs could be split by a naive cut
+		   (none repeated: the loop guard would stop the agent) */
 		snprintf(args, sizeof(args), "{\"path\":\"f%d\"}", turn);
+		snprintf(dir, sizeof(dir), "{\"path\":\"d%d\"}", turn);
 		script_feed(a, script_reply(NULL, 2, "read", args, "list",
-		    "{}"));
+		    dir));
 		assert_int_equal(agent_next(a, 0, &act), AGENT_NEED_TOOLS);
 		script_results(a, &act, big);
 	}
-	/* 6 tokens of a call ~ 2 results of 300: crosses 1500 at turn 2-3 */
-	assert_true(turn >= 2);
+	/*
+	 * The summary comes at the first turn at 75% of the budget, and not
+	 * before: each turn adds 2 results of ~80 tokens and 2 calls, the
+	 * context (system prompt, tools and task included) crosses 1500 at
+	 * turn 6 (1,548 tokens). A range to cut exists from turn 3 on.
+	 */
+	print_message("summary at turn %d, %llu tokens\n", turn,
+	    (unsigned long long)est);
+	if (est < 1500)
+		fail_msg("summary at turn %d with %llu tokens, under 75%% of "
+		    "2000", turn, (unsigned long long)est);
+	assert_int_equal(turn, 6);
 	assert_null(act.tools);
 	assert_int_equal(act.messages->n, 2);
 	assert_non_null(strstr(act.messages->v[1].text, "call read("));
@@ -490,7 +509,9 @@ test_compression(void **state)
 	assert_non_null(strstr(ctx->v[2].text, "[Context summary"));
 	assert_non_null(strstr(ctx->v[2].text, "tools used: read x"));
 	assert_non_null(strstr(ctx->v[2].text, "Read f0 and f1: all x."));
-	assert_true(ctx->n <= 3 + 4 + 1);
+	/* the 4 most recent messages, the cut moved back to the start of
+	   their turn (an assistant message and its 2 results) */
+	assert_true(ctx->n <= 3 + 4 + 2);
 	assert_true(script_pairs_intact(ctx));
 	for (i = 3; i < ctx->n; i++)
 		assert_true(ctx->v[i].role != MSG_TOOL ||

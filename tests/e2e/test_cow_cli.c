@@ -263,7 +263,9 @@ test_refused(void **state)
 	struct t	 t;
 	struct h_run	 r;
 	struct cow	 c;
+	struct store	*st;
 	int64_t		 run;
+	char		 err[512];
 
 	(void)state;
 	t_open(&t);
@@ -288,6 +290,16 @@ test_refused(void **state)
 	t_warren(&t, &r, "diff", NULL, NULL, run);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "+TWO\n"));
+	h_run_free(&r);
+
+	/* A run that changed nothing left no layer ("empty"). */
+	run = t_run(&t, &c, 1, 1);
+	assert_non_null(st = store_open(t.db, 0, err, sizeof(err)));
+	assert_int_equal(store_run_cow_state(st, run, "empty"), 0);
+	store_close(st);
+	t_warren(&t, &r, "apply", NULL, NULL, run);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "the run wrote nothing"));
 	h_run_free(&r);
 	h_rm_rf(t.dir);
 	free(t.dir);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <fcntl.h>
 #include <errno.h>
 #include <glob.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -300,6 +302,34 @@ test_disk_limit(void **state)
 	h_ws_close(&t.w);
 }
 
+/* The workspace's own size is not the agents' writes: a workspace over
+ * disk_max runs (the copy mode counts what grew since the start). */
+static void
+test_disk_limit_own_writes(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		 path[PATH_MAX + 16];
+	FILE		*f;
+	int		 i;
+
+	(void)state;
+	t_open(&t);
+	snprintf(path, sizeof(path), "%s/big.bin", t.w.ws);
+	assert_non_null(f = fopen(path, "w"));
+	for (i = 0; i < 3 * 1024; i++)
+		fprintf(f, "%01023d\n", i);
+	fclose(f);
+	t_script_general(&t, h_calls1("b", "write",
+	    "{\"path\":\"small.txt\",\"content\":\"small\\n\"}"));
+	t_warren(&t, &r, "run", "--disk-max", "2M", "--replay", t.w.cas,
+	    "--workspace", t.w.ws, "the task", NULL);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.err, "disk limit"));
+	h_run_free(&r);
+	h_ws_close(&t.w);
+}
+
 /* --apply: applied at the end when the run is done. */
 static void
 test_apply_at_end(void **state)
@@ -510,6 +540,62 @@ test_sandbox_exec_cow(void **state)
 	h_ws_close(&t.w);
 }
 
+/* A layer as a warren killed before it recorded the run leaves it; age_s
+ * seconds old; marked: with a run marker. */
+static void
+t_plant_layer(struct t *t, const char *name, int age_s, int marked)
+{
+	char		 dir[PATH_MAX + 64], rel[256];
+	struct timespec	 ts[2];
+
+	snprintf(dir, sizeof(dir), "%s/state/warren/cow/%s", t->w.dir, name);
+	snprintf(rel, sizeof(rel), "state/warren/cow/%s/upper/left.txt", name);
+	h_write(t->w.dir, rel, "left behind\n", 0);
+	h_write(dir, "base", "", 0);
+	if (marked)
+		h_write(dir, "run", "x.db\n7\n", 0);
+	assert_int_equal(chmod(dir, 0700), 0);
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[0].tv_sec -= age_s;
+	ts[1] = ts[0];
+	assert_int_equal(utimensat(AT_FDCWD, dir, ts, 0), 0);
+}
+
+static int
+t_exists(struct t *t, const char *name)
+{
+	char	dir[PATH_MAX + 64];
+
+	snprintf(dir, sizeof(dir), "%s/state/warren/cow/%s", t->w.dir, name);
+	return access(dir, F_OK) == 0;
+}
+
+/* A new run removes old layers no run was recorded for, and only those. */
+static void
+test_sweep_unrecorded(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+
+	(void)state;
+	t_open(&t);
+	t_plant_layer(&t, "orphan", 2 * 3600, 0);
+	t_plant_layer(&t, "young", 60, 0);
+	t_plant_layer(&t, "owned", 2 * 3600, 1);
+	t_script_general(&t, h_calls1("b", "write",
+	    "{\"path\":\"a.txt\",\"content\":\"a\\n\"}"));
+	t_warren(&t, &r, "run", "--replay", t.w.cas, "--workspace", t.w.ws,
+	    "the task", NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	assert_false(t_exists(&t, "orphan"));
+	assert_true(t_exists(&t, "young"));
+	assert_true(t_exists(&t, "owned"));
+	/* The run's own layer is marked: a later sweep keeps it. */
+	assert_int_equal(t_layers(&t), 3);
+	h_ws_close(&t.w);
+}
+
 /* A run that wrote nothing leaves no layer behind. */
 static void
 test_no_change(void **state)
@@ -542,6 +628,7 @@ t_pass(const char *mode)
 		cmocka_unit_test(test_agents_share_layer),
 		cmocka_unit_test(test_parallel_runs_apart),
 		cmocka_unit_test(test_disk_limit),
+		cmocka_unit_test(test_disk_limit_own_writes),
 		cmocka_unit_test(test_apply_at_end),
 		cmocka_unit_test(test_apply_not_sensitive),
 		cmocka_unit_test(test_in_place),
@@ -549,6 +636,7 @@ t_pass(const char *mode)
 		cmocka_unit_test(test_no_change),
 		cmocka_unit_test(test_resume_keeps_layer),
 		cmocka_unit_test(test_sandbox_exec_cow),
+		cmocka_unit_test(test_sweep_unrecorded),
 	};
 
 	t_mode = mode;

@@ -517,6 +517,7 @@ t_three(struct t *t)
 	res.tokens_in = 1200;
 	res.tokens_out = 34;
 	res.wall_ms = 5600;
+	res.diff_stat = "say \"x\"\nnext";	/* a quote, a newline, no comma */
 	assert_int_equal(t_finish(q, &res, 1), 1);
 	memset(&res, 0, sizeof(res));
 	res.error = "the model gave up";
@@ -651,6 +652,7 @@ test_export(void **state)
 	assert_string_equal(rec.v[7], "1");
 	assert_string_equal(rec.v[8], "1200");
 	assert_string_equal(rec.v[11], "77");
+	assert_string_equal(rec.v[12], "say \"x\"\nnext");
 	csv_record_free(&rec);
 	csv_record_free(&hdr);
 	assert_int_equal(csv_next(&c, &rec, err, sizeof(err)), 0);
@@ -660,11 +662,32 @@ test_export(void **state)
 	t_close(&t);
 }
 
+/* The wall clock, *(int64_t *)arg days ago. */
 static int64_t
 t_old_clock(void *arg)
 {
-	(void)arg;
-	return (int64_t)time(NULL) * 1000 - 8 * T_DAY_MS;
+	return (int64_t)time(NULL) * 1000 - *(int64_t *)arg * T_DAY_MS;
+}
+
+/* A job done days ago. */
+static void
+t_done_ago(struct t *t, int64_t days)
+{
+	struct queue		*q = t_queue();
+	struct queue_job_new	 nj;
+	struct queue_result	 res;
+	int64_t			 id;
+	int			 existed;
+
+	queue_set_clock(q, t_old_clock, &days);
+	memset(&nj, 0, sizeof(nj));
+	nj.task = "old";
+	nj.workspace = t->ws;
+	nj.priority = 9;	/* claimed before the others */
+	assert_int_equal(queue_add(q, &nj, &id, &existed), 0);
+	memset(&res, 0, sizeof(res));
+	assert_int_equal(t_finish(q, &res, 1), id);
+	queue_close(q);
 }
 
 static void
@@ -674,10 +697,6 @@ test_cancel_retry_purge(void **state)
 	struct h_run		 r;
 	struct queue		*q;
 	struct queue_job	 j;
-	struct queue_result	 res;
-	struct queue_job_new	 nj;
-	int64_t			 id;
-	int			 existed;
 
 	(void)state;
 	t_open(&t);
@@ -712,6 +731,9 @@ test_cancel_retry_purge(void **state)
 	assert_int_equal(j.status, QUEUE_RUNNING);
 	assert_int_equal(j.cancel_asked, 1);
 	queue_job_free(&j);
+	t_q(&r, NULL, "ls", NULL);
+	assert_non_null(strstr(r.out, "\n4      cancelling 1/3 "));
+	h_run_free(&r);
 
 	/* retry: a cancelled job, not a done one; then every dead one. */
 	t_q(&r, NULL, "retry", "3", NULL);
@@ -736,20 +758,17 @@ test_cancel_retry_purge(void **state)
 	t_q(&r, NULL, "retry", "--done", NULL);
 	t_refused(&r, "retry takes JOB or --dead only", 4);
 
-	/* purge: a job done 8 days ago goes with --older-than 7d; job 1,
-	 * done today, stays until purged without an age. */
-	q = t_queue();
-	queue_set_clock(q, t_old_clock, NULL);
-	memset(&nj, 0, sizeof(nj));
-	nj.task = "old";
-	nj.workspace = t.ws;
-	nj.priority = 9;	/* claimed before the others */
-	assert_int_equal(queue_add(q, &nj, &id, &existed), 0);
-	memset(&res, 0, sizeof(res));
-	assert_int_equal(t_finish(q, &res, 1), id);
-	queue_close(q);
+	/* purge: a job done 8 days ago goes with --older-than 7d; one
+	 * done 2 days ago and job 1, done today, stay until purged without
+	 * an age. */
+	t_done_ago(&t, 8);
+	t_done_ago(&t, 2);
 	t_q(&r, NULL, "purge", "--done", "--older-than", "7d", NULL);
 	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "purged 1 job\n");
+	h_run_free(&r);
+	assert_int_equal(t_count(), 5);
+	t_q(&r, NULL, "purge", "--done", "--older-than", "36h", NULL);
 	assert_string_equal(r.out, "purged 1 job\n");
 	h_run_free(&r);
 	assert_int_equal(t_count(), 4);
@@ -769,9 +788,10 @@ test_cancel_retry_purge(void **state)
 	t_close(&t);
 }
 
-/* A done job's run with a copy-mode layer in which a.txt changed. */
+/* A done job's run with a copy-mode layer in which file rel became
+ * content (and .envrc came, if envrc). */
 static int64_t
-t_layer_run(struct t *t, const char *content)
+t_layer_run(struct t *t, const char *rel, const char *content, int envrc)
 {
 	struct store_run_params	 p;
 	struct store		*st;
@@ -785,7 +805,9 @@ t_layer_run(struct t *t, const char *content)
 	if (cow_create(&c, COW_COPY, t->ws, t->state, err, sizeof(err)) == -1)
 		fail_msg("cow_create: %s", err);
 	snprintf(tree, sizeof(tree), "%s/tree", c.dir);
-	h_write(tree, "a.txt", content, 0);
+	h_write(tree, rel, content, 0);
+	if (envrc)
+		h_write(tree, ".envrc", "echo host\n", 0);
 	p.cow_mode = "copy";
 	p.cow_dir = c.dir;
 	assert_int_equal(store_path(db, sizeof(db), NULL), 0);
@@ -798,66 +820,84 @@ t_layer_run(struct t *t, const char *content)
 }
 
 static void
+t_expect(const struct t *t, const char *rel, const char *want)
+{
+	char	p[PATH_MAX + 64], *s;
+
+	snprintf(p, sizeof(p), "%s/%s", t->ws, rel);
+	s = h_read_file(p);
+	assert_string_equal(s, want);
+	free(s);
+}
+
+/* Jobs 1 and 2 change a.txt (1 with an .envrc), 3 changes b.txt, 4 is
+ * queued: apply 1, its .envrc with --include-sensitive; then --all-done
+ * meets 2's conflict (1 changed a.txt under it) and goes on to 3. */
+static void
 test_apply(void **state)
 {
 	struct t		 t;
 	struct h_run		 r;
 	struct queue		*q;
 	struct queue_result	 res;
-	char			*s, p[PATH_MAX + 16];
+	int			 i;
 
 	(void)state;
 	t_open(&t);
-	t_q(&r, NULL, "add", "--workspace", t.ws, "one", NULL);
-	h_run_free(&r);
-	t_q(&r, NULL, "add", "--workspace", t.ws, "two", NULL);
-	h_run_free(&r);
-	t_q(&r, NULL, "add", "--workspace", t.ws, "three", NULL);
-	h_run_free(&r);
+	for (i = 0; i < 4; i++) {
+		t_q(&r, NULL, "add", "--workspace", t.ws, "a job", NULL);
+		h_run_free(&r);
+	}
 	q = t_queue();
 	memset(&res, 0, sizeof(res));
-	res.run_id = t_layer_run(&t, "from job 1\n");
+	res.run_id = t_layer_run(&t, "a.txt", "from job 1\n", 1);
 	t_finish(q, &res, 1);
-	res.run_id = t_layer_run(&t, "from job 2\n");
+	res.run_id = t_layer_run(&t, "a.txt", "from job 2\n", 0);
+	t_finish(q, &res, 1);
+	res.run_id = t_layer_run(&t, "b.txt", "from job 3\n", 0);
 	t_finish(q, &res, 1);
 	queue_close(q);
-	snprintf(p, sizeof(p), "%s/a.txt", t.ws);
 
-	t_q(&r, NULL, "apply", "3", NULL);
-	t_refused(&r, "job 3 is queued: only a done job's run has changes", 3);
+	t_q(&r, NULL, "apply", "4", NULL);
+	t_refused(&r, "job 4 is queued: only a done job's run has changes", 4);
 	t_q(&r, NULL, "apply", "1", NULL);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "job 1 (run 1):\n"));
-	assert_string_equal(s = h_read_file(p), "from job 1\n");
-	free(s);
+	assert_non_null(strstr(r.out, "left out: .envrc"));
 	h_run_free(&r);
+	t_expect(&t, "a.txt", "from job 1\n");
+	t_expect(&t, ".envrc", "");
+	t_q(&r, NULL, "apply", "--include-sensitive", "1", NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	t_expect(&t, ".envrc", "echo host\n");
 	t_q(&r, NULL, "apply", "1", NULL);
-	t_refused(&r, "layer is applied", 3);
-	/* Job 2's run started before job 1's changes came: a conflict. */
+	t_refused(&r, "layer is applied", 4);
+
 	t_q(&r, NULL, "apply", "--all-done", NULL);
 	assert_int_equal(r.status, 1);
-	assert_non_null(strstr(r.out, "applied the changes of 0 done jobs; 1 "
+	assert_non_null(strstr(r.out, "job 2 (run 2):\nconflict: a.txt"));
+	assert_non_null(strstr(r.out, "applied the changes of 1 done job; 1 "
 	    "left to review"));
-	assert_string_equal(s = h_read_file(p), "from job 1\n");
-	free(s);
 	h_run_free(&r);
+	t_expect(&t, "a.txt", "from job 1\n");
+	t_expect(&t, "b.txt", "from job 3\n");
 	t_q(&r, NULL, "apply", "--all-done", "2", NULL);
-	t_refused(&r, "give one JOB or --all-done", 3);
+	t_refused(&r, "give one JOB or --all-done", 4);
+
 	/* Done without a run; done with a run the database lacks. */
+	t_q(&r, NULL, "add", "five", NULL);
+	h_run_free(&r);
 	q = t_queue();
 	res.run_id = 0;
-	assert_int_equal(t_finish(q, &res, 1), 3);
-	queue_close(q);
-	t_q(&r, NULL, "apply", "3", NULL);
-	t_refused(&r, "job 3 is done without a run", 3);
-	t_q(&r, NULL, "add", "four", NULL);
-	h_run_free(&r);
-	q = t_queue();
-	res.run_id = 999;
 	assert_int_equal(t_finish(q, &res, 1), 4);
+	res.run_id = 999;
+	assert_int_equal(t_finish(q, &res, 1), 5);
 	queue_close(q);
 	t_q(&r, NULL, "apply", "4", NULL);
-	t_refused(&r, "job 4: run 999: ", 4);
+	t_refused(&r, "job 4 is done without a run", 5);
+	t_q(&r, NULL, "apply", "5", NULL);
+	t_refused(&r, "job 5: run 999: ", 5);
 	t_close(&t);
 }
 

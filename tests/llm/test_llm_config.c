@@ -394,6 +394,42 @@ teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
+/* A copy owns every string: freeing both is not a double free (ASan),
+ * and changing one leaves the other as it was. */
+static void
+test_copy(void **state)
+{
+	struct llm_config	 a, b;
+	char			*h[] = { "X-One: 1", "Authorization: t" };
+
+	(void)state;
+	llm_config_init(&a);
+	a.preset = strdup("openai");
+	a.base_url = strdup("http://127.0.0.1:9/v1");
+	a.model = strdup("m");
+	a.summary_model = strdup("s");
+	a.record = strdup("r.cassette");
+	a.key = strdup("sk-copy");
+	a.headers = calloc(2, sizeof(char *));
+	a.headers[0] = strdup(h[0]);
+	a.headers[1] = strdup(h[1]);
+	a.nheaders = 2;
+	a.retries = 7;
+	a.temperature = 0.5;
+	assert_int_equal(llm_config_copy(&b, &a), 0);
+	assert_ptr_not_equal(b.key, a.key);
+	assert_ptr_not_equal(b.headers, a.headers);
+	assert_string_equal(b.key, "sk-copy");
+	assert_string_equal(b.headers[1], "Authorization: t");
+	assert_string_equal(b.record, "r.cassette");
+	assert_null(b.replay);
+	assert_int_equal(b.retries, 7);
+	assert_true(b.temperature == 0.5);
+	llm_config_free(&a);
+	assert_string_equal(b.model, "m");
+	llm_config_free(&b);
+}
+
 int
 main(void)
 {
@@ -405,6 +441,7 @@ main(void)
 		cmocka_unit_test(test_dump_headers),
 		cmocka_unit_test(test_llm_load),
 		cmocka_unit_test(test_key_file),
+		cmocka_unit_test(test_copy),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

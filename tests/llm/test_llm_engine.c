@@ -482,6 +482,69 @@ test_not_retried(void **state)
 	llm_config_free(&lc);
 }
 
+/* fakellm answering once with a text of n bytes. */
+static void
+start_big(struct fakellm *f, size_t n)
+{
+	char	*script;
+	size_t	 len = n + 128;
+
+	assert_non_null(script = malloc(len));
+	memcpy(script, "[{\"reply\":{\"text\":\"", 19);
+	memset(script + 19, 'b', n);
+	snprintf(script + 19 + n, len - 19 - n, "\",\"stop\":\"end\"}}]");
+	fakellm_start_json(f, script);
+	free(script);
+}
+
+/*
+ * An answer over max_response (64 KiB here: bytes on the wire) is cut off
+ * as it arrives and fails saying so, not retried, streamed or whole; one
+ * under it passes.
+ * llm_engine.c:llm_call_write.
+ */
+static void
+test_max_response(void **state)
+{
+	struct fakellm		f;
+	struct llm_config	lc;
+	struct llm_result	res;
+	int			stream;
+
+	(void)state;
+	for (stream = 0; stream <= 1; stream++) {
+		/* streamed, 10 kB of text make 1,250 events, some 150 kB */
+		start_big(&f, stream ? 10000 : 200000);
+		llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+		lc.stream = stream;
+		lc.max_response = 64 * 1024;
+		assert_int_equal(exchange(&lc, "x", &res), -1);
+		if (res.error == NULL || strstr(res.error,
+		    "answer larger than max_response (65536 bytes)") == NULL)
+			fail_msg("%s with max_response 64 KiB: %s (%u "
+			    "attempts)", stream ? "a streamed answer of 10 kB "
+			    "of text" : "a whole answer of 200 kB",
+			    res.error ? res.error : "(no error)", res.attempts);
+		assert_int_equal(res.attempts, 1);
+		assert_int_equal(nrequests(&f), 1);
+		llm_result_free(&res);
+		llm_config_free(&lc);
+		fakellm_stop(&f);
+	}
+	/* (the cap counts bytes on the wire: streamed, 8-byte deltas of
+	   text take 20 times their size) */
+	start_big(&f, 30000);
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.stream = 0;
+	lc.max_response = 64 * 1024;
+	if (exchange(&lc, "x", &res) != 0)
+		fail_msg("30 kB under max_response 64 KiB: %s", res.error);
+	assert_int_equal(strlen(res.reply.msg.text), 30000);
+	llm_result_free(&res);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
 static void
 test_timeouts(void **state)
 {
@@ -824,6 +887,8 @@ main(void)
 		cmocka_unit_test_teardown(test_retries_exhausted,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_not_retried,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_max_response,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_timeouts,
 		    fakellm_teardown),

@@ -7,18 +7,21 @@
  * manifest with any name, and its reader against corrupt files.
  */
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -361,7 +364,8 @@ put_journal(const struct cow *c, const char *text)
 	tput(c->dir, "apply.journal", text, strlen(text), 0600);
 }
 
-/* Only regular files named .warren-apply.* in the workspace go. */
+/* Only regular files and links named .warren-apply.* in the workspace
+ * go (a link, not what it points to). */
 static void
 test_remove_journal(void **state)
 {
@@ -399,7 +403,8 @@ test_remove_journal(void **state)
 	assert_false(texists(fx->t.ws, "sub/.warren-apply.b"));
 	assert_true(texists(fx->t.ws, "keep.txt"));
 	assert_true(texists(fx->t.ws, ".warren-apply.dir"));
-	assert_true(texists(fx->t.ws, ".warren-apply.lnk"));
+	assert_false(texists(fx->t.ws, ".warren-apply.lnk"));
+	assert_true(texists(fx->t.ws, "keep.txt"));
 	assert_true(texists(out, ".warren-apply.o"));
 	assert_true(texists(out, ".warren-apply.q"));
 	assert_true(texists(sib, ".warren-apply.s"));
@@ -429,6 +434,64 @@ test_usage(void **state)
 	assert_int_equal(cow_usage(&c, &after, err, sizeof(err)), 0);
 	assert_true(after >= before + (1 << 20));
 	assert_true(after < before + (1 << 20) + (1 << 18));
+	rm(&c);
+}
+
+/* Nesting deeper than any walk with a descriptor per level: measured. */
+static void
+test_usage_deep(void **state)
+{
+	struct fx	*fx = *state;
+	struct cow	 c;
+	uint64_t	 before, after;
+	char		 err[1024], up[PATH_MAX + 16];
+
+	mk(fx, &c, COW_OVERLAY);
+	assert_int_equal(cow_usage(&c, &before, err, sizeof(err)), 0);
+	snprintf(up, sizeof(up), "%s/upper", c.dir);
+	mk_deep(up, 2000);
+	tput(up, "after", "x", 1, 0644);
+	if (cow_usage(&c, &after, err, sizeof(err)) == -1)
+		fail_msg("cow_usage: %s", err);
+	assert_true(after >= before + 2000 * 4096);
+	rm(&c);
+}
+
+/* Agents make and remove files while the disk limit measures. */
+static void
+test_usage_live(void **state)
+{
+	struct fx	*fx = *state;
+	struct cow	 c;
+	uint64_t	 bytes;
+	char		 err[1024], up[PATH_MAX + 16], name[PATH_MAX + 48];
+	struct timespec	 t0, t;
+	pid_t		 pid;
+	int		 i, status, fails = 0;
+
+	mk(fx, &c, COW_OVERLAY);
+	snprintf(up, sizeof(up), "%s/upper", c.dir);
+	tmkdir(up, "busy", 0755);
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		for (i = 0;; i++) {
+			snprintf(name, sizeof(name), "busy/f%d", i % 64);
+			tput(up, name, "x", 1, 0644);
+			snprintf(name, sizeof(name), "%s/busy/f%d", up,
+			    (i + 32) % 64);
+			(void)unlink(name);
+		}
+	}
+	assert_true(pid > 0);
+	assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &t0), 0);
+	do {
+		if (cow_usage(&c, &bytes, err, sizeof(err)) == -1 && fails++ == 0)
+			print_error("cow_usage: %s\n", err);
+		assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &t), 0);
+	} while (t.tv_sec - t0.tv_sec < 2);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(fails, 0);
 	rm(&c);
 }
 
@@ -579,6 +642,8 @@ main(void)
 		T(test_remove_hostile),
 		T(test_remove_journal),
 		T(test_usage),
+		T(test_usage_deep),
+		T(test_usage_live),
 		T(test_manifest_names),
 		T(test_manifest_corrupt),
 		T(test_walk_bound),

@@ -296,7 +296,8 @@ t_layout_all(struct t *t)
 	    "echo 'echo hi' > script.sh && chmod 644 script.sh && "
 	    "printf 'bin\\000ary\\001' > bin.dat && mkdir emptydir-gone d "
 	    "keepdir && echo in-d > d/a.txt && echo was-a-file > tc && "
-	    "printf 'no newline' > noeol && chmod 755 keepdir", t->ws);
+	    "printf 'no newline' > noeol && chmod 755 keepdir && mkdir d2",
+	    t->ws);
 	t_fork(t);
 	sh("cd '%s' && sed -i -e 's/^line 3$/line three/' -e '/^line 15$/d' "
 	    "mod.txt && echo 'line 21' >> mod.txt && rm gone.txt && "
@@ -305,8 +306,9 @@ t_layout_all(struct t *t)
 	    "mkdir new-empty && mkdir -p new-dir/sub && echo hello > "
 	    "new-dir/sub/file.txt && rmdir emptydir-gone && rm -r d && "
 	    "rm tc && ln -s mod.txt tc && printf 'no newline, changed' > "
-	    "noeol && chmod 700 keepdir && ln -s ../elsewhere newlink",
-	    t->view);
+	    "noeol && chmod 700 keepdir && ln -s ../elsewhere newlink && "
+	    "mkdir ro && echo x > ro/f && chmod 555 ro && echo y > d2/f && "
+	    "chmod 555 d2", t->view);
 	t_changes(t);
 }
 
@@ -434,12 +436,13 @@ t_patch(int git)
 	}
 	sh("cd '%s' && sed -i 's/^15$/fifteen/' n.txt && rm gone && "
 	    "mv sub/s sub/t && chmod 755 mode && echo more >> 'with space' && "
-	    "echo r >> 'tab\tname' && echo new > added && ln -s n.txt newln",
-	    t.view);
+	    "echo r >> 'tab\tname' && echo new > added && ln -s n.txt newln && "
+	    "echo 'use nix' > .envrc", t.view);
 	if (git)
 		sh("ln -sfn other '%s/ln'", t.view);
 	t_changes(&t);
 	d = t_diff(&t, 0, NULL);
+	assert_non_null(strstr(d, "# runs on the host: "));
 	snprintf(p, sizeof(p), "%s/d.patch", t.root);
 	assert_non_null(f = fopen(p, "w"));
 	fputs(d, f);
@@ -824,7 +827,7 @@ test_stat(void **state)
 	    "\n"));
 	assert_non_null(strstr(d, " gone.txt             | 1 -\n"));
 	assert_non_null(strstr(d, " script.sh            | 0\n"));
-	assert_non_null(strstr(d, " 19 files changed, 8 insertions(+), 8 "
+	assert_non_null(strstr(d, " 23 files changed, 10 insertions(+), 8 "
 	    "deletions(-)\n"));
 	free(d);
 	t_close(&t);
@@ -913,6 +916,76 @@ test_fifo_refused(void **state)
 	t_close(&t);
 }
 
+/* What a killed apply leaves half-way through a type change (the file
+ * removed, the directory not made yet; the directory removed, the file
+ * not renamed in yet) or before a new directory's mode is set: the next
+ * apply finishes. A directory whose mode the user changed is still a
+ * conflict. */
+static void
+test_interrupted_types(void **state)
+{
+	struct t	 t;
+	char		*rep, *want, *got;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo x > x && mkdir y m && echo g > y/g && "
+	    "chmod 755 m", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && rm x && mkdir x && echo f > x/f && rm -r y && "
+	    "echo y > y && mkdir nd && chmod 755 nd && echo n > nd/n",
+	    t.view);
+	t_changes(&t);
+	want = tree(t.view);
+	sh("cd '%s' && rm x && rm -r y && mkdir nd && chmod 700 nd", t.ws);
+	assert_int_equal(t_apply(&t, 0, &rep), 0);
+	got = tree(t.ws);
+	assert_string_equal(got, want);
+	free(got);
+	free(rep);
+	free(want);
+	t_close(&t);
+
+	t_open(&t);
+	sh("cd '%s' && mkdir m && chmod 755 m", t.ws);
+	t_fork(&t);
+	sh("chmod 700 '%s/m'", t.view);
+	t_changes(&t);
+	sh("chmod 750 '%s/m'", t.ws);
+	assert_int_equal(t_apply(&t, 0, &rep), 1);
+	assert_non_null(strstr(rep, "conflict: m: its mode changed\n"));
+	assert_int_equal(t_mode(&t, "m"), 0750);
+	free(rep);
+	t_close(&t);
+}
+
+/* A new file in a directory whose name holds a newline cannot be named on
+ * a journal line: refused, nothing applied. */
+static void
+test_newline_dir(void **state)
+{
+	struct t	 t;
+	char		*rep, *before, *after;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo a > a", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && echo A > a && mkdir \"$(printf 'n\\nl')\" && "
+	    "echo f > \"$(printf 'n\\nl')/f\"", t.view);
+	t_changes(&t);
+	before = tree(t.ws);
+	assert_int_equal(t_apply(&t, 0, &rep), 1);
+	assert_non_null(strstr(rep, "conflict: n\\x0al/f: a directory on its "
+	    "path has a newline in its name"));
+	after = tree(t.ws);
+	assert_string_equal(after, before);
+	free(rep);
+	free(before);
+	free(after);
+	t_close(&t);
+}
+
 /* What a killed apply left, as its journal names it: the temporaries go
  * (file or link), nothing else does, and no link is followed. */
 static void
@@ -964,6 +1037,8 @@ main(void)
 		cmocka_unit_test(test_owner),
 		cmocka_unit_test(test_fifo_refused),
 		cmocka_unit_test(test_clean),
+		cmocka_unit_test(test_newline_dir),
+		cmocka_unit_test(test_interrupted_types),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,12 +22,14 @@
 #include <ftw.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -588,6 +590,113 @@ test_overlay_redirect_metacopy(void **state)
 	assert_int_equal(cow_remove(&fx->c, err, sizeof(err)), 0);
 }
 
+static void
+run_shut(struct fx *fx)
+{
+	char	p[PATH_MAX + 16];
+
+	tmkdir(fx->merged, "shut", 0755);
+	tput(fx->merged, "shut/f", "x", 1, 0644);
+	tput(fx->merged, "opq/a", "changed", 7, 0644);
+	snprintf(p, sizeof(p), "%s/opq", fx->merged);
+	op(chmod(p, 0), "chmod 0 opq");
+	snprintf(p, sizeof(p), "%s/shut", fx->merged);
+	op(chmod(p, 0), "chmod 0 shut");
+	snprintf(p, sizeof(p), "%s/zero", fx->merged);
+	op(chmod(p, 0644), "chmod zero");
+	tput(fx->merged, "zero", "new", 3, 0);
+}
+
+/* An agent makes directories of the layer 000: root reads them, anyone
+ * else gets each as an unsupported change, not an error. A file of mode
+ * 000 before and after that we cannot compare is a change. */
+static void
+test_overlay_unreadable(void **state)
+{
+	struct fx		*fx = *state;
+	struct cow_changes	 out;
+	char			 err[1024];
+
+	ws_base(fx->t.ws);
+	tput(fx->t.ws, "zero", "old", 3, 0);
+	if (cow_create(&fx->c, COW_OVERLAY, fx->t.ws, fx->t.state, err,
+	    sizeof(err)) == -1)
+		fail_msg("cow_create: %s", err);
+	assert_int_equal(in_overlay(fx, "", run_shut), 0);
+	changes_of(fx, &out);
+	assert_true(out.n > 0);
+	assert_string_equal(out.v[out.n - 1].path, "zero");
+	assert_int_equal(out.v[out.n - 1].kind, COW_MODIFIED);
+	out.n--;
+	if (geteuid() == 0) {
+		assert_int_equal(out.n, 4);
+		assert_string_equal(out.v[0].path, "opq");
+		assert_int_equal(out.v[0].kind, COW_MODIFIED);
+		assert_string_equal(out.v[1].path, "opq/a");
+		assert_int_equal(out.v[1].kind, COW_MODIFIED);
+		assert_string_equal(out.v[2].path, "shut");
+		assert_int_equal(out.v[2].kind, COW_ADDED);
+		assert_string_equal(out.v[3].path, "shut/f");
+	} else {
+		assert_int_equal(out.n, 2);
+		assert_string_equal(out.v[0].path, "opq");
+		assert_int_equal(out.v[0].kind, COW_UNSUPPORTED);
+		assert_int_equal(out.v[0].base.mode & 07777, 0755);
+		assert_string_equal(out.v[1].path, "shut");
+		assert_int_equal(out.v[1].kind, COW_UNSUPPORTED);
+		assert_int_equal(out.v[1].new_mode & 07777, 0);
+	}
+	out.n++;
+	cow_changes_free(&out);
+	assert_int_equal(cow_remove(&fx->c, err, sizeof(err)), 0);
+}
+
+/* Agents make, remove and remake files while the user runs diff. */
+static void
+test_copy_changes_live(void **state)
+{
+	struct fx		*fx = *state;
+	struct cow_changes	 out;
+	struct timespec		 t0, t;
+	char			 err[1024], tree[PATH_MAX + 16];
+	char			 name[PATH_MAX + 48];
+	pid_t			 pid;
+	int			 i, status, fails = 0;
+
+	for (i = 0; i < 16; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		tput(fx->t.ws, name, "base", 4, 0644);
+	}
+	if (cow_create(&fx->c, COW_COPY, fx->t.ws, fx->t.state, err,
+	    sizeof(err)) == -1)
+		fail_msg("cow_create: %s", err);
+	snprintf(tree, sizeof(tree), "%s/%s", fx->c.dir, COW_TREE);
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		for (i = 0;; i++) {
+			snprintf(name, sizeof(name), "%s/f%d", tree, i % 16);
+			(void)unlink(name);
+			tput(tree, name + strlen(tree) + 1, "base", 4, 0644);
+			snprintf(name, sizeof(name), "%s/n%d", tree, i % 16);
+			(void)unlink(name);
+			tput(tree, name + strlen(tree) + 1, "x", 1, 0644);
+		}
+	}
+	assert_true(pid > 0);
+	assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &t0), 0);
+	do {
+		if (cow_changes(&fx->c, &out, err, sizeof(err)) == -1 &&
+		    fails++ == 0)
+			print_error("cow_changes: %s\n", err);
+		cow_changes_free(&out);
+		assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &t), 0);
+	} while (t.tv_sec - t0.tv_sec < 2);
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(fails, 0);
+	assert_int_equal(cow_remove(&fx->c, err, sizeof(err)), 0);
+}
+
 /* In the child: what a filesystem mounted in the workspace becomes. */
 static void
 run_mounted(struct fx *fx)
@@ -717,6 +826,10 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_overlay_forged_opaque,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overlay_redirect_metacopy,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_copy_changes_live,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overlay_unreadable,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_mount_point_not_entered,
 		    setup, teardown),
