@@ -731,6 +731,13 @@ test_bad_args(void **state)
 		assert_non_null(strstr(r.err, bad[i][2]));
 		h_run_free(&r);
 	}
+	/* A queue that cannot be opened: exit 6, said. */
+	argv[4] = "/proc/no-such-dir-q/queue.db";
+	argv[5] = NULL;
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 6);
+	assert_non_null(strstr(r.err, "warren queue work: "));
+	h_run_free(&r);
 }
 
 #define TQ_NJOBS	12
