@@ -184,7 +184,28 @@ qwork_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Claim and start jobs while slots are free; 0 none claimable now. */
+/* The run could not start (fork, pipe): the attempt fails with why. */
+static void
+qwork_not_started(struct qwork *w, struct qrun *r, const char *why)
+{
+	struct queue_result	res;
+	char			msg[600];
+
+	snprintf(msg, sizeof(msg), "warren run could not be started: %s",
+	    why);
+	fprintf(stderr, "warren queue work: job %lld: %s\n",
+	    (long long)r->job.id, msg);
+	memset(&res, 0, sizeof(res));
+	res.error = msg;
+	if (queue_fail(w->q, r->job.id, r->job.attempts, w->worker, &res,
+	    0) == -1)
+		fprintf(stderr, "warren queue work: job %lld: %s (its lease "
+		    "runs out, then it runs again)\n", (long long)r->job.id,
+		    queue_errmsg(w->q));
+	queue_runner_free(r);
+}
+
+/* Claim and start jobs while slots are free. */
 static void
 qwork_claim(struct qwork *w, uint64_t now)
 {
@@ -206,10 +227,7 @@ qwork_claim(struct qwork *w, uint64_t now)
 		}
 		if (queue_runner_start(r, w->exe, now, err, sizeof(err)) ==
 		    -1) {
-			fprintf(stderr, "warren queue work: job %lld: %s\n",
-			    (long long)r->job.id, err);
-			/* Not started: the lease runs out, another takes it. */
-			queue_runner_free(r);
+			qwork_not_started(w, r, err);
 			w->next_claim = now + QWORK_POLL_MS;
 			return;
 		}

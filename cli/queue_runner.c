@@ -61,7 +61,7 @@ queue_runner_argv(const struct queue_job *j, const char *exe, char *words,
  * worker's to handle), SIGTERM when the worker dies, then exec. */
 static void
 queue_runner_child(const struct queue_job *j, const char *exe, int out,
-    int err)
+    int err, pid_t parent)
 {
 	char		 budget[32], *words, **av;
 	const char	*extra = getenv("WARREN_QUEUE_RUN_ARGS");
@@ -69,7 +69,9 @@ queue_runner_child(const struct queue_job *j, const char *exe, int out,
 	int		 nul;
 
 	(void)setpgid(0, 0);
-	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+	/* The worker may have died before the call: then no signal comes. */
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != parent)
+		_exit(127);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGPIPE, SIG_DFL);
@@ -92,6 +94,7 @@ int
 queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
     size_t errsz)
 {
+	pid_t	parent = getpid();
 	int	po[2], pe[2];
 
 	r->pid = -1;
@@ -113,7 +116,7 @@ queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
 		return -1;
 	}
 	if (r->pid == 0)
-		queue_runner_child(&r->job, exe, po[1], pe[1]);
+		queue_runner_child(&r->job, exe, po[1], pe[1], parent);
 	/* Also here: whichever of the two runs first. */
 	(void)setpgid(r->pid, r->pid);
 	close(po[1]);
