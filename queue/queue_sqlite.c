@@ -155,7 +155,9 @@ static const char qs_schema_v1[] =
 	" PRIMARY KEY (job, n)) WITHOUT ROWID;"
 	"INSERT INTO queue_meta (name, value) VALUES ('schema_version', 1);";
 
-/* qs_migrations[i] takes version i + 1 to i + 2 (none yet). */
+/* qs_migrations[i] takes version i + 1 to i + 2 (none yet); each ends
+ * with "UPDATE queue_meta SET value = i + 2 WHERE name =
+ * 'schema_version'", as schema_v1 ends by inserting 1. */
 static const char *const qs_migrations[] = {
 	NULL,
 };
