@@ -801,16 +801,23 @@ tq_rules_n(int n, int delay_ms)
 	}
 }
 
+/* Jobs from to to (their markers), ids in id[from..to). */
 static void
-tq_add_n(struct tq *t, int64_t *id, int n, int attempts)
+tq_add_range(struct tq *t, int64_t *id, int from, int to, int attempts)
 {
 	char	task[64];
 	int	i;
 
-	for (i = 0; i < n; i++) {
+	for (i = from; i < to; i++) {
 		snprintf(task, sizeof(task), "QJOB-%03d- say it", i);
 		id[i] = tq_add(t, task, attempts, NULL);
 	}
+}
+
+static void
+tq_add_n(struct tq *t, int64_t *id, int n, int attempts)
+{
+	tq_add_range(t, id, 0, n, attempts);
 }
 
 static void
@@ -964,7 +971,9 @@ test_terminal_progress(void **state)
 	tq_close(&t);
 }
 
-#define TQ_KILL_JOBS	120
+#define TQ_KILL_JOBS	120	/* at first; 40 more when they all ended */
+#define TQ_KILL_MORE	40
+#define TQ_KILL_RULES	240
 #define TQ_KILL_BUDGET_MS 60000
 #define TQ_KILL_MAX	50
 
@@ -1011,16 +1020,16 @@ test_kill9(void **state)
 {
 	struct tq		 t;
 	struct h_run		 r;
-	int64_t			 id[TQ_KILL_JOBS];
+	int64_t			 id[TQ_KILL_RULES];
 	struct queue_counts	 c;
 	pid_t			 p[4];
 	unsigned long long	 t0;
 	unsigned		 seed = (unsigned)time(NULL);
-	int			 kills = 0, seen = 0, st;
+	int			 kills = 0, seen = 0, st, njobs = TQ_KILL_JOBS;
 	pid_t			 pid;
 
 	(void)state;
-	tq_rules_n(TQ_KILL_JOBS, 600);
+	tq_rules_n(TQ_KILL_RULES, 600);
 	if (tq_open(&t, NULL) == 1)
 		skip();
 	/* A kill -9 costs the attempts it held (their leases expire): enough
@@ -1028,8 +1037,14 @@ test_kill9(void **state)
 	tq_add_n(&t, id, TQ_KILL_JOBS, 1000);
 	srand(seed);
 	t0 = tq_now_ms();
-	while (kills < TQ_KILL_MAX && tq_now_ms() - t0 < TQ_KILL_BUDGET_MS &&
-	    !tq_all_ended(&t)) {
+	while (kills < TQ_KILL_MAX && tq_now_ms() - t0 < TQ_KILL_BUDGET_MS) {
+		/* Work to interrupt, for every kill. */
+		if (tq_all_ended(&t)) {
+			if (njobs + TQ_KILL_MORE > TQ_KILL_RULES)
+				break;
+			tq_add_range(&t, id, njobs, njobs + TQ_KILL_MORE, 1000);
+			njobs += TQ_KILL_MORE;
+		}
 		pid = tq_spawn_worker(&t);
 		usleep((useconds_t)(50 + rand() % 1500) * 1000);
 		/* The runs are seen by their command line (for the check of
@@ -1044,14 +1059,14 @@ test_kill9(void **state)
 	assert_int_equal(queue_counts(t.q, &c), 0);
 	print_message("kill -9 of queue work: %d times in %llu ms (seed %u), "
 	    "%llu of %d jobs done by then\n", kills, tq_now_ms() - t0, seed,
-	    (unsigned long long)c.n[QUEUE_DONE], TQ_KILL_JOBS);
+	    (unsigned long long)c.n[QUEUE_DONE], njobs);
 	assert_true(kills >= 10);
 	assert_true(seen > 0);
 	/* Then one worker to the end: the killed ones' leases run out. */
 	tq_work(&t, &r, NULL, NULL, "--jobs", "4", "--lease", "1s", NULL);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
-	tq_assert_each_once(&t, id, TQ_KILL_JOBS);
+	tq_assert_each_once(&t, id, njobs);
 	/* No run outlived its killed worker (each got SIGTERM with it). */
 	assert_int_equal(h_find_procs("-- QJOB-", p, 4), 0);
 	tq_close(&t);
