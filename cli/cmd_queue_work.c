@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +29,7 @@
 #include "cli/cmd_queue.h"
 #include "cli/queue_work.h"
 #include "common/clock.h"
+#include "common/config.h"
 #include "common/exitcode.h"
 
 #define QWORK_JOBS_MAX		256
@@ -72,24 +72,13 @@ qwork_usage(FILE *f)
 	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
 }
 
-/* "30s", "500ms", "2m", bare seconds. */
+/* A duration as config reads it ("30s", "500ms", "2m", "1h"). */
 static int
 qwork_duration(const char *s, uint64_t *ms)
 {
-	char	*end;
-	double	 d;
+	double	d;
 
-	errno = 0;
-	d = strtod(s, &end);
-	if (end == s || errno != 0 || !isfinite(d) || d < 0)
-		return -1;
-	if (*end == '\0' || strcmp(end, "s") == 0)
-		d *= 1000;
-	else if (strcmp(end, "m") == 0)
-		d *= 60000;
-	else if (strcmp(end, "ms") != 0)
-		return -1;
-	if (d > 1e12)
+	if (config_parse_duration(s, &d) == -1 || d > 1e12)
 		return -1;
 	*ms = (uint64_t)d;
 	return 0;

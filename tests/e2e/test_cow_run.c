@@ -72,13 +72,16 @@ t_warren(struct t *t, struct h_run *r, ...)
 	assert_int_equal(h_warren(r, argv, t->env, NULL, NULL), 0);
 }
 
-static char *
-t_file(struct t *t, const char *rel)
+/* The workspace's file rel holds want ("": it is not there). */
+static void
+t_file_is(struct t *t, const char *rel, const char *want)
 {
-	char	path[PATH_MAX];
+	char	path[PATH_MAX], *s;
 
 	snprintf(path, sizeof(path), "%s/%s", t->w.ws, rel);
-	return h_read_file(path);
+	s = h_read_file(path);
+	assert_string_equal(s, want);
+	free(s);
 }
 
 /* The orchestrator delegates to general, which runs calls; then both
@@ -118,7 +121,6 @@ test_writes_stay_in_layer(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
-	char		*s;
 
 	(void)state;
 	t_open(&t);
@@ -129,10 +131,8 @@ test_writes_stay_in_layer(void **state)
 	    "the task", NULL);
 	assert_int_equal(r.status, 0);
 	/* The workspace is untouched; the run says how to review. */
-	assert_string_equal(s = t_file(&t, "data.txt"), "data\n");
-	free(s);
-	assert_string_equal(s = t_file(&t, "new.txt"), "");
-	free(s);
+	t_file_is(&t, "data.txt", "data\n");
+	t_file_is(&t, "new.txt", "");
 	assert_non_null(strstr(r.err, "run 1 changed 2 files"));
 	assert_non_null(strstr(r.err, "warren diff 1"));
 	assert_non_null(strstr(r.err, "warren apply 1"));
@@ -155,10 +155,8 @@ test_writes_stay_in_layer(void **state)
 	t_warren(&t, &r, "apply", "1", NULL);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
-	assert_string_equal(s = t_file(&t, "data.txt"), "changed\n");
-	free(s);
-	assert_string_equal(s = t_file(&t, "new.txt"), "hello from the agent\n");
-	free(s);
+	t_file_is(&t, "data.txt", "changed\n");
+	t_file_is(&t, "new.txt", "hello from the agent\n");
 	/* The layer is gone, and the run says it was applied. */
 	assert_int_equal(t_layers(&t), 0);
 	t_warren(&t, &r, "runs", "--all", NULL);
@@ -173,7 +171,6 @@ test_agents_share_layer(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
-	char		*s;
 
 	(void)state;
 	t_open(&t);
@@ -198,8 +195,7 @@ test_agents_share_layer(void **state)
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
 	    "SHARED-CONTENT-7"), 1);
 	h_run_free(&r);
-	assert_string_equal(s = t_file(&t, "shared.txt"), "");
-	free(s);
+	t_file_is(&t, "shared.txt", "");
 	h_ws_close(&t.w);
 }
 
@@ -336,7 +332,6 @@ test_apply_at_end(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
-	char		*s;
 
 	(void)state;
 	t_open(&t);
@@ -346,8 +341,7 @@ test_apply_at_end(void **state)
 	    "--workspace", t.w.ws, "the task", NULL);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
-	assert_string_equal(s = t_file(&t, "out.txt"), "applied at the end\n");
-	free(s);
+	t_file_is(&t, "out.txt", "applied at the end\n");
 	assert_int_equal(t_layers(&t), 0);
 	h_ws_close(&t.w);
 }
@@ -358,7 +352,6 @@ test_apply_not_sensitive(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
-	char		*s;
 
 	(void)state;
 	t_open(&t);
@@ -369,8 +362,7 @@ test_apply_not_sensitive(void **state)
 	assert_int_equal(r.status, 1);
 	assert_non_null(strstr(r.err, "not applied"));
 	h_run_free(&r);
-	assert_string_equal(s = t_file(&t, ".envrc"), "");
-	free(s);
+	t_file_is(&t, ".envrc", "");
 	assert_int_equal(t_layers(&t), 1);
 	/* forget frees the layer with the run. */
 	t_warren(&t, &r, "forget", "1", NULL);
@@ -386,7 +378,6 @@ test_in_place(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
-	char		*s;
 
 	(void)state;
 	t_open(&t);
@@ -396,8 +387,7 @@ test_in_place(void **state)
 	    "--workspace", t.w.ws, "the task", NULL);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
-	assert_string_equal(s = t_file(&t, "data.txt"), "in place\n");
-	free(s);
+	t_file_is(&t, "data.txt", "in place\n");
 	assert_int_equal(t_layers(&t), 0);
 	/* --no-store keeps no run to review a layer with. */
 	t_warren(&t, &r, "run", "--no-store", "--replay", t.w.cas,
@@ -414,7 +404,6 @@ test_discard(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
-	char		*s;
 
 	(void)state;
 	t_open(&t);
@@ -428,8 +417,7 @@ test_discard(void **state)
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
 	assert_int_equal(t_layers(&t), 0);
-	assert_string_equal(s = t_file(&t, "data.txt"), "data\n");
-	free(s);
+	t_file_is(&t, "data.txt", "data\n");
 	/* Nothing left to resume in, or to apply. */
 	t_warren(&t, &r, "apply", "1", NULL);
 	assert_int_not_equal(r.status, 0);
@@ -465,7 +453,6 @@ test_resume_keeps_layer(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
-	char		*s;
 	char		*argv[] = { "warren", "run", "--json", "--replay", NULL,
 			    "--workspace", NULL, "the task", NULL };
 
@@ -497,8 +484,7 @@ test_resume_keeps_layer(void **state)
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
 	    "LAYER-KEPT-5"), 1);
 	h_run_free(&r);
-	assert_string_equal(s = t_file(&t, "kept.txt"), "");
-	free(s);
+	t_file_is(&t, "kept.txt", "");
 	t_warren(&t, &r, "show", "1", NULL);
 	assert_non_null(strstr(r.out, "not applied"));
 	/* Its diff flags host files: no in-place check to speak of. */
@@ -513,7 +499,6 @@ test_sandbox_exec_cow(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
-	char		*s;
 
 	(void)state;
 	t_open(&t);
@@ -526,17 +511,13 @@ test_sandbox_exec_cow(void **state)
 	assert_non_null(strstr(r.err, "run 1 writes a copy-on-write layer"));
 	assert_non_null(strstr(r.err, "run 1 changed 2 files"));
 	h_run_free(&r);
-	assert_string_equal(s = t_file(&t, "data.txt"), "data\n");
-	free(s);
-	assert_string_equal(s = t_file(&t, "out.txt"), "");
-	free(s);
+	t_file_is(&t, "data.txt", "data\n");
+	t_file_is(&t, "out.txt", "");
 	t_warren(&t, &r, "apply", "1", NULL);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
-	assert_string_equal(s = t_file(&t, "out.txt"), "from-exec\n");
-	free(s);
-	assert_string_equal(s = t_file(&t, "data.txt"), "");
-	free(s);
+	t_file_is(&t, "out.txt", "from-exec\n");
+	t_file_is(&t, "data.txt", "");
 	h_ws_close(&t.w);
 }
 
