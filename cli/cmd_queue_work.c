@@ -43,6 +43,7 @@ struct qwork {
 	char			 worker[HOST_NAME_MAX + 64];
 	char			 exe[PATH_MAX];
 	unsigned		 jobs;
+	unsigned		 max_running;	/* across every worker; 0 none */
 	int			 follow;
 	uint64_t		 lease_ms;
 	struct qrun		*run;		/* jobs slots */
@@ -68,7 +69,7 @@ static int
 qwork_usage(FILE *f)
 {
 	fprintf(f, "usage: warren queue work [--queue URL] [--jobs N] "
-	    "[--follow] [--lease D] [--json]\n");
+	    "[--max-running N] [--follow] [--lease D] [--json]\n");
 	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
 }
 
@@ -107,6 +108,7 @@ qwork_args(struct qwork *w, int argc, char **argv, const char **url,
 	static const struct option opts[] = {
 		{ "queue", required_argument, NULL, 'q' },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "max-running", required_argument, NULL, 'm' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "lease", required_argument, NULL, 'l' },
 		{ "json", no_argument, NULL, 'J' },
@@ -135,6 +137,16 @@ qwork_args(struct qwork *w, int argc, char **argv, const char **url,
 				return -1;
 			}
 			w->jobs = (unsigned)n;
+			break;
+		case 'm':
+			n = strtol(optarg, &end, 10);
+			if (*end != '\0' || n < 1 || n > 1000000) {
+				fprintf(stderr, "warren queue work: "
+				    "--max-running '%s': a number from 1 to "
+				    "1000000\n", optarg);
+				return -1;
+			}
+			w->max_running = (unsigned)n;
 			break;
 		case 'l':
 			if (qwork_duration(optarg, &w->lease_ms) == -1 ||
@@ -206,7 +218,8 @@ qwork_claim(struct qwork *w, uint64_t now)
 		r = &w->run[w->nrun];
 		memset(r, 0, sizeof(*r));
 		r->out = r->err = -1;
-		rc = queue_claim(w->q, w->worker, w->lease_ms, 0, &r->job);
+		rc = queue_claim(w->q, w->worker, w->lease_ms, w->max_running,
+		    &r->job);
 		if (rc != 1) {
 			if (rc == -1)
 				fprintf(stderr, "warren queue work: %s\n",

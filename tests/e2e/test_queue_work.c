@@ -1027,11 +1027,14 @@ test_kill9(void **state)
 	unsigned		 seed = (unsigned)time(NULL);
 	int			 kills = 0, seen = 0, st, njobs = TQ_KILL_JOBS;
 	pid_t			 pid;
+	char			 runs[PATH_MAX + 16];
 
 	(void)state;
 	tq_rules_n(TQ_KILL_RULES, 600);
 	if (tq_open(&t, NULL) == 1)
 		skip();
+	/* This test's runs only: another tree may run this test at once. */
+	snprintf(runs, sizeof(runs), "--workspace %s ", t.ws);
 	/* A kill -9 costs the attempts it held (their leases expire): enough
 	 * attempts that no job dies of the kills. */
 	tq_add_n(&t, id, TQ_KILL_JOBS, 1000);
@@ -1049,7 +1052,7 @@ test_kill9(void **state)
 		usleep((useconds_t)(50 + rand() % 1500) * 1000);
 		/* The runs are seen by their command line (for the check of
 		 * orphans below). */
-		if (h_find_procs("-- QJOB-", p, 4) > 0)
+		if (h_find_procs(runs, p, 4) > 0)
 			seen++;
 		kill(pid, SIGKILL);
 		assert_int_equal(waitpid(pid, &st, 0), pid);
@@ -1068,7 +1071,7 @@ test_kill9(void **state)
 	h_run_free(&r);
 	tq_assert_each_once(&t, id, njobs);
 	/* No run outlived its killed worker (each got SIGTERM with it). */
-	assert_int_equal(h_find_procs("-- QJOB-", p, 4), 0);
+	assert_int_equal(h_find_procs(runs, p, 4), 0);
 	tq_close(&t);
 }
 
@@ -1145,6 +1148,44 @@ test_parallel_jobs_apart(void **state)
 	tq_close(&t);
 }
 
+/* --max-running 1: four slots, yet one job at a time, attempts apart. */
+static void
+test_max_running(void **state)
+{
+	struct tq		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	int64_t			 id[4], start[4], end[4];
+	size_t			 na;
+	int			 i, k;
+
+	(void)state;
+	tq_rules_n(4, 300);
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	tq_add_n(&t, id, 4, 1);
+	tq_work(&t, &r, NULL, NULL, "--jobs", "4", "--max-running", "1",
+	    NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	for (i = 0; i < 4; i++) {
+		tq_get(&t, id[i], &j, &a, &na);
+		assert_int_equal(j.status, QUEUE_DONE);
+		assert_int_equal(na, 1);
+		start[i] = a[0].started_ms;
+		end[i] = a[0].ended_ms;
+		queue_attempts_free(a, na);
+		queue_job_free(&j);
+	}
+	for (i = 0; i < 4; i++)
+		for (k = 0; k < 4; k++)
+			if (i != k && start[i] < end[k] && start[k] < end[i])
+				fail_msg("jobs %lld and %lld ran at once",
+				    (long long)id[i], (long long)id[k]);
+	tq_close(&t);
+}
+
 int
 main(void)
 {
@@ -1169,6 +1210,8 @@ main(void)
 		cmocka_unit_test_teardown(test_job_timeout, h_fakellm_teardown),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test_teardown(test_two_workers,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_max_running,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_parallel_jobs_apart,
 		    h_fakellm_teardown),
