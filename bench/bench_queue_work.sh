@@ -59,6 +59,9 @@ replay)
 	} >"$d/c.cassette"
 	add "$n" replay
 	WARREN_QUEUE_RUN_ARGS="--replay $d/c.cassette" work "$jobs"
+	# Every job replayed its 5 turns (100 tokens in each).
+	k=$(grep -c '"event":"job_end".*"tokens_in":500,' "$d/work.out" || true)
+	[ "$k" -eq "$n" ] || { echo "$k of $n jobs ran 5 turns" >&2; exit 1; }
 	;;
 onerun)
 	(cd "$build" && BENCH_RUN_KEEP=1 ./bench/bench_run "$n" 5 "$jobs" \
