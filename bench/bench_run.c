@@ -150,8 +150,10 @@ run(int n, int steps, int sleep_s, const char *jobs, struct result *res)
 			dup2(fd, 1);
 		if ((fd = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644)) != -1)
 			dup2(fd, 2);
+		/* --no-store needs --in-place (no run to review a layer
+		 * with); the agents only read. */
 		execl(bin, "warren", "run", "-v", "--json", "--no-store",
-		    "--workspace", ws, "--replay", cas, "--max-agents", nagents,
+		    "--in-place", "--workspace", ws, "--replay", cas, "--max-agents", nagents,
 		    "--jobs", jobs, "bench", (char *)NULL);
 		_exit(127);
 	}
@@ -174,7 +176,7 @@ run(int n, int steps, int sleep_s, const char *jobs, struct result *res)
 	res->cpu = usr + sys;
 	if (getenv("BENCH_RUN_KEEP") != NULL) {
 		/* To profile the same run by hand (callgrind, perf). */
-		fprintf(stderr, "kept: %s run -v --json --no-store "
+		fprintf(stderr, "kept: %s run -v --json --no-store --in-place "
 		    "--workspace %s --replay %s --max-agents %s --jobs %s "
 		    "bench\n", bin, ws, cas, nagents, jobs);
 		return;

@@ -402,27 +402,13 @@ cmd_queue_add_print(const struct cmd_queue_add_opts *o,
 	return ferror(stdout) ? WARREN_EXIT_INTERNAL : WARREN_EXIT_OK;
 }
 
-/* Add every job; on an error, say which were added before it. */
+/* All or nothing: the error names the job, counted from 1 in file order. */
 static int
 cmd_queue_add_all(struct queue *q, const struct cmd_queue_rows *rows,
     const struct queue_job_new *jobs, int64_t *ids, int *existed)
 {
-	size_t	i, n = 0;
-	int	ex;
-
-	for (i = 0; i < rows->n; i++) {
-		if (queue_add(q, &jobs[i], &ids[i], &existed[i]) == 0) {
-			n += !existed[i];
-			continue;
-		}
-		ex = cmd_queue_fail(q, "add");
-		if (n > 0)
-			cmd_queue_error("add", "the %zu jobs before line %lu "
-			    "were added (`warren queue ls`): add only the rest"
-			    " again, or give jobs keys so none is added twice",
-			    n, rows->v[i].line);
-		return ex;
-	}
+	if (queue_add_many(q, jobs, rows->n, ids, existed) == -1)
+		return cmd_queue_fail(q, "add");
 	return 0;
 }
 

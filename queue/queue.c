@@ -237,6 +237,30 @@ queue_add(struct queue *q, const struct queue_job_new *j, int64_t *id,
 }
 
 int
+queue_add_many(struct queue *q, const struct queue_job_new *j, size_t n,
+    int64_t *ids, int *existed)
+{
+	char	why[QUEUE_ERR_MAX];
+	size_t	i;
+
+	if (queue_check(q) == -1)
+		return -1;
+	if (n == 0)
+		return 0;
+	if (ids == NULL || existed == NULL)
+		return queue_einval(q, "add many: give arrays for the ids and"
+		    " the existed flags");
+	for (i = 0; i < n; i++) {
+		if (queue_check_new(q, &j[i]) == -1) {
+			snprintf(why, sizeof(why), "%s", q->err);
+			return queue_einval(q, "job %zu of %zu: %s; none was "
+			    "added", i + 1, n, why);
+		}
+	}
+	return q->ops->add_many(q, j, n, ids, existed);
+}
+
+int
 queue_claim(struct queue *q, const char *worker, uint64_t lease_ms,
     unsigned max_running, struct queue_job *out)
 {

@@ -136,6 +136,12 @@ int		 queue_status_parse(const char *, enum queue_status *);
  * existing job's id, nothing added). */
 int		 queue_add(struct queue *, const struct queue_job_new *,
 		    int64_t *id, int *existed);
+/* Add n jobs, all or nothing: every job is checked first, then all are
+ * added in one transaction; on any error none is (the error names the
+ * job, counted from 1). ids[i] and existed[i] as queue_add's; a key
+ * given twice in the batch adds the job once, the second finds it. */
+int		 queue_add_many(struct queue *, const struct queue_job_new *,
+		    size_t n, int64_t *ids, int *existed);
 /*
  * Lease the next claimable job (queued, or retrying past its run_at, or
  * running with an expired lease), highest priority then oldest run_at,

@@ -31,6 +31,9 @@ struct queue_ops {
 	void	(*close)(struct queue *);
 	int	(*add)(struct queue *, const struct queue_job_new *,
 		    int64_t *, int *);
+	/* All or nothing, in one transaction. */
+	int	(*add_many)(struct queue *, const struct queue_job_new *,
+		    size_t, int64_t *, int *);
 	int	(*claim)(struct queue *, const char *, uint64_t, unsigned,
 		    struct queue_job *);
 	int	(*heartbeat)(struct queue *, int64_t, int, const char *,

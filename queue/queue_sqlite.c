@@ -362,36 +362,32 @@ qs_job_read(struct queue *q, int64_t id, struct queue_job *j)
 	return 0;
 }
 
+/* One job inside the caller's transaction: the key is looked up first,
+ * so a key added earlier in the same batch is found too. */
 static int
-qs_add(struct queue *q, const struct queue_job_new *n, int64_t *id,
-    int *existed)
+qs_add_one(struct queue *q, const struct queue_job_new *n, int64_t now,
+    int64_t *id, int *existed)
 {
 	sqlite3_stmt	*s;
-	int64_t		 now;
 	int		 rc;
 
 	*existed = 0;
-	if (qs_begin(q) == -1)
-		return -1;
-	now = queue_now(q);	/* after the wait for the lock */
 	if (n->key != NULL) {
 		if ((s = qs_stmt(q, QS_KEY_FIND)) == NULL)
-			goto fail;
+			return -1;
 		qs_bind_text(s, 1, n->key);
 		if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 			*id = sqlite3_column_int64(s, 0);
 			*existed = 1;
 		}
 		sqlite3_reset(s);
-		if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-			qs_dberr(q, "looking up key %s", n->key);
-			goto fail;
-		}
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return qs_dberr(q, "looking up key %s", n->key);
 		if (*existed)
-			return qs_commit(q);
+			return 0;
 	}
 	if ((s = qs_stmt(q, QS_INSERT)) == NULL)
-		goto fail;
+		return -1;
 	qs_bind_text(s, 1, n->task);
 	qs_bind_text(s, 2, n->profile);
 	qs_bind_text(s, 3, n->workspace);
@@ -405,12 +401,44 @@ qs_add(struct queue *q, const struct queue_job_new *n, int64_t *id,
 	sqlite3_bind_int64(s, 10, (int64_t)n->budget);
 	sqlite3_bind_int64(s, 11, now);
 	if (qs_run(q, QS_INSERT, "adding a job") == -1)
-		goto fail;
+		return -1;
 	*id = sqlite3_last_insert_rowid(qs_be(q)->db);
+	return 0;
+}
+
+/* All in one transaction: an error on any job rolls every one back, and
+ * the error names the job (its index, from 0). */
+static int
+qs_add_many(struct queue *q, const struct queue_job_new *n, size_t count,
+    int64_t *ids, int *existed)
+{
+	char	why[QUEUE_ERR_MAX];
+	int64_t	now;
+	size_t	i;
+
+	if (qs_begin(q) == -1)
+		return -1;
+	now = queue_now(q);	/* after the wait for the lock */
+	for (i = 0; i < count; i++) {
+		if (qs_add_one(q, &n[i], now, &ids[i], &existed[i]) == -1) {
+			if (count > 1) {
+				snprintf(why, sizeof(why), "%s", q->err);
+				queue_seterr(q, "job %zu of %zu: %s; none of "
+				    "the %zu was added", i + 1, count, why,
+				    count);
+			}
+			qs_rollback(q);
+			return -1;
+		}
+	}
 	return qs_commit(q);
-fail:
-	qs_rollback(q);
-	return -1;
+}
+
+static int
+qs_add(struct queue *q, const struct queue_job_new *n, int64_t *id,
+    int *existed)
+{
+	return qs_add_many(q, n, 1, id, existed);
 }
 
 static int
@@ -540,6 +568,7 @@ const struct queue_ops queue_sqlite_ops = {
 	.open = qs_open,
 	.close = qs_close,
 	.add = qs_add,
+	.add_many = qs_add_many,
 	.claim = qs_claim,
 	.heartbeat = qs_heartbeat,
 	.complete = qs_complete,

@@ -817,6 +817,88 @@ count_rows(struct qt *t, const char *sql)
 	return v;
 }
 
+/* Run SQL on the queue's file from a second connection. */
+static void
+exec_sql(struct qt *t, const char *sql)
+{
+	sqlite3	*db;
+	char	*msg = NULL;
+
+	assert_int_equal(sqlite3_open(t->db, &db), SQLITE_OK);
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+		fail_msg("%s: %s", sql, msg);
+	sqlite3_close(db);
+}
+
+/* A key twice in one batch adds one job; a key already in the queue
+ * adds none; rows without keys are all added, in order. */
+static void
+test_add_many_keys(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_job_new	 n[5] = {
+		{ .task = "a", .workspace = "/w", .key = "k1" },
+		{ .task = "b", .workspace = "/w", .key = "old" },
+		{ .task = "c", .workspace = "/w", .key = "k1" },
+		{ .task = "d", .workspace = "/w" },
+		{ .task = "e", .workspace = "/w" },
+	};
+	struct queue_counts	 c;
+	int64_t			 ids[5], old;
+	int			 existed[5];
+
+	old = add(t, "old", "old", 0);
+	assert_int_equal(queue_add_many(t->q, n, 5, ids, existed), 0);
+	assert_int_equal(existed[0], 0);
+	assert_int_equal(existed[1], 1);
+	assert_int_equal(ids[1], old);
+	assert_int_equal(existed[2], 1);
+	assert_int_equal(ids[2], ids[0]);
+	assert_int_equal(existed[3], 0);
+	assert_int_equal(existed[4], 0);
+	assert_true(ids[0] > old && ids[3] > ids[0] && ids[4] > ids[3]);
+	assert_int_equal(queue_counts(t->q, &c), 0);
+	assert_int_equal(c.n[QUEUE_QUEUED], 4);
+	assert_int_equal(queue_add_many(t->q, n, 0, NULL, NULL), 0);
+}
+
+/* A failure inside the transaction (a trigger that aborts the third
+ * insert) leaves none of the batch; a row that fails the checks is
+ * refused before any is added. */
+static void
+test_add_many_all_or_nothing(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_job_new	 n[4] = {
+		{ .task = "a", .workspace = "/w", .key = "ka" },
+		{ .task = "b", .workspace = "/w" },
+		{ .task = "boom", .workspace = "/w" },
+		{ .task = "d", .workspace = "/w" },
+	};
+	int64_t			 ids[4];
+	int			 existed[4];
+
+	exec_sql(t, "CREATE TRIGGER boom BEFORE INSERT ON queue_jobs "
+	    "WHEN NEW.task = 'boom' BEGIN SELECT RAISE(ABORT, 'injected'); "
+	    "END;");
+	assert_int_equal(queue_add_many(t->q, n, 4, ids, existed), -1);
+	assert_non_null(strstr(queue_errmsg(t->q), "job 3 of 4"));
+	assert_non_null(strstr(queue_errmsg(t->q), "injected"));
+	assert_int_equal(count_rows(t, "SELECT count(*) FROM queue_jobs"), 0);
+	/* The queue still works, and the key of the rolled back job is
+	 * free again. */
+	n[2].task = "c";
+	assert_int_equal(queue_add_many(t->q, n, 4, ids, existed), 0);
+	assert_int_equal(existed[0], 0);
+	assert_int_equal(count_rows(t, "SELECT count(*) FROM queue_jobs"), 4);
+	n[1].workspace = "relative";
+	n[0].key = "new";
+	assert_int_equal(queue_add_many(t->q, n, 4, ids, existed), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_non_null(strstr(queue_errmsg(t->q), "job 2 of 4"));
+	assert_int_equal(count_rows(t, "SELECT count(*) FROM queue_jobs"), 4);
+}
+
 /* Finished jobs older than a time go, with their attempts; nothing
  * else. */
 static void
@@ -1154,6 +1236,8 @@ main(void)
 		T(test_cancel_expired),
 		T(test_retry),
 		T(test_purge),
+		T(test_add_many_keys),
+		T(test_add_many_all_or_nothing),
 		T(test_max_running),
 		cmocka_unit_test(test_status_names),
 		T(test_default_clock),
