@@ -227,9 +227,16 @@ test_schema(void **state)
 	struct queue_job	 j;
 	struct queue_attempt	*a;
 	size_t			 na;
-	int64_t			 good, bad, unusable;
+	int64_t			 good, bad, unusable, fixed;
 
 	(void)state;
+	/* The first answer does not match; the run sends it back with the
+	 * errors and the model's second one does. */
+	tq_rule("%s{\"match\":[\"QJOB-FIXED-\",\"expected integer\"],"
+	    "\"repeat\":true,\"responses\":[{\"reply\":{\"calls\":[{\"id\":"
+	    "\"c2\",\"name\":\"complete\",\"arguments\":{\"result\":"
+	    "\"{\\\"n\\\": 6}\"}}]" USAGE "}}]}", tq_script[0] ? ",\n" : "");
+	tq_rule_complete("QJOB-FIXED-", "\"{\\\"n\\\": \\\"six\\\"}\"");
 	tq_rule_complete("QJOB-GOOD-", "\"{\\\"n\\\": 5}\"");
 	tq_rule_complete("QJOB-BAD-", "\"{\\\"n\\\": \\\"five\\\"}\"");
 	if (tq_open(&t, NULL) == 1)
@@ -238,6 +245,7 @@ test_schema(void **state)
 	bad = tq_add(&t, "QJOB-BAD- count", 1, schema);
 	/* A schema this subset cannot use: dead at once, not retried. */
 	unusable = tq_add(&t, "QJOB-GOOD- again", 3, "{\"type\":\"thing\"}");
+	fixed = tq_add(&t, "QJOB-FIXED- count", 1, schema);
 	tq_work(&t, &r, NULL, NULL, NULL);
 	assert_int_equal(r.status, 1);		/* one job dead */
 	h_run_free(&r);
@@ -250,9 +258,18 @@ test_schema(void **state)
 	tq_get(&t, bad, &j, &a, &na);
 	assert_int_equal(j.status, QUEUE_DEAD);
 	assert_non_null(j.error);
-	assert_non_null(strstr(j.error, "does not match the job's schema"));
+	/* Refused inside the run three times: its attempt failed. */
+	assert_non_null(strstr(j.error, "complete() refused 3 times by the "
+	    "output schema"));
 	assert_non_null(strstr(j.error, "$.n: expected integer, got string"));
 	assert_null(j.output);
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_get(&t, fixed, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DONE);
+	assert_int_equal(j.attempts, 1);
+	assert_non_null(j.output);
+	assert_string_equal(j.output, "{\"n\":6}");
 	queue_job_free(&j);
 	queue_attempts_free(a, na);
 	tq_get(&t, unusable, &j, &a, &na);
