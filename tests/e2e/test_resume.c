@@ -400,6 +400,8 @@ test_resume_keeps_schema(void **state)
 	char		*argv[] = { "warren", "run", "--json", "--db", c->db,
 			    "--workspace", c->w.ws, "--replay", c->w.cas,
 			    "--schema", schema, "resume task", NULL };
+	char		*again[] = { "warren", "resume", "--db", c->db,
+			    "--schema", schema, "1", NULL };
 
 	snprintf(schema, sizeof(schema), "%s/schema.json", c->w.dir);
 	h_write(c->w.dir, "schema.json", "{\"type\":\"object\",\"required\":"
@@ -423,6 +425,11 @@ test_resume_keeps_schema(void **state)
 	h_run_free(&r);
 	assert_no_sleepers(c);
 
+	/* A schema of its own is refused: the run keeps the one it had. */
+	assert_int_equal(h_warren(&r, again, NULL, NULL, NULL), 0);
+	if (r.status != 2 || strstr(r.err, "keeps the schema") == NULL)
+		fail_msg("resume --schema: %d\n%s", r.status, r.err);
+	h_run_free(&r);
 	resume(c, &r, NULL);
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
 	    "$.n: expected integer, got string"), 1);
