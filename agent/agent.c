@@ -309,6 +309,9 @@ agent_new(const struct agent_config *cfg, char *err, size_t errlen)
 	a->depth = cfg->depth;
 	a->on_event = cfg->on_event;
 	a->event_arg = cfg->event_arg;
+	a->check_result = cfg->check_result;
+	a->check_arg = cfg->check_arg;
+	a->max_rejections = cfg->max_rejections ? cfg->max_rejections : 3;
 	a->tok_per_char = AGENT_DEFAULT_TOK_PER_CHAR;
 	a->path = strdup(cfg->path != NULL ? cfg->path : "0");
 	a->task = strdup(cfg->task);

@@ -179,6 +179,16 @@ struct agent_config {
 	struct agent_context_cfg context;	/* zero fields: the profile's */
 	agent_event_fn		 on_event;
 	void			*event_arg;
+	/*
+	 * A check of complete()'s result (the run's output schema): 0
+	 * accepts it; otherwise why (the errors) answers the call as an
+	 * error and the agent goes on. After max_rejections rejections
+	 * [3] the agent fails with the last why. NULL: every result goes.
+	 */
+	int			(*check_result)(void *arg, const char *result,
+				    char *why, size_t whysz);
+	void			*check_arg;
+	unsigned		 max_rejections;
 };
 
 /*

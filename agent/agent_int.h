@@ -101,6 +101,10 @@ struct agent {
 	char			*reason;
 	char			*todo_text;	/* rendered by the todo behavior */
 	char			*notes_text;	/* rendered by the note behavior */
+	int			(*check_result)(void *, const char *, char *,
+				    size_t);	/* agent_config's */
+	void			*check_arg;
+	unsigned		 max_rejections;
 };
 
 /* agent.c */

@@ -15,7 +15,10 @@
 struct behav_term {
 	struct msg_tool	tools[2];
 	unsigned	reminders;
+	unsigned	rejections;	/* complete() results refused */
 };
+
+#define BEHAV_TERM_WHY_MAX	4096	/* the errors a rejection lists */
 
 static const char *
 behav_term_instructions(void *self)
@@ -26,6 +29,38 @@ behav_term_instructions(void *self)
 	    "that text. If it cannot be done, call fail(reason).";
 }
 
+/*
+ * complete(result) against the agent's check (the run's output schema):
+ * a refused result answers the call with why, so the model can fix it;
+ * max_rejections of them fail the agent, which must not loop to its
+ * iteration limit. Returns the answer to the call, or NULL: accepted.
+ */
+static char *
+behav_term_check(struct behav_term *t, struct agent *a, const char *s,
+    int *is_error)
+{
+	char	 why[BEHAV_TERM_WHY_MAX], reason[BEHAV_TERM_WHY_MAX + 128];
+	char	*text = NULL;
+
+	if (a->check_result == NULL ||
+	    a->check_result(a->check_arg, s ? s : "", why, sizeof(why)) == 0)
+		return NULL;
+	*is_error = 1;
+	if (++t->rejections >= a->max_rejections) {
+		snprintf(reason, sizeof(reason), "complete() refused %u times "
+		    "by the output schema; the last result: %s",
+		    t->rejections, why);
+		agent_finish(a, AGENT_FAIL, s, reason);
+		return strdup("refused; the agent has failed");
+	}
+	if (asprintf(&text, "complete() refused (%u of %u): the result does "
+	    "not match the output schema:\n%s\nCall complete(result) again "
+	    "with a result that matches it.", t->rejections,
+	    a->max_rejections, why) == -1)
+		return NULL;
+	return text;
+}
+
 static int
 behav_term_tool(void *self, struct agent *a, const char *name,
     const char *args, char **text, int *is_error)
@@ -33,12 +68,16 @@ behav_term_tool(void *self, struct agent *a, const char *name,
 	json_t		*root;
 	const char	*s;
 
-	(void)self;
 	*is_error = 0;
 	if ((root = json_loads(args, 0, NULL)) == NULL)
 		return -1;
 	if (strcmp(name, "complete") == 0) {
 		s = json_string_value(json_object_get(root, "result"));
+		if ((*text = behav_term_check(self, a, s, is_error)) != NULL ||
+		    *is_error) {
+			json_decref(root);
+			return *text == NULL ? -1 : 0;
+		}
 		agent_finish(a, AGENT_COMPLETE, s, "complete() called");
 	} else {
 		s = json_string_value(json_object_get(root, "reason"));

@@ -26,6 +26,7 @@
 #include "cli/project.h"
 #include "common/config.h"
 #include "common/exitcode.h"
+#include "common/jschema.h"
 #include "common/log.h"
 #include "common/path.h"
 #include "common/str.h"
@@ -112,7 +113,7 @@ cmd_run_usage(FILE *f)
 "                  [--record FILE | --replay FILE] [--json] [--db FILE]\n"
 "                  [--no-store] [--allow-weaker-sandbox] [-v] [-T]\n"
 "                  [--in-place | --cow auto|overlay|copy] [--disk-max SIZE]\n"
-"                  [--apply] TASK\n"
+"                  [--apply] [--schema FILE] TASK\n"
 "\n"
 "Runs TASK with an orchestrator that delegates to sandboxed subagents.\n"
 "Agents write a copy-on-write layer over the workspace, never the\n"
@@ -120,6 +121,9 @@ cmd_run_usage(FILE *f)
 "it (--apply: at the end, if the run is done and no file that runs code\n"
 "on the host changed), `warren discard RUN` drops it. --in-place: agents\n"
 "write the workspace.\n"
+"--schema FILE: the result must be JSON matching this JSON Schema; a\n"
+"complete() that does not is sent back to the model with the errors,\n"
+"and the third such refusal fails the run.\n"
 "The final result goes to stdout, progress to stderr (--json: one JSON\n"
 "event per line on stdout instead).\n"
 "Exit: 0 done, 1 the task failed, 2 usage, 3 configuration, 4 LLM\n"
@@ -131,7 +135,7 @@ enum {
 	OPT_JOBS, OPT_BUDGET, OPT_PROVIDER, OPT_BASE_URL, OPT_MODEL,
 	OPT_RECORD, OPT_REPLAY, OPT_JSON, OPT_DB, OPT_NO_STORE, OPT_WEAKER,
 	OPT_TIMEOUT, OPT_HELLO, OPT_WORKER, OPT_LLM_JOBS, OPT_IN_PLACE,
-	OPT_COW, OPT_DISK_MAX, OPT_APPLY,
+	OPT_COW, OPT_DISK_MAX, OPT_APPLY, OPT_SCHEMA,
 };
 
 static const struct option cmd_run_opts[] = {
@@ -158,6 +162,7 @@ static const struct option cmd_run_opts[] = {
 	{ "cow", required_argument, NULL, OPT_COW },
 	{ "disk-max", required_argument, NULL, OPT_DISK_MAX },
 	{ "apply", no_argument, NULL, OPT_APPLY },
+	{ "schema", required_argument, NULL, OPT_SCHEMA },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -172,6 +177,9 @@ struct cmd_run_args {
 	const char	*worker;
 	int		 json, nostore, weaker, trace, verbose;
 	int		 apply;		/* --apply: the layer, at the end */
+	const char	*schema_file;	/* --schema FILE */
+	char		*schema;	/* its JSON, compact (or the resumed
+					   run's); NULL: none */
 	int64_t		 resume;	/* run id, or 0 */
 };
 
@@ -268,6 +276,7 @@ cmd_run_option(int ch, struct config *c, struct cmd_run_args *a)
 	case OPT_WEAKER: a->weaker = 1; break;
 	case OPT_WORKER: a->worker = optarg; break;
 	case OPT_APPLY: a->apply = 1; break;
+	case OPT_SCHEMA: a->schema_file = optarg; break;
 	case OPT_IN_PLACE:
 		return cmd_run_flag(c, "workspace_mode", "in-place",
 		    "--in-place");
@@ -382,7 +391,7 @@ cmd_run_store(const struct cmd_run_args *a, const char *path, int *code)
 
 /* What a resume needs to run the same way: limits and endpoint, as JSON. */
 static char *
-cmd_run_params(const struct config *c)
+cmd_run_params(const struct config *c, const char *schema)
 {
 	static const char *const keys[] = { "max_depth", "max_agents", "jobs",
 	    "token_budget", "max_iterations", "summary_result_max",
@@ -410,6 +419,8 @@ cmd_run_params(const struct config *c)
 	if (config_isset(c, "agent_store_bytes"))
 		json_object_set_new(o, "agent_store_bytes", json_integer(
 		    (json_int_t)config_bytes(c, "agent_store_bytes")));
+	if (schema != NULL)
+		json_object_set_new(o, "schema", json_string(schema));
 	s = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(o);
 	return s;
@@ -699,6 +710,7 @@ cmd_run_new(const struct cmd_run_args *a, const struct config *c,
 	o.trace = a->trace;
 	o.weaker = a->weaker;
 	o.masks = x->maskv;
+	o.schema = a->schema;
 	cmd_run_limits(c, &o.limits);
 	if ((r = run_new(&o, x->llm, &x->ps, err, sizeof(err))) == NULL)
 		cmd_run_error("run", "%s", err);
@@ -820,7 +832,7 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 	sp.workspace = x->ws;
 	sp.profile = r->root->profile->name;
 	sp.model = x->lc.model;
-	sp.params = cmd_run_params(c);
+	sp.params = cmd_run_params(c, a->schema);
 	if (x->cow.mode != COW_NONE) {
 		sp.cow_mode = cow_mode_name(x->cow.mode);
 		sp.cow_dir = x->cow.dir;
@@ -897,6 +909,61 @@ out:
 	return code;
 }
 
+#define CMD_RUN_SCHEMA_MAX	(1024 * 1024)	/* bytes of a --schema file */
+
+/* --schema FILE: a JSON Schema object jschema can use, kept compact in
+ * a->schema (the run's params keep it for a resume). An exit code. */
+static int
+cmd_run_schema(struct cmd_run_args *a)
+{
+	json_error_t	 je;
+	json_t		*s;
+	char		 why[1024];
+
+	if ((s = json_load_file(a->schema_file, 0, &je)) == NULL) {
+		cmd_run_error("run", "--schema %s: %s (line %d): give a file "
+		    "holding a JSON Schema object", a->schema_file, je.text,
+		    je.line);
+		return WARREN_EXIT_CONFIG;
+	}
+	if (!json_is_object(s) || jschema_validate(s, json_null(), why,
+	    sizeof(why)) == -1) {
+		cmd_run_error("run", "--schema %s: not a usable JSON Schema: "
+		    "%s", a->schema_file, json_is_object(s) ? why :
+		    "not an object");
+		json_decref(s);
+		return WARREN_EXIT_CONFIG;
+	}
+	a->schema = json_dumps(s, JSON_COMPACT);
+	json_decref(s);
+	if (a->schema == NULL || strlen(a->schema) > CMD_RUN_SCHEMA_MAX) {
+		cmd_run_error("run", "--schema %s: larger than %d bytes",
+		    a->schema_file, CMD_RUN_SCHEMA_MAX);
+		return WARREN_EXIT_CONFIG;
+	}
+	return WARREN_EXIT_OK;
+}
+
+/* Resume: the interrupted run's schema, kept in its params. A --schema
+ * given to resume is refused: the run's results must match one. */
+static int
+cmd_run_schema_resume(struct cmd_run_args *a, const char *params)
+{
+	json_t		*o, *v;
+
+	if (a->schema_file != NULL) {
+		fprintf(stderr, "warren resume: --schema: a resumed run keeps "
+		    "the schema it began with (leave out --schema)\n");
+		return WARREN_EXIT_USAGE;
+	}
+	if (params == NULL || (o = json_loads(params, 0, NULL)) == NULL)
+		return WARREN_EXIT_OK;
+	if ((v = json_object_get(o, "schema")) != NULL && json_is_string(v))
+		a->schema = xstrdup(json_string_value(v));
+	json_decref(o);
+	return WARREN_EXIT_OK;
+}
+
 /* Run (or resume) with everything resolved. */
 static int
 cmd_run_go(struct cmd_run_args *a, struct config *c)
@@ -935,7 +1002,12 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 		if (a->profile == NULL)
 			a->profile = plan.run.profile;
 		cmd_run_params_load(c, plan.run.params, a->resume, endpoint);
-	}
+		if ((code = cmd_run_schema_resume(a, plan.run.params)) !=
+		    WARREN_EXIT_OK)
+			goto out;
+	} else if (a->schema_file != NULL &&
+	    (code = cmd_run_schema(a)) != WARREN_EXIT_OK)
+		goto out;
 	if ((code = cmd_run_setup(a, c, &x)) != WARREN_EXIT_OK)
 		goto out;
 	if ((r = cmd_run_new(a, c, &x)) == NULL) {
@@ -993,6 +1065,7 @@ cmd_run_common(int argc, char **argv, int resume)
 	if (a.verbose)
 		log_setlevel(LOG_LEVEL_DEBUG);
 	code = cmd_run_go(&a, c);
+	free(a.schema);
 	config_free(c);
 	return code;
 }

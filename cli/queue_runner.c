@@ -20,6 +20,8 @@
 
 #include <jansson.h>
 
+#include "common/jschema.h"
+
 #include "cli/queue_work.h"
 
 #define QRUN_ARGV_MAX	64
@@ -27,9 +29,10 @@
 /* The job's argv; extra options from $WARREN_QUEUE_RUN_ARGS (for tests:
  * --replay, --cow, ...), split on spaces, in words. */
 static char **
-queue_runner_argv(const struct queue_job *j, const char *exe, char *words,
+queue_runner_argv(const struct qrun *r, const char *exe, char *words,
     char *budget, size_t bsz)
 {
+	const struct queue_job *j = &r->job;
 	static char	*av[QRUN_ARGV_MAX];
 	char		*w, *save = NULL;
 	int		 n = 0;
@@ -48,6 +51,10 @@ queue_runner_argv(const struct queue_job *j, const char *exe, char *words,
 		av[n++] = "--budget";
 		av[n++] = budget;
 	}
+	if (r->schema_file[0] != '\0') {
+		av[n++] = "--schema";
+		av[n++] = (char *)(uintptr_t)r->schema_file;
+	}
 	for (w = strtok_r(words, " \t", &save); w != NULL && n <
 	    QRUN_ARGV_MAX - 3; w = strtok_r(NULL, " \t", &save))
 		av[n++] = w;
@@ -60,7 +67,7 @@ queue_runner_argv(const struct queue_job *j, const char *exe, char *words,
 /* In the child: its own process group (a SIGINT at the terminal is the
  * worker's to handle), SIGTERM when the worker dies, then exec. */
 static void
-queue_runner_child(const struct queue_job *j, const char *exe, int out,
+queue_runner_child(const struct qrun *r, const char *exe, int out,
     int err, pid_t parent)
 {
 	char		 budget[32], *words, **av;
@@ -82,12 +89,85 @@ queue_runner_child(const struct queue_job *j, const char *exe, int out,
 	    dup2(err, STDERR_FILENO) == -1)
 		_exit(127);
 	words = strdup(extra ? extra : "");
-	av = queue_runner_argv(j, exe, words ? words : (char *)"", budget,
+	av = queue_runner_argv(r, exe, words ? words : (char *)"", budget,
 	    sizeof(budget));
 	execv(exe, av);
 	dprintf(STDERR_FILENO, "warren queue work: %s: %s\n", exe,
 	    strerror(errno));
 	_exit(127);
+}
+
+/* The schema's file and directory, once the run is over. */
+static void
+queue_runner_unschema(struct qrun *r)
+{
+	if (r->schema_file[0] != '\0')
+		(void)unlink(r->schema_file);
+	if (r->schema_dir[0] != '\0')
+		(void)rmdir(r->schema_dir);
+	r->schema_file[0] = r->schema_dir[0] = '\0';
+}
+
+/* Is the job's schema one the run can check? One that is not goes
+ * without --schema: the check after the run fails it with why. */
+static int
+queue_runner_usable(const char *schema)
+{
+	json_t	*s;
+	char	 why[256];
+	int	 ok;
+
+	if ((s = json_loads(schema, 0, NULL)) == NULL)
+		return 0;
+	ok = json_is_object(s) && jschema_validate(s, json_null(), why,
+	    sizeof(why)) != -1;
+	json_decref(s);
+	return ok;
+}
+
+/* The job's schema in a file of the worker's own for the run's --schema:
+ * a directory only we can enter, a file only we can read. */
+static int
+queue_runner_schema(struct qrun *r, char *err, size_t errsz)
+{
+	const char	*tmp = getenv("TMPDIR");
+	size_t		 len;
+	int		 fd;
+
+	if (r->job.schema == NULL || *r->job.schema == '\0' ||
+	    !queue_runner_usable(r->job.schema))
+		return 0;
+	if (tmp == NULL || *tmp != '/' || strlen(tmp) > 32)
+		tmp = "/tmp";
+	snprintf(r->schema_dir, sizeof(r->schema_dir), "%s/warren-q-XXXXXX",
+	    tmp);
+	if (mkdtemp(r->schema_dir) == NULL) {
+		snprintf(err, errsz, "the job's schema: mkdtemp %s: %s",
+		    r->schema_dir, strerror(errno));
+		r->schema_dir[0] = '\0';
+		return -1;
+	}
+	snprintf(r->schema_file, sizeof(r->schema_file), "%s/schema.json",
+	    r->schema_dir);
+	len = strlen(r->job.schema);
+	errno = 0;
+	fd = open(r->schema_file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600);
+	if (fd == -1 || write(fd, r->job.schema, len) != (ssize_t)len) {
+		snprintf(err, errsz, "the job's schema: %s: %s",
+		    r->schema_file, errno ? strerror(errno) : "short write");
+		if (fd != -1)
+			close(fd);
+		queue_runner_unschema(r);
+		return -1;
+	}
+	if (close(fd) == -1) {
+		snprintf(err, errsz, "the job's schema: %s: %s",
+		    r->schema_file, strerror(errno));
+		queue_runner_unschema(r);
+		return -1;
+	}
+	return 0;
 }
 
 int
@@ -100,6 +180,8 @@ queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
 	r->pid = -1;
 	r->out = r->err = -1;
 	r->files = -1;
+	if (queue_runner_schema(r, err, errsz) == -1)
+		return -1;
 	if (pipe2(po, O_CLOEXEC) == -1) {
 		snprintf(err, errsz, "pipe: %s", strerror(errno));
 		return -1;
@@ -116,7 +198,7 @@ queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
 		return -1;
 	}
 	if (r->pid == 0)
-		queue_runner_child(&r->job, exe, po[1], pe[1], parent);
+		queue_runner_child(r, exe, po[1], pe[1], parent);
 	/* Also here: whichever of the two runs first. */
 	(void)setpgid(r->pid, r->pid);
 	close(po[1]);
@@ -302,6 +384,7 @@ queue_runner_reap(struct qrun *r)
 void
 queue_runner_free(struct qrun *r)
 {
+	queue_runner_unschema(r);
 	if (r->out != -1)
 		close(r->out);
 	if (r->err != -1)

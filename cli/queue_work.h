@@ -47,6 +47,9 @@ struct qrun {
 	uint64_t	 started, next_beat, deadline;	/* deadline 0: none */
 	uint64_t	 kill_at;	/* stopping: SIGKILL then (0: not) */
 	enum qrun_stop	 stop;
+	/* The job's schema for the run's --schema: a 0600 file in a 0700
+	   directory of the worker's own, removed with the run; "": none. */
+	char		 schema_dir[64], schema_file[80];
 };
 
 /* queue_runner.c */

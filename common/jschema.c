@@ -322,7 +322,7 @@ jschema_check_text(const char *schema, const char *answer, char **output,
 		snprintf(out, outsz, "out of memory");
 		rc = -1;
 	} else if ((v = json_loads(text, JSON_DECODE_ANY, &je)) == NULL) {
-		snprintf(out, outsz, "the answer is not JSON (the job's schema "
+		snprintf(out, outsz, "the answer is not JSON (the schema "
 		    "asks for JSON): line %d: %s", je.line, je.text);
 		rc = 1;
 	} else if ((rc = jschema_validate(s, v, out, outsz)) > 0)

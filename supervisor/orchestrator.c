@@ -13,6 +13,7 @@
 #include "agent/agent.h"
 #include "agent/profile.h"
 #include "common/clock.h"
+#include "common/jschema.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "store/store.h"
@@ -289,6 +290,19 @@ orch_drive(struct run *r)
 		orch_arm_deadline(r);
 }
 
+/* complete()'s result against the run's output schema: 0 it matches. */
+static int
+orch_check_result(void *arg, const char *result, char *why, size_t whysz)
+{
+	struct run	*r = arg;
+	char		*output = NULL;
+	int		 rc;
+
+	rc = jschema_check_text(r->opts.schema, result, &output, why, whysz);
+	free(output);
+	return rc == 0 ? 0 : -1;
+}
+
 int
 orch_start(struct run *r, const struct msg_list *resume, char *err,
     size_t errsz)
@@ -314,6 +328,10 @@ orch_start(struct run *r, const struct msg_list *resume, char *err,
 	cfg.on_event = orch_event;
 	cfg.event_arg = r;
 	cfg.resume = resume;
+	if (r->opts.schema != NULL) {
+		cfg.check_result = orch_check_result;
+		cfg.check_arg = r;
+	}
 	if ((r->orch = agent_new(&cfg, err, errsz)) == NULL)
 		return -1;
 	r->orch_state = xcalloc(1, sizeof(*r->orch_state));

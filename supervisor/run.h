@@ -161,6 +161,9 @@ struct run_opts {
 	/* The run's copy-on-write layer, which the spawn server has entered;
 	   NULL: agents write the workspace in place. */
 	const struct cow *cow;
+	/* The output schema (JSON Schema text, checked usable) the root's
+	   complete() result must match (docs/supervisor.md); NULL: none. */
+	const char	*schema;
 	struct run_limits limits;
 };
 

@@ -459,6 +459,105 @@ test_outcomes(void **state)
 	h_run_free(&r);
 }
 
+/* The output schema of the --schema tests: {"n": integer}. */
+#define SCHEMA_N	"{\"type\":\"object\",\"required\":[\"n\"]," \
+			"\"properties\":{\"n\":{\"type\":\"integer\"}}}"
+
+static void
+schema_complete(struct h_ws *c, unsigned step, const char *result)
+{
+	char	args[256];
+
+	snprintf(args, sizeof(args), "{\"result\":%s}", h_js(result));
+	h_turn(c->f, "0", step, h_calls1("s", "complete", args));
+}
+
+/*
+ * --schema: a complete() whose result does not match is answered with the
+ * validation errors and the root goes on; the next, matching one ends the
+ * run done with it.
+ */
+static void
+test_schema_refused_then_done(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 path[PATH_MAX];
+	const char	*opts[] = { "--schema", path, NULL };
+
+	snprintf(path, sizeof(path), "%s/schema.json", c->dir);
+	h_write(c->dir, "schema.json", SCHEMA_N, 0644);
+	schema_complete(c, 1, "{\"n\": \"five\"}");
+	schema_complete(c, 2, "{\"n\": 5}");
+	run(c, &r, opts, NULL, NULL, NULL);
+	if (r.status != 0)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "$.n: expected integer, got string"), 1);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "complete() refused (1 of 3)"), 1);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "{\\\"n\\\": 5}"), 1);
+	h_run_free(&r);
+}
+
+/* Three results that do not match: the run fails with the last errors
+ * (it does not go on to max_iterations). */
+static void
+test_schema_three_refusals(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 path[PATH_MAX];
+	const char	*opts[] = { "--schema", path, NULL };
+	unsigned	 i;
+
+	snprintf(path, sizeof(path), "%s/schema.json", c->dir);
+	h_write(c->dir, "schema.json", SCHEMA_N, 0644);
+	for (i = 1; i <= 4; i++)
+		schema_complete(c, i, i < 3 ? "not json" : "{\"m\": 1}");
+	run(c, &r, opts, NULL, NULL, NULL);
+	if (r.status != 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "the answer is not JSON"), 2);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"done\"",
+	    "complete() refused 3 times by the output schema; the last "
+	    "result: $: missing required property \\\"n\\\""), 1);
+	h_run_free(&r);
+}
+
+/* A --schema file that cannot be read, is not JSON or not a usable
+ * schema: exit 3 with why, before anything runs. */
+static void
+test_schema_bad_file(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 path[PATH_MAX];
+	const char	*opts[] = { "--schema", path, NULL };
+	static const char *const bad[][2] = {
+		{ "absent.json", "--schema" },
+		{ "notjson.json", "give a file holding a JSON Schema object" },
+		{ "array.json", "not a usable JSON Schema: not an object" },
+		{ "thing.json", "not a usable JSON Schema" },
+	};
+	size_t		 i;
+
+	h_write(c->dir, "notjson.json", "{\"type\":", 0644);
+	h_write(c->dir, "array.json", "[1]", 0644);
+	h_write(c->dir, "thing.json", "{\"type\":\"thing\"}", 0644);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", c->dir, bad[i][0]);
+		run(c, &r, opts, NULL, NULL, NULL);
+		if (r.status != 3 || strstr(r.err, bad[i][1]) == NULL ||
+		    strstr(r.out, "\"event\":\"result\"") != NULL)
+			fail_msg("%s: status %d\n%s", bad[i][0], r.status,
+			    r.err);
+		h_run_free(&r);
+	}
+}
+
 /* The orchestrator auto-completed: the run is done, exit 0. */
 static void
 test_root_auto_complete(void **state)
@@ -1044,6 +1143,12 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_schema_refused_then_done,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_schema_three_refusals,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_schema_bad_file, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_tree_three_deep, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_tree_one_job, setup,

@@ -9,9 +9,11 @@
  * at random moments loses and duplicates no result; two parallel jobs on
  * one workspace never see each other's writes.
  */
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pty.h>
@@ -217,6 +219,23 @@ test_jobs_succeed(void **state)
 
 /* A schema: a matching answer is kept as its output; one that does not
  * match fails with the validation errors. */
+/* How many entries dir holds (. and .. aside); -1 if it cannot be read. */
+static int
+tq_entries(const char *dir)
+{
+	DIR		*d;
+	struct dirent	*e;
+	int		 n = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
 static void
 test_schema(void **state)
 {
@@ -227,9 +246,18 @@ test_schema(void **state)
 	struct queue_job	 j;
 	struct queue_attempt	*a;
 	size_t			 na;
-	int64_t			 good, bad, unusable;
+	int64_t			 good, bad, unusable, fixed;
+	char			 tmpenv[PATH_MAX + 16], tmp[PATH_MAX];
+	size_t			 n;
 
 	(void)state;
+	/* The first answer does not match; the run sends it back with the
+	 * errors and the model's second one does. */
+	tq_rule("%s{\"match\":[\"QJOB-FIXED-\",\"expected integer\"],"
+	    "\"repeat\":true,\"responses\":[{\"reply\":{\"calls\":[{\"id\":"
+	    "\"c2\",\"name\":\"complete\",\"arguments\":{\"result\":"
+	    "\"{\\\"n\\\": 6}\"}}]" USAGE "}}]}", tq_script[0] ? ",\n" : "");
+	tq_rule_complete("QJOB-FIXED-", "\"{\\\"n\\\": \\\"six\\\"}\"");
 	tq_rule_complete("QJOB-GOOD-", "\"{\\\"n\\\": 5}\"");
 	tq_rule_complete("QJOB-BAD-", "\"{\\\"n\\\": \\\"five\\\"}\"");
 	if (tq_open(&t, NULL) == 1)
@@ -238,7 +266,18 @@ test_schema(void **state)
 	bad = tq_add(&t, "QJOB-BAD- count", 1, schema);
 	/* A schema this subset cannot use: dead at once, not retried. */
 	unusable = tq_add(&t, "QJOB-GOOD- again", 3, "{\"type\":\"thing\"}");
+	fixed = tq_add(&t, "QJOB-FIXED- count", 1, schema);
+	/* The runs' schema files go under a TMPDIR of the test's own. */
+	snprintf(tmp, sizeof(tmp), "%s/qt", t.dir);
+	assert_int_equal(mkdir(tmp, 0700), 0);
+	snprintf(tmpenv, sizeof(tmpenv), "TMPDIR=%s", tmp);
+	for (n = 0; t.env[n] != NULL; n++)
+		;
+	t.env[n++] = tmpenv;
+	t.env[n] = NULL;
 	tq_work(&t, &r, NULL, NULL, NULL);
+	/* Each was removed when its attempt ended. */
+	assert_int_equal(tq_entries(tmp), 0);
 	assert_int_equal(r.status, 1);		/* one job dead */
 	h_run_free(&r);
 	tq_get(&t, good, &j, &a, &na);
@@ -250,9 +289,18 @@ test_schema(void **state)
 	tq_get(&t, bad, &j, &a, &na);
 	assert_int_equal(j.status, QUEUE_DEAD);
 	assert_non_null(j.error);
-	assert_non_null(strstr(j.error, "does not match the job's schema"));
+	/* Refused inside the run three times: its attempt failed. */
+	assert_non_null(strstr(j.error, "complete() refused 3 times by the "
+	    "output schema"));
 	assert_non_null(strstr(j.error, "$.n: expected integer, got string"));
 	assert_null(j.output);
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_get(&t, fixed, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DONE);
+	assert_int_equal(j.attempts, 1);
+	assert_non_null(j.output);
+	assert_string_equal(j.output, "{\"n\":6}");
 	queue_job_free(&j);
 	queue_attempts_free(a, na);
 	tq_get(&t, unusable, &j, &a, &na);

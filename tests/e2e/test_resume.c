@@ -377,6 +377,67 @@ test_kill_after_first_child(void **state)
 	msg_list_free(&a2);
 }
 
+/* --- the output schema: a resumed run keeps its --schema -------------- */
+
+static int
+ready_schema_child(struct ctx *c)
+{
+	return mid_step(c, "0.1", "s.started");
+}
+
+/*
+ * A run begun with --schema is killed while its child runs; the resumed
+ * run still checks the root's complete(): its first result, which does
+ * not match, is refused with the errors, the matching one ends it.
+ */
+static void
+test_resume_keeps_schema(void **state)
+{
+	struct ctx	*c = *state;
+	struct killer	 k;
+	struct h_run	 r;
+	char		 schema[PATH_MAX];
+	char		*argv[] = { "warren", "run", "--json", "--db", c->db,
+			    "--workspace", c->w.ws, "--replay", c->w.cas,
+			    "--schema", schema, "resume task", NULL };
+	char		*again[] = { "warren", "resume", "--db", c->db,
+			    "--schema", schema, "1", NULL };
+
+	snprintf(schema, sizeof(schema), "%s/schema.json", c->w.dir);
+	h_write(c->w.dir, "schema.json", "{\"type\":\"object\",\"required\":"
+	    "[\"n\"],\"properties\":{\"n\":{\"type\":\"integer\"}}}", 0644);
+	h_turn(c->w.f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"test\",\"task\":\"S-TASK\"}"));
+	h_turn(c->w.f, "0.1", 1, h_calls1("b", "bash",
+	    bash_args(c, "s.started")));
+	h_turn(c->w.f, "0.1", 2, h_calls1("c", "complete",
+	    complete_args("S-RES")));
+	h_turn(c->w.f, "0", 2, h_calls1("d", "complete",
+	    complete_args("{\"n\": \"S-RES\"}")));
+	h_turn(c->w.f, "0", 3, h_calls1("e", "complete",
+	    complete_args("{\"n\": 7}")));
+	h_ws_cassette_close(&c->w);
+	memset(&k, 0, sizeof(k));
+	k.c = c;
+	k.ready = ready_schema_child;
+	assert_int_equal(h_warren(&r, argv, NULL, kill_when, &k), 0);
+	assert_true(k.killed);
+	h_run_free(&r);
+	assert_no_sleepers(c);
+
+	/* A schema of its own is refused: the run keeps the one it had. */
+	assert_int_equal(h_warren(&r, again, NULL, NULL, NULL), 0);
+	if (r.status != 2 || strstr(r.err, "keeps the schema") == NULL)
+		fail_msg("resume --schema: %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	resume(c, &r, NULL);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "$.n: expected integer, got string"), 1);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "{\\\"n\\\": 7}"), 1);
+	h_run_free(&r);
+}
+
 /* --- 2: two children mid-step; a grandchild finished under one --------- */
 
 static int
@@ -936,6 +997,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_summary_merge_context,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_merge,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_keeps_schema,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_after_first_child,
 		    setup, teardown),
