@@ -608,7 +608,8 @@ cmd_show_agent(struct store *st, const struct store_agent *a, int messages)
 	printf(" [%s", store_agent_status_name(a->status));
 	/* Of a done agent, only auto-complete is worth saying. */
 	if (a->exit_reason != NULL && (a->status != STORE_AGENT_DONE ||
-	    strcmp(a->exit_reason, "auto_complete") == 0)) {
+	    strcmp(a->exit_reason, "auto_complete") == 0) &&
+	    strcmp(a->exit_reason, store_agent_status_name(a->status)) != 0) {
 		printf(": ");
 		cmd_print_text(a->exit_reason, 80);
 	}
