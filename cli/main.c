@@ -24,6 +24,8 @@ static const struct cmd commands[] = {
 	{ "show", "[--messages] RUN", "show a run's agent tree", cmd_show },
 	{ "graph", "[--format json|dot|mermaid] RUN", "print a run's memory graph",
 	    cmd_graph },
+	{ "report", "[-o FILE] RUN", "write a run's report: one HTML page",
+	    cmd_report },
 	{ "forget", "RUN ...", "delete runs and all they stored", cmd_forget },
 	{ "diff", "[--stat] [--color=WHEN] RUN",
 	    "show what a copy-on-write run changed", cmd_diff },
