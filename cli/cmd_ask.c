@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cli/opttab.h"
 #include "cli/project.h"
 #include "common/buf.h"
 #include "common/config.h"
@@ -31,20 +32,13 @@ static void
 ask_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: warren ask [--provider P] [--base-url URL] [--model M]\n"
-	    "                  [--system TEXT] [--max-tokens N] "
-	    "[--temperature T]\n"
-	    "                  [--timeout DUR] [--retries N] [--no-stream] "
-	    "[--tool-mode native|text]\n"
-	    "                  [--header 'Name: value'] [--record FILE | "
-	    "--replay FILE]\n"
-	    "                  [--workspace DIR] [--show-config] [-v] "
-	    "PROMPT... | -\n"
-	    "Sends PROMPT (or standard input, for -) and prints the answer.\n"
-	    "Providers: openai anthropic responses openrouter ollama vllm "
-	    "llamacpp lmstudio.\n"
-	    "Configuration: docs/configuration.md; key from WARREN_API_KEY, "
-	    "the provider's\nvariable or api_key_file.\n");
+	    "usage: warren ask [options] PROMPT... | -\n"
+	    "\n"
+	    "Sends PROMPT (or standard input, for -) to the configured LLM "
+	    "endpoint and\nprints the answer, streamed on a terminal. "
+	    "Configuration: docs/configuration.md;\nthe key from "
+	    "WARREN_API_KEY, the provider's variable or api_key_file.\n");
+	opt_doc_help(f, "ask");
 }
 
 /* Bytes at the end of s that start an unfinished UTF-8 sequence. */
@@ -168,6 +162,12 @@ static const struct option ask_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+const struct option *
+cmd_ask_options(void)
+{
+	return ask_opts;
+}
 
 /* Options that are config keys: (option letter, key, flag name). */
 static const struct {

@@ -22,6 +22,7 @@
 
 #include "agent/profile.h"
 #include "cli/cmd.h"
+#include "cli/opttab.h"
 #include "cli/layer.h"
 #include "cli/project.h"
 #include "common/config.h"
@@ -106,28 +107,31 @@ static void
 cmd_run_usage(FILE *f)
 {
 	fprintf(f,
-"usage: warren run [--profile P] [--workspace DIR] [--max-depth N]\n"
-"                  [--max-agents N] [--jobs N] [--budget TOKENS]\n"
-"                  [--llm-concurrency N]\n"
-"                  [--provider P] [--base-url URL] [--model M]\n"
-"                  [--record FILE | --replay FILE] [--json] [--db FILE]\n"
-"                  [--no-store] [--allow-weaker-sandbox] [-v] [-T]\n"
-"                  [--in-place | --cow auto|overlay|copy] [--disk-max SIZE]\n"
-"                  [--apply] [--schema FILE] TASK\n"
+"usage: warren run [options] TASK\n"
 "\n"
 "Runs TASK with an orchestrator that delegates to sandboxed subagents.\n"
 "Agents write a copy-on-write layer over the workspace, never the\n"
 "workspace itself: `warren diff RUN` shows it, `warren apply RUN` applies\n"
-"it (--apply: at the end, if the run is done and no file that runs code\n"
-"on the host changed), `warren discard RUN` drops it. --in-place: agents\n"
-"write the workspace.\n"
-"--schema FILE: the result must be JSON matching this JSON Schema; a\n"
-"complete() that does not is sent back to the model with the errors,\n"
-"and the third such refusal fails the run.\n"
+"it, `warren discard RUN` drops it.\n"
 "The final result goes to stdout, progress to stderr (--json: one JSON\n"
-"event per line on stdout instead).\n"
+"event per line on stdout instead).\n");
+	opt_doc_help(f, "run");
+	fprintf(f, "\n"
 "Exit: 0 done, 1 the task failed, 2 usage, 3 configuration, 4 LLM\n"
 "endpoint, 5 sandbox, 6 store, 70 internal error, 130 interrupted.\n");
+}
+
+static void
+cmd_resume_usage(FILE *f)
+{
+	fprintf(f,
+"usage: warren resume [options] RUN\n"
+"\n"
+"Continues run RUN (an id from `warren runs`, or \"last\") after its\n"
+"supervisor crashed or was killed: finished agents are not run again,\n"
+"unfinished ones restart from their last written messages. Options given\n"
+"here win over the ones the run was started with.\n");
+	opt_doc_help(f, "resume");
 }
 
 enum {
@@ -168,6 +172,12 @@ static const struct option cmd_run_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+const struct option *
+cmd_run_options(void)
+{
+	return cmd_run_opts;
+}
+
 /* What `warren run` was asked, before the config resolves it. */
 struct cmd_run_args {
 	const char	*task;
@@ -181,6 +191,7 @@ struct cmd_run_args {
 	char		*schema;	/* its JSON, compact (or the resumed
 					   run's); NULL: none */
 	int64_t		 resume;	/* run id, or 0 */
+	int		 is_resume;	/* warren resume, not run */
 };
 
 /* Find warren-worker: $WARREN_WORKER_BIN, next to us, the build tree. */
@@ -283,7 +294,10 @@ cmd_run_option(int ch, struct config *c, struct cmd_run_args *a)
 	case 'T': a->trace = 1; break;
 	case 'v': a->verbose = 1; break;
 	case 'h':
-		cmd_run_usage(stdout);
+		if (a->is_resume)
+			cmd_resume_usage(stdout);
+		else
+			cmd_run_usage(stdout);
 		exit(WARREN_EXIT_OK);
 	default:
 		return 1;
@@ -299,9 +313,7 @@ cmd_run_parse_resume(int argc, char **argv, struct cmd_run_args *a)
 	const char	*errstr;
 
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: warren resume [--workspace DIR] "
-		    "[--db FILE] [run options] RUN\n"
-		    "RUN is a run id from `warren runs`, or \"last\".\n");
+		cmd_resume_usage(stderr);
 		return -1;
 	}
 	if (strcmp(argv[optind], "last") == 0) {
@@ -341,9 +353,12 @@ cmd_run_parse(int argc, char **argv, struct config *c, struct cmd_run_args *a,
 	int	ch, rc;
 
 	optind = 1;
+	a->is_resume = resume;
 	while ((ch = getopt_long(argc, argv, "+hvTj:w:", cmd_run_opts,
 	    NULL)) != -1) {
-		if ((rc = cmd_run_option(ch, c, a)) == 1)
+		if ((rc = cmd_run_option(ch, c, a)) == 1 && resume)
+			cmd_resume_usage(stderr);
+		else if (rc == 1)
 			cmd_run_usage(stderr);
 		if (rc != 0)
 			return -1;

@@ -1,0 +1,146 @@
+/*
+ * Help and usage of the commands: `warren help CMD`, each command's
+ * --help on stdout with exit 0, a bare or unknown subcommand exit 2; and
+ * the option table (cli/opttab.h) against the getopt options of run,
+ * resume and ask, so a new option cannot miss its --help line or its
+ * man page entry (test_man_page checks the page is what the table makes).
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cli/opttab.h"
+#include "tests/e2e/harness.h"
+
+/* warren with args; its status; stdout and stderr checked for needles. */
+static void
+expect(int status, const char *out, const char *err, ...)
+{
+	struct h_run	 r;
+	char		*argv[8];
+	va_list		 ap;
+	int		 n = 0;
+
+	argv[n++] = "warren";
+	va_start(ap, err);
+	while (n < 7 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	if (r.status != status || (out != NULL && strstr(r.out, out) == NULL)
+	    || (err != NULL && strstr(r.err, err) == NULL))
+		fail_msg("warren %s %s: exit %d (want %d)\nstdout:\n%s\n"
+		    "stderr:\n%s", argv[1], n > 2 ? argv[2] : "", r.status,
+		    status, r.out, r.err);
+	h_run_free(&r);
+}
+
+static void
+test_help(void **state)
+{
+	(void)state;
+	expect(0, "usage: warren resume [options] RUN", NULL, "resume",
+	    "--help", NULL);
+	expect(0, "usage: warren run [options] TASK", NULL, "run", "--help",
+	    NULL);
+	expect(0, "usage: warren run [options] TASK", NULL, "help", "run",
+	    NULL);
+	expect(0, "usage: warren resume", NULL, "help", "resume", NULL);
+	expect(0, "usage: warren sandbox exec", NULL, "sandbox", "exec",
+	    "--help", NULL);
+	expect(0, "usage: warren sandbox exec", NULL, "help", "sandbox",
+	    "exec", NULL);
+	expect(0, "usage: warren sandbox exec", NULL, "sandbox", "--help",
+	    NULL);
+	expect(2, NULL, "usage: warren sandbox exec", "sandbox", NULL);
+	expect(2, NULL, "unknown subcommand", "sandbox", "nope", NULL);
+	expect(2, NULL, "unknown command 'nope'", "help", "nope", NULL);
+	expect(0, "commands:", NULL, "help", NULL);
+	/* A bad sandbox exec line stays 125, as env(1) and timeout(1). */
+	expect(125, NULL, "--profile is required", "sandbox", "exec", "--",
+	    "true", NULL);
+	/* The table's lines are in the help. */
+	expect(0, "  -T                      Trace every IPC message", NULL,
+	    "run", "--help", NULL);
+	expect(0, "  --hello-timeout D", NULL, "resume", "--help", NULL);
+	expect(0, "  --show-config", NULL, "ask", "--help", NULL);
+}
+
+static const struct opt_doc *
+row(const char *cmd, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < opt_ndocs; i++)
+		if (opt_doc_for(&opt_docs[i], cmd) &&
+		    opt_docs[i].long_name != NULL &&
+		    strcmp(opt_docs[i].long_name, name) == 0)
+			return &opt_docs[i];
+	return NULL;
+}
+
+static int
+has_getopt(const struct option *o, const char *name)
+{
+	for (; o->name != NULL; o++)
+		if (strcmp(o->name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Every getopt option has its row, every row its getopt option, and an
+ * option with an argument shows one. */
+static void
+check_cmd(const char *cmd, const struct option *o)
+{
+	const struct opt_doc	*d;
+	size_t			 i;
+
+	for (; o->name != NULL; o++) {
+		/* resume takes run's options but lists the ones it honours */
+		if (strcmp(cmd, "resume") == 0)
+			continue;
+		if ((d = row(cmd, o->name)) == NULL)
+			fail_msg("warren %s --%s has no row in cli/opttab.c",
+			    cmd, o->name);
+		if ((o->has_arg == required_argument) != (d->arg != NULL))
+			fail_msg("warren %s --%s: the table says %s argument",
+			    cmd, o->name, d->arg ? "an" : "no");
+	}
+	for (i = 0; i < opt_ndocs; i++)
+		if (opt_doc_for(&opt_docs[i], cmd) &&
+		    opt_docs[i].long_name != NULL && !has_getopt(strcmp(cmd,
+		    "ask") == 0 ? cmd_ask_options() : cmd_run_options(),
+		    opt_docs[i].long_name))
+			fail_msg("cli/opttab.c: warren %s --%s is not an "
+			    "option", cmd, opt_docs[i].long_name);
+}
+
+static void
+test_table(void **state)
+{
+	(void)state;
+	check_cmd("run", cmd_run_options());
+	check_cmd("resume", cmd_run_options());
+	check_cmd("ask", cmd_ask_options());
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_table),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
