@@ -681,8 +681,10 @@ cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
 		return WARREN_EXIT_CONFIG;
 	}
 	if (cmd_run_worker_bin(a->worker, x->worker, sizeof(x->worker)) == -1) {
-		fprintf(stderr, "warren run: cannot find warren-worker (set "
-		    "WARREN_WORKER_BIN or --worker)\n");
+		fprintf(stderr, "warren run: cannot find warren-worker next to"
+		    " warren, in ../libexec/warren/ or in the build tree (install"
+		    " with `cmake --install`, or set WARREN_WORKER_BIN or "
+		    "--worker)\n");
 		return WARREN_EXIT_CONFIG;
 	}
 	cmd_legacy_db("run", a->db, x->ws);
