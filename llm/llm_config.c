@@ -80,7 +80,11 @@ static const struct config_key llm_keys[] = {
 	{ "backoff_max", CONFIG_DURATION, "WARREN_BACKOFF_MAX", "60s", 1,
 	    3600000, NULL, CONFIG_LOWER,
 	    "longest single wait, Retry-After included" },
-	{ "llm_concurrency", CONFIG_UINT, "WARREN_LLM_CONCURRENCY", "8", 1,
+	/* Twice the default --jobs: every working agent may have a turn on
+	 * the wire, plus the summaries of those that just finished (16
+	 * agents under a cap of 8 took 1.5 times one agent's time). A
+	 * provider's rate limit is met with its 429 and Retry-After. */
+	{ "llm_concurrency", CONFIG_UINT, "WARREN_LLM_CONCURRENCY", "32", 1,
 	    1024, NULL, CONFIG_LOWER, "LLM requests on the wire at once" },
 	{ "stream", CONFIG_BOOL, "WARREN_STREAM", "true", 0, 0, NULL, 0,
 	    "ask for streamed (SSE) answers" },
@@ -112,7 +116,7 @@ llm_config_init(struct llm_config *lc)
 	lc->retries = 4;
 	lc->backoff_ms = 500;
 	lc->backoff_max_ms = 60000;
-	lc->concurrency = 8;
+	lc->concurrency = 32;	/* the llm_concurrency default */
 	lc->stream = 1;
 	lc->tool_mode = LLM_TOOLS_NATIVE;
 	lc->max_response = 32u * 1024 * 1024;
