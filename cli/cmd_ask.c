@@ -305,7 +305,9 @@ cmd_ask(int argc, char **argv)
 	char			*prompt = NULL, err[1024];
 	int			 ch, verbose = 0, show = 0, rc;
 
-	if ((c = config_new()) == NULL || llm_config_declare(c) == -1)
+	/* One config for every command: ask reads the LLM's keys and
+	 * ignores run's (max_agents ...), rather than refusing them. */
+	if ((c = config_new()) == NULL || cmd_run_declare(c) == -1)
 		fatal("warren ask: config");
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+m:s:vh", ask_opts,

@@ -75,6 +75,37 @@ test_help(void **state)
 	expect(0, "  --show-config", NULL, "ask", "--help", NULL);
 }
 
+/* One config file for every command: ask takes the keys of run (and
+ * ignores them) instead of refusing the file. */
+static void
+test_ask_run_keys(void **state)
+{
+	struct h_run	 r;
+	char		*dir, cfg[PATH_MAX], env[PATH_MAX + 32];
+	char		*argv[] = { "warren", "ask", "--show-config", NULL };
+	char		*extra[] = { env, NULL };
+
+	(void)state;
+	dir = h_tmpdir();
+	snprintf(cfg, sizeof(cfg), "%s/warren", dir);
+	h_write(cfg, "config", "max_agents = 4\njobs = 2\nmodel = m-from-"
+	    "file\n", 0);
+	snprintf(env, sizeof(env), "XDG_CONFIG_HOME=%s", dir);
+	assert_int_equal(h_warren(&r, argv, extra, NULL, NULL), 0);
+	if (r.status != 0 || strstr(r.out, "model = m-from-file") == NULL)
+		fail_msg("ask with run's keys: exit %d\n%s\n%s", r.status,
+		    r.out, r.err);
+	h_run_free(&r);
+	/* A key no command knows is still an error, named. */
+	h_write(cfg, "config", "max_agentz = 4\n", 0);
+	assert_int_equal(h_warren(&r, argv, extra, NULL, NULL), 0);
+	assert_int_equal(r.status, 3);
+	assert_non_null(strstr(r.err, "unknown key 'max_agentz'"));
+	h_run_free(&r);
+	h_rm_rf(dir);
+	free(dir);
+}
+
 static const struct opt_doc *
 row(const char *cmd, const char *name)
 {
@@ -140,6 +171,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_ask_run_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
