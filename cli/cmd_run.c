@@ -667,6 +667,35 @@ cmd_run_masks(struct cmd_run_ctx *x, const struct config *c)
 }
 
 /*
+ * The workspace must be a directory warren can list and read: said here,
+ * once, not by every agent's first tool call. (Workers that run under
+ * another uid need it readable by that uid too: docs/sandbox.md.)
+ */
+static int
+cmd_run_ws_check(const char *given, const char *real)
+{
+	struct stat	st;
+
+	if (stat(real, &st) == -1) {
+		cmd_run_error("run", "workspace %s: %s", given,
+		    strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cmd_run_error("run", "workspace %s is not a directory: give "
+		    "the directory the agents work in", given);
+		return -1;
+	}
+	if (access(real, R_OK | X_OK) == -1) {
+		cmd_run_error("run", "workspace %s cannot be read (%s): the "
+		    "agents could neither list nor read it; fix its "
+		    "permissions", given, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The workspace, the worker binary, the config (the user's, then a
  * trusted project's), the key (read once, then scrubbed from our
  * environment block), the LLM client and the profiles.
@@ -681,6 +710,8 @@ cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
 		    a->workspace ? a->workspace : ".", strerror(errno));
 		return WARREN_EXIT_CONFIG;
 	}
+	if (cmd_run_ws_check(a->workspace ? a->workspace : ".", x->ws) == -1)
+		return WARREN_EXIT_CONFIG;
 	if (cmd_run_worker_bin(a->worker, x->worker, sizeof(x->worker)) == -1) {
 		fprintf(stderr, "warren run: cannot find warren-worker next to"
 		    " warren, in ../libexec/warren/ or in the build tree (install"

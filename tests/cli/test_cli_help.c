@@ -5,6 +5,8 @@
  * resume and ask, so a new option cannot miss its --help line or its
  * man page entry (test_man_page checks the page is what the table makes).
  */
+#include <sys/stat.h>
+
 #include <getopt.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -106,6 +109,43 @@ test_ask_run_keys(void **state)
 	free(dir);
 }
 
+/* A workspace that is a file, or that cannot be read: said up front,
+ * exit 3, before any agent starts. */
+static void
+test_bad_workspace(void **state)
+{
+	struct h_run	 r;
+	char		*dir, file[PATH_MAX], locked[PATH_MAX];
+	char		*argv[] = { "warren", "run", "--no-store", "--in-place",
+			    "--workspace", file, "a task", NULL };
+
+	(void)state;
+	dir = h_tmpdir();
+	h_write(dir, "wsfile", "x\n", 0);
+	snprintf(file, sizeof(file), "%s/wsfile", dir);
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	if (r.status != 3 || strstr(r.err, "is not a directory: give the "
+	    "directory") == NULL || strstr(r.err, ".warren") != NULL)
+		fail_msg("workspace is a file: exit %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	snprintf(locked, sizeof(locked), "%s/locked", dir);
+	assert_int_equal(mkdir(locked, 0), 0);
+	if (geteuid() == 0)
+		printf("not checked as root (it reads every directory): an "
+		    "unreadable workspace\n");
+	else {
+		argv[5] = locked;
+		assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+		if (r.status != 3 || strstr(r.err, "cannot be read") == NULL)
+			fail_msg("unreadable workspace: exit %d\n%s",
+			    r.status, r.err);
+		h_run_free(&r);
+	}
+	chmod(locked, 0700);
+	h_rm_rf(dir);
+	free(dir);
+}
+
 static const struct opt_doc *
 row(const char *cmd, const char *name)
 {
@@ -172,6 +212,7 @@ main(void)
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_ask_run_keys),
+		cmocka_unit_test(test_bad_workspace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
