@@ -453,6 +453,22 @@ cmd_run_layer(const struct store_run *r)
 	return r->cow_state;
 }
 
+/* The run's parameters as the object they are; text that is not one (a
+ * damaged row) stays a string. */
+static json_t *
+cmd_json_params(const char *params)
+{
+	json_t	*o;
+
+	if (params != NULL && (o = json_loads(params, JSON_DECODE_ANY,
+	    NULL)) != NULL) {
+		if (json_is_object(o))
+			return o;
+		json_decref(o);
+	}
+	return jtext(params);
+}
+
 static json_t *
 cmd_json_run(const struct store_run *r)
 {
@@ -468,7 +484,7 @@ cmd_json_run(const struct store_run *r)
 	    "started_ms", (json_int_t)r->started_ms,
 	    "duration_ms", (json_int_t)cmd_run_duration(r),
 	    "resumes", r->resumes,
-	    "params", jtext(r->params),
+	    "params", cmd_json_params(r->params),
 	    "layer", cmd_json_layer(r));
 }
 

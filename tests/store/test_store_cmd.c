@@ -50,7 +50,7 @@ cmd_build_db(const char *db, const char *ws)
 {
 	struct store			*st;
 	struct store_run_params		 p = { .task = "task " HOSTILE,
-	    .workspace = ws };
+	    .workspace = ws, .params = "{\"max_depth\":3,\"model\":\"m\"}" };
 	struct store_agent_new		 a = { .path = "0", .task = HOSTILE,
 	    .profile = "general" };
 	struct msg			 m;
@@ -261,6 +261,9 @@ test_runs(void **state)
 	assert_int_equal(json_array_size(j), 1);
 	assert_int_equal(json_integer_value(json_object_get(
 	    json_array_get(j, 0), "agents")), 3);
+	/* params: the object, not JSON inside a string. */
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    json_array_get(j, 0), "params"), "max_depth")), 3);
 	json_decref(j);
 	/* An empty workspace has no runs: not an error. */
 	assert_int_equal(run_warren(fx, "runs", "--db", "/nonexistent/x.db",
