@@ -100,6 +100,7 @@ broker_submit(struct run *r, struct node *n, unsigned step,
 	uint64_t		 id;
 
 	if (!limits_budget_left(r, msg, sizeof(msg))) {
+		r->budget_spent = 1;
 		fn(r, arg, NULL, IPC_ERR_BUDGET, msg);
 		return 0;
 	}

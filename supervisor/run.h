@@ -203,6 +203,7 @@ struct run {
 	uint64_t		 kill_timer;
 	int			 finished;	/* the root is done */
 	int			 llm_failed;	/* the root ended on an LLM error */
+	int			 budget_spent;	/* a turn was refused: no budget */
 	int			 store_failed;	/* a store write was lost: exit 6 */
 	int			 spawnd_failed;	/* the spawn server died: exit 70 */
 	char			*stop_reason;	/* a run limit stopped it (the
@@ -223,6 +224,10 @@ struct run {
 	   the run first started, for a resumed run): run_hostexec.c. */
 	struct hostexec_snap	*hx_base;
 };
+
+/* run_partial.c */
+/* A run the budget ended: add what its agents finished to its error. */
+void	run_partial(struct run *r);
 
 /* run.c: the tree, scheduling, delegation, finishing. */
 struct run	*run_new(const struct run_opts *, struct llm_engine *,
