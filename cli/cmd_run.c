@@ -734,6 +734,12 @@ cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
 		cmd_run_error("run", "%s", err);
 		return WARREN_EXIT_CONFIG;
 	}
+	/* Replay answers by agent and step, whatever the task says. */
+	if (x->lc.replay != NULL && !a->is_resume && a->task != NULL &&
+	    llm_cassette_task_check(x->lc.replay, a->task) == 1)
+		cmd_run_error("run", "note: %s was recorded for another task;"
+		    " its answers are replayed by agent and step all the same",
+		    x->lc.replay);
 	if ((x->llm = llm_engine_new(&x->lc, err, sizeof(err))) == NULL ||
 	    project_load_profiles(&x->pr, &x->ps, err, sizeof(err)) == -1) {
 		cmd_run_error("run", "%s", err);

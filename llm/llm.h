@@ -199,4 +199,13 @@ int		 llm_complete_blocking(struct llm_engine *e,
 void		 llm_result_free(struct llm_result *res);
 const char	*llm_err_name(enum llm_err err);
 
+/*
+ * llm_cassette.c: was the cassette at path recorded for another task? 1
+ * when its root's first recorded request holds no text containing task; 0
+ * when it does, or records no request (written by hand), or cannot be
+ * read (replay says why). Replay answers by agent and step whatever the
+ * task: a run replaying another task's session is told so.
+ */
+int	llm_cassette_task_check(const char *path, const char *task);
+
 #endif
