@@ -59,14 +59,18 @@ gen_man(FILE *in, FILE *out, const char *name)
 static char *
 gen_slurp(FILE *f, size_t *len)
 {
-	char	*buf = NULL;
+	char	*buf = NULL, *nb;
 	size_t	 cap = 0, n;
 
 	*len = 0;
 	do {
-		if (*len + 4096 > cap &&
-		    (buf = realloc(buf, cap = cap * 2 + 8192)) == NULL)
-			return NULL;
+		if (*len + 4096 > cap) {
+			if ((nb = realloc(buf, cap = cap * 2 + 8192)) == NULL) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+		}
 		n = fread(buf + *len, 1, cap - *len, f);
 		*len += n;
 	} while (n > 0);
@@ -79,7 +83,7 @@ main(int argc, char **argv)
 	FILE	*in, *mem;
 	char	*want, *have;
 	size_t	 nwant, nhave;
-	int	 check = argc == 3 && strcmp(argv[1], "--check") == 0;
+	int	 check = argc == 3 && strcmp(argv[1], "--check") == 0, rc;
 
 	if (argc != 2 && !check) {
 		fprintf(stderr, "usage: warren-gen-man [--check] FILE\n");
@@ -97,13 +101,18 @@ main(int argc, char **argv)
 	rewind(mem);
 	want = gen_slurp(mem, &nwant);
 	have = gen_slurp(in, &nhave);
+	fclose(mem);
+	fclose(in);
 	if (want == NULL || have == NULL)
-		return 2;
-	if (nwant != nhave || memcmp(want, have, nwant) != 0) {
+		rc = 2;
+	else if (nwant != nhave || memcmp(want, have, nwant) != 0) {
 		fprintf(stderr, "%s is not what the option table "
 		    "(cli/opttab.c) makes: run `cmake --build build --target "
 		    "man` and commit it\n", argv[2]);
-		return 1;
-	}
-	return 0;
+		rc = 1;
+	} else
+		rc = 0;
+	free(want);
+	free(have);
+	return rc;
 }
