@@ -44,6 +44,8 @@ static const struct tooldef_param glob_params[] = {
 	    "Glob, ** matches any depth (e.g. src/**/*.c)", NULL },
 	{ "path", TOOLDEF_STRING, 0,
 	    "Directory to search from (default: root)", NULL },
+	{ "include_ignored", TOOLDEF_BOOLEAN, 0,
+	    "Also files .gitignore excludes (default false)", NULL },
 };
 static const struct tooldef_param grep_params[] = {
 	{ "pattern", TOOLDEF_STRING, 1, "PCRE2 regular expression", NULL },
@@ -57,6 +59,8 @@ static const struct tooldef_param grep_params[] = {
 	{ "ignore_case", TOOLDEF_BOOLEAN, 0, "Case-insensitive match", NULL },
 	{ "max_results", TOOLDEF_INTEGER, 0,
 	    "Stop after this many matching lines (default 500)", NULL },
+	{ "include_ignored", TOOLDEF_BOOLEAN, 0,
+	    "Also files .gitignore excludes (default false)", NULL },
 };
 static const struct tooldef_param bash_params[] = {
 	{ "command", TOOLDEF_STRING, 1,

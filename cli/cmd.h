@@ -35,6 +35,7 @@ int	cmd_profiles(int argc, char **argv);
 int	cmd_runs(int argc, char **argv);
 int	cmd_show(int argc, char **argv);
 int	cmd_graph(int argc, char **argv);
+int	cmd_report(int argc, char **argv);
 int	cmd_forget(int argc, char **argv);
 int	cmd_diff(int argc, char **argv);
 int	cmd_apply(int argc, char **argv);

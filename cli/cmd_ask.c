@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
+#include "cli/opttab.h"
 #include "cli/project.h"
 #include "common/buf.h"
 #include "common/config.h"
@@ -31,20 +32,13 @@ static void
 ask_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: warren ask [--provider P] [--base-url URL] [--model M]\n"
-	    "                  [--system TEXT] [--max-tokens N] "
-	    "[--temperature T]\n"
-	    "                  [--timeout DUR] [--retries N] [--no-stream] "
-	    "[--tool-mode native|text]\n"
-	    "                  [--header 'Name: value'] [--record FILE | "
-	    "--replay FILE]\n"
-	    "                  [--workspace DIR] [--show-config] [-v] "
-	    "PROMPT... | -\n"
-	    "Sends PROMPT (or standard input, for -) and prints the answer.\n"
-	    "Providers: openai anthropic responses openrouter ollama vllm "
-	    "llamacpp lmstudio.\n"
-	    "Configuration: docs/configuration.md; key from WARREN_API_KEY, "
-	    "the provider's\nvariable or api_key_file.\n");
+	    "usage: warren ask [options] PROMPT... | -\n"
+	    "\n"
+	    "Sends PROMPT (or standard input, for -) to the configured LLM "
+	    "endpoint and\nprints the answer, streamed on a terminal. "
+	    "Configuration: docs/configuration.md;\nthe key from "
+	    "WARREN_API_KEY, the provider's variable or api_key_file.\n");
+	opt_doc_help(f, "ask");
 }
 
 /* Bytes at the end of s that start an unfinished UTF-8 sequence. */
@@ -168,6 +162,12 @@ static const struct option ask_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+const struct option *
+cmd_ask_options(void)
+{
+	return ask_opts;
+}
 
 /* Options that are config keys: (option letter, key, flag name). */
 static const struct {
@@ -305,7 +305,9 @@ cmd_ask(int argc, char **argv)
 	char			*prompt = NULL, err[1024];
 	int			 ch, verbose = 0, show = 0, rc;
 
-	if ((c = config_new()) == NULL || llm_config_declare(c) == -1)
+	/* One config for every command: ask reads the LLM's keys and
+	 * ignores run's (max_agents ...), rather than refusing them. */
+	if ((c = config_new()) == NULL || cmd_run_declare(c) == -1)
 		fatal("warren ask: config");
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+m:s:vh", ask_opts,

@@ -22,6 +22,7 @@
 
 #include "agent/profile.h"
 #include "cli/cmd.h"
+#include "cli/opttab.h"
 #include "cli/layer.h"
 #include "cli/project.h"
 #include "cli/rate_gate.h"
@@ -65,8 +66,9 @@ static const struct config_key cmd_run_keys[] = {
 	    CONFIG_LOWER, "deepest subagent (the orchestrator is depth 0)" },
 	{ "max_agents", CONFIG_UINT, "WARREN_MAX_AGENTS", "10", 0, 100000,
 	    NULL, CONFIG_LOWER, "subagents per run" },
-	{ "jobs", CONFIG_UINT, "WARREN_JOBS", NULL, 1, 4096, NULL,
-	    CONFIG_LOWER, "worker processes at once (default: the number of cores)" },
+	{ "jobs", CONFIG_UINT, "WARREN_JOBS", "16", 1, 4096, NULL,
+	    CONFIG_LOWER, "worker processes at once (agents mostly wait for "
+	    "the LLM: not the number of cores)" },
 	{ "token_budget", CONFIG_UINT, "WARREN_TOKEN_BUDGET", "0", 0, 0, NULL,
 	    CONFIG_LOWER | CONFIG_ZEROINF,
 	    "input+output tokens per run; 0 = no budget" },
@@ -107,28 +109,31 @@ static void
 cmd_run_usage(FILE *f)
 {
 	fprintf(f,
-"usage: warren run [--profile P] [--workspace DIR] [--max-depth N]\n"
-"                  [--max-agents N] [--jobs N] [--budget TOKENS]\n"
-"                  [--llm-concurrency N]\n"
-"                  [--provider P] [--base-url URL] [--model M]\n"
-"                  [--record FILE | --replay FILE] [--json] [--db FILE]\n"
-"                  [--no-store] [--allow-weaker-sandbox] [-v] [-T]\n"
-"                  [--in-place | --cow auto|overlay|copy] [--disk-max SIZE]\n"
-"                  [--apply] [--schema FILE] TASK\n"
+"usage: warren run [options] TASK\n"
 "\n"
 "Runs TASK with an orchestrator that delegates to sandboxed subagents.\n"
 "Agents write a copy-on-write layer over the workspace, never the\n"
 "workspace itself: `warren diff RUN` shows it, `warren apply RUN` applies\n"
-"it (--apply: at the end, if the run is done and no file that runs code\n"
-"on the host changed), `warren discard RUN` drops it. --in-place: agents\n"
-"write the workspace.\n"
-"--schema FILE: the result must be JSON matching this JSON Schema; a\n"
-"complete() that does not is sent back to the model with the errors,\n"
-"and the third such refusal fails the run.\n"
+"it, `warren discard RUN` drops it.\n"
 "The final result goes to stdout, progress to stderr (--json: one JSON\n"
-"event per line on stdout instead).\n"
+"event per line on stdout instead).\n");
+	opt_doc_help(f, "run");
+	fprintf(f, "\n"
 "Exit: 0 done, 1 the task failed, 2 usage, 3 configuration, 4 LLM\n"
 "endpoint, 5 sandbox, 6 store, 70 internal error, 130 interrupted.\n");
+}
+
+static void
+cmd_resume_usage(FILE *f)
+{
+	fprintf(f,
+"usage: warren resume [options] RUN\n"
+"\n"
+"Continues run RUN (an id from `warren runs`, or \"last\") after its\n"
+"supervisor crashed or was killed: finished agents are not run again,\n"
+"unfinished ones restart from their last written messages. Options given\n"
+"here win over the ones the run was started with.\n");
+	opt_doc_help(f, "resume");
 }
 
 enum {
@@ -169,6 +174,12 @@ static const struct option cmd_run_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+const struct option *
+cmd_run_options(void)
+{
+	return cmd_run_opts;
+}
+
 /* What `warren run` was asked, before the config resolves it. */
 struct cmd_run_args {
 	const char	*task;
@@ -182,6 +193,7 @@ struct cmd_run_args {
 	char		*schema;	/* its JSON, compact (or the resumed
 					   run's); NULL: none */
 	int64_t		 resume;	/* run id, or 0 */
+	int		 is_resume;	/* warren resume, not run */
 };
 
 /* Find warren-worker: $WARREN_WORKER_BIN, next to us, the build tree. */
@@ -284,7 +296,10 @@ cmd_run_option(int ch, struct config *c, struct cmd_run_args *a)
 	case 'T': a->trace = 1; break;
 	case 'v': a->verbose = 1; break;
 	case 'h':
-		cmd_run_usage(stdout);
+		if (a->is_resume)
+			cmd_resume_usage(stdout);
+		else
+			cmd_run_usage(stdout);
 		exit(WARREN_EXIT_OK);
 	default:
 		return 1;
@@ -300,9 +315,7 @@ cmd_run_parse_resume(int argc, char **argv, struct cmd_run_args *a)
 	const char	*errstr;
 
 	if (optind != argc - 1) {
-		fprintf(stderr, "usage: warren resume [--workspace DIR] "
-		    "[--db FILE] [run options] RUN\n"
-		    "RUN is a run id from `warren runs`, or \"last\".\n");
+		cmd_resume_usage(stderr);
 		return -1;
 	}
 	if (strcmp(argv[optind], "last") == 0) {
@@ -342,9 +355,12 @@ cmd_run_parse(int argc, char **argv, struct config *c, struct cmd_run_args *a,
 	int	ch, rc;
 
 	optind = 1;
+	a->is_resume = resume;
 	while ((ch = getopt_long(argc, argv, "+hvTj:w:", cmd_run_opts,
 	    NULL)) != -1) {
-		if ((rc = cmd_run_option(ch, c, a)) == 1)
+		if ((rc = cmd_run_option(ch, c, a)) == 1 && resume)
+			cmd_resume_usage(stderr);
+		else if (rc == 1)
 			cmd_run_usage(stderr);
 		if (rc != 0)
 			return -1;
@@ -668,6 +684,35 @@ cmd_run_masks(struct cmd_run_ctx *x, const struct config *c)
 }
 
 /*
+ * The workspace must be a directory warren can list and read: said here,
+ * once, not by every agent's first tool call. (Workers that run under
+ * another uid need it readable by that uid too: docs/sandbox.md.)
+ */
+static int
+cmd_run_ws_check(const char *given, const char *real)
+{
+	struct stat	st;
+
+	if (stat(real, &st) == -1) {
+		cmd_run_error("run", "workspace %s: %s", given,
+		    strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cmd_run_error("run", "workspace %s is not a directory: give "
+		    "the directory the agents work in", given);
+		return -1;
+	}
+	if (access(real, R_OK | X_OK) == -1) {
+		cmd_run_error("run", "workspace %s cannot be read (%s): the "
+		    "agents could neither list nor read it; fix its "
+		    "permissions", given, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The workspace, the worker binary, the config (the user's, then a
  * trusted project's), the key (read once, then scrubbed from our
  * environment block), the LLM client and the profiles.
@@ -682,9 +727,13 @@ cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
 		    a->workspace ? a->workspace : ".", strerror(errno));
 		return WARREN_EXIT_CONFIG;
 	}
+	if (cmd_run_ws_check(a->workspace ? a->workspace : ".", x->ws) == -1)
+		return WARREN_EXIT_CONFIG;
 	if (cmd_run_worker_bin(a->worker, x->worker, sizeof(x->worker)) == -1) {
-		fprintf(stderr, "warren run: cannot find warren-worker (set "
-		    "WARREN_WORKER_BIN or --worker)\n");
+		fprintf(stderr, "warren run: cannot find warren-worker next to"
+		    " warren, in ../libexec/warren/ or in the build tree (install"
+		    " with `cmake --install`, or set WARREN_WORKER_BIN or "
+		    "--worker)\n");
 		return WARREN_EXIT_CONFIG;
 	}
 	cmd_legacy_db("run", a->db, x->ws);
@@ -702,6 +751,12 @@ cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
 		cmd_run_error("run", "%s", err);
 		return WARREN_EXIT_CONFIG;
 	}
+	/* Replay answers by agent and step, whatever the task says. */
+	if (x->lc.replay != NULL && !a->is_resume && a->task != NULL &&
+	    llm_cassette_task_check(x->lc.replay, a->task) == 1)
+		cmd_run_error("run", "note: %s was recorded for another task;"
+		    " its answers are replayed by agent and step all the same",
+		    x->lc.replay);
 	if ((x->llm = llm_engine_new(&x->lc, err, sizeof(err))) == NULL ||
 	    project_load_profiles(&x->pr, &x->ps, err, sizeof(err)) == -1) {
 		cmd_run_error("run", "%s", err);

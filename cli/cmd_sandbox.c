@@ -54,10 +54,12 @@ struct sandbox_opts {
 	struct sandbox_limits limits;	/* --rlimit overrides, 0 = default */
 };
 
+/* --help: stdout and 0; a bare or unknown subcommand: stderr and 2; a
+ * bad `sandbox exec` line: stderr and 125, as env(1) and timeout(1). */
 static int
-cmd_sandbox_usage(void)
+cmd_sandbox_usage_to(FILE *f, int rc)
 {
-	fprintf(stderr, "usage: warren sandbox exec --profile P [--workspace "
+	fprintf(f, "usage: warren sandbox exec --profile P [--workspace "
 	    "DIR] [--timeout S]\n"
 	    "                           [--rlimit cpu|as|fsize|nofile|nproc|"
 	    "tmpfs|mem=N]\n"
@@ -65,7 +67,13 @@ cmd_sandbox_usage(void)
 	    "-- CMD "
 	    "[ARG ...]\n"
 	    "       warren sandbox check\n");
-	return WARREN_EXIT_EXEC_FAILED;
+	return rc;
+}
+
+static int
+cmd_sandbox_usage(void)
+{
+	return cmd_sandbox_usage_to(stderr, WARREN_EXIT_EXEC_FAILED);
 }
 
 static void
@@ -321,6 +329,8 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 		case 'c':
 			o->cow = 1;
 			break;
+		case 'h':
+			return -2;
 		default:
 			return -1;
 		}
@@ -613,7 +623,9 @@ cmd_sandbox_exec(int argc, char **argv)
 	struct sandbox_opts	 o;
 	int			 first;
 
-	if ((first = cmd_sandbox_opts(argc, argv, &o)) == -1)
+	if ((first = cmd_sandbox_opts(argc, argv, &o)) == -2)
+		return cmd_sandbox_usage_to(stdout, WARREN_EXIT_OK);
+	if (first == -1)
 		return cmd_sandbox_usage();
 	/* The command runs in its workspace, not where we were called. */
 	if (o.workspace != NULL && chdir(o.workspace) == -1) {
@@ -700,15 +712,13 @@ int
 cmd_sandbox(int argc, char **argv)
 {
 	if (argc < 2)
-		return cmd_sandbox_usage();
+		return cmd_sandbox_usage_to(stderr, WARREN_EXIT_USAGE);
 	if (strcmp(argv[1], "exec") == 0)
 		return cmd_sandbox_exec(argc - 1, argv + 1);
 	if (strcmp(argv[1], "check") == 0)
 		return cmd_sandbox_check();
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		cmd_sandbox_usage();
-		return WARREN_EXIT_OK;
-	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		return cmd_sandbox_usage_to(stdout, WARREN_EXIT_OK);
 	fprintf(stderr, "warren sandbox: unknown subcommand '%s'\n", argv[1]);
-	return cmd_sandbox_usage();
+	return cmd_sandbox_usage_to(stderr, WARREN_EXIT_USAGE);
 }

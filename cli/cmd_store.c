@@ -19,6 +19,7 @@
 #include "cli/cmd.h"
 #include "cli/graph.h"
 #include "cli/layer.h"
+#include "cli/report.h"
 #include "common/clock.h"
 #include "common/exitcode.h"
 #include "common/jtext.h"
@@ -44,6 +45,7 @@ struct cmd_store_opts {
 	int		 sensitive;	/* apply --include-sensitive */
 	long long	 limit;
 	enum graph_format format;
+	const char	*output;	/* report -o FILE */
 };
 
 enum {
@@ -57,6 +59,7 @@ enum {
 	OPT_STAT,
 	OPT_COLOR,
 	OPT_SENSITIVE,
+	OPT_OUTPUT,
 	OPT_HELP,
 };
 
@@ -73,6 +76,7 @@ static const struct option cmd_store_longopts[] = {
 	{ "stat", no_argument, NULL, OPT_STAT },
 	{ "color", required_argument, NULL, OPT_COLOR },
 	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
+	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -105,6 +109,13 @@ cmd_store_usage(const char *name, FILE *f)
 	else if (strcmp(name, "discard") == 0)
 		fprintf(f, "usage: warren discard [--db FILE] [--workspace DIR]"
 		    " RUN\nThrows a copy-on-write run's changes away.\n");
+	else if (strcmp(name, "report") == 0)
+		fprintf(f, "usage: warren report [--db FILE] [--workspace DIR]"
+		    " [-o FILE] RUN\n"
+		    "Writes the run as one self-contained HTML page: a timeline "
+		    "of its agents, its\nmemory graph, tokens per agent and each"
+		    " transcript. FILE is warren-run-ID.html\nby default; - is "
+		    "stdout.\n");
 	else
 		fprintf(f, "usage: warren graph [--db FILE] [--workspace DIR]"
 		    " [--format json|dot|mermaid] RUN\n");
@@ -145,8 +156,10 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 	o->color = -1;
 	optind = 1;
 	opterr = 1;
-	while ((ch = getopt_long(argc, argv, "", cmd_store_longopts, NULL)) !=
-	    -1) {
+	while ((ch = getopt_long(argc, argv, "o:", cmd_store_longopts,
+	    NULL)) != -1) {
+		if (ch == 'o')
+			ch = OPT_OUTPUT;
 		if (ch >= OPT_JSON && ch < OPT_HELP && !(allowed & ALLOW(ch)))
 			ch = '?';
 		switch (ch) {
@@ -182,6 +195,9 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 			break;
 		case OPT_SENSITIVE:
 			o->sensitive = 1;
+			break;
+		case OPT_OUTPUT:
+			o->output = optarg;
 			break;
 		case OPT_FORMAT:
 			if (graph_format_parse(optarg, &o->format) == -1) {
@@ -307,6 +323,15 @@ cmd_store_fail(struct store *st, const char *name)
 	    WARREN_EXIT_STORE;
 }
 
+static mode_t
+cmd_umask(void)
+{
+	mode_t	m = umask(022);
+
+	umask(m);
+	return m;
+}
+
 /* Print untrusted text escaped, cut to max bytes (0 = no cut). */
 void
 cmd_print_text(const char *s, size_t max)
@@ -428,6 +453,22 @@ cmd_run_layer(const struct store_run *r)
 	return r->cow_state;
 }
 
+/* The run's parameters as the object they are; text that is not one (a
+ * damaged row) stays a string. */
+static json_t *
+cmd_json_params(const char *params)
+{
+	json_t	*o;
+
+	if (params != NULL && (o = json_loads(params, JSON_DECODE_ANY,
+	    NULL)) != NULL) {
+		if (json_is_object(o))
+			return o;
+		json_decref(o);
+	}
+	return jtext(params);
+}
+
 static json_t *
 cmd_json_run(const struct store_run *r)
 {
@@ -443,7 +484,7 @@ cmd_json_run(const struct store_run *r)
 	    "started_ms", (json_int_t)r->started_ms,
 	    "duration_ms", (json_int_t)cmd_run_duration(r),
 	    "resumes", r->resumes,
-	    "params", jtext(r->params),
+	    "params", cmd_json_params(r->params),
 	    "layer", cmd_json_layer(r));
 }
 
@@ -608,7 +649,8 @@ cmd_show_agent(struct store *st, const struct store_agent *a, int messages)
 	printf(" [%s", store_agent_status_name(a->status));
 	/* Of a done agent, only auto-complete is worth saying. */
 	if (a->exit_reason != NULL && (a->status != STORE_AGENT_DONE ||
-	    strcmp(a->exit_reason, "auto_complete") == 0)) {
+	    strcmp(a->exit_reason, "auto_complete") == 0) &&
+	    strcmp(a->exit_reason, store_agent_status_name(a->status)) != 0) {
 		printf(": ");
 		cmd_print_text(a->exit_reason, 80);
 	}
@@ -924,6 +966,73 @@ cmd_graph(int argc, char **argv)
 		store_graph_free(&g);
 	}
 	store_run_free(&r);
+out:
+	store_close(st);
+	return ex;
+}
+
+/* Write the report to path ("-": stdout) through a file renamed into
+ * place, so a failed report never leaves half a page under its name. */
+static int
+cmd_report_write(struct store *st, int64_t run, const char *path)
+{
+	char	 tmp[PATH_MAX], err[STORE_ERRMSG_MAX + 64];
+	FILE	*f;
+	int	 fd;
+
+	if (strcmp(path, "-") == 0)
+		return report_write(stdout, st, run, err, sizeof(err)) == -1 ?
+		    (cmd_store_error("report", err), -1) : 0;
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
+	    sizeof(tmp) || (fd = mkstemp(tmp)) == -1 ||
+	    (f = fdopen(fd, "w")) == NULL) {
+		fprintf(stderr, "warren report: cannot write next to %s: %s\n",
+		    path, strerror(errno));
+		return -1;
+	}
+	(void)fchmod(fd, 0644 & ~cmd_umask());
+	if (report_write(f, st, run, err, sizeof(err)) == -1) {
+		cmd_store_error("report", err);
+		fclose(f);
+		unlink(tmp);
+		return -1;
+	}
+	if (fclose(f) == EOF || rename(tmp, path) == -1) {
+		fprintf(stderr, "warren report: writing %s: %s\n", path,
+		    strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* warren report RUN [-o FILE]: one self-contained HTML file (report.h). */
+int
+cmd_report(int argc, char **argv)
+{
+	struct cmd_store_opts	 o;
+	struct store		*st;
+	int64_t			 run;
+	char			 def[64];
+	int			 rc, ex = WARREN_EXIT_OK;
+
+	if ((rc = cmd_store_parse(argc, argv, ALLOW(OPT_OUTPUT), &o)) != 0)
+		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
+	if (optind != argc - 1)
+		return cmd_store_usage(argv[0], stderr);
+	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
+		return ex;
+	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == -1)
+		goto out;
+	snprintf(def, sizeof(def), "warren-run-%lld.html", (long long)run);
+	if (cmd_report_write(st, run, o.output != NULL ? o.output : def) ==
+	    -1)
+		ex = store_errcode(st) == STORE_ENOTFOUND ? WARREN_EXIT_USAGE :
+		    store_errcode(st) != STORE_OK ? WARREN_EXIT_STORE :
+		    WARREN_EXIT_INTERNAL;
+	else if (o.output == NULL || strcmp(o.output, "-") != 0)
+		fprintf(stderr, "warren report: run %lld written to %s\n",
+		    (long long)run, o.output != NULL ? o.output : def);
 out:
 	store_close(st);
 	return ex;

@@ -57,6 +57,10 @@ graph_quote_dot(const char *s)
 
 	buf_init(&b, 0);
 	for (; rc == 0 && *s != '\0'; s++) {
+		if (*s == '\n') {		/* a wrapped label's break */
+			rc = buf_addstr(&b, "\\n");
+			continue;
+		}
 		if (*s == '"' || *s == '\\')
 			rc = buf_addc(&b, '\\');
 		if (rc == 0)
@@ -98,6 +102,9 @@ graph_quote_mermaid(const char *s)
 		case '`':
 			rc = buf_addstr(&b, "#96;");
 			break;
+		case '\n':		/* a wrapped label's break */
+			rc = buf_addstr(&b, "<br/>");
+			break;
 		default:
 			rc = buf_addc(&b, *s);
 			break;
@@ -110,30 +117,111 @@ graph_quote_mermaid(const char *s)
 	return buf_release(&b, NULL);
 }
 
-/* A node's label: "0.1: task" or "merge: label", cleaned and cut. */
+const char *
+graph_status(const struct store_node *n, char *buf, size_t sz)
+{
+	const char	*st = store_agent_status_name(n->status);
+
+	if (n->exit_reason != NULL && *n->exit_reason != '\0' &&
+	    strcmp(n->exit_reason, st) != 0 &&
+	    (n->status != STORE_AGENT_DONE ||
+	    strcmp(n->exit_reason, "auto_complete") == 0))
+		snprintf(buf, sz, "%s: %s", st, n->exit_reason);
+	else
+		snprintf(buf, sz, "%s", st);
+	return buf;
+}
+
+char *
+graph_wrap(const char *s, size_t width)
+{
+	struct buf	 b;
+	const char	*word, *p;
+	size_t		 col = 0, len;
+	int		 rc = 0;
+
+	buf_init(&b, 0);
+	for (p = s; rc == 0 && *p != '\0'; ) {
+		while (*p == ' ')
+			p++;
+		for (word = p; *p != '\0' && *p != ' '; p++)
+			;
+		if ((len = (size_t)(p - word)) == 0)
+			break;
+		if (col > 0 && col + 1 + len > width) {
+			rc = buf_addc(&b, '\n');
+			col = 0;
+		} else if (col > 0) {
+			rc = buf_addc(&b, ' ');
+			col++;
+		}
+		/* A word longer than a line is cut, never inside a UTF-8
+		 * sequence. */
+		while (rc == 0 && len > width) {
+			size_t cut = width;
+
+			while (cut > 1 && (word[cut] & 0xc0) == 0x80)
+				cut--;
+			if ((rc = buf_add(&b, word, cut)) == 0)
+				rc = buf_addc(&b, '\n');
+			word += cut;
+			len -= cut;
+		}
+		if (rc == 0)
+			rc = buf_add(&b, word, len);
+		col += len;
+	}
+	if (rc == -1 || buf_cstr(&b) == NULL) {
+		buf_free(&b);
+		return NULL;
+	}
+	return buf_release(&b, NULL);
+}
+
+/*
+ * A node's label, cleaned, cut and wrapped: "0.1 explore [failed: timeout]"
+ * then its task, or "merge" then the merge's label.
+ */
 static char *
 graph_node_label(const struct store_node *n, size_t max)
 {
-	char	*raw, *out;
+	char	 status[96], *head, *clean, *wrapped, *out = NULL;
+	int	 rc;
 
-	if (asprintf(&raw, "%s: %s", n->kind == STORE_NODE_MERGE ? "merge" :
-	    (n->path != NULL ? n->path : "?"), n->label != NULL ? n->label :
-	    "") == -1)
+	if (n->kind == STORE_NODE_MERGE)
+		rc = asprintf(&head, "merge");
+	else
+		rc = asprintf(&head, "%s %s [%s]", n->path != NULL ? n->path :
+		    "?", n->profile != NULL ? n->profile : "-",
+		    graph_status(n, status, sizeof(status)));
+	if (rc == -1)
 		return NULL;
-	out = graph_clean(raw, max);
-	free(raw);
+	clean = graph_clean(head, max);
+	free(head);
+	head = clean;
+	clean = graph_clean(n->label, max);
+	wrapped = clean != NULL ? graph_wrap(clean, GRAPH_WRAP) : NULL;
+	if (head != NULL && wrapped != NULL &&
+	    asprintf(&out, "%s\n%s", head, wrapped) == -1)
+		out = NULL;
+	free(head);
+	free(clean);
+	free(wrapped);
 	return out;
 }
-
 
 static json_t *
 graph_json_node(const struct store_node *n)
 {
-	return json_pack("{s:I, s:o, s:o, s:s, s:o, s:o, s:s, s:{s:I, s:I},"
-	    " s:I, s:I}",
+	return json_pack("{s:I, s:o, s:o, s:o, s:o, s:o, s:s, s:o, s:o, s:s,"
+	    " s:{s:I, s:I}, s:I, s:I}",
 	    "id", (json_int_t)n->id,
 	    "agent", n->agent > 0 ? json_integer(n->agent) : json_null(),
 	    "path", jtext(n->path),
+	    "profile", jtext(n->profile),
+	    "status", n->kind == STORE_NODE_MERGE ? json_null() :
+	    json_string(store_agent_status_name(n->status)),
+	    "exit_reason", jtext(n->exit_reason),
 	    "kind", n->kind == STORE_NODE_MERGE ? "merge" : "agent",
 	    "label", jtext(n->label),
 	    "summary", jtext(n->summary),
@@ -193,6 +281,25 @@ graph_dot_text(const char *s, size_t max)
 	return q;
 }
 
+/* A failed agent is red, a cancelled or unfinished one dashed. */
+static const char *
+graph_dot_style(const struct store_node *n)
+{
+	if (n->kind == STORE_NODE_MERGE)
+		return "";
+	switch (n->status) {
+	case STORE_AGENT_FAILED:
+		return ", color=red, fontcolor=red, penwidth=2";
+	case STORE_AGENT_CANCELLED:
+	case STORE_AGENT_PENDING:
+	case STORE_AGENT_RUNNING:
+		return ", style=\"rounded,dashed\"";
+	case STORE_AGENT_DONE:
+	default:
+		return "";
+	}
+}
+
 static int
 graph_write_dot(FILE *f, const struct store_run *run,
     const struct store_graph *g)
@@ -222,11 +329,11 @@ graph_write_dot(FILE *f, const struct store_run *run,
 			return -1;
 		}
 		fprintf(f, "\tn%lld [label=\"%s\\n%llu message%s%s\", "
-		    "tooltip=\"%s\"%s];\n", (long long)n->id, label,
+		    "tooltip=\"%s\"%s%s];\n", (long long)n->id, label,
 		    (unsigned long long)n->nmessages, n->nmessages == 1 ? "" :
 		    "s", n->summary != NULL ?
 		    ", summarised" : "", tip, n->kind == STORE_NODE_MERGE ?
-		    ", shape=ellipse" : "");
+		    ", shape=ellipse" : "", graph_dot_style(n));
 		free(label);
 		free(tip);
 	}
@@ -259,7 +366,14 @@ graph_write_mermaid(FILE *f, const struct store_graph *g)
 		else
 			fprintf(f, "\tn%lld[\"%s\"]\n", (long long)n->id, label);
 		free(label);
+		if (n->kind == STORE_NODE_AGENT &&
+		    n->status != STORE_AGENT_DONE)
+			fprintf(f, "\tclass n%lld %s\n", (long long)n->id,
+			    n->status == STORE_AGENT_FAILED ? "failed" :
+			    "unfinished");
 	}
+	fprintf(f, "\tclassDef failed stroke:#c00,stroke-width:3px,"
+	    "color:#c00\n\tclassDef unfinished stroke-dasharray:5 5\n");
 	for (i = 0; i < g->nedges; i++)
 		fprintf(f, "\tn%lld --> n%lld\n", (long long)g->edges[i].parent,
 		    (long long)g->edges[i].child);

@@ -17,9 +17,12 @@ enum graph_format {
 	GRAPH_MERMAID,
 };
 
-/* Longest label, in bytes, before it is cut with "...". */
-#define GRAPH_LABEL_MAX		80
+/* Longest label, in bytes, before it is cut with "..."; it wraps at
+ * GRAPH_WRAP columns. */
+#define GRAPH_LABEL_MAX		120
 #define GRAPH_TOOLTIP_MAX	600
+/* Columns of a wrapped label's lines. */
+#define GRAPH_WRAP		36
 
 /* graph.c */
 int	graph_format_parse(const char *name, enum graph_format *f);
@@ -29,7 +32,14 @@ int	graph_write(FILE *f, enum graph_format fmt, const struct store_run *run,
 /* Terminal-safe one-line text: newlines become spaces, the rest escaped,
  * cut at max bytes; malloc'd. */
 char	*graph_clean(const char *s, size_t max);
-/* The text quoted for the language, without the surrounding quotes. */
+/* "done", "failed: timeout": a node's status and the exit reason when it
+ * says more (buf, escaped by the caller). */
+const char *graph_status(const struct store_node *n, char *buf, size_t sz);
+/* s with '\n' between words so no line is over width (a longer word is
+ * cut); malloc'd. */
+char	*graph_wrap(const char *s, size_t width);
+/* The text quoted for the language, without the surrounding quotes; a
+ * newline becomes the language's line break. */
 char	*graph_quote_dot(const char *s);
 char	*graph_quote_mermaid(const char *s);
 

@@ -1,6 +1,7 @@
 /*
  * warren: the command line front end. Finds the subcommand and runs it.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@ static const struct cmd commands[] = {
 	{ "show", "[--messages] RUN", "show a run's agent tree", cmd_show },
 	{ "graph", "[--format json|dot|mermaid] RUN", "print a run's memory graph",
 	    cmd_graph },
+	{ "report", "[-o FILE] RUN", "write a run's report: one HTML page",
+	    cmd_report },
 	{ "forget", "RUN ...", "delete runs and all they stored", cmd_forget },
 	{ "diff", "[--stat] [--color=WHEN] RUN",
 	    "show what a copy-on-write run changed", cmd_diff },
@@ -50,6 +53,27 @@ usage(FILE *f)
 	    "man warren (docs/warren.1) describes them all.\n");
 }
 
+static int
+main_help(int argc, char **argv)
+{
+	char	*args[4];
+	size_t	 i;
+
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[0], commands[i].name) != 0)
+			continue;
+		args[0] = argv[0];
+		args[1] = argc > 1 ? argv[1] : (char *)"--help";
+		args[2] = argc > 1 ? (char *)"--help" : NULL;
+		args[3] = NULL;
+		optind = 1;
+		return commands[i].main(argc > 1 ? 3 : 2, args);
+	}
+	fprintf(stderr, "warren help: unknown command '%s'; try 'warren "
+	    "--help'\n", argv[0]);
+	return WARREN_EXIT_USAGE;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -61,10 +85,13 @@ main(int argc, char **argv)
 		return WARREN_EXIT_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "help") == 0) {
+	    (strcmp(argv[1], "help") == 0 && argc == 2)) {
 		usage(stdout);
 		return WARREN_EXIT_OK;
 	}
+	/* warren help COMMAND [SUB]: that command's --help. */
+	if (strcmp(argv[1], "help") == 0)
+		return main_help(argc - 2, argv + 2);
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
 		printf("warren %s\n", WARREN_VERSION);
 		return WARREN_EXIT_OK;

@@ -223,4 +223,13 @@ const char	*llm_err_name(enum llm_err err);
  * and as the shared rate limits name an endpoint; NULL: no memory. */
 char		*llm_url_redact(const char *url);
 
+/*
+ * llm_cassette.c: was the cassette at path recorded for another task? 1
+ * when its root's first recorded request holds no text containing task; 0
+ * when it does, or records no request (written by hand), or cannot be
+ * read (replay says why). Replay answers by agent and step whatever the
+ * task: a run replaying another task's session is told so.
+ */
+int	llm_cassette_task_check(const char *path, const char *task);
+
 #endif

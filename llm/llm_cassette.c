@@ -496,3 +496,56 @@ out:
 		errno = ENOMEM;
 	return rc;
 }
+
+/* Does s occur in a string of j (depth-bounded: j came from a file)? */
+static int
+llm_cassette_has_text(json_t *j, const char *s, int depth)
+{
+	const char	*k;
+	json_t		*v;
+	size_t		 i;
+
+	if (depth > 16)
+		return 0;
+	if (json_is_string(j))
+		return strstr(json_string_value(j), s) != NULL;
+	if (json_is_array(j)) {
+		json_array_foreach(j, i, v)
+			if (llm_cassette_has_text(v, s, depth + 1))
+				return 1;
+	} else if (json_is_object(j)) {
+		json_object_foreach(j, k, v)
+			if (llm_cassette_has_text(v, s, depth + 1))
+				return 1;
+	}
+	return 0;
+}
+
+int
+llm_cassette_task_check(const char *path, const char *task)
+{
+	FILE	*f;
+	char	*line = NULL;
+	size_t	 cap = 0;
+	json_t	*o, *req;
+	int	 rc = 0, seen = 0;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	while (!seen && getline(&line, &cap, f) > 0) {
+		if ((o = json_loads(line, 0, NULL)) == NULL)
+			continue;
+		req = json_object_get(o, "request");
+		if (json_is_object(req) && llm_json_str(o, "agent") != NULL &&
+		    strcmp(llm_json_str(o, "agent"), "0") == 0 &&
+		    (llm_json_str(o, "purpose") == NULL ||
+		    strcmp(llm_json_str(o, "purpose"), "turn") == 0)) {
+			seen = 1;
+			rc = !llm_cassette_has_text(req, task, 0);
+		}
+		json_decref(o);
+	}
+	free(line);
+	fclose(f);
+	return rc;
+}

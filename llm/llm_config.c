@@ -20,25 +20,27 @@ struct llm_preset {
 	const char		*model;
 	const char		*keyenv;	/* provider's own key variable */
 	int			 need_key;	/* at its default base URL */
+	const char		*urlenv;	/* its SDKs' base URL variable */
 };
 
 static const struct llm_preset llm_presets[] = {
 	{ "openai", LLM_PROVIDER_OPENAI, "https://api.openai.com/v1",
-	    "gpt-4o-mini", "OPENAI_API_KEY", 1 },
+	    "gpt-4o-mini", "OPENAI_API_KEY", 1, "OPENAI_BASE_URL" },
 	{ "anthropic", LLM_PROVIDER_ANTHROPIC, "https://api.anthropic.com/v1",
-	    "claude-3-5-haiku-latest", "ANTHROPIC_API_KEY", 1 },
+	    "claude-3-5-haiku-latest", "ANTHROPIC_API_KEY", 1,
+	    "ANTHROPIC_BASE_URL" },
 	{ "responses", LLM_PROVIDER_RESPONSES, "https://api.openai.com/v1",
-	    "gpt-4o-mini", "OPENAI_API_KEY", 1 },
+	    "gpt-4o-mini", "OPENAI_API_KEY", 1, "OPENAI_BASE_URL" },
 	{ "openrouter", LLM_PROVIDER_OPENAI, "https://openrouter.ai/api/v1",
-	    "openai/gpt-4o-mini", "OPENROUTER_API_KEY", 1 },
+	    "openai/gpt-4o-mini", "OPENROUTER_API_KEY", 1, NULL },
 	{ "ollama", LLM_PROVIDER_OPENAI, "http://127.0.0.1:11434/v1",
-	    "llama3.1", NULL, 0 },
+	    "llama3.1", NULL, 0, NULL },
 	{ "vllm", LLM_PROVIDER_OPENAI, "http://127.0.0.1:8000/v1",
-	    "default", NULL, 0 },
+	    "default", NULL, 0, NULL },
 	{ "llamacpp", LLM_PROVIDER_OPENAI, "http://127.0.0.1:8080/v1",
-	    "default", NULL, 0 },
+	    "default", NULL, 0, NULL },
 	{ "lmstudio", LLM_PROVIDER_OPENAI, "http://127.0.0.1:1234/v1",
-	    "default", NULL, 0 },
+	    "default", NULL, 0, NULL },
 };
 
 #define NPRESETS (sizeof(llm_presets) / sizeof(llm_presets[0]))
@@ -80,7 +82,11 @@ static const struct config_key llm_keys[] = {
 	{ "backoff_max", CONFIG_DURATION, "WARREN_BACKOFF_MAX", "60s", 1,
 	    3600000, NULL, CONFIG_LOWER,
 	    "longest single wait, Retry-After included" },
-	{ "llm_concurrency", CONFIG_UINT, "WARREN_LLM_CONCURRENCY", "8", 1,
+	/* Twice the default --jobs: every working agent may have a turn on
+	 * the wire, plus the summaries of those that just finished (16
+	 * agents under a cap of 8 took 1.5 times one agent's time). A
+	 * provider's rate limit is met with its 429 and Retry-After. */
+	{ "llm_concurrency", CONFIG_UINT, "WARREN_LLM_CONCURRENCY", "32", 1,
 	    1024, NULL, CONFIG_LOWER, "LLM requests on the wire at once" },
 	{ "llm_rpm", CONFIG_UINT, "WARREN_LLM_RPM", "0", 0, 1000000, NULL,
 	    CONFIG_NOPROJECT, "LLM requests a minute, shared by every run on "
@@ -122,7 +128,7 @@ llm_config_init(struct llm_config *lc)
 	lc->retries = 4;
 	lc->backoff_ms = 500;
 	lc->backoff_max_ms = 60000;
-	lc->concurrency = 8;
+	lc->concurrency = 32;	/* the llm_concurrency default */
 	lc->stream = 1;
 	lc->tool_mode = LLM_TOOLS_NATIVE;
 	lc->max_response = 32u * 1024 * 1024;
@@ -274,23 +280,51 @@ llm_config_strdup(char **dst, const char *s)
 	return (*dst = strdup(s)) == NULL ? -1 : 0;
 }
 
+/*
+ * Anthropic's SDKs and Claude Code post to BASE/v1/messages, and their
+ * base URLs (ANTHROPIC_BASE_URL) have no /v1: take both forms.
+ */
+static int
+llm_config_url_v1(struct llm_config *lc)
+{
+	size_t	 len = strlen(lc->base_url);
+	char	*v1;
+
+	if (lc->provider != LLM_PROVIDER_ANTHROPIC ||
+	    (len >= 3 && strcmp(lc->base_url + len - 3, "/v1") == 0))
+		return 0;
+	if (asprintf(&v1, "%s/v1", lc->base_url) == -1)
+		return -1;
+	free(lc->base_url);
+	lc->base_url = v1;
+	return 0;
+}
+
+/* The base URL: warren's setting, else the provider's own variable
+ * (OPENAI_BASE_URL, ANTHROPIC_BASE_URL), else the preset's. */
 static int
 llm_config_url(struct llm_config *lc, const struct config *c,
-    const struct llm_preset *pr, char *err, size_t errsz)
+    const struct llm_preset *pr, int *from_env, char *err, size_t errsz)
 {
 	const char	*url = config_str(c, "base_url");
+	const char	*env = pr->urlenv != NULL ? getenv(pr->urlenv) : NULL;
+	char		 where[96];
 	size_t		 len;
 
-	if (url == NULL)
+	snprintf(where, sizeof(where), "%s", config_where(c, "base_url"));
+	if (url == NULL && env != NULL && *env != '\0') {
+		url = env;
+		snprintf(where, sizeof(where), "environment %s", pr->urlenv);
+		*from_env = 1;
+	} else if (url == NULL)
 		url = pr->base_url;
 	if (!str_has_prefix(url, "http://") && !str_has_prefix(url, "https://")) {
 		snprintf(err, errsz, "base_url (%s): '%.200s' is not an http:// "
-		    "or https:// URL", config_where(c, "base_url"), url);
+		    "or https:// URL", where, url);
 		return -1;
 	}
 	if (strpbrk(url, " \t\r\n") != NULL) {
-		snprintf(err, errsz, "base_url (%s): spaces in the URL",
-		    config_where(c, "base_url"));
+		snprintf(err, errsz, "base_url (%s): spaces in the URL", where);
 		return -1;
 	}
 	if ((lc->base_url = strdup(url)) == NULL)
@@ -298,7 +332,7 @@ llm_config_url(struct llm_config *lc, const struct config *c,
 	len = strlen(lc->base_url);
 	while (len > 0 && lc->base_url[len - 1] == '/')
 		lc->base_url[--len] = '\0';
-	return 0;
+	return llm_config_url_v1(lc);
 }
 
 static int
@@ -332,6 +366,7 @@ llm_config_load(struct llm_config *lc, const struct config *c, char *err,
 {
 	const struct llm_preset	*pr;
 	const char		*model;
+	int			 url_env = 0;
 
 	if (errsz > 0)
 		err[0] = '\0';
@@ -339,7 +374,7 @@ llm_config_load(struct llm_config *lc, const struct config *c, char *err,
 	pr = llm_config_preset(config_str(c, "provider"));
 	lc->provider = pr->provider;
 	if (llm_config_strdup(&lc->preset, pr->name) == -1 ||
-	    llm_config_url(lc, c, pr, err, errsz) == -1)
+	    llm_config_url(lc, c, pr, &url_env, err, errsz) == -1)
 		goto fail;
 	model = config_str(c, "model");
 	if (llm_config_strdup(&lc->model, model != NULL ? model :
@@ -379,7 +414,7 @@ llm_config_load(struct llm_config *lc, const struct config *c, char *err,
 	    err, errsz) == -1)
 		goto fail;
 	if (lc->key == NULL && pr->need_key && lc->replay == NULL &&
-	    !config_isset(c, "base_url")) {
+	    !config_isset(c, "base_url") && !url_env) {
 		snprintf(err, errsz, "no API key for %s: set WARREN_API_KEY%s%s "
 		    "or api_key_file (WARREN_API_KEY_FILE)", pr->name,
 		    pr->keyenv != NULL ? " or " : "",

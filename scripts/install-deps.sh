@@ -10,6 +10,8 @@ libseccomp-dev
 libjansson-dev libpcre2-dev libcmocka-dev util-linux passwd procps git"
 # test_cow_changes makes a btrfs to check that the copy mode reflinks.
 PKGS="$PKGS btrfs-progs"
+# test_report_chromium loads `warren report`'s page in headless Chromium.
+PKGS="$PKGS chromium"
 # Only the benchmarks use these (scripts/bench.sh).
 BENCH_PKGS="bubblewrap hyperfine linux-perf"
 

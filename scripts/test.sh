@@ -11,6 +11,8 @@ set -eu
 cd "$(dirname "$0")/.."
 top=$(pwd)
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+# install-deps installs chromium: test_report_chromium must not skip here.
+export WARREN_REQUIRE_CHROMIUM=1
 
 step() { printf '\n==== %s ====\n' "$*"; }
 

@@ -195,6 +195,10 @@ struct store_node {
 	struct msg_usage	 summary_usage;	/* tokens of the summary LLM call */
 	uint64_t		 nmessages;
 	int64_t			 created_ms;
+	/* Its agent's, for an agent node; NULL and PENDING for a merge. */
+	char			*profile;
+	enum store_agent_status	 status;
+	char			*exit_reason;
 };
 
 struct store_edge {

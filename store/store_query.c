@@ -332,10 +332,17 @@ store_node_row(sqlite3_stmt *s, struct store_node *n)
 	n->summary_usage.output = (uint64_t)sqlite3_column_int64(s, 8);
 	n->nmessages = (uint64_t)sqlite3_column_int64(s, 9);
 	n->created_ms = sqlite3_column_int64(s, 10);
+	n->profile = store_col_dup(s, 11, &ok);
+	n->status = sqlite3_column_type(s, 12) == SQLITE_NULL ?
+	    STORE_AGENT_PENDING : store_agent_status_parse((const char *)
+	    sqlite3_column_text(s, 12));
+	n->exit_reason = store_col_dup(s, 13, &ok);
 	if (!ok) {
 		free(n->path);
 		free(n->label);
 		free(n->summary);
+		free(n->profile);
+		free(n->exit_reason);
 		return -1;
 	}
 	return 0;
@@ -352,7 +359,8 @@ store_graph_nodes(struct store *st, int64_t run, struct store_graph *g)
 	if (store_prepare(st, "SELECT n.id, coalesce(n.agent, 0), a.path,"
 	    " n.kind, n.label, n.summary, n.summary_kind, n.summary_in,"
 	    " n.summary_out, (SELECT count(*) FROM messages m"
-	    " WHERE m.node = n.id), n.created_ms"
+	    " WHERE m.node = n.id), n.created_ms, a.profile, a.status,"
+	    " a.exit_reason"
 	    " FROM memory_nodes n LEFT JOIN agents a ON a.id = n.agent"
 	    " WHERE n.run = ? ORDER BY n.id", &s) == -1)
 		return -1;
@@ -669,6 +677,8 @@ store_graph_free(struct store_graph *g)
 		free(g->nodes[i].path);
 		free(g->nodes[i].label);
 		free(g->nodes[i].summary);
+		free(g->nodes[i].profile);
+		free(g->nodes[i].exit_reason);
 	}
 	free(g->nodes);
 	free(g->edges);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
@@ -20,6 +21,8 @@ struct broker_req {
 	struct node	*node;
 	broker_fn	 fn;
 	void		*arg;
+	unsigned	 step;
+	int64_t		 start_ms;	/* wall clock, when it was asked */
 };
 
 static const char *
@@ -42,12 +45,35 @@ broker_code(enum llm_err err)
 	}
 }
 
+/*
+ * An "llm" event per turn: when it was asked and how long it took (the
+ * wait for a slot of llm_concurrency included), its tokens or its error.
+ * `warren report` draws the run's timeline from these.
+ */
+static void
+broker_record(struct broker_req *b, const struct llm_result *res)
+{
+	char	detail[160];
+	int64_t	now = clock_wall_ms();
+
+	snprintf(detail, sizeof(detail), "{\"step\":%u,\"start_ms\":%lld,"
+	    "\"ms\":%lld,\"in\":%llu,\"out\":%llu,\"ok\":%s}", b->step,
+	    (long long)b->start_ms, (long long)(now - b->start_ms),
+	    (unsigned long long)(res->err == LLM_OK ?
+	    res->reply.usage.input : 0),
+	    (unsigned long long)(res->err == LLM_OK ?
+	    res->reply.usage.output : 0),
+	    res->err == LLM_OK ? "true" : "false");
+	run_record_event(b->run, b->node, "llm", NULL, detail);
+}
+
 static void
 broker_done(struct llm_result *res, void *arg)
 {
 	struct broker_req	*b = arg;
 	struct run		*r = b->run;
 
+	broker_record(b, res);
 	if (res->err == LLM_OK) {
 		r->tokens += res->reply.usage.input + res->reply.usage.output;
 		b->node->usage_unsaved.input += res->reply.usage.input;
@@ -74,6 +100,7 @@ broker_submit(struct run *r, struct node *n, unsigned step,
 	uint64_t		 id;
 
 	if (!limits_budget_left(r, msg, sizeof(msg))) {
+		r->budget_spent = 1;
 		fn(r, arg, NULL, IPC_ERR_BUDGET, msg);
 		return 0;
 	}
@@ -94,6 +121,8 @@ broker_submit(struct run *r, struct node *n, unsigned step,
 	b->node = n;
 	b->fn = fn;
 	b->arg = arg;
+	b->step = step;
+	b->start_ms = clock_wall_ms();
 	r->nturns++;
 	if ((id = llm_submit(r->llm, &req, broker_done, b)) == 0) {
 		snprintf(msg, sizeof(msg), "the LLM request of agent %s step "

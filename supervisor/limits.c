@@ -14,12 +14,10 @@
 void
 limits_default(struct run_limits *l)
 {
-	long	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
 	memset(l, 0, sizeof(*l));
 	l->max_depth = LIMITS_DEFAULT_MAX_DEPTH;
 	l->max_agents = LIMITS_DEFAULT_MAX_AGENTS;
-	l->jobs = ncpu > 0 ? (unsigned)ncpu : 2;
+	l->jobs = LIMITS_DEFAULT_JOBS;
 	l->hello_ms = LIMITS_DEFAULT_HELLO_MS;
 	l->agent_timeout_ms = LIMITS_DEFAULT_TIMEOUT_MS;
 	l->grace_ms = LIMITS_DEFAULT_GRACE_MS;

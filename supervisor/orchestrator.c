@@ -64,6 +64,8 @@ orch_event(const struct agent_event *ev, void *arg)
 	case AGENT_EV_TOOL_RESULT:
 		ui_tool_result(r->root, ev->name ? ev->name : "?", ev->text,
 		    ev->is_error);
+		run_record_event(r, r->root, ev->is_error ? "tool_error" :
+		    "tool_result", ev->name, ev->text);
 		break;
 	case AGENT_EV_REMINDER:
 	case AGENT_EV_NUDGE:

@@ -951,6 +951,7 @@ run_main(struct run *r, const struct msg_list *resume)
 	/* Every worker is gone: what they left is final. */
 	run_hostexec_end(r);
 	run_store_check(r);
+	run_partial(r);
 	code = run_store_end(r, run_exit_code(r));
 	ui_result(code == 0 ? r->root->result : code == WARREN_EXIT_STORE ?
 	    RUN_STORE_STOP : r->spawnd_failed ? RUN_SPAWND_STOP :

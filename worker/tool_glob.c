@@ -164,7 +164,9 @@ tool_glob(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 	tool_path_clean(rel);
 	if (strcmp(rel, ".") != 0)
 		g.baselen = strlen(rel) + 1;
-	if (tool_walk(ctx, rel, glob_visit, &g, err, sizeof(err)) == -1) {
+	if (tool_walk(ctx, rel, json_is_true(json_object_get(args,
+	    "include_ignored")) ? TOOL_WALK_IGNORED : 0, glob_visit, &g, err,
+	    sizeof(err)) == -1) {
 		buf_free(&b);
 		return tool_fail(res, "glob: %s", err);
 	}

@@ -236,7 +236,9 @@ tool_grep(const struct tool_ctx *ctx, json_t *args, struct tool_result *res)
 	}
 	buf_init(&b, 0);
 	g.out = &b;
-	if (tool_walk(ctx, rel, grep_visit, &g, err, sizeof(err)) == -1) {
+	if (tool_walk(ctx, rel, json_is_true(json_object_get(args,
+	    "include_ignored")) ? TOOL_WALK_IGNORED : 0, grep_visit, &g, err,
+	    sizeof(err)) == -1) {
 		grep_state_free(&g);
 		buf_free(&b);
 		return tool_fail(res, "grep: %s", err);

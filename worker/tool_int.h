@@ -109,7 +109,29 @@ int	tool_bash(const struct tool_ctx *, json_t *, struct tool_result *);
  */
 typedef int (*tool_walk_fn)(const char *relpath, int dirfd,
     const char *name, int is_link, void *arg);
-int	tool_walk(const struct tool_ctx *ctx, const char *rel, tool_walk_fn fn,
-	    void *arg, char *err, size_t errlen);
+/* flags: TOOL_WALK_IGNORED also visits what .gitignore files exclude. */
+#define TOOL_WALK_IGNORED	0x01
+int	tool_walk(const struct tool_ctx *ctx, const char *rel, int flags,
+	    tool_walk_fn fn, void *arg, char *err, size_t errlen);
+
+/* tool_ignore.c: the .gitignore rules in force during a walk */
+#define IGNORE_FILE_MAX		(64u * 1024)	/* bytes read of one file */
+#define IGNORE_RULES_MAX	2000		/* rules at once, in all */
+struct ignore_rule {
+	char	*pat;		/* for tool_glob_match */
+	char	*base;		/* its .gitignore's directory ("" root) */
+	int	 neg, dironly, anchored;
+};
+struct ignore {
+	struct ignore_rule	*v;
+	size_t			 n, cap;
+};
+/* Add dfd/.gitignore's rules (dir: its path from the root); *added of
+ * them. 0, or -1 out of memory. No file, or a link: nothing added. */
+int	ignore_load(struct ignore *ig, int dfd, const char *dir, size_t *added);
+void	ignore_pop(struct ignore *ig, size_t n);
+void	ignore_free(struct ignore *ig);
+/* Is path (from the root) ignored? */
+int	ignore_match(const struct ignore *ig, const char *path, int isdir);
 
 #endif

@@ -19,6 +19,8 @@
 
 struct walk {
 	const struct tool_ctx *ctx;
+	int		 use_ignore;	/* honour .gitignore files */
+	struct ignore	 ig;
 	tool_walk_fn	 fn;
 	void		*arg;
 	size_t		 visited;
@@ -64,9 +66,15 @@ walk_entry(struct walk *w, int dfd, const struct walk_ent *e, size_t plen,
 		type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISLNK(st.st_mode) ?
 		    DT_LNK : S_ISREG(st.st_mode) ? DT_REG : DT_UNKNOWN;
 	}
+	if (w->use_ignore && ignore_match(&w->ig, w->path, type == DT_DIR)) {
+		w->path[plen] = '\0';
+		return 0;
+	}
 	if (type == DT_DIR) {
-		if (strcmp(e->name, ".git") == 0 || depth >= TOOL_MAX_DEPTH)
+		if (strcmp(e->name, ".git") == 0 || depth >= TOOL_MAX_DEPTH) {
+			w->path[plen] = '\0';
 			return 0;
+		}
 		if ((fd = openat(dfd, e->name, O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC)) == -1)
 			return 0;	/* unreadable: skip */
@@ -93,10 +101,16 @@ walk_dir(struct walk *w, int fd, size_t plen, int depth)
 {
 	struct walk_ent	*v = NULL, *nv;
 	struct dirent64	*de;
-	size_t		 n = 0, cap = 0, i;
+	size_t		 n = 0, cap = 0, i, added = 0;
 	ssize_t		 got, off;
 	int		 rc = 0;
 
+	w->path[plen] = '\0';
+	if (w->use_ignore && ignore_load(&w->ig, fd, w->path, &added) == -1) {
+		snprintf(w->err, w->errlen, "out of memory");
+		close(fd);
+		return -1;
+	}
 	while ((got = getdents64(fd, w->dents, sizeof(w->dents))) > 0) {
 		for (off = 0; off < got; off += de->d_reclen) {
 			de = (struct dirent64 *)(void *)(w->dents + off);
@@ -140,6 +154,7 @@ walk_dir(struct walk *w, int fd, size_t plen, int depth)
 		free(v[i].name);
 	free(v);
 	close(fd);
+	ignore_pop(&w->ig, added);
 	return rc;
 }
 
@@ -167,60 +182,114 @@ walk_one_file(const struct tool_ctx *ctx, const char *rel, tool_walk_fn fn,
 	return rc;
 }
 
-int
-tool_walk(const struct tool_ctx *ctx, const char *rel, tool_walk_fn fn,
-    void *arg, char *err, size_t errlen)
+/* The .gitignore files of the directories above the walk's start, root
+ * first: their rules apply below them too. */
+static int
+walk_ancestors(struct walk *w, const char *start)
 {
-	struct walk	w;
+	char	dir[4096];
+	size_t	i, added;
+	int	fd, rc = 0;
+
+	for (i = 0; rc == 0; i++) {
+		if (start[i] != '/' && start[i] != '\0' && i > 0)
+			continue;
+		if (start[i] == '\0' && i > 0)
+			break;		/* the start itself: walk_dir loads it */
+		memcpy(dir, start, i);
+		dir[i] = '\0';
+		if ((fd = tool_open(w->ctx, i > 0 ? dir : ".", O_RDONLY |
+		    O_DIRECTORY, 0)) == -1)
+			continue;
+		rc = ignore_load(&w->ig, fd, dir, &added);
+		close(fd);
+		if (start[i] == '\0')
+			break;
+	}
+	return rc;
+}
+
+static int	walk_start(struct walk *w, const char *rel);
+
+int
+tool_walk(const struct tool_ctx *ctx, const char *rel, int flags,
+    tool_walk_fn fn, void *arg, char *err, size_t errlen)
+{
+	struct walk	*w;
+	int		 rc;
+
+	/* On the heap: the walk's buffers are large for a tool thread. */
+	if ((w = calloc(1, sizeof(*w))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	w->ctx = ctx;
+	w->use_ignore = !(flags & TOOL_WALK_IGNORED);
+	w->fn = fn;
+	w->arg = arg;
+	w->err = err;
+	w->errlen = errlen;
+	rc = walk_start(w, rel);
+	ignore_free(&w->ig);
+	free(w);
+	return rc;
+}
+
+static int
+walk_start(struct walk *w, const char *rel)
+{
 	struct stat	st;
 	int		fd, pfd;
 
-	memset(&w, 0, sizeof(w));
-	w.ctx = ctx;
-	w.fn = fn;
-	w.arg = arg;
-	w.err = err;
-	w.errlen = errlen;
 	/* O_PATH: a FIFO or a device named here is looked at, not opened. */
-	if ((pfd = tool_open(ctx, rel, O_PATH, 0)) == -1) {
-		tool_path_error("walk", rel, errno, err, errlen);
+	if ((pfd = tool_open(w->ctx, rel, O_PATH, 0)) == -1) {
+		tool_path_error("walk", rel, errno, w->err, w->errlen);
 		return -1;
 	}
 	if (fstat(pfd, &st) == -1) {
 		close(pfd);
-		snprintf(err, errlen, "%s: %s", rel, strerror(errno));
+		snprintf(w->err, w->errlen, "%s: %s", rel, strerror(errno));
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		close(pfd);
+		/* A file named is searched, ignored or not. */
 		if (S_ISREG(st.st_mode))
-			return walk_one_file(ctx, rel, fn, arg, err, errlen);
-		snprintf(err, errlen, "%.200s is %s, not a regular file or a "
-		    "directory; refused", rel, tool_file_kind(st.st_mode));
+			return walk_one_file(w->ctx, rel, w->fn, w->arg,
+			    w->err, w->errlen);
+		snprintf(w->err, w->errlen, "%.200s is %s, not a regular file"
+		    " or a directory; refused", rel,
+		    tool_file_kind(st.st_mode));
 		return -1;
 	}
 	/* The directory itself, through the fd just checked. */
 	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	close(pfd);
 	if (fd == -1) {
-		tool_path_error("walk", rel, errno, err, errlen);
+		tool_path_error("walk", rel, errno, w->err, w->errlen);
 		return -1;
 	}
 	if (strcmp(rel, ".") == 0)
-		w.path[0] = '\0';
-	else if (strlcpy(w.path, rel, sizeof(w.path)) >= sizeof(w.path)) {
+		w->path[0] = '\0';
+	else if (strlcpy(w->path, rel, sizeof(w->path)) >= sizeof(w->path)) {
 		close(fd);
-		snprintf(err, errlen, "path too long");
+		snprintf(w->err, w->errlen, "path too long");
 		return -1;
 	}
 	/* Strip "./" and trailing slashes from the prefix shown in results. */
 	{
-		size_t	l = strlen(w.path);
+		size_t	l = strlen(w->path);
 
-		while (l > 0 && w.path[l - 1] == '/')
-			w.path[--l] = '\0';
-		if (strncmp(w.path, "./", 2) == 0)
-			memmove(w.path, w.path + 2, l - 1);
+		while (l > 0 && w->path[l - 1] == '/')
+			w->path[--l] = '\0';
+		if (strncmp(w->path, "./", 2) == 0)
+			memmove(w->path, w->path + 2, l - 1);
 	}
-	return walk_dir(&w, fd, strlen(w.path), 0);
+	if (w->use_ignore && *w->path != '\0' &&
+	    walk_ancestors(w, w->path) == -1) {
+		close(fd);
+		snprintf(w->err, w->errlen, "out of memory");
+		return -1;
+	}
+	return walk_dir(w, fd, strlen(w->path), 0);
 }

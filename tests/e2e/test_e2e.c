@@ -453,7 +453,7 @@ test_outcomes(void **state)
 	assert_int_equal(h_warren(&r, show, NULL, NULL, NULL), 0);
 	if (r.status != 0 ||
 	    h_count_lines(r.out, "0.1.3 [done: auto_complete]", NULL) != 1 ||
-	    h_count_lines(r.out, "0.1.1 [failed: failed]", NULL) != 1 ||
+	    h_count_lines(r.out, "0.1.1 [failed] ", NULL) != 1 ||
 	    h_count_lines(r.out, "0.1 [done]", NULL) != 1)
 		fail_msg("warren show:\n%s\n%s", r.out, r.err);
 	h_run_free(&r);

@@ -103,6 +103,15 @@ test_http_endpoint_delegation(void **state)
 	 * way: keys are agent path + step, whatever order the turns took. */
 	assert_int_equal(h_warren(&r, argv2, NULL, NULL, NULL), 0);
 	assert_delegated(&r);
+	assert_null(strstr(r.err, "recorded for another task"));
+	h_run_free(&r);
+	/* Another task replays the same answers, and is told so. */
+	argv2[8] = "ANOTHER-TASK";
+	assert_int_equal(h_warren(&r, argv2, NULL, NULL, NULL), 0);
+	assert_delegated(&r);
+	if (strstr(r.err, "recorded.cassette was recorded for another task")
+	    == NULL)
+		fail_msg("no note of another task:\n%s", r.err);
 	h_run_free(&r);
 	reqs = h_read_file(cas);
 	assert_null(strstr(reqs, KEY));	/* never in a cassette */

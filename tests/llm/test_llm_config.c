@@ -259,6 +259,51 @@ test_dump_headers(void **state)
 	config_free(c);
 }
 
+/* The base URL an anthropic config with base_url (NULL: none) loads. */
+static void
+llm_url_is(const char *provider, const char *base, const char *want)
+{
+	struct config		*c = llm_config_new();
+	struct llm_config	 lc;
+	char			 err[512];
+
+	assert_int_equal(config_set(c, "provider", provider, CONFIG_SRC_FLAG,
+	    "--provider"), 0);
+	if (base != NULL)
+		assert_int_equal(config_set(c, "base_url", base,
+		    CONFIG_SRC_FLAG, "--base-url"), 0);
+	if (llm_config_load(&lc, c, err, sizeof(err)) == -1)
+		fail_msg("%s %s: %s", provider, base ? base : "-", err);
+	assert_string_equal(lc.base_url, want);
+	llm_config_free(&lc);
+	config_free(c);
+}
+
+/* Anthropic's base URL with or without /v1 (as its SDKs take it), and the
+ * providers' own base URL variables where warren has no setting. */
+static void
+llm_load_urls(void)
+{
+	setenv("WARREN_API_KEY", "k", 1);
+	llm_url_is("anthropic", "http://127.0.0.1:9", "http://127.0.0.1:9/v1");
+	llm_url_is("anthropic", "http://h:9/", "http://h:9/v1");
+	llm_url_is("anthropic", "http://h:9/v1/", "http://h:9/v1");
+	llm_url_is("anthropic", "https://proxy/anthropic",
+	    "https://proxy/anthropic/v1");
+	llm_url_is("openai", "http://h:9", "http://h:9");
+	setenv("ANTHROPIC_BASE_URL", "http://a.example:1", 1);
+	setenv("OPENAI_BASE_URL", "http://o.example:2/v1", 1);
+	llm_url_is("anthropic", NULL, "http://a.example:1/v1");
+	llm_url_is("openai", NULL, "http://o.example:2/v1");
+	llm_url_is("responses", NULL, "http://o.example:2/v1");
+	llm_url_is("ollama", NULL, "http://127.0.0.1:11434/v1");
+	/* warren's own setting wins. */
+	llm_url_is("anthropic", "http://w:3/v1", "http://w:3/v1");
+	unsetenv("ANTHROPIC_BASE_URL");
+	unsetenv("OPENAI_BASE_URL");
+	unsetenv("WARREN_API_KEY");
+}
+
 static void
 test_llm_load(void **state)
 {
@@ -321,6 +366,7 @@ test_llm_load(void **state)
 	assert_int_equal(llm_config_load(&lc, c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "is not 'Name: value'"));
 	config_free(c);
+	llm_load_urls();
 	c = llm_config_new();
 	assert_int_equal(config_set(c, "provider", "ollama", CONFIG_SRC_FLAG,
 	    "f"), 0);

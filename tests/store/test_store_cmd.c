@@ -50,7 +50,7 @@ cmd_build_db(const char *db, const char *ws)
 {
 	struct store			*st;
 	struct store_run_params		 p = { .task = "task " HOSTILE,
-	    .workspace = ws };
+	    .workspace = ws, .params = "{\"max_depth\":3,\"model\":\"m\"}" };
 	struct store_agent_new		 a = { .path = "0", .task = HOSTILE,
 	    .profile = "general" };
 	struct msg			 m;
@@ -184,6 +184,29 @@ slurp(const char *path)
 	return buf;
 }
 
+static int
+h_count_str(const char *s, const char *needle)
+{
+	int	n = 0;
+
+	while ((s = strstr(s, needle)) != NULL) {
+		n++;
+		s += strlen(needle);
+	}
+	return n;
+}
+
+/* A Mermaid label's line breaks (ours) blanked, so what is left of '<'
+ * came from the text. */
+static void
+graph_test_unbreak(char *p, const char *end)
+{
+	char	*b;
+
+	while ((b = strstr(p, "<br/>")) != NULL && b < end)
+		memset(b, ' ', 5);
+}
+
 /* No byte a terminal would act on, and no invalid UTF-8. */
 static void
 assert_terminal_safe(const char *s)
@@ -238,6 +261,9 @@ test_runs(void **state)
 	assert_int_equal(json_array_size(j), 1);
 	assert_int_equal(json_integer_value(json_object_get(
 	    json_array_get(j, 0), "agents")), 3);
+	/* params: the object, not JSON inside a string. */
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(
+	    json_array_get(j, 0), "params"), "max_depth")), 3);
 	json_decref(j);
 	/* An empty workspace has no runs: not an error. */
 	assert_int_equal(run_warren(fx, "runs", "--db", "/nonexistent/x.db",
@@ -407,6 +433,11 @@ test_graph_dot(void **state)
 	assert_terminal_safe(o);
 	assert_non_null(strstr(o, "\\\"quote\\\" \\\\back\\\\"));
 	assert_non_null(strstr(o, "shape=ellipse"));
+	/* Profile and status on each node; a failed agent is red. */
+	assert_non_null(strstr(o, "label=\"0.1 explore [done]\\n"));
+	assert_non_null(strstr(o, "label=\"0.2 explore [failed: timeout]"
+	    "\\n"));
+	assert_int_equal(h_count_str(o, ", color=red"), 1);
 	free(o);
 	if (access("/usr/bin/dot", X_OK) != 0) {
 		printf("skipped rendering: Graphviz dot not installed\n");
@@ -430,7 +461,7 @@ test_graph_mermaid_json(void **state)
 	char		*o, *line, *save = NULL;
 	json_t		*j;
 	json_error_t	 je;
-	int		 nodes = 0, edges = 0;
+	int		 nodes = 0, edges = 0, failed = 0;
 
 	assert_int_equal(run_warren(fx, "graph", "--db", fx->t.db, "--format",
 	    "mermaid", "1", NULL), 0);
@@ -440,8 +471,18 @@ test_graph_mermaid_json(void **state)
 	    line = strtok_r(NULL, "\n", &save)) {
 		char	*q1, *q2;
 
-		if (strcmp(line, "flowchart TD") == 0)
+		if (strcmp(line, "flowchart TD") == 0 ||
+		    strncmp(line, "\tclassDef ", 10) == 0)
 			continue;
+		if (strncmp(line, "\tclass ", 7) == 0) {
+			/* 0.2 failed, the root never ended: drawn as such. */
+			if (strcmp(line, "\tclass n3 failed") == 0)
+				failed++;
+			else
+				assert_string_equal(line,
+				    "\tclass n1 unfinished");
+			continue;
+		}
 		if (strstr(line, " --> ") != NULL) {
 			edges++;
 			continue;
@@ -452,12 +493,14 @@ test_graph_mermaid_json(void **state)
 		assert_non_null(q1);
 		assert_true(q2 > q1);
 		assert_null(memchr(q1 + 1, '"', (size_t)(q2 - q1 - 1)));
+		graph_test_unbreak(q1 + 1, q2);
 		assert_null(memchr(q1 + 1, '<', (size_t)(q2 - q1 - 1)));
 		assert_null(memchr(q1 + 1, '`', (size_t)(q2 - q1 - 1)));
 		nodes++;
 	}
 	assert_int_equal(nodes, 4);
 	assert_int_equal(edges, 4);
+	assert_int_equal(failed, 1);
 	free(o);
 	assert_int_equal(run_warren(fx, "graph", "--db", fx->t.db, "1", NULL),
 	    0);
@@ -465,6 +508,10 @@ test_graph_mermaid_json(void **state)
 	if (j == NULL)
 		fail_msg("graph json: %s", je.text);
 	assert_int_equal(json_array_size(json_object_get(j, "nodes")), 4);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    json_object_get(j, "nodes"), 2), "status")), "failed");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+	    json_object_get(j, "nodes"), 2), "profile")), "explore");
 	assert_int_equal(json_array_size(json_object_get(j, "edges")), 4);
 	json_decref(j);
 	assert_int_equal(run_warren(fx, "graph", "--db", fx->t.db, "--format",
@@ -488,6 +535,23 @@ test_quoting(void **state)
 	free(s);
 	s = graph_clean("abcdefghijkl", 8);
 	assert_string_equal(s, "abcde...");
+	free(s);
+	/* Labels wrap between words; a longer word is cut, not inside a
+	 * UTF-8 sequence; a newline is each language's line break. */
+	s = graph_wrap("the quick brown fox", 10);
+	assert_string_equal(s, "the quick\nbrown fox");
+	free(s);
+	s = graph_wrap("abcdefghijklmn x", 6);
+	assert_string_equal(s, "abcdef\nghijkl\nmn x");
+	free(s);
+	s = graph_wrap("ab\xc3\xa9\xc3\xa9", 3);
+	assert_string_equal(s, "ab\n\xc3\xa9\n\xc3\xa9");
+	free(s);
+	s = graph_quote_dot("a\nb");
+	assert_string_equal(s, "a\\nb");
+	free(s);
+	s = graph_quote_mermaid("a\nb");
+	assert_string_equal(s, "a<br/>b");
 	free(s);
 }
 

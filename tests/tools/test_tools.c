@@ -703,6 +703,68 @@ test_glob(void **state)
 	bad(fx, "glob", "{\"pattern\":\"\"}");
 }
 
+/* .gitignore: honoured by glob and grep unless include_ignored; nested
+ * files, negation, anchoring, directories only, **; a hostile one is
+ * bounded and cannot crash the walk. */
+static void
+test_gitignore(void **state)
+{
+	struct fixture	*fx = *state;
+	const char	*t;
+	char		 big[IGNORE_FILE_MAX + 4096], *p;
+	size_t		 i;
+
+	put(fx->ws, "g/.gitignore", "# build output\n*.o\nbuild/\n/top.txt\n"
+	    "!keep.o\ndeep/**/gen.c\n\\#hash\n");
+	put(fx->ws, "g/a.o", "NEEDLE\n");
+	put(fx->ws, "g/keep.o", "NEEDLE\n");
+	put(fx->ws, "g/build/CMakeCache.txt", "NEEDLE\n");
+	put(fx->ws, "g/top.txt", "NEEDLE\n");
+	put(fx->ws, "g/sub/top.txt", "NEEDLE\n");
+	put(fx->ws, "g/sub/.gitignore", "*.log\n");
+	put(fx->ws, "g/sub/x.log", "NEEDLE\n");
+	put(fx->ws, "g/deep/a/b/gen.c", "NEEDLE\n");
+	put(fx->ws, "g/#hash", "NEEDLE\n");
+	put(fx->ws, "g/src.c", "NEEDLE\n");
+	t = ok(fx, "glob", "{\"pattern\":\"**\",\"path\":\"g\"}");
+	assert_string_equal(t, "g/.gitignore\ng/keep.o\ng/src.c\n"
+	    "g/sub/.gitignore\ng/sub/top.txt\n");
+	t = ok(fx, "grep", "{\"pattern\":\"NEEDLE\",\"path\":\"g\"}");
+	assert_string_equal(t, "g/keep.o:1:NEEDLE\ng/src.c:1:NEEDLE\n"
+	    "g/sub/top.txt:1:NEEDLE\n");
+	/* From below: the rules of the directories above still apply. */
+	t = ok(fx, "grep", "{\"pattern\":\"NEEDLE\",\"path\":\"g/sub\"}");
+	assert_string_equal(t, "g/sub/top.txt:1:NEEDLE\n");
+	/* include_ignored: everything (but .git). */
+	t = ok(fx, "glob", "{\"pattern\":\"**/*\",\"path\":\"g\","
+	    "\"include_ignored\":true}");
+	assert_non_null(strstr(t, "g/build/CMakeCache.txt\n"));
+	assert_non_null(strstr(t, "g/a.o\n"));
+	assert_non_null(strstr(t, "g/deep/a/b/gen.c\n"));
+	t = ok(fx, "grep", "{\"pattern\":\"NEEDLE\",\"path\":\"g\","
+	    "\"include_ignored\":true}");
+	assert_non_null(strstr(t, "g/sub/x.log:1:NEEDLE\n"));
+	/* A file named is searched even if ignored. */
+	t = ok(fx, "grep", "{\"pattern\":\"NEEDLE\",\"path\":\"g/a.o\"}");
+	assert_string_equal(t, "g/a.o:1:NEEDLE\n");
+	/* Hostile: huge, long lines, costly patterns, a link, no newline. */
+	for (p = big, i = 0; i + 64 < sizeof(big) - 1; i += 32)
+		p += sprintf(p, "%s\n", i % 64 ? "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a"
+		    : "!x/**/**/**/**/y");
+	memset(p, 'z', big + sizeof(big) - 1 - p);
+	big[sizeof(big) - 1] = '\0';
+	put(fx->ws, "h/.gitignore", big);
+	put(fx->ws, "h/f.c", "NEEDLE\n");
+	t = ok(fx, "grep", "{\"pattern\":\"NEEDLE\",\"path\":\"h\"}");
+	assert_string_equal(t, "h/f.c:1:NEEDLE\n");
+	/* A .gitignore that is a link is not followed. */
+	put(fx->ws, "l/a.o", "NEEDLE\n");
+	snprintf(big, sizeof(big), "%s/l/.gitignore", fx->ws);
+	assert_int_equal(symlink("../g/.gitignore", big), 0);
+	t = ok(fx, "grep", "{\"pattern\":\"NEEDLE\",\"path\":\"l\"}");
+	assert_string_equal(t, "l/a.o:1:NEEDLE\n");
+}
+
 static void
 test_grep(void **state)
 {
@@ -1102,6 +1164,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_glob_big_dir, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_grep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gitignore, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_bash, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_workspace_tools,
 		    setup, teardown),

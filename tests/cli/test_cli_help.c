@@ -1,0 +1,219 @@
+/*
+ * Help and usage of the commands: `warren help CMD`, each command's
+ * --help on stdout with exit 0, a bare or unknown subcommand exit 2; and
+ * the option table (cli/opttab.h) against the getopt options of run,
+ * resume and ask, so a new option cannot miss its --help line or its
+ * man page entry (test_man_page checks the page is what the table makes).
+ */
+#include <sys/stat.h>
+
+#include <getopt.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cli/opttab.h"
+#include "tests/e2e/harness.h"
+
+/* warren with args; its status; stdout and stderr checked for needles. */
+static void
+expect(int status, const char *out, const char *err, ...)
+{
+	struct h_run	 r;
+	char		*argv[8];
+	va_list		 ap;
+	int		 n = 0;
+
+	argv[n++] = "warren";
+	va_start(ap, err);
+	while (n < 7 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	if (r.status != status || (out != NULL && strstr(r.out, out) == NULL)
+	    || (err != NULL && strstr(r.err, err) == NULL))
+		fail_msg("warren %s %s: exit %d (want %d)\nstdout:\n%s\n"
+		    "stderr:\n%s", argv[1], n > 2 ? argv[2] : "", r.status,
+		    status, r.out, r.err);
+	h_run_free(&r);
+}
+
+static void
+test_help(void **state)
+{
+	(void)state;
+	expect(0, "usage: warren resume [options] RUN", NULL, "resume",
+	    "--help", NULL);
+	expect(0, "usage: warren run [options] TASK", NULL, "run", "--help",
+	    NULL);
+	expect(0, "usage: warren run [options] TASK", NULL, "help", "run",
+	    NULL);
+	expect(0, "usage: warren resume", NULL, "help", "resume", NULL);
+	expect(0, "usage: warren sandbox exec", NULL, "sandbox", "exec",
+	    "--help", NULL);
+	expect(0, "usage: warren sandbox exec", NULL, "help", "sandbox",
+	    "exec", NULL);
+	expect(0, "usage: warren sandbox exec", NULL, "sandbox", "--help",
+	    NULL);
+	expect(2, NULL, "usage: warren sandbox exec", "sandbox", NULL);
+	expect(2, NULL, "unknown subcommand", "sandbox", "nope", NULL);
+	expect(2, NULL, "unknown command 'nope'", "help", "nope", NULL);
+	expect(0, "commands:", NULL, "help", NULL);
+	/* A bad sandbox exec line stays 125, as env(1) and timeout(1). */
+	expect(125, NULL, "--profile is required", "sandbox", "exec", "--",
+	    "true", NULL);
+	/* The table's lines are in the help. */
+	expect(0, "  -T                      Trace every IPC message", NULL,
+	    "run", "--help", NULL);
+	expect(0, "  --hello-timeout D", NULL, "resume", "--help", NULL);
+	expect(0, "  --show-config", NULL, "ask", "--help", NULL);
+}
+
+/* One config file for every command: ask takes the keys of run (and
+ * ignores them) instead of refusing the file. */
+static void
+test_ask_run_keys(void **state)
+{
+	struct h_run	 r;
+	char		*dir, cfg[PATH_MAX], env[PATH_MAX + 32];
+	char		*argv[] = { "warren", "ask", "--show-config", NULL };
+	char		*extra[] = { env, NULL };
+
+	(void)state;
+	dir = h_tmpdir();
+	snprintf(cfg, sizeof(cfg), "%s/warren", dir);
+	h_write(cfg, "config", "max_agents = 4\njobs = 2\nmodel = m-from-"
+	    "file\n", 0);
+	snprintf(env, sizeof(env), "XDG_CONFIG_HOME=%s", dir);
+	assert_int_equal(h_warren(&r, argv, extra, NULL, NULL), 0);
+	if (r.status != 0 || strstr(r.out, "model = m-from-file") == NULL)
+		fail_msg("ask with run's keys: exit %d\n%s\n%s", r.status,
+		    r.out, r.err);
+	h_run_free(&r);
+	/* A key no command knows is still an error, named. */
+	h_write(cfg, "config", "max_agentz = 4\n", 0);
+	assert_int_equal(h_warren(&r, argv, extra, NULL, NULL), 0);
+	assert_int_equal(r.status, 3);
+	assert_non_null(strstr(r.err, "unknown key 'max_agentz'"));
+	h_run_free(&r);
+	h_rm_rf(dir);
+	free(dir);
+}
+
+/* A workspace that is a file, or that cannot be read: said up front,
+ * exit 3, before any agent starts. */
+static void
+test_bad_workspace(void **state)
+{
+	struct h_run	 r;
+	char		*dir, file[PATH_MAX], locked[PATH_MAX];
+	char		*argv[] = { "warren", "run", "--no-store", "--in-place",
+			    "--workspace", file, "a task", NULL };
+
+	(void)state;
+	dir = h_tmpdir();
+	h_write(dir, "wsfile", "x\n", 0);
+	snprintf(file, sizeof(file), "%s/wsfile", dir);
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	if (r.status != 3 || strstr(r.err, "is not a directory: give the "
+	    "directory") == NULL || strstr(r.err, ".warren") != NULL)
+		fail_msg("workspace is a file: exit %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	snprintf(locked, sizeof(locked), "%s/locked", dir);
+	assert_int_equal(mkdir(locked, 0), 0);
+	if (geteuid() == 0)
+		printf("not checked as root (it reads every directory): an "
+		    "unreadable workspace\n");
+	else {
+		argv[5] = locked;
+		assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+		if (r.status != 3 || strstr(r.err, "cannot be read") == NULL)
+			fail_msg("unreadable workspace: exit %d\n%s",
+			    r.status, r.err);
+		h_run_free(&r);
+	}
+	chmod(locked, 0700);
+	h_rm_rf(dir);
+	free(dir);
+}
+
+static const struct opt_doc *
+row(const char *cmd, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < opt_ndocs; i++)
+		if (opt_doc_for(&opt_docs[i], cmd) &&
+		    opt_docs[i].long_name != NULL &&
+		    strcmp(opt_docs[i].long_name, name) == 0)
+			return &opt_docs[i];
+	return NULL;
+}
+
+static int
+has_getopt(const struct option *o, const char *name)
+{
+	for (; o->name != NULL; o++)
+		if (strcmp(o->name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* Every getopt option has its row, every row its getopt option, and an
+ * option with an argument shows one. */
+static void
+check_cmd(const char *cmd, const struct option *o)
+{
+	const struct opt_doc	*d;
+	size_t			 i;
+
+	for (; o->name != NULL; o++) {
+		/* resume takes run's options but lists the ones it honours */
+		if (strcmp(cmd, "resume") == 0)
+			continue;
+		if ((d = row(cmd, o->name)) == NULL)
+			fail_msg("warren %s --%s has no row in cli/opttab.c",
+			    cmd, o->name);
+		if ((o->has_arg == required_argument) != (d->arg != NULL))
+			fail_msg("warren %s --%s: the table says %s argument",
+			    cmd, o->name, d->arg ? "an" : "no");
+	}
+	for (i = 0; i < opt_ndocs; i++)
+		if (opt_doc_for(&opt_docs[i], cmd) &&
+		    opt_docs[i].long_name != NULL && !has_getopt(strcmp(cmd,
+		    "ask") == 0 ? cmd_ask_options() : cmd_run_options(),
+		    opt_docs[i].long_name))
+			fail_msg("cli/opttab.c: warren %s --%s is not an "
+			    "option", cmd, opt_docs[i].long_name);
+}
+
+static void
+test_table(void **state)
+{
+	(void)state;
+	check_cmd("run", cmd_run_options());
+	check_cmd("resume", cmd_run_options());
+	check_cmd("ask", cmd_ask_options());
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_ask_run_keys),
+		cmocka_unit_test(test_bad_workspace),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
