@@ -793,6 +793,16 @@ agent_round_end(struct agent *a, size_t ncalls, const char *text)
 	return 0;
 }
 
+static enum agent_call_kind
+agent_call_kind(const struct tooldef *t)
+{
+	if (t->where == TOOLDEF_DELEGATE)
+		return AGENT_CALL_DELEGATE;
+	if (t->where == TOOLDEF_COMPOSE)
+		return AGENT_CALL_COMPOSE;
+	return AGENT_CALL_TOOL;
+}
+
 static int
 agent_make_batch(struct agent *a, const struct msg *m)
 {
@@ -824,8 +834,7 @@ agent_make_batch(struct agent *a, const struct msg *m)
 		ac->id = c->id;
 		ac->name = a->tools[a->pend[i].entry].tool.name;
 		ac->args = c->args != NULL && *c->args != '\0' ? c->args : "{}";
-		ac->kind = a->tools[a->pend[i].entry].def->where ==
-		    TOOLDEF_DELEGATE ? AGENT_CALL_DELEGATE : AGENT_CALL_TOOL;
+		ac->kind = agent_call_kind(a->tools[a->pend[i].entry].def);
 		ac->parallel = a->tools[a->pend[i].entry].def->parallel;
 		ac->profile = a->pend[i].profile;
 		ac->task = a->pend[i].task;

@@ -62,6 +62,8 @@ enum agent_status {
 enum agent_call_kind {
 	AGENT_CALL_TOOL = 0,	/* a workspace tool: worker/tools.h runs it */
 	AGENT_CALL_DELEGATE,	/* delegate(): the supervisor spawns a subagent */
+	AGENT_CALL_COMPOSE,	/* plan_execute ...: the supervisor runs a
+				   composition pattern (args: JSON, validated) */
 };
 
 /* One validated call the driver must execute. Strings are borrowed. */

@@ -49,8 +49,14 @@ static const struct profile profile_builtins[] = {
 	  "piece of work to a subagent (explore, plan, review and test are "
 	  "read-only or test-only; general can change files) and combine their "
 	  "results. Independent subtasks can be delegated in one turn; they "
-	  "run in parallel. Finish with complete(result).",
-	  { "delegate" }, 1, 0, 0, 1, 1, CTX_APPEND, "built-in" },
+	  "run in parallel. For larger work, compose: plan_execute(task) "
+	  "plans steps with dependencies and runs them as a DAG; "
+	  "parallel_explore(task, aspects) explores the aspects you name in "
+	  "parallel; sequential_delegate(steps) runs steps in order, each "
+	  "from the previous one's summary. A failed step comes back to you: "
+	  "decide what to do. Finish with complete(result).",
+	  { "delegate", "plan_execute", "parallel_explore",
+	    "sequential_delegate" }, 4, 0, 0, 1, 1, CTX_APPEND, "built-in" },
 };
 
 #define PROFILE_NBUILTIN (sizeof(profile_builtins) / sizeof(profile_builtins[0]))

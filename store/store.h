@@ -139,6 +139,11 @@ struct store_agent_new {
 					   resume finds a finished child by it;
 					   NULL for the root */
 	int		 inherit_context; /* started from its parent's context */
+	/* Its memory node's parents instead of its parent agent's node (a
+	 * composition pattern's step hangs under the pattern's node or the
+	 * steps it depends on); 0 of them: the parent agent's node. */
+	const int64_t	*parent_nodes;
+	size_t		 nparent_nodes;
 };
 
 struct store_run {

@@ -260,6 +260,7 @@ store_agent_add(struct store *st, int64_t run, const struct store_agent_new *a,
 {
 	char	 parent[STORE_PATH_MAX];
 	int64_t	 pagent = 0, pnode = 0, agent = 0, node = 0;
+	size_t	 i, nedges;
 	int	 depth, ok;
 
 	if (a == NULL || a->task == NULL)
@@ -279,9 +280,15 @@ store_agent_add(struct store *st, int64_t run, const struct store_agent_new *a,
 		return -1;
 	ok = store_agent_insert(st, run, a, depth, pagent, &agent) == 0 &&
 	    store_node_insert(st, run, agent, STORE_NODE_AGENT, a->task,
-	    &node) == 0 &&
-	    (pnode == 0 || store_edge_insert(st, pnode, node) == 0);
-	if (store_op_end(st, ok, pnode == 0 ? 2 : 3) == -1)
+	    &node) == 0;
+	nedges = a->nparent_nodes > 0 ? a->nparent_nodes : pnode != 0;
+	if (a->nparent_nodes > 0)
+		for (i = 0; ok && i < a->nparent_nodes; i++)
+			ok = store_edge_insert(st, a->parent_nodes[i],
+			    node) == 0;
+	else if (ok && pnode != 0)
+		ok = store_edge_insert(st, pnode, node) == 0;
+	if (store_op_end(st, ok, 2 + nedges) == -1)
 		return -1;
 	if (agentp != NULL)
 		*agentp = agent;

@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "store/store.h"
+#include "supervisor/compose.h"
 #include "supervisor/loop.h"
 #include "supervisor/run.h"
 
@@ -126,6 +127,23 @@ orch_feed_results(struct run *r)
 }
 
 static void
+orch_compose_done(struct run *r, void *arg, const char *text, int is_error)
+{
+	struct orch_state	*o = r->orch_state;
+	size_t			 i = (size_t)(uintptr_t)arg;
+
+	if (o == NULL || !o->tools_wait || i >= o->ncalls)
+		return;
+	o->texts[i] = xstrdup(text);
+	o->res[i].text = o->texts[i];
+	o->res[i].is_error = is_error;
+	if (--o->npending == 0) {
+		orch_feed_results(r);
+		orch_drive(r);
+	}
+}
+
+static void
 orch_child_done(struct run *r, struct node *child, void *arg)
 {
 	struct orch_state	*o = r->orch_state;
@@ -161,7 +179,16 @@ orch_calls(struct run *r, const struct agent_action *act)
 	o->tools_wait = 1;
 	for (i = 0; i < act->ncalls; i++) {
 		c = &act->calls[i];
-		if (c->kind != AGENT_CALL_DELEGATE) {
+		if (c->kind == AGENT_CALL_COMPOSE) {
+			/* Answers later, from the loop (compose.h). */
+			if (compose_start(r, c, orch_compose_done,
+			    (void *)(uintptr_t)i, msg, sizeof(msg)) == 0) {
+				o->npending++;
+				continue;
+			}
+			o->texts[i] = xstrdup(msg);
+			o->res[i].is_error = 1;
+		} else if (c->kind != AGENT_CALL_DELEGATE) {
 			xasprintf(&o->texts[i], "the orchestrator runs no "
 			    "tool (%s): delegate it to a subagent", c->name);
 			o->res[i].is_error = 1;
@@ -379,6 +406,7 @@ orch_free(struct run *r)
 		free(o);
 		r->orch_state = NULL;
 	}
+	compose_free_all(r);
 	agent_free(r->orch);
 	r->orch = NULL;
 }

@@ -119,6 +119,8 @@ run_store_agent(struct run *r, struct node *n, const char *call_id)
 	a.task = n->task;
 	a.call_id = call_id;
 	a.inherit_context = n->inherit;
+	a.parent_nodes = r->deleg_parents;
+	a.nparent_nodes = r->ndeleg_parents;
 	if (store_agent_add(r->store, r->run_id, &a, &n->store_agent,
 	    &n->store_node) == -1) {
 		run_store_warn(r, "agent %s", n->path);
@@ -127,7 +129,7 @@ run_store_agent(struct run *r, struct node *n, const char *call_id)
 	/* Delegated after a parallel batch with inherit_context: the batch's
 	 * merge node is an ancestor too, so its memory is in the context. */
 	if (n->inherit && n->parent != NULL && n->parent->merge_node > 0 &&
-	    store_edge_add(r->store, n->parent->merge_node,
+	    r->ndeleg_parents == 0 && store_edge_add(r->store, n->parent->merge_node,
 	    n->store_node) == -1)
 		run_store_warn(r, "edge to %s", n->path);
 }

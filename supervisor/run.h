@@ -35,6 +35,7 @@ struct resume_wait;
 struct hostexec_snap;
 struct json_t;
 struct cow;
+struct compose;
 
 /* limits.c: every limit of a run, in one place. */
 struct run_limits {
@@ -214,6 +215,12 @@ struct run {
 	/* Files that run code on the host, before any agent ran (or when
 	   the run first started, for a resumed run): run_hostexec.c. */
 	struct hostexec_snap	*hx_base;
+	/* The composition patterns running for the orchestrator (compose.c),
+	   and the memory parents compose.c gives the one delegation it is
+	   making (run_delegate's node hangs under them, not the root's). */
+	struct compose		*composes;
+	const int64_t		*deleg_parents;
+	size_t			 ndeleg_parents;
 };
 
 /* run.c: the tree, scheduling, delegation, finishing. */
