@@ -78,19 +78,16 @@ static const struct tooldef_param note_params[] = {
 	    "A fact worth keeping when old context is dropped", NULL },
 };
 static const struct tooldef_param plan_execute_params[] = {
-	{ "task", TOOLDEF_STRING, 1,
-	    "The task: a plan agent splits it into steps with depends_on, "
-	    "independent steps run in parallel, then a synthesis", NULL },
+	{ "task", TOOLDEF_STRING, 1, "The task to plan and run", NULL },
 };
 static const struct tooldef_param parallel_explore_params[] = {
-	{ "task", TOOLDEF_STRING, 1, "What the exploration is for", NULL },
-	{ "aspects", TOOLDEF_ARRAY, 1,
-	    "The aspects to explore, one read-only agent each, in parallel",
+	{ "task", TOOLDEF_STRING, 1, "What it is for", NULL },
+	{ "aspects", TOOLDEF_ARRAY, 1, "One read-only agent each",
 	    "{\"type\":\"string\"}" },
 };
 static const struct tooldef_param sequential_delegate_params[] = {
 	{ "steps", TOOLDEF_ARRAY, 1,
-	    "Subtasks run in order; each sees the previous step's summary",
+	    "Subtasks, in order",
 	    "{\"type\":\"object\",\"properties\":{"
 	    "\"task\":{\"type\":\"string\"},"
 	    "\"profile\":{\"type\":\"string\"}},"
@@ -141,15 +138,13 @@ static const struct tooldef tooldef_table[] = {
 	    TOOLDEF_AGENT, 0, 0, 0 },
 	{ "delegate", "Run a subtask in a new subagent; returns its result.",
 	    P(delegate_params), TOOLDEF_DELEGATE, 1, 0, 0 },
-	{ "plan_execute", "Plan a task as steps with dependencies, run them "
-	    "as a DAG (parallel where independent), synthesize; returns the "
-	    "synthesis or which steps failed and why.",
+	{ "plan_execute", "A plan agent makes steps with depends_on; they "
+	    "run as a DAG, then a synthesis.",
 	    P(plan_execute_params), TOOLDEF_COMPOSE, 1, 0, 0 },
-	{ "parallel_explore", "Explore aspects of a task in parallel with "
-	    "read-only agents; returns their merged findings.",
+	{ "parallel_explore", "Explore aspects in parallel; merged findings.",
 	    P(parallel_explore_params), TOOLDEF_COMPOSE, 1, 0, 0 },
-	{ "sequential_delegate", "Run subtasks one after another, each "
-	    "starting from the previous one's summary; stops at a failure.",
+	{ "sequential_delegate", "Run subtasks in order, each from the "
+	    "previous one's summary.",
 	    P(sequential_delegate_params), TOOLDEF_COMPOSE, 1, 0, 0 },
 };
 

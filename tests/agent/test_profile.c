@@ -44,8 +44,11 @@ test_builtins(void **state)
 	assert_true(p->delegate);
 	assert_true(profile_has_tool(p, "edit"));
 	p = profile_builtin("orchestrator");
-	assert_int_equal(p->ntools, 1);
+	assert_int_equal(p->ntools, 4);
 	assert_string_equal(p->tools[0], "delegate");
+	assert_string_equal(p->tools[1], "plan_execute");
+	assert_string_equal(p->tools[2], "parallel_explore");
+	assert_string_equal(p->tools[3], "sequential_delegate");
 	assert_false(p->fs_write);
 	assert_null(profile_builtin("nope"));
 	/* fewer tools, fewer tokens per call */
