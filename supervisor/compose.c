@@ -453,6 +453,19 @@ compose_dag_start(struct compose *c)
 	return changed;
 }
 
+static void
+compose_never_ready(struct compose *c)
+{
+	size_t	i;
+
+	for (i = 0; i < c->nsteps; i++)
+		if (c->steps[i].state == STEP_WAIT) {
+			c->steps[i].state = STEP_SKIPPED;
+			xasprintf(&c->steps[i].answer, "never ready: its "
+			    "dependencies cannot all end");
+		}
+}
+
 /* Every step ended with a result: the synthesis agent, under the steps
  * nothing depends on. */
 static void
@@ -511,8 +524,11 @@ compose_plan_advance(struct compose *c)
 	if (c->phase == 1) {
 		while (compose_dag_start(c))
 			;
-		if (c->nrunning > 0 || compose_count(c, STEP_WAIT) > 0)
+		if (c->nrunning > 0)
 			return;
+		/* Nothing runs and steps wait: they can never start (the
+		 * plan's check makes this unreachable; never wedge the run). */
+		compose_never_ready(c);
 		if (compose_count(c, STEP_DONE) != c->nsteps) {
 			compose_end(c, compose_report(c, "plan_execute: steps "
 			    "failed, no synthesis was made; decide what to do "
