@@ -77,6 +77,11 @@ struct agent_call {
 	const char		*profile;	/* profile name, "general" if omitted */
 	const char		*task;
 	int			 inherit_context;
+	/* tool_filter: only these of the profile's tools (names as the
+	 * model wrote them; the supervisor checks them) */
+	const char *const	*tools;
+	size_t			 ntools;
+	int			 filtered;	/* tool_filter given (maybe []) */
 };
 
 /* The driver's answer to one agent_call. */

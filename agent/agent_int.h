@@ -49,6 +49,9 @@ struct agent_pending {
 	char		*task;		/* delegate: parsed, owned */
 	char		*profile;
 	int		 inherit;
+	char		**tools;	/* delegate: tool_filter, owned */
+	size_t		 ntools;
+	int		 filtered;	/* a tool_filter was given */
 };
 
 struct agent {

@@ -312,24 +312,6 @@ pf_header(struct pf *pf, struct profile *p)
 	}
 }
 
-static void
-pf_derive(struct profile *p)
-{
-	const struct tooldef	*t;
-	size_t			 i;
-
-	p->fs_write = p->exec = p->delegate = 0;
-	for (i = 0; i < p->ntools; i++) {
-		if ((t = tooldef_find(p->tools[i])) == NULL)
-			continue;
-		p->fs_write |= t->writes && strcmp(t->name, "bash") != 0;
-		p->exec |= t->execs;
-		p->delegate |= t->where == TOOLDEF_DELEGATE;
-	}
-	/* bash can write files too: exec implies a writable workspace. */
-	p->fs_write |= p->exec;
-}
-
 int
 profile_parse(const char *text, size_t len, const char *filename,
     const char *name_hint, struct profile **out, char *err, size_t errlen)
@@ -392,7 +374,7 @@ profile_parse(const char *text, size_t len, const char *filename,
 		pf_error(&pf, "out of memory", NULL);
 		goto fail;
 	}
-	pf_derive(p);
+	profile_derive(p);
 	*out = p;
 	return 0;
  fail:

@@ -92,6 +92,9 @@ static const struct tooldef_param delegate_params[] = {
 	    NULL },
 	{ "inherit_context", TOOLDEF_BOOLEAN, 0,
 	    "Give the subagent the summaries of its ancestors", NULL },
+	{ "tool_filter", TOOLDEF_ARRAY, 0,
+	    "Only these of the profile's tools (e.g. [\"read\",\"edit\"]: "
+	    "no bash, so no program runs)", "{\"type\":\"string\"}" },
 };
 
 #define P(a)	a, sizeof(a) / sizeof((a)[0])

@@ -370,6 +370,8 @@ codec_put_error(struct enc *e, const struct ipc_error *x, const char *what)
 static void
 codec_put_spawn(struct enc *e, const struct ipc_spawn *s)
 {
+	size_t	i;
+
 	enc_key(e, "id");
 	enc_u64(e, s->id);
 	enc_key(e, "profile");
@@ -381,6 +383,13 @@ codec_put_spawn(struct enc *e, const struct ipc_spawn *s)
 	enc_key(e, "call_id");
 	enc_str(e, s->call_id ? s->call_id : "", IPC_CALLSTR_MAX,
 	    "spawn.call_id");
+	if (!s->filtered)
+		return;
+	enc_key(e, "tool_filter");
+	enc_array(e, s->ntools > IPC_TOOLS_MAX ? UINT32_MAX :
+	    (uint32_t)s->ntools, IPC_TOOLS_MAX, "spawn.tool_filter");
+	for (i = 0; i < s->ntools && !e->failed; i++)
+		enc_tok(e, s->tools[i], IPC_NAME_MAX, "spawn.tool_filter");
 }
 
 static void
@@ -475,7 +484,7 @@ codec_nfields(const struct ipc_msg *m)
 	case IPC_LLM:		return 5;
 	case IPC_LLM_OK:	return 2;
 	case IPC_LLM_ERR:	return 3;
-	case IPC_SPAWN:		return 5;
+	case IPC_SPAWN:		return 5 + (m->u.spawn.filtered != 0);
 	case IPC_SPAWN_OK:	return 4;
 	case IPC_SPAWN_ERR:	return 3;
 	case IPC_EVENT:

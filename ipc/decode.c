@@ -318,10 +318,30 @@ decode_error(struct mp_reader *r, uint32_t n, struct ipc_error *x,
 }
 
 static int
+decode_spawn_filter(struct mp_reader *r, struct ipc_spawn *s)
+{
+	uint32_t	n, i;
+	const char	*what = "spawn.tool_filter";
+
+	s->filtered = 1;
+	if (mp_get_array(r, &n, IPC_TOOLS_MAX, what) == -1)
+		return -1;
+	if (n > 0) {
+		if ((s->tools = calloc(n, sizeof(*s->tools))) == NULL)
+			return mp_fail(r, "%s: out of memory", what);
+		s->ntools = n;
+	}
+	for (i = 0; i < n && !r->failed; i++)
+		wire_get_tok(r, &s->tools[i], IPC_NAME_MAX, what);
+	mp_leave(r);
+	return r->failed ? -1 : 0;
+}
+
+static int
 decode_spawn(struct mp_reader *r, uint32_t n, struct ipc_spawn *s)
 {
 	static const char *const keys[] = { "id", "profile", "task",
-	    "inherit_context", "call_id" };
+	    "inherit_context", "call_id", "tool_filter" };
 	uint32_t	i, seen = 0;
 
 	for (i = 0; i < n && !r->failed; i++) {
@@ -343,6 +363,9 @@ decode_spawn(struct mp_reader *r, uint32_t n, struct ipc_spawn *s)
 		case 4:
 			mp_get_strdup(r, &s->call_id, IPC_CALLSTR_MAX,
 			    "spawn.call_id");
+			break;
+		case 5:
+			decode_spawn_filter(r, s);
 			break;
 		default:
 			return -1;
@@ -624,6 +647,9 @@ ipc_msg_free(struct ipc_msg *m)
 		free(m->u.spawn.profile);
 		free(m->u.spawn.task);
 		free(m->u.spawn.call_id);
+		for (i = 0; i < m->u.spawn.ntools; i++)
+			free(m->u.spawn.tools[i]);
+		free(m->u.spawn.tools);
 		break;
 	case IPC_SPAWN_OK:
 		free(m->u.spawn_ok.path);

@@ -27,7 +27,7 @@
 #include "common/buf.h"
 #include "common/msg.h"
 
-#define IPC_PROTOCOL_VERSION	3
+#define IPC_PROTOCOL_VERSION	4
 
 /* Message types, numbered by phase. Bump the version if any of these change. */
 enum ipc_type {
@@ -174,6 +174,10 @@ struct ipc_spawn {
 	int		 inherit_context;
 	char		*call_id;	/* the delegate tool call's id ("" if
 					   none): resume matches children by it */
+	/* tool_filter, optional: only these of the profile's tools. */
+	int		 filtered;
+	char		**tools;	/* ntools <= IPC_TOOLS_MAX */
+	size_t		 ntools;
 };
 
 struct ipc_spawn_ok {

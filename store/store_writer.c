@@ -64,7 +64,7 @@ struct store_witem {
 	size_t			 bytes;		/* counted against the bound */
 	int64_t			 id[3];
 	int			 n;
-	char			*s[4];
+	char			*s[5];
 	struct msg		 msg;
 	int			 has_usage;
 	struct msg_usage	 usage;
@@ -166,6 +166,7 @@ store_w_apply_agent(struct store_writer *w, struct store_witem *it)
 	a.profile = it->s[1];
 	a.task = it->s[2];
 	a.call_id = it->s[3];
+	a.tool_filter = it->s[4];
 	a.inherit_context = it->n;
 	if (store_agent_add(w->in, store_w_id(w, it->id[0]), &a, &agent,
 	    &node) == -1)
@@ -222,7 +223,7 @@ store_w_item_free(struct store_witem *it)
 {
 	size_t	i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		free(it->s[i]);
 	if (it->op == W_MSG)
 		msg_free(&it->msg);
@@ -440,8 +441,8 @@ store_w_agent_add(struct store *st, int64_t run,
 	struct store_witem	*it;
 
 	if ((it = store_w_item(st, W_AGENT_ADD)) == NULL ||
-	    store_w_strs(st, it, 4, a->path, a->profile, a->task,
-	    a->call_id) == -1)
+	    store_w_strs(st, it, 5, a->path, a->profile, a->task,
+	    a->call_id, a->tool_filter) == -1)
 		return -1;
 	it->id[0] = run;
 	it->id[1] = store_w_handle(st);

@@ -107,6 +107,8 @@ struct node {
 	char			 path[IPC_PATH_MAX];
 	unsigned		 depth;
 	const struct profile	*profile;
+	struct profile		*narrowed;	/* profile, if a tool_filter
+						   narrowed it: owned */
 	char			*task;
 	int			 inherit;
 	unsigned		 nchildren;	/* for the next child's path */
@@ -164,6 +166,9 @@ struct run_opts {
 	/* The output schema (JSON Schema text, checked usable) the root's
 	   complete() result must match (docs/supervisor.md); NULL: none. */
 	const char	*schema;
+	/* run --continue: the root starts from its memory node's ancestors,
+	   the root node of the run it follows up (run_inherited). */
+	int		 root_inherit;
 	struct run_limits limits;
 };
 
@@ -203,6 +208,9 @@ struct run {
 	uint64_t		 disk_base;	/* copy mode: the layer at start */
 	int			 disk_based;
 	unsigned		 disk_errors;	/* failed measures in a row */
+	/* The root's profile is not the orchestrator: the root is a worker
+	   (path "0", depth 0) like any subagent, not an agent in here. */
+	int			 root_worker;
 	struct agent		*orch;		/* the orchestrator's agent */
 	struct orch_state	*orch_state;
 	int			 orch_deferred;	/* resume: waits on subagents */
@@ -232,6 +240,24 @@ int		 run_main(struct run *, const struct msg_list *resume);
 int		 run_delegate(struct run *, struct node *parent,
 		    const char *profile, const char *task, int inherit,
 		    const char *call_id, node_done_fn cb, void *arg,
+		    struct node **childp, const char **code, char *msg,
+		    size_t msgsz);
+/* Start the root agent: the orchestrator here (orch_start), any other
+ * profile queued for a worker. resume: its messages, or NULL. */
+int		 run_root_start(struct run *, const struct msg_list *resume,
+		    char *err, size_t errsz);
+/* A delegation with every argument of the delegate tool. */
+struct run_deleg {
+	const char		*profile;	/* NULL: general */
+	const char		*task;
+	int			 inherit;
+	const char *const	*tools;		/* tool_filter: */
+	size_t			 ntools;
+	int			 filtered;	/* given (maybe empty) */
+	const char		*call_id;
+};
+int		 run_delegate_as(struct run *, struct node *parent,
+		    const struct run_deleg *, node_done_fn cb, void *arg,
 		    struct node **childp, const char **code, char *msg,
 		    size_t msgsz);
 /* Queue a node for a worker slot. */

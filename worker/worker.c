@@ -319,6 +319,9 @@ worker_batch_spawn(struct worker_state *ws, struct worker_batch *b)
 		m.u.spawn.task = (char *)(uintptr_t)c->task;
 		m.u.spawn.inherit_context = c->inherit_context;
 		m.u.spawn.call_id = (char *)(uintptr_t)c->id;
+		m.u.spawn.filtered = c->filtered;
+		m.u.spawn.tools = (char **)(uintptr_t)c->tools;
+		m.u.spawn.ntools = c->ntools;
 		worker_post(ws, &m);
 		b->nwait++;
 	}
