@@ -253,12 +253,13 @@ agent_defaults(struct agent *a, const struct agent_config *cfg)
 }
 
 static int
-agent_builtins(struct agent *a, char *err, size_t errlen)
+agent_builtins(struct agent *a, const struct agent_config *cfg, char *err,
+    size_t errlen)
 {
 	struct agent_behavior	ops;
 
-	if (agent_add_builtin(a, behav_workspace(&ops, a->profile), &ops,
-	    err, errlen) == -1)
+	if (agent_add_builtin(a, behav_workspace(&ops, a->profile,
+	    cfg->delegates, cfg->ndelegates), &ops, err, errlen) == -1)
 		return -1;
 	if (profile_has_tool(a->profile, "todo") &&
 	    agent_add_builtin(a, behav_todo(&ops), &ops, err, errlen) == -1)
@@ -326,7 +327,7 @@ agent_new(const struct agent_config *cfg, char *err, size_t errlen)
 		goto fail;
 	}
 	agent_defaults(a, cfg);
-	if (agent_builtins(a, err, errlen) == -1)
+	if (agent_builtins(a, cfg, err, errlen) == -1)
 		goto fail;
 	return a;
  fail:

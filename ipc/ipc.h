@@ -144,6 +144,13 @@ struct ipc_start {
 					   so far (empty: a fresh start) */
 	struct ipc_limits limits;
 	char		*workspace;	/* absolute path */
+	/* Optional: the profiles its delegate may name, with what each is
+	   for (the delegate schema's enum); ndelegates <= IPC_TOOLS_MAX. */
+	char		**delegates;
+	char		**delegate_descs;	/* <= IPC_CALLSTR_MAX B each */
+	size_t		 ndelegates;
+	size_t		 ndescs;	/* decoded descriptions (= ndelegates
+					   in a valid message); sending: unused */
 };
 
 struct ipc_llm {

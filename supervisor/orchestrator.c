@@ -333,6 +333,8 @@ orch_start(struct run *r, const struct msg_list *resume, char *err,
 	cfg.depth = 0;
 	cfg.task = n->task;
 	cfg.system_extra = extra;
+	cfg.delegates = r->delegates;
+	cfg.ndelegates = r->ndelegates;
 	cfg.limits.max_iterations = r->opts.limits.max_iterations;
 	cfg.on_event = orch_event;
 	cfg.event_arg = r;

@@ -92,6 +92,11 @@ proc_send_start(struct worker *w)
 	s->limits.timeout_ms = l->agent_timeout_ms;
 	s->limits.max_output_bytes = l->max_output_bytes;
 	s->workspace = (char *)(uintptr_t)w->run->opts.workspace;
+	if (n->profile->delegate) {
+		s->delegates = w->run->dnames;
+		s->delegate_descs = w->run->ddescs;
+		s->ndelegates = w->run->ndelegates;
+	}
 	proc_send(w, &m);
 	free(s->profile.tools);
 	msg_list_free(&s->context);

@@ -838,6 +838,45 @@ run_idle(void *arg)
 		loop_break(r->loop);
 }
 
+#define RUN_DESC_MAX	300	/* bytes of a profile's description listed */
+
+/* A description cut to RUN_DESC_MAX, not inside a UTF-8 sequence. */
+static char *
+run_desc(const char *s)
+{
+	size_t	len = s != NULL ? strlen(s) : 0;
+
+	if (len > RUN_DESC_MAX) {
+		len = RUN_DESC_MAX;
+		while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
+			len--;
+	}
+	return str_ndup(s != NULL ? s : "", len);
+}
+
+/* What the delegate schema lists: every profile but the orchestrator. */
+static void
+run_delegates(struct run *r)
+{
+	const struct profile	*p;
+	size_t			 i, n = 0;
+
+	r->delegates = xcalloc(r->profiles->n + 1, sizeof(*r->delegates));
+	r->dnames = xcalloc(r->profiles->n + 1, sizeof(*r->dnames));
+	r->ddescs = xcalloc(r->profiles->n + 1, sizeof(*r->ddescs));
+	for (i = 0; i < r->profiles->n && n < IPC_TOOLS_MAX; i++) {
+		p = r->profiles->v[i];
+		if (strcmp(p->name, "orchestrator") == 0)
+			continue;
+		r->dnames[n] = p->name;
+		r->ddescs[n] = run_desc(p->description);
+		r->delegates[n].name = r->dnames[n];
+		r->delegates[n].description = r->ddescs[n];
+		n++;
+	}
+	r->ndelegates = n;
+}
+
 struct run *
 run_new(const struct run_opts *o, struct llm_engine *llm,
     struct profile_set *profiles, char *err, size_t errsz)
@@ -867,6 +906,7 @@ run_new(const struct run_opts *o, struct llm_engine *llm,
 		return NULL;
 	}
 	r->worker_env = spawn_env();
+	run_delegates(r);
 	r->root = run_node_add(r, NULL, rootp, o->task, o->root_inherit);
 	r->root_worker = strcmp(rootp->name, "orchestrator") != 0;
 	return r;
@@ -1054,6 +1094,11 @@ run_free(struct run *r)
 		free(n->resume);
 		free(n);
 	}
+	for (i = 0; i < r->ndelegates; i++)
+		free(r->ddescs[i]);
+	free(r->ddescs);
+	free(r->dnames);
+	free(r->delegates);
 	run_resume_free(r);
 	run_hostexec_free(r);
 	free(r->stop_reason);

@@ -24,6 +24,7 @@ struct llm_config;
 struct profile;
 struct profile_set;
 struct agent;
+struct agent_profile_ref;
 struct worker;
 struct run;
 struct store;
@@ -177,6 +178,12 @@ struct run {
 	struct loop		*loop;
 	struct llm_engine	*llm;
 	struct profile_set	*profiles;
+	/* The profiles a delegate call may name (every one but the
+	   orchestrator) with their descriptions, cut to RUN_DESC_MAX: what
+	   the delegate schema lists. Borrowed from profiles. */
+	struct agent_profile_ref *delegates;
+	char			**dnames, **ddescs;	/* the same, for IPC */
+	size_t			 ndelegates;
 	struct store		*store;		/* NULL: nothing persisted */
 	struct sandbox_caps	*caps;		/* what this machine can apply */
 	struct spawnd_client	*spawnd;	/* forks workers; NULL: we do */
