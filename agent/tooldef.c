@@ -108,6 +108,9 @@ static const struct tooldef_param delegate_params[] = {
 	    NULL },
 	{ "inherit_context", TOOLDEF_BOOLEAN, 0,
 	    "Give the subagent the summaries of its ancestors", NULL },
+	{ "tool_filter", TOOLDEF_ARRAY, 0,
+	    "Only these of the profile's tools (e.g. [\"read\",\"edit\"]: "
+	    "no bash, so no program runs)", "{\"type\":\"string\"}" },
 };
 
 #define P(a)	a, sizeof(a) / sizeof((a)[0])
@@ -138,13 +141,13 @@ static const struct tooldef tooldef_table[] = {
 	    TOOLDEF_AGENT, 0, 0, 0 },
 	{ "delegate", "Run a subtask in a new subagent; returns its result.",
 	    P(delegate_params), TOOLDEF_DELEGATE, 1, 0, 0 },
-	{ "plan_execute", "A plan agent makes steps with depends_on; they "
-	    "run as a DAG, then a synthesis.",
+	{ "plan_execute", "A plan agent's steps (depends_on) run as a DAG, "
+	    "then a synthesis.",
 	    P(plan_execute_params), TOOLDEF_COMPOSE, 1, 0, 0 },
 	{ "parallel_explore", "Explore aspects in parallel; merged findings.",
 	    P(parallel_explore_params), TOOLDEF_COMPOSE, 1, 0, 0 },
-	{ "sequential_delegate", "Run subtasks in order, each from the "
-	    "previous one's summary.",
+	{ "sequential_delegate", "Subtasks in order, each from the previous "
+	    "one's summary.",
 	    P(sequential_delegate_params), TOOLDEF_COMPOSE, 1, 0, 0 },
 };
 

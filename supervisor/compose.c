@@ -6,7 +6,7 @@
  * (each step from the previous one's summary). docs/composition.md.
  *
  * Every agent of a pattern is an ordinary subagent of the root, made by
- * run_delegate(): depth, max agents, --jobs and the token budget hold as
+ * run_delegate_as(): depth, max agents, --jobs and the token budget hold as
  * for any delegation. What is new is the memory graph's shape: a pattern
  * node under the root's node, steps under it or under the steps they
  * depend on (a node with several parents), merge nodes joining results.
@@ -273,10 +273,11 @@ static int
 compose_spawn(struct compose *c, struct compose_step *s, const char *what,
     const int64_t *parents, size_t nparents)
 {
-	struct run	*r = c->run;
-	const char	*code;
-	char		*task, *call_id, msg[512];
-	int		 rc;
+	struct run		*r = c->run;
+	struct run_deleg	 d;
+	const char		*code;
+	char			*task, *call_id, msg[512];
+	int			 rc;
 
 	xasprintf(&task, "[%s %s] %s", compose_name(c->kind), what,
 	    s->prompt != NULL ? s->prompt : s->task);
@@ -285,15 +286,18 @@ compose_spawn(struct compose *c, struct compose_step *s, const char *what,
 		parents = &c->pattern_node;
 		nparents = 1;
 	}
-	r->deleg_parents = parents;
-	r->ndeleg_parents = nparents;
+	memset(&d, 0, sizeof(d));
+	d.profile = s->profile;
+	d.task = task;
+	d.inherit = 1;
+	d.call_id = call_id;
+	d.mem_parents = parents;
+	d.nmem_parents = nparents;
 	s->state = STEP_RUNNING;
 	if (s != &c->extra)
 		c->nrunning++;
-	rc = run_delegate(r, r->root, s->profile, task, 1, call_id,
-	    compose_step_done, s, &s->node, &code, msg, sizeof(msg));
-	r->deleg_parents = NULL;
-	r->ndeleg_parents = 0;
+	rc = run_delegate_as(r, r->root, &d, compose_step_done, s, &s->node,
+	    &code, msg, sizeof(msg));
 	free(task);
 	free(call_id);
 	if (rc == -1) {

@@ -167,6 +167,7 @@ orch_calls(struct run *r, const struct agent_action *act)
 {
 	struct orch_state	*o = r->orch_state;
 	const struct agent_call	*c;
+	struct run_deleg	 d;
 	const char		*code;
 	char			 msg[512];
 	size_t			 i;
@@ -179,6 +180,14 @@ orch_calls(struct run *r, const struct agent_action *act)
 	o->tools_wait = 1;
 	for (i = 0; i < act->ncalls; i++) {
 		c = &act->calls[i];
+		memset(&d, 0, sizeof(d));
+		d.profile = c->profile;
+		d.task = c->task;
+		d.inherit = c->inherit_context;
+		d.tools = c->tools;
+		d.ntools = c->ntools;
+		d.filtered = c->filtered;
+		d.call_id = c->id;
 		if (c->kind == AGENT_CALL_COMPOSE) {
 			/* Answers later, from the loop (compose.h). */
 			if (compose_start(r, c, orch_compose_done,
@@ -192,10 +201,9 @@ orch_calls(struct run *r, const struct agent_action *act)
 			xasprintf(&o->texts[i], "the orchestrator runs no "
 			    "tool (%s): delegate it to a subagent", c->name);
 			o->res[i].is_error = 1;
-		} else if (run_delegate(r, r->root, c->profile, c->task,
-		    c->inherit_context, c->id, orch_child_done,
-		    (void *)(uintptr_t)i,
-		    &o->children[i], &code, msg, sizeof(msg)) == 0) {
+		} else if (run_delegate_as(r, r->root, &d, orch_child_done,
+		    (void *)(uintptr_t)i, &o->children[i], &code, msg,
+		    sizeof(msg)) == 0) {
 			o->npending++;
 			continue;
 		} else {
@@ -335,6 +343,7 @@ orch_start(struct run *r, const struct msg_list *resume, char *err,
     size_t errsz)
 {
 	struct agent_config	 cfg;
+	struct msg_list		 ctx;
 	struct node		*n = r->root;
 	char			 extra[1024];
 	size_t			 i;
@@ -351,6 +360,8 @@ orch_start(struct run *r, const struct msg_list *resume, char *err,
 	cfg.depth = 0;
 	cfg.task = n->task;
 	cfg.system_extra = extra;
+	cfg.delegates = r->delegates;
+	cfg.ndelegates = r->ndelegates;
 	cfg.limits.max_iterations = r->opts.limits.max_iterations;
 	cfg.on_event = orch_event;
 	cfg.event_arg = r;
@@ -359,7 +370,15 @@ orch_start(struct run *r, const struct msg_list *resume, char *err,
 		cfg.check_result = orch_check_result;
 		cfg.check_arg = r;
 	}
-	if ((r->orch = agent_new(&cfg, err, errsz)) == NULL)
+	/* A follow-up (run --continue): the earlier run's memory. */
+	msg_list_init(&ctx);
+	if (n->inherit && resume == NULL) {
+		run_inherited(r, n, &ctx);
+		cfg.inherited = &ctx;
+	}
+	r->orch = agent_new(&cfg, err, errsz);
+	msg_list_free(&ctx);
+	if (r->orch == NULL)
 		return -1;
 	r->orch_state = xcalloc(1, sizeof(*r->orch_state));
 	r->orch_state->run = r;
