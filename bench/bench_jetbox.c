@@ -619,7 +619,7 @@ bench_pat_plan(struct bench *b, const struct strat *s, unsigned n,
 	}
 	for (i = 0; i < nv; i++)
 		bench_job_free(&j[i]);
-	compose_stepdefs_free(v, nv);
+	compose_plan_free(v, nv);
 	bench_job_free(&plan);
 	free(text);
 	return rc;

@@ -660,7 +660,7 @@ compose_args(struct compose *c, const char *args, char *err, size_t errsz)
 	struct compose_stepdef	*v;
 	size_t			 n;
 
-	if (compose_args_parse(c->kind, args, &c->task, &v, &n, err,
+	if (compose_plan_args(c->kind, args, &c->task, &v, &n, err,
 	    errsz) == -1)
 		return -1;
 	if (n > 0)

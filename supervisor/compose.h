@@ -61,9 +61,9 @@ int		 compose_plan_parse(const char *text,
 		    size_t errsz);
 /* A pattern's arguments: its task (plan_execute, parallel_explore) and
  * its steps (the aspects; the sequence). */
-int		 compose_args_parse(enum compose_kind, const char *args,
+int		 compose_plan_args(enum compose_kind, const char *args,
 		    char **task, struct compose_stepdef **out, size_t *n,
 		    char *err, size_t errsz);
-void		 compose_stepdefs_free(struct compose_stepdef *, size_t);
+void		 compose_plan_free(struct compose_stepdef *, size_t);
 
 #endif

@@ -18,7 +18,7 @@
 #define COMPOSE_PLAN_TEXT_MAX	(256u * 1024)
 
 void
-compose_stepdefs_free(struct compose_stepdef *v, size_t n)
+compose_plan_free(struct compose_stepdef *v, size_t n)
 {
 	size_t	i;
 
@@ -32,7 +32,7 @@ compose_stepdefs_free(struct compose_stepdef *v, size_t n)
 }
 
 static int
-compose_id_ok(const char *id)
+compose_plan_id_ok(const char *id)
 {
 	size_t	len = strlen(id);
 
@@ -151,7 +151,7 @@ compose_plan_steps(json_t *arr, struct compose_stepdef **out, size_t *np,
 	json_array_foreach(arr, i, o) {
 		if (!json_is_object(o) ||
 		    (id = compose_str(o, "id", COMPOSE_ID_MAX)) == NULL ||
-		    !compose_id_ok(id) ||
+		    !compose_plan_id_ok(id) ||
 		    (task = compose_str(o, "task", COMPOSE_TASK_MAX)) == NULL) {
 			snprintf(err, errsz, "step %zu needs an \"id\" (1-%d of "
 			    "A-Z a-z 0-9 _ - .) and a \"task\" (a string)",
@@ -176,7 +176,7 @@ compose_plan_steps(json_t *arr, struct compose_stepdef **out, size_t *np,
 	*np = n;
 	return 0;
 fail:
-	compose_stepdefs_free(v, n);
+	compose_plan_free(v, n);
 	return -1;
 }
 
@@ -218,7 +218,7 @@ compose_plan_parse(const char *text, struct compose_stepdef **out,
 
 /* parallel_explore's aspects: "1", "2" ... each an explore step. */
 static int
-compose_args_aspects(json_t *arr, struct compose_stepdef **out, size_t *np,
+compose_plan_aspects(json_t *arr, struct compose_stepdef **out, size_t *np,
     char *err, size_t errsz)
 {
 	struct compose_stepdef	*v;
@@ -234,7 +234,7 @@ compose_args_aspects(json_t *arr, struct compose_stepdef **out, size_t *np,
 	json_array_foreach(arr, i, a) {
 		if (!json_is_string(a) || json_string_length(a) == 0 ||
 		    json_string_length(a) > COMPOSE_TASK_MAX) {
-			compose_stepdefs_free(v, n);
+			compose_plan_free(v, n);
 			snprintf(err, errsz, "parallel_explore: aspect %zu must "
 			    "be a non-empty string", i + 1);
 			return -1;
@@ -250,7 +250,7 @@ compose_args_aspects(json_t *arr, struct compose_stepdef **out, size_t *np,
 
 /* sequential_delegate's steps: {task, profile}, in order. */
 static int
-compose_args_seq(json_t *arr, struct compose_stepdef **out, size_t *np,
+compose_plan_seq(json_t *arr, struct compose_stepdef **out, size_t *np,
     char *err, size_t errsz)
 {
 	struct compose_stepdef	*v;
@@ -266,7 +266,7 @@ compose_args_seq(json_t *arr, struct compose_stepdef **out, size_t *np,
 	v = xcalloc(n, sizeof(*v));
 	json_array_foreach(arr, i, o) {
 		if ((task = compose_str(o, "task", COMPOSE_TASK_MAX)) == NULL) {
-			compose_stepdefs_free(v, n);
+			compose_plan_free(v, n);
 			snprintf(err, errsz, "sequential_delegate: step %zu "
 			    "needs a non-empty \"task\"", i + 1);
 			return -1;
@@ -282,7 +282,7 @@ compose_args_seq(json_t *arr, struct compose_stepdef **out, size_t *np,
 }
 
 int
-compose_args_parse(enum compose_kind k, const char *args, char **task,
+compose_plan_args(enum compose_kind k, const char *args, char **task,
     struct compose_stepdef **out, size_t *n, char *err, size_t errsz)
 {
 	json_t		*root;
@@ -300,10 +300,10 @@ compose_args_parse(enum compose_kind k, const char *args, char **task,
 		    compose_name(k));
 		rc = -1;
 	} else if (k == COMPOSE_PARALLEL_EXPLORE)
-		rc = compose_args_aspects(json_object_get(root, "aspects"),
+		rc = compose_plan_aspects(json_object_get(root, "aspects"),
 		    out, n, err, errsz);
 	else if (k == COMPOSE_SEQUENTIAL)
-		rc = compose_args_seq(json_object_get(root, "steps"), out, n,
+		rc = compose_plan_seq(json_object_get(root, "steps"), out, n,
 		    err, errsz);
 	if (rc == 0)
 		*task = xstrdup(t != NULL ? t : (*n > 0 ? (*out)[0].task :
