@@ -333,6 +333,31 @@ fake_start(struct h_fakellm *fl, const char *dir, const char *script)
 	return 0;
 }
 
+/* The endpoint fails the root's turn (fakellm answers 404, not retried):
+ * a root in a worker exits 4 (LLM endpoint) as the orchestrator does. */
+static void
+test_root_llm_error(void **state)
+{
+	struct h_fakellm fl;
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		*argv[] = { "warren", "run", "--no-store", "--in-place",
+			    "--workspace", c->ws, "--profile", "explore",
+			    "NO-RULE-TASK", NULL };
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=k",
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    NULL };
+
+	h_ws_cassette_close(c);
+	if (fake_start(&fl, c->dir, "{\"rules\": []}\n") == 1)
+		skip();
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	if (r.status != 4)
+		fail_msg("status %d\n%s", r.status, r.err);
+	h_run_free(&r);
+}
+
 static const char cont_script[] =
 "{\"rules\": [\n"
 " {\"match\": \"THIRD-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
@@ -541,6 +566,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_filter_from_worker,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_llm_error, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_continue, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_continue_refused, setup,
