@@ -45,6 +45,11 @@ struct ctx {
 #define RULE_SLOW(match, ms, calls) \
 	"{\"match\": " match ", \"repeat\": true, \"responses\": [{" \
 	"\"delay_ms\": " #ms ", \"reply\": {\"calls\": [" calls "]}}]}"
+/* The same, each answer costing 1,000 input tokens. */
+#define RULE_1K(match, calls) \
+	"{\"match\": " match ", \"repeat\": true, \"responses\": [{\"reply\":" \
+	" {\"usage\": {\"input\": 1000, \"output\": 0}, \"calls\": [" \
+	calls "]}}]}"
 #define COMPLETE(res) \
 	"{\"id\": \"k\", \"name\": \"complete\", \"arguments\": " \
 	"{\"result\": \"" res "\"}}"
@@ -271,6 +276,70 @@ test_plan_diamond(void **state)
 	    a[5].started_ms >= a[4].ended_ms);
 	store_agents_free(a, n);
 	store_close(st);
+	ctx_done(&c);
+}
+
+/* --jobs 1 holds inside a pattern: B and C, ready together, run one
+ * after the other. */
+static void
+test_plan_jobs_one(void **state)
+{
+	struct ctx		 c;
+	struct store		*st;
+	struct store_graph	 g;
+	struct store_agent	*a;
+	size_t			 n;
+
+	(void)state;
+	CTX_RUN(&c, diamond_rules, "ORCH-DAG", "--jobs", "1");
+	assert_int_equal(c.r.status, 0);
+	assert_int_equal(h_count_lines(c.r.out, "\"event\":\"result\"",
+	    "FINAL-DAG"), 1);
+	st = ctx_store(&c, &g);
+	store_graph_free(&g);
+	assert_int_equal(store_agents_list(st, 1, &a, &n), 0);
+	assert_int_equal(n, 7);
+	assert_string_equal(a[3].path, "0.3");
+	assert_string_equal(a[4].path, "0.4");
+	if (a[4].started_ms < a[3].ended_ms && a[3].started_ms <
+	    a[4].ended_ms)
+		fail_msg("B ran %lld-%lld, C %lld-%lld: at once under --jobs 1",
+		    (long long)a[3].started_ms, (long long)a[3].ended_ms,
+		    (long long)a[4].started_ms, (long long)a[4].ended_ms);
+	store_agents_free(a, n);
+	store_close(st);
+	ctx_done(&c);
+}
+
+/* The token budget holds inside a pattern: once it is spent, B's and C's
+ * turns never reach the model, D and the synthesis never start, and the
+ * run ends (exit 1) instead of waiting. */
+static void
+test_plan_budget(void **state)
+{
+	struct ctx	c;
+	const char	*rules =
+	    RULE_1K("\"ORCH-BUD\"", CALL("plan_execute",
+	    "{\"task\": \"PLAN-B\"}")) ",\n"
+	    RULE_1K("\"[plan_execute D]\"", COMPLETE("RES-D")) ",\n"
+	    RULE_1K("\"[plan_execute B]\"", COMPLETE("RES-B")) ",\n"
+	    RULE_1K("\"[plan_execute C]\"", COMPLETE("RES-C")) ",\n"
+	    RULE_1K("\"[plan_execute A]\"", COMPLETE("RES-A")) ",\n"
+	    RULE_1K("\"[plan_execute plan]\"", COMPLETE(DIAMOND_PLAN));
+
+	(void)state;
+	CTX_RUN(&c, rules, "ORCH-BUD", "--budget", "2500");
+	assert_int_equal(c.r.status, 1);
+	assert_true(h_count_lines(c.reqs, "[plan_execute A] DO-A", NULL) >= 1);
+	assert_int_equal(h_count_lines(c.reqs, "[plan_execute B] DO-B", NULL),
+	    0);
+	assert_int_equal(h_count_lines(c.reqs, "[plan_execute C] DO-C", NULL),
+	    0);
+	assert_int_equal(h_count_lines(c.reqs, "[plan_execute D]", NULL), 0);
+	assert_int_equal(h_count_lines(c.r.out, "\"path\":\"0.5\"", NULL),
+	    0);
+	assert_true(h_count_lines(c.r.out, "\"event\":\"done\"",
+	    "token budget of 2500 tokens for this run is spent") >= 2);
 	ctx_done(&c);
 }
 
@@ -516,6 +585,10 @@ main(void)
 		cmocka_unit_test_teardown(test_plan_diamond,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_plan_graph_show,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_plan_jobs_one,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_plan_budget,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_plan_cycle_refused,
 		    h_fakellm_teardown),
