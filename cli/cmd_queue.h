@@ -85,6 +85,12 @@ char	*cmd_queue_schema_file(const char *path, char *err, size_t errsz);
 /* DIR made canonical; NULL (err says why) if it is not a directory. */
 char	*cmd_queue_workspace(const char *dir, char *err, size_t errsz);
 
+/* cmd_queue_profile.c */
+/* Every job's profile (NULL: the orchestrator) is one its workspace
+ * offers: 0, or -1 with *bad the job and err why. */
+int	cmd_queue_profiles_check(const struct queue_job_new *jobs, size_t n,
+	    size_t *bad, char *err, size_t errsz);
+
 /* cmd_queue_rows.c */
 /* One job a JSON line; -1 with err naming the line. */
 int	cmd_queue_rows_jsonl(const char *text, size_t len,

@@ -420,7 +420,9 @@ cmd_queue_add(int argc, char **argv)
 	struct queue_job_new		*jobs = NULL;
 	struct queue			*q;
 	char				*ws = NULL, *schema = NULL, err[PATH_MAX + 256];
+	char				 where[PATH_MAX + 64];
 	int64_t				*ids = NULL;
+	size_t				 bad = 0;
 	int				*existed = NULL, rc, ex = WARREN_EXIT_USAGE;
 
 	memset(&rows, 0, sizeof(rows));
@@ -440,6 +442,12 @@ cmd_queue_add(int argc, char **argv)
 	existed = xcalloc(rows.n, sizeof(*existed));
 	if (cmd_queue_add_resolve(&o, &rows, ws, schema, jobs) == -1)
 		goto out;
+	if (cmd_queue_profiles_check(jobs, rows.n, &bad, err, sizeof(err)) ==
+	    -1) {
+		cmd_queue_add_where(&o, &rows.v[bad], where, sizeof(where));
+		cmd_queue_error("add", "%s%s; nothing added", where, err);
+		goto out;
+	}
 	if ((q = cmd_queue_open("add", o.url, &ex)) == NULL)
 		goto out;
 	if ((ex = cmd_queue_add_all(q, &rows, jobs, ids, existed)) == 0)

@@ -443,6 +443,16 @@ cmd_queue_work(int argc, char **argv)
 	w.exe[n] = '\0';
 	if ((w.q = cmd_queue_open("work", url, &rc)) == NULL)
 		return rc;
+	/* Every job's run shares the LLM rate limits and 429 pauses of this
+	 * queue's database (rate_gate.c), through the environment it
+	 * inherits: the run's own flags stay the user's. */
+	if ((url != NULL && setenv("WARREN_QUEUE_URL", url, 1) == -1) ||
+	    setenv("WARREN_LLM_RATE_SHARE", "1", 1) == -1) {
+		fprintf(stderr, "warren queue work: setenv: %s\n",
+		    strerror(errno));
+		queue_close(w.q);
+		return WARREN_EXIT_INTERNAL;
+	}
 	if ((w.run = calloc(w.jobs, sizeof(*w.run))) == NULL ||
 	    (w.prog = queue_progress_new(json, w.q)) == NULL) {
 		fprintf(stderr, "warren queue work: out of memory\n");

@@ -24,6 +24,7 @@
 #include "cli/cmd.h"
 #include "cli/layer.h"
 #include "cli/project.h"
+#include "cli/rate_gate.h"
 #include "common/buf.h"
 #include "common/config.h"
 #include "common/exitcode.h"
@@ -703,10 +704,11 @@ struct cmd_run_ctx {
 	char			 db[PATH_MAX];
 	struct cow		 cow;	/* the run's layer; COW_NONE: none */
 	int			 ran;	/* run_main ran: the layer is final */
+	struct rate_gate	*rate;	/* the shared LLM gate, or NULL */
 	/* What no worker may read though it may lie in the workspace
 	   (cmd_run_masks); maskv points into mask, NULL-ended. */
-	char			 mask[5][PATH_MAX];
-	const char		*maskv[6];
+	char			 mask[8][PATH_MAX];
+	const char		*maskv[9];
 };
 
 /*
@@ -715,23 +717,38 @@ struct cmd_run_ctx {
  * the workspace is masked in every sandbox (spawn_protect). Called once
  * the database and the cassette exist, before the first worker.
  */
-static void
-cmd_run_masks(struct cmd_run_ctx *x, const struct config *c)
+/* A SQLite database's three files, by their real paths, from mask n. */
+static size_t
+cmd_run_mask_db(struct cmd_run_ctx *x, const char *db, size_t n)
 {
 	static const char *const sfx[] = { "", "-wal", "-shm" };
-	static const char *const files[] = { "api_key_file", "record" };
-	const char	*f;
 	char		 real[PATH_MAX];
-	size_t		 i, n = 0;
+	size_t		 i;
 
 	for (i = 0; i < sizeof(sfx) / sizeof(sfx[0]); i++) {
-		if (realpath(x->db, real) == NULL ||
+		if (realpath(db, real) == NULL ||
 		    (size_t)snprintf(x->mask[n], sizeof(x->mask[n]), "%s%s",
 		    real, sfx[i]) >= sizeof(x->mask[n]))
 			continue;
 		x->maskv[n] = x->mask[n];
 		n++;
 	}
+	return n;
+}
+
+static void
+cmd_run_masks(struct cmd_run_ctx *x, const struct config *c)
+{
+	static const char *const files[] = { "api_key_file", "record" };
+	const char	*f;
+	size_t		 i, n;
+
+	n = cmd_run_mask_db(x, x->db, 0);
+	/* The shared rate limits' queue, when it is another file: a worker
+	 * that could write it could add jobs to the queue. */
+	if (x->rate != NULL && (f = rate_gate_file(x->rate)) != NULL &&
+	    strcmp(f, x->db) != 0)
+		n = cmd_run_mask_db(x, f, n);
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		if ((f = config_str(c, files[i])) == NULL ||
 		    realpath(f, x->mask[n]) == NULL)
@@ -781,6 +798,12 @@ cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
 	    project_load_profiles(&x->pr, &x->ps, err, sizeof(err)) == -1) {
 		cmd_run_error("run", "%s", err);
 		return WARREN_EXIT_CONFIG;
+	}
+	if (x->lc.rate_share && x->lc.replay == NULL && (x->rate =
+	    rate_gate_open(&x->lc, x->llm, NULL, err, sizeof(err))) == NULL) {
+		cmd_run_error("run", "shared LLM rate limits (llm_rpm, llm_tpm, "
+		    "llm_rate_share): %s", err);
+		return WARREN_EXIT_STORE;
 	}
 	return WARREN_EXIT_OK;
 }
@@ -1178,6 +1201,7 @@ out:
 	spawnd_client_stop(spawnd);
 	store_close(st);
 	store_plan_free(&plan);
+	rate_gate_close(x.rate, x.llm);
 	llm_engine_free(x.llm);
 	profile_set_free(&x.ps);
 	project_free(&x.pr);

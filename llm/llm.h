@@ -74,6 +74,9 @@ struct llm_config {
 	unsigned		 backoff_ms;	/* first backoff; doubles, with jitter */
 	unsigned		 backoff_max_ms; /* cap on one wait (Retry-After too) */
 	unsigned		 concurrency;	/* requests on the wire at once */
+	unsigned		 rpm;		/* shared requests a minute; 0 none */
+	int			 rate_share;	/* use the shared gate (llm_gate) */
+	uint64_t		 tpm;		/* shared tokens a minute; 0 none */
 	int			 stream;	/* ask for SSE */
 	enum llm_tool_mode	 tool_mode;
 	size_t			 max_response;	/* bytes of one answer */
@@ -144,6 +147,21 @@ struct llm_result {
 
 typedef void (*llm_done_fn)(struct llm_result *res, void *arg);
 
+/*
+ * A gate every request passes before it goes on the wire, for limits
+ * shared with other processes (the supervisor's is run_rate.c, over the
+ * queue's database). take: 0 to send now, else the ms to wait before
+ * asking again; spent: the tokens an answer cost; pause: a 429 asked
+ * everyone to wait ms. The engine asks one request at a time, in queue
+ * order; it never asks in replay.
+ */
+struct llm_gate {
+	uint64_t	(*take)(void *arg);
+	void		(*spent)(void *arg, uint64_t tokens);
+	void		(*pause)(void *arg, uint64_t ms);
+	void		*arg;
+};
+
 struct llm_engine;
 
 /* llm_config.c */
@@ -168,6 +186,9 @@ int		 llm_provider_parse(const char *name, enum llm_provider *p);
 /* Copies lc (key included); NULL with a message on failure. */
 struct llm_engine *llm_engine_new(const struct llm_config *lc, char *err,
 		    size_t errsz);
+/* Requests from now on pass g (copied; NULL: none). */
+void		 llm_engine_set_gate(struct llm_engine *e,
+		    const struct llm_gate *g);
 /* Pending requests are dropped without callbacks; records are flushed. */
 void		 llm_engine_free(struct llm_engine *e);
 /* Readable when the engine has work (sockets, completions). Borrowed. */
@@ -198,5 +219,8 @@ int		 llm_complete_blocking(struct llm_engine *e,
 		    const struct llm_request *req, struct llm_result *res);
 void		 llm_result_free(struct llm_result *res);
 const char	*llm_err_name(enum llm_err err);
+/* The URL without userinfo (cut to ***) or query, as logs may show it,
+ * and as the shared rate limits name an endpoint; NULL: no memory. */
+char		*llm_url_redact(const char *url);
 
 #endif

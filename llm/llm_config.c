@@ -82,6 +82,16 @@ static const struct config_key llm_keys[] = {
 	    "longest single wait, Retry-After included" },
 	{ "llm_concurrency", CONFIG_UINT, "WARREN_LLM_CONCURRENCY", "8", 1,
 	    1024, NULL, CONFIG_LOWER, "LLM requests on the wire at once" },
+	{ "llm_rpm", CONFIG_UINT, "WARREN_LLM_RPM", "0", 0, 1000000, NULL,
+	    CONFIG_NOPROJECT, "LLM requests a minute, shared by every run on "
+	    "the queue's database (0: no limit)" },
+	{ "llm_tpm", CONFIG_UINT, "WARREN_LLM_TPM", "0", 0, 1000000000,
+	    NULL, CONFIG_NOPROJECT, "LLM tokens a minute, shared likewise "
+	    "(0: no limit)" },
+	{ "llm_rate_share", CONFIG_BOOL, "WARREN_LLM_RATE_SHARE", "false", 0,
+	    0, NULL, CONFIG_NOPROJECT, "share 429 pauses with every run on "
+	    "the queue's database (on with llm_rpm, llm_tpm, and in queue "
+	    "jobs)" },
 	{ "stream", CONFIG_BOOL, "WARREN_STREAM", "true", 0, 0, NULL, 0,
 	    "ask for streamed (SSE) answers" },
 	{ "tool_mode", CONFIG_ENUM, "WARREN_TOOL_MODE", "native", 0, 0,
@@ -131,7 +141,7 @@ llm_config_declare(struct config *c)
  * from going uncopied (add it here and to llm_config_free).
  */
 #if defined(__x86_64__) || defined(__aarch64__)
-_Static_assert(sizeof(struct llm_config) == 136,
+_Static_assert(sizeof(struct llm_config) == 152,
     "a field was added to struct llm_config: copy it in llm_config_copy "
     "and free it in llm_config_free, then update this size");
 #endif
@@ -159,6 +169,9 @@ llm_config_copy(struct llm_config *dst, const struct llm_config *src)
 	dst->backoff_ms = src->backoff_ms;
 	dst->backoff_max_ms = src->backoff_max_ms;
 	dst->concurrency = src->concurrency;
+	dst->rpm = src->rpm;
+	dst->tpm = src->tpm;
+	dst->rate_share = src->rate_share;
 	dst->stream = src->stream;
 	dst->tool_mode = src->tool_mode;
 	dst->max_response = src->max_response;
@@ -346,6 +359,10 @@ llm_config_load(struct llm_config *lc, const struct config *c, char *err,
 	lc->backoff_ms = (unsigned)config_ms(c, "backoff");
 	lc->backoff_max_ms = (unsigned)config_ms(c, "backoff_max");
 	lc->concurrency = (unsigned)config_uint(c, "llm_concurrency");
+	lc->rpm = (unsigned)config_uint(c, "llm_rpm");
+	lc->tpm = config_uint(c, "llm_tpm");
+	lc->rate_share = config_bool(c, "llm_rate_share") || lc->rpm > 0 ||
+	    lc->tpm > 0;
 	lc->stream = config_bool(c, "stream");
 	lc->tool_mode = strcmp(config_str(c, "tool_mode"), "text") == 0 ?
 	    LLM_TOOLS_TEXT : LLM_TOOLS_NATIVE;

@@ -94,6 +94,8 @@ struct llm_engine {
 	uint64_t		 next_id;
 	struct llm_cassette	*cassette;
 	int			 replay;
+	struct llm_gate		 gate;		/* take == NULL: none */
+	uint64_t		 gate_wake_ms;	/* the gate said wait until */
 };
 
 static const char *const err_names[] = {
@@ -396,6 +398,16 @@ llm_call_move(struct llm_call *c, enum call_state to, int front)
 }
 
 void
+llm_engine_set_gate(struct llm_engine *e, const struct llm_gate *g)
+{
+	if (g != NULL && !e->replay)
+		e->gate = *g;
+	else
+		memset(&e->gate, 0, sizeof(e->gate));
+	e->gate_wake_ms = 0;
+}
+
+void
 llm_engine_free(struct llm_engine *e)
 {
 	struct llm_call	*c;
@@ -454,9 +466,10 @@ llm_engine_deadline(const struct llm_engine *e)
 	const struct llm_call	*c;
 	int64_t			 d = e->curl_deadline;
 
-	if (!TAILQ_EMPTY(&e->done) || (!TAILQ_EMPTY(&e->queue) &&
-	    e->nactive < e->cfg.concurrency))
+	if (!TAILQ_EMPTY(&e->done))
 		return 0;
+	if (!TAILQ_EMPTY(&e->queue) && e->nactive < e->cfg.concurrency)
+		d = llm_min_deadline(d, (int64_t)e->gate_wake_ms);
 	TAILQ_FOREACH(c, &e->backoff, entry)
 		d = llm_min_deadline(d, (int64_t)c->wake_ms);
 	TAILQ_FOREACH(c, &e->active, entry) {
@@ -722,6 +735,12 @@ llm_call_retry(struct llm_call *c)
 	uint64_t		 wait;
 	char			*prev;
 
+	wait = llm_backoff_ms(e, c->attempts, c->retry_after);
+	/* A 429 is the endpoint's word to every client of the account:
+	 * everyone sharing the gate waits, not only this request, and also
+	 * when this one gives up. */
+	if (c->res.status == 429 && e->gate.pause != NULL)
+		e->gate.pause(e->gate.arg, wait);
 	if (c->attempts > e->cfg.retries) {
 		if (c->attempts > 1) {
 			prev = c->res.error;
@@ -734,7 +753,6 @@ llm_call_retry(struct llm_call *c)
 		llm_call_complete(c);
 		return;
 	}
-	wait = llm_backoff_ms(e, c->attempts, c->retry_after);
 	log_info("llm: agent %s step %u: %s; retry %u/%u in %llu ms",
 	    c->agent, c->step, c->res.error != NULL ? c->res.error : "failed",
 	    c->attempts, e->cfg.retries, (unsigned long long)wait);
@@ -776,6 +794,8 @@ llm_call_parse(struct llm_call *c)
 	}
 	c->res.err = LLM_OK;
 	c->res.status = 200;
+	if (e->gate.spent != NULL)
+		e->gate.spent(e->gate.arg, r->usage.input + r->usage.output);
 	return 0;
 fail:
 	/* An error the server put in a 200 answer is worth retrying. */
@@ -902,13 +922,31 @@ llm_engine_sweep(struct llm_engine *e)
 	}
 }
 
+/* May the next queued request go? Asks the gate, at most once until the
+ * wait it gave has passed. */
+static int
+llm_engine_gate_open(struct llm_engine *e)
+{
+	uint64_t	now, wait;
+
+	if (e->gate.take == NULL)
+		return 1;
+	now = clock_mono_ms();
+	if (now < e->gate_wake_ms)
+		return 0;
+	if ((wait = e->gate.take(e->gate.arg)) == 0)
+		return 1;
+	e->gate_wake_ms = now + wait;
+	return 0;
+}
+
 static void
 llm_engine_start(struct llm_engine *e)
 {
 	struct llm_call	*c;
 
 	while (e->nactive < e->cfg.concurrency &&
-	    (c = TAILQ_FIRST(&e->queue)) != NULL) {
+	    (c = TAILQ_FIRST(&e->queue)) != NULL && llm_engine_gate_open(e)) {
 		llm_call_move(c, CALL_ACTIVE, 0);
 		if (llm_call_start(c) == -1) {
 			llm_call_error(c, LLM_ERR_SYSTEM, 0, "POST %s: cannot "

@@ -141,10 +141,6 @@ struct llm_wire {
 			    const char *data, size_t len);
 };
 
-/* llm_engine.c */
-/* url without userinfo, query or fragment, for messages; NULL on ENOMEM. */
-char		*llm_url_redact(const char *url);
-
 /* llm_openai.c, llm_anthropic.c, llm_responses.c */
 extern const struct llm_wire llm_openai_wire;
 extern const struct llm_wire llm_anthropic_wire;

@@ -385,6 +385,24 @@ queue_get(struct queue *q, int64_t id, struct queue_job *j,
 }
 
 int
+queue_rate(struct queue *q, const char *endpoint,
+    const struct queue_rate_req *r, uint64_t *wait_ms)
+{
+	*wait_ms = 0;
+	if (queue_check(q) == -1)
+		return -1;
+	if (endpoint == NULL || *endpoint == '\0' ||
+	    strlen(endpoint) > QUEUE_RATE_ENDPOINT_MAX)
+		return queue_einval(q, "rate: the endpoint is empty or longer "
+		    "than %d bytes", QUEUE_RATE_ENDPOINT_MAX);
+	if (r->op != QUEUE_RATE_TAKE && r->op != QUEUE_RATE_SPEND &&
+	    r->op != QUEUE_RATE_PAUSE)
+		return queue_einval(q, "rate: unknown operation %d",
+		    (int)r->op);
+	return q->ops->rate(q, endpoint, r, wait_ms);
+}
+
+int
 queue_counts(struct queue *q, struct queue_counts *c)
 {
 	memset(c, 0, sizeof(*c));

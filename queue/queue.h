@@ -190,6 +190,54 @@ void		 queue_job_free(struct queue_job *);
 void		 queue_jobs_free(struct queue_job *, size_t);
 void		 queue_attempts_free(struct queue_attempt *, size_t);
 
+/*
+ * queue_rate.c: the LLM rate limits every process on one queue database
+ * shares (docs/queue.md "Shared limits"). Each endpoint (a base URL) has
+ * one row: a generic cell rate algorithm (GCRA) for requests and one for
+ * tokens, and a pause a 429's Retry-After sets. A run asks before each
+ * request (TAKE), says what the answer cost (SPEND), and reports a 429
+ * (PAUSE). Requests are spaced 60000 / rpm ms apart with a burst of one
+ * second's worth; tokens are charged when spent, so a request is held
+ * while the tokens already spent exceed tpm's rate (plus one second's
+ * worth). Times are on the queue's clock.
+ */
+enum queue_rate_op {
+	QUEUE_RATE_TAKE = 0,	/* may one request go now? */
+	QUEUE_RATE_SPEND,	/* n tokens (in + out) were spent */
+	QUEUE_RATE_PAUSE,	/* a 429: nobody sends for n ms */
+};
+
+struct queue_rate_req {
+	enum queue_rate_op	 op;
+	uint32_t		 rpm;	/* requests a minute; 0: no limit */
+	uint64_t		 tpm;	/* tokens a minute; 0: no limit */
+	uint64_t		 n;	/* SPEND: tokens; PAUSE: ms */
+};
+
+/* One endpoint's row. 0 everywhere: nothing sent yet. */
+struct queue_rate_state {
+	int64_t		 req_tat_ms;	/* when the request rate is caught up */
+	int64_t		 tok_tat_ms;	/* when the token rate is caught up */
+	int64_t		 pause_until_ms; /* the latest Retry-After's end */
+};
+
+#define QUEUE_RATE_ENDPOINT_MAX	512
+/* At most this many ms a PAUSE holds (a hostile Retry-After). */
+#define QUEUE_RATE_PAUSE_MAX_MS	(10u * 60 * 1000)
+
+/*
+ * Apply req to endpoint's row at the queue's time, in one transaction:
+ * 0 with *wait_ms 0 when TAKE was granted (and counted), or the ms to
+ * wait before asking again (nothing counted); SPEND and PAUSE set
+ * *wait_ms 0. endpoint: not empty, at most QUEUE_RATE_ENDPOINT_MAX bytes.
+ */
+int		 queue_rate(struct queue *, const char *endpoint,
+		    const struct queue_rate_req *, uint64_t *wait_ms);
+/* The pure step queue_rate's backends run on the row they read: returns
+ * *wait_ms's value and updates *st when granted (or for SPEND, PAUSE). */
+uint64_t	 queue_rate_step(struct queue_rate_state *st, int64_t now_ms,
+		    const struct queue_rate_req *);
+
 /* queue_backoff.c */
 /* The wait before attempt (attempt >= 2): QUEUE_BACKOFF_BASE_MS *
  * 2^(attempt - 2), capped at QUEUE_BACKOFF_MAX_MS, with full jitter in

@@ -111,6 +111,10 @@ static const char *const qs_sql[QS__COUNT] = {
 	    " error, run_id FROM queue_attempts WHERE job = ?1 ORDER BY n",
 	[QS_COUNTS] = "SELECT status, count(*) FROM queue_jobs"
 	    " GROUP BY status",
+	[QS_RATE_GET] = "SELECT req_tat_ms, tok_tat_ms, pause_until_ms"
+	    " FROM queue_rate WHERE endpoint = ?1",
+	[QS_RATE_PUT] = "INSERT OR REPLACE INTO queue_rate (endpoint,"
+	    " req_tat_ms, tok_tat_ms, pause_until_ms) VALUES (?1, ?2, ?3, ?4)",
 };
 
 static const char qs_schema_v1[] =
@@ -155,11 +159,17 @@ static const char qs_schema_v1[] =
 	" PRIMARY KEY (job, n)) WITHOUT ROWID;"
 	"INSERT INTO queue_meta (name, value) VALUES ('schema_version', 1);";
 
-/* qs_migrations[i] takes version i + 1 to i + 2 (none yet); each ends
- * with "UPDATE queue_meta SET value = i + 2 WHERE name =
- * 'schema_version'", as schema_v1 ends by inserting 1. */
+/* qs_migrations[i] takes version i + 1 to i + 2; each ends with "UPDATE
+ * queue_meta SET value = i + 2 WHERE name = 'schema_version'", as
+ * schema_v1 ends by inserting 1. */
 static const char *const qs_migrations[] = {
-	NULL,
+	/* 2: the shared LLM rate limits (queue_sqlite_rate.c) */
+	"CREATE TABLE queue_rate ("
+	" endpoint TEXT PRIMARY KEY,"
+	" req_tat_ms INTEGER NOT NULL,"
+	" tok_tat_ms INTEGER NOT NULL,"
+	" pause_until_ms INTEGER NOT NULL) WITHOUT ROWID;"
+	"UPDATE queue_meta SET value = 2 WHERE name = 'schema_version';",
 };
 
 static struct queue_sqlite *
@@ -580,4 +590,5 @@ const struct queue_ops queue_sqlite_ops = {
 	.list = qs_list,
 	.get = qs_get,
 	.counts = qs_counts,
+	.rate = qs_rate,
 };

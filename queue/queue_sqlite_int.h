@@ -41,6 +41,8 @@ enum qs_stmt_id {
 	QS_ATTEMPTS,
 	QS_COUNTS,
 	QS_READ_BEGIN,		/* BEGIN (deferred): one snapshot to read */
+	QS_RATE_GET,
+	QS_RATE_PUT,
 	QS__COUNT
 };
 
@@ -81,5 +83,9 @@ int	qs_list(struct queue *, int, struct queue_job **, size_t *);
 int	qs_get(struct queue *, int64_t, struct queue_job *,
 	    struct queue_attempt **, size_t *);
 int	qs_counts(struct queue *, struct queue_counts *);
+
+/* queue_sqlite_rate.c */
+int	qs_rate(struct queue *, const char *, const struct queue_rate_req *,
+	    uint64_t *);
 
 #endif

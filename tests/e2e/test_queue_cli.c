@@ -469,6 +469,51 @@ test_add_jsonl(void **state)
 	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b15.jsonl",
 	    "{\"task\": \"a\", \"key\": \"\"}\n"), NULL);
 	t_refused(&r, "line 1: \"key\" must be a string, not empty", 2);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "b16.jsonl",
+	    "{\"task\": \"a\"}\n{\"task\": \"b\", \"profile\": \"revue\"}\n"),
+	    NULL);
+	t_refused(&r, "line 2: unknown profile \"revue\" for workspace", 2);
+	t_close(&t);
+}
+
+/*
+ * A job's profile is checked where it will run (cmd_queue_profile.c):
+ * a built-in or one of the user's agents is taken; a name neither has is
+ * refused with nothing added, and so is a project's agent the user has
+ * not trusted.
+ */
+static void
+test_add_profile(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		 cf[PATH_MAX], *was = getenv("XDG_CONFIG_HOME");
+
+	(void)state;
+	assert_non_null(was = strdup(was != NULL ? was : ""));
+	t_open(&t);
+	snprintf(cf, sizeof(cf), "%s/config", t.dir);
+	assert_int_equal(setenv("XDG_CONFIG_HOME", cf, 1), 0);
+	h_write(t.dir, "config/warren/agents/mine.md", "---\nname: mine\n"
+	    "tools: Grep\n---\nMine.\n", 0);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "--profile", "mine", "a",
+	    NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "--profile", "general", "b",
+	    NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "--profile", "nosuch", "c",
+	    NULL);
+	t_refused(&r, "unknown profile \"nosuch\" for workspace", 2);
+	h_write(t.ws, ".warren/agents/theirs.md", "---\nname: theirs\n"
+	    "tools: Grep\n---\nTheirs.\n", 0);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "--profile", "theirs", "d",
+	    NULL);
+	t_refused(&r, "unknown profile \"theirs\"", 2);
+	assert_int_equal(setenv("XDG_CONFIG_HOME", was, 1), 0);
+	free(was);
 	t_close(&t);
 }
 
@@ -938,6 +983,7 @@ main(void)
 		cmocka_unit_test(test_add_one),
 		cmocka_unit_test(test_add_csv),
 		cmocka_unit_test(test_add_jsonl),
+		cmocka_unit_test(test_add_profile),
 		cmocka_unit_test(test_ls_show),
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_cancel_retry_purge),

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "queue/queue.h"
 #include "tests/e2e/harness.h"
@@ -1234,6 +1235,142 @@ test_max_running(void **state)
 	tq_close(&t);
 }
 
+/* The "ms" (arrival, monotonic) of every request in fakellm's log whose
+ * body holds marker (NULL: all), in order; how many. */
+static size_t
+tq_arrivals(struct tq *t, const char *marker, long long *ms, size_t max)
+{
+	char		*log, *line, *save = NULL;
+	json_t		*o;
+	size_t		 n = 0;
+
+	assert_non_null(log = h_read_file(t->fl.log));
+	for (line = strtok_r(log, "\n", &save); line != NULL && n < max;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (marker != NULL && strstr(line, marker) == NULL)
+			continue;
+		assert_non_null(o = json_loads(line, 0, NULL));
+		ms[n++] = json_integer_value(json_object_get(o, "ms"));
+		json_decref(o);
+	}
+	free(log);
+	return n;
+}
+
+/*
+ * llm_rpm shared by two workers (docs/queue.md "Shared limits"): 8 jobs,
+ * one request each, at 120 a minute (500 ms apart, a burst of 2), from
+ * two `queue work --jobs 2`. No three requests within 500 ms, and the
+ * eight take at least 6 * 500 ms; unshared, they all go within 1 s.
+ */
+#define TQ_RATE_JOBS	8
+
+static void
+test_shared_rpm(void **state)
+{
+	struct tq		 t;
+	struct tq_second	 s;
+	struct h_run		 r;
+	int64_t			 id[TQ_RATE_JOBS];
+	long long		 ms[TQ_RATE_JOBS + 1];
+	size_t			 n, i;
+
+	(void)state;
+	tq_rules_n(TQ_RATE_JOBS, 0);
+	if (tq_open(&t, "WARREN_LLM_RPM=120") == 1)
+		skip();
+	tq_add_n(&t, id, TQ_RATE_JOBS, 3);
+	memset(&s, 0, sizeof(s));
+	s.t = &t;
+	tq_work(&t, &r, tq_second_during, &s, "--jobs", "2", NULL);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(s.r.status, 0);
+	/* Both workers ran jobs: the limit was shared, not one's own. */
+	assert_true(h_count_lines(r.out, "\"job_end\"", "\"done\"") > 0);
+	assert_true(h_count_lines(s.r.out, "\"job_end\"", "\"done\"") > 0);
+	h_run_free(&r);
+	h_run_free(&s.r);
+	tq_assert_each_once(&t, id, TQ_RATE_JOBS);
+	n = tq_arrivals(&t, "QJOB-", ms, TQ_RATE_JOBS + 1);
+	assert_int_equal(n, TQ_RATE_JOBS);
+	for (i = 2; i < n; i++)
+		if (ms[i] - ms[i - 2] < 450)
+			fail_msg("requests %zu and %zu came %lld ms apart: "
+			    "three within 500 ms at 120 a minute", i - 1, i + 1,
+			    ms[i] - ms[i - 2]);
+	if (ms[n - 1] - ms[0] < (long long)(n - 2) * 500 - 100)
+		fail_msg("%zu requests in %lld ms at 120 a minute", n,
+		    ms[n - 1] - ms[0]);
+	tq_close(&t);
+}
+
+/* A 429 in one worker's run pauses the other worker's runs. */
+struct tq_429 {
+	struct tq	*t;
+	struct h_run	 r;
+	int		 seen;
+};
+
+static void
+tq_429_during(pid_t pid, void *arg)
+{
+	struct tq_429	*x = arg;
+	long long	 ms[2];
+	int		 i;
+
+	(void)pid;
+	for (i = 0; i < 200 && !x->seen; i++) {
+		usleep(25 * 1000);
+		x->seen = tq_arrivals(x->t, "QJOB-000-", ms, 2) > 0;
+	}
+	if (!x->seen)
+		return;
+	(void)tq_add(x->t, "QJOB-001- after the 429", 1, NULL);
+	tq_work(x->t, &x->r, NULL, NULL, NULL);
+}
+
+/*
+ * Job 0's first request gets 429 with Retry-After: 3. Only then is job 1
+ * added and a second worker started: its run's first request waits out
+ * the pause job 0's run shared (without it, it would come within 1 s).
+ */
+static void
+test_shared_429(void **state)
+{
+	struct tq	 t;
+	struct tq_429	 x;
+	struct h_run	 r;
+	long long	 first[2], second[2];
+
+	(void)state;
+	tq_rule("{\"match\":\"QJOB-000-\",\"repeat\":true,\"responses\":["
+	    "{\"status\":429,\"headers\":{\"Retry-After\":\"3\"},\"body\":"
+	    "{\"error\":{\"message\":\"slow down\"}}},"
+	    "{\"reply\":{\"calls\":[{\"id\":\"c1\",\"name\":\"complete\","
+	    "\"arguments\":{\"result\":\"RESULT-000\"}}]" USAGE "}}]}");
+	tq_rule(",\n{\"match\":\"QJOB-001-\",\"repeat\":true,\"responses\":["
+	    "{\"reply\":{\"calls\":[{\"id\":\"c1\",\"name\":\"complete\","
+	    "\"arguments\":{\"result\":\"RESULT-001\"}}]" USAGE "}}]}");
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	(void)tq_add(&t, "QJOB-000- hits the 429", 2, NULL);
+	memset(&x, 0, sizeof(x));
+	x.t = &t;
+	h_hang_guard = 60;
+	tq_work(&t, &r, tq_429_during, &x, NULL);
+	assert_false(r.hung);
+	assert_true(x.seen);
+	h_run_free(&r);
+	assert_int_equal(x.r.status, 0);
+	h_run_free(&x.r);
+	assert_int_equal(tq_arrivals(&t, "QJOB-000-", first, 2), 2);
+	assert_int_equal(tq_arrivals(&t, "QJOB-001-", second, 2), 1);
+	if (second[0] - first[0] < 2900)
+		fail_msg("the second worker's request came %lld ms after the "
+		    "429 with Retry-After: 3", second[0] - first[0]);
+	tq_close(&t);
+}
+
 int
 main(void)
 {
@@ -1267,6 +1404,8 @@ main(void)
 		cmocka_unit_test_teardown(test_terminal_progress,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_kill9, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_shared_rpm, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_shared_429, h_fakellm_teardown),
 	};
 
 	/* TQ_FILTER=test_name (a glob) runs the tests it names. */

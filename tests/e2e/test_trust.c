@@ -366,7 +366,7 @@ static const char mask_script[] =
 "  {\"result\": \"CHILD-DONE-7\"}}]}}]},\n"
 " {\"match\": \"MASK-CHILD\", \"repeat\": true, \"responses\": [{\"reply\":"
 "  {\"calls\": [{\"id\": \"c1\", \"name\": \"bash\", \"arguments\":"
-"  {\"command\": \"for f in run.db run.db-wal key.txt rec.cassette; do "
+"  {\"command\": \"for f in run.db run.db-wal key.txt rec.cassette q.db; do "
 "if head -c 1 $f >/dev/null 2>&1; then echo GOT:$f; else echo NO:$f; fi; "
 "done; echo END-MARK\"}}]}}]},\n"
 " {\"match\": \"MASK-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
@@ -375,9 +375,10 @@ static const char mask_script[] =
 "]}\n";
 
 /*
- * A database, a key file and a cassette being recorded that the user
- * keeps in the workspace: masked in every worker (cmd_run_masks,
- * spawn_protect), so an agent reads none of them.
+ * A database, a key file, a cassette being recorded and the queue of the
+ * shared rate limits that the user keeps in the workspace: masked in
+ * every worker (cmd_run_masks, spawn_protect), so an agent reads none of
+ * them.
  */
 static void
 test_masks(void **state)
@@ -386,10 +387,11 @@ test_masks(void **state)
 	struct h_run	 r;
 	char		*dir, ws[PATH_MAX], db[PATH_MAX + 16], cas[PATH_MAX + 16];
 	char		 st[PATH_MAX + 32], cf[PATH_MAX + 32], kf[PATH_MAX + 32];
+	char		 qu[PATH_MAX + 32];
 	char		*argv[] = { "warren", "run", "--json", "--workspace", ws,
 			    "--db", db, "--record", cas, "MASK-TASK", NULL };
 	char		*env[] = { fl.env_url, st, cf, kf, "WARREN_RETRIES=0",
-			    "WARREN_DB=", NULL };
+			    "WARREN_DB=", qu, "WARREN_LLM_RATE_SHARE=1", NULL };
 	int		 rc;
 
 	(void)state;
@@ -401,6 +403,7 @@ test_masks(void **state)
 	snprintf(st, sizeof(st), "XDG_STATE_HOME=%s/state", dir);
 	snprintf(cf, sizeof(cf), "XDG_CONFIG_HOME=%s/config", dir);
 	snprintf(kf, sizeof(kf), "WARREN_API_KEY_FILE=%s/key.txt", ws);
+	snprintf(qu, sizeof(qu), "WARREN_QUEUE_URL=%s/q.db", ws);
 	if ((rc = h_fakellm_start(&fl, dir, mask_script)) == 1) {
 		h_rm_rf(dir);
 		free(dir);
@@ -414,7 +417,8 @@ test_masks(void **state)
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
 	    "GOT:"), 0);
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
-	    "NO:run.db\\nNO:run.db-wal\\nNO:key.txt\\nNO:rec.cassette"), 1);
+	    "NO:run.db\\nNO:run.db-wal\\nNO:key.txt\\nNO:rec.cassette\\n"
+	    "NO:q.db"), 1);
 	h_run_free(&r);
 	h_rm_rf(dir);
 	free(dir);

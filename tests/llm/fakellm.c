@@ -782,7 +782,8 @@ log_request(const char *method, const char *path, json_t *headers,
 		return;
 	if ((b = json_loadb(body, bodylen, 0, NULL)) == NULL)
 		b = json_stringn_nocheck(body, bodylen);
-	o = json_pack("{s:I, s:s, s:s, s:O, s:o}", "n", (json_int_t)nrequests, "method",
+	o = json_pack("{s:I, s:I, s:s, s:s, s:O, s:o}", "n",
+	    (json_int_t)nrequests, "ms", (json_int_t)now_ms(), "method",
 	    method, "path", path, "headers", headers, "body", b);
 	if (o == NULL || (s = json_dumps(o, JSON_COMPACT)) == NULL)
 		die("cannot log a request");

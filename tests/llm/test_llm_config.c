@@ -416,7 +416,13 @@ test_copy(void **state)
 	a.nheaders = 2;
 	a.retries = 7;
 	a.temperature = 0.5;
+	a.rpm = 600;
+	a.tpm = 90000;
+	a.rate_share = 1;
 	assert_int_equal(llm_config_copy(&b, &a), 0);
+	assert_int_equal(b.rpm, 600);
+	assert_int_equal(b.tpm, 90000);
+	assert_int_equal(b.rate_share, 1);
 	assert_ptr_not_equal(b.key, a.key);
 	assert_ptr_not_equal(b.headers, a.headers);
 	assert_string_equal(b.key, "sk-copy");

@@ -293,6 +293,78 @@ test_retry_after_seconds(void **state)
 	fakellm_stop(&f);
 }
 
+/* A gate as the supervisor's rate_gate: the first ask waits 300 ms. */
+struct test_gate {
+	int		takes, spends, pauses;
+	uint64_t	tokens, paused_ms;
+};
+
+static uint64_t
+gate_take(void *arg)
+{
+	struct test_gate	*g = arg;
+
+	return g->takes++ == 0 ? 300 : 0;
+}
+
+static void
+gate_spent(void *arg, uint64_t tokens)
+{
+	struct test_gate	*g = arg;
+
+	g->spends++;
+	g->tokens += tokens;
+}
+
+static void
+gate_pause(void *arg, uint64_t ms)
+{
+	struct test_gate	*g = arg;
+
+	g->pauses++;
+	g->paused_ms = ms;
+}
+
+/* Every request passes the gate: held while it says wait, its cost
+ * reported, a 429 reported as a pause of its Retry-After. */
+static void
+test_gate(void **state)
+{
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct llm_result	 res;
+	struct msg_list		 l;
+	struct test_gate	 g;
+	struct llm_gate		 lg = { gate_take, gate_spent, gate_pause, &g };
+	char			 err[512];
+	uint64_t		 t0;
+
+	(void)state;
+	memset(&g, 0, sizeof(g));
+	fakellm_start(&f, "retry_429.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.backoff_max_ms = 10000;
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	llm_engine_set_gate(e, &lg);
+	conv(&l, "x");
+	request(&r, &l, "0", 1);
+	t0 = clock_mono_ms();
+	assert_int_equal(llm_complete_blocking(e, &r, &res), 0);
+	assert_true(clock_mono_ms() - t0 >= 300 + 1000);
+	assert_int_equal(g.takes, 3);	/* wait, go (429), go */
+	assert_int_equal(g.pauses, 1);
+	assert_int_equal(g.paused_ms, 1000);
+	assert_int_equal(g.spends, 1);
+	assert_int_equal(nrequests(&f), 2);
+	llm_result_free(&res);
+	msg_list_free(&l);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
 static void
 test_retry_after_date(void **state)
 {
@@ -878,6 +950,7 @@ main(void)
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_retry_after_seconds,
 		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_gate, fakellm_teardown),
 		cmocka_unit_test_teardown(test_retry_after_date,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_retry_5xx_reset_truncated,

@@ -1134,7 +1134,7 @@ test_schema(void **state)
 
 	id = add(t, "x", NULL, 0);
 	assert_int_equal(count_rows(t, "SELECT value FROM queue_meta WHERE"
-	    " name = 'schema_version'"), 1);
+	    " name = 'schema_version'"), 2);
 	assert_int_equal(count_rows(t, "PRAGMA user_version"),
 	    STORE_SCHEMA_VERSION);
 	assert_int_equal(count_rows(t, "SELECT journal_mode = 'wal' FROM"
