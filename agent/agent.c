@@ -253,12 +253,13 @@ agent_defaults(struct agent *a, const struct agent_config *cfg)
 }
 
 static int
-agent_builtins(struct agent *a, char *err, size_t errlen)
+agent_builtins(struct agent *a, const struct agent_config *cfg, char *err,
+    size_t errlen)
 {
 	struct agent_behavior	ops;
 
-	if (agent_add_builtin(a, behav_workspace(&ops, a->profile), &ops,
-	    err, errlen) == -1)
+	if (agent_add_builtin(a, behav_workspace(&ops, a->profile,
+	    cfg->delegates, cfg->ndelegates), &ops, err, errlen) == -1)
 		return -1;
 	if (profile_has_tool(a->profile, "todo") &&
 	    agent_add_builtin(a, behav_todo(&ops), &ops, err, errlen) == -1)
@@ -326,12 +327,24 @@ agent_new(const struct agent_config *cfg, char *err, size_t errlen)
 		goto fail;
 	}
 	agent_defaults(a, cfg);
-	if (agent_builtins(a, err, errlen) == -1)
+	if (agent_builtins(a, cfg, err, errlen) == -1)
 		goto fail;
 	return a;
  fail:
 	agent_free(a);
 	return NULL;
+}
+
+static void
+agent_filter_free(struct agent_pending *p)
+{
+	size_t	i;
+
+	for (i = 0; i < p->ntools; i++)
+		free(p->tools[i]);
+	free(p->tools);
+	p->tools = NULL;
+	p->ntools = 0;
 }
 
 static void
@@ -343,6 +356,7 @@ agent_batch_free(struct agent *a)
 		free(a->pend[i].text);
 		free(a->pend[i].task);
 		free(a->pend[i].profile);
+		agent_filter_free(&a->pend[i]);
 	}
 	free(a->pend);
 	free(a->calls);
@@ -713,6 +727,46 @@ agent_unknown_tool(const struct agent *a, const char *name)
 }
 
 /* Check one call; on error p->text says what was wrong. */
+/*
+ * delegate's tool_filter: names (strings, at most PROFILE_MAX_TOOLS); a
+ * wrong one makes the call an error for the model. Whether each is a tool
+ * of the profile is the supervisor's check (run_delegate). -1: ENOMEM.
+ */
+static int
+agent_check_filter(struct agent_pending *p, const json_t *v)
+{
+	const json_t	*t;
+	size_t		 i;
+
+	if (v == NULL)
+		return 0;
+	p->filtered = 1;
+	if (json_array_size(v) > PROFILE_MAX_TOOLS) {
+		p->valid = 0;
+		p->is_error = 1;
+		p->text = strdup("delegate: tool_filter names more tools than "
+		    "a profile has");
+		return p->text == NULL ? -1 : 0;
+	}
+	if ((p->tools = calloc(json_array_size(v) + 1,
+	    sizeof(*p->tools))) == NULL)
+		return -1;
+	json_array_foreach(v, i, t) {
+		if (!json_is_string(t) || json_string_length(t) == 0 ||
+		    json_string_length(t) > 64) {
+			p->valid = 0;
+			p->is_error = 1;
+			p->text = strdup("delegate: tool_filter must be an "
+			    "array of tool names, e.g. [\"read\", \"grep\"]");
+			return p->text == NULL ? -1 : 0;
+		}
+		if ((p->tools[p->ntools++] = strdup(json_string_value(t))) ==
+		    NULL)
+			return -1;
+	}
+	return 0;
+}
+
 static int
 agent_check_call(struct agent *a, const struct msg_call *c,
     struct agent_pending *p)
@@ -720,6 +774,7 @@ agent_check_call(struct agent *a, const struct msg_call *c,
 	const struct agent_tool_entry	*e;
 	json_t				*root, *v;
 	char				 err[512];
+	int				 rc;
 
 	if ((e = agent_tool(a, c->name, &p->entry)) == NULL) {
 		p->is_error = 1;
@@ -753,8 +808,9 @@ agent_check_call(struct agent *a, const struct msg_call *c,
 	    "general");
 	p->task = strdup(json_string_value(json_object_get(root, "task")));
 	p->inherit = json_is_true(json_object_get(root, "inherit_context"));
+	rc = agent_check_filter(p, json_object_get(root, "tool_filter"));
 	json_decref(root);
-	return p->profile == NULL || p->task == NULL ? -1 : 0;
+	return rc == -1 || p->profile == NULL || p->task == NULL ? -1 : 0;
 }
 
 static int
@@ -793,6 +849,16 @@ agent_round_end(struct agent *a, size_t ncalls, const char *text)
 	return 0;
 }
 
+static enum agent_call_kind
+agent_call_kind(const struct tooldef *t)
+{
+	if (t->where == TOOLDEF_DELEGATE)
+		return AGENT_CALL_DELEGATE;
+	if (t->where == TOOLDEF_COMPOSE)
+		return AGENT_CALL_COMPOSE;
+	return AGENT_CALL_TOOL;
+}
+
 static int
 agent_make_batch(struct agent *a, const struct msg *m)
 {
@@ -824,12 +890,14 @@ agent_make_batch(struct agent *a, const struct msg *m)
 		ac->id = c->id;
 		ac->name = a->tools[a->pend[i].entry].tool.name;
 		ac->args = c->args != NULL && *c->args != '\0' ? c->args : "{}";
-		ac->kind = a->tools[a->pend[i].entry].def->where ==
-		    TOOLDEF_DELEGATE ? AGENT_CALL_DELEGATE : AGENT_CALL_TOOL;
+		ac->kind = agent_call_kind(a->tools[a->pend[i].entry].def);
 		ac->parallel = a->tools[a->pend[i].entry].def->parallel;
 		ac->profile = a->pend[i].profile;
 		ac->task = a->pend[i].task;
 		ac->inherit_context = a->pend[i].inherit;
+		ac->tools = (const char *const *)a->pend[i].tools;
+		ac->ntools = a->pend[i].ntools;
+		ac->filtered = a->pend[i].filtered;
 	}
 	return 0;
 }

@@ -62,6 +62,8 @@ enum agent_status {
 enum agent_call_kind {
 	AGENT_CALL_TOOL = 0,	/* a workspace tool: worker/tools.h runs it */
 	AGENT_CALL_DELEGATE,	/* delegate(): the supervisor spawns a subagent */
+	AGENT_CALL_COMPOSE,	/* plan_execute ...: the supervisor runs a
+				   composition pattern (args: JSON, validated) */
 };
 
 /* One validated call the driver must execute. Strings are borrowed. */
@@ -77,6 +79,11 @@ struct agent_call {
 	const char		*profile;	/* profile name, "general" if omitted */
 	const char		*task;
 	int			 inherit_context;
+	/* tool_filter: only these of the profile's tools (names as the
+	 * model wrote them; the supervisor checks them) */
+	const char *const	*tools;
+	size_t			 ntools;
+	int			 filtered;	/* tool_filter given (maybe []) */
 };
 
 /* The driver's answer to one agent_call. */
@@ -161,6 +168,12 @@ struct agent_event {
 
 typedef void (*agent_event_fn)(const struct agent_event *ev, void *arg);
 
+/* A profile a delegate call may name, as the model is told of it. */
+struct agent_profile_ref {
+	const char	*name;
+	const char	*description;
+};
+
 struct agent_config {
 	const struct profile	*profile;	/* required; borrowed for the
 						   agent's life */
@@ -185,6 +198,14 @@ struct agent_config {
 	 * error and the agent goes on. After max_rejections rejections
 	 * [3] the agent fails with the last why. NULL: every result goes.
 	 */
+	/*
+	 * The profiles delegate may name, built-in and the user's, with
+	 * their descriptions: the delegate schema's "profile" is an enum of
+	 * the names, its description lists what each is for. Copied into
+	 * the schema. NULL: the tool's generic text.
+	 */
+	const struct agent_profile_ref *delegates;
+	size_t			 ndelegates;
 	int			(*check_result)(void *arg, const char *result,
 				    char *why, size_t whysz);
 	void			*check_arg;

@@ -49,6 +49,9 @@ struct agent_pending {
 	char		*task;		/* delegate: parsed, owned */
 	char		*profile;
 	int		 inherit;
+	char		**tools;	/* delegate: tool_filter, owned */
+	size_t		 ntools;
+	int		 filtered;	/* a tool_filter was given */
 };
 
 struct agent {
@@ -152,7 +155,8 @@ void	*behav_append(struct agent_behavior *ops,
 void	*behav_hier(struct agent_behavior *ops,
 	    const struct agent_context_cfg *c);
 /* The profile's workspace and delegate tools, run by the driver. */
-void	*behav_workspace(struct agent_behavior *ops, const struct profile *p);
+void	*behav_workspace(struct agent_behavior *ops, const struct profile *p,
+	    const struct agent_profile_ref *delegates, size_t ndelegates);
 /* A tool table entry for tooldef t, into *tool (strings owned). */
 int	behav_tool_from_def(const struct tooldef *t, struct msg_tool *tool);
 void	behav_tools_free(struct msg_tool *v, size_t n);

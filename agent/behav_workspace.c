@@ -7,8 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "agent/agent_int.h"
 #include "agent/profile.h"
+#include "common/buf.h"
+
+#define BEHAV_DESC_MAX	300	/* chars of one profile's description */
 
 struct behav_workspace {
 	struct msg_tool	tools[PROFILE_MAX_TOOLS];
@@ -39,6 +44,57 @@ behav_tools_free(struct msg_tool *v, size_t n)
 		msg_tool_free(&v[i]);
 }
 
+/* "explore: Find things ...; plan: ..." (each description cut). */
+static char *
+behav_delegate_desc(const struct agent_profile_ref *v, size_t n)
+{
+	struct buf	 b;
+	size_t		 i;
+
+	buf_init(&b, 0);
+	buf_addstr(&b, "The subagent's profile (default general). Profiles: ");
+	for (i = 0; i < n; i++)
+		buf_addf(&b, "%s%s: %.*s", i ? "; " : "", v[i].name,
+		    BEHAV_DESC_MAX, v[i].description && *v[i].description ?
+		    v[i].description : "(no description)");
+	return buf_release(&b, NULL);
+}
+
+/*
+ * delegate's schema naming the profiles there are: "profile" an enum of
+ * their names, its description what each is for. 0, or -1 (ENOMEM).
+ */
+static int
+behav_delegate_schema(struct msg_tool *tool,
+    const struct agent_profile_ref *v, size_t n)
+{
+	json_t	*s, *prof, *en;
+	char	*desc, *out = NULL;
+	size_t	 i;
+
+	if ((s = json_loads(tool->schema, 0, NULL)) == NULL)
+		return -1;
+	prof = json_object_get(json_object_get(s, "properties"), "profile");
+	en = json_array();
+	desc = behav_delegate_desc(v, n);
+	if (json_is_object(prof) && en != NULL && desc != NULL) {
+		for (i = 0; i < n; i++)
+			json_array_append_new(en, json_string(v[i].name));
+		json_object_set_new(prof, "enum", en);
+		en = NULL;
+		json_object_set_new(prof, "description", json_string(desc));
+		out = json_dumps(s, JSON_COMPACT);
+	}
+	json_decref(en);
+	json_decref(s);
+	free(desc);
+	if (out == NULL)
+		return -1;
+	free(tool->schema);
+	tool->schema = out;
+	return 0;
+}
+
 static void
 behav_workspace_free(void *self)
 {
@@ -51,7 +107,8 @@ behav_workspace_free(void *self)
 }
 
 void *
-behav_workspace(struct agent_behavior *ops, const struct profile *p)
+behav_workspace(struct agent_behavior *ops, const struct profile *p,
+    const struct agent_profile_ref *delegates, size_t ndelegates)
 {
 	struct behav_workspace	*w;
 	const struct tooldef	*t;
@@ -69,6 +126,12 @@ behav_workspace(struct agent_behavior *ops, const struct profile *p)
 			return NULL;
 		}
 		w->ntools++;
+		if (t->where == TOOLDEF_DELEGATE && ndelegates > 0 &&
+		    behav_delegate_schema(&w->tools[w->ntools - 1], delegates,
+		    ndelegates) == -1) {
+			behav_workspace_free(w);
+			return NULL;
+		}
 	}
 	ops->name = "workspace-tools";
 	ops->tools = w->tools;

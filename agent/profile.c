@@ -3,6 +3,7 @@
  * its tools, so a profile cannot ask for write access it does not use) and
  * the tokens its tool schemas cost per call.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,8 +50,14 @@ static const struct profile profile_builtins[] = {
 	  "piece of work to a subagent (explore, plan, review and test are "
 	  "read-only or test-only; general can change files) and combine their "
 	  "results. Independent subtasks can be delegated in one turn; they "
-	  "run in parallel. Finish with complete(result).",
-	  { "delegate" }, 1, 0, 0, 1, 1, CTX_APPEND, "built-in" },
+	  "run in parallel. For larger work, compose: plan_execute(task) "
+	  "plans steps with dependencies and runs them as a DAG; "
+	  "parallel_explore(task, aspects) explores the aspects you name in "
+	  "parallel; sequential_delegate(steps) runs steps in order, each "
+	  "from the previous one's summary. A failed step comes back to you: "
+	  "decide what to do. Finish with complete(result).",
+	  { "delegate", "plan_execute", "parallel_explore",
+	    "sequential_delegate" }, 4, 0, 0, 1, 1, CTX_APPEND, "built-in" },
 };
 
 #define PROFILE_NBUILTIN (sizeof(profile_builtins) / sizeof(profile_builtins[0]))
@@ -106,6 +113,87 @@ profile_schema_tokens(const struct profile *p)
 	for (i = 0; i < p->ntools; i++)
 		chars += profile_tool_chars(p->tools[i]);
 	return chars / 4;
+}
+
+void
+profile_derive(struct profile *p)
+{
+	const struct tooldef	*t;
+	size_t			 i;
+
+	p->fs_write = p->exec = p->delegate = 0;
+	for (i = 0; i < p->ntools; i++) {
+		if ((t = tooldef_find(p->tools[i])) == NULL)
+			continue;
+		p->fs_write |= t->writes && strcmp(t->name, "bash") != 0;
+		p->exec |= t->execs;
+		p->delegate |= t->where == TOOLDEF_DELEGATE;
+	}
+	/* bash can write files too: exec implies a writable workspace. */
+	p->fs_write |= p->exec;
+}
+
+static void
+profile_tool_list(const struct profile *p, char *out, size_t outsz)
+{
+	size_t	i, len;
+
+	*out = '\0';
+	for (i = 0; i < p->ntools; i++) {
+		len = strlen(out);
+		snprintf(out + len, outsz - len, "%s%s", i ? ", " : "",
+		    p->tools[i]);
+	}
+}
+
+static int
+profile_narrow_add(struct profile *q, const struct profile *p,
+    const char *name, char *err, size_t errsz)
+{
+	const char	*canon;
+	char		 list[256];
+
+	if ((canon = tooldef_canonical(name)) == NULL ||
+	    !profile_has_tool(p, canon)) {
+		profile_tool_list(p, list, sizeof(list));
+		snprintf(err, errsz, "tool_filter: \"%.64s\" is not a tool of "
+		    "profile %s (its tools: %s)", name, p->name, list);
+		return -1;
+	}
+	if (!profile_has_tool(q, canon))
+		q->tools[q->ntools++] = canon;
+	return 0;
+}
+
+struct profile *
+profile_narrow(const struct profile *p, const char *const *tools, size_t n,
+    char *err, size_t errsz)
+{
+	struct profile	*q;
+	size_t		 i;
+
+	if ((q = calloc(1, sizeof(*q))) == NULL)
+		goto nomem;
+	q->context = p->context;
+	q->name = strdup(p->name);
+	q->description = strdup(p->description ? p->description : "");
+	q->model = p->model ? strdup(p->model) : NULL;
+	q->prompt = strdup(p->prompt ? p->prompt : "");
+	q->source = strdup(p->source ? p->source : "built-in");
+	if (q->name == NULL || q->description == NULL || q->prompt == NULL ||
+	    q->source == NULL || (p->model != NULL && q->model == NULL))
+		goto nomem;
+	for (i = 0; i < n; i++)
+		if (profile_narrow_add(q, p, tools[i], err, errsz) == -1) {
+			profile_free(q);
+			return NULL;
+		}
+	profile_derive(q);
+	return q;
+ nomem:
+	profile_free(q);
+	snprintf(err, errsz, "tool_filter: out of memory");
+	return NULL;
 }
 
 void

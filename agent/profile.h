@@ -64,6 +64,17 @@ int			 profile_has_tool(const struct profile *p,
 /* Tokens the tool schemas cost per call: chars/4 of the tools as sent
  * (complete and fail included). */
 size_t			 profile_schema_tokens(const struct profile *p);
+/* fs_write, exec and delegate from p's tools (the sandbox follows). */
+void			 profile_derive(struct profile *p);
+/*
+ * p narrowed to the n tools named (a delegate call's tool_filter, names
+ * as users write them): a new profile (profile_free) whose sandbox is
+ * derived from the tools left, so general without bash runs no program.
+ * NULL with err naming a tool p does not have.
+ */
+struct profile		*profile_narrow(const struct profile *p,
+			    const char *const *tools, size_t n, char *err,
+			    size_t errsz);
 void			 profile_free(struct profile *p);
 
 /* profile_file.c */

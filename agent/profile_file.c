@@ -3,8 +3,11 @@
  * trusted project's .warren/, a small "---" header and a body
  * (the role prompt), the shape Claude Code users already write. The file is
  * user input: sizes are bounded, every error names the file and the line,
- * and an unknown key or tool is an error rather than a silent default (a
- * typo must not widen or narrow what an agent may do unnoticed).
+ * and an unknown key is an error rather than a silent default (a typo must
+ * not widen or narrow what an agent may do unnoticed). An unknown tool is
+ * a warning naming file and line, and the file's other tools load: files
+ * written for Claude Code name tools warren lacks (WebFetch), and one such
+ * file must not stop every command. Leaving a tool out only narrows.
  */
 #include <sys/stat.h>
 
@@ -17,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "common/str.h"
 #include "agent/profile.h"
 #include "agent/tooldef.h"
@@ -51,6 +55,22 @@ pf_error(struct pf *pf, const char *fmt, const char *arg)
 		strlcpy(what, fmt, sizeof(what));	/* a plain message */
 	snprintf(pf->err, pf->errlen, "%s:%u: %s", efile, pf->line, what);
 	return -1;
+}
+
+/* A tool warren lacks: said (the name escaped, as pf_error does), and
+ * left out; the file's other tools load. */
+static int
+pf_warn_tool(struct pf *pf, const char *name)
+{
+	char	efile[512], ename[256];
+
+	str_escape(efile, sizeof(efile), pf->file, strlen(pf->file));
+	str_escape(ename, sizeof(ename), name, strlen(name));
+	log_warnx("%s:%u: unknown tool \"%s\" left out (tools: read, "
+	    "write, edit, list, glob, grep, bash, todo, note, delegate, or "
+	    "Read, Write, Edit, LS, Glob, Grep, Bash, TodoWrite, Task)",
+	    efile, pf->line, ename);
+	return 0;
 }
 
 /* Next line without its newline (and \r); NULL at the end. */
@@ -114,10 +134,7 @@ pf_add_tool(struct pf *pf, struct profile *p, const char *s, size_t len)
 	memcpy(name, s, len);
 	name[len] = '\0';
 	if ((canon = tooldef_canonical(name)) == NULL)
-		return pf_error(pf, "unknown tool \"%s\" (tools: read, write, "
-		    "edit, list, glob, grep, bash, todo, note, delegate, or "
-		    "Read, Write, Edit, LS, Glob, Grep, Bash, TodoWrite, Task)",
-		    name);
+		return pf_warn_tool(pf, name);
 	if (strcmp(canon, "complete") == 0 || strcmp(canon, "fail") == 0)
 		return 0;	/* always given */
 	for (i = 0; i < p->ntools; i++)
@@ -312,24 +329,6 @@ pf_header(struct pf *pf, struct profile *p)
 	}
 }
 
-static void
-pf_derive(struct profile *p)
-{
-	const struct tooldef	*t;
-	size_t			 i;
-
-	p->fs_write = p->exec = p->delegate = 0;
-	for (i = 0; i < p->ntools; i++) {
-		if ((t = tooldef_find(p->tools[i])) == NULL)
-			continue;
-		p->fs_write |= t->writes && strcmp(t->name, "bash") != 0;
-		p->exec |= t->execs;
-		p->delegate |= t->where == TOOLDEF_DELEGATE;
-	}
-	/* bash can write files too: exec implies a writable workspace. */
-	p->fs_write |= p->exec;
-}
-
 int
 profile_parse(const char *text, size_t len, const char *filename,
     const char *name_hint, struct profile **out, char *err, size_t errlen)
@@ -392,7 +391,7 @@ profile_parse(const char *text, size_t len, const char *filename,
 		pf_error(&pf, "out of memory", NULL);
 		goto fail;
 	}
-	pf_derive(p);
+	profile_derive(p);
 	*out = p;
 	return 0;
  fail:

@@ -81,6 +81,22 @@ static const struct tooldef_param note_params[] = {
 	{ "text", TOOLDEF_STRING, 1,
 	    "A fact worth keeping when old context is dropped", NULL },
 };
+static const struct tooldef_param plan_execute_params[] = {
+	{ "task", TOOLDEF_STRING, 1, "The task to plan and run", NULL },
+};
+static const struct tooldef_param parallel_explore_params[] = {
+	{ "task", TOOLDEF_STRING, 1, "What it is for", NULL },
+	{ "aspects", TOOLDEF_ARRAY, 1, "One read-only agent each",
+	    "{\"type\":\"string\"}" },
+};
+static const struct tooldef_param sequential_delegate_params[] = {
+	{ "steps", TOOLDEF_ARRAY, 1,
+	    "Subtasks, in order",
+	    "{\"type\":\"object\",\"properties\":{"
+	    "\"task\":{\"type\":\"string\"},"
+	    "\"profile\":{\"type\":\"string\"}},"
+	    "\"required\":[\"task\"]}" },
+};
 static const struct tooldef_param complete_params[] = {
 	{ "result", TOOLDEF_STRING, 1,
 	    "The final answer or report of the task", NULL },
@@ -96,6 +112,9 @@ static const struct tooldef_param delegate_params[] = {
 	    NULL },
 	{ "inherit_context", TOOLDEF_BOOLEAN, 0,
 	    "Give the subagent the summaries of its ancestors", NULL },
+	{ "tool_filter", TOOLDEF_ARRAY, 0,
+	    "Only these of the profile's tools (e.g. [\"read\",\"edit\"]: "
+	    "no bash, so no program runs)", "{\"type\":\"string\"}" },
 };
 
 #define P(a)	a, sizeof(a) / sizeof((a)[0])
@@ -126,6 +145,14 @@ static const struct tooldef tooldef_table[] = {
 	    TOOLDEF_AGENT, 0, 0, 0 },
 	{ "delegate", "Run a subtask in a new subagent; returns its result.",
 	    P(delegate_params), TOOLDEF_DELEGATE, 1, 0, 0 },
+	{ "plan_execute", "A plan agent's steps (depends_on) run as a DAG, "
+	    "then a synthesis.",
+	    P(plan_execute_params), TOOLDEF_COMPOSE, 1, 0, 0 },
+	{ "parallel_explore", "Explore aspects in parallel; merged findings.",
+	    P(parallel_explore_params), TOOLDEF_COMPOSE, 1, 0, 0 },
+	{ "sequential_delegate", "Subtasks in order, each from the previous "
+	    "one's summary.",
+	    P(sequential_delegate_params), TOOLDEF_COMPOSE, 1, 0, 0 },
 };
 
 #define TOOLDEF_COUNT	(sizeof(tooldef_table) / sizeof(tooldef_table[0]))

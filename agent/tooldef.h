@@ -22,6 +22,8 @@ enum tooldef_where {
 	TOOLDEF_AGENT,		/* answered inside the agent (todo, note,
 				   complete, fail) */
 	TOOLDEF_DELEGATE,	/* the supervisor spawns a subagent */
+	TOOLDEF_COMPOSE,	/* the supervisor runs a composition pattern
+				   (plan_execute ...): the orchestrator's */
 };
 
 struct tooldef_param {

@@ -26,6 +26,7 @@
 #include "cli/layer.h"
 #include "cli/project.h"
 #include "cli/rate_gate.h"
+#include "common/buf.h"
 #include "common/config.h"
 #include "common/exitcode.h"
 #include "common/jschema.h"
@@ -109,9 +110,13 @@ static void
 cmd_run_usage(FILE *f)
 {
 	fprintf(f,
-"usage: warren run [options] TASK\n"
+"usage: warren run [options] TASK | -\n"
 "\n"
-"Runs TASK with an orchestrator that delegates to sandboxed subagents.\n"
+"Runs TASK with an orchestrator that delegates to sandboxed subagents;\n"
+"--profile P (explore, general, ...): one agent of that profile in a\n"
+"sandboxed worker. TASK - reads the task from standard input.\n"
+"--continue [RUN]: a follow-up of run RUN (default: this workspace's\n"
+"latest run), whose root sees that run's memory.\n"
 "Agents write a copy-on-write layer over the workspace, never the\n"
 "workspace itself: `warren diff RUN` shows it, `warren apply RUN` applies\n"
 "it, `warren discard RUN` drops it.\n"
@@ -141,7 +146,7 @@ enum {
 	OPT_JOBS, OPT_BUDGET, OPT_PROVIDER, OPT_BASE_URL, OPT_MODEL,
 	OPT_RECORD, OPT_REPLAY, OPT_JSON, OPT_DB, OPT_NO_STORE, OPT_WEAKER,
 	OPT_TIMEOUT, OPT_HELLO, OPT_WORKER, OPT_LLM_JOBS, OPT_IN_PLACE,
-	OPT_COW, OPT_DISK_MAX, OPT_APPLY, OPT_SCHEMA,
+	OPT_COW, OPT_DISK_MAX, OPT_APPLY, OPT_SCHEMA, OPT_CONTINUE,
 };
 
 static const struct option cmd_run_opts[] = {
@@ -169,6 +174,7 @@ static const struct option cmd_run_opts[] = {
 	{ "disk-max", required_argument, NULL, OPT_DISK_MAX },
 	{ "apply", no_argument, NULL, OPT_APPLY },
 	{ "schema", required_argument, NULL, OPT_SCHEMA },
+	{ "continue", no_argument, NULL, OPT_CONTINUE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -194,6 +200,9 @@ struct cmd_run_args {
 					   run's); NULL: none */
 	int64_t		 resume;	/* run id, or 0 */
 	int		 is_resume;	/* warren resume, not run */
+	int		 cont;		/* --continue */
+	int64_t		 cont_run;	/* its RUN; -1: the latest */
+	char		*task_buf;	/* TASK "-": read from stdin */
 };
 
 /* Find warren-worker: $WARREN_WORKER_BIN, next to us, the build tree. */
@@ -290,6 +299,7 @@ cmd_run_option(int ch, struct config *c, struct cmd_run_args *a)
 	case OPT_WORKER: a->worker = optarg; break;
 	case OPT_APPLY: a->apply = 1; break;
 	case OPT_SCHEMA: a->schema_file = optarg; break;
+	case OPT_CONTINUE: a->cont = 1; break;
 	case OPT_IN_PLACE:
 		return cmd_run_flag(c, "workspace_mode", "in-place",
 		    "--in-place");
@@ -331,18 +341,95 @@ cmd_run_parse_resume(int argc, char **argv, struct cmd_run_args *a)
 	return 0;
 }
 
-/* warren run's one operand: the TASK, not empty. */
+#define CMD_RUN_TASK_MAX	(1024 * 1024)	/* bytes of a task from stdin */
+
+/* TASK "-": the task is standard input, all of it. */
+static int
+cmd_run_task_stdin(struct cmd_run_args *a)
+{
+	struct buf	 b;
+	char		 chunk[8192];
+	size_t		 n, len = 0;
+
+	buf_init(&b, CMD_RUN_TASK_MAX);
+	while ((n = fread(chunk, 1, sizeof(chunk), stdin)) > 0) {
+		if (buf_add(&b, chunk, n) == -1) {
+			fprintf(stderr, "warren run: the task on standard "
+			    "input is over %d bytes\n", CMD_RUN_TASK_MAX);
+			buf_free(&b);
+			return -1;
+		}
+	}
+	if (ferror(stdin)) {
+		/* Never run half a task as if it were all. */
+		fprintf(stderr, "warren run: reading the task from standard "
+		    "input: %s\n", strerror(errno));
+		buf_free(&b);
+		return -1;
+	}
+	if ((a->task_buf = buf_release(&b, &len)) == NULL)
+		a->task_buf = xstrdup("");
+	if (memchr(a->task_buf, '\0', len) != NULL) {
+		fprintf(stderr, "warren run: the task on standard input holds "
+		    "a NUL byte: give text\n");
+		return -1;
+	}
+	/* echo's and a heredoc's last newline is no part of the task. */
+	while (len > 0 && (a->task_buf[len - 1] == '\n' ||
+	    a->task_buf[len - 1] == '\r'))
+		a->task_buf[--len] = '\0';
+	a->task = a->task_buf;
+	return 0;
+}
+
+/* --continue's RUN: a run id, or "last" (as leaving it out). */
+static int
+cmd_run_parse_cont(const char *s, struct cmd_run_args *a)
+{
+	const char	*errstr;
+
+	if (strcmp(s, "last") == 0) {
+		a->cont_run = -1;
+		return 0;
+	}
+	a->cont_run = strtonum(s, 1, INT64_MAX, &errstr);
+	if (errstr != NULL) {
+		fprintf(stderr, "warren run: --continue: run id %s is %s\n",
+		    s, errstr);
+		return -1;
+	}
+	return 0;
+}
+
+/* warren run's operands: [RUN] (with --continue) and the TASK, or "-" for
+ * standard input; not empty or only blanks. */
 static int
 cmd_run_parse_task(int argc, char **argv, struct cmd_run_args *a)
 {
+	const char	*p;
+
+	a->cont_run = -1;
+	if (a->cont && optind == argc - 2) {
+		if (cmd_run_parse_cont(argv[optind], a) == -1)
+			return -1;
+		optind++;
+	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "warren run: give exactly one TASK (quote it)\n");
+		fprintf(stderr, "warren run: give exactly one TASK (quote it)"
+		    "%s\n", a->cont ? " after --continue's RUN" : "");
 		cmd_run_usage(stderr);
 		return -1;
 	}
 	a->task = argv[optind];
-	if (*a->task == '\0') {
-		fprintf(stderr, "warren run: the TASK is empty\n");
+	if (strcmp(a->task, "-") == 0 && cmd_run_task_stdin(a) == -1)
+		return -1;
+	for (p = a->task; *p != '\0' && strchr(" \t\r\n\v\f", *p) != NULL;
+	    p++)
+		;
+	if (*p == '\0') {
+		fprintf(stderr, "warren run: the TASK%s is empty: say what "
+		    "to do\n", a->task == a->task_buf ? " read from standard "
+		    "input" : "");
 		return -1;
 	}
 	return 0;
@@ -364,6 +451,11 @@ cmd_run_parse(int argc, char **argv, struct config *c, struct cmd_run_args *a,
 			cmd_run_usage(stderr);
 		if (rc != 0)
 			return -1;
+	}
+	if (resume && a->cont) {
+		fprintf(stderr, "warren resume: --continue is warren run's: a "
+		    "resumed run goes on where it stopped\n");
+		return -1;
 	}
 	if (resume)
 		return cmd_run_parse_resume(argc, argv, a);
@@ -789,6 +881,7 @@ cmd_run_new(const struct cmd_run_args *a, const struct config *c,
 	o.weaker = a->weaker;
 	o.masks = x->maskv;
 	o.schema = a->schema;
+	o.root_inherit = a->cont;
 	cmd_run_limits(c, &o.limits);
 	if ((r = run_new(&o, x->llm, &x->ps, err, sizeof(err))) == NULL)
 		cmd_run_error("run", "%s", err);
@@ -887,6 +980,41 @@ cmd_run_writer(struct store *st)
 		    store_errmsg(st));
 }
 
+/*
+ * --continue [RUN]: the run followed up, RUN or the workspace's latest.
+ * One still running is refused: its memory is not written yet. An exit
+ * code; *old the run.
+ */
+static int
+cmd_run_cont(const struct cmd_run_args *a, struct store *st, const char *ws,
+    int64_t *old)
+{
+	struct store_run	 run;
+	int			 alive;
+
+	*old = a->cont_run;
+	if (*old == -1 && store_run_latest(st, ws, old) == -1) {
+		cmd_run_error("run", "--continue: no run to continue in %s: %s",
+		    ws, store_errmsg(st));
+		return store_errcode(st) == STORE_ENOTFOUND ?
+		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
+	}
+	if (store_run_get(st, *old, &run) == -1) {
+		cmd_run_error("run", "--continue: run %lld: %s",
+		    (long long)*old, store_errmsg(st));
+		return store_errcode(st) == STORE_ENOTFOUND ?
+		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
+	}
+	alive = run.alive;
+	store_run_free(&run);
+	if (alive) {
+		fprintf(stderr, "warren run: --continue: run %lld is still "
+		    "running: wait for it to end\n", (long long)*old);
+		return WARREN_EXIT_USAGE;
+	}
+	return WARREN_EXIT_OK;
+}
+
 /* A new run: its row first, so a crash from here on can be resumed. */
 static int
 cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
@@ -906,6 +1034,11 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 		return run_main(r, NULL);
 	}
 	memset(&sp, 0, sizeof(sp));
+	if (a->cont && (code = cmd_run_cont(a, *stp, x->ws, &sp.continues)) !=
+	    WARREN_EXIT_OK) {
+		cmd_run_unlayer(x);
+		return code;
+	}
 	sp.task = a->task;
 	sp.workspace = x->ws;
 	sp.profile = r->root->profile->name;
@@ -928,6 +1061,16 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 		return WARREN_EXIT_STORE;
 	}
 	run_set_store(r, *stp, run_id);
+	if (sp.continues > 0 && (r->root->store_node <= 0 ||
+	    store_run_continue(*stp, sp.continues, r->root->store_node) ==
+	    -1)) {
+		cmd_run_error("run", "--continue: linking run %lld to run %lld "
+		    "(nothing ran): %s", (long long)run_id,
+		    (long long)sp.continues, store_errmsg(*stp));
+		(void)store_run_finish(*stp, run_id, STORE_RUN_FAILED,
+		    "its link to the run it continues could not be written");
+		return WARREN_EXIT_STORE;
+	}
 	if (store_flush(*stp) == -1 || store_lost(*stp) != NULL) {
 		cmd_run_error("run", "the run's first rows could not be written"
 		    " (nothing ran): %s", store_lost(*stp) ? store_lost(*stp) :
@@ -1083,6 +1226,11 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 		if ((code = cmd_run_schema_resume(a, plan.run.params)) !=
 		    WARREN_EXIT_OK)
 			goto out;
+	} else if (a->cont && a->nostore) {
+		fprintf(stderr, "warren run: --continue needs the store (no "
+		    "--no-store): the earlier run's memory is there\n");
+		code = WARREN_EXIT_USAGE;
+		goto out;
 	} else if (a->schema_file != NULL &&
 	    (code = cmd_run_schema(a)) != WARREN_EXIT_OK)
 		goto out;
@@ -1138,6 +1286,7 @@ cmd_run_common(int argc, char **argv, int resume)
 	if (cmd_run_declare(c) == -1)
 		fatalx("config: %s", config_error(c));
 	if (cmd_run_parse(argc, argv, c, &a, resume) == -1) {
+		free(a.task_buf);
 		config_free(c);
 		return WARREN_EXIT_USAGE;
 	}
@@ -1145,6 +1294,7 @@ cmd_run_common(int argc, char **argv, int resume)
 		log_setlevel(LOG_LEVEL_DEBUG);
 	code = cmd_run_go(&a, c);
 	free(a.schema);
+	free(a.task_buf);
 	config_free(c);
 	return code;
 }

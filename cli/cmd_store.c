@@ -473,7 +473,7 @@ static json_t *
 cmd_json_run(const struct store_run *r)
 {
 	return json_pack("{s:I, s:o, s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:I,"
-	    " s:I, s:i, s:o, s:o}",
+	    " s:I, s:i, s:o, s:o, s:o, s:o}",
 	    "id", (json_int_t)r->id, "task", jtext(r->task),
 	    "status", cmd_run_status(r), "result", jtext(r->result),
 	    "workspace", jtext(r->workspace),
@@ -485,7 +485,10 @@ cmd_json_run(const struct store_run *r)
 	    "duration_ms", (json_int_t)cmd_run_duration(r),
 	    "resumes", r->resumes,
 	    "params", cmd_json_params(r->params),
-	    "layer", cmd_json_layer(r));
+	    "layer", cmd_json_layer(r),
+	    "continues", r->continues > 0 ?
+	    json_integer((json_int_t)r->continues) : json_null(),
+	    "continued_by", jtext(r->continued_by));
 }
 
 int
@@ -864,6 +867,11 @@ cmd_show_header(const struct store_run *r)
 		printf(", resumed %d time%s", r->resumes,
 		    r->resumes == 1 ? "" : "s");
 	printf("\n");
+	/* run --continue: the runs of one conversation. */
+	if (r->continues > 0)
+		printf("continues run %lld\n", (long long)r->continues);
+	if (r->continued_by != NULL)
+		printf("continued by run %s\n", r->continued_by);
 	cmd_show_layer(r);
 	printf("task:\n");
 	cmd_print_block("    ", r->task, 0);

@@ -11,7 +11,14 @@
 
 const struct opt_doc opt_docs[] = {
 	{ "run", 0, "profile", "P", "The root agent's profile (default "
-	  "orchestrator, which only delegates, completes and fails)." },
+	  "orchestrator, which only delegates, completes and fails). Any "
+	  "other profile (explore, general, ...) runs as one agent in a "
+	  "sandboxed worker, delegating when its profile may." },
+	{ "run", 0, "continue", "[RUN]", "A follow-up of run RUN (a run id "
+	  "or last; default this workspace's latest run): the new root's "
+	  "memory node hangs under that run's root, so it sees the earlier "
+	  "runs' summaries; show links them. Needs the store; a run still "
+	  "running is refused (exit 2)." },
 	{ RR " ask", 'w', "workspace", "DIR", "The workspace (default the "
 	  "current directory). A resume runs where the run ran: another "
 	  "DIR is refused." },

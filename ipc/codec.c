@@ -295,6 +295,18 @@ codec_put_limits(struct enc *e, const struct ipc_limits *l)
 }
 
 static void
+codec_put_strs(struct enc *e, char *const *v, size_t n, size_t max,
+    const char *what)
+{
+	size_t	i;
+
+	enc_array(e, n > IPC_TOOLS_MAX ? UINT32_MAX : (uint32_t)n,
+	    IPC_TOOLS_MAX, what);
+	for (i = 0; i < n && !e->failed; i++)
+		enc_str(e, v[i], max, what);
+}
+
+static void
 codec_put_start(struct enc *e, const struct ipc_start *s)
 {
 	if (s->path == NULL || !ipc_path_valid(s->path, strlen(s->path))) {
@@ -321,6 +333,14 @@ codec_put_start(struct enc *e, const struct ipc_start *s)
 	codec_put_limits(e, &s->limits);
 	enc_key(e, "workspace");
 	enc_str(e, s->workspace, IPC_WORKSPACE_MAX, "start.workspace");
+	if (s->ndelegates == 0)
+		return;
+	enc_key(e, "delegates");
+	codec_put_strs(e, s->delegates, s->ndelegates, IPC_NAME_MAX,
+	    "start.delegates");
+	enc_key(e, "delegate_descs");
+	codec_put_strs(e, s->delegate_descs, s->ndelegates, IPC_CALLSTR_MAX,
+	    "start.delegate_descs");
 }
 
 static void
@@ -370,6 +390,8 @@ codec_put_error(struct enc *e, const struct ipc_error *x, const char *what)
 static void
 codec_put_spawn(struct enc *e, const struct ipc_spawn *s)
 {
+	size_t	i;
+
 	enc_key(e, "id");
 	enc_u64(e, s->id);
 	enc_key(e, "profile");
@@ -381,6 +403,13 @@ codec_put_spawn(struct enc *e, const struct ipc_spawn *s)
 	enc_key(e, "call_id");
 	enc_str(e, s->call_id ? s->call_id : "", IPC_CALLSTR_MAX,
 	    "spawn.call_id");
+	if (!s->filtered)
+		return;
+	enc_key(e, "tool_filter");
+	enc_array(e, s->ntools > IPC_TOOLS_MAX ? UINT32_MAX :
+	    (uint32_t)s->ntools, IPC_TOOLS_MAX, "spawn.tool_filter");
+	for (i = 0; i < s->ntools && !e->failed; i++)
+		enc_tok(e, s->tools[i], IPC_NAME_MAX, "spawn.tool_filter");
 }
 
 static void
@@ -471,11 +500,11 @@ codec_nfields(const struct ipc_msg *m)
 {
 	switch (m->type) {
 	case IPC_HELLO:		return 4;
-	case IPC_START:		return 8;
+	case IPC_START:		return 8 + 2 * (m->u.start.ndelegates > 0);
 	case IPC_LLM:		return 5;
 	case IPC_LLM_OK:	return 2;
 	case IPC_LLM_ERR:	return 3;
-	case IPC_SPAWN:		return 5;
+	case IPC_SPAWN:		return 5 + (m->u.spawn.filtered != 0);
 	case IPC_SPAWN_OK:	return 4;
 	case IPC_SPAWN_ERR:	return 3;
 	case IPC_EVENT:

@@ -162,11 +162,34 @@ decode_workspace(struct mp_reader *r, char **ws)
 	return 0;
 }
 
+/* An array of strings of at most max bytes. */
+static int
+decode_strs(struct mp_reader *r, char ***v, size_t *nv, size_t max,
+    const char *what)
+{
+	uint32_t	n, i;
+
+	if (*v != NULL)
+		return mp_fail(r, "%s: given twice", what);
+	if (mp_get_array(r, &n, IPC_TOOLS_MAX, what) == -1)
+		return -1;
+	if (n > 0) {
+		if ((*v = calloc(n, sizeof(**v))) == NULL)
+			return mp_fail(r, "%s: out of memory", what);
+		*nv = n;
+	}
+	for (i = 0; i < n && !r->failed; i++)
+		mp_get_strdup(r, &(*v)[i], max, what);
+	mp_leave(r);
+	return r->failed ? -1 : 0;
+}
+
 static int
 decode_start(struct mp_reader *r, uint32_t n, struct ipc_start *s)
 {
 	static const char *const keys[] = { "path", "depth", "profile",
-	    "task", "context", "limits", "workspace", "history" };
+	    "task", "context", "limits", "workspace", "history", "delegates",
+	    "delegate_descs" };
 	uint32_t	i, seen = 0;
 
 	for (i = 0; i < n && !r->failed; i++) {
@@ -195,10 +218,23 @@ decode_start(struct mp_reader *r, uint32_t n, struct ipc_start *s)
 		case 7:
 			wire_get_msgs(r, &s->history, "start.history");
 			break;
+		case 8:
+			decode_strs(r, &s->delegates, &s->ndelegates,
+			    IPC_NAME_MAX, "start.delegates");
+			break;
+		case 9:
+			decode_strs(r, &s->delegate_descs, &s->ndescs,
+			    IPC_CALLSTR_MAX, "start.delegate_descs");
+			break;
 		default:
 			return -1;
 		}
 	}
+	/* Both or neither, one description a name. */
+	if (!r->failed && ((seen >> 8) & 3) != 0 && (((seen >> 8) & 3) != 3 ||
+	    s->ndescs != s->ndelegates))
+		return mp_fail(r, "start.delegates: not one description a "
+		    "name");
 	return wire_required(r, seen, 0xff, keys, "start");
 }
 
@@ -318,10 +354,30 @@ decode_error(struct mp_reader *r, uint32_t n, struct ipc_error *x,
 }
 
 static int
+decode_spawn_filter(struct mp_reader *r, struct ipc_spawn *s)
+{
+	uint32_t	n, i;
+	const char	*what = "spawn.tool_filter";
+
+	s->filtered = 1;
+	if (mp_get_array(r, &n, IPC_TOOLS_MAX, what) == -1)
+		return -1;
+	if (n > 0) {
+		if ((s->tools = calloc(n, sizeof(*s->tools))) == NULL)
+			return mp_fail(r, "%s: out of memory", what);
+		s->ntools = n;
+	}
+	for (i = 0; i < n && !r->failed; i++)
+		wire_get_tok(r, &s->tools[i], IPC_NAME_MAX, what);
+	mp_leave(r);
+	return r->failed ? -1 : 0;
+}
+
+static int
 decode_spawn(struct mp_reader *r, uint32_t n, struct ipc_spawn *s)
 {
 	static const char *const keys[] = { "id", "profile", "task",
-	    "inherit_context", "call_id" };
+	    "inherit_context", "call_id", "tool_filter" };
 	uint32_t	i, seen = 0;
 
 	for (i = 0; i < n && !r->failed; i++) {
@@ -343,6 +399,9 @@ decode_spawn(struct mp_reader *r, uint32_t n, struct ipc_spawn *s)
 		case 4:
 			mp_get_strdup(r, &s->call_id, IPC_CALLSTR_MAX,
 			    "spawn.call_id");
+			break;
+		case 5:
+			decode_spawn_filter(r, s);
 			break;
 		default:
 			return -1;
@@ -607,6 +666,12 @@ ipc_msg_free(struct ipc_msg *m)
 		msg_list_free(&m->u.start.context);
 		msg_list_free(&m->u.start.history);
 		free(m->u.start.workspace);
+		for (i = 0; i < m->u.start.ndelegates; i++)
+			free(m->u.start.delegates[i]);
+		for (i = 0; i < m->u.start.ndescs; i++)
+			free(m->u.start.delegate_descs[i]);
+		free(m->u.start.delegates);
+		free(m->u.start.delegate_descs);
 		break;
 	case IPC_LLM:
 		msg_list_free(&m->u.llm.messages);
@@ -624,6 +689,9 @@ ipc_msg_free(struct ipc_msg *m)
 		free(m->u.spawn.profile);
 		free(m->u.spawn.task);
 		free(m->u.spawn.call_id);
+		for (i = 0; i < m->u.spawn.ntools; i++)
+			free(m->u.spawn.tools[i]);
+		free(m->u.spawn.tools);
 		break;
 	case IPC_SPAWN_OK:
 		free(m->u.spawn_ok.path);

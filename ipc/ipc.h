@@ -27,7 +27,7 @@
 #include "common/buf.h"
 #include "common/msg.h"
 
-#define IPC_PROTOCOL_VERSION	3
+#define IPC_PROTOCOL_VERSION	4
 
 /* Message types, numbered by phase. Bump the version if any of these change. */
 enum ipc_type {
@@ -144,6 +144,13 @@ struct ipc_start {
 					   so far (empty: a fresh start) */
 	struct ipc_limits limits;
 	char		*workspace;	/* absolute path */
+	/* Optional: the profiles its delegate may name, with what each is
+	   for (the delegate schema's enum); ndelegates <= IPC_TOOLS_MAX. */
+	char		**delegates;
+	char		**delegate_descs;	/* <= IPC_CALLSTR_MAX B each */
+	size_t		 ndelegates;
+	size_t		 ndescs;	/* decoded descriptions (= ndelegates
+					   in a valid message); sending: unused */
 };
 
 struct ipc_llm {
@@ -174,6 +181,10 @@ struct ipc_spawn {
 	int		 inherit_context;
 	char		*call_id;	/* the delegate tool call's id ("" if
 					   none): resume matches children by it */
+	/* tool_filter, optional: only these of the profile's tools. */
+	int		 filtered;
+	char		**tools;	/* ntools <= IPC_TOOLS_MAX */
+	size_t		 ntools;
 };
 
 struct ipc_spawn_ok {

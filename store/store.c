@@ -28,16 +28,16 @@ static const char *const store_sql[SQ__COUNT] = {
 	[SQ_COMMIT] = "COMMIT",
 	[SQ_ROLLBACK] = "ROLLBACK",
 	[SQ_RUN_INSERT] = "INSERT INTO runs (task, workspace, profile, model,"
-	    " params, status, pid, started_ms, cow_mode, cow_dir, cow_state)"
-	    " VALUES (?,?,?,?,?,'running',?,?,?8,?9,"
-	    " CASE WHEN ?8 IS NULL THEN NULL ELSE 'pending' END)",
+	    " params, status, pid, started_ms, cow_mode, cow_dir, cow_state,"
+	    " continues) VALUES (?,?,?,?,?,'running',?,?,?8,?9,"
+	    " CASE WHEN ?8 IS NULL THEN NULL ELSE 'pending' END, ?10)",
 	[SQ_RUN_RESUMED] = "UPDATE runs SET status = 'running', pid = ?2,"
 	    " resumes = resumes + 1, ended_ms = 0 WHERE id = ?1",
 	[SQ_RUN_END] = "UPDATE runs SET status = ?2, result = ?3,"
 	    " ended_ms = ?4 WHERE id = ?1",
 	[SQ_AGENT_INSERT] = "INSERT INTO agents (run, parent, path, depth,"
-	    " profile, task, call_id, inherit_context, created_ms)"
-	    " VALUES (?,?,?,?,?,?,?,?,?)",
+	    " profile, task, call_id, inherit_context, created_ms,"
+	    " tool_filter) VALUES (?,?,?,?,?,?,?,?,?,?)",
 	[SQ_AGENT_FIND] = "SELECT a.id, n.id FROM agents a"
 	    " JOIN memory_nodes n ON n.agent = a.id"
 	    " WHERE a.run = ? AND a.path = ?",
@@ -119,6 +119,9 @@ static const char *const store_sql[SQ__COUNT] = {
 	[SQ_DEL_NODES] = "DELETE FROM memory_nodes WHERE run = ?1",
 	[SQ_DEL_EVENTS] = "DELETE FROM events WHERE run = ?1",
 	[SQ_DEL_AGENTS] = "DELETE FROM agents WHERE run = ?1",
+	/* Its follow-ups stay, continuing no run. */
+	[SQ_DEL_CONTINUES] = "UPDATE runs SET continues = NULL"
+	    " WHERE continues = ?1",
 	[SQ_DEL_RUN] = "DELETE FROM runs WHERE id = ?1",
 };
 

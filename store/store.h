@@ -53,7 +53,7 @@
 
 #include "common/msg.h"
 
-#define STORE_SCHEMA_VERSION	4
+#define STORE_SCHEMA_VERSION	5
 #define STORE_DEFAULT_BATCH_MAX	4096	/* rows per transaction */
 #define STORE_BUSY_TIMEOUT_MS	5000
 /* How long a write waits for a lock another process holds before the
@@ -128,6 +128,8 @@ struct store_run_params {
 					   may be NULL */
 	const char	*cow_mode;	/* "overlay", "copy", or NULL: in place */
 	const char	*cow_dir;	/* its layer's directory, or NULL */
+	int64_t		 continues;	/* run --continue: the run it follows
+					   up; 0: none */
 };
 
 /* A new agent. The parent (path minus its last component) must exist. */
@@ -139,6 +141,13 @@ struct store_agent_new {
 					   resume finds a finished child by it;
 					   NULL for the root */
 	int		 inherit_context; /* started from its parent's context */
+	const char	*tool_filter;	/* its delegate call's tool_filter, the
+					   tools as "read,edit"; NULL: none */
+	/* Its memory node's parents instead of its parent agent's node (a
+	 * composition pattern's step hangs under the pattern's node or the
+	 * steps it depends on); 0 of them: the parent agent's node. */
+	const int64_t	*parent_nodes;
+	size_t		 nparent_nodes;
 };
 
 struct store_run {
@@ -161,6 +170,9 @@ struct store_run {
 	char			*cow_dir;
 	char			*cow_state;	/* "pending", "applied",
 						   "discarded", "empty" */
+	int64_t			 continues;	/* the run it follows up, 0 */
+	char			*continued_by;	/* the runs that follow it up:
+						   "7, 9"; NULL: none */
 };
 
 struct store_agent {
@@ -182,6 +194,7 @@ struct store_agent {
 	int64_t			 created_ms, started_ms, ended_ms;
 	uint64_t		 nmessages;
 	char			*summary;	/* its node's summary; may be NULL */
+	char			*tool_filter;	/* "read,edit"; NULL: none */
 };
 
 struct store_node {
@@ -319,6 +332,12 @@ int		 store_run_delete(struct store *st, int64_t run);
  * ENOTFOUND if the run has no layer. With no writer thread running. */
 int		 store_run_cow_state(struct store *st, int64_t run,
 		    const char *state);
+/* run --continue: the memory edge from the root node of run old (the
+ * run being followed up) to node, the new run's root node: its context
+ * holds old's memory. Across runs, unlike store_edge_add. With no writer
+ * thread running. */
+int		 store_run_continue(struct store *st, int64_t old,
+		    int64_t node);
 int		 store_run_end(struct store *st, int64_t run,
 		    enum store_run_status status, const char *result);
 

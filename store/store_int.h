@@ -54,6 +54,7 @@ enum store_stmt_id {
 	SQ_DEL_NODES,
 	SQ_DEL_EVENTS,
 	SQ_DEL_AGENTS,
+	SQ_DEL_CONTINUES,
 	SQ_DEL_RUN,
 	SQ__COUNT
 };

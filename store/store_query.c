@@ -28,7 +28,9 @@
 	"  WHERE a.run = r.id)" \
 	" + (SELECT coalesce(sum(n.summary_out), 0) FROM memory_nodes n" \
 	"  WHERE n.run = r.id)" \
-	", r.cow_mode, r.cow_dir, r.cow_state" \
+	", r.cow_mode, r.cow_dir, r.cow_state, coalesce(r.continues, 0)," \
+	" (SELECT group_concat(c.id, ', ') FROM runs c" \
+	"  WHERE c.continues = r.id)" \
 	" FROM runs r "
 
 /*
@@ -46,7 +48,8 @@
 	" a.path, a.depth, a.profile, a.task, a.call_id, a.inherit_context," \
 	" a.pid, a.status, a.result, a.exit_reason, a.tokens_in," \
 	" a.tokens_out, a.created_ms, a.started_ms, a.ended_ms," \
-	" (SELECT count(*) FROM messages m WHERE m.node = n.id), n.summary" \
+	" (SELECT count(*) FROM messages m WHERE m.node = n.id), n.summary," \
+	" a.tool_filter" \
 	" FROM agents a LEFT JOIN memory_nodes n ON n.agent = a.id" \
 	" WHERE a.run = ?"
 
@@ -97,6 +100,8 @@ store_run_row(sqlite3_stmt *s, struct store_run *r)
 	r->cow_mode = store_col_dup(s, 15, &ok);
 	r->cow_dir = store_col_dup(s, 16, &ok);
 	r->cow_state = store_col_dup(s, 17, &ok);
+	r->continues = sqlite3_column_int64(s, 18);
+	r->continued_by = store_col_dup(s, 19, &ok);
 	r->alive = r->status == STORE_RUN_RUNNING && store_pid_alive(r->pid);
 	if (!ok) {
 		store_run_free(r);
@@ -224,6 +229,7 @@ store_agent_row(sqlite3_stmt *s, struct store_agent *a)
 	a->ended_ms = sqlite3_column_int64(s, 18);
 	a->nmessages = (uint64_t)sqlite3_column_int64(s, 19);
 	a->summary = store_col_dup(s, 20, &ok);
+	a->tool_filter = store_col_dup(s, 21, &ok);
 	if (a->path == NULL)
 		ok = 0;
 	if (!ok) {
@@ -393,8 +399,12 @@ store_graph_edges(struct store *st, int64_t run, struct store_graph *g)
 	size_t			 cap = 0;
 	int			 rc;
 
+	/* Within the run: a follow-up's edge from the run it continues is
+	 * not one of its graph's. */
 	if (store_prepare(st, "SELECT e.parent, e.child FROM memory_edges e"
-	    " JOIN memory_nodes n ON n.id = e.child WHERE n.run = ?"
+	    " JOIN memory_nodes n ON n.id = e.child"
+	    " JOIN memory_nodes p ON p.id = e.parent AND p.run = n.run"
+	    " WHERE n.run = ?"
 	    " ORDER BY e.child, e.parent", &s) == -1)
 		return -1;
 	sqlite3_bind_int64(s, 1, run);
@@ -628,6 +638,7 @@ store_run_free(struct store_run *r)
 	free(r->cow_mode);
 	free(r->cow_dir);
 	free(r->cow_state);
+	free(r->continued_by);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -650,6 +661,7 @@ store_agent_free(struct store_agent *a)
 	free(a->profile);
 	free(a->task);
 	free(a->call_id);
+	free(a->tool_filter);
 	free(a->result);
 	free(a->exit_reason);
 	free(a->summary);

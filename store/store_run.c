@@ -69,6 +69,10 @@ store_run_insert(struct store *st, const struct store_run_params *p,
 	sqlite3_bind_int64(s, 7, clock_wall_ms());
 	store_bind_text(s, 8, p->cow_mode);
 	store_bind_text(s, 9, p->cow_dir);
+	if (p->continues > 0)
+		sqlite3_bind_int64(s, 10, p->continues);
+	else
+		sqlite3_bind_null(s, 10);
 	if (store_exec_stmt(st, s, "recording a run") == -1)
 		return -1;
 	*run = sqlite3_last_insert_rowid(st->db);
@@ -84,6 +88,27 @@ store_run_begin(struct store *st, const struct store_run_params *p,
 	if (store_op_begin(st) == -1)
 		return -1;
 	return store_op_end(st, store_run_insert(st, p, run) == 0, 1);
+}
+
+/*
+ * The only edge across runs: old's root node is the parent of a follow-up
+ * run's root node. No cycle is possible (node is new, old's nodes are
+ * older). Not through the writer: cmd_run calls it before it starts one.
+ */
+int
+store_run_continue(struct store *st, int64_t old, int64_t node)
+{
+	int64_t	agent, root;
+	int	ok;
+
+	if (st->w != NULL)
+		return store_seterr(st, STORE_EINVAL, "a follow-up's edge is "
+		    "written with the writer thread stopped");
+	if (store_op_begin(st) == -1)
+		return -1;
+	ok = store_agent_find(st, old, "0", &agent, &root) == 0 &&
+	    store_edge_insert(st, root, node) == 0;
+	return store_op_end(st, ok, 1);
 }
 
 /* Run one UPDATE on a run; ENOTFOUND when no row changed. */
@@ -243,6 +268,7 @@ store_agent_insert(struct store *st, int64_t run, const struct store_agent_new *
 	store_bind_text(s, 7, a->call_id);
 	sqlite3_bind_int(s, 8, a->inherit_context != 0);
 	sqlite3_bind_int64(s, 9, clock_wall_ms());
+	store_bind_text(s, 10, a->tool_filter);
 	if (store_exec_stmt(st, s, "adding an agent") == -1) {
 		if (st->err == STORE_EINVAL)	/* UNIQUE (run, path) */
 			return store_seterr(st, STORE_EEXIST,
@@ -260,6 +286,7 @@ store_agent_add(struct store *st, int64_t run, const struct store_agent_new *a,
 {
 	char	 parent[STORE_PATH_MAX];
 	int64_t	 pagent = 0, pnode = 0, agent = 0, node = 0;
+	size_t	 i, nedges;
 	int	 depth, ok;
 
 	if (a == NULL || a->task == NULL)
@@ -279,9 +306,15 @@ store_agent_add(struct store *st, int64_t run, const struct store_agent_new *a,
 		return -1;
 	ok = store_agent_insert(st, run, a, depth, pagent, &agent) == 0 &&
 	    store_node_insert(st, run, agent, STORE_NODE_AGENT, a->task,
-	    &node) == 0 &&
-	    (pnode == 0 || store_edge_insert(st, pnode, node) == 0);
-	if (store_op_end(st, ok, pnode == 0 ? 2 : 3) == -1)
+	    &node) == 0;
+	nedges = a->nparent_nodes > 0 ? a->nparent_nodes : pnode != 0;
+	if (a->nparent_nodes > 0)
+		for (i = 0; ok && i < a->nparent_nodes; i++)
+			ok = store_edge_insert(st, a->parent_nodes[i],
+			    node) == 0;
+	else if (ok && pnode != 0)
+		ok = store_edge_insert(st, pnode, node) == 0;
+	if (store_op_end(st, ok, 2 + nedges) == -1)
 		return -1;
 	if (agentp != NULL)
 		*agentp = agent;
@@ -476,7 +509,7 @@ store_run_delete(struct store *st, int64_t run)
 	static const enum store_stmt_id	 del[] = { SQ_DEL_CALLS, SQ_DEL_MSGS,
 					    SQ_DEL_EDGES, SQ_DEL_NODES,
 					    SQ_DEL_EVENTS, SQ_DEL_AGENTS,
-					    SQ_DEL_RUN };
+					    SQ_DEL_CONTINUES, SQ_DEL_RUN };
 	sqlite3_stmt			*s;
 	size_t				 i;
 	int				 ok;

@@ -23,6 +23,13 @@
  *   .warren/agents/NAME.md) the user trusted with `warren trust`, by
  *   workspace, with the SHA-256 of the contents trusted (store_trust.c).
  *
+ * Version 4: runs.cow_mode, cow_dir, cow_state: the run's copy-on-write
+ *   layer.
+ * Version 5: runs.continues: the run a `run --continue` follows up (its
+ *   root node is the parent of the new root's, an edge across runs);
+ *   agents.tool_filter: the tools a delegate call narrowed the agent to
+ *   (a resumed agent keeps its narrower sandbox).
+ *
  * The caller holds a write transaction (BEGIN IMMEDIATE) around a build
  * and decides in it whether one is needed: two first runs on a fresh
  * file must not both create the tables (store.c, store_schema_ready).
@@ -141,11 +148,19 @@ static const char migrate_v4[] =
 	"ALTER TABLE runs ADD COLUMN cow_state TEXT;"
 	"PRAGMA user_version = 4;";
 
+/* run --continue: the run a run follows up. */
+static const char migrate_v5[] =
+	"ALTER TABLE runs ADD COLUMN continues INTEGER REFERENCES runs(id);"
+	"ALTER TABLE agents ADD COLUMN tool_filter TEXT;"
+	"CREATE INDEX runs_continues ON runs(continues);"
+	"PRAGMA user_version = 5;";
+
 /* migrations[i] takes version i + 1 to version i + 2. */
 static const char *const migrations[] = {
 	migrate_v2,
 	migrate_v3,
 	migrate_v4,
+	migrate_v5,
 };
 
 #define NMIGRATIONS (sizeof(migrations) / sizeof(migrations[0]))

@@ -64,7 +64,7 @@ struct store_witem {
 	size_t			 bytes;		/* counted against the bound */
 	int64_t			 id[3];
 	int			 n;
-	char			*s[4];
+	char			*s[5];
 	struct msg		 msg;
 	int			 has_usage;
 	struct msg_usage	 usage;
@@ -161,12 +161,18 @@ store_w_apply_agent(struct store_writer *w, struct store_witem *it)
 {
 	struct store_agent_new	a;
 	int64_t			agent, node;
+	size_t			i;
 
 	a.path = it->s[0];
 	a.profile = it->s[1];
 	a.task = it->s[2];
 	a.call_id = it->s[3];
+	a.tool_filter = it->s[4];
 	a.inherit_context = it->n;
+	for (i = 0; i < it->nids; i++)
+		it->ids[i] = store_w_id(w, it->ids[i]);
+	a.parent_nodes = it->ids;
+	a.nparent_nodes = it->nids;
 	if (store_agent_add(w->in, store_w_id(w, it->id[0]), &a, &agent,
 	    &node) == -1)
 		return -1;
@@ -222,7 +228,7 @@ store_w_item_free(struct store_witem *it)
 {
 	size_t	i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < 5; i++)
 		free(it->s[i]);
 	if (it->op == W_MSG)
 		msg_free(&it->msg);
@@ -440,9 +446,20 @@ store_w_agent_add(struct store *st, int64_t run,
 	struct store_witem	*it;
 
 	if ((it = store_w_item(st, W_AGENT_ADD)) == NULL ||
-	    store_w_strs(st, it, 4, a->path, a->profile, a->task,
-	    a->call_id) == -1)
+	    store_w_strs(st, it, 5, a->path, a->profile, a->task,
+	    a->call_id, a->tool_filter) == -1)
 		return -1;
+	if (a->nparent_nodes > 0) {
+		if ((it->ids = calloc(a->nparent_nodes,
+		    sizeof(*it->ids))) == NULL) {
+			store_w_item_free(it);
+			return store_seterr(st, STORE_ENOMEM,
+			    "queueing an agent");
+		}
+		memcpy(it->ids, a->parent_nodes,
+		    a->nparent_nodes * sizeof(*it->ids));
+		it->nids = a->nparent_nodes;
+	}
 	it->id[0] = run;
 	it->id[1] = store_w_handle(st);
 	it->id[2] = store_w_handle(st);

@@ -12,6 +12,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "agent/profile.h"
 #include "ipc/ipc.h"
 #include "llm/llm.h"
 #include "supervisor/run.h"
@@ -113,6 +114,11 @@ broker_submit(struct run *r, struct node *n, unsigned step,
 	req.step = step;
 	req.purpose = purpose == IPC_PURPOSE_SUMMARY ? LLM_PURPOSE_SUMMARY :
 	    LLM_PURPOSE_TURN;
+	/* An agent file's model: that agent's turns go to it (the engine
+	 * records the model of each request in a cassette). Its summaries
+	 * keep the configured summary model. */
+	if (req.purpose == LLM_PURPOSE_TURN)
+		req.model = n->profile->model;
 	req.msgs = msgs;
 	req.tools = tools;
 	req.ntools = ntools;

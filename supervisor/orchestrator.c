@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "store/store.h"
+#include "supervisor/compose.h"
 #include "supervisor/loop.h"
 #include "supervisor/run.h"
 
@@ -128,6 +129,23 @@ orch_feed_results(struct run *r)
 }
 
 static void
+orch_compose_done(struct run *r, void *arg, const char *text, int is_error)
+{
+	struct orch_state	*o = r->orch_state;
+	size_t			 i = (size_t)(uintptr_t)arg;
+
+	if (o == NULL || !o->tools_wait || i >= o->ncalls)
+		return;
+	o->texts[i] = xstrdup(text);
+	o->res[i].text = o->texts[i];
+	o->res[i].is_error = is_error;
+	if (--o->npending == 0) {
+		orch_feed_results(r);
+		orch_drive(r);
+	}
+}
+
+static void
 orch_child_done(struct run *r, struct node *child, void *arg)
 {
 	struct orch_state	*o = r->orch_state;
@@ -151,6 +169,7 @@ orch_calls(struct run *r, const struct agent_action *act)
 {
 	struct orch_state	*o = r->orch_state;
 	const struct agent_call	*c;
+	struct run_deleg	 d;
 	const char		*code;
 	char			 msg[512];
 	size_t			 i;
@@ -163,14 +182,30 @@ orch_calls(struct run *r, const struct agent_action *act)
 	o->tools_wait = 1;
 	for (i = 0; i < act->ncalls; i++) {
 		c = &act->calls[i];
-		if (c->kind != AGENT_CALL_DELEGATE) {
+		memset(&d, 0, sizeof(d));
+		d.profile = c->profile;
+		d.task = c->task;
+		d.inherit = c->inherit_context;
+		d.tools = c->tools;
+		d.ntools = c->ntools;
+		d.filtered = c->filtered;
+		d.call_id = c->id;
+		if (c->kind == AGENT_CALL_COMPOSE) {
+			/* Answers later, from the loop (compose.h). */
+			if (compose_start(r, c, orch_compose_done,
+			    (void *)(uintptr_t)i, msg, sizeof(msg)) == 0) {
+				o->npending++;
+				continue;
+			}
+			o->texts[i] = xstrdup(msg);
+			o->res[i].is_error = 1;
+		} else if (c->kind != AGENT_CALL_DELEGATE) {
 			xasprintf(&o->texts[i], "the orchestrator runs no "
 			    "tool (%s): delegate it to a subagent", c->name);
 			o->res[i].is_error = 1;
-		} else if (run_delegate(r, r->root, c->profile, c->task,
-		    c->inherit_context, c->id, orch_child_done,
-		    (void *)(uintptr_t)i,
-		    &o->children[i], &code, msg, sizeof(msg)) == 0) {
+		} else if (run_delegate_as(r, r->root, &d, orch_child_done,
+		    (void *)(uintptr_t)i, &o->children[i], &code, msg,
+		    sizeof(msg)) == 0) {
 			o->npending++;
 			continue;
 		} else {
@@ -310,6 +345,7 @@ orch_start(struct run *r, const struct msg_list *resume, char *err,
     size_t errsz)
 {
 	struct agent_config	 cfg;
+	struct msg_list		 ctx;
 	struct node		*n = r->root;
 	char			 extra[1024];
 	size_t			 i;
@@ -326,6 +362,8 @@ orch_start(struct run *r, const struct msg_list *resume, char *err,
 	cfg.depth = 0;
 	cfg.task = n->task;
 	cfg.system_extra = extra;
+	cfg.delegates = r->delegates;
+	cfg.ndelegates = r->ndelegates;
 	cfg.limits.max_iterations = r->opts.limits.max_iterations;
 	cfg.on_event = orch_event;
 	cfg.event_arg = r;
@@ -334,7 +372,15 @@ orch_start(struct run *r, const struct msg_list *resume, char *err,
 		cfg.check_result = orch_check_result;
 		cfg.check_arg = r;
 	}
-	if ((r->orch = agent_new(&cfg, err, errsz)) == NULL)
+	/* A follow-up (run --continue): the earlier run's memory. */
+	msg_list_init(&ctx);
+	if (n->inherit && resume == NULL) {
+		run_inherited(r, n, &ctx);
+		cfg.inherited = &ctx;
+	}
+	r->orch = agent_new(&cfg, err, errsz);
+	msg_list_free(&ctx);
+	if (r->orch == NULL)
 		return -1;
 	r->orch_state = xcalloc(1, sizeof(*r->orch_state));
 	r->orch_state->run = r;
@@ -381,6 +427,7 @@ orch_free(struct run *r)
 		free(o);
 		r->orch_state = NULL;
 	}
+	compose_free_all(r);
 	agent_free(r->orch);
 	r->orch = NULL;
 }

@@ -92,6 +92,11 @@ proc_send_start(struct worker *w)
 	s->limits.timeout_ms = l->agent_timeout_ms;
 	s->limits.max_output_bytes = l->max_output_bytes;
 	s->workspace = (char *)(uintptr_t)w->run->opts.workspace;
+	if (n->profile->delegate) {
+		s->delegates = w->run->dnames;
+		s->delegate_descs = w->run->ddescs;
+		s->ndelegates = w->run->ndelegates;
+	}
 	proc_send(w, &m);
 	free(s->profile.tools);
 	msg_list_free(&s->context);
@@ -181,7 +186,12 @@ proc_llm_done(struct run *r, void *arg, struct msg_reply *reply,
 	struct proc_llm	*pl = arg, **pp;
 	struct worker	*w = pl->w;
 
-	(void)r;
+	/* A root in a worker ends on the endpoint's error as the
+	 * orchestrator would: the run exits 4, not 1. */
+	if (w != NULL && w->node == r->root && reply == NULL &&
+	    strcmp(code, IPC_ERR_CANCELLED) != 0 &&
+	    strcmp(code, IPC_ERR_BUDGET) != 0)
+		r->llm_failed = 1;
 	if (w != NULL) {
 		for (pp = &w->llm; *pp != NULL; pp = &(*pp)->next) {
 			if (*pp == pl) {
@@ -314,14 +324,21 @@ proc_do_spawn(struct worker *w)
 {
 	const struct ipc_spawn	*q = &w->msg->u.spawn;
 	struct ipc_msg		 m;
+	struct run_deleg	 d;
 	const char		*code = NULL;
 	char			 msg[512];
 
-	if (run_delegate(w->run, w->node, q->profile, q->task,
-	    q->inherit_context, q->call_id != NULL && *q->call_id != '\0' ?
-	    q->call_id : NULL, proc_child_done,
-	    (void *)(uintptr_t)q->id,
-	    NULL, &code, msg, sizeof(msg)) == 0) {
+	memset(&d, 0, sizeof(d));
+	d.profile = q->profile;
+	d.task = q->task;
+	d.inherit = q->inherit_context;
+	d.tools = (const char *const *)q->tools;
+	d.ntools = q->ntools;
+	d.filtered = q->filtered;
+	d.call_id = q->call_id != NULL && *q->call_id != '\0' ? q->call_id :
+	    NULL;
+	if (run_delegate_as(w->run, w->node, &d, proc_child_done,
+	    (void *)(uintptr_t)q->id, NULL, &code, msg, sizeof(msg)) == 0) {
 		w->nspawn++;
 		proc_update_busy(w);
 		return;

@@ -107,18 +107,33 @@ run_node_add(struct run *r, struct node *parent, const struct profile *p,
 }
 
 static void
-run_store_agent(struct run *r, struct node *n, const char *call_id)
+run_store_agent(struct run *r, struct node *n, const char *call_id,
+    const int64_t *mem_parents, size_t nmem_parents)
 {
 	struct store_agent_new	a;
+	char			filter[PROFILE_MAX_TOOLS * 16];
+	size_t			i, len;
 
 	if (r->store == NULL)
 		return;
 	memset(&a, 0, sizeof(a));
+	/* Kept so a resumed agent gets its narrower sandbox again. */
+	if (n->narrowed != NULL) {
+		filter[0] = '\0';
+		for (i = 0; i < n->narrowed->ntools; i++) {
+			len = strlen(filter);
+			snprintf(filter + len, sizeof(filter) - len, "%s%s",
+			    i ? "," : "", n->narrowed->tools[i]);
+		}
+		a.tool_filter = filter;
+	}
 	a.path = n->path;
 	a.profile = n->profile->name;
 	a.task = n->task;
 	a.call_id = call_id;
 	a.inherit_context = n->inherit;
+	a.parent_nodes = mem_parents;
+	a.nparent_nodes = nmem_parents;
 	if (store_agent_add(r->store, r->run_id, &a, &n->store_agent,
 	    &n->store_node) == -1) {
 		run_store_warn(r, "agent %s", n->path);
@@ -127,8 +142,8 @@ run_store_agent(struct run *r, struct node *n, const char *call_id)
 	/* Delegated after a parallel batch with inherit_context: the batch's
 	 * merge node is an ancestor too, so its memory is in the context. */
 	if (n->inherit && n->parent != NULL && n->parent->merge_node > 0 &&
-	    store_edge_add(r->store, n->parent->merge_node,
-	    n->store_node) == -1)
+	    nmem_parents == 0 && store_edge_add(r->store,
+	    n->parent->merge_node, n->store_node) == -1)
 		run_store_warn(r, "edge to %s", n->path);
 }
 
@@ -216,46 +231,107 @@ run_delegate(struct run *r, struct node *parent, const char *profile,
     void *arg, struct node **childp, const char **code, char *msg,
     size_t msgsz)
 {
+	struct run_deleg	d;
+
+	memset(&d, 0, sizeof(d));
+	d.profile = profile;
+	d.task = task;
+	d.inherit = inherit;
+	d.call_id = call_id;
+	return run_delegate_as(r, parent, &d, cb, arg, childp, code, msg,
+	    msgsz);
+}
+
+/* The profile a delegation asks for, narrowed by its tool_filter (owned by
+ * the node then, *narrowed); NULL with msg for the model. */
+static const struct profile *
+run_deleg_profile(struct run *r, const struct run_deleg *d,
+    struct profile **narrowed, char *msg, size_t msgsz)
+{
 	const struct profile	*p;
+	const char		*name = d->profile;
+
+	*narrowed = NULL;
+	if (name == NULL || *name == '\0')
+		name = "general";
+	if ((p = profile_set_find(r->profiles, name)) == NULL ||
+	    strcmp(p->name, "orchestrator") == 0) {
+		snprintf(msg, msgsz, "unknown profile \"%s\": use explore, "
+		    "plan, review, test or general", name);
+		return NULL;
+	}
+	if (!d->filtered)
+		return p;
+	return *narrowed = profile_narrow(p, d->tools, d->ntools, msg, msgsz);
+}
+
+int
+run_delegate_as(struct run *r, struct node *parent, const struct run_deleg *d,
+    node_done_fn cb, void *arg, struct node **childp, const char **code,
+    char *msg, size_t msgsz)
+{
+	const struct profile	*p;
+	struct profile		*narrowed;
 	struct node		*n;
 
 	if ((*code = limits_check_delegate(r, parent, msg, msgsz)) != NULL)
 		goto refused;
-	if (profile == NULL || *profile == '\0')
-		profile = "general";
-	if ((p = profile_set_find(r->profiles, profile)) == NULL ||
-	    strcmp(p->name, "orchestrator") == 0) {
-		snprintf(msg, msgsz, "unknown profile \"%s\": use explore, "
-		    "plan, review, test or general", profile);
+	if ((p = run_deleg_profile(r, d, &narrowed, msg, msgsz)) == NULL) {
 		*code = IPC_ERR_REFUSED;
 		goto refused;
 	}
 	if (strlen(parent->path) + 12 >= IPC_PATH_MAX) {
+		profile_free(narrowed);
 		snprintf(msg, msgsz, "agent path too long: finish the work "
 		    "yourself");
 		*code = IPC_ERR_MAX_DEPTH;
 		goto refused;
 	}
-	n = run_node_add(r, parent, p, task ? task : "", inherit);
+	n = run_node_add(r, parent, p, d->task ? d->task : "", d->inherit);
+	n->narrowed = narrowed;
 	n->done_cb = cb;
 	n->done_arg = arg;
 	r->nagents++;
 	/* A worker's spawns of one turn arrive one by one: batch them until
 	 * its next LLM turn (the orchestrator knows its turns itself). */
-	if (parent != r->root) {
+	if (parent != r->root || r->root_worker) {
 		parent->batch = xreallocarray(parent->batch,
 		    parent->nbatch + 1, sizeof(*parent->batch));
 		parent->batch[parent->nbatch++] = n;
 	}
-	run_store_agent(r, n, call_id);
+	run_store_agent(r, n, d->call_id, d->mem_parents, d->nmem_parents);
 	run_enqueue(r, n);
 	if (childp != NULL)
 		*childp = n;
 	return 0;
 refused:
 	log_info("agent %s: delegation refused: %s", parent->path, msg);
-	run_record_event(r, parent, "refused", profile, msg);
+	run_record_event(r, parent, "refused", d->profile, msg);
 	return -1;
+}
+
+/*
+ * The orchestrator profile runs in the supervisor: it runs no tool, only
+ * delegates. Any other root runs in a sandboxed worker like a subagent,
+ * path "0" and depth 0, so a subagent it delegates is 0.1 at depth 1 as
+ * under the orchestrator, and --max-depth means the same either way.
+ */
+int
+run_root_start(struct run *r, const struct msg_list *resume, char *err,
+    size_t errsz)
+{
+	struct node	*n = r->root;
+
+	if (!r->root_worker)
+		return orch_start(r, resume, err, errsz);
+	if (resume != NULL && resume->n > 0) {
+		n->resume = xcalloc(1, sizeof(*n->resume));
+		msg_list_init(n->resume);
+		if (msg_list_copy(n->resume, resume) == -1)
+			fatal("msg_list_copy");
+	}
+	run_enqueue(r, n);
+	return 0;
 }
 
 void
@@ -765,6 +841,45 @@ run_idle(void *arg)
 		loop_break(r->loop);
 }
 
+#define RUN_DESC_MAX	300	/* bytes of a profile's description listed */
+
+/* A description cut to RUN_DESC_MAX, not inside a UTF-8 sequence. */
+static char *
+run_desc(const char *s)
+{
+	size_t	len = s != NULL ? strlen(s) : 0;
+
+	if (len > RUN_DESC_MAX) {
+		len = RUN_DESC_MAX;
+		while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
+			len--;
+	}
+	return str_ndup(s != NULL ? s : "", len);
+}
+
+/* What the delegate schema lists: every profile but the orchestrator. */
+static void
+run_delegates(struct run *r)
+{
+	const struct profile	*p;
+	size_t			 i, n = 0;
+
+	r->delegates = xcalloc(r->profiles->n + 1, sizeof(*r->delegates));
+	r->dnames = xcalloc(r->profiles->n + 1, sizeof(*r->dnames));
+	r->ddescs = xcalloc(r->profiles->n + 1, sizeof(*r->ddescs));
+	for (i = 0; i < r->profiles->n && n < IPC_TOOLS_MAX; i++) {
+		p = r->profiles->v[i];
+		if (strcmp(p->name, "orchestrator") == 0)
+			continue;
+		r->dnames[n] = p->name;
+		r->ddescs[n] = run_desc(p->description);
+		r->delegates[n].name = r->dnames[n];
+		r->delegates[n].description = r->ddescs[n];
+		n++;
+	}
+	r->ndelegates = n;
+}
+
 struct run *
 run_new(const struct run_opts *o, struct llm_engine *llm,
     struct profile_set *profiles, char *err, size_t errsz)
@@ -794,7 +909,9 @@ run_new(const struct run_opts *o, struct llm_engine *llm,
 		return NULL;
 	}
 	r->worker_env = spawn_env();
-	r->root = run_node_add(r, NULL, rootp, o->task, 0);
+	run_delegates(r);
+	r->root = run_node_add(r, NULL, rootp, o->task, o->root_inherit);
+	r->root_worker = strcmp(rootp->name, "orchestrator") != 0;
 	return r;
 }
 
@@ -804,7 +921,7 @@ run_set_store(struct run *r, struct store *st, int64_t run_id)
 	r->store = st;
 	r->run_id = run_id;
 	if (r->root->store_agent == 0)
-		run_store_agent(r, r->root, NULL);
+		run_store_agent(r, r->root, NULL, NULL, 0);
 	if (r->root->store_agent > 0 && store_agent_started(st,
 	    r->root->store_agent, (int64_t)getpid()) == -1)
 		run_store_warn(r, "the orchestrator started");
@@ -931,7 +1048,7 @@ run_main(struct run *r, const struct msg_list *resume)
 	loop_set_idle_hook(r->loop, run_idle, r);
 	/* Before any agent can write to the workspace. */
 	run_hostexec_begin(r, resume != NULL);
-	if (!r->orch_deferred && orch_start(r, resume, err,
+	if (!r->orch_deferred && run_root_start(r, resume, err,
 	    sizeof(err)) == -1) {
 		log_warnx("orchestrator: %s", err);
 		return WARREN_EXIT_CONFIG;
@@ -971,6 +1088,7 @@ run_free(struct run *r)
 	for (i = 0; i < r->nnodes; i++) {
 		n = r->nodes[i];
 		proc_free(n->worker);
+		profile_free(n->narrowed);
 		free(n->task);
 		free(n->result);
 		free(n->error);
@@ -980,6 +1098,11 @@ run_free(struct run *r)
 		free(n->resume);
 		free(n);
 	}
+	for (i = 0; i < r->ndelegates; i++)
+		free(r->ddescs[i]);
+	free(r->ddescs);
+	free(r->dnames);
+	free(r->delegates);
 	run_resume_free(r);
 	run_hostexec_free(r);
 	free(r->stop_reason);

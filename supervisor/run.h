@@ -24,6 +24,7 @@ struct llm_config;
 struct profile;
 struct profile_set;
 struct agent;
+struct agent_profile_ref;
 struct worker;
 struct run;
 struct store;
@@ -35,6 +36,7 @@ struct resume_wait;
 struct hostexec_snap;
 struct json_t;
 struct cow;
+struct compose;
 
 /* limits.c: every limit of a run, in one place. */
 struct run_limits {
@@ -115,6 +117,8 @@ struct node {
 	char			 path[IPC_PATH_MAX];
 	unsigned		 depth;
 	const struct profile	*profile;
+	struct profile		*narrowed;	/* profile, if a tool_filter
+						   narrowed it: owned */
 	char			*task;
 	int			 inherit;
 	unsigned		 nchildren;	/* for the next child's path */
@@ -172,6 +176,9 @@ struct run_opts {
 	/* The output schema (JSON Schema text, checked usable) the root's
 	   complete() result must match (docs/supervisor.md); NULL: none. */
 	const char	*schema;
+	/* run --continue: the root starts from its memory node's ancestors,
+	   the root node of the run it follows up (run_inherited). */
+	int		 root_inherit;
 	struct run_limits limits;
 };
 
@@ -180,6 +187,12 @@ struct run {
 	struct loop		*loop;
 	struct llm_engine	*llm;
 	struct profile_set	*profiles;
+	/* The profiles a delegate call may name (every one but the
+	   orchestrator) with their descriptions, cut to RUN_DESC_MAX: what
+	   the delegate schema lists. Borrowed from profiles. */
+	struct agent_profile_ref *delegates;
+	char			**dnames, **ddescs;	/* the same, for IPC */
+	size_t			 ndelegates;
 	struct store		*store;		/* NULL: nothing persisted */
 	struct sandbox_caps	*caps;		/* what this machine can apply */
 	struct spawnd_client	*spawnd;	/* forks workers; NULL: we do */
@@ -212,6 +225,9 @@ struct run {
 	uint64_t		 disk_base;	/* copy mode: the layer at start */
 	int			 disk_based;
 	unsigned		 disk_errors;	/* failed measures in a row */
+	/* The root's profile is not the orchestrator: the root is a worker
+	   (path "0", depth 0) like any subagent, not an agent in here. */
+	int			 root_worker;
 	struct agent		*orch;		/* the orchestrator's agent */
 	struct orch_state	*orch_state;
 	int			 orch_deferred;	/* resume: waits on subagents */
@@ -223,6 +239,9 @@ struct run {
 	/* Files that run code on the host, before any agent ran (or when
 	   the run first started, for a resumed run): run_hostexec.c. */
 	struct hostexec_snap	*hx_base;
+	/* The composition patterns running for the orchestrator
+	   (compose.c). */
+	struct compose		*composes;
 };
 
 /* run_partial.c */
@@ -245,6 +264,28 @@ int		 run_main(struct run *, const struct msg_list *resume);
 int		 run_delegate(struct run *, struct node *parent,
 		    const char *profile, const char *task, int inherit,
 		    const char *call_id, node_done_fn cb, void *arg,
+		    struct node **childp, const char **code, char *msg,
+		    size_t msgsz);
+/* Start the root agent: the orchestrator here (orch_start), any other
+ * profile queued for a worker. resume: its messages, or NULL. */
+int		 run_root_start(struct run *, const struct msg_list *resume,
+		    char *err, size_t errsz);
+/* A delegation with every argument of the delegate tool. */
+struct run_deleg {
+	const char		*profile;	/* NULL: general */
+	const char		*task;
+	int			 inherit;
+	const char *const	*tools;		/* tool_filter: */
+	size_t			 ntools;
+	int			 filtered;	/* given (maybe empty) */
+	const char		*call_id;
+	/* Its memory node's parents instead of the parent agent's node: a
+	   composition pattern's step (compose.c); 0 of them: the usual. */
+	const int64_t		*mem_parents;
+	size_t			 nmem_parents;
+};
+int		 run_delegate_as(struct run *, struct node *parent,
+		    const struct run_deleg *, node_done_fn cb, void *arg,
 		    struct node **childp, const char **code, char *msg,
 		    size_t msgsz);
 /* Queue a node for a worker slot. */

@@ -175,7 +175,7 @@ run_resume_release(struct run *r, struct resume_wait *w)
 		if (!r->orch_deferred || n->state == NODE_DONE)
 			return;
 		r->orch_deferred = 0;
-		if (orch_start(r, w->msgs, err, sizeof(err)) == -1) {
+		if (run_root_start(r, w->msgs, err, sizeof(err)) == -1) {
 			log_warnx("orchestrator: %s", err);
 			n->end = NODE_END_FAIL;
 			n->error = xstrdup(err);
@@ -204,6 +204,26 @@ run_resume_answered(struct run *r, struct node *child, void *arg)
 		run_resume_release(r, w);
 }
 
+/* A stored tool_filter ("read,edit") applied to p again; NULL (logged)
+ * if p no longer has one of those tools. */
+static struct profile *
+run_resume_narrow(const struct profile *p, const char *filter)
+{
+	struct profile	*q;
+	char		*copy, *s, *tok, *tools[PROFILE_MAX_TOOLS], err[512];
+	size_t		 n = 0;
+
+	copy = xstrdup(filter);
+	for (s = copy; (tok = strsep(&s, ",")) != NULL;)
+		if (*tok != '\0' && n < PROFILE_MAX_TOOLS)
+			tools[n++] = tok;
+	if ((q = profile_narrow(p, (const char *const *)tools, n, err,
+	    sizeof(err))) == NULL)
+		log_warnx("resume: %s", err);
+	free(copy);
+	return q;
+}
+
 /* Plan agent pa's node under parent, with its stored ids; NULL if its
  * path or profile cannot be used here. */
 static struct node *
@@ -214,11 +234,17 @@ run_resume_restore(struct run *r, struct node *parent,
 	const struct profile		*prof;
 	struct node			*n;
 
+	struct profile			*narrowed = NULL;
+
 	if (strlen(a->path) >= IPC_PATH_MAX || (prof = profile_set_find(
 	    r->profiles, a->profile ? a->profile : "general")) == NULL)
 		return NULL;
+	if (a->tool_filter != NULL &&
+	    (prof = narrowed = run_resume_narrow(prof, a->tool_filter)) == NULL)
+		return NULL;
 	n = run_node_restore(r, parent, prof, a->path, a->task ? a->task :
 	    "", a->inherit_context);
+	n->narrowed = narrowed;
 	n->store_agent = a->id;
 	n->store_node = a->node;
 	return n;

@@ -218,10 +218,13 @@ tools_run(const struct tool_ctx *ctx, const char *name, const char *args,
 	if ((t = tooldef_find(name)) == NULL)
 		return tool_fail(res, "unknown tool \"%.64s\"", name ? name :
 		    "");
+	if (t->where == TOOLDEF_COMPOSE)
+		return tool_fail(res, "%s runs in the orchestrator only: use "
+		    "delegate", t->name);
 	if (t->where != TOOLDEF_WORKER)
 		return tool_fail(res, "%s is not a workspace tool: the %s "
-		    "answers it", t->name, t->where == TOOLDEF_DELEGATE ?
-		    "supervisor" : "agent core");
+		    "answers it", t->name, t->where == TOOLDEF_DELEGATE ||
+		    t->where == TOOLDEF_COMPOSE ? "supervisor" : "agent core");
 	if (tooldef_validate(t, args, err, sizeof(err)) == -1)
 		return tool_fail(res, "%s", err);
 	if (args == NULL || args[strspn(args, " \t\r\n")] == '\0')

@@ -38,6 +38,7 @@ struct worker_state {
 	struct ipc_peer		 peer;
 	struct agent		*agent;
 	struct profile		 profile;
+	struct agent_profile_ref *delegates;	/* during agent_new only */
 	struct tool_ctx		 tools;
 	struct hold		 hold;		/* tool_call events held back */
 	uint32_t		 nextid;
@@ -319,6 +320,9 @@ worker_batch_spawn(struct worker_state *ws, struct worker_batch *b)
 		m.u.spawn.task = (char *)(uintptr_t)c->task;
 		m.u.spawn.inherit_context = c->inherit_context;
 		m.u.spawn.call_id = (char *)(uintptr_t)c->id;
+		m.u.spawn.filtered = c->filtered;
+		m.u.spawn.tools = (char **)(uintptr_t)c->tools;
+		m.u.spawn.ntools = c->ntools;
 		worker_post(ws, &m);
 		b->nwait++;
 	}
@@ -507,6 +511,16 @@ worker_agent(struct worker_state *ws, const struct ipc_start *s)
 	cfg.task = s->task;
 	cfg.system_extra = extra;
 	cfg.inherited = &s->context;
+	/* The profiles its delegate may name: the supervisor's list. */
+	if (s->ndelegates > 0) {
+		ws->delegates = xcalloc(s->ndelegates, sizeof(*ws->delegates));
+		for (i = 0; i < s->ndelegates; i++) {
+			ws->delegates[i].name = s->delegates[i];
+			ws->delegates[i].description = s->delegate_descs[i];
+		}
+		cfg.delegates = ws->delegates;
+		cfg.ndelegates = s->ndelegates;
+	}
 	/* Resumed: the agent goes on from its messages; its first checkpoint
 	 * resends them from 0 and the supervisor skips what it has. */
 	if (s->history.n > 0) {
@@ -521,7 +535,10 @@ worker_agent(struct worker_state *ws, const struct ipc_start *s)
 		cfg.limits.max_result = s->limits.max_output_bytes;
 	cfg.on_event = worker_event;
 	cfg.event_arg = ws;
-	if ((ws->agent = agent_new(&cfg, err, sizeof(err))) == NULL)
+	ws->agent = agent_new(&cfg, err, sizeof(err));
+	free(ws->delegates);
+	ws->delegates = NULL;
+	if (ws->agent == NULL)
 		fatalx("agent: %s", err);
 }
 

@@ -734,9 +734,13 @@ test_orchestrator_delegate(void **state)
 	a = agent_new(&cfg, err, sizeof(err));
 	assert_non_null(a);
 	agent_next(a, 0, &act);
-	/* delegate, complete, fail: no file or shell tool */
-	assert_int_equal(act.ntools, 3);
+	/* delegate, the composition patterns, complete, fail: no file or
+	 * shell tool */
+	assert_int_equal(act.ntools, 6);
 	assert_string_equal(act.tools[0].name, "delegate");
+	assert_string_equal(act.tools[1].name, "plan_execute");
+	assert_string_equal(act.tools[2].name, "parallel_explore");
+	assert_string_equal(act.tools[3].name, "sequential_delegate");
 	assert_string_equal(act.messages->v[1].text,
 	    "Summary of agent 0: the repo is C.");
 	assert_string_equal(act.messages->v[2].text, "review and test");
@@ -763,6 +767,42 @@ test_orchestrator_delegate(void **state)
 	    "unknown tool \"read\""));
 	agent_free(a);
 	msg_list_free(&inh);
+}
+
+/* A composition pattern's call reaches the driver as AGENT_CALL_COMPOSE
+ * with its arguments checked against the tool's schema first. */
+static void
+test_orchestrator_compose(void **state)
+{
+	struct agent_action	 act;
+	struct agent_config	 cfg;
+	struct agent_result	 res[1];
+	struct agent		*a;
+	char			 err[128];
+
+	(void)state;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.profile = profile_builtin("orchestrator");
+	cfg.task = "big job";
+	a = agent_new(&cfg, err, sizeof(err));
+	assert_non_null(a);
+	agent_next(a, 0, &act);
+	script_feed(a, script_reply(NULL, 3,
+	    "plan_execute", "{\"task\":\"do it\"}",
+	    "parallel_explore", "{\"task\":\"t\"}",
+	    "sequential_delegate", "{\"steps\":[{\"task\":\"one\"}]}"));
+	assert_int_equal(agent_next(a, 0, &act), AGENT_NEED_TOOLS);
+	/* parallel_explore without its aspects never leaves the agent. */
+	assert_int_equal(act.ncalls, 2);
+	assert_int_equal(act.calls[0].kind, AGENT_CALL_COMPOSE);
+	assert_string_equal(act.calls[0].name, "plan_execute");
+	assert_string_equal(act.calls[0].args, "{\"task\":\"do it\"}");
+	assert_int_equal(act.calls[1].kind, AGENT_CALL_COMPOSE);
+	assert_string_equal(act.calls[1].name, "sequential_delegate");
+	res[0].text = "done";
+	res[0].is_error = 0;
+	assert_int_equal(agent_feed_results(a, res, 1), -1);
+	agent_free(a);
 }
 
 static void
@@ -887,6 +927,7 @@ main(void)
 		cmocka_unit_test(test_hierarchical),
 		cmocka_unit_test(test_behaviors),
 		cmocka_unit_test(test_orchestrator_delegate),
+		cmocka_unit_test(test_orchestrator_compose),
 		cmocka_unit_test(test_resume),
 		cmocka_unit_test(test_resume_out_of_order),
 		cmocka_unit_test(test_bad_config),

@@ -18,6 +18,20 @@
 
 #include "agent/profile.h"
 #include "agent/tooldef.h"
+#include "common/log.h"
+
+/* What the parser logged (its warnings), for the test to read. */
+static char	warned[4096];
+
+static void
+warn_hook(enum log_level level, const char *line, void *arg)
+{
+	size_t	len = strlen(warned);
+
+	(void)level;
+	(void)arg;
+	snprintf(warned + len, sizeof(warned) - len, "%s\n", line);
+}
 
 static int
 parse(const char *text, struct profile **p, char *err, size_t errlen)
@@ -44,8 +58,11 @@ test_builtins(void **state)
 	assert_true(p->delegate);
 	assert_true(profile_has_tool(p, "edit"));
 	p = profile_builtin("orchestrator");
-	assert_int_equal(p->ntools, 1);
+	assert_int_equal(p->ntools, 4);
 	assert_string_equal(p->tools[0], "delegate");
+	assert_string_equal(p->tools[1], "plan_execute");
+	assert_string_equal(p->tools[2], "parallel_explore");
+	assert_string_equal(p->tools[3], "sequential_delegate");
 	assert_false(p->fs_write);
 	assert_null(profile_builtin("nope"));
 	/* fewer tools, fewer tokens per call */
@@ -154,10 +171,6 @@ test_parse_malformed(void **state)
 	expect_error("---\nname: x\n", "no closing \"---\"");
 	expect_error("---\nname: x\ntols: Read\n---\n",
 	    "agents/x.md:3: unknown key \"tols\"");
-	expect_error("---\nname: x\ntools: Read, Fly\n---\n",
-	    "agents/x.md:3: unknown tool \"Fly\"");
-	expect_error("---\nname: x\ntools:\n  - Read\n  - Teleport\n---\n",
-	    "agents/x.md:5: unknown tool \"Teleport\"");
 	expect_error("---\nname: Bad Name\n---\n", "agents/x.md:2: name");
 	expect_error("---\nname: x\njust words\n---\n",
 	    "agents/x.md:3: expected \"key: value\"");
@@ -167,10 +180,89 @@ test_parse_malformed(void **state)
 	/* Quoted file text is escaped: the message reaches a terminal. */
 	expect_error("---\nname: x\nt\x1b]0;x\x07: 1\n---\n",
 	    "unknown key \"t\\x1b]0;x\\x07\"");
-	expect_error("---\nname: x\ntools: R\x1b[2Jead\n---\n",
-	    "unknown tool \"R\\x1b[2Jead\"");
 	expect_error("---\nname: x\ncontext: \x9b" "31m\n---\n",
 	    "context \"\\x9b31m\"");
+}
+
+/* p parsed from text with one warning containing what; its tools. */
+static struct profile *
+expect_warning(const char *text, const char *what)
+{
+	struct profile	*p = NULL;
+	char		 err[512];
+
+	warned[0] = '\0';
+	log_sethook(warn_hook, NULL);
+	if (parse(text, &p, err, sizeof(err)) == -1)
+		fail_msg("%s", err);
+	log_sethook(NULL, NULL);
+	if (strstr(warned, what) == NULL)
+		fail_msg("warnings \"%s\" lack \"%s\"", warned, what);
+	return p;
+}
+
+/*
+ * A tool warren lacks (a Claude Code file's WebFetch) is a warning naming
+ * file and line; the file's other tools load, and so does the file.
+ */
+static void
+test_parse_unknown_tool(void **state)
+{
+	struct profile	*p;
+
+	(void)state;
+	p = expect_warning("---\nname: x\ntools: Read, WebFetch, Bash\n---\n",
+	    "agents/x.md:3: unknown tool \"WebFetch\" left out");
+	assert_int_equal(p->ntools, 2);
+	assert_true(profile_has_tool(p, "read"));
+	assert_true(profile_has_tool(p, "bash"));
+	assert_true(p->exec);
+	profile_free(p);
+	p = expect_warning("---\nname: x\ntools:\n  - Read\n  - Teleport\n"
+	    "---\n", "agents/x.md:5: unknown tool \"Teleport\"");
+	assert_int_equal(p->ntools, 1);
+	profile_free(p);
+	/* Quoted file text is escaped: the warning reaches a terminal. */
+	p = expect_warning("---\nname: x\ntools: R\x1b[2Jead\n---\n",
+	    "unknown tool \"R\\x1b[2Jead\"");
+	assert_int_equal(p->ntools, 0);
+	assert_false(p->fs_write);
+	profile_free(p);
+}
+
+/* tool_filter: a subset of the profile's tools, its sandbox derived from
+ * them (general without bash runs no program); a tool outside the
+ * profile is refused, naming it. */
+static void
+test_narrow(void **state)
+{
+	const char *const	 nobash[] = { "read", "Edit", "write" };
+	const char *const	 outside[] = { "read", "bash" };
+	struct profile		*q;
+	char			 err[512];
+
+	(void)state;
+	q = profile_narrow(profile_builtin("general"), nobash, 3, err,
+	    sizeof(err));
+	assert_non_null(q);
+	assert_int_equal(q->ntools, 3);
+	assert_true(profile_has_tool(q, "edit"));
+	assert_true(q->fs_write);
+	assert_false(q->exec);
+	assert_false(q->delegate);
+	assert_string_equal(q->name, "general");
+	profile_free(q);
+	q = profile_narrow(profile_builtin("explore"), outside, 2, err,
+	    sizeof(err));
+	assert_null(q);
+	assert_non_null(strstr(err, "\"bash\" is not a tool of profile "
+	    "explore"));
+	q = profile_narrow(profile_builtin("test"), NULL, 0, err,
+	    sizeof(err));
+	assert_int_equal(q->ntools, 0);
+	assert_false(q->exec);
+	assert_false(q->fs_write);
+	profile_free(q);
 }
 
 /* A profile file name with control bytes is quoted escaped. */
@@ -262,9 +354,9 @@ test_set_load(void **state)
 
 	/* one malformed file fails the load, naming file and line */
 	snprintf(path, sizeof(path), "%s/broken.md", agents);
-	write_file(path, "---\nname: broken\ntools: Read, Nope\n---\n");
+	write_file(path, "---\nname: broken\nmodel: x\nmodel: y\ncontext: z\n---\n");
 	assert_int_equal(profile_set_load(&set, agents, err, sizeof(err)), -1);
-	assert_non_null(strstr(err, "broken.md:3: unknown tool \"Nope\""));
+	assert_non_null(strstr(err, "broken.md:5: context"));
 	unlink(path);
 
 	/* two files, one name */
@@ -309,6 +401,8 @@ main(void)
 		cmocka_unit_test(test_builtins),
 		cmocka_unit_test(test_parse_valid),
 		cmocka_unit_test(test_parse_malformed),
+		cmocka_unit_test(test_parse_unknown_tool),
+		cmocka_unit_test(test_narrow),
 		cmocka_unit_test(test_parse_hostile_name),
 		cmocka_unit_test(test_parse_nul),
 		cmocka_unit_test(test_set_load),

@@ -377,6 +377,69 @@ test_kill_after_first_child(void **state)
 	msg_list_free(&a2);
 }
 
+/* --- a root in a worker (run --profile general), a tool_filter ------- */
+
+static int
+ready_filtered_child(struct ctx *c)
+{
+	return mid_step(c, "0.1", "f.started");
+}
+
+/*
+ * A general root (a worker at path 0) delegates general narrowed to read
+ * and bash; the run is killed during the child's bash. The resume
+ * restarts the child narrowed as before (its edit is an unknown tool),
+ * then the root's worker from its messages with the child's answer.
+ */
+static void
+test_kill_worker_root(void **state)
+{
+	struct ctx	*c = *state;
+	struct killer	 k;
+	struct h_run	 r;
+	struct msg_list	 m;
+	char		*argv[] = { "warren", "run", "--json", "--db", c->db,
+			    "--workspace", c->w.ws, "--replay", c->w.cas,
+			    "--profile", "general", "root task", NULL };
+
+	h_turn(c->w.f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"F-TASK\","
+	    "\"tool_filter\":[\"read\",\"bash\"]}"));
+	h_turn(c->w.f, "0.1", 1, h_calls1("b", "bash",
+	    bash_args(c, "f.started")));
+	h_turn(c->w.f, "0.1", 2, h_calls1("c", "edit",
+	    "{\"path\":\"data.txt\",\"old_string\":\"M\","
+	    "\"new_string\":\"X\"}"));
+	h_turn(c->w.f, "0.1", 3, h_calls1("d", "complete",
+	    complete_args("F-RES")));
+	h_turn(c->w.f, "0", 2, h_calls1("e", "complete",
+	    complete_args("ROOT-FINAL")));
+	h_ws_cassette_close(&c->w);
+	memset(&k, 0, sizeof(k));
+	k.c = c;
+	k.ready = ready_filtered_child;
+	assert_int_equal(h_warren(&r, argv, NULL, kill_when, &k), 0);
+	assert_true(k.killed);
+	h_run_free(&r);
+	assert_no_sleepers(c);
+
+	resume(c, &r, NULL);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "ROOT-FINAL"), 1);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"",
+	    "\"path\":\"0\",\"profile\":\"general\",\"depth\":0"), 1);
+	assert_int_equal(SPAWNED(r.out, "0.1"), 1);
+	if (h_count_lines(r.out, "\"path\":\"0.1\"", "unknown tool "
+	    "\\\"edit\\\"; your tools are: read, bash, complete, fail") != 1)
+		fail_msg("%s", r.out);
+	h_run_free(&r);
+	/* The root's worker went on from its messages plus the answer. */
+	db_messages(c->db, "0", &m);
+	assert_true(has_answer(&m, "a", "F-RES"));
+	msg_list_free(&m);
+	assert_int_equal(db_agent(c->db, "0").status, STORE_AGENT_DONE);
+}
+
 /* --- the output schema: a resumed run keeps its --schema -------------- */
 
 static int
@@ -1001,6 +1064,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_resume_keeps_schema,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_after_first_child,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill_worker_root,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_two_mid_step,
 		    setup, teardown),

@@ -151,6 +151,13 @@ samples_msg(struct ipc_msg *m, enum ipc_type type, int minimal)
 		m->u.spawn.task = xstrdup("List the tests.");
 		m->u.spawn.inherit_context = !minimal;
 		m->u.spawn.call_id = xstrdup(minimal ? "" : "toolu_01Xy");
+		if (!minimal) {
+			m->u.spawn.filtered = 1;
+			m->u.spawn.ntools = 2;
+			m->u.spawn.tools = xcalloc(2, sizeof(char *));
+			m->u.spawn.tools[0] = xstrdup("read");
+			m->u.spawn.tools[1] = xstrdup("grep");
+		}
 		break;
 	case IPC_SPAWN_OK:
 		m->u.spawn_ok.id = 8;

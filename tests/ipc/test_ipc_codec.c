@@ -136,6 +136,18 @@ test_roundtrip_fields(void **state)
 	assert_int_equal(ipc_msg_decode(buf_head(&b), buf_left(&b), &m, err,
 	    sizeof(err)), 0);
 	assert_string_equal(m.u.spawn.call_id, "toolu_01Xy");
+	/* and its tool_filter, when the call had one */
+	assert_true(m.u.spawn.filtered);
+	assert_int_equal(m.u.spawn.ntools, 2);
+	assert_string_equal(m.u.spawn.tools[1], "grep");
+	ipc_msg_free(&m);
+	buf_reset(&b);
+	samples_msg(&m, IPC_SPAWN, 1);
+	assert_int_equal(ipc_msg_encode(&b, &m, err, sizeof(err)), 0);
+	ipc_msg_free(&m);
+	assert_int_equal(ipc_msg_decode(buf_head(&b), buf_left(&b), &m, err,
+	    sizeof(err)), 0);
+	assert_false(m.u.spawn.filtered);
 	ipc_msg_free(&m);
 
 	buf_reset(&b);
@@ -172,7 +184,7 @@ test_msgpack_c_reads_ours(void **state)
 	    buf_left(&b), &off), MSGPACK_UNPACK_SUCCESS);
 	assert_int_equal(off, buf_left(&b));
 	assert_int_equal(u.data.type, MSGPACK_OBJECT_MAP);
-	assert_int_equal(u.data.via.map.size, 6);
+	assert_int_equal(u.data.via.map.size, 7);	/* tool_filter too */
 	kv = u.data.via.map.ptr;
 	assert_memory_equal(kv[0].key.via.str.ptr, "type", 4);
 	assert_int_equal(kv[0].val.via.u64, IPC_SPAWN);
@@ -181,6 +193,9 @@ test_msgpack_c_reads_ours(void **state)
 	assert_int_equal(kv[4].val.type, MSGPACK_OBJECT_BOOLEAN);
 	assert_memory_equal(kv[5].key.via.str.ptr, "call_id", 7);
 	assert_memory_equal(kv[5].val.via.str.ptr, "toolu_01Xy", 10);
+	assert_memory_equal(kv[6].key.via.str.ptr, "tool_filter", 11);
+	assert_int_equal(kv[6].val.type, MSGPACK_OBJECT_ARRAY);
+	assert_int_equal(kv[6].val.via.array.size, 2);
 	msgpack_unpacked_destroy(&u);
 	buf_free(&b);
 }

@@ -905,6 +905,8 @@ test_not_workspace_tools(void **state)
 	    "agent core"));
 	assert_non_null(strstr(bad(fx, "delegate", "{\"task\":\"x\"}"),
 	    "supervisor"));
+	assert_non_null(strstr(bad(fx, "plan_execute", "{\"task\":\"x\"}"),
+	    "runs in the orchestrator only: use delegate"));
 	assert_non_null(strstr(bad(fx, "fly", "{}"), "unknown tool"));
 	assert_non_null(strstr(bad(fx, "read", "{\"path\":"), "not valid JSON"));
 	assert_false(tools_parallel_safe("bash"));

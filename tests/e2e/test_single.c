@@ -1,0 +1,583 @@
+/*
+ * One agent as the root (issue 23): `warren run --profile P` runs the root
+ * agent in a sandboxed worker (path 0, depth 0) whose tools work and
+ * whose delegations go through the supervisor; `run -` takes the task
+ * from stdin; `run --continue` starts a follow-up whose root sees the
+ * earlier run's memory; a delegate call's tool_filter narrows a
+ * subagent's tools and sandbox; agent files: model:, descriptions in the
+ * delegate schema, an unknown tool a warning. The model is a cassette
+ * (keyed by agent path and step) or the fakellm server, whose request
+ * log shows what reached the endpoint.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "tests/e2e/harness.h"
+
+static int
+setup(void **state)
+{
+	struct h_ws	*c = calloc(1, sizeof(*c));
+
+	h_ws_open(c, "MAGIC-LINE-42\nsecond line\n");
+	*state = c;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct h_ws	*c = *state;
+
+	h_ws_close(c);
+	free(c);
+	return 0;
+}
+
+/* warren run --json --no-store --workspace WS --replay CAS OPTS... TASK */
+static void
+run(struct h_ws *c, struct h_run *r, const char *const *opts,
+    const char *task, char *const *env)
+{
+	char	*argv[40];
+	int	 n = 0, i;
+
+	h_ws_cassette_close(c);
+	argv[n++] = "warren";
+	argv[n++] = "run";
+	argv[n++] = "--json";
+	argv[n++] = "--no-store";
+	argv[n++] = "--workspace";
+	argv[n++] = c->ws;
+	argv[n++] = "--replay";
+	argv[n++] = c->cas;
+	for (i = 0; opts != NULL && opts[i] != NULL && n < 36; i++)
+		argv[n++] = (char *)(uintptr_t)opts[i];
+	argv[n++] = (char *)(uintptr_t)task;
+	argv[n] = NULL;
+	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+}
+
+#define SPAWNED(out, path) h_count_lines(out, "\"event\":\"spawned\"", \
+	"\"path\":\"" path "\"")
+#define RESULT(out, text) h_count_lines(out, "\"event\":\"result\"", \
+	"\"result\":\"" text "\"")
+
+static void
+check_ok(const struct h_run *r, const char *result)
+{
+	char	want[256];
+
+	snprintf(want, sizeof(want), "\"result\":\"%s\"", result);
+	if (r->status != 0 || h_count_lines(r->out, "\"event\":\"result\"",
+	    want) != 1)
+		fail_msg("status %d, want %s\n%s\n%s", r->status, want,
+		    r->out, r->err);
+}
+
+/* --profile explore: glob and grep run in the root's worker, the answer
+ * is the root's own. */
+static void
+test_root_explore(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	const char	*opts[] = { "--profile", "explore", NULL };
+
+	h_turn(c->f, "0", 1, h_calls2("a", "glob", "{\"pattern\":\"*.txt\"}",
+	    "b", "grep", "{\"pattern\":\"MAGIC-[A-Z]+\"}"));
+	h_turn(c->f, "0", 2, h_calls1("c", "complete",
+	    "{\"result\":\"EXPLORED-OK\"}"));
+	run(c, &r, opts, "find the magic line", NULL);
+	check_ok(&r, "EXPLORED-OK");
+	/* A worker process, depth 0, whose real tools answered. */
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"",
+	    "\"path\":\"0\",\"profile\":\"explore\",\"depth\":0"), 1);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "data.txt:1:MAGIC-LINE-42"), 1);
+	assert_int_equal(h_count_lines(r.out, "\"tool\":\"glob\"",
+	    "\"error\":false"), 1);
+	assert_null(strstr(r.out, "runs no tool"));
+	h_run_free(&r);
+}
+
+/* --profile general: it edits a file itself and delegates to explore
+ * (0.1, depth 1), whose answer it gets back. */
+static void
+test_root_general(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	const char	*opts[] = { "--profile", "general", NULL };
+	char		 path[PATH_MAX], *s;
+
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"read data.txt\"}"));
+	h_turn(c->f, "0.1", 1, h_calls1("b", "read",
+	    "{\"path\":\"data.txt\"}"));
+	h_turn(c->f, "0.1", 2, h_calls1("c", "complete",
+	    "{\"result\":\"CHILD-SAW-IT\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "edit",
+	    "{\"path\":\"data.txt\",\"old_string\":\"second line\","
+	    "\"new_string\":\"EDITED BY ROOT\"}"));
+	h_turn(c->f, "0", 3, h_calls1("e", "complete",
+	    "{\"result\":\"GENERAL-DONE\"}"));
+	run(c, &r, opts, "fix data.txt", NULL);
+	check_ok(&r, "GENERAL-DONE");
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"",
+	    "\"path\":\"0.1\",\"profile\":\"explore\",\"depth\":1"), 1);
+	assert_true(h_count_lines(r.out, "\"path\":\"0\"", "CHILD-SAW-IT")
+	    >= 1);
+	snprintf(path, sizeof(path), "%s/data.txt", c->ws);
+	s = h_read_file(path);
+	assert_string_equal(s, "MAGIC-LINE-42\nEDITED BY ROOT\n");
+	free(s);
+	h_run_free(&r);
+}
+
+/* plan, review and test as the root: each runs its own tools. */
+static void
+test_root_plan_review_test(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	const char	*plan[] = { "--profile", "plan", NULL };
+	const char	*review[] = { "--profile", "review", NULL };
+	const char	*test[] = { "--profile", "test", NULL };
+
+	h_turn(c->f, "0", 1, h_calls2("a", "todo",
+	    "{\"todos\":[{\"content\":\"step one\",\"status\":\"pending\"}]}",
+	    "b", "read", "{\"path\":\"data.txt\"}"));
+	h_turn(c->f, "0", 2, h_calls1("c", "complete",
+	    "{\"result\":\"PLAN-OK\"}"));
+	run(c, &r, plan, "plan it", NULL);
+	check_ok(&r, "PLAN-OK");
+	assert_int_equal(h_count_lines(r.out, "\"tool\":\"read\"",
+	    "MAGIC-LINE-42"), 1);
+	h_run_free(&r);
+
+	c->f = h_cassette_open(c->cas);
+	h_turn(c->f, "0", 1, h_calls1("a", "grep",
+	    "{\"pattern\":\"second\"}"));
+	h_turn(c->f, "0", 2, h_calls1("b", "complete",
+	    "{\"result\":\"REVIEW-OK\"}"));
+	run(c, &r, review, "review it", NULL);
+	check_ok(&r, "REVIEW-OK");
+	assert_int_equal(h_count_lines(r.out, "\"tool\":\"grep\"",
+	    "data.txt:2:second line"), 1);
+	h_run_free(&r);
+
+	c->f = h_cassette_open(c->cas);
+	h_turn(c->f, "0", 1, h_calls1("a", "bash",
+	    "{\"command\":\"echo TESTS-$((40+2)) passed\"}"));
+	h_turn(c->f, "0", 2, h_calls1("b", "complete",
+	    "{\"result\":\"TEST-OK\"}"));
+	run(c, &r, test, "run the tests", NULL);
+	check_ok(&r, "TEST-OK");
+	assert_int_equal(h_count_lines(r.out, "\"tool\":\"bash\"",
+	    "TESTS-42 passed"), 1);
+	h_run_free(&r);
+}
+
+/* The run's limits hold for a root in a worker: --max-agents 1 refuses
+ * the second delegation, the model reads why. */
+static void
+test_root_limits(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	const char	*opts[] = { "--profile", "general", "--max-agents",
+			    "1", NULL };
+
+	h_turn(c->f, "0", 1, h_calls2("a", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"one\"}", "b", "delegate",
+	    "{\"profile\":\"explore\",\"task\":\"two\"}"));
+	h_turn(c->f, "0.1", 1, h_calls1("c", "complete",
+	    "{\"result\":\"one done\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "complete",
+	    "{\"result\":\"LIMITS-OK\"}"));
+	run(c, &r, opts, "two at once", NULL);
+	check_ok(&r, "LIMITS-OK");
+	assert_int_equal(SPAWNED(r.out, "0.1"), 1);
+	assert_int_equal(SPAWNED(r.out, "0.2"), 0);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
+	    "max agents 1 reached"), 1);
+	h_run_free(&r);
+}
+
+/* run -: the task is stdin (its last newline dropped); blank is refused
+ * with the usage exit code. */
+static void
+test_stdin_task(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	const char	*opts[] = { "--profile", "explore", NULL };
+	char		 in[PATH_MAX];
+
+	h_turn(c->f, "0", 1, h_calls1("a", "complete",
+	    "{\"result\":\"STDIN-OK\"}"));
+	snprintf(in, sizeof(in), "%s/task.txt", c->dir);
+	h_write(c->dir, "task.txt", "TASK FROM STDIN 77\nline two\n", 0);
+	h_stdin_path = in;
+	run(c, &r, opts, "-", NULL);
+	check_ok(&r, "STDIN-OK");
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"spawned\"",
+	    "\"task\":\"TASK FROM STDIN 77\\nline two\""), 1);
+	h_run_free(&r);
+
+	h_write(c->dir, "task.txt", " \n\t\n", 0);
+	h_stdin_path = in;
+	run(c, &r, opts, "-", NULL);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "the TASK read from standard input is "
+	    "empty"));
+	h_run_free(&r);
+	/* the same refusal for a blank TASK argument */
+	run(c, &r, opts, "   ", NULL);
+	assert_int_equal(r.status, 2);
+	h_run_free(&r);
+}
+
+/*
+ * tool_filter: general narrowed to read, write and edit has no exec in
+ * its sandbox (exec_probe stands in for the worker and tries), the same
+ * profile unfiltered has; a filter naming a tool outside the profile is
+ * refused to the model.
+ */
+static void
+test_tool_filter_sandbox(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	const char	*probe = getenv("EXEC_PROBE");
+	const char	*opts[] = { "--worker", probe, NULL };
+	char		 calls[4096], a[1024], b[1024], d[1024];
+
+	assert_non_null(probe);
+	h_call(a, sizeof(a), "a", "delegate", "{\"profile\":\"general\","
+	    "\"task\":\"no exec\",\"tool_filter\":[\"read\",\"write\","
+	    "\"Edit\"]}");
+	h_call(b, sizeof(b), "b", "delegate", "{\"profile\":\"general\","
+	    "\"task\":\"exec\"}");
+	h_call(d, sizeof(d), "d", "delegate", "{\"profile\":\"explore\","
+	    "\"task\":\"x\",\"tool_filter\":[\"read\",\"bash\"]}");
+	snprintf(calls, sizeof(calls), "[%s,%s,%s]", a, b, d);
+	h_turn(c->f, "0", 1, calls);
+	h_turn(c->f, "0", 2, h_calls1("e", "complete",
+	    "{\"result\":\"FILTER-OK\"}"));
+	run(c, &r, opts, "filters", NULL);
+	check_ok(&r, "FILTER-OK");
+	if (h_count_lines(r.err, "agent 0.1 stderr", "EXECPROBE: refused")
+	    != 1 || h_count_lines(r.err, "agent 0.2 stderr",
+	    "EXECPROBE: allowed") != 1)
+		fail_msg("%s", r.err);
+	assert_int_equal(SPAWNED(r.out, "0.3"), 0);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"refused\"",
+	    "\\\"bash\\\" is not a tool of profile explore"), 1);
+	h_run_free(&r);
+}
+
+/*
+ * tool_filter from a worker (the IPC spawn carries it): a general root
+ * delegates general narrowed to read; the child's bash is an unknown
+ * tool to it and its model is shown read only.
+ */
+static void
+test_tool_filter_from_worker(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	const char	*opts[] = { "--profile", "general", NULL };
+
+	h_turn(c->f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"general\",\"task\":\"look\","
+	    "\"tool_filter\":[\"read\"]}"));
+	h_turn(c->f, "0.1", 1, h_calls1("b", "bash",
+	    "{\"command\":\"echo RAN\"}"));
+	h_turn(c->f, "0.1", 2, h_calls1("c", "complete",
+	    "{\"result\":\"child done\"}"));
+	h_turn(c->f, "0", 2, h_calls1("d", "complete",
+	    "{\"result\":\"WORKER-FILTER-OK\"}"));
+	run(c, &r, opts, "narrow", NULL);
+	check_ok(&r, "WORKER-FILTER-OK");
+	assert_int_equal(SPAWNED(r.out, "0.1"), 1);
+	if (h_count_lines(r.out, "\"path\":\"0.1\"", "unknown tool "
+	    "\\\"bash\\\"; your tools are: read, complete, fail") != 1)
+		fail_msg("%s", r.out);
+	assert_null(strstr(r.out, "RAN\\n"));
+	h_run_free(&r);
+}
+
+/* The fakellm server on 127.0.0.1, or skip when it is not built. */
+static int
+fake_start(struct h_fakellm *fl, const char *dir, const char *script)
+{
+	int	rc;
+
+	if ((rc = h_fakellm_start(fl, dir, script)) == 1)
+		return 1;
+	assert_int_equal(rc, 0);
+	return 0;
+}
+
+/* The endpoint fails the root's turn (fakellm answers 404, not retried):
+ * a root in a worker exits 4 (LLM endpoint) as the orchestrator does. */
+static void
+test_root_llm_error(void **state)
+{
+	struct h_fakellm fl;
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		*argv[] = { "warren", "run", "--no-store", "--in-place",
+			    "--workspace", c->ws, "--profile", "explore",
+			    "NO-RULE-TASK", NULL };
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=k",
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    NULL };
+
+	h_ws_cassette_close(c);
+	if (fake_start(&fl, c->dir, "{\"rules\": []}\n") == 1)
+		skip();
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	if (r.status != 4)
+		fail_msg("status %d\n%s", r.status, r.err);
+	h_run_free(&r);
+}
+
+static const char cont_script[] =
+"{\"rules\": [\n"
+" {\"match\": \"THIRD-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"c3\", \"name\": \"complete\", \"arguments\":"
+"  {\"result\": \"THIRD-ANSWER\"}}]}}]},\n"
+" {\"match\": \"SECOND-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"c2\", \"name\": \"complete\", \"arguments\":"
+"  {\"result\": \"SECOND-ANSWER\"}}]}}]},\n"
+" {\"match\": \"FIRST-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"c1\", \"name\": \"complete\", \"arguments\":"
+"  {\"result\": \"EARLIER-ANSWER-31\"}}]}}]}\n"
+"]}\n";
+
+/*
+ * --continue: run 2 (explore, in a worker) follows up run 1, run 3 (the
+ * orchestrator) run 2 by id; each follow-up's request to the model holds
+ * the earlier answers, and warren show links the runs.
+ */
+static void
+test_continue(void **state)
+{
+	struct h_fakellm fl;
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 db[PATH_MAX], *reqs;
+	char		*first[] = { "warren", "run", "--db", db, "--in-place",
+			    "--workspace", c->ws, "--profile", "explore",
+			    "FIRST-TASK", NULL };
+	char		*second[] = { "warren", "run", "--db", db,
+			    "--in-place", "--workspace", c->ws, "--profile",
+			    "explore", "--continue", "SECOND-TASK", NULL };
+	char		*third[] = { "warren", "run", "--db", db, "--in-place",
+			    "--workspace", c->ws, "--continue", "2",
+			    "THIRD-TASK", NULL };
+	char		*show[] = { "warren", "show", "--db", db, "2", NULL };
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=k",
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    NULL };
+
+	h_ws_cassette_close(c);
+	snprintf(db, sizeof(db), "%s/cont.db", c->dir);
+	if (fake_start(&fl, c->dir, cont_script) == 1)
+		skip();
+	assert_int_equal(h_warren(&r, first, env, NULL, NULL), 0);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	assert_int_equal(h_warren(&r, second, env, NULL, NULL), 0);
+	if (r.status != 0 || strstr(r.out, "SECOND-ANSWER") == NULL)
+		fail_msg("%d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	assert_int_equal(h_warren(&r, third, env, NULL, NULL), 0);
+	if (r.status != 0 || strstr(r.out, "THIRD-ANSWER") == NULL)
+		fail_msg("%d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	h_fakellm_stop(&fl);
+	reqs = h_read_file(fl.log);
+	/* What the model was sent: the earlier answers, as memory. */
+	/* (run 3's request names SECOND-TASK too, in its memory) */
+	assert_int_equal(h_count_lines(reqs, "SECOND-TASK",
+	    "EARLIER-ANSWER-31"), 2);
+	assert_int_equal(h_count_lines(reqs, "THIRD-TASK", "SECOND-ANSWER"),
+	    1);
+	assert_int_equal(h_count_lines(reqs, "THIRD-TASK",
+	    "EARLIER-ANSWER-31"), 1);
+	/* and without --continue, none: run 1's request has no memory */
+	assert_int_equal(h_count_lines(reqs, "\"method\":\"POST\"", NULL), 3);
+	assert_int_equal(h_count_lines(reqs, "FIRST-TASK", "memory of"), 2);
+	free(reqs);
+	assert_int_equal(h_warren(&r, show, NULL, NULL, NULL), 0);
+	if (strstr(r.out, "continues run 1\n") == NULL ||
+	    strstr(r.out, "continued by run 3\n") == NULL)
+		fail_msg("%s\n%s", r.out, r.err);
+	h_run_free(&r);
+}
+
+/* --continue refuses what cannot be followed up. */
+static void
+test_continue_refused(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 db[PATH_MAX];
+	char		*none[] = { "warren", "run", "--db", db, "--in-place",
+			    "--workspace", c->ws, "--replay", c->cas,
+			    "--continue", "T", NULL };
+	char		*nostore[] = { "warren", "run", "--no-store",
+			    "--workspace", c->ws, "--replay", c->cas,
+			    "--continue", "T", NULL };
+	char		*missing[] = { "warren", "run", "--db", db,
+			    "--in-place", "--workspace", c->ws, "--replay",
+			    c->cas, "--continue", "99", "T", NULL };
+
+	h_ws_cassette_close(c);
+	snprintf(db, sizeof(db), "%s/empty.db", c->dir);
+	assert_int_equal(h_warren(&r, none, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--continue: no run to continue"));
+	h_run_free(&r);
+	assert_int_equal(h_warren(&r, nostore, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--continue needs the store"));
+	h_run_free(&r);
+	assert_int_equal(h_warren(&r, missing, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--continue: run 99"));
+	h_run_free(&r);
+}
+
+static const char model_script[] =
+"{\"rules\": [\n"
+" {\"match\": \"SCOUT-RESULT\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"c3\", \"name\": \"complete\", \"arguments\":"
+"  {\"result\": \"MODEL-RUN-DONE\"}}]}}]},\n"
+" {\"match\": \"SCOUT-JOB\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"c2\", \"name\": \"complete\", \"arguments\":"
+"  {\"result\": \"SCOUT-RESULT\"}}]}}]},\n"
+" {\"match\": \"MODEL-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"c1\", \"name\": \"delegate\", \"arguments\":"
+"  {\"profile\": \"scout\", \"task\": \"SCOUT-JOB\"}}]}}]}\n"
+"]}\n";
+
+/*
+ * An agent file in the user's config (Claude Code's shape): its model:
+ * reaches the endpoint for that agent's turns only; its description is
+ * in the orchestrator's delegate schema with its name in the enum; its
+ * unknown tool (WebFetch) is a warning naming file:line and the file's
+ * Read still loads.
+ */
+static void
+test_agent_file(void **state)
+{
+	struct h_fakellm fl;
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 cfg[1024], agents[PATH_MAX], envcfg[PATH_MAX + 32];
+	char		*reqs;
+	char		*argv[] = { "warren", "run", "--json", "--no-store",
+			    "--in-place", "--workspace", c->ws, "MODEL-TASK",
+			    NULL };
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=k", envcfg,
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    NULL };
+
+	h_ws_cassette_close(c);
+	snprintf(cfg, sizeof(cfg), "%s/config", c->dir);
+	snprintf(agents, sizeof(agents), "%s/warren/agents", cfg);
+	snprintf(envcfg, sizeof(envcfg), "XDG_CONFIG_HOME=%s", cfg);
+	assert_int_equal(mkdir(cfg, 0755), 0);
+	snprintf(agents, sizeof(agents), "%s/warren", cfg);
+	assert_int_equal(mkdir(agents, 0755), 0);
+	snprintf(agents, sizeof(agents), "%s/warren/agents", cfg);
+	assert_int_equal(mkdir(agents, 0755), 0);
+	h_write(agents, "scout.md", "---\nname: scout\ndescription: "
+	    "SCOUT-DESC-55 looks around\nmodel: scout-model-9\n"
+	    "tools: Read, WebFetch\n---\nYou scout.\n", 0);
+	if (fake_start(&fl, c->dir, model_script) == 1)
+		skip();
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	check_ok(&r, "MODEL-RUN-DONE");
+	if (h_count_lines(r.err, "scout.md:5: unknown tool \"WebFetch\" "
+	    "left out", NULL) != 1)
+		fail_msg("%s", r.err);
+	h_run_free(&r);
+	reqs = h_read_file(fl.log);
+	/* Three turns: the scout's with its model, the others' with the
+	 * configured one. */
+	assert_int_equal(h_count_lines(reqs, "\"method\":\"POST\"", NULL), 3);
+	assert_int_equal(h_count_lines(reqs, "\"model\":\"scout-model-9\"",
+	    NULL), 1);
+	assert_int_equal(h_count_lines(reqs, "\"model\":\"scout-model-9\"",
+	    "You scout."), 1);
+	assert_int_equal(h_count_lines(reqs, "\"model\":\"fake-model\"",
+	    NULL), 2);
+	/* The orchestrator's delegate schema: every profile, described. */
+	assert_int_equal(h_count_lines(reqs, "MODEL-TASK",
+	    "scout: SCOUT-DESC-55 looks around"), 2);
+	assert_int_equal(h_count_lines(reqs, "MODEL-TASK",
+	    "\"enum\":[\"explore\",\"plan\",\"review\",\"test\",\"general\","
+	    "\"scout\"]"), 2);
+	assert_int_equal(h_count_lines(reqs, "MODEL-TASK",
+	    "explore: Find things in the workspace, read-only"), 2);
+	/* The scout has read, not WebFetch, and no delegate. */
+	assert_int_equal(h_count_lines(reqs, "You scout.",
+	    "\"name\":\"read\""), 1);
+	assert_int_equal(h_count_lines(reqs, "You scout.",
+	    "\"name\":\"delegate\""), 0);
+	free(reqs);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_root_explore, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_root_general, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_root_plan_review_test,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_limits, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_task, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_tool_filter_sandbox,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_tool_filter_from_worker,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_root_llm_error, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_continue, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_continue_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_agent_file, setup,
+		    teardown),
+	};
+	int	rc;
+
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	h_fakellm_teardown(NULL);
+	return rc;
+}
