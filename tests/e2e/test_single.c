@@ -147,6 +147,41 @@ test_root_general(void **state)
 	h_run_free(&r);
 }
 
+/* A root in a worker writes the run's copy-on-write layer like any
+ * agent: the workspace is untouched, `warren diff` shows its edit. */
+static void
+test_root_cow(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 db[PATH_MAX], path[PATH_MAX], *s;
+	char		*argv[] = { "warren", "run", "--db", db, "--workspace",
+			    c->ws, "--replay", c->cas, "--profile", "general",
+			    "edit in the layer", NULL };
+	char		*diff[] = { "warren", "diff", "--db", db, "1", NULL };
+	char		*env[] = { "WARREN_WORKSPACE_MODE=cow", NULL };
+
+	h_turn(c->f, "0", 1, h_calls1("a", "edit",
+	    "{\"path\":\"data.txt\",\"old_string\":\"second line\","
+	    "\"new_string\":\"LAYER EDIT\"}"));
+	h_turn(c->f, "0", 2, h_calls1("b", "complete",
+	    "{\"result\":\"COW-OK\"}"));
+	h_ws_cassette_close(c);
+	snprintf(db, sizeof(db), "%s/cow.db", c->dir);
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	if (r.status != 0 || strstr(r.out, "COW-OK") == NULL)
+		fail_msg("%d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	snprintf(path, sizeof(path), "%s/data.txt", c->ws);
+	s = h_read_file(path);
+	assert_string_equal(s, "MAGIC-LINE-42\nsecond line\n");
+	free(s);
+	assert_int_equal(h_warren(&r, diff, env, NULL, NULL), 0);
+	if (strstr(r.out, "+LAYER EDIT") == NULL)
+		fail_msg("%s\n%s", r.out, r.err);
+	h_run_free(&r);
+}
+
 /* plan, review and test as the root: each runs its own tools. */
 static void
 test_root_plan_review_test(void **state)
@@ -555,6 +590,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_root_explore, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_root_general, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_root_cow, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_root_plan_review_test,
 		    setup, teardown),

@@ -85,6 +85,16 @@ samples_start(struct ipc_start *s, int minimal)
 	s->limits.loop_threshold = 3;
 	s->limits.max_output_bytes = 65536;
 	s->workspace = xstrdup("/home/user/project");
+	/* The profiles its delegate may name (v4). */
+	if (!minimal) {
+		s->ndelegates = s->ndescs = 2;
+		s->delegates = xcalloc(2, sizeof(char *));
+		s->delegate_descs = xcalloc(2, sizeof(char *));
+		s->delegates[0] = xstrdup("explore");
+		s->delegate_descs[0] = xstrdup("Find things, read-only");
+		s->delegates[1] = xstrdup("scout");
+		s->delegate_descs[1] = xstrdup("");
+	}
 }
 
 static void

@@ -104,6 +104,11 @@ test_roundtrip_fields(void **state)
 	assert_string_equal(m.u.start.profile.name, "explore");
 	assert_int_equal(m.u.start.profile.ntools, 4);
 	assert_string_equal(m.u.start.profile.tools[3], "list");
+	assert_int_equal(m.u.start.ndelegates, 2);
+	assert_int_equal(m.u.start.ndescs, 2);
+	assert_string_equal(m.u.start.delegates[1], "scout");
+	assert_string_equal(m.u.start.delegate_descs[0],
+	    "Find things, read-only");
 	assert_int_equal(m.u.start.context.n, 5);
 	assert_int_equal(m.u.start.context.v[2].role, MSG_ASSISTANT);
 	assert_int_equal(m.u.start.context.v[2].ncalls, 2);
