@@ -10,6 +10,8 @@ libseccomp-dev
 libjansson-dev libpcre2-dev libcmocka-dev util-linux passwd procps git"
 # test_cow_changes makes a btrfs to check that the copy mode reflinks.
 PKGS="$PKGS btrfs-progs"
+# test_live draws the live view in a detached tmux session and reads it.
+PKGS="$PKGS tmux"
 # Only the benchmarks use these (scripts/bench.sh).
 BENCH_PKGS="bubblewrap hyperfine linux-perf"
 

@@ -33,6 +33,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/str.h"
+#include "common/xmalloc.h"
 #include "llm/llm.h"
 #include "supervisor/loop.h"
 #include "supervisor/run.h"
@@ -51,6 +52,8 @@ struct ui_live {
 	int		 on;
 	unsigned	 cols, rows;
 	unsigned	 shown;		/* lines of the frame on the screen */
+	unsigned	*widths;	/* their columns, for a resize */
+	size_t		 nwidths;
 	struct buf	 out;		/* written when the terminal takes it */
 	uint64_t	 timer, drawn, t0;
 	unsigned	 spin;
@@ -169,7 +172,7 @@ static const char *const ui_live_sgr[] = {
 };
 
 /* One line of the frame: cut to cols - 1 columns (an ellipsis where it
- * was cut), the rest of the terminal line erased. */
+ * was cut), the rest of the terminal line erased. Its width is kept. */
 static void
 ui_live_put(const char *line, enum ui_live_style style)
 {
@@ -177,8 +180,12 @@ ui_live_put(const char *line, enum ui_live_style style)
 	size_t		n = ui_live_fit(line, max, &w);
 	const char	*ell = ui_L.utf8 ? "\xe2\x80\xa6" : "...";
 
-	if (line[n] != '\0')
+	if (line[n] != '\0') {
 		n = ui_live_fit(line, max - (ui_L.utf8 ? 1 : 3), &w);
+		w += ui_L.utf8 ? 1 : 3;
+	}
+	if (ui_L.shown < ui_L.nwidths)
+		ui_L.widths[ui_L.shown++] = w;
 	if (ui_L.color && style != UI_PLAIN_STYLE)
 		buf_addstr(&ui_L.out, ui_live_sgr[style]);
 	buf_add(&ui_L.out, line, n);
@@ -189,13 +196,25 @@ ui_live_put(const char *line, enum ui_live_style style)
 	buf_addstr(&ui_L.out, "\033[K\r\n");
 }
 
-/* Back to the frame's first line, and everything below it erased. */
+/*
+ * Back to the frame's first line, and everything below it erased. After
+ * a resize to fewer columns a terminal that reflows its lines (tmux, VTE,
+ * kitty ...) has wrapped the longer ones: each takes ceil(width / cols)
+ * rows now. (One that does not reflow, like xterm, loses as many lines
+ * above the frame.)
+ */
 static void
 ui_live_erase(void)
 {
+	unsigned	up = 0, i, w;
+
+	for (i = 0; i < ui_L.shown; i++) {
+		w = ui_L.widths[i];
+		up += w <= ui_L.cols ? 1 : (w + ui_L.cols - 1) / ui_L.cols;
+	}
 	buf_addstr(&ui_L.out, "\r");
-	if (ui_L.shown > 0)
-		buf_addf(&ui_L.out, "\033[%uA", ui_L.shown);
+	if (up > 0)
+		buf_addf(&ui_L.out, "\033[%uA", up);
 	buf_addstr(&ui_L.out, "\033[J");
 	ui_L.shown = 0;
 }
@@ -545,11 +564,15 @@ ui_live_draw(uint64_t now)
 		goto out;
 	ui_live_layout(&f, avail, now);
 	ui_live_erase();
+	if (ui_L.nwidths < f.n + nfoot) {
+		free(ui_L.widths);
+		ui_L.nwidths = f.n + nfoot;
+		ui_L.widths = xcalloc(ui_L.nwidths, sizeof(*ui_L.widths));
+	}
 	for (i = 0; i < f.n; i++)
 		ui_live_put(f.v[i], f.style[i]);
 	for (i = 0; i < nfoot; i++)
 		ui_live_put(foot[i], UI_DIM);
-	ui_L.shown = (unsigned)(f.n + nfoot);
 	ui_L.spin++;
 	ui_L.drawn = now;
 	ui_L.dirty = 0;
@@ -655,6 +678,9 @@ ui_live_stop(void)
 	}
 	ui_L.on = 0;
 	buf_free(&ui_L.out);
+	free(ui_L.widths);
+	ui_L.widths = NULL;
+	ui_L.nwidths = ui_L.shown = 0;
 	if (ui_L.loc != (locale_t)0)
 		freelocale(ui_L.loc);
 	ui_L.loc = (locale_t)0;
