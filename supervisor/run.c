@@ -915,6 +915,7 @@ run_main(struct run *r, const struct msg_list *resume)
 	ui_init(r);
 	if (loop_signals(r->loop, run_signal, r) == -1)
 		fatal("signalfd");
+	ui_start(r);
 	if (loop_add_fd(r->loop, llm_engine_fd(r->llm), EPOLLIN,
 	    run_llm_ready, r) == -1)
 		fatal("epoll_ctl llm");
@@ -933,6 +934,7 @@ run_main(struct run *r, const struct msg_list *resume)
 	run_hostexec_begin(r, resume != NULL);
 	if (!r->orch_deferred && orch_start(r, resume, err,
 	    sizeof(err)) == -1) {
+		ui_end(r);
 		log_warnx("orchestrator: %s", err);
 		return WARREN_EXIT_CONFIG;
 	}

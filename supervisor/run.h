@@ -377,6 +377,8 @@ void		 orch_free(struct run *);
 /* ui.c: the live view (a terminal), the line log on stderr, or JSON
  * events on stdout (docs/supervisor.md, "What a run shows"). */
 void		 ui_init(struct run *);
+/* The run's loop starts: the live view, where it can be drawn. */
+void		 ui_start(struct run *);
 /* The run's loop has ended: the last frame, the log hook given back. */
 void		 ui_end(struct run *);
 void		 ui_spawned(struct node *, pid_t);

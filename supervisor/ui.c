@@ -51,14 +51,18 @@ ui_init(struct run *r)
 	const char	*nc = getenv("NO_COLOR");
 
 	if (ui_mode == UI_LIVE && ui_live_on())
-		return;		/* a resume's second call */
+		return;
 	ui_run = r;
 	ui_t0 = clock_mono_ms();
 	ui_mode = r != NULL && r->opts.json ? UI_JSON : UI_PLAIN;
 	ui_color = ui_mode == UI_PLAIN && isatty(STDERR_FILENO) &&
 	    (nc == NULL || *nc == '\0');
-	if (ui_mode == UI_PLAIN && r != NULL && r->loop != NULL &&
-	    ui_can_live(r) && ui_live_start(r) == 0)
+}
+
+void
+ui_start(struct run *r)
+{
+	if (ui_mode == UI_PLAIN && ui_can_live(r) && ui_live_start(r) == 0)
 		ui_mode = UI_LIVE;
 }
 

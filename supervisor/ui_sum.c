@@ -78,11 +78,12 @@ ui_sum_args(const char *tool, const char *args, char *buf, size_t sz)
 	json_decref(o);
 }
 
-/* The last non-empty line of text[0..len) into buf; its offset. */
+/* The last non-empty line of text[0..len) into buf, without the blanks
+ * around it, tabs as spaces; the offset of its line. */
 static size_t
 ui_sum_last(const char *text, size_t len, char *buf, size_t sz)
 {
-	size_t	end = len, start;
+	size_t	end = len, start, at, i;
 
 	while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == ' ' ||
 	    text[end - 1] == '\r' || text[end - 1] == '\t'))
@@ -90,13 +91,17 @@ ui_sum_last(const char *text, size_t len, char *buf, size_t sz)
 	start = end;
 	while (start > 0 && text[start - 1] != '\n')
 		start--;
+	at = start;
+	while (start < end && (text[start] == ' ' || text[start] == '\t'))
+		start++;
 	if (end - start >= sz)
 		end = start + sz - 1;
 	while (end > start && ((unsigned char)text[end] & 0xc0) == 0x80)
 		end--;
-	memcpy(buf, text + start, end - start);
+	for (i = 0; i < end - start; i++)
+		buf[i] = text[start + i] == '\t' ? ' ' : text[start + i];
 	buf[end - start] = '\0';
-	return start;
+	return at;
 }
 
 /* bash's trailer: "[exit status N]", "[killed by signal N]" or
