@@ -224,7 +224,7 @@ queue_runner_doing(struct qrun *r, const char *ev, json_t *o)
 	const char	*tool = json_string_value(json_object_get(o, "tool"));
 	const char	*sum = json_string_value(json_object_get(o, "summary"));
 	const char	*end = json_string_value(json_object_get(o, "end"));
-	char		 what[QRUN_DOING_MAX], *args;
+	char		 what[QRUN_DOING_MAX / 2], *args;
 
 	if (path == NULL || prof == NULL)
 		return;

@@ -418,7 +418,8 @@ ui_live_node_line(const struct node *n, unsigned depth, uint64_t now,
 	snprintf(line, UI_LIVE_LINE, "%*s%s %s ", (int)(depth * 2), "",
 	    ui_live_glyph(n), n->path);
 	ui_live_cat(line, n->profile->name);
-	if (n->state == NODE_QUEUED) {
+	/* A resumed root waits for its subagents, not for a slot. */
+	if (n->state == NODE_QUEUED && n->parent != NULL) {
 		strlcat(line, "  queued, waiting for a job slot", UI_LIVE_LINE);
 		return UI_DIM;
 	}
