@@ -42,6 +42,20 @@ ui_sum_line(const char *s, char *buf, size_t sz)
 	buf[n] = '\0';
 }
 
+/* A tool we do not know (a plan's, a pattern's): its first string
+ * argument ("task" ...) says more than its JSON. */
+static json_t *
+ui_sum_first_string(json_t *o)
+{
+	const char	*k;
+	json_t		*v;
+
+	json_object_foreach(o, k, v)
+		if (json_is_string(v))
+			return v;
+	return NULL;
+}
+
 void
 ui_sum_args(const char *tool, const char *args, char *buf, size_t sz)
 {
@@ -65,8 +79,10 @@ ui_sum_args(const char *tool, const char *args, char *buf, size_t sz)
 			key = ui_sum_keys[i].key;
 	if (key != NULL && json_is_string(v = json_object_get(o, key)))
 		ui_sum_line(json_string_value(v), buf, sz);
-	else if (key == NULL || strcmp(tool, "list") != 0)
-		ui_sum_line(args, buf, sz);	/* an unknown tool: its JSON */
+	else if (key == NULL && (v = ui_sum_first_string(o)) != NULL)
+		ui_sum_line(json_string_value(v), buf, sz);
+	else if (key == NULL)
+		ui_sum_line(args, buf, sz);	/* no string at all: its JSON */
 	if (strcmp(tool, "delegate") == 0 &&
 	    json_is_string(v = json_object_get(o, "profile"))) {
 		snprintf(more, sizeof(more), "%s: ", json_string_value(v));

@@ -75,6 +75,12 @@ test_args(void **state)
 	ui_sum_args("edit", "{\"path\":\"a.c\",\"old_string\":\"x\"}", buf,
 	    sizeof(buf));
 	assert_string_equal(buf, "a.c");
+	/* A tool not in the table: its first string argument. */
+	ui_sum_args("fan_out", "{\"aspects\":[\"a\"],\"task\":\"review\"}",
+	    buf, sizeof(buf));
+	assert_string_equal(buf, "review");
+	ui_sum_args("plan", "{\"n\":1}", buf, sizeof(buf));
+	assert_string_equal(buf, "{\"n\":1}");
 	ui_sum_args("bash", "not json", buf, sizeof(buf));
 	assert_string_equal(buf, "not json");
 	/* Cut on a whole UTF-8 sequence. */
