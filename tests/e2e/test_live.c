@@ -679,6 +679,67 @@ test_frame_rate(void **state)
 	h_ws_close(&w);
 }
 
+
+/*
+ * A terminal that takes nothing (output stopped with ^S) does not stop
+ * the run: the frames wait (O_NONBLOCK), the agents go on, and the root's
+ * last turn reaches the endpoint while the terminal is still stopped.
+ * Then ^Q: the last frame, the result, exit 0.
+ */
+static void
+test_stopped_terminal(void **state)
+{
+	struct live	 l;
+	char		*argv[] = { "warren", "run", "--jobs", "2", "--workspace",
+			    l.ws, "LIVE-ROOT do the job", NULL };
+	char		*env[260], buf[4096], model[] = "WARREN_MODEL=m";
+	size_t		 i, k = 0, len = 0;
+	ssize_t		 n;
+	int		 master, st, reached = 0, seen = 0;
+	pid_t		 pid;
+	uint64_t	 t0;
+	struct winsize	 ws = { .ws_row = 24, .ws_col = 80 };
+
+	(void)state;
+	live_setup(&l, 0, NULL, NULL);
+	env[k++] = l.fl.env_url;
+	env[k++] = "WARREN_API_KEY=k";
+	env[k++] = model;
+	env[k++] = "WARREN_RETRIES=0";
+	env[k++] = "TERM=xterm";
+	env[k++] = "LANG=C.UTF-8";
+	for (i = 0; environ[i] != NULL && k < 250; i++)
+		if (strncmp(environ[i], "TERM=", 5) != 0 &&
+		    strncmp(environ[i], "LANG=", 5) != 0)
+			env[k++] = environ[i];
+	env[k] = NULL;
+	if ((pid = forkpty(&master, NULL, NULL, &ws)) == 0) {
+		execve(getenv("WARREN_BIN"), argv, env);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	/* The first frame, then ^S: its output stops. (What warren writes
+	 * before its loop, like the run's id, is written blocking.) */
+	while (!seen && (n = read(master, buf, sizeof(buf) - 1)) > 0) {
+		buf[n] = '\0';
+		seen = strstr(buf, "agents: ") != NULL;
+	}
+	assert_true(seen);
+	assert_int_equal(write(master, "\023", 1), 1);
+	for (t0 = now_ms(); now_ms() - t0 < 20000 && !reached; usleep(50000))
+		reached = h_count_file(l.fl.log, "RESULT-E", NULL) > 0;
+	/* ^Q, then everything it held. */
+	assert_int_equal(write(master, "\021", 1), 1);
+	while ((n = read(master, buf, sizeof(buf))) > 0)
+		len += (size_t)n;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	close(master);
+	assert_true(reached);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_true(len > 0);
+	live_teardown(&l);
+}
+
 int
 main(void)
 {
@@ -686,6 +747,7 @@ main(void)
 		cmocka_unit_test(test_line_log),
 		cmocka_unit_test(test_json_events),
 		cmocka_unit_test(test_frame_rate),
+		cmocka_unit_test_teardown(test_stopped_terminal, live_td),
 		cmocka_unit_test_teardown(test_live_80, live_td),
 		cmocka_unit_test_teardown(test_live_120, live_td),
 		cmocka_unit_test_teardown(test_plain_flag, live_td),
