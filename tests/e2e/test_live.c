@@ -309,6 +309,7 @@ struct seen {
 	uint64_t	 t_first_req, t_tree;
 	int		 queued, tool, failed, folded, resized;
 	int		 cut, one_footer_line, hostile_shown;
+	int		 llm_wait, llm_slot, llm_footer;
 	size_t		 widest;
 	char		*last;
 };
@@ -328,6 +329,12 @@ live_look(struct live *l, struct seen *s, unsigned cols, unsigned rows,
 	s->failed |= pane_lines(pane, "\xe2\x9c\x97 exit 1: compile error",
 	    NULL) > 0;
 	s->cut |= pane_lines(pane, " 0.2 general", "\xe2\x80\xa6", NULL) > 0;
+	s->llm_wait |= pane_lines(pane, " general ", "waiting for the LLM",
+	    NULL) > 0;
+	s->llm_slot |= pane_lines(pane, " general ", "waiting for an LLM slot",
+	    NULL) > 0;
+	s->llm_footer |= pane_lines(pane, "LLM 1 in flight, 1 waiting",
+	    NULL) > 0;
 	s->hostile_shown |= pane_lines(pane, " exit 0: alpha "
 	    "\\x1b]2;HACKED\\x07\\x1b[31mred", NULL) > 0;
 	if (cols == 120 && pane_lines(pane, "agents: ", "tokens ", NULL))
@@ -382,7 +389,7 @@ live_watch(struct live *l, struct seen *s, unsigned cols, unsigned rows)
 }
 
 static void
-live_run(unsigned cols, unsigned rows)
+live_run(unsigned cols, unsigned rows, const char *flags)
 {
 	struct live	l;
 	struct seen	s;
@@ -394,7 +401,7 @@ live_run(unsigned cols, unsigned rows)
 		fprintf(stderr, "skip: no tmux\n");
 		skip();
 	}
-	live_setup(&l, 300, NULL, NULL);
+	live_setup(&l, 300, flags, NULL);
 	live_start(&l, cols, rows, "xterm-256color");
 	live_watch(&l, &s, cols, rows);
 	print_message("%u columns: the last pane:\n%s\n", cols, s.last);
@@ -415,6 +422,12 @@ live_run(unsigned cols, unsigned rows)
 	assert_true(s.widest > 0 && s.widest <= cols - 1);
 	if (cols >= 120)
 		assert_true(s.one_footer_line);
+	assert_true(s.llm_wait);
+	if (flags != NULL) {
+		/* --llm-concurrency 1: two agents' turns, one waits. */
+		assert_true(s.llm_slot);
+		assert_true(s.llm_footer);
+	}
 	/* The tool's and the result's escape sequences, shown escaped. */
 	assert_true(pane_lines(s.last, "\\x1b]2;PWNED\\x07 end", NULL) == 1);
 	snprintf(cmd, sizeof(cmd), "tmux -L %s -f /dev/null display -p -t "
@@ -438,14 +451,14 @@ static void
 test_live_80(void **state)
 {
 	(void)state;
-	live_run(80, 24);
+	live_run(80, 24, NULL);
 }
 
 static void
 test_live_120(void **state)
 {
 	(void)state;
-	live_run(120, 30);
+	live_run(120, 30, "--llm-concurrency 1");
 }
 
 /* --plain, or TERM=dumb, on a terminal: the line log, no tree. */
