@@ -408,7 +408,7 @@ qwork_loop(struct qwork *w)
 		if (w->nrun == 0 && (stopping || (!w->follow &&
 		    qwork_queue_empty(w))))
 			break;
-		queue_progress_tick(w->prog, w->nrun, now);
+		queue_progress_tick(w->prog, w->run, w->nrun, now);
 		qwork_poll(w);
 		now = clock_mono_ms();
 		for (i = 0; i < w->nrun; i++) {

@@ -120,8 +120,10 @@ cmd_run_usage(FILE *f)
 "Agents write a copy-on-write layer over the workspace, never the\n"
 "workspace itself: `warren diff RUN` shows it, `warren apply RUN` applies\n"
 "it, `warren discard RUN` drops it.\n"
-"The final result goes to stdout, progress to stderr (--json: one JSON\n"
-"event per line on stdout instead).\n");
+"The final result goes to stdout, progress to stderr: a live tree of the\n"
+"agents on a terminal, one line per event otherwise (--plain, or\n"
+"TERM=dumb: the lines on a terminal too; --json: one JSON event per\n"
+"line on stdout instead).\n");
 	opt_doc_help(f, "run");
 	fprintf(f, "\n"
 "Exit: 0 done, 1 the task failed, 2 usage, 3 configuration, 4 LLM\n"
@@ -146,7 +148,7 @@ enum {
 	OPT_JOBS, OPT_BUDGET, OPT_PROVIDER, OPT_BASE_URL, OPT_MODEL,
 	OPT_RECORD, OPT_REPLAY, OPT_JSON, OPT_DB, OPT_NO_STORE, OPT_WEAKER,
 	OPT_TIMEOUT, OPT_HELLO, OPT_WORKER, OPT_LLM_JOBS, OPT_IN_PLACE,
-	OPT_COW, OPT_DISK_MAX, OPT_APPLY, OPT_SCHEMA, OPT_CONTINUE,
+	OPT_COW, OPT_DISK_MAX, OPT_APPLY, OPT_SCHEMA, OPT_CONTINUE, OPT_PLAIN,
 };
 
 static const struct option cmd_run_opts[] = {
@@ -162,6 +164,7 @@ static const struct option cmd_run_opts[] = {
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "replay", required_argument, NULL, OPT_REPLAY },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "plain", no_argument, NULL, OPT_PLAIN },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "no-store", no_argument, NULL, OPT_NO_STORE },
 	{ "allow-weaker-sandbox", no_argument, NULL, OPT_WEAKER },
@@ -193,7 +196,7 @@ struct cmd_run_args {
 	const char	*workspace;
 	const char	*db;
 	const char	*worker;
-	int		 json, nostore, weaker, trace, verbose;
+	int		 json, plain, nostore, weaker, trace, verbose;
 	int		 apply;		/* --apply: the layer, at the end */
 	const char	*schema_file;	/* --schema FILE */
 	char		*schema;	/* its JSON, compact (or the resumed
@@ -293,6 +296,7 @@ cmd_run_option(int ch, struct config *c, struct cmd_run_args *a)
 	case 'w':
 	case OPT_WORKSPACE: a->workspace = optarg; break;
 	case OPT_JSON: a->json = 1; break;
+	case OPT_PLAIN: a->plain = 1; break;
 	case OPT_DB: a->db = optarg; break;
 	case OPT_NO_STORE: a->nostore = 1; break;
 	case OPT_WEAKER: a->weaker = 1; break;
@@ -690,7 +694,7 @@ cmd_run_plan(struct cmd_run_args *a, const char *dbpath, struct store **stp,
 
 /* The root of the plan had finished: say so, nothing to run. */
 static int
-cmd_run_finished(const struct store_plan *plan, int json)
+cmd_run_finished(const struct store_plan *plan, struct run *r)
 {
 	size_t	i;
 
@@ -699,8 +703,8 @@ cmd_run_finished(const struct store_plan *plan, int json)
 
 		if (strcmp(ag->path, "0") != 0)
 			continue;
-		ui_init(json);
-		ui_result(ag->result ? ag->result : "",
+		ui_init(r);
+		ui_result(NULL, ag->result ? ag->result : "",
 		    ag->status == STORE_AGENT_DONE, ag->status ==
 		    STORE_AGENT_DONE ? WARREN_EXIT_OK : WARREN_EXIT_FAIL);
 		return ag->status == STORE_AGENT_DONE ? WARREN_EXIT_OK :
@@ -877,6 +881,7 @@ cmd_run_new(const struct cmd_run_args *a, const struct config *c,
 	o.workspace = x->ws;
 	o.worker_bin = x->worker;
 	o.json = a->json;
+	o.plain = a->plain;
 	o.trace = a->trace;
 	o.weaker = a->weaker;
 	o.masks = x->maskv;
@@ -1102,7 +1107,7 @@ cmd_run_again(const struct cmd_run_args *a, struct run *r, struct store *st,
 	r->store = st;
 	r->run_id = a->resume;
 	if ((rc = run_resume_prepare(r, plan, &resume)) == 1) {
-		code = cmd_run_finished(plan, a->json);
+		code = cmd_run_finished(plan, r);
 		goto out;
 	} else if (rc == -1) {
 		fprintf(stderr, "warren resume: run %lld has no root agent\n",

@@ -46,6 +46,9 @@ const struct opt_doc opt_docs[] = {
 	  "step, so parallel runs replay deterministically." },
 	{ RR, 0, "json", NULL, "One JSON event per line on standard output "
 	  "instead of the progress on standard error." },
+	{ RR, 0, "plain", NULL, "One line per event on standard error, also "
+	  "on a terminal (as with TERM=dumb), instead of the live tree of "
+	  "the agents." },
 	{ RR, 0, "db", "FILE", "The database (default "
 	  "$XDG_STATE_HOME/warren/warren.db, outside every workspace)." },
 	{ "run", 0, "no-store", NULL, "Keep nothing (with --in-place only: a "

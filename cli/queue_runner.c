@@ -23,6 +23,7 @@
 #include "common/jschema.h"
 
 #include "cli/queue_work.h"
+#include "supervisor/run.h"
 
 #define QRUN_ARGV_MAX	64
 
@@ -214,7 +215,41 @@ queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
 	return 0;
 }
 
-/* One event line: the result, the run's id, the layer's changes. */
+/* What an agent's event says it does, for the progress lines. */
+static void
+queue_runner_doing(struct qrun *r, const char *ev, json_t *o)
+{
+	const char	*path = json_string_value(json_object_get(o, "path"));
+	const char	*prof = json_string_value(json_object_get(o, "profile"));
+	const char	*tool = json_string_value(json_object_get(o, "tool"));
+	const char	*sum = json_string_value(json_object_get(o, "summary"));
+	const char	*end = json_string_value(json_object_get(o, "end"));
+	char		 what[QRUN_DOING_MAX / 2], *args;
+
+	if (path == NULL || prof == NULL)
+		return;
+	what[0] = '\0';
+	if (strcmp(ev, "tool_call") == 0 && tool != NULL) {
+		args = json_dumps(json_object_get(o, "args"), JSON_COMPACT |
+		    JSON_ENCODE_ANY);
+		ui_sum_args(tool, args, what, sizeof(what));
+		free(args);
+		snprintf(r->doing, sizeof(r->doing), "[%s %s] %s: %s", path,
+		    prof, tool, what);
+	} else if (strcmp(ev, "tool_result") == 0 && tool != NULL)
+		snprintf(r->doing, sizeof(r->doing), "[%s %s] %s%s -> %s",
+		    path, prof, tool, json_is_true(json_object_get(o,
+		    "failed")) ? " FAILED" : "", sum ? sum : "");
+	else if (strcmp(ev, "spawned") == 0 || strcmp(ev, "done") == 0)
+		snprintf(r->doing, sizeof(r->doing), "[%s %s] %s", path, prof,
+		    end != NULL ? end : ev);
+	else
+		return;
+	r->doing_new = 1;
+}
+
+/* One event line: the result, the run's id, the layer's changes, what
+ * its agents do. */
 static void
 queue_runner_event(struct qrun *r, const char *line)
 {
@@ -225,6 +260,8 @@ queue_runner_event(struct qrun *r, const char *line)
 		return;
 	if ((ev = json_string_value(json_object_get(o, "event"))) == NULL)
 		;
+	else if (json_object_get(o, "path") != NULL)
+		queue_runner_doing(r, ev, o);
 	else if (strcmp(ev, "result") == 0) {
 		r->have_result = 1;
 		r->ok = json_is_true(json_object_get(o, "ok"));

@@ -16,6 +16,7 @@
 #define QRUN_KILL_GRACE_MS	5000	/* SIGTERM, then SIGKILL this later */
 #define QRUN_LINE_MAX		(16u << 20) /* longer event lines are skipped */
 #define QRUN_ERRLINE_MAX	512
+#define QRUN_DOING_MAX		256
 
 /* Why a run was stopped before it ended by itself. */
 enum qrun_stop {
@@ -43,6 +44,10 @@ struct qrun {
 	char		*result;	/* the result event's text */
 	int64_t		 run_id;	/* the run event's id, 0 if none */
 	long		 files;		/* the changes event's, -1 if none */
+	/* What its agents do now, from its last event ("[0.1 explore]
+	   bash: make"), raw: escaped when shown; doing_new: not yet shown. */
+	char		 doing[QRUN_DOING_MAX];
+	int		 doing_new;
 	/* Its clock (monotonic ms). */
 	uint64_t	 started, next_beat, deadline;	/* deadline 0: none */
 	uint64_t	 kill_at;	/* stopping: SIGKILL then (0: not) */
@@ -93,9 +98,10 @@ void	queue_progress_start(struct qprogress *p, const struct qrun *r);
 void	queue_progress_end(struct qprogress *p, const struct qrun *r,
 	    const struct qoutcome *o, const char *outcome,
 	    const char *status);
-/* Redraw the terminal line if due (10 per second at most). */
-void	queue_progress_tick(struct qprogress *p, unsigned running,
-	    uint64_t now);
+/* Redraw the terminal's lines if due (10 per second at most): the
+ * progress line, then one line per running job. */
+void	queue_progress_tick(struct qprogress *p, struct qrun *runs,
+	    unsigned running, uint64_t now);
 /* The line's last state, then a newline (a terminal); frees p. */
 void	queue_progress_free(struct qprogress *p);
 

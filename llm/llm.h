@@ -199,6 +199,17 @@ int		 llm_engine_timeout_ms(const struct llm_engine *e);
 void		 llm_engine_process(struct llm_engine *e);
 /* Requests submitted and not yet called back. */
 size_t		 llm_engine_pending(const struct llm_engine *e);
+/* Requests on the wire now (at most the concurrency cap). */
+size_t		 llm_engine_active(const struct llm_engine *e);
+/* Where request id is: waiting for a slot (the concurrency cap), on the
+ * wire, waiting to be retried, or none (done, unknown). */
+enum llm_wait {
+	LLM_WAIT_NONE = 0,
+	LLM_WAIT_SLOT,
+	LLM_WAIT_ANSWER,
+	LLM_WAIT_RETRY,
+};
+enum llm_wait	 llm_engine_wait(const struct llm_engine *e, uint64_t id);
 /*
  * Queue a request. Returns its id (never 0), or 0 with errno (EINVAL for
  * a bad request, ENOMEM) and then no callback will come.

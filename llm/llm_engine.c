@@ -449,6 +449,31 @@ llm_engine_pending(const struct llm_engine *e)
 	return e->npending;
 }
 
+size_t
+llm_engine_active(const struct llm_engine *e)
+{
+	return e->nactive;
+}
+
+/* A short walk of the queue (bounded by the run's agents), for the
+ * live view's "waiting for an LLM slot". */
+enum llm_wait
+llm_engine_wait(const struct llm_engine *e, uint64_t id)
+{
+	const struct llm_call	*c;
+
+	TAILQ_FOREACH(c, &e->queue, entry)
+		if (c->id == id)
+			return LLM_WAIT_SLOT;
+	TAILQ_FOREACH(c, &e->backoff, entry)
+		if (c->id == id)
+			return LLM_WAIT_RETRY;
+	TAILQ_FOREACH(c, &e->active, entry)
+		if (c->id == id)
+			return LLM_WAIT_ANSWER;
+	return LLM_WAIT_NONE;
+}
+
 static int64_t
 llm_min_deadline(int64_t a, int64_t b)
 {

@@ -12,6 +12,8 @@ libjansson-dev libpcre2-dev libcmocka-dev util-linux passwd procps git"
 PKGS="$PKGS btrfs-progs"
 # test_report_chromium loads `warren report`'s page in headless Chromium.
 PKGS="$PKGS chromium"
+# test_live draws the live view in a detached tmux session and reads it.
+PKGS="$PKGS tmux"
 # Only the benchmarks use these (scripts/bench.sh).
 BENCH_PKGS="bubblewrap hyperfine linux-perf"
 

@@ -74,6 +74,8 @@ broker_done(struct llm_result *res, void *arg)
 	struct broker_req	*b = arg;
 	struct run		*r = b->run;
 
+	if (b->node->ui.llm > 0)
+		b->node->ui.llm--;
 	broker_record(b, res);
 	if (res->err == LLM_OK) {
 		r->tokens += res->reply.usage.input + res->reply.usage.output;
@@ -83,6 +85,7 @@ broker_done(struct llm_result *res, void *arg)
 		 * claims in its done message. */
 		b->node->usage.input += res->reply.usage.input;
 		b->node->usage.output += res->reply.usage.output;
+		ui_live_dirty();
 		b->fn(r, b->arg, &res->reply, NULL, NULL);
 	} else
 		b->fn(r, b->arg, NULL, broker_code(res->err),
@@ -137,6 +140,9 @@ broker_submit(struct run *r, struct node *n, unsigned step,
 		fn(r, arg, NULL, IPC_ERR_ENDPOINT, msg);
 		return 0;
 	}
+	n->ui.llm++;
+	n->ui.llm_id = id;
+	ui_live_dirty();
 	return id;
 }
 

@@ -209,7 +209,6 @@ orch_calls(struct run *r, const struct agent_action *act)
 			o->npending++;
 			continue;
 		} else {
-			ui_refused(r->root, c->profile, msg);
 			o->texts[i] = xstrdup(msg);
 			o->res[i].is_error = 1;
 		}

@@ -305,7 +305,7 @@ run_delegate_as(struct run *r, struct node *parent, const struct run_deleg *d,
 		*childp = n;
 	return 0;
 refused:
-	log_info("agent %s: delegation refused: %s", parent->path, msg);
+	ui_refused(parent, d->profile, msg);
 	run_record_event(r, parent, "refused", d->profile, msg);
 	return -1;
 }
@@ -1029,9 +1029,10 @@ run_main(struct run *r, const struct msg_list *resume)
 
 	/* Orphaned tool processes come to us, not to init: we kill them. */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
-	ui_init(r->opts.json);
+	ui_init(r);
 	if (loop_signals(r->loop, run_signal, r) == -1)
 		fatal("signalfd");
+	ui_start(r);
 	if (loop_add_fd(r->loop, llm_engine_fd(r->llm), EPOLLIN,
 	    run_llm_ready, r) == -1)
 		fatal("epoll_ctl llm");
@@ -1050,14 +1051,18 @@ run_main(struct run *r, const struct msg_list *resume)
 	run_hostexec_begin(r, resume != NULL);
 	if (!r->orch_deferred && run_root_start(r, resume, err,
 	    sizeof(err)) == -1) {
+		ui_end(r);
 		log_warnx("orchestrator: %s", err);
 		return WARREN_EXIT_CONFIG;
 	}
 	/* Resumed subagents may be queued before any event comes. */
 	run_schedule(r);
 	if (!r->finished || r->nlive > 0)
-		if (loop_run(r->loop) == -1)
+		if (loop_run(r->loop) == -1) {
+			ui_end(r);
 			return WARREN_EXIT_INTERNAL;
+		}
+	ui_end(r);
 	proc_killall(r);
 	proc_sweep_orphans(r->spawnd ? spawnd_client_pid(r->spawnd) : 0);
 	/* What the last writer left counts too. */
@@ -1070,7 +1075,7 @@ run_main(struct run *r, const struct msg_list *resume)
 	run_store_check(r);
 	run_partial(r);
 	code = run_store_end(r, run_exit_code(r));
-	ui_result(code == 0 ? r->root->result : code == WARREN_EXIT_STORE ?
+	ui_result(r, code == 0 ? r->root->result : code == WARREN_EXIT_STORE ?
 	    RUN_STORE_STOP : r->spawnd_failed ? RUN_SPAWND_STOP :
 	    r->root->error, code == 0, code);
 	return code;
@@ -1093,6 +1098,7 @@ run_free(struct run *r)
 		free(n->result);
 		free(n->error);
 		free(n->batch);
+		ui_node_free(n);
 		if (n->resume != NULL)
 			msg_list_free(n->resume);
 		free(n->resume);

@@ -107,6 +107,19 @@ enum node_end {
 				   last text is the result, error says why */
 };
 
+/* What the live view and the line log show of a node now (ui.c). The
+ * strings are raw (escaped when shown) and owned by the node. */
+struct node_ui {
+	char		*tool;		/* the tool running, or NULL */
+	char		*args;		/* its arguments, one short line */
+	char		*last;		/* its last result, one short line */
+	int		 last_bad;	/* that result failed (exit != 0 ...) */
+	uint64_t	 tool_ms;	/* when the tool started */
+	unsigned	 llm;		/* its LLM requests in flight */
+	uint64_t	 llm_id;	/* the latest one's engine id */
+	int		 hello;		/* its worker has a pid */
+};
+
 /* Who is waiting for a node's result. */
 typedef void	(*node_done_fn)(struct run *, struct node *, void *arg);
 
@@ -151,6 +164,7 @@ struct node {
 	 * finished children answering its delegate calls. */
 	struct msg_list		*resume;
 	struct node		*qnext;		/* the queue of NODE_QUEUED */
+	struct node_ui		 ui;
 };
 
 struct run_policy {
@@ -165,6 +179,8 @@ struct run_opts {
 	const char	*workspace;	/* absolute */
 	const char	*worker_bin;
 	int		 json;
+	int		 plain;		/* --plain: the line log, never the
+					   live view */
 	int		 trace;		/* -T: log every IPC message */
 	int		 weaker;	/* accept a weaker sandbox than asked */
 	/* Files of the user's that may lie in the workspace but no worker
@@ -412,22 +428,58 @@ int		 orch_start(struct run *, const struct msg_list *resume,
 void		 orch_cancel(struct run *, const char *reason);
 void		 orch_free(struct run *);
 
-/* ui.c: progress on stderr, or JSON events. */
-void		 ui_init(int json);
-void		 ui_spawned(const struct node *, pid_t);
+/* ui.c: the live view (a terminal), the line log on stderr, or JSON
+ * events on stdout (docs/supervisor.md, "What a run shows"). */
+void		 ui_init(struct run *);
+/* The run's loop starts: the live view, where it can be drawn. */
+void		 ui_start(struct run *);
+/* The run's loop has ended: the last frame, the log hook given back. */
+void		 ui_end(struct run *);
+void		 ui_spawned(struct node *, pid_t);
 void		 ui_queued(const struct node *);
-void		 ui_tool(const struct node *, const char *tool, const char *args);
-void		 ui_tool_result(const struct node *, const char *tool,
+void		 ui_tool(struct node *, const char *tool, const char *args);
+void		 ui_tool_result(struct node *, const char *tool,
 		    const char *text, int is_error);
-void		 ui_refused(const struct node *parent, const char *profile,
+void		 ui_refused(struct node *parent, const char *profile,
 		    const char *msg);
-void		 ui_done(const struct node *);
+void		 ui_done(struct node *);
 void		 ui_note(const struct node *, const char *what, const char *text);
-void		 ui_result(const char *text, int ok, int code);
+/* The end: the summary (agents, tokens, time) on stderr, the result
+ * once on stdout (or "run failed: why" on stderr). r may be NULL (a
+ * resume of a run that had ended). */
+void		 ui_result(const struct run *, const char *text, int ok,
+		    int code);
 /* The report of files that run code on the host (hostexec.h). */
 void		 ui_host_files(struct json_t *report);
 /* Write the JSON events held since the last call (once per loop pass). */
 void		 ui_flush(void);
+void		 ui_node_free(struct node *);
+
+/* ui_sum.c: one short line of a tool call or result, raw (not escaped). */
+/* The arguments that say what a call does: bash's command, a path, a
+ * pattern, a subtask ... (not the JSON). */
+void		 ui_sum_args(const char *tool, const char *args, char *buf,
+		    size_t sz);
+/* A result: bash "exit 1: last line", glob "12 files", grep "5 matches
+ * in 2 files", else its last line. *bad: it failed (an error, a bash
+ * exit status not 0, a signal, a timeout). */
+void		 ui_sum_result(const char *tool, const char *text, int is_error,
+		    int *bad, char *buf, size_t sz);
+/* An edit's short diff: up to max lines of "- old" then "+ new", each
+ * at most width bytes, raw; *more gets the lines left out. NULL-ended,
+ * the caller frees it with ui_sum_lines_free; NULL if not an edit. */
+char		**ui_sum_diff(const char *args, size_t max, size_t width,
+		    size_t *more);
+void		 ui_sum_lines_free(char **);
+
+/* ui_live.c: the live tree on a terminal. */
+/* 0: drawing (stderr is a terminal we could reopen), else -1. */
+int		 ui_live_start(struct run *);
+/* Something changed: the next tick redraws. */
+void		 ui_live_dirty(void);
+/* The last frame (every subtree folded), then stop drawing. */
+void		 ui_live_stop(void);
+int		 ui_live_on(void);
 
 /* limits.c */
 void		 limits_default(struct run_limits *);

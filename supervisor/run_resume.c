@@ -393,7 +393,7 @@ run_resume_prepare(struct run *r, const struct store_plan *p,
 		return -1;
 	if (root->finished)
 		return 1;
-	ui_init(r->opts.json);	/* restarted agents are queued from here */
+	ui_init(r);	/* restarted agents are queued from here */
 	n->store_agent = root->agent.id;
 	n->store_node = root->agent.node;
 	if (msg_list_copy(out, &root->messages) == -1)

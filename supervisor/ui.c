@@ -1,9 +1,12 @@
 /*
- * What the user sees while a run goes: one plain line per event on stderr
- * ("[0.2 explore] grep ..."), or with --json one JSON object per line on
- * stdout. Every text from a model, a tool or a file is escaped before it
- * reaches a terminal, and cut to a line. Colour only on a terminal and
- * without NO_COLOR.
+ * What the user sees while a run goes, in one of three modes: on a
+ * terminal the live tree (ui_live.c); otherwise (or --plain, or
+ * TERM=dumb) one plain line per event on stderr ("[0.2 explore] grep
+ * ..."), tool calls and results summarised (ui_sum.c); or with --json
+ * one JSON object per line on stdout. Every text from a model, a tool or
+ * a file is escaped before it reaches a terminal, and cut to a line.
+ * Colour only on a terminal and without NO_COLOR. At the end, a summary
+ * and the result, once.
  */
 #include <jansson.h>
 #include <stdarg.h>
@@ -15,6 +18,7 @@
 #include "agent/profile.h"
 #include "common/clock.h"
 #include "common/str.h"
+#include "common/xmalloc.h"
 #include "workspace/hostexec.h"
 #include "common/jtext.h"
 #include "supervisor/run.h"
@@ -22,20 +26,61 @@
 #define UI_TEXT_MAX	160	/* characters of a text shown on a line */
 #define UI_JSON_TEXT_MAX 4096	/* bytes of a tool result in --json */
 #define UI_HOST_FILES_MAX 50	/* files that run code listed on stderr */
+#define UI_DIFF_LINES	6	/* lines of an edit's diff in the line log */
 
-static int	ui_json;
-static int	ui_color;
-static uint64_t	ui_t0;
+enum ui_mode { UI_PLAIN = 0, UI_JSON, UI_LIVE };
+
+static enum ui_mode	 ui_mode;
+static int		 ui_color;
+static uint64_t		 ui_t0;
+static const struct run	*ui_run;
+
+/* The live view wants a terminal that can move its cursor. */
+static int
+ui_can_live(const struct run *r)
+{
+	const char	*term = getenv("TERM");
+
+	return !r->opts.plain && isatty(STDERR_FILENO) && term != NULL &&
+	    *term != '\0' && strcmp(term, "dumb") != 0;
+}
 
 void
-ui_init(int json)
+ui_init(struct run *r)
 {
 	const char	*nc = getenv("NO_COLOR");
 
-	ui_json = json;
-	ui_color = !json && isatty(STDERR_FILENO) &&
-	    (nc == NULL || *nc == '\0');
+	if (ui_mode == UI_LIVE && ui_live_on())
+		return;
+	ui_run = r;
 	ui_t0 = clock_mono_ms();
+	ui_mode = r != NULL && r->opts.json ? UI_JSON : UI_PLAIN;
+	ui_color = ui_mode == UI_PLAIN && isatty(STDERR_FILENO) &&
+	    (nc == NULL || *nc == '\0');
+}
+
+void
+ui_start(struct run *r)
+{
+	if (ui_mode == UI_PLAIN && ui_can_live(r) && ui_live_start(r) == 0)
+		ui_mode = UI_LIVE;
+}
+
+void
+ui_end(struct run *r)
+{
+	(void)r;
+	if (ui_mode == UI_LIVE)
+		ui_live_stop();
+}
+
+void
+ui_node_free(struct node *n)
+{
+	free(n->ui.tool);
+	free(n->ui.args);
+	free(n->ui.last);
+	memset(&n->ui, 0, sizeof(n->ui));
 }
 
 /* One escaped line of at most UI_TEXT_MAX input bytes. */
@@ -59,6 +104,9 @@ ui_emit(json_t *o)
 {
 	char	*s;
 
+	if (ui_run != NULL && ui_run->run_id > 0 &&
+	    json_object_get(o, "run") == NULL)
+		json_object_set_new(o, "run", json_integer(ui_run->run_id));
 	json_object_set_new(o, "ms", json_integer((json_int_t)
 	    (clock_mono_ms() - ui_t0)));
 	/* Buffered: ui_flush() writes what one pass of the event loop said. */
@@ -86,6 +134,9 @@ ui_obj(const char *event, const struct node *n)
 		json_object_set_new(o, "profile",
 		    json_string(n->profile->name));
 		json_object_set_new(o, "depth", json_integer(n->depth));
+		json_object_set_new(o, "tokens", json_pack("{s:I, s:I}",
+		    "in", (json_int_t)n->usage.input, "out",
+		    (json_int_t)n->usage.output));
 	}
 	return o;
 }
@@ -147,12 +198,17 @@ ui_line2(const struct node *n, const char *pre, const char *a,
 }
 
 void
-ui_spawned(const struct node *n, pid_t pid)
+ui_spawned(struct node *n, pid_t pid)
 {
 	json_t	*o;
 	char	*task;
 
-	if (ui_json) {
+	n->ui.hello = 1;
+	if (ui_mode == UI_LIVE) {
+		ui_live_dirty();
+		return;
+	}
+	if (ui_mode == UI_JSON) {
 		o = ui_obj("spawned", n);
 		json_object_set_new(o, "pid", json_integer(pid));
 		json_object_set_new(o, "task", jtext(n->task));
@@ -169,90 +225,218 @@ ui_queued(const struct node *n)
 {
 	json_t	*o;
 
-	if (ui_json) {
-		o = ui_obj("queued", n);
-		json_object_set_new(o, "parent",
-		    json_string(n->parent ? n->parent->path : ""));
-		json_object_set_new(o, "task", jtext(n->task));
-		ui_emit(o);
+	if (ui_mode == UI_LIVE)
+		ui_live_dirty();
+	if (ui_mode != UI_JSON)
+		return;
+	o = ui_obj("queued", n);
+	json_object_set_new(o, "parent",
+	    json_string(n->parent ? n->parent->path : ""));
+	json_object_set_new(o, "task", jtext(n->task));
+	ui_emit(o);
+}
+
+/* Arguments as the JSON object they are; a string if they are not one. */
+static json_t *
+ui_jargs(const char *args)
+{
+	json_t	*j;
+
+	if (args != NULL && (j = json_loads(args, JSON_REJECT_DUPLICATES,
+	    NULL)) != NULL) {
+		if (json_is_object(j))
+			return j;
+		json_decref(j);
 	}
+	return jtext(args);
+}
+
+/* The line log's edit: its path, then a few lines of its diff. */
+static void
+ui_line_edit(const struct node *n, const char *sum, const char *args)
+{
+	char	**v, *x;
+	size_t	  more, i;
+
+	ui_line2(n, "", "edit", ": ", sum);
+	if ((v = ui_sum_diff(args, UI_DIFF_LINES, UI_TEXT_MAX, &more)) == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++) {
+		x = ui_clip(v[i]);
+		if (ui_color)
+			fprintf(stderr, "    \033[%sm%s\033[0m\n",
+			    v[i][0] == '-' ? "31" : "32", x);
+		else
+			fprintf(stderr, "    %s\n", x);
+		free(x);
+	}
+	if (more > 0)
+		fprintf(stderr, "    (%zu more line%s)\n", more,
+		    more == 1 ? "" : "s");
+	ui_sum_lines_free(v);
 }
 
 void
-ui_tool(const struct node *n, const char *tool, const char *args)
+ui_tool(struct node *n, const char *tool, const char *args)
 {
 	json_t	*o;
+	char	 sum[512];
 
-	if (ui_json) {
+	ui_sum_args(tool, args, sum, sizeof(sum));
+	free(n->ui.tool);
+	free(n->ui.args);
+	n->ui.tool = xstrdup(tool);
+	n->ui.args = xstrdup(sum);
+	n->ui.tool_ms = clock_mono_ms();
+	if (ui_mode == UI_LIVE) {
+		ui_live_dirty();
+	} else if (ui_mode == UI_JSON) {
 		o = ui_obj("tool_call", n);
 		json_object_set_new(o, "tool", jtext(tool));
-		json_object_set_new(o, "args", jtext(args));
+		json_object_set_new(o, "args", ui_jargs(args));
 		ui_emit(o);
-		return;
-	}
-	ui_line2(n, "", tool, " ", args);
+	} else if (strcmp(tool, "complete") == 0 || strcmp(tool, "fail") == 0)
+		return;		/* the done line says it, once */
+	else if (strcmp(tool, "edit") == 0)
+		ui_line_edit(n, sum, args);
+	else
+		ui_line2(n, "", tool, ": ", sum);
+}
+
+/* Which results get a line of their own in the line log. */
+static int
+ui_result_shown(const char *tool, int bad)
+{
+	if (strcmp(tool, "delegate") == 0 || strcmp(tool, "complete") == 0 ||
+	    strcmp(tool, "fail") == 0)
+		return 0;	/* the refusal's or the child's line says it */
+	return bad || strcmp(tool, "bash") == 0 || strcmp(tool, "glob") == 0 ||
+	    strcmp(tool, "grep") == 0;
 }
 
 void
-ui_tool_result(const struct node *n, const char *tool, const char *text,
+ui_tool_result(struct node *n, const char *tool, const char *text,
     int is_error)
 {
 	json_t	*o;
+	char	 sum[512];
+	int	 bad;
 
-	if (ui_json) {
+	ui_sum_result(tool, text, is_error, &bad, sum, sizeof(sum));
+	free(n->ui.tool);
+	free(n->ui.last);
+	n->ui.tool = NULL;
+	n->ui.last = xstrdup(sum);
+	n->ui.last_bad = bad;
+	if (ui_mode == UI_LIVE) {
+		ui_live_dirty();
+	} else if (ui_mode == UI_JSON) {
 		o = ui_obj("tool_result", n);
 		json_object_set_new(o, "tool", jtext(tool));
 		json_object_set_new(o, "error", json_boolean(is_error));
 		json_object_set_new(o, "bytes",
 		    json_integer(text ? (json_int_t)strlen(text) : 0));
 		json_object_set_new(o, "text", ui_jclip(text));
+		json_object_set_new(o, "failed", json_boolean(bad));
+		json_object_set_new(o, "summary", jtext(sum));
 		ui_emit(o);
-		return;
-	}
-	if (!is_error)
-		return;	/* results are long: only errors get a line */
-	ui_line2(n, "", tool, " failed: ", text);
+	} else if (ui_result_shown(tool, bad))
+		ui_line2(n, "", tool, bad ? " FAILED -> " : " -> ", sum);
 }
 
 void
-ui_refused(const struct node *parent, const char *profile, const char *msg)
+ui_refused(struct node *parent, const char *profile, const char *msg)
 {
 	json_t	*o;
 
-	if (ui_json) {
+	if (ui_mode == UI_LIVE) {
+		free(parent->ui.last);
+		xasprintf(&parent->ui.last, "delegate %s refused: %s",
+		    profile ? profile : "general", msg);
+		parent->ui.last_bad = 1;
+		ui_live_dirty();
+		return;
+	}
+	if (ui_mode == UI_JSON) {
 		o = ui_obj("refused", parent);
 		json_object_set_new(o, "want", jtext(profile));
 		json_object_set_new(o, "message", jtext(msg));
 		ui_emit(o);
 		return;
 	}
-	ui_line2(parent, "delegate ", profile, " refused: ", msg);
+	ui_line2(parent, "delegate ", profile ? profile : "general",
+	    " refused: ", msg);
 }
 
-void
-ui_done(const struct node *n)
+/* "first line (+N lines)" of a subagent's result, escaped. */
+static char *
+ui_first_line(const char *text)
 {
-	json_t		*o;
-	char		*x;
-	unsigned long	 ms = (unsigned long)(n->ended_ms - n->started_ms);
+	size_t		 len = strcspn(text, "\n"), lines = 0;
+	char		*cut, *head, *out;
+	const char	*p;
 
-	if (ui_json) {
-		o = ui_obj("done", n);
-		json_object_set_new(o, "end", json_string(run_end_name(n->end)));
-		json_object_set_new(o, "result", jtext(n->result));
-		json_object_set_new(o, "error", jtext(run_end_ok(n->end) ?
-		    NULL : n->error));
-		if (n->end == NODE_END_AUTO_COMPLETE)
-			json_object_set_new(o, "reason", jtext(n->error));
-		json_object_set_new(o, "iterations",
-		    json_integer(n->iterations));
-		json_object_set_new(o, "elapsed_ms", json_integer((json_int_t)ms));
-		ui_emit(o);
+	for (p = text + len; *p != '\0'; p++)
+		if (*p == '\n' && p[1] != '\0')
+			lines++;
+	cut = str_ndup(text, len);
+	head = ui_clip(cut);
+	free(cut);
+	if (lines == 0)
+		return head;
+	xasprintf(&out, "%s (+%zu line%s)", head, lines, lines == 1 ? "" : "s");
+	free(head);
+	return out;
+}
+
+static void
+ui_done_json(const struct node *n, unsigned long ms)
+{
+	json_t	*o = ui_obj("done", n);
+
+	json_object_set_new(o, "end", json_string(run_end_name(n->end)));
+	json_object_set_new(o, "result", jtext(n->result));
+	json_object_set_new(o, "error", jtext(run_end_ok(n->end) ? NULL :
+	    n->error));
+	if (n->end == NODE_END_AUTO_COMPLETE)
+		json_object_set_new(o, "reason", jtext(n->error));
+	json_object_set_new(o, "iterations", json_integer(n->iterations));
+	json_object_set_new(o, "elapsed_ms", json_integer((json_int_t)ms));
+	ui_emit(o);
+}
+
+/*
+ * The line log's done line: how it ended and how long it took, with the
+ * first line of a subagent's result or of why it failed. The root's
+ * result is not here: it is printed once, whole, at the end.
+ */
+void
+ui_done(struct node *n)
+{
+	unsigned long	 ms = (unsigned long)(n->ended_ms - n->started_ms);
+	const char	*text = run_end_ok(n->end) ? n->result : n->error;
+	char		*x, how[64];
+
+	free(n->ui.tool);
+	n->ui.tool = NULL;
+	if (ui_mode == UI_LIVE) {
+		ui_live_dirty();
 		return;
 	}
-	x = ui_clip(run_end_ok(n->end) ? n->result : n->error);
-	ui_line(n, "done: %s in %lu.%03lus: %s", run_end_name(n->end),
-	    ms / 1000, ms % 1000, x);
+	if (ui_mode == UI_JSON) {
+		ui_done_json(n, ms);
+		return;
+	}
+	snprintf(how, sizeof(how), "%s", n->end == NODE_END_COMPLETE ? "done" :
+	    run_end_ok(n->end) ? "done (auto_complete)" : "FAILED");
+	if (!run_end_ok(n->end) && n->end != NODE_END_FAIL)
+		snprintf(how + 6, sizeof(how) - 6, " (%s)", run_end_name(n->end));
+	if (text == NULL || (n->parent == NULL && run_end_ok(n->end))) {
+		ui_line(n, "%s in %lu.%03lus", how, ms / 1000, ms % 1000);
+		return;
+	}
+	x = ui_first_line(text);
+	ui_line(n, "%s in %lu.%03lus: %s", how, ms / 1000, ms % 1000, x);
 	free(x);
 }
 
@@ -261,7 +445,9 @@ ui_note(const struct node *n, const char *what, const char *text)
 {
 	json_t	*o;
 
-	if (ui_json) {
+	if (ui_mode == UI_LIVE)
+		return;
+	if (ui_mode == UI_JSON) {
 		o = ui_obj("note", n);
 		json_object_set_new(o, "kind", jtext(what));
 		json_object_set_new(o, "text", jtext(text));
@@ -271,35 +457,95 @@ ui_note(const struct node *n, const char *what, const char *text)
 	ui_line2(n, "", what, ": ", text);
 }
 
-void
-ui_result(const char *text, int ok, int code)
+/* The run's totals: agents and how they ended, tokens in and out. */
+struct ui_totals {
+	unsigned	agents, done, failed;
+	uint64_t	in, out;
+};
+
+static void
+ui_totals(const struct run *r, struct ui_totals *t)
 {
-	json_t	*o;
+	size_t	i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; r != NULL && i < r->nnodes; i++) {
+		t->agents++;
+		t->in += r->nodes[i]->usage.input;
+		t->out += r->nodes[i]->usage.output;
+		if (r->nodes[i]->state != NODE_DONE)
+			continue;
+		if (run_end_ok(r->nodes[i]->end))
+			t->done++;
+		else
+			t->failed++;
+	}
+}
+
+/* "warren: run 35 done in 12.3 s: 7 agents (6 done, 1 failed), tokens
+ * 12345 in, 678 out" on stderr. */
+static void
+ui_summary(const struct run *r, int ok)
+{
+	struct ui_totals	t;
+	uint64_t		ms = clock_mono_ms() - ui_t0;
+	char			id[32] = "";
+
+	ui_totals(r, &t);
+	if (r->run_id > 0)
+		snprintf(id, sizeof(id), " %lld", (long long)r->run_id);
+	fprintf(stderr, "warren: run%s %s in %llu.%01llu s: %u agent%s (%u "
+	    "done, %u failed), tokens %llu in, %llu out\n", id, ok ? "done" :
+	    "failed", (unsigned long long)(ms / 1000),
+	    (unsigned long long)(ms % 1000 / 100), t.agents,
+	    t.agents == 1 ? "" : "s", t.done, t.failed,
+	    (unsigned long long)t.in, (unsigned long long)t.out);
+}
+
+static void
+ui_result_json(const struct run *r, const char *text, int ok, int code)
+{
+	struct ui_totals	 t;
+	json_t			*o = json_object();
+
+	json_object_set_new(o, "event", json_string("result"));
+	json_object_set_new(o, "ok", json_boolean(ok));
+	json_object_set_new(o, "exit", json_integer(code));
+	json_object_set_new(o, "result", jtext(text));
+	if (r != NULL) {
+		ui_totals(r, &t);
+		json_object_set_new(o, "agents", json_pack("{s:i, s:i, s:i}",
+		    "all", (int)t.agents, "done", (int)t.done, "failed",
+		    (int)t.failed));
+		json_object_set_new(o, "tokens", json_pack("{s:I, s:I}", "in",
+		    (json_int_t)t.in, "out", (json_int_t)t.out));
+	}
+	ui_emit(o);
+	ui_flush();
+}
+
+void
+ui_result(const struct run *r, const char *text, int ok, int code)
+{
 	char	*esc;
 
-	if (ui_json) {
-		o = json_object();
-		json_object_set_new(o, "event", json_string("result"));
-		json_object_set_new(o, "ok", json_boolean(ok));
-		json_object_set_new(o, "exit", json_integer(code));
-		json_object_set_new(o, "result", jtext(text));
-		ui_emit(o);
-		ui_flush();
+	if (ui_mode == UI_JSON) {
+		ui_result_json(r, text, ok, code);
 		return;
 	}
+	if (r != NULL && r->nnodes > 0)
+		ui_summary(r, ok);
 	if (text == NULL)
 		return;
+	/* The answer itself, once: escaped for a terminal, lines kept. */
+	esc = str_escape_dup(text, strlen(text), STR_ESC_KEEP_NL);
 	if (ok) {
-		/* The answer itself: escaped for a terminal, lines kept. */
-		esc = str_escape_dup(text, strlen(text), STR_ESC_KEEP_NL);
+		fflush(stderr);
 		fprintf(stdout, "%s\n", esc ? esc : "");
-		free(esc);
 		fflush(stdout);
-	} else {
-		esc = str_escape_dup(text, strlen(text), STR_ESC_KEEP_NL);
+	} else
 		fprintf(stderr, "warren: run failed: %s\n", esc ? esc : "");
-		free(esc);
-	}
+	free(esc);
 }
 
 void
@@ -307,7 +553,7 @@ ui_host_files(json_t *report)
 {
 	json_t	*o;
 
-	if (ui_json) {
+	if (ui_mode == UI_JSON) {
 		o = json_object();
 		json_object_set_new(o, "event", json_string("host_files"));
 		json_object_update(o, report);

@@ -959,7 +959,8 @@ test_follow(void **state)
 	tq_close(&t);
 }
 
-/* On a terminal: one progress line, redrawn in place, no JSON events. */
+/* On a terminal: a progress line and the running jobs' lines, redrawn in
+ * place, no JSON events. */
 static void
 test_terminal_progress(void **state)
 {
@@ -1010,6 +1011,13 @@ test_terminal_progress(void **state)
 	    "queued 0"));
 	assert_non_null(strstr(out, "jobs/min  ETA"));
 	assert_non_null(strstr(out, "tokens 54"));
+	/* Under it, a line per running job: what its agents do. */
+	assert_non_null(strstr(out, "\n\033[K  job "));
+	assert_non_null(strstr(out, "s  [0 orchestrator] "));
+	/* The last frame has no job line left under the progress line. */
+	assert_non_null(strstr(out, "queued 0  "));
+	assert_non_null(strstr(strstr(out, "\r\033[Kdone 3  failed 0  "
+	    "running 0"), "\033[J"));
 	/* At most 10 redraws a second (and the last one). */
 	for (redraws = 0, i = 0; (size_t)i + 3 < len; i++)
 		if (memcmp(out + i, "\r\033[K", 4) == 0)
