@@ -1040,7 +1040,7 @@ out:
 int
 cmd_run_declare(struct config *c)
 {
-	if (llm_config_declare(c) == -1)
+	if (llm_config_declare(c) == -1 || cmd_queue_declare(c) == -1)
 		return -1;
 	return config_declare(c, cmd_run_keys,
 	    sizeof(cmd_run_keys) / sizeof(cmd_run_keys[0]));

@@ -45,13 +45,21 @@ qt_pg_url(void)
 	return u != NULL && *u != '\0' ? u : NULL;
 }
 
-/* Run SQL on the server's own database (CREATE/DROP DATABASE). */
+static inline void
+qt_pg_quiet(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+/* Run SQL on the server's own database (CREATE/DROP SCHEMA). */
 static inline void
 qt_pg_admin(const char *sql)
 {
 	PGconn		*c = PQconnectdb(qt_pg_url());
 	PGresult	*r;
 
+	PQsetNoticeProcessor(c, qt_pg_quiet, NULL);
 	if (PQstatus(c) != CONNECTION_OK) {
 		fprintf(stderr, "qt: %s", PQerrorMessage(c));
 		abort();
