@@ -56,6 +56,8 @@ struct tmq {
 	char			 env_args[PATH_MAX + 64];
 	struct tm_machine	 m[TM_MACHINES_MAX];
 	int			 nm;
+	char			*extra[8];	/* more environment */
+	char			*flags[4];	/* more options of work */
 };
 
 static void
@@ -80,6 +82,7 @@ tm_open(struct tmq *t, int machines)
 	    t->qt.db);
 	snprintf(t->env_args, sizeof(t->env_args),
 	    "WARREN_QUEUE_RUN_ARGS=--replay %s", w.cas);
+	t->extra[0] = t->env_args;
 	t->nm = machines;
 	for (i = 0; i < machines; i++) {
 		snprintf(t->m[i].env_state, sizeof(t->m[i].env_state),
@@ -138,15 +141,19 @@ tm_add(struct tmq *t, int n)
 static void
 tm_spawn(struct tmq *t, int i)
 {
-	char	*argv[] = { "warren", "queue", "work", "--json", "--jobs",
+	char	*argv[16] = { "warren", "queue", "work", "--json", "--jobs",
 		    "2", "--lease", "2s", NULL };
 	char	*env[300];
 	int	 k, n = 0, fd;
 
+	for (k = 0; t->flags[k] != NULL; k++)
+		argv[8 + k] = t->flags[k];
+	argv[8 + k] = NULL;
 	env[n++] = t->m[i].env_state;
 	env[n++] = t->m[i].env_config;
 	env[n++] = t->env_url;
-	env[n++] = t->env_args;
+	for (k = 0; t->extra[k] != NULL; k++)
+		env[n++] = t->extra[k];
 	for (k = 0; environ[k] != NULL && n < 298; k++)
 		if (strncmp(environ[k], "XDG_", 4) != 0 &&
 		    strncmp(environ[k], "WARREN_QUEUE_", 13) != 0)
@@ -313,10 +320,151 @@ test_four_machines(void **state)
 	tm_machines(4);
 }
 
+/* One job added with its task; its id. */
+static int64_t
+tm_add_one(struct tmq *t, const char *task)
+{
+	struct queue_job_new	j = { .task = task, .workspace = t->ws };
+	int64_t			id;
+
+	j.workspace = t->ws;
+	if (queue_add(t->qt.q, &j, &id, NULL) == -1)
+		fail_msg("%s", queue_errmsg(t->qt.q));
+	return id;
+}
+
+static enum queue_status
+tm_status(struct tmq *t, int64_t id)
+{
+	struct queue_job	j;
+	enum queue_status	st;
+
+	if (queue_get(t->qt.q, id, &j, NULL, NULL) == -1)
+		fail_msg("%s", queue_errmsg(t->qt.q));
+	st = j.status;
+	queue_job_free(&j);
+	return st;
+}
+
+static void
+tm_stop(struct tmq *t, int i)
+{
+	int	st;
+
+	kill(t->m[i].pid, SIGTERM);
+	assert_int_equal(waitpid(t->m[i].pid, &st, 0), t->m[i].pid);
+	t->m[i].pid = 0;
+}
+
+/*
+ * --follow on PostgreSQL: an idle worker looks for jobs every 5 s by
+ * itself, and at once when a NOTIFY says a job was added: the job added
+ * while it waits is done within 2 s.
+ */
+static void
+test_follow_notify(void **state)
+{
+	struct tmq	t;
+	uint64_t	t0;
+	int64_t		id;
+
+	(void)state;
+	tm_open(&t, 1);
+	t.flags[0] = "--follow";
+	tm_spawn(&t, 0);
+	usleep(1500 * 1000);	/* it looked, found nothing, waits */
+	id = tm_add_one(&t, "late job");
+	t0 = clock_mono_ms();
+	while (tm_status(&t, id) != QUEUE_DONE &&
+	    clock_mono_ms() - t0 < 10000)
+		usleep(50 * 1000);
+	print_message("a job added to an idle --follow worker: done in %llu "
+	    "ms\n", (unsigned long long)(clock_mono_ms() - t0));
+	assert_int_equal(tm_status(&t, id), QUEUE_DONE);
+	assert_true(clock_mono_ms() - t0 < 2000);
+	tm_stop(&t, 0);
+	tm_close(&t);
+}
+
+/*
+ * A machine cut off from the database (the server stopped) while its job
+ * runs: no heartbeat gets through, so once its lease is over it stops the
+ * run (another machine may have the job by then); when the database is
+ * back the job runs again and ends done once.
+ */
+static void
+test_cut_off(void **state)
+{
+	struct tmq		 t;
+	struct h_fakellm	 fl;
+	struct queue_attempt	*a;
+	struct queue_job	 j;
+	size_t			 na;
+	pid_t			 p[4];
+	uint64_t		 t0;
+	int64_t			 id;
+	char			 needle[PATH_MAX + 16];
+	int			 rc, first = 1;
+
+	(void)state;
+	tm_open(&t, 1);
+	rc = h_fakellm_start(&fl, t.dir, "{\"rules\":[{\"match\":\"SLOW\","
+	    "\"repeat\":true,\"responses\":[{\"delay_ms\":6000,\"reply\":"
+	    "{\"calls\":[{\"id\":\"c1\",\"name\":\"complete\","
+	    "\"arguments\":{\"result\":\"slow\"}}]}}]}]}");
+	if (rc == 1)
+		skip();
+	assert_int_equal(rc, 0);
+	t.extra[0] = fl.env_url;
+	t.extra[1] = "WARREN_API_KEY=sk-machines-1";
+	t.extra[2] = "WARREN_MODEL=fake-model";
+	t.extra[3] = "WARREN_RETRIES=0";
+	t.flags[0] = "--follow";
+	id = tm_add_one(&t, "SLOW job");
+	tm_spawn(&t, 0);
+	snprintf(needle, sizeof(needle), "--workspace %s ", t.ws);
+	t0 = clock_mono_ms();
+	while (h_find_procs(needle, p, 4) == 0 && clock_mono_ms() - t0 < 10000)
+		usleep(50 * 1000);
+	assert_true(h_find_procs(needle, p, 4) > 0);
+	tm_pg_ctl("stop");
+	t0 = clock_mono_ms();
+	/* The lease is 2 s: its run is gone well before its 6 s answer. */
+	while (h_find_procs(needle, p, 4) > 0 && clock_mono_ms() - t0 < 5000)
+		usleep(50 * 1000);
+	print_message("cut off: the run stopped %llu ms after the server\n",
+	    (unsigned long long)(clock_mono_ms() - t0));
+	assert_int_equal(h_find_procs(needle, p, 4), 0);
+	tm_pg_ctl("start");
+	t0 = clock_mono_ms();
+	while (clock_mono_ms() - t0 < 30000) {
+		if (queue_get(t.qt.q, id, &j, &a, &na) == 0) {
+			first = j.status != QUEUE_DONE;
+			queue_job_free(&j);
+			if (!first)
+				break;
+			queue_attempts_free(a, na);
+		}
+		usleep(200 * 1000);
+	}
+	assert_false(first);
+	assert_int_equal(na, 2);
+	assert_string_equal(a[0].outcome, "lease expired");
+	assert_string_equal(a[1].outcome, "done");
+	queue_attempts_free(a, na);
+	assert_true(h_count_file(t.m[0].errlog, "no heartbeat got through",
+	    NULL) == 1);
+	tm_stop(&t, 0);
+	h_fakellm_stop(&fl);
+	tm_close(&t);
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_follow_notify),
+		cmocka_unit_test(test_cut_off),
 		cmocka_unit_test(test_two_machines),
 		cmocka_unit_test(test_four_machines),
 	};
@@ -331,5 +479,5 @@ main(int argc, char **argv)
 		perror(script);
 		return 1;
 	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, NULL, h_fakellm_teardown);
 }
