@@ -44,11 +44,19 @@ struct bench_fig {
 };
 
 static void
+bench_quiet(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+static void
 bench_pg(const char *sql)
 {
 	PGconn		*c = PQconnectdb(bench_url);
 	PGresult	*r;
 
+	PQsetNoticeProcessor(c, bench_quiet, NULL);
 	if (PQstatus(c) != CONNECTION_OK)
 		errx(1, "%s", PQerrorMessage(c));
 	r = PQexec(c, sql);
