@@ -1,10 +1,13 @@
 /*
  * bench_queue: claim and complete throughput of the queue alone (no run),
- * on the SQLite backend, by 1 and 2 processes sharing one database, as
- * `warren queue work` processes would.
+ * by processes sharing one database, as `warren queue work` processes
+ * would: on SQLite, or on PostgreSQL with -u.
  *
- *   bench_queue [-n JOBS] [-r REPEATS] [-d DIR]
+ *   bench_queue [-n JOBS] [-r REPEATS] [-d DIR] [-p 1,2,...] [-u URL]
  *
+ * -p lists the process counts (default 1,2; at most 16). -u URL: a
+ * PostgreSQL server; each repeat has a schema of its own there, dropped
+ * after (bench/bench_queue_pg.sh starts a server and passes it).
  * Each repeat makes a fresh database in DIR (default $TMPDIR or /tmp),
  * adds JOBS jobs (default 10,000; the add rate is reported too), then
  * starts the workers together; each claims (lease 60 s) and completes
@@ -22,13 +25,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libpq-fe.h>
+
 #include "common/clock.h"
 #include "queue/queue.h"
 
-#define BENCH_MAXPROCS	2
+#define BENCH_MAXPROCS	16
 
 static char	bench_dir[512];
 static int	bench_seq;
+static const char *bench_url;	/* PostgreSQL, or NULL: SQLite */
+static char	bench_schema[64];
 
 struct bench_fig {
 	double	add_rate;	/* jobs added per second */
@@ -37,8 +44,43 @@ struct bench_fig {
 };
 
 static void
+bench_quiet(void *arg, const char *msg)
+{
+	(void)arg;
+	(void)msg;
+}
+
+static void
+bench_pg(const char *sql)
+{
+	PGconn		*c = PQconnectdb(bench_url);
+	PGresult	*r;
+
+	PQsetNoticeProcessor(c, bench_quiet, NULL);
+	if (PQstatus(c) != CONNECTION_OK)
+		errx(1, "%s", PQerrorMessage(c));
+	r = PQexec(c, sql);
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		errx(1, "%s: %s", sql, PQresultErrorMessage(r));
+	PQclear(r);
+	PQfinish(c);
+}
+
+static void
 bench_db(char *out, size_t outsz)
 {
+	char	sql[128];
+
+	if (bench_url != NULL) {
+		snprintf(bench_schema, sizeof(bench_schema), "bq_%ld_%d",
+		    (long)getpid(), bench_seq++);
+		snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", bench_schema);
+		bench_pg(sql);
+		snprintf(out, outsz, "%s%coptions=-csearch_path%%3D%s",
+		    bench_url, strchr(bench_url, '?') != NULL ? '&' : '?',
+		    bench_schema);
+		return;
+	}
 	snprintf(out, outsz, "%s/bench-queue-%ld-%d/warren.db", bench_dir,
 	    (long)getpid(), bench_seq++);
 }
@@ -49,6 +91,12 @@ bench_rm(const char *db)
 	char	cmd[1200], dir[1024];
 	char	*slash;
 
+	if (bench_url != NULL) {
+		snprintf(cmd, sizeof(cmd), "DROP SCHEMA %s CASCADE",
+		    bench_schema);
+		bench_pg(cmd);
+		return;
+	}
 	snprintf(dir, sizeof(dir), "%s", db);
 	if ((slash = strrchr(dir, '/')) != NULL)
 		*slash = '\0';
@@ -90,8 +138,8 @@ bench_worker(const char *db, int start, int k)
 	snprintf(name, sizeof(name), "bench-%d", k);
 	if ((q = queue_open(db, msg, sizeof(msg))) == NULL)
 		errx(1, "%s", msg);
-	if (read(start, &go, 1) != 1)
-		err(1, "start");
+	if (read(start, &go, 1) != 0)
+		errx(1, "start: the pipe is written to");
 	while ((rc = queue_claim(q, name, 60000, 0, &j)) == 1) {
 		if (queue_complete(q, j.id, j.attempts, name, NULL) != 0)
 			errx(1, "complete %lld: %s", (long long)j.id,
@@ -132,14 +180,16 @@ bench_one(long n, int nprocs)
 	for (i = 0; i < nprocs; i++) {
 		if ((pid[i] = fork()) == -1)
 			err(1, "fork");
-		if (pid[i] == 0)
+		if (pid[i] == 0) {
+			close(start[1]);
 			bench_worker(db, start[0], i);
+		}
 	}
 	/* Let them open (and prepare) before the clock starts. */
 	usleep(200000);
 	t0 = clock_mono_ns();
-	if (write(start[1], "gg", (size_t)nprocs) != nprocs)
-		err(1, "start");
+	/* Closing the pipe starts them all (each reads its end of file). */
+	close(start[1]);
 	for (i = 0; i < nprocs; i++)
 		if (waitpid(pid[i], &status, 0) != pid[i] ||
 		    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -147,7 +197,6 @@ bench_one(long n, int nprocs)
 	f.rate = (double)n / ((double)(clock_mono_ns() - t0) / 1e9);
 	f.cpu_us = (bench_child_cpu_us() - cpu0) / (double)n;
 	close(start[0]);
-	close(start[1]);
 	bench_rm(db);
 	return f;
 }
@@ -172,16 +221,34 @@ main(int argc, char **argv)
 {
 	struct bench_fig	 f;
 	const char		*errstr, *tmp;
-	double			 rate[BENCH_MAXPROCS][100], cpu[BENCH_MAXPROCS]
-				    [100], add[200];
+	static double		 rate[BENCH_MAXPROCS][100],
+				    cpu[BENCH_MAXPROCS][100], add[1600];
 	long			 n = 10000;
 	int			 reps = 3, ch, r, p, nadd = 0;
+	int			 procs[BENCH_MAXPROCS] = { 1, 2 }, np = 2;
+	char			*list, *w;
 
 	tmp = getenv("TMPDIR");
 	snprintf(bench_dir, sizeof(bench_dir), "%s", tmp != NULL && *tmp ?
 	    tmp : "/tmp");
-	while ((ch = getopt(argc, argv, "n:r:d:")) != -1) {
+	while ((ch = getopt(argc, argv, "n:r:d:p:u:")) != -1) {
 		switch (ch) {
+		case 'u':
+			bench_url = optarg;
+			break;
+		case 'p':
+			np = 0;
+			list = optarg;
+			while ((w = strsep(&list, ",")) != NULL) {
+				if (np == BENCH_MAXPROCS)
+					errx(2, "-p: at most %d counts",
+					    BENCH_MAXPROCS);
+				procs[np++] = (int)strtonum(w, 1,
+				    BENCH_MAXPROCS, &errstr);
+				if (errstr != NULL)
+					errx(2, "-p %s: %s", w, errstr);
+			}
+			break;
 		case 'n':
 			n = strtonum(optarg, 1, 10000000, &errstr);
 			if (errstr != NULL)
@@ -197,24 +264,29 @@ main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: bench_queue [-n JOBS]"
-			    " [-r REPEATS] [-d DIR]\n");
+			    " [-r REPEATS] [-d DIR] [-p 1,2,...] [-u URL]\n");
 			return 2;
 		}
 	}
 	for (r = 0; r < reps; r++)
-		for (p = 0; p < BENCH_MAXPROCS; p++) {
-			f = bench_one(n, p + 1);
+		for (p = 0; p < np; p++) {
+			f = bench_one(n, procs[p]);
 			rate[p][r] = f.rate;
 			cpu[p][r] = f.cpu_us;
 			add[nadd++] = f.add_rate;
 		}
-	printf("jobs %ld, repeats %d, SQLite %s, in %s\n", n, reps,
-	    "(WAL, synchronous=NORMAL)", bench_dir);
+	if (bench_url != NULL)
+		printf("jobs %ld, repeats %d, PostgreSQL (a schema each)\n", n,
+		    reps);
+	else
+		printf("jobs %ld, repeats %d, SQLite %s, in %s\n", n, reps,
+		    "(WAL, synchronous=NORMAL)", bench_dir);
 	printf("add: %.0f jobs/s (one process, a transaction each)\n",
 	    bench_median(add, nadd));
-	for (p = 0; p < BENCH_MAXPROCS; p++)
+	for (p = 0; p < np; p++)
 		printf("claim+complete, %d process%s: %.0f jobs/s, %.1f us"
-		    " CPU/job\n", p + 1, p ? "es" : "",
-		    bench_median(rate[p], reps), bench_median(cpu[p], reps));
+		    " CPU/job (the workers' only)\n", procs[p],
+		    procs[p] > 1 ? "es" : "", bench_median(rate[p], reps),
+		    bench_median(cpu[p], reps));
 	return 0;
 }

@@ -59,6 +59,9 @@ void	cmd_legacy_db(const char *name, const char *db, const char *ws);
 
 /* cmd_queue.c: warren queue SUBCOMMAND */
 int	cmd_queue(int argc, char **argv);
+/* Declare queue_url (WARREN_QUEUE_URL), which the user's config may set
+ * for every `warren queue` command; cmd_run_declare declares it too. */
+int	cmd_queue_declare(struct config *c);
 /* cmd_queue_work.c: warren queue work (argv[0] is "work") */
 int	cmd_queue_work(int argc, char **argv);
 

@@ -93,19 +93,68 @@ cmd_queue_error(const char *name, const char *fmt, ...)
 	free(e);
 }
 
+/* A password in the URL: only the user's file or the environment may
+ * hold it, and config_dump says "set", never the value. */
+static const struct config_key cmd_queue_keys[] = {
+	{ "queue_url", CONFIG_STRING, "WARREN_QUEUE_URL", NULL, 0, 0, NULL,
+	    CONFIG_NOPROJECT | CONFIG_SECRET, "the queue of `warren queue`: "
+	    "a SQLite file or postgresql://USER@HOST/DB (many machines); "
+	    "unset: the state database" },
+};
+
+int
+cmd_queue_declare(struct config *c)
+{
+	return config_declare(c, cmd_queue_keys,
+	    sizeof(cmd_queue_keys) / sizeof(cmd_queue_keys[0]));
+}
+
+/* queue_url from the environment or the user's config (with every key a
+ * run reads declared, so that the file reads as it does for a run): 0
+ * with *url (NULL: the state database; free it), or -1 said. */
+static int
+cmd_queue_config_url(const char *name, char **url)
+{
+	struct config	*c;
+	const char	*v;
+	int		 rc = 0;
+
+	*url = NULL;
+	if ((c = config_new()) == NULL || cmd_run_declare(c) == -1) {
+		cmd_queue_error(name, "config: out of memory");
+		config_free(c);
+		return -1;
+	}
+	if (config_load_standard(c) == -1) {
+		cmd_queue_error(name, "%s", config_error(c));
+		rc = -1;
+	} else if ((v = config_str(c, "queue_url")) != NULL && *v != '\0' &&
+	    (*url = strdup(v)) == NULL) {
+		cmd_queue_error(name, "out of memory");
+		rc = -1;
+	}
+	config_free(c);
+	return rc;
+}
+
 struct queue *
 cmd_queue_open(const char *name, const char *url, int *exitp)
 {
 	struct queue	*q;
-	char		 err[QUEUE_ERR_MAX + 64];
+	char		 err[QUEUE_ERR_MAX + 64], *conf = NULL;
 
-	if (url == NULL && (url = getenv("WARREN_QUEUE_URL")) != NULL &&
-	    *url == '\0')
-		url = NULL;
+	if (url == NULL && cmd_queue_config_url(name, &conf) == -1) {
+		*exitp = WARREN_EXIT_CONFIG;
+		return NULL;
+	}
+	if (url == NULL)
+		url = conf;
 	if ((q = queue_open(url, err, sizeof(err))) == NULL) {
 		cmd_queue_error(name, "%s", err);
 		*exitp = WARREN_EXIT_STORE;
 	}
+	if (conf != NULL)
+		freezero(conf, strlen(conf));
 	return q;
 }
 

@@ -34,6 +34,10 @@
 
 #define QWORK_JOBS_MAX		256
 #define QWORK_POLL_MS		1000	/* claim again after none claimable */
+#define QWORK_NOTIFY_POLL_MS	5000	/* the same when new work is told
+					   (queue_wait_fd): for backoffs and
+					   leases that end, which nobody
+					   announces */
 #define QWORK_TICK_MS		100	/* the loop's longest sleep */
 #define QWORK_LEASE_MIN_MS	300
 
@@ -224,9 +228,12 @@ qwork_claim(struct qwork *w, uint64_t now)
 			if (rc == -1)
 				fprintf(stderr, "warren queue work: %s\n",
 				    queue_errmsg(w->q));
-			w->next_claim = now + QWORK_POLL_MS;
+			w->next_claim = now + (rc == 0 &&
+			    queue_wait_fd(w->q) >= 0 ? QWORK_NOTIFY_POLL_MS :
+			    QWORK_POLL_MS);
 			return;
 		}
+		r->held_until = now + w->lease_ms;
 		if (queue_runner_start(r, w->exe, now, err, sizeof(err)) ==
 		    -1) {
 			qwork_not_started(w, r, err);
@@ -250,7 +257,17 @@ qwork_beat(struct qwork *w, struct qrun *r, uint64_t now)
 	r->next_beat = now + w->lease_ms / 3;
 	rc = queue_heartbeat(w->q, r->job.id, r->job.attempts, w->worker,
 	    w->lease_ms);
-	if (rc == -1)
+	if (rc == 0 || rc == 2)
+		r->held_until = now + w->lease_ms;
+	if (rc == -1 && now >= r->held_until) {
+		/* Cut off from the queue past the lease: another worker
+		 * may run the job now; this run's result would be refused. */
+		fprintf(stderr, "warren queue work: job %lld: no heartbeat got "
+		    "through for the whole lease: stopping its run (it runs "
+		    "again elsewhere): %s\n", (long long)r->job.id,
+		    queue_errmsg(w->q));
+		queue_runner_stop(r, QRUN_LOST, now);
+	} else if (rc == -1)
 		fprintf(stderr, "warren queue work: job %lld: heartbeat: %s "
 		    "(trying again)\n", (long long)r->job.id,
 		    queue_errmsg(w->q));
@@ -333,14 +350,24 @@ qwork_reap(struct qwork *w, uint64_t now)
 	}
 }
 
-/* Wait for the children's output or the next tick, then read it. */
+/* New work was announced: claim at once (with a slot free). */
+static void
+qwork_woken(struct qwork *w)
+{
+	if (queue_woken(w->q))
+		w->next_claim = 0;
+}
+
+/* Wait for the children's output, new work or the next tick, then read
+ * it. */
 static void
 qwork_poll(struct qwork *w)
 {
-	struct pollfd	 pfd[2 * QWORK_JOBS_MAX];
+	struct pollfd	 pfd[2 * QWORK_JOBS_MAX + 1];
 	struct qrun	*who[2 * QWORK_JOBS_MAX];
 	nfds_t		 n = 0, i;
 	unsigned	 k;
+	int		 qfd = -1;
 
 	for (k = 0; k < w->nrun; k++) {
 		if (w->run[k].out != -1) {
@@ -354,8 +381,17 @@ qwork_poll(struct qwork *w)
 			pfd[n++].events = POLLIN;
 		}
 	}
-	if (poll(pfd, n, QWORK_TICK_MS) <= 0)
+	if (w->nrun < w->jobs && !qwork_sigint && !qwork_sigterm &&
+	    (qfd = queue_wait_fd(w->q)) >= 0) {
+		qwork_woken(w);	/* told during another call */
+		pfd[n].fd = qfd;
+		pfd[n].events = POLLIN;
+	}
+	if (poll(pfd, n + (qfd >= 0), qfd >= 0 && w->next_claim == 0 ? 0 :
+	    QWORK_TICK_MS) <= 0)
 		return;
+	if (qfd >= 0 && pfd[n].revents != 0)
+		qwork_woken(w);
 	for (i = 0; i < n; i++)
 		if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))
 			queue_runner_read(who[i], pfd[i].fd);

@@ -859,7 +859,8 @@ cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
 		return WARREN_EXIT_CONFIG;
 	}
 	if (x->lc.rate_share && x->lc.replay == NULL && (x->rate =
-	    rate_gate_open(&x->lc, x->llm, NULL, err, sizeof(err))) == NULL) {
+	    rate_gate_open(&x->lc, x->llm, config_str(c, "queue_url"), err,
+	    sizeof(err))) == NULL) {
 		cmd_run_error("run", "shared LLM rate limits (llm_rpm, llm_tpm, "
 		    "llm_rate_share): %s", err);
 		return WARREN_EXIT_STORE;
@@ -1272,7 +1273,7 @@ out:
 int
 cmd_run_declare(struct config *c)
 {
-	if (llm_config_declare(c) == -1)
+	if (llm_config_declare(c) == -1 || cmd_queue_declare(c) == -1)
 		return -1;
 	return config_declare(c, cmd_run_keys,
 	    sizeof(cmd_run_keys) / sizeof(cmd_run_keys[0]));

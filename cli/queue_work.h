@@ -50,6 +50,9 @@ struct qrun {
 	int		 doing_new;
 	/* Its clock (monotonic ms). */
 	uint64_t	 started, next_beat, deadline;	/* deadline 0: none */
+	uint64_t	 held_until;	/* the lease is surely held until then:
+					   the last claim or heartbeat that
+					   got through, plus the lease */
 	uint64_t	 kill_at;	/* stopping: SIGKILL then (0: not) */
 	enum qrun_stop	 stop;
 	/* The job's schema for the run's --schema: a 0600 file in a 0700

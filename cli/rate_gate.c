@@ -80,12 +80,6 @@ rate_gate_pause(void *arg, uint64_t ms)
 		rate_gate_warn(g, "paused");
 }
 
-static int
-rate_gate_is_pg(const char *url)
-{
-	return url != NULL && strncmp(url, "postgres", 8) == 0;
-}
-
 struct rate_gate *
 rate_gate_open(const struct llm_config *lc, struct llm_engine *e,
     const char *url, char *err, size_t errsz)
@@ -93,15 +87,14 @@ rate_gate_open(const struct llm_config *lc, struct llm_engine *e,
 	struct rate_gate	*g;
 	struct llm_gate		 lg;
 
-	if (url == NULL && (url = getenv("WARREN_QUEUE_URL")) != NULL &&
-	    *url == '\0')
+	if (url != NULL && *url == '\0')
 		url = NULL;
 	if ((g = calloc(1, sizeof(*g))) == NULL ||
 	    (g->endpoint = llm_url_redact(lc->base_url)) == NULL) {
 		snprintf(err, errsz, "shared rate limits: out of memory");
 		goto fail;
 	}
-	if (!rate_gate_is_pg(url) &&
+	if (!queue_url_is_pg(url) &&
 	    store_path(g->file, sizeof(g->file), url) == -1)
 		g->file[0] = '\0';
 	if ((g->q = queue_open(url, err, errsz)) == NULL)

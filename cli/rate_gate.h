@@ -14,9 +14,9 @@ struct llm_engine;
 struct rate_gate;
 
 /*
- * Open the queue at url (NULL: $WARREN_QUEUE_URL, else the state
- * database) for lc's endpoint and limits, and put the gate on e. NULL
- * with err when the queue cannot be opened.
+ * Open the queue at url (queue_url: $WARREN_QUEUE_URL or the user's
+ * config; NULL or "": the state database) for lc's endpoint and limits,
+ * and put the gate on e. NULL with err when the queue cannot be opened.
  */
 struct rate_gate	*rate_gate_open(const struct llm_config *lc,
 			    struct llm_engine *e, const char *url, char *err,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -71,11 +72,68 @@ queue_wall_ms(void *arg)
 	return clock_wall_ms();
 }
 
-static int
-queue_is_pg(const char *url)
+int
+queue_url_is_pg(const char *url)
 {
 	return url != NULL && (strncmp(url, "postgresql://", 13) == 0 ||
-	    strncmp(url, "postgres://", 11) == 0);
+	    strncmp(url, "postgres://", 11) == 0 ||
+	    strncmp(url, "postgresql:", 11) == 0);
+}
+
+/* Copy at most n bytes of s to the buffer, keeping it terminated. */
+static void
+queue_mask_put(char **o, char *end, const char *s, size_t n)
+{
+	while (n-- > 0 && *s != '\0' && *o < end - 1)
+		*(*o)++ = *s++;
+	**o = '\0';
+}
+
+/* The length of a value after "password=": to '&', a space or the end. */
+static size_t
+queue_mask_value(const char *v)
+{
+	return strcspn(v, "& \t");
+}
+
+void
+queue_url_mask(const char *url, char *out, size_t outsz)
+{
+	const char	*p, *auth, *at, *colon, *end_auth;
+	char		*o = out, *end = out + outsz;
+
+	if (outsz == 0)
+		return;
+	*o = '\0';
+	if (url == NULL)
+		return;
+	p = url;
+	if ((auth = strstr(url, "://")) != NULL) {
+		auth += 3;
+		end_auth = auth + strcspn(auth, "/?#");
+		at = NULL;
+		for (p = auth; p < end_auth; p++)
+			if (*p == '@')
+				at = p;
+		colon = at != NULL ? memchr(auth, ':', (size_t)(at - auth)) :
+		    NULL;
+		p = url;
+		if (colon != NULL) {
+			queue_mask_put(&o, end, url, (size_t)(colon + 1 - url));
+			queue_mask_put(&o, end, "***", 3);
+			p = at;
+		}
+	}
+	while (*p != '\0' && o < end - 1) {
+		if (strncasecmp(p, "password=", 9) == 0) {
+			queue_mask_put(&o, end, p, 9);
+			queue_mask_put(&o, end, "***", 3);
+			p += 9 + queue_mask_value(p + 9);
+			continue;
+		}
+		*o++ = *p++;
+	}
+	*o = '\0';
 }
 
 struct queue *
@@ -83,16 +141,11 @@ queue_open(const char *url, char *err, size_t errsz)
 {
 	struct queue	*q;
 
-	if (queue_is_pg(url)) {
-		snprintf(err, errsz, "queue %s: PostgreSQL is not supported "
-		    "yet; leave out --queue to use the state database", url);
-		return NULL;
-	}
 	if ((q = calloc(1, sizeof(*q))) == NULL) {
 		snprintf(err, errsz, "queue: out of memory");
 		return NULL;
 	}
-	q->ops = &queue_sqlite_ops;
+	q->ops = queue_url_is_pg(url) ? &queue_pg_ops : &queue_sqlite_ops;
 	q->owner = getpid();
 	q->now_ms = queue_wall_ms;
 	if (q->ops->open(q, url) == -1) {
@@ -123,6 +176,7 @@ queue_set_clock(struct queue *q, int64_t (*now_ms)(void *), void *arg)
 {
 	q->now_ms = now_ms != NULL ? now_ms : queue_wall_ms;
 	q->now_arg = now_ms != NULL ? arg : NULL;
+	q->clock_set = now_ms != NULL;
 }
 
 int64_t
@@ -400,6 +454,22 @@ queue_rate(struct queue *q, const char *endpoint,
 		return queue_einval(q, "rate: unknown operation %d",
 		    (int)r->op);
 	return q->ops->rate(q, endpoint, r, wait_ms);
+}
+
+int
+queue_wait_fd(struct queue *q)
+{
+	if (q->owner != getpid() || q->ops->wait_fd == NULL)
+		return -1;
+	return q->ops->wait_fd(q);
+}
+
+int
+queue_woken(struct queue *q)
+{
+	if (q->owner != getpid() || q->ops->woken == NULL)
+		return 0;
+	return q->ops->woken(q);
 }
 
 int

@@ -26,9 +26,10 @@
  * number), so a worker that lost its lease cannot overwrite the attempt
  * that followed.
  *
- * Times are milliseconds since the epoch, on the queue's clock
- * (queue_set_clock: tests inject one; the PostgreSQL backend will use the
- * database's). Functions return 0 or -1 with queue_errmsg() set (what
+ * Times are milliseconds since the epoch, on the queue's clock: SQLite
+ * takes the machine's, PostgreSQL the database server's (so that leases
+ * and backoffs mean the same on every machine), and a clock a test sets
+ * with queue_set_clock replaces either. Functions return 0 or -1 with queue_errmsg() set (what
  * failed, on which job, what to do), unless said otherwise.
  */
 #ifndef WARREN_QUEUE_H
@@ -118,9 +119,10 @@ struct queue;
 
 /* queue.c: the frontend (dispatches to the backend) */
 /*
- * url: a file path (SQLite; created with its directory, 0700) or, later,
- * postgresql://... NULL: the state database. errsz bytes of err say why
- * on NULL.
+ * url: a file path (SQLite; created with its directory, 0700) or a
+ * postgresql:// (postgres://) URL or "postgresql:" followed by libpq
+ * keywords. NULL: the state database. errsz bytes of err say why on NULL
+ * (a URL's password masked).
  */
 struct queue	*queue_open(const char *url, char *err, size_t errsz);
 void		 queue_close(struct queue *);
@@ -186,6 +188,22 @@ int		 queue_list(struct queue *, int status, struct queue_job **v,
 int		 queue_get(struct queue *, int64_t id, struct queue_job *,
 		    struct queue_attempt **attempts, size_t *nattempts);
 int		 queue_counts(struct queue *, struct queue_counts *);
+/*
+ * New work: a descriptor that becomes readable when another process may
+ * have added or freed a job (PostgreSQL's LISTEN/NOTIFY), for the
+ * caller's poll(); -1 when the backend has none (SQLite: look again
+ * now and then) or cannot say now (a lost connection). Valid until the
+ * next call on q.
+ */
+int		 queue_wait_fd(struct queue *);
+/* 1 if new work was announced since the last call (reads the
+ * descriptor's pending data), else 0. */
+int		 queue_woken(struct queue *);
+/* Is url a PostgreSQL one? */
+int		 queue_url_is_pg(const char *url);
+/* url with its password as "***" (in user:password@ and password=), to
+ * say in messages; out always terminated. */
+void		 queue_url_mask(const char *url, char *out, size_t outsz);
 void		 queue_job_free(struct queue_job *);
 void		 queue_jobs_free(struct queue_job *, size_t);
 void		 queue_attempts_free(struct queue_attempt *, size_t);

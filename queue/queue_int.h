@@ -6,8 +6,8 @@
  * The frontend (queue.c) checks every argument, then calls the backend;
  * a backend may assume them checked (worker not empty, lease_ms > 0, a
  * fail's error set, job ids > 0). A backend takes its times from
- * queue_now() (SQLite) or from its database's clock (PostgreSQL), and its
- * jitter from queue_jitter().
+ * queue_now() (SQLite) or from its database's clock (PostgreSQL, unless a
+ * test set a clock: clock_set), and its jitter from queue_jitter().
  */
 #ifndef WARREN_QUEUE_INT_H
 #define WARREN_QUEUE_INT_H
@@ -54,6 +54,10 @@ struct queue_ops {
 	 * backend's time, write it back, in one transaction. */
 	int	(*rate)(struct queue *, const char *,
 		    const struct queue_rate_req *, uint64_t *);
+	/* queue_wait_fd and queue_woken (queue.h); NULL: the backend has
+	 * no way to announce new work (SQLite: workers look again). */
+	int	(*wait_fd)(struct queue *);
+	int	(*woken)(struct queue *);
 };
 
 struct queue {
@@ -62,6 +66,8 @@ struct queue {
 	pid_t			 owner;		/* the process that opened it */
 	int64_t			(*now_ms)(void *);
 	void			*now_arg;
+	int			 clock_set;	/* a test's clock (PostgreSQL
+						   then takes it, not its own) */
 	char			 err[QUEUE_ERR_MAX];
 };
 
@@ -74,5 +80,7 @@ double	queue_jitter(struct queue *);
 
 /* queue_sqlite.c */
 extern const struct queue_ops queue_sqlite_ops;
+/* queue_pg.c */
+extern const struct queue_ops queue_pg_ops;
 
 #endif

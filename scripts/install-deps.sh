@@ -8,6 +8,10 @@ PKGS="build-essential cmake pkg-config clang libclang-rt-dev
 libcurl4-openssl-dev libmsgpack-dev libsqlite3-dev libbsd-dev libmd-dev
 libseccomp-dev
 libjansson-dev libpcre2-dev libcmocka-dev util-linux passwd procps git"
+# The queue's PostgreSQL backend (libpq) and the server its tests start
+# (tests/queue/pg_server.sh: initdb and pg_ctl of their own, no cluster of
+# the package's is used).
+PKGS="$PKGS libpq-dev postgresql"
 # test_cow_changes makes a btrfs to check that the copy mode reflinks.
 PKGS="$PKGS btrfs-progs"
 # test_report_chromium loads `warren report`'s page in headless Chromium.

@@ -946,16 +946,23 @@ test_apply(void **state)
 	t_close(&t);
 }
 
-/* --queue FILE, else $WARREN_QUEUE_URL, else the state database. */
+/* --queue FILE, else $WARREN_QUEUE_URL, else queue_url in the user's
+ * config, else the state database; a PostgreSQL URL that cannot be
+ * reached: exit 6, its password not said. */
 static void
 test_queue_url(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
-	char		 url[PATH_MAX + 32];
+	char		 url[PATH_MAX + 32], conf[PATH_MAX + 64];
+	char		 cfg[PATH_MAX + 64], *old;
 
 	(void)state;
 	t_open(&t);
+	old = getenv("XDG_CONFIG_HOME") != NULL ?
+	    strdup(getenv("XDG_CONFIG_HOME")) : NULL;
+	snprintf(cfg, sizeof(cfg), "%s/config", t.dir);
+	assert_int_equal(setenv("XDG_CONFIG_HOME", cfg, 1), 0);
 	snprintf(url, sizeof(url), "%s/other/q.db", t.dir);
 	t_q(&r, NULL, "add", "--queue", url, "elsewhere", NULL);
 	assert_int_equal(r.status, 0);
@@ -970,9 +977,37 @@ test_queue_url(void **state)
 	t_q(&r, NULL, "ls", NULL);
 	assert_non_null(strstr(r.out, "no jobs"));
 	h_run_free(&r);
-	t_q(&r, NULL, "ls", "--queue", "postgresql://db/q", NULL);
-	assert_int_equal(r.status, 6);
+	/* The user's config names it; the environment wins over it. */
+	snprintf(conf, sizeof(conf), "queue_url = %s\n", url);
+	h_write(cfg, "warren/config", conf, 0);
+	t_q(&r, NULL, "ls", NULL);
+	assert_non_null(strstr(r.out, "  elsewhere\n"));
 	h_run_free(&r);
+	assert_int_equal(setenv("WARREN_QUEUE_URL", "", 1), 0);
+	t_q(&r, NULL, "ls", NULL);
+	assert_non_null(strstr(r.out, "no jobs"));
+	h_run_free(&r);
+	unsetenv("WARREN_QUEUE_URL");
+	h_write(cfg, "warren/config", "queue_url = \"postgresql://u:pw-42"
+	    "@127.0.0.1:1/q?connect_timeout=2\"\n", 0);
+	t_q(&r, NULL, "ls", NULL);
+	assert_int_equal(r.status, 6);
+	assert_non_null(strstr(r.err, "postgresql://u:***@127.0.0.1:1/q"));
+	assert_null(strstr(r.err, "pw-42"));
+	h_run_free(&r);
+	h_write(cfg, "warren/config", "queue_url = 7\nbogus = 1\n", 0);
+	t_q(&r, NULL, "ls", NULL);
+	assert_int_equal(r.status, 3);
+	assert_non_null(strstr(r.err, "unknown key 'bogus'"));
+	h_run_free(&r);
+	t_q(&r, NULL, "ls", "--queue", "postgresql://u:pw-42@127.0.0.1:1/q?"
+	    "connect_timeout=2", NULL);
+	assert_int_equal(r.status, 6);
+	assert_null(strstr(r.err, "pw-42"));
+	h_run_free(&r);
+	if (old != NULL)
+		setenv("XDG_CONFIG_HOME", old, 1);
+	free(old);
 	t_close(&t);
 }
 

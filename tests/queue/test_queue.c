@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
 #include "queue/queue.h"
 #include "store/store.h"
@@ -804,30 +803,15 @@ test_retry(void **state)
 static int64_t
 count_rows(struct qt *t, const char *sql)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*s;
-	int64_t		 v = -1;
-
-	assert_int_equal(sqlite3_open(t->db, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
+	return qt_sql_int(t, sql);
 }
 
-/* Run SQL on the queue's file from a second connection. */
+/* Run SQL on the queue's database from a second connection. */
 static void
 exec_sql(struct qt *t, const char *sql)
 {
-	sqlite3	*db;
-	char	*msg = NULL;
-
-	assert_int_equal(sqlite3_open(t->db, &db), SQLITE_OK);
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-		fail_msg("%s: %s", sql, msg);
-	sqlite3_close(db);
+	if (qt_sql(t, sql) == -1)
+		fail_msg("%s", sql);
 }
 
 /* A key twice in one batch adds one job; a key already in the queue
@@ -878,9 +862,16 @@ test_add_many_all_or_nothing(void **state)
 	int64_t			 ids[4];
 	int			 existed[4];
 
-	exec_sql(t, "CREATE TRIGGER boom BEFORE INSERT ON queue_jobs "
-	    "WHEN NEW.task = 'boom' BEGIN SELECT RAISE(ABORT, 'injected'); "
-	    "END;");
+	if (qt_is_pg())
+		exec_sql(t, "CREATE FUNCTION boom() RETURNS trigger AS $$ "
+		    "BEGIN IF NEW.task = 'boom' THEN RAISE 'injected'; END IF; "
+		    "RETURN NEW; END $$ LANGUAGE plpgsql; CREATE TRIGGER boom "
+		    "BEFORE INSERT ON queue_jobs FOR EACH ROW EXECUTE FUNCTION "
+		    "boom()");
+	else
+		exec_sql(t, "CREATE TRIGGER boom BEFORE INSERT ON queue_jobs "
+		    "WHEN NEW.task = 'boom' BEGIN SELECT RAISE(ABORT, "
+		    "'injected'); END;");
 	assert_int_equal(queue_add_many(t->q, n, 4, ids, existed), -1);
 	assert_non_null(strstr(queue_errmsg(t->q), "job 3 of 4"));
 	assert_non_null(strstr(queue_errmsg(t->q), "injected"));
@@ -1108,13 +1099,7 @@ test_fork_refused(void **state)
 static void
 sql(struct qt *t, const char *text)
 {
-	sqlite3	*db;
-	char	*e = NULL;
-
-	assert_int_equal(sqlite3_open(t->db, &db), SQLITE_OK);
-	if (sqlite3_exec(db, text, NULL, NULL, &e) != SQLITE_OK)
-		fail_msg("%s: %s", text, e);
-	sqlite3_close(db);
+	exec_sql(t, text);
 }
 
 /*
@@ -1132,6 +1117,8 @@ test_schema(void **state)
 	char			 err[QUEUE_ERR_MAX];
 	int64_t			 id;
 
+	if (qt_is_pg())
+		skip();	/* SQLite's file; test_queue_pg.c has PostgreSQL's */
 	id = add(t, "x", NULL, 0);
 	assert_int_equal(count_rows(t, "SELECT value FROM queue_meta WHERE"
 	    " name = 'schema_version'"), 2);
@@ -1171,6 +1158,8 @@ test_store_first(void **state)
 	char				 db[sizeof(t->db)];
 	int64_t				 run;
 
+	if (qt_is_pg())
+		skip();	/* SQLite's file; test_queue_pg.c has PostgreSQL's */
 	snprintf(db, sizeof(db), "%s/other.db", t->dir);
 	if ((st = store_open(db, STORE_CREATE, err, sizeof(err))) == NULL)
 		fail_msg("%s", err);
@@ -1194,8 +1183,16 @@ test_open_errors(void **state)
 	char		 err[QUEUE_ERR_MAX], path[1100];
 	FILE		*f;
 
-	assert_null(queue_open("postgresql://u@h/db", err, sizeof(err)));
-	assert_non_null(strstr(err, "PostgreSQL is not supported yet"));
+	/* A server that is not there: said, the password not. */
+	assert_null(queue_open("postgresql://u:s3cret@127.0.0.1:1/db?"
+	    "connect_timeout=2", err, sizeof(err)));
+	assert_non_null(strstr(err, "cannot connect"));
+	assert_non_null(strstr(err, "postgresql://u:***@127.0.0.1:1/db"));
+	assert_null(strstr(err, "s3cret"));
+	assert_null(queue_open("postgresql:host=127.0.0.1 port=1 "
+	    "password=s3cret dbname=x", err, sizeof(err)));
+	assert_non_null(strstr(err, "password=*** dbname=x"));
+	assert_null(strstr(err, "s3cret"));
 	/* Not a database: the store's message, with the path. */
 	snprintf(path, sizeof(path), "%s/junk.db", t->dir);
 	assert_non_null(f = fopen(path, "w"));

@@ -19,7 +19,6 @@
 #include <unistd.h>
 
 #include <cmocka.h>
-#include <sqlite3.h>
 
 #include "queue/queue.h"
 #include "tests/queue/queue_test.h"
@@ -188,8 +187,14 @@ test_open_together(void **state)
 	pid_t			 pid[NPROCS];
 	int			 start[2], i, status;
 	char			 go;
+	struct qt		 fresh;
 
-	snprintf(t->db, sizeof(t->db), "%s/fresh/warren.db", t->dir);
+	/* A database nobody opened yet. */
+	qt_make(&fresh);
+	if (qt_is_pg())
+		snprintf(t->db, sizeof(t->db), "%s", fresh.db);
+	else
+		snprintf(t->db, sizeof(t->db), "%s/fresh/warren.db", t->dir);
 	assert_int_equal(pipe(start), 0);
 	for (i = 0; i < NPROCS; i++) {
 		if ((pid[i] = fork()) == 0) {
@@ -217,22 +222,13 @@ test_open_together(void **state)
 	assert_int_equal(queue_counts(q, &c), 0);
 	assert_int_equal(c.n[QUEUE_QUEUED], NPROCS);
 	queue_close(q);
+	qt_remove(&fresh);
 }
 
 static int64_t
 one_row(struct qt *t, const char *sql)
 {
-	sqlite3		*db;
-	sqlite3_stmt	*s;
-	int64_t		 v = -1;
-
-	assert_int_equal(sqlite3_open(t->db, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
-	return v;
+	return qt_sql_int(t, sql);
 }
 
 /* A worker that claims and completes until killed. */

@@ -193,6 +193,8 @@ test_migration(void **state)
 	sqlite3		*db;
 
 	(void)state;
+	if (qt_is_pg())
+		skip();	/* PostgreSQL's tables start at version 1 with it */
 	qt_make(&t);
 	assert_non_null(t.q = qt_open(&t));
 	queue_close(t.q);

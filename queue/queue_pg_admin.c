@@ -1,0 +1,381 @@
+/*
+ * What `queue cancel/retry/purge/ls/show` and the shared rate limits do
+ * on PostgreSQL (queue_sqlite_admin.c and queue_sqlite_rate.c on
+ * SQLite), and the LISTEN side of new work for idle workers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "queue/queue_pg_int.h"
+
+static int
+qp_cancel_locked(struct queue *q, int64_t job)
+{
+	enum queue_status	 st;
+	struct qp_params	 p = { .n = 0 };
+	PGresult		*r;
+	int64_t			 now, lease_until;
+	int			 attempts;
+
+	qp_i64(&p, job);
+	if ((r = qp_exec(q, "SELECT status, lease_until_ms, attempts FROM"
+	    " queue_jobs WHERE id = $1 FOR UPDATE", &p, "reading a job")) ==
+	    NULL)
+		return -1;
+	if (PQntuples(r) == 0) {
+		PQclear(r);
+		return queue_notfound(q, job);
+	}
+	if (queue_status_parse(PQgetvalue(r, 0, 0), &st) == -1)
+		st = QUEUE_DEAD;
+	lease_until = qp_int(r, 0, 1);
+	attempts = (int)qp_int(r, 0, 2);
+	PQclear(r);
+	if (st == QUEUE_DONE || st == QUEUE_DEAD || st == QUEUE_CANCELLED)
+		return 1;
+	if (qp_now(q, &now) == -1)
+		return -1;
+	if (st == QUEUE_RUNNING && lease_until > now) {
+		qp_i64(&p, job);
+		return qp_cmd(q, "UPDATE queue_jobs SET cancel_asked = 1 WHERE"
+		    " id = $1", &p, "asking for a cancel", NULL);
+	}
+	if (st == QUEUE_RUNNING) {
+		/* Its worker is gone: nobody would stop it. */
+		qp_i64(&p, job);
+		qp_i64(&p, attempts);
+		qp_i64(&p, now);
+		if (qp_cmd(q, "UPDATE queue_attempts SET ended_ms = $3, outcome"
+		    " = 'lease expired', error = 'lease expired; then"
+		    " cancelled' WHERE job = $1 AND n = $2 AND ended_ms = 0",
+		    &p, "closing an expired attempt", NULL) == -1)
+			return -1;
+	}
+	qp_i64(&p, job);
+	qp_i64(&p, now);
+	return qp_cmd(q, "UPDATE queue_jobs SET status = 'cancelled',"
+	    " finished_ms = $2, lease_until_ms = 0 WHERE id = $1", &p,
+	    "cancelling a job", NULL);
+}
+
+int
+qp_cancel(struct queue *q, int64_t job)
+{
+	int	rc;
+
+	if (qp_begin(q) == -1)
+		return -1;
+	if ((rc = qp_cancel_locked(q, job)) != 0) {
+		qp_rollback(q);
+		return rc;
+	}
+	return qp_commit(q);
+}
+
+/* Queue dead (or cancelled) jobs again: one (job > 0) or every dead. */
+static int
+qp_requeue(struct queue *q, int64_t job, int64_t *rows)
+{
+	struct qp_params	p = { .n = 0 };
+	int64_t			now;
+
+	if (qp_begin(q) == -1 || qp_now(q, &now) == -1)
+		goto fail;
+	qp_i64(&p, now);
+	qp_i64(&p, job);
+	if (qp_cmd(q, "UPDATE queue_jobs SET status = 'queued', max_attempts"
+	    " = attempts + round_attempts, run_at_ms = $1, finished_ms = 0,"
+	    " lease_until_ms = 0, cancel_asked = 0 WHERE ($2::bigint = 0 AND status ="
+	    " 'dead') OR ($2::bigint > 0 AND id = $2::bigint AND status IN ('dead',"
+	    " 'cancelled'))", &p, "queueing again", rows) == -1)
+		goto fail;
+	if (*rows > 0 && qp_notify(q) == -1)
+		goto fail;
+	return qp_commit(q);
+fail:
+	qp_rollback(q);
+	return -1;
+}
+
+int
+qp_retry(struct queue *q, int64_t job)
+{
+	struct qp_params	 p = { .n = 0 };
+	PGresult		*r;
+	int64_t			 rows = 0;
+	int			 found;
+
+	if (qp_requeue(q, job, &rows) == -1)
+		return -1;
+	if (rows > 0)
+		return 0;
+	qp_i64(&p, job);
+	if ((r = qp_exec(q, "SELECT 1 FROM queue_jobs WHERE id = $1", &p,
+	    "reading a job")) == NULL)
+		return -1;
+	found = PQntuples(r) > 0;
+	PQclear(r);
+	return found ? 1 : queue_notfound(q, job);
+}
+
+int
+qp_retry_dead(struct queue *q, uint64_t *n)
+{
+	int64_t	rows = 0;
+
+	if (qp_requeue(q, 0, &rows) == -1)
+		return -1;
+	*n = (uint64_t)rows;
+	return 0;
+}
+
+int
+qp_purge(struct queue *q, unsigned mask, int64_t before_ms, uint64_t *n)
+{
+	static const enum queue_status	ends[] = {
+		QUEUE_DONE, QUEUE_DEAD, QUEUE_CANCELLED,
+	};
+	struct qp_params		p = { .n = 0 };
+	const char			*where = " IN (SELECT id FROM"
+	    " queue_jobs WHERE status IN ($1, $2, $3) AND finished_ms < $4)";
+	char				sql[256];
+	int64_t				rows = 0;
+	int				pass, i;
+
+	if (qp_begin(q) == -1)
+		return -1;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < 3; i++)
+			qp_str(&p, (mask & (1u << ends[i])) ?
+			    queue_status_name(ends[i]) : NULL);
+		qp_i64(&p, before_ms);
+		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE %s%s",
+		    pass == 0 ? "queue_attempts" : "queue_jobs",
+		    pass == 0 ? "job" : "id", where);
+		if (qp_cmd(q, sql, &p, "removing finished jobs", &rows) ==
+		    -1) {
+			qp_rollback(q);
+			return -1;
+		}
+	}
+	*n = (uint64_t)rows;
+	return qp_commit(q);
+}
+
+int
+qp_list(struct queue *q, int status, struct queue_job **v, size_t *n)
+{
+	struct qp_params	 p = { .n = 0 };
+	PGresult		*r;
+	char			 sql[512];
+	int			 i, rows;
+
+	if (qp_ready(q) == -1)
+		return -1;
+	snprintf(sql, sizeof(sql), "SELECT %s FROM queue_jobs WHERE $1::text"
+	    " IS NULL OR status = $1 ORDER BY id", qp_job_cols);
+	qp_str(&p, status >= 0 ? queue_status_name((enum queue_status)status) :
+	    NULL);
+	if ((r = qp_exec(q, sql, &p, "listing jobs")) == NULL)
+		return -1;
+	rows = PQntuples(r);
+	if (rows > 0 && (*v = calloc((size_t)rows, sizeof(**v))) == NULL)
+		goto nomem;
+	for (i = 0; i < rows; i++) {
+		if (qp_job_row(r, i, &(*v)[i]) == -1)
+			goto nomem;
+		(*n)++;
+	}
+	PQclear(r);
+	return 0;
+nomem:
+	PQclear(r);
+	queue_jobs_free(*v, *n);
+	*v = NULL;
+	*n = 0;
+	return queue_seterr(q, "listing jobs: out of memory");
+}
+
+static int
+qp_attempt_row(const PGresult *r, int i, struct queue_attempt *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->n = (int)qp_int(r, i, 0);
+	a->started_ms = qp_int(r, i, 2);
+	a->ended_ms = qp_int(r, i, 3);
+	a->run_id = qp_int(r, i, 6);
+	if ((!PQgetisnull(r, i, 1) &&
+	    (a->worker = strdup(PQgetvalue(r, i, 1))) == NULL) ||
+	    (!PQgetisnull(r, i, 4) &&
+	    (a->outcome = strdup(PQgetvalue(r, i, 4))) == NULL) ||
+	    (!PQgetisnull(r, i, 5) &&
+	    (a->error = strdup(PQgetvalue(r, i, 5))) == NULL))
+		return -1;
+	return 0;
+}
+
+static int
+qp_attempts(struct queue *q, int64_t job, struct queue_attempt **v,
+    size_t *n)
+{
+	struct qp_params	 p = { .n = 0 };
+	PGresult		*r;
+	int			 i, rows;
+
+	qp_i64(&p, job);
+	if ((r = qp_exec(q, "SELECT n, worker, started_ms, ended_ms, outcome,"
+	    " error, run_id FROM queue_attempts WHERE job = $1 ORDER BY n", &p,
+	    "reading the attempts")) == NULL)
+		return -1;
+	rows = PQntuples(r);
+	if (rows > 0 && (*v = calloc((size_t)rows, sizeof(**v))) == NULL) {
+		PQclear(r);
+		return queue_seterr(q, "attempts: out of memory");
+	}
+	for (i = 0; i < rows; i++) {
+		(*n)++;
+		if (qp_attempt_row(r, i, &(*v)[i]) == -1) {
+			PQclear(r);
+			return queue_seterr(q, "attempts: out of memory");
+		}
+	}
+	PQclear(r);
+	return 0;
+}
+
+/* The job and its attempts in one snapshot. */
+int
+qp_get(struct queue *q, int64_t id, struct queue_job *j,
+    struct queue_attempt **v, size_t *n)
+{
+	int	rc;
+
+	if (qp_ready(q) == -1 || qp_cmd(q, "BEGIN ISOLATION LEVEL REPEATABLE"
+	    " READ READ ONLY", NULL, "reading a job", NULL) == -1)
+		return -1;
+	rc = qp_job_read(q, id, j);
+	if (rc == 0 && v != NULL && qp_attempts(q, id, v, n) == -1) {
+		queue_job_free(j);
+		queue_attempts_free(*v, *n);
+		*v = NULL;
+		*n = 0;
+		rc = -1;
+	}
+	qp_rollback(q);
+	return rc;
+}
+
+int
+qp_counts(struct queue *q, struct queue_counts *c)
+{
+	enum queue_status	 st;
+	PGresult		*r;
+	int			 i;
+
+	if (qp_ready(q) == -1)
+		return -1;
+	if ((r = qp_exec(q, "SELECT status, count(*) FROM queue_jobs GROUP BY"
+	    " status", NULL, "counting jobs")) == NULL)
+		return -1;
+	for (i = 0; i < PQntuples(r); i++)
+		if (queue_status_parse(PQgetvalue(r, i, 0), &st) == 0)
+			c->n[st] = (uint64_t)qp_int(r, i, 1);
+	PQclear(r);
+	return 0;
+}
+
+/* The endpoint's row, made if absent, locked until the commit. */
+static int
+qp_rate_read(struct queue *q, const char *endpoint,
+    struct queue_rate_state *st)
+{
+	struct qp_params	 p = { .n = 0 };
+	PGresult		*r;
+
+	qp_str(&p, endpoint);
+	if (qp_cmd(q, "INSERT INTO queue_rate (endpoint, req_tat_ms,"
+	    " tok_tat_ms, pause_until_ms) VALUES ($1, 0, 0, 0) ON CONFLICT"
+	    " DO NOTHING", &p, "making a rate row", NULL) == -1)
+		return -1;
+	qp_str(&p, endpoint);
+	if ((r = qp_exec(q, "SELECT req_tat_ms, tok_tat_ms, pause_until_ms"
+	    " FROM queue_rate WHERE endpoint = $1 FOR UPDATE", &p,
+	    "reading a rate")) == NULL)
+		return -1;
+	memset(st, 0, sizeof(*st));
+	if (PQntuples(r) == 1) {
+		st->req_tat_ms = qp_int(r, 0, 0);
+		st->tok_tat_ms = qp_int(r, 0, 1);
+		st->pause_until_ms = qp_int(r, 0, 2);
+	}
+	PQclear(r);
+	return 0;
+}
+
+int
+qp_rate(struct queue *q, const char *endpoint,
+    const struct queue_rate_req *req, uint64_t *wait_ms)
+{
+	struct queue_rate_state	st, before;
+	struct qp_params	p = { .n = 0 };
+	int64_t			now;
+
+	if (qp_begin(q) == -1 || qp_rate_read(q, endpoint, &st) == -1 ||
+	    qp_now(q, &now) == -1)
+		goto fail;
+	before = st;
+	*wait_ms = queue_rate_step(&st, now, req);
+	if (memcmp(&st, &before, sizeof(st)) != 0) {
+		qp_str(&p, endpoint);
+		qp_i64(&p, st.req_tat_ms);
+		qp_i64(&p, st.tok_tat_ms);
+		qp_i64(&p, st.pause_until_ms);
+		if (qp_cmd(q, "UPDATE queue_rate SET req_tat_ms = $2,"
+		    " tok_tat_ms = $3, pause_until_ms = $4 WHERE endpoint = $1",
+		    &p, "writing a rate", NULL) == -1)
+			goto fail;
+	}
+	return qp_commit(q);
+fail:
+	qp_rollback(q);
+	return -1;
+}
+
+/* LISTEN on this connection (again after a reconnect); its socket. */
+int
+qp_wait_fd(struct queue *q)
+{
+	struct queue_pg	*be = qp_be(q);
+
+	if (qp_ready(q) == -1)
+		return -1;
+	if (!be->listening) {
+		if (qp_cmd(q, "LISTEN " QP_CHANNEL, NULL, "listening for new "
+		    "work", NULL) == -1)
+			return -1;
+		be->listening = 1;
+		be->woken = 1;	/* what was added before LISTEN */
+	}
+	return PQsocket(be->conn);
+}
+
+int
+qp_woken(struct queue *q)
+{
+	struct queue_pg	*be = qp_be(q);
+	PGnotify	*n;
+	int		 woken;
+
+	if (be->conn != NULL && PQstatus(be->conn) == CONNECTION_OK &&
+	    PQtransactionStatus(be->conn) == PQTRANS_IDLE) {
+		PQconsumeInput(be->conn);
+		while ((n = PQnotifies(be->conn)) != NULL) {
+			be->woken = 1;
+			PQfreemem(n);
+		}
+	}
+	woken = be->woken;
+	be->woken = 0;
+	return woken;
+}

@@ -1,0 +1,303 @@
+/*
+ * What only the PostgreSQL backend has (queue_pg*.c), on a server of the
+ * test's own (pg_server.sh): its schema version and the newer one it
+ * refuses, LISTEN/NOTIFY for idle workers, a connection lost to a server
+ * restart and found again with nothing lost, text that is not UTF-8, and
+ * passwords masked in what it says. The URL masking runs without a
+ * server too.
+ */
+#include <sys/types.h>
+
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "queue/queue.h"
+#include "tests/queue/queue_test.h"
+
+#define LEASE	10000
+
+static int
+setup(void **state)
+{
+	struct qt	*t = calloc(1, sizeof(*t));
+
+	if (!qt_is_pg()) {
+		free(t);
+		return 0;
+	}
+	qt_make(t);
+	if ((t->q = qt_open(t)) == NULL)
+		fail_msg("cannot open the queue");
+	*state = t;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct qt	*t = *state;
+
+	if (t == NULL)
+		return 0;
+	queue_close(t->q);
+	qt_remove(t);
+	free(t);
+	return 0;
+}
+
+#define NEED_PG(t)	do { if ((t) == NULL) skip(); } while (0)
+
+/* The password of the test's URL (between "user:" and '@'). */
+static const char *
+password(const struct qt *t)
+{
+	static char	pw[128];
+	const char	*p = strstr(t->db, "://"), *colon, *at;
+
+	assert_non_null(p);
+	colon = strchr(p + 3, ':');
+	at = strchr(p + 3, '@');
+	assert_true(colon != NULL && at != NULL && colon < at);
+	snprintf(pw, sizeof(pw), "%.*s", (int)(at - colon - 1), colon + 1);
+	assert_true(strlen(pw) >= 16);
+	return pw;
+}
+
+static void
+expect_mask(const char *url, const char *want)
+{
+	char	out[256];
+
+	queue_url_mask(url, out, sizeof(out));
+	assert_string_equal(out, want);
+}
+
+static void
+test_mask(void **state)
+{
+	char	small[8];
+
+	(void)state;
+	expect_mask("postgresql://u:pw@h:5432/db", "postgresql://u:***@h:5432/db");
+	expect_mask("postgres://u@h/db", "postgres://u@h/db");
+	expect_mask("postgresql://h/db?user=u&password=pw&sslmode=require",
+	    "postgresql://h/db?user=u&password=***&sslmode=require");
+	expect_mask("postgresql:host=h password=pw dbname=d",
+	    "postgresql:host=h password=*** dbname=d");
+	/* '@' in the password, a path with '@' after it. */
+	expect_mask("postgresql://u:p@w@h/d@b", "postgresql://u:***@h/d@b");
+	expect_mask("/var/lib/warren.db", "/var/lib/warren.db");
+	queue_url_mask("postgresql://u:pw@h", small, sizeof(small));
+	assert_string_equal(small, "postgre");
+	assert_true(queue_url_is_pg("postgresql://h"));
+	assert_true(queue_url_is_pg("postgres://h"));
+	assert_true(queue_url_is_pg("postgresql:host=h"));
+	assert_false(queue_url_is_pg("/tmp/postgresql://x"));
+	assert_false(queue_url_is_pg(NULL));
+}
+
+/* queue_meta holds the version; a newer one is refused with what to do,
+ * and the refusal does not show the password. */
+static void
+test_schema(void **state)
+{
+	struct qt	*t = *state;
+	char		 err[QUEUE_ERR_MAX];
+
+	NEED_PG(t);
+	assert_int_equal(qt_sql_int(t, "SELECT value FROM queue_meta WHERE"
+	    " name = 'schema_version'"), 1);
+	assert_int_equal(qt_sql(t, "UPDATE queue_meta SET value = 99 WHERE"
+	    " name = 'schema_version'"), 0);
+	assert_null(queue_open(t->db, err, sizeof(err)));
+	if (strstr(err, "version 99") == NULL ||
+	    strstr(err, "newer warren") == NULL)
+		fail_msg("error: %s", err);
+	assert_non_null(strstr(err, "postgresql://warren:***@"));
+	assert_null(strstr(err, password(t)));
+	assert_int_equal(qt_sql(t, "UPDATE queue_meta SET value = 1 WHERE"
+	    " name = 'schema_version'"), 0);
+}
+
+static int64_t
+add(struct queue *q, const char *task)
+{
+	struct queue_job_new	n = { .task = task, .workspace = "/w" };
+	int64_t			id = 0;
+
+	if (queue_add(q, &n, &id, NULL) == -1)
+		fail_msg("queue_add: %s", queue_errmsg(q));
+	return id;
+}
+
+/* An idle worker's descriptor wakes when another connection adds a job,
+ * and when a result frees a slot; not otherwise. */
+static void
+test_notify(void **state)
+{
+	struct qt		*t = *state;
+	struct queue		*other;
+	struct queue_job	 j;
+	struct pollfd		 pfd;
+
+	NEED_PG(t);
+	assert_non_null(other = qt_open(t));
+	pfd.fd = queue_wait_fd(t->q);
+	assert_true(pfd.fd >= 0);
+	pfd.events = POLLIN;
+	(void)queue_woken(t->q);	/* what came before LISTEN */
+	assert_int_equal(queue_woken(t->q), 0);
+	assert_int_equal(poll(&pfd, 1, 200), 0);
+	add(other, "x");
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(queue_woken(t->q), 1);
+	assert_int_equal(queue_woken(t->q), 0);
+	assert_int_equal(queue_claim(other, "w", LEASE, 0, &j), 1);
+	assert_int_equal(queue_complete(other, j.id, 1, "w", NULL), 0);
+	queue_job_free(&j);
+	pfd.fd = queue_wait_fd(t->q);
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(queue_woken(t->q), 1);
+	queue_close(other);
+}
+
+static void
+pg_ctl(const char *what)
+{
+	const char	*ctl = getenv("WARREN_TEST_PG_CTL");
+	char		 cmd[1200];
+
+	if (ctl == NULL)
+		fail_msg("WARREN_TEST_PG_CTL is not set (run under pg_server.sh)");
+	snprintf(cmd, sizeof(cmd), "sh '%s' %s >/dev/null", ctl, what);
+	if (system(cmd) != 0)
+		fail_msg("%s", cmd);
+}
+
+/* Call counts until it succeeds, at most 15 s; the calls it took. */
+static int
+until_counts(struct queue *q, struct queue_counts *c)
+{
+	uint64_t	end = clock_mono_ms() + 15000;
+	int		calls = 0;
+
+	for (;;) {
+		calls++;
+		if (queue_counts(q, c) == 0)
+			return calls;
+		if (clock_mono_ms() > end)
+			fail_msg("no connection after 15 s: %s",
+			    queue_errmsg(q));
+		usleep(50000);
+	}
+}
+
+/*
+ * The server stops under an open handle: calls fail at once and say so
+ * (no hang), with backoff between connects; once it is back the handle
+ * connects again, LISTENs again, and every job is there.
+ */
+static void
+test_reconnect(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_counts	 c;
+	uint64_t		 t0;
+
+	NEED_PG(t);
+	add(t->q, "a");
+	add(t->q, "b");
+	assert_true(queue_wait_fd(t->q) >= 0);
+	pg_ctl("stop");
+	t0 = clock_mono_ms();
+	assert_int_equal(queue_counts(t->q, &c), -1);
+	if (strstr(queue_errmsg(t->q), "lost") == NULL)
+		fail_msg("error: %s", queue_errmsg(t->q));
+	assert_int_equal(queue_counts(t->q, &c), -1);
+	assert_non_null(strstr(queue_errmsg(t->q), "cannot connect"));
+	/* Within the backoff: refused without trying. */
+	assert_int_equal(queue_counts(t->q, &c), -1);
+	assert_non_null(strstr(queue_errmsg(t->q), "trying again in"));
+	assert_null(strstr(queue_errmsg(t->q), password(t)));
+	assert_int_equal(queue_wait_fd(t->q), -1);
+	assert_true(clock_mono_ms() - t0 < 3000);
+	pg_ctl("start");
+	until_counts(t->q, &c);
+	assert_int_equal(c.n[QUEUE_QUEUED], 2);
+	assert_true(queue_wait_fd(t->q) >= 0);
+	/* A restart (as a crash) between two calls: the next call may fail,
+	 * then the handle is back. */
+	pg_ctl("restart");
+	until_counts(t->q, &c);
+	assert_int_equal(c.n[QUEUE_QUEUED], 2);
+	add(t->q, "c");
+}
+
+/* PostgreSQL refuses text that is not UTF-8: its bad bytes are kept as
+ * \xNN, the rest as it was. */
+static void
+test_not_utf8(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_result	 r = { .error = "bad \xff byte \xc3\xa9t\xc3" };
+	struct queue_job	 j;
+	int64_t			 id;
+
+	NEED_PG(t);
+	id = add(t->q, "x");
+	assert_int_equal(queue_claim(t->q, "w", LEASE, 0, &j), 1);
+	queue_job_free(&j);
+	assert_int_equal(queue_fail(t->q, id, 1, "w", &r, 0), 0);
+	assert_int_equal(queue_get(t->q, id, &j, NULL, NULL), 0);
+	assert_string_equal(j.error, "bad \\xFF byte \xc3\xa9t\\xC3");
+	queue_job_free(&j);
+}
+
+/* Without a test's clock the times are the server's: near the wall
+ * clock here (one machine), and not the injected time once unset. */
+static void
+test_server_clock(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_job	 j;
+	struct timespec		 ts;
+	int64_t			 wall;
+
+	NEED_PG(t);
+	queue_set_clock(t->q, NULL, NULL);
+	add(t->q, "x");
+	clock_gettime(CLOCK_REALTIME, &ts);
+	wall = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	assert_int_equal(queue_claim(t->q, "w", LEASE, 0, &j), 1);
+	assert_true(j.lease_until_ms > wall + LEASE - 5000);
+	assert_true(j.lease_until_ms < wall + LEASE + 5000);
+	queue_job_free(&j);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
+		cmocka_unit_test(test_mask),
+		T(test_schema),
+		T(test_notify),
+		T(test_not_utf8),
+		T(test_server_clock),
+		T(test_reconnect),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
