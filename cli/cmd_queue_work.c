@@ -1,7 +1,8 @@
 /*
  * warren queue work [--queue URL] [--jobs N] [--follow] [--lease D] [--json]
  *
- * The queue: --queue URL, else $WARREN_QUEUE_URL, else the state database.
+ * The queue: --queue URL, else queue_url ($WARREN_QUEUE_URL or the user's
+ * config), else the state database.
  * Claims jobs with a lease, up to --jobs at once, and runs each as one
  * `warren run` child (queue_runner.c). One poll() loop, no threads: the
  * children's pipes, a heartbeat per job every lease / 3 (a lost lease
