@@ -858,13 +858,14 @@ cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
 		cmd_run_error("run", "%s", err);
 		return WARREN_EXIT_CONFIG;
 	}
+	/* Without its database the run goes on, as it does when the
+	 * database fails later (rate_gate.c): the endpoint's own 429s still
+	 * slow it, and a queue's job must not fail for a full server. */
 	if (x->lc.rate_share && x->lc.replay == NULL && (x->rate =
 	    rate_gate_open(&x->lc, x->llm, config_str(c, "queue_url"), err,
-	    sizeof(err))) == NULL) {
-		cmd_run_error("run", "shared LLM rate limits (llm_rpm, llm_tpm, "
-		    "llm_rate_share): %s", err);
-		return WARREN_EXIT_STORE;
-	}
+	    sizeof(err))) == NULL)
+		log_warnx("the shared LLM rate limits (llm_rpm, llm_tpm, "
+		    "llm_rate_share) are off for this run: %s", err);
 	return WARREN_EXIT_OK;
 }
 

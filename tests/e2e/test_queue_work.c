@@ -1379,6 +1379,42 @@ test_shared_429(void **state)
 	tq_close(&t);
 }
 
+/*
+ * A run whose shared gate cannot reach its queue goes on without it and
+ * says so, without the URL's password: a job must not fail, nor a run
+ * stop, for a full or absent database (rate_gate.c, cmd_run_setup).
+ */
+static void
+test_gate_unreachable(void **state)
+{
+	struct tq	 t;
+	struct h_run	 r;
+	char		*env[16];
+	char		*argv[] = { "warren", "run", "--json", "--workspace", NULL,
+			    "QJOB-000- without its gate", NULL };
+	int		 n;
+
+	(void)state;
+	tq_rules_n(1, 0);
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	for (n = 0; t.env[n] != NULL; n++)
+		env[n] = t.env[n];
+	env[n++] = "WARREN_LLM_RATE_SHARE=1";
+	env[n++] = "WARREN_QUEUE_URL=postgresql://u:sekrit@127.0.0.1:1/none";
+	env[n] = NULL;
+	argv[4] = t.ws;
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "RESULT-000"));
+	if (strstr(r.err, "shared LLM rate limits (llm_rpm, llm_tpm, "
+	    "llm_rate_share) are off for this run") == NULL)
+		fail_msg("no warning that the gate is off: %s", r.err);
+	assert_null(strstr(r.err, "sekrit"));
+	h_run_free(&r);
+	tq_close(&t);
+}
+
 int
 main(void)
 {
@@ -1414,6 +1450,8 @@ main(void)
 		cmocka_unit_test_teardown(test_kill9, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_shared_rpm, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_shared_429, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_gate_unreachable,
+		    h_fakellm_teardown),
 	};
 
 	/* TQ_FILTER=test_name (a glob) runs the tests it names. */
