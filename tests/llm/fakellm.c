@@ -1054,6 +1054,8 @@ main(int argc, char **argv)
 	struct sockaddr_in	 sin;
 	struct pollfd		*pfd;
 	struct sigaction	 sa;
+	sigset_t		 stop, waitmask;
+	struct timespec		 ts, *tsp;
 	socklen_t		 slen = sizeof(sin);
 	const char		*portfile = NULL, *logpath = NULL;
 	const char		*scriptpath = NULL;
@@ -1080,6 +1082,17 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * SIGTERM and SIGINT arrive only inside ppoll(): one that came
+	 * between the loop's check of quit and a poll() without a timeout
+	 * would be lost, and the test waiting for us would hang (seen under
+	 * load, the loop's scan of every slot widening the window).
+	 */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &stop, &waitmask) == -1)
+		die("sigprocmask: %s", strerror(errno));
 
 	if ((lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1)
@@ -1123,7 +1136,13 @@ main(int argc, char **argv)
 			pfd[n].revents = 0;
 			idx[n++] = i;
 		}
-		if (poll(pfd, n, timeout) == -1) {
+		tsp = NULL;
+		if (timeout >= 0) {
+			ts.tv_sec = timeout / 1000;
+			ts.tv_nsec = (long)(timeout % 1000) * 1000000;
+			tsp = &ts;
+		}
+		if (ppoll(pfd, n, tsp, &waitmask) == -1) {
 			if (errno == EINTR)
 				continue;
 			die("poll: %s", strerror(errno));
