@@ -254,10 +254,16 @@ qp_complete_locked(struct queue *q, int64_t job, int attempt,
 	qp_i64(&p, (int64_t)res->tokens_in);
 	qp_i64(&p, (int64_t)res->tokens_out);
 	qp_i64(&p, res->wall_ms);
+	if (res->changes != NULL)
+		qp_bin(&p, res->changes, res->changes_len);
+	else
+		qp_str(&p, NULL);
+	qp_str(&p, res->run_where);
 	if (qp_cmd(q, "UPDATE queue_jobs SET status = 'done', finished_ms ="
 	    " $4, lease_until_ms = 0, answer = $5, output = $6, error = NULL,"
 	    " diff_stat = $7, run_id = $8, tokens_in = $9, tokens_out = $10,"
-	    " wall_ms = $11 WHERE id = $1 AND status = 'running' AND attempts"
+	    " wall_ms = $11, changes = $12, run_where = $13, applied_ms = 0,"
+	    " applied_by = NULL WHERE id = $1 AND status = 'running' AND attempts"
 	    " = $2 AND worker = $3", &p, "recording a result", &rows) == -1)
 		return -1;
 	if (rows == 0)
@@ -345,10 +351,12 @@ qp_fail_locked(struct queue *q, int64_t job, int attempt, const char *worker,
 	qp_i64(&p, (int64_t)res->tokens_in);
 	qp_i64(&p, (int64_t)res->tokens_out);
 	qp_i64(&p, res->wall_ms);
+	qp_str(&p, res->run_where);
 	if (qp_cmd(q, "UPDATE queue_jobs SET status = $2, run_at_ms = $3,"
 	    " finished_ms = $4, lease_until_ms = 0, answer = $5, output = $6,"
 	    " error = $7, diff_stat = $8, run_id = $9, tokens_in = $10,"
-	    " tokens_out = $11, wall_ms = $12 WHERE id = $1", &p,
+	    " tokens_out = $11, wall_ms = $12, changes = NULL, run_where = $13,"
+	    " applied_ms = 0, applied_by = NULL WHERE id = $1", &p,
 	    "recording a failure", NULL) == -1)
 		return -1;
 	if (qp_attempt_end(q, job, attempt, now, st == QUEUE_CANCELLED &&

@@ -43,6 +43,8 @@ enum qs_stmt_id {
 	QS_READ_BEGIN,		/* BEGIN (deferred): one snapshot to read */
 	QS_RATE_GET,
 	QS_RATE_PUT,
+	QS_CHANGES_GET,
+	QS_APPLIED,
 	QS__COUNT
 };
 
@@ -73,6 +75,10 @@ int	qs_complete(struct queue *, int64_t, int, const char *,
 	    const struct queue_result *);
 int	qs_fail(struct queue *, int64_t, int, const char *,
 	    const struct queue_result *, unsigned);
+
+/* queue_sqlite_apply.c */
+int	qs_changes(struct queue *, int64_t, void **, size_t *);
+int	qs_applied(struct queue *, int64_t, const char *);
 
 /* queue_sqlite_admin.c */
 int	qs_cancel(struct queue *, int64_t);

@@ -250,6 +250,12 @@ qs_complete_locked(struct queue *q, int64_t job, int attempt,
 	sqlite3_bind_int64(s, 9, (int64_t)r->tokens_in);
 	sqlite3_bind_int64(s, 10, (int64_t)r->tokens_out);
 	sqlite3_bind_int64(s, 11, r->wall_ms);
+	if (r->changes != NULL)
+		sqlite3_bind_blob64(s, 12, r->changes, r->changes_len,
+		    SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 12);
+	qs_bind_text(s, 13, r->run_where);
 	if (qs_run(q, QS_COMPLETE, "recording a result") == -1)
 		return -1;
 	if (sqlite3_changes(((struct queue_sqlite *)q->be)->db) == 0)
@@ -341,6 +347,7 @@ qs_fail_locked(struct queue *q, int64_t job, int attempt, const char *worker,
 	sqlite3_bind_int64(s, 10, (int64_t)r->tokens_in);
 	sqlite3_bind_int64(s, 11, (int64_t)r->tokens_out);
 	sqlite3_bind_int64(s, 12, r->wall_ms);
+	qs_bind_text(s, 13, r->run_where);
 	if (qs_run(q, QS_FAIL, "recording a failure") == -1)
 		return -1;
 	return qs_attempt_end(q, job, attempt, now, st == QUEUE_CANCELLED &&
