@@ -563,7 +563,11 @@ t_three(struct t *t)
 	res.tokens_out = 34;
 	res.wall_ms = 5600;
 	res.diff_stat = "say \"x\"\nnext";	/* a quote, a newline, no comma */
+	res.changes = "WRNCHG1\n\0\0\0\0";
+	res.changes_len = 12;
+	res.run_where = "m1:/s/warren.db";
 	assert_int_equal(t_finish(q, &res, 1), 1);
+	assert_int_equal(queue_applied(q, 1, "m2:/ws"), 0);
 	memset(&res, 0, sizeof(res));
 	res.error = "the model gave up";
 	assert_int_equal(t_finish(q, &res, 0), 2);
@@ -614,6 +618,10 @@ test_ls_show(void **state)
 	assert_non_null(strstr(r.out, "answer:\n    found \\x1b]0;x\\x07 it, "
 	    "\"quoted\"\n    second line\n"));
 	assert_non_null(strstr(r.out, "attempts:\n  1. "));
+	assert_non_null(strstr(r.out, "ran on: m1:/s/warren.db\nchanges in the "
+	    "queue: 12B (`warren queue diff 1`, `warren queue apply 1` on any "
+	    "machine)\napplied: "));
+	assert_non_null(strstr(r.out, ", on m2:/ws\n"));
 	assert_null(strchr(r.out, '\033'));
 	h_run_free(&r);
 	t_q(&r, NULL, "show", "--json", "2", NULL);
@@ -670,6 +678,12 @@ test_export(void **state)
 			    "run_id")), 77);
 			assert_string_equal(json_string_value(json_object_get(
 			    j, "key")), "a");
+			assert_int_equal(json_integer_value(json_object_get(j,
+			    "changes_bytes")), 12);
+			assert_string_equal(json_string_value(json_object_get(
+			    j, "run_where")), "m1:/s/warren.db");
+			assert_string_equal(json_string_value(json_object_get(
+			    j, "applied_by")), "m2:/ws");
 		}
 		if (n == 1)
 			assert_string_equal(json_string_value(json_object_get(
@@ -684,10 +698,16 @@ test_export(void **state)
 	assert_int_equal(r.status, 0);
 	csv_init(&c, r.out, strlen(r.out));
 	assert_int_equal(csv_next(&c, &hdr, err, sizeof(err)), 1);
-	assert_int_equal(hdr.n, 14);
+	assert_int_equal(hdr.n, 18);
 	assert_string_equal(hdr.v[4], "answer");
+	assert_string_equal(hdr.v[14], "changes_bytes");
+	assert_string_equal(hdr.v[17], "applied_by");
 	assert_int_equal(csv_next(&c, &rec, err, sizeof(err)), 1);
-	assert_int_equal(rec.n, 14);
+	assert_int_equal(rec.n, 18);
+	assert_string_equal(rec.v[14], "12");
+	assert_string_equal(rec.v[15], "m1:/s/warren.db");
+	assert_true(strtoll(rec.v[16], NULL, 10) > 0);
+	assert_string_equal(rec.v[17], "m2:/ws");
 	assert_string_equal(rec.v[0], "1");
 	assert_string_equal(rec.v[2], "done");
 	assert_string_equal(rec.v[3], "first, \"task\"");
