@@ -163,17 +163,6 @@ qapply_workspace(const struct qapply *a, const struct queue_job *j,
 	return 0;
 }
 
-/* Paths that run code on the host, left out of this apply. */
-static size_t
-qapply_left_out(const struct cow_changes *ch, unsigned flags)
-{
-	size_t	i, n = 0;
-
-	for (i = 0; i < ch->n && !(flags & COW_APPLY_SENSITIVE); i++)
-		n += ch->v[i].sensitive != NULL;
-	return n;
-}
-
 /* All of it written: the queue says where, for every machine. */
 static int
 qapply_mark(struct qapply *a, const struct queue_job *j, const char *ws)
@@ -228,7 +217,7 @@ qapply_set(struct qapply *a, const struct queue_job *j)
 		    j->run_where != NULL ? j->run_where : "another machine");
 		rc = cow_apply(&c, &ch, a->flags, stdout, err, sizeof(err));
 	}
-	left = qapply_left_out(&ch, a->flags);
+	left = cmd_cow_left_out(&ch, a->flags);
 	cow_changes_free(&ch);
 	if (rc == -1) {
 		cmd_queue_error(a->name, "job %lld: %s", (long long)j->id, err);
