@@ -200,12 +200,19 @@ qapply_set(struct qapply *a, const struct queue_job *j)
 		free(data);
 		return WARREN_EXIT_USAGE;
 	}
-	rc = data == NULL ? -1 : cow_unpack(data, len, dir, ws, &c, &ch, err,
-	    sizeof(err));
+	if (data == NULL) {
+		cmd_queue_error(a->name, "job %lld: its changes are gone from "
+		    "the queue (purged or run again meanwhile)",
+		    (long long)j->id);
+		return WARREN_EXIT_USAGE;
+	}
+	rc = cow_unpack(data, len, dir, ws, &c, &ch, err, sizeof(err));
 	free(data);
 	if (rc == -1) {
-		cmd_queue_error(a->name, "job %lld: %s", (long long)j->id,
-		    data == NULL ? "its changes are gone from the queue" : err);
+		cmd_queue_error(a->name, "job %lld: %s", (long long)j->id, err);
+		/* Made, then a write failed: what it made goes. */
+		if (c.dir[0] == '/' && access(c.dir, F_OK) == 0)
+			(void)cow_remove(&c, err, sizeof(err));
 		return WARREN_EXIT_STORE;
 	}
 	if (strcmp(a->name, "diff") == 0) {

@@ -7,6 +7,7 @@
  */
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -971,6 +972,84 @@ test_apply(void **state)
 	t_close(&t);
 }
 
+/* Entries in dir but "." and ".." (0 if it does not exist). */
+static int
+t_entries(const char *dir)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 n = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") !=
+		    0;
+	closedir(d);
+	return n;
+}
+
+/*
+ * A change set from another machine that is damaged, or a newer warren's:
+ * refused with why (exit 6), nothing made in the workspace or left in
+ * the state directory; a good one unpacks and goes, leaving nothing.
+ */
+static void
+test_apply_set_refused(void **state)
+{
+	static const char	 damaged[] = "WRNCHG1\n\x01\0\0\0\x01\0";
+	static const char	 newer[] = "WRNCHG2\n\0\0\0\0";
+	static const char	 empty[] = "WRNCHG1\n\0\0\0\0";
+	struct t		 t;
+	struct h_run		 r;
+	struct queue		*q;
+	struct queue_result	 res;
+	char			 cow[PATH_MAX + 16];
+
+	(void)state;
+	t_open(&t);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "one", NULL);
+	h_run_free(&r);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "two", NULL);
+	h_run_free(&r);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "three", NULL);
+	h_run_free(&r);
+	q = t_queue();
+	memset(&res, 0, sizeof(res));
+	res.run_id = 4;
+	res.run_where = "elsewhere:/s/warren.db";
+	res.diff_stat = " a.txt | 1 +";
+	res.changes = damaged;
+	res.changes_len = sizeof(damaged) - 1;
+	t_finish(q, &res, 1);
+	res.changes = newer;
+	res.changes_len = sizeof(newer) - 1;
+	t_finish(q, &res, 1);
+	res.changes = empty;
+	res.changes_len = sizeof(empty) - 1;
+	t_finish(q, &res, 1);
+	queue_close(q);
+	t_q(&r, NULL, "apply", "1", NULL);
+	assert_int_equal(r.status, 6);
+	assert_non_null(strstr(r.err, "job 1: the change set is damaged or "
+	    "not one (change 1: more changes than its bytes hold): refused"));
+	h_run_free(&r);
+	t_q(&r, NULL, "diff", "2", NULL);
+	assert_int_equal(r.status, 6);
+	assert_non_null(strstr(r.err, "a newer warren's"));
+	h_run_free(&r);
+	snprintf(cow, sizeof(cow), "%s/warren/cow", t.state);
+	assert_int_equal(t_entries(cow), 0);
+	t_q(&r, NULL, "apply", "3", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "job 3 (run 4 on elsewhere:/s/warren.db, "
+	    "its changes from the queue):\n"));
+	h_run_free(&r);
+	assert_int_equal(t_entries(cow), 0);
+	t_expect(&t, "a.txt", "one\n");
+	t_close(&t);
+}
+
 /* --queue FILE, else $WARREN_QUEUE_URL, else queue_url in the user's
  * config, else the state database; a PostgreSQL URL that cannot be
  * reached: exit 6, its password not said. */
@@ -1048,6 +1127,7 @@ main(void)
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_cancel_retry_purge),
 		cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_apply_set_refused),
 		cmocka_unit_test(test_queue_url),
 	};
 
