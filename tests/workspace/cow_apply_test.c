@@ -241,6 +241,13 @@ t_diff(struct t *t, unsigned flags, size_t *lenp)
 int
 t_apply(struct t *t, unsigned flags, char **report)
 {
+	return t_apply_set(&t->c, &t->ch, flags, report);
+}
+
+int
+t_apply_set(const struct cow *c, const struct cow_changes *ch,
+    unsigned flags, char **report)
+{
 	char	*buf = NULL, err[512];
 	size_t	 len = 0;
 	FILE	*f;
@@ -248,7 +255,7 @@ t_apply(struct t *t, unsigned flags, char **report)
 
 	assert_non_null(f = open_memstream(&buf, &len));
 	err[0] = '\0';
-	rc = cow_apply(&t->c, &t->ch, flags, f, err, sizeof(err));
+	rc = cow_apply(c, ch, flags, f, err, sizeof(err));
 	assert_int_equal(fclose(f), 0);
 	if (rc == -1)
 		print_message("cow_apply: %s\n", err);

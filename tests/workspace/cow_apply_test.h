@@ -30,6 +30,9 @@ void	 t_changes(struct t *);
 char	*t_diff(struct t *, unsigned flags, size_t *lenp);
 /* cow_apply's return, its report in *report. */
 int	 t_apply(struct t *, unsigned flags, char **report);
+/* The same for another layer's changes. */
+int	 t_apply_set(const struct cow *c, const struct cow_changes *ch,
+	    unsigned flags, char **report);
 void	 t_no_journal(const struct t *);
 /* W with one of each kind of entry; V with one of each kind of change. */
 void	 t_layout_all(struct t *);

@@ -73,21 +73,7 @@ t2_unpack(struct t2 *u, const void *data, size_t len)
 static int
 t2_apply(struct t2 *u, unsigned flags, char **report)
 {
-	char	*buf = NULL, err[512];
-	size_t	 len = 0;
-	FILE	*f;
-	int	 rc;
-
-	assert_non_null(f = open_memstream(&buf, &len));
-	rc = cow_apply(&u->c, &u->ch, flags, f, err, sizeof(err));
-	assert_int_equal(fclose(f), 0);
-	if (rc == -1)
-		print_message("cow_apply: %s\n", err);
-	if (report != NULL)
-		*report = buf;
-	else
-		free(buf);
-	return rc;
+	return t_apply_set(&u->c, &u->ch, flags, report);
 }
 
 /* cow_diff of u's set against W2 now. */
