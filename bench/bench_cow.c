@@ -13,7 +13,12 @@
  *     upper/ or tree/ directly): cow_changes + cow_diff to /dev/null,
  *     cow_changes + cow_apply. A fresh workspace and layer each time.
  *
+ *  4. The same 1,000 files as a change set (another machine's apply):
+ *     cow_changes + cow_pack, then cow_unpack + cow_apply by content into
+ *     a copy of the workspace elsewhere.
+ *
  *	bench_cow [N [PROFILE [REPS]]]	(N = 200, PROFILE = explore, REPS = 11)
+ *	bench_cow sets [REPS]		(4. only)
  *
  * WARREN_WORKER_BIN names the worker (default: ./worker/warren-worker).
  * The trees go under $TMPDIR (default /tmp); every layer's directory too.
@@ -462,6 +467,75 @@ bench_diff_apply(int reps)
 		}
 }
 
+/* 4. The same 1,000 changed files carried to another machine: pack (on
+ * the worker: cow_changes + cow_pack), then unpack into a copy of the
+ * workspace elsewhere and apply by content (cow_unpack + cow_apply). */
+static void
+sets_once(uint64_t *pack_ns, uint64_t *apply_ns, size_t *bytes)
+{
+	struct cow_changes	 ch, ch2;
+	struct cow		 c, c2;
+	uint64_t		 t0;
+	FILE			*out;
+	void			*set;
+	char			 ws[PATH_MAX], ws2[PATH_MAX], dir[PATH_MAX];
+	char			 err[1024];
+
+	make_ws(ws, sizeof(ws), "set-ws", 10, 100);
+	make_ws(ws2, sizeof(ws2), "set-ws2", 10, 100);
+	layer_new(&c, COW_COPY, ws, NULL);
+	layer_write(&c, 10, 100);
+	t0 = clock_mono_ns();
+	if (cow_changes(&c, &ch, err, sizeof(err)) == -1 ||
+	    cow_pack(&c, &ch, COW_PACK_MAX, &set, bytes, err, sizeof(err)) !=
+	    0)
+		die("cow_pack", err);
+	*pack_ns = clock_mono_ns() - t0;
+	pathf(dir, sizeof(dir), "%s/set-dir", tmp);
+	if ((out = fopen("/dev/null", "w")) == NULL)
+		die("/dev/null", strerror(errno));
+	t0 = clock_mono_ns();
+	if (cow_unpack(set, *bytes, dir, ws2, &c2, &ch2, err, sizeof(err)) ==
+	    -1 || cow_apply(&c2, &ch2, 0, out, err, sizeof(err)) != 0)
+		die("cow_unpack + cow_apply", err);
+	fflush(out);
+	*apply_ns = clock_mono_ns() - t0;
+	fclose(out);
+	if (cow_remove(&c2, err, sizeof(err)) == -1)
+		die("cow_remove", err);
+	free(set);
+	cow_changes_free(&ch);
+	cow_changes_free(&ch2);
+	layer_gone(&c, NULL);
+	rm_tree(ws);
+	rm_tree(ws2);
+}
+
+static void
+bench_sets(int reps)
+{
+	uint64_t	*pack = calloc((size_t)reps, sizeof(uint64_t));
+	uint64_t	*apply = calloc((size_t)reps, sizeof(uint64_t));
+	uint64_t	*local = calloc((size_t)reps, sizeof(uint64_t));
+	size_t		 bytes = 0;
+	int		 i;
+
+	if (pack == NULL || apply == NULL || local == NULL)
+		die("calloc", strerror(errno));
+	/* Beside the same machine's apply of the layer, interleaved. */
+	for (i = 0; i < reps; i++) {
+		sets_once(&pack[i], &apply[i], &bytes);
+		local[i] = diff_apply_once(COW_COPY, 1);
+	}
+	report("changes + cow_pack, copy, 1,000 files", pack, reps);
+	report("cow_unpack + cow_apply, 1,000 files", apply, reps);
+	report("(here: changes + cow_apply, copy)", local, reps);
+	printf("%-42s %zu bytes\n", "the change set", bytes);
+	free(pack);
+	free(apply);
+	free(local);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -470,7 +544,10 @@ main(int argc, char **argv)
 	char		 root[PATH_MAX];
 	int		 n = argc > 1 ? atoi(argv[1]) : 200;
 	int		 reps = argc > 3 ? atoi(argv[3]) : 11;
+	int		 only_sets = argc > 1 && strcmp(argv[1], "sets") == 0;
 
+	if (only_sets)
+		reps = argc > 2 ? atoi(argv[2]) : 5;
 	if (n < 10)
 		n = 10;
 	if (reps < 1)
@@ -486,10 +563,13 @@ main(int argc, char **argv)
 	pathf(statedir, sizeof(statedir), "%s/state", root);
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* a long run shows its rows */
-	bench_spawn(n, profile, bin);
-	bench_layer("10 files", 1, 10, reps);
-	bench_layer("10,000 files", 100, 100, reps);
-	bench_diff_apply(reps < 5 ? reps : 5);
+	if (!only_sets) {
+		bench_spawn(n, profile, bin);
+		bench_layer("10 files", 1, 10, reps);
+		bench_layer("10,000 files", 100, 100, reps);
+		bench_diff_apply(reps < 5 ? reps : 5);
+	}
+	bench_sets(reps < 5 ? reps : 5);
 	rm_tree(root);
 	return 0;
 }
