@@ -1,7 +1,8 @@
 /*
  * The queue's frontend: open and close, the clock, errors, status names,
  * and every call checked here once, then handed to the backend
- * (queue_int.h's struct queue_ops). What a job goes through is in
+ * (queue_int.h's struct queue_ops), leases through queue_lease.c's one
+ * algorithm over the backend's primitives. What a job goes through is in
  * queue.h; how the SQLite backend keeps it, in queue_sqlite.c.
  */
 #include <errno.h>
@@ -326,7 +327,7 @@ queue_claim(struct queue *q, const char *worker, uint64_t lease_ms,
 		return queue_einval(q, "claim: lease of %llu ms: give more "
 		    "than 0", (unsigned long long)lease_ms);
 	memset(out, 0, sizeof(*out));
-	return q->ops->claim(q, worker, lease_ms, max_running, out);
+	return queue_lease_claim(q, worker, lease_ms, max_running, out);
 }
 
 int
@@ -338,7 +339,7 @@ queue_heartbeat(struct queue *q, int64_t job, int attempt,
 	if (lease_ms == 0 || lease_ms > INT64_MAX / 4)
 		return queue_einval(q, "job %lld: lease of %llu ms: give more "
 		    "than 0", (long long)job, (unsigned long long)lease_ms);
-	return q->ops->heartbeat(q, job, attempt, worker, lease_ms);
+	return queue_lease_heartbeat(q, job, attempt, worker, lease_ms);
 }
 
 int
@@ -349,7 +350,8 @@ queue_complete(struct queue *q, int64_t job, int attempt,
 
 	if (queue_check_lease(q, job, attempt, worker) == -1)
 		return -1;
-	return q->ops->complete(q, job, attempt, worker, r != NULL ? r : &none);
+	return queue_lease_complete(q, job, attempt, worker,
+	    r != NULL ? r : &none);
 }
 
 int
@@ -364,7 +366,7 @@ queue_fail(struct queue *q, int64_t job, int attempt, const char *worker,
 	if (flags & ~(unsigned)(QUEUE_FAIL_CANCELLED | QUEUE_FAIL_FINAL))
 		return queue_einval(q, "job %lld: unknown fail flags %#x",
 		    (long long)job, flags);
-	return q->ops->fail(q, job, attempt, worker, r, flags);
+	return queue_lease_fail(q, job, attempt, worker, r, flags);
 }
 
 int

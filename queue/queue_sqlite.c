@@ -3,10 +3,10 @@
  * queue_meta) in the state database, beside the store's, which it never
  * touches. qs_ is this backend's prefix (queue_sqlite*.c).
  *
- * Every change that reads then writes (add, claim, complete, fail,
- * cancel, purge) runs in BEGIN IMMEDIATE: the write lock is taken first,
- * so two `queue work` processes see each other's claims and never take
- * one job twice, and no transaction has to be upgraded (an upgrade that
+ * Every change that reads then writes (add, claim, heartbeat, complete,
+ * fail, cancel, purge) runs in BEGIN IMMEDIATE: the write lock is taken
+ * first, so two `queue work` processes see each other's claims and never
+ * take one job twice, and no transaction has to be upgraded (an upgrade that
  * meets another writer fails at once, without waiting). WAL lets `queue
  * ls` read while workers write; busy_timeout makes a call wait for
  * another process's commit (a run's batch, a claim) rather than fail.
@@ -71,21 +71,17 @@ static const char *const qs_sql[QS__COUNT] = {
 	[QS_HEARTBEAT] = "UPDATE queue_jobs SET lease_until_ms = ?4"
 	    " WHERE id = ?1 AND status = 'running' AND attempts = ?2"
 	    " AND worker = ?3 RETURNING cancel_asked",
-	[QS_COMPLETE] = "UPDATE queue_jobs SET status = 'done',"
-	    " finished_ms = ?4, lease_until_ms = 0, answer = ?5, output = ?6,"
-	    " error = NULL, diff_stat = ?7, run_id = ?8, tokens_in = ?9,"
-	    " tokens_out = ?10, wall_ms = ?11"
-	    " WHERE id = ?1 AND status = 'running' AND attempts = ?2"
-	    " AND worker = ?3",
 	[QS_ATTEMPT_END] = "UPDATE queue_attempts SET ended_ms = ?3,"
 	    " outcome = ?4, error = ?5, run_id = ?6 WHERE job = ?1 AND n = ?2",
 	[QS_HOLDER] = "SELECT max_attempts, cancel_asked FROM queue_jobs"
 	    " WHERE id = ?1 AND status = 'running' AND attempts = ?2"
 	    " AND worker = ?3",
-	[QS_FAIL] = "UPDATE queue_jobs SET status = ?2, run_at_ms = ?3,"
-	    " finished_ms = ?4, lease_until_ms = 0, answer = ?5, output = ?6,"
-	    " error = ?7, diff_stat = ?8, run_id = ?9, tokens_in = ?10,"
-	    " tokens_out = ?11, wall_ms = ?12 WHERE id = ?1",
+	/* run_at_ms NULL: kept (a job done keeps the run_at it ran at) */
+	[QS_RESULT_SET] = "UPDATE queue_jobs SET status = ?2,"
+	    " run_at_ms = coalesce(?3, run_at_ms), finished_ms = ?4,"
+	    " lease_until_ms = 0, answer = ?5, output = ?6, error = ?7,"
+	    " diff_stat = ?8, run_id = ?9, tokens_in = ?10, tokens_out = ?11,"
+	    " wall_ms = ?12 WHERE id = ?1",
 	[QS_STATUS] = "SELECT status, lease_until_ms, attempts, worker"
 	    " FROM queue_jobs WHERE id = ?1",
 	[QS_CANCEL_NOW] = "UPDATE queue_jobs SET status = 'cancelled',"
@@ -579,10 +575,19 @@ const struct queue_ops queue_sqlite_ops = {
 	.close = qs_close,
 	.add = qs_add,
 	.add_many = qs_add_many,
-	.claim = qs_claim,
-	.heartbeat = qs_heartbeat,
-	.complete = qs_complete,
-	.fail = qs_fail,
+	.begin = qs_begin,
+	.commit = qs_commit,
+	.rollback = qs_rollback,
+	.now = qs_now,
+	.running = qs_running,
+	.next = qs_next,
+	.expire = qs_expire,
+	.take = qs_take,
+	.job_read = qs_job_read,
+	.extend = qs_extend,
+	.holder = qs_holder,
+	.result_set = qs_result_set,
+	.attempt_end = qs_attempt_end,
 	.cancel = qs_cancel,
 	.retry = qs_retry,
 	.retry_dead = qs_retry_dead,
