@@ -137,6 +137,9 @@ test_add_claim_complete(void **state)
 	assert_int_equal(j.tokens_out, 20);
 	assert_int_equal(j.wall_ms, 1234);
 	assert_int_equal(j.finished_ms, t->now);
+	assert_int_equal(j.run_at_ms, t->now - 105);	/* kept: its add's */
+	assert_int_equal(j.lease_until_ms, 0);
+	assert_null(j.error);
 	assert_int_equal(na, 1);
 	assert_int_equal(a[0].n, 1);
 	assert_string_equal(a[0].worker, "w1");
