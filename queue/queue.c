@@ -138,10 +138,16 @@ queue_url_mask(const char *url, char *out, size_t outsz)
 }
 
 struct queue *
-queue_open(const char *url, char *err, size_t errsz)
+queue_open_flags(const char *url, unsigned flags, char *err, size_t errsz)
 {
 	struct queue	*q;
+	int		 e;
 
+	if (flags & ~(unsigned)QUEUE_OPEN_EXISTING) {
+		snprintf(err, errsz, "queue: unknown open flags %#x", flags);
+		errno = EINVAL;
+		return NULL;
+	}
 	if ((q = calloc(1, sizeof(*q))) == NULL) {
 		snprintf(err, errsz, "queue: out of memory");
 		return NULL;
@@ -149,12 +155,33 @@ queue_open(const char *url, char *err, size_t errsz)
 	q->ops = queue_url_is_pg(url) ? &queue_pg_ops : &queue_sqlite_ops;
 	q->owner = getpid();
 	q->now_ms = queue_wall_ms;
-	if (q->ops->open(q, url) == -1) {
+	if (q->ops->open(q, url, flags) == -1) {
+		/* ENOENT says no queue there, and nothing else does. */
+		e = q->absent ? ENOENT : errno != ENOENT && errno != 0 ?
+		    errno : EIO;
 		snprintf(err, errsz, "%s", q->err);
 		queue_close(q);
+		errno = e;
 		return NULL;
 	}
 	return q;
+}
+
+struct queue *
+queue_open(const char *url, char *err, size_t errsz)
+{
+	return queue_open_flags(url, 0, err, errsz);
+}
+
+/* An open with QUEUE_OPEN_EXISTING found no queue at where. */
+int
+queue_absent(struct queue *q, const char *where, const char *why)
+{
+	queue_seterr(q, "no queue at %s: %s (`warren queue add` makes one; "
+	    "--queue or WARREN_QUEUE_URL names another)", where, why);
+	q->absent = 1;
+	errno = ENOENT;
+	return -1;
 }
 
 void

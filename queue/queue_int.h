@@ -38,7 +38,8 @@ struct queue_cand {
 
 struct queue_ops {
 	const char	*name;
-	int	(*open)(struct queue *, const char *url);
+	/* flags: queue_open_flags' (QUEUE_OPEN_EXISTING: queue_absent) */
+	int	(*open)(struct queue *, const char *url, unsigned flags);
 	void	(*close)(struct queue *);
 	int	(*add)(struct queue *, const struct queue_job_new *,
 		    int64_t *, int *);
@@ -130,6 +131,8 @@ struct queue {
 	void			*now_arg;
 	int			 clock_set;	/* a test's clock (PostgreSQL
 						   then takes it, not its own) */
+	int			 absent;	/* open found no queue there
+						   (queue_absent) */
 	char			 err[QUEUE_ERR_MAX];
 };
 
@@ -139,6 +142,8 @@ int	queue_seterr(struct queue *, const char *, ...)
 /* Like queue_seterr, and errno = ENOENT for the caller (no such job). */
 int	queue_notfound(struct queue *, int64_t);
 double	queue_jitter(struct queue *);
+/* No queue at where (a path, a masked URL), because why; errno ENOENT. */
+int	queue_absent(struct queue *, const char *, const char *);
 
 /* queue_lease.c */
 int	queue_lease_claim(struct queue *, const char *, uint64_t, unsigned,

@@ -570,9 +570,10 @@ qp_version(struct queue *q, int64_t *v)
 }
 
 /* The tables at this program's version, under an advisory lock: two
- * first opens at once must not both create them. */
+ * first opens at once must not both create them. QUEUE_OPEN_EXISTING:
+ * no tables is no queue, and none are made. */
 static int
-qp_schema(struct queue *q)
+qp_schema(struct queue *q, unsigned flags)
 {
 	int64_t	v;
 
@@ -581,6 +582,11 @@ qp_schema(struct queue *q)
 	    NULL, "locking the queue's schema", NULL) == -1 ||
 	    qp_version(q, &v) == -1)
 		goto fail;
+	if (v == 0 && (flags & QUEUE_OPEN_EXISTING)) {
+		queue_absent(q, qp_be(q)->shown, "the database has no queue's "
+		    "tables yet");
+		goto fail;
+	}
 	if (v > QUEUE_PG_SCHEMA_VERSION) {
 		queue_seterr(q, "queue %s: its tables are at version %lld, "
 		    "this warren knows up to %d: use a newer warren",
@@ -601,7 +607,7 @@ fail:
 }
 
 static int
-qp_open(struct queue *q, const char *url)
+qp_open(struct queue *q, const char *url, unsigned flags)
 {
 	struct queue_pg	*be;
 
@@ -617,7 +623,7 @@ qp_open(struct queue *q, const char *url)
 	    url : url + strlen("postgresql:"));
 	if (qp_connect(q) == -1)
 		return -1;
-	return qp_schema(q);
+	return qp_schema(q, flags);
 }
 
 static void

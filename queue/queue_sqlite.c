@@ -15,6 +15,8 @@
  * store's PRAGMA user_version: the queue's tables migrate on their own.
  * docs/queue.md describes the tables.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -474,9 +476,10 @@ qs_query_int(struct queue *q, const char *sql, int64_t *v)
 }
 
 /* The queue's tables at this program's version, under the write lock:
- * two first `queue add` at once must not both create them. */
+ * two first `queue add` at once must not both create them.
+ * QUEUE_OPEN_EXISTING: no tables is no queue, and none are made. */
 static int
-qs_schema(struct queue *q)
+qs_schema(struct queue *q, unsigned flags)
 {
 	int64_t	ntables, v;
 
@@ -490,6 +493,11 @@ qs_schema(struct queue *q)
 	if (ntables > 0 && qs_query_int(q, "SELECT value FROM queue_meta "
 	    "WHERE name = 'schema_version'", &v) == -1)
 		goto fail;
+	if (v == 0 && (flags & QUEUE_OPEN_EXISTING)) {
+		queue_absent(q, qs_be(q)->path, "the database holds no queue "
+		    "yet");
+		goto fail;
+	}
 	if (v > QUEUE_SQLITE_SCHEMA_VERSION) {
 		queue_seterr(q, "queue %s: its tables are at version %lld, "
 		    "this warren knows up to %d: use a newer warren",
@@ -513,21 +521,28 @@ fail:
  * The store makes the file a warren database (its header and tables)
  * before the queue adds its own: a file the queue created alone would
  * have tables but no warren header, and the store would refuse it.
+ * QUEUE_OPEN_EXISTING: a file that is not there is no queue, and is not
+ * made.
  */
 static int
-qs_store_ready(struct queue *q, const char *path)
+qs_store_ready(struct queue *q, const char *path, unsigned flags)
 {
 	struct store	*st;
+	struct stat	 sb;
 	char		 err[STORE_ERRMSG_MAX + 64];
 
-	if ((st = store_open(path, STORE_CREATE, err, sizeof(err))) == NULL)
+	if ((flags & QUEUE_OPEN_EXISTING) && stat(path, &sb) == -1 &&
+	    errno == ENOENT)
+		return queue_absent(q, path, "the file does not exist");
+	if ((st = store_open(path, (flags & QUEUE_OPEN_EXISTING) ? 0 :
+	    STORE_CREATE, err, sizeof(err))) == NULL)
 		return queue_seterr(q, "queue %s: %s", path, err);
 	store_close(st);
 	return 0;
 }
 
 static int
-qs_open(struct queue *q, const char *url)
+qs_open(struct queue *q, const char *url, unsigned flags)
 {
 	struct queue_sqlite	*be;
 
@@ -537,7 +552,7 @@ qs_open(struct queue *q, const char *url)
 	if (store_path(be->path, sizeof(be->path), url) == -1)
 		return queue_seterr(q, "queue: no state database path: %s "
 		    "(set XDG_STATE_HOME or WARREN_DB)", strerror(errno));
-	if (qs_store_ready(q, be->path) == -1)
+	if (qs_store_ready(q, be->path, flags) == -1)
 		return -1;
 	if (sqlite3_open_v2(be->path, &be->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
@@ -548,7 +563,7 @@ qs_open(struct queue *q, const char *url)
 	    qs_exec(q, "PRAGMA synchronous = NORMAL", "setting synchronous")
 	    == -1)
 		return -1;
-	return qs_schema(q);
+	return qs_schema(q, flags);
 }
 
 static void
