@@ -105,6 +105,7 @@ struct queue_ops {
 	/* Tell idle workers a slot may be free, on commit; NULL: the
 	 * backend has no way to (wait_fd below). */
 	int	(*notify)(struct queue *);
+	/* The rest, each done whole by the backend. */
 	int	(*cancel)(struct queue *, int64_t);
 	int	(*retry)(struct queue *, int64_t);
 	int	(*retry_dead)(struct queue *, uint64_t *);
