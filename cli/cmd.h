@@ -68,6 +68,7 @@ int	cmd_queue_work(int argc, char **argv);
 /* cmd_cow.c: a run's copy-on-write layer (cmd_store.c finds the run) */
 struct store;
 struct store_run;
+struct cow_changes;
 /* 0 if the run has a layer left to act on, else an exit code (said on
  * stderr); live: refuse a run still running. */
 int	cmd_cow_check(const char *name, const struct store_run *r, int live);
@@ -75,5 +76,7 @@ int	cmd_cow_diff(const struct store_run *r, unsigned flags);
 int	cmd_cow_apply(struct store *st, const struct store_run *r,
 	    unsigned flags);
 int	cmd_cow_discard(struct store *st, const struct store_run *r);
+/* Paths that run code on the host, left out of an apply with flags. */
+size_t	cmd_cow_left_out(const struct cow_changes *ch, unsigned flags);
 
 #endif

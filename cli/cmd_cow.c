@@ -96,8 +96,7 @@ cmd_cow_diff(const struct store_run *r, unsigned flags)
 	return ex;
 }
 
-/* Paths that run code on the host, left out of this apply. */
-static size_t
+size_t
 cmd_cow_left_out(const struct cow_changes *ch, unsigned flags)
 {
 	size_t	i, n = 0;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,8 +41,12 @@ static const struct cmd cmd_queue_cmds[] = {
 	    "remove finished jobs", cmd_queue_purge },
 	{ "export", "--format jsonl|csv [--status S]",
 	    "print the jobs' results", cmd_queue_export },
-	{ "apply", "[--db FILE] [--include-sensitive] JOB | --all-done",
-	    "apply a done job's copy-on-write changes", cmd_queue_apply },
+	{ "diff", "[--stat] [--db FILE] [--workspace DIR] JOB",
+	    "show a done job's changes against the workspace here",
+	    cmd_queue_diff },
+	{ "apply", "[--include-sensitive] [--db FILE] [--workspace DIR] "
+	    "JOB | --all-done", "apply a done job's changes, on any machine",
+	    cmd_queue_apply },
 };
 #define CMD_QUEUE_NCMDS	(sizeof(cmd_queue_cmds) / sizeof(cmd_queue_cmds[0]))
 
@@ -286,6 +291,8 @@ enum {
 	OPT_ALLDONE,
 	OPT_DB,
 	OPT_SENSITIVE,
+	OPT_WORKSPACE,
+	OPT_STAT,
 	OPT_HELP,
 };
 
@@ -301,6 +308,8 @@ static const struct option cmd_queue_longopts[] = {
 	{ "all-done", no_argument, NULL, OPT_ALLDONE },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
+	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
+	{ "stat", no_argument, NULL, OPT_STAT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -321,9 +330,13 @@ cmd_queue_opt_bit(int ch)
 	case OPT_FORMAT:
 		return CMD_QUEUE_O_FORMAT;
 	case OPT_ALLDONE:
-	case OPT_DB:
 	case OPT_SENSITIVE:
 		return CMD_QUEUE_O_APPLY;
+	case OPT_DB:
+	case OPT_WORKSPACE:
+		return CMD_QUEUE_O_WHERE;
+	case OPT_STAT:
+		return CMD_QUEUE_O_STAT;
 	default:
 		return 0;
 	}
@@ -388,6 +401,12 @@ cmd_queue_opt(const char *name, int ch, struct cmd_queue_opts *o)
 	case OPT_SENSITIVE:
 		o->sensitive = 1;
 		break;
+	case OPT_WORKSPACE:
+		o->workspace = optarg;
+		break;
+	case OPT_STAT:
+		o->stat = 1;
+		break;
 	default:
 		return -1;
 	}
@@ -427,4 +446,17 @@ cmd_queue_parse(int argc, char **argv, unsigned allowed,
 		}
 	}
 	return 0;
+}
+
+void
+queue_where(char *buf, size_t bufsz, const char *db)
+{
+	char	host[HOST_NAME_MAX + 1], real[PATH_MAX];
+
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	if (realpath(db, real) == NULL)
+		snprintf(real, sizeof(real), "%s", db);
+	snprintf(buf, bufsz, "%s:%s", host, real);
 }

@@ -44,7 +44,9 @@ struct cmd_queue_opts {
 	const char		*format;
 	int			 all_done;
 	const char		*db;		/* apply: the run database */
+	const char		*workspace;	/* apply, diff: where to */
 	int			 sensitive;
+	int			 stat;		/* diff: --stat */
 };
 
 /* Options of cmd_queue_parse, as bits of its allowed mask. */
@@ -53,8 +55,9 @@ struct cmd_queue_opts {
 #define CMD_QUEUE_O_PURGE	0x04	/* --done --dead --cancelled
 					   --older-than */
 #define CMD_QUEUE_O_FORMAT	0x08
-#define CMD_QUEUE_O_APPLY	0x10	/* --all-done --db
-					   --include-sensitive */
+#define CMD_QUEUE_O_APPLY	0x10	/* --all-done --include-sensitive */
+#define CMD_QUEUE_O_WHERE	0x20	/* --db --workspace */
+#define CMD_QUEUE_O_STAT	0x40	/* --stat */
 
 /* cmd_queue.c */
 int	cmd_queue_parse(int argc, char **argv, unsigned allowed,
@@ -80,6 +83,12 @@ char	*cmd_queue_slurp(const char *name, const char *path, size_t *lenp);
 /* "7d", "12h", "30m", "90s", "500ms": -1 (said) if not a duration. */
 int	cmd_queue_duration(const char *name, const char *opt, const char *s,
 	    uint64_t *ms);
+
+/* Where a state database is, as a queue's results name it: "HOST:PATH"
+ * (the host name, the database's absolute path), in buf (truncated to
+ * bufsz). A run id means something only there (struct queue_result's
+ * run_where). */
+void	queue_where(char *buf, size_t bufsz, const char *db);
 
 /* cmd_queue_add.c */
 int	cmd_queue_add(int argc, char **argv);
@@ -122,5 +131,6 @@ int	cmd_queue_purge(int argc, char **argv);
 int	cmd_queue_export(int argc, char **argv);
 /* cmd_queue_apply.c */
 int	cmd_queue_apply(int argc, char **argv);
+int	cmd_queue_diff(int argc, char **argv);
 
 #endif

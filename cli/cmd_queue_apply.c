@@ -1,164 +1,449 @@
 /*
- * warren queue apply JOB | --all-done: a done job's run wrote a
- * copy-on-write layer; write it into the workspace as `warren apply RUN`
- * does (cmd_cow.c), found through the job's run id. --all-done applies
- * every done job's layer still pending, one after the other: a job whose
- * changes conflict with the workspace (an earlier job's changes
- * included) is named and left for review, and the others go on.
+ * warren queue apply JOB | --all-done, and warren queue diff JOB: a done
+ * job's changes, shown or written into the workspace, from any machine.
+ *
+ * Two ways to them. On the machine whose state database holds the job's
+ * run (the result's run_where is this host and database, and the run's
+ * row has the job's task and workspace), its copy-on-write layer is
+ * there: it is applied as `warren apply RUN` does (cmd_cow.c), each base
+ * known by lstat. Anywhere else, and with --workspace, the change set the
+ * worker stored with the result (workspace/cow.h, cow_pack) is unpacked
+ * under the state directory and applied by content: the same checks, the
+ * same refusals. A job whose set was too big to store can only be applied
+ * where it ran; that is said, with where.
+ *
+ * An apply that wrote everything records where in the queue (applied_ms,
+ * applied_by): --all-done takes the done jobs no machine applied yet, one
+ * after the other; one whose changes conflict with the workspace (an
+ * earlier job's included) is named and left for review, and the others go
+ * on.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <sha2.h>
+
 #include "cli/cmd.h"
 #include "cli/cmd_queue.h"
 #include "cli/layer.h"
 #include "common/exitcode.h"
+#include "common/path.h"
+#include "common/xdg.h"
 #include "store/store.h"
 #include "workspace/cow.h"
 
-#define CMD_QUEUE_APPLY	"apply"
+struct qapply {
+	const char	*name;		/* "apply" or "diff" */
+	struct queue	*q;
+	struct store	*st;		/* this machine's runs */
+	char		 where[PATH_MAX + 300];	/* this database's */
+	char		 qid[QUEUE_ERR_MAX];	/* the queue, to name dirs */
+	const char	*workspace;	/* --workspace, canonical, or NULL */
+	unsigned	 flags;		/* COW_APPLY_* or COW_DIFF_* */
+};
 
-static struct store *
-cmd_queue_apply_store(const struct cmd_queue_opts *o, int *exitp)
+/* This machine's runs (a->st stays NULL if none was ever recorded here:
+ * then every job comes from the queue's change sets). 0, or -1 (said). */
+static int
+qapply_store(struct qapply *a, const struct cmd_queue_opts *o, int *exitp)
 {
-	struct store	*st;
-	char		 path[4096], err[STORE_ERRMSG_MAX + 64];
+	char	path[PATH_MAX], err[STORE_ERRMSG_MAX + 64];
 
 	if (store_path(path, sizeof(path), o->db) == -1) {
-		cmd_queue_error(CMD_QUEUE_APPLY, "no run database path (%s): "
-		    "set HOME or XDG_STATE_HOME, or give --db FILE",
-		    strerror(errno));
+		cmd_queue_error(a->name, "no run database path (%s): set HOME "
+		    "or XDG_STATE_HOME, or give --db FILE", strerror(errno));
 		*exitp = WARREN_EXIT_USAGE;
-		return NULL;
+		return -1;
 	}
-	if ((st = store_open(path, 0, err, sizeof(err))) == NULL) {
-		cmd_queue_error(CMD_QUEUE_APPLY, "%s", err);
+	queue_where(a->where, sizeof(a->where), path);
+	if (o->db == NULL && access(path, F_OK) == -1 && errno == ENOENT)
+		return 0;
+	if ((a->st = store_open(path, strcmp(a->name, "diff") == 0 ?
+	    STORE_READ : 0, err, sizeof(err))) == NULL) {
+		cmd_queue_error(a->name, "%s", err);
 		*exitp = WARREN_EXIT_STORE;
+		return -1;
 	}
-	return st;
+	return 0;
 }
 
-/* A done job with a run: its layer applied (cmd_cow.c says what). */
+/* The job's run, if this machine's database holds it and its layer is
+ * still to apply: 1 with *r filled, else 0. */
 static int
-cmd_queue_apply_job(struct store *st, const struct queue_job *j,
-    unsigned flags)
+qapply_local(struct qapply *a, const struct queue_job *j,
+    struct store_run *r)
+{
+	/* No run_where: a result from before change sets, recorded here
+	 * or nowhere. */
+	if (a->st == NULL || a->workspace != NULL || (j->run_where != NULL &&
+	    strcmp(j->run_where, a->where) != 0) ||
+	    store_run_get(a->st, j->run_id, r) == -1)
+		return 0;
+	/* A database copied to another host under the same name holds
+	 * other runs under the same ids: the row must be the job's. */
+	if (r->task != NULL && r->workspace != NULL && r->cow_mode != NULL &&
+	    strcmp(r->task, j->task) == 0 && strcmp(r->workspace,
+	    j->workspace) == 0 && layer_pending(r))
+		return 1;
+	store_run_free(r);
+	return 0;
+}
+
+/* Did this machine's database record the job's run (applied or not)? */
+static int
+qapply_ran_here(struct qapply *a, const struct queue_job *j)
+{
+	struct store_run	r;
+	int			mine;
+
+	if (j->run_where != NULL)
+		return strcmp(j->run_where, a->where) == 0;
+	if (a->st == NULL || store_run_get(a->st, j->run_id, &r) == -1)
+		return 0;
+	mine = r.task != NULL && r.workspace != NULL && strcmp(r.task,
+	    j->task) == 0 && strcmp(r.workspace, j->workspace) == 0;
+	store_run_free(&r);
+	return mine;
+}
+
+/* Where the job's set is unpacked: the state directory's cow/, named by
+ * the queue and the job, so that a killed apply's journal is found by
+ * the next apply of the same job. */
+static int
+qapply_dir(const struct qapply *a, const struct queue_job *j, char *dir,
+    size_t dirsz)
+{
+	SHA2_CTX	ctx;
+	unsigned char	sum[SHA256_DIGEST_LENGTH];
+	char		state[PATH_MAX], id[32];
+	size_t		i;
+	int		n;
+
+	if (xdg_state_dir(state, sizeof(state)) == -1)
+		return -1;
+	snprintf(id, sizeof(id), ":%lld", (long long)j->id);
+	SHA256Init(&ctx);
+	SHA256Update(&ctx, (const uint8_t *)a->qid, strlen(a->qid));
+	SHA256Update(&ctx, (const uint8_t *)id, strlen(id));
+	SHA256Final(sum, &ctx);
+	n = snprintf(dir, dirsz, "%s/cow", state);
+	if (n < 0 || (size_t)n >= dirsz || path_mkdirs(dir, 0700, 0) == -1)
+		return -1;
+	n = snprintf(dir, dirsz, "%s/cow/job-", state);
+	for (i = 0; i < 8 && n > 0 && (size_t)n + 3 < dirsz; i++)
+		n += snprintf(dir + n, dirsz - (size_t)n, "%02x", sum[i]);
+	return n > 0 && (size_t)n + 3 < dirsz ? 0 : -1;
+}
+
+/* The workspace the set goes to: --workspace, else the job's here. */
+static int
+qapply_workspace(const struct qapply *a, const struct queue_job *j,
+    char *ws)
+{
+	struct stat	sb;
+
+	if (a->workspace != NULL) {
+		snprintf(ws, PATH_MAX, "%s", a->workspace);
+		return 0;
+	}
+	if (realpath(j->workspace, ws) == NULL || stat(ws, &sb) == -1 ||
+	    !S_ISDIR(sb.st_mode)) {
+		cmd_queue_error(a->name, "job %lld: its workspace %s is not a "
+		    "directory on this machine (%s): give --workspace DIR",
+		    (long long)j->id, j->workspace, strerror(errno ? errno :
+		    ENOTDIR));
+		return -1;
+	}
+	return 0;
+}
+
+/* All of it written: the queue says where, for every machine. */
+static int
+qapply_mark(struct qapply *a, const struct queue_job *j, const char *ws)
+{
+	char	host[HOST_NAME_MAX + 1], by[PATH_MAX + HOST_NAME_MAX + 2];
+
+	if (gethostname(host, sizeof(host)) == -1)
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(by, sizeof(by), "%s:%s", host, ws);
+	if (queue_applied(a->q, j->id, by) == -1)
+		return cmd_queue_fail(a->q, a->name);
+	return WARREN_EXIT_OK;
+}
+
+/* The stored change set, unpacked here and shown or applied by content. */
+static int
+qapply_set(struct qapply *a, const struct queue_job *j)
+{
+	struct cow_changes	 ch;
+	struct cow		 c;
+	char			 dir[PATH_MAX], ws[PATH_MAX], err[1024];
+	void			*data;
+	size_t			 len, left;
+	int			 rc, ex = WARREN_EXIT_OK;
+
+	if (qapply_workspace(a, j, ws) == -1)
+		return WARREN_EXIT_USAGE;
+	if (queue_changes(a->q, j->id, &data, &len) == -1)
+		return cmd_queue_fail(a->q, a->name);
+	if (qapply_dir(a, j, dir, sizeof(dir)) == -1) {
+		cmd_queue_error(a->name, "no state directory for job %lld's "
+		    "changes (%s): set HOME or XDG_STATE_HOME",
+		    (long long)j->id, strerror(errno));
+		free(data);
+		return WARREN_EXIT_USAGE;
+	}
+	if (data == NULL) {
+		cmd_queue_error(a->name, "job %lld: its changes are gone from "
+		    "the queue (purged or run again meanwhile)",
+		    (long long)j->id);
+		return WARREN_EXIT_USAGE;
+	}
+	rc = cow_unpack(data, len, dir, ws, &c, &ch, err, sizeof(err));
+	free(data);
+	if (rc == -1) {
+		cmd_queue_error(a->name, "job %lld: %s", (long long)j->id, err);
+		/* Made, then a write failed: what it made goes. */
+		if (c.dir[0] == '/' && access(c.dir, F_OK) == 0)
+			(void)cow_remove(&c, err, sizeof(err));
+		return WARREN_EXIT_STORE;
+	}
+	if (strcmp(a->name, "diff") == 0) {
+		if (cow_diff(&c, &ch, stdout, a->flags, err, sizeof(err)) == -1)
+			rc = -1;
+	} else {
+		printf("job %lld (run %lld on %s, its changes from the "
+		    "queue):\n", (long long)j->id, (long long)j->run_id,
+		    j->run_where != NULL ? j->run_where : "another machine");
+		rc = cow_apply(&c, &ch, a->flags, stdout, err, sizeof(err));
+	}
+	left = cmd_cow_left_out(&ch, a->flags);
+	cow_changes_free(&ch);
+	if (rc == -1) {
+		cmd_queue_error(a->name, "job %lld: %s", (long long)j->id, err);
+		if (strcmp(a->name, "apply") == 0)
+			fprintf(stderr, "warren queue apply: run it again once "
+			    "that is fixed: what was applied is kept, the rest "
+			    "follows\n");
+		ex = WARREN_EXIT_INTERNAL;
+	} else if (rc == 1)
+		ex = WARREN_EXIT_FAIL;
+	else if (strcmp(a->name, "apply") == 0 && left > 0)
+		printf("%zu path%s left out: `warren queue apply "
+		    "--include-sensitive %lld` applies them\n", left,
+		    left == 1 ? "" : "s", (long long)j->id);
+	else if (strcmp(a->name, "apply") == 0)
+		ex = qapply_mark(a, j, ws);
+	if (cow_remove(&c, err, sizeof(err)) == -1)
+		cmd_queue_error(a->name, "job %lld: %s (remove it by hand)",
+		    (long long)j->id, err);
+	return ex;
+}
+
+/* The layer in this machine's database, as `warren diff` and `warren
+ * apply` take it; applied whole: the queue says so. */
+static int
+qapply_layer(struct qapply *a, const struct queue_job *j,
+    const struct store_run *r)
+{
+	struct store_run	after;
+	char			name[32];
+	int			ex, done;
+
+	snprintf(name, sizeof(name), "queue %s", a->name);
+	if ((ex = cmd_cow_check(name, r, strcmp(a->name, "apply") == 0)) != 0)
+		return ex;
+	if (strcmp(a->name, "diff") == 0)
+		return cmd_cow_diff(r, a->flags);
+	printf("job %lld (run %lld):\n", (long long)j->id, (long long)r->id);
+	if ((ex = cmd_cow_apply(a->st, r, a->flags)) != WARREN_EXIT_OK)
+		return ex;
+	if (store_run_get(a->st, r->id, &after) == -1)
+		return WARREN_EXIT_OK;
+	done = !layer_pending(&after);
+	store_run_free(&after);
+	return done ? qapply_mark(a, j, r->workspace) : WARREN_EXIT_OK;
+}
+
+/* A done job with changes: from this machine's layer or the queue's set. */
+static int
+qapply_job(struct qapply *a, const struct queue_job *j)
 {
 	struct store_run	r;
 	int			ex;
 
 	if (j->status != QUEUE_DONE || j->run_id <= 0) {
-		cmd_queue_error(CMD_QUEUE_APPLY, "job %lld is %s%s: only a done "
-		    "job's run has changes to apply", (long long)j->id,
+		cmd_queue_error(a->name, "job %lld is %s%s: only a done job's "
+		    "run has changes to %s", (long long)j->id,
 		    queue_status_name(j->status), j->run_id <= 0 &&
-		    j->status == QUEUE_DONE ? " without a run" : "");
+		    j->status == QUEUE_DONE ? " without a run" : "", a->name);
 		return WARREN_EXIT_USAGE;
 	}
-	if (store_run_get(st, j->run_id, &r) == -1) {
-		cmd_queue_error(CMD_QUEUE_APPLY, "job %lld: run %lld: %s",
-		    (long long)j->id, (long long)j->run_id, store_errmsg(st));
-		return store_errcode(st) == STORE_ENOTFOUND ?
-		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
+	if (qapply_local(a, j, &r)) {
+		ex = qapply_layer(a, j, &r);
+		store_run_free(&r);
+		return ex;
 	}
-	if ((ex = cmd_cow_check("queue apply", &r, 1)) == 0) {
-		printf("job %lld (run %lld):\n", (long long)j->id,
-		    (long long)j->run_id);
-		ex = cmd_cow_apply(st, &r, flags);
+	if (j->changes_len > 0)
+		return qapply_set(a, j);
+	if (j->diff_stat == NULL) {
+		printf("job %lld has no changes recorded: nothing to %s\n",
+		    (long long)j->id, a->name);
+		return WARREN_EXIT_OK;
 	}
-	store_run_free(&r);
-	return ex;
-}
-
-/* A done job whose run's layer waits to be applied. */
-static int
-cmd_queue_apply_pending(struct store *st, const struct queue_job *j)
-{
-	struct store_run	r;
-	int			pending;
-
-	if (j->run_id <= 0 || store_run_get(st, j->run_id, &r) == -1)
-		return 0;
-	pending = r.cow_mode != NULL && layer_pending(&r);
-	store_run_free(&r);
-	return pending;
+	if (qapply_ran_here(a, j)) {
+		cmd_queue_error(a->name, "job %lld: its run %lld here has no "
+		    "layer left (applied or discarded: `warren show %lld`), and "
+		    "the queue holds no change set of it", (long long)j->id,
+		    (long long)j->run_id, (long long)j->run_id);
+		return WARREN_EXIT_USAGE;
+	}
+	cmd_queue_error(a->name, "job %lld: its changes are not in the queue "
+	    "(over %d MiB, or done by a warren before change sets): only the "
+	    "machine that ran it has them, %s: `warren queue %s %lld` there",
+	    (long long)j->id, COW_PACK_MAX >> 20, j->run_where != NULL ?
+	    j->run_where : j->worker != NULL ? j->worker : "?", a->name,
+	    (long long)j->id);
+	return WARREN_EXIT_USAGE;
 }
 
 /* The worse of two exit codes: internal over database over conflict. */
 static int
-cmd_queue_apply_worse(int a, int b)
+qapply_worse(int x, int y)
 {
-	if (a == WARREN_EXIT_INTERNAL || b == WARREN_EXIT_INTERNAL)
+	if (x == WARREN_EXIT_INTERNAL || y == WARREN_EXIT_INTERNAL)
 		return WARREN_EXIT_INTERNAL;
-	return a > b ? a : b;
+	return x > y ? x : y;
 }
 
+/* A done job with changes no machine applied yet: in the queue, named
+ * by its diff stat (kept elsewhere), or in a layer here. */
 static int
-cmd_queue_apply_all(struct queue *q, struct store *st, unsigned flags)
+qapply_pending(struct qapply *a, const struct queue_job *j)
+{
+	struct store_run	r;
+
+	if (j->applied_ms != 0 || j->run_id <= 0)
+		return 0;
+	if (j->changes_len > 0 || j->diff_stat != NULL)
+		return 1;
+	if (!qapply_local(a, j, &r))
+		return 0;
+	store_run_free(&r);
+	return 1;
+}
+
+/* Every done job with changes that no machine applied yet. */
+static int
+qapply_all(struct qapply *a)
 {
 	struct queue_job	*v;
 	size_t			 n, i, applied = 0, left = 0;
 	int			 ex = WARREN_EXIT_OK, rc;
 
-	if (queue_list(q, QUEUE_DONE, &v, &n) == -1)
-		return cmd_queue_fail(q, CMD_QUEUE_APPLY);
+	if (queue_list(a->q, QUEUE_DONE, &v, &n) == -1)
+		return cmd_queue_fail(a->q, a->name);
 	for (i = 0; i < n; i++) {
-		if (!cmd_queue_apply_pending(st, &v[i]))
+		if (!qapply_pending(a, &v[i]))
 			continue;
-		if ((rc = cmd_queue_apply_job(st, &v[i], flags)) == 0)
+		if ((rc = qapply_job(a, &v[i])) == 0)
 			applied++;
 		else
 			left++;
-		ex = cmd_queue_apply_worse(ex, rc);
+		ex = qapply_worse(ex, rc);
 	}
 	queue_jobs_free(v, n);
 	printf("applied the changes of %zu done job%s", applied,
 	    applied == 1 ? "" : "s");
 	if (left > 0)
 		printf("; %zu left to review (`warren queue show JOB`, `warren "
-		    "diff RUN`)", left);
+		    "queue diff JOB`)", left);
 	printf("\n");
+	return ex;
+}
+
+/* One job: said first if a machine applied it already. */
+static int
+qapply_one(struct qapply *a, int64_t id)
+{
+	struct queue_job	j;
+	int			ex;
+
+	if (queue_get(a->q, id, &j, NULL, NULL) == -1)
+		return cmd_queue_fail(a->q, a->name);
+	if (j.applied_ms != 0 && strcmp(a->name, "apply") == 0)
+		printf("job %lld was applied before, on %s; again here, "
+		    "checked by content:\n", (long long)id, j.applied_by !=
+		    NULL ? j.applied_by : "?");
+	ex = qapply_job(a, &j);
+	queue_job_free(&j);
+	return ex;
+}
+
+static int
+qapply_main(int argc, char **argv, const char *name)
+{
+	struct cmd_queue_opts	 o;
+	struct qapply		 a;
+	char			 ws[PATH_MAX];
+	const char		*url;
+	int64_t			 id = 0;
+	int			 rc, ex = WARREN_EXIT_OK, diff;
+
+	diff = strcmp(name, "diff") == 0;
+	if ((rc = cmd_queue_parse(argc, argv, CMD_QUEUE_O_WHERE | (diff ?
+	    CMD_QUEUE_O_STAT : CMD_QUEUE_O_APPLY), &o)) != 0)
+		return rc == 1 ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
+	if (o.all_done != (optind == argc) || argc - optind > 1) {
+		cmd_queue_error(name, "give one JOB%s", diff ? "" :
+		    " or --all-done");
+		return WARREN_EXIT_USAGE;
+	}
+	if (!o.all_done && cmd_queue_job_arg(name, argv[optind], &id) == -1)
+		return WARREN_EXIT_USAGE;
+	memset(&a, 0, sizeof(a));
+	a.name = name;
+	if (o.workspace != NULL) {
+		if (realpath(o.workspace, ws) == NULL) {
+			cmd_queue_error(name, "--workspace %s: %s", o.workspace,
+			    strerror(errno));
+			return WARREN_EXIT_USAGE;
+		}
+		a.workspace = ws;
+	}
+	if (diff)
+		a.flags = (o.stat ? COW_DIFF_STAT : 0) | (isatty(STDOUT_FILENO)
+		    && getenv("NO_COLOR") == NULL ? COW_DIFF_COLOR : 0);
+	else
+		a.flags = o.sensitive ? COW_APPLY_SENSITIVE : 0;
+	/* Names the unpack directory only: two queues under one name
+	 * share a journal, which removes only apply's own temporaries. */
+	url = o.url != NULL ? o.url : getenv("WARREN_QUEUE_URL");
+	queue_url_mask(url != NULL ? url : "", a.qid, sizeof(a.qid));
+	if ((a.q = cmd_queue_open(name, o.url, &ex)) == NULL)
+		return ex;
+	if (qapply_store(&a, &o, &ex) == 0)
+		ex = o.all_done ? qapply_all(&a) : qapply_one(&a, id);
+	store_close(a.st);
+	queue_close(a.q);
 	return ex;
 }
 
 int
 cmd_queue_apply(int argc, char **argv)
 {
-	struct cmd_queue_opts	 o;
-	struct queue		*q;
-	struct store		*st = NULL;
-	struct queue_job	 j;
-	struct queue_attempt	*a;
-	size_t			 n;
-	int64_t			 id = 0;
-	int			 rc, ex = WARREN_EXIT_OK;
+	return qapply_main(argc, argv, "apply");
+}
 
-	if ((rc = cmd_queue_parse(argc, argv, CMD_QUEUE_O_APPLY, &o)) != 0)
-		return rc == 1 ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
-	if (o.all_done != (optind == argc) || argc - optind > 1) {
-		cmd_queue_error(argv[0], "give one JOB or --all-done");
-		return WARREN_EXIT_USAGE;
-	}
-	if (!o.all_done && cmd_queue_job_arg(argv[0], argv[optind], &id) == -1)
-		return WARREN_EXIT_USAGE;
-	if ((q = cmd_queue_open(argv[0], o.url, &ex)) == NULL)
-		return ex;
-	if ((st = cmd_queue_apply_store(&o, &ex)) == NULL)
-		goto out;
-	if (o.all_done)
-		ex = cmd_queue_apply_all(q, st, o.sensitive ?
-		    COW_APPLY_SENSITIVE : 0);
-	else if (queue_get(q, id, &j, &a, &n) == -1)
-		ex = cmd_queue_fail(q, argv[0]);
-	else {
-		ex = cmd_queue_apply_job(st, &j, o.sensitive ?
-		    COW_APPLY_SENSITIVE : 0);
-		queue_job_free(&j);
-		queue_attempts_free(a, n);
-	}
-out:
-	store_close(st);
-	queue_close(q);
-	return ex;
+int
+cmd_queue_diff(int argc, char **argv)
+{
+	return qapply_main(argc, argv, "diff");
 }

@@ -24,7 +24,8 @@
 static const char *const cmd_queue_export_cols[] = {
 	"id", "key", "status", "task", "answer", "output", "error",
 	"attempts", "tokens_in", "tokens_out", "wall_ms", "run_id",
-	"diff_stat", "params",
+	"diff_stat", "params", "changes_bytes", "run_where", "applied_ms",
+	"applied_by",
 };
 #define CMD_QUEUE_EXPORT_NCOLS \
 	(sizeof(cmd_queue_export_cols) / sizeof(cmd_queue_export_cols[0]))
@@ -36,7 +37,7 @@ cmd_queue_export_jsonl(const struct queue_job *j)
 	int	 rc;
 
 	o = json_pack("{s:I, s:o, s:s, s:o, s:o, s:o, s:o, s:i, s:I, s:I, "
-	    "s:I, s:I, s:o, s:o}",
+	    "s:I, s:I, s:o, s:o, s:I, s:o, s:I, s:o}",
 	    "id", (json_int_t)j->id, "key", jtext(j->key),
 	    "status", queue_status_name(j->status), "task", jtext(j->task),
 	    "answer", jtext(j->answer),
@@ -46,7 +47,11 @@ cmd_queue_export_jsonl(const struct queue_job *j)
 	    "tokens_out", (json_int_t)j->tokens_out,
 	    "wall_ms", (json_int_t)j->wall_ms, "run_id", (json_int_t)j->run_id,
 	    "diff_stat", jtext(j->diff_stat),
-	    "params", cmd_queue_json_text(j->params));
+	    "params", cmd_queue_json_text(j->params),
+	    "changes_bytes", (json_int_t)j->changes_len,
+	    "run_where", jtext(j->run_where),
+	    "applied_ms", (json_int_t)j->applied_ms,
+	    "applied_by", jtext(j->applied_by));
 	if (o == NULL)
 		return -1;
 	rc = json_dumpf(o, stdout, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -90,7 +95,11 @@ cmd_queue_export_csv(const struct queue_job *j)
 	cmd_queue_export_num(j->wall_ms);
 	cmd_queue_export_num(j->run_id);
 	cmd_queue_export_field(j->diff_stat, 0);
-	cmd_queue_export_field(j->params, 1);
+	cmd_queue_export_field(j->params, 0);
+	cmd_queue_export_num((long long)j->changes_len);
+	cmd_queue_export_field(j->run_where, 0);
+	cmd_queue_export_num(j->applied_ms);
+	cmd_queue_export_field(j->applied_by, 1);
 	return ferror(stdout) ? -1 : 0;
 }
 

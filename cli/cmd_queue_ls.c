@@ -15,6 +15,7 @@
 #include "cli/cmd_queue.h"
 #include "common/exitcode.h"
 #include "common/jtext.h"
+#include "workspace/cow.h"
 
 #define CMD_QUEUE_TASK_WIDTH	60
 
@@ -35,7 +36,7 @@ cmd_queue_json_job(const struct queue_job *j)
 {
 	return json_pack("{s:I, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:i, s:i,"
 	    " s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:b, s:o, s:o, s:o, s:o,"
-	    " s:I, s:I, s:I, s:I}",
+	    " s:I, s:I, s:I, s:I, s:I, s:o, s:I, s:o}",
 	    "id", (json_int_t)j->id, "status", queue_status_name(j->status),
 	    "task", jtext(j->task), "profile", jtext(j->profile),
 	    "workspace", jtext(j->workspace),
@@ -56,7 +57,11 @@ cmd_queue_json_job(const struct queue_job *j)
 	    "run_id", (json_int_t)j->run_id,
 	    "tokens_in", (json_int_t)j->tokens_in,
 	    "tokens_out", (json_int_t)j->tokens_out,
-	    "wall_ms", (json_int_t)j->wall_ms);
+	    "wall_ms", (json_int_t)j->wall_ms,
+	    "changes_bytes", (json_int_t)j->changes_len,
+	    "run_where", jtext(j->run_where),
+	    "applied_ms", (json_int_t)j->applied_ms,
+	    "applied_by", jtext(j->applied_by));
 }
 
 static int
@@ -168,6 +173,33 @@ cmd_queue_show_limits(const struct queue_job *j)
 		printf("none\n");
 }
 
+/* Where the changes are, and whether a machine applied them. */
+static void
+cmd_queue_show_apply(const struct queue_job *j)
+{
+	char	when[32], size[16];
+
+	if (j->run_where != NULL) {
+		printf("ran on: ");
+		cmd_print_text(j->run_where, 0);
+		putchar('\n');
+	}
+	if (j->changes_len > 0) {
+		cmd_fmt_tokens(size, sizeof(size), j->changes_len);
+		printf("changes in the queue: %sB (`warren queue diff %lld`, "
+		    "`warren queue apply %lld` on any machine)\n", size,
+		    (long long)j->id, (long long)j->id);
+	} else if (j->diff_stat != NULL && j->status == QUEUE_DONE)
+		printf("changes in the queue: none (over %d MiB): only where "
+		    "it ran can apply them\n", COW_PACK_MAX >> 20);
+	if (j->applied_ms > 0) {
+		cmd_fmt_time(when, sizeof(when), j->applied_ms);
+		printf("applied: %s, on ", when);
+		cmd_print_text(j->applied_by != NULL ? j->applied_by : "?", 0);
+		putchar('\n');
+	}
+}
+
 static void
 cmd_queue_show_result(const struct queue_job *j)
 {
@@ -185,6 +217,7 @@ cmd_queue_show_result(const struct queue_job *j)
 	cmd_queue_show_block("output", j->output);
 	cmd_queue_show_block("error", j->error);
 	cmd_queue_show_block("changes", j->diff_stat);
+	cmd_queue_show_apply(j);
 }
 
 static void

@@ -316,6 +316,11 @@ qwork_finish(struct qwork *w, struct qrun *r, uint64_t now)
 		    r->stop == QRUN_CANCEL ? "cancelled" : "failed";
 		status = qwork_fail_status(r, &o);
 	}
+	if (rc == 0 && o.ok && o.changes_note != NULL)
+		fprintf(stderr, "warren queue work: job %lld: %s: `warren "
+		    "queue apply %lld` here applies it\n",
+		    (long long)r->job.id, o.changes_note,
+		    (long long)r->job.id);
 	if (rc == -1)
 		fprintf(stderr, "warren queue work: job %lld: the attempt's "
 		    "%s is not recorded: %s (the lease runs out and the job "

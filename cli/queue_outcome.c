@@ -1,7 +1,8 @@
 /*
  * What a queue job's attempt produced, from its reaped `warren run`: the
  * answer (checked against the job's schema), the run's id and tokens (its
- * row in the runs database), the wall time, the layer's diff stat; or
+ * row in the runs database), the wall time, the layer's diff stat and
+ * change set (what any machine applies: cmd_queue_apply.c); or
  * why it failed: the exit code and its meaning, the run's reason, its last
  * error line. docs/queue.md, "Working the queue".
  */
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cmd_queue.h"
 #include "cli/layer.h"
 #include "cli/queue_work.h"
 #include "common/exitcode.h"
@@ -64,32 +66,35 @@ queue_outcome_final(int status)
 	    WEXITSTATUS(status) == WARREN_EXIT_SANDBOX);
 }
 
-/* The layer's diff stat, through a memory stream. */
-static char *
-queue_outcome_diff(const struct store_run *run)
+/* The layer's diff stat, through a memory stream, and (a done job) its
+ * change set, which any machine can apply (cmd_queue_apply.c). */
+static void
+queue_outcome_layer(struct qoutcome *o, const struct store_run *run)
 {
 	struct cow_changes	 ch;
 	struct cow		 cw;
-	char			 err[1024], *text = NULL;
+	char			 err[1024];
 	size_t			 len;
 	FILE			*f;
 
 	memset(&ch, 0, sizeof(ch));
 	if (layer_open(run, &cw, err, sizeof(err)) == -1 ||
 	    cow_changes(&cw, &ch, err, sizeof(err)) == -1)
-		return NULL;
-	if (ch.n > 0 && (f = open_memstream(&text, &len)) != NULL) {
+		return;
+	if (ch.n > 0 && (f = open_memstream(&o->diff, &len)) != NULL) {
 		if (cow_diff(&cw, &ch, f, COW_DIFF_STAT, err, sizeof(err)) ==
 		    -1)
 			fprintf(f, "(no diff stat: %s)", err);
 		fclose(f);
 	}
+	if (ch.n > 0 && o->ok && cow_pack(&cw, &ch, COW_PACK_MAX, &o->changes,
+	    &o->res.changes_len, err, sizeof(err)) != 0)
+		o->changes_note = strdup(err);
 	cow_changes_free(&ch);
-	return text;
 }
 
-/* Tokens and the diff stat from the run's row (best effort: a run that
- * could not be read still has its answer). */
+/* Tokens, the diff stat and the change set from the run's row (best
+ * effort: a run that could not be read still has its answer). */
 static void
 queue_outcome_store(struct qoutcome *o, const struct qrun *r)
 {
@@ -97,15 +102,18 @@ queue_outcome_store(struct qoutcome *o, const struct qrun *r)
 	struct store		*st;
 	char			 path[PATH_MAX], err[1024];
 
-	if (r->run_id <= 0 || store_path(path, sizeof(path), NULL) == -1 ||
-	    (st = store_open(path, STORE_READ, err, sizeof(err))) == NULL)
+	if (r->run_id <= 0 || store_path(path, sizeof(path), NULL) == -1)
+		return;
+	queue_where(o->where, sizeof(o->where), path);
+	o->res.run_where = o->where;
+	if ((st = store_open(path, STORE_READ, err, sizeof(err))) == NULL)
 		return;
 	memset(&run, 0, sizeof(run));
 	if (store_run_get(st, r->run_id, &run) == 0) {
 		o->res.tokens_in = run.usage.input;
 		o->res.tokens_out = run.usage.output;
 		if (r->files > 0 && run.cow_mode != NULL)
-			o->diff = queue_outcome_diff(&run);
+			queue_outcome_layer(o, &run);
 		store_run_free(&run);
 	}
 	store_close(st);
@@ -193,6 +201,7 @@ queue_outcome_make(struct qoutcome *o, struct qrun *r, uint64_t now)
 	o->res.run_id = r->run_id;
 	o->res.wall_ms = (int64_t)(now - r->started);
 	o->res.diff_stat = o->diff;
+	o->res.changes = o->changes;
 }
 
 void
@@ -202,5 +211,7 @@ queue_outcome_free(struct qoutcome *o)
 	free(o->output);
 	free(o->error);
 	free(o->diff);
+	free(o->changes);
+	free(o->changes_note);
 	memset(o, 0, sizeof(*o));
 }

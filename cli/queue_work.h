@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,6 +86,9 @@ struct qoutcome {
 	int		 ok;		/* complete, not fail */
 	unsigned	 flags;		/* queue_fail's */
 	char		*answer, *output, *error, *diff;
+	void		*changes;	/* the layer's change set, or NULL */
+	char		*changes_note;	/* why the set is not stored */
+	char		 where[PATH_MAX + 300];	/* res.run_where */
 };
 /* What a reaped run produced: done, or failed with why. */
 void	queue_outcome_make(struct qoutcome *o, struct qrun *r, uint64_t now);

@@ -377,6 +377,10 @@ queue_complete(struct queue *q, int64_t job, int attempt,
 
 	if (queue_check_lease(q, job, attempt, worker) == -1)
 		return -1;
+	if (r != NULL && (r->changes == NULL) != (r->changes_len == 0))
+		return queue_einval(q, "job %lld attempt %d: a change set "
+		    "without bytes, or bytes without a set", (long long)job,
+		    attempt);
 	return queue_lease_complete(q, job, attempt, worker,
 	    r != NULL ? r : &none);
 }
@@ -468,6 +472,31 @@ queue_get(struct queue *q, int64_t id, struct queue_job *j,
 }
 
 int
+queue_changes(struct queue *q, int64_t id, void **data, size_t *len)
+{
+	*data = NULL;
+	*len = 0;
+	if (queue_check(q) == -1)
+		return -1;
+	if (id <= 0)
+		return queue_notfound(q, id);
+	return q->ops->changes(q, id, data, len);
+}
+
+int
+queue_applied(struct queue *q, int64_t id, const char *by)
+{
+	if (queue_check(q) == -1)
+		return -1;
+	if (id <= 0)
+		return queue_notfound(q, id);
+	if (by == NULL || *by == '\0')
+		return queue_einval(q, "applied: job %lld: say where it was "
+		    "applied", (long long)id);
+	return q->ops->applied(q, id, by);
+}
+
+int
 queue_rate(struct queue *q, const char *endpoint,
     const struct queue_rate_req *r, uint64_t *wait_ms)
 {
@@ -526,6 +555,8 @@ queue_job_free(struct queue_job *j)
 	free(j->output);
 	free(j->error);
 	free(j->diff_stat);
+	free(j->run_where);
+	free(j->applied_by);
 	memset(j, 0, sizeof(*j));
 }
 

@@ -77,6 +77,13 @@ struct queue_result {
 	uint64_t	 tokens_in, tokens_out;
 	int64_t		 wall_ms;
 	const char	*diff_stat;	/* the layer's `diff --stat`, or NULL */
+	/* complete: the layer's change set (workspace/cow.h, cow_pack), so
+	 * that any machine can apply it; NULL when the run changed nothing
+	 * or the set was over COW_PACK_MAX (then only run_where has it). */
+	const void	*changes;
+	size_t		 changes_len;
+	const char	*run_where;	/* the state database run_id is in:
+					   "HOST:PATH" (queue_where) */
 };
 
 struct queue_job {
@@ -99,6 +106,12 @@ struct queue_job {
 	int64_t			 run_id;
 	uint64_t		 tokens_in, tokens_out;
 	int64_t			 wall_ms;
+	size_t			 changes_len;	/* the stored change set's
+						   bytes (queue_changes) */
+	char			*run_where;
+	int64_t			 applied_ms;	/* `queue apply` applied its
+						   changes; 0 not yet */
+	char			*applied_by;	/* where: "HOST:WORKSPACE" */
 };
 
 struct queue_attempt {
@@ -206,6 +219,12 @@ int		 queue_wait_fd(struct queue *);
 /* 1 if new work was announced since the last call (reads the
  * descriptor's pending data), else 0. */
 int		 queue_woken(struct queue *);
+/* A job's stored change set: 0 with *data (malloc'd) and *len, *data
+ * NULL when it has none; -1 (ENOENT: no such job). */
+int		 queue_changes(struct queue *, int64_t id, void **data,
+		    size_t *len);
+/* The job's changes were applied (by: where, "HOST:WORKSPACE"): 0, -1. */
+int		 queue_applied(struct queue *, int64_t id, const char *by);
 /* Is url a PostgreSQL one? */
 int		 queue_url_is_pg(const char *url);
 /* url with its password as "***" (in user:password@ and password=), to

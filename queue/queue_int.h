@@ -25,7 +25,7 @@
 #define QUEUE_BUSY_TIMEOUT_MS	30000
 
 /* queue_meta's schema_version of this program's SQLite tables. */
-#define QUEUE_SQLITE_SCHEMA_VERSION	2
+#define QUEUE_SQLITE_SCHEMA_VERSION	3
 
 /* What a claim learns of its candidate (struct queue_ops' next). */
 struct queue_cand {
@@ -114,6 +114,8 @@ struct queue_ops {
 	int	(*get)(struct queue *, int64_t, struct queue_job *,
 		    struct queue_attempt **, size_t *);
 	int	(*counts)(struct queue *, struct queue_counts *);
+	int	(*changes)(struct queue *, int64_t, void **, size_t *);
+	int	(*applied)(struct queue *, int64_t, const char *);
 	/* Read endpoint's row (absent: zeros), queue_rate_step() it at the
 	 * backend's time, write it back, in one transaction. */
 	int	(*rate)(struct queue *, const char *,

@@ -206,6 +206,10 @@ queue_lease_record(struct queue *q, int64_t job, int attempt,
 	queue_lease_to(q, now, attempt, max_attempts, asked, flags, &to);
 	if (to.status == QUEUE_DONE)
 		res.error = NULL;	/* its attempts keep theirs */
+	else {
+		res.changes = NULL;	/* a failure's are not applied */
+		res.changes_len = 0;
+	}
 	if (q->ops->result_set(q, job, to.status, to.run_at, to.finished,
 	    &res) == -1 || q->ops->attempt_end(q, job, attempt, now,
 	    to.outcome, r->error, r->run_id) == -1)

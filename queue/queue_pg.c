@@ -42,7 +42,8 @@ const char qp_job_cols[] =
 	"priority, attempts, max_attempts, timeout_ms, budget, created_ms, "
 	"run_at_ms, lease_until_ms, finished_ms, worker, cancel_asked, "
 	"answer, output, error, diff_stat, run_id, tokens_in, tokens_out, "
-	"wall_ms";
+	"wall_ms, coalesce(octet_length(changes), 0), run_where, applied_ms, "
+	"applied_by";
 
 static const char qp_schema_v1[] =
 	"CREATE TABLE queue_meta ("
@@ -92,8 +93,15 @@ static const char qp_schema_v1[] =
 	"INSERT INTO queue_meta (name, value) VALUES ('schema_version', 1);";
 
 /* qp_migrations[i] takes version i + 1 to i + 2 and sets the version,
- * as qp_schema_v1 ends by inserting 1. None yet. */
-static const char *const qp_migrations[] = { NULL };
+ * as qp_schema_v1 ends by inserting 1. */
+static const char *const qp_migrations[] = {
+	/* 2: results any machine applies (cmd_queue_apply.c) */
+	"ALTER TABLE queue_jobs ADD COLUMN changes bytea,"
+	" ADD COLUMN run_where text,"
+	" ADD COLUMN applied_ms bigint NOT NULL DEFAULT 0,"
+	" ADD COLUMN applied_by text;"
+	"UPDATE queue_meta SET value = 2 WHERE name = 'schema_version';",
+};
 
 struct queue_pg *
 qp_be(struct queue *q)
@@ -247,6 +255,18 @@ qp_str(struct qp_params *p, const char *s)
 	p->n++;
 }
 
+/* A bytea parameter, sent as binary (NULL: SQL NULL). */
+void
+qp_bin(struct qp_params *p, const void *data, size_t len)
+{
+	p->own[p->n] = NULL;
+	p->v[p->n] = (const char *)data;
+	p->len[p->n] = (int)len;
+	p->fmt[p->n] = 1;
+	p->binary = 1;
+	p->n++;
+}
+
 void
 qp_params_free(struct qp_params *p)
 {
@@ -259,6 +279,7 @@ qp_params_free(struct qp_params *p)
 		p->own[i] = NULL;
 	}
 	p->n = 0;
+	p->binary = p->binary_result = 0;
 }
 
 /* Run a statement; its result (free with PQclear), or NULL with the
@@ -274,7 +295,8 @@ qp_exec(struct queue *q, const char *sql, struct qp_params *p,
 
 	/* Without parameters, PQexec: the schema is many statements. */
 	r = p == NULL ? PQexec(be->conn, sql) : PQexecParams(be->conn, sql,
-	    p->n, NULL, p->v, NULL, NULL, 0);
+	    p->n, NULL, p->v, p->binary ? p->len : NULL, p->binary ? p->fmt :
+	    NULL, p->binary_result);
 	qp_params_free(p);
 	qp_take_notifies(be);
 	st = r != NULL ? PQresultStatus(r) : PGRES_FATAL_ERROR;
@@ -414,6 +436,10 @@ qp_job_row(const PGresult *r, int row, struct queue_job *j)
 	j->tokens_in = (uint64_t)qp_int(r, row, 24);
 	j->tokens_out = (uint64_t)qp_int(r, row, 25);
 	j->wall_ms = qp_int(r, row, 26);
+	j->changes_len = (size_t)qp_int(r, row, 27);
+	rc |= qp_col_text(r, row, 28, &j->run_where);
+	j->applied_ms = qp_int(r, row, 29);
+	rc |= qp_col_text(r, row, 30, &j->applied_by);
 	if (rc != 0) {
 		queue_job_free(j);
 		return -1;
@@ -671,6 +697,8 @@ const struct queue_ops queue_pg_ops = {
 	.get = qp_get,
 	.counts = qp_counts,
 	.rate = qp_rate,
+	.changes = qp_changes,
+	.applied = qp_applied,
 	.wait_fd = qp_wait_fd,
 	.woken = qp_woken,
 };

@@ -11,7 +11,7 @@
 #include "queue/queue_int.h"
 
 /* queue_meta's schema_version of this program's PostgreSQL tables. */
-#define QUEUE_PG_SCHEMA_VERSION	1
+#define QUEUE_PG_SCHEMA_VERSION	2
 
 /* The channel NOTIFY announces new work on (queue_wait_fd). */
 #define QP_CHANNEL		"warren_queue"
@@ -40,7 +40,11 @@ struct qp_params {
 	const char	*v[QP_PARAMS_MAX];
 	char		 num[QP_PARAMS_MAX][24];
 	char		*own[QP_PARAMS_MAX];	/* text made valid UTF-8 */
+	int		 len[QP_PARAMS_MAX];	/* binary ones' lengths */
+	int		 fmt[QP_PARAMS_MAX];	/* 1: binary (qp_bin) */
 	int		 n;
+	int		 binary;		/* one is binary */
+	int		 binary_result;		/* rows come as binary */
 };
 
 /* queue_pg.c */
@@ -56,6 +60,8 @@ void		 qp_rollback(struct queue *);
 int		 qp_now(struct queue *, int64_t *);
 void		 qp_i64(struct qp_params *, int64_t);
 void		 qp_str(struct qp_params *, const char *);
+/* A bytea parameter: len bytes at data, sent as binary. */
+void		 qp_bin(struct qp_params *, const void *, size_t);
 void		 qp_params_free(struct qp_params *);
 int64_t		 qp_int(const PGresult *, int, int);
 int		 qp_job_row(const PGresult *, int, struct queue_job *);
@@ -78,6 +84,10 @@ int	qp_result_set(struct queue *, int64_t, enum queue_status, int64_t,
 	    int64_t, const struct queue_result *);
 int	qp_attempt_end(struct queue *, int64_t, int, int64_t, const char *,
 	    const char *, int64_t);
+
+/* queue_pg_apply.c */
+int	qp_changes(struct queue *, int64_t, void **, size_t *);
+int	qp_applied(struct queue *, int64_t, const char *);
 
 /* queue_pg_admin.c */
 int	qp_cancel(struct queue *, int64_t);

@@ -185,11 +185,17 @@ qp_result_set(struct queue *q, int64_t job, enum queue_status st,
 	qp_i64(&p, (int64_t)res->tokens_in);
 	qp_i64(&p, (int64_t)res->tokens_out);
 	qp_i64(&p, res->wall_ms);
+	if (res->changes != NULL)
+		qp_bin(&p, res->changes, res->changes_len);
+	else
+		qp_str(&p, NULL);
+	qp_str(&p, res->run_where);
 	return qp_cmd(q, "UPDATE queue_jobs SET status = $2, run_at_ms ="
 	    " coalesce($3::bigint, run_at_ms), finished_ms = $4,"
 	    " lease_until_ms = 0, answer = $5, output = $6, error = $7,"
 	    " diff_stat = $8, run_id = $9, tokens_in = $10, tokens_out = $11,"
-	    " wall_ms = $12 WHERE id = $1", &p, st == QUEUE_DONE ?
+	    " wall_ms = $12, changes = $13, run_where = $14, applied_ms = 0,"
+	    " applied_by = NULL WHERE id = $1", &p, st == QUEUE_DONE ?
 	    "recording a result" : "recording a failure", NULL);
 }
 

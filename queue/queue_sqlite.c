@@ -32,7 +32,7 @@
 	"priority, attempts, max_attempts, timeout_ms, budget, created_ms, " \
 	"run_at_ms, lease_until_ms, finished_ms, worker, cancel_asked, " \
 	"answer, output, error, diff_stat, run_id, tokens_in, tokens_out, " \
-	"wall_ms"
+	"wall_ms, length(changes), run_where, applied_ms, applied_by"
 
 /* Jobs a claim may take; the same term as queue_jobs_claim's WHERE, so
  * that the index (in claim order) serves the claim: a claim reads the
@@ -83,7 +83,8 @@ static const char *const qs_sql[QS__COUNT] = {
 	    " run_at_ms = coalesce(?3, run_at_ms), finished_ms = ?4,"
 	    " lease_until_ms = 0, answer = ?5, output = ?6, error = ?7,"
 	    " diff_stat = ?8, run_id = ?9, tokens_in = ?10, tokens_out = ?11,"
-	    " wall_ms = ?12 WHERE id = ?1",
+	    " wall_ms = ?12, changes = ?13, run_where = ?14, applied_ms = 0,"
+	    " applied_by = NULL WHERE id = ?1",
 	[QS_STATUS] = "SELECT status, lease_until_ms, attempts, worker"
 	    " FROM queue_jobs WHERE id = ?1",
 	[QS_CANCEL_NOW] = "UPDATE queue_jobs SET status = 'cancelled',"
@@ -109,6 +110,9 @@ static const char *const qs_sql[QS__COUNT] = {
 	    " error, run_id FROM queue_attempts WHERE job = ?1 ORDER BY n",
 	[QS_COUNTS] = "SELECT status, count(*) FROM queue_jobs"
 	    " GROUP BY status",
+	[QS_CHANGES_GET] = "SELECT changes FROM queue_jobs WHERE id = ?1",
+	[QS_APPLIED] = "UPDATE queue_jobs SET applied_ms = ?2,"
+	    " applied_by = ?3 WHERE id = ?1",
 	[QS_RATE_GET] = "SELECT req_tat_ms, tok_tat_ms, pause_until_ms"
 	    " FROM queue_rate WHERE endpoint = ?1",
 	[QS_RATE_PUT] = "INSERT OR REPLACE INTO queue_rate (endpoint,"
@@ -168,6 +172,13 @@ static const char *const qs_migrations[] = {
 	" tok_tat_ms INTEGER NOT NULL,"
 	" pause_until_ms INTEGER NOT NULL) WITHOUT ROWID;"
 	"UPDATE queue_meta SET value = 2 WHERE name = 'schema_version';",
+	/* 3: results any machine applies (cmd_queue_apply.c) */
+	"ALTER TABLE queue_jobs ADD COLUMN changes BLOB;"
+	"ALTER TABLE queue_jobs ADD COLUMN run_where TEXT;"
+	"ALTER TABLE queue_jobs ADD COLUMN applied_ms INTEGER NOT NULL"
+	" DEFAULT 0;"
+	"ALTER TABLE queue_jobs ADD COLUMN applied_by TEXT;"
+	"UPDATE queue_meta SET value = 3 WHERE name = 'schema_version';",
 };
 
 static struct queue_sqlite *
@@ -339,6 +350,10 @@ qs_job_row(sqlite3_stmt *s, struct queue_job *j)
 	j->tokens_in = (uint64_t)sqlite3_column_int64(s, 24);
 	j->tokens_out = (uint64_t)sqlite3_column_int64(s, 25);
 	j->wall_ms = sqlite3_column_int64(s, 26);
+	j->changes_len = (size_t)sqlite3_column_int64(s, 27);
+	rc |= qs_col_text(s, 28, &j->run_where);
+	j->applied_ms = sqlite3_column_int64(s, 29);
+	rc |= qs_col_text(s, 30, &j->applied_by);
 	if (rc != 0) {
 		queue_job_free(j);
 		return -1;
@@ -611,4 +626,6 @@ const struct queue_ops queue_sqlite_ops = {
 	.get = qs_get,
 	.counts = qs_counts,
 	.rate = qs_rate,
+	.changes = qs_changes,
+	.applied = qs_applied,
 };

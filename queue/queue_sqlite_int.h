@@ -42,6 +42,8 @@ enum qs_stmt_id {
 	QS_READ_BEGIN,		/* BEGIN (deferred): one snapshot to read */
 	QS_RATE_GET,
 	QS_RATE_PUT,
+	QS_CHANGES_GET,
+	QS_APPLIED,
 	QS__COUNT
 };
 
@@ -79,6 +81,10 @@ int	qs_result_set(struct queue *, int64_t, enum queue_status, int64_t,
 	    int64_t, const struct queue_result *);
 int	qs_attempt_end(struct queue *, int64_t, int, int64_t, const char *,
 	    const char *, int64_t);
+
+/* queue_sqlite_apply.c */
+int	qs_changes(struct queue *, int64_t, void **, size_t *);
+int	qs_applied(struct queue *, int64_t, const char *);
 
 /* queue_sqlite_admin.c */
 int	qs_cancel(struct queue *, int64_t);

@@ -178,6 +178,12 @@ qs_result_set(struct queue *q, int64_t job, enum queue_status st,
 	sqlite3_bind_int64(s, 10, (int64_t)r->tokens_in);
 	sqlite3_bind_int64(s, 11, (int64_t)r->tokens_out);
 	sqlite3_bind_int64(s, 12, r->wall_ms);
+	if (r->changes != NULL)
+		sqlite3_bind_blob64(s, 13, r->changes, r->changes_len,
+		    SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 13);
+	qs_bind_text(s, 14, r->run_where);
 	return qs_run(q, QS_RESULT_SET, st == QUEUE_DONE ?
 	    "recording a result" : "recording a failure");
 }

@@ -74,6 +74,22 @@ enum cow_kind {
 				   apply refuses the run */
 };
 
+/*
+ * How apply checks that the workspace still holds a change's base. On
+ * the machine that ran the job, lstat says it: the same inode, size and
+ * times. A change set carried to another machine (cow_pack) cannot: its
+ * base is known by content there (type, the owner's execute bit and the
+ * SHA-256 of a file's bytes or a link's target; a directory by type).
+ */
+enum cow_base_by {
+	COW_BASE_STAT = 0,	/* base.ino, size, mtime, ctime, mode */
+	COW_BASE_SUM,		/* base.mode's type and S_IXUSR, base_sum */
+	COW_BASE_UNKNOWN,	/* not recorded: the workspace had changed
+				   under the path while the run went; apply
+				   calls it a conflict */
+};
+#define COW_SUM_LEN	32
+
 /* One changed path of a run's layer. */
 struct cow_change {
 	char		*path;		/* relative to the workspace; no "",
@@ -85,6 +101,10 @@ struct cow_change {
 					   the layer; NULL if DELETED */
 	const char	*sensitive;	/* hostexec_why(path): what runs it on
 					   the host, or NULL */
+	enum cow_base_by base_by;	/* how apply knows the base (not
+					   ADDED) */
+	unsigned char	 base_sum[COW_SUM_LEN]; /* COW_BASE_SUM: SHA-256 of
+					   a file's bytes or a link's target */
 };
 
 /* Sorted by path, '/' before any other byte: a directory comes before
@@ -164,6 +184,32 @@ int		 cow_diff(const struct cow *c, const struct cow_changes *ch,
  */
 int		 cow_apply(const struct cow *c, const struct cow_changes *ch,
 		    unsigned flags, FILE *out, char *err, size_t errsz);
+/* cow_pack.c: a layer's changes in one portable blob, a change set, that
+ * another machine applies (the queue on PostgreSQL, docs/queue.md "Running
+ * on many machines"). The changes of c (its workspace read for each
+ * base's content: a base the workspace no longer holds is packed as
+ * COW_BASE_UNKNOWN). 0 with *data (malloc'd) and *len; 1 when the set
+ * would be over max bytes (err says how big it got; nothing in *data);
+ * -1 error. */
+#define COW_PACK_MAX		(16 * 1024 * 1024)
+int		 cow_pack(const struct cow *c, const struct cow_changes *ch,
+		    size_t max, void **data, size_t *len, char *err,
+		    size_t errsz);
+/* cow_unpack.c: a change set read back (hostile bytes: a database anyone
+ * with the queue's password writes). cow_unpack_check only parses: 0 if
+ * apply could take it, -1 with err. cow_unpack checks it, then writes its
+ * contents under dir (a directory of ours, 0700, made if missing: where
+ * apply keeps its journal, so a killed apply's temporaries are removed by
+ * the next one over the same dir) and fills c (mode COW_COPY, c->dir =
+ * dir, c->workspace = workspace) and out (every base COW_BASE_SUM or
+ * COW_BASE_UNKNOWN, sensitive from the path, never from the set) for
+ * cow_diff and cow_apply. cow_remove(c) removes dir after. */
+int		 cow_unpack_check(const void *data, size_t len, char *err,
+		    size_t errsz);
+int		 cow_unpack(const void *data, size_t len, const char *dir,
+		    const char *workspace, struct cow *c,
+		    struct cow_changes *out, char *err, size_t errsz);
+
 /* Remove the temporary files a killed apply left in the workspace (named
  * in apply.journal: one absolute path a line), then the journal. */
 int		 cow_apply_clean(const struct cow *c, char *err, size_t errsz);

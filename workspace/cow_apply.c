@@ -88,28 +88,14 @@ cow_apply_special(mode_t m)
 	return !S_ISREG(m) && !S_ISLNK(m) && !S_ISDIR(m);
 }
 
-/* NULL if the entry is still what the base recorded, else what changed.
- * A directory's size and times move with every entry made or removed in
- * it (by the user or by a killed apply): its type, mode and inode count. */
+/* NULL if the entry is still the change's base, else what changed. */
 static const char *
-cow_apply_base_diff(const struct stat *sb, const struct cow_stat *b)
+cow_apply_base_diff(const struct cow_apply *a, const struct cow_change *ch,
+    const struct stat *sb)
 {
-	if ((sb->st_mode & S_IFMT) != (b->mode & S_IFMT))
-		return "it is another type of file now";
-	if ((uint64_t)sb->st_ino != b->ino)
-		return "it was replaced";
-	if ((sb->st_mode & 07777) != (b->mode & 07777))
-		return "its mode changed";
-	if (S_ISDIR(sb->st_mode))
-		return NULL;
-	if ((int64_t)sb->st_size != b->size ||
-	    (int64_t)sb->st_mtim.tv_sec * 1000000000 + sb->st_mtim.tv_nsec !=
-	    b->mtime_ns)
-		return "its content changed";
-	if ((int64_t)sb->st_ctim.tv_sec * 1000000000 + sb->st_ctim.tv_nsec !=
-	    b->ctime_ns)
-		return "it changed (its ctime moved)";
-	return NULL;
+	if (ch->base_by == COW_BASE_STAT)
+		return cow_base_stat_diff(sb, &ch->base);
+	return cow_base_sum_diff(a->rootfd, ch, sb);
 }
 
 /* Is a directory on path's way one that apply creates? Then the walk
@@ -345,7 +331,7 @@ cow_apply_check_one(struct cow_apply *a, size_t i)
 	else if (ch->kind != COW_ADDED && r == 1 && !cow_apply_retype(ch))
 		why = "it was removed from the workspace since the run started";
 	else if (ch->kind != COW_ADDED && r == 0)
-		why = cow_apply_base_diff(&a->cur[i], &ch->base);
+		why = cow_apply_base_diff(a, ch, &a->cur[i]);
 	if (why == NULL)
 		cow_apply_decide(a, i, r == 1);
 	else if (r == 0 && ch->kind != COW_DELETED &&

@@ -113,6 +113,22 @@ int		 cow_open_parent(int rootfd, const char *rel,
 /* The same, opening rel itself with flags (O_NOFOLLOW added). */
 int		 cow_open_under(int rootfd, const char *rel, int flags);
 
+/* cow_base.c: is the workspace's entry still a change's base? */
+/* By lstat (COW_BASE_STAT): NULL if sb is still b, else what changed. */
+const char	*cow_base_stat_diff(const struct stat *sb,
+		    const struct cow_stat *b);
+/* By content (COW_BASE_SUM, COW_BASE_UNKNOWN): sb is the entry at
+ * ch->path under rootfd now. NULL if it is the base, else why not. */
+const char	*cow_base_sum_diff(int rootfd, const struct cow_change *ch,
+		    const struct stat *sb);
+/* The content sum of the entry at path under rootfd (sb its lstat, which
+ * must still hold: ESTALE if a file was put in its place): a file's
+ * bytes, a link's target; zeros for a directory. */
+int		 cow_base_sum(int rootfd, const char *path,
+		    const struct stat *sb, unsigned char sum[COW_SUM_LEN]);
+void		 cow_base_sum_mem(const void *data, size_t len,
+		    unsigned char sum[COW_SUM_LEN]);
+
 /* cow_copy.c: the copy mode's tree/ and the base, in one walk */
 int		 cow_copy(int srcfd, int dstfd, struct cow_mwriter *base,
 		    char *err, size_t errsz);

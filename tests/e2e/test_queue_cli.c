@@ -7,6 +7,7 @@
  */
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -563,7 +564,11 @@ t_three(struct t *t)
 	res.tokens_out = 34;
 	res.wall_ms = 5600;
 	res.diff_stat = "say \"x\"\nnext";	/* a quote, a newline, no comma */
+	res.changes = "WRNCHG1\n\0\0\0\0";
+	res.changes_len = 12;
+	res.run_where = "m1:/s/warren.db";
 	assert_int_equal(t_finish(q, &res, 1), 1);
+	assert_int_equal(queue_applied(q, 1, "m2:/ws"), 0);
 	memset(&res, 0, sizeof(res));
 	res.error = "the model gave up";
 	assert_int_equal(t_finish(q, &res, 0), 2);
@@ -610,6 +615,10 @@ test_ls_show(void **state)
 	assert_non_null(strstr(r.out, "answer:\n    found \\x1b]0;x\\x07 it, "
 	    "\"quoted\"\n    second line\n"));
 	assert_non_null(strstr(r.out, "attempts:\n  1. "));
+	assert_non_null(strstr(r.out, "ran on: m1:/s/warren.db\nchanges in the "
+	    "queue: 12B (`warren queue diff 1`, `warren queue apply 1` on any "
+	    "machine)\napplied: "));
+	assert_non_null(strstr(r.out, ", on m2:/ws\n"));
 	assert_null(strchr(r.out, '\033'));
 	h_run_free(&r);
 	t_q(&r, NULL, "show", "--json", "2", NULL);
@@ -668,6 +677,12 @@ test_export(void **state)
 			    "run_id")), 77);
 			assert_string_equal(json_string_value(json_object_get(
 			    j, "key")), "a");
+			assert_int_equal(json_integer_value(json_object_get(j,
+			    "changes_bytes")), 12);
+			assert_string_equal(json_string_value(json_object_get(
+			    j, "run_where")), "m1:/s/warren.db");
+			assert_string_equal(json_string_value(json_object_get(
+			    j, "applied_by")), "m2:/ws");
 		}
 		if (n == 1)
 			assert_string_equal(json_string_value(json_object_get(
@@ -682,10 +697,16 @@ test_export(void **state)
 	assert_int_equal(r.status, 0);
 	csv_init(&c, r.out, strlen(r.out));
 	assert_int_equal(csv_next(&c, &hdr, err, sizeof(err)), 1);
-	assert_int_equal(hdr.n, 14);
+	assert_int_equal(hdr.n, 18);
 	assert_string_equal(hdr.v[4], "answer");
+	assert_string_equal(hdr.v[14], "changes_bytes");
+	assert_string_equal(hdr.v[17], "applied_by");
 	assert_int_equal(csv_next(&c, &rec, err, sizeof(err)), 1);
-	assert_int_equal(rec.n, 14);
+	assert_int_equal(rec.n, 18);
+	assert_string_equal(rec.v[14], "12");
+	assert_string_equal(rec.v[15], "m1:/s/warren.db");
+	assert_true(strtoll(rec.v[16], NULL, 10) > 0);
+	assert_string_equal(rec.v[17], "m2:/ws");
 	assert_string_equal(rec.v[0], "1");
 	assert_string_equal(rec.v[2], "done");
 	assert_string_equal(rec.v[3], "first, \"task\"");
@@ -843,7 +864,7 @@ t_layer_run(struct t *t, const char *rel, const char *content, int envrc)
 	int64_t			 run;
 
 	memset(&p, 0, sizeof(p));
-	p.task = "QUEUE-APPLY";
+	p.task = "a job";	/* the job's: apply checks the run is its */
 	p.workspace = t->ws;
 	if (cow_create(&c, COW_COPY, t->ws, t->state, err, sizeof(err)) == -1)
 		fail_msg("cow_create: %s", err);
@@ -893,6 +914,7 @@ test_apply(void **state)
 	}
 	q = t_queue();
 	memset(&res, 0, sizeof(res));
+	res.diff_stat = " a.txt | 1 +";
 	res.run_id = t_layer_run(&t, "a.txt", "from job 1\n", 1);
 	t_finish(q, &res, 1);
 	res.run_id = t_layer_run(&t, "a.txt", "from job 2\n", 0);
@@ -915,7 +937,7 @@ test_apply(void **state)
 	h_run_free(&r);
 	t_expect(&t, ".envrc", "echo host\n");
 	t_q(&r, NULL, "apply", "1", NULL);
-	t_refused(&r, "layer is applied", 4);
+	t_refused(&r, "job 1: its run 1 here has no layer left (applied", 4);
 
 	t_q(&r, NULL, "apply", "--all-done", NULL);
 	assert_int_equal(r.status, 1);
@@ -932,6 +954,7 @@ test_apply(void **state)
 	t_q(&r, NULL, "add", "five", NULL);
 	h_run_free(&r);
 	q = t_queue();
+	res.diff_stat = NULL;
 	res.run_id = 0;
 	assert_int_equal(t_finish(q, &res, 1), 4);
 	res.run_id = 999;
@@ -940,7 +963,88 @@ test_apply(void **state)
 	t_q(&r, NULL, "apply", "4", NULL);
 	t_refused(&r, "job 4 is done without a run", 5);
 	t_q(&r, NULL, "apply", "5", NULL);
-	t_refused(&r, "job 5: run 999: ", 5);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "job 5 has no changes recorded: nothing to "
+	    "apply\n");
+	h_run_free(&r);
+	t_close(&t);
+}
+
+/* Entries in dir but "." and ".." (0 if it does not exist). */
+static int
+t_entries(const char *dir)
+{
+	struct dirent	*de;
+	DIR		*d;
+	int		 n = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") !=
+		    0;
+	closedir(d);
+	return n;
+}
+
+/*
+ * A change set from another machine that is damaged, or a newer warren's:
+ * refused with why (exit 6), nothing made in the workspace or left in
+ * the state directory; a good one unpacks and goes, leaving nothing.
+ */
+static void
+test_apply_set_refused(void **state)
+{
+	static const char	 damaged[] = "WRNCHG1\n\x01\0\0\0\x01\0";
+	static const char	 newer[] = "WRNCHG2\n\0\0\0\0";
+	static const char	 empty[] = "WRNCHG1\n\0\0\0\0";
+	struct t		 t;
+	struct h_run		 r;
+	struct queue		*q;
+	struct queue_result	 res;
+	char			 cow[PATH_MAX + 16];
+
+	(void)state;
+	t_open(&t);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "one", NULL);
+	h_run_free(&r);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "two", NULL);
+	h_run_free(&r);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "three", NULL);
+	h_run_free(&r);
+	q = t_queue();
+	memset(&res, 0, sizeof(res));
+	res.run_id = 4;
+	res.run_where = "elsewhere:/s/warren.db";
+	res.diff_stat = " a.txt | 1 +";
+	res.changes = damaged;
+	res.changes_len = sizeof(damaged) - 1;
+	t_finish(q, &res, 1);
+	res.changes = newer;
+	res.changes_len = sizeof(newer) - 1;
+	t_finish(q, &res, 1);
+	res.changes = empty;
+	res.changes_len = sizeof(empty) - 1;
+	t_finish(q, &res, 1);
+	queue_close(q);
+	t_q(&r, NULL, "apply", "1", NULL);
+	assert_int_equal(r.status, 6);
+	assert_non_null(strstr(r.err, "job 1: the change set is damaged or "
+	    "not one (change 1: more changes than its bytes hold): refused"));
+	h_run_free(&r);
+	t_q(&r, NULL, "diff", "2", NULL);
+	assert_int_equal(r.status, 6);
+	assert_non_null(strstr(r.err, "a newer warren's"));
+	h_run_free(&r);
+	snprintf(cow, sizeof(cow), "%s/warren/cow", t.state);
+	assert_int_equal(t_entries(cow), 0);
+	t_q(&r, NULL, "apply", "3", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "job 3 (run 4 on elsewhere:/s/warren.db, "
+	    "its changes from the queue):\n"));
+	h_run_free(&r);
+	assert_int_equal(t_entries(cow), 0);
+	t_expect(&t, "a.txt", "one\n");
 	t_close(&t);
 }
 
@@ -974,7 +1078,8 @@ test_no_queue(void **state)
 	static const char *const cmds[][4] = {
 		{ "ls", NULL }, { "show", "1", NULL }, { "cancel", "1", NULL },
 		{ "retry", "--dead", NULL }, { "purge", "--done", NULL },
-		{ "export", "--format", "jsonl", NULL }, { "apply", "1", NULL },
+		{ "export", "--format", "jsonl", NULL }, { "diff", "1", NULL },
+		{ "apply", "1", NULL },
 	};
 	struct t	 t;
 	struct h_run	 r;
@@ -1095,6 +1200,7 @@ main(void)
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_cancel_retry_purge),
 		cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_apply_set_refused),
 		cmocka_unit_test(test_queue_url),
 		cmocka_unit_test(test_no_queue),
 	};

@@ -5,7 +5,8 @@
  * jobs run on replay while they are killed with kill -9 at random and
  * restarted, and the server is restarted once mid-batch (as a crash:
  * pg_ctl -m immediate). Every job ends done with exactly one done attempt
- * and its answer: 0 lost, 0 duplicated results.
+ * and its answer: 0 lost, 0 duplicated results. A job's changes are
+ * applied on a machine that did not run it.
  *
  * The server is the test's own: without WARREN_TEST_QUEUE_URL the test
  * runs itself again under tests/queue/pg_server.sh.
@@ -496,12 +497,84 @@ test_cut_off(void **state)
 	tm_close(&t);
 }
 
+/*
+ * Results any machine applies, on PostgreSQL: machine 0 runs a job whose
+ * agent changes two files (on replay, in a layer); machine 1, with a
+ * state directory of its own and a checkout at another path, shows and
+ * applies them from the change set the queue holds (bytea both ways).
+ */
+static void
+test_apply_elsewhere(void **state)
+{
+	static struct tmq	 t;	/* for tm_teardown, after a failure */
+	struct queue_job	 j;
+	struct h_run		 r;
+	char			 cas[PATH_MAX + 32], ws2[PATH_MAX + 8];
+	char			 cmd[3 * PATH_MAX], *env[4], *got;
+	char			*argv[] = { "warren", "queue", "apply",
+				    "--workspace", ws2, "1", NULL };
+	FILE			*f;
+	int			 st;
+
+	(void)state;
+	tm_open(&t, 2);
+	snprintf(cas, sizeof(cas), "%s/edit.cassette", t.dir);
+	f = h_cassette_open(cas);
+	h_turn(f, "0", 1, h_calls1("a", "delegate", "{\"profile\":"
+	    "\"general\",\"task\":\"change files\"}"));
+	h_turn(f, "0.1", 1, h_calls1("b", "bash", "{\"command\":\"echo new > "
+	    "new.txt; echo edited > data.txt\"}"));
+	h_turn(f, "0.1", 2, h_calls1("c", "complete", "{\"result\":\"ok\"}"));
+	h_turn(f, "0", 2, h_calls1("d", "complete", "{\"result\":\"ok\"}"));
+	fclose(f);
+	snprintf(t.env_args, sizeof(t.env_args),
+	    "WARREN_QUEUE_RUN_ARGS=--replay %s", cas);
+	t.extra[1] = "WARREN_WORKSPACE_MODE=cow";
+	assert_int_equal(tm_add_one(&t, "edit job"), 1);
+	tm_spawn(&t, 0);
+	assert_int_equal(waitpid(t.m[0].pid, &st, 0), t.m[0].pid);
+	t.m[0].pid = 0;
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(queue_get(t.qt.q, 1, &j, NULL, NULL), 0);
+	assert_int_equal(j.status, QUEUE_DONE);
+	assert_true(j.changes_len > 0);
+	queue_job_free(&j);
+	snprintf(ws2, sizeof(ws2), "%s/ws2", t.dir);
+	snprintf(cmd, sizeof(cmd), "cp -R --preserve=mode '%s' '%s'", t.ws,
+	    ws2);
+	assert_int_equal(system(cmd), 0);
+	env[0] = t.m[1].env_state;
+	env[1] = t.m[1].env_config;
+	env[2] = t.env_url;
+	env[3] = NULL;
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	if (r.status != 0)
+		fail_msg("apply on machine 1: %d\n%s\n%s", r.status, r.out,
+		    r.err);
+	assert_non_null(strstr(r.out, "its changes from the queue"));
+	h_run_free(&r);
+	snprintf(cmd, sizeof(cmd), "%s/new.txt", ws2);
+	got = h_read_file(cmd);
+	assert_string_equal(got, "new\n");
+	free(got);
+	snprintf(cmd, sizeof(cmd), "%s/data.txt", ws2);
+	got = h_read_file(cmd);
+	assert_string_equal(got, "edited\n");
+	free(got);
+	assert_int_equal(queue_get(t.qt.q, 1, &j, NULL, NULL), 0);
+	assert_true(j.applied_ms > 0);
+	assert_non_null(strstr(j.applied_by, "/ws2"));
+	queue_job_free(&j);
+	tm_close(&t);
+}
+
 int
 main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_follow_notify, tm_teardown),
 		cmocka_unit_test_teardown(test_cut_off, tm_teardown),
+		cmocka_unit_test_teardown(test_apply_elsewhere, tm_teardown),
 		cmocka_unit_test_teardown(test_two_machines, tm_teardown),
 		cmocka_unit_test_teardown(test_four_machines, tm_teardown),
 	};

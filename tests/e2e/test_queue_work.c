@@ -1132,10 +1132,11 @@ test_kill9(void **state)
 	tq_close(&t);
 }
 
-/* Two jobs on one workspace at once, each in its own layer: each bash
- * writes same.txt, sleeps, reads it back. */
+/* A job "QJOB-ME- ..." whose root delegates ME-SUB-TASK to a general
+ * agent, whose bash runs cmd (JSON-escaped already) and says ME-WROTE;
+ * the job's answer is M-FINISHED (M: ME's first letter). */
 static void
-tq_rules_apart(const char *me)
+tq_rules_bash(const char *me, const char *cmd)
 {
 	tq_rule("%s{\"match\":\"%c-SUBRESULT\",\"repeat\":true,\"responses\":"
 	    "[{\"reply\":{\"calls\":[{\"id\":\"r2\",\"name\":\"complete\","
@@ -1146,12 +1147,23 @@ tq_rules_apart(const char *me)
 	    "\"arguments\":{\"result\":\"%c-SUBRESULT\"}}]}}]}", me, me[0]);
 	tq_rule(",\n{\"match\":\"%s-SUB-TASK\",\"repeat\":true,\"responses\":"
 	    "[{\"reply\":{\"calls\":[{\"id\":\"g1\",\"name\":\"bash\","
-	    "\"arguments\":{\"command\":\"printf '%s-%%s\\\\n' WROTE > "
-	    "same.txt; sleep 1.5; cat same.txt\"}}]}}]}", me, me);
+	    "\"arguments\":{\"command\":\"%s\"}}]}}]}", me, cmd);
 	tq_rule(",\n{\"match\":\"QJOB-%s-\",\"repeat\":true,\"responses\":"
 	    "[{\"reply\":{\"calls\":[{\"id\":\"r1\",\"name\":\"delegate\","
 	    "\"arguments\":{\"profile\":\"general\",\"task\":\"%s-SUB-TASK\"}}"
 	    "]}}]}", me, me);
+}
+
+/* Two jobs on one workspace at once, each in its own layer: each bash
+ * writes same.txt, sleeps, reads it back. */
+static void
+tq_rules_apart(const char *me)
+{
+	char	cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "printf '%s-%%s\\\\n' WROTE > same.txt; "
+	    "sleep 1.5; cat same.txt", me);
+	tq_rules_bash(me, cmd);
 }
 
 static void
@@ -1202,6 +1214,162 @@ test_parallel_jobs_apart(void **state)
 	/* The workspace itself is untouched. */
 	snprintf(path, sizeof(path), "%s/same.txt", t.ws);
 	assert_int_equal(access(path, F_OK), -1);
+	tq_close(&t);
+}
+
+/* warren queue SUB --queue DB ARGS... with env (another machine's). */
+static void
+tq_cli(struct tq *t, struct h_run *r, char **env, const char *sub, ...)
+{
+	char	*argv[16];
+	va_list	 ap;
+	int	 n = 0;
+
+	argv[n++] = "warren";
+	argv[n++] = "queue";
+	argv[n++] = (char *)(uintptr_t)sub;
+	argv[n++] = "--queue";
+	argv[n++] = t->db;
+	va_start(ap, sub);
+	while (n < 15 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+}
+
+static void
+tq_expect(const char *dir, const char *rel, const char *want)
+{
+	char	p[PATH_MAX + 64], *got;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	if (want == NULL) {
+		assert_int_equal(access(p, F_OK), -1);
+		return;
+	}
+	got = h_read_file(p);
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/*
+ * Results any machine applies (issue 22): one worker runs two jobs in
+ * layers; "machine B" (a state directory of its own, a checkout at
+ * another path) shows job 1's diff and applies it from the change set in
+ * the queue; --all-done there skips job 1 (applied) and names job 2's
+ * conflict (data.txt differs in B's checkout by then); the machine that
+ * ran job 2 applies it from its own layer; then nothing is left.
+ */
+static void
+test_apply_elsewhere(void **state)
+{
+	struct tq		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	char			 ws2[PATH_MAX + 8], stb[PATH_MAX + 48];
+	char			 cmd[3 * PATH_MAX];
+	char			*envb[3];
+	int64_t			 i1, i2;
+
+	(void)state;
+	tq_rules_bash("EDIT", "echo new > new.txt; echo edited > data.txt; "
+	    "printf 'EDIT-%s\\n' WROTE");
+	tq_rules_bash("FIX", "echo fixed > data.txt; printf 'FIX-%s\\n' "
+	    "WROTE");
+	tq_rules_bash("BIG", "head -c 17000000 /dev/zero > big.bin; "
+	    "printf 'BIG-%s\\n' WROTE");
+	if (tq_open(&t, "WARREN_WORKSPACE_MODE=cow") == 1)
+		skip();
+	i1 = tq_add(&t, "QJOB-EDIT- change two files", 1, NULL);
+	i2 = tq_add(&t, "QJOB-FIX- change one", 1, NULL);
+	tq_work(&t, &r, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	tq_get(&t, i1, &j, NULL, NULL);
+	assert_int_equal(j.status, QUEUE_DONE);
+	assert_true(j.changes_len > 0);
+	assert_non_null(j.run_where);
+	assert_non_null(strstr(j.run_where, "/state/warren/warren.db"));
+	queue_job_free(&j);
+
+	snprintf(ws2, sizeof(ws2), "%s/ws2", t.dir);
+	snprintf(cmd, sizeof(cmd), "cp -R --preserve=mode '%s' '%s'", t.ws,
+	    ws2);
+	assert_int_equal(system(cmd), 0);
+	snprintf(stb, sizeof(stb), "XDG_STATE_HOME=%s/state-b", t.dir);
+	envb[0] = stb;
+	envb[1] = t.cf;
+	envb[2] = NULL;
+	tq_cli(&t, &r, envb, "diff", "--workspace", ws2, "1", NULL);
+	if (r.status != 0)
+		fail_msg("diff on B: %d\n%s\n%s", r.status, r.out, r.err);
+	assert_non_null(strstr(r.out, "+++ b/new.txt\n@@ -0,0 +1 @@\n+new\n"));
+	assert_non_null(strstr(r.out, "-data\n+edited\n"));
+	h_run_free(&r);
+	tq_cli(&t, &r, envb, "apply", "--workspace", ws2, "1", NULL);
+	if (r.status != 0)
+		fail_msg("apply on B: %d\n%s\n%s", r.status, r.out, r.err);
+	assert_non_null(strstr(r.out, "its changes from the queue"));
+	assert_non_null(strstr(r.out, "created new.txt\n"));
+	assert_non_null(strstr(r.out, "changed data.txt\n"));
+	h_run_free(&r);
+	tq_expect(ws2, "new.txt", "new\n");
+	tq_expect(ws2, "data.txt", "edited\n");
+	tq_expect(t.ws, "new.txt", NULL);
+	tq_expect(t.ws, "data.txt", "data\n");
+	tq_get(&t, i1, &j, NULL, NULL);
+	assert_true(j.applied_ms > 0);
+	assert_non_null(j.applied_by);
+	assert_non_null(strstr(j.applied_by, "/ws2"));
+	queue_job_free(&j);
+
+	tq_cli(&t, &r, envb, "apply", "--workspace", ws2, "--all-done", NULL);
+	assert_int_equal(r.status, 1);
+	assert_null(strstr(r.out, "job 1 "));
+	assert_non_null(strstr(r.out, "conflict: data.txt: its content "
+	    "differs from the run's base\n"));
+	assert_non_null(strstr(r.out, "applied the changes of 0 done jobs; 1 "
+	    "left to review"));
+	h_run_free(&r);
+	tq_expect(ws2, "data.txt", "edited\n");
+
+	/* Where job 2 ran: its own layer, known by lstat. */
+	tq_cli(&t, &r, t.env, "apply", "2", NULL);
+	if (r.status != 0)
+		fail_msg("apply on A: %d\n%s\n%s", r.status, r.out, r.err);
+	assert_non_null(strstr(r.out, "job 2 (run "));
+	assert_null(strstr(r.out, "from the queue"));
+	h_run_free(&r);
+	tq_expect(t.ws, "data.txt", "fixed\n");
+	tq_get(&t, i2, &j, NULL, NULL);
+	assert_non_null(j.applied_by);
+	assert_non_null(strstr(j.applied_by, t.ws));
+	queue_job_free(&j);
+	tq_cli(&t, &r, envb, "apply", "--workspace", ws2, "--all-done", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "applied the changes of 0 done jobs\n");
+	h_run_free(&r);
+
+	/* Over the bound: said by the worker, kept where it ran. */
+	tq_add(&t, "QJOB-BIG- a big file", 1, NULL);
+	tq_work(&t, &r, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "job 3: the change set is over 16777216 "
+	    "bytes at big.bin: it is kept on this machine only"));
+	h_run_free(&r);
+	tq_cli(&t, &r, envb, "apply", "--workspace", ws2, "3", NULL);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "only the machine that ran it has them, "));
+	assert_non_null(strstr(r.err, "/state/warren/warren.db: `warren queue "
+	    "apply 3` there"));
+	h_run_free(&r);
+	tq_cli(&t, &r, t.env, "apply", "3", NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	snprintf(cmd, sizeof(cmd), "test $(stat -c %%s '%s/big.bin') = "
+	    "17000000", t.ws);
+	assert_int_equal(system(cmd), 0);
 	tq_close(&t);
 }
 
@@ -1439,6 +1607,8 @@ main(void)
 		cmocka_unit_test_teardown(test_job_timeout, h_fakellm_teardown),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test_teardown(test_two_workers,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_apply_elsewhere,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_max_running,
 		    h_fakellm_teardown),

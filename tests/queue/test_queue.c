@@ -1125,7 +1125,7 @@ test_schema(void **state)
 		skip();	/* SQLite's file; test_queue_pg.c has PostgreSQL's */
 	id = add(t, "x", NULL, 0);
 	assert_int_equal(count_rows(t, "SELECT value FROM queue_meta WHERE"
-	    " name = 'schema_version'"), 2);
+	    " name = 'schema_version'"), 3);
 	assert_int_equal(count_rows(t, "PRAGMA user_version"),
 	    STORE_SCHEMA_VERSION);
 	assert_int_equal(count_rows(t, "SELECT journal_mode = 'wal' FROM"
@@ -1147,6 +1147,97 @@ test_schema(void **state)
 	if (strstr(err, "version 99") == NULL ||
 	    strstr(err, "newer warren") == NULL)
 		fail_msg("error: %s", err);
+}
+
+/* A done job's change set: stored byte for byte (NULs, high bytes), its
+ * length in every read, its bytes only when asked; where it ran; where
+ * it was applied. A failed attempt stores none. */
+static void
+test_changes(void **state)
+{
+	struct qt		*t = *state;
+	static const char	 set[] = "WRNCHG1\n\0\0\0\0\xff\x80 x";
+	struct queue_result	 r = { .answer = "ok", .run_id = 3,
+	    .changes = set, .changes_len = sizeof(set) - 1,
+	    .run_where = "h1:/s/warren.db" };
+	struct queue_result	 f = { .error = "no", .run_where = "h2:/x.db" };
+	struct queue_job	 j, *v;
+	size_t			 len, n;
+	void			*data;
+	int64_t			 id, id2;
+
+	id = add(t, "a", NULL, 0);
+	id2 = add(t, "b", NULL, 0);
+	assert_int_equal(claim(t, "w", NULL), id);
+	assert_int_equal(queue_complete(t->q, id, 1, "w", &r), 0);
+	assert_int_equal(claim(t, "w", NULL), id2);
+	assert_int_equal(queue_fail(t->q, id2, 1, "w", &f, 0), 0);
+	assert_int_equal(queue_get(t->q, id, &j, NULL, NULL), 0);
+	assert_int_equal(j.changes_len, sizeof(set) - 1);
+	assert_string_equal(j.run_where, "h1:/s/warren.db");
+	assert_int_equal(j.applied_ms, 0);
+	assert_null(j.applied_by);
+	queue_job_free(&j);
+	assert_int_equal(queue_changes(t->q, id, &data, &len), 0);
+	assert_int_equal(len, sizeof(set) - 1);
+	assert_memory_equal(data, set, len);
+	free(data);
+	assert_int_equal(queue_changes(t->q, id2, &data, &len), 0);
+	assert_null(data);
+	assert_int_equal(len, 0);
+	assert_int_equal(queue_changes(t->q, 999, &data, &len), -1);
+	assert_int_equal(errno, ENOENT);
+	t->now += 50;
+	assert_int_equal(queue_applied(t->q, id, "h3:/ws"), 0);
+	assert_int_equal(queue_applied(t->q, 999, "h3:/ws"), -1);
+	assert_int_equal(queue_applied(t->q, id, ""), -1);
+	assert_int_equal(queue_list(t->q, QUEUE_DONE, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].applied_ms, t->now);
+	assert_string_equal(v[0].applied_by, "h3:/ws");
+	assert_int_equal(v[0].changes_len, sizeof(set) - 1);
+	queue_jobs_free(v, n);
+	assert_int_equal(queue_get(t->q, id2, &j, NULL, NULL), 0);
+	assert_int_equal(j.changes_len, 0);
+	assert_string_equal(j.run_where, "h2:/x.db");
+	queue_job_free(&j);
+	/* Bytes without a set, or a set without bytes: refused. */
+	id = add(t, "c", NULL, 0);
+	assert_int_equal(claim(t, "w", NULL), id);
+	r.changes_len = 0;
+	assert_int_equal(queue_complete(t->q, id, 1, "w", &r), -1);
+	r.changes = NULL;
+	r.changes_len = 4;
+	assert_int_equal(queue_complete(t->q, id, 1, "w", &r), -1);
+}
+
+/* A version 2 database (before change sets) gets their columns, and its
+ * done jobs read as having none. */
+static void
+test_migration_v3(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_job	 j;
+	int64_t			 id;
+
+	if (qt_is_pg())
+		skip();	/* test_queue_pg.c migrates PostgreSQL's */
+	id = add(t, "old", NULL, 0);
+	queue_close(t->q);
+	exec_sql(t, "ALTER TABLE queue_jobs DROP COLUMN changes;"
+	    "ALTER TABLE queue_jobs DROP COLUMN run_where;"
+	    "ALTER TABLE queue_jobs DROP COLUMN applied_ms;"
+	    "ALTER TABLE queue_jobs DROP COLUMN applied_by;"
+	    "UPDATE queue_meta SET value = 2 WHERE name = 'schema_version'");
+	if ((t->q = qt_open(t)) == NULL)
+		fail_msg("reopen");
+	assert_int_equal(count_rows(t, "SELECT value FROM queue_meta WHERE"
+	    " name = 'schema_version'"), 3);
+	assert_int_equal(queue_get(t->q, id, &j, NULL, NULL), 0);
+	assert_int_equal(j.changes_len, 0);
+	assert_null(j.run_where);
+	queue_job_free(&j);
+	assert_int_equal(queue_applied(t->q, id, "h:/w"), 0);
 }
 
 /* A state database the store already uses: its runs stay. */
@@ -1314,6 +1405,8 @@ main(void)
 		T(test_arg_errors),
 		T(test_fork_refused),
 		T(test_schema),
+		T(test_changes),
+		T(test_migration_v3),
 		T(test_store_first),
 		T(test_open_errors),
 		T(test_open_existing),

@@ -117,7 +117,7 @@ test_schema(void **state)
 
 	NEED_PG(t);
 	assert_int_equal(qt_sql_int(t, "SELECT value FROM queue_meta WHERE"
-	    " name = 'schema_version'"), 1);
+	    " name = 'schema_version'"), 2);
 	assert_int_equal(qt_sql(t, "UPDATE queue_meta SET value = 99 WHERE"
 	    " name = 'schema_version'"), 0);
 	assert_null(queue_open(t->db, err, sizeof(err)));
@@ -126,8 +126,20 @@ test_schema(void **state)
 		fail_msg("error: %s", err);
 	assert_non_null(strstr(err, "postgresql://warren:***@"));
 	assert_null(strstr(err, password(t)));
-	assert_int_equal(qt_sql(t, "UPDATE queue_meta SET value = 1 WHERE"
+	/* Version 1, before change sets: migrated to 2 on open. */
+	assert_int_equal(qt_sql(t, "ALTER TABLE queue_jobs DROP COLUMN changes,"
+	    " DROP COLUMN run_where, DROP COLUMN applied_ms, DROP COLUMN"
+	    " applied_by; UPDATE queue_meta SET value = 1 WHERE"
 	    " name = 'schema_version'"), 0);
+	queue_close(t->q);
+	if ((t->q = qt_open(t)) == NULL)
+		fail_msg("reopen at version 1");
+	assert_int_equal(qt_sql_int(t, "SELECT value FROM queue_meta WHERE"
+	    " name = 'schema_version'"), 2);
+	assert_int_equal(qt_sql_int(t, "SELECT count(*) FROM"
+	    " information_schema.columns WHERE table_schema = current_schema()"
+	    " AND table_name = 'queue_jobs' AND column_name IN ('changes',"
+	    " 'run_where', 'applied_ms', 'applied_by')"), 4);
 }
 
 static int64_t

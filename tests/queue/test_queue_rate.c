@@ -199,9 +199,13 @@ test_migration(void **state)
 	assert_non_null(t.q = qt_open(&t));
 	queue_close(t.q);
 	assert_int_equal(sqlite3_open(t.db, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db, "DROP TABLE queue_rate; UPDATE "
-	    "queue_meta SET value = 1 WHERE name = 'schema_version'", NULL,
-	    NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "DROP TABLE queue_rate;"
+	    "ALTER TABLE queue_jobs DROP COLUMN changes;"
+	    "ALTER TABLE queue_jobs DROP COLUMN run_where;"
+	    "ALTER TABLE queue_jobs DROP COLUMN applied_ms;"
+	    "ALTER TABLE queue_jobs DROP COLUMN applied_by;"
+	    "UPDATE queue_meta SET value = 1 WHERE name = 'schema_version'",
+	    NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(db);
 	assert_non_null(t.q = qt_open(&t));
 	assert_int_equal(take(t.q, 60, 0), 0);
