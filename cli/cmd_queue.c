@@ -142,8 +142,11 @@ cmd_queue_config_url(const char *name, char **url)
 	return rc;
 }
 
-struct queue *
-cmd_queue_open(const char *name, const char *url, int *exitp)
+/* No queue there (QUEUE_OPEN_EXISTING) is the user's, as an unknown
+ * job is: exit 2; the rest the database's: exit 6. */
+static struct queue *
+cmd_queue_open_flags(const char *name, const char *url, unsigned flags,
+    int *exitp)
 {
 	struct queue	*q;
 	char		 err[QUEUE_ERR_MAX + 64], *conf = NULL;
@@ -154,13 +157,26 @@ cmd_queue_open(const char *name, const char *url, int *exitp)
 	}
 	if (url == NULL)
 		url = conf;
-	if ((q = queue_open(url, err, sizeof(err))) == NULL) {
+	if ((q = queue_open_flags(url, flags, err, sizeof(err))) == NULL) {
+		*exitp = errno == ENOENT ? WARREN_EXIT_USAGE :
+		    WARREN_EXIT_STORE;
 		cmd_queue_error(name, "%s", err);
-		*exitp = WARREN_EXIT_STORE;
 	}
 	if (conf != NULL)
 		freezero(conf, strlen(conf));
 	return q;
+}
+
+struct queue *
+cmd_queue_open(const char *name, const char *url, int *exitp)
+{
+	return cmd_queue_open_flags(name, url, QUEUE_OPEN_EXISTING, exitp);
+}
+
+struct queue *
+cmd_queue_create(const char *name, const char *url, int *exitp)
+{
+	return cmd_queue_open_flags(name, url, 0, exitp);
 }
 
 int
@@ -302,8 +318,6 @@ static unsigned
 cmd_queue_opt_bit(int ch)
 {
 	switch (ch) {
-	case OPT_QUEUE:
-		return ~0u;
 	case OPT_JSON:
 		return CMD_QUEUE_O_JSON;
 	case OPT_STATUS:
@@ -409,20 +423,21 @@ int
 cmd_queue_parse(int argc, char **argv, unsigned allowed,
     struct cmd_queue_opts *o)
 {
-	int	ch;
+	int	ch, li = 0;
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
 	opterr = 1;
-	while ((ch = getopt_long(argc, argv, "", cmd_queue_longopts, NULL)) !=
+	while ((ch = getopt_long(argc, argv, "", cmd_queue_longopts, &li)) !=
 	    -1) {
 		if (ch == OPT_HELP) {
 			cmd_queue_sub_usage(argv[0], stdout);
 			return 1;
 		}
-		if (ch != '?' && !(allowed & cmd_queue_opt_bit(ch))) {
-			cmd_queue_error(argv[0], "%s is not an option of "
-			    "queue %s", argv[optind - 1], argv[0]);
+		if (ch != '?' && ch != OPT_QUEUE &&
+		    !(allowed & cmd_queue_opt_bit(ch))) {
+			cmd_queue_error(argv[0], "--%s is not an option of "
+			    "queue %s", cmd_queue_longopts[li].name, argv[0]);
 			ch = '?';
 		}
 		if (ch == '?' || cmd_queue_opt(argv[0], ch, o) == -1) {

@@ -66,8 +66,12 @@ int	cmd_queue_parse(int argc, char **argv, unsigned allowed,
 void	cmd_queue_error(const char *name, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 /* The queue --queue URL names, else $WARREN_QUEUE_URL, else the state
- * database; NULL with *exitp set (said on stderr). */
+ * database; NULL with *exitp set (said on stderr). cmd_queue_open takes
+ * only a queue that is there (ls, show, cancel ...: none is exit 2, and
+ * nothing is made); cmd_queue_create makes it if need be (add, work). */
 struct queue *cmd_queue_open(const char *name, const char *url, int *exitp);
+struct queue *cmd_queue_create(const char *name, const char *url,
+	    int *exitp);
 /* A queue error as an exit code (said on stderr): an unknown job is the
  * user's (2), the rest the database's (6). */
 int	cmd_queue_fail(struct queue *q, const char *name);

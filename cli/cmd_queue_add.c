@@ -448,7 +448,7 @@ cmd_queue_add(int argc, char **argv)
 		cmd_queue_error("add", "%s%s; nothing added", where, err);
 		goto out;
 	}
-	if ((q = cmd_queue_open("add", o.url, &ex)) == NULL)
+	if ((q = cmd_queue_create("add", o.url, &ex)) == NULL)
 		goto out;
 	if ((ex = cmd_queue_add_all(q, &rows, jobs, ids, existed)) == 0)
 		ex = cmd_queue_add_print(&o, &rows, ids, existed);

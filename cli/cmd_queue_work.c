@@ -483,7 +483,7 @@ cmd_queue_work(int argc, char **argv)
 		return WARREN_EXIT_INTERNAL;
 	}
 	w.exe[n] = '\0';
-	if ((w.q = cmd_queue_open("work", url, &rc)) == NULL)
+	if ((w.q = cmd_queue_create("work", url, &rc)) == NULL)
 		return rc;
 	/* Every job's run shares the LLM rate limits and 429 pauses of this
 	 * queue's database (rate_gate.c), through the environment it

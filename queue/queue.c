@@ -1,7 +1,8 @@
 /*
  * The queue's frontend: open and close, the clock, errors, status names,
  * and every call checked here once, then handed to the backend
- * (queue_int.h's struct queue_ops). What a job goes through is in
+ * (queue_int.h's struct queue_ops), leases through queue_lease.c's one
+ * algorithm over the backend's primitives. What a job goes through is in
  * queue.h; how the SQLite backend keeps it, in queue_sqlite.c.
  */
 #include <errno.h>
@@ -137,10 +138,16 @@ queue_url_mask(const char *url, char *out, size_t outsz)
 }
 
 struct queue *
-queue_open(const char *url, char *err, size_t errsz)
+queue_open_flags(const char *url, unsigned flags, char *err, size_t errsz)
 {
 	struct queue	*q;
+	int		 e;
 
+	if (flags & ~(unsigned)QUEUE_OPEN_EXISTING) {
+		snprintf(err, errsz, "queue: unknown open flags %#x", flags);
+		errno = EINVAL;
+		return NULL;
+	}
 	if ((q = calloc(1, sizeof(*q))) == NULL) {
 		snprintf(err, errsz, "queue: out of memory");
 		return NULL;
@@ -148,12 +155,33 @@ queue_open(const char *url, char *err, size_t errsz)
 	q->ops = queue_url_is_pg(url) ? &queue_pg_ops : &queue_sqlite_ops;
 	q->owner = getpid();
 	q->now_ms = queue_wall_ms;
-	if (q->ops->open(q, url) == -1) {
+	if (q->ops->open(q, url, flags) == -1) {
+		/* ENOENT says no queue there, and nothing else does. */
+		e = q->absent ? ENOENT : errno != ENOENT && errno != 0 ?
+		    errno : EIO;
 		snprintf(err, errsz, "%s", q->err);
 		queue_close(q);
+		errno = e;
 		return NULL;
 	}
 	return q;
+}
+
+struct queue *
+queue_open(const char *url, char *err, size_t errsz)
+{
+	return queue_open_flags(url, 0, err, errsz);
+}
+
+/* An open with QUEUE_OPEN_EXISTING found no queue at where. */
+int
+queue_absent(struct queue *q, const char *where, const char *why)
+{
+	queue_seterr(q, "no queue at %s: %s (`warren queue add` makes one; "
+	    "--queue or WARREN_QUEUE_URL names another)", where, why);
+	q->absent = 1;
+	errno = ENOENT;
+	return -1;
 }
 
 void
@@ -326,7 +354,7 @@ queue_claim(struct queue *q, const char *worker, uint64_t lease_ms,
 		return queue_einval(q, "claim: lease of %llu ms: give more "
 		    "than 0", (unsigned long long)lease_ms);
 	memset(out, 0, sizeof(*out));
-	return q->ops->claim(q, worker, lease_ms, max_running, out);
+	return queue_lease_claim(q, worker, lease_ms, max_running, out);
 }
 
 int
@@ -338,7 +366,7 @@ queue_heartbeat(struct queue *q, int64_t job, int attempt,
 	if (lease_ms == 0 || lease_ms > INT64_MAX / 4)
 		return queue_einval(q, "job %lld: lease of %llu ms: give more "
 		    "than 0", (long long)job, (unsigned long long)lease_ms);
-	return q->ops->heartbeat(q, job, attempt, worker, lease_ms);
+	return queue_lease_heartbeat(q, job, attempt, worker, lease_ms);
 }
 
 int
@@ -353,7 +381,8 @@ queue_complete(struct queue *q, int64_t job, int attempt,
 		return queue_einval(q, "job %lld attempt %d: a change set "
 		    "without bytes, or bytes without a set", (long long)job,
 		    attempt);
-	return q->ops->complete(q, job, attempt, worker, r != NULL ? r : &none);
+	return queue_lease_complete(q, job, attempt, worker,
+	    r != NULL ? r : &none);
 }
 
 int
@@ -368,7 +397,7 @@ queue_fail(struct queue *q, int64_t job, int attempt, const char *worker,
 	if (flags & ~(unsigned)(QUEUE_FAIL_CANCELLED | QUEUE_FAIL_FINAL))
 		return queue_einval(q, "job %lld: unknown fail flags %#x",
 		    (long long)job, flags);
-	return q->ops->fail(q, job, attempt, worker, r, flags);
+	return queue_lease_fail(q, job, attempt, worker, r, flags);
 }
 
 int

@@ -138,6 +138,13 @@ struct queue;
  * (a URL's password masked).
  */
 struct queue	*queue_open(const char *url, char *err, size_t errsz);
+/* queue_open with flags: QUEUE_OPEN_EXISTING opens only a queue that is
+ * there (a SQLite file with the queue's tables, a PostgreSQL database
+ * with them), making nothing: otherwise NULL with errno ENOENT and err
+ * saying so. Commands that only read or steer jobs take it. */
+#define QUEUE_OPEN_EXISTING	0x1
+struct queue	*queue_open_flags(const char *url, unsigned flags, char *err,
+		    size_t errsz);
 void		 queue_close(struct queue *);
 const char	*queue_errmsg(const struct queue *);
 /* The queue's clock (default: the wall clock). */

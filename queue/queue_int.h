@@ -3,9 +3,11 @@
  * backend's table of operations and error reporting. Nothing outside
  * queue/ and tests/queue/ includes this.
  *
- * The frontend (queue.c) checks every argument, then calls the backend;
- * a backend may assume them checked (worker not empty, lease_ms > 0, a
- * fail's error set, job ids > 0). A backend takes its times from
+ * The frontend (queue.c) checks every argument, then calls the backend,
+ * or for leases queue_lease.c, which runs the one lease algorithm on the
+ * backend's primitives; a backend may assume them checked (worker not
+ * empty, lease_ms > 0, a fail's error set, job ids > 0). A backend takes
+ * its times from
  * queue_now() (SQLite) or from its database's clock (PostgreSQL, unless a
  * test set a clock: clock_set), and its jitter from queue_jitter().
  */
@@ -25,23 +27,85 @@
 /* queue_meta's schema_version of this program's SQLite tables. */
 #define QUEUE_SQLITE_SCHEMA_VERSION	3
 
+/* What a claim learns of its candidate (struct queue_ops' next). */
+struct queue_cand {
+	int64_t			 id;
+	enum queue_status	 status;
+	int			 attempts, max_attempts, cancel_asked;
+	char			 worker[128];	/* the expired lease's holder */
+	int64_t			 lease_until_ms;
+};
+
 struct queue_ops {
 	const char	*name;
-	int	(*open)(struct queue *, const char *url);
+	/* flags: queue_open_flags' (QUEUE_OPEN_EXISTING: queue_absent) */
+	int	(*open)(struct queue *, const char *url, unsigned flags);
 	void	(*close)(struct queue *);
 	int	(*add)(struct queue *, const struct queue_job_new *,
 		    int64_t *, int *);
 	/* All or nothing, in one transaction. */
 	int	(*add_many)(struct queue *, const struct queue_job_new *,
 		    size_t, int64_t *, int *);
-	int	(*claim)(struct queue *, const char *, uint64_t, unsigned,
-		    struct queue_job *);
-	int	(*heartbeat)(struct queue *, int64_t, int, const char *,
-		    uint64_t);
-	int	(*complete)(struct queue *, int64_t, int, const char *,
+	/*
+	 * Leases: the primitives queue_lease.c's one algorithm runs on.
+	 * Each returns 0, or -1 with the error set, unless it says more;
+	 * all but begin run inside the transaction begin opened.
+	 */
+	/* A transaction that writes: SQLite takes the database's write
+	 * lock first (BEGIN IMMEDIATE); PostgreSQL begins, and its rows are
+	 * locked as they are read. */
+	int	(*begin)(struct queue *);
+	/* Commit; a failed commit rolls back. */
+	int	(*commit)(struct queue *);
+	/* Keeps errno and the error message of the failure it follows. */
+	void	(*rollback)(struct queue *);
+	/* The call's time (see above), read after the locks waited for. */
+	int	(*now)(struct queue *, int64_t *);
+	/* Claims that count running jobs (max_running) take turns here,
+	 * before the time is read; NULL where begin already serializes
+	 * every claim (SQLite). */
+	int	(*running_lock)(struct queue *);
+	/* Jobs running on a live lease at now, every worker's. */
+	int	(*running)(struct queue *, int64_t now, int64_t *n);
+	/* The next claimable job (queued or retrying with run_at reached,
+	 * or running with its lease expired), in claim order, locked
+	 * against other claims: 1 found, 0 none, -1 error. */
+	int	(*next)(struct queue *, int64_t now, struct queue_cand *);
+	/* The candidate's attempt ends "lease expired" with why; unless
+	 * end is QUEUE_RUNNING (it may run again), the job ends too, in
+	 * status end with why as its error. */
+	int	(*expire)(struct queue *, const struct queue_cand *,
+		    int64_t now, const char *why, enum queue_status end);
+	/* Lease the candidate to worker until lease_until: the job runs,
+	 * its next attempt starts at now, a cancel asked is forgotten. */
+	int	(*take)(struct queue *, const struct queue_cand *,
+		    const char *worker, int64_t now, int64_t lease_until);
+	/* One job by id: 0, or -1 (ENOENT: no such job). */
+	int	(*job_read)(struct queue *, int64_t, struct queue_job *);
+	/* Extend the lease worker holds on attempt of job until
+	 * lease_until: 1 with *cancel_asked, 0 when it does not hold it. */
+	int	(*extend)(struct queue *, int64_t job, int attempt,
+		    const char *worker, int64_t lease_until,
+		    int *cancel_asked);
+	/* Does worker hold attempt of job (running, not taken since)? 1
+	 * with the job's limits, the row locked until the end of the
+	 * transaction; 0 no; -1 error. */
+	int	(*holder)(struct queue *, int64_t job, int attempt,
+		    const char *worker, int *max_attempts, int *cancel_asked);
+	/* A finished attempt's result onto job: status, run_at (< 0: kept
+	 * as it is), finished, the lease cleared, and every field of r.
+	 * The one place a backend writes a queue_result. */
+	int	(*result_set)(struct queue *, int64_t job, enum queue_status,
+		    int64_t run_at, int64_t finished,
 		    const struct queue_result *);
-	int	(*fail)(struct queue *, int64_t, int, const char *,
-		    const struct queue_result *, unsigned);
+	/* The attempt's row ends at now with outcome, error and run id. */
+	int	(*attempt_end)(struct queue *, int64_t job, int attempt,
+		    int64_t now, const char *outcome, const char *error,
+		    int64_t run_id);
+	/* Tell idle workers a slot may be free, on commit; NULL: the
+	 * backend has no way to (wait_fd below). */
+	int	(*notify)(struct queue *);
+	/* The rest, each done whole by the backend. */
 	int	(*cancel)(struct queue *, int64_t);
 	int	(*retry)(struct queue *, int64_t);
 	int	(*retry_dead)(struct queue *, uint64_t *);
@@ -70,6 +134,8 @@ struct queue {
 	void			*now_arg;
 	int			 clock_set;	/* a test's clock (PostgreSQL
 						   then takes it, not its own) */
+	int			 absent;	/* open found no queue there
+						   (queue_absent) */
 	char			 err[QUEUE_ERR_MAX];
 };
 
@@ -79,6 +145,18 @@ int	queue_seterr(struct queue *, const char *, ...)
 /* Like queue_seterr, and errno = ENOENT for the caller (no such job). */
 int	queue_notfound(struct queue *, int64_t);
 double	queue_jitter(struct queue *);
+/* No queue at where (a path, a masked URL), because why; errno ENOENT. */
+int	queue_absent(struct queue *, const char *, const char *);
+
+/* queue_lease.c */
+int	queue_lease_claim(struct queue *, const char *, uint64_t, unsigned,
+	    struct queue_job *);
+int	queue_lease_heartbeat(struct queue *, int64_t, int, const char *,
+	    uint64_t);
+int	queue_lease_complete(struct queue *, int64_t, int, const char *,
+	    const struct queue_result *);
+int	queue_lease_fail(struct queue *, int64_t, int, const char *,
+	    const struct queue_result *, unsigned);
 
 /* queue_sqlite.c */
 extern const struct queue_ops queue_sqlite_ops;

@@ -596,9 +596,10 @@ qp_version(struct queue *q, int64_t *v)
 }
 
 /* The tables at this program's version, under an advisory lock: two
- * first opens at once must not both create them. */
+ * first opens at once must not both create them. QUEUE_OPEN_EXISTING:
+ * no tables is no queue, and none are made. */
 static int
-qp_schema(struct queue *q)
+qp_schema(struct queue *q, unsigned flags)
 {
 	int64_t	v;
 
@@ -607,6 +608,11 @@ qp_schema(struct queue *q)
 	    NULL, "locking the queue's schema", NULL) == -1 ||
 	    qp_version(q, &v) == -1)
 		goto fail;
+	if (v == 0 && (flags & QUEUE_OPEN_EXISTING)) {
+		queue_absent(q, qp_be(q)->shown, "the database has no queue's "
+		    "tables yet");
+		goto fail;
+	}
 	if (v > QUEUE_PG_SCHEMA_VERSION) {
 		queue_seterr(q, "queue %s: its tables are at version %lld, "
 		    "this warren knows up to %d: use a newer warren",
@@ -627,7 +633,7 @@ fail:
 }
 
 static int
-qp_open(struct queue *q, const char *url)
+qp_open(struct queue *q, const char *url, unsigned flags)
 {
 	struct queue_pg	*be;
 
@@ -643,7 +649,7 @@ qp_open(struct queue *q, const char *url)
 	    url : url + strlen("postgresql:"));
 	if (qp_connect(q) == -1)
 		return -1;
-	return qp_schema(q);
+	return qp_schema(q, flags);
 }
 
 static void
@@ -668,10 +674,21 @@ const struct queue_ops queue_pg_ops = {
 	.close = qp_close,
 	.add = qp_add,
 	.add_many = qp_add_many,
-	.claim = qp_claim,
-	.heartbeat = qp_heartbeat,
-	.complete = qp_complete,
-	.fail = qp_fail,
+	.begin = qp_begin,
+	.commit = qp_commit,
+	.rollback = qp_rollback,
+	.now = qp_now,
+	.running_lock = qp_running_lock,
+	.running = qp_running,
+	.next = qp_next,
+	.expire = qp_expire,
+	.take = qp_take,
+	.job_read = qp_job_read,
+	.extend = qp_extend,
+	.holder = qp_holder,
+	.result_set = qp_result_set,
+	.attempt_end = qp_attempt_end,
+	.notify = qp_notify,
 	.cancel = qp_cancel,
 	.retry = qp_retry,
 	.retry_dead = qp_retry_dead,

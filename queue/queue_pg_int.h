@@ -70,13 +70,20 @@ int		 qp_notify(struct queue *);
 extern const char qp_job_cols[];
 
 /* queue_pg_lease.c */
-int	qp_claim(struct queue *, const char *, uint64_t, unsigned,
-	    struct queue_job *);
-int	qp_heartbeat(struct queue *, int64_t, int, const char *, uint64_t);
-int	qp_complete(struct queue *, int64_t, int, const char *,
-	    const struct queue_result *);
-int	qp_fail(struct queue *, int64_t, int, const char *,
-	    const struct queue_result *, unsigned);
+/* queue_int.h's lease primitives (struct queue_ops) */
+int	qp_running_lock(struct queue *);
+int	qp_running(struct queue *, int64_t, int64_t *);
+int	qp_next(struct queue *, int64_t, struct queue_cand *);
+int	qp_expire(struct queue *, const struct queue_cand *, int64_t,
+	    const char *, enum queue_status);
+int	qp_take(struct queue *, const struct queue_cand *, const char *,
+	    int64_t, int64_t);
+int	qp_extend(struct queue *, int64_t, int, const char *, int64_t, int *);
+int	qp_holder(struct queue *, int64_t, int, const char *, int *, int *);
+int	qp_result_set(struct queue *, int64_t, enum queue_status, int64_t,
+	    int64_t, const struct queue_result *);
+int	qp_attempt_end(struct queue *, int64_t, int, int64_t, const char *,
+	    const char *, int64_t);
 
 /* queue_pg_apply.c */
 int	qp_changes(struct queue *, int64_t, void **, size_t *);

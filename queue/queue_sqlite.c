@@ -3,10 +3,10 @@
  * queue_meta) in the state database, beside the store's, which it never
  * touches. qs_ is this backend's prefix (queue_sqlite*.c).
  *
- * Every change that reads then writes (add, claim, complete, fail,
- * cancel, purge) runs in BEGIN IMMEDIATE: the write lock is taken first,
- * so two `queue work` processes see each other's claims and never take
- * one job twice, and no transaction has to be upgraded (an upgrade that
+ * Every change that reads then writes (add, claim, heartbeat, complete,
+ * fail, cancel, purge) runs in BEGIN IMMEDIATE: the write lock is taken
+ * first, so two `queue work` processes see each other's claims and never
+ * take one job twice, and no transaction has to be upgraded (an upgrade that
  * meets another writer fails at once, without waiting). WAL lets `queue
  * ls` read while workers write; busy_timeout makes a call wait for
  * another process's commit (a run's batch, a claim) rather than fail.
@@ -15,6 +15,8 @@
  * store's PRAGMA user_version: the queue's tables migrate on their own.
  * docs/queue.md describes the tables.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,23 +73,18 @@ static const char *const qs_sql[QS__COUNT] = {
 	[QS_HEARTBEAT] = "UPDATE queue_jobs SET lease_until_ms = ?4"
 	    " WHERE id = ?1 AND status = 'running' AND attempts = ?2"
 	    " AND worker = ?3 RETURNING cancel_asked",
-	[QS_COMPLETE] = "UPDATE queue_jobs SET status = 'done',"
-	    " finished_ms = ?4, lease_until_ms = 0, answer = ?5, output = ?6,"
-	    " error = NULL, diff_stat = ?7, run_id = ?8, tokens_in = ?9,"
-	    " tokens_out = ?10, wall_ms = ?11, changes = ?12,"
-	    " run_where = ?13, applied_ms = 0, applied_by = NULL"
-	    " WHERE id = ?1 AND status = 'running' AND attempts = ?2"
-	    " AND worker = ?3",
 	[QS_ATTEMPT_END] = "UPDATE queue_attempts SET ended_ms = ?3,"
 	    " outcome = ?4, error = ?5, run_id = ?6 WHERE job = ?1 AND n = ?2",
 	[QS_HOLDER] = "SELECT max_attempts, cancel_asked FROM queue_jobs"
 	    " WHERE id = ?1 AND status = 'running' AND attempts = ?2"
 	    " AND worker = ?3",
-	[QS_FAIL] = "UPDATE queue_jobs SET status = ?2, run_at_ms = ?3,"
-	    " finished_ms = ?4, lease_until_ms = 0, answer = ?5, output = ?6,"
-	    " error = ?7, diff_stat = ?8, run_id = ?9, tokens_in = ?10,"
-	    " tokens_out = ?11, wall_ms = ?12, changes = NULL,"
-	    " run_where = ?13, applied_ms = 0, applied_by = NULL WHERE id = ?1",
+	/* run_at_ms NULL: kept (a job done keeps the run_at it ran at) */
+	[QS_RESULT_SET] = "UPDATE queue_jobs SET status = ?2,"
+	    " run_at_ms = coalesce(?3, run_at_ms), finished_ms = ?4,"
+	    " lease_until_ms = 0, answer = ?5, output = ?6, error = ?7,"
+	    " diff_stat = ?8, run_id = ?9, tokens_in = ?10, tokens_out = ?11,"
+	    " wall_ms = ?12, changes = ?13, run_where = ?14, applied_ms = 0,"
+	    " applied_by = NULL WHERE id = ?1",
 	[QS_STATUS] = "SELECT status, lease_until_ms, attempts, worker"
 	    " FROM queue_jobs WHERE id = ?1",
 	[QS_CANCEL_NOW] = "UPDATE queue_jobs SET status = 'cancelled',"
@@ -494,9 +491,10 @@ qs_query_int(struct queue *q, const char *sql, int64_t *v)
 }
 
 /* The queue's tables at this program's version, under the write lock:
- * two first `queue add` at once must not both create them. */
+ * two first `queue add` at once must not both create them.
+ * QUEUE_OPEN_EXISTING: no tables is no queue, and none are made. */
 static int
-qs_schema(struct queue *q)
+qs_schema(struct queue *q, unsigned flags)
 {
 	int64_t	ntables, v;
 
@@ -510,6 +508,11 @@ qs_schema(struct queue *q)
 	if (ntables > 0 && qs_query_int(q, "SELECT value FROM queue_meta "
 	    "WHERE name = 'schema_version'", &v) == -1)
 		goto fail;
+	if (v == 0 && (flags & QUEUE_OPEN_EXISTING)) {
+		queue_absent(q, qs_be(q)->path, "the database holds no queue "
+		    "yet");
+		goto fail;
+	}
 	if (v > QUEUE_SQLITE_SCHEMA_VERSION) {
 		queue_seterr(q, "queue %s: its tables are at version %lld, "
 		    "this warren knows up to %d: use a newer warren",
@@ -533,21 +536,28 @@ fail:
  * The store makes the file a warren database (its header and tables)
  * before the queue adds its own: a file the queue created alone would
  * have tables but no warren header, and the store would refuse it.
+ * QUEUE_OPEN_EXISTING: a file that is not there is no queue, and is not
+ * made.
  */
 static int
-qs_store_ready(struct queue *q, const char *path)
+qs_store_ready(struct queue *q, const char *path, unsigned flags)
 {
 	struct store	*st;
+	struct stat	 sb;
 	char		 err[STORE_ERRMSG_MAX + 64];
 
-	if ((st = store_open(path, STORE_CREATE, err, sizeof(err))) == NULL)
+	if ((flags & QUEUE_OPEN_EXISTING) && stat(path, &sb) == -1 &&
+	    errno == ENOENT)
+		return queue_absent(q, path, "the file does not exist");
+	if ((st = store_open(path, (flags & QUEUE_OPEN_EXISTING) ? 0 :
+	    STORE_CREATE, err, sizeof(err))) == NULL)
 		return queue_seterr(q, "queue %s: %s", path, err);
 	store_close(st);
 	return 0;
 }
 
 static int
-qs_open(struct queue *q, const char *url)
+qs_open(struct queue *q, const char *url, unsigned flags)
 {
 	struct queue_sqlite	*be;
 
@@ -557,7 +567,7 @@ qs_open(struct queue *q, const char *url)
 	if (store_path(be->path, sizeof(be->path), url) == -1)
 		return queue_seterr(q, "queue: no state database path: %s "
 		    "(set XDG_STATE_HOME or WARREN_DB)", strerror(errno));
-	if (qs_store_ready(q, be->path) == -1)
+	if (qs_store_ready(q, be->path, flags) == -1)
 		return -1;
 	if (sqlite3_open_v2(be->path, &be->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
@@ -568,7 +578,7 @@ qs_open(struct queue *q, const char *url)
 	    qs_exec(q, "PRAGMA synchronous = NORMAL", "setting synchronous")
 	    == -1)
 		return -1;
-	return qs_schema(q);
+	return qs_schema(q, flags);
 }
 
 static void
@@ -595,10 +605,19 @@ const struct queue_ops queue_sqlite_ops = {
 	.close = qs_close,
 	.add = qs_add,
 	.add_many = qs_add_many,
-	.claim = qs_claim,
-	.heartbeat = qs_heartbeat,
-	.complete = qs_complete,
-	.fail = qs_fail,
+	.begin = qs_begin,
+	.commit = qs_commit,
+	.rollback = qs_rollback,
+	.now = qs_now,
+	.running = qs_running,
+	.next = qs_next,
+	.expire = qs_expire,
+	.take = qs_take,
+	.job_read = qs_job_read,
+	.extend = qs_extend,
+	.holder = qs_holder,
+	.result_set = qs_result_set,
+	.attempt_end = qs_attempt_end,
 	.cancel = qs_cancel,
 	.retry = qs_retry,
 	.retry_dead = qs_retry_dead,

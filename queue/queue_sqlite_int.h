@@ -26,10 +26,9 @@ enum qs_stmt_id {
 	QS_ATTEMPT_START,
 	QS_JOB_GET,
 	QS_HEARTBEAT,
-	QS_COMPLETE,
 	QS_ATTEMPT_END,
 	QS_HOLDER,
-	QS_FAIL,
+	QS_RESULT_SET,
 	QS_STATUS,
 	QS_CANCEL_NOW,
 	QS_CANCEL_ASK,
@@ -68,13 +67,20 @@ int		 qs_job_read(struct queue *, int64_t, struct queue_job *);
 const char	*qs_status(enum queue_status);
 
 /* queue_sqlite_lease.c */
-int	qs_claim(struct queue *, const char *, uint64_t, unsigned,
-	    struct queue_job *);
-int	qs_heartbeat(struct queue *, int64_t, int, const char *, uint64_t);
-int	qs_complete(struct queue *, int64_t, int, const char *,
-	    const struct queue_result *);
-int	qs_fail(struct queue *, int64_t, int, const char *,
-	    const struct queue_result *, unsigned);
+/* queue_int.h's lease primitives (struct queue_ops) */
+int	qs_now(struct queue *, int64_t *);
+int	qs_running(struct queue *, int64_t, int64_t *);
+int	qs_next(struct queue *, int64_t, struct queue_cand *);
+int	qs_expire(struct queue *, const struct queue_cand *, int64_t,
+	    const char *, enum queue_status);
+int	qs_take(struct queue *, const struct queue_cand *, const char *,
+	    int64_t, int64_t);
+int	qs_extend(struct queue *, int64_t, int, const char *, int64_t, int *);
+int	qs_holder(struct queue *, int64_t, int, const char *, int *, int *);
+int	qs_result_set(struct queue *, int64_t, enum queue_status, int64_t,
+	    int64_t, const struct queue_result *);
+int	qs_attempt_end(struct queue *, int64_t, int, int64_t, const char *,
+	    const char *, int64_t);
 
 /* queue_sqlite_apply.c */
 int	qs_changes(struct queue *, int64_t, void **, size_t *);

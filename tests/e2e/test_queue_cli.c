@@ -584,10 +584,6 @@ test_ls_show(void **state)
 
 	(void)state;
 	t_open(&t);
-	t_q(&r, NULL, "ls", NULL);
-	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "no jobs"));
-	h_run_free(&r);
 	t_three(&t);
 	t_q(&r, NULL, "ls", NULL);
 	assert_int_equal(r.status, 0);
@@ -640,6 +636,8 @@ test_ls_show(void **state)
 	t_refused(&r, "no job 9", 3);
 	t_q(&r, NULL, "show", "x1", NULL);
 	t_refused(&r, "job \"x1\" is invalid", 3);
+	t_q(&r, NULL, "show", "--status", "dead", "1", NULL);
+	t_refused(&r, "--status is not an option of queue show", 3);
 	t_close(&t);
 }
 
@@ -1050,6 +1048,81 @@ test_apply_set_refused(void **state)
 	t_close(&t);
 }
 
+/* The command failed with exit 2, saying there is no queue at path, and
+ * made none there. */
+static void
+t_no_queue(struct h_run *r, const char *path, const char *why)
+{
+	struct queue	*q;
+	char		 want[PATH_MAX + 64], err[QUEUE_ERR_MAX];
+
+	assert_int_equal(r->status, 2);
+	snprintf(want, sizeof(want), "no queue at %s: %s", path, why);
+	if (strstr(r->err, want) == NULL ||
+	    strstr(r->err, "`warren queue add` makes one") == NULL)
+		fail_msg("stderr lacks \"%s\": %s", want, r->err);
+	assert_string_equal(r->out, "");
+	h_run_free(r);
+	errno = 0;
+	assert_null(q = queue_open_flags(path, QUEUE_OPEN_EXISTING, err,
+	    sizeof(err)));
+	assert_int_equal(errno, ENOENT);
+}
+
+/* Every command but add and work, on a queue that is not there (a file
+ * that does not exist; the state database before any add, whose file
+ * holds runs but no queue): exit 2, said, and nothing made. */
+static void
+test_no_queue(void **state)
+{
+	static const char *const cmds[][4] = {
+		{ "ls", NULL }, { "show", "1", NULL }, { "cancel", "1", NULL },
+		{ "retry", "--dead", NULL }, { "purge", "--done", NULL },
+		{ "export", "--format", "jsonl", NULL }, { "diff", "1", NULL },
+		{ "apply", "1", NULL },
+	};
+	struct t	 t;
+	struct h_run	 r;
+	struct store	*st;
+	struct stat	 sb;
+	char		 nope[PATH_MAX + 32], db[PATH_MAX + 32];
+	char		 err[STORE_ERRMSG_MAX];
+	size_t		 i;
+
+	(void)state;
+	t_open(&t);
+	snprintf(nope, sizeof(nope), "%s/nope/nope.db", t.dir);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		t_q(&r, NULL, cmds[i][0], "--queue", nope, cmds[i][1],
+		    cmds[i][2], NULL);
+		t_no_queue(&r, nope, "the file does not exist");
+		assert_int_equal(stat(nope, &sb), -1);
+		assert_int_equal(errno, ENOENT);
+	}
+	snprintf(nope, sizeof(nope), "%s/nope", t.dir);
+	assert_int_equal(stat(nope, &sb), -1);	/* nor its directory */
+	/* The state database before any add: no file, then runs only. */
+	snprintf(db, sizeof(db), "%s/warren/warren.db", t.state);
+	t_q(&r, NULL, "ls", NULL);
+	t_no_queue(&r, db, "the file does not exist");
+	assert_int_equal(stat(db, &sb), -1);
+	assert_non_null(st = store_open(db, STORE_CREATE, err, sizeof(err)));
+	store_close(st);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		t_q(&r, NULL, cmds[i][0], cmds[i][1], cmds[i][2], NULL);
+		t_no_queue(&r, db, "the database holds no queue yet");
+	}
+	/* add makes it; then ls finds it. */
+	t_q(&r, NULL, "add", "--queue", nope, "first", NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	t_q(&r, NULL, "ls", "--queue", nope, NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "  first\n"));
+	h_run_free(&r);
+	t_close(&t);
+}
+
 /* --queue FILE, else $WARREN_QUEUE_URL, else queue_url in the user's
  * config, else the state database; a PostgreSQL URL that cannot be
  * reached: exit 6, its password not said. */
@@ -1129,6 +1202,7 @@ main(void)
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_apply_set_refused),
 		cmocka_unit_test(test_queue_url),
+		cmocka_unit_test(test_no_queue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
  * caller meets.
  */
 #include <sys/types.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -137,6 +138,9 @@ test_add_claim_complete(void **state)
 	assert_int_equal(j.tokens_out, 20);
 	assert_int_equal(j.wall_ms, 1234);
 	assert_int_equal(j.finished_ms, t->now);
+	assert_int_equal(j.run_at_ms, t->now - 105);	/* kept: its add's */
+	assert_int_equal(j.lease_until_ms, 0);
+	assert_null(j.error);
 	assert_int_equal(na, 1);
 	assert_int_equal(a[0].n, 1);
 	assert_string_equal(a[0].worker, "w1");
@@ -1292,10 +1296,79 @@ test_open_errors(void **state)
 	fclose(f);
 	assert_null(queue_open(path, err, sizeof(err)));
 	assert_non_null(strstr(err, path));
+	/* ENOENT is only "no queue there": this one is, but broken. */
+	errno = 0;
+	assert_null(queue_open_flags(path, QUEUE_OPEN_EXISTING, err,
+	    sizeof(err)));
+	assert_true(errno != ENOENT && errno != 0);
+	assert_non_null(strstr(err, path));
 	/* A directory that cannot be made. */
 	snprintf(path, sizeof(path), "%s/junk.db/sub/warren.db", t->dir);
 	assert_null(queue_open(path, err, sizeof(err)));
 	assert_non_null(strstr(err, "junk.db/sub"));
+}
+
+/* QUEUE_OPEN_EXISTING on a queue that is not there: NULL, ENOENT, said,
+ * nothing made. */
+static void
+t_absent(struct qt *t, const char *why)
+{
+	char	err[QUEUE_ERR_MAX];
+
+	errno = 0;
+	assert_null(queue_open_flags(t->db, QUEUE_OPEN_EXISTING, err,
+	    sizeof(err)));
+	assert_int_equal(errno, ENOENT);
+	if (strstr(err, "no queue at ") == NULL || strstr(err, why) == NULL ||
+	    strstr(err, "`warren queue add` makes one") == NULL)
+		fail_msg("error: %s", err);
+}
+
+/* A read command's open (QUEUE_OPEN_EXISTING) makes no queue: not the
+ * file, nor its directory, nor the tables in a database that has none;
+ * it opens one that is there. */
+static void
+test_open_existing(void **state)
+{
+	struct qt	*t = *state, fresh;
+	struct store	*st;
+	struct queue	*q;
+	struct stat	 sb;
+	char		 err[QUEUE_ERR_MAX];
+
+	(void)t;
+	qt_make(&fresh);
+	if (qt_is_pg()) {
+		t_absent(&fresh, "the database has no queue's tables yet");
+		snprintf(err, sizeof(err), "SELECT count(*) FROM pg_tables"
+		    " WHERE schemaname = '%s'", fresh.pgname);
+		assert_int_equal(qt_sql_int(&fresh, err), 0);
+	} else {
+		t_absent(&fresh, "the file does not exist");
+		assert_non_null(strstr(fresh.db, "/state/warren.db"));
+		assert_int_equal(stat(fresh.db, &sb), -1);
+		*strrchr(fresh.db, '/') = '\0';
+		assert_int_equal(stat(fresh.db, &sb), -1);	/* nor its dir */
+		strcat(fresh.db, "/warren.db");
+		/* A state database that holds runs but no queue yet. */
+		assert_non_null(st = store_open(fresh.db, STORE_CREATE, err,
+		    sizeof(err)));
+		store_close(st);
+		t_absent(&fresh, "the database holds no queue yet");
+		assert_int_equal(qt_sql_int(&fresh, "SELECT count(*) FROM"
+		    " sqlite_master WHERE name LIKE 'queue%'"), 0);
+	}
+	/* Made by a plain open (add, work), then opened as it is. */
+	assert_non_null(q = queue_open(fresh.db, err, sizeof(err)));
+	queue_close(q);
+	if ((q = queue_open_flags(fresh.db, QUEUE_OPEN_EXISTING, err,
+	    sizeof(err))) == NULL)
+		fail_msg("%s", err);
+	queue_close(q);
+	errno = 0;
+	assert_null(queue_open_flags(fresh.db, 0x80, err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	qt_remove(&fresh);
 }
 
 int
@@ -1336,6 +1409,7 @@ main(void)
 		T(test_migration_v3),
 		T(test_store_first),
 		T(test_open_errors),
+		T(test_open_existing),
 #undef T
 	};
 

@@ -2,11 +2,13 @@
  * What only the PostgreSQL backend has (queue_pg*.c), on a server of the
  * test's own (pg_server.sh): its schema version and the newer one it
  * refuses, LISTEN/NOTIFY for idle workers, a connection lost to a server
- * restart and found again with nothing lost, text that is not UTF-8, and
+ * restart and found again with nothing lost, text that is not UTF-8, a
+ * late result refused once a claim has taken its job over, and
  * passwords masked in what it says. The URL masking runs without a
  * server too.
  */
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <poll.h>
@@ -297,6 +299,79 @@ test_server_clock(void **state)
 	queue_job_free(&j);
 }
 
+/* One statement on c that must succeed; the first row's first value as
+ * an integer (0 without rows). */
+static int64_t
+pg_do(PGconn *c, const char *sql)
+{
+	PGresult	*r = PQexec(c, sql);
+	int64_t		 v = 0;
+
+	if (PQresultStatus(r) != PGRES_COMMAND_OK &&
+	    PQresultStatus(r) != PGRES_TUPLES_OK)
+		fail_msg("%s: %s", sql, PQresultErrorMessage(r));
+	if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) > 0)
+		v = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+	PQclear(r);
+	return v;
+}
+
+/*
+ * A result that meets the claim taking its job over: the claim holds the
+ * job's row (here the test's own transaction, doing what a claim's take
+ * does); the late complete waits for it, then finds the lease gone and is
+ * refused (the lease checked on the row it locks, FOR UPDATE), instead of
+ * writing over the attempt that took over.
+ */
+static void
+test_result_meets_take(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_job	 j;
+	struct queue		*q;
+	PGconn			*c;
+	char			 sql[256];
+	int64_t			 id;
+	pid_t			 pid;
+	int			 i, status, rc;
+
+	NEED_PG(t);
+	id = add(t->q, "x");
+	assert_int_equal(queue_claim(t->q, "w1", LEASE, 0, &j), 1);
+	queue_job_free(&j);
+	c = PQconnectdb(t->db);
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	pg_do(c, "BEGIN");
+	snprintf(sql, sizeof(sql), "UPDATE queue_jobs SET attempts = 2,"
+	    " worker = 'w2' WHERE id = %lld", (long long)id);
+	pg_do(c, sql);
+	if ((pid = fork()) == 0) {
+		if ((q = qt_open(t)) == NULL)
+			_exit(10);
+		rc = queue_complete(q, id, 1, "w1", NULL);
+		_exit(rc == 1 ? 0 : 11 + rc);
+	}
+	assert_true(pid > 0);
+	/* The child's complete waits for the row (10 s at most). */
+	for (i = 0; i < 1000; i++) {
+		pg_do(c, "SELECT pg_stat_clear_snapshot()");	/* read anew */
+		if (pg_do(c, "SELECT count(*) FROM pg_stat_activity WHERE"
+		    " wait_event_type = 'Lock'") == 1)
+			break;
+		usleep(10000);
+	}
+	pg_do(c, "COMMIT");
+	PQfinish(c);
+	assert_true(i < 1000);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);	/* refused */
+	assert_int_equal(queue_get(t->q, id, &j, NULL, NULL), 0);
+	assert_int_equal(j.status, QUEUE_RUNNING);
+	assert_string_equal(j.worker, "w2");
+	queue_job_free(&j);
+}
+
 int
 main(void)
 {
@@ -307,6 +382,7 @@ main(void)
 		T(test_notify),
 		T(test_not_utf8),
 		T(test_server_clock),
+		T(test_result_meets_take),
 		T(test_reconnect),
 #undef T
 	};

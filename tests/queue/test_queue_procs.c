@@ -54,7 +54,15 @@ worker(struct qt *t, int start, int fd, const char *name,
 	queue_set_clock(q, NULL, NULL);
 	if (read(start, &go, 1) != 1)
 		return 11;
-	while ((rc = queue_claim(q, name, LEASE, max_running, &j)) == 1) {
+	while ((rc = queue_claim(q, name, LEASE, max_running, &j)) != -1) {
+		if (rc == 0) {
+			/* max_running full: claim again while jobs are left,
+			 * so that the claims race at every job's end. */
+			if (max_running == 0 || queue_counts(q, &c) == -1 ||
+			    c.n[QUEUE_QUEUED] == 0)
+				break;
+			continue;
+		}
 		if (queue_counts(q, &c) == -1)
 			return 12;
 		cl = (struct claimed){ j.id, j.attempts,
