@@ -275,6 +275,22 @@ out:
 }
 
 int
+cow_paths(struct cow *c, const char *dir, const char *workspace, char *err,
+    size_t errsz)
+{
+	if (dir[0] != '/' || workspace[0] != '/' ||
+	    strlcpy(c->dir, dir, sizeof(c->dir)) >= sizeof(c->dir) ||
+	    strlcpy(c->workspace, workspace, sizeof(c->workspace)) >=
+	    sizeof(c->workspace)) {
+		snprintf(err, errsz, "cow directory %s of %s: not absolute "
+		    "paths that fit PATH_MAX", dir, workspace);
+		memset(c, 0, sizeof(*c));
+		return -1;
+	}
+	return 0;
+}
+
+int
 cow_open(struct cow *c, enum cow_mode mode, const char *dir,
     const char *workspace, char *err, size_t errsz)
 {
@@ -286,15 +302,8 @@ cow_open(struct cow *c, enum cow_mode mode, const char *dir,
 		    "overlay nor copy", dir, cow_mode_name(mode));
 		return -1;
 	}
-	if (dir[0] != '/' || workspace[0] != '/' ||
-	    strlcpy(c->dir, dir, sizeof(c->dir)) >= sizeof(c->dir) ||
-	    strlcpy(c->workspace, workspace, sizeof(c->workspace)) >=
-	    sizeof(c->workspace)) {
-		snprintf(err, errsz, "cow directory %s of %s: not absolute "
-		    "paths that fit PATH_MAX", dir, workspace);
-		memset(c, 0, sizeof(*c));
+	if (cow_paths(c, dir, workspace, err, errsz) == -1)
 		return -1;
-	}
 	if (cow_check(dir, mode, why, sizeof(why)) == -1) {
 		snprintf(err, errsz, "cow directory %s (%s): %s; refused",
 		    dir, cow_mode_name(mode), why);

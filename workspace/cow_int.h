@@ -113,6 +113,11 @@ int		 cow_open_parent(int rootfd, const char *rel,
 /* The same, opening rel itself with flags (O_NOFOLLOW added). */
 int		 cow_open_under(int rootfd, const char *rel, int flags);
 
+/* cow.c: c's dir and workspace (absolute, under PATH_MAX), else -1 with
+ * err said and c zeroed. */
+int		 cow_paths(struct cow *c, const char *dir,
+		    const char *workspace, char *err, size_t errsz);
+
 /* cow_base.c: is the workspace's entry still a change's base? */
 /* By lstat (COW_BASE_STAT): NULL if sb is still b, else what changed. */
 const char	*cow_base_stat_diff(const struct stat *sb,

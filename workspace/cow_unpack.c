@@ -324,15 +324,8 @@ cow_unpack(const void *data, size_t len, const char *dir,
 	memset(out, 0, sizeof(*out));
 	if (cu_walk(data, len, NULL, NULL, err, errsz) == -1)
 		return -1;
-	if (dir[0] != '/' || workspace[0] != '/' ||
-	    strlcpy(c->dir, dir, sizeof(c->dir)) >= sizeof(c->dir) ||
-	    strlcpy(c->workspace, workspace, sizeof(c->workspace)) >=
-	    sizeof(c->workspace)) {
-		snprintf(err, errsz, "a change set unpacked in %s for %s: not "
-		    "absolute paths that fit PATH_MAX", dir, workspace);
-		memset(c, 0, sizeof(*c));
+	if (cow_paths(c, dir, workspace, err, errsz) == -1)
 		return -1;
-	}
 	c->mode = COW_COPY;
 	n = (size_t)p[8] | (size_t)p[9] << 8 | (size_t)p[10] << 16 |
 	    (size_t)p[11] << 24;
