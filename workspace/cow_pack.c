@@ -133,7 +133,8 @@ cow_pack_one(struct cow_pack *p, const struct cow_change *ch)
 	size_t			plen = strlen(ch->path);
 
 	memset(sum, 0, sizeof(sum));
-	if (ch->kind != COW_ADDED)
+	/* An unsupported entry may have no base (a FIFO an agent made). */
+	if (ch->kind != COW_ADDED && ch->base.mode != 0)
 		cow_pack_base(p, ch, &by, sum);
 	if (p->b.len + COW_PACK_FIXED + plen > p->max)
 		return cow_pack_full(p, ch->path);

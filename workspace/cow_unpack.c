@@ -78,6 +78,13 @@ cu_bytes(struct cu_read *r, size_t n, const unsigned char **out)
 	return 0;
 }
 
+/* A change whose new content goes into the workspace. */
+static int
+cu_carried(const struct cu_ent *e)
+{
+	return e->kind == COW_ADDED || e->kind == COW_MODIFIED;
+}
+
 /* A path cow_changes could have made: relative, its parts neither empty
  * nor "." nor "..", no NUL, under PATH_MAX. */
 static int
@@ -110,28 +117,64 @@ cu_type_ok(mode_t m)
 	}
 }
 
-/* The fields of e that hang together. */
+/* The fields of e that hang together, as cow_changes makes them: an
+ * ADDED change has no base, a MODIFIED or DELETED one has one (known by
+ * content or not), an UNSUPPORTED one may; only a file or a link carries
+ * data. A FIFO, socket or device passes here: apply refuses it by its
+ * mode, as it does a layer's. */
+static int
+cu_base_ok(const struct cu_ent *e)
+{
+	int	none = e->base_by == COW_BASE_STAT && e->base_mode == 0;
+	int	some = (e->base_by == COW_BASE_SUM ||
+		    e->base_by == COW_BASE_UNKNOWN) && cu_type_ok(e->base_mode);
+
+	switch (e->kind) {
+	case COW_ADDED:
+		return none;
+	case COW_UNSUPPORTED:
+		return none || some;
+	case COW_MODIFIED:
+	case COW_DELETED:
+		break;
+	}
+	return some;
+}
+
+static int
+cu_new_ok(const struct cu_ent *e)
+{
+	if (e->kind == COW_DELETED)
+		return e->new_mode == 0;
+	if (e->kind == COW_UNSUPPORTED && e->new_mode == 0)
+		return 1;
+	return cu_type_ok(e->new_mode);
+}
+
+static int
+cu_data_ok(const struct cu_ent *e)
+{
+	if (cu_carried(e) && S_ISLNK(e->new_mode))
+		return e->dlen > 0 && e->dlen < PATH_MAX &&
+		    memchr(e->data, '\0', e->dlen) == NULL;
+	if (cu_carried(e) && S_ISREG(e->new_mode))
+		return 1;
+	return e->dlen == 0;
+}
+
 static int
 cu_check(struct cu_read *r, const struct cu_ent *e)
 {
-	int	carried = e->kind == COW_ADDED || e->kind == COW_MODIFIED;
-
 	if (e->kind < COW_ADDED || e->kind > COW_UNSUPPORTED)
 		return cu_bad(r, "an unknown kind of change");
-	if (e->kind == COW_ADDED ? e->base_by != COW_BASE_STAT ||
-	    e->base_mode != 0 : (e->base_by != COW_BASE_SUM &&
-	    e->base_by != COW_BASE_UNKNOWN) || !cu_type_ok(e->base_mode))
+	if (!cu_base_ok(e))
 		return cu_bad(r, "its base is not one a change has");
-	if (e->kind == COW_DELETED ? e->new_mode != 0 : !cu_type_ok(
-	    e->new_mode) || (carried && !S_ISREG(e->new_mode) &&
-	    !S_ISLNK(e->new_mode) && !S_ISDIR(e->new_mode)))
-		return cu_bad(r, "its new mode is not one apply carries");
+	if (!cu_new_ok(e))
+		return cu_bad(r, "its new mode is not one a change has");
 	if (!cu_path_ok(e->path, e->plen))
 		return cu_bad(r, "its path is not a relative path without "
 		    "\".\", \"..\" or empty parts");
-	if (carried && S_ISLNK(e->new_mode) ? e->dlen == 0 ||
-	    e->dlen >= PATH_MAX || memchr(e->data, '\0', e->dlen) != NULL :
-	    !(carried && S_ISREG(e->new_mode)) && e->dlen != 0)
+	if (!cu_data_ok(e))
 		return cu_bad(r, "its data is not what its kind holds");
 	return 0;
 }
@@ -297,8 +340,8 @@ cu_put(void *arg, size_t i, const struct cu_ent *e, const char *path)
 	ch->new_mode = e->new_mode;
 	/* Never what the set says: what this warren knows runs on a host. */
 	ch->sensitive = hostexec_why(path);
-	if ((e->kind != COW_ADDED && e->kind != COW_MODIFIED) ||
-	    S_ISDIR(e->new_mode))
+	if (!cu_carried(e) || (!S_ISREG(e->new_mode) &&
+	    !S_ISLNK(e->new_mode)))
 		return 0;
 	snprintf(name, sizeof(name), "%zu", i);
 	if (cu_write(o, e, name) == -1) {
