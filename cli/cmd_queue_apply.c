@@ -18,9 +18,11 @@
  * earlier job's included) is named and left for review, and the others go
  * on.
  */
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +180,70 @@ qapply_mark(struct qapply *a, const struct queue_job *j, const char *ws)
 	return WARREN_EXIT_OK;
 }
 
+/* One `queue apply` or `queue diff` of a change set at a time on this
+ * machine: two of one job would share its directory (one clearing what
+ * the other reads), two of any jobs would check and write one workspace
+ * at once. A lock file beside the jobs' directories; -1 (said) if it
+ * cannot be had. */
+static int
+qapply_lock(const struct qapply *a, const char *dir)
+{
+	char	path[PATH_MAX + 16], *slash;
+	int	fd;
+
+	snprintf(path, sizeof(path), "%s", dir);
+	if ((slash = strrchr(path, '/')) != NULL)
+		*slash = '\0';
+	strlcat(path, "/queue-apply.lock", sizeof(path));
+	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+	    0600)) == -1 || flock(fd, LOCK_EX) == -1) {
+		cmd_queue_error(a->name, "%s: %s", path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The unpacked set shown, or applied (and the queue told). */
+static int
+qapply_set_run(struct qapply *a, const struct queue_job *j, struct cow *c,
+    struct cow_changes *ch, const char *ws)
+{
+	char	err[1024];
+	size_t	left;
+	int	rc;
+
+	if (strcmp(a->name, "diff") == 0)
+		rc = cow_diff(c, ch, stdout, a->flags, err, sizeof(err));
+	else {
+		printf("job %lld (run %lld on %s, its changes from the "
+		    "queue):\n", (long long)j->id, (long long)j->run_id,
+		    j->run_where != NULL ? j->run_where : "another machine");
+		rc = cow_apply(c, ch, a->flags, stdout, err, sizeof(err));
+	}
+	left = cmd_cow_left_out(ch, a->flags);
+	if (rc == -1) {
+		cmd_queue_error(a->name, "job %lld: %s", (long long)j->id, err);
+		if (strcmp(a->name, "apply") == 0)
+			fprintf(stderr, "warren queue apply: run it again once "
+			    "that is fixed: what was applied is kept, the rest "
+			    "follows\n");
+		return WARREN_EXIT_INTERNAL;
+	}
+	if (rc == 1)
+		return WARREN_EXIT_FAIL;
+	if (strcmp(a->name, "diff") == 0)
+		return WARREN_EXIT_OK;
+	if (left > 0) {
+		printf("%zu path%s left out: `warren queue apply "
+		    "--include-sensitive %lld` applies them\n", left,
+		    left == 1 ? "" : "s", (long long)j->id);
+		return WARREN_EXIT_OK;
+	}
+	return qapply_mark(a, j, ws);
+}
+
 /* The stored change set, unpacked here and shown or applied by content. */
 static int
 qapply_set(struct qapply *a, const struct queue_job *j)
@@ -185,65 +251,43 @@ qapply_set(struct qapply *a, const struct queue_job *j)
 	struct cow_changes	 ch;
 	struct cow		 c;
 	char			 dir[PATH_MAX], ws[PATH_MAX], err[1024];
-	void			*data;
-	size_t			 len, left;
-	int			 rc, ex = WARREN_EXIT_OK;
+	void			*data = NULL;
+	size_t			 len;
+	int			 lock, ex;
 
+	memset(&c, 0, sizeof(c));
 	if (qapply_workspace(a, j, ws) == -1)
 		return WARREN_EXIT_USAGE;
-	if (queue_changes(a->q, j->id, &data, &len) == -1)
-		return cmd_queue_fail(a->q, a->name);
 	if (qapply_dir(a, j, dir, sizeof(dir)) == -1) {
 		cmd_queue_error(a->name, "no state directory for job %lld's "
 		    "changes (%s): set HOME or XDG_STATE_HOME",
 		    (long long)j->id, strerror(errno));
-		free(data);
 		return WARREN_EXIT_USAGE;
 	}
-	if (data == NULL) {
+	if ((lock = qapply_lock(a, dir)) == -1)
+		return WARREN_EXIT_INTERNAL;
+	if (queue_changes(a->q, j->id, &data, &len) == -1)
+		ex = cmd_queue_fail(a->q, a->name);
+	else if (data == NULL) {
 		cmd_queue_error(a->name, "job %lld: its changes are gone from "
 		    "the queue (purged or run again meanwhile)",
 		    (long long)j->id);
-		return WARREN_EXIT_USAGE;
-	}
-	rc = cow_unpack(data, len, dir, ws, &c, &ch, err, sizeof(err));
-	free(data);
-	if (rc == -1) {
+		ex = WARREN_EXIT_USAGE;
+	} else if (cow_unpack(data, len, dir, ws, &c, &ch, err,
+	    sizeof(err)) == -1) {
 		cmd_queue_error(a->name, "job %lld: %s", (long long)j->id, err);
-		/* Made, then a write failed: what it made goes. */
-		if (c.dir[0] == '/' && access(c.dir, F_OK) == 0)
-			(void)cow_remove(&c, err, sizeof(err));
-		return WARREN_EXIT_STORE;
-	}
-	if (strcmp(a->name, "diff") == 0) {
-		if (cow_diff(&c, &ch, stdout, a->flags, err, sizeof(err)) == -1)
-			rc = -1;
+		ex = WARREN_EXIT_STORE;
 	} else {
-		printf("job %lld (run %lld on %s, its changes from the "
-		    "queue):\n", (long long)j->id, (long long)j->run_id,
-		    j->run_where != NULL ? j->run_where : "another machine");
-		rc = cow_apply(&c, &ch, a->flags, stdout, err, sizeof(err));
+		ex = qapply_set_run(a, j, &c, &ch, ws);
+		cow_changes_free(&ch);
 	}
-	left = cmd_cow_left_out(&ch, a->flags);
-	cow_changes_free(&ch);
-	if (rc == -1) {
-		cmd_queue_error(a->name, "job %lld: %s", (long long)j->id, err);
-		if (strcmp(a->name, "apply") == 0)
-			fprintf(stderr, "warren queue apply: run it again once "
-			    "that is fixed: what was applied is kept, the rest "
-			    "follows\n");
-		ex = WARREN_EXIT_INTERNAL;
-	} else if (rc == 1)
-		ex = WARREN_EXIT_FAIL;
-	else if (strcmp(a->name, "apply") == 0 && left > 0)
-		printf("%zu path%s left out: `warren queue apply "
-		    "--include-sensitive %lld` applies them\n", left,
-		    left == 1 ? "" : "s", (long long)j->id);
-	else if (strcmp(a->name, "apply") == 0)
-		ex = qapply_mark(a, j, ws);
-	if (cow_remove(&c, err, sizeof(err)) == -1)
+	free(data);
+	/* What was unpacked goes, and what a killed apply left. */
+	if (c.dir[0] == '/' && access(c.dir, F_OK) == 0 &&
+	    cow_remove(&c, err, sizeof(err)) == -1)
 		cmd_queue_error(a->name, "job %lld: %s (remove it by hand)",
 		    (long long)j->id, err);
+	close(lock);
 	return ex;
 }
 

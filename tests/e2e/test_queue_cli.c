@@ -5,10 +5,12 @@
  * complete, fail) the way `warren queue work` records them, so these tests
  * need no model.
  */
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include <jansson.h>
 
 #include "cli/csv.h"
+#include "common/path.h"
 #include "queue/queue.h"
 #include "store/store.h"
 #include "tests/e2e/harness.h"
@@ -36,6 +39,9 @@ struct t {
 	char	 ws[PATH_MAX];		/* dir/ws, canonical */
 	char	 state[PATH_MAX];	/* $XDG_STATE_HOME */
 };
+
+/* The lock test_apply_locked holds until t_locked_during lets it go. */
+static int	t_lock_fd = -1;
 
 static void
 t_open(struct t *t)
@@ -970,7 +976,7 @@ test_apply(void **state)
 	t_close(&t);
 }
 
-/* Entries in dir but "." and ".." (0 if it does not exist). */
+/* The jobs' directories in dir (0 if it does not exist). */
 static int
 t_entries(const char *dir)
 {
@@ -981,8 +987,7 @@ t_entries(const char *dir)
 	if ((d = opendir(dir)) == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL)
-		n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") !=
-		    0;
+		n += strncmp(de->d_name, "job-", 4) == 0;
 	closedir(d);
 	return n;
 }
@@ -1123,6 +1128,84 @@ test_no_queue(void **state)
 	t_close(&t);
 }
 
+/* While `queue apply` waits for the lock: it has changed nothing yet;
+ * then the lock is let go. */
+static void
+t_locked_during(pid_t pid, void *arg)
+{
+	struct t	*t = arg;
+	int		 i;
+
+	(void)pid;
+	for (i = 0; i < 8; i++) {
+		usleep(100 * 1000);
+		t_expect(t, "a.txt", "one\n");
+	}
+	close(t_lock_fd);
+	t_lock_fd = -1;
+}
+
+/*
+ * One change-set apply at a time on a machine: another holds the lock
+ * (queue-apply.lock beside the jobs' directories), so this one waits,
+ * changing nothing, and applies once it is free (the set made by
+ * cow_pack from a copy layer, as a worker makes it).
+ */
+static void
+test_apply_locked(void **state)
+{
+	struct t		 t;
+	struct h_run		 r;
+	struct queue		*q;
+	struct queue_result	 res;
+	struct cow_changes	 ch;
+	struct cow		 c;
+	char			 err[1024], tree[PATH_MAX + 16];
+	char			 lock[PATH_MAX + 64];
+	char			*argv[] = { "warren", "queue", "apply", "1", NULL };
+	void			*set;
+	size_t			 len;
+
+	(void)state;
+	t_open(&t);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "one", NULL);
+	h_run_free(&r);
+	if (cow_create(&c, COW_COPY, t.ws, t.dir, err, sizeof(err)) == -1)
+		fail_msg("cow_create: %s", err);
+	snprintf(tree, sizeof(tree), "%s/tree", c.dir);
+	h_write(tree, "a.txt", "changed\n", 0);
+	if (cow_changes(&c, &ch, err, sizeof(err)) == -1 ||
+	    cow_pack(&c, &ch, COW_PACK_MAX, &set, &len, err, sizeof(err)) != 0)
+		fail_msg("pack: %s", err);
+	cow_changes_free(&ch);
+	memset(&res, 0, sizeof(res));
+	res.run_id = 4;
+	res.run_where = "elsewhere:/s/warren.db";
+	res.diff_stat = " a.txt | 2 +-";
+	res.changes = set;
+	res.changes_len = len;
+	q = t_queue();
+	t_finish(q, &res, 1);
+	queue_close(q);
+	free(set);
+	snprintf(lock, sizeof(lock), "%s/warren/cow", t.state);
+	assert_int_equal(path_mkdirs(lock, 0700, 0), 0);
+	strlcat(lock, "/queue-apply.lock", sizeof(lock));
+	/* Not inherited by warren: its copy would hold the lock too. */
+	assert_true((t_lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC,
+	    0600)) != -1);
+	assert_int_equal(flock(t_lock_fd, LOCK_EX), 0);
+	assert_int_equal(h_warren(&r, argv, NULL, t_locked_during, &t), 0);
+	assert_int_equal(t_lock_fd, -1);
+	if (r.status != 0)
+		fail_msg("apply: %d\n%s%s", r.status, r.out, r.err);
+	assert_true(r.ms >= 700);
+	h_run_free(&r);
+	t_expect(&t, "a.txt", "changed\n");
+	(void)cow_remove(&c, err, sizeof(err));
+	t_close(&t);
+}
+
 /* --queue FILE, else $WARREN_QUEUE_URL, else queue_url in the user's
  * config, else the state database; a PostgreSQL URL that cannot be
  * reached: exit 6, its password not said. */
@@ -1201,6 +1284,7 @@ main(void)
 		cmocka_unit_test(test_cancel_retry_purge),
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_apply_set_refused),
+		cmocka_unit_test(test_apply_locked),
 		cmocka_unit_test(test_queue_url),
 		cmocka_unit_test(test_no_queue),
 	};
