@@ -84,10 +84,10 @@ char	*cmd_queue_slurp(const char *name, const char *path, size_t *lenp);
 int	cmd_queue_duration(const char *name, const char *opt, const char *s,
 	    uint64_t *ms);
 
-/* Where a state database is, as a queue's results name it: "HOST:PATH"
- * (the host name, the database's absolute path), in buf (truncated to
- * bufsz). A run id means something only there (struct queue_result's
- * run_where). */
+/* Where a file is, as a queue's results name it: "HOST:PATH" (the host
+ * name, the path made absolute), in buf (truncated to bufsz): a state
+ * database (struct queue_result's run_where: a run id means something
+ * only there) or a workspace (where a job was applied). */
 void	queue_where(char *buf, size_t bufsz, const char *db);
 
 /* cmd_queue_add.c */

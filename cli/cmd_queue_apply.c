@@ -75,6 +75,16 @@ qapply_store(struct qapply *a, const struct cmd_queue_opts *o, int *exitp)
 	return 0;
 }
 
+/* A database copied to another host under the same name holds other
+ * runs under the same ids: is this row the job's run? */
+static int
+qapply_is_jobs(const struct store_run *r, const struct queue_job *j)
+{
+	return r->task != NULL && r->workspace != NULL &&
+	    strcmp(r->task, j->task) == 0 && strcmp(r->workspace,
+	    j->workspace) == 0;
+}
+
 /* The job's run, if this machine's database holds it and its layer is
  * still to apply: 1 with *r filled, else 0. */
 static int
@@ -87,11 +97,7 @@ qapply_local(struct qapply *a, const struct queue_job *j,
 	    strcmp(j->run_where, a->where) != 0) ||
 	    store_run_get(a->st, j->run_id, r) == -1)
 		return 0;
-	/* A database copied to another host under the same name holds
-	 * other runs under the same ids: the row must be the job's. */
-	if (r->task != NULL && r->workspace != NULL && r->cow_mode != NULL &&
-	    strcmp(r->task, j->task) == 0 && strcmp(r->workspace,
-	    j->workspace) == 0 && layer_pending(r))
+	if (qapply_is_jobs(r, j) && r->cow_mode != NULL && layer_pending(r))
 		return 1;
 	store_run_free(r);
 	return 0;
@@ -108,8 +114,7 @@ qapply_ran_here(struct qapply *a, const struct queue_job *j)
 		return strcmp(j->run_where, a->where) == 0;
 	if (a->st == NULL || store_run_get(a->st, j->run_id, &r) == -1)
 		return 0;
-	mine = r.task != NULL && r.workspace != NULL && strcmp(r.task,
-	    j->task) == 0 && strcmp(r.workspace, j->workspace) == 0;
+	mine = qapply_is_jobs(&r, j);
 	store_run_free(&r);
 	return mine;
 }
@@ -169,12 +174,9 @@ qapply_workspace(const struct qapply *a, const struct queue_job *j,
 static int
 qapply_mark(struct qapply *a, const struct queue_job *j, const char *ws)
 {
-	char	host[HOST_NAME_MAX + 1], by[PATH_MAX + HOST_NAME_MAX + 2];
+	char	by[PATH_MAX + 300];
 
-	if (gethostname(host, sizeof(host)) == -1)
-		snprintf(host, sizeof(host), "?");
-	host[sizeof(host) - 1] = '\0';
-	snprintf(by, sizeof(by), "%s:%s", host, ws);
+	queue_where(by, sizeof(by), ws);
 	if (queue_applied(a->q, j->id, by) == -1)
 		return cmd_queue_fail(a->q, a->name);
 	return WARREN_EXIT_OK;
