@@ -1220,17 +1220,36 @@ tq_of_runs(pid_t pid, const struct tq_proc *v, int n)
 	return 0;
 }
 
+/* /proc/PID/NAME's text, NULs as spaces, no newline ("" if gone). */
+static void
+tq_proc_text(pid_t pid, const char *name, char *buf, size_t sz)
+{
+	char	 path[64];
+	ssize_t	 k, i;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	k = (fd = open(path, O_RDONLY)) == -1 ? 0 : read(fd, buf, sz - 1);
+	if (fd != -1)
+		close(fd);
+	for (i = 0; i < k; i++)
+		if (buf[i] == '\0' || buf[i] == '\n')
+			buf[i] = ' ';
+	while (k > 0 && buf[k - 1] == ' ')
+		k--;
+	buf[k > 0 ? k : 0] = '\0';
+}
+
 /* What is left of the runs: each survivor's pid, name, command line. */
 static int
 tq_survivors(const struct tq_proc *v, int n, char *out, size_t outsz)
 {
 	DIR		*d;
 	struct dirent	*de;
-	char		 path[64], cmd[256];
+	char		 comm[64], cmd[256];
 	pid_t		 pid;
-	ssize_t		 k, i;
 	size_t		 len = 0;
-	int		 fd, left = 0;
+	int		 left = 0;
 
 	out[0] = '\0';
 	assert_non_null(d = opendir("/proc"));
@@ -1239,18 +1258,11 @@ tq_survivors(const struct tq_proc *v, int n, char *out, size_t outsz)
 		    !tq_of_runs(pid, v, n))
 			continue;
 		left++;
-		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-		k = (fd = open(path, O_RDONLY)) == -1 ? 0 : read(fd, cmd,
-		    sizeof(cmd) - 1);
-		if (fd != -1)
-			close(fd);
-		for (i = 0; i < k; i++)
-			if (cmd[i] == '\0')
-				cmd[i] = ' ';
-		cmd[k > 0 ? k : 0] = '\0';
+		tq_proc_text(pid, "comm", comm, sizeof(comm));
+		tq_proc_text(pid, "cmdline", cmd, sizeof(cmd));
 		if (len < outsz)
 			len += (size_t)snprintf(out + len, outsz - len,
-			    "\n  pid %d: %s", (int)pid, cmd);
+			    "\n  pid %d (%s): %s", (int)pid, comm, cmd);
 	}
 	closedir(d);
 	return left;
