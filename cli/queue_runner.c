@@ -66,7 +66,9 @@ queue_runner_argv(const struct qrun *r, const char *exe, char *words,
 }
 
 /* In the child: its own process group (a SIGINT at the terminal is the
- * worker's to handle), SIGTERM when the worker dies, then exec. */
+ * worker's to handle), SIGTERM when the worker dies, then exec. A run
+ * with a parent-death signal stops hard when its parent dies
+ * (supervisor/run_parent.c). */
 static void
 queue_runner_child(const struct qrun *r, const char *exe, int out,
     int err, pid_t parent)

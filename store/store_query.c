@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,28 @@ store_prepare(struct store *st, const char *sql, sqlite3_stmt **s)
 	return 0;
 }
 
+/* A zombie: dead, its parent has yet to reap it (a killed supervisor
+ * waits as one until init gets to it). */
+static int
+store_pid_zombie(pid_t pid)
+{
+	char	 path[64], buf[512], *p;
+	ssize_t	 n;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold spaces and ')'. */
+	return (p = strrchr(buf, ')')) != NULL && (p[1] == ' ') &&
+	    (p[2] == 'Z' || p[2] == 'X');
+}
+
 static int
 store_pid_alive(int64_t pid)
 {
@@ -72,7 +95,8 @@ store_pid_alive(int64_t pid)
 		return 0;
 	if ((pid_t)pid == store_getpid())
 		return 1;
-	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+	return (kill((pid_t)pid, 0) == 0 || errno == EPERM) &&
+	    !store_pid_zombie((pid_t)pid);
 }
 
 static int

@@ -935,6 +935,19 @@ proc_children(pid_t *out, int max, pid_t keep)
 	return n;
 }
 
+void
+proc_kill_children(pid_t keep)
+{
+	pid_t	pids[256];
+	int	i, n;
+
+	n = proc_children(pids, 256, keep);
+	for (i = 0; i < n; i++) {
+		(void)kill(-pids[i], SIGKILL);
+		(void)kill(pids[i], SIGKILL);
+	}
+}
+
 /*
  * After the run: every process still our child is a tool process that
  * escaped its group (setsid, double fork) and was reparented to us, the

@@ -715,6 +715,8 @@ run_signal(int signo, void *arg)
 	case SIGINT:
 	case SIGTERM:
 	case SIGHUP:
+		if (run_parent_gone())
+			run_parent_stop(r);	/* no graceful stop */
 		if (r->nsigint++ == 0 && !r->finished) {
 			log_warnx("%s: cancelling every agent (again to kill "
 			    "at once)", strsignal(signo));
@@ -1029,9 +1031,12 @@ run_main(struct run *r, const struct msg_list *resume)
 
 	/* Orphaned tool processes come to us, not to init: we kill them. */
 	(void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* Until the loop takes SIGTERM, a parent's death signal kills. */
+	run_parent_note();
 	ui_init(r);
 	if (loop_signals(r->loop, run_signal, r) == -1)
 		fatal("signalfd");
+	run_parent_watch(r);
 	ui_start(r);
 	if (loop_add_fd(r->loop, llm_engine_fd(r->llm), EPOLLIN,
 	    run_llm_ready, r) == -1)

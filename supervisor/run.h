@@ -371,6 +371,17 @@ int		 run_resume_prepare(struct run *, const struct store_plan *,
 		    struct msg_list *);
 void		 run_resume_free(struct run *);
 
+/* run_parent.c: a run that dies with its parent (a parent-death signal
+ * was set for it: `warren queue work`'s runs). */
+/* At the start, before the loop takes the signals: note the parent. */
+void		 run_parent_note(void);
+/* Once the spawn server is known: watch the parent from a thread. */
+void		 run_parent_watch(struct run *);
+/* 1 if the noted parent is gone. */
+int		 run_parent_gone(void);
+/* The parent is gone: record the run as cancelled, exit 130. */
+void		 run_parent_stop(struct run *) __attribute__((noreturn));
+
 /* run_disk.c: the copy-on-write layer's disk limit. */
 /* Workers run: watch the layer. */
 void		 run_disk_watch(struct run *);
@@ -409,6 +420,9 @@ void		 proc_exit_pid(struct run *, pid_t, int code, int status);
 void		 proc_server_gone(struct run *);
 /* Kill and reap children reparented to us (we are a subreaper). */
 void		 proc_sweep_orphans(pid_t keep);
+/* SIGKILL every child of ours but keep, and its process group; no
+ * reaping, so any thread may call it. */
+void		 proc_kill_children(pid_t keep);
 
 /* broker.c: every LLM turn goes through here. */
 typedef void	(*broker_fn)(struct run *, void *arg, struct msg_reply *reply,

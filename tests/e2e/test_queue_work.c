@@ -30,6 +30,7 @@
 
 #include <cmocka.h>
 #include <jansson.h>
+#include <sqlite3.h>
 
 #include "queue/queue.h"
 #include "tests/e2e/harness.h"
@@ -1132,6 +1133,366 @@ test_kill9(void **state)
 	tq_close(&t);
 }
 
+/*
+ * A job's run dies with its worker (issue 30): kill -9 of `queue work`
+ * while one run waits on a slow LLM answer and another's agent sleeps in
+ * bash; 2 s later no process of either run is left (the supervisors,
+ * their spawn servers, workers and the sleep). A new worker then runs
+ * both jobs again once their leases expire, and the database is free.
+ */
+#define TQ_GONE_MAX	256
+#define TQ_GONE_MS	2000
+
+/* A process of a run, as it was before the kill. */
+struct tq_proc {
+	pid_t			 pid;
+	pid_t			 pgid;
+	unsigned long long	 start;	/* clock ticks after boot */
+};
+
+/* From /proc/PID/stat: ppid, pgid, start time, and whether it is alive
+ * (not a zombie). -1 when it is gone. */
+static int
+tq_stat(pid_t pid, pid_t *ppid, pid_t *pgid, unsigned long long *start)
+{
+	char	 path[64], buf[1024], *p, state;
+	ssize_t	 n;
+	int	 fd, a, b;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid pgrp session tty tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime cutime cstime priority nice
+	 * threads itrealvalue starttime": comm may hold ')'. */
+	if ((p = strrchr(buf, ')')) == NULL || sscanf(p + 1, " %c %d %d %*d "
+	    "%*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+	    &state, &a, &b, start) != 4)
+		return -1;
+	*ppid = a;
+	*pgid = b;
+	return state == 'Z' || state == 'X' ? -1 : 0;
+}
+
+/* Every live process under ancestor (its descendants), into v. */
+static int
+tq_descendants(pid_t ancestor, struct tq_proc *v, int max)
+{
+	DIR		*d;
+	struct dirent	*de;
+	pid_t		 pid, ppid;
+	int		 n = 0;
+
+	assert_non_null(d = opendir("/proc"));
+	while ((de = readdir(d)) != NULL && n < max) {
+		if ((pid = (pid_t)atoi(de->d_name)) <= 0 ||
+		    !h_descends(pid, ancestor) || tq_stat(pid, &ppid,
+		    &v[n].pgid, &v[n].start) == -1)
+			continue;
+		v[n++].pid = pid;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Is pid one of v's processes still (same start time), or in the
+ * process group of one of them (but ours)? */
+static int
+tq_of_runs(pid_t pid, const struct tq_proc *v, int n)
+{
+	unsigned long long	 start;
+	pid_t			 ppid, pgid;
+	int			 i;
+
+	if (pid == getpid() || tq_stat(pid, &ppid, &pgid, &start) == -1)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (v[i].pid == pid && v[i].start == start)
+			return 1;
+		if (v[i].pgid == pgid && pgid != getpgrp())
+			return 1;
+	}
+	return 0;
+}
+
+/* /proc/PID/NAME's text, NULs as spaces, no newline ("" if gone). */
+static void
+tq_proc_text(pid_t pid, const char *name, char *buf, size_t sz)
+{
+	char	 path[64];
+	ssize_t	 k, i;
+	int	 fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+	k = (fd = open(path, O_RDONLY)) == -1 ? 0 : read(fd, buf, sz - 1);
+	if (fd != -1)
+		close(fd);
+	for (i = 0; i < k; i++)
+		if (buf[i] == '\0' || buf[i] == '\n')
+			buf[i] = ' ';
+	while (k > 0 && buf[k - 1] == ' ')
+		k--;
+	buf[k > 0 ? k : 0] = '\0';
+}
+
+/* What is left of the runs: each survivor's pid, name, command line. */
+static int
+tq_survivors(const struct tq_proc *v, int n, char *out, size_t outsz)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		 comm[64], cmd[256];
+	pid_t		 pid;
+	size_t		 len = 0;
+	int		 left = 0;
+
+	out[0] = '\0';
+	assert_non_null(d = opendir("/proc"));
+	while ((de = readdir(d)) != NULL) {
+		if ((pid = (pid_t)atoi(de->d_name)) <= 0 ||
+		    !tq_of_runs(pid, v, n))
+			continue;
+		left++;
+		tq_proc_text(pid, "comm", comm, sizeof(comm));
+		tq_proc_text(pid, "cmdline", cmd, sizeof(cmd));
+		if (len < outsz)
+			len += (size_t)snprintf(out + len, outsz - len,
+			    "\n  pid %d (%s): %s", (int)pid, comm, cmd);
+	}
+	closedir(d);
+	return left;
+}
+
+/* The slow job: its first answer comes after 40 s, the next at once. */
+static void
+tq_rules_slow(void)
+{
+	tq_rule("%s{\"match\":\"QJOB-SLOW-\",\"repeat\":true,\"responses\":["
+	    "{\"delay_ms\":40000,\"reply\":{\"calls\":[{\"id\":\"s1\",\"name\":"
+	    "\"complete\",\"arguments\":{\"result\":\"SLOW-LATE\"}}]" USAGE
+	    "}},{\"reply\":{\"calls\":[{\"id\":\"s2\",\"name\":\"complete\","
+	    "\"arguments\":{\"result\":\"SLOW-FINISHED\"}}]" USAGE "}}]}",
+	    tq_script[0] ? ",\n" : "");
+}
+
+/* The sleeper: its agent sleeps 43.5 s in bash the first time only. */
+static void
+tq_rules_sleep_once(void)
+{
+	tq_rule("{\"match\":\"SUB-DONE\",\"repeat\":true,\"responses\":[{"
+	    "\"reply\":{\"calls\":[{\"id\":\"r2\",\"name\":\"complete\","
+	    "\"arguments\":{\"result\":\"SLEEPER-FINISHED\"}}]}}]},\n"
+	    "{\"match\":\"SLEPT-OK\",\"repeat\":true,\"responses\":[{"
+	    "\"reply\":{\"calls\":[{\"id\":\"g2\",\"name\":\"complete\","
+	    "\"arguments\":{\"result\":\"SUB-DONE\"}}]}}]},\n"
+	    "{\"match\":\"SLEEP-SUB\",\"repeat\":true,\"responses\":[{"
+	    "\"reply\":{\"calls\":[{\"id\":\"g1\",\"name\":\"bash\","
+	    "\"arguments\":{\"command\":\"sleep 43.5; echo SLEPT-OK\"}}]}},{"
+	    "\"reply\":{\"calls\":[{\"id\":\"g1\",\"name\":\"bash\","
+	    "\"arguments\":{\"command\":\"echo SLEPT-OK\"}}]}}]},\n"
+	    "{\"match\":\"QJOB-SLEEP-\",\"repeat\":true,\"responses\":[{"
+	    "\"reply\":{\"calls\":[{\"id\":\"r1\",\"name\":\"delegate\","
+	    "\"arguments\":{\"profile\":\"general\",\"task\":\"SLEEP-SUB "
+	    "now\"}}]}}]}");
+}
+
+/* `queue work --jobs 2 --lease 1s` as a child of ours, to kill. */
+static pid_t
+tq_spawn_two(struct tq *t)
+{
+	char	*argv[] = { "warren", "queue", "work", "--queue", t->db,
+		    "--json", "--jobs", "2", "--lease", "1s", NULL };
+	char	*env[256];
+	int	 i, n = 0, fd;
+	pid_t	 pid;
+
+	for (i = 0; t->env[i] != NULL; i++)
+		env[n++] = t->env[i];
+	for (i = 0; environ[i] != NULL && n < 250; i++)
+		env[n++] = environ[i];
+	env[n] = NULL;
+	if ((pid = fork()) == 0) {
+		if ((fd = open("/dev/null", O_WRONLY)) != -1) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execve(getenv("WARREN_BIN"), argv, env);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	return pid;
+}
+
+/* Both runs mid-flight: the sleep runs under the worker, and the slow
+ * job's request reached the model. */
+static void
+tq_wait_busy(struct tq *t, pid_t worker)
+{
+	pid_t	p[4];
+	int	i, k, n, sleeping = 0, asked = 0;
+
+	for (i = 0; i < 600 && !(sleeping && asked); i++) {
+		usleep(50 * 1000);
+		n = h_find_procs("sleep 43.5", p, 4);
+		for (k = 0; k < n; k++)
+			sleeping |= h_descends(p[k], worker);
+		asked = h_count_file(t->fl.log, "QJOB-SLOW-", NULL) > 0;
+	}
+	if (!sleeping || !asked)
+		fail_msg("30 s and the runs were not busy: the bash sleep %s, "
+		    "the slow job's request %s", sleeping ? "ran" :
+		    "never ran", asked ? "came" : "never came");
+}
+
+/* What `warren runs` says of the killed runs: both status (cancelled
+ * with their parent's death said, or interrupted: not recorded, their
+ * supervisor gone); none looks running. */
+static void
+tq_runs_status(struct tq *t, const char *status)
+{
+	char		*argv[] = { "warren", "runs", "--workspace", t->ws,
+			    "--json", NULL };
+	char		 want[64];
+	struct h_run	 r;
+	int		 said;
+
+	assert_int_equal(h_warren(&r, argv, t->env, NULL, NULL), 0);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), "\"status\": \"%s\"", status);
+	said = h_count_lines(r.out, "\"result\": \"interrupted: its parent "
+	    "(pid ", NULL);
+	if (h_count_lines(r.out, want, NULL) != 2 || strstr(r.out,
+	    "\"running\"") != NULL || said != (strcmp(status, "cancelled") ==
+	    0 ? 2 : 0))
+		fail_msg("the killed runs are not both %s: %s", status, r.out);
+	h_run_free(&r);
+}
+
+/* The state database's write lock, held (another process writing). */
+static sqlite3 *
+tq_lock_state(struct tq *t)
+{
+	char	 path[PATH_MAX + 32];
+	sqlite3	*h;
+
+	snprintf(path, sizeof(path), "%s/state/warren/warren.db", t->dir);
+	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE, NULL) !=
+	    SQLITE_OK)
+		fail_msg("%s: %s", path, sqlite3_errmsg(h));
+	sqlite3_busy_timeout(h, 10000);
+	if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+		fail_msg("%s: BEGIN IMMEDIATE: %s", path, sqlite3_errmsg(h));
+	return h;
+}
+
+/* A job whose root is a general agent (a worker of the run's). */
+static int64_t
+tq_add_general(struct tq *t, const char *task)
+{
+	struct queue_job_new	 j;
+	int64_t			 id;
+	int			 existed;
+
+	memset(&j, 0, sizeof(j));
+	j.task = task;
+	j.workspace = t->ws;
+	j.profile = "general";
+	j.max_attempts = 3;
+	if (queue_add(t->q, &j, &id, &existed) == -1)
+		fail_msg("queue_add: %s", queue_errmsg(t->q));
+	return id;
+}
+
+/*
+ * locked: the state database's write lock is held by another process
+ * (us) from before the kill until the check is over, as when many runs
+ * share it: the runs cannot record their end, and must not wait for it.
+ */
+static void
+tq_kill9_runs(int locked)
+{
+	struct tq		 t;
+	struct tq_proc		 v[TQ_GONE_MAX];
+	struct h_run		 r;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na;
+	unsigned long long	 t0, ms;
+	char			 left[4096];
+	sqlite3			*lock = NULL;
+	int64_t			 slow, sleeper;
+	int			 n, st, nleft;
+	pid_t			 pid;
+
+	tq_rules_sleep_once();
+	tq_rules_slow();
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	sleeper = tq_add(&t, "QJOB-SLEEP- one", 3, NULL);
+	slow = tq_add_general(&t, "QJOB-SLOW- two");
+	pid = tq_spawn_two(&t);
+	tq_wait_busy(&t, pid);
+	/* Every process of the runs: the supervisors, spawn servers,
+	 * workers, the sleep. */
+	n = tq_descendants(pid, v, TQ_GONE_MAX);
+	print_message("%d processes under the worker\n", n);
+	assert_true(n >= 4);
+	if (locked)
+		lock = tq_lock_state(&t);
+	t0 = tq_now_ms();
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	while ((nleft = tq_survivors(v, n, left, sizeof(left))) > 0 &&
+	    tq_now_ms() - t0 < TQ_GONE_MS)
+		usleep(20 * 1000);
+	ms = tq_now_ms() - t0;
+	if (lock != NULL)
+		sqlite3_close(lock);	/* the rollback: nothing was written */
+	if (nleft > 0)
+		fail_msg("%d processes of the killed worker's runs alive %llu "
+		    "ms after its kill -9:%s", nleft, ms, left);
+	print_message("the runs were gone %llu ms after the kill\n", ms);
+	tq_runs_status(&t, locked ? "interrupted" : "cancelled");
+	/* A new worker: the jobs again after their leases, no lock. */
+	h_hang_guard = 40;
+	tq_work(&t, &r, NULL, NULL, "--jobs", "2", "--lease", "1s", NULL);
+	assert_false(r.hung);
+	if (r.status != 0 || strstr(r.err, "database is locked") != NULL)
+		fail_msg("the restarted worker: exit %d: %s", r.status, r.err);
+	h_run_free(&r);
+	tq_get(&t, sleeper, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DONE);
+	assert_string_equal(j.answer, "SLEEPER-FINISHED");
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_get(&t, slow, &j, &a, &na);
+	assert_int_equal(j.status, QUEUE_DONE);
+	assert_string_equal(j.answer, "SLOW-FINISHED");
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	tq_close(&t);
+}
+
+static void
+test_kill9_runs_die(void **state)
+{
+	(void)state;
+	tq_kill9_runs(0);
+}
+
+static void
+test_kill9_runs_die_locked(void **state)
+{
+	(void)state;
+	tq_kill9_runs(1);
+}
+
 /* A job "QJOB-ME- ..." whose root delegates ME-SUB-TASK to a general
  * agent, whose bash runs cmd (JSON-escaped already) and says ME-WROTE;
  * the job's answer is M-FINISHED (M: ME's first letter). */
@@ -1618,6 +1979,10 @@ main(void)
 		cmocka_unit_test_teardown(test_terminal_progress,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_kill9, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_kill9_runs_die,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_kill9_runs_die_locked,
+		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_shared_rpm, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_shared_429, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_gate_unreachable,

@@ -11,9 +11,11 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1085,6 +1087,49 @@ test_path(void **state)
 	assert_int_equal(errno, ENAMETOOLONG);
 }
 
+/* A run's pid in the database, then whether the store calls it alive. */
+static int
+alive_as(struct fx *fx, pid_t pid)
+{
+	struct store_run	 r;
+	char			 sql[128];
+	int			 alive;
+
+	assert_int_equal(store_flush(fx->st), 0);
+	snprintf(sql, sizeof(sql), "UPDATE runs SET pid = %d WHERE id = %lld",
+	    (int)pid, (long long)fx->run);
+	assert_int_equal(sqlite3_exec(fx->st->db, sql, NULL, NULL, NULL),
+	    SQLITE_OK);
+	assert_int_equal(store_run_get(fx->st, fx->run, &r), 0);
+	alive = r.alive;
+	store_run_free(&r);
+	return alive;
+}
+
+/* A running run whose supervisor is a zombie (killed, not yet reaped by
+ * a slow init) is not alive: `warren runs` says interrupted. */
+static void
+test_zombie_not_alive(void **state)
+{
+	struct fx	*fx = *state;
+	siginfo_t	 si;
+	pid_t		 pid;
+
+	if ((pid = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(alive_as(fx, pid), 1);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	/* Dead, and left unreaped. */
+	memset(&si, 0, sizeof(si));
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+	assert_int_equal(si.si_pid, pid);
+	assert_int_equal(alive_as(fx, pid), 0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+}
+
 int
 main(void)
 {
@@ -1121,6 +1166,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_fork_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_cow_columns, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_zombie_not_alive, setup,
 		    teardown),
 		cmocka_unit_test(test_path),
 	};
