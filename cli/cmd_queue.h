@@ -129,6 +129,9 @@ int	cmd_queue_purge(int argc, char **argv);
 
 /* cmd_queue_export.c */
 int	cmd_queue_export(int argc, char **argv);
+/* cmd_queue_export_csv.c */
+/* The jobs as CSV on stdout, a header then a row a job: 0, or -1. */
+int	cmd_queue_export_csv(const struct queue_job *v, size_t n);
 /* cmd_queue_apply.c */
 int	cmd_queue_apply(int argc, char **argv);
 int	cmd_queue_diff(int argc, char **argv);
