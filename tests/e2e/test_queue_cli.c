@@ -647,6 +647,69 @@ test_ls_show(void **state)
 	t_close(&t);
 }
 
+/* queue stats, as text and JSON, and queue ls --limit: the newest. */
+static void
+test_stats_limit(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	json_t		*j;
+
+	(void)state;
+	t_open(&t);
+	t_q(&r, NULL, "stats", NULL);
+	t_refused(&r, "no queue at ", 0);
+	t_three(&t);
+	t_q(&r, NULL, "stats", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "jobs: 3 (queued 1, running 0, "
+	    "retrying 0, done 1, dead 1, cancelled 0)\nattempts: 2, failed "
+	    "1\nrate: "));
+	assert_non_null(strstr(r.out, " jobs/min (1 done in the last "));
+	assert_non_null(strstr(r.out, "\noldest queued: job 3, waiting "));
+	h_run_free(&r);
+	t_q(&r, NULL, "stats", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(j = json_loads(r.out, 0, NULL));
+	assert_int_equal(json_integer_value(json_object_get(j, "jobs")), 3);
+	assert_int_equal(json_integer_value(json_object_get(j, "queued")), 1);
+	assert_int_equal(json_integer_value(json_object_get(j, "dead")), 1);
+	assert_int_equal(json_integer_value(json_object_get(j, "attempts")),
+	    2);
+	assert_int_equal(json_integer_value(json_object_get(j,
+	    "attempts_failed")), 1);
+	assert_int_equal(json_integer_value(json_object_get(j,
+	    "done_recent")), 1);
+	assert_true(json_real_value(json_object_get(j, "jobs_per_min")) > 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j,
+	    "oldest_queued"), "job")), 3);
+	json_decref(j);
+	h_run_free(&r);
+	t_q(&r, NULL, "stats", "--status", "done", NULL);
+	t_refused(&r, "--status is not an option of queue stats", 3);
+
+	t_q(&r, NULL, "ls", "--limit", "2", NULL);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "\n1      done"));
+	assert_non_null(strstr(r.out, "\n2      dead       1/1"));
+	assert_non_null(strstr(r.out, "third \\x1b[2J task\n1 older job not "
+	    "shown (--limit 2)\n"));
+	h_run_free(&r);
+	t_q(&r, NULL, "ls", "--status", "done", "--limit", "1", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(j = json_loads(r.out, 0, NULL));
+	assert_int_equal(json_array_size(j), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(j,
+	    0), "id")), 1);
+	json_decref(j);
+	h_run_free(&r);
+	t_q(&r, NULL, "ls", "--limit", "0", NULL);
+	t_refused(&r, "--limit 0: a number of jobs from 1 to 1000000", 3);
+	t_q(&r, NULL, "ls", "--limit", "x", NULL);
+	t_refused(&r, "--limit x: a number", 3);
+	t_close(&t);
+}
+
 /* export, then parse what came out: every result field is there. */
 static void
 test_export(void **state)
@@ -1423,6 +1486,7 @@ main(void)
 		cmocka_unit_test(test_ls_show),
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_export_cells),
+		cmocka_unit_test(test_stats_limit),
 		cmocka_unit_test(test_cancel_retry_purge),
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_apply_set_refused),
