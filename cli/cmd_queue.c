@@ -30,7 +30,8 @@ static const struct cmd cmd_queue_cmds[] = {
 	    "add jobs", cmd_queue_add },
 	{ "work", "[--jobs N] [--follow] [--lease D] [--json]",
 	    "run the queued jobs", cmd_queue_work },
-	{ "ls", "[--status S] [--json]", "list the jobs", cmd_queue_ls },
+	{ "ls", "[--status S] [--limit N] [--json]",
+	    "list the jobs (--limit: the newest N)", cmd_queue_ls },
 	{ "show", "[--json] JOB", "show a job and every attempt",
 	    cmd_queue_show },
 	{ "cancel", "JOB", "cancel a job (a running one is stopped)",
@@ -39,6 +40,8 @@ static const struct cmd cmd_queue_cmds[] = {
 	    cmd_queue_retry },
 	{ "purge", "--done|--dead|--cancelled ... [--older-than D]",
 	    "remove finished jobs", cmd_queue_purge },
+	{ "stats", "[--json]", "jobs by status, attempts, jobs done a "
+	    "minute, the job queued longest", cmd_queue_stats },
 	{ "export", "--format jsonl|csv [--status S]",
 	    "print the jobs' results", cmd_queue_export },
 	{ "diff", "[--stat] [--db FILE] [--workspace DIR] JOB",
@@ -293,6 +296,7 @@ enum {
 	OPT_SENSITIVE,
 	OPT_WORKSPACE,
 	OPT_STAT,
+	OPT_LIMIT,
 	OPT_HELP,
 };
 
@@ -310,6 +314,7 @@ static const struct option cmd_queue_longopts[] = {
 	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
 	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
 	{ "stat", no_argument, NULL, OPT_STAT },
+	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -337,6 +342,8 @@ cmd_queue_opt_bit(int ch)
 		return CMD_QUEUE_O_WHERE;
 	case OPT_STAT:
 		return CMD_QUEUE_O_STAT;
+	case OPT_LIMIT:
+		return CMD_QUEUE_O_LIMIT;
 	default:
 		return 0;
 	}
@@ -355,6 +362,21 @@ cmd_queue_sub_usage(const char *name, FILE *f)
 			    cmd_queue_cmds[i].summary);
 	fprintf(f, "docs/queue.md and man warren tell more.\n");
 	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
+}
+
+/* --limit N: 1 to CMD_QUEUE_LIMIT_MAX. */
+static int
+cmd_queue_limit(const char *name, const char *arg, unsigned *limit)
+{
+	const char	*errstr;
+
+	*limit = (unsigned)strtonum(arg, 1, CMD_QUEUE_LIMIT_MAX, &errstr);
+	if (errstr != NULL) {
+		cmd_queue_error(name, "--limit %s: a number of jobs from 1 to %d",
+		    arg, CMD_QUEUE_LIMIT_MAX);
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -407,6 +429,8 @@ cmd_queue_opt(const char *name, int ch, struct cmd_queue_opts *o)
 	case OPT_STAT:
 		o->stat = 1;
 		break;
+	case OPT_LIMIT:
+		return cmd_queue_limit(name, optarg, &o->limit);
 	default:
 		return -1;
 	}

@@ -17,6 +17,7 @@
 #define CMD_QUEUE_INPUT_MAX	(64u * 1024 * 1024)	/* a file of jobs */
 #define CMD_QUEUE_ATTEMPTS_MAX	100
 #define CMD_QUEUE_PRIORITY_MAX	1000000
+#define CMD_QUEUE_LIMIT_MAX	1000000		/* ls --limit */
 
 /* A job read from --jsonl or --csv; strings are owned. */
 struct cmd_queue_row {
@@ -47,6 +48,7 @@ struct cmd_queue_opts {
 	const char		*workspace;	/* apply, diff: where to */
 	int			 sensitive;
 	int			 stat;		/* diff: --stat */
+	unsigned		 limit;		/* ls: --limit, 0 none */
 };
 
 /* Options of cmd_queue_parse, as bits of its allowed mask. */
@@ -58,6 +60,7 @@ struct cmd_queue_opts {
 #define CMD_QUEUE_O_APPLY	0x10	/* --all-done --include-sensitive */
 #define CMD_QUEUE_O_WHERE	0x20	/* --db --workspace */
 #define CMD_QUEUE_O_STAT	0x40	/* --stat */
+#define CMD_QUEUE_O_LIMIT	0x80	/* --limit */
 
 /* cmd_queue.c */
 int	cmd_queue_parse(int argc, char **argv, unsigned allowed,
@@ -127,8 +130,14 @@ int	cmd_queue_cancel(int argc, char **argv);
 int	cmd_queue_retry(int argc, char **argv);
 int	cmd_queue_purge(int argc, char **argv);
 
+/* cmd_queue_stats.c */
+int	cmd_queue_stats(int argc, char **argv);
+
 /* cmd_queue_export.c */
 int	cmd_queue_export(int argc, char **argv);
+/* cmd_queue_export_csv.c */
+/* The jobs as CSV on stdout, a header then a row a job: 0, or -1. */
+int	cmd_queue_export_csv(const struct queue_job *v, size_t n);
 /* cmd_queue_apply.c */
 int	cmd_queue_apply(int argc, char **argv);
 int	cmd_queue_diff(int argc, char **argv);

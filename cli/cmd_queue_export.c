@@ -1,10 +1,11 @@
 /*
  * warren queue export --format jsonl|csv [--status S]: every job's result
- * on stdout, a JSON object a line or a CSV row (RFC 4180, CRLF) a job.
- * The answers came from models: JSONL escapes control characters as JSON
- * does, and CSV fields are escaped as the terminal output is (\xNN for
- * control bytes and invalid UTF-8, newlines and tabs kept), so neither
- * can drive a terminal it is printed on.
+ * on stdout, a JSON object a line or a CSV row (RFC 4180, CRLF) a job
+ * (cmd_queue_export_csv.c: its columns). The answers came from models:
+ * JSONL escapes control characters as JSON does, and CSV fields are
+ * escaped as the terminal output is (\xNN for control bytes and invalid
+ * UTF-8, newlines and tabs kept), so neither can drive a terminal it is
+ * printed on, and a CSV cell never reads as a spreadsheet's formula.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,19 +17,8 @@
 
 #include "cli/cmd.h"
 #include "cli/cmd_queue.h"
-#include "cli/csv.h"
 #include "common/exitcode.h"
 #include "common/jtext.h"
-#include "common/str.h"
-
-static const char *const cmd_queue_export_cols[] = {
-	"id", "key", "status", "task", "answer", "output", "error",
-	"attempts", "tokens_in", "tokens_out", "wall_ms", "run_id",
-	"diff_stat", "params", "changes_bytes", "run_where", "applied_ms",
-	"applied_by",
-};
-#define CMD_QUEUE_EXPORT_NCOLS \
-	(sizeof(cmd_queue_export_cols) / sizeof(cmd_queue_export_cols[0]))
 
 static int
 cmd_queue_export_jsonl(const struct queue_job *j)
@@ -59,62 +49,16 @@ cmd_queue_export_jsonl(const struct queue_job *j)
 	return rc == -1 || putchar('\n') == EOF ? -1 : 0;
 }
 
-/* One CSV field of untrusted text, escaped. */
-static void
-cmd_queue_export_field(const char *s, int last)
-{
-	char	*e;
-
-	if (s != NULL && (e = str_escape_dup(s, strlen(s),
-	    STR_ESC_KEEP_NL)) != NULL) {
-		csv_write_field(stdout, e);
-		free(e);
-	}
-	fputs(last ? "\r\n" : ",", stdout);
-}
-
-static void
-cmd_queue_export_num(long long n)
-{
-	printf("%lld,", n);
-}
-
-static int
-cmd_queue_export_csv(const struct queue_job *j)
-{
-	cmd_queue_export_num(j->id);
-	cmd_queue_export_field(j->key, 0);
-	cmd_queue_export_field(queue_status_name(j->status), 0);
-	cmd_queue_export_field(j->task, 0);
-	cmd_queue_export_field(j->answer, 0);
-	cmd_queue_export_field(j->output, 0);
-	cmd_queue_export_field(j->error, 0);
-	cmd_queue_export_num(j->attempts);
-	cmd_queue_export_num((long long)j->tokens_in);
-	cmd_queue_export_num((long long)j->tokens_out);
-	cmd_queue_export_num(j->wall_ms);
-	cmd_queue_export_num(j->run_id);
-	cmd_queue_export_field(j->diff_stat, 0);
-	cmd_queue_export_field(j->params, 0);
-	cmd_queue_export_num((long long)j->changes_len);
-	cmd_queue_export_field(j->run_where, 0);
-	cmd_queue_export_num(j->applied_ms);
-	cmd_queue_export_field(j->applied_by, 1);
-	return ferror(stdout) ? -1 : 0;
-}
-
 static int
 cmd_queue_export_print(const struct queue_job *v, size_t n, int csv)
 {
 	size_t	i;
 	int	rc = 0;
 
-	for (i = 0; csv && i < CMD_QUEUE_EXPORT_NCOLS; i++)
-		printf("%s%s", cmd_queue_export_cols[i],
-		    i + 1 < CMD_QUEUE_EXPORT_NCOLS ? "," : "\r\n");
-	for (i = 0; i < n && rc == 0; i++)
-		rc = csv ? cmd_queue_export_csv(&v[i]) :
-		    cmd_queue_export_jsonl(&v[i]);
+	if (csv)
+		rc = cmd_queue_export_csv(v, n);
+	for (i = 0; !csv && i < n && rc == 0; i++)
+		rc = cmd_queue_export_jsonl(&v[i]);
 	if (rc == -1 || fflush(stdout) == EOF) {
 		cmd_queue_error("export", "writing the output: %s",
 		    strerror(errno));

@@ -1,8 +1,8 @@
 /*
- * warren queue ls [--status S] [--json] | warren queue show [--json] JOB:
- * the jobs as a table, one job with every field and every attempt. The
- * texts are the user's or a model's: printed through cmd_store.c's
- * escaping.
+ * warren queue ls [--status S] [--limit N] [--json] | warren queue show
+ * [--json] JOB: the jobs as a table (--limit: the newest N, in id order),
+ * one job with every field and every attempt. The texts are the user's or
+ * a model's: printed through cmd_store.c's escaping.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +100,26 @@ cmd_queue_ls_print(const struct queue_job *v, size_t n,
 	return ferror(stdout) ? WARREN_EXIT_INTERNAL : WARREN_EXIT_OK;
 }
 
+/* Under a table --limit cut: how many older jobs it left out. */
+static void
+cmd_queue_ls_older(struct queue *q, size_t shown,
+    const struct cmd_queue_opts *o)
+{
+	struct queue_counts	c;
+	uint64_t		total = 0;
+	int			i;
+
+	if (queue_counts(q, &c) == -1)
+		return;
+	for (i = 0; i < QUEUE_NSTATUS; i++)
+		if (!o->has_status || i == (int)o->status)
+			total += c.n[i];
+	if (total > shown)
+		printf("%llu older job%s not shown (--limit %u)\n",
+		    (unsigned long long)(total - shown), total - shown == 1 ?
+		    "" : "s", o->limit);
+}
+
 int
 cmd_queue_ls(int argc, char **argv)
 {
@@ -110,7 +130,7 @@ cmd_queue_ls(int argc, char **argv)
 	int			 rc, ex = WARREN_EXIT_OK;
 
 	if ((rc = cmd_queue_parse(argc, argv, CMD_QUEUE_O_JSON |
-	    CMD_QUEUE_O_STATUS, &o)) != 0)
+	    CMD_QUEUE_O_STATUS | CMD_QUEUE_O_LIMIT, &o)) != 0)
 		return rc == 1 ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
 	if (optind != argc) {
 		cmd_queue_error(argv[0], "unexpected argument \"%s\"",
@@ -119,10 +139,14 @@ cmd_queue_ls(int argc, char **argv)
 	}
 	if ((q = cmd_queue_open(argv[0], o.url, &ex)) == NULL)
 		return ex;
-	if (queue_list(q, o.has_status ? (int)o.status : -1, &v, &n) == -1)
+	if ((o.limit > 0 ? queue_list_newest(q, o.has_status ? (int)o.status :
+	    -1, o.limit, &v, &n) : queue_list(q, o.has_status ?
+	    (int)o.status : -1, &v, &n)) == -1)
 		ex = cmd_queue_fail(q, argv[0]);
 	else {
 		ex = cmd_queue_ls_print(v, n, &o);
+		if (ex == WARREN_EXIT_OK && !o.json && n > 0 && n == o.limit)
+			cmd_queue_ls_older(q, n, &o);
 		queue_jobs_free(v, n);
 	}
 	queue_close(q);

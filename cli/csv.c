@@ -156,6 +156,19 @@ csv_record_free(struct csv_record *r)
 	memset(r, 0, sizeof(*r));
 }
 
+static void
+csv_write_quoted(FILE *f, const char *lead, const char *s)
+{
+	putc('"', f);
+	fputs(lead, f);
+	for (; *s != '\0'; s++) {
+		if (*s == '"')
+			putc('"', f);
+		putc(*s, f);
+	}
+	putc('"', f);
+}
+
 void
 csv_write_field(FILE *f, const char *s)
 {
@@ -165,11 +178,19 @@ csv_write_field(FILE *f, const char *s)
 		fputs(s, f);
 		return;
 	}
-	putc('"', f);
-	for (; *s != '\0'; s++) {
-		if (*s == '"')
-			putc('"', f);
-		putc(*s, f);
-	}
-	putc('"', f);
+	csv_write_quoted(f, "", s);
+}
+
+int
+csv_formula_like(const char *s)
+{
+	return s != NULL && s[0] != '\0' &&
+	    strchr("=+-@\t\r", s[0]) != NULL;
+}
+
+void
+csv_write_neutral(FILE *f, const char *s)
+{
+	if (s != NULL)
+		csv_write_quoted(f, "'", s);
 }

@@ -33,5 +33,11 @@ int	csv_next(struct csv *c, struct csv_record *r, char *err,
 void	csv_record_free(struct csv_record *r);
 /* One field, quoted when it holds a comma, quote, CR or LF. */
 void	csv_write_field(FILE *f, const char *s);
+/* Would a spreadsheet take a cell of s for a formula? It begins with =,
+ * +, -, @, a tab or a carriage return (OWASP, "CSV Injection"). */
+int	csv_formula_like(const char *s);
+/* One field of text, neutralised as OWASP has it: quoted, with a single
+ * quote before it ('=1+1), so that a spreadsheet shows it as text. */
+void	csv_write_neutral(FILE *f, const char *s);
 
 #endif

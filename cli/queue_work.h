@@ -109,7 +109,10 @@ void	queue_progress_end(struct qprogress *p, const struct qrun *r,
  * progress line, then one line per running job. */
 void	queue_progress_tick(struct qprogress *p, struct qrun *runs,
 	    unsigned running, uint64_t now);
-/* The line's last state, then a newline (a terminal); frees p. */
+/* The line's last state, then a newline, then the summary on stderr (a
+ * terminal), or the summary event (JSON): the jobs done, failed (dead)
+ * and cancelled, the attempts retried, and the first QPROG_DEAD_MAX dead
+ * jobs with their last errors. Frees p. */
 void	queue_progress_free(struct qprogress *p);
 
 #endif

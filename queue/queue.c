@@ -452,7 +452,21 @@ queue_list(struct queue *q, int status, struct queue_job **v, size_t *n)
 		return -1;
 	if (status < -1 || status >= QUEUE_NSTATUS)
 		return queue_einval(q, "list: no status %d", status);
-	return q->ops->list(q, status, v, n);
+	return q->ops->list(q, status, 0, v, n);
+}
+
+int
+queue_list_newest(struct queue *q, int status, unsigned limit,
+    struct queue_job **v, size_t *n)
+{
+	*v = NULL;
+	*n = 0;
+	if (queue_check(q) == -1)
+		return -1;
+	if (status < -1 || status >= QUEUE_NSTATUS || limit == 0)
+		return queue_einval(q, "list: no status %d, or a limit of %u",
+		    status, limit);
+	return q->ops->list(q, status, limit, v, n);
 }
 
 int
@@ -537,6 +551,34 @@ queue_counts(struct queue *q, struct queue_counts *c)
 	if (queue_check(q) == -1)
 		return -1;
 	return q->ops->counts(q, c);
+}
+
+int
+queue_stats(struct queue *q, uint64_t window_ms, struct queue_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (queue_check(q) == -1)
+		return -1;
+	if (window_ms == 0 || window_ms > INT64_MAX / 2)
+		return queue_einval(q, "stats: a window of %llu ms",
+		    (unsigned long long)window_ms);
+	return q->ops->stats(q, window_ms, st);
+}
+
+double
+queue_stats_rate(const struct queue_stats *st, uint64_t window_ms,
+    int64_t *span_ms)
+{
+	int64_t	from = st->now_ms - (int64_t)window_ms;
+
+	*span_ms = 0;
+	if (st->first_active_ms == 0)
+		return 0;
+	if (st->first_active_ms > from)
+		from = st->first_active_ms;
+	if ((*span_ms = st->now_ms - from) <= 0)
+		return 0;
+	return (double)st->done_recent * 60000.0 / (double)*span_ms;
 }
 
 void

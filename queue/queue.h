@@ -128,6 +128,21 @@ struct queue_counts {
 	uint64_t	 n[QUEUE_NSTATUS];	/* by enum queue_status */
 };
 
+/* What `queue stats` shows, read in one snapshot (queue_stats). */
+#define QUEUE_STATS_WINDOW_MS	(10u * 60 * 1000)	/* the rate's */
+struct queue_stats {
+	struct queue_counts counts;	/* jobs by status */
+	uint64_t	 attempts;	/* every attempt of the jobs there */
+	uint64_t	 attempts_failed; /* those ended other than done */
+	uint64_t	 done_recent;	/* jobs done since now - window */
+	int64_t		 now_ms;	/* the queue's time of the snapshot */
+	/* The start of the earliest attempt running, or ended since now -
+	 * window (when the work of the window began); 0: none. */
+	int64_t		 first_active_ms;
+	int64_t		 oldest_queued;	/* the job queued the longest, 0 */
+	int64_t		 oldest_queued_ms; /* claimable since (its run_at) */
+};
+
 struct queue;
 
 /* queue.c: the frontend (dispatches to the backend) */
@@ -204,10 +219,22 @@ int		 queue_purge(struct queue *, unsigned mask, int64_t before_ms,
  * queue_jobs_free. */
 int		 queue_list(struct queue *, int status, struct queue_job **v,
 		    size_t *n);
+/* The newest limit (> 0) of them, by id, in id order. */
+int		 queue_list_newest(struct queue *, int status, unsigned limit,
+		    struct queue_job **v, size_t *n);
 /* One job and every attempt: 0, or -1 (ENOTFOUND says so). */
 int		 queue_get(struct queue *, int64_t id, struct queue_job *,
 		    struct queue_attempt **attempts, size_t *nattempts);
 int		 queue_counts(struct queue *, struct queue_counts *);
+/* The queue's figures at its time (struct queue_stats), the rate's
+ * window window_ms (> 0), in one snapshot. */
+int		 queue_stats(struct queue *, uint64_t window_ms,
+		    struct queue_stats *);
+/* Jobs done a minute: done_recent over the minutes from the later of
+ * now - window_ms and first_active_ms to now; 0 when no attempt was
+ * active in the window. *span_ms says how long that was. */
+double		 queue_stats_rate(const struct queue_stats *, uint64_t window_ms,
+		    int64_t *span_ms);
 /*
  * New work: a descriptor that becomes readable when another process may
  * have added or freed a job (PostgreSQL's LISTEN/NOTIFY), for the

@@ -110,10 +110,16 @@ struct queue_ops {
 	int	(*retry)(struct queue *, int64_t);
 	int	(*retry_dead)(struct queue *, uint64_t *);
 	int	(*purge)(struct queue *, unsigned, int64_t, uint64_t *);
-	int	(*list)(struct queue *, int, struct queue_job **, size_t *);
+	/* Jobs of a status (-1 every one) by id; limit > 0: the newest
+	 * limit of them, still in id order. */
+	int	(*list)(struct queue *, int, unsigned, struct queue_job **,
+		    size_t *);
 	int	(*get)(struct queue *, int64_t, struct queue_job *,
 		    struct queue_attempt **, size_t *);
 	int	(*counts)(struct queue *, struct queue_counts *);
+	/* struct queue_stats at the backend's time, in one snapshot;
+	 * window_ms > 0. */
+	int	(*stats)(struct queue *, uint64_t, struct queue_stats *);
 	int	(*changes)(struct queue *, int64_t, void **, size_t *);
 	int	(*applied)(struct queue *, int64_t, const char *);
 	/* Read endpoint's row (absent: zeros), queue_rate_step() it at the

@@ -696,6 +696,7 @@ const struct queue_ops queue_pg_ops = {
 	.list = qp_list,
 	.get = qp_get,
 	.counts = qp_counts,
+	.stats = qp_stats,
 	.rate = qp_rate,
 	.changes = qp_changes,
 	.applied = qp_applied,

@@ -164,19 +164,26 @@ qp_purge(struct queue *q, unsigned mask, int64_t before_ms, uint64_t *n)
 }
 
 int
-qp_list(struct queue *q, int status, struct queue_job **v, size_t *n)
+qp_list(struct queue *q, int status, unsigned limit, struct queue_job **v,
+    size_t *n)
 {
 	struct qp_params	 p = { .n = 0 };
 	PGresult		*r;
-	char			 sql[512];
+	char			 sql[1024];
 	int			 i, rows;
 
 	if (qp_ready(q) == -1)
 		return -1;
-	snprintf(sql, sizeof(sql), "SELECT %s FROM queue_jobs WHERE $1::text"
-	    " IS NULL OR status = $1 ORDER BY id", qp_job_cols);
+	/* LIMIT NULL is no limit. */
+	snprintf(sql, sizeof(sql), "SELECT * FROM (SELECT %s FROM queue_jobs"
+	    " WHERE $1::text IS NULL OR status = $1 ORDER BY id DESC LIMIT"
+	    " $2::bigint) AS j ORDER BY id", qp_job_cols);
 	qp_str(&p, status >= 0 ? queue_status_name((enum queue_status)status) :
 	    NULL);
+	if (limit > 0)
+		qp_i64(&p, (int64_t)limit);
+	else
+		qp_str(&p, NULL);
 	if ((r = qp_exec(q, sql, &p, "listing jobs")) == NULL)
 		return -1;
 	rows = PQntuples(r);
@@ -283,6 +290,62 @@ qp_counts(struct queue *q, struct queue_counts *c)
 			c->n[st] = (uint64_t)qp_int(r, i, 1);
 	PQclear(r);
 	return 0;
+}
+
+/* The figures of struct queue_stats but the counts, since since. */
+static int
+qp_stats_read(struct queue *q, int64_t since, struct queue_stats *st)
+{
+	struct qp_params	 p = { .n = 0 };
+	PGresult		*r;
+
+	qp_i64(&p, since);
+	if ((r = qp_exec(q, "SELECT (SELECT count(*) FROM queue_attempts),"
+	    " (SELECT count(*) FROM queue_attempts WHERE ended_ms > 0 AND"
+	    " outcome <> 'done'),"
+	    " (SELECT count(*) FROM queue_jobs WHERE status = 'done' AND"
+	    " finished_ms >= $1::bigint),"
+	    " (SELECT min(started_ms) FROM queue_attempts WHERE ended_ms = 0"
+	    " OR ended_ms >= $1::bigint),"
+	    " (SELECT id FROM queue_jobs WHERE status = 'queued' ORDER BY"
+	    " run_at_ms, id LIMIT 1),"
+	    " (SELECT min(run_at_ms) FROM queue_jobs WHERE status = 'queued')",
+	    &p, "reading the queue's figures")) == NULL)
+		return -1;
+	st->attempts = (uint64_t)qp_int(r, 0, 0);
+	st->attempts_failed = (uint64_t)qp_int(r, 0, 1);
+	st->done_recent = (uint64_t)qp_int(r, 0, 2);
+	st->first_active_ms = qp_int(r, 0, 3);
+	st->oldest_queued = qp_int(r, 0, 4);
+	st->oldest_queued_ms = qp_int(r, 0, 5);
+	PQclear(r);
+	return 0;
+}
+
+/* The counts and the figures in one snapshot, at the server's time. */
+int
+qp_stats(struct queue *q, uint64_t window_ms, struct queue_stats *st)
+{
+	enum queue_status	 s;
+	PGresult		*r;
+	int			 i, rc = -1;
+
+	if (qp_ready(q) == -1 || qp_cmd(q, "BEGIN ISOLATION LEVEL REPEATABLE"
+	    " READ READ ONLY", NULL, "reading the queue's figures", NULL) ==
+	    -1)
+		return -1;
+	if (qp_now(q, &st->now_ms) == -1 || (r = qp_exec(q, "SELECT status,"
+	    " count(*) FROM queue_jobs GROUP BY status", NULL,
+	    "counting jobs")) == NULL)
+		goto out;
+	for (i = 0; i < PQntuples(r); i++)
+		if (queue_status_parse(PQgetvalue(r, i, 0), &s) == 0)
+			st->counts.n[s] = (uint64_t)qp_int(r, i, 1);
+	PQclear(r);
+	rc = qp_stats_read(q, st->now_ms - (int64_t)window_ms, st);
+out:
+	qp_rollback(q);
+	return rc;
 }
 
 /* The endpoint's row, made if absent, locked until the commit. */

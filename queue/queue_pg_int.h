@@ -94,10 +94,11 @@ int	qp_cancel(struct queue *, int64_t);
 int	qp_retry(struct queue *, int64_t);
 int	qp_retry_dead(struct queue *, uint64_t *);
 int	qp_purge(struct queue *, unsigned, int64_t, uint64_t *);
-int	qp_list(struct queue *, int, struct queue_job **, size_t *);
+int	qp_list(struct queue *, int, unsigned, struct queue_job **, size_t *);
 int	qp_get(struct queue *, int64_t, struct queue_job *,
 	    struct queue_attempt **, size_t *);
 int	qp_counts(struct queue *, struct queue_counts *);
+int	qp_stats(struct queue *, uint64_t, struct queue_stats *);
 int	qp_rate(struct queue *, const char *, const struct queue_rate_req *,
 	    uint64_t *);
 int	qp_wait_fd(struct queue *);

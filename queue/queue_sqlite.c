@@ -106,10 +106,25 @@ static const char *const qs_sql[QS__COUNT] = {
 	    " (?1, ?2, ?3) AND finished_ms < ?4",
 	[QS_LIST] = "SELECT " QS_JOB_COLS " FROM queue_jobs"
 	    " WHERE ?1 IS NULL OR status = ?1 ORDER BY id",
+	[QS_LIST_NEWEST] = "SELECT * FROM (SELECT " QS_JOB_COLS
+	    " FROM queue_jobs WHERE ?1 IS NULL OR status = ?1"
+	    " ORDER BY id DESC LIMIT ?2) ORDER BY id",
 	[QS_ATTEMPTS] = "SELECT n, worker, started_ms, ended_ms, outcome,"
 	    " error, run_id FROM queue_attempts WHERE job = ?1 ORDER BY n",
 	[QS_COUNTS] = "SELECT status, count(*) FROM queue_jobs"
 	    " GROUP BY status",
+	/* Since ?1: the rate's window. An attempt not ended has ended_ms 0
+	 * and no outcome. */
+	[QS_STATS] = "SELECT (SELECT count(*) FROM queue_attempts),"
+	    " (SELECT count(*) FROM queue_attempts WHERE ended_ms > 0"
+	    " AND outcome <> 'done'),"
+	    " (SELECT count(*) FROM queue_jobs WHERE status = 'done'"
+	    " AND finished_ms >= ?1),"
+	    " (SELECT min(started_ms) FROM queue_attempts WHERE ended_ms = 0"
+	    " OR ended_ms >= ?1),"
+	    " (SELECT id FROM queue_jobs WHERE status = 'queued'"
+	    " ORDER BY run_at_ms, id LIMIT 1),"
+	    " (SELECT min(run_at_ms) FROM queue_jobs WHERE status = 'queued')",
 	[QS_CHANGES_GET] = "SELECT changes FROM queue_jobs WHERE id = ?1",
 	[QS_APPLIED] = "UPDATE queue_jobs SET applied_ms = ?2,"
 	    " applied_by = ?3 WHERE id = ?1",
@@ -625,6 +640,7 @@ const struct queue_ops queue_sqlite_ops = {
 	.list = qs_list,
 	.get = qs_get,
 	.counts = qs_counts,
+	.stats = qs_stats,
 	.rate = qs_rate,
 	.changes = qs_changes,
 	.applied = qs_applied,

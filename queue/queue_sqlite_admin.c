@@ -171,17 +171,20 @@ fail:
 }
 
 int
-qs_list(struct queue *q, int status, struct queue_job **v, size_t *n)
+qs_list(struct queue *q, int status, unsigned limit, struct queue_job **v,
+    size_t *n)
 {
 	struct queue_job	*nv;
 	sqlite3_stmt		*s;
 	size_t			 cap = 0;
 	int			 rc;
 
-	if ((s = qs_stmt(q, QS_LIST)) == NULL)
+	if ((s = qs_stmt(q, limit > 0 ? QS_LIST_NEWEST : QS_LIST)) == NULL)
 		return -1;
 	qs_bind_text(s, 1, status >= 0 ?
 	    qs_status((enum queue_status)status) : NULL);
+	if (limit > 0)
+		sqlite3_bind_int64(s, 2, (sqlite3_int64)limit);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (*n == cap) {
 			cap = cap ? cap * 2 : 16;
@@ -304,4 +307,45 @@ qs_counts(struct queue *q, struct queue_counts *c)
 	if (rc != SQLITE_DONE)
 		return qs_dberr(q, "counting jobs");
 	return 0;
+}
+
+/* The figures of one row of QS_STATS (NULL, as min() of nothing: 0). */
+static int
+qs_stats_read(struct queue *q, int64_t since, struct queue_stats *st)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if ((s = qs_stmt(q, QS_STATS)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, since);
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		st->attempts = (uint64_t)sqlite3_column_int64(s, 0);
+		st->attempts_failed = (uint64_t)sqlite3_column_int64(s, 1);
+		st->done_recent = (uint64_t)sqlite3_column_int64(s, 2);
+		st->first_active_ms = sqlite3_column_int64(s, 3);
+		st->oldest_queued = sqlite3_column_int64(s, 4);
+		st->oldest_queued_ms = sqlite3_column_int64(s, 5);
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_ROW)
+		return qs_dberr(q, "reading the queue's figures");
+	return 0;
+}
+
+/* The counts and the figures in one snapshot. */
+int
+qs_stats(struct queue *q, uint64_t window_ms, struct queue_stats *st)
+{
+	int	rc;
+
+	if (qs_stmt(q, QS_READ_BEGIN) == NULL ||
+	    qs_run(q, QS_READ_BEGIN, "reading the queue's figures") == -1)
+		return -1;
+	st->now_ms = queue_now(q);
+	rc = qs_counts(q, &st->counts);
+	if (rc == 0)
+		rc = qs_stats_read(q, st->now_ms - (int64_t)window_ms, st);
+	qs_rollback(q);
+	return rc;
 }

@@ -44,6 +44,8 @@ enum qs_stmt_id {
 	QS_RATE_PUT,
 	QS_CHANGES_GET,
 	QS_APPLIED,
+	QS_LIST_NEWEST,
+	QS_STATS,
 	QS__COUNT
 };
 
@@ -91,10 +93,11 @@ int	qs_cancel(struct queue *, int64_t);
 int	qs_retry(struct queue *, int64_t);
 int	qs_retry_dead(struct queue *, uint64_t *);
 int	qs_purge(struct queue *, unsigned, int64_t, uint64_t *);
-int	qs_list(struct queue *, int, struct queue_job **, size_t *);
+int	qs_list(struct queue *, int, unsigned, struct queue_job **, size_t *);
 int	qs_get(struct queue *, int64_t, struct queue_job *,
 	    struct queue_attempt **, size_t *);
 int	qs_counts(struct queue *, struct queue_counts *);
+int	qs_stats(struct queue *, uint64_t, struct queue_stats *);
 
 /* queue_sqlite_rate.c */
 int	qs_rate(struct queue *, const char *, const struct queue_rate_req *,

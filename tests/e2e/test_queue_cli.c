@@ -647,6 +647,69 @@ test_ls_show(void **state)
 	t_close(&t);
 }
 
+/* queue stats, as text and JSON, and queue ls --limit: the newest. */
+static void
+test_stats_limit(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	json_t		*j;
+
+	(void)state;
+	t_open(&t);
+	t_q(&r, NULL, "stats", NULL);
+	t_refused(&r, "no queue at ", 0);
+	t_three(&t);
+	t_q(&r, NULL, "stats", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "jobs: 3 (queued 1, running 0, "
+	    "retrying 0, done 1, dead 1, cancelled 0)\nattempts: 2, failed "
+	    "1\nrate: "));
+	assert_non_null(strstr(r.out, " jobs/min (1 done in the last "));
+	assert_non_null(strstr(r.out, "\noldest queued: job 3, waiting "));
+	h_run_free(&r);
+	t_q(&r, NULL, "stats", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(j = json_loads(r.out, 0, NULL));
+	assert_int_equal(json_integer_value(json_object_get(j, "jobs")), 3);
+	assert_int_equal(json_integer_value(json_object_get(j, "queued")), 1);
+	assert_int_equal(json_integer_value(json_object_get(j, "dead")), 1);
+	assert_int_equal(json_integer_value(json_object_get(j, "attempts")),
+	    2);
+	assert_int_equal(json_integer_value(json_object_get(j,
+	    "attempts_failed")), 1);
+	assert_int_equal(json_integer_value(json_object_get(j,
+	    "done_recent")), 1);
+	assert_true(json_real_value(json_object_get(j, "jobs_per_min")) > 0);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j,
+	    "oldest_queued"), "job")), 3);
+	json_decref(j);
+	h_run_free(&r);
+	t_q(&r, NULL, "stats", "--status", "done", NULL);
+	t_refused(&r, "--status is not an option of queue stats", 3);
+
+	t_q(&r, NULL, "ls", "--limit", "2", NULL);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "\n1      done"));
+	assert_non_null(strstr(r.out, "\n2      dead       1/1"));
+	assert_non_null(strstr(r.out, "third \\x1b[2J task\n1 older job not "
+	    "shown (--limit 2)\n"));
+	h_run_free(&r);
+	t_q(&r, NULL, "ls", "--status", "done", "--limit", "1", "--json", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(j = json_loads(r.out, 0, NULL));
+	assert_int_equal(json_array_size(j), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(j,
+	    0), "id")), 1);
+	json_decref(j);
+	h_run_free(&r);
+	t_q(&r, NULL, "ls", "--limit", "0", NULL);
+	t_refused(&r, "--limit 0: a number of jobs from 1 to 1000000", 3);
+	t_q(&r, NULL, "ls", "--limit", "x", NULL);
+	t_refused(&r, "--limit x: a number", 3);
+	t_close(&t);
+}
+
 /* export, then parse what came out: every result field is there. */
 static void
 test_export(void **state)
@@ -704,7 +767,11 @@ test_export(void **state)
 	csv_init(&c, r.out, strlen(r.out));
 	assert_int_equal(csv_next(&c, &hdr, err, sizeof(err)), 1);
 	assert_int_equal(hdr.n, 18);
-	assert_string_equal(hdr.v[4], "answer");
+	assert_string_equal(hdr.v[3], "attempts");
+	assert_string_equal(hdr.v[5], "answer");
+	assert_string_equal(hdr.v[6], "output.ok");
+	assert_string_equal(hdr.v[7], "output.n");
+	assert_string_equal(hdr.v[13], "diff_stat");
 	assert_string_equal(hdr.v[14], "changes_bytes");
 	assert_string_equal(hdr.v[17], "applied_by");
 	assert_int_equal(csv_next(&c, &rec, err, sizeof(err)), 1);
@@ -714,21 +781,158 @@ test_export(void **state)
 	assert_true(strtoll(rec.v[16], NULL, 10) > 0);
 	assert_string_equal(rec.v[17], "m2:/ws");
 	assert_string_equal(rec.v[0], "1");
+	assert_string_equal(rec.v[1], "a");
 	assert_string_equal(rec.v[2], "done");
-	assert_string_equal(rec.v[3], "first, \"task\"");
-	assert_string_equal(rec.v[4], "found \\x1b]0;x\\x07 it, \"quoted\"\n"
+	assert_string_equal(rec.v[3], "1");
+	assert_string_equal(rec.v[4], "first, \"task\"");
+	assert_string_equal(rec.v[5], "found \\x1b]0;x\\x07 it, \"quoted\"\n"
 	    "second line");
-	assert_string_equal(rec.v[5], "{\"ok\": true, \"n\": [1, 2]}");
-	assert_string_equal(rec.v[7], "1");
-	assert_string_equal(rec.v[8], "1200");
-	assert_string_equal(rec.v[11], "77");
-	assert_string_equal(rec.v[12], "say \"x\"\nnext");
+	assert_string_equal(rec.v[6], "true");
+	assert_string_equal(rec.v[7], "[1,2]");
+	assert_string_equal(rec.v[8], "");
+	assert_string_equal(rec.v[9], "1200");
+	assert_string_equal(rec.v[12], "77");
+	/* The diff stat on one line. */
+	assert_string_equal(rec.v[13], "say \"x\"; next");
 	csv_record_free(&rec);
 	csv_record_free(&hdr);
 	assert_int_equal(csv_next(&c, &rec, err, sizeof(err)), 0);
 	h_run_free(&r);
 	t_q(&r, NULL, "export", "--format", "xml", NULL);
 	t_refused(&r, "give --format jsonl or --format csv", 3);
+	t_close(&t);
+}
+
+#define T_SCHEMA	"{\"type\":\"object\",\"properties\":{\"why\":{\"type\":" \
+			"\"string\"},\"verdict\":{\"type\":\"string\"},\"n\":" \
+			"{\"type\":\"integer\"}}}"
+#define T_STAT		" a.c | 2 +-\n b.c | 1 +\n 2 files changed, 2 " \
+			"insertions(+), 1 deletion(-)\n"
+
+/* Three jobs done, their params, answers and outputs such as a hostile
+ * model writes: formulas, a tab, a carriage return. */
+static void
+t_cells(struct t *t)
+{
+	static const char *const answers[] = {
+		"=HYPERLINK(\"http://evil.example/\",\"click\")",
+		"\rCR then text", "-1+1",
+	};
+	static const char *const outputs[] = {
+		"{\"verdict\":\"+cmd|' /C calc'!A0\",\"n\":-3,\"extra\":"
+		    "\"-1+1\",\"why\":\"\\tTAB\"}",
+		"{\"why\":\"@SUM(A1:A2)\",\"verdict\":\"ok\"}",
+		"[\"not\",\"an object\"]",
+	};
+	struct queue_result	 res;
+	struct queue		*q;
+	struct h_run		 r;
+	const char		*f;
+	int			 i;
+
+	f = t_file(t, "jobs.jsonl", "{\"task\":\"one\",\"params\":{\"path\":"
+	    "\"a.c\",\"status\":\"=1+1\",\"n\":5,\"deep\":{\"x\":[1]}},"
+	    "\"schema\":" T_SCHEMA "}\n"
+	    "{\"task\":\"two\",\"params\":{\"path\":\"b.c\",\"lang\":"
+	    "\"@SUM(A1)\"},\"schema\":" T_SCHEMA "}\n"
+	    "{\"task\":\"three\"}\n");
+	t_q(&r, NULL, "add", "--jsonl", f, NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	q = t_queue();
+	for (i = 0; i < 3; i++) {
+		memset(&res, 0, sizeof(res));
+		res.answer = answers[i];
+		res.output = outputs[i];
+		res.diff_stat = i == 0 ? T_STAT : NULL;
+		assert_int_equal(t_finish(q, &res, 1), i + 1);
+	}
+	queue_close(q);
+}
+
+/*
+ * CSV: the params and the output's fields each in a column of their own
+ * (prefixed, so that a param named status is not the job's), the diff
+ * stat on one line, and every cell a spreadsheet would take for a
+ * formula neutralised: quoted, a ' before it. A JSON number stays one.
+ */
+static void
+test_export_cells(void **state)
+{
+	static const char *const cols[] = {
+		"id", "key", "status", "attempts", "task", "param.path",
+		"param.status", "param.n", "param.deep", "param.lang", "answer",
+		"output.why", "output.verdict", "output.n", "output.extra",
+		"output", "error", "tokens_in", "tokens_out", "wall_ms",
+		"run_id", "diff_stat", "changes_bytes", "run_where",
+		"applied_ms", "applied_by",
+	};
+	struct t		 t;
+	struct h_run		 r;
+	struct csv		 c;
+	struct csv_record	 hdr, rec[3], end;
+	char			 err[256];
+	size_t			 i, k;
+
+	(void)state;
+	t_open(&t);
+	t_cells(&t);
+	t_q(&r, NULL, "export", "--format", "csv", NULL);
+	assert_int_equal(r.status, 0);
+	print_message("%s", r.out);
+	csv_init(&c, r.out, strlen(r.out));
+	assert_int_equal(csv_next(&c, &hdr, err, sizeof(err)), 1);
+	assert_int_equal(hdr.n, sizeof(cols) / sizeof(cols[0]));
+	for (i = 0; i < hdr.n; i++)
+		assert_string_equal(hdr.v[i], cols[i]);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(csv_next(&c, &rec[i], err, sizeof(err)), 1);
+		assert_int_equal(rec[i].n, hdr.n);
+	}
+	assert_int_equal(csv_next(&c, &end, err, sizeof(err)), 0);
+	/* The input's columns. */
+	assert_string_equal(rec[0].v[5], "a.c");
+	assert_string_equal(rec[0].v[6], "'=1+1");
+	assert_string_equal(rec[0].v[7], "5");
+	assert_string_equal(rec[0].v[8], "{\"x\":[1]}");
+	assert_string_equal(rec[0].v[9], "");
+	assert_string_equal(rec[1].v[9], "'@SUM(A1)");
+	assert_string_equal(rec[2].v[5], "");
+	/* The answers. */
+	assert_string_equal(rec[0].v[10],
+	    "'=HYPERLINK(\"http://evil.example/\",\"click\")");
+	assert_string_equal(rec[1].v[10], "'\\x0dCR then text");
+	assert_string_equal(rec[2].v[10], "'-1+1");
+	/* The output's fields, the schema's order first. */
+	assert_string_equal(rec[0].v[11], "'\tTAB");
+	assert_string_equal(rec[0].v[12], "'+cmd|' /C calc'!A0");
+	assert_string_equal(rec[0].v[13], "-3");
+	assert_string_equal(rec[0].v[14], "'-1+1");
+	assert_string_equal(rec[0].v[15], "");
+	assert_string_equal(rec[1].v[11], "'@SUM(A1:A2)");
+	assert_string_equal(rec[1].v[12], "ok");
+	assert_string_equal(rec[1].v[13], "");
+	assert_string_equal(rec[2].v[11], "");
+	assert_string_equal(rec[2].v[15], "[\"not\",\"an object\"]");
+	assert_string_equal(rec[0].v[21], "a.c | 2 +-; b.c | 1 +; 2 files "
+	    "changed, 2 insertions(+), 1 deletion(-)");
+	/* No cell but the JSON number starts a formula, and each
+	 * neutralised one is quoted in the file. */
+	for (i = 0; i < 3; i++)
+		for (k = 0; k < rec[i].n; k++)
+			if (k != 13 && rec[i].v[k][0] != '\0' &&
+			    strchr("=+-@\t\r", rec[i].v[k][0]) != NULL)
+				fail_msg("row %zu, %s: a formula: %s", i + 1,
+				    cols[k], rec[i].v[k]);
+	assert_non_null(strstr(r.out, ",\"'=HYPERLINK(\"\"http"));
+	assert_non_null(strstr(r.out, ",\"'-1+1\","));
+	assert_null(strstr(r.out, ",="));
+	assert_null(strstr(r.out, ",@"));
+	assert_null(strstr(r.out, ",+"));
+	for (i = 0; i < 3; i++)
+		csv_record_free(&rec[i]);
+	csv_record_free(&hdr);
+	h_run_free(&r);
 	t_close(&t);
 }
 
@@ -1281,6 +1485,8 @@ main(void)
 		cmocka_unit_test(test_add_profile),
 		cmocka_unit_test(test_ls_show),
 		cmocka_unit_test(test_export),
+		cmocka_unit_test(test_export_cells),
+		cmocka_unit_test(test_stats_limit),
 		cmocka_unit_test(test_cancel_retry_purge),
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_apply_set_refused),

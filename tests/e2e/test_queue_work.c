@@ -340,6 +340,10 @@ test_fails_twice_then_succeeds(void **state)
 	assert_int_equal(r.status, 0);
 	assert_int_equal(h_count_lines(r.out, "\"job_end\"",
 	    "\"status\":\"retrying\""), 2);
+	/* One job done, none failed: its two failed attempts are retries. */
+	assert_int_equal(h_count_lines(r.out, "{\"event\":\"summary\",\"done\""
+	    ":1,\"failed\":0,\"cancelled\":0,\"retries\":2,\"lost\":0,"
+	    "\"dead_jobs\":[],\"dead_more\":0}", NULL), 1);
 	h_run_free(&r);
 	tq_get(&t, id, &j, &a, &na);
 	assert_int_equal(j.status, QUEUE_DONE);
@@ -355,6 +359,30 @@ test_fails_twice_then_succeeds(void **state)
 	queue_job_free(&j);
 	queue_attempts_free(a, na);
 	tq_close(&t);
+}
+
+/* The summary event (the last line of out) counts one job failed, dead
+ * with an error that holds want, and no retry left. */
+static void
+tq_summary_dead(const char *out, int64_t id, const char *want)
+{
+	const char	*last = out, *p;
+	json_t		*j, *d;
+
+	for (p = out; (p = strstr(p, "{\"event\":\"summary\"")) != NULL; p++)
+		last = p;
+	if ((j = json_loads(last, JSON_DISABLE_EOF_CHECK, NULL)) == NULL)
+		fail_msg("no summary event in: %s", out);
+	assert_int_equal(json_integer_value(json_object_get(j, "done")), 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "failed")), 1);
+	assert_int_equal(json_integer_value(json_object_get(j, "retries")), 1);
+	d = json_object_get(j, "dead_jobs");
+	assert_int_equal(json_array_size(d), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(d,
+	    0), "job")), id);
+	assert_non_null(strstr(json_string_value(json_object_get(
+	    json_array_get(d, 0), "error")), want));
+	json_decref(j);
 }
 
 /* Dead after its attempts, every attempt's error kept; exit 1. */
@@ -378,6 +406,7 @@ test_dead(void **state)
 	assert_int_equal(r.status, 1);
 	assert_int_equal(h_count_lines(r.out, "\"job_end\"",
 	    "\"status\":\"dead\""), 1);
+	tq_summary_dead(r.out, id, "FAKE-OUTAGE");
 	h_run_free(&r);
 	tq_get(&t, id, &j, &a, &na);
 	assert_int_equal(j.status, QUEUE_DEAD);
@@ -973,14 +1002,17 @@ test_terminal_progress(void **state)
 	unsigned long long	 t0, ms;
 	ssize_t			 n;
 	int			 i, k = 0, master, st, redraws;
-	int64_t			 id[3];
+	int64_t			 id[4];
 	pid_t			 pid;
 
 	(void)state;
 	tq_rules_n(3, 300);
+	tq_rule(",\n{\"match\":\"QJOB-DOOMED-\",\"repeat\":true,"
+	    "\"responses\":[" TQ_500 "]}");
 	if (tq_open(&t, NULL) == 1)
 		skip();
 	tq_add_n(&t, id, 3, 3);
+	id[3] = tq_add(&t, "QJOB-DOOMED- try", 1, NULL);
 	argv[4] = t.db;
 	for (i = 0; t.env[i] != NULL; i++)
 		env[k++] = t.env[i];
@@ -1006,10 +1038,17 @@ test_terminal_progress(void **state)
 	assert_non_null(out);
 	print_message("terminal output: %zu bytes in %llu ms: %s\n", len, ms,
 	    out);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);	/* one dead */
 	assert_null(strstr(out, "\"event\""));
-	assert_non_null(strstr(out, "\r\033[Kdone 3  failed 0  running 0  "
+	assert_non_null(strstr(out, "\r\033[Kdone 3  failed 1  running 0  "
 	    "queued 0"));
+	/* Under the last frame, the summary names the dead job and why. */
+	assert_non_null(strstr(out, "warren queue work: done 3, failed 1, "
+	    "cancelled 0; 0 failed attempts retried\r\n"));
+	snprintf(buf, sizeof(buf), "\n  job %lld dead: warren run exit 4 ",
+	    (long long)id[3]);
+	assert_non_null(strstr(out, buf));
+	assert_non_null(strstr(out, "FAKE-OUTAGE"));
 	assert_non_null(strstr(out, "jobs/min  ETA"));
 	assert_non_null(strstr(out, "tokens 54"));
 	/* Under it, a line per running job: what its agents do. */
@@ -1017,7 +1056,7 @@ test_terminal_progress(void **state)
 	assert_non_null(strstr(out, "s  [0 orchestrator] "));
 	/* The last frame has no job line left under the progress line. */
 	assert_non_null(strstr(out, "queued 0  "));
-	assert_non_null(strstr(strstr(out, "\r\033[Kdone 3  failed 0  "
+	assert_non_null(strstr(strstr(out, "\r\033[Kdone 3  failed 1  "
 	    "running 0"), "\033[J"));
 	/* At most 10 redraws a second (and the last one). */
 	for (redraws = 0, i = 0; (size_t)i + 3 < len; i++)

@@ -450,6 +450,101 @@ test_fail_twice_then_succeed(void **state)
 	queue_attempts_free(a, na);
 }
 
+/* The newest jobs, in id order; a status narrows them first. */
+static void
+test_list_newest(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_job	*v;
+	size_t			 n;
+	int64_t			 id[5];
+	int			 i;
+
+	for (i = 0; i < 5; i++)
+		id[i] = add(t, "job", NULL, 0);
+	assert_int_equal(claim(t, "w", NULL), id[0]);
+	assert_int_equal(queue_list_newest(t->q, -1, 2, &v, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0].id, id[3]);
+	assert_int_equal(v[1].id, id[4]);
+	queue_jobs_free(v, n);
+	assert_int_equal(queue_list_newest(t->q, QUEUE_RUNNING, 3, &v, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].id, id[0]);
+	assert_string_equal(v[0].task, "job");
+	queue_jobs_free(v, n);
+	assert_int_equal(queue_list_newest(t->q, -1, 100, &v, &n), 0);
+	assert_int_equal(n, 5);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(v[i].id, id[i]);
+	queue_jobs_free(v, n);
+	assert_int_equal(queue_list_newest(t->q, -1, 0, &v, &n), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
+/*
+ * queue_stats: the counts, the attempts and the failed ones, the jobs
+ * done within the window and when its work began, the job queued the
+ * longest; then, 20 minutes on, the window holds only the running one.
+ */
+static void
+test_stats(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_result	 r = { .answer = "ok" };
+	struct queue_stats	 st;
+	int64_t			 a, b, c, d, e, t0 = t->now, t1, span;
+
+	a = add(t, "a", NULL, 0);
+	b = add(t, "b", NULL, 0);
+	c = add(t, "c", NULL, 0);
+	d = add(t, "d", NULL, 0);
+	assert_int_equal(queue_stats(t->q, QUEUE_STATS_WINDOW_MS, &st), 0);
+	assert_int_equal(st.counts.n[QUEUE_QUEUED], 4);
+	assert_int_equal(st.attempts, 0);
+	assert_int_equal(st.first_active_ms, 0);
+	assert_int_equal(st.oldest_queued, a);
+	assert_true(queue_stats_rate(&st, QUEUE_STATS_WINDOW_MS, &span) == 0);
+	assert_int_equal(span, 0);
+
+	t->now += 60000;
+	t1 = t->now;
+	assert_int_equal(claim(t, "w", NULL), a);
+	t->now += 30000;
+	assert_int_equal(queue_complete(t->q, a, 1, "w", &r), 0);
+	assert_int_equal(claim(t, "w", NULL), b);
+	fail_job(t, b, 1, "w", "no luck", 0);
+	assert_int_equal(claim(t, "w", NULL), c);
+	t->now += 30000;
+	e = add(t, "e", NULL, 0);
+	assert_int_equal(queue_stats(t->q, QUEUE_STATS_WINDOW_MS, &st), 0);
+	assert_int_equal(st.now_ms, t->now);
+	assert_int_equal(st.counts.n[QUEUE_QUEUED], 2);
+	assert_int_equal(st.counts.n[QUEUE_RUNNING], 1);
+	assert_int_equal(st.counts.n[QUEUE_RETRYING], 1);
+	assert_int_equal(st.counts.n[QUEUE_DONE], 1);
+	assert_int_equal(st.attempts, 3);
+	assert_int_equal(st.attempts_failed, 1);
+	assert_int_equal(st.done_recent, 1);
+	assert_int_equal(st.first_active_ms, t1);
+	assert_int_equal(st.oldest_queued, d);
+	assert_int_equal(st.oldest_queued_ms, t0);
+	/* One job done in the minute since the first attempt began. */
+	assert_true(fabs(queue_stats_rate(&st, QUEUE_STATS_WINDOW_MS, &span) -
+	    1.0) < 1e-9);
+	assert_int_equal(span, 60000);
+
+	t->now += 20 * 60000;
+	assert_int_equal(queue_stats(t->q, QUEUE_STATS_WINDOW_MS, &st), 0);
+	assert_int_equal(st.done_recent, 0);
+	assert_int_equal(st.first_active_ms, t1 + 30000);	/* c runs */
+	assert_true(queue_stats_rate(&st, QUEUE_STATS_WINDOW_MS, &span) == 0);
+	assert_int_equal(span, QUEUE_STATS_WINDOW_MS);
+	(void)e;
+	assert_int_equal(queue_stats(t->q, 0, &st), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
 /* Max attempts used up: dead, every attempt's error kept, not claimed. */
 static void
 test_dead_after_max(void **state)
@@ -1378,6 +1473,8 @@ main(void)
 #define T(f)	cmocka_unit_test_setup_teardown(f, setup, teardown)
 		T(test_add_claim_complete),
 		T(test_list_counts),
+		T(test_list_newest),
+		T(test_stats),
 		T(test_add_fields),
 		T(test_add_errors),
 		T(test_idempotency),
