@@ -337,3 +337,15 @@ jschema_check_text(const char *schema, const char *answer, char **output,
 	json_decref(s);
 	return rc;
 }
+
+int
+jschema_agent_check(void *arg, const char *result, char *why, size_t whysz)
+{
+	const char *const	*schema = arg;
+	char			*output = NULL;
+	int			 rc;
+
+	rc = jschema_check_text(*schema, result, &output, why, whysz);
+	free(output);
+	return rc == 0 ? 0 : -1;
+}

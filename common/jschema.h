@@ -31,5 +31,14 @@ int	jschema_validate(const json_t *schema, const json_t *v, char *out,
  */
 int	jschema_check_text(const char *schema, const char *answer,
 	    char **output, char *out, size_t outsz);
+/*
+ * An agent's check of complete()'s result (agent_config.check_result):
+ * arg points to the schema text (a const char *). 0 the result matches;
+ * -1 it does not, or the schema is not usable, and why lists the errors.
+ * The one check of a root's result: the orchestrator's agent, a worker
+ * root's agent and the supervisor's check of a worker's done use it.
+ */
+int	jschema_agent_check(void *arg, const char *result, char *why,
+	    size_t whysz);
 
 #endif

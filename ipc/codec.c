@@ -333,6 +333,10 @@ codec_put_start(struct enc *e, const struct ipc_start *s)
 	codec_put_limits(e, &s->limits);
 	enc_key(e, "workspace");
 	enc_str(e, s->workspace, IPC_WORKSPACE_MAX, "start.workspace");
+	if (s->schema != NULL) {
+		enc_key(e, "schema");
+		enc_str(e, s->schema, IPC_STR_MAX, "start.schema");
+	}
 	if (s->ndelegates == 0)
 		return;
 	enc_key(e, "delegates");
@@ -500,7 +504,8 @@ codec_nfields(const struct ipc_msg *m)
 {
 	switch (m->type) {
 	case IPC_HELLO:		return 4;
-	case IPC_START:		return 8 + 2 * (m->u.start.ndelegates > 0);
+	case IPC_START:		return 8 + 2 * (m->u.start.ndelegates > 0) +
+				    (m->u.start.schema != NULL);
 	case IPC_LLM:		return 5;
 	case IPC_LLM_OK:	return 2;
 	case IPC_LLM_ERR:	return 3;

@@ -189,7 +189,7 @@ decode_start(struct mp_reader *r, uint32_t n, struct ipc_start *s)
 {
 	static const char *const keys[] = { "path", "depth", "profile",
 	    "task", "context", "limits", "workspace", "history", "delegates",
-	    "delegate_descs" };
+	    "delegate_descs", "schema" };
 	uint32_t	i, seen = 0;
 
 	for (i = 0; i < n && !r->failed; i++) {
@@ -225,6 +225,10 @@ decode_start(struct mp_reader *r, uint32_t n, struct ipc_start *s)
 		case 9:
 			decode_strs(r, &s->delegate_descs, &s->ndescs,
 			    IPC_CALLSTR_MAX, "start.delegate_descs");
+			break;
+		case 10:
+			mp_get_strdup(r, &s->schema, IPC_STR_MAX,
+			    "start.schema");
 			break;
 		default:
 			return -1;
@@ -672,6 +676,7 @@ ipc_msg_free(struct ipc_msg *m)
 			free(m->u.start.delegate_descs[i]);
 		free(m->u.start.delegates);
 		free(m->u.start.delegate_descs);
+		free(m->u.start.schema);
 		break;
 	case IPC_LLM:
 		msg_list_free(&m->u.llm.messages);

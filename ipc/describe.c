@@ -99,6 +99,9 @@ describe_body(struct line *l, const struct ipc_msg *m)
 		describe_msgs(l, "context", &m->u.start.context);
 		if (m->u.start.history.n > 0)
 			describe_msgs(l, "history", &m->u.start.history);
+		if (m->u.start.schema != NULL)
+			describe_add(l, " schema=%zu",
+			    strlen(m->u.start.schema));
 		describe_text(l, "task", m->u.start.task);
 		break;
 	case IPC_LLM:

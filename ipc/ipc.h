@@ -27,7 +27,7 @@
 #include "common/buf.h"
 #include "common/msg.h"
 
-#define IPC_PROTOCOL_VERSION	4
+#define IPC_PROTOCOL_VERSION	5
 
 /* Message types, numbered by phase. Bump the version if any of these change. */
 enum ipc_type {
@@ -151,6 +151,9 @@ struct ipc_start {
 	size_t		 ndelegates;
 	size_t		 ndescs;	/* decoded descriptions (= ndelegates
 					   in a valid message); sending: unused */
+	/* Optional (v5): the run's output schema, JSON Schema text, sent
+	   to a root only: complete()'s result is checked against it. */
+	char		*schema;
 };
 
 struct ipc_llm {

@@ -326,19 +326,6 @@ orch_drive(struct run *r)
 		orch_arm_deadline(r);
 }
 
-/* complete()'s result against the run's output schema: 0 it matches. */
-static int
-orch_check_result(void *arg, const char *result, char *why, size_t whysz)
-{
-	struct run	*r = arg;
-	char		*output = NULL;
-	int		 rc;
-
-	rc = jschema_check_text(r->opts.schema, result, &output, why, whysz);
-	free(output);
-	return rc == 0 ? 0 : -1;
-}
-
 int
 orch_start(struct run *r, const struct msg_list *resume, char *err,
     size_t errsz)
@@ -368,8 +355,8 @@ orch_start(struct run *r, const struct msg_list *resume, char *err,
 	cfg.event_arg = r;
 	cfg.resume = resume;
 	if (r->opts.schema != NULL) {
-		cfg.check_result = orch_check_result;
-		cfg.check_arg = r;
+		cfg.check_result = jschema_agent_check;
+		cfg.check_arg = &r->opts.schema;
 	}
 	/* A follow-up (run --continue): the earlier run's memory. */
 	msg_list_init(&ctx);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "agent/profile.h"
+#include "common/jschema.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
@@ -17,6 +18,8 @@
 #include "store/store.h"
 #include "supervisor/proc_int.h"
 #include "supervisor/run.h"
+
+#define PROC_SCHEMA_WHY_MAX	4096	/* the errors a refused done lists */
 
 static void	proc_do_event(struct worker *);
 static void	proc_do_checkpoint(struct worker *);
@@ -97,6 +100,9 @@ proc_send_start(struct worker *w)
 		s->delegate_descs = w->run->ddescs;
 		s->ndelegates = w->run->ndelegates;
 	}
+	/* A worker root is held to the run's output schema. */
+	if (n == w->run->root && w->run->opts.schema != NULL)
+		s->schema = (char *)(uintptr_t)w->run->opts.schema;
 	proc_send(w, &m);
 	free(s->profile.tools);
 	msg_list_free(&s->context);
@@ -430,6 +436,29 @@ proc_do_checkpoint(struct worker *w)
 	}
 }
 
+/*
+ * A worker root's complete() against the run's output schema, here on
+ * the trusted side: the worker's agent checked it and answered each
+ * refusal to its model, but a worker is not trusted, so a result that
+ * does not match fails the root with the errors.
+ */
+static void
+proc_done_schema(struct run *r, struct node *n)
+{
+	char	why[PROC_SCHEMA_WHY_MAX], msg[PROC_SCHEMA_WHY_MAX + 128];
+
+	if (r->opts.schema == NULL || n != r->root ||
+	    jschema_agent_check(&r->opts.schema, n->result, why,
+	    sizeof(why)) == 0)
+		return;
+	snprintf(msg, sizeof(msg), "the worker's complete() result does not "
+	    "match the output schema: %s", why);
+	log_warnx("agent %s: %s", n->path, msg);
+	n->end = NODE_END_FAIL;
+	free(n->error);
+	n->error = xstrdup(msg);
+}
+
 static void
 proc_do_done(struct worker *w)
 {
@@ -457,7 +486,8 @@ proc_do_done(struct worker *w)
 	if (n->end != NODE_END_COMPLETE) {	/* auto-complete: why */
 		free(n->error);
 		n->error = xstrdup(d->reason ? d->reason : n->result);
-	}
+	} else
+		proc_done_schema(w->run, n);
 	/* n->usage is the broker's own count (broker.c): d->usage is only
 	 * the worker's claim. */
 	n->iterations = d->iterations;

@@ -17,6 +17,7 @@
 #include "agent/profile.h"
 #include "agent/tooldef.h"
 #include "common/clock.h"
+#include "common/jschema.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
@@ -46,6 +47,7 @@ struct worker_state {
 	size_t			 ckpt;		/* messages sent in checkpoints */
 	int			 cancelled;
 	int			 in_log;	/* the log hook is sending */
+	char			*schema;	/* a root's output schema */
 };
 
 /*
@@ -535,6 +537,13 @@ worker_agent(struct worker_state *ws, const struct ipc_start *s)
 		cfg.limits.max_result = s->limits.max_output_bytes;
 	cfg.on_event = worker_event;
 	cfg.event_arg = ws;
+	/* A root with an output schema: complete() is checked here, so the
+	 * model hears a refusal; the supervisor checks the done again. */
+	if (s->schema != NULL) {
+		ws->schema = xstrdup(s->schema);
+		cfg.check_result = jschema_agent_check;
+		cfg.check_arg = &ws->schema;
+	}
 	ws->agent = agent_new(&cfg, err, sizeof(err));
 	free(ws->delegates);
 	ws->delegates = NULL;
@@ -604,5 +613,6 @@ out:
 	free(ws.profile.name);
 	free(ws.profile.prompt);
 	free(ws.profile.source);
+	free(ws.schema);
 	return 0;
 }

@@ -314,6 +314,64 @@ test_schema(void **state)
 	tq_close(&t);
 }
 
+/*
+ * A job whose root is a worker (--profile general, explore) is held to its
+ * schema inside the run as under the orchestrator: the first answer
+ * {"n": "six"} goes back to the model with the error, its {"n": 6} ends
+ * the job done in one attempt with that output.
+ */
+static void
+test_schema_worker_root(void **state)
+{
+	static const char schema[] = "{\"type\":\"object\",\"required\":"
+	    "[\"n\"],\"properties\":{\"n\":{\"type\":\"integer\"}}}";
+	static const char *const profiles[] = { "general", "explore" };
+	struct tq		 t;
+	struct h_run		 r;
+	struct queue_job_new	 jn;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na, i;
+	int64_t			 id[2];
+	int			 existed;
+
+	(void)state;
+	tq_rule("{\"match\":[\"QJOB-WROOT-\",\"expected integer\"],"
+	    "\"repeat\":true,\"responses\":[{\"reply\":{\"calls\":[{\"id\":"
+	    "\"c2\",\"name\":\"complete\",\"arguments\":{\"result\":"
+	    "\"{\\\"n\\\": 6}\"}}]" USAGE "}}]}");
+	tq_rule_complete("QJOB-WROOT-", "\"{\\\"n\\\": \\\"six\\\"}\"");
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	for (i = 0; i < 2; i++) {
+		memset(&jn, 0, sizeof(jn));
+		jn.task = profiles[i][0] == 'g' ? "QJOB-WROOT- general" :
+		    "QJOB-WROOT- explore";
+		jn.profile = profiles[i];
+		jn.workspace = t.ws;
+		jn.max_attempts = 2;
+		jn.schema = schema;
+		if (queue_add(t.q, &jn, &id[i], &existed) == -1)
+			fail_msg("queue_add: %s", queue_errmsg(t.q));
+	}
+	tq_work(&t, &r, NULL, NULL, NULL);
+	if (r.status != 0)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	for (i = 0; i < 2; i++) {
+		tq_get(&t, id[i], &j, &a, &na);
+		if (j.status != QUEUE_DONE || j.attempts != 1 ||
+		    j.output == NULL || strcmp(j.output, "{\"n\":6}") != 0)
+			fail_msg("%s: status %d, attempts %d, output %s, "
+			    "error %s", profiles[i], (int)j.status,
+			    (int)j.attempts, j.output ? j.output : "(none)",
+			    j.error ? j.error : "(none)");
+		queue_job_free(&j);
+		queue_attempts_free(a, na);
+	}
+	tq_close(&t);
+}
+
 #define TQ_500	"{\"status\":500,\"body\":{\"error\":{\"message\":" \
 		"\"FAKE-OUTAGE\"}}}"
 
@@ -1990,6 +2048,8 @@ main(void)
 		cmocka_unit_test_teardown(test_jobs_succeed,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_schema, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_schema_worker_root,
+		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_fails_twice_then_succeeds,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_dead, h_fakellm_teardown),

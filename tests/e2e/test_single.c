@@ -393,6 +393,115 @@ test_root_llm_error(void **state)
 	h_run_free(&r);
 }
 
+/* --- the output schema for a root in a worker ------------------------ */
+
+/* {"n": integer}, as the --schema tests of test_e2e.c. */
+#define SCHEMA_N	"{\"type\":\"object\",\"required\":[\"n\"]," \
+			"\"properties\":{\"n\":{\"type\":\"integer\"}}}"
+
+/* A rule: a request holding every marker (a JSON array of strings, or
+ * one string) gets a complete() with result, JSON text. */
+#define SCHEMA_RULE(match, result) \
+	" {\"match\": " match ", \"repeat\": true, \"responses\": [{\"reply\":" \
+	"  {\"calls\": [{\"id\": \"c1\", \"name\": \"complete\", \"arguments\":" \
+	"  {\"result\": \"" result "\"}}]}}]}"
+
+/* The model answers {"n": "six"} until its request holds the error the
+ * refusal names, then {"n": 6}. */
+static const char schema_fix_script[] = "{\"rules\": [\n"
+    SCHEMA_RULE("[\"SCHEMA-TASK\", \"expected integer, got string\"]",
+    "{\\\"n\\\": 6}") ",\n"
+    SCHEMA_RULE("\"SCHEMA-TASK\"", "{\\\"n\\\": \\\"six\\\"}") "\n]}\n";
+
+/* One that never complies. */
+static const char schema_never_script[] = "{\"rules\": [\n"
+    SCHEMA_RULE("\"SCHEMA-TASK\"", "{\\\"n\\\": \\\"six\\\"}") "\n]}\n";
+
+/* warren run --profile P --schema s.json SCHEMA-TASK against fakellm with
+ * script, in a directory name of its own; the request log in *reqs (the
+ * caller frees). 1: skip. */
+static int
+schema_run(struct h_ws *c, struct h_run *r, const char *profile,
+    const char *script, const char *name, char **reqs)
+{
+	struct h_fakellm fl;
+	char		 schema[PATH_MAX + 16], dir[PATH_MAX];
+	char		*argv[] = { "warren", "run", "--no-store", "--in-place",
+			    "--workspace", c->ws, "--profile",
+			    (char *)(uintptr_t)profile, "--schema", schema,
+			    "SCHEMA-TASK", NULL };
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=k",
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    NULL };
+
+	h_ws_cassette_close(c);
+	snprintf(dir, sizeof(dir), "%s/%s", c->dir, name);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(schema, sizeof(schema), "%s/s.json", dir);
+	h_write(dir, "s.json", SCHEMA_N, 0644);
+	if (fake_start(&fl, dir, script) == 1)
+		return 1;
+	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	*reqs = h_read_file(fl.log);
+	assert_non_null(*reqs);
+	return 0;
+}
+
+/*
+ * A root in a worker (general, explore) is held to --schema as the
+ * orchestrator is: {"n": "six"} is refused, the model is told why in
+ * complete()'s result, and its {"n": 6} ends the run done with it.
+ */
+static void
+test_schema_worker_root(void **state)
+{
+	static const char *const profiles[] = { "general", "explore" };
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		*reqs;
+	size_t		 i;
+
+	for (i = 0; i < 2; i++) {
+		if (schema_run(c, &r, profiles[i], schema_fix_script,
+		    profiles[i], &reqs) == 1)
+			skip();
+		if (r.status != 0 || strcmp(r.out, "{\"n\": 6}\n") != 0)
+			fail_msg("%s: status %d\n%s\n%s", profiles[i],
+			    r.status, r.out, r.err);
+		/* The second request carried the refusal, as the result of
+		 * the first complete() call. */
+		if (strstr(reqs, "complete() refused (1 of 3): the result "
+		    "does not match the output schema:\\n$.n: expected "
+		    "integer, got string") == NULL)
+			fail_msg("%s: no refusal sent\n%s", profiles[i], reqs);
+		free(reqs);
+		h_run_free(&r);
+	}
+}
+
+/* A model that never complies: the third refusal fails the run, exit 1,
+ * with the errors, as for the orchestrator. */
+static void
+test_schema_worker_never(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		*reqs;
+
+	if (schema_run(c, &r, "general", schema_never_script, "never",
+	    &reqs) == 1)
+		skip();
+	if (r.status != 1 || strstr(r.err, "complete() refused 3 times by "
+	    "the output schema; the last result: $.n: expected integer, "
+	    "got string") == NULL || strstr(r.out, "six") != NULL)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	/* Three complete() calls, three requests: no fourth turn. */
+	assert_int_equal(h_count_lines(reqs, "SCHEMA-TASK", NULL), 3);
+	free(reqs);
+	h_run_free(&r);
+}
+
 static const char cont_script[] =
 "{\"rules\": [\n"
 " {\"match\": \"THIRD-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
@@ -605,6 +714,10 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_root_llm_error, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_schema_worker_root, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_schema_worker_never,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_continue, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_continue_refused, setup,

@@ -94,6 +94,9 @@ samples_start(struct ipc_start *s, int minimal)
 		s->delegate_descs[0] = xstrdup("Find things, read-only");
 		s->delegates[1] = xstrdup("scout");
 		s->delegate_descs[1] = xstrdup("");
+		/* A root's output schema (v5). */
+		s->schema = xstrdup("{\"type\":\"object\",\"required\":"
+		    "[\"n\"]}");
 	}
 }
 

@@ -119,6 +119,8 @@ test_roundtrip_fields(void **state)
 	assert_int_equal(m.u.start.limits.timeout_ms, 600000);
 	assert_int_equal(m.u.start.limits.max_output_bytes, 65536);
 	assert_string_equal(m.u.start.workspace, "/home/user/project");
+	assert_string_equal(m.u.start.schema,
+	    "{\"type\":\"object\",\"required\":[\"n\"]}");
 	assert_int_equal(m.u.start.history.n, 5);
 	assert_string_equal(m.u.start.history.v[4].call_id, "call_2");
 	ipc_msg_free(&m);
@@ -131,6 +133,7 @@ test_roundtrip_fields(void **state)
 	assert_int_equal(ipc_msg_decode(buf_head(&b), buf_left(&b), &m, err,
 	    sizeof(err)), 0);
 	assert_int_equal(m.u.start.history.n, 0);
+	assert_null(m.u.start.schema);		/* not a root with one */
 	ipc_msg_free(&m);
 
 	/* spawn carries the delegate call's id (resume matches by it). */

@@ -419,7 +419,7 @@ static const struct step perm_steps[] = {
 	    "permitted in state new" },
 	{ W, IPC_LLM, 1, 0, "not permitted in state new" },
 	{ W, IPC_EVENT, 0, 0, "not permitted in state new" },
-	{ W, IPC_HELLO, V + 1, 0, "protocol version 5, expected 4" },
+	{ W, IPC_HELLO, V + 1, 0, "protocol version 6, expected 5" },
 	{ W, IPC_HELLO, V, 1, NULL },
 	{ W, IPC_HELLO, V, 0, "hello from the worker is not permitted in "
 	    "state hello" },
