@@ -88,11 +88,35 @@ behav_term_tool(void *self, struct agent *a, const char *name,
 	return *text == NULL ? -1 : 0;
 }
 
+/*
+ * No complete() after the reminders: the last text is the result, unless
+ * the agent's check (the run's output schema) refuses it. A result the
+ * schema refuses never ends an agent as done, called or not.
+ */
+static void
+behav_term_auto(struct behav_term *t, struct agent *a)
+{
+	char	why[BEHAV_TERM_WHY_MAX], reason[BEHAV_TERM_WHY_MAX + 160];
+
+	if (a->check_result != NULL && a->check_result(a->check_arg,
+	    a->last_text ? a->last_text : "", why, sizeof(why)) != 0) {
+		snprintf(reason, sizeof(reason), "no complete() call after %u "
+		    "reminders, and the last text does not match the output "
+		    "schema: %s", t->reminders, why);
+		agent_finish(a, AGENT_FAIL, a->last_text, reason);
+		return;
+	}
+	snprintf(reason, sizeof(reason), "auto-completed: no complete() or "
+	    "fail() call after %u reminders; the result is the last text",
+	    t->reminders);
+	agent_finish(a, AGENT_AUTO_COMPLETE, a->last_text, reason);
+}
+
 static void
 behav_term_hook(void *self, struct agent *a, const struct agent_hook_info *h)
 {
 	struct behav_term	*t = self;
-	char			 msg[512], why[128];
+	char			 msg[512];
 
 	if (h->hook != AGENT_HOOK_ROUND_END || a->status != AGENT_RUNNING)
 		return;
@@ -101,10 +125,7 @@ behav_term_hook(void *self, struct agent *a, const struct agent_hook_info *h)
 		return;
 	}
 	if (t->reminders >= a->lim.max_reminders) {
-		snprintf(why, sizeof(why), "auto-completed: no complete() or "
-		    "fail() call after %u reminders; the result is the last "
-		    "text", t->reminders);
-		agent_finish(a, AGENT_AUTO_COMPLETE, a->last_text, why);
+		behav_term_auto(t, a);
 		return;
 	}
 	t->reminders++;

@@ -451,8 +451,9 @@ proc_done_schema(struct run *r, struct node *n)
 	    jschema_agent_check(&r->opts.schema, n->result, why,
 	    sizeof(why)) == 0)
 		return;
-	snprintf(msg, sizeof(msg), "the worker's complete() result does not "
-	    "match the output schema: %s", why);
+	snprintf(msg, sizeof(msg), "the worker's %sresult does not "
+	    "match the output schema: %s", n->end == NODE_END_COMPLETE ?
+	    "complete() " : "", why);
 	log_warnx("agent %s: %s", n->path, msg);
 	n->end = NODE_END_FAIL;
 	free(n->error);
@@ -486,7 +487,9 @@ proc_do_done(struct worker *w)
 	if (n->end != NODE_END_COMPLETE) {	/* auto-complete: why */
 		free(n->error);
 		n->error = xstrdup(d->reason ? d->reason : n->result);
-	} else
+	}
+	/* Called or auto-completed, a result is held to the schema. */
+	if (n->end == NODE_END_COMPLETE || n->end == NODE_END_AUTO_COMPLETE)
 		proc_done_schema(w->run, n);
 	/* n->usage is the broker's own count (broker.c): d->usage is only
 	 * the worker's claim. */

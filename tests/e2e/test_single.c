@@ -502,6 +502,42 @@ test_schema_worker_never(void **state)
 	h_run_free(&r);
 }
 
+/* One that never calls complete(): it answers in text, every time. */
+static const char schema_text_script[] = "{\"rules\": [\n"
+    " {\"match\": \"SCHEMA-TASK\", \"repeat\": true, \"responses\":"
+    " [{\"reply\": {\"text\": \"n is six\"}}]}\n]}\n";
+
+/*
+ * A root that never calls complete() is auto-completed with its last
+ * text after the reminders; with --schema that text is held to the schema
+ * too (orchestrator, general, explore alike): "n is six" fails the run,
+ * exit 1, with why, and is not printed as the result. Before, the run
+ * printed it and exited 0.
+ */
+static void
+test_schema_auto(void **state)
+{
+	static const char *const profiles[] = { "orchestrator", "general",
+	    "explore" };
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		*reqs, name[32];
+	size_t		 i;
+
+	for (i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "auto-%s", profiles[i]);
+		if (schema_run(c, &r, profiles[i], schema_text_script, name,
+		    &reqs) == 1)
+			skip();
+		if (r.status != 1 || strstr(r.err, "does not match the output "
+		    "schema") == NULL || strstr(r.out, "n is six") != NULL)
+			fail_msg("%s: status %d\n%s\n%s", profiles[i],
+			    r.status, r.out, r.err);
+		free(reqs);
+		h_run_free(&r);
+	}
+}
+
 static const char cont_script[] =
 "{\"rules\": [\n"
 " {\"match\": \"THIRD-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
@@ -718,6 +754,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_schema_worker_never,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_schema_auto, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_continue, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_continue_refused, setup,

@@ -367,47 +367,62 @@ flood_checkpoints(struct ctx *c, unsigned n, size_t len, char *path,
 /*
  * A root in a worker with --schema whose done claims a complete() the
  * schema refuses (a worker that skipped its own check): the supervisor
- * checks the result itself, and the run fails with the errors instead of
+ * checks the result itself, a complete() and an auto-complete alike, and
+ * the run fails with the errors instead of
  * printing it.
  */
 static void
 test_done_off_schema(void **state)
 {
+	/* A complete() and an auto-complete (the worker's claim that its
+	 * model never called complete()) alike. */
+	static const struct {
+		enum ipc_status	 status;
+		const char	*said;
+	} ends[] = {
+		{ IPC_STATUS_COMPLETE, "the worker's complete() result" },
+		{ IPC_STATUS_AUTO_COMPLETE, "the worker's result" },
+	};
 	struct ctx	*c = *state;
 	struct h_run	 r;
 	struct ipc_msg	 m;
 	FILE		*f;
 	char		 hello[PATH_MAX], done[PATH_MAX], schema[PATH_MAX];
-	char		 script[2 * PATH_MAX + 64];
+	char		 script[2 * PATH_MAX + 64], want[128];
 	char		*argv[] = { "warren", "run", "--json", "--workspace",
 			    c->ws, "--replay", c->cas, "--db", c->db,
 			    "--worker", c->worker, "--allow-weaker-sandbox",
 			    "--profile", "explore", "--schema", schema,
 			    "rogue root", NULL };
+	size_t		 i;
 
 	flood_hello(c, hello, sizeof(hello));
-	f = flood_open(c, "done.bin", done, sizeof(done));
-	memset(&m, 0, sizeof(m));
-	m.type = IPC_DONE;
-	m.u.done.status = IPC_STATUS_COMPLETE;
-	m.u.done.result = "{\"n\": \"six\"}";
-	frame_put(f, &m);
-	fclose(f);
 	snprintf(schema, sizeof(schema), "%s/s.json", c->dir);
 	h_write(c->dir, "s.json", "{\"type\":\"object\",\"required\":[\"n\"],"
 	    "\"properties\":{\"n\":{\"type\":\"integer\"}}}", 0644);
-	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s >&4\n", hello,
-	    done);
-	h_write(c->ws, "rogue-worker", script, 0755);
-	h_hang_guard = ROGUE_GUARD_S;
-	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
-	if (r.status != 1 || h_count_lines(r.out, "\"event\":\"done\"",
-	    "the worker's complete() result does not match the output "
-	    "schema: $.n: expected integer, got string") != 1 ||
-	    h_count_lines(r.out, "\"event\":\"result\",\"ok\":false",
-	    "\"exit\":1") != 1)
-		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
-	h_run_free(&r);
+	for (i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		f = flood_open(c, "done.bin", done, sizeof(done));
+		memset(&m, 0, sizeof(m));
+		m.type = IPC_DONE;
+		m.u.done.status = ends[i].status;
+		m.u.done.result = "{\"n\": \"six\"}";
+		m.u.done.reason = "no complete() call";
+		frame_put(f, &m);
+		fclose(f);
+		snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s >&4\n",
+		    hello, done);
+		h_write(c->ws, "rogue-worker", script, 0755);
+		snprintf(want, sizeof(want), "%s does not match the output "
+		    "schema: $.n: expected integer, got string", ends[i].said);
+		h_hang_guard = ROGUE_GUARD_S;
+		assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+		if (r.status != 1 || h_count_lines(r.out, "\"event\":\"done\"",
+		    want) != 1 || h_count_lines(r.out,
+		    "\"event\":\"result\",\"ok\":false", "\"exit\":1") != 1)
+			fail_msg("%s: status %d\n%s\n%s", ends[i].said,
+			    r.status, r.out, r.err);
+		h_run_free(&r);
+	}
 }
 
 /* Run a flooding worker: script, with extra environment (the quota).
