@@ -279,6 +279,10 @@ struct store_summary_policy {
  * -1 (ENAMETOOLONG) if it does not fit, (ENOENT) if there is no home.
  */
 int		 store_path(char *out, size_t outsz, const char *explicit_path);
+/* store_lock.c: other processes that have a database file open (their
+ * pids and names), for a busy message: "pid 123 (sqlite3)"; "" if none
+ * is found (another user's processes cannot be seen). */
+void		 store_lock_holders(const char *path, char *out, size_t outsz);
 /* NULL on error, with the reason (naming the file) in err. */
 struct store	*store_open(const char *path, int flags, char *err, size_t errsz);
 /* Flushes (errors are logged), then closes. NULL is fine. */
