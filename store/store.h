@@ -20,7 +20,8 @@
  * own holds the connection and applies the writes in order, from a bounded
  * queue; the calls below return at once (docs/memory.md, "The writer
  * thread"), and a commit waiting for another process's lock does not stop
- * the caller.
+ * the caller. It commits on its own whenever it has applied what is
+ * queued: no batch is held open waiting for the loop's store_flush().
  *
  * Durability: WAL with synchronous=NORMAL. A committed batch survives a
  * crash or kill -9 of the supervisor; only a power loss or OS crash can

@@ -6,8 +6,9 @@
  * (w->in) that only the writer thread uses from then on: SQLite still has
  * one owner, now a thread. The struct the caller holds becomes a front
  * end. A write copies its arguments into a queue item and returns at once;
- * the writer applies the items in order, in the same batches as before (a
- * commit at each store_flush(), or at the batch cap). When a commit waits
+ * the writer applies the items in order and commits once the queue is
+ * empty (group commit; also at a store_flush() and at the batch cap), so
+ * no batch stays open while the writer waits. When a commit waits
  * for a lock another process holds, agents, LLM turns and tools go on and
  * their writes queue. The queue is bounded (items and bytes): a producer
  * that finds it full waits for room; nothing is ever dropped. The writer
