@@ -15,6 +15,9 @@
  *    message with a tool call and usage, 1 in 3 a tool result, 1 in 3
  *    user text; 200-byte texts), at batch caps 1, 64 and the default;
  * 3. merge nodes/s: store_node_merge with 3 parents each;
+ * 3b. -w only: messages one at a time, 1 ms apart, as a run writes them
+ *    (a turn, a tool result): the CPU per message, the writer's commits
+ *    included;
  * 4. context: store_context of a node 10 levels deep with 100 summarised
  *    ancestors (plus the unsummarised root)
  *    (10 levels of 10 nodes, each node a child of every node of the
@@ -231,6 +234,35 @@ bench_messages(long n, size_t batch)
 	return rate;
 }
 
+/* The bench_messages mix, but one message at a time, 1 ms apart: what a
+ * run's turns and tool results cost the store, commits included. */
+static struct bench_rate
+bench_trickle(long n)
+{
+	struct store		*st;
+	struct msg		 m = { .role = MSG_USER };
+	struct timespec		 gap = { 0, 1000 * 1000 };
+	char			 text[201];
+	int64_t			 run, root;
+	struct bench_clock	 c;
+	struct bench_rate	 rate;
+	long			 i;
+
+	st = bench_open(&run, &root);
+	memset(text, 'x', 200);
+	text[200] = '\0';
+	m.text = text;
+	bench_go(st, &c);
+	for (i = 0; i < n; i++) {
+		bench_check(st, store_msg_append(st, root, &m, NULL));
+		nanosleep(&gap, NULL);
+	}
+	bench_check(st, store_sync(st));
+	rate = bench_stop(&c, (double)n);
+	bench_close(st);
+	return rate;
+}
+
 static struct bench_rate
 bench_merges(long n)
 {
@@ -363,7 +395,7 @@ main(int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: bench_store [-n NODES]"
-			    " [-m MESSAGES] [-r REPEATS] [-d DIR]\n");
+			    " [-m MESSAGES] [-r REPEATS] [-d DIR] [-w]\n");
 			return 2;
 		}
 	}
@@ -402,6 +434,15 @@ main(int argc, char **argv)
 		printf("%-44s %12.0f %12.0f\n", label, bench_median(v, reps),
 		    bench_median(w, reps));
 	}
+	for (r = 0; bench_writer && r < reps; r++) {
+		rt = bench_trickle(2000);
+		v[r] = 1e6 / rt.wall;
+		w[r] = 1e6 / rt.cpu;
+	}
+	if (bench_writer)
+		printf("messages one at a time, 1 ms apart: %.1f us cpu a"
+		    " message (%.0f us wall)\n", bench_median(w, reps),
+		    bench_median(v, reps));
 	ctx = bench_context(200, &nctx, &ctxcpu);
 	printf("context of a node 10 levels deep, 100 summarised ancestors,"
 	    " 50 own messages:\n  %.0f us wall, %.0f us cpu (median of 200;"

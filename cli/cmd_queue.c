@@ -24,6 +24,7 @@
 #include "common/jtext.h"
 #include "common/str.h"
 #include "common/xmalloc.h"
+#include "store/store.h"
 
 static const struct cmd cmd_queue_cmds[] = {
 	{ "add", "[options] TASK | --jsonl FILE | --csv FILE --template T",
@@ -63,7 +64,8 @@ cmd_queue_usage(FILE *f)
 		fprintf(f, "  %-7s %s\n          %s\n", cmd_queue_cmds[i].name,
 		    cmd_queue_cmds[i].usage, cmd_queue_cmds[i].summary);
 	fprintf(f, "\nThe queue is --queue URL, else $WARREN_QUEUE_URL, else "
-	    "the state database\n($XDG_STATE_HOME/warren/warren.db). "
+	    "queue_url in your config,\nelse queue.db beside the state "
+	    "database ($XDG_STATE_HOME/warren/queue.db).\n"
 	    "docs/queue.md tells more.\n");
 	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
 }
@@ -107,7 +109,7 @@ static const struct config_key cmd_queue_keys[] = {
 	{ "queue_url", CONFIG_STRING, "WARREN_QUEUE_URL", NULL, 0, 0, NULL,
 	    CONFIG_NOPROJECT | CONFIG_SECRET, "the queue of `warren queue`: "
 	    "a SQLite file or postgresql://USER@HOST/DB (many machines); "
-	    "unset: the state database" },
+	    "unset: queue.db beside the state database" },
 };
 
 int
@@ -119,7 +121,8 @@ cmd_queue_declare(struct config *c)
 
 /* queue_url from the environment or the user's config (with every key a
  * run reads declared, so that the file reads as it does for a run): 0
- * with *url (NULL: the state database; free it), or -1 said. */
+ * with *url (NULL: the default, queue.db beside the state database;
+ * free it), or -1 said. */
 static int
 cmd_queue_config_url(const char *name, char **url)
 {
@@ -145,6 +148,39 @@ cmd_queue_config_url(const char *name, char **url)
 	return rc;
 }
 
+/*
+ * The default queue (queue.db) where the state database holds the queue
+ * an older warren kept there: a command that only reads, finding no
+ * queue.db, says where the old one is and how to reach it rather than
+ * "no queue"; any command says so while the old one has jobs to run.
+ * Nothing is moved (docs/queue.md "Where the queue lives"). -1 said.
+ */
+static int
+cmd_queue_legacy(const char *name, unsigned flags)
+{
+	char	db[PATH_MAX], qf[PATH_MAX];
+	int64_t	jobs, open;
+
+	if (store_path(db, sizeof(db), NULL) == -1 ||
+	    queue_path(qf, sizeof(qf), NULL) == -1 || strcmp(db, qf) == 0 ||
+	    !queue_legacy(db, &jobs, &open))
+		return 0;
+	if ((flags & QUEUE_OPEN_EXISTING) && access(qf, F_OK) == -1) {
+		cmd_queue_error(name, "no queue at %s: the file does not exist;"
+		    " the state database %s holds the queue an older warren "
+		    "kept there (%lld jobs, %lld to run): give --queue %s (or "
+		    "queue_url in your config) to reach it", qf, db,
+		    (long long)jobs, (long long)open, db);
+		return -1;
+	}
+	if (open > 0)
+		cmd_queue_error(name, "note: the queue is %s; the state "
+		    "database %s still holds %lld jobs to run in the queue an "
+		    "older warren kept there: `warren queue work --queue %s` "
+		    "runs them", qf, db, (long long)open, db);
+	return 0;
+}
+
 /* No queue there (QUEUE_OPEN_EXISTING) is the user's, as an unknown
  * job is: exit 2; the rest the database's: exit 6. */
 static struct queue *
@@ -160,6 +196,10 @@ cmd_queue_open_flags(const char *name, const char *url, unsigned flags,
 	}
 	if (url == NULL)
 		url = conf;
+	if (queue_url_default(url) && cmd_queue_legacy(name, flags) == -1) {
+		*exitp = WARREN_EXIT_USAGE;
+		return NULL;
+	}
 	if ((q = queue_open_flags(url, flags, err, sizeof(err))) == NULL) {
 		*exitp = errno == ENOENT ? WARREN_EXIT_USAGE :
 		    WARREN_EXIT_STORE;

@@ -68,8 +68,10 @@ int	cmd_queue_parse(int argc, char **argv, unsigned allowed,
 /* Say msg on stderr as "warren queue NAME: msg", escaped. */
 void	cmd_queue_error(const char *name, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
-/* The queue --queue URL names, else $WARREN_QUEUE_URL, else the state
- * database; NULL with *exitp set (said on stderr). cmd_queue_open takes
+/* The queue --queue URL names, else queue_url ($WARREN_QUEUE_URL or the
+ * user's config), else queue.db beside the state database (an older
+ * warren's queue in the state database is said, cmd_queue_legacy); NULL
+ * with *exitp set (said on stderr). cmd_queue_open takes
  * only a queue that is there (ls, show, cancel ...: none is exit 2, and
  * nothing is made); cmd_queue_create makes it if need be (add, work). */
 struct queue *cmd_queue_open(const char *name, const char *url, int *exitp);

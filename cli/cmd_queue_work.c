@@ -2,7 +2,7 @@
  * warren queue work [--queue URL] [--jobs N] [--follow] [--lease D] [--json]
  *
  * The queue: --queue URL, else queue_url ($WARREN_QUEUE_URL or the user's
- * config), else the state database.
+ * config), else queue.db beside the state database.
  * Claims jobs with a lease, up to --jobs at once, and runs each as one
  * `warren run` child (queue_runner.c). One poll() loop, no threads: the
  * children's pipes, a heartbeat per job every lease / 3 (a lost lease

@@ -35,6 +35,7 @@
 #include "common/str.h"
 #include "common/xmalloc.h"
 #include "llm/llm.h"
+#include "queue/queue.h"
 #include "spawnd/spawn.h"
 #include "store/store.h"
 #include "supervisor/run.h"
@@ -761,14 +762,17 @@ cmd_run_masks(struct cmd_run_ctx *x, const struct config *c)
 {
 	static const char *const files[] = { "api_key_file", "record" };
 	const char	*f;
+	char		 q[PATH_MAX];
 	size_t		 i, n;
 
 	n = cmd_run_mask_db(x, x->db, 0);
-	/* The shared rate limits' queue, when it is another file: a worker
-	 * that could write it could add jobs to the queue. */
-	if (x->rate != NULL && (f = rate_gate_file(x->rate)) != NULL &&
-	    strcmp(f, x->db) != 0)
-		n = cmd_run_mask_db(x, f, n);
+	/* The queue's file, when it is another (queue.db beside the
+	 * database, or queue_url's), whether this run's rate gate uses it
+	 * or not: a worker that could write it could add jobs. */
+	f = config_str(c, "queue_url");
+	if (!queue_url_is_pg(f) && queue_path(q, sizeof(q), f) == 0 &&
+	    strcmp(q, x->db) != 0)
+		n = cmd_run_mask_db(x, q, n);
 	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		if ((f = config_str(c, files[i])) == NULL ||
 		    realpath(f, x->mask[n]) == NULL)

@@ -9,7 +9,6 @@
  * so (at most every 10 s): the endpoint's own 429s still slow this run,
  * and a stalled database must not stall every agent of every run.
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +17,6 @@
 #include "common/log.h"
 #include "llm/llm.h"
 #include "queue/queue.h"
-#include "store/store.h"
 
 #define RATE_GATE_WARN_MS	10000
 
@@ -28,7 +26,6 @@ struct rate_gate {
 	unsigned	 rpm;
 	uint64_t	 tpm;
 	uint64_t	 warned_ms;	/* monotonic; 0: never */
-	char		 file[PATH_MAX];	/* "" for PostgreSQL */
 };
 
 static void
@@ -94,9 +91,6 @@ rate_gate_open(const struct llm_config *lc, struct llm_engine *e,
 		snprintf(err, errsz, "shared rate limits: out of memory");
 		goto fail;
 	}
-	if (!queue_url_is_pg(url) &&
-	    store_path(g->file, sizeof(g->file), url) == -1)
-		g->file[0] = '\0';
 	if ((g->q = queue_open(url, err, errsz)) == NULL)
 		goto fail;
 	g->rpm = lc->rpm;
@@ -112,12 +106,6 @@ fail:
 		free(g->endpoint);
 	free(g);
 	return NULL;
-}
-
-const char *
-rate_gate_file(const struct rate_gate *g)
-{
-	return g->file[0] != '\0' ? g->file : NULL;
 }
 
 void

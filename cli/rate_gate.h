@@ -15,14 +15,13 @@ struct rate_gate;
 
 /*
  * Open the queue at url (queue_url: $WARREN_QUEUE_URL or the user's
- * config; NULL or "": the state database) for lc's endpoint and limits,
+ * config; NULL or "": queue.db beside the state database, queue_path)
+ * for lc's endpoint and limits,
  * and put the gate on e. NULL with err when the queue cannot be opened.
  */
 struct rate_gate	*rate_gate_open(const struct llm_config *lc,
 			    struct llm_engine *e, const char *url, char *err,
 			    size_t errsz);
-/* The queue's file when it is one (to mask in sandboxes), else NULL. */
-const char		*rate_gate_file(const struct rate_gate *);
 /* Take the gate off e, then close. */
 void			 rate_gate_close(struct rate_gate *,
 			    struct llm_engine *e);

@@ -4,10 +4,10 @@
  * agent tree, memory graph and copy-on-write layer), retried with backoff,
  * their results kept. docs/queue.md is the user's page.
  *
- * A backend keeps the queue: SQLite (queue_sqlite.c: tables of their own in
- * the state database, $XDG_STATE_HOME/warren/warren.db, WAL) now, and
- * PostgreSQL next, behind the same functions (struct queue_ops, private to
- * queue/). Everything here is durable once a call returns 0.
+ * A backend keeps the queue: SQLite (queue_sqlite.c: by default a file of
+ * its own beside the state database, $XDG_STATE_HOME/warren/queue.db,
+ * WAL; queue_path.c) or PostgreSQL (queue_pg.c), behind the same
+ * functions (struct queue_ops, private to queue/). Everything here is durable once a call returns 0.
  *
  * Lifecycle of a job:
  *
@@ -149,9 +149,12 @@ struct queue;
 /*
  * url: a file path (SQLite; created with its directory, 0700) or a
  * postgresql:// (postgres://) URL or "postgresql:" followed by libpq
- * keywords. NULL: the state database. errsz bytes of err say why on NULL
- * (a URL's password masked).
+ * keywords. NULL or "": queue.db beside the state database (queue_path).
+ * errsz bytes of err say why on NULL (a URL's password masked). A SQLite
+ * file whose write lock another process holds is waited for, up to
+ * QUEUE_OPEN_WAIT_MS, said once on stderr with who holds it.
  */
+#define QUEUE_OPEN_WAIT_MS	30000
 struct queue	*queue_open(const char *url, char *err, size_t errsz);
 /* queue_open with flags: QUEUE_OPEN_EXISTING opens only a queue that is
  * there (a SQLite file with the queue's tables, a PostgreSQL database
@@ -254,6 +257,18 @@ int		 queue_changes(struct queue *, int64_t id, void **data,
 int		 queue_applied(struct queue *, int64_t id, const char *by);
 /* Is url a PostgreSQL one? */
 int		 queue_url_is_pg(const char *url);
+
+/* queue_path.c: where the queue lives by default */
+/* Is url the default (NULL or "")? */
+int		 queue_url_default(const char *url);
+/* The SQLite file of a queue url that is not PostgreSQL: url itself, or
+ * for the default queue.db in the state database's directory (WARREN_DB's,
+ * else $XDG_STATE_HOME/warren). 0, or -1 with errno. */
+int		 queue_path(char *out, size_t outsz, const char *url);
+/* Does the state database statedb hold the queue of an older warren (its
+ * queue_jobs table, with jobs)? 1 with *jobs and *open (queued, running,
+ * retrying), else 0 (no file, no table, no job, not readable). */
+int		 queue_legacy(const char *statedb, int64_t *jobs, int64_t *open);
 /* url with its password as "***" (in user:password@ and password=), to
  * say in messages; out always terminated. */
 void		 queue_url_mask(const char *url, char *out, size_t outsz);

@@ -23,6 +23,8 @@
 /* How long a call waits for a lock another process holds (a claim
  * behind a run's batch commit) before it fails. */
 #define QUEUE_BUSY_TIMEOUT_MS	30000
+/* A lock held longer at open is said (qs_lock_wait). */
+#define QS_LOCK_QUIET_MS	1000
 
 /* queue_meta's schema_version of this program's SQLite tables. */
 #define QUEUE_SQLITE_SCHEMA_VERSION	3

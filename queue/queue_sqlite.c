@@ -1,7 +1,9 @@
 /*
  * The queue on SQLite: tables of its own (queue_jobs, queue_attempts,
- * queue_meta) in the state database, beside the store's, which it never
- * touches. qs_ is this backend's prefix (queue_sqlite*.c).
+ * queue_meta, queue_rate) in a warren database file: by default queue.db
+ * beside the state database (queue_path.c), or the file --queue names
+ * (the state database itself too); it never touches the store's tables
+ * there. qs_ is this backend's prefix (queue_sqlite*.c).
  *
  * Every change that reads then writes (add, claim, heartbeat, complete,
  * fail, cancel, purge) runs in BEGIN IMMEDIATE: the write lock is taken
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/log.h"
 #include "queue/queue_sqlite_int.h"
 #include "store/store.h"
 
@@ -571,6 +574,53 @@ qs_store_ready(struct queue *q, const char *path, unsigned flags)
 	return 0;
 }
 
+/*
+ * Another process may hold the file's write lock for a while: a run
+ * committing, a worker killed in a transaction whose runs live on,
+ * sqlite3 in a shell. Wait for it before opening, up to
+ * QUEUE_OPEN_WAIT_MS, saying once who holds it, rather than fail at the
+ * first busy timeout. A file that is not there or cannot be written is
+ * left to store_open to report.
+ */
+static int
+qs_lock_wait(struct queue *q, const char *path)
+{
+	sqlite3		*h = NULL;
+	char		 who[256];
+	int		 rc;
+
+	if (access(path, F_OK) == -1)
+		return 0;
+	if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		sqlite3_close(h);
+		return 0;
+	}
+	sqlite3_busy_timeout(h, QS_LOCK_QUIET_MS);
+	rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) & 0xff;
+	if (rc == SQLITE_BUSY) {
+		store_lock_holders(path, who, sizeof(who));
+		log_warnx("queue %s: another process holds its write lock "
+		    "(%s); waiting for it, at most %d s", path, *who ? who :
+		    "not one of this user's processes: see fuser(1)",
+		    QUEUE_OPEN_WAIT_MS / 1000);
+		sqlite3_busy_timeout(h, QUEUE_OPEN_WAIT_MS - QS_LOCK_QUIET_MS);
+		rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) &
+		    0xff;
+	}
+	if (rc == SQLITE_OK)
+		sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_close(h);
+	if (rc == SQLITE_BUSY) {
+		store_lock_holders(path, who, sizeof(who));
+		return queue_seterr(q, "queue %s: another process held its "
+		    "write lock for %d s (%s): wait for it to end, or stop it",
+		    path, QUEUE_OPEN_WAIT_MS / 1000, *who ? who :
+		    "not one of this user's processes: see fuser(1)");
+	}
+	return 0;
+}
+
 static int
 qs_open(struct queue *q, const char *url, unsigned flags)
 {
@@ -579,9 +629,12 @@ qs_open(struct queue *q, const char *url, unsigned flags)
 	if ((be = calloc(1, sizeof(*be))) == NULL)
 		return queue_seterr(q, "queue: out of memory");
 	q->be = be;
-	if (store_path(be->path, sizeof(be->path), url) == -1)
-		return queue_seterr(q, "queue: no state database path: %s "
-		    "(set XDG_STATE_HOME or WARREN_DB)", strerror(errno));
+	if (queue_path(be->path, sizeof(be->path), url) == -1)
+		return queue_seterr(q, "queue: no path for the queue: %s "
+		    "(set XDG_STATE_HOME or WARREN_DB, or give --queue)",
+		    strerror(errno));
+	if (qs_lock_wait(q, be->path) == -1)
+		return -1;
 	if (qs_store_ready(q, be->path, flags) == -1)
 		return -1;
 	if (sqlite3_open_v2(be->path, &be->db, SQLITE_OPEN_READWRITE |

@@ -20,7 +20,8 @@
  * own holds the connection and applies the writes in order, from a bounded
  * queue; the calls below return at once (docs/memory.md, "The writer
  * thread"), and a commit waiting for another process's lock does not stop
- * the caller.
+ * the caller. It commits on its own whenever it has applied what is
+ * queued: no batch is held open waiting for the loop's store_flush().
  *
  * Durability: WAL with synchronous=NORMAL. A committed batch survives a
  * crash or kill -9 of the supervisor; only a power loss or OS crash can
@@ -279,6 +280,10 @@ struct store_summary_policy {
  * -1 (ENAMETOOLONG) if it does not fit, (ENOENT) if there is no home.
  */
 int		 store_path(char *out, size_t outsz, const char *explicit_path);
+/* store_lock.c: other processes that have a database file open (their
+ * pids and names), for a busy message: "pid 123 (sqlite3)"; "" if none
+ * is found (another user's processes cannot be seen). */
+void		 store_lock_holders(const char *path, char *out, size_t outsz);
 /* NULL on error, with the reason (naming the file) in err. */
 struct store	*store_open(const char *path, int flags, char *err, size_t errsz);
 /* Flushes (errors are logged), then closes. NULL is fine. */

@@ -147,12 +147,6 @@ enum store_run_status	 store_run_status_parse(const char *name);
 enum store_agent_status	 store_agent_status_parse(const char *name);
 enum store_summary_kind	 store_summary_kind_parse(const char *name);
 
-/* store_lock.c */
-/* Other processes that have the database file open (their pids and
- * names), for a busy message: "pid 123 (sqlite3)"; "" if none is found
- * (another user's processes cannot be seen). */
-void		 store_lock_holders(const char *path, char *out, size_t outsz);
-
 /* store_writer.c: the front end's side of each call, when st->w is set */
 enum store_wread {
 	STORE_R_CONTEXT = 0,

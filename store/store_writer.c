@@ -6,8 +6,9 @@
  * (w->in) that only the writer thread uses from then on: SQLite still has
  * one owner, now a thread. The struct the caller holds becomes a front
  * end. A write copies its arguments into a queue item and returns at once;
- * the writer applies the items in order, in the same batches as before (a
- * commit at each store_flush(), or at the batch cap). When a commit waits
+ * the writer applies the items in order and commits once the queue is
+ * empty (group commit; also at a store_flush() and at the batch cap), so
+ * no batch stays open while the writer waits. When a commit waits
  * for a lock another process holds, agents, LLM turns and tools go on and
  * their writes queue. The queue is bounded (items and bytes): a producer
  * that finds it full waits for room; nothing is ever dropped. The writer
@@ -280,6 +281,30 @@ store_w_apply(struct store_writer *w, struct store_witem *it)
 	pthread_mutex_unlock(&w->mu);
 }
 
+/* Take the whole queue (under mu): one lock per burst, not per row. What
+ * is taken is still in memory until applied, so at most twice the bound
+ * is held. */
+static struct store_witem *
+store_w_take(struct store_writer *w)
+{
+	struct store_witem	*list = w->head;
+
+	w->head = w->tail = NULL;
+	w->nitems = 0;
+	w->bytes = 0;
+	pthread_cond_broadcast(&w->room);
+	return list;
+}
+
+/*
+ * Group commit: apply what is queued, and what came meanwhile, then
+ * commit as soon as the queue is empty; what comes during the commit is
+ * the next batch. The batch transaction is never open while the writer
+ * waits for more: nothing it holds waits on the event loop (a rate gate
+ * or a queue on the same file, in this process or another, waits at
+ * most for a batch being applied and committed). The batch cap still
+ * commits a long burst on the way (store_op_end).
+ */
 static void *
 store_w_main(void *arg)
 {
@@ -290,25 +315,22 @@ store_w_main(void *arg)
 	for (;;) {
 		while (w->head == NULL && !w->stop)
 			pthread_cond_wait(&w->more, &w->mu);
-		if ((list = w->head) == NULL)
+		if (w->head == NULL)
 			break;
-		/* Take all of it: one lock per burst, not per row. What is
-		 * taken is still in memory until applied, so at most twice
-		 * the bound is held. */
-		w->head = w->tail = NULL;
-		w->nitems = 0;
-		w->bytes = 0;
-		pthread_cond_broadcast(&w->room);
-		pthread_mutex_unlock(&w->mu);
-		while ((it = list) != NULL) {
-			list = it->next;
-			store_w_apply(w, it);
+		while ((list = store_w_take(w)) != NULL) {
+			pthread_mutex_unlock(&w->mu);
+			while ((it = list) != NULL) {
+				list = it->next;
+				store_w_apply(w, it);
+			}
+			pthread_mutex_lock(&w->mu);
 		}
+		pthread_mutex_unlock(&w->mu);
+		if (store_flush(w->in) == -1)
+			store_w_failed(w);
 		pthread_mutex_lock(&w->mu);
 	}
 	pthread_mutex_unlock(&w->mu);
-	if (store_flush(w->in) == -1)
-		store_w_failed(w);
 	return NULL;
 }
 

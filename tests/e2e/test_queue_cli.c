@@ -1279,8 +1279,10 @@ t_no_queue(struct h_run *r, const char *path, const char *why)
 }
 
 /* Every command but add and work, on a queue that is not there (a file
- * that does not exist; the state database before any add, whose file
- * holds runs but no queue): exit 2, said, and nothing made. */
+ * that does not exist; the default queue.db before any add, beside a
+ * state database that holds runs; the state database named as the
+ * queue, which holds runs but no queue): exit 2, said, and nothing
+ * made. */
 static void
 test_no_queue(void **state)
 {
@@ -1295,7 +1297,7 @@ test_no_queue(void **state)
 	struct store	*st;
 	struct stat	 sb;
 	char		 nope[PATH_MAX + 32], db[PATH_MAX + 32];
-	char		 err[STORE_ERRMSG_MAX];
+	char		 qf[PATH_MAX + 32], err[STORE_ERRMSG_MAX];
 	size_t		 i;
 
 	(void)state;
@@ -1310,15 +1312,22 @@ test_no_queue(void **state)
 	}
 	snprintf(nope, sizeof(nope), "%s/nope", t.dir);
 	assert_int_equal(stat(nope, &sb), -1);	/* nor its directory */
-	/* The state database before any add: no file, then runs only. */
+	/* The default before any add: no file, then a state database of
+	 * runs beside it; the state database itself: runs only. */
+	snprintf(qf, sizeof(qf), "%s/warren/queue.db", t.state);
 	snprintf(db, sizeof(db), "%s/warren/warren.db", t.state);
 	t_q(&r, NULL, "ls", NULL);
-	t_no_queue(&r, db, "the file does not exist");
+	t_no_queue(&r, qf, "the file does not exist");
+	assert_int_equal(stat(qf, &sb), -1);
 	assert_int_equal(stat(db, &sb), -1);
 	assert_non_null(st = store_open(db, STORE_CREATE, err, sizeof(err)));
 	store_close(st);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		t_q(&r, NULL, cmds[i][0], cmds[i][1], cmds[i][2], NULL);
+		t_no_queue(&r, qf, "the file does not exist");
+		assert_int_equal(stat(qf, &sb), -1);
+		t_q(&r, NULL, cmds[i][0], "--queue", db, cmds[i][1],
+		    cmds[i][2], NULL);
 		t_no_queue(&r, db, "the database holds no queue yet");
 	}
 	/* add makes it; then ls finds it. */
@@ -1328,6 +1337,92 @@ test_no_queue(void **state)
 	t_q(&r, NULL, "ls", "--queue", nope, NULL);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "  first\n"));
+	h_run_free(&r);
+	t_close(&t);
+}
+
+/*
+ * An older warren kept the queue in the state database. With no
+ * queue.db yet, a command that reads says where the old queue is and how
+ * to reach it (exit 2, nothing made) rather than show none; add makes
+ * queue.db and says the old one still has jobs to run, as every command
+ * does while it has; --queue reaches it; once its jobs are finished,
+ * nothing more is said. Nothing is moved.
+ */
+static void
+test_legacy_queue(void **state)
+{
+	struct t		 t;
+	struct h_run		 r;
+	struct queue		*q;
+	struct queue_job_new	 n;
+	struct stat		 sb;
+	char			 db[PATH_MAX + 32], qf[PATH_MAX + 32];
+	char			 want[4 * PATH_MAX], err[QUEUE_ERR_MAX];
+	int64_t			 id;
+	int			 existed, i;
+
+	(void)state;
+	t_open(&t);
+	snprintf(db, sizeof(db), "%s/warren/warren.db", t.state);
+	snprintf(qf, sizeof(qf), "%s/warren/queue.db", t.state);
+	/* The old queue: two jobs in the state database. */
+	if ((q = queue_open(db, err, sizeof(err))) == NULL)
+		fail_msg("queue_open %s: %s", db, err);
+	memset(&n, 0, sizeof(n));
+	n.workspace = t.ws;
+	n.max_attempts = 1;
+	for (i = 0; i < 2; i++) {
+		n.task = i == 0 ? "old one" : "old two";
+		assert_int_equal(queue_add(q, &n, &id, &existed), 0);
+	}
+	queue_close(q);
+	t_q(&r, NULL, "ls", NULL);
+	assert_int_equal(r.status, 2);
+	assert_string_equal(r.out, "");
+	snprintf(want, sizeof(want), "no queue at %s: the file does not exist;"
+	    " the state database %s holds the queue an older warren kept there"
+	    " (2 jobs, 2 to run): give --queue %s", qf, db, db);
+	if (strstr(r.err, want) == NULL)
+		fail_msg("stderr lacks \"%s\": %s", want, r.err);
+	h_run_free(&r);
+	assert_int_equal(stat(qf, &sb), -1);
+	t_q(&r, NULL, "export", "--format", "jsonl", NULL);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, want));
+	h_run_free(&r);
+	/* --queue reaches it. */
+	t_q(&r, NULL, "ls", "--queue", db, NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "  old two\n"));
+	h_run_free(&r);
+	/* add makes queue.db, and says the old queue has jobs to run. */
+	snprintf(want, sizeof(want), "note: the queue is %s; the state database"
+	    " %s still holds 2 jobs to run in the queue an older warren kept "
+	    "there: `warren queue work --queue %s` runs them", qf, db, db);
+	t_q(&r, NULL, "add", "new one", NULL);
+	assert_int_equal(r.status, 0);
+	if (strstr(r.err, want) == NULL)
+		fail_msg("stderr lacks \"%s\": %s", want, r.err);
+	h_run_free(&r);
+	t_q(&r, NULL, "ls", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "  new one\n"));
+	assert_null(strstr(r.out, "old"));
+	assert_non_null(strstr(r.err, want));
+	h_run_free(&r);
+	/* The old jobs finished: nothing more to say. */
+	for (i = 1; i <= 2; i++) {
+		char	job[16];
+
+		snprintf(job, sizeof(job), "%d", i);
+		t_q(&r, NULL, "cancel", "--queue", db, job, NULL);
+		assert_int_equal(r.status, 0);
+		h_run_free(&r);
+	}
+	t_q(&r, NULL, "ls", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
 	h_run_free(&r);
 	t_close(&t);
 }
@@ -1411,7 +1506,7 @@ test_apply_locked(void **state)
 }
 
 /* --queue FILE, else $WARREN_QUEUE_URL, else queue_url in the user's
- * config, else the state database; a PostgreSQL URL that cannot be
+ * config, else queue.db beside the state database; a PostgreSQL URL that cannot be
  * reached: exit 6, its password not said. */
 static void
 test_queue_url(void **state)
@@ -1431,7 +1526,7 @@ test_queue_url(void **state)
 	t_q(&r, NULL, "add", "--queue", url, "elsewhere", NULL);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
-	assert_int_equal(t_count(), 0);		/* not the state database's */
+	assert_int_equal(t_count(), 0);		/* not the default's */
 	assert_int_equal(setenv("WARREN_QUEUE_URL", url, 1), 0);
 	t_q(&r, NULL, "ls", NULL);
 	assert_int_equal(r.status, 0);
@@ -1493,6 +1588,7 @@ main(void)
 		cmocka_unit_test(test_apply_locked),
 		cmocka_unit_test(test_queue_url),
 		cmocka_unit_test(test_no_queue),
+		cmocka_unit_test(test_legacy_queue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,10 @@
  *     is dropped;
  *   - ids handed out before their rows exist work in every later call,
  *     and reads see every write queued before them;
- *   - a write lost by the writer is sticky and reported by store_lost().
+ *   - a write lost by the writer is sticky and reported by store_lost();
+ *   - the writer commits on its own once it has applied what is queued:
+ *     no store_flush() is needed, and another connection's write lock
+ *     (a rate gate, a queue on the same file) waits for no timer.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -75,6 +78,20 @@ committed(const char *db, const char *sql)
 	sqlite3_finalize(s);
 	sqlite3_close(h);
 	return n;
+}
+
+/* Wait up to ms for committed(db, sql) to reach want: 0, or -1. */
+static int
+committed_within(const char *db, const char *sql, int64_t want, int ms)
+{
+	uint64_t	t0 = clock_mono_ms();
+
+	while (committed(db, sql) != want) {
+		if (clock_mono_ms() - t0 >= (uint64_t)ms)
+			return -1;
+		usleep(10 * 1000);
+	}
+	return 0;
 }
 
 static sqlite3 *
@@ -252,6 +269,50 @@ test_handles_and_reads(void **state)
 	    " memory_edges WHERE parent = 2 AND child = 3"), 1);
 }
 
+/*
+ * Group commit: the writer commits once it has applied what is queued,
+ * without a store_flush(). The caller here is the event loop that would
+ * call store_flush() on its timer: it writes, then takes the write lock
+ * on a second connection (a rate gate on the same file) and waits for
+ * it; before group commit that lock waited for the flush the blocked
+ * loop never sent, the whole busy timeout (issue 30).
+ */
+static void
+test_commits_without_flush(void **state)
+{
+	struct fx	*fx = *state;
+	sqlite3		*h;
+	uint64_t	 t0, took;
+	int		 i, rc;
+
+	assert_int_equal(store_writer_start(fx->st), 0);
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(store_event(fx->st, fx->run, "0", "turn",
+		    "no flush after it"), 0);
+		assert_int_equal(sqlite3_open(fx->t.db, &h), SQLITE_OK);
+		sqlite3_busy_timeout(h, 3000);
+		t0 = clock_mono_ms();
+		rc = sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+		took = clock_mono_ms() - t0;
+		if (rc != SQLITE_OK || took > 1000)
+			fail_msg("write %d: the second connection's BEGIN "
+			    "IMMEDIATE took %llu ms (%s): the writer held its"
+			    " batch open waiting for a flush", i,
+			    (unsigned long long)took, sqlite3_errmsg(h));
+		/* Held: the writer's next batch waits for it, and goes in
+		 * once it is let go. */
+		assert_int_equal(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL),
+		    SQLITE_OK);
+		sqlite3_close(h);
+		if (committed_within(fx->t.db, "SELECT count(*) FROM events"
+		    " WHERE type = 'turn'", i + 1, 2000) == -1)
+			fail_msg("write %d not committed 2 s later without a"
+			    " flush", i);
+	}
+	assert_int_equal(store_sync(fx->st), 0);
+	assert_null(store_lost(fx->st));
+}
+
 /* A refusal is logged, not sticky; a lost write is, and it decides. */
 static void
 test_lost_is_sticky(void **state)
@@ -281,9 +342,15 @@ test_lost_is_sticky(void **state)
 	    " END", NULL, NULL, NULL), SQLITE_OK);
 	sqlite3_close(h);
 	a.path = "0.1";
+	/* One batch for the three: the writer waits for the lock with the
+	 * first, meanwhile the others queue (it commits whenever it has
+	 * applied what is queued). */
+	h = lock_db(fx->t.db);
 	assert_int_equal(store_event(fx->st, fx->run, NULL, "a", "b"), 0);
 	assert_int_equal(store_agent_add(fx->st, fx->run, &a, NULL, NULL), 0);
 	assert_int_equal(store_event(fx->st, fx->run, NULL, "c", "d"), 0);
+	usleep(200 * 1000);
+	unlock_db(h);
 	/* The loop is woken without asking. */
 	assert_int_equal(poll(&pfd, 1, 5000), 1);
 	assert_int_equal(store_sync(fx->st), -1);
@@ -310,6 +377,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_handles_and_reads,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_is_sticky,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commits_without_flush,
 		    setup, teardown),
 	};
 
