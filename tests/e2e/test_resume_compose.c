@@ -1,0 +1,560 @@
+/*
+ * warren resume of a run killed (SIGKILL of the supervisor) inside a
+ * composition pattern (docs/composition.md, "Resuming inside a pattern"):
+ * plan_execute with dependencies, parallel_explore of four aspects,
+ * sequential_delegate of four steps. The fakellm server is the model:
+ * some steps finish at once, one step's first turn hangs, and the run is
+ * killed once the store holds the fast ones done and the hanging turn
+ * was asked. The resumed run must not ask the model again for a finished
+ * step, must restart the interrupted one in its own row, start the rest
+ * as usual, leave no row cancelled and no second row for a step, and
+ * answer the pattern call with the very text an uninterrupted run of the
+ * same script gives.
+ *
+ * A step's own turns are told apart in the fakellm's log by its task as
+ * the delegated-task message gives it ("...delegated it):\n[plan_execute
+ * A] DO-A"); a later agent's request holds an earlier step's task only in
+ * a memory line ("[memory of agent 0.2: [plan_execute A] DO-A]").
+ */
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <limits.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "store/store.h"
+#include "tests/e2e/harness.h"
+
+#define KILL_WAIT_S	60	/* for the fast steps to be done */
+
+/* A step's own request, as the fakellm logs it (a JSON-escaped \n). */
+#define OWN(marker)	"delegated it):\\n" marker
+
+#define COMPLETE(res) \
+	"{\"id\": \"k\", \"name\": \"complete\", \"arguments\": " \
+	"{\"result\": \"" res "\"}}"
+/* A rule that answers every request it matches with complete(res). */
+#define RULE(match, res) \
+	"{\"match\": " match ", \"repeat\": true, \"responses\": [{\"reply\":" \
+	" {\"calls\": [" COMPLETE(res) "]}}]}"
+/* The slow step's rule: its first turn gets %s (a hang, or the answer in
+ * the uninterrupted run), its second the answer. */
+#define RULE_SLOW(match, res) \
+	"{\"match\": " match ", \"responses\": [%s, {\"reply\": {\"calls\":" \
+	" [" COMPLETE(res) "]}}]}"
+#define REPLY(res)	"{\"reply\": {\"calls\": [" COMPLETE(res) "]}}"
+#define HANG		"{\"hang\": true}"
+#define CALL(name, args) \
+	"{\"match\": \"ORCH-PAT\", \"repeat\": true, \"responses\": [{" \
+	"\"reply\": {\"calls\": [{\"id\": \"p1\", \"name\": \"" name "\", " \
+	"\"arguments\": " args "}]}}]}"
+
+/* A text an agent's request must hold (its memory of another step). */
+struct holds {
+	const char	*own;		/* OWN(marker) of the agent */
+	const char	*text;
+};
+
+/* One pattern's case. */
+struct pat {
+	const char	*name;		/* the tool */
+	const char	*rules;		/* the script's rules, %s twice */
+	const char	*jobs;
+	const char	*final;		/* the orchestrator's result */
+	/* Markers of the steps' tasks ("[plan_execute A]"): done before the
+	 * kill, the one whose turn hangs, the ones not started. */
+	const char *const *done;
+	const char	*slow;
+	const char *const *later;
+	const struct holds *holds;
+};
+
+/* One run's directory, database and model. */
+struct rc {
+	char		*dir;
+	char		 ws[1024];
+	char		 db[PATH_MAX];
+	struct h_fakellm fl;
+	char		*env[5];
+};
+
+static void
+rc_start(struct rc *c, const struct pat *p, const char *first)
+{
+	char	*rules, *script;
+	int	 rc;
+
+	memset(c, 0, sizeof(*c));
+	c->dir = h_tmpdir();
+	snprintf(c->ws, sizeof(c->ws), "%s/ws", c->dir);
+	snprintf(c->db, sizeof(c->db), "%s/w.db", c->dir);
+	h_write(c->ws, "data.txt", "data\n", 0);
+	if (asprintf(&rules, p->rules, first) == -1 ||
+	    asprintf(&script, "{\"rules\": [%s]}\n", rules) == -1)
+		fail();
+	rc = h_fakellm_start(&c->fl, c->dir, script);
+	free(script);
+	free(rules);
+	if (rc == 1) {
+		h_rm_rf(c->dir);
+		free(c->dir);
+		skip();
+	}
+	assert_int_equal(rc, 0);
+	c->env[0] = c->fl.env_url;
+	c->env[1] = "WARREN_API_KEY=sk-resume-compose";
+	c->env[2] = "WARREN_MODEL=fake-model";
+	c->env[3] = "WARREN_RETRIES=0";
+}
+
+static void
+rc_done(struct rc *c)
+{
+	h_fakellm_stop(&c->fl);
+	h_rm_rf(c->dir);
+	free(c->dir);
+}
+
+static void
+rc_run(struct rc *c, const struct pat *p, void (*during)(pid_t, void *),
+    void *arg, struct h_run *r)
+{
+	char	*argv[] = { "warren", "run", "--json", "--db", c->db,
+		    "--workspace", c->ws, "--jobs", (char *)(uintptr_t)p->jobs,
+		    "ORCH-PAT", NULL };
+
+	h_hang_guard = KILL_WAIT_S + 30;
+	assert_int_equal(h_warren(r, argv, c->env, during, arg), 0);
+}
+
+/* --- the store ----------------------------------------------------------- */
+
+static struct store *
+rc_open(const char *db)
+{
+	struct store	*st;
+	char		 err[512];
+
+	if ((st = store_open(db, STORE_READ, err, sizeof(err))) == NULL)
+		fail_msg("store_open %s: %s", db, err);
+	return st;
+}
+
+/* How many of the run's agents have a task starting with marker, and how
+ * many of those are done. */
+static int
+rows_of(const struct store_agent *a, size_t n, const char *marker,
+    int *ndone)
+{
+	size_t	i;
+	int	k = 0;
+
+	*ndone = 0;
+	for (i = 0; i < n; i++) {
+		if (a[i].task == NULL ||
+		    strncmp(a[i].task, marker, strlen(marker)) != 0)
+			continue;
+		k++;
+		*ndone += a[i].status == STORE_AGENT_DONE;
+	}
+	return k;
+}
+
+/* Every marker's row is there and done (a read of a live run's file). */
+static int
+all_done(const char *db, const char *const *markers)
+{
+	struct store		*st;
+	struct store_agent	*a;
+	size_t			 n, i;
+	char			 err[512];
+	int			 ok = 1, ndone;
+
+	if ((st = store_open(db, STORE_READ, err, sizeof(err))) == NULL)
+		return 0;
+	if (store_agents_list(st, 1, &a, &n) == -1) {
+		store_close(st);
+		return 0;
+	}
+	for (i = 0; markers[i] != NULL && ok; i++)
+		ok = rows_of(a, n, markers[i], &ndone) == 1 && ndone == 1;
+	store_agents_free(a, n);
+	store_close(st);
+	return ok;
+}
+
+/* The text of the root's answer to the pattern call (call id p1). */
+static char *
+pattern_answer(const char *db, int *is_error, int *interrupted)
+{
+	struct store	*st = rc_open(db);
+	struct msg_list	 m;
+	int64_t		 agent, node;
+	char		*text = NULL;
+	size_t		 i;
+
+	msg_list_init(&m);
+	assert_int_equal(store_agent_find(st, 1, "0", &agent, &node), 0);
+	assert_int_equal(store_node_messages(st, node, &m, NULL), 0);
+	*interrupted = 0;
+	for (i = 0; i < m.n; i++) {
+		if (m.v[i].role != MSG_TOOL || m.v[i].call_id == NULL ||
+		    strcmp(m.v[i].call_id, "p1") != 0)
+			continue;
+		if (m.v[i].text != NULL &&
+		    strncmp(m.v[i].text, "interrupted", 11) == 0) {
+			(*interrupted)++;
+			continue;
+		}
+		assert_null(text);	/* one answer */
+		text = strdup(m.v[i].text ? m.v[i].text : "");
+		*is_error = m.v[i].is_error;
+	}
+	msg_list_free(&m);
+	store_close(st);
+	if (text == NULL)
+		fail_msg("the root has no answer to its %s call", "pattern");
+	return text;
+}
+
+/* The pattern's nodes (merge-kind, label "pattern NAME: "): how many. */
+static int
+pattern_nodes(const char *db, const char *name)
+{
+	struct store		*st = rc_open(db);
+	struct store_graph	 g;
+	char			 prefix[64];
+	size_t			 i;
+	int			 n = 0;
+
+	snprintf(prefix, sizeof(prefix), "pattern %s: ", name);
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(store_graph_load(st, 1, &g), 0);
+	for (i = 0; i < g.nnodes; i++)
+		n += g.nodes[i].kind == STORE_NODE_MERGE &&
+		    g.nodes[i].label != NULL &&
+		    strncmp(g.nodes[i].label, prefix, strlen(prefix)) == 0;
+	store_graph_free(&g);
+	store_close(st);
+	return n;
+}
+
+/* --- killing the supervisor inside the pattern --------------------------- */
+
+struct killer {
+	const struct pat	*p;
+	const char		*db;
+	const char		*log;
+	int			 killed;
+	char			 why[256];	/* what was still awaited */
+};
+
+static int
+kill_ready(struct killer *k)
+{
+	char	own[256];
+
+	snprintf(own, sizeof(own), OWN("%s"), k->p->slow);
+	if (!all_done(k->db, k->p->done)) {
+		snprintf(k->why, sizeof(k->why), "the steps done before the "
+		    "kill (%s ...) to be done in %s", k->p->done[0], k->db);
+		return 0;
+	}
+	if (h_count_file(k->log, own, NULL) < 1) {
+		snprintf(k->why, sizeof(k->why), "the turn of %s to be asked "
+		    "(%s)", k->p->slow, k->log);
+		return 0;
+	}
+	return 1;
+}
+
+static void
+kill_inside(pid_t warren, void *arg)
+{
+	struct killer	*k = arg;
+	time_t		 end = time(NULL) + KILL_WAIT_S;
+
+	while (!kill_ready(k))
+		if (time(NULL) > end || usleep(20000) == -1)
+			return;
+	if (kill(warren, SIGKILL) == 0)
+		k->killed = 1;
+}
+
+/* --- the case ------------------------------------------------------------ */
+
+/* How many own requests of marker the log holds, and how many of them
+ * hold text too. */
+static int
+own_count(const char *log, const char *marker, const char *text)
+{
+	char	own[256];
+
+	snprintf(own, sizeof(own), OWN("%s"), marker);
+	return h_count_file(log, own, text);
+}
+
+/* The requests of every step: finished ones once (before the kill),
+ * the interrupted one twice, the later ones once; each from the
+ * pattern's memory. */
+static void
+assert_asked(const char *log, const char *marker, const char *ctx, int want,
+    const char *what)
+{
+	int	n = own_count(log, marker, NULL), k = own_count(log, marker, ctx);
+
+	if (n != want)
+		fail_msg("%s was asked %d times, not %d: %s", marker, n, want,
+		    what);
+	if (k != n)
+		fail_msg("%d of the %d requests of %s lack the pattern's memory "
+		    "(\"%s\"): it started without its context", n - k, n,
+		    marker, ctx);
+}
+
+static void
+assert_requests(const struct pat *p, const char *log)
+{
+	char	ctx[64];
+	size_t	i;
+
+	snprintf(ctx, sizeof(ctx), "[merged memory: pattern %s: ", p->name);
+	for (i = 0; p->done[i] != NULL; i++)
+		assert_asked(log, p->done[i], ctx, 1, "a finished step ran "
+		    "again");
+	assert_asked(log, p->slow, ctx, 2, "the interrupted turn once more");
+	for (i = 0; p->later[i] != NULL; i++)
+		assert_asked(log, p->later[i], ctx, 1, "a step not started at "
+		    "the kill runs once");
+	for (i = 0; p->holds[i].own != NULL; i++)
+		if (h_count_file(log, p->holds[i].own, p->holds[i].text) !=
+		    h_count_file(log, p->holds[i].own, NULL) ||
+		    h_count_file(log, p->holds[i].own, NULL) < 1)
+			fail_msg("a request of %s lacks %s", p->holds[i].own,
+			    p->holds[i].text);
+}
+
+/* One row a step, every row done: none cancelled, none duplicated. */
+static void
+assert_rows(const struct pat *p, const char *db)
+{
+	const char *const	*lists[] = { p->done, p->later };
+	struct store		*st = rc_open(db);
+	struct store_agent	*a;
+	size_t			 n, i, j, nsteps = 1;
+	int			 ndone;
+
+	assert_int_equal(store_agents_list(st, 1, &a, &n), 0);
+	for (i = 0; i < n; i++)
+		if (a[i].status != STORE_AGENT_DONE)
+			fail_msg("agent %s (%s) is %s after the resume", a[i].path,
+			    a[i].task, store_agent_status_name(a[i].status));
+	for (j = 0; j < 2; j++)
+		for (i = 0; lists[j][i] != NULL; i++, nsteps++)
+			if (rows_of(a, n, lists[j][i], &ndone) != 1)
+				fail_msg("%d rows for %s", rows_of(a, n,
+				    lists[j][i], &ndone), lists[j][i]);
+	assert_int_equal(rows_of(a, n, p->slow, &ndone), 1);
+	/* The root, the steps and the slow one. */
+	assert_int_equal(n, nsteps + 1);
+	store_agents_free(a, n);
+	store_close(st);
+}
+
+static void
+resume_case(const struct pat *p)
+{
+	struct rc	 ref, c;
+	struct h_run	 r;
+	struct killer	 k;
+	char		*want, *got;
+	char		*argv[] = { "warren", "resume", "--json", "--db", c.db,
+			    "1", NULL };
+	int		 want_err, got_err, intr;
+
+	/* What an uninterrupted run answers the pattern call with. */
+	rc_start(&ref, p, REPLY("SLOW-RES"));
+	rc_run(&ref, p, NULL, NULL, &r);
+	if (r.hung)
+		fail_msg("%s", h_deadline_missed(&r, "the pattern's end"));
+	if (r.status != 0)
+		fail_msg("uninterrupted run: %d\n%s", r.status, r.err);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    p->final), 1);
+	h_run_free(&r);
+	want = pattern_answer(ref.db, &want_err, &intr);
+	assert_int_equal(want_err, 0);
+	rc_done(&ref);
+
+	/* Killed once the fast steps are done and the slow turn hangs. */
+	rc_start(&c, p, HANG);
+	memset(&k, 0, sizeof(k));
+	k.p = p;
+	k.db = c.db;
+	k.log = c.fl.log;
+	rc_run(&c, p, kill_inside, &k, &r);
+	if (!k.killed)
+		fail_msg("waited %d s for %s; the run: %d\n%s", KILL_WAIT_S,
+		    k.why, r.status, r.err);
+	assert_int_equal(r.status, 128 + SIGKILL);
+	h_run_free(&r);
+
+	h_hang_guard = KILL_WAIT_S;
+	assert_int_equal(h_warren(&r, argv, c.env, NULL, NULL), 0);
+	if (r.hung)
+		fail_msg("%s", h_deadline_missed(&r, "the resumed run's end"));
+	if (r.status != 0)
+		fail_msg("resume: %d\n%s", r.status, r.err);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    p->final), 1);
+	h_run_free(&r);
+
+	assert_requests(p, c.fl.log);
+	assert_rows(p, c.db);
+	got = pattern_answer(c.db, &got_err, &intr);
+	assert_int_equal(intr, 0);
+	assert_int_equal(got_err, 0);
+	assert_string_equal(got, want);
+	assert_int_equal(pattern_nodes(c.db, p->name), 1);
+	free(want);
+	free(got);
+	rc_done(&c);
+}
+
+/* --- plan_execute: A, then B; C; D after B and C ------------------------- */
+
+#define PLAN_STEPS \
+	"{\\\"steps\\\":[" \
+	"{\\\"id\\\":\\\"A\\\",\\\"task\\\":\\\"DO-A\\\",\\\"profile\\\":\\\"explore\\\"}," \
+	"{\\\"id\\\":\\\"B\\\",\\\"task\\\":\\\"DO-B\\\",\\\"profile\\\":\\\"explore\\\"," \
+	"\\\"depends_on\\\":[\\\"A\\\"]}," \
+	"{\\\"id\\\":\\\"C\\\",\\\"task\\\":\\\"DO-C\\\",\\\"profile\\\":\\\"explore\\\"}," \
+	"{\\\"id\\\":\\\"D\\\",\\\"task\\\":\\\"DO-D\\\",\\\"profile\\\":\\\"explore\\\"," \
+	"\\\"depends_on\\\":[\\\"B\\\",\\\"C\\\"]}]}"
+
+static const char *const plan_done[] = { "[plan_execute plan]",
+	"[plan_execute A]", "[plan_execute B]", NULL };
+static const char *const plan_later[] = { "[plan_execute D]",
+	"[plan_execute synthesis]", NULL };
+static const struct holds plan_holds[] = {
+	/* D hangs under the reused B and the restarted C. */
+	{ OWN("[plan_execute D]"), "RES-B" },
+	{ OWN("[plan_execute D]"), "SLOW-RES" },
+	{ OWN("[plan_execute B]"), "RES-A" },
+	{ NULL, NULL },
+};
+
+/*
+ * Killed once the plan agent, A and B (after A) are done and C's turn
+ * hangs: D (after B and C) and the synthesis have not started.
+ */
+static void
+test_resume_plan(void **state)
+{
+	const struct pat	p = { "plan_execute",
+	    RULE("[\"ORCH-PAT\", \"RES-SYNTH\"]", "FINAL-PLAN") ",\n"
+	    CALL("plan_execute", "{\"task\": \"PLAN-ME\"}") ",\n"
+	    RULE("\"[plan_execute synthesis]\"", "RES-SYNTH") ",\n"
+	    RULE("\"[plan_execute D]\"", "RES-D") ",\n"
+	    RULE_SLOW("\"[plan_execute C]\"", "SLOW-RES") ",\n"
+	    RULE("\"[plan_execute B]\"", "RES-B") ",\n"
+	    RULE("\"[plan_execute A]\"", "RES-A") ",\n"
+	    RULE("\"[plan_execute plan]\"", PLAN_STEPS),
+	    "4", "FINAL-PLAN", plan_done, "[plan_execute C]", plan_later,
+	    plan_holds };
+
+	(void)state;
+	resume_case(&p);
+}
+
+/* --- parallel_explore: four aspects, one at a time ----------------------- */
+
+static const char *const explore_done[] = { "[parallel_explore 1]",
+	"[parallel_explore 2]", NULL };
+static const char *const explore_later[] = { "[parallel_explore 4]", NULL };
+static const struct holds explore_holds[] = { { NULL, NULL } };
+
+/*
+ * --jobs 1: aspects 1 and 2 are done, 3's turn hangs, 4 waits for a slot
+ * (its row is written, none of its messages). The merge is of all four.
+ */
+static void
+test_resume_explore(void **state)
+{
+	const struct pat	p = { "parallel_explore",
+	    RULE("[\"ORCH-PAT\", \"every aspect explored\"]", "FINAL-EXP")
+	    ",\n"
+	    CALL("parallel_explore", "{\"task\": \"EXP-T\", \"aspects\": "
+	    "[\"ASP-ONE\", \"ASP-TWO\", \"ASP-THREE\", \"ASP-FOUR\"]}") ",\n"
+	    RULE("\"[parallel_explore 1]\"", "FOUND-1") ",\n"
+	    RULE("\"[parallel_explore 2]\"", "FOUND-2") ",\n"
+	    RULE_SLOW("\"[parallel_explore 3]\"", "SLOW-RES") ",\n"
+	    RULE("\"[parallel_explore 4]\"", "FOUND-4"),
+	    "1", "FINAL-EXP", explore_done, "[parallel_explore 3]",
+	    explore_later, explore_holds };
+
+	(void)state;
+	resume_case(&p);
+}
+
+/* --- sequential_delegate: four steps ------------------------------------ */
+
+static const char *const seq_done[] = { "[sequential_delegate 1]",
+	"[sequential_delegate 2]", NULL };
+static const char *const seq_later[] = { "[sequential_delegate 4]", NULL };
+static const struct holds seq_holds[] = {
+	/* Each step from the previous one's summary, across the kill. */
+	{ OWN("[sequential_delegate 3]"), "SEQ-RES-2" },
+	{ OWN("[sequential_delegate 4]"), "SLOW-RES" },
+	{ NULL, NULL },
+};
+
+/* Steps 1 and 2 are done, 3's turn hangs, 4 has not started. */
+static void
+test_resume_sequence(void **state)
+{
+	const struct pat	p = { "sequential_delegate",
+	    RULE("[\"ORCH-PAT\", \"every step done\"]", "FINAL-SEQ") ",\n"
+	    CALL("sequential_delegate", "{\"steps\": ["
+	    "{\"task\": \"SEQ-ONE\", \"profile\": \"explore\"}, "
+	    "{\"task\": \"SEQ-TWO\", \"profile\": \"explore\"}, "
+	    "{\"task\": \"SEQ-THREE\", \"profile\": \"explore\"}, "
+	    "{\"task\": \"SEQ-FOUR\", \"profile\": \"explore\"}]}") ",\n"
+	    RULE("\"[sequential_delegate 4]\"", "SEQ-RES-4") ",\n"
+	    RULE_SLOW("\"[sequential_delegate 3]\"", "SLOW-RES") ",\n"
+	    RULE("\"[sequential_delegate 2]\"", "SEQ-RES-2") ",\n"
+	    RULE("\"[sequential_delegate 1]\"", "SEQ-RES-1"),
+	    "4", "FINAL-SEQ", seq_done, "[sequential_delegate 3]", seq_later,
+	    seq_holds };
+
+	(void)state;
+	resume_case(&p);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_resume_plan,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_resume_explore,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_resume_sequence,
+		    h_fakellm_teardown),
+	};
+
+	if (getenv("E2E_FILTER") != NULL)
+		cmocka_set_test_filter(getenv("E2E_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
