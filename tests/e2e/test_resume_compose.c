@@ -48,13 +48,12 @@
 #define RULE(match, res) \
 	"{\"match\": " match ", \"repeat\": true, \"responses\": [{\"reply\":" \
 	" {\"calls\": [" COMPLETE(res) "]}}]}"
-/* The slow step's rule: its first turn gets %s (a hang, or the answer in
- * the uninterrupted run), its second the answer. */
+/* A slow step's rule: its turn gets the answer, after %s: a turn that
+ * hangs (HANG), or nothing in the uninterrupted run. */
 #define RULE_SLOW(match, res) \
-	"{\"match\": " match ", \"responses\": [%s, {\"reply\": {\"calls\":" \
+	"{\"match\": " match ", \"responses\": [%s{\"reply\": {\"calls\":" \
 	" [" COMPLETE(res) "]}}]}"
-#define REPLY(res)	"{\"reply\": {\"calls\": [" COMPLETE(res) "]}}"
-#define HANG		"{\"hang\": true}"
+#define HANG		"{\"hang\": true}, "
 #define CALL(name, args) \
 	"{\"match\": \"ORCH-PAT\", \"repeat\": true, \"responses\": [{" \
 	"\"reply\": {\"calls\": [{\"id\": \"p1\", \"name\": \"" name "\", " \
@@ -69,7 +68,7 @@ struct holds {
 /* One pattern's case. */
 struct pat {
 	const char	*name;		/* the tool */
-	const char	*rules;		/* the script's rules, %s twice */
+	const char	*rules;		/* the rules; a %s per RULE_SLOW */
 	const char	*jobs;
 	const char	*final;		/* the orchestrator's result */
 	/* Markers of the steps' tasks ("[plan_execute A]"): done before the
@@ -78,6 +77,10 @@ struct pat {
 	const char	*slow;
 	const char *const *later;
 	const struct holds *holds;
+	/* NULL, or a later step whose first turn hangs too: the resumed run
+	 * is killed again there, then resumed. */
+	const char	*slow2;
+	int		 ncalls;	/* pattern calls made */
 };
 
 /* One run's directory, database and model. */
@@ -100,7 +103,7 @@ rc_start(struct rc *c, const struct pat *p, const char *first)
 	snprintf(c->ws, sizeof(c->ws), "%s/ws", c->dir);
 	snprintf(c->db, sizeof(c->db), "%s/w.db", c->dir);
 	h_write(c->ws, "data.txt", "data\n", 0);
-	if (asprintf(&rules, p->rules, first) == -1 ||
+	if (asprintf(&rules, p->rules, first, first) == -1 ||
 	    asprintf(&script, "{\"rules\": [%s]}\n", rules) == -1)
 		fail();
 	rc = h_fakellm_start(&c->fl, c->dir, script);
@@ -194,20 +197,22 @@ all_done(const char *db, const char *const *markers)
 	return ok;
 }
 
-/* The text of the root's answer to the pattern call (call id p1). */
+/* The root's answers to its pattern calls (call id p1), in order, one
+ * line of dashes between them; *is_error if one is an error. */
 static char *
 pattern_answer(const char *db, int *is_error, int *interrupted)
 {
 	struct store	*st = rc_open(db);
 	struct msg_list	 m;
 	int64_t		 agent, node;
-	char		*text = NULL;
+	char		*text = NULL, *more;
 	size_t		 i;
 
 	msg_list_init(&m);
 	assert_int_equal(store_agent_find(st, 1, "0", &agent, &node), 0);
 	assert_int_equal(store_node_messages(st, node, &m, NULL), 0);
 	*interrupted = 0;
+	*is_error = 0;
 	for (i = 0; i < m.n; i++) {
 		if (m.v[i].role != MSG_TOOL || m.v[i].call_id == NULL ||
 		    strcmp(m.v[i].call_id, "p1") != 0)
@@ -217,9 +222,12 @@ pattern_answer(const char *db, int *is_error, int *interrupted)
 			(*interrupted)++;
 			continue;
 		}
-		assert_null(text);	/* one answer */
-		text = strdup(m.v[i].text ? m.v[i].text : "");
-		*is_error = m.v[i].is_error;
+		if (asprintf(&more, "%s%s%s", text ? text : "", text ?
+		    "\n----\n" : "", m.v[i].text ? m.v[i].text : "") == -1)
+			fail();
+		free(text);
+		text = more;
+		*is_error |= m.v[i].is_error;
 	}
 	msg_list_free(&m);
 	store_close(st);
@@ -253,7 +261,8 @@ pattern_nodes(const char *db, const char *name)
 /* --- killing the supervisor inside the pattern --------------------------- */
 
 struct killer {
-	const struct pat	*p;
+	const char *const	*done;		/* steps done before the kill */
+	const char		*slow;		/* asked, hanging */
 	const char		*db;
 	const char		*log;
 	int			 killed;
@@ -265,15 +274,15 @@ kill_ready(struct killer *k)
 {
 	char	own[256];
 
-	snprintf(own, sizeof(own), OWN("%s"), k->p->slow);
-	if (!all_done(k->db, k->p->done)) {
+	snprintf(own, sizeof(own), OWN("%s"), k->slow);
+	if (!all_done(k->db, k->done)) {
 		snprintf(k->why, sizeof(k->why), "the steps done before the "
-		    "kill (%s ...) to be done in %s", k->p->done[0], k->db);
+		    "kill (%s ...) to be done in %s", k->done[0], k->db);
 		return 0;
 	}
 	if (h_count_file(k->log, own, NULL) < 1) {
 		snprintf(k->why, sizeof(k->why), "the turn of %s to be asked "
-		    "(%s)", k->p->slow, k->log);
+		    "(%s)", k->slow, k->log);
 		return 0;
 	}
 	return 1;
@@ -334,6 +343,9 @@ assert_requests(const struct pat *p, const char *log)
 		assert_asked(log, p->done[i], ctx, 1, "a finished step ran "
 		    "again");
 	assert_asked(log, p->slow, ctx, 2, "the interrupted turn once more");
+	if (p->slow2 != NULL)
+		assert_asked(log, p->slow2, ctx, 2, "the turn the second kill "
+		    "interrupted once more");
 	for (i = 0; p->later[i] != NULL; i++)
 		assert_asked(log, p->later[i], ctx, 1, "a step not started at "
 		    "the kill runs once");
@@ -366,10 +378,53 @@ assert_rows(const struct pat *p, const char *db)
 				fail_msg("%d rows for %s", rows_of(a, n,
 				    lists[j][i], &ndone), lists[j][i]);
 	assert_int_equal(rows_of(a, n, p->slow, &ndone), 1);
-	/* The root, the steps and the slow one. */
+	if (p->slow2 != NULL) {
+		assert_int_equal(rows_of(a, n, p->slow2, &ndone), 1);
+		nsteps++;
+	}
+	/* The root, the steps and the slow ones. */
 	assert_int_equal(n, nsteps + 1);
 	store_agents_free(a, n);
 	store_close(st);
+}
+
+/* warren resume, killed as k says (k NULL: to its end). */
+static void
+rc_resume(struct rc *c, struct killer *k, struct h_run *r)
+{
+	char	*argv[] = { "warren", "resume", "--json", "--db", c->db, "1",
+		    NULL };
+
+	h_hang_guard = KILL_WAIT_S + 30;
+	assert_int_equal(h_warren(r, argv, c->env, k ? kill_inside : NULL,
+	    k), 0);
+}
+
+/* The killed run, resumed: killed again once slow is done and slow2's
+ * turn hangs. */
+static void
+resume_killed(const struct pat *p, struct rc *c)
+{
+	const char	*done[16];
+	struct killer	 k;
+	struct h_run	 r;
+	size_t		 i;
+
+	for (i = 0; p->done[i] != NULL && i < 14; i++)
+		done[i] = p->done[i];
+	done[i++] = p->slow;
+	done[i] = NULL;
+	memset(&k, 0, sizeof(k));
+	k.done = done;
+	k.slow = p->slow2;
+	k.db = c->db;
+	k.log = c->fl.log;
+	rc_resume(c, &k, &r);
+	if (!k.killed)
+		fail_msg("waited %d s for %s; the resumed run: %d\n%s",
+		    KILL_WAIT_S, k.why, r.status, r.err);
+	assert_int_equal(r.status, 128 + SIGKILL);
+	h_run_free(&r);
 }
 
 static void
@@ -379,12 +434,10 @@ resume_case(const struct pat *p)
 	struct h_run	 r;
 	struct killer	 k;
 	char		*want, *got;
-	char		*argv[] = { "warren", "resume", "--json", "--db", c.db,
-			    "1", NULL };
 	int		 want_err, got_err, intr;
 
 	/* What an uninterrupted run answers the pattern call with. */
-	rc_start(&ref, p, REPLY("SLOW-RES"));
+	rc_start(&ref, p, "");
 	rc_run(&ref, p, NULL, NULL, &r);
 	if (r.hung)
 		fail_msg("%s", h_deadline_missed(&r, "the pattern's end"));
@@ -400,7 +453,8 @@ resume_case(const struct pat *p)
 	/* Killed once the fast steps are done and the slow turn hangs. */
 	rc_start(&c, p, HANG);
 	memset(&k, 0, sizeof(k));
-	k.p = p;
+	k.done = p->done;
+	k.slow = p->slow;
 	k.db = c.db;
 	k.log = c.fl.log;
 	rc_run(&c, p, kill_inside, &k, &r);
@@ -410,8 +464,9 @@ resume_case(const struct pat *p)
 	assert_int_equal(r.status, 128 + SIGKILL);
 	h_run_free(&r);
 
-	h_hang_guard = KILL_WAIT_S;
-	assert_int_equal(h_warren(&r, argv, c.env, NULL, NULL), 0);
+	if (p->slow2 != NULL)
+		resume_killed(p, &c);
+	rc_resume(&c, NULL, &r);
 	if (r.hung)
 		fail_msg("%s", h_deadline_missed(&r, "the resumed run's end"));
 	if (r.status != 0)
@@ -426,7 +481,8 @@ resume_case(const struct pat *p)
 	assert_int_equal(intr, 0);
 	assert_int_equal(got_err, 0);
 	assert_string_equal(got, want);
-	assert_int_equal(pattern_nodes(c.db, p->name), 1);
+	/* One pattern node a pattern call, found again by the resume. */
+	assert_int_equal(pattern_nodes(c.db, p->name), p->ncalls);
 	free(want);
 	free(got);
 	rc_done(&c);
@@ -472,7 +528,7 @@ test_resume_plan(void **state)
 	    RULE("\"[plan_execute A]\"", "RES-A") ",\n"
 	    RULE("\"[plan_execute plan]\"", PLAN_STEPS),
 	    "4", "FINAL-PLAN", plan_done, "[plan_execute C]", plan_later,
-	    plan_holds };
+	    plan_holds, NULL, 1 };
 
 	(void)state;
 	resume_case(&p);
@@ -502,7 +558,7 @@ test_resume_explore(void **state)
 	    RULE_SLOW("\"[parallel_explore 3]\"", "SLOW-RES") ",\n"
 	    RULE("\"[parallel_explore 4]\"", "FOUND-4"),
 	    "1", "FINAL-EXP", explore_done, "[parallel_explore 3]",
-	    explore_later, explore_holds };
+	    explore_later, explore_holds, NULL, 1 };
 
 	(void)state;
 	resume_case(&p);
@@ -520,23 +576,98 @@ static const struct holds seq_holds[] = {
 	{ NULL, NULL },
 };
 
+#define SEQ_RULES(four) \
+	RULE("[\"ORCH-PAT\", \"every step done\"]", "FINAL-SEQ") ",\n" \
+	CALL("sequential_delegate", "{\"steps\": [" \
+	"{\"task\": \"SEQ-ONE\", \"profile\": \"explore\"}, " \
+	"{\"task\": \"SEQ-TWO\", \"profile\": \"explore\"}, " \
+	"{\"task\": \"SEQ-THREE\", \"profile\": \"explore\"}, " \
+	"{\"task\": \"SEQ-FOUR\", \"profile\": \"explore\"}]}") ",\n" \
+	four ",\n" \
+	RULE_SLOW("\"[sequential_delegate 3]\"", "SLOW-RES") ",\n" \
+	RULE("\"[sequential_delegate 2]\"", "SEQ-RES-2") ",\n" \
+	RULE("\"[sequential_delegate 1]\"", "SEQ-RES-1")
+
 /* Steps 1 and 2 are done, 3's turn hangs, 4 has not started. */
 static void
 test_resume_sequence(void **state)
 {
 	const struct pat	p = { "sequential_delegate",
-	    RULE("[\"ORCH-PAT\", \"every step done\"]", "FINAL-SEQ") ",\n"
-	    CALL("sequential_delegate", "{\"steps\": ["
-	    "{\"task\": \"SEQ-ONE\", \"profile\": \"explore\"}, "
-	    "{\"task\": \"SEQ-TWO\", \"profile\": \"explore\"}, "
-	    "{\"task\": \"SEQ-THREE\", \"profile\": \"explore\"}, "
-	    "{\"task\": \"SEQ-FOUR\", \"profile\": \"explore\"}]}") ",\n"
-	    RULE("\"[sequential_delegate 4]\"", "SEQ-RES-4") ",\n"
-	    RULE_SLOW("\"[sequential_delegate 3]\"", "SLOW-RES") ",\n"
-	    RULE("\"[sequential_delegate 2]\"", "SEQ-RES-2") ",\n"
-	    RULE("\"[sequential_delegate 1]\"", "SEQ-RES-1"),
+	    SEQ_RULES(RULE("\"[sequential_delegate 4]\"", "SEQ-RES-4")),
 	    "4", "FINAL-SEQ", seq_done, "[sequential_delegate 3]", seq_later,
-	    seq_holds };
+	    seq_holds, NULL, 1 };
+
+	(void)state;
+	resume_case(&p);
+}
+
+static const char *const seq2_later[] = { NULL };
+static const struct holds seq2_holds[] = {
+	{ OWN("[sequential_delegate 3]"), "SEQ-RES-2" },
+	{ OWN("[sequential_delegate 4]"), "SLOW-RES" },
+	{ NULL, NULL },
+};
+
+/*
+ * Killed twice: as above, then the resumed run once step 3 is done and
+ * step 4's turn hangs. The second resume finds step 3, started again by
+ * the first, as the first resume found steps 1 and 2.
+ */
+static void
+test_resume_sequence_twice(void **state)
+{
+	const struct pat	p = { "sequential_delegate",
+	    SEQ_RULES(RULE_SLOW("\"[sequential_delegate 4]\"", "SEQ-RES-4")),
+	    "4", "FINAL-SEQ", seq_done, "[sequential_delegate 3]", seq2_later,
+	    seq2_holds, "[sequential_delegate 4]", 1 };
+
+	(void)state;
+	resume_case(&p);
+}
+
+/* --- a call id given again: the latest pattern's agents ------------------ */
+
+static const char *const again_done[] = { "[sequential_delegate 1] SEQ-A1",
+	"[sequential_delegate 2] SEQ-A2", "[sequential_delegate 3] SEQ-A3",
+	"[sequential_delegate 1] SEQ-B1", NULL };
+static const char *const again_later[] = { "[sequential_delegate 3] SEQ-B3",
+	NULL };
+static const struct holds again_holds[] = {
+	{ OWN("[sequential_delegate 2] SEQ-B2"), "SEQ-RES-B1" },
+	{ OWN("[sequential_delegate 3] SEQ-B3"), "SLOW-RES" },
+	{ NULL, NULL },
+};
+
+#define SEQ_CALL(match, steps) \
+	"{\"match\": " match ", \"repeat\": true, \"responses\": [{" \
+	"\"reply\": {\"calls\": [{\"id\": \"p1\", \"name\": " \
+	"\"sequential_delegate\", \"arguments\": {\"steps\": " steps "}}]}}]}"
+#define SEQ_STEP(t)	"{\"task\": \"" t "\", \"profile\": \"explore\"}"
+
+/*
+ * The orchestrator calls sequential_delegate twice with one call id, as a
+ * model may: the second call is killed once its step 1 is done and its
+ * step 2 hangs. The resume reuses the second call's agents, never the
+ * first call's steps of the same ids (p1#1, p1#2, and p1#3, which the
+ * second call had not started).
+ */
+static void
+test_resume_call_id_again(void **state)
+{
+	const struct pat	p = { "sequential_delegate",
+	    RULE("[\"ORCH-PAT\", \"SEQ-RES-B3\"]", "FINAL-AGAIN") ",\n"
+	    SEQ_CALL("[\"ORCH-PAT\", \"SEQ-RES-A3\"]", "[" SEQ_STEP("SEQ-B1")
+	    ", " SEQ_STEP("SEQ-B2") ", " SEQ_STEP("SEQ-B3") "]") ",\n"
+	    SEQ_CALL("\"ORCH-PAT\"", "[" SEQ_STEP("SEQ-A1") ", "
+	    SEQ_STEP("SEQ-A2") ", " SEQ_STEP("SEQ-A3") "]") ",\n"
+	    RULE("\"[sequential_delegate 3] SEQ-B3\"", "SEQ-RES-B3") ",\n"
+	    RULE_SLOW("\"[sequential_delegate 2] SEQ-B2\"", "SLOW-RES") ",\n"
+	    RULE("\"[sequential_delegate 1] SEQ-B1\"", "SEQ-RES-B1") ",\n"
+	    RULE("\"[sequential_delegate 3] SEQ-A3\"", "SEQ-RES-A3") ",\n"
+	    RULE("\"[sequential_delegate 2] SEQ-A2\"", "SEQ-RES-A2") ",\n"
+	    RULE("\"[sequential_delegate 1] SEQ-A1\"", "SEQ-RES-A1"),
+	    "4", "FINAL-AGAIN", again_done, "[sequential_delegate 2] SEQ-B2",
+	    again_later, again_holds, NULL, 2 };
 
 	(void)state;
 	resume_case(&p);
@@ -551,6 +682,10 @@ main(void)
 		cmocka_unit_test_teardown(test_resume_explore,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_resume_sequence,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_resume_sequence_twice,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_resume_call_id_again,
 		    h_fakellm_teardown),
 	};
 
