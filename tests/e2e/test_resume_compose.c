@@ -81,6 +81,11 @@ struct pat {
 	 * is killed again there, then resumed. */
 	const char	*slow2;
 	int		 ncalls;	/* pattern calls made */
+	/* The orchestrator's turn after the pattern hangs in the resumed
+	 * run (its rule a RULE_SLOW): killed there, resumed once more. */
+	int		 orch_hangs;
+	/* The parents of the pattern's one merge node; 0: it has none. */
+	size_t		 merge_parents;
 };
 
 /* One run's directory, database and model. */
@@ -236,9 +241,10 @@ pattern_answer(const char *db, int *is_error, int *interrupted)
 	return text;
 }
 
-/* The pattern's nodes (merge-kind, label "pattern NAME: "): how many. */
+/* The pattern's nodes (merge-kind, label "pattern NAME: ", or with what
+ * "pattern NAME merge: "): how many. */
 static int
-pattern_nodes(const char *db, const char *name)
+pattern_nodes(const char *db, const char *name, const char *what)
 {
 	struct store		*st = rc_open(db);
 	struct store_graph	 g;
@@ -246,7 +252,7 @@ pattern_nodes(const char *db, const char *name)
 	size_t			 i;
 	int			 n = 0;
 
-	snprintf(prefix, sizeof(prefix), "pattern %s: ", name);
+	snprintf(prefix, sizeof(prefix), "pattern %s%s: ", name, what);
 	memset(&g, 0, sizeof(g));
 	assert_int_equal(store_graph_load(st, 1, &g), 0);
 	for (i = 0; i < g.nnodes; i++)
@@ -258,15 +264,66 @@ pattern_nodes(const char *db, const char *name)
 	return n;
 }
 
+/* How many parents the pattern's merge nodes have, all told. */
+static size_t
+merge_parents(const char *db, const char *name)
+{
+	struct store		*st = rc_open(db);
+	struct store_graph	 g;
+	char			 prefix[64];
+	size_t			 i, e, n = 0;
+
+	snprintf(prefix, sizeof(prefix), "pattern %s merge: ", name);
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(store_graph_load(st, 1, &g), 0);
+	for (i = 0; i < g.nnodes; i++) {
+		if (g.nodes[i].label == NULL ||
+		    strncmp(g.nodes[i].label, prefix, strlen(prefix)) != 0)
+			continue;
+		for (e = 0; e < g.nedges; e++)
+			n += g.edges[e].child == g.nodes[i].id;
+	}
+	store_graph_free(&g);
+	store_close(st);
+	return n;
+}
+
+/* Does the live run's file hold the pattern's merge node (committed)? */
+static int
+has_merge(const char *db, const char *name)
+{
+	struct store		*st;
+	struct store_graph	 g;
+	char			 prefix[64], err[512];
+	size_t			 i;
+	int			 n = 0;
+
+	snprintf(prefix, sizeof(prefix), "pattern %s merge: ", name);
+	if ((st = store_open(db, STORE_READ, err, sizeof(err))) == NULL)
+		return 0;
+	memset(&g, 0, sizeof(g));
+	if (store_graph_load(st, 1, &g) == 0)
+		for (i = 0; i < g.nnodes; i++)
+			n += g.nodes[i].label != NULL &&
+			    strncmp(g.nodes[i].label, prefix,
+			    strlen(prefix)) == 0;
+	store_graph_free(&g);
+	store_close(st);
+	return n > 0;
+}
+
 /* --- killing the supervisor inside the pattern --------------------------- */
 
 struct killer {
 	const char *const	*done;		/* steps done before the kill */
-	const char		*slow;		/* asked, hanging */
+	const char		*slow;		/* asked, hanging: a step */
+	const char		*asked;		/* or any request holding it */
+	const char		*merged;	/* and this pattern's merge node
+						   written: committed */
 	const char		*db;
 	const char		*log;
 	int			 killed;
-	char			 why[256];	/* what was still awaited */
+	char			 why[512];	/* what was still awaited */
 };
 
 static int
@@ -274,15 +331,23 @@ kill_ready(struct killer *k)
 {
 	char	own[256];
 
-	snprintf(own, sizeof(own), OWN("%s"), k->slow);
+	if (k->asked != NULL)
+		snprintf(own, sizeof(own), "%s", k->asked);
+	else
+		snprintf(own, sizeof(own), OWN("%s"), k->slow);
 	if (!all_done(k->db, k->done)) {
 		snprintf(k->why, sizeof(k->why), "the steps done before the "
 		    "kill (%s ...) to be done in %s", k->done[0], k->db);
 		return 0;
 	}
+	if (k->merged != NULL && !has_merge(k->db, k->merged)) {
+		snprintf(k->why, sizeof(k->why), "the merge node of %s in %s",
+		    k->merged, k->db);
+		return 0;
+	}
 	if (h_count_file(k->log, own, NULL) < 1) {
-		snprintf(k->why, sizeof(k->why), "the turn of %s to be asked "
-		    "(%s)", k->slow, k->log);
+		snprintf(k->why, sizeof(k->why), "a request with %s in %s",
+		    own, k->log);
 		return 0;
 	}
 	return 1;
@@ -401,9 +466,9 @@ rc_resume(struct rc *c, struct killer *k, struct h_run *r)
 }
 
 /* The killed run, resumed: killed again once slow is done and slow2's
- * turn hangs. */
+ * turn (or the orchestrator's after the pattern: asked) hangs. */
 static void
-resume_killed(const struct pat *p, struct rc *c)
+resume_killed(const struct pat *p, struct rc *c, const char *asked)
 {
 	const char	*done[16];
 	struct killer	 k;
@@ -417,6 +482,9 @@ resume_killed(const struct pat *p, struct rc *c)
 	memset(&k, 0, sizeof(k));
 	k.done = done;
 	k.slow = p->slow2;
+	k.asked = asked;
+	if (asked != NULL && p->merge_parents > 0)
+		k.merged = p->name;
 	k.db = c->db;
 	k.log = c->fl.log;
 	rc_resume(c, &k, &r);
@@ -465,7 +533,9 @@ resume_case(const struct pat *p)
 	h_run_free(&r);
 
 	if (p->slow2 != NULL)
-		resume_killed(p, &c);
+		resume_killed(p, &c, NULL);
+	if (p->orch_hangs)
+		resume_killed(p, &c, "every aspect explored");
 	rc_resume(&c, NULL, &r);
 	if (r.hung)
 		fail_msg("%s", h_deadline_missed(&r, "the resumed run's end"));
@@ -482,7 +552,10 @@ resume_case(const struct pat *p)
 	assert_int_equal(got_err, 0);
 	assert_string_equal(got, want);
 	/* One pattern node a pattern call, found again by the resume. */
-	assert_int_equal(pattern_nodes(c.db, p->name), p->ncalls);
+	assert_int_equal(pattern_nodes(c.db, p->name, ""), p->ncalls);
+	if (p->merge_parents > 0)
+		assert_int_equal(pattern_nodes(c.db, p->name, " merge"), 1);
+	assert_int_equal(merge_parents(c.db, p->name), p->merge_parents);
 	free(want);
 	free(got);
 	rc_done(&c);
@@ -528,7 +601,7 @@ test_resume_plan(void **state)
 	    RULE("\"[plan_execute A]\"", "RES-A") ",\n"
 	    RULE("\"[plan_execute plan]\"", PLAN_STEPS),
 	    "4", "FINAL-PLAN", plan_done, "[plan_execute C]", plan_later,
-	    plan_holds, NULL, 1 };
+	    plan_holds, NULL, 1, 0, 0 };
 
 	(void)state;
 	resume_case(&p);
@@ -558,7 +631,32 @@ test_resume_explore(void **state)
 	    RULE_SLOW("\"[parallel_explore 3]\"", "SLOW-RES") ",\n"
 	    RULE("\"[parallel_explore 4]\"", "FOUND-4"),
 	    "1", "FINAL-EXP", explore_done, "[parallel_explore 3]",
-	    explore_later, explore_holds, NULL, 1 };
+	    explore_later, explore_holds, NULL, 1, 0, 4 };
+
+	(void)state;
+	resume_case(&p);
+}
+
+/*
+ * As above, and the resumed run is killed again during the orchestrator's
+ * turn after the pattern, before that turn stored the pattern's answer:
+ * the second resume runs no aspect again and finds the merge node the
+ * first one wrote (one merge node, four parents).
+ */
+static void
+test_resume_explore_merge_once(void **state)
+{
+	const struct pat	p = { "parallel_explore",
+	    RULE_SLOW("[\"ORCH-PAT\", \"every aspect explored\"]",
+	    "FINAL-EXP") ",\n"
+	    CALL("parallel_explore", "{\"task\": \"EXP-T\", \"aspects\": "
+	    "[\"ASP-ONE\", \"ASP-TWO\", \"ASP-THREE\", \"ASP-FOUR\"]}") ",\n"
+	    RULE("\"[parallel_explore 1]\"", "FOUND-1") ",\n"
+	    RULE("\"[parallel_explore 2]\"", "FOUND-2") ",\n"
+	    RULE_SLOW("\"[parallel_explore 3]\"", "SLOW-RES") ",\n"
+	    RULE("\"[parallel_explore 4]\"", "FOUND-4"),
+	    "1", "FINAL-EXP", explore_done, "[parallel_explore 3]",
+	    explore_later, explore_holds, NULL, 1, 1, 4 };
 
 	(void)state;
 	resume_case(&p);
@@ -595,7 +693,7 @@ test_resume_sequence(void **state)
 	const struct pat	p = { "sequential_delegate",
 	    SEQ_RULES(RULE("\"[sequential_delegate 4]\"", "SEQ-RES-4")),
 	    "4", "FINAL-SEQ", seq_done, "[sequential_delegate 3]", seq_later,
-	    seq_holds, NULL, 1 };
+	    seq_holds, NULL, 1, 0, 0 };
 
 	(void)state;
 	resume_case(&p);
@@ -619,7 +717,7 @@ test_resume_sequence_twice(void **state)
 	const struct pat	p = { "sequential_delegate",
 	    SEQ_RULES(RULE_SLOW("\"[sequential_delegate 4]\"", "SEQ-RES-4")),
 	    "4", "FINAL-SEQ", seq_done, "[sequential_delegate 3]", seq2_later,
-	    seq2_holds, "[sequential_delegate 4]", 1 };
+	    seq2_holds, "[sequential_delegate 4]", 1, 0, 0 };
 
 	(void)state;
 	resume_case(&p);
@@ -667,7 +765,7 @@ test_resume_call_id_again(void **state)
 	    RULE("\"[sequential_delegate 2] SEQ-A2\"", "SEQ-RES-A2") ",\n"
 	    RULE("\"[sequential_delegate 1] SEQ-A1\"", "SEQ-RES-A1"),
 	    "4", "FINAL-AGAIN", again_done, "[sequential_delegate 2] SEQ-B2",
-	    again_later, again_holds, NULL, 2 };
+	    again_later, again_holds, NULL, 2, 0, 0 };
 
 	(void)state;
 	resume_case(&p);
@@ -680,6 +778,8 @@ main(void)
 		cmocka_unit_test_teardown(test_resume_plan,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_resume_explore,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_resume_explore_merge_once,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_resume_sequence,
 		    h_fakellm_teardown),
