@@ -13,6 +13,13 @@
  *
  * A pattern never answers from inside compose_start(): its end is posted
  * to a zero timer, so the orchestrator's turn is never re-entered.
+ *
+ * warren resume runs a pattern call the interrupted run left unanswered
+ * again (compose_resume): it keeps the pattern node, and every step it
+ * reaches takes the agent the interrupted run stored for it, if any
+ * (compose_reuse): finished, its outcome is the step's at once, without a
+ * turn; unfinished, it is restarted in its own row. The rest runs as the
+ * first time, so the report is the one an uninterrupted run gives.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,6 +15,13 @@
  * docs/supervisor.md). A finished subagent whose summary was still being
  * written when the supervisor died (done, but its node has none) gets it
  * now, before its parent hears its result, as when it first finished.
+ *
+ * A composition pattern the orchestrator's last turn left unanswered
+ * (plan_execute, parallel_explore, sequential_delegate) runs again
+ * (compose_resume); each step it reaches asks here for the agent the
+ * interrupted run stored for it (call id "CALL#STEP") and reuses it by
+ * the same rules: finished, its stored outcome; unfinished, restarted in
+ * its own row. The pattern's report answers the call.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,8 +306,12 @@ run_resume_restart(struct run *r, const struct store_plan *p,
 	if (r->store != NULL && store_agent_set_status(r->store, a->id,
 	    STORE_AGENT_PENDING, NULL, NULL) == -1)
 		run_store_warn(r, "run %lld", (long long)r->run_id);
-	log_info("resume: agent %s restarts from its %zu messages", a->path,
-	    pa->messages.n);
+	if (pa->messages.n > 0)
+		log_info("resume: agent %s restarts from its %zu messages",
+		    a->path, pa->messages.n);
+	else
+		log_info("resume: agent %s had stored no message: it starts "
+		    "again from its task", a->path);
 	run_record_event(r, n, "resumed", NULL, "restarted from its messages");
 	return n;
 }

@@ -86,6 +86,8 @@ struct pat {
 	int		 orch_hangs;
 	/* The parents of the pattern's one merge node; 0: it has none. */
 	size_t		 merge_parents;
+	/* NULL, or a step that failed (fail()) before the kill. */
+	const char	*failed;
 };
 
 /* One run's directory, database and model. */
@@ -160,28 +162,30 @@ rc_open(const char *db)
 }
 
 /* How many of the run's agents have a task starting with marker, and how
- * many of those are done. */
+ * many of those have status st. */
 static int
 rows_of(const struct store_agent *a, size_t n, const char *marker,
-    int *ndone)
+    enum store_agent_status st, int *nst)
 {
 	size_t	i;
 	int	k = 0;
 
-	*ndone = 0;
+	*nst = 0;
 	for (i = 0; i < n; i++) {
 		if (a[i].task == NULL ||
 		    strncmp(a[i].task, marker, strlen(marker)) != 0)
 			continue;
 		k++;
-		*ndone += a[i].status == STORE_AGENT_DONE;
+		*nst += a[i].status == st;
 	}
 	return k;
 }
 
-/* Every marker's row is there and done (a read of a live run's file). */
+/* Every marker's one row is there with status st (a read of a live run's
+ * file). */
 static int
-all_done(const char *db, const char *const *markers)
+rows_are(const char *db, const char *const *markers,
+    enum store_agent_status want)
 {
 	struct store		*st;
 	struct store_agent	*a;
@@ -196,7 +200,8 @@ all_done(const char *db, const char *const *markers)
 		return 0;
 	}
 	for (i = 0; markers[i] != NULL && ok; i++)
-		ok = rows_of(a, n, markers[i], &ndone) == 1 && ndone == 1;
+		ok = rows_of(a, n, markers[i], want, &ndone) == 1 &&
+		    ndone == 1;
 	store_agents_free(a, n);
 	store_close(st);
 	return ok;
@@ -320,6 +325,7 @@ struct killer {
 	const char		*asked;		/* or any request holding it */
 	const char		*merged;	/* and this pattern's merge node
 						   written: committed */
+	const char		*failed[2];	/* a step failed before */
 	const char		*db;
 	const char		*log;
 	int			 killed;
@@ -335,7 +341,9 @@ kill_ready(struct killer *k)
 		snprintf(own, sizeof(own), "%s", k->asked);
 	else
 		snprintf(own, sizeof(own), OWN("%s"), k->slow);
-	if (!all_done(k->db, k->done)) {
+	if (!rows_are(k->db, k->done, STORE_AGENT_DONE) ||
+	    (k->failed[0] != NULL &&
+	    !rows_are(k->db, k->failed, STORE_AGENT_FAILED))) {
 		snprintf(k->why, sizeof(k->why), "the steps done before the "
 		    "kill (%s ...) to be done in %s", k->done[0], k->db);
 		return 0;
@@ -408,6 +416,8 @@ assert_requests(const struct pat *p, const char *log)
 		assert_asked(log, p->done[i], ctx, 1, "a finished step ran "
 		    "again");
 	assert_asked(log, p->slow, ctx, 2, "the interrupted turn once more");
+	if (p->failed != NULL)
+		assert_asked(log, p->failed, ctx, 1, "a failed step ran again");
 	if (p->slow2 != NULL)
 		assert_asked(log, p->slow2, ctx, 2, "the turn the second kill "
 		    "interrupted once more");
@@ -422,7 +432,8 @@ assert_requests(const struct pat *p, const char *log)
 			    p->holds[i].text);
 }
 
-/* One row a step, every row done: none cancelled, none duplicated. */
+/* One row a step, every row done (the failed step's failed): none
+ * cancelled, none duplicated. */
 static void
 assert_rows(const struct pat *p, const char *db)
 {
@@ -430,21 +441,33 @@ assert_rows(const struct pat *p, const char *db)
 	struct store		*st = rc_open(db);
 	struct store_agent	*a;
 	size_t			 n, i, j, nsteps = 1;
-	int			 ndone;
+	int			 k, failed;
 
 	assert_int_equal(store_agents_list(st, 1, &a, &n), 0);
-	for (i = 0; i < n; i++)
-		if (a[i].status != STORE_AGENT_DONE)
+	for (i = 0; i < n; i++) {
+		failed = p->failed != NULL && strncmp(a[i].task, p->failed,
+		    strlen(p->failed)) == 0;
+		if (a[i].status != (failed ? STORE_AGENT_FAILED :
+		    STORE_AGENT_DONE))
 			fail_msg("agent %s (%s) is %s after the resume", a[i].path,
 			    a[i].task, store_agent_status_name(a[i].status));
+	}
 	for (j = 0; j < 2; j++)
 		for (i = 0; lists[j][i] != NULL; i++, nsteps++)
-			if (rows_of(a, n, lists[j][i], &ndone) != 1)
+			if (rows_of(a, n, lists[j][i], STORE_AGENT_DONE,
+			    &k) != 1)
 				fail_msg("%d rows for %s", rows_of(a, n,
-				    lists[j][i], &ndone), lists[j][i]);
-	assert_int_equal(rows_of(a, n, p->slow, &ndone), 1);
+				    lists[j][i], STORE_AGENT_DONE, &k),
+				    lists[j][i]);
+	assert_int_equal(rows_of(a, n, p->slow, STORE_AGENT_DONE, &k), 1);
 	if (p->slow2 != NULL) {
-		assert_int_equal(rows_of(a, n, p->slow2, &ndone), 1);
+		assert_int_equal(rows_of(a, n, p->slow2, STORE_AGENT_DONE,
+		    &k), 1);
+		nsteps++;
+	}
+	if (p->failed != NULL) {
+		assert_int_equal(rows_of(a, n, p->failed, STORE_AGENT_FAILED,
+		    &k), 1);
 		nsteps++;
 	}
 	/* The root, the steps and the slow ones. */
@@ -515,13 +538,14 @@ resume_case(const struct pat *p)
 	    p->final), 1);
 	h_run_free(&r);
 	want = pattern_answer(ref.db, &want_err, &intr);
-	assert_int_equal(want_err, 0);
+	assert_int_equal(want_err, p->failed != NULL);
 	rc_done(&ref);
 
 	/* Killed once the fast steps are done and the slow turn hangs. */
 	rc_start(&c, p, HANG);
 	memset(&k, 0, sizeof(k));
 	k.done = p->done;
+	k.failed[0] = p->failed;
 	k.slow = p->slow;
 	k.db = c.db;
 	k.log = c.fl.log;
@@ -549,7 +573,7 @@ resume_case(const struct pat *p)
 	assert_rows(p, c.db);
 	got = pattern_answer(c.db, &got_err, &intr);
 	assert_int_equal(intr, 0);
-	assert_int_equal(got_err, 0);
+	assert_int_equal(got_err, want_err);
 	assert_string_equal(got, want);
 	/* One pattern node a pattern call, found again by the resume. */
 	assert_int_equal(pattern_nodes(c.db, p->name, ""), p->ncalls);
@@ -601,7 +625,40 @@ test_resume_plan(void **state)
 	    RULE("\"[plan_execute A]\"", "RES-A") ",\n"
 	    RULE("\"[plan_execute plan]\"", PLAN_STEPS),
 	    "4", "FINAL-PLAN", plan_done, "[plan_execute C]", plan_later,
-	    plan_holds, NULL, 1, 0, 0 };
+	    plan_holds, NULL, 1, 0, 0, NULL };
+
+	(void)state;
+	resume_case(&p);
+}
+
+static const char *const fail_done[] = { "[plan_execute plan]",
+	"[plan_execute A]", NULL };
+static const char *const fail_later[] = { NULL };
+static const struct holds fail_holds[] = { { NULL, NULL } };
+
+/*
+ * The same plan; B failed (fail()) before the kill and C's turn hangs.
+ * The failed step is not run again either: D is skipped, no synthesis,
+ * and the orchestrator hears B's failure as the first run would have.
+ */
+static void
+test_resume_plan_failed_step(void **state)
+{
+	const struct pat	p = { "plan_execute",
+	    RULE("[\"ORCH-PAT\", \"no synthesis was made\"]", "FINAL-FAIL")
+	    ",\n"
+	    CALL("plan_execute", "{\"task\": \"PLAN-ME\"}") ",\n"
+	    RULE("\"[plan_execute synthesis]\"", "RES-SYNTH") ",\n"
+	    RULE("\"[plan_execute D]\"", "RES-D") ",\n"
+	    RULE_SLOW("\"[plan_execute C]\"", "SLOW-RES") ",\n"
+	    "{\"match\": \"[plan_execute B]\", \"repeat\": true, "
+	    "\"responses\": [{\"reply\": {\"calls\": [{\"id\": \"f\", "
+	    "\"name\": \"fail\", \"arguments\": {\"reason\": "
+	    "\"B-CANNOT-WHY\"}}]}}]},\n"
+	    RULE("\"[plan_execute A]\"", "RES-A") ",\n"
+	    RULE("\"[plan_execute plan]\"", PLAN_STEPS),
+	    "4", "FINAL-FAIL", fail_done, "[plan_execute C]", fail_later,
+	    fail_holds, NULL, 1, 0, 0, "[plan_execute B]" };
 
 	(void)state;
 	resume_case(&p);
@@ -631,7 +688,7 @@ test_resume_explore(void **state)
 	    RULE_SLOW("\"[parallel_explore 3]\"", "SLOW-RES") ",\n"
 	    RULE("\"[parallel_explore 4]\"", "FOUND-4"),
 	    "1", "FINAL-EXP", explore_done, "[parallel_explore 3]",
-	    explore_later, explore_holds, NULL, 1, 0, 4 };
+	    explore_later, explore_holds, NULL, 1, 0, 4, NULL };
 
 	(void)state;
 	resume_case(&p);
@@ -656,7 +713,7 @@ test_resume_explore_merge_once(void **state)
 	    RULE_SLOW("\"[parallel_explore 3]\"", "SLOW-RES") ",\n"
 	    RULE("\"[parallel_explore 4]\"", "FOUND-4"),
 	    "1", "FINAL-EXP", explore_done, "[parallel_explore 3]",
-	    explore_later, explore_holds, NULL, 1, 1, 4 };
+	    explore_later, explore_holds, NULL, 1, 1, 4, NULL };
 
 	(void)state;
 	resume_case(&p);
@@ -693,7 +750,7 @@ test_resume_sequence(void **state)
 	const struct pat	p = { "sequential_delegate",
 	    SEQ_RULES(RULE("\"[sequential_delegate 4]\"", "SEQ-RES-4")),
 	    "4", "FINAL-SEQ", seq_done, "[sequential_delegate 3]", seq_later,
-	    seq_holds, NULL, 1, 0, 0 };
+	    seq_holds, NULL, 1, 0, 0, NULL };
 
 	(void)state;
 	resume_case(&p);
@@ -717,7 +774,7 @@ test_resume_sequence_twice(void **state)
 	const struct pat	p = { "sequential_delegate",
 	    SEQ_RULES(RULE_SLOW("\"[sequential_delegate 4]\"", "SEQ-RES-4")),
 	    "4", "FINAL-SEQ", seq_done, "[sequential_delegate 3]", seq2_later,
-	    seq2_holds, "[sequential_delegate 4]", 1, 0, 0 };
+	    seq2_holds, "[sequential_delegate 4]", 1, 0, 0, NULL };
 
 	(void)state;
 	resume_case(&p);
@@ -765,7 +822,7 @@ test_resume_call_id_again(void **state)
 	    RULE("\"[sequential_delegate 2] SEQ-A2\"", "SEQ-RES-A2") ",\n"
 	    RULE("\"[sequential_delegate 1] SEQ-A1\"", "SEQ-RES-A1"),
 	    "4", "FINAL-AGAIN", again_done, "[sequential_delegate 2] SEQ-B2",
-	    again_later, again_holds, NULL, 2, 0, 0 };
+	    again_later, again_holds, NULL, 2, 0, 0, NULL };
 
 	(void)state;
 	resume_case(&p);
@@ -776,6 +833,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_resume_plan,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_resume_plan_failed_step,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_resume_explore,
 		    h_fakellm_teardown),
