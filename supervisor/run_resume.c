@@ -286,8 +286,9 @@ run_resume_restart(struct run *r, const struct store_plan *p,
 	struct node			*n;
 
 	if ((n = run_resume_restore(r, parent, pa)) == NULL) {
-		log_warnx("resume: agent %s (%s) cannot be restarted here: "
-		    "its call gets an interrupted answer", a->path,
+		log_warnx("resume: agent %s (%s) cannot be restarted here (no "
+		    "such profile, or its tool_filter does not apply): it "
+		    "stays cancelled (interrupted)", a->path,
 		    a->profile ? a->profile : "?");
 		return NULL;
 	}
@@ -343,9 +344,38 @@ run_resume_summary(struct run *r, struct node *parent,
 }
 
 /*
+ * A finished agent's node, which never runs again: where its profile is
+ * gone from this machine (a user's profile file removed since), a
+ * stand-in with its name and no tool. NULL if its path is too long.
+ */
+static struct node *
+run_resume_record(struct run *r, struct node *parent,
+    const struct store_plan_agent *pa)
+{
+	const struct store_agent	*a = &pa->agent;
+	struct profile			*q;
+	struct node			*n;
+	char				 err[256];
+
+	if ((n = run_resume_restore(r, parent, pa)) != NULL)
+		return n;
+	if (strlen(a->path) >= IPC_PATH_MAX || (q = profile_narrow(
+	    profile_builtin("explore"), NULL, 0, err, sizeof(err))) == NULL)
+		return NULL;
+	free(q->name);
+	q->name = xstrdup(a->profile != NULL ? a->profile : "?");
+	n = run_node_restore(r, parent, q, a->path, a->task ? a->task : "",
+	    a->inherit_context);
+	n->narrowed = q;
+	n->store_agent = a->id;
+	n->store_node = a->node;
+	return n;
+}
+
+/*
  * A finished subagent whose summary is written, as a node that has
  * ended with its stored outcome (what run_node_answer tells its parent);
- * NULL if its path or profile cannot be used here.
+ * NULL if its path cannot be used here.
  */
 static struct node *
 run_resume_ended(struct run *r, struct node *parent,
@@ -354,7 +384,7 @@ run_resume_ended(struct run *r, struct node *parent,
 	const struct store_agent	*a = &pa->agent;
 	struct node			*n;
 
-	if ((n = run_resume_restore(r, parent, pa)) == NULL)
+	if ((n = run_resume_record(r, parent, pa)) == NULL)
 		return NULL;
 	n->state = NODE_DONE;
 	if (a->status == STORE_AGENT_DONE) {

@@ -96,7 +96,7 @@ struct rc {
 	char		 ws[1024];
 	char		 db[PATH_MAX];
 	struct h_fakellm fl;
-	char		*env[5];
+	char		*env[6];	/* one free slot before the NULL */
 };
 
 static void
@@ -162,10 +162,10 @@ rc_open(const char *db)
 }
 
 /* How many of the run's agents have a task starting with marker, and how
- * many of those have status st. */
+ * many of those have status st (-1: any). */
 static int
 rows_of(const struct store_agent *a, size_t n, const char *marker,
-    enum store_agent_status st, int *nst)
+    int st, int *nst)
 {
 	size_t	i;
 	int	k = 0;
@@ -176,16 +176,15 @@ rows_of(const struct store_agent *a, size_t n, const char *marker,
 		    strncmp(a[i].task, marker, strlen(marker)) != 0)
 			continue;
 		k++;
-		*nst += a[i].status == st;
+		*nst += st == -1 || (int)a[i].status == st;
 	}
 	return k;
 }
 
-/* Every marker's one row is there with status st (a read of a live run's
- * file). */
+/* Every marker's one row is there (committed) with status want (-1:
+ * any): a read of a live run's file. */
 static int
-rows_are(const char *db, const char *const *markers,
-    enum store_agent_status want)
+rows_are(const char *db, const char *const *markers, int want)
 {
 	struct store		*st;
 	struct store_agent	*a;
@@ -335,7 +334,8 @@ struct killer {
 static int
 kill_ready(struct killer *k)
 {
-	char	own[256];
+	const char	*slow[2] = { NULL, NULL };
+	char		 own[256];
 
 	if (k->asked != NULL)
 		snprintf(own, sizeof(own), "%s", k->asked);
@@ -346,6 +346,12 @@ kill_ready(struct killer *k)
 	    !rows_are(k->db, k->failed, STORE_AGENT_FAILED))) {
 		snprintf(k->why, sizeof(k->why), "the steps done before the "
 		    "kill (%s ...) to be done in %s", k->done[0], k->db);
+		return 0;
+	}
+	slow[0] = k->slow;
+	if (k->slow != NULL && !rows_are(k->db, slow, -1)) {
+		snprintf(k->why, sizeof(k->why), "the row of %s in %s",
+		    k->slow, k->db);
 		return 0;
 	}
 	if (k->merged != NULL && !has_merge(k->db, k->merged)) {
@@ -828,6 +834,124 @@ test_resume_call_id_again(void **state)
 	resume_case(&p);
 }
 
+/* --- a profile gone between the kill and the resume ----------------------- */
+
+#define SCOUT_MD \
+	"---\nname: scout\ndescription: Scouts for the test\n" \
+	"tools: Read, Grep, Glob\n---\nYou scout.\n"
+
+/* The rows of a step's marker: how many, and the first one's status and
+ * exit reason (copied). */
+static int
+step_row(const char *db, const char *marker, enum store_agent_status *st,
+    char *why, size_t whysz)
+{
+	struct store		*s = rc_open(db);
+	struct store_agent	*a;
+	size_t			 n, i;
+	int			 k = 0;
+
+	assert_int_equal(store_agents_list(s, 1, &a, &n), 0);
+	for (i = 0; i < n; i++) {
+		if (strncmp(a[i].task, marker, strlen(marker)) != 0)
+			continue;
+		if (k++ == 0) {
+			*st = a[i].status;
+			snprintf(why, whysz, "%s", a[i].exit_reason ?
+			    a[i].exit_reason : "");
+		}
+	}
+	store_agents_free(a, n);
+	store_close(s);
+	return k;
+}
+
+/*
+ * Steps 1 and 2 run with the user's profile scout; 1 is done and 2's turn
+ * hangs when the run is killed, and the profile file is removed before the
+ * resume. Step 1, finished, is still not run again (its result needs no
+ * profile). Step 2 cannot be restarted: its row stays cancelled
+ * (interrupted), the step is tried anew and refused (unknown profile),
+ * step 3 skipped, and the orchestrator hears which and why.
+ */
+static void
+test_resume_profile_gone(void **state)
+{
+	const char *const	 done[] = { "[sequential_delegate 1]", NULL };
+	const struct holds	 holds[] = { { NULL, NULL } };
+	const struct pat	 p = { "sequential_delegate",
+	    RULE("[\"ORCH-PAT\", \"a step FAILED\"]", "FINAL-GONE") ",\n"
+	    CALL("sequential_delegate", "{\"steps\": ["
+	    "{\"task\": \"SEQ-ONE\", \"profile\": \"scout\"}, "
+	    "{\"task\": \"SEQ-TWO\", \"profile\": \"scout\"}, "
+	    "{\"task\": \"SEQ-THREE\", \"profile\": \"explore\"}]}") ",\n"
+	    RULE("\"[sequential_delegate 3]\"", "SEQ-RES-3") ",\n"
+	    RULE_SLOW("\"[sequential_delegate 2]\"", "SLOW-RES") ",\n"
+	    RULE("\"[sequential_delegate 1]\"", "SEQ-RES-1"),
+	    "4", "FINAL-GONE", done, "[sequential_delegate 2]", done + 1,
+	    holds, NULL, 1, 0, 0, NULL };
+	struct rc		 c;
+	struct killer		 k;
+	struct h_run		 r;
+	enum store_agent_status	 st;
+	char			 cf[PATH_MAX + 32], agents[PATH_MAX], md[PATH_MAX + 16];
+	char			 why[64], *got;
+	int			 got_err, intr;
+
+	(void)state;
+	rc_start(&c, &p, HANG);
+	snprintf(agents, sizeof(agents), "%s/config/warren/agents", c.dir);
+	h_write(c.dir, "config/warren/agents/scout.md", SCOUT_MD, 0644);
+	snprintf(cf, sizeof(cf), "XDG_CONFIG_HOME=%s/config", c.dir);
+	c.env[4] = cf;
+	memset(&k, 0, sizeof(k));
+	k.done = p.done;
+	k.slow = p.slow;
+	k.db = c.db;
+	k.log = c.fl.log;
+	rc_run(&c, &p, kill_inside, &k, &r);
+	if (!k.killed)
+		fail_msg("waited %d s for %s; the run: %d\n%s", KILL_WAIT_S,
+		    k.why, r.status, r.err);
+	h_run_free(&r);
+	snprintf(md, sizeof(md), "%s/scout.md", agents);
+	assert_int_equal(unlink(md), 0);
+
+	rc_resume(&c, NULL, &r);
+	if (r.status != 0 || r.hung)
+		fail_msg("resume: %d\n%s", r.status, r.err);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "FINAL-GONE"), 1);
+	assert_int_equal(h_count_lines(r.err, "agent 0.2 (scout) cannot be "
+	    "restarted here", NULL), 1);
+	h_run_free(&r);
+	assert_int_equal(own_count(c.fl.log, "[sequential_delegate 1]", NULL),
+	    1);
+	assert_int_equal(own_count(c.fl.log, "[sequential_delegate 2]", NULL),
+	    1);
+	assert_int_equal(own_count(c.fl.log, "[sequential_delegate 3]", NULL),
+	    0);
+	got = pattern_answer(c.db, &got_err, &intr);
+	assert_int_equal(got_err, 1);
+	assert_non_null(strstr(got, "step 1 (scout, agent 0.1) done: "
+	    "SEQ-RES-1"));
+	assert_non_null(strstr(got, "step 2 (scout) FAILED: refused: unknown "
+	    "profile \"scout\""));
+	assert_non_null(strstr(got, "step 3 (explore) skipped"));
+	free(got);
+	/* One row a step that ran; the one nothing restarted says why. */
+	assert_int_equal(step_row(c.db, "[sequential_delegate 1]", &st, why,
+	    sizeof(why)), 1);
+	assert_int_equal(st, STORE_AGENT_DONE);
+	assert_int_equal(step_row(c.db, "[sequential_delegate 2]", &st, why,
+	    sizeof(why)), 1);
+	assert_int_equal(st, STORE_AGENT_CANCELLED);
+	assert_string_equal(why, "interrupted");
+	assert_int_equal(step_row(c.db, "[sequential_delegate 3]", &st, why,
+	    sizeof(why)), 0);
+	rc_done(&c);
+}
+
 int
 main(void)
 {
@@ -845,6 +969,8 @@ main(void)
 		cmocka_unit_test_teardown(test_resume_sequence_twice,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_resume_call_id_again,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_resume_profile_gone,
 		    h_fakellm_teardown),
 	};
 
