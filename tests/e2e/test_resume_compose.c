@@ -834,6 +834,90 @@ test_resume_call_id_again(void **state)
 	resume_case(&p);
 }
 
+/* --- a finished step's summary in flight ---------------------------------- */
+
+/*
+ * Step 1's result is long, so its node's summary is asked of the model;
+ * the run is killed while that request hangs (step 1 is stored done, its
+ * node has no summary). The resume does not run step 1 again: it asks
+ * for the summary once more, then starts step 2 from it, and answers the
+ * call as an uninterrupted run does.
+ */
+static void
+test_resume_step_summary(void **state)
+{
+	const char *const	 done[] = { "[sequential_delegate 1]", NULL };
+	const struct holds	 holds[] = { { NULL, NULL } };
+	char			 rules[4096], pad[301];
+	const struct pat	 p = { "sequential_delegate", rules, "4",
+	    "FINAL-SUM", done, NULL, done + 1, holds, NULL, 1, 0, 0, NULL };
+	struct rc		 ref, c;
+	struct killer		 k;
+	struct h_run		 r;
+	char			*want, *got;
+	int			 want_err, got_err, intr;
+
+	(void)state;
+	memset(pad, 'x', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	snprintf(rules, sizeof(rules), "{\"match\": \"Its final result:\", "
+	    "\"responses\": [%%s{\"reply\": {\"text\": \"SUMMARY-OF-1\"}}]},\n"
+	    RULE("[\"ORCH-PAT\", \"every step done\"]", "FINAL-SUM") ",\n"
+	    CALL("sequential_delegate", "{\"steps\": ["
+	    "{\"task\": \"SEQ-ONE\", \"profile\": \"explore\"}, "
+	    "{\"task\": \"SEQ-TWO\", \"profile\": \"explore\"}]}") ",\n"
+	    RULE("\"[sequential_delegate 2]\"", "SEQ-RES-2") ",\n"
+	    "{\"match\": \"[sequential_delegate 1]\", \"repeat\": true, "
+	    "\"responses\": [{\"reply\": {\"calls\": [{\"id\": \"k\", "
+	    "\"name\": \"complete\", \"arguments\": {\"result\": "
+	    "\"LONGRES-%s\"}}]}}]}", pad);
+
+	rc_start(&ref, &p, "");
+	ref.env[4] = "WARREN_SUMMARY_RESULT_MAX=200";
+	rc_run(&ref, &p, NULL, NULL, &r);
+	if (r.status != 0 || r.hung)
+		fail_msg("uninterrupted run: %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	want = pattern_answer(ref.db, &want_err, &intr);
+	rc_done(&ref);
+
+	rc_start(&c, &p, HANG);
+	c.env[4] = "WARREN_SUMMARY_RESULT_MAX=200";
+	memset(&k, 0, sizeof(k));
+	k.done = done;
+	k.asked = "Its final result:";
+	k.db = c.db;
+	k.log = c.fl.log;
+	rc_run(&c, &p, kill_inside, &k, &r);
+	if (!k.killed)
+		fail_msg("waited %d s for %s; the run: %d\n%s", KILL_WAIT_S,
+		    k.why, r.status, r.err);
+	h_run_free(&r);
+	rc_resume(&c, NULL, &r);
+	if (r.status != 0 || r.hung)
+		fail_msg("resume: %d\n%s", r.status, r.err);
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "FINAL-SUM"), 1);
+	h_run_free(&r);
+	/* Step 1's turns (the summary requests hold its transcript too). */
+	assert_int_equal(own_count(c.fl.log, "[sequential_delegate 1]", NULL) -
+	    own_count(c.fl.log, "[sequential_delegate 1]", "Its final result:"),
+	    1);
+	assert_int_equal(h_count_file(c.fl.log, "Its final result:", NULL), 2);
+	/* Step 2 started from step 1's summary, written by the resume. */
+	assert_int_equal(own_count(c.fl.log, "[sequential_delegate 2]",
+	    "SUMMARY-OF-1"), 1);
+	assert_int_equal(own_count(c.fl.log, "[sequential_delegate 2]", NULL),
+	    1);
+	got = pattern_answer(c.db, &got_err, &intr);
+	assert_int_equal(intr, 0);
+	assert_int_equal(got_err, want_err);
+	assert_string_equal(got, want);
+	free(want);
+	free(got);
+	rc_done(&c);
+}
+
 /* --- a profile gone between the kill and the resume ----------------------- */
 
 #define SCOUT_MD \
@@ -969,6 +1053,8 @@ main(void)
 		cmocka_unit_test_teardown(test_resume_sequence_twice,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_resume_call_id_again,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_resume_step_summary,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_resume_profile_gone,
 		    h_fakellm_teardown),
