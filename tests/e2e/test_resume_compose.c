@@ -9,7 +9,10 @@
  * step, must restart the interrupted one in its own row, start the rest
  * as usual, leave no row cancelled and no second row for a step, and
  * answer the pattern call with the very text an uninterrupted run of the
- * same script gives.
+ * same script gives. Also: a step that failed before the kill, a second
+ * kill in the resumed run (inside the pattern, or in the orchestrator's
+ * turn after it, for the merge node), a call id given twice, a finished
+ * step whose summary was in flight, a step's profile gone.
  *
  * A step's own turns are told apart in the fakellm's log by its task as
  * the delegated-task message gives it ("...delegated it):\n[plan_execute
