@@ -13,6 +13,13 @@
  *
  * A pattern never answers from inside compose_start(): its end is posted
  * to a zero timer, so the orchestrator's turn is never re-entered.
+ *
+ * warren resume runs a pattern call the interrupted run left unanswered
+ * again (compose_resume): it keeps the pattern node, and every step it
+ * reaches takes the agent the interrupted run stored for it, if any
+ * (compose_reuse): finished, its outcome is the step's at once, without a
+ * turn; unfinished, it is restarted in its own row. The rest runs as the
+ * first time, so the report is the one an uninterrupted run gives.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +76,10 @@ struct compose {
 	struct compose_step	 extra;
 	int			 phase;		/* 0 plan, 1 steps, 2 synthesis */
 	int			 driving, again, ended;
+	/* warren resume: the steps' agents the interrupted run stored are
+	 * reused, the root's children numbered floor or later. */
+	int			 resumed;
+	unsigned		 floor;
 	char			*text;		/* the tool result */
 	int			 is_error;
 	uint64_t		 timer;
@@ -238,6 +249,12 @@ compose_merge(struct compose *c, const char *what, const char *text)
 			ids[n++] = c->steps[i].mem;
 	snprintf(label, sizeof(label), "pattern %s %s: %s",
 	    compose_name(c->kind), what, c->task);
+	/* Resumed: the interrupted run may have written it already. */
+	if (n > 0 && c->resumed &&
+	    store_merge_find(r->store, ids, n, &merge) == 1) {
+		free(ids);
+		return merge;
+	}
 	if (n > 0 && (store_node_merge(r->store, r->run_id, ids, n, label,
 	    &merge) == -1 || store_node_set_summary(r->store, merge, text,
 	    STORE_SUMMARY_RESULT, NULL) == -1)) {
@@ -246,6 +263,72 @@ compose_merge(struct compose *c, const char *what, const char *text)
 	}
 	free(ids);
 	return merge;
+}
+
+/*
+ * warren resume: the pattern node of the interrupted run, the parent of
+ * node (its first step's) labelled as compose_pattern_node does; 0 if
+ * there is none.
+ */
+static int64_t
+compose_pattern_find(struct compose *c, int64_t node)
+{
+	struct run		*r = c->run;
+	struct store_graph	 g;
+	const struct store_node	*p;
+	char			 prefix[64];
+	int64_t			 found = 0;
+	size_t			 i, j;
+
+	if (r->store == NULL || node <= 0)
+		return 0;
+	memset(&g, 0, sizeof(g));
+	if (store_graph_load(r->store, r->run_id, &g) == -1) {
+		run_store_warn(r, "pattern node of %s", compose_name(c->kind));
+		return 0;
+	}
+	snprintf(prefix, sizeof(prefix), "pattern %s: ", compose_name(c->kind));
+	for (i = 0; i < g.nedges && found == 0; i++) {
+		if (g.edges[i].child != node)
+			continue;
+		for (j = 0; j < g.nnodes; j++) {
+			p = &g.nodes[j];
+			if (p->id == g.edges[i].parent &&
+			    p->kind == STORE_NODE_MERGE && p->label != NULL &&
+			    strncmp(p->label, prefix, strlen(prefix)) == 0)
+				found = p->id;
+		}
+	}
+	store_graph_free(&g);
+	return found;
+}
+
+/*
+ * warren resume: what the interrupted run stored of this pattern. Its
+ * first step's agent (the plan agent, or step 1) says whether it started
+ * one, from which child number of the root its agents are, and which is
+ * its pattern node. Nothing stored: the pattern starts as the first time.
+ */
+static void
+compose_resume_anchor(struct compose *c)
+{
+	const struct store_plan_agent	*pa;
+	const char			*dot;
+	char				*id;
+
+	xasprintf(&id, "%s#%s", c->call_id, c->kind == COMPOSE_PLAN_EXECUTE ?
+	    "plan" : "1");
+	pa = run_resume_stored(c->run, id, 0);
+	free(id);
+	if (pa == NULL) {
+		compose_pattern_node(c);
+		return;
+	}
+	c->resumed = 1;
+	dot = strrchr(pa->agent.path, '.');
+	c->floor = dot != NULL ? (unsigned)strtoul(dot + 1, NULL, 10) : 0;
+	if ((c->pattern_node = compose_pattern_find(c, pa->agent.node)) <= 0)
+		compose_pattern_node(c);
 }
 
 /* --- steps ------------------------------------------------------------ */
@@ -264,6 +347,23 @@ compose_step_done(struct run *r, struct node *n, void *arg)
 	if (s != &c->extra)
 		c->nrunning--;
 	compose_advance(c);
+}
+
+/*
+ * warren resume: the agent the interrupted run started for this step, as
+ * a delegate call's subagent is resumed: finished, its stored outcome
+ * (compose_step_done may run from in here); unfinished, restarted in
+ * place from its messages. 0, or -1 when there is none (start one).
+ */
+static int
+compose_reuse(struct compose *c, struct compose_step *s, const char *call_id)
+{
+	const struct store_plan_agent	*pa;
+
+	if (!c->resumed ||
+	    (pa = run_resume_stored(c->run, call_id, c->floor)) == NULL)
+		return -1;
+	return run_resume_step(c->run, pa, compose_step_done, s, &s->node);
 }
 
 /* Start a step as a subagent of the root whose memory node hangs under
@@ -296,6 +396,11 @@ compose_spawn(struct compose *c, struct compose_step *s, const char *what,
 	s->state = STEP_RUNNING;
 	if (s != &c->extra)
 		c->nrunning++;
+	if (compose_reuse(c, s, call_id) == 0) {
+		free(task);
+		free(call_id);
+		return 0;
+	}
 	rc = run_delegate_as(r, r->root, &d, compose_step_done, s, &s->node,
 	    &code, msg, sizeof(msg));
 	free(task);
@@ -706,39 +811,80 @@ compose_start_plan(struct compose *c)
 	return 0;
 }
 
-int
-compose_start(struct run *r, const struct agent_call *call,
-    compose_done_fn cb, void *arg, char *err, size_t errsz)
+/* The pattern call's state, linked to the run; NULL and err if its
+ * arguments are unusable. */
+static struct compose *
+compose_new(struct run *r, const char *name, const char *id,
+    const char *args, compose_done_fn cb, void *arg, char *err, size_t errsz)
 {
 	struct compose	*c;
 	enum compose_kind k;
 
-	if (compose_kind_of(call->name, &k) == -1) {
-		snprintf(err, errsz, "no composition pattern \"%s\"",
-		    call->name);
-		return -1;
+	if (compose_kind_of(name, &k) == -1) {
+		snprintf(err, errsz, "no composition pattern \"%s\"", name);
+		return NULL;
 	}
 	c = xcalloc(1, sizeof(*c));
 	c->run = r;
 	c->kind = k;
 	c->cb = cb;
 	c->arg = arg;
-	c->call_id = xstrdup(call->id ? call->id : "call");
-	if (compose_args(c, call->args, err, errsz) == -1) {
+	c->call_id = xstrdup(id ? id : "call");
+	if (compose_args(c, args, err, errsz) == -1) {
 		compose_free(c);
-		return -1;
+		return NULL;
 	}
 	c->next = r->composes;
 	r->composes = c;
-	log_info("agent 0: %s with %zu step%s: %s", compose_name(k),
+	return c;
+}
+
+/* Its first agents, then whatever follows. A resumed step may end at
+ * once (compose_reuse): the advance waits until every one is started. */
+static void
+compose_begin(struct compose *c)
+{
+	c->driving = 1;
+	if (c->kind == COMPOSE_PLAN_EXECUTE)
+		compose_start_plan(c);
+	else if (c->kind == COMPOSE_PARALLEL_EXPLORE)
+		compose_start_explore(c);
+	c->driving = 0;
+	compose_advance(c);
+}
+
+int
+compose_start(struct run *r, const struct agent_call *call,
+    compose_done_fn cb, void *arg, char *err, size_t errsz)
+{
+	struct compose	*c;
+
+	if ((c = compose_new(r, call->name, call->id, call->args, cb, arg,
+	    err, errsz)) == NULL)
+		return -1;
+	log_info("agent 0: %s with %zu step%s: %s", compose_name(c->kind),
 	    c->nsteps, c->nsteps == 1 ? "" : "s", c->task);
-	run_record_event(r, r->root, "pattern_start", compose_name(k),
+	run_record_event(r, r->root, "pattern_start", compose_name(c->kind),
 	    c->task);
 	compose_pattern_node(c);
-	if (k == COMPOSE_PLAN_EXECUTE)
-		compose_start_plan(c);
-	else if (k == COMPOSE_PARALLEL_EXPLORE)
-		compose_start_explore(c);
-	compose_advance(c);
+	compose_begin(c);
+	return 0;
+}
+
+int
+compose_resume(struct run *r, const char *name, const char *id,
+    const char *args, compose_done_fn cb, void *arg, char *err, size_t errsz)
+{
+	struct compose	*c;
+
+	if ((c = compose_new(r, name, id, args, cb, arg, err, errsz)) == NULL)
+		return -1;
+	compose_resume_anchor(c);
+	log_info("agent 0: %s resumed%s: %s", compose_name(c->kind),
+	    c->resumed ? " (finished steps are not run again)" :
+	    " (none of its agents was stored: from the start)", c->task);
+	run_record_event(r, r->root, "pattern_resumed", compose_name(c->kind),
+	    c->task);
+	compose_begin(c);
 	return 0;
 }

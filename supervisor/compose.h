@@ -46,6 +46,17 @@ int		 compose_kind_of(const char *name, enum compose_kind *);
  */
 int		 compose_start(struct run *, const struct agent_call *,
 		    compose_done_fn cb, void *arg, char *err, size_t errsz);
+/*
+ * warren resume: the orchestrator's pattern call (tool name, call id and
+ * arguments as stored) that the interrupted run left unanswered, run
+ * again keeping what its agents stored: a finished step's agent is not
+ * run again (its stored result, memory node and place in the graph are
+ * the step's), an unfinished one is restarted in place from its messages,
+ * the rest start as usual. As compose_start otherwise.
+ */
+int		 compose_resume(struct run *, const char *name,
+		    const char *id, const char *args, compose_done_fn cb,
+		    void *arg, char *err, size_t errsz);
 /* The run is over: free every pattern without calling back. */
 void		 compose_free_all(struct run *);
 

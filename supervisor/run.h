@@ -248,6 +248,7 @@ struct run {
 	struct orch_state	*orch_state;
 	int			 orch_deferred;	/* resume: waits on subagents */
 	struct resume_wait	*resume_waits;	/* run_resume.c */
+	const struct store_plan	*resume_plan;	/* what resume reads: borrowed */
 	char			**worker_env;
 	/* Each profile's sandbox policy, made at its first spawn (proc.c):
 	   the workspace is resolved once per run, not once per worker. */
@@ -367,8 +368,20 @@ void		 run_node_tell(struct run *, struct node *);
 
 /* run_resume.c */
 struct store_plan;
+struct store_plan_agent;
 int		 run_resume_prepare(struct run *, const struct store_plan *,
 		    struct msg_list *);
+/* The root's child the interrupted run stored for call id (a pattern's
+ * step: "CALL#STEP"), numbered floor or later, the latest such; NULL if
+ * none. Borrowed from the resume plan. */
+const struct store_plan_agent *run_resume_stored(const struct run *,
+		    const char *call_id, unsigned floor);
+/* Resume that child as a delegate's subagent is resumed: cb with its node
+ * when it has ended (finished: from in here, after its summary if that
+ * was never written; unfinished: restarted in place from its messages).
+ * 0, or -1 if it cannot be resumed here (its profile is gone). */
+int		 run_resume_step(struct run *, const struct store_plan_agent *,
+		    node_done_fn cb, void *arg, struct node **childp);
 void		 run_resume_free(struct run *);
 
 /* run_parent.c: a run that dies with its parent (a parent-death signal

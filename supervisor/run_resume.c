@@ -15,15 +15,24 @@
  * docs/supervisor.md). A finished subagent whose summary was still being
  * written when the supervisor died (done, but its node has none) gets it
  * now, before its parent hears its result, as when it first finished.
+ *
+ * A composition pattern the orchestrator's last turn left unanswered
+ * (plan_execute, parallel_explore, sequential_delegate) runs again
+ * (compose_resume); each step it reaches asks here for the agent the
+ * interrupted run stored for it (call id "CALL#STEP") and reuses it by
+ * the same rules: finished, its stored outcome; unfinished, restarted in
+ * its own row. The pattern's report answers the call.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "agent/profile.h"
+#include "agent/tooldef.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "store/store.h"
+#include "supervisor/compose.h"
 #include "supervisor/run.h"
 
 /* One agent waiting for the subagents its unanswered calls started. */
@@ -50,11 +59,25 @@ static void	run_resume_node(struct run *, const struct store_plan *,
 		    struct node *, const struct store_plan_agent *,
 		    struct msg_list *);
 
-/* The plan agent that is a direct child of parent and answers call_id. */
+/* Its number among its parent's children: 3 for 0.2.3. */
+static unsigned
+run_resume_num(const char *path)
+{
+	const char	*dot = strrchr(path, '.');
+
+	return dot != NULL ? (unsigned)strtoul(dot + 1, NULL, 10) : 0;
+}
+
+/*
+ * The plan agent that is a direct child of parent, answers call_id and is
+ * numbered floor or later; the latest such: a model may give a call id
+ * again in a later turn, and the unanswered call is the latest one.
+ */
 static const struct store_plan_agent *
 run_resume_find(const struct store_plan *p, const char *parent,
-    const char *call_id)
+    const char *call_id, unsigned floor)
 {
+	const struct store_plan_agent	*found = NULL;
 	const struct store_agent	*a;
 	size_t				 i, len = strlen(parent);
 
@@ -64,11 +87,15 @@ run_resume_find(const struct store_plan *p, const char *parent,
 		a = &p->agents[i].agent;
 		if (a->call_id == NULL || strcmp(a->call_id, call_id) != 0)
 			continue;
-		if (strncmp(a->path, parent, len) == 0 && a->path[len] == '.' &&
-		    strchr(a->path + len + 1, '.') == NULL)
-			return &p->agents[i];
+		if (strncmp(a->path, parent, len) != 0 || a->path[len] != '.' ||
+		    strchr(a->path + len + 1, '.') != NULL ||
+		    run_resume_num(a->path) < floor)
+			continue;
+		if (found == NULL || run_resume_num(a->path) >
+		    run_resume_num(found->agent.path))
+			found = &p->agents[i];
 	}
-	return NULL;
+	return found;
 }
 
 /* The highest child number under path: new children go on after it. */
@@ -259,24 +286,33 @@ run_resume_restart(struct run *r, const struct store_plan *p,
 	struct node			*n;
 
 	if ((n = run_resume_restore(r, parent, pa)) == NULL) {
-		log_warnx("resume: agent %s (%s) cannot be restarted here: "
-		    "its call gets an interrupted answer", a->path,
+		log_warnx("resume: agent %s (%s) cannot be restarted here (no "
+		    "such profile, or its tool_filter does not apply): it "
+		    "stays cancelled (interrupted)", a->path,
 		    a->profile ? a->profile : "?");
 		return NULL;
 	}
 	n->call_id = NULL;
 	n->nchildren = run_resume_nchildren(p, a->path);
-	n->resume = xcalloc(1, sizeof(*n->resume));
-	msg_list_init(n->resume);
-	if (msg_list_copy(n->resume, &pa->messages) == -1)
-		fatal("msg_list_copy");
+	/* None written (it waited for a slot): it starts as a new agent
+	 * does, from its task and the context it inherits. */
+	if (pa->messages.n > 0) {
+		n->resume = xcalloc(1, sizeof(*n->resume));
+		msg_list_init(n->resume);
+		if (msg_list_copy(n->resume, &pa->messages) == -1)
+			fatal("msg_list_copy");
+	}
 	/* What is stored; the worker's first checkpoint resends from 0. */
 	n->ckpt_seq = (uint32_t)pa->messages.n;
 	if (r->store != NULL && store_agent_set_status(r->store, a->id,
 	    STORE_AGENT_PENDING, NULL, NULL) == -1)
 		run_store_warn(r, "run %lld", (long long)r->run_id);
-	log_info("resume: agent %s restarts from its %zu messages", a->path,
-	    pa->messages.n);
+	if (pa->messages.n > 0)
+		log_info("resume: agent %s restarts from its %zu messages",
+		    a->path, pa->messages.n);
+	else
+		log_info("resume: agent %s had stored no message: it starts "
+		    "again from its task", a->path);
 	run_record_event(r, n, "resumed", NULL, "restarted from its messages");
 	return n;
 }
@@ -308,18 +344,195 @@ run_resume_summary(struct run *r, struct node *parent,
 }
 
 /*
+ * A finished agent's node, which never runs again: where its profile is
+ * gone from this machine (a user's profile file removed since), a
+ * stand-in with its name and no tool. NULL if its path is too long.
+ */
+static struct node *
+run_resume_record(struct run *r, struct node *parent,
+    const struct store_plan_agent *pa)
+{
+	const struct store_agent	*a = &pa->agent;
+	struct profile			*q;
+	struct node			*n;
+	char				 err[256];
+
+	if ((n = run_resume_restore(r, parent, pa)) != NULL)
+		return n;
+	if (strlen(a->path) >= IPC_PATH_MAX || (q = profile_narrow(
+	    profile_builtin("explore"), NULL, 0, err, sizeof(err))) == NULL)
+		return NULL;
+	free(q->name);
+	q->name = xstrdup(a->profile != NULL ? a->profile : "?");
+	n = run_node_restore(r, parent, q, a->path, a->task ? a->task : "",
+	    a->inherit_context);
+	n->narrowed = q;
+	n->store_agent = a->id;
+	n->store_node = a->node;
+	return n;
+}
+
+/*
+ * A finished subagent whose summary is written, as a node that has
+ * ended with its stored outcome (what run_node_answer tells its parent);
+ * NULL if its path cannot be used here.
+ */
+static struct node *
+run_resume_ended(struct run *r, struct node *parent,
+    const struct store_plan_agent *pa)
+{
+	const struct store_agent	*a = &pa->agent;
+	struct node			*n;
+
+	if ((n = run_resume_record(r, parent, pa)) == NULL)
+		return NULL;
+	n->state = NODE_DONE;
+	if (a->status == STORE_AGENT_DONE) {
+		n->end = NODE_END_COMPLETE;
+		n->result = xstrdup(a->result != NULL ? a->result : "");
+	} else {
+		n->end = NODE_END_FAIL;
+		n->error = xstrdup(a->result != NULL ? a->result :
+		    (a->exit_reason != NULL ? a->exit_reason :
+		    "no reason recorded"));
+	}
+	log_info("resume: %s already finished: not run again", a->path);
+	run_record_event(r, n, "resumed", NULL, "finished before the run "
+	    "stopped: not run again");
+	return n;
+}
+
+const struct store_plan_agent *
+run_resume_stored(const struct run *r, const char *call_id, unsigned floor)
+{
+	if (r->resume_plan == NULL)
+		return NULL;
+	return run_resume_find(r->resume_plan, r->root->path, call_id, floor);
+}
+
+int
+run_resume_step(struct run *r, const struct store_plan_agent *pa,
+    node_done_fn cb, void *arg, struct node **childp)
+{
+	struct node	*n;
+	int		 summary = 0;
+
+	if (pa->finished && (n = run_resume_summary(r, r->root, pa)) != NULL)
+		summary = 1;
+	else if (pa->finished)
+		n = run_resume_ended(r, r->root, pa);
+	else
+		n = run_resume_restart(r, r->resume_plan, r->root, pa);
+	if (n == NULL)
+		return -1;
+	*childp = n;
+	n->done_cb = cb;
+	n->done_arg = arg;
+	if (!pa->finished)
+		run_resume_node(r, r->resume_plan, n, pa, n->resume);
+	else if (!summary || run_summary_start(r, n) == 0)
+		run_node_tell(r, n);
+	return 0;
+}
+
+/* A pattern the root resumed (compose_resume) ended: its report is the
+ * answer to the call. */
+static void
+run_resume_composed(struct run *r, void *arg, const char *text,
+    int is_error)
+{
+	struct resume_slot	*s = arg;
+	struct resume_wait	*w = s->wait;
+
+	run_resume_tool_msg(&w->answers[s->i], &w->pa->pending[s->i], text,
+	    is_error);
+	w->have[s->i] = 1;
+	if (--w->nwait == 0)
+		run_resume_release(r, w);
+}
+
+/*
+ * The orchestrator's unanswered call i, if it is a composition pattern:
+ * the pattern runs again keeping what its agents stored, and answers the
+ * call when it ends. 0, or -1 if the call is no pattern of the root's.
+ */
+static int
+run_resume_pattern(struct run *r, struct resume_wait *w, size_t i)
+{
+	const struct msg_call	*call = &w->pa->pending[i];
+	const char		*name;
+	enum compose_kind	 k;
+	char			 err[512];
+
+	if (w->node != r->root || r->root_worker || call->name == NULL ||
+	    (name = tooldef_canonical(call->name)) == NULL ||
+	    compose_kind_of(name, &k) == -1)
+		return -1;
+	w->slots[i].wait = w;
+	w->slots[i].i = i;
+	w->nwait++;
+	if (compose_resume(r, name, call->id, call->args, run_resume_composed,
+	    &w->slots[i], err, sizeof(err)) == 0)
+		return 0;
+	/* Its arguments were refused the first time too. */
+	w->nwait--;
+	run_resume_tool_msg(&w->answers[i], call, err, 1);
+	w->have[i] = 1;
+	return 0;
+}
+
+/* w's agent's unanswered call i, a delegate: answered by the finished
+ * subagent it started, or by that subagent restarted. */
+static void
+run_resume_delegate(struct run *r, const struct store_plan *p,
+    struct resume_wait *w, size_t i)
+{
+	const struct msg_call		*call = &w->pa->pending[i];
+	const struct store_plan_agent	*c;
+	struct node			*cn;
+
+	if (call->name == NULL || strcmp(call->name, "delegate") != 0 ||
+	    (c = run_resume_find(p, w->pa->agent.path, call->id, 0)) == NULL)
+		return;
+	w->kids[i] = c;
+	if (c->finished && (cn = run_resume_summary(r, w->node, c)) != NULL) {
+		w->slots[i].wait = w;
+		w->slots[i].i = i;
+		cn->done_cb = run_resume_answered;
+		cn->done_arg = &w->slots[i];
+		w->nwait++;
+		if (run_summary_start(r, cn) == 0)
+			run_node_tell(r, cn);
+		return;
+	}
+	if (c->finished) {
+		log_info("resume: %s already finished: not run again",
+		    c->agent.path);
+		run_resume_stored_answer(&w->answers[i], call, &c->agent);
+		w->have[i] = 1;
+		return;
+	}
+	if ((cn = run_resume_restart(r, p, w->node, c)) == NULL)
+		return;
+	w->slots[i].wait = w;
+	w->slots[i].i = i;
+	cn->done_cb = run_resume_answered;
+	cn->done_arg = &w->slots[i];
+	w->nwait++;
+	run_resume_node(r, p, cn, c, cn->resume);
+}
+
+/*
  * Resume n (plan agent pa) from msgs: answer its unanswered delegate
- * calls from finished subagents, restart unfinished ones, and start n
- * when nothing is owed any more (the root: run_main or the release).
+ * calls from finished subagents, restart unfinished ones, run the
+ * root's unanswered patterns again, and start n when nothing is owed any
+ * more (the root: run_main or the release).
  */
 static void
 run_resume_node(struct run *r, const struct store_plan *p, struct node *n,
     const struct store_plan_agent *pa, struct msg_list *msgs)
 {
-	const struct store_plan_agent	*c;
-	const struct msg_call		*call;
 	struct resume_wait		*w;
-	struct node			*cn;
 	size_t				 i;
 
 	w = xcalloc(1, sizeof(*w));
@@ -334,39 +547,9 @@ run_resume_node(struct run *r, const struct store_plan *p, struct node *n,
 	r->resume_waits = w;
 	/* Held until every call is looked at: an answer may come at once. */
 	w->nwait = 1;
-	for (i = 0; i < pa->npending; i++) {
-		call = &pa->pending[i];
-		if (call->name == NULL || strcmp(call->name, "delegate") != 0 ||
-		    (c = run_resume_find(p, pa->agent.path, call->id)) == NULL)
-			continue;
-		w->kids[i] = c;
-		if (c->finished && (cn = run_resume_summary(r, n, c)) != NULL) {
-			w->slots[i].wait = w;
-			w->slots[i].i = i;
-			cn->done_cb = run_resume_answered;
-			cn->done_arg = &w->slots[i];
-			w->nwait++;
-			if (run_summary_start(r, cn) == 0)
-				run_node_tell(r, cn);
-			continue;
-		}
-		if (c->finished) {
-			log_info("resume: %s already finished: not run again",
-			    c->agent.path);
-			run_resume_stored_answer(&w->answers[i], call,
-			    &c->agent);
-			w->have[i] = 1;
-			continue;
-		}
-		if ((cn = run_resume_restart(r, p, n, c)) == NULL)
-			continue;
-		w->slots[i].wait = w;
-		w->slots[i].i = i;
-		cn->done_cb = run_resume_answered;
-		cn->done_arg = &w->slots[i];
-		w->nwait++;
-		run_resume_node(r, p, cn, c, cn->resume);
-	}
+	for (i = 0; i < pa->npending; i++)
+		if (run_resume_pattern(r, w, i) == -1)
+			run_resume_delegate(r, p, w, i);
 	if (n == r->root && w->nwait > 1)
 		r->orch_deferred = 1;
 	if (--w->nwait == 0)
@@ -393,6 +576,7 @@ run_resume_prepare(struct run *r, const struct store_plan *p,
 		return -1;
 	if (root->finished)
 		return 1;
+	r->resume_plan = p;
 	ui_init(r);	/* restarted agents are queued from here */
 	n->store_agent = root->agent.id;
 	n->store_node = root->agent.node;

@@ -870,6 +870,89 @@ test_kill_parallel_merge(void **state)
 	assert_int_equal(nparents, 2);
 }
 
+/* --- 5b: a delegate call id given again in a later turn ----------------- */
+
+static const char again_script[] =
+"{\"rules\": [\n"
+" {\"match\": [\"AGAIN-TASK\", \"JOB-2-RES\"], \"repeat\": true,"
+"  \"responses\": [{\"reply\": {\"calls\": [{\"id\": \"s1\", \"name\":"
+"  \"complete\", \"arguments\": {\"result\": \"AGAIN-FINAL\"}}]}}]},\n"
+" {\"match\": [\"AGAIN-TASK\", \"JOB-1-RES\"], \"repeat\": true,"
+"  \"responses\": [{\"reply\": {\"calls\": [{\"id\": \"d1\", \"name\":"
+"  \"delegate\", \"arguments\": {\"profile\": \"explore\", \"task\":"
+"  \"AGAIN-JOB-2\"}}]}}]},\n"
+" {\"match\": \"AGAIN-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"d1\", \"name\": \"delegate\", \"arguments\":"
+"  {\"profile\": \"explore\", \"task\": \"AGAIN-JOB-1\"}}]}}]},\n"
+" {\"match\": \"AGAIN-JOB-2\", \"responses\": [{\"hang\": true},"
+"  {\"reply\": {\"calls\": [{\"id\": \"c2\", \"name\": \"complete\","
+"  \"arguments\": {\"result\": \"JOB-2-RES\"}}]}}]},\n"
+" {\"match\": \"AGAIN-JOB-1\", \"repeat\": true, \"responses\": "
+"  [{\"reply\": {\"calls\": [{\"id\": \"c1\", \"name\": \"complete\","
+"  \"arguments\": {\"result\": \"JOB-1-RES\"}}]}}]}\n"
+"]}\n";
+
+struct again_kill {
+	const char	*log;
+	const char	*db;
+	int		 killed;
+};
+
+/* Once the second child's turn hangs and its row is committed. */
+static void
+kill_for_again(pid_t warren, void *arg)
+{
+	struct again_kill	*k = arg;
+	int			 i;
+
+	for (i = 0; i < 50 * H_HANG_GUARD_S / 2; i++) {
+		if (h_count_file(k->log, "AGAIN-JOB-2", "agent 0.2") == 1 &&
+		    db_agent(k->db, "0.2").found)
+			break;
+		usleep(20000);
+	}
+	if (kill(warren, SIGKILL) == 0)
+		k->killed = 1;
+}
+
+/*
+ * The orchestrator gives one delegate call id (d1) in two turns, as a
+ * script may. Killed while the second child hangs, the resume answers
+ * the unanswered d1 with that child restarted in its row, not with the
+ * first child's stored result (and no third child for it).
+ */
+static void
+test_kill_call_id_again(void **state)
+{
+	struct ctx		*c = *state;
+	struct h_fakellm	 fl;
+	struct again_kill	 k;
+	struct msg_list		 m;
+	char			*env[] = { fl.env_url,
+				    "WARREN_API_KEY=sk-resume-test",
+				    "WARREN_MODEL=fake-model",
+				    "WARREN_RETRIES=0", NULL };
+	int			 rc;
+
+	if ((rc = h_fakellm_start(&fl, c->w.dir, again_script)) == 1)
+		skip();
+	assert_int_equal(rc, 0);
+	memset(&k, 0, sizeof(k));
+	k.log = fl.log;
+	k.db = c->db;
+	fakellm_run_killed(c, env, "AGAIN-TASK", kill_for_again, &k,
+	    &k.killed);
+	resume_to_end(c, env, &fl, "AGAIN-FINAL", 0);
+	assert_int_equal(h_count_file(k.log, "AGAIN-JOB-1", "agent 0.1"), 1);
+	assert_int_equal(h_count_file(k.log, "AGAIN-JOB-2", "agent 0.2"), 2);
+	assert_int_equal(db_agent(c->db, "0.2").status, STORE_AGENT_DONE);
+	assert_false(db_agent(c->db, "0.3").found);
+	db_messages(c->db, "0", &m);
+	assert_true(has_answer(&m, "d1", "JOB-1-RES"));
+	assert_true(has_answer(&m, "d1", "JOB-2-RES"));
+	msg_list_free(&m);
+}
+
 /* --- 6: LLM summary, merge node, inherit_context ----------------------- */
 
 static void
@@ -1074,6 +1157,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_kill_during_summary,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_parallel_merge,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kill_call_id_again,
 		    setup, teardown),
 	};
 
