@@ -571,6 +571,41 @@ test_add_unusable(void **state)
 	t_close(&t);
 }
 
+/*
+ * queue add as a user's shell limits it (sh -c 'ulimit -f N; exec warren
+ * queue add ...', SIGXFSZ at its default), making the queue in a fresh
+ * state directory: at 16 and 48 KiB it cannot, and says so with exit 6
+ * naming the limit, not death by SIGXFSZ (exit 153, nothing said).
+ */
+static void
+test_add_ulimit_f(void **state)
+{
+	static const long long	 kib[] = { 16, 48 };
+	struct t		 t;
+	struct h_run		 r;
+	char			 st[PATH_MAX + 32], *env[2];
+	char			*argv[] = { "warren", "queue", "add", "a task",
+				    NULL };
+	size_t			 i;
+
+	(void)state;
+	t_open(&t);
+	for (i = 0; i < sizeof(kib) / sizeof(kib[0]); i++) {
+		snprintf(st, sizeof(st), "XDG_STATE_HOME=%s/state-%lld",
+		    t.dir, kib[i]);
+		env[0] = st;
+		env[1] = NULL;
+		h_ulimit_f = kib[i] * 2;	/* POSIX sh: 512-byte blocks */
+		assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+		if (r.status != 6 || strstr(r.err, "a file size limit of ") ==
+		    NULL)
+			fail_msg("ulimit -f %lld KiB: exit %d, stderr:\n%s",
+			    kib[i], r.status, r.err);
+		h_run_free(&r);
+	}
+	t_close(&t);
+}
+
 /* n bytes of 'x' (free it). */
 static char *
 t_text(size_t n)
@@ -1433,6 +1468,7 @@ main(void)
 		cmocka_unit_test(test_add_profile),
 		cmocka_unit_test(test_add_unusable),
 		cmocka_unit_test(test_add_too_long),
+		cmocka_unit_test(test_add_ulimit_f),
 		cmocka_unit_test(test_ls_show),
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_cancel_retry_purge),
