@@ -19,6 +19,9 @@ struct cmd {
 struct config;
 
 /* cmd_run.c */
+/* Bytes of a task `warren run -` reads from stdin, the most it takes;
+ * queue add refuses a longer task, since queue work sends it that way. */
+#define CMD_RUN_TASK_MAX	(1024 * 1024)
 int	cmd_run(int argc, char **argv);
 int	cmd_resume(int argc, char **argv);
 /* Declare every key a run reads (the LLM's and the run's own). */

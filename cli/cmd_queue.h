@@ -97,8 +97,8 @@ void	queue_where(char *buf, size_t bufsz, const char *db);
 
 /* cmd_queue_add.c */
 int	cmd_queue_add(int argc, char **argv);
-/* A schema: a file's JSON object, or (from a row) one given inline, as
- * compact text; NULL (err says why). */
+/* A schema: a file's JSON object, usable (jschema_usable), as compact
+ * text; NULL (err says why). */
 char	*cmd_queue_schema_file(const char *path, char *err, size_t errsz);
 /* DIR made canonical; NULL (err says why) if it is not a directory. */
 char	*cmd_queue_workspace(const char *dir, char *err, size_t errsz);

@@ -20,6 +20,7 @@
 #include "cli/cmd.h"
 #include "cli/cmd_queue.h"
 #include "common/exitcode.h"
+#include "common/jschema.h"
 #include "common/str.h"
 #include "common/xmalloc.h"
 
@@ -191,7 +192,7 @@ cmd_queue_schema_file(const char *path, char *err, size_t errsz)
 {
 	json_error_t	 jerr;
 	json_t		*j;
-	char		*s;
+	char		*s, why[1024];
 
 	if ((j = json_load_file(path, 0, &jerr)) == NULL) {
 		if (jerr.line > 0)
@@ -201,9 +202,9 @@ cmd_queue_schema_file(const char *path, char *err, size_t errsz)
 			snprintf(err, errsz, "schema %s: %s", path, jerr.text);
 		return NULL;
 	}
-	if (!json_is_object(j)) {
-		snprintf(err, errsz, "schema %s: not a JSON object: give a "
-		    "JSON Schema object", path);
+	if (jschema_usable(j, why, sizeof(why)) == -1) {
+		snprintf(err, errsz, "schema %s: not a usable JSON Schema: %s",
+		    path, why);
 		json_decref(j);
 		return NULL;
 	}
@@ -251,7 +252,7 @@ cmd_queue_add_rows(const struct cmd_queue_add_opts *o, const char *task,
     struct cmd_queue_rows *rows)
 {
 	const char	*file = o->jsonl != NULL ? o->jsonl : o->csv;
-	char		*text, err[1024];
+	char		*text, err[2048];
 	size_t		 len;
 	int		 rc;
 
@@ -314,6 +315,13 @@ cmd_queue_add_resolve(const struct cmd_queue_add_opts *o,
 			cmd_queue_error("add", "%sthe task is %s; nothing added",
 			    where, r->task[0] == '\0' ? "empty" :
 			    "not UTF-8 text");
+			return -1;
+		}
+		if (strlen(r->task) > CMD_RUN_TASK_MAX) {
+			cmd_queue_error("add", "%sthe task is %zu bytes, over "
+			    "the %d a run takes: make it shorter (put the bulk "
+			    "in a file of the workspace and name it); nothing "
+			    "added", where, strlen(r->task), CMD_RUN_TASK_MAX);
 			return -1;
 		}
 		if (r->workspace != NULL) {

@@ -14,6 +14,7 @@
 #include "cli/cmd_queue.h"
 #include "cli/csv.h"
 #include "common/buf.h"
+#include "common/jschema.h"
 #include "common/str.h"
 #include "common/xmalloc.h"
 
@@ -85,8 +86,13 @@ static int
 cmd_queue_jsonl_schema(json_t *v, struct cmd_queue_row *r, char *err,
     size_t errsz)
 {
-	char	sub[512];
+	char	sub[1024];
 
+	if (json_is_object(v) && jschema_usable(v, sub, sizeof(sub)) == -1) {
+		snprintf(err, errsz, "line %lu: \"schema\": not a usable JSON "
+		    "Schema: %s", r->line, sub);
+		return -1;
+	}
 	if (json_is_object(v)) {
 		r->schema = json_dumps(v, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		return r->schema != NULL ? 0 : -1;

@@ -346,8 +346,6 @@ cmd_run_parse_resume(int argc, char **argv, struct cmd_run_args *a)
 	return 0;
 }
 
-#define CMD_RUN_TASK_MAX	(1024 * 1024)	/* bytes of a task from stdin */
-
 /* TASK "-": the task is standard input, all of it. */
 static int
 cmd_run_task_stdin(struct cmd_run_args *a)
@@ -1158,11 +1156,9 @@ cmd_run_schema(struct cmd_run_args *a)
 		    je.line);
 		return WARREN_EXIT_CONFIG;
 	}
-	if (!json_is_object(s) || jschema_validate(s, json_null(), why,
-	    sizeof(why)) == -1) {
+	if (jschema_usable(s, why, sizeof(why)) == -1) {
 		cmd_run_error("run", "--schema %s: not a usable JSON Schema: "
-		    "%s", a->schema_file, json_is_object(s) ? why :
-		    "not an object");
+		    "%s", a->schema_file, why);
 		json_decref(s);
 		return WARREN_EXIT_CONFIG;
 	}

@@ -156,6 +156,9 @@ cmd_sandbox_child(struct sandbox *sb, int rc, struct sandbox_error *e,
 	/* The parent prints a phase 2 error it receives with the report. */
 	if (sandbox_enter_exec(sb, &r, e) == -1)
 		_exit(cmd_sandbox_code(e));
+	/* warren ignores it (main.c); the command's --rlimit fsize is
+	 * met as in a shell. */
+	signal(SIGXFSZ, SIG_DFL);
 	execv(sb->policy.program, argv);
 	fprintf(stderr, "warren: sandbox exec: %s: %s\n", argv[0],
 	    strerror(errno));

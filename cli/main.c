@@ -2,6 +2,7 @@
  * warren: the command line front end. Finds the subcommand and runs it.
  */
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,14 @@ main(int argc, char **argv)
 	size_t	i;
 
 	log_init("warren", LOG_LEVEL_INFO);
+	/*
+	 * A write past RLIMIT_FSIZE (ulimit -f) fails with EFBIG, which the
+	 * store reports (exit 6), instead of killing warren without a word.
+	 * Every process warren forks inherits it (the spawn server, queue
+	 * work's runs); what runs a user's or an agent's command sets it
+	 * back (spawn.c, cmd_sandbox.c).
+	 */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argc < 2) {
 		usage(stderr);
 		return WARREN_EXIT_USAGE;

@@ -3,9 +3,10 @@
  * tree, memory graph and copy-on-write layer, which is what keeps parallel
  * jobs on one workspace apart. The child's stdout carries the run's JSON
  * events (supervisor/ui.c, cli/layer.c); its stderr's last line is kept
- * for the error. Everything it prints came from a run of agents: parsed
- * as hostile input, bounded.
+ * for the error; its stdin is the task, in a memory file. Everything it
+ * prints came from a run of agents: parsed as hostile input, bounded.
  */
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -59,8 +60,10 @@ queue_runner_argv(const struct qrun *r, const char *exe, char *words,
 	for (w = strtok_r(words, " \t", &save); w != NULL && n <
 	    QRUN_ARGV_MAX - 3; w = strtok_r(NULL, " \t", &save))
 		av[n++] = w;
+	/* The task on stdin (queue_runner_task): an argument's 128 KiB
+	 * would refuse a task the run takes up to CMD_RUN_TASK_MAX. */
 	av[n++] = "--";
-	av[n++] = j->task;
+	av[n++] = "-";
 	av[n] = NULL;
 	return av;
 }
@@ -70,13 +73,12 @@ queue_runner_argv(const struct qrun *r, const char *exe, char *words,
  * with a parent-death signal stops hard when its parent dies
  * (supervisor/run_parent.c). */
 static void
-queue_runner_child(const struct qrun *r, const char *exe, int out,
+queue_runner_child(const struct qrun *r, const char *exe, int in, int out,
     int err, pid_t parent)
 {
 	char		 budget[32], *words, **av;
 	const char	*extra = getenv("WARREN_QUEUE_RUN_ARGS");
 	sigset_t	 none;
-	int		 nul;
 
 	(void)setpgid(0, 0);
 	/* The worker may have died before the call: then no signal comes. */
@@ -87,8 +89,7 @@ queue_runner_child(const struct qrun *r, const char *exe, int out,
 	signal(SIGPIPE, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	if ((nul = open("/dev/null", O_RDONLY)) == -1 ||
-	    dup2(nul, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
+	if (dup2(in, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
 	    dup2(err, STDERR_FILENO) == -1)
 		_exit(127);
 	words = strdup(extra ? extra : "");
@@ -112,20 +113,14 @@ queue_runner_unschema(struct qrun *r)
 }
 
 /* Is the job's schema one the run can check? One that is not goes
- * without --schema: the check after the run fails it with why. */
+ * without --schema: the check after the run fails it with why. (queue add
+ * refuses such a schema; a queue of an older warren may hold one.) */
 static int
 queue_runner_usable(const char *schema)
 {
-	json_t	*s;
-	char	 why[256];
-	int	 ok;
+	char	why[1024];
 
-	if ((s = json_loads(schema, 0, NULL)) == NULL)
-		return 0;
-	ok = json_is_object(s) && jschema_validate(s, json_null(), why,
-	    sizeof(why)) != -1;
-	json_decref(s);
-	return ok;
+	return jschema_usable_text(schema, why, sizeof(why)) == 0;
 }
 
 /* The job's schema in a file of the worker's own for the run's --schema:
@@ -173,35 +168,72 @@ queue_runner_schema(struct qrun *r, char *err, size_t errsz)
 	return 0;
 }
 
+/* The task in a memory file, read from its start: the run's stdin. The
+ * fd, or -1 with err. */
+static int
+queue_runner_task(const struct qrun *r, char *err, size_t errsz)
+{
+	const char	*p = r->job.task;
+	size_t		 left = strlen(p);
+	ssize_t		 n;
+	int		 fd;
+
+	if ((fd = memfd_create("warren-task", MFD_CLOEXEC)) == -1) {
+		snprintf(err, errsz, "the job's task: memfd_create: %s",
+		    strerror(errno));
+		return -1;
+	}
+	errno = 0;
+	while (left > 0) {
+		if ((n = write(fd, p, left)) == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		p += n;
+		left -= (size_t)n;
+	}
+	if (left > 0 || lseek(fd, 0, SEEK_SET) == -1) {
+		snprintf(err, errsz, "the job's task: writing %zu bytes to a "
+		    "memory file: %s", strlen(r->job.task), errno ?
+		    strerror(errno) : "short write");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 int
 queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
     size_t errsz)
 {
 	pid_t	parent = getpid();
-	int	po[2], pe[2];
+	int	in, po[2], pe[2];
 
 	r->pid = -1;
 	r->out = r->err = -1;
 	r->files = -1;
-	if (queue_runner_schema(r, err, errsz) == -1)
+	if (queue_runner_schema(r, err, errsz) == -1 ||
+	    (in = queue_runner_task(r, err, errsz)) == -1)
 		return -1;
 	if (pipe2(po, O_CLOEXEC) == -1) {
 		snprintf(err, errsz, "pipe: %s", strerror(errno));
+		close(in);
 		return -1;
 	}
 	if (pipe2(pe, O_CLOEXEC) == -1) {
 		snprintf(err, errsz, "pipe: %s", strerror(errno));
-		close(po[0]);
-		close(po[1]);
+		close(in), close(po[0]), close(po[1]);
 		return -1;
 	}
 	if ((r->pid = fork()) == -1) {
 		snprintf(err, errsz, "fork: %s", strerror(errno));
-		close(po[0]), close(po[1]), close(pe[0]), close(pe[1]);
+		close(in), close(po[0]), close(po[1]), close(pe[0]);
+		close(pe[1]);
 		return -1;
 	}
 	if (r->pid == 0)
-		queue_runner_child(r, exe, po[1], pe[1], parent);
+		queue_runner_child(r, exe, in, po[1], pe[1], parent);
+	close(in);
 	/* Also here: whichever of the two runs first. */
 	(void)setpgid(r->pid, r->pid);
 	close(po[1]);

@@ -64,8 +64,9 @@ struct qrun {
 /* queue_runner.c */
 /*
  * Start the job's run: exe run --json --workspace WS [--profile P]
- * [--budget N] [$WARREN_QUEUE_RUN_ARGS] -- TASK, in a process group of
- * its own, stdin /dev/null; the job's timeout is its deadline (stopped
+ * [--budget N] [--schema FILE] [$WARREN_QUEUE_RUN_ARGS] -- -, in a process
+ * group of its own, the task on its stdin (a memory file: as long as the
+ * run takes, CMD_RUN_TASK_MAX); the job's timeout is its deadline (stopped
  * then, by queue_runner_tick). 0, or -1 with err.
  */
 int	queue_runner_start(struct qrun *r, const char *exe, uint64_t now,

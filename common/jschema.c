@@ -1,7 +1,9 @@
 /*
- * A practical subset of JSON Schema (jschema.h). One walk over the value,
- * its path kept in a buffer; every error is a line in the caller's buffer,
- * which the queue sends back as the attempt's error.
+ * A practical subset of JSON Schema (jschema.h). One walk over the schema
+ * says whether it is usable, naming the first keyword at fault; one walk
+ * over the value, its path kept in a buffer, trusts the schema so checked;
+ * every error is a line in the caller's buffer, which the queue sends back
+ * as the attempt's error.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -19,12 +21,12 @@ struct jschema {
 	char	*out;
 	size_t	 outsz, len;
 	int	 nerr;
-	int	 bad;		/* the schema itself is unusable */
 	char	 path[JSCHEMA_PATH_MAX];
 };
 
 static void	jschema_walk(struct jschema *, const json_t *, const json_t *,
 		    int);
+static int	jschema_sub(const json_t *, char *, size_t);
 
 static void
 jschema_say(struct jschema *j, const char *fmt, ...)
@@ -56,13 +58,6 @@ jschema_say(struct jschema *j, const char *fmt, ...)
 		if (j->outsz > 4)
 			memcpy(j->out + j->outsz - 4, "...", 4);
 	}
-}
-
-static void
-jschema_bad(struct jschema *j, const char *what)
-{
-	j->bad = 1;
-	jschema_say(j, "the schema is not usable: %s", what);
 }
 
 static const char *
@@ -98,35 +93,23 @@ jschema_is(const json_t *v, const char *name)
 	return -1;
 }
 
-/* "type": a name or a list of names. */
+/* "type": a name or a list of names (checked usable). */
 static int
 jschema_type(struct jschema *j, const json_t *type, const json_t *v)
 {
 	size_t	 i;
 	json_t	*t;
-	int	 r;
 
 	if (json_is_string(type)) {
-		if ((r = jschema_is(v, json_string_value(type))) == -1)
-			jschema_bad(j, "\"type\" names an unknown type");
-		else if (r == 0)
-			jschema_say(j, "expected %s, got %s",
-			    json_string_value(type), jschema_type_of(v));
-		return r == 1;
-	}
-	if (!json_is_array(type)) {
-		jschema_bad(j, "\"type\" is neither a string nor a list");
+		if (jschema_is(v, json_string_value(type)) == 1)
+			return 1;
+		jschema_say(j, "expected %s, got %s",
+		    json_string_value(type), jschema_type_of(v));
 		return 0;
 	}
-	json_array_foreach(type, i, t) {
-		if (!json_is_string(t) || (r = jschema_is(v,
-		    json_string_value(t))) == -1) {
-			jschema_bad(j, "\"type\" lists an unknown type");
-			return 0;
-		}
-		if (r == 1)
+	json_array_foreach(type, i, t)
+		if (jschema_is(v, json_string_value(t)) == 1)
 			return 1;
-	}
 	jschema_say(j, "expected one of the types listed, got %s",
 	    jschema_type_of(v));
 	return 0;
@@ -138,10 +121,6 @@ jschema_enum(struct jschema *j, const json_t *e, const json_t *v)
 	size_t	 i;
 	json_t	*x;
 
-	if (!json_is_array(e)) {
-		jschema_bad(j, "\"enum\" is not a list");
-		return;
-	}
 	json_array_foreach(e, i, x)
 		if (json_equal(x, v))
 			return;
@@ -169,19 +148,10 @@ jschema_required(struct jschema *j, const json_t *req, const json_t *v)
 	size_t	 i;
 	json_t	*k;
 
-	if (!json_is_array(req)) {
-		jschema_bad(j, "\"required\" is not a list");
-		return;
-	}
-	json_array_foreach(req, i, k) {
-		if (!json_is_string(k)) {
-			jschema_bad(j, "\"required\" lists a non-string");
-			return;
-		}
+	json_array_foreach(req, i, k)
 		if (json_object_get(v, json_string_value(k)) == NULL)
 			jschema_say(j, "missing required property \"%s\"",
 			    json_string_value(k));
-	}
 }
 
 static void
@@ -193,10 +163,6 @@ jschema_object(struct jschema *j, const json_t *s, const json_t *v, int depth)
 	const char	*k;
 	json_t		*x;
 
-	if (props != NULL && !json_is_object(props)) {
-		jschema_bad(j, "\"properties\" is not an object");
-		return;
-	}
 	if (json_object_get(s, "required") != NULL)
 		jschema_required(j, json_object_get(s, "required"), v);
 	json_object_foreach((json_t *)(uintptr_t)v, k, x) {
@@ -219,34 +185,225 @@ jschema_array(struct jschema *j, const json_t *s, const json_t *v, int depth)
 
 	if (items == NULL)
 		return;
-	if (!json_is_object(items) && !json_is_boolean(items)) {
-		jschema_bad(j, "\"items\" is not a schema");
-		return;
-	}
 	json_array_foreach(v, i, x)
 		jschema_child(j, items, x, depth, "[%zu]", NULL, i);
 }
 
+/*
+ * Is the schema usable: each keyword this subset knows holds what it must,
+ * in every schema nested under properties, items and additionalProperties.
+ * The first fault goes in why as "$.path.keyword: what".
+ */
+struct jschema_use {
+	char	*why;
+	size_t	 whysz;
+	char	 path[JSCHEMA_PATH_MAX];
+};
+
+static int	jschema_use_walk(struct jschema_use *, const json_t *, int);
+
+static int
+jschema_use_bad(struct jschema_use *u, const char *what, const json_t *x)
+{
+	snprintf(u->why, u->whysz, "%s: %s%s%s", u->path, what,
+	    x != NULL ? ", not " : "", x != NULL ? jschema_type_of(x) : "");
+	return -1;
+}
+
+/* A name jschema_is knows. */
+static int
+jschema_use_typename(struct jschema_use *u, const json_t *t)
+{
+	char	what[160];
+
+	if (!json_is_string(t))
+		return jschema_use_bad(u, "must be a type's name (a string)",
+		    t);
+	if (jschema_is(json_null(), json_string_value(t)) != -1)
+		return 0;
+	snprintf(what, sizeof(what), "\"%.40s\" is not a type (give object, "
+	    "array, string, number, integer, boolean or null)",
+	    json_string_value(t));
+	return jschema_use_bad(u, what, NULL);
+}
+
+/* Each element of a list, its index on the path. */
+static int
+jschema_use_each(struct jschema_use *u, const json_t *list,
+    int (*ok)(struct jschema_use *, const json_t *))
+{
+	size_t	 i, len = strlen(u->path);
+	json_t	*x;
+
+	json_array_foreach(list, i, x) {
+		snprintf(u->path + len, sizeof(u->path) - len, "[%zu]", i);
+		if (ok(u, x) == -1)
+			return -1;
+		u->path[len] = '\0';
+	}
+	return 0;
+}
+
+static int
+jschema_use_type(struct jschema_use *u, const json_t *x, int depth)
+{
+	(void)depth;
+	if (json_is_array(x))
+		return jschema_use_each(u, x, jschema_use_typename);
+	if (!json_is_string(x))
+		return jschema_use_bad(u, "must be a type's name or a list of "
+		    "them", x);
+	return jschema_use_typename(u, x);
+}
+
+static int
+jschema_use_name(struct jschema_use *u, const json_t *x)
+{
+	return json_is_string(x) ? 0 : jschema_use_bad(u, "must be a "
+	    "property's name (a string)", x);
+}
+
+static int
+jschema_use_required(struct jschema_use *u, const json_t *x, int depth)
+{
+	(void)depth;
+	if (!json_is_array(x))
+		return jschema_use_bad(u, "must be a list of property names",
+		    x);
+	return jschema_use_each(u, x, jschema_use_name);
+}
+
+static int
+jschema_use_enum(struct jschema_use *u, const json_t *x, int depth)
+{
+	(void)depth;
+	return json_is_array(x) ? 0 : jschema_use_bad(u, "must be a list of "
+	    "the values allowed", x);
+}
+
+/* A schema in its own right: items, additionalProperties. */
+static int
+jschema_use_sub(struct jschema_use *u, const json_t *x, int depth)
+{
+	return jschema_use_walk(u, x, depth + 1);
+}
+
+static int
+jschema_use_props(struct jschema_use *u, const json_t *x, int depth)
+{
+	size_t		 len = strlen(u->path);
+	const char	*k;
+	json_t		*ps;
+
+	if (!json_is_object(x))
+		return jschema_use_bad(u, "must be an object of a schema per "
+		    "property", x);
+	json_object_foreach((json_t *)(uintptr_t)x, k, ps) {
+		snprintf(u->path + len, sizeof(u->path) - len, ".%s", k);
+		if (jschema_use_walk(u, ps, depth + 1) == -1)
+			return -1;
+		u->path[len] = '\0';
+	}
+	return 0;
+}
+
+/* The keywords jschema_walk reads, and what each must hold. */
+static const struct {
+	const char	*key;
+	int		(*ok)(struct jschema_use *, const json_t *, int);
+} jschema_keywords[] = {
+	{ "type", jschema_use_type },
+	{ "properties", jschema_use_props },
+	{ "required", jschema_use_required },
+	{ "items", jschema_use_sub },
+	{ "enum", jschema_use_enum },
+	{ "additionalProperties", jschema_use_sub },
+};
+
+static int
+jschema_use_walk(struct jschema_use *u, const json_t *s, int depth)
+{
+	size_t		 i, len = strlen(u->path);
+	const json_t	*x;
+
+	char		 deep[64];
+
+	if (depth > JSCHEMA_MAX_DEPTH) {
+		snprintf(deep, sizeof(deep), "nested deeper than %d levels",
+		    JSCHEMA_MAX_DEPTH);
+		return jschema_use_bad(u, deep, NULL);
+	}
+	if (json_is_boolean(s))
+		return 0;
+	if (!json_is_object(s))
+		return jschema_use_bad(u, "must be a schema (an object or "
+		    "true or false)", s);
+	for (i = 0; i < sizeof(jschema_keywords) /
+	    sizeof(jschema_keywords[0]); i++) {
+		if ((x = json_object_get(s, jschema_keywords[i].key)) == NULL)
+			continue;
+		snprintf(u->path + len, sizeof(u->path) - len, ".%s",
+		    jschema_keywords[i].key);
+		if (jschema_keywords[i].ok(u, x, depth) == -1)
+			return -1;
+		u->path[len] = '\0';
+	}
+	return 0;
+}
+
+/* A schema at any depth, a boolean too: 0 or -1 (why says). */
+static int
+jschema_sub(const json_t *s, char *why, size_t whysz)
+{
+	struct jschema_use	u;
+
+	memset(&u, 0, sizeof(u));
+	u.why = why;
+	u.whysz = whysz;
+	strlcpy(u.path, "$", sizeof(u.path));
+	if (whysz > 0)
+		why[0] = '\0';
+	return jschema_use_walk(&u, s, 0);
+}
+
+int
+jschema_usable(const json_t *schema, char *why, size_t whysz)
+{
+	if (!json_is_object(schema)) {
+		snprintf(why, whysz, "not an object (a JSON Schema is one)");
+		return -1;
+	}
+	return jschema_sub(schema, why, whysz);
+}
+
+int
+jschema_usable_text(const char *text, char *why, size_t whysz)
+{
+	json_error_t	 je;
+	json_t		*s;
+	int		 rc;
+
+	if ((s = json_loads(text, JSON_DECODE_ANY, &je)) == NULL) {
+		snprintf(why, whysz, "not JSON: line %d: %s", je.line,
+		    je.text);
+		return -1;
+	}
+	rc = jschema_usable(s, why, whysz);
+	json_decref(s);
+	return rc;
+}
+
+/* v against s, a schema jschema_sub found usable: no deeper than
+ * JSCHEMA_MAX_DEPTH, and so is the walk, one level of s a level of v. */
 static void
 jschema_walk(struct jschema *j, const json_t *s, const json_t *v, int depth)
 {
 	const json_t	*x;
 
-	if (j->bad)
-		return;
-	if (depth > JSCHEMA_MAX_DEPTH) {
-		jschema_say(j, "nested deeper than %d levels",
-		    JSCHEMA_MAX_DEPTH);
-		return;
-	}
 	if (json_is_true(s))
 		return;
 	if (json_is_false(s)) {
 		jschema_say(j, "no value is allowed here");
-		return;
-	}
-	if (!json_is_object(s)) {
-		jschema_bad(j, "a schema is an object or a boolean");
 		return;
 	}
 	if ((x = json_object_get(s, "type")) != NULL &&
@@ -267,7 +424,12 @@ jschema_validate(const json_t *schema, const json_t *v, char *out,
     size_t outsz)
 {
 	struct jschema	j;
+	char		why[JSCHEMA_PATH_MAX + 256];
 
+	if (jschema_sub(schema, why, sizeof(why)) == -1) {
+		snprintf(out, outsz, "the schema is not usable: %s", why);
+		return -1;
+	}
 	memset(&j, 0, sizeof(j));
 	j.out = out;
 	j.outsz = outsz;
@@ -275,13 +437,6 @@ jschema_validate(const json_t *schema, const json_t *v, char *out,
 		out[0] = '\0';
 	strlcpy(j.path, "$", sizeof(j.path));
 	jschema_walk(&j, schema, v, 0);
-	if (j.bad) {
-		/* Only the schema's fault is worth saying. */
-		snprintf(out, outsz, "%s", strstr(out, "the schema is not") ?
-		    strstr(out, "the schema is not") : "the schema is not "
-		    "usable");
-		return -1;
-	}
 	return j.nerr;
 }
 

@@ -13,13 +13,26 @@
 
 #include <jansson.h>
 
-#define JSCHEMA_MAX_DEPTH	64	/* deeper values are refused, not walked */
+#define JSCHEMA_MAX_DEPTH	64	/* a schema nested deeper is not usable */
 
 /* jschema.c */
 /*
+ * Whether schema is one a run can use (warren run --schema, queue add,
+ * queue work all ask this): a JSON object whose keywords of this subset
+ * hold what they must (type a known name or a list of them, properties an
+ * object of schemas, required a list of names, items and
+ * additionalProperties a schema, enum a list), in every schema nested
+ * under them, at most JSCHEMA_MAX_DEPTH deep. 0, or -1 with why
+ * ("$.properties.n.type: ...", the path of the keyword at fault).
+ */
+int	jschema_usable(const json_t *schema, char *why, size_t whysz);
+/* The same of JSON text: also -1 when it is not JSON. */
+int	jschema_usable_text(const char *text, char *why, size_t whysz);
+/*
  * Validate v against schema. Returns how many errors it found (0: valid),
  * each as a line "$.path: what" in out (cut to outsz, "..." when cut);
- * -1 when the schema itself is not usable (out says why).
+ * -1 when the schema itself is not usable (out says why, as
+ * jschema_usable would, true and false allowed at the root).
  */
 int	jschema_validate(const json_t *schema, const json_t *v, char *out,
 	    size_t outsz);

@@ -161,13 +161,13 @@ spawn_release(struct spawn_child *c)
  * may reach ours once unblocked), then the mask: warren's event loop
  * blocks these for its signalfd and ignores SIGPIPE (supervisor/loop.c,
  * loop_sigs); the spawn server blocks SIGCHLD and SIGUSR1 and ignores the
- * others (spawnd.c, spawnd_main).
+ * others (spawnd.c, spawnd_main), SIGXFSZ as warren does (cli/main.c).
  */
 static void
 spawn_child_sigreset(void)
 {
 	static const int	 sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP,
-				    SIGPIPE };
+				    SIGPIPE, SIGXFSZ };
 	sigset_t		 set;
 	size_t			 i;
 

@@ -492,6 +492,7 @@ spawnd_main(int fd, pid_t parent)
 	signal(SIGTERM, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGXFSZ, SIG_IGN);	/* EFBIG, as warren's (cli/main.c) */
 	/* Groups left by a server that was killed before it could clean. */
 	(void)sandbox_cgroup_sweep();
 	/* One request at a time, the largest a frame may be. */

@@ -2,6 +2,7 @@
  * The store: opening the database, the single writer's batches, the
  * statement cache and error reporting. docs/memory.md explains the design.
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -159,6 +160,25 @@ store_hint(enum store_err err)
 	return NULL;
 }
 
+/*
+ * An I/O error under a file size limit (ulimit -f): SQLite says "disk I/O
+ * error" of a write past it (EFBIG: warren ignores SIGXFSZ, cli/main.c),
+ * and its errno is gone by then. The limit is named as a cause to check.
+ */
+static const char *
+store_hint_fsize(const char *hint, char *buf, size_t bufsz)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) == -1 || rl.rlim_cur == RLIM_INFINITY)
+		return hint;
+	snprintf(buf, bufsz, "a file size limit of %llu bytes is set (ulimit "
+	    "-f, RLIMIT_FSIZE), and a write past it fails (File too large): "
+	    "raise it, check the disk (free space, errors) and run again",
+	    (unsigned long long)rl.rlim_cur);
+	return buf;
+}
+
 /* snprintf that may cut: error messages are bounded on purpose. */
 static void __attribute__((format(printf, 3, 4)))
 store_fmt(char *dst, size_t dstsz, const char *fmt, ...)
@@ -174,13 +194,15 @@ static int
 store_vseterr(struct store *st, enum store_err err, const char *fmt,
     va_list ap)
 {
-	char		 what[STORE_ERRMSG_MAX];
+	char		 what[STORE_ERRMSG_MAX], limit[256];
 	const char	*hint;
 
 	char		 who[256];
 
 	vsnprintf(what, sizeof(what), fmt, ap);
 	hint = store_hint(err);
+	if (err == STORE_EIO)
+		hint = store_hint_fsize(hint, limit, sizeof(limit));
 	who[0] = '\0';
 	/* Busy: name who holds it, not the disk, when it can be found. */
 	if (err == STORE_EBUSY)

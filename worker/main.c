@@ -99,6 +99,13 @@ main(int argc, char **argv)
 	setproctitle("%s %s (depth %u)", a.profile, a.path, a.depth);
 	if (signal(SIGXCPU, cpu_limit) == SIG_ERR)
 		fatal("signal(SIGXCPU)");
+	/* The sandbox's RLIMIT_FSIZE: a write tool's write past it fails
+	 * with EFBIG, which the tool reports, rather than ending the
+	 * worker (as pid 1 of its pid namespace the kernel drops the
+	 * signal anyway; without one it would kill). Its commands get the
+	 * default back (tool_bash.c). */
+	if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR)
+		fatal("signal(SIGXFSZ)");
 	/* jansson would seed its hash tables (the model's JSON arguments
 	 * are hostile) from /dev/urandom: an open, a read and a close, the
 	 * open checked by Landlock. getrandom is one call. */

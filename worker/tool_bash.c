@@ -73,6 +73,9 @@ bash_child(const struct tool_ctx *ctx, int wfd, const char *cmd)
 		_exit(126);
 	closefrom(3);
 	signal(SIGPIPE, SIG_DFL);
+	/* The worker ignores it (main.c); a command under the sandbox's
+	 * RLIMIT_FSIZE meets it as in a shell of its own. */
+	signal(SIGXFSZ, SIG_DFL);
 	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 	_exit(127);
 }

@@ -2,7 +2,8 @@
  * The JSON Schema subset (common/jschema.c) a queue job's answer is
  * checked against: each keyword accepts what it should and names what it
  * refuses, with the path; a broken schema is the schema's fault, not the
- * answer's; fenced answers are read; hostile depth is refused.
+ * answer's, named by the path of the keyword at fault (jschema_usable);
+ * fenced answers are read; a schema too deep is refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -125,13 +126,14 @@ test_cut(void **state)
 	assert_int_equal(out[32], 'Z');
 }
 
-/* A schema and a value 100 levels deep: refused past the limit, not
- * walked to the end. */
+/* A schema 100 levels deep is not usable (the walk of a value would stop
+ * at 64); one 64 deep is, and a value as deep is checked to the end. */
 static void
-test_deep_value(void **state)
+test_deep_schema(void **state)
 {
-	char	out[256], *text, *sch;
+	char	out[1024], *text, *sch;
 	size_t	i, n = 100, len;
+	json_t	*js;
 
 	(void)state;
 	assert_non_null(text = malloc(2 * n + 1));
@@ -149,10 +151,111 @@ test_deep_value(void **state)
 	for (i = 0; i < n; i++)
 		sch[len + i] = '}';
 	sch[len + n] = '\0';
+	assert_int_equal(check(sch, text, out, sizeof(out)), -1);
+	assert_non_null(strstr(out, "the schema is not usable: $.items.items."));
+	assert_non_null(strstr(out, ": nested deeper than 64 levels"));
+	assert_non_null(js = json_loads(sch, 0, NULL));
+	assert_int_equal(jschema_usable(js, out, sizeof(out)), -1);
+	json_decref(js);
+	/* 64 levels of items, the innermost a string's: usable, and the
+	 * value's 65th level (1) is checked against it. */
+	sch[0] = '\0';
+	for (i = 0; i < 64; i++)
+		strcat(sch, "{\"items\":");
+	strcat(sch, "{\"type\":\"string\"}");
+	len = strlen(sch);
+	for (i = 0; i < 64; i++)
+		sch[len + i] = '}';
+	sch[len + 64] = '\0';
+	memset(text, '[', 64);
+	text[64] = '1';
+	memset(text + 65, ']', 64);
+	text[129] = '\0';
 	assert_int_equal(check(sch, text, out, sizeof(out)), 1);
-	assert_non_null(strstr(out, "nested deeper than 64 levels"));
+	assert_non_null(strstr(out, "[0][0]: expected string, got integer"));
 	free(text);
 	free(sch);
+}
+
+/*
+ * Every keyword the subset reads, holding what it cannot use, anywhere a
+ * schema nests, is refused with the path of the keyword at fault;
+ * keywords it ignores are not looked at.
+ */
+static void
+test_usable(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "{\"required\":\"n\"}", "$.required: must be a list of "
+		    "property names, not string" },
+		{ "{\"required\":[\"a\",3]}", "$.required[1]: must be a "
+		    "property's name (a string), not integer" },
+		{ "{\"properties\":[1,2]}", "$.properties: must be an object "
+		    "of a schema per property, not array" },
+		{ "{\"type\":5}", "$.type: must be a type's name or a list of "
+		    "them, not integer" },
+		{ "{\"type\":\"nonsense\"}", "$.type: \"nonsense\" is not a "
+		    "type" },
+		{ "{\"type\":[\"string\",\"thing\"]}", "$.type[1]: \"thing\" "
+		    "is not a type" },
+		{ "{\"items\":3}", "$.items: must be a schema (an object or "
+		    "true or false), not integer" },
+		{ "{\"enum\":{}}", "$.enum: must be a list of the values "
+		    "allowed, not object" },
+		{ "{\"additionalProperties\":1}", "$.additionalProperties: "
+		    "must be a schema (an object or true or false), not "
+		    "integer" },
+		{ "{\"properties\":{\"a\":{\"items\":{\"required\":\"n\"}}}}",
+		    "$.properties.a.items.required: must be a list" },
+		{ "{\"properties\":{\"a\":3}}", "$.properties.a: must be a "
+		    "schema" },
+		{ "{\"items\":{\"additionalProperties\":{\"type\":5}}}",
+		    "$.items.additionalProperties.type: must be a type's" },
+		{ "{\"properties\":{\"a\":{\"enum\":{}}}}",
+		    "$.properties.a.enum: must be a list" },
+		{ "{\"additionalProperties\":{\"items\":3}}",
+		    "$.additionalProperties.items: must be a schema" },
+		{ "[1]", "not an object (a JSON Schema is one)" },
+		{ "true", "not an object" },
+	};
+	static const char *const good[] = {
+		"{}",
+		"{\"type\":[\"number\",\"null\"],\"enum\":[],\"const\":{}}",
+		"{\"items\":false,\"additionalProperties\":true}",
+		"{\"properties\":{\"a\":true,\"b\":{\"required\":[]}}}",
+		/* Ignored keywords: not read, not refused. */
+		"{\"anyOf\":[{\"type\":5}],\"minLength\":\"x\"}",
+	};
+	char	why[256];
+	json_t	*js;
+	size_t	i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_non_null(js = json_loads(bad[i][0], JSON_DECODE_ANY,
+		    NULL));
+		assert_int_equal(jschema_usable(js, why, sizeof(why)), -1);
+		if (strncmp(why, bad[i][1], strlen(bad[i][1])) != 0)
+			fail_msg("%s: \"%s\", not \"%s...\"", bad[i][0], why,
+			    bad[i][1]);
+		json_decref(js);
+		assert_int_equal(jschema_usable_text(bad[i][0], why,
+		    sizeof(why)), -1);
+		/* The value check refuses it too, whatever the value. */
+		if (json_is_object(js = json_loads(bad[i][0], 0, NULL)))
+			assert_int_equal(check(bad[i][0], "null", why,
+			    sizeof(why)), -1);
+		json_decref(js);
+	}
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		assert_non_null(js = json_loads(good[i], 0, NULL));
+		if (jschema_usable(js, why, sizeof(why)) != 0)
+			fail_msg("%s: %s", good[i], why);
+		json_decref(js);
+	}
+	assert_int_equal(jschema_usable_text("{\"type\":", why, sizeof(why)),
+	    -1);
+	assert_non_null(strstr(why, "not JSON: line 1"));
 }
 
 static void
@@ -187,7 +290,8 @@ main(void)
 		cmocka_unit_test(test_each_keyword_refuses),
 		cmocka_unit_test(test_bad_schema),
 		cmocka_unit_test(test_cut),
-		cmocka_unit_test(test_deep_value),
+		cmocka_unit_test(test_deep_schema),
+		cmocka_unit_test(test_usable),
 		cmocka_unit_test(test_check_text),
 	};
 

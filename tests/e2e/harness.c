@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +313,7 @@ h_slurp(const char *path)
 }
 
 long long	h_fsize_limit;
+long long	h_ulimit_f;
 const char	*h_stdin_path;
 int		h_hang_guard;
 
@@ -338,6 +340,41 @@ h_deadline_missed(const struct h_run *r, const char *deadline)
 	return msg;
 }
 
+/* Does env (NULL-terminated, may be NULL) set the name of "K=V" kv? */
+static int
+h_env_named(char *const env[], const char *kv)
+{
+	size_t	len = strcspn(kv, "=");
+	int	i;
+
+	for (i = 0; env != NULL && env[i] != NULL; i++)
+		if (strncmp(env[i], kv, len + 1) == 0)
+			return 1;
+	return 0;
+}
+
+/* In h_warren's child: sh -c 'ulimit -f N && exec "$0" "$@"' bin
+ * argv[1]...: the limit and SIGXFSZ as a user's shell sets them. */
+static void __attribute__((noreturn))
+h_exec_ulimit(const char *bin, char *const argv[], char *const env[],
+    long long blocks)
+{
+	char	 cmd[96], *av[64];
+	int	 n = 0, i;
+
+	snprintf(cmd, sizeof(cmd), "ulimit -f %lld && exec \"$0\" \"$@\"",
+	    blocks);
+	av[n++] = "sh";
+	av[n++] = "-c";
+	av[n++] = cmd;
+	av[n++] = (char *)(uintptr_t)bin;
+	for (i = 1; argv[i] != NULL && n < 63; i++)
+		av[n++] = argv[i];
+	av[n] = NULL;
+	execve("/bin/sh", av, env);
+	_exit(127);
+}
+
 int
 h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
     void (*during)(pid_t, void *), void *arg)
@@ -346,7 +383,7 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	char		*env[256];
 	const char	*bin = getenv("WARREN_BIN");
 	struct rlimit	 rl;
-	long long	 fsize;
+	long long	 fsize, ulimit_f;
 	const char	*in;
 	pid_t		 pid;
 	int		 st, i, n = 0, fd, guard;
@@ -358,14 +395,18 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	dir = h_tmpdir();
 	snprintf(outp, sizeof(outp), "%s/stdout", dir);
 	snprintf(errp, sizeof(errp), "%s/stderr", dir);
-	/* Extras first: the first of two equal names wins in getenv. */
+	/* Extras, and what they do not name of ours: a shell keeps the
+	 * last of two equal names, getenv the first. */
 	for (i = 0; extra_env != NULL && extra_env[i] != NULL && n < 50; i++)
 		env[n++] = extra_env[i];
 	for (i = 0; environ[i] != NULL && n < 250; i++)
-		env[n++] = environ[i];
+		if (!h_env_named(extra_env, environ[i]))
+			env[n++] = environ[i];
 	env[n] = NULL;
 	fsize = h_fsize_limit;
 	h_fsize_limit = 0;
+	ulimit_f = h_ulimit_f;
+	h_ulimit_f = 0;
 	in = h_stdin_path;
 	h_stdin_path = NULL;
 	guard = h_hang_guard > 0 ? h_hang_guard : H_HANG_GUARD_S;
@@ -382,12 +423,16 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 		if (in != NULL && ((fd = open(in, O_RDONLY)) == -1 ||
 		    dup2(fd, 0) == -1))
 			_exit(127);
+		/* SIGXFSZ as a shell leaves it: warren must ignore it. */
+		if (signal(SIGXFSZ, SIG_DFL) == SIG_ERR)
+			_exit(127);
 		if (fsize > 0) {
 			rl.rlim_cur = rl.rlim_max = (rlim_t)fsize;
-			if (signal(SIGXFSZ, SIG_IGN) == SIG_ERR ||
-			    setrlimit(RLIMIT_FSIZE, &rl) == -1)
+			if (setrlimit(RLIMIT_FSIZE, &rl) == -1)
 				_exit(127);
 		}
+		if (ulimit_f > 0)
+			h_exec_ulimit(bin, argv, env, ulimit_f);
 		execve(bin, argv, env);
 		_exit(127);
 	}

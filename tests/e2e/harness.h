@@ -85,9 +85,16 @@ int	 h_fakellm_teardown(void **state);
 int	 h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	    void (*during)(pid_t, void *), void *arg);
 /* When > 0, the next h_warren runs warren with RLIMIT_FSIZE at this many
- * bytes (and SIGXFSZ ignored: a write past it fails with EFBIG), the way
- * a full disk fails a write; h_warren resets it to 0. */
+ * bytes, the way a full disk fails a write; h_warren resets it to 0.
+ * Every h_warren starts warren with SIGXFSZ at its default, as a shell
+ * does: warren ignores it itself, so a write past the limit fails with
+ * EFBIG instead of killing it. */
 extern long long h_fsize_limit;
+/* When > 0, the next h_warren runs warren through /bin/sh -c 'ulimit -f
+ * N && exec warren ...', as a user's shell limits it (N in the shell's
+ * unit: 512-byte blocks for a POSIX sh such as dash, KiB for bash);
+ * h_warren resets it to 0. */
+extern long long h_ulimit_f;
 /* When not NULL, the next h_warren reads this file as its stdin;
  * h_warren resets it to NULL. */
 extern const char *h_stdin_path;

@@ -540,13 +540,25 @@ test_schema_bad_file(void **state)
 		{ "absent.json", "--schema" },
 		{ "notjson.json", "give a file holding a JSON Schema object" },
 		{ "array.json", "not a usable JSON Schema: not an object" },
-		{ "thing.json", "not a usable JSON Schema" },
+		{ "thing.json", "not a usable JSON Schema: $.type: \"thing\" is "
+		    "not a type" },
+		/* Keywords the run reads only for an object value, nested:
+		 * refused before the run, not at each complete(). */
+		{ "required.json", "not a usable JSON Schema: "
+		    "$.properties.a.required: must be a list of property "
+		    "names, not string" },
+		{ "items.json", "not a usable JSON Schema: $.items: must be a "
+		    "schema (an object or true or false), not integer" },
 	};
 	size_t		 i;
 
 	h_write(c->dir, "notjson.json", "{\"type\":", 0644);
 	h_write(c->dir, "array.json", "[1]", 0644);
 	h_write(c->dir, "thing.json", "{\"type\":\"thing\"}", 0644);
+	h_write(c->dir, "required.json", "{\"properties\":{\"a\":"
+	    "{\"required\":\"n\"}}}", 0644);
+	h_write(c->dir, "items.json", "{\"type\":\"array\",\"items\":3}",
+	    0644);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", c->dir, bad[i][0]);
 		run(c, &r, opts, NULL, NULL, NULL);

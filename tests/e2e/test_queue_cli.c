@@ -248,7 +248,7 @@ test_add_one(void **state)
 	t_refused(&r, "bad.json: line 1: ", 2);
 	t_q(&r, NULL, "add", "--schema", t_file(&t, "arr.json", "[1]"), "x",
 	    NULL);
-	t_refused(&r, "arr.json: not a JSON object", 2);
+	t_refused(&r, "arr.json: not a usable JSON Schema: not an object", 2);
 	t_q(&r, NULL, "add", "--max-attempts", "0", "x", NULL);
 	t_refused(&r, "--max-attempts 0 is too small", 2);
 	t_q(&r, NULL, "add", "--timeout", "soon", "x", NULL);
@@ -480,6 +480,193 @@ test_add_jsonl(void **state)
 	    "{\"task\": \"a\"}\n{\"task\": \"b\", \"profile\": \"revue\"}\n"),
 	    NULL);
 	t_refused(&r, "line 2: unknown profile \"revue\" for workspace", 2);
+	t_close(&t);
+}
+
+/*
+ * A schema the run could not use (jschema_usable), at the root or nested,
+ * is refused by each form of add (one job's --schema, a JSONL line's
+ * schema inline or in a file, --csv's --schema) with the input, the line
+ * and the path of the keyword at fault: exit 2, nothing added.
+ */
+static void
+test_add_unusable(void **state)
+{
+	static const char *const bad[][3] = {
+		/* keyword: value, the reason */
+		{ "required", "\"n\"", "must be a list of property names, "
+		    "not string" },
+		{ "properties", "[1,2]", "must be an object of a schema per "
+		    "property, not array" },
+		{ "type", "5", "must be a type's name or a list of them, not "
+		    "integer" },
+		{ "type", "\"nonsense\"", "\"nonsense\" is not a type (give "
+		    "object, array, string, number, integer, boolean or null)" },
+		{ "items", "3", "must be a schema (an object or true or false), "
+		    "not integer" },
+		{ "enum", "{}", "must be a list of the values allowed, not "
+		    "object" },
+		{ "additionalProperties", "1", "must be a schema (an object or "
+		    "true or false), not integer" },
+	};
+	struct t	 t;
+	struct h_run	 r;
+	const char	*f;
+	char		 sch[256], text[1024], want[512];
+	size_t		 i;
+
+	(void)state;
+	t_open(&t);
+	t_q(&r, NULL, "add", "a job that can run", NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		/* One job: at the root. */
+		snprintf(sch, sizeof(sch), "{\"%s\": %s}", bad[i][0],
+		    bad[i][1]);
+		f = t_file(&t, "bad.json", sch);
+		snprintf(want, sizeof(want), "schema %s: not a usable JSON "
+		    "Schema: $.%s: %s", f, bad[i][0], bad[i][2]);
+		t_q(&r, NULL, "add", "--schema", f, "x", NULL);
+		t_refused(&r, want, 1);
+		/* A JSONL line's, inline: under a property. */
+		snprintf(text, sizeof(text), "{\"task\": \"a\"}\n{\"task\": "
+		    "\"b\", \"schema\": {\"type\": \"object\", \"properties\": "
+		    "{\"x\": {\"%s\": %s}}}}\n", bad[i][0], bad[i][1]);
+		f = t_file(&t, "jobs.jsonl", text);
+		snprintf(want, sizeof(want), "%s: line 2: \"schema\": not a "
+		    "usable JSON Schema: $.properties.x.%s: %s; nothing added",
+		    f, bad[i][0], bad[i][2]);
+		t_q(&r, NULL, "add", "--jsonl", f, NULL);
+		t_refused(&r, want, 1);
+		/* A JSONL line's, in a file: under items. */
+		snprintf(sch, sizeof(sch), "{\"items\": {\"%s\": %s}}",
+		    bad[i][0], bad[i][1]);
+		t_file(&t, "deep.json", sch);
+		f = t_file(&t, "jobs.jsonl", "{\"task\": \"a\"}\n\n"
+		    "{\"task\": \"b\", \"schema\": \"deep.json\"}\n");
+		snprintf(want, sizeof(want), "%s: line 3: schema deep.json: not "
+		    "a usable JSON Schema: $.items.%s: %s; nothing added", f,
+		    bad[i][0], bad[i][2]);
+		t_q(&r, NULL, "add", "--jsonl", f, NULL);
+		t_refused(&r, want, 1);
+		/* --csv's --schema, under additionalProperties. */
+		snprintf(sch, sizeof(sch), "{\"additionalProperties\": "
+		    "{\"%s\": %s}}", bad[i][0], bad[i][1]);
+		f = t_file(&t, "add.json", sch);
+		snprintf(want, sizeof(want), "schema %s: not a usable JSON "
+		    "Schema: $.additionalProperties.%s: %s", f, bad[i][0],
+		    bad[i][2]);
+		t_q(&r, NULL, "add", "--csv", t_file(&t, "jobs.csv",
+		    "a\none\ntwo\n"), "--template", "do {a}", "--schema", f,
+		    NULL);
+		t_refused(&r, want, 1);
+	}
+	/* queue ls: the one job that can run, no other. */
+	t_q(&r, NULL, "ls", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "a job that can run"));
+	assert_int_equal(h_count_lines(r.out, "queued", NULL), 1);
+	h_run_free(&r);
+	t_close(&t);
+}
+
+/*
+ * queue add as a user's shell limits it (sh -c 'ulimit -f N; exec warren
+ * queue add ...', SIGXFSZ at its default), making the queue in a fresh
+ * state directory: at 16 and 48 KiB it cannot, and says so with exit 6
+ * naming the limit, not death by SIGXFSZ (exit 153, nothing said).
+ */
+static void
+test_add_ulimit_f(void **state)
+{
+	static const long long	 kib[] = { 16, 48 };
+	struct t		 t;
+	struct h_run		 r;
+	char			 st[PATH_MAX + 32], *env[2];
+	char			*argv[] = { "warren", "queue", "add", "a task",
+				    NULL };
+	size_t			 i;
+
+	(void)state;
+	t_open(&t);
+	for (i = 0; i < sizeof(kib) / sizeof(kib[0]); i++) {
+		snprintf(st, sizeof(st), "XDG_STATE_HOME=%s/state-%lld",
+		    t.dir, kib[i]);
+		env[0] = st;
+		env[1] = NULL;
+		h_ulimit_f = kib[i] * 2;	/* POSIX sh: 512-byte blocks */
+		assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+		if (r.status != 6 || strstr(r.err, "a file size limit of ") ==
+		    NULL)
+			fail_msg("ulimit -f %lld KiB: exit %d, stderr:\n%s",
+			    kib[i], r.status, r.err);
+		h_run_free(&r);
+	}
+	t_close(&t);
+}
+
+/* n bytes of 'x' (free it). */
+static char *
+t_text(size_t n)
+{
+	char	*s;
+
+	assert_non_null(s = malloc(n + 1));
+	memset(s, 'x', n);
+	s[n] = '\0';
+	return s;
+}
+
+/*
+ * A task longer than the CMD_RUN_TASK_MAX (1 MiB) a run reads on stdin,
+ * where queue work sends it, is refused with its line, after a CSV row
+ * fills the template: exit 2, nothing added. One of 1 MiB is added.
+ */
+static void
+test_add_too_long(void **state)
+{
+	struct t		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	char			*big, *text;
+	size_t			 n;
+
+	(void)state;
+	t_open(&t);
+	big = t_text(1024 * 1024);
+	t_q(&r, t_file(&t, "task.txt", big), "add", "-", NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.out, "added job 1\n");
+	h_run_free(&r);
+	t_job(1, &j);
+	assert_int_equal(strlen(j.task), 1024 * 1024);
+	queue_job_free(&j);
+	/* One byte more. */
+	free(big);
+	big = t_text(1024 * 1024 + 1);
+	t_q(&r, t_file(&t, "task.txt", big), "add", "-", NULL);
+	t_refused(&r, "the task is 1048577 bytes, over the 1048576 a run "
+	    "takes", 1);
+	/* A JSONL line's. */
+	n = strlen(big) + 64;
+	assert_non_null(text = malloc(n));
+	snprintf(text, n, "{\"task\": \"a\"}\n{\"task\": \"%s\"}\n", big);
+	t_q(&r, NULL, "add", "--jsonl", t_file(&t, "jobs.jsonl", text), NULL);
+	t_refused(&r, "jobs.jsonl: line 2: the task is 1048577 bytes, over "
+	    "the 1048576 a run takes", 1);
+	free(text);
+	/* A CSV row of 600 KB, the template using it twice: 1.2 MB. */
+	big[600 * 1024] = '\0';
+	n = strlen(big) + 64;
+	assert_non_null(text = malloc(n));
+	snprintf(text, n, "a\nshort\n%s\n", big);
+	t_q(&r, NULL, "add", "--csv", t_file(&t, "jobs.csv", text),
+	    "--template", "{a} {a}", NULL);
+	t_refused(&r, "jobs.csv: line 3: the task is 1228801 bytes, over the "
+	    "1048576 a run takes", 1);
+	free(text);
+	free(big);
 	t_close(&t);
 }
 
@@ -1578,6 +1765,9 @@ main(void)
 		cmocka_unit_test(test_add_csv),
 		cmocka_unit_test(test_add_jsonl),
 		cmocka_unit_test(test_add_profile),
+		cmocka_unit_test(test_add_unusable),
+		cmocka_unit_test(test_add_too_long),
+		cmocka_unit_test(test_add_ulimit_f),
 		cmocka_unit_test(test_ls_show),
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_export_cells),

@@ -838,6 +838,74 @@ test_job_timeout(void **state)
 	tq_close(&t);
 }
 
+/* warren queue add --queue DB --workspace WS -, the task in the file in;
+ * its exit code. */
+static int
+tq_add_cli(struct tq *t, const char *in)
+{
+	char		*argv[] = { "warren", "queue", "add", "--queue", t->db,
+		"--workspace", t->ws, "-", NULL };
+	struct h_run	 r;
+	int		 st;
+
+	h_stdin_path = in;
+	assert_int_equal(h_warren(&r, argv, t->env, NULL, NULL), 0);
+	st = r.status;
+	h_run_free(&r);
+	return st;
+}
+
+/*
+ * Tasks of 200 KB and of the 1 MiB a run takes (CMD_RUN_TASK_MAX), added
+ * on stdin as a user does, run to done: the task goes to the run on its
+ * stdin, not as an argument (which holds 128 KiB: E2BIG, every attempt).
+ */
+static void
+test_long_task(void **state)
+{
+	static const size_t	 len[] = { 200 * 1000, 1024 * 1024 };
+	struct tq		 t;
+	struct h_run		 r;
+	struct queue_job	 j;
+	struct queue_attempt	*a;
+	size_t			 na, i;
+	char			*task, res[32], name[32], path[PATH_MAX + 32];
+
+	(void)state;
+	tq_rule_complete("QJOB-LONG-0-", "\"LONG-DONE-0\"");
+	tq_rule_complete("QJOB-LONG-1-", "\"LONG-DONE-1\"");
+	if (tq_open(&t, NULL) == 1)
+		skip();
+	for (i = 0; i < 2; i++) {
+		assert_non_null(task = malloc(len[i] + 1));
+		memset(task, 'x', len[i]);
+		snprintf(name, sizeof(name), "QJOB-LONG-%zu-", i);
+		memcpy(task, name, strlen(name));
+		task[len[i]] = '\0';
+		snprintf(name, sizeof(name), "task%zu.txt", i);
+		h_write(t.dir, name, task, 0);
+		free(task);
+		snprintf(path, sizeof(path), "%s/task%zu.txt", t.dir, i);
+		assert_int_equal(tq_add_cli(&t, path), 0);
+	}
+	tq_work(&t, &r, NULL, NULL, NULL);
+	if (r.status != 0)
+		fail_msg("queue work: exit %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	for (i = 0; i < 2; i++) {
+		tq_get(&t, (int64_t)i + 1, &j, &a, &na);
+		snprintf(res, sizeof(res), "LONG-DONE-%zu", i);
+		if (j.status != QUEUE_DONE || j.attempts != 1)
+			fail_msg("job %zu: status %d, %d attempts: %s", i + 1,
+			    (int)j.status, j.attempts, j.error ? j.error : "");
+		assert_int_equal(strlen(j.task), len[i]);
+		assert_string_equal(j.answer, res);
+		queue_job_free(&j);
+		queue_attempts_free(a, na);
+	}
+	tq_close(&t);
+}
+
 /* Bad arguments: exit 2, said. */
 static void
 test_bad_args(void **state)
@@ -2065,6 +2133,7 @@ main(void)
 		cmocka_unit_test_teardown(test_config_error_final,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_job_timeout, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_long_task, h_fakellm_teardown),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test_teardown(test_two_workers,
 		    h_fakellm_teardown),

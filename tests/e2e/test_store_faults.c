@@ -323,6 +323,43 @@ test_disk_full_rlimit(void **state)
 	assert_true(mid >= 2);
 }
 
+/*
+ * warren run as a user's shell limits it (sh -c 'ulimit -f N; exec
+ * warren run ...', SIGXFSZ at its default), on a fresh state directory:
+ * at 16 and 48 KiB the database cannot be made, at 128 KiB the run's
+ * writes fail mid-run. Each is exit 6 with the store's words on stderr,
+ * naming the limit, never death by SIGXFSZ (exit 153, nothing said).
+ */
+static void
+test_ulimit_f(void **state)
+{
+	static const long long	 kib[] = { 16, 48, 128 };	/* KiB */
+	char			 st[PATH_MAX + 32], *env[2];
+	char			*run[] = { "warren", "run", "--workspace",
+				    g_ws->ws, "--replay", g_ws->cas,
+				    "store fault task", NULL };
+	struct h_run		 r;
+	size_t			 i;
+
+	(void)state;
+	for (i = 0; i < sizeof(kib) / sizeof(kib[0]); i++) {
+		snprintf(st, sizeof(st), "XDG_STATE_HOME=%s/state-%lld",
+		    g->w.dir, kib[i]);
+		env[0] = st;
+		env[1] = NULL;
+		h_ulimit_f = kib[i] * 2;	/* POSIX sh: 512-byte blocks */
+		assert_int_equal(h_warren(&r, run, env, NULL, NULL), 0);
+		if (r.status != 6 || strstr(r.err, "database ") == NULL ||
+		    strstr(r.err, "a file size limit of ") == NULL ||
+		    strstr(r.err, " bytes is set (ulimit -f, RLIMIT_FSIZE)") ==
+		    NULL)
+			fail_msg("ulimit -f %lld: exit %d, stderr:\n%s", kib[i],
+			    r.status, r.err);
+		fprintf(stderr, "ulimit -f %lld: exit 6\n", kib[i]);
+		h_run_free(&r);
+	}
+}
+
 /* Copy a file (the database out of a full tmpfs, to resume it). */
 static void
 copy_file(const char *from, const char *to)
@@ -568,6 +605,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_disk_full_rlimit),
+		cmocka_unit_test(test_ulimit_f),
 		cmocka_unit_test(test_disk_full_tmpfs),
 		cmocka_unit_test(test_corrupt_pages),
 		cmocka_unit_test(test_lock_held),

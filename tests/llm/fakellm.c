@@ -798,7 +798,7 @@ static size_t
 http_request(struct conn *c)
 {
 	char		*end, *line, *next, *colon, method[16], path[2048];
-	char		*body, *k, *v, *p;
+	char		*body, *k, *v, *p, *hdr;
 	json_t		*headers, *resp, *jbody, *reply;
 	size_t		 hlen, clen = 0, total;
 	int		 status, delay, chunk_delay;
@@ -809,11 +809,16 @@ http_request(struct conn *c)
 		return 0;
 	}
 	hlen = (size_t)(end - c->in) + 4;
-	*end = '\0';
-	if (sscanf(c->in, "%15s %2047s", method, path) != 2)
+	/* The head is parsed in a copy: c->in stays as read while the
+	 * rest of a long body is still to come. */
+	if ((hdr = strndup(c->in, hlen - 4)) == NULL)
+		die("out of memory");
+	if (sscanf(hdr, "%15s %2047s", method, path) != 2) {
+		free(hdr);
 		return (size_t)-1;
+	}
 	headers = json_object();
-	line = strstr(c->in, "\r\n");
+	line = strstr(hdr, "\r\n");
 	for (line = line != NULL ? line + 2 : NULL; line != NULL && *line;
 	    line = next) {
 		if ((next = strstr(line, "\r\n")) != NULL) {
@@ -831,14 +836,14 @@ http_request(struct conn *c)
 			clen = strtoul(v, NULL, 10);
 		json_object_set_new(headers, line, json_string(v));
 	}
+	free(hdr);
 	if (clen > MAX_REQUEST) {
 		json_decref(headers);
 		return (size_t)-1;
 	}
 	total = hlen + clen;
 	if (c->inlen < total) {
-		/* Restore the terminator we cut and wait for the body. */
-		*end = '\r';
+		/* Wait for the rest of the body. */
 		json_decref(headers);
 		return 0;
 	}

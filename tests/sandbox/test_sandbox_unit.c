@@ -565,6 +565,11 @@ test_cli_exit_codes(void **state)
 	    "--", "true"), 125);
 	assert_int_equal(EXEC("--profile", "test", "--timeout", "0.5", "--",
 	    "sleep", "30"), 124);
+	/* --rlimit fsize is met as in a shell: the command's write past it
+	 * is killed by SIGXFSZ (153), though warren ignores the signal. */
+	assert_int_equal(EXEC("--profile", "test", "--rlimit", "fsize=65536",
+	    "--", "sh", "-c", "head -c 100000 /dev/zero > /tmp/fsz.$$; "
+	    "s=$?; rm -f /tmp/fsz.$$; exit $s"), 153);
 	/* -v names the layers; a no-exec profile names the denied exec. */
 	assert_int_equal(EXEC("-v", "--profile", "explore", "--", "sh", "-c",
 	    "/bin/true"), 126);

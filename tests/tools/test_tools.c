@@ -4,6 +4,7 @@
  * paths, symlinks to files and directories outside).
  */
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -896,6 +897,50 @@ test_bash(void **state)
 	(void)p;
 }
 
+/*
+ * Under the sandbox's RLIMIT_FSIZE, with SIGXFSZ ignored as the worker
+ * ignores it (worker/main.c): the write tool's write past the limit fails
+ * and says so; a bash command meets the limit as in a shell, killed by
+ * SIGXFSZ (status 153), since the worker gives it the default back
+ * (tool_bash.c). Without that, it inherited the worker's SIG_IGN.
+ */
+static void
+test_fsize(void **state)
+{
+	static const char	 head[] = "{\"path\":\"big.txt\",\"content\":\"";
+	struct fixture		*fx = *state;
+	struct tool_result	 w, b;
+	struct rlimit		 old, rl;
+	char			*args;
+	size_t			 n = 100000;
+	int			 wrc, brc;
+
+	assert_non_null(args = malloc(sizeof(head) + n + 3));
+	memcpy(args, head, sizeof(head) - 1);
+	memset(args + sizeof(head) - 1, 'x', n);
+	memcpy(args + sizeof(head) - 1 + n, "\"}", 3);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	rl = old;
+	rl.rlim_cur = 65536;
+	assert_true(signal(SIGXFSZ, SIG_IGN) != SIG_ERR);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	/* Both run before any assertion: the limit goes back first. */
+	wrc = tools_run(&fx->ctx, "write", args, &w);
+	brc = tools_run(&fx->ctx, "bash", "{\"command\":\"head -c 100000 "
+	    "/dev/zero > big.bin; echo status=$?\"}", &b);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	assert_true(signal(SIGXFSZ, SIG_DFL) != SIG_ERR);
+	free(args);
+	assert_int_equal(wrc, 0);
+	assert_int_equal(brc, 0);
+	if (!w.is_error || strstr(w.text, "File too large") == NULL)
+		fail_msg("write past RLIMIT_FSIZE: %s", w.text);
+	if (strstr(b.text, "status=153") == NULL)
+		fail_msg("bash past RLIMIT_FSIZE: %s", b.text);
+	tool_result_free(&w);
+	tool_result_free(&b);
+}
+
 static void
 test_not_workspace_tools(void **state)
 {
@@ -1169,6 +1214,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_gitignore, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_bash, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fsize, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_workspace_tools,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_batch, setup, teardown),
