@@ -12,7 +12,8 @@
  * on from its messages plus their answers. Any other tool call left
  * unanswered was in flight: the agent core answers it "interrupted" and
  * the model calls it again if it still needs it (at-least-once; see
- * docs/supervisor.md). A finished subagent whose summary was still being
+ * docs/supervisor.md). A root delegate call that left no subagent in the
+ * store is delegated again (run_resume_redelegate). A finished subagent whose summary was still being
  * written when the supervisor died (done, but its node has none) gets it
  * now, before its parent hears its result, as when it first finished.
  *
@@ -26,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "agent/profile.h"
 #include "agent/tooldef.h"
@@ -481,6 +484,58 @@ run_resume_pattern(struct run *r, struct resume_wait *w, size_t i)
 	return 0;
 }
 
+/*
+ * The orchestrator's unanswered delegate call i that left no subagent in
+ * the store (the run stopped between the call and the spawn, or the batch
+ * holding the subagent's row was lost to a full disk): it is delegated
+ * now, as the call asked, since resume redoes what the database lacks.
+ * A refusal (a limit, a profile gone) answers the call, as it would have.
+ * A worker's own calls are its agent's to answer ("interrupted").
+ */
+static void
+run_resume_redelegate(struct run *r, struct resume_wait *w, size_t i)
+{
+	const struct msg_call	*call = &w->pa->pending[i];
+	const char		*tools[PROFILE_MAX_TOOLS + 1], *code;
+	struct run_deleg	 d;
+	struct node		*cn;
+	json_t			*a, *f, *t;
+	char			 msg[512];
+	size_t			 k;
+
+	if (w->node != r->root || r->root_worker || call->args == NULL ||
+	    (a = json_loads(call->args, 0, NULL)) == NULL)
+		return;
+	memset(&d, 0, sizeof(d));
+	d.profile = json_string_value(json_object_get(a, "profile"));
+	d.task = json_string_value(json_object_get(a, "task"));
+	d.inherit = json_is_true(json_object_get(a, "inherit_context"));
+	d.call_id = call->id;
+	if ((f = json_object_get(a, "tool_filter")) != NULL) {
+		d.filtered = 1;
+		json_array_foreach(f, k, t)
+			if (json_is_string(t) && d.ntools < PROFILE_MAX_TOOLS)
+				tools[d.ntools++] = json_string_value(t);
+		d.tools = tools;
+	}
+	if (d.profile == NULL || d.task == NULL) {
+		json_decref(a);
+		return;		/* refused the first time: "interrupted" */
+	}
+	w->slots[i].wait = w;
+	w->slots[i].i = i;
+	if (run_delegate_as(r, w->node, &d, run_resume_answered, &w->slots[i],
+	    &cn, &code, msg, sizeof(msg)) == 0) {
+		log_info("resume: delegate call %s stored no subagent: "
+		    "delegated again as %s", call->id, cn->path);
+		w->nwait++;
+	} else {
+		run_resume_tool_msg(&w->answers[i], call, msg, 1);
+		w->have[i] = 1;
+	}
+	json_decref(a);
+}
+
 /* w's agent's unanswered call i, a delegate: answered by the finished
  * subagent it started, or by that subagent restarted. */
 static void
@@ -491,9 +546,12 @@ run_resume_delegate(struct run *r, const struct store_plan *p,
 	const struct store_plan_agent	*c;
 	struct node			*cn;
 
-	if (call->name == NULL || strcmp(call->name, "delegate") != 0 ||
-	    (c = run_resume_find(p, w->pa->agent.path, call->id, 0)) == NULL)
+	if (call->name == NULL || strcmp(call->name, "delegate") != 0)
 		return;
+	if ((c = run_resume_find(p, w->pa->agent.path, call->id, 0)) == NULL) {
+		run_resume_redelegate(r, w, i);
+		return;
+	}
 	w->kids[i] = c;
 	if (c->finished && (cn = run_resume_summary(r, w->node, c)) != NULL) {
 		w->slots[i].wait = w;
