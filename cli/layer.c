@@ -21,13 +21,13 @@
 
 #include "agent/profile.h"
 #include "cli/layer.h"
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/exitcode.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "common/xdg.h"
 #include "store/store.h"
-#include "common/str.h"
-#include "common/clock.h"
 #include "workspace/cow.h"
 #include "workspace/hardlinks.h"
 
