@@ -150,6 +150,7 @@ enum {
 	OPT_RECORD, OPT_REPLAY, OPT_JSON, OPT_DB, OPT_NO_STORE, OPT_WEAKER,
 	OPT_TIMEOUT, OPT_HELLO, OPT_WORKER, OPT_LLM_JOBS, OPT_IN_PLACE,
 	OPT_COW, OPT_DISK_MAX, OPT_APPLY, OPT_SCHEMA, OPT_CONTINUE, OPT_PLAIN,
+	OPT_HARD_LINKS,
 };
 
 static const struct option cmd_run_opts[] = {
@@ -174,6 +175,7 @@ static const struct option cmd_run_opts[] = {
 	{ "worker", required_argument, NULL, OPT_WORKER },
 	{ "llm-concurrency", required_argument, NULL, OPT_LLM_JOBS },
 	{ "in-place", no_argument, NULL, OPT_IN_PLACE },
+	{ "allow-hard-links", no_argument, NULL, OPT_HARD_LINKS },
 	{ "cow", required_argument, NULL, OPT_COW },
 	{ "disk-max", required_argument, NULL, OPT_DISK_MAX },
 	{ "apply", no_argument, NULL, OPT_APPLY },
@@ -198,6 +200,7 @@ struct cmd_run_args {
 	const char	*db;
 	const char	*worker;
 	int		 json, plain, nostore, weaker, trace, verbose;
+	int		 hardlinks;	/* --allow-hard-links */
 	int		 apply;		/* --apply: the layer, at the end */
 	const char	*schema_file;	/* --schema FILE */
 	char		*schema;	/* its JSON, compact (or the resumed
@@ -303,6 +306,7 @@ cmd_run_option(int ch, struct config *c, struct cmd_run_args *a)
 	case OPT_WEAKER: a->weaker = 1; break;
 	case OPT_WORKER: a->worker = optarg; break;
 	case OPT_APPLY: a->apply = 1; break;
+	case OPT_HARD_LINKS: a->hardlinks = 1; break;
 	case OPT_SCHEMA: a->schema_file = optarg; break;
 	case OPT_CONTINUE: a->cont = 1; break;
 	case OPT_IN_PLACE:
@@ -924,6 +928,21 @@ cmd_run_unlayer(struct cmd_run_ctx *x)
 		log_warnx("%s", err);
 }
 
+/* In place: refused, before any agent starts, when a write could go
+ * through a hard link to a file outside the workspace (cli/layer.c). */
+static int
+cmd_run_links(const struct cmd_run_args *a, const struct run *r,
+    const struct cmd_run_ctx *x, const char *cmd)
+{
+	char	err[1536];
+
+	if (a->hardlinks || layer_links(&x->ps, r->root->profile, x->ws, err,
+	    sizeof(err)) == 0)
+		return WARREN_EXIT_OK;
+	cmd_run_error(cmd, "%s", err);
+	return WARREN_EXIT_SANDBOX;
+}
+
 /*
  * The run's layer: chosen and made (a new run) or reopened (a resumed
  * one), then entered by the spawn server before its first worker.
@@ -949,7 +968,7 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 			return WARREN_EXIT_SANDBOX;
 		}
 		if (mode == COW_NONE)
-			return WARREN_EXIT_OK;
+			return cmd_run_links(a, r, x, cmd);
 		layer_sweep();
 		if (a->nostore) {
 			cmd_run_error(cmd, "--no-store keeps no run to review "
@@ -964,7 +983,7 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 		}
 	}
 	if (x->cow.mode == COW_NONE)
-		return WARREN_EXIT_OK;
+		return cmd_run_links(a, r, x, cmd);
 	if (cmd_run_enter(r->spawnd, &x->cow, err, sizeof(err)) == -1) {
 		cmd_run_error(cmd, "%s", err);
 		if (plan == NULL)

@@ -6,7 +6,9 @@
  * A run gets a layer unless the user asked for the real tree (--in-place,
  * or workspace_mode = in-place in the user's config: a project file cannot
  * ask for it), or no agent of the run could write (its root cannot write
- * and cannot delegate to a profile that can).
+ * and cannot delegate to a profile that can). An in-place run is refused
+ * when a workspace file has a hard link outside the workspace (pnpm's
+ * store, a `cp -al` backup): a write through it would change that file.
  */
 #include <sys/types.h>
 
@@ -19,12 +21,15 @@
 
 #include "agent/profile.h"
 #include "cli/layer.h"
+#include "common/clock.h"
 #include "common/config.h"
 #include "common/exitcode.h"
 #include "common/log.h"
+#include "common/str.h"
 #include "common/xdg.h"
 #include "store/store.h"
 #include "workspace/cow.h"
+#include "workspace/hardlinks.h"
 
 /* Could an agent of this run write the workspace? */
 static int
@@ -55,6 +60,56 @@ layer_choose(const struct config *c, const struct profile_set *ps,
 	    !layer_writers(ps, root))
 		return 0;
 	return layer_mechanism(config_str(c, "cow"), mode, err, errsz);
+}
+
+/* The files hl names, escaped, into buf: "a, b, c and 4 more". */
+static void
+layer_links_names(const struct hardlinks *hl, char *buf, size_t sz)
+{
+	size_t	 i, n = hl->nout < HARDLINKS_NAMED ? hl->nout :
+		    HARDLINKS_NAMED;
+	char	*e;
+	size_t	 len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && len < sz; i++) {
+		e = str_escape_dup(hl->named[i], strlen(hl->named[i]), 0);
+		len += (size_t)snprintf(buf + len, sz - len, "%s%s",
+		    i > 0 ? ", " : "", e != NULL ? e : "?");
+		free(e);
+	}
+	if (hl->nout > n && len < sz)
+		snprintf(buf + len, sz - len, " and %zu more", hl->nout - n);
+}
+
+int
+layer_links(const struct profile_set *ps, const struct profile *root,
+    const char *ws, char *err, size_t errsz)
+{
+	struct hardlinks	 hl;
+	char			 names[768], why[512];
+	uint64_t		 t0 = clock_mono_ms();
+
+	if (!layer_writers(ps, root))
+		return 0;
+	if (hardlinks_outside(ws, &hl, why, sizeof(why)) == -1) {
+		snprintf(err, errsz, "--in-place: %s; run without --in-place "
+		    "(a copy-on-write layer, the default)", why);
+		return -1;
+	}
+	log_debug("in place: %zu workspace entries checked for hard links in "
+	    "%llu ms", hl.nentries, (unsigned long long)(clock_mono_ms() - t0));
+	if (hl.nout == 0)
+		return 0;
+	layer_links_names(&hl, names, sizeof(names));
+	snprintf(err, errsz, "--in-place: %zu file%s in the workspace ha%s a "
+	    "hard link outside it, so an agent's write would change the file "
+	    "outside too: %s. Run without --in-place (a copy-on-write layer, "
+	    "the default), or give --allow-hard-links to run anyway",
+	    hl.nout, hl.nout == 1 ? "" : "s", hl.nout == 1 ? "s" : "ve",
+	    names);
+	hardlinks_free(&hl);
+	return -1;
 }
 
 int

@@ -21,6 +21,10 @@ struct store_run;
 int	layer_choose(const struct config *c, const struct profile_set *ps,
 	    const struct profile *root, enum cow_mode *mode, char *err,
 	    size_t errsz);
+/* An in-place run whose agents could write: 0 if no workspace file has
+ * a hard link outside ws, else -1 and err names them and what to do. */
+int	layer_links(const struct profile_set *ps, const struct profile *root,
+	    const char *ws, char *err, size_t errsz);
 /* How a layer is made here: want is "auto", "overlay" or "copy". */
 int	layer_mechanism(const char *want, enum cow_mode *mode, char *err,
 	    size_t errsz);

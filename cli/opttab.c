@@ -64,7 +64,12 @@ const struct opt_doc opt_docs[] = {
 	  "$WARREN_WORKER_BIN, else warren-worker next to warren, in "
 	  "../libexec/warren/ or in the build tree)." },
 	{ "run", 0, "in-place", NULL, "Agents write the workspace itself, not "
-	  "a copy-on-write layer (workspace_mode = in-place)." },
+	  "a copy-on-write layer (workspace_mode = in-place). Refused (exit "
+	  "5) when a workspace file has a hard link outside the workspace: "
+	  "a write would change that file too." },
+	{ RR, 0, "allow-hard-links", NULL, "In place: run even when a "
+	  "workspace file has a hard link outside the workspace (an agent's "
+	  "write to it changes the file outside too)." },
 	{ "run", 0, "cow", "auto|overlay|copy", "How the layer is made: an "
 	  "overlay where this kernel and user can mount one, else a copy of "
 	  "the workspace (default auto)." },

@@ -15,7 +15,9 @@
  *
  * The workspace is walked one component at a time, never through a
  * link (cow_walk.c); the layer was written by agents: a setuid or setgid
- * bit is not applied, a FIFO, socket or device is refused.
+ * bit is not applied, a mode the layer set is applied as the user's umask
+ * allows and never writable by others (cow_apply_perms), a FIFO, socket
+ * or device is refused.
  */
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -53,6 +55,7 @@ struct cow_apply {
 	const struct cow	 *c;
 	const struct cow_changes *ch;
 	unsigned		  flags;
+	mode_t			  umask;	/* the user's, at the start */
 	FILE			 *out;
 	int			  rootfd;
 	enum cow_act		 *act;
@@ -76,10 +79,35 @@ cow_apply_say(const struct cow_apply *a, const char *what, const char *path,
 	free(e);
 }
 
+/*
+ * The permissions apply gives ch's file or directory. An entry whose mode
+ * the layer left as the workspace has it now keeps it (the user's own);
+ * any other gets the layer's bits as the user's umask allows them, never
+ * writable by others and never sticky: an agent's chmod 0777 is applied
+ * as 0755 under umask 022. Setuid and setgid are never applied.
+ */
 static mode_t
-cow_apply_perms(mode_t m)
+cow_apply_perms(const struct cow_apply *a, const struct cow_change *ch)
 {
-	return m & 07777 & ~(mode_t)(S_ISUID | S_ISGID);
+	const struct stat	*cur = &a->cur[ch - a->ch->v];
+	mode_t			 m = ch->new_mode & 07777 &
+				    ~(mode_t)(S_ISUID | S_ISGID);
+
+	if (cur->st_mode != 0 && (cur->st_mode & (S_IFMT | 07777)) ==
+	    (ch->new_mode & (S_IFMT | 07777)))
+		return m;
+	return m & ~a->umask & ~(mode_t)(S_IWOTH | S_ISVTX);
+}
+
+/* The process's umask, read once, before anything is made; 077 stands
+ * in for the moment it is read. */
+static mode_t
+cow_apply_umask(void)
+{
+	mode_t	m = umask(077);
+
+	umask(m);
+	return m;
 }
 
 static int
@@ -172,7 +200,7 @@ cow_apply_same_new(const struct cow_apply *a, const struct cow_change *ch,
 	if ((sb->st_mode & S_IFMT) != (ch->new_mode & S_IFMT))
 		return 0;
 	if (S_ISDIR(sb->st_mode) || S_ISREG(sb->st_mode))
-		if ((sb->st_mode & 07777) != cow_apply_perms(ch->new_mode))
+		if ((sb->st_mode & 07777) != cow_apply_perms(a, ch))
 			return 0;
 	if (S_ISDIR(sb->st_mode))
 		return 1;
@@ -282,7 +310,7 @@ cow_apply_decide(struct cow_apply *a, size_t i, int absent)
 			    ACT_NONE;
 		else if (!S_ISDIR(sb->st_mode))
 			*act = ACT_MKDIR_REPLACE;
-		else if ((sb->st_mode & 07777) != cow_apply_perms(ch->new_mode))
+		else if ((sb->st_mode & 07777) != cow_apply_perms(a, ch))
 			*act = ACT_CHMOD;
 	} else if (!absent && S_ISDIR(sb->st_mode)) {
 		if (!cow_apply_dir_extra(a, ch->path) &&
@@ -337,11 +365,11 @@ cow_apply_check_one(struct cow_apply *a, size_t i)
 	else if (r == 0 && ch->kind != COW_DELETED &&
 	    S_ISDIR(a->cur[i].st_mode) && S_ISDIR(ch->new_mode) &&
 	    (ch->kind == COW_ADDED || cow_apply_retype(ch) ||
-	    (a->cur[i].st_mode & 07777) == cow_apply_perms(ch->new_mode)))
+	    (a->cur[i].st_mode & 07777) == cow_apply_perms(a, ch)))
 		/* Made by an apply that was killed before its modes were
 		 * set, or by the user: only its mode may be left to do. */
 		a->act[i] = (a->cur[i].st_mode & 07777) ==
-		    cow_apply_perms(ch->new_mode) ? ACT_DONE : ACT_CHMOD;
+		    cow_apply_perms(a, ch) ? ACT_DONE : ACT_CHMOD;
 	else if ((r == 1 && ch->kind == COW_DELETED) ||
 	    (r == 0 && ch->kind != COW_DELETED &&
 	    cow_apply_same_new(a, ch, &a->cur[i])))
@@ -543,7 +571,7 @@ cow_apply_tmp_file(struct cow_apply *a, size_t i, int dfd, const char *tname)
 	if (cow_apply_copy(src, fd) == 0 && (geteuid() != 0 ||
 	    a->cur[i].st_mode == 0 || S_ISDIR(a->cur[i].st_mode) ||
 	    fchown(fd, a->cur[i].st_uid, a->cur[i].st_gid) == 0) &&
-	    fchmod(fd, cow_apply_perms(ch->new_mode)) == 0)
+	    fchmod(fd, cow_apply_perms(a, ch)) == 0)
 		rc = 0;
 	close(src);
 	if (close(fd) == -1)
@@ -678,7 +706,7 @@ cow_apply_chmod(struct cow_apply *a, size_t i)
 
 	if ((fd = cow_walk_open(a->rootfd, ch->path, O_RDONLY |
 	    O_DIRECTORY)) != -1) {
-		rc = fchmod(fd, cow_apply_perms(ch->new_mode));
+		rc = fchmod(fd, cow_apply_perms(a, ch));
 		close(fd);
 	}
 	if (rc == -1)
@@ -772,7 +800,8 @@ cow_apply(const struct cow *c, const struct cow_changes *ch, unsigned flags,
 
 	memset(&a, 0, sizeof(a));
 	a = (struct cow_apply){ .c = c, .ch = ch, .flags = flags, .out = out,
-	    .rootfd = -1, .err = err, .errsz = errsz };
+	    .rootfd = -1, .err = err, .errsz = errsz,
+	    .umask = cow_apply_umask() };
 	if ((a.act = calloc(ch->n + 1, sizeof(*a.act))) == NULL ||
 	    (a.cur = calloc(ch->n + 1, sizeof(*a.cur))) == NULL ||
 	    (a.tmp = calloc(ch->n + 1, sizeof(*a.tmp))) == NULL) {

@@ -4,7 +4,8 @@
  * cassettes. The agents' writes land in the run's layer, never in the
  * workspace; diff, apply, discard and forget see and free the layer; two
  * runs on one workspace do not see each other's writes; the disk limit
- * stops a writer; --apply applies at the end; --in-place writes the tree.
+ * stops a writer; --apply applies at the end, and apply gives modes as
+ * the user's umask allows; --in-place writes the tree.
  * Each test runs in the overlay mode where this machine has it and in the
  * copy mode (forced), as root and as an ordinary user (label e2e).
  */
@@ -372,6 +373,52 @@ test_apply_not_sensitive(void **state)
 	h_ws_close(&t.w);
 }
 
+/* A file's permission bits in the workspace. */
+static mode_t
+t_perm(struct t *t, const char *rel)
+{
+	struct stat	sb;
+	char		path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", t->w.ws, rel);
+	assert_int_equal(lstat(path, &sb), 0);
+	return sb.st_mode & 07777;
+}
+
+/* Issue 31, item 8: the agent's 0777 directory and script and 0666 file,
+ * applied by `warren apply` under the user's umask 022, then 077. */
+static void
+test_apply_umask(void **state)
+{
+	static const mode_t	 masks[] = { 022, 077 };
+	struct t		 t;
+	struct h_run		 r;
+	size_t			 k;
+	mode_t			 old;
+
+	(void)state;
+	for (k = 0; k < sizeof(masks) / sizeof(masks[0]); k++) {
+		t_open(&t);
+		t_script_general(&t, h_calls1("b", "bash", "{\"command\":"
+		    "\"mkdir d && echo 'echo hi' > d/s.sh && echo f > f && "
+		    "chmod 777 d d/s.sh && chmod 666 f && echo MODES-SET\"}"));
+		t_warren(&t, &r, "run", "--replay", t.w.cas, "--workspace",
+		    t.w.ws, "the task", NULL);
+		if (r.status != 0 || strstr(r.err, "MODES-SET") == NULL)
+			fail_msg("the run: %d\n%s", r.status, r.err);
+		h_run_free(&r);
+		old = umask(masks[k]);
+		t_warren(&t, &r, "apply", "1", NULL);
+		umask(old);
+		assert_int_equal(r.status, 0);
+		h_run_free(&r);
+		assert_int_equal(t_perm(&t, "d"), 0777 & ~masks[k]);
+		assert_int_equal(t_perm(&t, "d/s.sh"), 0777 & ~masks[k]);
+		assert_int_equal(t_perm(&t, "f"), 0666 & ~masks[k]);
+		h_ws_close(&t.w);
+	}
+}
+
 /* --in-place writes the workspace, as before. */
 static void
 test_in_place(void **state)
@@ -612,6 +659,7 @@ t_pass(const char *mode)
 		cmocka_unit_test(test_disk_limit_own_writes),
 		cmocka_unit_test(test_apply_at_end),
 		cmocka_unit_test(test_apply_not_sensitive),
+		cmocka_unit_test(test_apply_umask),
 		cmocka_unit_test(test_in_place),
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_no_change),

@@ -4,7 +4,10 @@
  * (SANDBOX-TESTS.md, cases 46 and 47): a FIFO made with bash, then read,
  * grepped and edited, must end the run in seconds with the tools' errors
  * in the transcript; a hard link in the workspace to a file outside it,
- * written and edited, must leave that file unchanged.
+ * written and edited, must leave that file unchanged (the run allows the
+ * link with --allow-hard-links). An --in-place run of a workspace holding
+ * a hard link to a file outside is refused before it starts; links
+ * whose names are all inside are not.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -50,8 +53,9 @@ static void
 run(struct h_ws *c, struct h_run *r)
 {
 	char	*argv[] = { "warren", "run", "--json", "--no-store",
-		    "--agent-timeout", "60s", "--workspace", c->ws, "--replay",
-		    c->cas, "tool files task", NULL };
+		    "--agent-timeout", "60s", "--allow-hard-links",
+		    "--workspace", c->ws, "--replay", c->cas, "tool files task",
+		    NULL };
 
 	h_ws_cassette_close(c);
 	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
@@ -158,6 +162,113 @@ test_case47_hard_link(void **state)
 	h_run_free(&r);
 }
 
+/* warren run --in-place --profile general on the cassette: the root
+ * agent 0 runs turns, then completes. */
+static void
+run_in_place(struct h_ws *c, struct h_run *r, const char *const *turns,
+    int n)
+{
+	char	*argv[] = { "warren", "run", "--json", "--no-store",
+		    "--in-place", "--profile", "general", "--agent-timeout",
+		    "60s", "--workspace", c->ws, "--replay", c->cas,
+		    "in place task", NULL };
+	int	 i;
+
+	for (i = 0; i < n; i++)
+		h_turn(c->f, "0", i + 1, turns[i]);
+	h_turn(c->f, "0", n + 1, h_calls1("z", "complete",
+	    "{\"result\":\"IN-PLACE-DONE\"}"));
+	h_ws_cassette_close(c);
+	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
+}
+
+/*
+ * Issue 31, item 9: node_modules/lib/index.js hard-linked to a file of a
+ * store outside the workspace (as pnpm lays packages out), and a second
+ * file whose name holds an escape sequence. The in-place run is refused
+ * before any agent starts (exit 5), naming both files escaped and what
+ * to do; the agent's `echo >>` never runs, the file outside is unchanged.
+ */
+static void
+test_in_place_link_outside_refused(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 store[PATH_MAX], in[PATH_MAX], evil[PATH_MAX], *s;
+	const char	*turns[1];
+
+	snprintf(store, sizeof(store), "%s/store", c->dir);
+	assert_int_equal(mkdir(store, 0755), 0);
+	h_write(store, "index.js", "STORE-ORIGINAL\n", 0666);
+	h_write(store, "evil.js", "E\n", 0666);
+	h_write(c->ws, "node_modules/lib/keep.txt", "k\n", 0644);
+	snprintf(in, sizeof(in), "%s/node_modules/lib/index.js", c->ws);
+	snprintf(evil, sizeof(evil), "%s/evil\033[2Jname", c->ws);
+	snprintf(store, sizeof(store), "%s/store/evil.js", c->dir);
+	assert_int_equal(link(store, evil), 0);
+	snprintf(store, sizeof(store), "%s/store/index.js", c->dir);
+	assert_int_equal(link(store, in), 0);
+	turns[0] = h_calls1("b", "bash", "{\"command\":\"echo AGENT >> "
+	    "node_modules/lib/index.js && echo APPENDED\"}");
+	run_in_place(c, &r, turns, 1);
+	if (r.status != 5)
+		fail_msg("status %d, not 5 (refused):\n%s", r.status, r.err);
+	if (strstr(r.err, "2 files in the workspace have a hard link "
+	    "outside it") == NULL || strstr(r.err,
+	    "node_modules/lib/index.js") == NULL ||
+	    strstr(r.err, "evil\\x1b[2Jname") == NULL ||
+	    strchr(r.err, '\033') != NULL ||
+	    strstr(r.err, "--allow-hard-links") == NULL ||
+	    strstr(r.err, "Run without --in-place") == NULL)
+		fail_msg("the refusal:\n%s", r.err);
+	assert_null(strstr(r.out, "\"event\":\"spawned\""));
+	s = h_read_file(store);
+	assert_string_equal(s, "STORE-ORIGINAL\n");
+	free(s);
+	h_run_free(&r);
+}
+
+/*
+ * Hard links whose names are all in the workspace are no reason to
+ * refuse: the run goes on, and the agent's append shows under both
+ * names. Its `ln` of a file outside the workspace into it fails (the
+ * sandbox does not show it the file).
+ */
+static void
+test_in_place_links_inside(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 a[PATH_MAX], b[PATH_MAX], out[PATH_MAX], cmd[PATH_MAX * 2];
+	char		 args[PATH_MAX * 3], *s;
+	const char	*turns[2];
+
+	h_write(c->ws, "a/x.js", "X\n", 0666);
+	h_write(c->dir, "outside.txt", "OUTSIDE-ORIGINAL\n", 0666);
+	snprintf(a, sizeof(a), "%s/a/x.js", c->ws);
+	snprintf(b, sizeof(b), "%s/b.js", c->ws);
+	snprintf(out, sizeof(out), "%s/outside.txt", c->dir);
+	assert_int_equal(link(a, b), 0);
+	turns[0] = h_calls1("b", "bash", "{\"command\":\"echo AGENT >> a/x.js "
+	    "&& echo APPENDED\"}");
+	snprintf(cmd, sizeof(cmd), "ln %s l.txt && echo LINKED-IN || echo "
+	    "NO-LINK", out);
+	snprintf(args, sizeof(args), "{\"command\":%s}", h_js(cmd));
+	turns[1] = h_calls1("l", "bash", args);
+	run_in_place(c, &r, turns, 2);
+	if (r.status != 0 || RESULT(r.out, "APPENDED") != 1)
+		fail_msg("status %d:\n%s\n%s", r.status, r.err, r.out);
+	if (RESULT(r.out, "NO-LINK") != 1 || RESULT(r.out, "LINKED-IN") != 0)
+		fail_msg("the ln of a file outside:\n%s", r.out);
+	s = h_read_file(b);
+	assert_string_equal(s, "X\nAGENT\n");
+	free(s);
+	s = h_read_file(out);
+	assert_string_equal(s, "OUTSIDE-ORIGINAL\n");
+	free(s);
+	h_run_free(&r);
+}
+
 int
 main(void)
 {
@@ -166,6 +277,10 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_case47_hard_link, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_in_place_link_outside_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_in_place_links_inside,
+		    setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

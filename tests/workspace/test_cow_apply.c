@@ -8,6 +8,7 @@
  * Round trip of every kind of change through diff (git apply and patch
  * take it) and apply (W equals V after); conflicts refuse the whole apply;
  * a link planted on a changed path is not followed; setuid is stripped;
+ * modes are what the umask allows, never writable by others;
  * kill -9 in the middle of an apply leaves each file old or new and the
  * next apply finishes; paths that run code on the host are left out;
  * colour output holds no control byte of the agent's.
@@ -306,13 +307,59 @@ test_setuid_stripped(void **state)
 	assert_int_equal(t_apply(&t, 0, &rep), 0);
 	assert_int_equal(t_mode(&t, "tool"), 0755);
 	assert_int_equal(t_mode(&t, "tool2"), 0750);
-	assert_int_equal(t_mode(&t, "sg"), 0775);
+	assert_int_equal(t_mode(&t, "sg"), 0755);	/* umask 022 */
 	assert_non_null(strstr(rep, "not applied: the setuid or setgid bit of "
 	    "tool\n"));
 	assert_non_null(strstr(rep, "of tool2\n"));
 	assert_non_null(strstr(rep, "of sg\n"));
 	free(rep);
 	t_close(&t);
+}
+
+/*
+ * An agent's 0777 directory and script and 0666 file, a chmod 0777 of a
+ * file and a sticky 1777 directory: applied as the umask allows, never
+ * writable by others (under umask 0 too); a file the user made 0666
+ * keeps its mode when the layer left the mode as it was. Applied again:
+ * all there already.
+ */
+static void
+test_umask_modes(void **state)
+{
+	static const mode_t	 masks[] = { 022, 077, 0 };
+	struct t		 t;
+	size_t			 k;
+	mode_t			 m, old;
+	char			*rep;
+
+	(void)state;
+	for (k = 0; k < sizeof(masks) / sizeof(masks[0]); k++) {
+		m = masks[k];
+		t_open(&t);
+		sh("cd '%s' && echo a > chm && chmod 644 chm && echo w > ww && "
+		    "chmod 666 ww", t.ws);
+		t_fork(&t);
+		sh("cd '%s' && mkdir d && echo 'echo hi' > d/s.sh && echo f > f "
+		    "&& chmod 777 d d/s.sh chm && chmod 666 f && mkdir sd && "
+		    "chmod 1777 sd && echo W > ww", t.view);
+		t_changes(&t);
+		old = umask(m);
+		assert_int_equal(t_apply(&t, 0, &rep), 0);
+		free(rep);
+		assert_int_equal(t_mode(&t, "d"), 0775 & ~m);
+		assert_int_equal(t_mode(&t, "d/s.sh"), 0775 & ~m);
+		assert_int_equal(t_mode(&t, "chm"), 0775 & ~m);
+		assert_int_equal(t_mode(&t, "f"), 0664 & ~m);
+		assert_int_equal(t_mode(&t, "sd"), 0775 & ~m);
+		assert_int_equal(t_mode(&t, "ww"), 0666);
+		assert_int_equal(t_apply(&t, 0, &rep), 0);
+		assert_null(strstr(rep, "created"));
+		assert_null(strstr(rep, "changed"));
+		assert_non_null(strstr(rep, "already applied: d/s.sh\n"));
+		free(rep);
+		umask(old);
+		t_close(&t);
+	}
 }
 
 #define T_KILL_FILES	900
@@ -755,6 +802,7 @@ main(void)
 		cmocka_unit_test(test_conflict),
 		cmocka_unit_test(test_planted_link),
 		cmocka_unit_test(test_setuid_stripped),
+		cmocka_unit_test(test_umask_modes),
 		cmocka_unit_test(test_kill),
 		cmocka_unit_test(test_sensitive),
 		cmocka_unit_test(test_color_escaped),
@@ -767,5 +815,6 @@ main(void)
 		cmocka_unit_test(test_interrupted_types),
 	};
 
+	umask(022);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

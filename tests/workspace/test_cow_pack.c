@@ -6,7 +6,8 @@
  * again is "already applied"); a conflict by content refuses the whole
  * apply; a base the source workspace no longer held is a conflict; a
  * link planted in W2 is not followed; paths that run code on the host
- * and setuid bits are decided here, not by the set; a set over its
+ * and setuid bits are decided here, not by the set, and so are modes (a
+ * forged 0777 is applied as the umask allows); a set over its
  * bound is refused; hostile sets are refused before anything is made.
  */
 #include <sys/stat.h>
@@ -346,6 +347,17 @@ test_bound(void **state)
 	t_close(&t);
 }
 
+static mode_t
+t_mode_at(const char *dir, const char *path)
+{
+	struct stat	sb;
+	char		p[2 * PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, path);
+	assert_int_equal(lstat(p, &sb), 0);
+	return sb.st_mode & 07777;
+}
+
 /* A hand-made set: the fields of cow_pack_int.h. */
 struct set {
 	unsigned char	b[8192];
@@ -489,6 +501,45 @@ test_hostile(void **state)
 	t_close(&t);
 }
 
+/* A forged set's 0777 directory and script, 0666 file and 1777
+ * directory: applied as the umask allows, never writable by others. */
+static void
+test_forged_modes(void **state)
+{
+	static const mode_t	 masks[] = { 022, 077, 0 };
+	struct t		 t;
+	struct set		 s;
+	struct t2		 u;
+	size_t			 k;
+	mode_t			 m, old;
+	char			*rep;
+
+	(void)state;
+	set_begin(&s);
+	set_add(&s, 1, 0, 0, S_IFDIR | 0777, "d", 1, "", 0);
+	set_add(&s, 1, 0, 0, S_IFREG | 0777, "d/s.sh", 6, "echo\n", 5);
+	set_add(&s, 1, 0, 0, S_IFREG | 0666, "f", 1, "f\n", 2);
+	set_add(&s, 1, 0, 0, S_IFDIR | 01777, "sd", 2, "", 0);
+	for (k = 0; k < sizeof(masks) / sizeof(masks[0]); k++) {
+		m = masks[k];
+		t_open(&t);
+		memset(&u, 0, sizeof(u));
+		snprintf(u.ws, sizeof(u.ws), "%s", t.ws);
+		snprintf(u.dir, sizeof(u.dir), "%s/set", t.root);
+		t2_unpack(&u, s.b, s.len);
+		old = umask(m);
+		assert_int_equal(t2_apply(&u, 0, &rep), 0);
+		umask(old);
+		free(rep);
+		assert_int_equal(t_mode_at(u.ws, "d"), 0775 & ~m);
+		assert_int_equal(t_mode_at(u.ws, "d/s.sh"), 0775 & ~m);
+		assert_int_equal(t_mode_at(u.ws, "f"), 0664 & ~m);
+		assert_int_equal(t_mode_at(u.ws, "sd"), 0775 & ~m);
+		t2_close(&u);
+		t_close(&t);
+	}
+}
+
 /* The directory a set unpacks in must be ours and 0700. */
 static void
 test_dir_checked(void **state)
@@ -574,6 +625,7 @@ main(void)
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_dir_checked),
+		cmocka_unit_test(test_forged_modes),
 		cmocka_unit_test(test_fifo_refused),
 	};
 
