@@ -42,6 +42,7 @@
 #include "common/exitcode.h"
 #include "common/path.h"
 #include "common/str.h"
+#include "common/urlmask.h"
 #include "common/xdg.h"
 #include "store/store.h"
 #include "workspace/cow.h"
@@ -563,7 +564,7 @@ qapply_main(int argc, char **argv, const char *name)
 	/* Names the unpack directory only: two queues under one name
 	 * share a journal, which removes only apply's own temporaries. */
 	url = o.url != NULL ? o.url : getenv("WARREN_QUEUE_URL");
-	queue_url_mask(url != NULL ? url : "", a.qid, sizeof(a.qid));
+	urlmask(url != NULL ? url : "", a.qid, sizeof(a.qid));
 	if ((a.q = cmd_queue_open(name, o.url, &ex)) == NULL)
 		return ex;
 	if (qapply_store(&a, &o, &ex) == 0)

@@ -33,6 +33,7 @@
 #include "common/log.h"
 #include "common/path.h"
 #include "common/str.h"
+#include "common/urlmask.h"
 #include "common/xmalloc.h"
 #include "llm/llm.h"
 #include "queue/queue.h"
@@ -503,6 +504,45 @@ cmd_run_store(const struct cmd_run_args *a, const char *path, int *code)
 	return st;
 }
 
+/* A text parameter; a URL masked (urlmask.h): the row is shown by
+ * `warren show`, and a password in it is not the database's to keep. */
+static void
+cmd_run_params_str(json_t *o, const char *key, const char *v)
+{
+	char	*m;
+
+	if (strcmp(key, "base_url") != 0) {
+		json_object_set_new(o, key, json_string(v));
+		return;
+	}
+	if ((m = urlmask_dup(v)) != NULL)
+		json_object_set_new(o, key, json_string(m));
+	free(m);
+}
+
+/* Resume: a stored base_url that was masked cannot be used as it is; the
+ * user's own (the flag, environment or file) is, if it is the same URL
+ * masked. 1 take the stored one, 0 leave the key alone. */
+static int
+cmd_run_params_url(const struct config *c, const char *stored, int64_t run)
+{
+	const char	*cur = config_str(c, "base_url");
+	char		*m;
+	int		 same;
+
+	if (strstr(stored, "***") == NULL)
+		return 1;
+	m = cur != NULL ? urlmask_dup(cur) : NULL;
+	same = m != NULL && strcmp(m, stored) == 0;
+	free(m);
+	if (!same)
+		log_warnx("run %lld's base_url %s held credentials, which were "
+		    "not stored: the configured one is used (set base_url, "
+		    "WARREN_BASE_URL or --base-url to it)", (long long)run,
+		    stored);
+	return 0;
+}
+
 /* What a resume needs to run the same way: limits and endpoint, as JSON. */
 static char *
 cmd_run_params(const struct config *c, const char *schema)
@@ -523,8 +563,7 @@ cmd_run_params(const struct config *c, const char *schema)
 			json_object_set_new(o, keys[i],
 			    json_integer((json_int_t)config_uint(c, keys[i])));
 		else if (config_str(c, keys[i]) != NULL)
-			json_object_set_new(o, keys[i],
-			    json_string(config_str(c, keys[i])));
+			cmd_run_params_str(o, keys[i], config_str(c, keys[i]));
 	}
 	json_object_set_new(o, "agent_timeout_ms", json_integer((json_int_t)
 	    config_ms(c, "agent_timeout")));
@@ -570,6 +609,9 @@ cmd_run_params_load(struct config *c, const char *params, int64_t run,
 			continue;
 		if (!endpoint && (strcmp(key, "provider") == 0 ||
 		    strcmp(key, "base_url") == 0))
+			continue;
+		if (strcmp(key, "base_url") == 0 && !cmd_run_params_url(c, val,
+		    run))
 			continue;
 		/* A bad stored value is ignored: the default stands. */
 		(void)config_set(c, key, val, CONFIG_SRC_RUN, where);

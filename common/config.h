@@ -63,6 +63,8 @@ enum config_source {
 #define CONFIG_LOWER	0x10	/* a limit: a project's file may lower it,
 				   never raise it (ignored, with a warning) */
 #define CONFIG_ZEROINF	0x20	/* with CONFIG_LOWER: 0 means no limit */
+#define CONFIG_URL	0x40	/* a URL: config_dump shows it masked
+				   (urlmask.h) */
 
 struct config_key {
 	const char		*name;		/* "model", "max_depth" */

@@ -57,7 +57,7 @@ static const struct config_key llm_keys[] = {
 	    preset_names, CONFIG_NOPROJECT,
 	    "wire format or preset of the LLM endpoint" },
 	{ "base_url", CONFIG_STRING, "WARREN_BASE_URL", NULL, 0, 0, NULL,
-	    CONFIG_NOPROJECT,
+	    CONFIG_NOPROJECT | CONFIG_URL,
 	    "endpoint URL without the API path (default: the provider's)" },
 	{ "model", CONFIG_STRING, "WARREN_MODEL", NULL, 0, 0, NULL, 0,
 	    "model name (default: the provider's)" },
