@@ -786,6 +786,12 @@ config_source_of(const struct config *c, const char *name)
 	return v->src;
 }
 
+const struct config_key *
+config_key_at(const struct config *c, size_t i)
+{
+	return i < c->nvals ? c->vals[i].key : NULL;
+}
+
 void
 config_dump(const struct config *c, FILE *f)
 {
