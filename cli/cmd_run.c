@@ -579,8 +579,11 @@ cmd_run_params(const struct config *c, const char *schema)
 	return s;
 }
 
-/* Resume: the interrupted run's parameters, weaker than flags and env.
- * endpoint 0: not where the key goes (provider, base_url). */
+/* Resume: the interrupted run's parameters, weaker than flags and env,
+ * stronger than the user's file. endpoint 0 (a database agents could
+ * write): none of them, neither where the key goes (provider, base_url)
+ * nor a limit (token_budget 0, max_iterations 10000 would lift the
+ * user's). */
 static void
 cmd_run_params_load(struct config *c, const char *params, int64_t run,
     int endpoint)
@@ -589,7 +592,8 @@ cmd_run_params_load(struct config *c, const char *params, int64_t run,
 	json_t		*o, *v;
 	char		 val[2048], where[64];
 
-	if (params == NULL || (o = json_loads(params, 0, NULL)) == NULL)
+	if (!endpoint || params == NULL || (o = json_loads(params, 0,
+	    NULL)) == NULL)
 		return;
 	snprintf(where, sizeof(where), "run %lld", (long long)run);
 	json_object_foreach(o, k, v) {
@@ -606,9 +610,6 @@ cmd_run_params_load(struct config *c, const char *params, int64_t run,
 		else if (json_is_string(v))
 			snprintf(val, sizeof(val), "%s", json_string_value(v));
 		else
-			continue;
-		if (!endpoint && (strcmp(key, "provider") == 0 ||
-		    strcmp(key, "base_url") == 0))
 			continue;
 		if (strcmp(key, "base_url") == 0 && !cmd_run_params_url(c, val,
 		    run))
@@ -649,8 +650,8 @@ cmd_run_is_warren(pid_t pid)
  * --workspace naming another is refused (a stored workspace must never be
  * swapped for one the user did not mean). A database inside the workspace
  * (an old .warren/warren.db, named with --db) is one its agents could have
- * written: its endpoint is not restored, so the key goes only where the
- * user's own config says.
+ * written: neither its endpoint nor its limits are restored, so the key
+ * goes only where the user's own config says, within the user's limits.
  */
 static int
 cmd_run_resume_ws(struct cmd_run_args *a, const char *dbpath,
@@ -676,7 +677,8 @@ cmd_run_resume_ws(struct cmd_run_args *a, const char *dbpath,
 	if (!*endpoint)
 		cmd_run_error("resume", "the database %s lies inside the "
 		    "workspace, where agents could have rewritten it; its "
-		    "stored endpoint is not used", dbpath);
+		    "stored endpoint and limits are not used (yours are)",
+		    dbpath);
 	a->workspace = stored;
 	return WARREN_EXIT_OK;
 }
