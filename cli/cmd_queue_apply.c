@@ -414,6 +414,14 @@ qapply_job(struct qapply *a, const struct queue_job *j)
 		    (long long)j->id, a->name);
 		return WARREN_EXIT_OK;
 	}
+	if (qapply_ran_here(a, j) && (a->named || !qapply_same(a, j))) {
+		cmd_queue_error(a->name, "job %lld: the queue holds no change "
+		    "set of it, and its run %lld's layer here goes only to the "
+		    "run's own workspace, %s: `warren queue %s %lld` from there",
+		    (long long)j->id, (long long)j->run_id, j->workspace,
+		    a->name, (long long)j->id);
+		return WARREN_EXIT_USAGE;
+	}
 	if (qapply_ran_here(a, j)) {
 		cmd_queue_error(a->name, "job %lld: its run %lld here has no "
 		    "layer left (applied or discarded: `warren show %lld`), and "

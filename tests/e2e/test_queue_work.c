@@ -1833,6 +1833,14 @@ test_apply_elsewhere(void **state)
 	assert_non_null(strstr(r.err, "/state/warren/warren.db: `warren queue "
 	    "apply 3` there"));
 	h_run_free(&r);
+	/* Where it ran, its layer goes only to its own workspace. */
+	tq_cli(&t, &r, t.env, "apply", "--workspace", ws2, "3", NULL);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "job 3: the queue holds no change set of "
+	    "it, and its run "));
+	assert_non_null(strstr(r.err, "'s layer here goes only to the run's own "
+	    "workspace, "));
+	h_run_free(&r);
 	tq_cli(&t, &r, t.env, "apply", "3", NULL);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
