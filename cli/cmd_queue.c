@@ -45,11 +45,12 @@ static const struct cmd cmd_queue_cmds[] = {
 	    "minute, the job queued longest", cmd_queue_stats },
 	{ "export", "--format jsonl|csv [--status S]",
 	    "print the jobs' results", cmd_queue_export },
-	{ "diff", "[--stat] [--db FILE] [--workspace DIR] JOB",
-	    "show a done job's changes against the workspace here",
+	{ "diff", "[--stat] [--db FILE] [--workspace DIR] [--any-workspace] "
+	    "JOB", "show a done job's changes against the workspace here",
 	    cmd_queue_diff },
 	{ "apply", "[--include-sensitive] [--db FILE] [--workspace DIR] "
-	    "JOB | --all-done", "apply a done job's changes, on any machine",
+	    "[--any-workspace] JOB | --all-done", "apply a done job's "
+	    "changes into the workspace here (or DIR), on any machine",
 	    cmd_queue_apply },
 };
 #define CMD_QUEUE_NCMDS	(sizeof(cmd_queue_cmds) / sizeof(cmd_queue_cmds[0]))
@@ -335,6 +336,7 @@ enum {
 	OPT_DB,
 	OPT_SENSITIVE,
 	OPT_WORKSPACE,
+	OPT_ANYWS,
 	OPT_STAT,
 	OPT_LIMIT,
 	OPT_HELP,
@@ -353,6 +355,7 @@ static const struct option cmd_queue_longopts[] = {
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
 	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
+	{ "any-workspace", no_argument, NULL, OPT_ANYWS },
 	{ "stat", no_argument, NULL, OPT_STAT },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -379,6 +382,7 @@ cmd_queue_opt_bit(int ch)
 		return CMD_QUEUE_O_APPLY;
 	case OPT_DB:
 	case OPT_WORKSPACE:
+	case OPT_ANYWS:
 		return CMD_QUEUE_O_WHERE;
 	case OPT_STAT:
 		return CMD_QUEUE_O_STAT;
@@ -465,6 +469,9 @@ cmd_queue_opt(const char *name, int ch, struct cmd_queue_opts *o)
 		break;
 	case OPT_WORKSPACE:
 		o->workspace = optarg;
+		break;
+	case OPT_ANYWS:
+		o->any_workspace = 1;
 		break;
 	case OPT_STAT:
 		o->stat = 1;

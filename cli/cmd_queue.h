@@ -46,6 +46,8 @@ struct cmd_queue_opts {
 	int			 all_done;
 	const char		*db;		/* apply: the run database */
 	const char		*workspace;	/* apply, diff: where to */
+	int			 any_workspace;	/* apply, diff: a job of
+						   another workspace too */
 	int			 sensitive;
 	int			 stat;		/* diff: --stat */
 	unsigned		 limit;		/* ls: --limit, 0 none */
@@ -58,7 +60,7 @@ struct cmd_queue_opts {
 					   --older-than */
 #define CMD_QUEUE_O_FORMAT	0x08
 #define CMD_QUEUE_O_APPLY	0x10	/* --all-done --include-sensitive */
-#define CMD_QUEUE_O_WHERE	0x20	/* --db --workspace */
+#define CMD_QUEUE_O_WHERE	0x20	/* --db --workspace --any-workspace */
 #define CMD_QUEUE_O_STAT	0x40	/* --stat */
 #define CMD_QUEUE_O_LIMIT	0x80	/* --limit */
 

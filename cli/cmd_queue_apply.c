@@ -2,6 +2,10 @@
  * warren queue apply JOB | --all-done, and warren queue diff JOB: a done
  * job's changes, shown or written into the workspace, from any machine.
  *
+ * The workspace is the user's: --workspace DIR or the current directory,
+ * never the one the job records, which anyone who writes the queue
+ * writes (qapply_where refuses a job of another workspace unless told).
+ *
  * Two ways to them. On the machine whose state database holds the job's
  * run (the result's run_where is this host and database, and the run's
  * row has the job's task and workspace), its copy-on-write layer is
@@ -24,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +41,8 @@
 #include "cli/layer.h"
 #include "common/exitcode.h"
 #include "common/path.h"
+#include "common/str.h"
+#include "common/urlmask.h"
 #include "common/xdg.h"
 #include "store/store.h"
 #include "workspace/cow.h"
@@ -46,7 +53,10 @@ struct qapply {
 	struct store	*st;		/* this machine's runs */
 	char		 where[PATH_MAX + 300];	/* this database's */
 	char		 qid[QUEUE_ERR_MAX];	/* the queue, to name dirs */
-	const char	*workspace;	/* --workspace, canonical, or NULL */
+	char		 dest[PATH_MAX];	/* where to: canonical */
+	int		 named;		/* dest is --workspace DIR */
+	int		 any;		/* --any-workspace */
+	int		 all;		/* --all-done */
 	unsigned	 flags;		/* COW_APPLY_* or COW_DIFF_* */
 };
 
@@ -85,6 +95,50 @@ qapply_is_jobs(const struct store_run *r, const struct queue_job *j)
 	    j->workspace) == 0;
 }
 
+/* Is the job's recorded workspace (hostile: anyone who writes the queue
+ * writes it) the destination? Compared canonical where it resolves
+ * here. */
+static int
+qapply_same(const struct qapply *a, const struct queue_job *j)
+{
+	char	real[PATH_MAX];
+
+	if (j->workspace == NULL)
+		return 0;
+	if (realpath(j->workspace, real) == NULL)
+		return strcmp(j->workspace, a->dest) == 0;
+	return strcmp(real, a->dest) == 0;
+}
+
+/*
+ * The destination is never the job's to choose: it is --workspace DIR,
+ * else the current directory. A job recorded in another workspace is
+ * written there only when the user said so: --any-workspace, or for one
+ * JOB named by id, --workspace DIR. 0 go on; -1 refused (said on
+ * stderr, both paths escaped).
+ */
+static int
+qapply_where(const struct qapply *a, const struct queue_job *j)
+{
+	if (qapply_same(a, j) || a->any || (a->named && !a->all))
+		return 0;
+	if (a->all)
+		cmd_queue_error(a->name, "job %lld is of workspace %s, not this "
+		    "one (%s): left out (`warren queue diff --workspace %s "
+		    "%lld` shows it; --any-workspace applies every done job "
+		    "here)", (long long)j->id, j->workspace != NULL ?
+		    j->workspace : "?", a->dest, a->dest, (long long)j->id);
+	else
+		cmd_queue_error(a->name, "job %lld is of workspace %s, not this "
+		    "one (%s): not %s here; `warren queue %s --workspace %s "
+		    "%lld` %s it here if you mean to", (long long)j->id,
+		    j->workspace != NULL ? j->workspace : "?", a->dest,
+		    strcmp(a->name, "diff") == 0 ? "shown" : "applied",
+		    a->name, a->dest, (long long)j->id,
+		    strcmp(a->name, "diff") == 0 ? "shows" : "applies");
+	return -1;
+}
+
 /* The job's run, if this machine's database holds it and its layer is
  * still to apply: 1 with *r filled, else 0. */
 static int
@@ -93,7 +147,8 @@ qapply_local(struct qapply *a, const struct queue_job *j,
 {
 	/* No run_where: a result from before change sets, recorded here
 	 * or nowhere. */
-	if (a->st == NULL || a->workspace != NULL || (j->run_where != NULL &&
+	if (a->st == NULL || a->named || !qapply_same(a, j) ||
+	    (j->run_where != NULL &&
 	    strcmp(j->run_where, a->where) != 0) ||
 	    store_run_get(a->st, j->run_id, r) == -1)
 		return 0;
@@ -148,28 +203,6 @@ qapply_dir(const struct qapply *a, const struct queue_job *j, char *dir,
 	return n > 0 && (size_t)n + 3 < dirsz ? 0 : -1;
 }
 
-/* The workspace the set goes to: --workspace, else the job's here. */
-static int
-qapply_workspace(const struct qapply *a, const struct queue_job *j,
-    char *ws)
-{
-	struct stat	sb;
-
-	if (a->workspace != NULL) {
-		snprintf(ws, PATH_MAX, "%s", a->workspace);
-		return 0;
-	}
-	if (realpath(j->workspace, ws) == NULL || stat(ws, &sb) == -1 ||
-	    !S_ISDIR(sb.st_mode)) {
-		cmd_queue_error(a->name, "job %lld: its workspace %s is not a "
-		    "directory on this machine (%s): give --workspace DIR",
-		    (long long)j->id, j->workspace, strerror(errno ? errno :
-		    ENOTDIR));
-		return -1;
-	}
-	return 0;
-}
-
 /* All of it written: the queue says where, for every machine. */
 static int
 qapply_mark(struct qapply *a, const struct queue_job *j, const char *ws)
@@ -207,6 +240,38 @@ qapply_lock(const struct qapply *a, const char *dir)
 	return fd;
 }
 
+/* A line on stdout, escaped: it quotes paths and what the queue holds. */
+static void qapply_say(const char *, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static void
+qapply_say(const char *fmt, ...)
+{
+	va_list	 ap;
+	char	 msg[3 * PATH_MAX], *e;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	e = str_escape_dup(msg, strlen(msg), STR_ESC_KEEP_NL);
+	fputs(e != NULL ? e : "?\n", stdout);
+	free(e);
+	fflush(stdout);
+}
+
+/* diff: what it is against, on stderr (stdout stays a patch). */
+static void
+qapply_said_diff(const struct queue_job *j, const char *ws)
+{
+	char	msg[PATH_MAX + 64], *e;
+
+	snprintf(msg, sizeof(msg), "job %lld's changes against %s",
+	    (long long)j->id, ws);
+	e = str_escape_dup(msg, strlen(msg), 0);
+	fprintf(stderr, "warren queue diff: %s\n", e != NULL ? e : "?");
+	free(e);
+}
+
 /* The unpacked set shown, or applied (and the queue told). */
 static int
 qapply_set_run(struct qapply *a, const struct queue_job *j, struct cow *c,
@@ -216,12 +281,13 @@ qapply_set_run(struct qapply *a, const struct queue_job *j, struct cow *c,
 	size_t	left;
 	int	rc;
 
-	if (strcmp(a->name, "diff") == 0)
+	if (strcmp(a->name, "diff") == 0) {
+		qapply_said_diff(j, ws);
 		rc = cow_diff(c, ch, stdout, a->flags, err, sizeof(err));
-	else {
-		printf("job %lld (run %lld on %s, its changes from the "
-		    "queue):\n", (long long)j->id, (long long)j->run_id,
-		    j->run_where != NULL ? j->run_where : "another machine");
+	} else {
+		qapply_say("job %lld (run %lld on %s, its changes from the "
+		    "queue) into %s:\n", (long long)j->id, (long long)j->run_id,
+		    j->run_where != NULL ? j->run_where : "another machine", ws);
 		rc = cow_apply(c, ch, a->flags, stdout, err, sizeof(err));
 	}
 	left = cmd_cow_left_out(ch, a->flags);
@@ -258,8 +324,7 @@ qapply_set(struct qapply *a, const struct queue_job *j)
 	int			 lock, ex;
 
 	memset(&c, 0, sizeof(c));
-	if (qapply_workspace(a, j, ws) == -1)
-		return WARREN_EXIT_USAGE;
+	snprintf(ws, sizeof(ws), "%s", a->dest);
 	if (qapply_dir(a, j, dir, sizeof(dir)) == -1) {
 		cmd_queue_error(a->name, "no state directory for job %lld's "
 		    "changes (%s): set HOME or XDG_STATE_HOME",
@@ -306,9 +371,12 @@ qapply_layer(struct qapply *a, const struct queue_job *j,
 	snprintf(name, sizeof(name), "queue %s", a->name);
 	if ((ex = cmd_cow_check(name, r, strcmp(a->name, "apply") == 0)) != 0)
 		return ex;
-	if (strcmp(a->name, "diff") == 0)
+	if (strcmp(a->name, "diff") == 0) {
+		qapply_said_diff(j, a->dest);
 		return cmd_cow_diff(r, a->flags);
-	printf("job %lld (run %lld):\n", (long long)j->id, (long long)r->id);
+	}
+	qapply_say("job %lld (run %lld) into %s:\n", (long long)j->id,
+	    (long long)r->id, a->dest);
 	if ((ex = cmd_cow_apply(a->st, r, a->flags)) != WARREN_EXIT_OK)
 		return ex;
 	if (store_run_get(a->st, r->id, &after) == -1)
@@ -332,6 +400,8 @@ qapply_job(struct qapply *a, const struct queue_job *j)
 		    j->status == QUEUE_DONE ? " without a run" : "", a->name);
 		return WARREN_EXIT_USAGE;
 	}
+	if (qapply_where(a, j) == -1)
+		return WARREN_EXIT_USAGE;
 	if (qapply_local(a, j, &r)) {
 		ex = qapply_layer(a, j, &r);
 		store_run_free(&r);
@@ -343,6 +413,14 @@ qapply_job(struct qapply *a, const struct queue_job *j)
 		printf("job %lld has no changes recorded: nothing to %s\n",
 		    (long long)j->id, a->name);
 		return WARREN_EXIT_OK;
+	}
+	if (qapply_ran_here(a, j) && (a->named || !qapply_same(a, j))) {
+		cmd_queue_error(a->name, "job %lld: the queue holds no change "
+		    "set of it, and its run %lld's layer here goes only to the "
+		    "run's own workspace, %s: `warren queue %s %lld` from there",
+		    (long long)j->id, (long long)j->run_id, j->workspace,
+		    a->name, (long long)j->id);
+		return WARREN_EXIT_USAGE;
 	}
 	if (qapply_ran_here(a, j)) {
 		cmd_queue_error(a->name, "job %lld: its run %lld here has no "
@@ -391,7 +469,7 @@ static int
 qapply_all(struct qapply *a)
 {
 	struct queue_job	*v;
-	size_t			 n, i, applied = 0, left = 0;
+	size_t			 n, i, applied = 0, left = 0, other = 0;
 	int			 ex = WARREN_EXIT_OK, rc;
 
 	if (queue_list(a->q, QUEUE_DONE, &v, &n) == -1)
@@ -399,6 +477,10 @@ qapply_all(struct qapply *a)
 	for (i = 0; i < n; i++) {
 		if (!qapply_pending(a, &v[i]))
 			continue;
+		if (qapply_where(a, &v[i]) == -1) {
+			other++;
+			continue;
+		}
 		if ((rc = qapply_job(a, &v[i])) == 0)
 			applied++;
 		else
@@ -411,6 +493,9 @@ qapply_all(struct qapply *a)
 	if (left > 0)
 		printf("; %zu left to review (`warren queue show JOB`, `warren "
 		    "queue diff JOB`)", left);
+	if (other > 0)
+		printf("; %zu of other workspaces left out (named above)",
+		    other);
 	printf("\n");
 	return ex;
 }
@@ -433,12 +518,33 @@ qapply_one(struct qapply *a, int64_t id)
 	return ex;
 }
 
+/* Where to: --workspace DIR, else the directory the user is in (as
+ * `warren runs` takes it), canonical and a directory. 0, or -1 said. */
+static int
+qapply_dest(struct qapply *a, const struct cmd_queue_opts *o)
+{
+	const char	*dir = o->workspace != NULL ? o->workspace : ".";
+	struct stat	 sb;
+
+	a->named = o->workspace != NULL;
+	a->any = o->any_workspace;
+	a->all = o->all_done;
+	errno = 0;
+	if (realpath(dir, a->dest) == NULL || stat(a->dest, &sb) == -1 ||
+	    !S_ISDIR(sb.st_mode)) {
+		cmd_queue_error(a->name, "%s %s: %s", a->named ?
+		    "--workspace" : "the current directory", dir,
+		    strerror(errno != 0 ? errno : ENOTDIR));
+		return -1;
+	}
+	return 0;
+}
+
 static int
 qapply_main(int argc, char **argv, const char *name)
 {
 	struct cmd_queue_opts	 o;
 	struct qapply		 a;
-	char			 ws[PATH_MAX];
 	const char		*url;
 	int64_t			 id = 0;
 	int			 rc, ex = WARREN_EXIT_OK, diff;
@@ -456,14 +562,8 @@ qapply_main(int argc, char **argv, const char *name)
 		return WARREN_EXIT_USAGE;
 	memset(&a, 0, sizeof(a));
 	a.name = name;
-	if (o.workspace != NULL) {
-		if (realpath(o.workspace, ws) == NULL) {
-			cmd_queue_error(name, "--workspace %s: %s", o.workspace,
-			    strerror(errno));
-			return WARREN_EXIT_USAGE;
-		}
-		a.workspace = ws;
-	}
+	if (qapply_dest(&a, &o) == -1)
+		return WARREN_EXIT_USAGE;
 	if (diff)
 		a.flags = (o.stat ? COW_DIFF_STAT : 0) | (isatty(STDOUT_FILENO)
 		    && getenv("NO_COLOR") == NULL ? COW_DIFF_COLOR : 0);
@@ -472,7 +572,7 @@ qapply_main(int argc, char **argv, const char *name)
 	/* Names the unpack directory only: two queues under one name
 	 * share a journal, which removes only apply's own temporaries. */
 	url = o.url != NULL ? o.url : getenv("WARREN_QUEUE_URL");
-	queue_url_mask(url != NULL ? url : "", a.qid, sizeof(a.qid));
+	urlmask(url != NULL ? url : "", a.qid, sizeof(a.qid));
 	if ((a.q = cmd_queue_open(name, o.url, &ex)) == NULL)
 		return ex;
 	if (qapply_store(&a, &o, &ex) == 0)

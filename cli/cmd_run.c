@@ -33,6 +33,7 @@
 #include "common/log.h"
 #include "common/path.h"
 #include "common/str.h"
+#include "common/urlmask.h"
 #include "common/xmalloc.h"
 #include "llm/llm.h"
 #include "queue/queue.h"
@@ -505,6 +506,45 @@ cmd_run_store(const struct cmd_run_args *a, const char *path, int *code)
 	return st;
 }
 
+/* A text parameter; a URL masked (urlmask.h): the row is shown by
+ * `warren show`, and a password in it is not the database's to keep. */
+static void
+cmd_run_params_str(json_t *o, const char *key, const char *v)
+{
+	char	*m;
+
+	if (strcmp(key, "base_url") != 0) {
+		json_object_set_new(o, key, json_string(v));
+		return;
+	}
+	if ((m = urlmask_dup(v)) != NULL)
+		json_object_set_new(o, key, json_string(m));
+	free(m);
+}
+
+/* Resume: a stored base_url that was masked cannot be used as it is; the
+ * user's own (the flag, environment or file) is, if it is the same URL
+ * masked. 1 take the stored one, 0 leave the key alone. */
+static int
+cmd_run_params_url(const struct config *c, const char *stored, int64_t run)
+{
+	const char	*cur = config_str(c, "base_url");
+	char		*m;
+	int		 same;
+
+	if (strstr(stored, "***") == NULL)
+		return 1;
+	m = cur != NULL ? urlmask_dup(cur) : NULL;
+	same = m != NULL && strcmp(m, stored) == 0;
+	free(m);
+	if (!same)
+		log_warnx("run %lld's base_url %s held credentials, which were "
+		    "not stored: the configured one is used (set base_url, "
+		    "WARREN_BASE_URL or --base-url to it)", (long long)run,
+		    stored);
+	return 0;
+}
+
 /* What a resume needs to run the same way: limits and endpoint, as JSON. */
 static char *
 cmd_run_params(const struct config *c, const char *schema)
@@ -525,8 +565,7 @@ cmd_run_params(const struct config *c, const char *schema)
 			json_object_set_new(o, keys[i],
 			    json_integer((json_int_t)config_uint(c, keys[i])));
 		else if (config_str(c, keys[i]) != NULL)
-			json_object_set_new(o, keys[i],
-			    json_string(config_str(c, keys[i])));
+			cmd_run_params_str(o, keys[i], config_str(c, keys[i]));
 	}
 	json_object_set_new(o, "agent_timeout_ms", json_integer((json_int_t)
 	    config_ms(c, "agent_timeout")));
@@ -542,8 +581,11 @@ cmd_run_params(const struct config *c, const char *schema)
 	return s;
 }
 
-/* Resume: the interrupted run's parameters, weaker than flags and env.
- * endpoint 0: not where the key goes (provider, base_url). */
+/* Resume: the interrupted run's parameters, weaker than flags and env,
+ * stronger than the user's file. endpoint 0 (a database agents could
+ * write): none of them, neither where the key goes (provider, base_url)
+ * nor a limit (token_budget 0, max_iterations 10000 would lift the
+ * user's). */
 static void
 cmd_run_params_load(struct config *c, const char *params, int64_t run,
     int endpoint)
@@ -552,7 +594,8 @@ cmd_run_params_load(struct config *c, const char *params, int64_t run,
 	json_t		*o, *v;
 	char		 val[2048], where[64];
 
-	if (params == NULL || (o = json_loads(params, 0, NULL)) == NULL)
+	if (!endpoint || params == NULL || (o = json_loads(params, 0,
+	    NULL)) == NULL)
 		return;
 	snprintf(where, sizeof(where), "run %lld", (long long)run);
 	json_object_foreach(o, k, v) {
@@ -570,8 +613,8 @@ cmd_run_params_load(struct config *c, const char *params, int64_t run,
 			snprintf(val, sizeof(val), "%s", json_string_value(v));
 		else
 			continue;
-		if (!endpoint && (strcmp(key, "provider") == 0 ||
-		    strcmp(key, "base_url") == 0))
+		if (strcmp(key, "base_url") == 0 && !cmd_run_params_url(c, val,
+		    run))
 			continue;
 		/* A bad stored value is ignored: the default stands. */
 		(void)config_set(c, key, val, CONFIG_SRC_RUN, where);
@@ -609,8 +652,8 @@ cmd_run_is_warren(pid_t pid)
  * --workspace naming another is refused (a stored workspace must never be
  * swapped for one the user did not mean). A database inside the workspace
  * (an old .warren/warren.db, named with --db) is one its agents could have
- * written: its endpoint is not restored, so the key goes only where the
- * user's own config says.
+ * written: neither its endpoint nor its limits are restored, so the key
+ * goes only where the user's own config says, within the user's limits.
  */
 static int
 cmd_run_resume_ws(struct cmd_run_args *a, const char *dbpath,
@@ -636,7 +679,8 @@ cmd_run_resume_ws(struct cmd_run_args *a, const char *dbpath,
 	if (!*endpoint)
 		cmd_run_error("resume", "the database %s lies inside the "
 		    "workspace, where agents could have rewritten it; its "
-		    "stored endpoint is not used", dbpath);
+		    "stored endpoint and limits are not used (yours are)",
+		    dbpath);
 	a->workspace = stored;
 	return WARREN_EXIT_OK;
 }

@@ -15,6 +15,7 @@
 #include "cli/rate_gate.h"
 #include "common/clock.h"
 #include "common/log.h"
+#include "common/urlmask.h"
 #include "llm/llm.h"
 #include "queue/queue.h"
 
@@ -87,7 +88,7 @@ rate_gate_open(const struct llm_config *lc, struct llm_engine *e,
 	if (url != NULL && *url == '\0')
 		url = NULL;
 	if ((g = calloc(1, sizeof(*g))) == NULL ||
-	    (g->endpoint = llm_url_redact(lc->base_url)) == NULL) {
+	    (g->endpoint = urlmask_dup(lc->base_url)) == NULL) {
 		snprintf(err, errsz, "shared rate limits: out of memory");
 		goto fail;
 	}

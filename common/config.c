@@ -14,6 +14,7 @@
 #include "common/config.h"
 #include "common/log.h"
 #include "common/str.h"
+#include "common/urlmask.h"
 #include "common/xdg.h"
 
 #define CONFIG_MAX_LINE		4096
@@ -785,12 +786,19 @@ config_source_of(const struct config *c, const char *name)
 	return v->src;
 }
 
+const struct config_key *
+config_key_at(const struct config *c, size_t i)
+{
+	return i < c->nvals ? c->vals[i].key : NULL;
+}
+
 void
 config_dump(const struct config *c, FILE *f)
 {
 	const struct config_val	*v;
 	const char		*s, *colon;
 	char			 esc[CONFIG_MAX_LINE * 4 + 1];
+	char			 url[CONFIG_MAX_LINE * 2 + 32];
 	size_t			 i, j, len;
 
 	for (i = 0; i < c->nvals; i++) {
@@ -817,6 +825,10 @@ config_dump(const struct config *c, FILE *f)
 		s = config_str(c, v->key->name);
 		if (s == NULL)
 			continue;
+		if (v->key->flags & CONFIG_URL) {
+			urlmask(s, url, sizeof(url));
+			s = url;
+		}
 		str_escape(esc, sizeof(esc), s, strlen(s));
 		fprintf(f, "%s = %s  # %s\n", v->key->name, esc,
 		    v->set ? v->where : config_src_names[CONFIG_SRC_DEFAULT]);

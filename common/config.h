@@ -63,6 +63,8 @@ enum config_source {
 #define CONFIG_LOWER	0x10	/* a limit: a project's file may lower it,
 				   never raise it (ignored, with a warning) */
 #define CONFIG_ZEROINF	0x20	/* with CONFIG_LOWER: 0 means no limit */
+#define CONFIG_URL	0x40	/* a URL: config_dump shows it masked
+				   (urlmask.h) */
 
 struct config_key {
 	const char		*name;		/* "model", "max_depth" */
@@ -125,6 +127,8 @@ int		 config_isset(const struct config *c, const char *name);
 /* "default", "env WARREN_MODEL", "--model", "/path/config:3". Borrowed. */
 const char	*config_where(const struct config *c, const char *name);
 enum config_source config_source_of(const struct config *c, const char *name);
+/* The i-th declared key, in declaration order; NULL past the last. */
+const struct config_key *config_key_at(const struct config *c, size_t i);
 /* Print every key as `key = value  # where` (secrets shown as set/unset). */
 void		 config_dump(const struct config *c, FILE *f);
 /* The user file path ($XDG_CONFIG_HOME/warren/config); static buffer. */

@@ -230,9 +230,6 @@ int		 llm_complete_blocking(struct llm_engine *e,
 		    const struct llm_request *req, struct llm_result *res);
 void		 llm_result_free(struct llm_result *res);
 const char	*llm_err_name(enum llm_err err);
-/* The URL without userinfo (cut to ***) or query, as logs may show it,
- * and as the shared rate limits name an endpoint; NULL: no memory. */
-char		*llm_url_redact(const char *url);
 
 /*
  * llm_cassette.c: was the cassette at path recorded for another task? 1

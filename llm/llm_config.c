@@ -10,6 +10,7 @@
 
 #include "common/config.h"
 #include "common/str.h"
+#include "common/urlmask.h"
 #include "llm/llm_int.h"
 
 /* Names users type; each maps to a wire format and sensible defaults. */
@@ -57,7 +58,7 @@ static const struct config_key llm_keys[] = {
 	    preset_names, CONFIG_NOPROJECT,
 	    "wire format or preset of the LLM endpoint" },
 	{ "base_url", CONFIG_STRING, "WARREN_BASE_URL", NULL, 0, 0, NULL,
-	    CONFIG_NOPROJECT,
+	    CONFIG_NOPROJECT | CONFIG_URL,
 	    "endpoint URL without the API path (default: the provider's)" },
 	{ "model", CONFIG_STRING, "WARREN_MODEL", NULL, 0, 0, NULL, 0,
 	    "model name (default: the provider's)" },
@@ -308,7 +309,7 @@ llm_config_url(struct llm_config *lc, const struct config *c,
 {
 	const char	*url = config_str(c, "base_url");
 	const char	*env = pr->urlenv != NULL ? getenv(pr->urlenv) : NULL;
-	char		 where[96];
+	char		 where[96], shown[256];
 	size_t		 len;
 
 	snprintf(where, sizeof(where), "%s", config_where(c, "base_url"));
@@ -319,8 +320,9 @@ llm_config_url(struct llm_config *lc, const struct config *c,
 	} else if (url == NULL)
 		url = pr->base_url;
 	if (!str_has_prefix(url, "http://") && !str_has_prefix(url, "https://")) {
-		snprintf(err, errsz, "base_url (%s): '%.200s' is not an http:// "
-		    "or https:// URL", where, url);
+		urlmask(url, shown, sizeof(shown));
+		snprintf(err, errsz, "base_url (%s): '%s' is not an http:// "
+		    "or https:// URL", where, shown);
 		return -1;
 	}
 	if (strpbrk(url, " \t\r\n") != NULL) {

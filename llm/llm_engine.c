@@ -25,6 +25,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/str.h"
+#include "common/urlmask.h"
 #include "common/version.h"
 #include "llm/llm_curl.h"
 #include "llm/llm_int.h"
@@ -197,30 +198,6 @@ llm_engine_timercb(CURLM *multi, long timeout_ms, void *arg)
 }
 
 /*
- * The URL as errors and logs may show it: a key can ride in the userinfo
- * (https://user:KEY@host/) or the query (?key=KEY) of a base URL some
- * proxies use, so both are cut. NULL on allocation failure.
- */
-char *
-llm_url_redact(const char *url)
-{
-	const char	*host, *at, *end, *slash;
-	char		*out;
-
-	host = strstr(url, "://");
-	host = host != NULL ? host + 3 : url;
-	slash = host + strcspn(host, "/?#");
-	at = memchr(host, '@', (size_t)(slash - host));
-	end = url + strcspn(url, "?#");
-	if (at == NULL)
-		return strndup(url, (size_t)(end - url));
-	if (asprintf(&out, "%.*s***@%.*s", (int)(host - url), url,
-	    (int)(end - at - 1), at + 1) == -1)
-		return NULL;
-	return out;
-}
-
-/*
  * The engine's private copy of the configuration, key and headers
  * included, so the caller may free its own (llm_config_copy: a deep
  * copy, field by field).
@@ -323,7 +300,7 @@ llm_engine_new(const struct llm_config *lc, char *err, size_t errsz)
 		e->url = NULL;
 		goto nomem;
 	}
-	if ((e->shown_url = llm_url_redact(e->url)) == NULL)
+	if ((e->shown_url = urlmask_dup(e->url)) == NULL)
 		goto nomem;
 	if (llm_engine_multi_init(e, replay, err, errsz) == -1 ||
 	    llm_engine_cassette(e, lc, err, errsz) == -1)

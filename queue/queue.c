@@ -81,62 +81,6 @@ queue_url_is_pg(const char *url)
 	    strncmp(url, "postgresql:", 11) == 0);
 }
 
-/* Copy at most n bytes of s to the buffer, keeping it terminated. */
-static void
-queue_mask_put(char **o, char *end, const char *s, size_t n)
-{
-	while (n-- > 0 && *s != '\0' && *o < end - 1)
-		*(*o)++ = *s++;
-	**o = '\0';
-}
-
-/* The length of a value after "password=": to '&', a space or the end. */
-static size_t
-queue_mask_value(const char *v)
-{
-	return strcspn(v, "& \t");
-}
-
-void
-queue_url_mask(const char *url, char *out, size_t outsz)
-{
-	const char	*p, *auth, *at, *colon, *end_auth;
-	char		*o = out, *end = out + outsz;
-
-	if (outsz == 0)
-		return;
-	*o = '\0';
-	if (url == NULL)
-		return;
-	p = url;
-	if ((auth = strstr(url, "://")) != NULL) {
-		auth += 3;
-		end_auth = auth + strcspn(auth, "/?#");
-		at = NULL;
-		for (p = auth; p < end_auth; p++)
-			if (*p == '@')
-				at = p;
-		colon = at != NULL ? memchr(auth, ':', (size_t)(at - auth)) :
-		    NULL;
-		p = url;
-		if (colon != NULL) {
-			queue_mask_put(&o, end, url, (size_t)(colon + 1 - url));
-			queue_mask_put(&o, end, "***", 3);
-			p = at;
-		}
-	}
-	while (*p != '\0' && o < end - 1) {
-		if (strncasecmp(p, "password=", 9) == 0) {
-			queue_mask_put(&o, end, p, 9);
-			queue_mask_put(&o, end, "***", 3);
-			p += 9 + queue_mask_value(p + 9);
-			continue;
-		}
-		*o++ = *p++;
-	}
-	*o = '\0';
-}
-
 struct queue *
 queue_open_flags(const char *url, unsigned flags, char *err, size_t errsz)
 {

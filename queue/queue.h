@@ -269,9 +269,6 @@ int		 queue_path(char *out, size_t outsz, const char *url);
  * queue_jobs table, with jobs)? 1 with *jobs and *open (queued, running,
  * retrying), else 0 (no file, no table, no job, not readable). */
 int		 queue_legacy(const char *statedb, int64_t *jobs, int64_t *open);
-/* url with its password as "***" (in user:password@ and password=), to
- * say in messages; out always terminated. */
-void		 queue_url_mask(const char *url, char *out, size_t outsz);
 void		 queue_job_free(struct queue_job *);
 void		 queue_jobs_free(struct queue_job *, size_t);
 void		 queue_attempts_free(struct queue_attempt *, size_t);

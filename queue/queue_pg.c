@@ -32,6 +32,7 @@
 
 #include "common/clock.h"
 #include "common/str.h"
+#include "common/urlmask.h"
 #include "queue/queue_pg_int.h"
 
 /* pg_advisory_xact_lock keys: "warren q" in ASCII, and one more. */
@@ -640,7 +641,7 @@ qp_open(struct queue *q, const char *url, unsigned flags)
 	if ((be = calloc(1, sizeof(*be))) == NULL)
 		return queue_seterr(q, "queue: out of memory");
 	q->be = be;
-	queue_url_mask(url, be->shown, sizeof(be->shown));
+	urlmask(url, be->shown, sizeof(be->shown));
 	if (strlen(url) >= sizeof(be->url))
 		return queue_seterr(q, "queue %.64s...: the URL is longer than "
 		    "%zu bytes", be->shown, sizeof(be->url) - 1);

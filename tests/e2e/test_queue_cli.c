@@ -1301,10 +1301,12 @@ test_apply(void **state)
 	struct h_run		 r;
 	struct queue		*q;
 	struct queue_result	 res;
+	char			 want[PATH_MAX + 64];
 	int			 i;
 
 	(void)state;
 	t_open(&t);
+	assert_int_equal(chdir(t.ws), 0);
 	for (i = 0; i < 4; i++) {
 		t_q(&r, NULL, "add", "--workspace", t.ws, "a job", NULL);
 		h_run_free(&r);
@@ -1324,7 +1326,8 @@ test_apply(void **state)
 	t_refused(&r, "job 4 is queued: only a done job's run has changes", 4);
 	t_q(&r, NULL, "apply", "1", NULL);
 	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "job 1 (run 1):\n"));
+	snprintf(want, sizeof(want), "job 1 (run 1) into %s:\n", t.ws);
+	assert_non_null(strstr(r.out, want));
 	assert_non_null(strstr(r.out, "left out: .envrc"));
 	h_run_free(&r);
 	t_expect(&t, "a.txt", "from job 1\n");
@@ -1338,7 +1341,9 @@ test_apply(void **state)
 
 	t_q(&r, NULL, "apply", "--all-done", NULL);
 	assert_int_equal(r.status, 1);
-	assert_non_null(strstr(r.out, "job 2 (run 2):\nconflict: a.txt"));
+	snprintf(want, sizeof(want), "job 2 (run 2) into %s:\nconflict: "
+	    "a.txt", t.ws);
+	assert_non_null(strstr(r.out, want));
 	assert_non_null(strstr(r.out, "applied the changes of 1 done job; 1 "
 	    "left to review"));
 	h_run_free(&r);
@@ -1398,10 +1403,11 @@ test_apply_set_refused(void **state)
 	struct h_run		 r;
 	struct queue		*q;
 	struct queue_result	 res;
-	char			 cow[PATH_MAX + 16];
+	char			 cow[PATH_MAX + 128];
 
 	(void)state;
 	t_open(&t);
+	assert_int_equal(chdir(t.ws), 0);
 	t_q(&r, NULL, "add", "--workspace", t.ws, "one", NULL);
 	h_run_free(&r);
 	t_q(&r, NULL, "add", "--workspace", t.ws, "two", NULL);
@@ -1436,8 +1442,10 @@ test_apply_set_refused(void **state)
 	assert_int_equal(t_entries(cow), 0);
 	t_q(&r, NULL, "apply", "3", NULL);
 	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "job 3 (run 4 on elsewhere:/s/warren.db, "
-	    "its changes from the queue):\n"));
+	snprintf(cow, sizeof(cow), "job 3 (run 4 on elsewhere:/s/warren.db, "
+	    "its changes from the queue) into %s:\n", t.ws);
+	assert_non_null(strstr(r.out, cow));
+	snprintf(cow, sizeof(cow), "%s/warren/cow", t.state);
 	h_run_free(&r);
 	assert_int_equal(t_entries(cow), 0);
 	t_expect(&t, "a.txt", "one\n");
@@ -1654,6 +1662,7 @@ test_apply_locked(void **state)
 
 	(void)state;
 	t_open(&t);
+	assert_int_equal(chdir(t.ws), 0);
 	t_q(&r, NULL, "add", "--workspace", t.ws, "one", NULL);
 	h_run_free(&r);
 	if (cow_create(&c, COW_COPY, t.ws, t.dir, err, sizeof(err)) == -1)
@@ -1689,6 +1698,139 @@ test_apply_locked(void **state)
 	h_run_free(&r);
 	t_expect(&t, "a.txt", "changed\n");
 	(void)cow_remove(&c, err, sizeof(err));
+	t_close(&t);
+}
+
+/* A change set made by cow_pack over base: rel created with content. */
+static void *
+t_set(const struct t *t, const char *base, const char *const *rels,
+    size_t *len)
+{
+	struct cow_changes	 ch;
+	struct cow		 c;
+	char			 err[1024], tree[PATH_MAX + 16];
+	void			*set;
+	size_t			 i;
+
+	if (cow_create(&c, COW_COPY, base, t->dir, err, sizeof(err)) == -1)
+		fail_msg("cow_create: %s", err);
+	snprintf(tree, sizeof(tree), "%s/tree", c.dir);
+	for (i = 0; rels[i] != NULL; i++)
+		h_write(tree, rels[i], "#!/bin/sh\necho owned\n", 0755);
+	if (cow_changes(&c, &ch, err, sizeof(err)) == -1 ||
+	    cow_pack(&c, &ch, COW_PACK_MAX, &set, len, err, sizeof(err)) != 0)
+		fail_msg("pack: %s", err);
+	cow_changes_free(&ch);
+	(void)cow_remove(&c, err, sizeof(err));
+	return set;
+}
+
+/* Nothing at dir/rel. */
+static void
+t_absent(const char *dir, const char *rel)
+{
+	char	p[PATH_MAX + 64];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	if (access(p, F_OK) == 0)
+		fail_msg("%s was written", p);
+}
+
+/*
+ * A forged job (issue 31): written through the queue API as anyone who
+ * can write the queue would, done, its workspace a fake $HOME and its
+ * change set .local/bin/git and .config/autostart/update.desktop. From
+ * the user's project, --all-done applies this workspace's job and leaves
+ * the forged one out, named with both paths (exit 0); `queue apply 1`
+ * and `queue diff 1` refuse it (exit 2); nothing is written in the fake
+ * home at any point; --any-workspace writes it here, the destination
+ * said first.
+ */
+static void
+test_apply_forged(void **state)
+{
+	static const char *const evil[] = { ".local/bin/git",
+	    ".config/autostart/update.desktop", NULL };
+	static const char *const mine[] = { "b.txt", NULL };
+	struct t		 t;
+	struct h_run		 r;
+	struct queue		*q;
+	struct queue_job_new	 jn;
+	struct queue_result	 res;
+	char			 home[PATH_MAX + 8], want[4 * PATH_MAX];
+	void			*set;
+	size_t			 len;
+	int64_t			 id;
+	int			 existed;
+
+	(void)state;
+	t_open(&t);
+	snprintf(home, sizeof(home), "%s/home", t.dir);
+	h_write(home, ".profile", "", 0);
+	assert_int_equal(chdir(t.ws), 0);
+	q = t_queue();
+	memset(&jn, 0, sizeof(jn));
+	jn.task = "forged";
+	jn.workspace = home;
+	assert_int_equal(queue_add(q, &jn, &id, &existed), 0);
+	jn.task = "mine";
+	jn.workspace = t.ws;
+	assert_int_equal(queue_add(q, &jn, &id, &existed), 0);
+	memset(&res, 0, sizeof(res));
+	res.run_id = 7;
+	res.run_where = "elsewhere:/s/warren.db";
+	res.diff_stat = " .local/bin/git | 2 ++";
+	res.changes = set = t_set(&t, home, evil, &len);
+	res.changes_len = len;
+	assert_int_equal(t_finish(q, &res, 1), 1);
+	free(set);
+	res.changes = set = t_set(&t, t.ws, mine, &len);
+	res.changes_len = len;
+	assert_int_equal(t_finish(q, &res, 1), 2);
+	free(set);
+	queue_close(q);
+
+	t_q(&r, NULL, "apply", "--all-done", NULL);
+	if (r.status != 0)
+		fail_msg("apply --all-done: %d\n%s%s", r.status, r.out, r.err);
+	snprintf(want, sizeof(want), "job 1 is of workspace %s, not this one "
+	    "(%s): left out", home, t.ws);
+	if (strstr(r.err, want) == NULL)
+		fail_msg("stderr lacks \"%s\": %s", want, r.err);
+	snprintf(want, sizeof(want), "job 2 (run 7 on elsewhere:/s/warren.db, "
+	    "its changes from the queue) into %s:\n", t.ws);
+	assert_non_null(strstr(r.out, want));
+	assert_non_null(strstr(r.out, "applied the changes of 1 done job; 1 "
+	    "of other workspaces left out"));
+	h_run_free(&r);
+	t_expect(&t, "b.txt", "#!/bin/sh\necho owned\n");
+	t_absent(home, ".local");
+	t_absent(home, ".config");
+	t_absent(t.ws, ".local");
+
+	t_q(&r, NULL, "apply", "1", NULL);
+	snprintf(want, sizeof(want), "job 1 is of workspace %s, not this one "
+	    "(%s): not applied here; `warren queue apply --workspace %s 1` "
+	    "applies it here if you mean to", home, t.ws, t.ws);
+	t_refused(&r, want, 2);
+	t_q(&r, NULL, "diff", "1", NULL);
+	t_refused(&r, "job 1 is of workspace ", 2);
+	t_absent(home, ".local");
+	t_absent(home, ".config");
+
+	/* Told: here, never there, the destination said first. */
+	t_q(&r, NULL, "apply", "--any-workspace", "--include-sensitive", "1",
+	    NULL);
+	if (r.status != 0)
+		fail_msg("apply --any-workspace: %d\n%s%s", r.status, r.out,
+		    r.err);
+	snprintf(want, sizeof(want), "job 1 (run 7 on elsewhere:/s/warren.db, "
+	    "its changes from the queue) into %s:\n", t.ws);
+	assert_non_null(strstr(r.out, want));
+	h_run_free(&r);
+	t_expect(&t, ".local/bin/git", "#!/bin/sh\necho owned\n");
+	t_absent(home, ".local");
+	t_absent(home, ".config");
 	t_close(&t);
 }
 
@@ -1776,6 +1918,7 @@ main(void)
 		cmocka_unit_test(test_apply),
 		cmocka_unit_test(test_apply_set_refused),
 		cmocka_unit_test(test_apply_locked),
+		cmocka_unit_test(test_apply_forged),
 		cmocka_unit_test(test_queue_url),
 		cmocka_unit_test(test_no_queue),
 		cmocka_unit_test(test_legacy_queue),

@@ -1850,7 +1850,15 @@ test_apply_elsewhere(void **state)
 	assert_non_null(strstr(j.applied_by, "/ws2"));
 	queue_job_free(&j);
 
+	/* Job 2 is of t.ws: --all-done into ws2 leaves it out unless told. */
 	tq_cli(&t, &r, envb, "apply", "--workspace", ws2, "--all-done", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "job 2 is of workspace "));
+	assert_non_null(strstr(r.out, "applied the changes of 0 done jobs; 1 "
+	    "of other workspaces left out"));
+	h_run_free(&r);
+	tq_cli(&t, &r, envb, "apply", "--workspace", ws2, "--any-workspace",
+	    "--all-done", NULL);
 	assert_int_equal(r.status, 1);
 	assert_null(strstr(r.out, "job 1 "));
 	assert_non_null(strstr(r.out, "conflict: data.txt: its content "
@@ -1860,7 +1868,9 @@ test_apply_elsewhere(void **state)
 	h_run_free(&r);
 	tq_expect(ws2, "data.txt", "edited\n");
 
-	/* Where job 2 ran: its own layer, known by lstat. */
+	/* Where job 2 ran: its own layer, known by lstat, from its
+	 * workspace. */
+	assert_int_equal(chdir(t.ws), 0);
 	tq_cli(&t, &r, t.env, "apply", "2", NULL);
 	if (r.status != 0)
 		fail_msg("apply on A: %d\n%s\n%s", r.status, r.out, r.err);
@@ -1872,7 +1882,8 @@ test_apply_elsewhere(void **state)
 	assert_non_null(j.applied_by);
 	assert_non_null(strstr(j.applied_by, t.ws));
 	queue_job_free(&j);
-	tq_cli(&t, &r, envb, "apply", "--workspace", ws2, "--all-done", NULL);
+	tq_cli(&t, &r, envb, "apply", "--workspace", ws2, "--any-workspace",
+	    "--all-done", NULL);
 	assert_int_equal(r.status, 0);
 	assert_string_equal(r.out, "applied the changes of 0 done jobs\n");
 	h_run_free(&r);
@@ -1890,12 +1901,21 @@ test_apply_elsewhere(void **state)
 	assert_non_null(strstr(r.err, "/state/warren/warren.db: `warren queue "
 	    "apply 3` there"));
 	h_run_free(&r);
+	/* Where it ran, its layer goes only to its own workspace. */
+	tq_cli(&t, &r, t.env, "apply", "--workspace", ws2, "3", NULL);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "job 3: the queue holds no change set of "
+	    "it, and its run "));
+	assert_non_null(strstr(r.err, "'s layer here goes only to the run's own "
+	    "workspace, "));
+	h_run_free(&r);
 	tq_cli(&t, &r, t.env, "apply", "3", NULL);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
 	snprintf(cmd, sizeof(cmd), "test $(stat -c %%s '%s/big.bin') = "
 	    "17000000", t.ws);
 	assert_int_equal(system(cmd), 0);
+	assert_int_equal(chdir("/"), 0);
 	tq_close(&t);
 }
 

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "tests/e2e/harness.h"
 
@@ -728,6 +729,99 @@ test_agent_file(void **state)
 	free(reqs);
 }
 
+/* Does the file at path hold needle anywhere (binary)? */
+static int
+file_has(const char *path, const char *needle)
+{
+	char	buf[1 << 16];
+	size_t	n, len = strlen(needle), keep = 0;
+	FILE	*f;
+
+	if ((f = fopen(path, "rb")) == NULL)
+		return 0;
+	while ((n = fread(buf + keep, 1, sizeof(buf) - keep, f)) > 0) {
+		n += keep;
+		if (memmem(buf, n, needle, len) != NULL) {
+			fclose(f);
+			return 1;
+		}
+		keep = n < len ? n : len - 1;
+		memmove(buf, buf + n - keep, keep);
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Run 1 of db is running again, its supervisor gone. */
+static void
+set_running(const char *db)
+{
+	sqlite3	*h;
+
+	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(h, "UPDATE runs SET status='running', "
+	    "pid=0, ended_ms=0 WHERE id=1", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_changes(h), 1);
+	sqlite3_close(h);
+}
+
+/*
+ * A base URL's password is masked where the run stores it (its params,
+ * shown by `warren show`), with '@' in the password (issue 31); a resume
+ * whose configured base URL masks the same says nothing, one that does
+ * not says the stored one held credentials.
+ */
+static void
+test_stored_url(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 db[PATH_MAX], wal[PATH_MAX + 8];
+	char		*argv[] = { "warren", "run", "--json", "--db", db,
+			    "--workspace", c->ws, "--replay", c->cas,
+			    "--profile", "explore", "--base-url",
+			    "https://user:p@SECss@host.example/v1", "look", NULL };
+	char		*show[] = { "warren", "show", "--db", db, "--json", "1",
+			    NULL };
+	char		*same[] = { "warren", "resume", "--db", db, "--replay",
+			    c->cas, "--base-url",
+			    "https://user:p@SECss@host.example/v1", "1", NULL };
+	char		*other[] = { "warren", "resume", "--db", db, "--replay",
+			    c->cas, "1", NULL };
+
+	snprintf(db, sizeof(db), "%s/runs.db", c->dir);
+	h_turn(c->f, "0", 1, h_calls1("a", "complete",
+	    "{\"result\":\"URL-OK\"}"));
+	h_ws_cassette_close(c);
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	check_ok(&r, "URL-OK");
+	assert_null(strstr(r.out, "SEC"));
+	assert_null(strstr(r.err, "SEC"));
+	h_run_free(&r);
+	assert_int_equal(h_warren(&r, show, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 0);
+	if (strstr(r.out, "https://user:***@host.example/v1") == NULL ||
+	    strstr(r.out, "SEC") != NULL)
+		fail_msg("warren show: %s", r.out);
+	h_run_free(&r);
+	snprintf(wal, sizeof(wal), "%s-wal", db);
+	assert_false(file_has(db, "SECss"));
+	assert_false(file_has(wal, "SECss"));
+
+	/* As if its supervisor had been killed: a run to resume. */
+	set_running(db);
+	assert_int_equal(h_warren(&r, same, NULL, NULL, NULL), 0);
+	if (r.status != 0 || strstr(r.err, "held credentials") != NULL)
+		fail_msg("resume, same URL: %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	set_running(db);
+	assert_int_equal(h_warren(&r, other, NULL, NULL, NULL), 0);
+	if (strstr(r.err, "run 1's base_url https://user:***@host.example/v1 "
+	    "held credentials, which were not stored") == NULL)
+		fail_msg("resume: %d\n%s", r.status, r.err);
+	h_run_free(&r);
+}
+
 int
 main(void)
 {
@@ -761,6 +855,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_continue_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_agent_file, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stored_url, setup,
 		    teardown),
 	};
 	int	rc;

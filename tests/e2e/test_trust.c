@@ -11,7 +11,8 @@
  *    explore agent's bash call finds no such tool and nothing runs.
  * 41 the run database: outside the workspace now; an old one inside it
  *    (.warren/warren.db) is not read without --db, and even named, resume
- *    will not swap in the workspace its rows claim.
+ *    will not swap in the workspace its rows claim, nor take its stored
+ *    limits over the user's.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -43,7 +44,11 @@ static const char script[] =
 "{\"rules\": [\n"
 " {\"match\": \"TRUST-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
 "  {\"calls\": [{\"id\": \"c1\", \"name\": \"complete\", \"arguments\":"
-"  {\"result\": \"DONE-AT-HOME\"}}]}}]}\n"
+"  {\"result\": \"DONE-AT-HOME\"}}]}}]},\n"
+" {\"match\": \"LIMIT-TASK\", \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"l1\", \"name\": \"no_such_tool\", \"arguments\":"
+"  {}}]}}, {\"reply\": {\"calls\": [{\"id\": \"l2\", \"name\": \"complete\","
+"  \"arguments\": {\"result\": \"LIMIT-DONE\"}}]}}]}\n"
 "]}\n";
 
 /* One test's directory: a workspace, warren's state and config, the
@@ -296,6 +301,54 @@ plant_old_db(const char *ws, const char *victim)
 	store_close(st);
 }
 
+/*
+ * The same old database's stored limits: the user allows one LLM turn
+ * (max_iterations = 1 in their config), the planted row says 10000, and
+ * the task needs two. Resumed from it, the user's limit holds: the stored
+ * parameters of a database agents could write never lift one.
+ */
+static void
+test_case41_limits(void **state)
+{
+	struct store_run_params	 p;
+	struct store_agent_new	 an;
+	struct store		*st;
+	struct t		 t;
+	struct h_run		 r;
+	char			 old[PATH_MAX + 32], text[512], err[512];
+	int64_t			 run, agent, node;
+
+	(void)state;
+	t_open(&t);
+	snprintf(text, sizeof(text), "base_url = %s\nmax_iterations = 1\n",
+	    t.fl.env_url + strlen("WARREN_BASE_URL="));
+	h_write(t.dir, "config/warren/config", text, 0);
+	snprintf(old, sizeof(old), "%s/.warren/warren.db", t.ws);
+	assert_non_null(st = store_open(old, STORE_CREATE, err, sizeof(err)));
+	memset(&p, 0, sizeof(p));
+	p.task = "LIMIT-TASK";
+	p.workspace = t.ws;
+	p.params = "{\"max_iterations\":10000,\"token_budget\":0}";
+	assert_int_equal(store_run_begin(st, &p, &run), 0);
+	memset(&an, 0, sizeof(an));
+	an.path = "0";
+	an.task = "LIMIT-TASK";
+	assert_int_equal(store_agent_add(st, run, &an, &agent, &node), 0);
+	assert_int_equal(store_flush(st), 0);
+	store_close(st);
+	{
+		char	*argv[] = { "warren", "resume", "--db", old, "1", NULL };
+
+		assert_int_equal(h_warren(&r, argv, envv, NULL, NULL), 0);
+	}
+	if (strstr(r.err, "stored endpoint and limits are not used") == NULL ||
+	    strstr(r.out, "LIMIT-DONE") != NULL || r.status == 0)
+		fail_msg("resume: %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	assert_listener_silent(&t);
+	t_close(&t);
+}
+
 static void
 test_case41_database(void **state)
 {
@@ -431,6 +484,8 @@ main(void)
 		cmocka_unit_test_teardown(test_case39_config_redirect,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_case40_agent_file,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_case41_limits,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_case41_database,
 		    h_fakellm_teardown),

@@ -359,6 +359,12 @@ test_llm_load(void **state)
 	    "--base-url"), 0);
 	assert_int_equal(llm_config_load(&lc, c, err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "base_url (--base-url)"));
+	/* The URL in it masked (common/urlmask.h). */
+	assert_int_equal(config_set(c, "base_url", "htps://u:p@SECRET@h/v1",
+	    CONFIG_SRC_FLAG, "--base-url"), 0);
+	assert_int_equal(llm_config_load(&lc, c, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "'htps://u:***@h/v1' is not an http"));
+	assert_null(strstr(err, "SECRET"));
 	assert_int_equal(config_set(c, "base_url", "http://x", CONFIG_SRC_FLAG,
 	    "--base-url"), 0);
 	assert_int_equal(config_set(c, "header", "Bad Header", CONFIG_SRC_FLAG,

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
+#include "common/urlmask.h"
 #include "queue/queue.h"
 #include "tests/queue/queue_test.h"
 
@@ -81,7 +82,7 @@ expect_mask(const char *url, const char *want)
 {
 	char	out[256];
 
-	queue_url_mask(url, out, sizeof(out));
+	urlmask(url, out, sizeof(out));
 	assert_string_equal(out, want);
 }
 
@@ -92,7 +93,7 @@ test_mask(void **state)
 
 	(void)state;
 	expect_mask("postgresql://u:pw@h:5432/db", "postgresql://u:***@h:5432/db");
-	expect_mask("postgres://u@h/db", "postgres://u@h/db");
+	expect_mask("postgres://u@h/db", "postgres://***@h/db");
 	expect_mask("postgresql://h/db?user=u&password=pw&sslmode=require",
 	    "postgresql://h/db?user=u&password=***&sslmode=require");
 	expect_mask("postgresql:host=h password=pw dbname=d",
@@ -100,7 +101,7 @@ test_mask(void **state)
 	/* '@' in the password, a path with '@' after it. */
 	expect_mask("postgresql://u:p@w@h/d@b", "postgresql://u:***@h/d@b");
 	expect_mask("/var/lib/warren.db", "/var/lib/warren.db");
-	queue_url_mask("postgresql://u:pw@h", small, sizeof(small));
+	urlmask("postgresql://u:pw@h", small, sizeof(small));
 	assert_string_equal(small, "postgre");
 	assert_true(queue_url_is_pg("postgresql://h"));
 	assert_true(queue_url_is_pg("postgres://h"));
