@@ -57,6 +57,9 @@ struct qwork {
 	int			 failed;	/* a job it ran ended dead or
 						   cancelled */
 	int			 interrupted;
+	int			 stuck;		/* the queue cannot be written
+						   and retrying will not cure
+						   it: end, exit 6 */
 };
 
 static volatile sig_atomic_t	qwork_sigint, qwork_sigterm;
@@ -229,6 +232,11 @@ qwork_claim(struct qwork *w, uint64_t now)
 			if (rc == -1)
 				fprintf(stderr, "warren queue work: %s\n",
 				    queue_errmsg(w->q));
+			/* A file size limit: no claim will ever go through;
+			 * the running jobs finish (their own writes meet the
+			 * same limit), then the worker ends. */
+			if (rc == -1 && queue_err_final(w->q))
+				w->stuck = 1;
 			w->next_claim = now + (rc == 0 &&
 			    queue_wait_fd(w->q) >= 0 ? QWORK_NOTIFY_POLL_MS :
 			    QWORK_POLL_MS);
@@ -444,7 +452,7 @@ qwork_loop(struct qwork *w)
 
 	for (;;) {
 		now = clock_mono_ms();
-		stopping = qwork_signalled(w, now);
+		stopping = qwork_signalled(w, now) || w->stuck;
 		if (!stopping && w->nrun < w->jobs && now >= w->next_claim)
 			qwork_claim(w, now);
 		if (w->nrun == 0 && (stopping || (!w->follow &&
@@ -459,6 +467,8 @@ qwork_loop(struct qwork *w)
 		}
 		qwork_reap(w, now);
 	}
+	if (w->stuck)
+		return WARREN_EXIT_STORE;
 	if (w->interrupted || qwork_sigint > 0)
 		return WARREN_EXIT_INTERRUPTED;
 	return w->failed ? WARREN_EXIT_FAIL : WARREN_EXIT_OK;

@@ -34,6 +34,7 @@ queue_seterr(struct queue *q, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(q->err, sizeof(q->err), fmt, ap);
 	va_end(ap);
+	q->final = 0;
 	return -1;
 }
 
@@ -141,6 +142,12 @@ const char *
 queue_errmsg(const struct queue *q)
 {
 	return q->err;
+}
+
+int
+queue_err_final(const struct queue *q)
+{
+	return q->final;
 }
 
 void

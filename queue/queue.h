@@ -165,6 +165,9 @@ struct queue	*queue_open_flags(const char *url, unsigned flags, char *err,
 		    size_t errsz);
 void		 queue_close(struct queue *);
 const char	*queue_errmsg(const struct queue *);
+/* 1 if the last error will not pass by trying again: a write past the
+ * process's file size limit (ulimit -f), which only raising it cures. */
+int		 queue_err_final(const struct queue *);
 /* The queue's clock (default: the wall clock). */
 void		 queue_set_clock(struct queue *, int64_t (*now_ms)(void *),
 		    void *arg);

@@ -144,6 +144,9 @@ struct queue {
 						   then takes it, not its own) */
 	int			 absent;	/* open found no queue there
 						   (queue_absent) */
+	int			 final;		/* the last error will not pass
+						   by trying again
+						   (queue_err_final) */
 	char			 err[QUEUE_ERR_MAX];
 };
 

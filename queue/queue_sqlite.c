@@ -17,6 +17,7 @@
  * store's PRAGMA user_version: the queue's tables migrate on their own.
  * docs/queue.md describes the tables.
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -211,6 +212,45 @@ qs_status(enum queue_status s)
 	return queue_status_name(s);
 }
 
+/*
+ * Did a write, a resize or the shared memory's growth fail under a file
+ * size limit (ulimit -f)? warren ignores SIGXFSZ, so such a write fails
+ * with EFBIG, which SQLite reports as an I/O error of that kind; its
+ * errno is not reliably kept (sqlite3_system_errno reads errno later), so
+ * a finite limit and a failed write are taken for it.
+ */
+static int
+qs_fsize_hit(sqlite3 *db)
+{
+	struct rlimit	rl;
+	int		ext = sqlite3_extended_errcode(db);
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) == -1 || rl.rlim_cur == RLIM_INFINITY)
+		return 0;
+	return sqlite3_system_errno(db) == EFBIG ||
+	    ext == SQLITE_IOERR_WRITE || ext == SQLITE_IOERR_TRUNCATE ||
+	    ext == SQLITE_IOERR_SHMSIZE;
+}
+
+/*
+ * A write past the file size limit: no retry cures it, so the error is
+ * final (queue_err_final) and says what to raise.
+ */
+static int
+qs_fsize(struct queue *q, const char *what)
+{
+	struct rlimit	rl;
+	unsigned long long lim = 0;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0)
+		lim = (unsigned long long)rl.rlim_cur;
+	queue_seterr(q, "queue %s: %s: a write past the file size limit of "
+	    "%llu bytes (ulimit -f, RLIMIT_FSIZE) failed (File too large): "
+	    "raise the limit and start again", qs_be(q)->path, what, lim);
+	q->final = 1;
+	return -1;
+}
+
 int
 qs_dberr(struct queue *q, const char *fmt, ...)
 {
@@ -227,6 +267,8 @@ qs_dberr(struct queue *q, const char *fmt, ...)
 		return queue_seterr(q, "queue %s: %s: another process held the"
 		    " database for %d ms; try again", be->path, what,
 		    QUEUE_BUSY_TIMEOUT_MS);
+	if (rc == SQLITE_IOERR && qs_fsize_hit(be->db))
+		return qs_fsize(q, what);
 	return queue_seterr(q, "queue %s: %s: %s", be->path, what,
 	    sqlite3_errmsg(be->db));
 }

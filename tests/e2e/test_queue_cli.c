@@ -606,6 +606,49 @@ test_add_ulimit_f(void **state)
 	t_close(&t);
 }
 
+static char	*t_text(size_t);
+
+/*
+ * queue work under a file size limit its queue's writes cannot fit in (a
+ * claim rewrites the job's row, here a 200 KB task, into the log: past
+ * 64 KiB): the claim fails with EFBIG, which no retry cures, so the
+ * worker says so, naming the limit, and ends with exit 6 (before, it said
+ * "committing: disk I/O error" every second, forever).
+ */
+static void
+test_work_ulimit_f(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		 st[PATH_MAX + 32], *env[2];
+	char		 task[PATH_MAX + 16], *text;
+	char		*add[] = { "warren", "queue", "add", "-", NULL };
+	char		*work[] = { "warren", "queue", "work", "--json", NULL };
+
+	(void)state;
+	t_open(&t);
+	snprintf(st, sizeof(st), "XDG_STATE_HOME=%s/state-work", t.dir);
+	env[0] = st;
+	env[1] = NULL;
+	text = t_text(200 * 1000);
+	h_write(t.dir, "task.txt", text, 0644);
+	free(text);
+	snprintf(task, sizeof(task), "%s/task.txt", t.dir);
+	h_stdin_path = task;
+	assert_int_equal(h_warren(&r, add, env, NULL, NULL), 0);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	h_ulimit_f = 64 * 2;	/* 64 KiB in POSIX sh's 512-byte blocks */
+	h_hang_guard = 20;
+	assert_int_equal(h_warren(&r, work, env, NULL, NULL), 0);
+	if (r.hung || r.status != 6 || strstr(r.err, "file size limit of "
+	    "65536 bytes") == NULL)
+		fail_msg("queue work under ulimit -f 64: %s exit %d, "
+		    "stderr:\n%.2000s", r.hung ? "hung," : "", r.status, r.err);
+	h_run_free(&r);
+	t_close(&t);
+}
+
 /* n bytes of 'x' (free it). */
 static char *
 t_text(size_t n)
@@ -1910,6 +1953,7 @@ main(void)
 		cmocka_unit_test(test_add_unusable),
 		cmocka_unit_test(test_add_too_long),
 		cmocka_unit_test(test_add_ulimit_f),
+		cmocka_unit_test(test_work_ulimit_f),
 		cmocka_unit_test(test_ls_show),
 		cmocka_unit_test(test_export),
 		cmocka_unit_test(test_export_cells),
