@@ -926,6 +926,21 @@ cmd_run_unlayer(struct cmd_run_ctx *x)
 		log_warnx("%s", err);
 }
 
+/* No layer: the agents write the workspace, where its filesystem lets
+ * the sandbox protect .git and .warren (cli/layer.c). */
+static int
+cmd_run_in_place(struct run *r, struct cmd_run_ctx *x, const char *cmd)
+{
+	char	err[PATH_MAX + 512];
+
+	if (layer_in_place_ok(&x->ps, r->root->profile, x->ws, err,
+	    sizeof(err)) == -1) {
+		cmd_run_error(cmd, "%s", err);
+		return WARREN_EXIT_SANDBOX;
+	}
+	return WARREN_EXIT_OK;
+}
+
 /*
  * The run's layer: chosen and made (a new run) or reopened (a resumed
  * one), then entered by the spawn server before its first worker.
@@ -951,7 +966,7 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 			return WARREN_EXIT_SANDBOX;
 		}
 		if (mode == COW_NONE)
-			return WARREN_EXIT_OK;
+			return cmd_run_in_place(r, x, cmd);
 		layer_sweep();
 		if (a->nostore) {
 			cmd_run_error(cmd, "--no-store keeps no run to review "
@@ -966,7 +981,7 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 		}
 	}
 	if (x->cow.mode == COW_NONE)
-		return WARREN_EXIT_OK;
+		return cmd_run_in_place(r, x, cmd);
 	if (cmd_run_enter(r->spawnd, &x->cow, err, sizeof(err)) == -1) {
 		cmd_run_error(cmd, "%s", err);
 		if (plan == NULL)

@@ -21,6 +21,11 @@ struct store_run;
 int	layer_choose(const struct config *c, const struct profile_set *ps,
 	    const struct profile *root, enum cow_mode *mode, char *err,
 	    size_t errsz);
+/* An in-place run (no layer) whose agents write: refused (-1, err says
+ * why) on a workspace that takes .GIT for .git. */
+int	layer_in_place_ok(const struct profile_set *ps,
+	    const struct profile *root, const char *ws, char *err,
+	    size_t errsz);
 /* How a layer is made here: want is "auto", "overlay" or "copy". */
 int	layer_mechanism(const char *want, enum cow_mode *mode, char *err,
 	    size_t errsz);

@@ -121,6 +121,11 @@ int		 hostexec_shortname(const char *s, size_t n);
 /* Is name, folded, the ASCII name ascii (lower case)? */
 int		 hostexec_is(const char *name, const char *ascii);
 
+/* hostexec_fs.c: the workspace's filesystem */
+/* 1 if dir's filesystem may take two spellings of a name for one (why
+ * says how it was told), 0 if not, -1 if it cannot be asked (why). */
+int		 hostexec_fs_folds(const char *dir, char *why, size_t whysz);
+
 /* hostexec_diff.c: storing a snapshot, comparing two, the report */
 /* JSON text that hostexec_snap_decode reads back byte for byte. */
 char		*hostexec_snap_encode(const struct hostexec_snap *);
