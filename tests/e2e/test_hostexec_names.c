@@ -296,11 +296,20 @@ cf_wait_mount(struct cf *f)
 static int
 cf_fuse(struct cf *f)
 {
-	char	back[PATH_MAX + 8], script[PATH_MAX];
-	const char *src = getenv("WARREN_SOURCE_DIR");
+	char		 back[PATH_MAX + 8], script[PATH_MAX];
+	const char	*src = getenv("WARREN_SOURCE_DIR");
+	struct stat	 sb;
 
-	if (access("/dev/fuse", F_OK) == -1) {
+	if (stat("/dev/fuse", &sb) == -1) {
 		snprintf(f->why, sizeof(f->why), "no /dev/fuse here");
+		return 1;
+	}
+	/* libfuse opens it as the user before it would ask fusermount. */
+	if (access("/dev/fuse", R_OK | W_OK) == -1) {
+		snprintf(f->why, sizeof(f->why), "/dev/fuse (mode %04o) cannot "
+		    "be opened by uid %u here (%s): only root can mount a FUSE "
+		    "filesystem on this machine", (unsigned)(sb.st_mode & 07777),
+		    (unsigned)geteuid(), strerror(errno));
 		return 1;
 	}
 	if (system("/usr/bin/python3 -c 'import fusepy' 2>/dev/null") != 0) {
