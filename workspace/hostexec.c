@@ -336,25 +336,34 @@ hostexec_limits_default(struct hostexec_limits *l)
 	l->max_ms = HOSTEXEC_MAX_MS;
 }
 
-/* A path's parts, folded (hostexec_name.c). */
+#define HX_PARTS_FIXED	64	/* parts kept without an allocation */
+
+/* A path's parts, folded (hostexec_name.c); base: how many parts of the
+ * whole path come before the first (a tail of it was folded). */
 struct hx_parts {
 	char		 *buf;
 	const char	**p;
 	size_t		 *n;
-	size_t		  m;
+	size_t		  m, base;
+	char		  fbuf[PATH_MAX];
+	const char	 *fp[HX_PARTS_FIXED];
+	size_t		  fn[HX_PARTS_FIXED];
 };
 
 static void
-hx_parts(const char *path, struct hx_parts *ps)
+hx_parts(const char *path, size_t base, struct hx_parts *ps)
 {
 	size_t	len = strlen(path), i, cap = 1;
 	char	*q;
 
 	for (i = 0; i < len; i++)
 		cap += path[i] == '/';
-	ps->buf = xmalloc(len + 1);
-	ps->p = xreallocarray(NULL, cap, sizeof(*ps->p));
-	ps->n = xreallocarray(NULL, cap, sizeof(*ps->n));
+	ps->base = base;
+	ps->buf = len < sizeof(ps->fbuf) ? ps->fbuf : xmalloc(len + 1);
+	ps->p = cap <= HX_PARTS_FIXED ? ps->fp :
+	    xreallocarray(NULL, cap, sizeof(*ps->p));
+	ps->n = cap <= HX_PARTS_FIXED ? ps->fn :
+	    xreallocarray(NULL, cap, sizeof(*ps->n));
 	(void)hostexec_fold(path, ps->buf, len + 1);
 	for (ps->m = 0, q = ps->buf;; ps->m++) {
 		ps->p[ps->m] = q;
@@ -371,9 +380,12 @@ hx_parts(const char *path, struct hx_parts *ps)
 static void
 hx_parts_free(struct hx_parts *ps)
 {
-	free(ps->buf);
-	free(ps->p);
-	free(ps->n);
+	if (ps->buf != ps->fbuf)
+		free(ps->buf);
+	if (ps->p != ps->fp)
+		free(ps->p);
+	if (ps->n != ps->fn)
+		free(ps->n);
 }
 
 /* One part against one part of a row's name (n bytes at pat). */
@@ -381,12 +393,13 @@ static int
 hx_part_is(const struct hostexec_row *r, const char *pat, size_t n,
     const char *s, size_t sn)
 {
-	char	one[NAME_MAX + 1];
-
 	if (r->flags & HOSTEXEC_SHORT)
 		return hostexec_shortname(s, sn);
-	snprintf(one, sizeof(one), "%.*s", (int)n, pat);
-	return hostexec_glob(one, s, sn);
+	/* Most parts differ at once. */
+	if (n > 0 && *pat != '*' && (sn == 0 || *s != (*pat >= 'A' &&
+	    *pat <= 'Z' ? *pat - 'A' + 'a' : *pat)))
+		return 0;
+	return hostexec_glob(pat, n, s, sn);
 }
 
 /* Row r against ps's parts from start on: 2 they are its name or under
@@ -398,6 +411,11 @@ hx_row_at(const struct hostexec_row *r, const struct hx_parts *ps,
 	const char	*pat = r->name, *slash;
 	size_t		 j = start, n;
 
+	/* Most rows differ at their first byte. */
+	if (!(r->flags & HOSTEXEC_SHORT) && *pat != '*' && (ps->n[j] == 0 ||
+	    ps->p[j][0] != (*pat >= 'A' && *pat <= 'Z' ? *pat - 'A' + 'a' :
+	    *pat)))
+		return 0;
 	for (;; j++) {
 		if (j == ps->m)
 			return 1;
@@ -426,7 +444,7 @@ hx_match(const struct hx_parts *ps, size_t from, int *part)
 	for (i = 0; i < HOSTEXEC_NRULES; i++) {
 		r = &hostexec_rules[i];
 		for (s = from; s < ps->m; s++) {
-			if (s > 0 && !(r->flags & HOSTEXEC_ANY))
+			if (ps->base + s > 0 && !(r->flags & HOSTEXEC_ANY))
 				break;
 			if ((hit = hx_row_at(r, ps, s)) == 2) {
 				*part = 0;
@@ -447,7 +465,7 @@ hostexec_why(const char *path)
 	struct hx_parts			 ps;
 	int				 part;
 
-	hx_parts(path, &ps);
+	hx_parts(path, 0, &ps);
 	r = hx_match(&ps, 0, &part);
 	hx_parts_free(&ps);
 	return r != NULL ? r->why : NULL;
@@ -486,11 +504,18 @@ hx_hit(const char *path, int *part)
 {
 	const struct hostexec_row	*r;
 	struct hx_parts			 ps;
-	size_t				 k = hx_max_parts();
+	const char			*tail = path + strlen(path);
+	size_t				 k = hx_max_parts(), depth = 0, n;
 
-	/* Its parents matched nothing: only a match that ends here. */
-	hx_parts(path, &ps);
-	r = hx_match(&ps, ps.m > k ? ps.m - k : 0, part);
+	/* Its parents matched nothing: only a match that ends here, so the
+	 * last k parts are all that is folded. */
+	for (n = 0; tail > path; tail--)
+		if (tail[-1] == '/' && ++n == k)
+			break;
+	for (n = 0; n < (size_t)(tail - path); n++)
+		depth += path[n] == '/';
+	hx_parts(tail, depth, &ps);
+	r = hx_match(&ps, 0, part);
 	hx_parts_free(&ps);
 	return r;
 }

@@ -113,9 +113,10 @@ int		 hostexec_pathcmp(const char *, const char *);
 /* path folded into out (outsz >= strlen(path) + 1), its length; or
  * (size_t)-1 if out is too small. */
 size_t		 hostexec_fold(const char *path, char *out, size_t outsz);
-/* Does a name, folded (n bytes at s), match pat ('*': any run of bytes;
- * pat's ASCII letters in either case)? */
-int		 hostexec_glob(const char *pat, const char *s, size_t n);
+/* Does a name, folded (n bytes at s), match the pn bytes of pat ('*':
+ * any run of bytes; pat's ASCII letters in either case)? */
+int		 hostexec_glob(const char *pat, size_t pn, const char *s,
+		    size_t n);
 /* Is a folded name (n bytes at s) an 8.3 short name, BASE~N[.EXT]? */
 int		 hostexec_shortname(const char *s, size_t n);
 /* Is name, folded, the ASCII name ascii (lower case)? */

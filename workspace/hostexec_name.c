@@ -154,22 +154,28 @@ hostexec_fold(const char *path, char *out, size_t outsz)
 	return o;
 }
 
-/* Does the folded part (n bytes at s) match pat, where '*' is any run of
- * bytes? */
+static int
+hx_lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
+}
+
+/* Does the folded part (n bytes at s) match the pn bytes of pat, where
+ * '*' is any run of bytes? */
 int
-hostexec_glob(const char *pat, const char *s, size_t n)
+hostexec_glob(const char *pat, size_t pn, const char *s, size_t n)
 {
 	size_t	i;
 
-	for (; *pat != '\0'; pat++, s++, n--) {
+	for (; pn > 0; pat++, pn--, s++, n--) {
 		if (*pat == '*') {
 			for (i = 0; i <= n; i++)
-				if (hostexec_glob(pat + 1, s + i, n - i))
+				if (hostexec_glob(pat + 1, pn - 1, s + i,
+				    n - i))
 					return 1;
 			return 0;
 		}
-		if (n == 0 || *s != (*pat >= 'A' && *pat <= 'Z' ?
-		    *pat - 'A' + 'a' : *pat))
+		if (n == 0 || *s != hx_lower(*pat))
 			return 0;
 	}
 	return n == 0;
