@@ -7,7 +7,9 @@
  *   without --include-sensitive, and the three case-insensitive spellings
  *   (.GIT/hooks/post-checkout, .Envrc, .VSCODE/tasks.json): `warren diff`
  *   flags each, `warren apply` writes only the plain file, and
- *   --include-sensitive writes them all. On any filesystem, any user.
+ *   --include-sensitive writes them all; its change set (queue apply's)
+ *   unpacked flags each again and its apply writes none. On any
+ *   filesystem, any user.
  * - a real case-insensitive workspace: ext4 with casefold on a loop
  *   device (root, and a kernel with casefold), and a case-insensitive FUSE
  *   passthrough (tests/e2e/cifuse.py, root or not). A general agent
@@ -196,6 +198,57 @@ test_apply_holds_names(void **state)
 			fail_msg("--include-sensitive did not write %s",
 			    names[i]);
 	h_run_free(&r);
+	h_rm_rf(t.dir);
+	free(t.dir);
+}
+
+/* The change set of the same layer (what `queue apply` applies on
+ * another machine): unpacked, every name is sensitive again, from its
+ * path, and apply through it writes none of them. */
+static void
+test_change_set_holds_names(void **state)
+{
+	struct t		 t;
+	struct cow		 c, uc;
+	struct cow_changes	 ch, uch;
+	char			 err[1024], dir[PATH_MAX + 16];
+	void			*data;
+	size_t			 len, i, j;
+	int64_t			 run;
+
+	(void)state;
+	t_open(&t);
+	run = t_run(&t, &c);
+	(void)run;
+	memset(&ch, 0, sizeof(ch));
+	if (cow_changes(&c, &ch, err, sizeof(err)) == -1)
+		fail_msg("cow_changes: %s", err);
+	if (cow_pack(&c, &ch, COW_PACK_MAX, &data, &len, err,
+	    sizeof(err)) != 0)
+		fail_msg("cow_pack: %s", err);
+	snprintf(dir, sizeof(dir), "%s/unpacked", t.dir);
+	memset(&uch, 0, sizeof(uch));
+	if (cow_unpack(data, len, dir, t.ws, &uc, &uch, err,
+	    sizeof(err)) == -1)
+		fail_msg("cow_unpack: %s", err);
+	for (i = 0; i < NNAMES; i++) {
+		for (j = 0; j < uch.n; j++)
+			if (strcmp(uch.v[j].path, names[i]) == 0)
+				break;
+		if (j == uch.n)
+			fail_msg("the change set has no %s", names[i]);
+		if (uch.v[j].sensitive == NULL)
+			fail_msg("%s unpacked is not sensitive", names[i]);
+	}
+	if (cow_apply(&uc, &uch, 0, stderr, err, sizeof(err)) != 0)
+		fail_msg("cow_apply: %s", err);
+	for (i = 0; i < NNAMES; i++)
+		if (t_exists(t.ws, names[i]))
+			fail_msg("the change set's apply wrote %s", names[i]);
+	assert_true(t_exists(t.ws, "plain.txt"));
+	free(data);
+	cow_changes_free(&uch);
+	cow_changes_free(&ch);
 	h_rm_rf(t.dir);
 	free(t.dir);
 }
@@ -504,6 +557,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_apply_holds_names),
+		cmocka_unit_test(test_change_set_holds_names),
 		cmocka_unit_test_teardown(test_casefold_ext4, cf_teardown),
 		cmocka_unit_test_teardown(test_casefold_fuse, cf_teardown),
 	};
