@@ -1,8 +1,8 @@
 /*
  * The names in a workspace that run code on the host, in one table, and
- * the snapshot of what lies under them (hostexec.h). docs/sandbox.md,
- * "Files that run code on the host", has the same table and the reasons
- * for what is left out.
+ * the snapshot of what lies under them (hostexec.h). docs/workspaces.md,
+ * "Files that run code on the host", renders the table (generated from it
+ * by gen_hostexec.c) and gives the reasons for what is left out.
  *
  * The workspace is hostile: an agent owned it a moment ago. Nothing here
  * follows a symbolic link (fstatat AT_SYMLINK_NOFOLLOW, openat O_NOFOLLOW),
