@@ -508,10 +508,11 @@ cf_run(struct cf *f, char *cow, char *id, char **env)
 	assert_false(t_exists(f->ws, ".vscode/tasks.json"));
 }
 
-/* Both layer modes, then --in-place, refused before any agent starts:
- * the read-only .git mount would not hold against .GIT. */
+/* The copy mode, the auto mode (overlay where there is one) if asked,
+ * then --in-place, refused before any agent starts: the read-only .git
+ * mount would not hold against .GIT. */
 static void
-cf_runs(struct cf *f)
+cf_runs(struct cf *f, int overlay)
 {
 	struct h_run	 r;
 	char		 st[PATH_MAX + 32], cfg[PATH_MAX + 32], *env[4];
@@ -527,7 +528,8 @@ cf_runs(struct cf *f)
 	env[2] = "WARREN_WORKSPACE_MODE=cow";
 	env[3] = NULL;
 	cf_run(f, "copy", "1", env);
-	cf_run(f, "auto", "2", env);
+	if (overlay)
+		cf_run(f, "auto", "2", env);
 	h_turn(f->w.f, "0", 1, h_calls1("a", "delegate",
 	    "{\"profile\":\"general\",\"task\":\"change files\"}"));
 	h_turn(f->w.f, "0.1", 1, h_calls1("b1", "write",
@@ -556,7 +558,9 @@ test_casefold_ext4(void **state)
 	h_ws_open(&f->w, "data\n");
 	if ((rc = cf_ext4(f)) != 0)
 		cf_skip(f, rc, "test_casefold_ext4");
-	cf_runs(f);
+	/* overlayfs refuses a filesystem with casefold as a lower layer
+	 * (Linux before 6.17, and a casefold directory after): copy only. */
+	cf_runs(f, 0);
 }
 
 static void
@@ -569,7 +573,7 @@ test_casefold_fuse(void **state)
 	h_ws_open(&f->w, "data\n");
 	if ((rc = cf_fuse(f)) != 0)
 		cf_skip(f, rc, "test_casefold_fuse");
-	cf_runs(f);
+	cf_runs(f, 1);
 }
 
 int
