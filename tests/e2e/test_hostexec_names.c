@@ -16,7 +16,8 @@
  *   writes the three spellings in a copy-on-write run; the run says files
  *   that run code on the host changed, `warren apply` holds them back,
  *   and .git/hooks/post-checkout is not written. An --in-place run there
- *   is refused before any agent starts.
+ *   is refused before any agent starts, and so is `warren sandbox exec`
+ *   of a profile that writes.
  */
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -544,6 +545,15 @@ cf_runs(struct cf *f, int overlay)
 	assert_int_equal(r.status, 5);
 	assert_non_null(strstr(r.err, "--in-place is refused on a "
 	    "case-insensitive workspace"));
+	h_run_free(&r);
+	assert_false(t_exists(f->ws, ".git/hooks/post-checkout"));
+	/* So is `warren sandbox exec` of a profile that writes, in place. */
+	cf_warren(env, &r, "sandbox", "exec", "--profile", "general",
+	    "--workspace", f->ws, "--", "/bin/sh", "-c", "mkdir -p .GIT/hooks "
+	    "&& echo evil > .GIT/hooks/post-checkout", NULL);
+	assert_int_equal(r.status, 5);
+	assert_non_null(strstr(r.err, "a profile that writes is refused in "
+	    "place on a case-insensitive workspace"));
 	h_run_free(&r);
 	assert_false(t_exists(f->ws, ".git/hooks/post-checkout"));
 }
