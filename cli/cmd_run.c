@@ -972,19 +972,25 @@ cmd_run_unlayer(struct cmd_run_ctx *x)
 		log_warnx("%s", err);
 }
 
-/* In place: refused, before any agent starts, when a write could go
- * through a hard link to a file outside the workspace (cli/layer.c). */
+/*
+ * No layer: the agents write the workspace. Refused, before any agent
+ * starts, where the workspace's filesystem folds names (the sandbox's
+ * read-only .git and .warren hold one spelling only) or a write could go
+ * through a hard link to a file outside it (cli/layer.c).
+ */
 static int
-cmd_run_links(const struct cmd_run_args *a, const struct run *r,
-    const struct cmd_run_ctx *x, const char *cmd)
+cmd_run_in_place(const struct cmd_run_args *a, struct run *r,
+    struct cmd_run_ctx *x, const char *cmd)
 {
-	char	err[1536];
+	char	err[PATH_MAX + 1536];
 
-	if (a->hardlinks || layer_links(&x->ps, r->root->profile, x->ws, err,
-	    sizeof(err)) == 0)
-		return WARREN_EXIT_OK;
-	cmd_run_error(cmd, "%s", err);
-	return WARREN_EXIT_SANDBOX;
+	if (layer_in_place_ok(&x->ps, r->root->profile, x->ws, err,
+	    sizeof(err)) == -1 || (!a->hardlinks && layer_links(&x->ps,
+	    r->root->profile, x->ws, err, sizeof(err)) == -1)) {
+		cmd_run_error(cmd, "%s", err);
+		return WARREN_EXIT_SANDBOX;
+	}
+	return WARREN_EXIT_OK;
 }
 
 /*
@@ -1012,7 +1018,7 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 			return WARREN_EXIT_SANDBOX;
 		}
 		if (mode == COW_NONE)
-			return cmd_run_links(a, r, x, cmd);
+			return cmd_run_in_place(a, r, x, cmd);
 		layer_sweep();
 		if (a->nostore) {
 			cmd_run_error(cmd, "--no-store keeps no run to review "
@@ -1027,7 +1033,7 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 		}
 	}
 	if (x->cow.mode == COW_NONE)
-		return cmd_run_links(a, r, x, cmd);
+		return cmd_run_in_place(a, r, x, cmd);
 	if (cmd_run_enter(r->spawnd, &x->cow, err, sizeof(err)) == -1) {
 		cmd_run_error(cmd, "%s", err);
 		if (plan == NULL)

@@ -40,6 +40,7 @@
 #include "spawnd/spawn.h"
 #include "store/store.h"
 #include "workspace/cow.h"
+#include "workspace/hostexec.h"
 
 #define SANDBOX_EXIT_TIMEOUT	124
 #define SANDBOX_KILL_GRACE_MS	2000
@@ -448,6 +449,30 @@ cmd_sandbox_report(const struct sandbox_opts *o,
 }
 
 /* Run cmd in the sandbox and wait: its exit status, or ours (125-127). */
+/*
+ * In place on a workspace that takes .GIT for .git, the read-only mount
+ * points on .git and .warren would not hold (docs/sandbox.md, "The
+ * workspace's filesystem"): a profile that writes is refused there.
+ */
+static int
+cmd_sandbox_folds(const struct sandbox_policy *p,
+    const struct sandbox_opts *o)
+{
+	char	why[PATH_MAX + 256];
+	int	rc;
+
+	/* We are in the workspace (cmd_sandbox_exec). */
+	if (!p->fs_write || (rc = hostexec_fs_folds(".", why,
+	    sizeof(why))) == 0)
+		return 0;
+	fprintf(stderr, "warren: sandbox exec: workspace %s: %s: a profile "
+	    "that writes is refused in place on a case-insensitive workspace (its read-only "
+	    ".git and .warren would not hold against .GIT and .WARREN); use "
+	    "--cow\n", o->workspace != NULL ? o->workspace : ".", rc == 1 ?
+	    why : "cannot tell whether it is case-insensitive");
+	return WARREN_EXIT_SANDBOX;
+}
+
 static int
 cmd_sandbox_run(const struct sandbox_opts *o, char **cmd)
 {
@@ -459,6 +484,8 @@ cmd_sandbox_run(const struct sandbox_opts *o, char **cmd)
 	int			 rc, sfd;
 
 	if ((rc = cmd_sandbox_policy(o, cmd[0], &p)) != 0)
+		return rc;
+	if ((rc = cmd_sandbox_folds(&p, o)) != 0)
 		return rc;
 	memset(&e, 0, sizeof(e));
 	if (sandbox_prepare(&sb, &p, &e) == -1) {

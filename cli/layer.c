@@ -30,6 +30,7 @@
 #include "store/store.h"
 #include "workspace/cow.h"
 #include "workspace/hardlinks.h"
+#include "workspace/hostexec.h"
 
 /* Could an agent of this run write the workspace? */
 static int
@@ -109,6 +110,34 @@ layer_links(const struct profile_set *ps, const struct profile *root,
 	    hl.nout, hl.nout == 1 ? "" : "s", hl.nout == 1 ? "s" : "ve",
 	    names);
 	hardlinks_free(&hl);
+	return -1;
+}
+
+/*
+ * The sandbox's read-only mount points on .git and .warren hold a name,
+ * not its other spellings: where the filesystem takes .GIT for .git and
+ * makes it a dentry of its own (FUSE, 9p), a write to .GIT/hooks lands in
+ * .git/hooks. A layer holds such names back at apply; in place nothing
+ * would, so a run whose agents write is refused there.
+ */
+int
+layer_in_place_ok(const struct profile_set *ps, const struct profile *root,
+    const char *ws, char *err, size_t errsz)
+{
+	char	why[PATH_MAX + 256];
+	int	rc;
+
+	if (!layer_writers(ps, root))
+		return 0;
+	if ((rc = hostexec_fs_folds(ws, why, sizeof(why))) == 0)
+		return 0;
+	snprintf(err, errsz, "%s: --in-place is refused on a case-insensitive "
+	    "workspace (its read-only .git and .warren would not hold "
+	    "against .GIT and .WARREN); run copy-on-write (drop --in-place: "
+	    "warren apply holds such names back)", rc == 1 ? why :
+	    "cannot tell whether the workspace is case-insensitive");
+	if (rc == -1)
+		snprintf(err + strlen(err), errsz - strlen(err), " (%s)", why);
 	return -1;
 }
 

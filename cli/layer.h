@@ -25,6 +25,11 @@ int	layer_choose(const struct config *c, const struct profile_set *ps,
  * a hard link outside ws, else -1 and err names them and what to do. */
 int	layer_links(const struct profile_set *ps, const struct profile *root,
 	    const char *ws, char *err, size_t errsz);
+/* An in-place run (no layer) whose agents write: refused (-1, err says
+ * why) on a workspace that takes .GIT for .git. */
+int	layer_in_place_ok(const struct profile_set *ps,
+	    const struct profile *root, const char *ws, char *err,
+	    size_t errsz);
 /* How a layer is made here: want is "auto", "overlay" or "copy". */
 int	layer_mechanism(const char *want, enum cow_mode *mode, char *err,
 	    size_t errsz);

@@ -14,6 +14,10 @@ libjansson-dev libpcre2-dev libcmocka-dev util-linux passwd procps git"
 PKGS="$PKGS libpq-dev postgresql"
 # test_cow_changes makes a btrfs to check that the copy mode reflinks.
 PKGS="$PKGS btrfs-progs"
+# test_hostexec_names makes case-insensitive workspaces: ext4 casefold on
+# a loop device (e2fsprogs), and a case-insensitive FUSE passthrough
+# (tests/e2e/cifuse.py: fusepy, and fusermount for an ordinary user).
+PKGS="$PKGS e2fsprogs fuse python3-fusepy"
 # test_report_chromium loads `warren report`'s page in headless Chromium.
 PKGS="$PKGS chromium"
 # test_live draws the live view in a detached tmux session and reads it.

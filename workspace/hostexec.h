@@ -2,14 +2,16 @@
  * Files in the workspace that run code on the host: names that git, shells,
  * editors and CI read and execute outside any sandbox (.git, .envrc,
  * .vscode/, .github/workflows/, shell rc files ...). The table of names is
- * in hostexec.c, and docs/sandbox.md says why each is (or is not) in it.
+ * in hostexec.c, and docs/workspaces.md renders it and says why each is
+ * (or is not) in it. Names are compared folded (hostexec_name.c), the way
+ * a case-insensitive filesystem may compare them: .GIT is .git.
  *
  * A snapshot lstat()s what lies under those names, never following a
  * symbolic link and never reading a file: type, mode, inode, size, mtime
  * and ctime. An agent can set mtime but not ctime, and any change to an
  * inode (content, mode, a link, a rename) moves its ctime, so two
  * snapshots tell created, changed and removed files apart. The names are
- * looked for at the workspace root, and `.git` at any depth, by a walk
+ * looked for at the workspace root, and those of any depth below, by a walk
  * that is bounded in entries, depth and time, stays on the workspace's
  * filesystem and says when it stopped short (the snapshot is then
  * incomplete, and the report says where).
@@ -34,6 +36,15 @@
 /* The run's events (store.h): the first snapshot, and the report. */
 #define HOSTEXEC_EVENT_BASELINE	"host_files_baseline"
 #define HOSTEXEC_EVENT		"host_files"
+
+/* One row of the table: a name, with everything under it. */
+struct hostexec_row {
+	const char	*name;	/* parts joined by '/', '*' any run of bytes */
+	unsigned	 flags;
+	const char	*why;	/* what runs it, for the report */
+};
+#define HOSTEXEC_ANY	0x1	/* at any depth, not only at the root */
+#define HOSTEXEC_SHORT	0x2	/* the name says a shape: an 8.3 short name */
 
 struct hostexec_limits {
 	size_t		max_entries;
@@ -86,6 +97,8 @@ struct hostexec_report {
 void		 hostexec_limits_default(struct hostexec_limits *);
 /* What runs a file at path, from the table; NULL if nothing does. */
 const char	*hostexec_why(const char *path);
+/* The table's rows (static), *n of them. */
+const struct hostexec_row *hostexec_table(size_t *n);
 /* -1 only when the workspace itself cannot be opened (err says why);
  * every bound reached inside it makes the snapshot incomplete instead. */
 int		 hostexec_snapshot(const char *workspace,
@@ -95,6 +108,24 @@ void		 hostexec_snap_free(struct hostexec_snap *);
 /* Sort by path ('/' before any other byte) and drop duplicates. */
 void		 hostexec_snap_sort(struct hostexec_snap *);
 int		 hostexec_pathcmp(const char *, const char *);
+
+/* hostexec_name.c: names compared folded */
+/* path folded into out (outsz >= strlen(path) + 1), its length; or
+ * (size_t)-1 if out is too small. */
+size_t		 hostexec_fold(const char *path, char *out, size_t outsz);
+/* Does a name, folded (n bytes at s), match the pn bytes of pat ('*':
+ * any run of bytes; pat's ASCII letters in either case)? */
+int		 hostexec_glob(const char *pat, size_t pn, const char *s,
+		    size_t n);
+/* Is a folded name (n bytes at s) an 8.3 short name, BASE~N[.EXT]? */
+int		 hostexec_shortname(const char *s, size_t n);
+/* Is name, folded, the ASCII name ascii (lower case)? */
+int		 hostexec_is(const char *name, const char *ascii);
+
+/* hostexec_fs.c: the workspace's filesystem */
+/* 1 if dir's filesystem may take two spellings of a name for one (why
+ * says how it was told), 0 if not, -1 if it cannot be asked (why). */
+int		 hostexec_fs_folds(const char *dir, char *why, size_t whysz);
 
 /* hostexec_diff.c: storing a snapshot, comparing two, the report */
 /* JSON text that hostexec_snap_decode reads back byte for byte. */

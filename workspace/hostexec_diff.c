@@ -222,13 +222,13 @@ hx_collapse(struct hostexec_report *r)
 		under = hx_under(r, k);
 		base = strrchr(r->v[k].path, '/');
 		base = base ? base + 1 : r->v[k].path;
-		if (strcmp(base, ".git") == 0 && under > 0) {
+		if (hostexec_is(base, ".git") && under > 0) {
 			for (j = k + 1; j <= k + under; j++)
 				free(r->v[j].path);
 			r->v[k].inside = under;
 			r->v[out++] = r->v[k];
 			k += under;
-		} else if (S_ISDIR(r->v[k].mode) && strcmp(base, ".git") != 0)
+		} else if (S_ISDIR(r->v[k].mode) && !hostexec_is(base, ".git"))
 			free(r->v[k].path);
 		else
 			r->v[out++] = r->v[k];

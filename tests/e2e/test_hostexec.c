@@ -111,7 +111,9 @@ script(struct t *c, const char *calls1, const char *calls2)
 }
 
 /* The agent writes every kind of file that runs code, and two that do
- * not: git init with an fsmonitor, .vscode, CI, husky, a shell rc. */
+ * not: git init with an fsmonitor, .vscode, CI, husky, a shell rc; a
+ * nested .VSCODE and an .Envrc (what a case-insensitive filesystem takes
+ * for .vscode and .envrc), a lefthook config (case 53). */
 static void
 script_sensitive(struct t *c)
 {
@@ -121,7 +123,9 @@ script_sensitive(struct t *c)
 	    "git -C sub config core.fsmonitor 'touch /tmp/hostexec-owned' && "
 	    "mkdir -p .husky && printf 'evil\\n' > .husky/pre-commit && "
 	    "echo 'alias ls=evil' >> .bashrc && echo notes > notes.md && "
-	    "printf 'all:\\n' > Makefile && cat .envrc");
+	    "printf 'all:\\n' > Makefile && cat .envrc && "
+	    "mkdir -p lib/.VSCODE && echo '{}' > lib/.VSCODE/tasks.json && "
+	    "echo evil > .Envrc && echo 'pre-commit:' > lefthook.yml");
 	snprintf(args, sizeof(args), "{\"command\":%s}", h_js(bash));
 	script(c, h_calls2("b", "write",
 	    "{\"path\":\".vscode/tasks.json\",\"content\":\"{}\"}", "c",
@@ -131,7 +135,7 @@ script_sensitive(struct t *c)
 
 static const char *const sensitive[] = {
 	".vscode/tasks.json", ".github/workflows/x.yml", ".husky/pre-commit",
-	".bashrc",
+	".bashrc", "lib/.VSCODE/tasks.json", ".Envrc", "lefthook.yml",
 };
 
 /* The one line of out holding the host_files event. */
@@ -240,10 +244,10 @@ test_nothing(void **state)
 	struct t	*c = *state;
 	struct h_run	 r;
 
-	script(c, h_calls2("b", "write", "{\"path\":\"src/.env\","
+	script(c, h_calls2("b", "write", "{\"path\":\"src/env.txt\","
 	    "\"content\":\"A=1\"}", "c", "read", "{\"path\":\".envrc\"}"),
 	    h_calls1("d", "bash", "{\"command\":\"echo x > Makefile && "
-	    "mkdir -p sub && echo y > sub/.envrc && cat .vscode/settings.json"
+	    "mkdir -p sub && echo y > sub/envrc.txt && cat .vscode/settings.json"
 	    "\"}"));
 	run(c, &r, 0);
 	assert_int_equal(r.status, 0);
@@ -253,7 +257,7 @@ test_nothing(void **state)
 	teardown(state);
 	setup(state);
 	c = *state;
-	script(c, h_calls1("b", "write", "{\"path\":\"src/.env\","
+	script(c, h_calls1("b", "write", "{\"path\":\"src/env.txt\","
 	    "\"content\":\"A=1\"}"), h_calls1("d", "bash",
 	    "{\"command\":\"echo x > Makefile\"}"));
 	run(c, &r, 1);

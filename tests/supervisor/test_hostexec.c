@@ -174,14 +174,31 @@ test_names_created(void **state)
 	put(w, ".npmrc", "x");
 	put(w, ".devcontainer/devcontainer.json", "{}");
 	put(w, ".idea/workspace.xml", "x");
-	/* Left out: project files, data, nested copies of root names. */
-	put(w, "Makefile", "all:");
-	put(w, ".env", "A=1");
-	put(w, ".tool-versions", "nodejs 20");
+	/* Nested copies of the names of any depth; spellings that a
+	 * case-insensitive filesystem takes for the names. */
 	put(w, "sub/.envrc", "x");
-	put(w, "sub/.vscode/tasks.json", "x");
+	put(w, "sub/.env", "A=1");
+	put(w, "sub/deeper/.vscode/tasks.json", "x");
+	put(w, ".GIT/hooks/post-checkout", "x");
+	put(w, ".Envrc", "x");
+	put(w, ".VSCODE/tasks.json", "x");
+	put(w, "lefthook.yml", "x");
+	put(w, "x.code-workspace", "x");
+	/* Left out: project files, data, CI files below the root. */
+	put(w, "Makefile", "all:");
+	put(w, ".tool-versions", "nodejs 20");
+	put(w, "sub/.github/workflows/x.yml", "x");
 	put(w, ".github/ISSUE_TEMPLATE/feature.md", "x");
 	diff(w, &b, &r);
+	assert_listed(&r, "sub/.envrc", HOSTEXEC_CREATED);
+	assert_listed(&r, "sub/.env", HOSTEXEC_CREATED);
+	assert_listed(&r, "sub/deeper/.vscode/tasks.json", HOSTEXEC_CREATED);
+	assert_listed(&r, ".GIT", HOSTEXEC_CREATED);
+	assert_int_equal(find(&r, ".GIT")->inside, 2);
+	assert_listed(&r, ".Envrc", HOSTEXEC_CREATED);
+	assert_listed(&r, ".VSCODE/tasks.json", HOSTEXEC_CREATED);
+	assert_listed(&r, "lefthook.yml", HOSTEXEC_CREATED);
+	assert_listed(&r, "x.code-workspace", HOSTEXEC_CREATED);
 	assert_listed(&r, ".envrc", HOSTEXEC_CREATED);
 	assert_listed(&r, ".vscode/tasks.json", HOSTEXEC_CREATED);
 	assert_listed(&r, ".github/workflows/x.yml", HOSTEXEC_CREATED);
@@ -192,9 +209,10 @@ test_names_created(void **state)
 	assert_listed(&r, ".npmrc", HOSTEXEC_CREATED);
 	assert_listed(&r, ".devcontainer/devcontainer.json", HOSTEXEC_CREATED);
 	assert_listed(&r, ".idea/workspace.xml", HOSTEXEC_CREATED);
-	/* Directories are not lines of their own. */
+	/* Directories are not lines of their own; a created .GIT is one
+	 * line with its entries, as .git is. */
 	assert_null(find(&r, ".vscode"));
-	assert_int_equal(r.n, 10);
+	assert_int_equal(r.n, 18);
 	assert_null(r.incomplete);
 	hostexec_report_free(&r);
 	hostexec_snap_free(&b);
