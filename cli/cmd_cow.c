@@ -75,6 +75,25 @@ cmd_cow_load(const char *name, const struct store_run *r, struct cow *c,
 	return 0;
 }
 
+/* The layer and its changes, each marked if the diff cannot show it
+ * (cow_review): what apply holds back. */
+static int
+cmd_cow_load_reviewed(const struct store_run *r, struct cow *c,
+    struct cow_changes *ch)
+{
+	char	err[1024];
+	int	ex;
+
+	if ((ex = cmd_cow_load("apply", r, c, ch)) != 0)
+		return ex;
+	if (cow_review(c, ch, err, sizeof(err)) == -1) {
+		cmd_cow_error("apply", err);
+		cow_changes_free(ch);
+		return WARREN_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
 int
 cmd_cow_diff(const struct store_run *r, unsigned flags)
 {
@@ -101,8 +120,8 @@ cmd_cow_left_out(const struct cow_changes *ch, unsigned flags)
 {
 	size_t	i, n = 0;
 
-	for (i = 0; i < ch->n && !(flags & COW_APPLY_SENSITIVE); i++)
-		n += ch->v[i].sensitive != NULL;
+	for (i = 0; i < ch->n; i++)
+		n += cow_change_held(&ch->v[i], flags) != NULL;
 	return n;
 }
 
@@ -115,10 +134,10 @@ cmd_cow_applied(struct store *st, const struct store_run *r,
 
 	if (left > 0) {
 		printf("the layer of run %lld is kept for the %zu path%s left "
-		    "out: `warren apply --include-sensitive %lld` applies "
-		    "them, `warren discard %lld` drops them\n",
-		    (long long)r->id, left, left == 1 ? "" : "s",
-		    (long long)r->id, (long long)r->id);
+		    "out: `warren apply --include-sensitive "
+		    "--include-unreviewed %lld` applies them, `warren discard "
+		    "%lld` drops them\n", (long long)r->id, left, left == 1 ?
+		    "" : "s", (long long)r->id, (long long)r->id);
 		return WARREN_EXIT_OK;
 	}
 	if (store_run_cow_state(st, r->id, "applied") == -1) {
@@ -140,7 +159,7 @@ cmd_cow_apply(struct store *st, const struct store_run *r, unsigned flags)
 	char			 err[1024];
 	int			 ex, rc;
 
-	if ((ex = cmd_cow_load("apply", r, &c, &ch)) != 0)
+	if ((ex = cmd_cow_load_reviewed(r, &c, &ch)) != 0)
 		return ex;
 	rc = cow_apply(&c, &ch, flags, stdout, err, sizeof(err));
 	if (rc == -1) {

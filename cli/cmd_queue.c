@@ -45,11 +45,11 @@ static const struct cmd cmd_queue_cmds[] = {
 	    "minute, the job queued longest", cmd_queue_stats },
 	{ "export", "--format jsonl|csv [--status S]",
 	    "print the jobs' results", cmd_queue_export },
-	{ "diff", "[--stat] [--db FILE] [--workspace DIR] JOB",
+	{ "diff", "[--stat] [--raw] [--db FILE] [--workspace DIR] JOB",
 	    "show a done job's changes against the workspace here",
 	    cmd_queue_diff },
-	{ "apply", "[--include-sensitive] [--db FILE] [--workspace DIR] "
-	    "JOB | --all-done", "apply a done job's changes, on any machine",
+	{ "apply", "[--include-sensitive] [--include-unreviewed] [--db FILE] "
+	    "[--workspace DIR] JOB | --all-done", "apply a done job's changes, on any machine",
 	    cmd_queue_apply },
 };
 #define CMD_QUEUE_NCMDS	(sizeof(cmd_queue_cmds) / sizeof(cmd_queue_cmds[0]))
@@ -334,6 +334,8 @@ enum {
 	OPT_ALLDONE,
 	OPT_DB,
 	OPT_SENSITIVE,
+	OPT_UNREVIEWED,
+	OPT_RAW,
 	OPT_WORKSPACE,
 	OPT_STAT,
 	OPT_LIMIT,
@@ -352,6 +354,8 @@ static const struct option cmd_queue_longopts[] = {
 	{ "all-done", no_argument, NULL, OPT_ALLDONE },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
+	{ "include-unreviewed", no_argument, NULL, OPT_UNREVIEWED },
+	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
 	{ "stat", no_argument, NULL, OPT_STAT },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
@@ -376,11 +380,13 @@ cmd_queue_opt_bit(int ch)
 		return CMD_QUEUE_O_FORMAT;
 	case OPT_ALLDONE:
 	case OPT_SENSITIVE:
+	case OPT_UNREVIEWED:
 		return CMD_QUEUE_O_APPLY;
 	case OPT_DB:
 	case OPT_WORKSPACE:
 		return CMD_QUEUE_O_WHERE;
 	case OPT_STAT:
+	case OPT_RAW:
 		return CMD_QUEUE_O_STAT;
 	case OPT_LIMIT:
 		return CMD_QUEUE_O_LIMIT;
@@ -462,6 +468,12 @@ cmd_queue_opt(const char *name, int ch, struct cmd_queue_opts *o)
 		break;
 	case OPT_SENSITIVE:
 		o->sensitive = 1;
+		break;
+	case OPT_UNREVIEWED:
+		o->unreviewed = 1;
+		break;
+	case OPT_RAW:
+		o->raw = 1;
 		break;
 	case OPT_WORKSPACE:
 		o->workspace = optarg;

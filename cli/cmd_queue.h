@@ -47,7 +47,9 @@ struct cmd_queue_opts {
 	const char		*db;		/* apply: the run database */
 	const char		*workspace;	/* apply, diff: where to */
 	int			 sensitive;
+	int			 unreviewed;	/* apply: --include-unreviewed */
 	int			 stat;		/* diff: --stat */
+	int			 raw;		/* diff: --raw */
 	unsigned		 limit;		/* ls: --limit, 0 none */
 };
 
@@ -57,9 +59,10 @@ struct cmd_queue_opts {
 #define CMD_QUEUE_O_PURGE	0x04	/* --done --dead --cancelled
 					   --older-than */
 #define CMD_QUEUE_O_FORMAT	0x08
-#define CMD_QUEUE_O_APPLY	0x10	/* --all-done --include-sensitive */
+#define CMD_QUEUE_O_APPLY	0x10	/* --all-done --include-sensitive
+					   --include-unreviewed */
 #define CMD_QUEUE_O_WHERE	0x20	/* --db --workspace */
-#define CMD_QUEUE_O_STAT	0x40	/* --stat */
+#define CMD_QUEUE_O_STAT	0x40	/* --stat --raw */
 #define CMD_QUEUE_O_LIMIT	0x80	/* --limit */
 
 /* cmd_queue.c */

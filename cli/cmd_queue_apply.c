@@ -222,7 +222,8 @@ qapply_set_run(struct qapply *a, const struct queue_job *j, struct cow *c,
 		printf("job %lld (run %lld on %s, its changes from the "
 		    "queue):\n", (long long)j->id, (long long)j->run_id,
 		    j->run_where != NULL ? j->run_where : "another machine");
-		rc = cow_apply(c, ch, a->flags, stdout, err, sizeof(err));
+		rc = cow_review(c, ch, err, sizeof(err)) == -1 ? -1 :
+		    cow_apply(c, ch, a->flags, stdout, err, sizeof(err));
 	}
 	left = cmd_cow_left_out(ch, a->flags);
 	if (rc == -1) {
@@ -239,8 +240,8 @@ qapply_set_run(struct qapply *a, const struct queue_job *j, struct cow *c,
 		return WARREN_EXIT_OK;
 	if (left > 0) {
 		printf("%zu path%s left out: `warren queue apply "
-		    "--include-sensitive %lld` applies them\n", left,
-		    left == 1 ? "" : "s", (long long)j->id);
+		    "--include-sensitive --include-unreviewed %lld` applies "
+		    "them\n", left, left == 1 ? "" : "s", (long long)j->id);
 		return WARREN_EXIT_OK;
 	}
 	return qapply_mark(a, j, ws);
@@ -465,10 +466,12 @@ qapply_main(int argc, char **argv, const char *name)
 		a.workspace = ws;
 	}
 	if (diff)
-		a.flags = (o.stat ? COW_DIFF_STAT : 0) | (isatty(STDOUT_FILENO)
-		    && getenv("NO_COLOR") == NULL ? COW_DIFF_COLOR : 0);
+		a.flags = (o.stat ? COW_DIFF_STAT : 0) | (o.raw ? COW_DIFF_RAW :
+		    isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL ?
+		    COW_DIFF_COLOR : 0);
 	else
-		a.flags = o.sensitive ? COW_APPLY_SENSITIVE : 0;
+		a.flags = (o.sensitive ? COW_APPLY_SENSITIVE : 0) |
+		    (o.unreviewed ? COW_APPLY_UNREVIEWED : 0);
 	/* Names the unpack directory only: two queues under one name
 	 * share a journal, which removes only apply's own temporaries. */
 	url = o.url != NULL ? o.url : getenv("WARREN_QUEUE_URL");
