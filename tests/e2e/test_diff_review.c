@@ -464,6 +464,7 @@ test_unreviewed_held(void **state)
 	t_warren(&t, &r, NULL, "apply", NULL, NULL, run);
 	if (r.status != 0)
 		fail_msg("apply: %d\n%s%s", r.status, r.out, r.err);
+	t_held(&t);
 	assert_non_null(strstr(r.out, "left out: Makefile: unreviewed: binary"));
 	assert_non_null(strstr(r.out, "left out: index.js: unreviewed: too "
 	    "large"));
@@ -563,6 +564,7 @@ test_queue_review(void **state)
 	t_q(&r, "apply", "2", NULL);
 	if (r.status != 0)
 		fail_msg("queue apply: %d\n%s%s", r.status, r.out, r.err);
+	t_held(&t);
 	assert_non_null(strstr(r.out, "left out: Makefile: unreviewed: binary"));
 	assert_non_null(strstr(r.out, "3 paths left out: `warren queue apply "
 	    "--include-sensitive --include-unreviewed 2`"));
