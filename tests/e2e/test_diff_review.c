@@ -624,10 +624,12 @@ t_tmux_out(const char *sock, const char *what)
 static void
 t_in_tmux(struct t *t, const char *show, char **pane, char **title)
 {
-	char	 sock[64], script[PATH_MAX + 16], body[4 * PATH_MAX];
-	int	 i;
+	static int	 nth;
+	char		 sock[64], script[PATH_MAX + 16], body[4 * PATH_MAX];
+	int		 i;
 
-	snprintf(sock, sizeof(sock), "wdr%ld", (long)getpid());
+	/* A server each: one being killed refuses a new session. */
+	snprintf(sock, sizeof(sock), "wdr%ld-%d", (long)getpid(), nth++);
 	snprintf(body, sizeof(body), "export LANG=C.UTF-8 LC_ALL=\n%s\n"
 	    "echo DIFF-END\nsleep 600\n", show);
 	h_write(t->dir, "show.sh", body, 0755);
