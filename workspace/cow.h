@@ -203,7 +203,9 @@ const char	*cow_change_held(const struct cow_change *, unsigned flags);
 #define COW_APPLY_UNREVIEWED	0x2	/* also changes the diff cannot show */
 /*
  * Apply the changes to the workspace, each file atomically (a temporary
- * file, then rename). Refused as a whole, with every conflict named on
+ * file, then rename). A change cow_change_held names for flags (it runs
+ * code on the host, or cow_review found the diff cannot show it) is left
+ * out and listed on out. Refused as a whole, with every conflict named on
  * out, when the workspace changed under a path since the run started:
  * returns 1 and changes nothing. 0 applied; -1 error.
  */
