@@ -75,6 +75,45 @@ cmd_cow_load(const char *name, const struct store_run *r, struct cow *c,
 	return 0;
 }
 
+int
+cmd_include_add(const char *name, struct cmd_include *inc, const char *path)
+{
+	if (inc->n == CMD_INCLUDE_MAX) {
+		fprintf(stderr, "warren %s: --include: at most %d paths; "
+		    "--include-unreviewed or --include-sensitive take them "
+		    "all\n", name, CMD_INCLUDE_MAX);
+		return -1;
+	}
+	inc->v[inc->n++] = path;
+	return 0;
+}
+
+int
+cmd_cow_include(const char *name, struct cow_changes *ch, unsigned flags,
+    const struct cmd_include *inc)
+{
+	size_t	i, k;
+	char	*e;
+
+	for (k = 0; inc != NULL && k < inc->n; k++) {
+		for (i = 0; i < ch->n; i++)
+			if (strcmp(ch->v[i].path, inc->v[k]) == 0)
+				break;
+		if (i == ch->n || cow_change_held(&ch->v[i], flags) == NULL) {
+			e = str_escape_dup(inc->v[k], strlen(inc->v[k]), 0);
+			fprintf(stderr, "warren %s: --include %s: not a path "
+			    "this apply leaves out (give it as `left out:` "
+			    "names it, relative to the workspace)\n", name,
+			    e != NULL ? e : "?");
+			free(e);
+			return -1;
+		}
+		ch->v[i].sensitive = NULL;
+		ch->v[i].unreviewed = NULL;
+	}
+	return 0;
+}
+
 /* The layer and its changes, each marked if the diff cannot show it
  * (cow_review): what apply holds back. */
 static int
@@ -152,7 +191,8 @@ cmd_cow_applied(struct store *st, const struct store_run *r,
 }
 
 int
-cmd_cow_apply(struct store *st, const struct store_run *r, unsigned flags)
+cmd_cow_apply(struct store *st, const struct store_run *r, unsigned flags,
+    const struct cmd_include *inc)
 {
 	struct cow_changes	 ch;
 	struct cow		 c;
@@ -161,6 +201,10 @@ cmd_cow_apply(struct store *st, const struct store_run *r, unsigned flags)
 
 	if ((ex = cmd_cow_load_reviewed(r, &c, &ch)) != 0)
 		return ex;
+	if (cmd_cow_include("apply", &ch, flags, inc) == -1) {
+		cow_changes_free(&ch);
+		return WARREN_EXIT_USAGE;
+	}
 	rc = cow_apply(&c, &ch, flags, stdout, err, sizeof(err));
 	if (rc == -1) {
 		cmd_cow_error("apply", err);

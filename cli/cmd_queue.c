@@ -48,8 +48,8 @@ static const struct cmd cmd_queue_cmds[] = {
 	{ "diff", "[--stat] [--raw] [--db FILE] [--workspace DIR] JOB",
 	    "show a done job's changes against the workspace here",
 	    cmd_queue_diff },
-	{ "apply", "[--include-sensitive] [--include-unreviewed] [--db FILE] "
-	    "[--workspace DIR] JOB | --all-done", "apply a done job's changes, on any machine",
+	{ "apply", "[--include-sensitive] [--include-unreviewed] [--include "
+	    "PATH ...] [--db FILE] [--workspace DIR] JOB | --all-done", "apply a done job's changes, on any machine",
 	    cmd_queue_apply },
 };
 #define CMD_QUEUE_NCMDS	(sizeof(cmd_queue_cmds) / sizeof(cmd_queue_cmds[0]))
@@ -336,6 +336,7 @@ enum {
 	OPT_SENSITIVE,
 	OPT_UNREVIEWED,
 	OPT_RAW,
+	OPT_INCLUDE,
 	OPT_WORKSPACE,
 	OPT_STAT,
 	OPT_LIMIT,
@@ -356,6 +357,7 @@ static const struct option cmd_queue_longopts[] = {
 	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
 	{ "include-unreviewed", no_argument, NULL, OPT_UNREVIEWED },
 	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "include", required_argument, NULL, OPT_INCLUDE },
 	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
 	{ "stat", no_argument, NULL, OPT_STAT },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
@@ -381,6 +383,7 @@ cmd_queue_opt_bit(int ch)
 	case OPT_ALLDONE:
 	case OPT_SENSITIVE:
 	case OPT_UNREVIEWED:
+	case OPT_INCLUDE:
 		return CMD_QUEUE_O_APPLY;
 	case OPT_DB:
 	case OPT_WORKSPACE:
@@ -475,6 +478,8 @@ cmd_queue_opt(const char *name, int ch, struct cmd_queue_opts *o)
 	case OPT_RAW:
 		o->raw = 1;
 		break;
+	case OPT_INCLUDE:
+		return cmd_include_add(name, &o->include, optarg);
 	case OPT_WORKSPACE:
 		o->workspace = optarg;
 		break;

@@ -48,6 +48,7 @@ struct qapply {
 	char		 qid[QUEUE_ERR_MAX];	/* the queue, to name dirs */
 	const char	*workspace;	/* --workspace, canonical, or NULL */
 	unsigned	 flags;		/* COW_APPLY_* or COW_DIFF_* */
+	const struct cmd_include *include;	/* apply --include PATH */
 };
 
 /* This machine's runs (a->st stays NULL if none was ever recorded here:
@@ -222,8 +223,14 @@ qapply_set_run(struct qapply *a, const struct queue_job *j, struct cow *c,
 		printf("job %lld (run %lld on %s, its changes from the "
 		    "queue):\n", (long long)j->id, (long long)j->run_id,
 		    j->run_where != NULL ? j->run_where : "another machine");
-		rc = cow_review(c, ch, err, sizeof(err)) == -1 ? -1 :
-		    cow_apply(c, ch, a->flags, stdout, err, sizeof(err));
+		if (cow_review(c, ch, err, sizeof(err)) == -1)
+			rc = -1;
+		else if (cmd_cow_include("queue apply", ch, a->flags,
+		    a->include) == -1)
+			return WARREN_EXIT_USAGE;
+		else
+			rc = cow_apply(c, ch, a->flags, stdout, err,
+			    sizeof(err));
 	}
 	left = cmd_cow_left_out(ch, a->flags);
 	if (rc == -1) {
@@ -310,7 +317,8 @@ qapply_layer(struct qapply *a, const struct queue_job *j,
 	if (strcmp(a->name, "diff") == 0)
 		return cmd_cow_diff(r, a->flags);
 	printf("job %lld (run %lld):\n", (long long)j->id, (long long)r->id);
-	if ((ex = cmd_cow_apply(a->st, r, a->flags)) != WARREN_EXIT_OK)
+	if ((ex = cmd_cow_apply(a->st, r, a->flags, a->include)) !=
+	    WARREN_EXIT_OK)
 		return ex;
 	if (store_run_get(a->st, r->id, &after) == -1)
 		return WARREN_EXIT_OK;
@@ -455,6 +463,11 @@ qapply_main(int argc, char **argv, const char *name)
 	}
 	if (!o.all_done && cmd_queue_job_arg(name, argv[optind], &id) == -1)
 		return WARREN_EXIT_USAGE;
+	if (o.all_done && o.include.n > 0) {
+		cmd_queue_error(name, "--include names a path of one job: give "
+		    "the JOB, not --all-done");
+		return WARREN_EXIT_USAGE;
+	}
 	memset(&a, 0, sizeof(a));
 	a.name = name;
 	if (o.workspace != NULL) {
@@ -472,6 +485,7 @@ qapply_main(int argc, char **argv, const char *name)
 	else
 		a.flags = (o.sensitive ? COW_APPLY_SENSITIVE : 0) |
 		    (o.unreviewed ? COW_APPLY_UNREVIEWED : 0);
+	a.include = &o.include;
 	/* Names the unpack directory only: two queues under one name
 	 * share a journal, which removes only apply's own temporaries. */
 	url = o.url != NULL ? o.url : getenv("WARREN_QUEUE_URL");

@@ -45,6 +45,7 @@ struct cmd_store_opts {
 	int		 sensitive;	/* apply --include-sensitive */
 	int		 unreviewed;	/* apply --include-unreviewed */
 	int		 raw;		/* diff --raw */
+	struct cmd_include include;	/* apply --include PATH ... */
 	long long	 limit;
 	enum graph_format format;
 	const char	*output;	/* report -o FILE */
@@ -63,6 +64,7 @@ enum {
 	OPT_SENSITIVE,
 	OPT_UNREVIEWED,
 	OPT_RAW,
+	OPT_INCLUDE,
 	OPT_OUTPUT,
 	OPT_HELP,
 };
@@ -82,6 +84,7 @@ static const struct option cmd_store_longopts[] = {
 	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
 	{ "include-unreviewed", no_argument, NULL, OPT_UNREVIEWED },
 	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "include", required_argument, NULL, OPT_INCLUDE },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -111,7 +114,8 @@ cmd_store_usage(const char *name, FILE *f)
 		    "the bytes as they are,\nfor git apply or patch -p1.\n");
 	else if (strcmp(name, "apply") == 0)
 		fprintf(f, "usage: warren apply [--db FILE] [--workspace DIR]"
-		    " [--include-sensitive] [--include-unreviewed] RUN\n"
+		    " [--include-sensitive] [--include-unreviewed]\n"
+		    "    [--include PATH ...] RUN\n"
 		    "Writes a copy-on-write run's changes into the workspace, "
 		    "or nothing if the\nworkspace changed under any of them "
 		    "since the run started (exit 1).\n");
@@ -210,6 +214,10 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 			break;
 		case OPT_RAW:
 			o->raw = 1;
+			break;
+		case OPT_INCLUDE:
+			if (cmd_include_add(argv[0], &o->include, optarg) == -1)
+				return -1;
 			break;
 		case OPT_OUTPUT:
 			o->output = optarg;
@@ -1177,7 +1185,7 @@ cmd_store_cow(int argc, char **argv, int allowed)
 		} else if (strcmp(argv[0], "apply") == 0)
 			ex = cmd_cow_apply(st, &r, (o.sensitive ?
 			    COW_APPLY_SENSITIVE : 0) | (o.unreviewed ?
-			    COW_APPLY_UNREVIEWED : 0));
+			    COW_APPLY_UNREVIEWED : 0), &o.include);
 		else
 			ex = cmd_cow_discard(st, &r);
 	}
@@ -1198,7 +1206,7 @@ int
 cmd_apply(int argc, char **argv)
 {
 	return cmd_store_cow(argc, argv, ALLOW(OPT_SENSITIVE) |
-	    ALLOW(OPT_UNREVIEWED));
+	    ALLOW(OPT_UNREVIEWED) | ALLOW(OPT_INCLUDE));
 }
 
 int

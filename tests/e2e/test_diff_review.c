@@ -476,11 +476,28 @@ test_unreviewed_held(void **state)
 	assert_int_equal(t_size(&t, "ok.txt"), 4);	/* "two\n" */
 	h_run_free(&r);
 
+	/* Named, one is applied; the others stay out; a path that is not
+	 * left out cannot be named. */
+	t_warren(&t, &r, NULL, "apply", "--include", "ok.txt", run);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--include ok.txt: not a path this "
+	    "apply leaves out"));
+	h_run_free(&r);
+	t_warren(&t, &r, NULL, "apply", "--include", "Makefile", run);
+	if (r.status != 0)
+		fail_msg("apply --include Makefile: %d\n%s%s", r.status, r.out,
+		    r.err);
+	assert_int_equal(t_size(&t, "Makefile"), T_MK_NUL_LEN);
+	assert_int_equal(t_size(&t, "index.js"), strlen("console.log(1);\n"));
+	assert_int_equal(t_size(&t, "logo.png"), (size_t)-1);
+	assert_non_null(strstr(r.out, "is kept for the 2 paths left out"));
+	h_run_free(&r);
+
 	t_warren(&t, &r, NULL, "apply", "--include-unreviewed", NULL, run);
 	if (r.status != 0)
 		fail_msg("apply --include-unreviewed: %d\n%s%s", r.status, r.out,
 		    r.err);
-	assert_non_null(strstr(r.out, "changed Makefile\n"));
+	assert_non_null(strstr(r.out, "changed index.js\n"));
 	assert_non_null(strstr(r.out, "created logo.png\n"));
 	t_written(&t);
 	h_run_free(&r);
@@ -572,6 +589,16 @@ test_queue_review(void **state)
 	    "--include-sensitive --include-unreviewed 2`"));
 	t_held(&t);
 	assert_int_equal(t_size(&t, "ok.txt"), 4);
+	h_run_free(&r);
+	t_q(&r, "apply", "--include", "logo.png", "2", NULL);
+	if (r.status != 0)
+		fail_msg("queue apply --include logo.png: %d\n%s%s", r.status,
+		    r.out, r.err);
+	assert_int_equal(t_size(&t, "logo.png"), 16);
+	assert_int_equal(t_size(&t, "Makefile"), strlen(T_MK_BASE));
+	h_run_free(&r);
+	t_q(&r, "apply", "--include", "logo.png", "--all-done", NULL);
+	assert_int_equal(r.status, 2);
 	h_run_free(&r);
 	t_q(&r, "apply", "--include-unreviewed", "2", NULL);
 	if (r.status != 0)
