@@ -111,10 +111,10 @@ cow_diff_needs_esc(const char *p, size_t len)
 	return str_escape_len(p, len, COW_DIFF_ESC) != len + nbs;
 }
 
-/* One line of a hunk: its sign, then the line as is (raw, or nothing in
+/* One line of a hunk (-1: no memory to escape it): its sign, then the line as is (raw, or nothing in
  * it to escape), or escaped and followed by the marker that says so; the
  * marker git writes after a last line without '\n'. */
-static void
+static int
 cow_diff_line(const struct cow_diff_out *o, char sign,
     const struct cow_lines *l, size_t i)
 {
@@ -126,13 +126,13 @@ cow_diff_line(const struct cow_diff_out *o, char sign,
 	if (nl)
 		len--;
 	esc = !(o->flags & COW_DIFF_RAW) && cow_diff_needs_esc(p, len);
+	if (esc && (e = str_escape_dup(p, len, COW_DIFF_ESC)) == NULL)
+		return -1;
 	fputs(cow_diff_color(o, sign == '-' ? COW_COLOR_RED : sign == '+' ?
 	    COW_COLOR_GREEN : ""), o->f);
 	putc(sign, o->f);
-	if (esc && (e = str_escape_dup(p, len, COW_DIFF_ESC)) != NULL)
+	if (esc)
 		fputs(e, o->f);
-	else if (esc)
-		fputs("?", o->f);
 	else
 		fwrite(p, 1, len, o->f);
 	fprintf(o->f, "%s\n", sign != ' ' ? cow_diff_color(o,
@@ -144,6 +144,7 @@ cow_diff_line(const struct cow_diff_out *o, char sign,
 		    cow_diff_color(o, COW_COLOR_RESET));
 	if (!nl)
 		fputs("\\ No newline at end of file\n", o->f);
+	return 0;
 }
 
 /* "-start,count" as git writes it: count 1 left out, start 0 before the
@@ -158,7 +159,7 @@ cow_diff_range(FILE *f, char sign, size_t before, size_t count)
 		    count);
 }
 
-static void
+static int
 cow_diff_hunk(const struct cow_diff_out *o, const struct cow_lines *a,
     const struct cow_lines *b, const struct cow_op *ops, size_t start,
     size_t end)
@@ -174,18 +175,17 @@ cow_diff_hunk(const struct cow_diff_out *o, const struct cow_lines *a,
 	putc(' ', o->f);
 	cow_diff_range(o->f, '+', ops[start].b, nb);
 	fprintf(o->f, " @@%s\n", cow_diff_color(o, COW_COLOR_RESET));
-	for (k = start; k < end; k++) {
-		if (ops[k].t == '+')
-			cow_diff_line(o, '+', b, ops[k].b);
-		else
-			cow_diff_line(o, ops[k].t == '-' ? '-' : ' ', a,
-			    ops[k].a);
-	}
+	for (k = start; k < end; k++)
+		if ((ops[k].t == '+' ? cow_diff_line(o, '+', b, ops[k].b) :
+		    cow_diff_line(o, ops[k].t == '-' ? '-' : ' ', a,
+		    ops[k].a)) == -1)
+			return -1;
+	return 0;
 }
 
 /* The hunks of an edit script, with COW_DIFF_CONTEXT lines of context;
  * changes closer than twice that share a hunk. */
-static void
+static int
 cow_diff_hunks(const struct cow_diff_out *o, const struct cow_lines *a,
     const struct cow_lines *b, const struct cow_op *ops, size_t nops)
 {
@@ -195,7 +195,7 @@ cow_diff_hunks(const struct cow_diff_out *o, const struct cow_lines *a,
 		for (c = i; c < nops && ops[c].t == '='; c++)
 			;
 		if (c == nops)
-			return;
+			return 0;
 		start = c > i + COW_DIFF_CONTEXT ? c - COW_DIFF_CONTEXT : i;
 		for (e = c, k = c + 1; k < nops; k++) {
 			if (ops[k].t != '=')
@@ -205,7 +205,8 @@ cow_diff_hunks(const struct cow_diff_out *o, const struct cow_lines *a,
 		}
 		end = e + 1 + COW_DIFF_CONTEXT < nops ?
 		    e + 1 + COW_DIFF_CONTEXT : nops;
-		cow_diff_hunk(o, a, b, ops, start, end);
+		if (cow_diff_hunk(o, a, b, ops, start, end) == -1)
+			return -1;
 		i = end;
 	}
 }
@@ -233,8 +234,9 @@ cow_diff_text(struct cow_diff_out *o, const struct cow_side *old,
 		*add += ops[k].t == '+';
 		*del += ops[k].t == '-';
 	}
-	if (!(o->flags & COW_DIFF_STAT))
-		cow_diff_hunks(o, &a, &b, ops, nops);
+	if (!(o->flags & COW_DIFF_STAT) && cow_diff_hunks(o, &a, &b, ops,
+	    nops) == -1)
+		goto out;
 	rc = 0;
 out:
 	free(ops);
