@@ -91,7 +91,7 @@ int	cmd_cow_include(const char *name, struct cow_changes *ch,
 int	cmd_cow_apply(struct store *st, const struct store_run *r,
 	    unsigned flags, const struct cmd_include *);
 int	cmd_cow_discard(struct store *st, const struct store_run *r);
-/* Paths left out of an apply with flags (cow_change_held). */
+/* Paths left out of an apply with flags (cow_review_held). */
 size_t	cmd_cow_left_out(const struct cow_changes *ch, unsigned flags);
 
 #endif

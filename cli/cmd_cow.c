@@ -99,7 +99,7 @@ cmd_cow_include(const char *name, struct cow_changes *ch, unsigned flags,
 		for (i = 0; i < ch->n; i++)
 			if (strcmp(ch->v[i].path, inc->v[k]) == 0)
 				break;
-		if (i == ch->n || cow_change_held(&ch->v[i], flags) == NULL) {
+		if (i == ch->n || cow_review_held(&ch->v[i], flags) == NULL) {
 			e = str_escape_dup(inc->v[k], strlen(inc->v[k]), 0);
 			fprintf(stderr, "warren %s: --include %s: not a path "
 			    "this apply leaves out (give it as `left out:` "
@@ -160,7 +160,7 @@ cmd_cow_left_out(const struct cow_changes *ch, unsigned flags)
 	size_t	i, n = 0;
 
 	for (i = 0; i < ch->n; i++)
-		n += cow_change_held(&ch->v[i], flags) != NULL;
+		n += cow_review_held(&ch->v[i], flags) != NULL;
 	return n;
 }
 

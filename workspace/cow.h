@@ -188,7 +188,7 @@ void		 cow_changes_free(struct cow_changes *);
 int		 cow_diff(const struct cow *c, const struct cow_changes *ch,
 		    FILE *out, unsigned flags, char *err, size_t errsz);
 
-/* cow_side.c */
+/* cow_review.c */
 /* Set each change's unreviewed (what the diff cannot show: cow_diff's
  * rule) against the workspace as it is now. Call it before cow_apply:
  * changes never reviewed are applied as if they had been shown. */
@@ -196,14 +196,14 @@ int		 cow_review(const struct cow *c, struct cow_changes *ch,
 		    char *err, size_t errsz);
 /* Why apply with flags leaves the change out (what runs it on the host,
  * or why the diff could not show it), or NULL. */
-const char	*cow_change_held(const struct cow_change *, unsigned flags);
+const char	*cow_review_held(const struct cow_change *, unsigned flags);
 
 /* cow_apply.c */
 #define COW_APPLY_SENSITIVE	0x1	/* also paths that run code on the host */
 #define COW_APPLY_UNREVIEWED	0x2	/* also changes the diff cannot show */
 /*
  * Apply the changes to the workspace, each file atomically (a temporary
- * file, then rename). A change cow_change_held names for flags (it runs
+ * file, then rename). A change cow_review_held names for flags (it runs
  * code on the host, or cow_review found the diff cannot show it) is left
  * out and listed on out. Refused as a whole, with every conflict named on
  * out, when the workspace changed under a path since the run started:

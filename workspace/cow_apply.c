@@ -318,7 +318,7 @@ cow_apply_check_one(struct cow_apply *a, size_t i)
 		a->nrefused++;
 		return 0;
 	}
-	if (cow_change_held(ch, a->flags) != NULL) {
+	if (cow_review_held(ch, a->flags) != NULL) {
 		a->act[i] = ACT_SKIP;
 		return 0;
 	}
@@ -731,7 +731,7 @@ cow_apply_run(struct cow_apply *a)
 }
 
 /* The paths left out, each with why: what runs it on the host, or what
- * the diff could not show (cow_change_held); a count of each. */
+ * the diff could not show (cow_review_held); a count of each. */
 static void
 cow_apply_left_out(struct cow_apply *a)
 {
@@ -743,7 +743,7 @@ cow_apply_left_out(struct cow_apply *a)
 		if (a->act[i] != ACT_SKIP)
 			continue;
 		ch = &a->ch->v[i];
-		if (cow_change_held(ch, a->flags) == ch->sensitive) {
+		if (cow_review_held(ch, a->flags) == ch->sensitive) {
 			snprintf(why, sizeof(why), "runs on the host: %s",
 			    ch->sensitive);
 			nsens++;

@@ -3,7 +3,7 @@
  * or the layer's), and the one rule of what the diff cannot show: a
  * change whose new file or link is not shown in full (binary, too large,
  * unreadable) is unreviewed, and apply holds it back like a path that
- * runs code on the host (cow_review, cow_apply). cow_diff.c prints by
+ * runs code on the host (cow_review.c, cow_apply). cow_diff.c prints by
  * the same rule, so what `warren diff` calls unreviewed is what `warren
  * apply` leaves out.
  */
@@ -165,45 +165,5 @@ cow_side_hidden(const struct cow_side *old, const struct cow_side *new)
 	if (cow_side_binary(new) || (S_ISREG(new->mode) &&
 	    cow_side_binary(old)))
 		return "binary: the diff does not show its content";
-	return NULL;
-}
-
-int
-cow_review(const struct cow *c, struct cow_changes *ch, char *err,
-    size_t errsz)
-{
-	struct cow_side	 old, new;
-	size_t		 i;
-	int		 rootfd;
-
-	if ((rootfd = open(c->workspace, O_RDONLY | O_DIRECTORY |
-	    O_CLOEXEC)) == -1) {
-		snprintf(err, errsz, "the workspace %s: %s", c->workspace,
-		    strerror(errno));
-		return -1;
-	}
-	for (i = 0; i < ch->n; i++) {
-		ch->v[i].unreviewed = NULL;
-		if (ch->v[i].kind == COW_DELETED || ch->v[i].kind ==
-		    COW_UNSUPPORTED || (!S_ISREG(ch->v[i].new_mode) &&
-		    !S_ISLNK(ch->v[i].new_mode)))
-			continue;
-		cow_side_old(rootfd, ch->v[i].path, &old);
-		cow_side_new(c, &ch->v[i], &new);
-		ch->v[i].unreviewed = cow_side_hidden(&old, &new);
-		cow_side_free(&old);
-		cow_side_free(&new);
-	}
-	close(rootfd);
-	return 0;
-}
-
-const char *
-cow_change_held(const struct cow_change *ch, unsigned flags)
-{
-	if (ch->sensitive != NULL && !(flags & COW_APPLY_SENSITIVE))
-		return ch->sensitive;
-	if (ch->unreviewed != NULL && !(flags & COW_APPLY_UNREVIEWED))
-		return ch->unreviewed;
 	return NULL;
 }
