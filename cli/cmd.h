@@ -76,10 +76,25 @@ struct cow_changes;
  * stderr); live: refuse a run still running. */
 int	cmd_cow_check(const char *name, const struct store_run *r, int live);
 int	cmd_cow_diff(const struct store_run *r, unsigned flags);
+/* The paths named with --include PATH (apply, queue apply): each is
+ * applied though apply would leave it out (unreviewed, or it runs code
+ * on the host). */
+#define CMD_INCLUDE_MAX	64
+struct cmd_include {
+	const char	*v[CMD_INCLUDE_MAX];
+	size_t		 n;
+};
+/* One more --include PATH: -1 (said on stderr) past CMD_INCLUDE_MAX. */
+int	cmd_include_add(const char *name, struct cmd_include *,
+	    const char *path);
+/* Release the named paths in ch: -1 (said) if one is not a path apply
+ * with flags leaves out. */
+int	cmd_cow_include(const char *name, struct cow_changes *ch,
+	    unsigned flags, const struct cmd_include *);
 int	cmd_cow_apply(struct store *st, const struct store_run *r,
-	    unsigned flags);
+	    unsigned flags, const struct cmd_include *);
 int	cmd_cow_discard(struct store *st, const struct store_run *r);
-/* Paths that run code on the host, left out of an apply with flags. */
+/* Paths left out of an apply with flags (cow_review_held). */
 size_t	cmd_cow_left_out(const struct cow_changes *ch, unsigned flags);
 
 #endif

@@ -76,6 +76,64 @@ cmd_cow_load(const char *name, const struct store_run *r, struct cow *c,
 }
 
 int
+cmd_include_add(const char *name, struct cmd_include *inc, const char *path)
+{
+	if (inc->n == CMD_INCLUDE_MAX) {
+		fprintf(stderr, "warren %s: --include: at most %d paths; "
+		    "--include-unreviewed or --include-sensitive take them "
+		    "all\n", name, CMD_INCLUDE_MAX);
+		return -1;
+	}
+	inc->v[inc->n++] = path;
+	return 0;
+}
+
+int
+cmd_cow_include(const char *name, struct cow_changes *ch, unsigned flags,
+    const struct cmd_include *inc)
+{
+	size_t	i, k;
+	char	*e;
+
+	for (k = 0; inc != NULL && k < inc->n; k++) {
+		for (i = 0; i < ch->n; i++)
+			if (strcmp(ch->v[i].path, inc->v[k]) == 0)
+				break;
+		if (i == ch->n || cow_review_held(&ch->v[i], flags) == NULL) {
+			e = str_escape_dup(inc->v[k], strlen(inc->v[k]), 0);
+			fprintf(stderr, "warren %s: --include %s: not a path "
+			    "this apply leaves out (give it as `left out:` "
+			    "names it, relative to the workspace)\n", name,
+			    e != NULL ? e : "?");
+			free(e);
+			return -1;
+		}
+		ch->v[i].sensitive = NULL;
+		ch->v[i].unreviewed = NULL;
+	}
+	return 0;
+}
+
+/* The layer and its changes, each marked if the diff cannot show it
+ * (cow_review): what apply holds back. */
+static int
+cmd_cow_load_reviewed(const struct store_run *r, struct cow *c,
+    struct cow_changes *ch)
+{
+	char	err[1024];
+	int	ex;
+
+	if ((ex = cmd_cow_load("apply", r, c, ch)) != 0)
+		return ex;
+	if (cow_review(c, ch, err, sizeof(err)) == -1) {
+		cmd_cow_error("apply", err);
+		cow_changes_free(ch);
+		return WARREN_EXIT_INTERNAL;
+	}
+	return 0;
+}
+
+int
 cmd_cow_diff(const struct store_run *r, unsigned flags)
 {
 	struct cow_changes	 ch;
@@ -101,8 +159,8 @@ cmd_cow_left_out(const struct cow_changes *ch, unsigned flags)
 {
 	size_t	i, n = 0;
 
-	for (i = 0; i < ch->n && !(flags & COW_APPLY_SENSITIVE); i++)
-		n += ch->v[i].sensitive != NULL;
+	for (i = 0; i < ch->n; i++)
+		n += cow_review_held(&ch->v[i], flags) != NULL;
 	return n;
 }
 
@@ -115,10 +173,10 @@ cmd_cow_applied(struct store *st, const struct store_run *r,
 
 	if (left > 0) {
 		printf("the layer of run %lld is kept for the %zu path%s left "
-		    "out: `warren apply --include-sensitive %lld` applies "
-		    "them, `warren discard %lld` drops them\n",
-		    (long long)r->id, left, left == 1 ? "" : "s",
-		    (long long)r->id, (long long)r->id);
+		    "out: `warren apply --include-sensitive "
+		    "--include-unreviewed %lld` applies them, `warren discard "
+		    "%lld` drops them\n", (long long)r->id, left, left == 1 ?
+		    "" : "s", (long long)r->id, (long long)r->id);
 		return WARREN_EXIT_OK;
 	}
 	if (store_run_cow_state(st, r->id, "applied") == -1) {
@@ -133,15 +191,20 @@ cmd_cow_applied(struct store *st, const struct store_run *r,
 }
 
 int
-cmd_cow_apply(struct store *st, const struct store_run *r, unsigned flags)
+cmd_cow_apply(struct store *st, const struct store_run *r, unsigned flags,
+    const struct cmd_include *inc)
 {
 	struct cow_changes	 ch;
 	struct cow		 c;
 	char			 err[1024];
 	int			 ex, rc;
 
-	if ((ex = cmd_cow_load("apply", r, &c, &ch)) != 0)
+	if ((ex = cmd_cow_load_reviewed(r, &c, &ch)) != 0)
 		return ex;
+	if (cmd_cow_include("apply", &ch, flags, inc) == -1) {
+		cow_changes_free(&ch);
+		return WARREN_EXIT_USAGE;
+	}
 	rc = cow_apply(&c, &ch, flags, stdout, err, sizeof(err));
 	if (rc == -1) {
 		cmd_cow_error("apply", err);

@@ -45,12 +45,13 @@ static const struct cmd cmd_queue_cmds[] = {
 	    "minute, the job queued longest", cmd_queue_stats },
 	{ "export", "--format jsonl|csv [--status S]",
 	    "print the jobs' results", cmd_queue_export },
-	{ "diff", "[--stat] [--db FILE] [--workspace DIR] [--any-workspace] "
-	    "JOB", "show a done job's changes against the workspace here",
-	    cmd_queue_diff },
-	{ "apply", "[--include-sensitive] [--db FILE] [--workspace DIR] "
-	    "[--any-workspace] JOB | --all-done", "apply a done job's "
-	    "changes into the workspace here (or DIR), on any machine",
+	{ "diff", "[--stat] [--raw] [--db FILE] [--workspace DIR] "
+	    "[--any-workspace] JOB", "show a done job's changes against the "
+	    "workspace here", cmd_queue_diff },
+	{ "apply", "[--include-sensitive] [--include-unreviewed] [--include "
+	    "PATH ...] [--db FILE] [--workspace DIR] [--any-workspace] JOB | "
+	    "--all-done", "apply a done job's changes into the workspace here "
+	    "(or DIR), on any machine",
 	    cmd_queue_apply },
 };
 #define CMD_QUEUE_NCMDS	(sizeof(cmd_queue_cmds) / sizeof(cmd_queue_cmds[0]))
@@ -335,6 +336,9 @@ enum {
 	OPT_ALLDONE,
 	OPT_DB,
 	OPT_SENSITIVE,
+	OPT_UNREVIEWED,
+	OPT_RAW,
+	OPT_INCLUDE,
 	OPT_WORKSPACE,
 	OPT_ANYWS,
 	OPT_STAT,
@@ -354,6 +358,9 @@ static const struct option cmd_queue_longopts[] = {
 	{ "all-done", no_argument, NULL, OPT_ALLDONE },
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
+	{ "include-unreviewed", no_argument, NULL, OPT_UNREVIEWED },
+	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "include", required_argument, NULL, OPT_INCLUDE },
 	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
 	{ "any-workspace", no_argument, NULL, OPT_ANYWS },
 	{ "stat", no_argument, NULL, OPT_STAT },
@@ -379,12 +386,15 @@ cmd_queue_opt_bit(int ch)
 		return CMD_QUEUE_O_FORMAT;
 	case OPT_ALLDONE:
 	case OPT_SENSITIVE:
+	case OPT_UNREVIEWED:
+	case OPT_INCLUDE:
 		return CMD_QUEUE_O_APPLY;
 	case OPT_DB:
 	case OPT_WORKSPACE:
 	case OPT_ANYWS:
 		return CMD_QUEUE_O_WHERE;
 	case OPT_STAT:
+	case OPT_RAW:
 		return CMD_QUEUE_O_STAT;
 	case OPT_LIMIT:
 		return CMD_QUEUE_O_LIMIT;
@@ -467,6 +477,14 @@ cmd_queue_opt(const char *name, int ch, struct cmd_queue_opts *o)
 	case OPT_SENSITIVE:
 		o->sensitive = 1;
 		break;
+	case OPT_UNREVIEWED:
+		o->unreviewed = 1;
+		break;
+	case OPT_RAW:
+		o->raw = 1;
+		break;
+	case OPT_INCLUDE:
+		return cmd_include_add(name, &o->include, optarg);
 	case OPT_WORKSPACE:
 		o->workspace = optarg;
 		break;

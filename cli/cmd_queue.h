@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "cli/cmd.h"
 #include "queue/queue.h"
 
 #define CMD_QUEUE_INPUT_MAX	(64u * 1024 * 1024)	/* a file of jobs */
@@ -49,7 +50,10 @@ struct cmd_queue_opts {
 	int			 any_workspace;	/* apply, diff: a job of
 						   another workspace too */
 	int			 sensitive;
+	int			 unreviewed;	/* apply: --include-unreviewed */
 	int			 stat;		/* diff: --stat */
+	int			 raw;		/* diff: --raw */
+	struct cmd_include	 include;	/* apply: --include PATH */
 	unsigned		 limit;		/* ls: --limit, 0 none */
 };
 
@@ -59,9 +63,10 @@ struct cmd_queue_opts {
 #define CMD_QUEUE_O_PURGE	0x04	/* --done --dead --cancelled
 					   --older-than */
 #define CMD_QUEUE_O_FORMAT	0x08
-#define CMD_QUEUE_O_APPLY	0x10	/* --all-done --include-sensitive */
+#define CMD_QUEUE_O_APPLY	0x10	/* --all-done --include-sensitive
+					   --include-unreviewed --include */
 #define CMD_QUEUE_O_WHERE	0x20	/* --db --workspace --any-workspace */
-#define CMD_QUEUE_O_STAT	0x40	/* --stat */
+#define CMD_QUEUE_O_STAT	0x40	/* --stat --raw */
 #define CMD_QUEUE_O_LIMIT	0x80	/* --limit */
 
 /* cmd_queue.c */

@@ -58,6 +58,7 @@ struct qapply {
 	int		 any;		/* --any-workspace */
 	int		 all;		/* --all-done */
 	unsigned	 flags;		/* COW_APPLY_* or COW_DIFF_* */
+	const struct cmd_include *include;	/* apply --include PATH */
 };
 
 /* This machine's runs (a->st stays NULL if none was ever recorded here:
@@ -288,7 +289,14 @@ qapply_set_run(struct qapply *a, const struct queue_job *j, struct cow *c,
 		qapply_say("job %lld (run %lld on %s, its changes from the "
 		    "queue) into %s:\n", (long long)j->id, (long long)j->run_id,
 		    j->run_where != NULL ? j->run_where : "another machine", ws);
-		rc = cow_apply(c, ch, a->flags, stdout, err, sizeof(err));
+		if (cow_review(c, ch, err, sizeof(err)) == -1)
+			rc = -1;
+		else if (cmd_cow_include("queue apply", ch, a->flags,
+		    a->include) == -1)
+			return WARREN_EXIT_USAGE;
+		else
+			rc = cow_apply(c, ch, a->flags, stdout, err,
+			    sizeof(err));
 	}
 	left = cmd_cow_left_out(ch, a->flags);
 	if (rc == -1) {
@@ -305,8 +313,8 @@ qapply_set_run(struct qapply *a, const struct queue_job *j, struct cow *c,
 		return WARREN_EXIT_OK;
 	if (left > 0) {
 		printf("%zu path%s left out: `warren queue apply "
-		    "--include-sensitive %lld` applies them\n", left,
-		    left == 1 ? "" : "s", (long long)j->id);
+		    "--include-sensitive --include-unreviewed %lld` applies "
+		    "them\n", left, left == 1 ? "" : "s", (long long)j->id);
 		return WARREN_EXIT_OK;
 	}
 	return qapply_mark(a, j, ws);
@@ -377,7 +385,8 @@ qapply_layer(struct qapply *a, const struct queue_job *j,
 	}
 	qapply_say("job %lld (run %lld) into %s:\n", (long long)j->id,
 	    (long long)r->id, a->dest);
-	if ((ex = cmd_cow_apply(a->st, r, a->flags)) != WARREN_EXIT_OK)
+	if ((ex = cmd_cow_apply(a->st, r, a->flags, a->include)) !=
+	    WARREN_EXIT_OK)
 		return ex;
 	if (store_run_get(a->st, r->id, &after) == -1)
 		return WARREN_EXIT_OK;
@@ -560,15 +569,23 @@ qapply_main(int argc, char **argv, const char *name)
 	}
 	if (!o.all_done && cmd_queue_job_arg(name, argv[optind], &id) == -1)
 		return WARREN_EXIT_USAGE;
+	if (o.all_done && o.include.n > 0) {
+		cmd_queue_error(name, "--include names a path of one job: give "
+		    "the JOB, not --all-done");
+		return WARREN_EXIT_USAGE;
+	}
 	memset(&a, 0, sizeof(a));
 	a.name = name;
 	if (qapply_dest(&a, &o) == -1)
 		return WARREN_EXIT_USAGE;
 	if (diff)
-		a.flags = (o.stat ? COW_DIFF_STAT : 0) | (isatty(STDOUT_FILENO)
-		    && getenv("NO_COLOR") == NULL ? COW_DIFF_COLOR : 0);
+		a.flags = (o.stat ? COW_DIFF_STAT : 0) | (o.raw ? COW_DIFF_RAW :
+		    isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL ?
+		    COW_DIFF_COLOR : 0);
 	else
-		a.flags = o.sensitive ? COW_APPLY_SENSITIVE : 0;
+		a.flags = (o.sensitive ? COW_APPLY_SENSITIVE : 0) |
+		    (o.unreviewed ? COW_APPLY_UNREVIEWED : 0);
+	a.include = &o.include;
 	/* Names the unpack directory only: two queues under one name
 	 * share a journal, which removes only apply's own temporaries. */
 	url = o.url != NULL ? o.url : getenv("WARREN_QUEUE_URL");

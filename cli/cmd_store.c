@@ -43,6 +43,9 @@ struct cmd_store_opts {
 	int		 stat;		/* diff --stat */
 	int		 color;		/* diff: 1 always, 0 never, -1 auto */
 	int		 sensitive;	/* apply --include-sensitive */
+	int		 unreviewed;	/* apply --include-unreviewed */
+	int		 raw;		/* diff --raw */
+	struct cmd_include include;	/* apply --include PATH ... */
 	long long	 limit;
 	enum graph_format format;
 	const char	*output;	/* report -o FILE */
@@ -59,6 +62,9 @@ enum {
 	OPT_STAT,
 	OPT_COLOR,
 	OPT_SENSITIVE,
+	OPT_UNREVIEWED,
+	OPT_RAW,
+	OPT_INCLUDE,
 	OPT_OUTPUT,
 	OPT_HELP,
 };
@@ -76,6 +82,9 @@ static const struct option cmd_store_longopts[] = {
 	{ "stat", no_argument, NULL, OPT_STAT },
 	{ "color", required_argument, NULL, OPT_COLOR },
 	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
+	{ "include-unreviewed", no_argument, NULL, OPT_UNREVIEWED },
+	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "include", required_argument, NULL, OPT_INCLUDE },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -97,12 +106,16 @@ cmd_store_usage(const char *name, FILE *f)
 		    " RUN ...\n");
 	else if (strcmp(name, "diff") == 0)
 		fprintf(f, "usage: warren diff [--db FILE] [--workspace DIR]"
-		    " [--stat] [--color=auto|always|never] RUN\n"
+		    " [--stat] [--color=auto|always|never | --raw] RUN\n"
 		    "Shows what a copy-on-write run changed, against the "
-		    "workspace as it is now.\n");
+		    "workspace as it is now.\nA line holding control bytes, "
+		    "bidi controls or invisible characters is shown\nescaped "
+		    "(\\xNN, a backslash as \\\\) and marked; --raw prints "
+		    "the bytes as they are,\nfor git apply or patch -p1.\n");
 	else if (strcmp(name, "apply") == 0)
 		fprintf(f, "usage: warren apply [--db FILE] [--workspace DIR]"
-		    " [--include-sensitive] RUN\n"
+		    " [--include-sensitive] [--include-unreviewed]\n"
+		    "    [--include PATH ...] RUN\n"
 		    "Writes a copy-on-write run's changes into the workspace, "
 		    "or nothing if the\nworkspace changed under any of them "
 		    "since the run started (exit 1).\n");
@@ -195,6 +208,16 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 			break;
 		case OPT_SENSITIVE:
 			o->sensitive = 1;
+			break;
+		case OPT_UNREVIEWED:
+			o->unreviewed = 1;
+			break;
+		case OPT_RAW:
+			o->raw = 1;
+			break;
+		case OPT_INCLUDE:
+			if (cmd_include_add(argv[0], &o->include, optarg) == -1)
+				return -1;
 			break;
 		case OPT_OUTPUT:
 			o->output = optarg;
@@ -1136,6 +1159,11 @@ cmd_store_cow(int argc, char **argv, int allowed)
 		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
 	if (optind != argc - 1)
 		return cmd_store_usage(argv[0], stderr);
+	if (o.raw && o.color == 1) {
+		fprintf(stderr, "warren diff: --raw prints the bytes for git "
+		    "apply or patch: it takes no --color=always\n");
+		return WARREN_EXIT_USAGE;
+	}
 	if ((st = cmd_store_open(argv[0], &o, diff ? STORE_READ : 0, &ex)) ==
 	    NULL)
 		return ex;
@@ -1148,13 +1176,16 @@ cmd_store_cow(int argc, char **argv, int allowed)
 	if ((ex = cmd_cow_check(argv[0], &r, !diff)) == 0) {
 		if (diff) {
 			flags |= o.stat ? COW_DIFF_STAT : 0;
-			if (o.color == 1 || (o.color == -1 &&
+			if (o.raw)
+				flags |= COW_DIFF_RAW;
+			else if (o.color == 1 || (o.color == -1 &&
 			    isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL))
 				flags |= COW_DIFF_COLOR;
 			ex = cmd_cow_diff(&r, flags);
 		} else if (strcmp(argv[0], "apply") == 0)
-			ex = cmd_cow_apply(st, &r, o.sensitive ?
-			    COW_APPLY_SENSITIVE : 0);
+			ex = cmd_cow_apply(st, &r, (o.sensitive ?
+			    COW_APPLY_SENSITIVE : 0) | (o.unreviewed ?
+			    COW_APPLY_UNREVIEWED : 0), &o.include);
 		else
 			ex = cmd_cow_discard(st, &r);
 	}
@@ -1167,13 +1198,15 @@ out:
 int
 cmd_diff(int argc, char **argv)
 {
-	return cmd_store_cow(argc, argv, ALLOW(OPT_STAT) | ALLOW(OPT_COLOR));
+	return cmd_store_cow(argc, argv, ALLOW(OPT_STAT) | ALLOW(OPT_COLOR) |
+	    ALLOW(OPT_RAW));
 }
 
 int
 cmd_apply(int argc, char **argv)
 {
-	return cmd_store_cow(argc, argv, ALLOW(OPT_SENSITIVE));
+	return cmd_store_cow(argc, argv, ALLOW(OPT_SENSITIVE) |
+	    ALLOW(OPT_UNREVIEWED) | ALLOW(OPT_INCLUDE));
 }
 
 int

@@ -235,18 +235,46 @@ layer_open(const struct store_run *run, struct cow *cw, char *err,
 	return cow_open(cw, mode, run->cow_dir, run->workspace, err, errsz);
 }
 
-/* Print the changes' count and the two commands; 1 if one is sensitive. */
+/* The files the diff cannot show (cow_review), one a line: `warren
+ * apply` leaves them out. How many. */
+static size_t
+layer_say_unreviewed(int64_t run, const struct cow_changes *ch)
+{
+	size_t	 i, n = 0;
+	char	*e;
+
+	for (i = 0; i < ch->n; i++) {
+		if (ch->v[i].unreviewed == NULL)
+			continue;
+		if (n++ == 0)
+			fprintf(stderr, "warren: run %lld: files the diff cannot "
+			    "show, which apply leaves out without "
+			    "--include-unreviewed:\n", (long long)run);
+		e = str_escape_dup(ch->v[i].path, strlen(ch->v[i].path), 0);
+		fprintf(stderr, "warren:   %s (%s)\n", e != NULL ? e : "?",
+		    ch->v[i].unreviewed);
+		free(e);
+	}
+	return n;
+}
+
+/* Print the changes' count and the two commands; 1 if one is sensitive
+ * or unreviewed. */
 static int
 layer_say(int64_t run, const struct cow_changes *ch, int json)
 {
-	size_t	 i, nsens = 0;
+	size_t	 i, nsens = 0, nunrev = 0;
 
-	for (i = 0; i < ch->n; i++)
+	for (i = 0; i < ch->n; i++) {
 		if (ch->v[i].sensitive != NULL)
 			nsens++;
+		if (ch->v[i].unreviewed != NULL)
+			nunrev++;
+	}
 	if (json) {
 		printf("{\"event\":\"changes\",\"run\":%lld,\"files\":%zu,"
-		    "\"sensitive\":%zu}\n", (long long)run, ch->n, nsens);
+		    "\"sensitive\":%zu,\"unreviewed\":%zu}\n",
+		    (long long)run, ch->n, nsens, nunrev);
 		fflush(stdout);
 	}
 	if (ch->n == 0) {
@@ -258,10 +286,11 @@ layer_say(int64_t run, const struct cow_changes *ch, int json)
 	    "(the workspace is untouched)%s\n", (long long)run, ch->n,
 	    ch->n == 1 ? "" : "s", nsens > 0 ? "; some run code on the host: "
 	    "`warren diff` flags them" : "");
+	layer_say_unreviewed(run, ch);
 	fprintf(stderr, "warren: review: warren diff %lld    apply: warren "
 	    "apply %lld    discard: warren discard %lld\n", (long long)run,
 	    (long long)run, (long long)run);
-	return nsens > 0;
+	return nsens > 0 || nunrev > 0;
 }
 
 /*
@@ -307,7 +336,9 @@ layer_end(const char *db, int64_t run, const struct cow *cw, int apply,
 	int			 sens, rc;
 
 	memset(&ch, 0, sizeof(ch));
-	if (cow_changes(cw, &ch, err, sizeof(err)) == -1) {
+	if (cow_changes(cw, &ch, err, sizeof(err)) == -1 ||
+	    cow_review(cw, &ch, err, sizeof(err)) == -1) {
+		cow_changes_free(&ch);
 		fprintf(stderr, "warren: run %lld: its layer cannot be read: "
 		    "%s\n", (long long)run, err);
 		return code == WARREN_EXIT_OK && apply ? WARREN_EXIT_FAIL :
@@ -324,7 +355,8 @@ layer_end(const char *db, int64_t run, const struct cow *cw, int apply,
 	if (code != WARREN_EXIT_OK || sens) {
 		fprintf(stderr, "warren: --apply: not applied (%s)\n",
 		    code != WARREN_EXIT_OK ? "the run did not finish well" :
-		    "files that run code on the host changed");
+		    "files that run code on the host, or that the diff cannot "
+		    "show, changed");
 		cow_changes_free(&ch);
 		return code == WARREN_EXIT_OK ? WARREN_EXIT_FAIL : code;
 	}

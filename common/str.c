@@ -77,6 +77,38 @@ bidi_control(const unsigned char *s, size_t n)
 	return s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9;
 }
 
+/*
+ * Is the UTF-8 sequence at s (n bytes) a character that shows as nothing
+ * (STR_ESC_STRICT)? Text can hide in them: zero-width spaces and joiners,
+ * the soft hyphen, U+2028/U+2029, U+2060 to U+206F, the BOM, interlinear
+ * annotations, tag characters (U+E0000 to U+E007F) and the supplementary
+ * variation selectors (U+E0100 to U+E01EF).
+ */
+static int
+invisible(const unsigned char *s, size_t n)
+{
+	static const uint32_t	range[][2] = {
+		{ 0x00ad, 0x00ad }, { 0x034f, 0x034f }, { 0x115f, 0x1160 },
+		{ 0x17b4, 0x17b5 }, { 0x180b, 0x180e }, { 0x200b, 0x200f },
+		{ 0x2028, 0x202e }, { 0x2060, 0x206f }, { 0x3164, 0x3164 },
+		{ 0xfeff, 0xfeff }, { 0xffa0, 0xffa0 }, { 0xfff9, 0xfffb },
+		{ 0x1d173, 0x1d17a }, { 0xe0000, 0xe007f },
+		{ 0xe0100, 0xe01ef },
+	};
+	uint32_t	cp;
+	size_t		i;
+
+	if (n < 2)
+		return 0;
+	cp = s[0] & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+	for (i = 1; i < n; i++)
+		cp = (cp << 6) | (s[i] & 0x3f);
+	for (i = 0; i < sizeof(range) / sizeof(range[0]); i++)
+		if (cp >= range[i][0] && cp <= range[i][1])
+			return 1;
+	return 0;
+}
+
 /* Is this single byte safe to print as itself? */
 static int
 byte_safe(unsigned char c, int flags)
@@ -102,9 +134,14 @@ escape_into(char *dst, size_t limit, const char *src, size_t len, int flags,
 
 	while (i < len) {
 		n = utf8_seq(p + i, len - i);
-		if ((n == 1 && !byte_safe(p[i], flags)) || bidi_control(p + i, n))
+		if ((n == 1 && !byte_safe(p[i], flags)) || bidi_control(p + i,
+		    n) || ((flags & STR_ESC_STRICT) && invisible(p + i, n)))
 			n = 0;
-		if (n > 0) {
+		if (n == 1 && p[i] == '\\' && (flags & STR_ESC_STRICT)) {
+			piece = "\\\\";
+			n = 2;
+			i++;
+		} else if (n > 0) {
 			piece = (const char *)p + i;
 			i += n;
 		} else {

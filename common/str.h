@@ -14,6 +14,13 @@
 
 /* Keep '\n' and '\t' (multi-line output); otherwise they are escaped too. */
 #define STR_ESC_KEEP_NL	0x01
+/*
+ * For a review (warren diff): a backslash is written \\, so every \xNN
+ * read is an escaped byte, and invisible format characters (zero-width
+ * spaces and joiners, U+2060 to U+206F, the BOM, tag characters and the
+ * supplementary variation selectors) are escaped like bidi controls.
+ */
+#define STR_ESC_STRICT	0x02
 
 /* str.c */
 size_t	 str_escape(char *dst, size_t dstsz, const char *src, size_t len);

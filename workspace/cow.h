@@ -105,6 +105,9 @@ struct cow_change {
 					   ADDED) */
 	unsigned char	 base_sum[COW_SUM_LEN]; /* COW_BASE_SUM: SHA-256 of
 					   a file's bytes or a link's target */
+	const char	*unreviewed;	/* set by cow_review: why the diff
+					   cannot show the new content (a
+					   static string), or NULL */
 };
 
 /* Sorted by path, '/' before any other byte: a directory comes before
@@ -170,15 +173,39 @@ void		 cow_changes_free(struct cow_changes *);
 
 /* cow_diff.c */
 #define COW_DIFF_STAT		0x1	/* a diffstat, not the diff */
-#define COW_DIFF_COLOR		0x2	/* colour and escape for a terminal */
+#define COW_DIFF_COLOR		0x2	/* colour, for a terminal */
+#define COW_DIFF_RAW		0x4	/* content as raw bytes, for patch */
+/*
+ * Without COW_DIFF_RAW every line an agent wrote that holds a control
+ * byte (CR, ESC, DEL, C1), invalid UTF-8, a bidi control or an invisible
+ * character is printed escaped (str.h, STR_ESC_STRICT: \xNN, and a
+ * backslash as \\) and followed by the line "\ escaped: ...", so what is
+ * read is what is there; a line without such bytes is printed as is.
+ * Names are quoted as git quotes them in every mode. A file whose new
+ * content is not shown (binary, too large, unreadable) is named on a
+ * "# unreviewed:" line (--stat: "unreviewed" on its row).
+ */
 int		 cow_diff(const struct cow *c, const struct cow_changes *ch,
 		    FILE *out, unsigned flags, char *err, size_t errsz);
 
+/* cow_review.c */
+/* Set each change's unreviewed (what the diff cannot show: cow_diff's
+ * rule) against the workspace as it is now. Call it before cow_apply:
+ * changes never reviewed are applied as if they had been shown. */
+int		 cow_review(const struct cow *c, struct cow_changes *ch,
+		    char *err, size_t errsz);
+/* Why apply with flags leaves the change out (what runs it on the host,
+ * or why the diff could not show it), or NULL. */
+const char	*cow_review_held(const struct cow_change *, unsigned flags);
+
 /* cow_apply.c */
 #define COW_APPLY_SENSITIVE	0x1	/* also paths that run code on the host */
+#define COW_APPLY_UNREVIEWED	0x2	/* also changes the diff cannot show */
 /*
  * Apply the changes to the workspace, each file atomically (a temporary
- * file, then rename). Refused as a whole, with every conflict named on
+ * file, then rename). A change cow_review_held names for flags (it runs
+ * code on the host, or cow_review found the diff cannot show it) is left
+ * out and listed on out. Refused as a whole, with every conflict named on
  * out, when the workspace changed under a path since the run started:
  * returns 1 and changes nothing. 0 applied; -1 error.
  */

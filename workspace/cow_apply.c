@@ -346,7 +346,7 @@ cow_apply_check_one(struct cow_apply *a, size_t i)
 		a->nrefused++;
 		return 0;
 	}
-	if (ch->sensitive != NULL && !(a->flags & COW_APPLY_SENSITIVE)) {
+	if (cow_review_held(ch, a->flags) != NULL) {
 		a->act[i] = ACT_SKIP;
 		return 0;
 	}
@@ -758,29 +758,53 @@ cow_apply_run(struct cow_apply *a)
 	return 0;
 }
 
+/* The paths left out, each with why: what runs it on the host, or what
+ * the diff could not show (cow_review_held); a count of each. */
+static void
+cow_apply_left_out(struct cow_apply *a)
+{
+	const struct cow_change	*ch;
+	char			 why[256];
+	size_t			 i, nsens = 0, nunrev = 0;
+
+	for (i = 0; i < a->ch->n; i++) {
+		if (a->act[i] != ACT_SKIP)
+			continue;
+		ch = &a->ch->v[i];
+		if (cow_review_held(ch, a->flags) == ch->sensitive) {
+			snprintf(why, sizeof(why), "runs on the host: %s",
+			    ch->sensitive);
+			nsens++;
+		} else {
+			snprintf(why, sizeof(why), "unreviewed: %s",
+			    ch->unreviewed);
+			nunrev++;
+		}
+		cow_apply_say(a, "left out:", ch->path, why);
+	}
+	if (nsens > 0)
+		fprintf(a->out, "%zu path%s that run%s code on the host left "
+		    "out: review them with `warren diff`, apply them with "
+		    "--include-sensitive\n", nsens, nsens == 1 ? "" : "s",
+		    nsens == 1 ? "s" : "");
+	if (nunrev > 0)
+		fprintf(a->out, "%zu file%s the diff cannot show left out: "
+		    "review %s another way, apply %s with "
+		    "--include-unreviewed\n", nunrev, nunrev == 1 ? "" : "s",
+		    nunrev == 1 ? "it" : "them", nunrev == 1 ? "it" : "them");
+}
+
 /* Every change checked; the paths left out named. 0 go on, 1 refused,
  * -1 error. */
 static int
 cow_apply_check(struct cow_apply *a)
 {
-	char	 why[256];
-	size_t	 i, nskip = 0;
+	size_t	 i;
 
 	for (i = 0; i < a->ch->n; i++)
 		if (cow_apply_check_one(a, i) == -1)
 			return -1;
-	for (i = 0; i < a->ch->n; i++)
-		if (a->act[i] == ACT_SKIP) {
-			snprintf(why, sizeof(why), "runs on the host: %s",
-			    a->ch->v[i].sensitive);
-			cow_apply_say(a, "left out:", a->ch->v[i].path, why);
-			nskip++;
-		}
-	if (nskip > 0)
-		fprintf(a->out, "%zu path%s that run%s code on the host left "
-		    "out: review them with `warren diff`, apply them with "
-		    "--include-sensitive\n", nskip, nskip == 1 ? "" : "s",
-		    nskip == 1 ? "s" : "");
+	cow_apply_left_out(a);
 	if (a->nconflicts == 0 && a->nrefused == 0)
 		return 0;
 	fprintf(a->out, "nothing applied (%zu conflict%s, %zu refused): the "

@@ -1,11 +1,15 @@
 /*
  * warren diff: a run's layer against the workspace as it is now, as a
- * git-style unified diff that `git apply` and `patch -p1` take, or as a
- * diffstat. Everything printed from the layer was written by an agent:
- * names are quoted the way git quotes them (printable ASCII only), and
- * with COW_DIFF_COLOR content lines are escaped too, so no byte of theirs
- * reaches a terminal as a control sequence. Without colour the content is
- * raw bytes, for patch.
+ * git-style unified diff, or as a diffstat. Everything printed from the
+ * layer was written by an agent: names are quoted the way git quotes them
+ * (printable ASCII only), and a content line with a byte a terminal would
+ * act on or hide (a control, invalid UTF-8, a bidi control, an invisible
+ * character) is printed escaped and marked, in colour or not, to a
+ * terminal or a pipe, so no byte of theirs reaches a terminal as a
+ * control sequence and what the user reads is what apply writes. Only
+ * with COW_DIFF_RAW is the content raw bytes, for `git apply` and
+ * `patch -p1`. A file whose new content is not shown is named
+ * unreviewed (cow_side.c's rule), and apply holds it back.
  */
 #include <sys/stat.h>
 
@@ -19,11 +23,13 @@
 
 #include "common/str.h"
 #include "workspace/cow.h"
+#include "workspace/cow_int.h"
 #include "workspace/cow_walk.h"
 
 #define COW_DIFF_CONTEXT	3
-#define COW_DIFF_BINARY_SCAN	8192
 #define COW_DIFF_BAR		50
+/* How a content line is escaped: tabs kept, backslashes doubled. */
+#define COW_DIFF_ESC		(STR_ESC_KEEP_NL | STR_ESC_STRICT)
 
 #define COW_COLOR_BOLD		"\033[1m"
 #define COW_COLOR_RED		"\033[31m"
@@ -31,23 +37,13 @@
 #define COW_COLOR_CYAN		"\033[36m"
 #define COW_COLOR_RESET		"\033[m"
 
-/* One side of a change: the workspace's entry now, or the layer's. */
-struct cow_side {
-	int		 present;
-	mode_t		 mode;
-	char		*data;		/* content or link target */
-	size_t		 len;
-	int64_t		 size;
-	int		 big;		/* over COW_FILE_MAX: not read */
-	int		 errnum;	/* could not be read */
-};
-
 /* One file's counts for --stat. */
 struct cow_stat_row {
 	char		*name;		/* quoted */
 	size_t		 add, del;
 	const char	*note;		/* binary, directory, too large ... */
 	const char	*sensitive;	/* what runs it on the host, or NULL */
+	int		 unreviewed;	/* its new content is not shown */
 };
 
 struct cow_diff_out {
@@ -57,6 +53,7 @@ struct cow_diff_out {
 	size_t			 nrows;
 	size_t			 files, add, del;
 	const char		*sensitive;	/* of the change at hand */
+	int			 unreviewed;	/* of the change at hand */
 };
 
 static const char *
@@ -102,138 +99,52 @@ cow_diff_quote(const char *prefix, const char *name)
 	return out;
 }
 
+/* Does the line hold a byte the escape changes, a backslash aside (a
+ * line with nothing else is shown as it is, unmarked)? */
 static int
-cow_diff_binary(const struct cow_side *s)
+cow_diff_needs_esc(const char *p, size_t len)
 {
-	size_t	n = s->len < COW_DIFF_BINARY_SCAN ? s->len : COW_DIFF_BINARY_SCAN;
+	size_t	i, nbs = 0;
 
-	return s->present && S_ISREG(s->mode) && memchr(s->data, '\0', n) !=
-	    NULL;
+	for (i = 0; i < len; i++)
+		nbs += p[i] == '\\';
+	return str_escape_len(p, len, COW_DIFF_ESC) != len + nbs;
 }
 
-/* Read a regular file's content or a link's target into s. */
-static void
-cow_diff_fill(struct cow_side *s, int fd, const char *target)
-{
-	struct stat	sb;
-
-	if (fd == -2) {
-		if ((s->data = strdup(target)) == NULL)
-			s->errnum = errno;
-		s->len = strlen(target);
-		return;
-	}
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
-		s->errnum = errno != 0 ? errno : EINVAL;
-		return;
-	}
-	s->size = sb.st_size;
-	if (sb.st_size > COW_FILE_MAX)
-		s->big = 1;
-	else if (cow_walk_read(fd, COW_FILE_MAX, &s->data, &s->len) == -1) {
-		if (errno == EFBIG)
-			s->big = 1;
-		else
-			s->errnum = errno;
-	}
-}
-
-/* The workspace's entry at path now; absent if it or a directory on its
- * way is gone or no longer a directory. */
-static void
-cow_diff_old(int rootfd, const char *path, struct cow_side *s)
-{
-	struct stat	 sb;
-	char		 target[PATH_MAX];
-	const char	*name;
-	ssize_t		 n;
-	int		 dfd, fd;
-
-	memset(s, 0, sizeof(*s));
-	if ((dfd = cow_walk_parent(rootfd, path, &name)) == -1)
-		return;
-	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
-		s->present = 1;
-		s->mode = sb.st_mode;
-		s->size = sb.st_size;
-		if (S_ISLNK(sb.st_mode)) {
-			if ((n = readlinkat(dfd, name, target,
-			    sizeof(target) - 1)) == -1)
-				s->errnum = errno;
-			else {
-				target[n] = '\0';
-				cow_diff_fill(s, -2, target);
-			}
-		} else if (S_ISREG(sb.st_mode)) {
-			if ((fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW |
-			    O_NONBLOCK | O_CLOEXEC)) == -1)
-				s->errnum = errno;
-			else {
-				cow_diff_fill(s, fd, NULL);
-				close(fd);
-			}
-		}
-	}
-	close(dfd);
-}
-
-/* The layer's side of a change. */
-static void
-cow_diff_new(const struct cow *c, const struct cow_change *ch,
-    struct cow_side *s)
-{
-	char	target[PATH_MAX];
-	int	fd;
-
-	memset(s, 0, sizeof(*s));
-	if (ch->kind == COW_DELETED || ch->kind == COW_UNSUPPORTED)
-		return;
-	s->present = 1;
-	s->mode = ch->new_mode;
-	if (!S_ISREG(ch->new_mode) && !S_ISLNK(ch->new_mode))
-		return;
-	if ((fd = cow_walk_src(c, ch, target, sizeof(target))) == -1)
-		s->errnum = errno;
-	else {
-		cow_diff_fill(s, fd, target);
-		if (fd >= 0)
-			close(fd);
-	}
-}
-
-static void
-cow_side_free(struct cow_side *s)
-{
-	free(s->data);
-	memset(s, 0, sizeof(*s));
-}
-
-/* One line of a hunk: its sign, then the line, escaped for a terminal
- * with colour; the marker git writes after a last line without '\n'. */
-static void
+/* One line of a hunk (-1: no memory to escape it): its sign, then the line as is (raw, or nothing in
+ * it to escape), or escaped and followed by the marker that says so; the
+ * marker git writes after a last line without '\n'. */
+static int
 cow_diff_line(const struct cow_diff_out *o, char sign,
     const struct cow_lines *l, size_t i)
 {
 	const char	*p = l->data + l->off[i];
 	size_t		 len = l->off[i + 1] - l->off[i];
-	int		 nl = len > 0 && p[len - 1] == '\n';
-	char		*e;
+	int		 nl = len > 0 && p[len - 1] == '\n', esc;
+	char		*e = NULL;
 
 	if (nl)
 		len--;
-	if (o->flags & COW_DIFF_COLOR) {
-		e = str_escape_dup(p, len, STR_ESC_KEEP_NL);
-		fprintf(o->f, "%s%c%s%s\n", sign == '-' ? COW_COLOR_RED :
-		    sign == '+' ? COW_COLOR_GREEN : "", sign,
-		    e != NULL ? e : "?", sign != ' ' ? COW_COLOR_RESET : "");
-		free(e);
-	} else {
-		putc(sign, o->f);
+	esc = !(o->flags & COW_DIFF_RAW) && cow_diff_needs_esc(p, len);
+	if (esc && (e = str_escape_dup(p, len, COW_DIFF_ESC)) == NULL)
+		return -1;
+	fputs(cow_diff_color(o, sign == '-' ? COW_COLOR_RED : sign == '+' ?
+	    COW_COLOR_GREEN : ""), o->f);
+	putc(sign, o->f);
+	if (esc)
+		fputs(e, o->f);
+	else
 		fwrite(p, 1, len, o->f);
-		putc('\n', o->f);
-	}
+	fprintf(o->f, "%s\n", sign != ' ' ? cow_diff_color(o,
+	    COW_COLOR_RESET) : "");
+	free(e);
+	if (esc)
+		fprintf(o->f, "%s\\ escaped: \\xNN is a byte, \\\\ a "
+		    "backslash%s\n", cow_diff_color(o, COW_COLOR_CYAN),
+		    cow_diff_color(o, COW_COLOR_RESET));
 	if (!nl)
 		fputs("\\ No newline at end of file\n", o->f);
+	return 0;
 }
 
 /* "-start,count" as git writes it: count 1 left out, start 0 before the
@@ -248,7 +159,7 @@ cow_diff_range(FILE *f, char sign, size_t before, size_t count)
 		    count);
 }
 
-static void
+static int
 cow_diff_hunk(const struct cow_diff_out *o, const struct cow_lines *a,
     const struct cow_lines *b, const struct cow_op *ops, size_t start,
     size_t end)
@@ -264,18 +175,17 @@ cow_diff_hunk(const struct cow_diff_out *o, const struct cow_lines *a,
 	putc(' ', o->f);
 	cow_diff_range(o->f, '+', ops[start].b, nb);
 	fprintf(o->f, " @@%s\n", cow_diff_color(o, COW_COLOR_RESET));
-	for (k = start; k < end; k++) {
-		if (ops[k].t == '+')
-			cow_diff_line(o, '+', b, ops[k].b);
-		else
-			cow_diff_line(o, ops[k].t == '-' ? '-' : ' ', a,
-			    ops[k].a);
-	}
+	for (k = start; k < end; k++)
+		if ((ops[k].t == '+' ? cow_diff_line(o, '+', b, ops[k].b) :
+		    cow_diff_line(o, ops[k].t == '-' ? '-' : ' ', a,
+		    ops[k].a)) == -1)
+			return -1;
+	return 0;
 }
 
 /* The hunks of an edit script, with COW_DIFF_CONTEXT lines of context;
  * changes closer than twice that share a hunk. */
-static void
+static int
 cow_diff_hunks(const struct cow_diff_out *o, const struct cow_lines *a,
     const struct cow_lines *b, const struct cow_op *ops, size_t nops)
 {
@@ -285,7 +195,7 @@ cow_diff_hunks(const struct cow_diff_out *o, const struct cow_lines *a,
 		for (c = i; c < nops && ops[c].t == '='; c++)
 			;
 		if (c == nops)
-			return;
+			return 0;
 		start = c > i + COW_DIFF_CONTEXT ? c - COW_DIFF_CONTEXT : i;
 		for (e = c, k = c + 1; k < nops; k++) {
 			if (ops[k].t != '=')
@@ -295,7 +205,8 @@ cow_diff_hunks(const struct cow_diff_out *o, const struct cow_lines *a,
 		}
 		end = e + 1 + COW_DIFF_CONTEXT < nops ?
 		    e + 1 + COW_DIFF_CONTEXT : nops;
-		cow_diff_hunk(o, a, b, ops, start, end);
+		if (cow_diff_hunk(o, a, b, ops, start, end) == -1)
+			return -1;
 		i = end;
 	}
 }
@@ -323,22 +234,15 @@ cow_diff_text(struct cow_diff_out *o, const struct cow_side *old,
 		*add += ops[k].t == '+';
 		*del += ops[k].t == '-';
 	}
-	if (!(o->flags & COW_DIFF_STAT))
-		cow_diff_hunks(o, &a, &b, ops, nops);
+	if (!(o->flags & COW_DIFF_STAT) && cow_diff_hunks(o, &a, &b, ops,
+	    nops) == -1)
+		goto out;
 	rc = 0;
 out:
 	free(ops);
 	cow_lines_free(&a);
 	cow_lines_free(&b);
 	return rc;
-}
-
-static int
-cow_diff_same(const struct cow_side *old, const struct cow_side *new)
-{
-	return old->present && new->present && old->mode == new->mode &&
-	    old->len == new->len && (old->len == 0 ||
-	    memcmp(old->data, new->data, old->len) == 0);
 }
 
 /* A --stat row, or a "#" line in the diff. */
@@ -365,7 +269,7 @@ cow_diff_note(struct cow_diff_out *o, const char *path, const char *note,
 	}
 	o->rows = v;
 	v[o->nrows++] = (struct cow_stat_row){ q, add, del, note,
-	    o->sensitive };
+	    o->sensitive, o->unreviewed };
 	o->files++;
 	o->add += add;
 	o->del += del;
@@ -422,9 +326,9 @@ cow_diff_file(struct cow_diff_out *o, const char *path,
 	size_t	 add = 0, del = 0;
 	int	 bin, rc = -1;
 
-	if (cow_diff_same(old, new))
+	if (cow_side_same(old, new))
 		return 0;
-	bin = cow_diff_binary(old) || cow_diff_binary(new);
+	bin = cow_side_binary(old) || cow_side_binary(new);
 	if ((o->flags & COW_DIFF_STAT) && bin)
 		return cow_diff_note(o, path, "binary", 0, 0);
 	if ((qa = cow_diff_quote("a/", path)) == NULL ||
@@ -489,10 +393,20 @@ cow_diff_types(struct cow_diff_out *o, const char *path, struct cow_side *old,
 	return nd ? cow_diff_note(o, path, "directory created", 0, 0) : 0;
 }
 
+/* The "# unreviewed:" line before a file the diff does not show. */
 static int
-cow_diff_special(mode_t m)
+cow_diff_unreviewed(struct cow_diff_out *o, const char *path,
+    const char *why)
 {
-	return !S_ISREG(m) && !S_ISLNK(m) && !S_ISDIR(m);
+	char	*q;
+
+	if ((q = cow_diff_quote("", path)) == NULL)
+		return -1;
+	fprintf(o->f, "%s# unreviewed: %s: %s: apply leaves it out without "
+	    "--include-unreviewed%s\n", cow_diff_color(o, COW_COLOR_RED), q,
+	    why, cow_diff_color(o, COW_COLOR_RESET));
+	free(q);
+	return 0;
 }
 
 static int
@@ -500,17 +414,23 @@ cow_diff_change(struct cow_diff_out *o, int rootfd, const struct cow *c,
     const struct cow_change *ch)
 {
 	struct cow_side	 old, new;
+	const char	*hidden;
 	char		 note[128];
 	int		 rc;
 
-	cow_diff_old(rootfd, ch->path, &old);
-	cow_diff_new(c, ch, &new);
+	cow_side_old(rootfd, ch->path, &old);
+	cow_side_new(c, ch, &new);
 	o->sensitive = ch->sensitive;
+	hidden = cow_side_hidden(&old, &new);
+	o->unreviewed = hidden != NULL;
 	if (ch->sensitive != NULL && !(o->flags & COW_DIFF_STAT))
 		fprintf(o->f, "%s# runs on the host: %s%s\n",
 		    cow_diff_color(o, COW_COLOR_RED), ch->sensitive,
 		    cow_diff_color(o, COW_COLOR_RESET));
-	if (ch->kind == COW_UNSUPPORTED)
+	if (hidden != NULL && !(o->flags & COW_DIFF_STAT) &&
+	    cow_diff_unreviewed(o, ch->path, hidden) == -1)
+		rc = -1;
+	else if (ch->kind == COW_UNSUPPORTED)
 		rc = cow_diff_note(o, ch->path, "a fifo, socket, device or "
 		    "overlay redirect: apply refuses the run", 0, 0);
 	else if (old.errnum != 0 || new.errnum != 0) {
@@ -521,10 +441,10 @@ cow_diff_change(struct cow_diff_out *o, int rootfd, const struct cow *c,
 	} else if (old.big || new.big)
 		rc = cow_diff_note(o, ch->path, "too large to show (over 8 MB)",
 		    0, 0);
-	else if (new.present && cow_diff_special(new.mode))
+	else if (new.present && cow_side_special(new.mode))
 		rc = cow_diff_note(o, ch->path, "a fifo, device or socket: "
 		    "apply refuses it", 0, 0);
-	else if (old.present && cow_diff_special(old.mode))
+	else if (old.present && cow_side_special(old.mode))
 		rc = cow_diff_note(o, ch->path, "a fifo, device or socket in "
 		    "the workspace: not shown", 0, 0);
 	else
@@ -578,6 +498,9 @@ cow_diff_stat(const struct cow_diff_out *o)
 			    cow_diff_color(o, COW_COLOR_RED),
 			    o->rows[i].sensitive,
 			    cow_diff_color(o, COW_COLOR_RESET));
+		if (o->rows[i].unreviewed)
+			fprintf(o->f, "  %s# unreviewed%s", cow_diff_color(o,
+			    COW_COLOR_RED), cow_diff_color(o, COW_COLOR_RESET));
 		putc('\n', o->f);
 	}
 	fprintf(o->f, " %zu file%s changed, %zu insertion%s(+), %zu "

@@ -142,4 +142,32 @@ int		 cow_same_bytes(int, int);
 /* cow_remove.c: rm -rf that never follows a link (cow_remove's). */
 int		 cow_rmtree(const char *dir, char *err, size_t errsz);
 
+/* cow_side.c: one side of a change as the diff reads it */
+struct cow_side {
+	int		 present;
+	mode_t		 mode;
+	char		*data;		/* content or link target */
+	size_t		 len;
+	int64_t		 size;
+	int		 big;		/* over COW_FILE_MAX: not read */
+	int		 errnum;	/* could not be read */
+};
+/* The workspace's entry at path now (absent if it or a directory on its
+ * way is gone or no longer a directory), and the layer's side. */
+void		 cow_side_old(int rootfd, const char *path, struct cow_side *);
+void		 cow_side_new(const struct cow *c, const struct cow_change *,
+		    struct cow_side *);
+void		 cow_side_free(struct cow_side *);
+/* A regular file with a NUL byte in its first 8 KiB (shown as binary). */
+int		 cow_side_binary(const struct cow_side *);
+/* Neither a file, a link nor a directory. */
+int		 cow_side_special(mode_t);
+/* Both present with the same mode and bytes. */
+int		 cow_side_same(const struct cow_side *,
+		    const struct cow_side *);
+/* Why the diff cannot show the new side's content in full, or NULL:
+ * the change is then unreviewed. */
+const char	*cow_side_hidden(const struct cow_side *old,
+		    const struct cow_side *new);
+
 #endif

