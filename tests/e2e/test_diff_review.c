@@ -560,11 +560,16 @@ test_queue_review(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
+	char		 cwd[PATH_MAX];
 
 	(void)state;
 	t_open(&t);
 	t_job(&t, "controls", 'e');
 	t_job(&t, "hidden", 'u');
+	/* As a user reviews a job: from its workspace (queue apply writes
+	 * only where the user is, test_apply_forged). */
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(t.ws), 0);
 	t_q(&r, "diff", "1", NULL);
 	if (r.status != 0)
 		fail_msg("queue diff: %d\n%s%s", r.status, r.out, r.err);
@@ -607,6 +612,7 @@ test_queue_review(void **state)
 	assert_non_null(strstr(r.out, "changed index.js\n"));
 	t_written(&t);
 	h_run_free(&r);
+	assert_int_equal(chdir(cwd), 0);
 	t_close(&t);
 }
 
