@@ -203,8 +203,8 @@ us_error(const struct us_walk *w, const struct cow *c, char *err,
 		    "not measured", c->dir, COW_USAGE_MAX);
 	else if (errno == EACCES && w->denied[0] != '\0')
 		snprintf(err, errsz, "disk use of %s: \"%s\" in it cannot be "
-		    "read (%s): a directory's mode keeps the walk out, so "
-		    "what it holds is unknown", c->dir, w->denied,
+		    "read or reached (%s): a directory's mode keeps the walk "
+		    "out, so what it holds is unknown", c->dir, w->denied,
 		    strerror(errno));
 	else
 		snprintf(err, errsz, "disk use of %s: %s", c->dir,
