@@ -432,6 +432,36 @@ test_disk_chmod(void **state)
 	h_ws_close(&t.w);
 }
 
+/*
+ * The other side of RLIMIT_FSIZE at disk_max: a workspace file bigger
+ * than disk_max cannot be changed. In overlay mode its copy-up alone
+ * would pass the limit; in copy mode the write fails. Either way the
+ * writer gets EFBIG and SIGXFSZ (bash, writing with its own echo, dies
+ * of it) and the layer changes nothing.
+ */
+static void
+test_disk_big_file(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		 path[PATH_MAX + 16];
+	FILE		*f;
+	int		 i;
+
+	(void)state;
+	t_open(&t);
+	snprintf(path, sizeof(path), "%s/big.bin", t.w.ws);
+	assert_non_null(f = fopen(path, "w"));
+	for (i = 0; i < 3 * 1024; i++)
+		fprintf(f, "%01023d\n", i);
+	fclose(f);
+	t_disk_run(&t, &r, "2M", "echo x >> big.bin");
+	assert_non_null(strstr(r.err, "killed by signal 25"));
+	assert_non_null(strstr(r.err, "changed no file"));
+	h_run_free(&r);
+	h_ws_close(&t.w);
+}
+
 /* The workspace's own size is not the agents' writes: a workspace over
  * disk_max runs (the copy mode counts what grew since the start). */
 static void
@@ -748,6 +778,7 @@ t_pass(const char *mode)
 		cmocka_unit_test(test_disk_fsize),
 		cmocka_unit_test(test_disk_sparse),
 		cmocka_unit_test(test_disk_chmod),
+		cmocka_unit_test(test_disk_big_file),
 		cmocka_unit_test(test_apply_at_end),
 		cmocka_unit_test(test_apply_not_sensitive),
 		cmocka_unit_test(test_in_place),
