@@ -50,13 +50,13 @@ struct us_walk {
 	size_t		 entries;
 	uint64_t	 bytes;
 	ino_t		 work;		/* work/ at the top, overlay mode */
-	char		 denied[NAME_MAX + 1];	/* the directory refused */
+	char		 denied[NAME_MAX + 1];	/* the name refused */
 	DIR		*d;
 };
 
 /* The overlay's work/work, which the kernel makes mode 0. */
 static int
-us_workdir(struct us_walk *w, const char *name)
+us_workdir(const struct us_walk *w, const char *name)
 {
 	struct stat	 sb;
 
@@ -76,12 +76,14 @@ us_down(struct us_walk *w, const char *name)
 
 	if ((fd = openat(dirfd(w->d), name, O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1) {
-		if (errno == EACCES && us_workdir(w, name))
+		if (errno != EACCES)
+			return errno == ENOENT || errno == ENOTDIR ||
+			    errno == ELOOP ? 0 : -1;
+		if (us_workdir(w, name))
 			return 0;
-		if (errno == EACCES)
-			strlcpy(w->denied, name, sizeof(w->denied));
-		return errno == ENOENT || errno == ENOTDIR ||
-		    errno == ELOOP ? 0 : -1;
+		strlcpy(w->denied, name, sizeof(w->denied));
+		errno = EACCES;
+		return -1;
 	}
 	if (fstat(dirfd(w->d), &sb) == -1 || (off = telldir(w->d)) == -1 ||
 	    (sub = fdopendir(fd)) == NULL) {
@@ -137,7 +139,8 @@ us_size(const struct stat *sb)
 	return blocks;
 }
 
-/* One entry of w->d: its blocks, and into it if it is a directory. */
+/* One entry of w->d: what it could take, and into it if it is a
+ * directory. */
 static int
 us_entry(struct us_walk *w, const char *name)
 {
