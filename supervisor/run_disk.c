@@ -23,7 +23,8 @@
  * Not measured counts as over: failures (a directory the walk may not
  * read, an agent's chmod 0; renames under the walk) stop the run after
  * RUN_DISK_ERRORS in a row, and a failed last measure at once: no worker
- * is left to undo what made it fail. docs/workspaces.md gives what tests/e2e/test_cow_run.c shows.
+ * is left to undo what made it fail. docs/workspaces.md gives what
+ * tests/e2e/test_cow_run.c shows.
  */
 #include <errno.h>
 #include <inttypes.h>
