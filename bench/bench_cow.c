@@ -577,7 +577,8 @@ main(int argc, char **argv)
 	int		 n = argc > 1 ? atoi(argv[1]) : 200;
 	int		 reps = argc > 3 ? atoi(argv[3]) : 11;
 	int		 only_sets = argc > 1 && strcmp(argv[1], "sets") == 0;
-	int		 only_usage = argc > 1 && strcmp(argv[1], "usage") == 0;
+	int		 only_usage = argc > 1 &&
+			    strcmp(argv[1], "usage") == 0;
 
 	if (only_sets || only_usage)
 		reps = argc > 2 ? atoi(argv[2]) : 5;
