@@ -19,6 +19,10 @@
  *
  *	bench_cow [N [PROFILE [REPS]]]	(N = 200, PROFILE = explore, REPS = 11)
  *	bench_cow sets [REPS]		(4. only)
+ *	bench_cow usage [REPS]		(5. only)
+ *
+ *  5. cow_usage, the disk limit's measure of a layer (every 200 ms while
+ *     a run's workers live): a copy layer of the 10,000-file workspace.
  *
  * WARREN_WORKER_BIN names the worker (default: ./worker/warren-worker).
  * The trees go under $TMPDIR (default /tmp); every layer's directory too.
@@ -536,6 +540,34 @@ bench_sets(int reps)
 	free(local);
 }
 
+/* 5. The disk limit's walk of a copy of 10,000 files. */
+static void
+bench_usage(int reps)
+{
+	uint64_t	*ns = calloc((size_t)reps, sizeof(uint64_t));
+	uint64_t	 t0, bytes;
+	struct cow	 c;
+	char		 ws[PATH_MAX], err[1024];
+	int		 i;
+
+	if (ns == NULL)
+		die("calloc", strerror(errno));
+	make_ws(ws, sizeof(ws), "usage", 100, 100);
+	layer_new(&c, COW_COPY, ws, NULL);
+	for (i = 0; i < reps; i++) {
+		t0 = clock_mono_ns();
+		if (cow_usage(&c, &bytes, err, sizeof(err)) == -1)
+			die("cow_usage", err);
+		ns[i] = clock_mono_ns() - t0;
+	}
+	report("cow_usage, copy, 10,000 files", ns, reps);
+	printf("%-42s %llu KiB\n", "the layer", (unsigned long long)(bytes /
+	    1024));
+	layer_gone(&c, NULL);
+	rm_tree(ws);
+	free(ns);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -545,8 +577,10 @@ main(int argc, char **argv)
 	int		 n = argc > 1 ? atoi(argv[1]) : 200;
 	int		 reps = argc > 3 ? atoi(argv[3]) : 11;
 	int		 only_sets = argc > 1 && strcmp(argv[1], "sets") == 0;
+	int		 only_usage = argc > 1 &&
+			    strcmp(argv[1], "usage") == 0;
 
-	if (only_sets)
+	if (only_sets || only_usage)
 		reps = argc > 2 ? atoi(argv[2]) : 5;
 	if (n < 10)
 		n = 10;
@@ -563,6 +597,11 @@ main(int argc, char **argv)
 	pathf(statedir, sizeof(statedir), "%s/state", root);
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* a long run shows its rows */
+	if (only_usage) {
+		bench_usage(reps);
+		rm_tree(root);
+		return 0;
+	}
 	if (!only_sets) {
 		bench_spawn(n, profile, bin);
 		bench_layer("10 files", 1, 10, reps);

@@ -74,7 +74,8 @@ const struct opt_doc opt_docs[] = {
 	  "overlay where this kernel and user can mount one, else a copy of "
 	  "the workspace (default auto)." },
 	{ "run", 0, "disk-max", "SIZE", "Disk the layer may take (default 1G;"
-	  " 0 for none): past it every worker is killed and the run ends "
+	  " 0 for none), a sparse file at its size, and the most one file "
+	  "may grow to: past it every worker is killed and the run ends "
 	  "failed with disk limit." },
 	{ "run", 0, "apply", NULL, "Apply the layer at the end when the run "
 	  "is done and no file that runs code on the host changed; otherwise "

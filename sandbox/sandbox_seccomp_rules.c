@@ -13,7 +13,8 @@
  * needs (sockets, ptrace, bpf, io_uring, keyrings, mount and namespace
  * calls, TIOCSTI), plus, per profile, every way to write (read-only
  * profiles) and to exec, use SysV IPC or make memfds (no-exec profiles).
- * Denied calls fail with EPERM, so programs see an ordinary error; clone3
+ * Denied calls fail with EPERM, so programs see an ordinary error;
+ * fallocate in read-write profiles fails with EOPNOTSUPP; clone3
  * fails with ENOSYS so libc falls back to clone, whose flags the filter
  * can inspect.
  *
@@ -271,6 +272,20 @@ sandbox_seccomp_common(scmp_filter_ctx ctx, int flags,
 	return 0;
 }
 
+/*
+ * Read-write profiles: fallocate fails with EOPNOTSUPP, as on a
+ * filesystem without it. It takes blocks in one call, faster than any
+ * watch of the disk: 4 GiB in under 3 ms, and with FALLOC_FL_KEEP_SIZE
+ * past RLIMIT_FSIZE, which bounds only a file's size. Programs fall back
+ * to writing (glibc's posix_fallocate does), which RLIMIT_FSIZE bounds.
+ */
+static int
+sandbox_seccomp_write(scmp_filter_ctx ctx, struct sandbox_error *e)
+{
+	return sandbox_seccomp_rule(ctx, SCMP_ACT_ERRNO(EOPNOTSUPP),
+	    "fallocate", 0, NULL, e);
+}
+
 static int
 sandbox_seccomp_readonly(scmp_filter_ctx ctx, struct sandbox_error *e)
 {
@@ -323,6 +338,8 @@ sandbox_seccomp_build(const struct sandbox_policy *p, int flags,
 	if (sandbox_seccomp_common(ctx, flags, e) == -1)
 		goto fail;
 	if (!p->fs_write && sandbox_seccomp_readonly(ctx, e) == -1)
+		goto fail;
+	if (p->fs_write && sandbox_seccomp_write(ctx, e) == -1)
 		goto fail;
 	if (!p->exec) {
 		xact = (flags & SANDBOX_SECCOMP_NOTIFY) &&

@@ -566,6 +566,7 @@ proc_policy(struct run *r, const struct node *n, char *err, size_t errsz)
 		}
 		if (r->opts.limits.mem_bytes != 0)
 			p->limits.mem_bytes = (rlim_t)r->opts.limits.mem_bytes;
+		run_disk_policy(r, p);
 		sandbox_policy_require(p, r->caps);
 		p->allow_weaker = r->opts.weaker;
 		rp = xcalloc(1, sizeof(*rp));

@@ -1054,6 +1054,7 @@ run_main(struct run *r, const struct msg_list *resume)
 	loop_set_idle_hook(r->loop, run_idle, r);
 	/* Before any agent can write to the workspace. */
 	run_hostexec_begin(r, resume != NULL);
+	run_disk_begin(r);
 	if (!r->orch_deferred && run_root_start(r, resume, err,
 	    sizeof(err)) == -1) {
 		ui_end(r);
@@ -1070,8 +1071,8 @@ run_main(struct run *r, const struct msg_list *resume)
 	ui_end(r);
 	proc_killall(r);
 	proc_sweep_orphans(r->spawnd ? spawnd_client_pid(r->spawnd) : 0);
-	/* What the last writer left counts too. */
-	(void)run_disk_check(r);
+	/* What the last writer left counts too; not measured is over. */
+	run_disk_end(r);
 	if (r->disk_timer != 0)
 		loop_timer_del(r->loop, r->disk_timer);
 	run_stats(r);

@@ -400,6 +400,12 @@ void		 run_parent_stop(struct run *) __attribute__((noreturn));
 void		 run_disk_watch(struct run *);
 /* 1 if the layer is over disk_max (the run is now stopping). */
 int		 run_disk_check(struct run *);
+/* Before any worker: a copy's size, which is not the agents'. */
+void		 run_disk_begin(struct run *);
+/* The last measure, every worker gone: one that fails stops the run. */
+void		 run_disk_end(struct run *);
+/* A worker's RLIMIT_FSIZE no more than disk_max in a copy-on-write run. */
+void		 run_disk_policy(const struct run *, struct sandbox_policy *);
 /* run_hostexec.c: files that run code on the host, reported at the end. */
 /* Before any agent runs: the snapshot (a resumed run's stored one). */
 void		 run_hostexec_begin(struct run *, int resumed);

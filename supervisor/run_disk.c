@@ -10,15 +10,23 @@
  *
  * The layer lives on the state directory's filesystem, which an ordinary
  * user cannot bound (no size-limited disk filesystem mounts in a user
- * namespace), so the limit is watched: the layer's allocated blocks are
- * summed every RUN_DISK_MS while workers live, and once more when the last
- * one is gone. A writer can pass the limit by what it writes in one
- * period; RLIMIT_FSIZE still bounds each file. A copy counts what grew
- * since the run (or its resume) began, not the copy of the workspace.
- * Five measures failing in a row stop the run too: an agent must not
- * lift its limit by making the walk fail. docs/workspaces.md gives
- * the overshoot measured by tests/e2e/test_cow_run.c.
+ * namespace), so the limit is three parts. Two hold at the system call:
+ * no worker file bigger than disk_max (RLIMIT_FSIZE, run_disk_policy)
+ * and no fallocate (seccomp, sandbox_seccomp_rules.c). The sum is
+ * watched: the layer is measured every RUN_DISK_MS while workers live,
+ * and once more when the last one is gone, counting each file's blocks
+ * or its size, whichever is more (cow_usage). A writer of many files can
+ * pass the limit by what it writes in one period. A copy counts what
+ * grew since the run (or its resume) began, not the copy of the
+ * workspace, measured before any worker starts.
+ *
+ * Not measured counts as over: failures (a directory the walk may not
+ * read, an agent's chmod 0; renames under the walk) stop the run after
+ * RUN_DISK_ERRORS in a row, and a failed last measure at once: no worker
+ * is left to undo what made it fail. docs/workspaces.md gives what
+ * tests/e2e/test_cow_run.c shows.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +34,7 @@
 
 #include "common/log.h"
 #include "common/xmalloc.h"
+#include "sandbox/sandbox.h"
 #include "supervisor/loop.h"
 #include "supervisor/run.h"
 #include "workspace/cow.h"
@@ -73,27 +82,61 @@ run_disk_over(struct run *r, uint64_t used)
 
 /*
  * What the agents added to the layer. A copy starts as big as the
- * workspace: its size when this run (or this resume) began is not theirs.
- * -1 when the layer cannot be measured.
+ * workspace: its size when this run (or this resume) began is not theirs,
+ * and is measured before any worker starts (run_disk_begin); if that
+ * failed, the layer cannot be measured. -1 when it cannot.
  */
 static int
 run_disk_used(struct run *r, uint64_t *used, char *err, size_t errsz)
 {
+	if (r->opts.cow->mode == COW_COPY && !r->disk_based) {
+		snprintf(err, errsz, "the copy's size when the run began is "
+		    "unknown (see the log above)");
+		errno = EIO;
+		return -1;
+	}
 	if (cow_usage(r->opts.cow, used, err, errsz) == -1)
 		return -1;
-	if (r->opts.cow->mode == COW_COPY) {
-		if (!r->disk_based) {
-			r->disk_base = *used;
-			r->disk_based = 1;
-		}
+	if (r->opts.cow->mode == COW_COPY)
 		*used = *used > r->disk_base ? *used - r->disk_base : 0;
-	}
 	return 0;
 }
 
-/* 1 if the layer is over its limit (and the run now stopping). */
-int
-run_disk_check(struct run *r)
+void
+run_disk_begin(struct run *r)
+{
+	char	 err[512];
+
+	if (r->opts.cow == NULL || r->opts.limits.disk_max == 0 ||
+	    r->opts.cow->mode != COW_COPY)
+		return;
+	if (cow_usage(r->opts.cow, &r->disk_base, err, sizeof(err)) == -1) {
+		log_warnx("disk limit: the copy before the run: %s", err);
+		return;
+	}
+	r->disk_based = 1;
+}
+
+/* Not measured: what the layer holds is unknown, and unknown is over. */
+static void
+run_disk_unknown(struct run *r, const char *err)
+{
+	char	 msg[768];
+
+	snprintf(msg, sizeof(msg), "disk limit: the run's copy-on-write "
+	    "layer cannot be measured, which counts as over disk_max: %s",
+	    err);
+	log_warnx("run %lld: %s", (long long)r->run_id, msg);
+	r->stop_reason = xstrdup(msg);
+	run_disk_kill(r);
+}
+
+/*
+ * 1 if the layer is over its limit (and the run now stopping). last: no
+ * worker is left, so a measure that fails will fail again.
+ */
+static int
+run_disk_measure(struct run *r, int last)
 {
 	char		 err[512];
 	uint64_t	 used;
@@ -103,13 +146,15 @@ run_disk_check(struct run *r)
 		return r->stop_reason != NULL;
 	if (run_disk_used(r, &used, err, sizeof(err)) == -1) {
 		/* An agent can make the walk fail (a huge tree, renames
-		 * under it): failing to measure must not lift the limit. */
+		 * under it, a directory it made unreadable): failing to
+		 * measure must not lift the limit. A failure that passes
+		 * (a rename, a test suite's chmod 000 directory) is let be
+		 * RUN_DISK_ERRORS - 1 times: what it hid is counted by the
+		 * next measure that succeeds. */
 		log_warnx("disk limit: %s", err);
-		if (++r->disk_errors < RUN_DISK_ERRORS)
+		if (!last && ++r->disk_errors < RUN_DISK_ERRORS)
 			return 0;
-		r->stop_reason = xstrdup("disk limit: the run's copy-on-write "
-		    "layer cannot be measured (see the log above)");
-		run_disk_kill(r);
+		run_disk_unknown(r, err);
 		return 1;
 	}
 	r->disk_errors = 0;
@@ -117,6 +162,34 @@ run_disk_check(struct run *r)
 		return 0;
 	run_disk_over(r, used);
 	return 1;
+}
+
+int
+run_disk_check(struct run *r)
+{
+	return run_disk_measure(r, 0);
+}
+
+void
+run_disk_end(struct run *r)
+{
+	(void)run_disk_measure(r, 1);
+}
+
+/*
+ * No file of a worker may be bigger than the whole layer may be: its
+ * RLIMIT_FSIZE is disk_max when that is lower. Unlike the watch, this
+ * holds at the call: a write, truncate or fallocate past it fails with
+ * EFBIG (and SIGXFSZ). A file that is sparse counts at its size here as
+ * in cow_usage.
+ */
+void
+run_disk_policy(const struct run *r, struct sandbox_policy *p)
+{
+	uint64_t	 max = r->opts.limits.disk_max;
+
+	if (r->opts.cow != NULL && max != 0 && max < p->limits.fsize_bytes)
+		p->limits.fsize_bytes = (rlim_t)max;
 }
 
 static void

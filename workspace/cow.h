@@ -144,7 +144,9 @@ int		 cow_mark(const struct cow *c, const char *db, int64_t run,
  * run was recorded for and that are older than min_age_ms; *n how many. */
 int		 cow_sweep(const char *statedir, int64_t min_age_ms, int *n,
 		    char *err, size_t errsz);
-/* Bytes of disk the layer takes (allocated blocks, not sizes). */
+/* Bytes of disk the layer could take (each file's allocated blocks or
+ * its size, whichever is more); -1 with errno kept, EACCES when a
+ * directory in it cannot be read (cow_usage.c). */
 int		 cow_usage(const struct cow *c, uint64_t *bytes,
 		    char *err, size_t errsz);
 

@@ -299,6 +299,183 @@ test_disk_limit(void **state)
 	h_ws_close(&t.w);
 }
 
+/* KiB the run's layers take under the test's state directory:
+ * allocated, or the files' sizes (apparent). */
+static long long
+t_layer_kib(struct t *t, int apparent)
+{
+	char		 cmd[PATH_MAX + 128];
+	long long	 kib = -1;
+	FILE		*p;
+
+	snprintf(cmd, sizeof(cmd), "du -sk %s %s/state/warren/cow "
+	    "2>/dev/null | tail -1", apparent ? "--apparent-size" : "",
+	    t->w.dir);
+	assert_non_null(p = popen(cmd, "r"));
+	if (fscanf(p, "%lld", &kib) != 1)
+		kib = -1;
+	pclose(p);
+	assert_true(kib >= 0);
+	return kib;
+}
+
+/* A general agent's bash runs cmd under --disk-max max; the result in r. */
+static void
+t_disk_run(struct t *t, struct h_run *r, const char *max, const char *cmd)
+{
+	char	 json[1024];
+
+	snprintf(json, sizeof(json), "{\"command\":\"%s\"}", cmd);
+	t_script_general(t, h_calls1("b", "bash", json));
+	t_warren(t, r, "run", "--disk-max", max, "--replay", t->w.cas,
+	    "--workspace", t->w.ws, "the task", NULL);
+}
+
+/*
+ * fallocate takes blocks faster than any watch: 4 x 1 GiB in 3 ms, and
+ * with KEEP_SIZE (-n) past RLIMIT_FSIZE. seccomp refuses it in
+ * read-write profiles (EOPNOTSUPP), so none of it lands.
+ */
+static void
+test_disk_fallocate(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	long long	 kib;
+
+	(void)state;
+	t_open(&t);
+	t_disk_run(&t, &r, "16M", "for i in 1 2 3 4; do fallocate -l 1G "
+	    "a$i; done; fallocate -n -l 1G k; fallocate -n -l 1G a1; true");
+	kib = t_layer_kib(&t, 0);
+	print_message("fallocate 4 x 1 GiB and KEEP_SIZE 2 x 1 GiB under "
+	    "--disk-max 16M: exit %d, the layer takes %lld KiB\n", r.status,
+	    kib);
+	assert_true(kib < 16 * 1024);
+	h_run_free(&r);
+	h_ws_close(&t.w);
+}
+
+/*
+ * No file may be bigger than disk_max (RLIMIT_FSIZE): posix_fallocate's
+ * fallback (fallocate -x writes a byte a block once fallocate is
+ * refused) and truncate -s 1023M fail at 16 MiB, at the call.
+ */
+static void
+test_disk_fsize(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	long long	 kib, akib;
+
+	(void)state;
+	t_open(&t);
+	t_disk_run(&t, &r, "16M", "fallocate -x -l 1G p; truncate -s 1023M "
+	    "s1; truncate -s 1023M s2; true");
+	kib = t_layer_kib(&t, 0);
+	akib = t_layer_kib(&t, 1);
+	print_message("posix_fallocate 1 GiB and truncate 2 x 1023 MiB under "
+	    "--disk-max 16M: exit %d, the layer takes %lld KiB, its files' "
+	    "sizes %lld KiB\n", r.status, kib, akib);
+	assert_true(kib <= 17 * 1024);
+	assert_true(akib <= 17 * 1024);
+	h_run_free(&r);
+	h_ws_close(&t.w);
+}
+
+/*
+ * A sparse file counts at its size: apply would write it whole. Four
+ * files of 900 KiB, each under RLIMIT_FSIZE and allocating nothing,
+ * stop a run under --disk-max 1M.
+ */
+static void
+test_disk_sparse(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+
+	(void)state;
+	t_open(&t);
+	t_disk_run(&t, &r, "1M", "truncate -s 900K s1 s2 s3 s4; true");
+	print_message("4 sparse files of 900 KiB under --disk-max 1M: exit "
+	    "%d, the layer's files' sizes %lld KiB\n", r.status,
+	    t_layer_kib(&t, 1));
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.err, "disk limit"));
+	h_run_free(&r);
+	h_ws_close(&t.w);
+}
+
+/* Run cmd under --disk-max 2M; the run must stop with "disk limit",
+ * and with the writer killed if killed. The state made readable after. */
+static void
+t_disk_chmod(const char *cmd, int killed)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		 sh[PATH_MAX + 64];
+
+	t_open(&t);
+	t_disk_run(&t, &r, "2M", cmd);
+	print_message("%s, under --disk-max 2M: exit %d\n", cmd, r.status);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.err, "disk limit"));
+	if (killed)
+		assert_non_null(strstr(r.err, "FAILED (killed)"));
+	h_run_free(&r);
+	snprintf(sh, sizeof(sh), "chmod -R u+rwX %s/state 2>/dev/null",
+	    t.w.dir);
+	assert_int_not_equal(system(sh), -1);
+	h_ws_close(&t.w);
+}
+
+/*
+ * Directories filled and then made unreadable (chmod 0) do not hide from
+ * the walk. Root reads them and counts; an ordinary user's walk cannot,
+ * and a layer it cannot measure counts as over: at the last measure at
+ * once (the agent is done), and while the agent lives after five
+ * measures in a row (1 s), long before its sleep ends.
+ */
+static void
+test_disk_chmod(void **state)
+{
+	(void)state;
+	t_disk_chmod("for d in d1 d2 d3; do mkdir $d && head -c 1048576 "
+	    "/dev/zero > $d/f && chmod 0 $d; done; true", 0);
+	t_disk_chmod("for d in d1 d2 d3; do mkdir $d && head -c 1048576 "
+	    "/dev/zero > $d/f && chmod 0 $d; done; sleep 10", 1);
+}
+
+/*
+ * The other side of RLIMIT_FSIZE at disk_max: a workspace file bigger
+ * than disk_max cannot be changed. In overlay mode its copy-up alone
+ * would pass the limit; in copy mode the write fails. Either way the
+ * writer gets EFBIG and SIGXFSZ (bash, writing with its own echo, dies
+ * of it) and the layer changes nothing.
+ */
+static void
+test_disk_big_file(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		 path[PATH_MAX + 16];
+	FILE		*f;
+	int		 i;
+
+	(void)state;
+	t_open(&t);
+	snprintf(path, sizeof(path), "%s/big.bin", t.w.ws);
+	assert_non_null(f = fopen(path, "w"));
+	for (i = 0; i < 3 * 1024; i++)
+		fprintf(f, "%01023d\n", i);
+	fclose(f);
+	t_disk_run(&t, &r, "2M", "echo x >> big.bin");
+	assert_non_null(strstr(r.err, "killed by signal 25"));
+	assert_non_null(strstr(r.err, "changed no file"));
+	h_run_free(&r);
+	h_ws_close(&t.w);
+}
+
 /* The workspace's own size is not the agents' writes: a workspace over
  * disk_max runs (the copy mode counts what grew since the start). */
 static void
@@ -684,6 +861,11 @@ t_pass(const char *mode)
 		cmocka_unit_test(test_parallel_runs_apart),
 		cmocka_unit_test(test_disk_limit),
 		cmocka_unit_test(test_disk_limit_own_writes),
+		cmocka_unit_test(test_disk_fallocate),
+		cmocka_unit_test(test_disk_fsize),
+		cmocka_unit_test(test_disk_sparse),
+		cmocka_unit_test(test_disk_chmod),
+		cmocka_unit_test(test_disk_big_file),
 		cmocka_unit_test(test_apply_at_end),
 		cmocka_unit_test(test_apply_not_sensitive),
 		cmocka_unit_test(test_apply_umask),

@@ -1028,6 +1028,28 @@ c_bigfile(void)
 	    (const int[]){ EFBIG }, 1);
 }
 
+/*
+ * fallocate takes blocks faster than the disk limit's watch, and with
+ * KEEP_SIZE past RLIMIT_FSIZE: read-write profiles get EOPNOTSUPP
+ * (seccomp), read-only ones cannot make the file at all.
+ */
+static int
+c_fallocate(void)
+{
+	int	 fd, rc;
+
+	if ((fd = open("probe-falloc", O_WRONLY | O_CREAT | O_TRUNC,
+	    0600)) == -1)
+		return DENIED("create", -1);
+	rc = verdict("fallocate 1 MiB", fallocate(fd, 0, 0, 1 << 20),
+	    (const int[]){ EOPNOTSUPP }, 1);
+	rc = fold(rc, verdict("fallocate KEEP_SIZE 1 MiB", fallocate(fd,
+	    FALLOC_FL_KEEP_SIZE, 0, 1 << 20), (const int[]){ EOPNOTSUPP }, 1));
+	close(fd);
+	unlink("probe-falloc");
+	return rc;
+}
+
 static int
 c_fds(void)
 {
@@ -1240,6 +1262,7 @@ static const struct {
 	{ "cpu", c_cpu },
 	{ "timeout", c_timeout },
 	{ "bigfile", c_bigfile },
+	{ "fallocate", c_fallocate },
 	{ "fds", c_fds },
 	{ "exec", c_exec },
 	{ "ro-write", c_ro_write },

@@ -114,6 +114,7 @@ static const struct {
 	{ 44, "host-secrets", ALL, 0 },
 	{ 45, "memfd-limit", MEMORY, C_MEM },
 	{ 45, "tmpfs-fill", ALL, C_TMPFS },
+	{ 48, "fallocate", ALL, 0 },
 	{ 50, "rawdisk", ALL, 0 },
 	{ 51, "sysctl", ALL, 0 },
 	{ 52, "sysv-ipc", ALL, 0 },

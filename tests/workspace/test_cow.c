@@ -7,11 +7,13 @@
  * manifest with any name, and its reader against corrupt files.
  */
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 
 #include <err.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -437,6 +439,111 @@ test_usage(void **state)
 	rm(&c);
 }
 
+/* A sparse file counts at its size: apply would write it whole. */
+static void
+test_usage_sparse(void **state)
+{
+	struct fx	*fx = *state;
+	struct cow	 c;
+	uint64_t	 before, after;
+	char		 err[1024], p[PATH_MAX + 16];
+	int		 fd;
+
+	mk(fx, &c, COW_OVERLAY);
+	assert_int_equal(cow_usage(&c, &before, err, sizeof(err)), 0);
+	snprintf(p, sizeof(p), "%s/upper/hole", c.dir);
+	assert_true((fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644)) != -1);
+	assert_int_equal(ftruncate(fd, 8 << 20), 0);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(cow_usage(&c, &after, err, sizeof(err)), 0);
+	assert_true(after >= before + (8 << 20));
+	rm(&c);
+}
+
+/*
+ * In a child that is not root (root reads every directory): cow_usage
+ * of c, 0 if it went as want says (0: measured; EACCES: refused, naming
+ * name), else 1 with why on stderr.
+ */
+static int
+usage_as_user(const struct cow *c, int want, const char *name)
+{
+	char		 q[NAME_MAX + 8];
+	uint64_t	 bytes;
+	char		 err[1024];
+	int		 rv;
+
+	if (getuid() == 0 && (setgroups(0, NULL) == -1 ||
+	    setresgid(65534, 65534, 65534) == -1 ||
+	    setresuid(65534, 65534, 65534) == -1)) {
+		perror("drop to 65534");
+		return 1;
+	}
+	snprintf(q, sizeof(q), "\"%s\"", name != NULL ? name : "");
+	rv = cow_usage(c, &bytes, err, sizeof(err));
+	if (want == 0 && rv == 0)
+		return 0;
+	if (want != 0 && rv == -1 && errno == want &&
+	    strstr(err, q) != NULL)
+		return 0;
+	fprintf(stderr, "cow_usage: %d, errno %d (want %d): %s\n", rv, errno,
+	    want, rv == 0 ? "measured" : err);
+	return 1;
+}
+
+static void
+usage_expect(const struct cow *c, int want, const char *name)
+{
+	pid_t	 pid;
+	int	 status;
+
+	fflush(NULL);
+	if ((pid = fork()) == 0)
+		_exit(usage_as_user(c, want, name));
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/*
+ * A directory the walk may not read (an agent's chmod 0) fails it with
+ * EACCES and its name: what it holds is unknown. The overlay's own
+ * work/work, mode 0 by the kernel, does not.
+ */
+static void
+test_usage_unreadable(void **state)
+{
+	struct fx	*fx = *state;
+	struct cow	 c;
+	char		 up[PATH_MAX + 16], wk[PATH_MAX + 16];
+	char		 cmd[2 * PATH_MAX + 64];
+
+	mk(fx, &c, COW_OVERLAY);
+	snprintf(up, sizeof(up), "%s/upper", c.dir);
+	snprintf(wk, sizeof(wk), "%s/work", c.dir);
+	tmkdir(wk, "work", 0);
+	tmkdir(up, "d", 0755);
+	tput(up, "d/f", "data", 4, 0644);
+	if (getuid() == 0) {
+		/* The child's walk reaches the layer through these. */
+		snprintf(cmd, sizeof(cmd), "chown -R 65534:65534 %s",
+		    fx->t.root);
+		assert_int_equal(system(cmd), 0);
+	}
+	usage_expect(&c, 0, NULL);
+	snprintf(cmd, sizeof(cmd), "%s/d", up);
+	assert_int_equal(chmod(cmd, 0), 0);
+	usage_expect(&c, EACCES, "d");
+	/* Listed but not searched: its entry cannot be looked up. */
+	assert_int_equal(chmod(cmd, 0400), 0);
+	usage_expect(&c, EACCES, "f");
+	assert_int_equal(chmod(cmd, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "%s/work", wk);
+	assert_int_equal(chmod(cmd, 0700), 0);
+	rm(&c);
+}
+
 /* Nesting deeper than any walk with a descriptor per level: measured. */
 static void
 test_usage_deep(void **state)
@@ -642,6 +749,8 @@ main(void)
 		T(test_remove_hostile),
 		T(test_remove_journal),
 		T(test_usage),
+		T(test_usage_sparse),
+		T(test_usage_unreadable),
 		T(test_usage_deep),
 		T(test_usage_live),
 		T(test_manifest_names),
