@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cli/opttab.h"
+#include "common/gendoc.h"
 
 #define BEGIN	".\\\" BEGIN opttab "
 #define END	".\\\" END opttab"
@@ -56,63 +57,11 @@ gen_man(FILE *in, FILE *out, const char *name)
 	return ferror(in) ? -1 : 0;
 }
 
-static char *
-gen_slurp(FILE *f, size_t *len)
-{
-	char	*buf = NULL, *nb;
-	size_t	 cap = 0, n;
-
-	*len = 0;
-	do {
-		if (*len + 4096 > cap) {
-			if ((nb = realloc(buf, cap = cap * 2 + 8192)) == NULL) {
-				free(buf);
-				return NULL;
-			}
-			buf = nb;
-		}
-		n = fread(buf + *len, 1, cap - *len, f);
-		*len += n;
-	} while (n > 0);
-	return buf;
-}
-
 int
 main(int argc, char **argv)
 {
-	FILE	*in, *mem;
-	char	*want, *have;
-	size_t	 nwant, nhave;
-	int	 check = argc == 3 && strcmp(argv[1], "--check") == 0, rc;
+	static const struct gendoc g = { "warren-gen-man",
+	    "the option table (cli/opttab.c)", "man", gen_man };
 
-	if (argc != 2 && !check) {
-		fprintf(stderr, "usage: warren-gen-man [--check] FILE\n");
-		return 2;
-	}
-	if ((in = fopen(argv[argc - 1], "r")) == NULL) {
-		perror(argv[argc - 1]);
-		return 2;
-	}
-	if (!check)
-		return gen_man(in, stdout, argv[1]) == -1 ? 1 : 0;
-	if ((mem = tmpfile()) == NULL || gen_man(in, mem, argv[2]) == -1)
-		return 2;
-	rewind(in);
-	rewind(mem);
-	want = gen_slurp(mem, &nwant);
-	have = gen_slurp(in, &nhave);
-	fclose(mem);
-	fclose(in);
-	if (want == NULL || have == NULL)
-		rc = 2;
-	else if (nwant != nhave || memcmp(want, have, nwant) != 0) {
-		fprintf(stderr, "%s is not what the option table "
-		    "(cli/opttab.c) makes: run `cmake --build build --target "
-		    "man` and commit it\n", argv[2]);
-		rc = 1;
-	} else
-		rc = 0;
-	free(want);
-	free(have);
-	return rc;
+	return gendoc_main(&g, argc, argv);
 }
