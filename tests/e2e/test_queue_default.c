@@ -447,23 +447,6 @@ qd_leftovers(const struct qd *q, char *what, size_t wsz)
 	return left;
 }
 
-/* Does pid have a child yet (a job's run)? */
-static int
-qd_has_child(pid_t pid)
-{
-	char	path[64], buf[64];
-	ssize_t	n;
-	int	fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
-	    (int)pid);
-	if ((fd = open(path, O_RDONLY)) == -1)
-		return 0;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	return n > 0;
-}
-
 /* queue work --jobs 4 --lease 2s, as a child of ours; its stderr to
  * errpath. */
 static pid_t
@@ -507,9 +490,9 @@ qd_kill_once(struct qd *q, int k, unsigned *seed)
 	snprintf(errpath, sizeof(errpath), "%s/worker-%d.err", q->dir, k);
 	pid = qd_spawn_worker(q, errpath);
 	t0 = qd_now_ms();
-	while (!qd_has_child(pid) && qd_now_ms() - t0 < 10000)
+	while (!h_first_child(pid) > 0 && qd_now_ms() - t0 < 10000)
 		usleep(10 * 1000);
-	if (!qd_has_child(pid))
+	if (!h_first_child(pid) > 0)
 		fail_msg("kill %d: queue work ran no job in 10 s", k);
 	usleep((useconds_t)(rand_r(seed) % 1500) * 1000);
 	kill(pid, SIGKILL);
