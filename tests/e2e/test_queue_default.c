@@ -490,9 +490,9 @@ qd_kill_once(struct qd *q, int k, unsigned *seed)
 	snprintf(errpath, sizeof(errpath), "%s/worker-%d.err", q->dir, k);
 	pid = qd_spawn_worker(q, errpath);
 	t0 = qd_now_ms();
-	while (!h_first_child(pid) > 0 && qd_now_ms() - t0 < 10000)
+	while (h_first_child(pid) <= 0 && qd_now_ms() - t0 < 10000)
 		usleep(10 * 1000);
-	if (!h_first_child(pid) > 0)
+	if (h_first_child(pid) <= 0)
 		fail_msg("kill %d: queue work ran no job in 10 s", k);
 	usleep((useconds_t)(rand_r(seed) % 1500) * 1000);
 	kill(pid, SIGKILL);
