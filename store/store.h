@@ -271,6 +271,9 @@ struct store_summary_policy {
 /* store_context() flags. */
 #define STORE_CTX_PARENT_MESSAGES 0x01	/* an unsummarised direct parent gives
 					   its transcript (inherit_context) */
+#define STORE_CTX_ANCESTORS	0x02	/* without the node's own messages:
+					   what it inherits before its start
+					   (a restarted agent has some) */
 
 /* store.c: open, close, batching, errors */
 /*

@@ -615,7 +615,7 @@ run_inherited(struct run *r, const struct node *n, struct msg_list *out)
 	 * parent's conversation while it has none (docs/memory.md). */
 	if (r->store != NULL && n->store_node > 0) {
 		if (store_context(r->store, n->store_node,
-		    STORE_CTX_PARENT_MESSAGES, out) == 0)
+		    STORE_CTX_PARENT_MESSAGES | STORE_CTX_ANCESTORS, out) == 0)
 			return;
 		run_store_warn(r, "context of %s", n->path);
 		msg_list_free(out);
