@@ -687,8 +687,9 @@ static const char synth_script[] =
 "  {\"reply\": {\"calls\": [{\"id\": \"s1\", \"name\": \"complete\","
 "  \"arguments\": {\"result\": \"SYN-FINAL\"}}]}}]},\n"
 " {\"match\": \"CHILDJOB-77\", \"repeat\": true, \"responses\": "
-"  [{\"reply\": {\"calls\": [{\"id\": \"c1\", \"name\": \"complete\","
-"  \"arguments\": {\"result\": \"CHILD-RES-SYN\"}}]}}]},\n"
+"  [{\"delay_ms\": 1000, \"reply\": {\"calls\": [{\"id\": \"c1\","
+"  \"name\": \"complete\", \"arguments\": {\"result\":"
+"  \"CHILD-RES-SYN\"}}]}}]},\n"
 " {\"match\": \"SYN-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
 "  {\"calls\": [{\"id\": \"d1\", \"name\": \"delegate\", \"arguments\":"
 "  {\"profile\": \"explore\", \"task\": \"CHILDJOB-77\"}}]}}]}\n"
@@ -752,12 +753,54 @@ resume_to_end(struct ctx *c, char **env, struct h_fakellm *fl,
 	h_run_free(&r);
 }
 
+/*
+ * The kill of test_kill_during_synthesis, with the database's write lock
+ * held by this process from the child's request (answered 1 s later)
+ * until the synthesis request, or 4 s: the child's end can only be
+ * committed after. early: the synthesis asked while the child's end
+ * could not be committed.
+ */
+struct synth_kill {
+	struct at_request	 at;
+	const char		*db;
+	int			 locked, early;
+};
+
+static void
+kill_at_synthesis(pid_t warren, void *arg)
+{
+	struct synth_kill	*k = arg;
+	sqlite3			*h = NULL;
+	int			 i;
+
+	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 &&
+	    h_count_file(k->at.log, "CHILDJOB-77", NULL) == 0; i++)
+		usleep(20000);
+	if (sqlite3_open(k->db, &h) == SQLITE_OK) {
+		sqlite3_busy_timeout(h, 10000);
+		k->locked = sqlite3_exec(h, "BEGIN EXCLUSIVE", NULL, NULL,
+		    NULL) == SQLITE_OK;
+	}
+	for (i = 0; i < 50 * 4 && h_count_file(k->at.log, k->at.a,
+	    k->at.b) == 0; i++)
+		usleep(20000);
+	k->early = h_count_file(k->at.log, k->at.a, k->at.b) > 0;
+	if (k->early && kill(warren, SIGKILL) == 0)
+		k->at.killed = 1;
+	if (k->locked)
+		sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(h);
+	if (!k->at.killed)
+		kill_at_request(warren, &k->at);
+}
+
 static void
 test_kill_during_synthesis(void **state)
 {
 	struct ctx		*c = *state;
 	struct h_fakellm	 fl;
-	struct at_request	 k = { NULL, "CHILD-RES-SYN", "SYN-TASK", 0 };
+	struct synth_kill	 k = { { NULL, "CHILD-RES-SYN", "SYN-TASK", 0 },
+				    NULL, 0, 0 };
 	struct msg_list		 b0, a0;
 	char			*env[] = { fl.env_url,
 				    "WARREN_API_KEY=sk-resume-test",
@@ -768,17 +811,23 @@ test_kill_during_synthesis(void **state)
 	if ((rc = h_fakellm_start(&fl, c->w.dir, synth_script)) == 1)
 		skip();
 	assert_int_equal(rc, 0);
-	k.log = fl.log;
+	k.at.log = fl.log;
+	k.db = c->db;
 
-	fakellm_run_killed(c, env, "SYN-TASK", kill_at_request, &k, &k.killed);
+	fakellm_run_killed(c, env, "SYN-TASK", kill_at_synthesis, &k,
+	    &k.at.killed);
+	assert_true(k.locked);
 	db_messages(c->db, "0", &b0);
 
 	resume_to_end(c, env, &fl, "SYN-FINAL", 1);
 	/* LLM requests per agent: the child's one turn was made once; the
 	 * synthesis twice (the one the kill cut, and the resumed one). */
-	assert_int_equal(h_count_file(k.log, "You are agent 0.1 (depth 1)",
+	assert_int_equal(h_count_file(k.at.log, "You are agent 0.1 (depth 1)",
 	    NULL), 1);
-	assert_int_equal(h_count_file(k.log, "CHILD-RES-SYN", "SYN-TASK"), 2);
+	assert_int_equal(h_count_file(k.at.log, "CHILD-RES-SYN", "SYN-TASK"),
+	    2);
+	/* The synthesis waited for the child's end to be committed. */
+	assert_false(k.early);
 	db_messages(c->db, "0", &a0);
 	assert_prefix(&b0, &a0);
 	assert_true(has_answer(&a0, "d1", "CHILD-RES-SYN"));
