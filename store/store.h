@@ -326,8 +326,9 @@ int		 store_lost_fd(const struct store *st);
  * queued so far; store_committed() is 1 once they are all committed (at
  * once without the writer thread, whose writes commit at store_flush();
  * also once a write was lost: nothing more will be, the run stops), else
- * 0. store_commit_fd() becomes readable after each commit of the writer
- * (-1 without it); store_commit_ack() clears it.
+ * 0. store_commit_fd() becomes readable after the writer's next commit
+ * once store_committed() said 0 (-1 without the writer: no wait);
+ * store_commit_ack() clears it.
  */
 uint64_t	 store_commit_mark(struct store *st);
 int		 store_committed(struct store *st, uint64_t mark);

@@ -98,9 +98,10 @@ struct store_writer {
 	enum store_err		 lost;
 	int			 efd;
 	/* Under mu: items queued, and committed (store_commit_mark); cfd
-	 * is readable after each commit (the loop's wake-up). */
+	 * is readable after a commit someone waits for (the loop's wake-up:
+	 * cwant, set when store_committed() said no). */
 	uint64_t		 nqueued, ncommitted;
-	int			 cfd;
+	int			 cfd, cwant;
 	char			 lostdesc[STORE_ERRMSG_MAX + 128];
 	/* The writer's: handle index -> real id. */
 	int64_t			*map;
@@ -290,6 +291,8 @@ store_committed(struct store *st, uint64_t mark)
 		return 1;
 	pthread_mutex_lock(&w->mu);
 	yes = w->ncommitted >= mark || w->lost != STORE_OK;
+	if (!yes)
+		w->cwant = 1;
 	pthread_mutex_unlock(&w->mu);
 	return yes;
 }
@@ -349,11 +352,16 @@ store_w_take(struct store_writer *w)
 static void
 store_w_committed(struct store_writer *w, uint64_t last)
 {
+	int	wake;
+
 	pthread_mutex_lock(&w->mu);
 	if (last > w->ncommitted)
 		w->ncommitted = last;
+	wake = w->cwant;
+	w->cwant = 0;
 	pthread_mutex_unlock(&w->mu);
-	(void)eventfd_write(w->cfd, 1);
+	if (wake)
+		(void)eventfd_write(w->cfd, 1);
 }
 
 /*
