@@ -541,7 +541,9 @@ run_node_tell_now(struct run *r, struct node *n)
 void
 run_node_tell(struct run *r, struct node *n)
 {
-	if (r->store != NULL) {
+	/* The root has no parent: the run's end waits for its commit
+	 * (store_run_finish). */
+	if (r->store != NULL && (n != r->root || r->tell_head != NULL)) {
 		n->tell_mark = store_commit_mark(r->store);
 		if (r->tell_head != NULL ||
 		    !store_committed(r->store, n->tell_mark)) {
