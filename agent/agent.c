@@ -468,6 +468,17 @@ agent_resume_fix(struct agent *a)
 	return 0;
 }
 
+int
+agent_resume_has_turn(const struct msg_list *resume)
+{
+	size_t	i;
+
+	for (i = 0; resume != NULL && i < resume->n; i++)
+		if (resume->v[i].role == MSG_ASSISTANT)
+			return 1;
+	return 0;
+}
+
 static int
 agent_start_resume(struct agent *a)
 {
@@ -507,7 +518,9 @@ agent_start(struct agent *a, uint64_t now)
 		    strlen(a->wire[i].description ? a->wire[i].description :
 		    "") + strlen(a->wire[i].schema ? a->wire[i].schema : "");
 	}
-	if (a->resume.n > 0) {
+	/* Without a model turn the stored log is a start cut short (its
+	 * system prompt stored, its task not yet): start as new. */
+	if (agent_resume_has_turn(&a->resume)) {
 		if (agent_start_resume(a) == -1)
 			return -1;
 		goto hooks;

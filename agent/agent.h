@@ -186,7 +186,10 @@ struct agent_config {
 	 * system prompt and never dropped by a strategy. Copied. */
 	const struct msg_list	*inherited;
 	/* A checkpoint to resume from: messages an earlier run of this agent
-	 * logged (agent_messages()), replayed into the context. Copied. */
+	 * logged (agent_messages()), replayed into the context. Copied.
+	 * One with no model turn (agent_resume_has_turn() false) is a start
+	 * cut short: the agent starts as new, and its log begins again with
+	 * what was stored (the supervisor skips that many). */
 	const struct msg_list	*resume;
 	struct agent_limits	 limits;
 	struct agent_context_cfg context;	/* zero fields: the profile's */
@@ -286,6 +289,8 @@ void		 agent_cancel(struct agent *a, const char *reason);
  * task, turns, results, reminders, summaries): checkpoint with "messages
  * since index N". Borrowed. */
 const struct msg_list *agent_messages(const struct agent *a);
+/* Whether a checkpoint holds a model turn (an assistant message). */
+int		 agent_resume_has_turn(const struct msg_list *resume);
 /* The context the next turn will see. Borrowed. */
 const struct msg_list *agent_context(const struct agent *a);
 /* Usage totals reported by the API (summaries included). */

@@ -271,6 +271,9 @@ struct store_summary_policy {
 /* store_context() flags. */
 #define STORE_CTX_PARENT_MESSAGES 0x01	/* an unsummarised direct parent gives
 					   its transcript (inherit_context) */
+#define STORE_CTX_ANCESTORS	0x02	/* without the node's own messages:
+					   what it inherits before its start
+					   (a restarted agent has some) */
 
 /* store.c: open, close, batching, errors */
 /*
@@ -318,6 +321,19 @@ int		 store_sync(struct store *st);
 /* With the writer thread: a descriptor that becomes readable when a
  * write is lost (the loop polls it, then reads store_lost()); else -1. */
 int		 store_lost_fd(const struct store *st);
+/*
+ * A barrier that does not block: store_commit_mark() names every write
+ * queued so far; store_committed() is 1 once they are all committed (at
+ * once without the writer thread, whose writes commit at store_flush();
+ * also once a write was lost: nothing more will be, the run stops), else
+ * 0. store_commit_fd() becomes readable after the writer's next commit
+ * once store_committed() said 0 (-1 without the writer: no wait);
+ * store_commit_ack() clears it.
+ */
+uint64_t	 store_commit_mark(struct store *st);
+int		 store_committed(struct store *st, uint64_t mark);
+int		 store_commit_fd(const struct store *st);
+void		 store_commit_ack(struct store *st);
 /* store_run_end() and a commit, waited for: 0 both done, -1 not. */
 int		 store_run_finish(struct store *st, int64_t run,
 		    enum store_run_status status, const char *result);

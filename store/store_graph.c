@@ -771,7 +771,8 @@ store_context(struct store *st, int64_t node, int flags, struct msg_list *out)
 		    out) == -1)
 			goto out;
 	}
-	rc = store_msg_load(st, node, out, NULL);
+	rc = (flags & STORE_CTX_ANCESTORS) ? 0 :
+	    store_msg_load(st, node, out, NULL);
 out:
 	store_read_end(st);
 	free(order);

@@ -61,6 +61,7 @@ enum store_wop {
 
 struct store_witem {
 	struct store_witem	*next;
+	uint64_t		 seq;		/* 1, 2, ... in queue order */
 	enum store_wop		 op;
 	size_t			 bytes;		/* counted against the bound */
 	int64_t			 id[3];
@@ -96,6 +97,11 @@ struct store_writer {
 	 * then on (the loop's wake-up). */
 	enum store_err		 lost;
 	int			 efd;
+	/* Under mu: items queued, and committed (store_commit_mark); cfd
+	 * is readable after a commit someone waits for (the loop's wake-up:
+	 * cwant, set when store_committed() said no). */
+	uint64_t		 nqueued, ncommitted;
+	int			 cfd, cwant;
 	char			 lostdesc[STORE_ERRMSG_MAX + 128];
 	/* The writer's: handle index -> real id. */
 	int64_t			*map;
@@ -261,6 +267,51 @@ store_lost_fd(const struct store *st)
 	return st->w != NULL ? st->w->efd : -1;
 }
 
+uint64_t
+store_commit_mark(struct store *st)
+{
+	struct store_writer	*w = st->w;
+	uint64_t		 mark;
+
+	if (w == NULL)
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	mark = w->nqueued;
+	pthread_mutex_unlock(&w->mu);
+	return mark;
+}
+
+int
+store_committed(struct store *st, uint64_t mark)
+{
+	struct store_writer	*w = st->w;
+	int			 yes;
+
+	if (w == NULL)
+		return 1;
+	pthread_mutex_lock(&w->mu);
+	yes = w->ncommitted >= mark || w->lost != STORE_OK;
+	if (!yes)
+		w->cwant = 1;
+	pthread_mutex_unlock(&w->mu);
+	return yes;
+}
+
+int
+store_commit_fd(const struct store *st)
+{
+	return st->w != NULL ? st->w->cfd : -1;
+}
+
+void
+store_commit_ack(struct store *st)
+{
+	eventfd_t	v;
+
+	if (st->w != NULL)
+		(void)eventfd_read(st->w->cfd, &v);
+}
+
 static void
 store_w_apply(struct store_writer *w, struct store_witem *it)
 {
@@ -296,6 +347,23 @@ store_w_take(struct store_writer *w)
 	return list;
 }
 
+/* Everything up to item last is committed: store_committed() says so
+ * and the loop wakes. */
+static void
+store_w_committed(struct store_writer *w, uint64_t last)
+{
+	int	wake;
+
+	pthread_mutex_lock(&w->mu);
+	if (last > w->ncommitted)
+		w->ncommitted = last;
+	wake = w->cwant;
+	w->cwant = 0;
+	pthread_mutex_unlock(&w->mu);
+	if (wake)
+		(void)eventfd_write(w->cfd, 1);
+}
+
 /*
  * Group commit: apply what is queued, and what came meanwhile, then
  * commit as soon as the queue is empty; what comes during the commit is
@@ -310,6 +378,7 @@ store_w_main(void *arg)
 {
 	struct store_writer	*w = arg;
 	struct store_witem	*list, *it;
+	uint64_t		 last = 0;
 
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
@@ -321,6 +390,7 @@ store_w_main(void *arg)
 			pthread_mutex_unlock(&w->mu);
 			while ((it = list) != NULL) {
 				list = it->next;
+				last = it->seq;
 				store_w_apply(w, it);
 			}
 			pthread_mutex_lock(&w->mu);
@@ -328,6 +398,8 @@ store_w_main(void *arg)
 		pthread_mutex_unlock(&w->mu);
 		if (store_flush(w->in) == -1)
 			store_w_failed(w);
+		else if (store_lost(w->in) == NULL)
+			store_w_committed(w, last);
 		pthread_mutex_lock(&w->mu);
 	}
 	pthread_mutex_unlock(&w->mu);
@@ -344,6 +416,7 @@ store_w_push(struct store_writer *w, struct store_witem *it)
 	while (w->nitems > 0 && (w->nitems >= STORE_WRITER_MAX_ITEMS ||
 	    w->bytes + it->bytes > STORE_WRITER_MAX_BYTES))
 		pthread_cond_wait(&w->room, &w->mu);
+	it->seq = ++w->nqueued;
 	if (w->tail != NULL)
 		w->tail->next = it;
 	else
@@ -850,7 +923,10 @@ store_writer_start(struct store *st)
 		return store_seterr(st, STORE_ENOMEM, "starting the writer");
 	}
 	w->in = in;
-	if ((w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
+	if ((w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1 ||
+	    (w->cfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
+		if (w->efd != -1)
+			close(w->efd);
 		free(in->path);
 		free(in);
 		free(w);
@@ -868,6 +944,7 @@ store_writer_start(struct store *st)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		close(w->efd);
+		close(w->cfd);
 		free(in->path);
 		free(in);
 		free(w);
@@ -909,6 +986,7 @@ store_writer_stop(struct store *st)
 		pthread_cond_destroy(&w->done);
 	}
 	close(w->efd);
+	close(w->cfd);
 	for (i = 0; i < w->nnodes; i++)
 		free(w->nodes[i].summary);
 	free(w->nodes);

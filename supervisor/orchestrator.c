@@ -360,7 +360,7 @@ orch_start(struct run *r, const struct msg_list *resume, char *err,
 	}
 	/* A follow-up (run --continue): the earlier run's memory. */
 	msg_list_init(&ctx);
-	if (n->inherit && resume == NULL) {
+	if (n->inherit && !agent_resume_has_turn(resume)) {
 		run_inherited(r, n, &ctx);
 		cfg.inherited = &ctx;
 	}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/agent.h"
 #include "agent/profile.h"
 #include "common/jschema.h"
 #include "common/log.h"
@@ -87,7 +88,9 @@ proc_send_start(struct worker *w)
 	s->task = n->task;
 	msg_list_init(&s->context);
 	msg_list_init(&s->history);
-	if (n->resume != NULL)
+	/* Stored messages without a model turn are a start cut short: it
+	 * starts as new (the checkpoint skips what is stored). */
+	if (n->resume != NULL && agent_resume_has_turn(n->resume))
 		s->history = *n->resume;	/* borrowed */
 	else if (n->inherit)
 		run_inherited(w->run, n, &s->context);

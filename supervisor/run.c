@@ -517,8 +517,8 @@ run_node_done(struct run *r, struct node *n)
 	run_node_tell(r, n);
 }
 
-void
-run_node_tell(struct run *r, struct node *n)
+static void
+run_node_tell_now(struct run *r, struct node *n)
 {
 	node_done_fn	cb = n->done_cb;
 
@@ -528,6 +528,49 @@ run_node_tell(struct run *r, struct node *n)
 	if (n == r->root) {
 		r->finished = 1;
 		run_cancel(r, 0);
+	}
+}
+
+/*
+ * The parent hears of an ended node only once its rows (messages, status,
+ * summary) are committed: its next LLM request never goes out while the
+ * child's end could still be lost, so a resume never runs a finished
+ * child again (docs/supervisor.md). The loop does not wait: the tell is
+ * held, in order, until the writer's commit passes its mark.
+ */
+void
+run_node_tell(struct run *r, struct node *n)
+{
+	/* The root has no parent: the run's end waits for its commit
+	 * (store_run_finish). */
+	if (r->store != NULL && (n != r->root || r->tell_head != NULL)) {
+		n->tell_mark = store_commit_mark(r->store);
+		if (r->tell_head != NULL ||
+		    !store_committed(r->store, n->tell_mark)) {
+			n->tell_next = NULL;
+			if (r->tell_tail != NULL)
+				r->tell_tail->tell_next = n;
+			else
+				r->tell_head = n;
+			r->tell_tail = n;
+			return;
+		}
+	}
+	run_node_tell_now(r, n);
+}
+
+/* Tell what the writer has committed since. */
+void
+run_tell_ready(struct run *r)
+{
+	struct node	*n;
+
+	while ((n = r->tell_head) != NULL &&
+	    store_committed(r->store, n->tell_mark)) {
+		if ((r->tell_head = n->tell_next) == NULL)
+			r->tell_tail = NULL;
+		n->tell_next = NULL;
+		run_node_tell_now(r, n);
 	}
 }
 
@@ -615,7 +658,7 @@ run_inherited(struct run *r, const struct node *n, struct msg_list *out)
 	 * parent's conversation while it has none (docs/memory.md). */
 	if (r->store != NULL && n->store_node > 0) {
 		if (store_context(r->store, n->store_node,
-		    STORE_CTX_PARENT_MESSAGES, out) == 0)
+		    STORE_CTX_PARENT_MESSAGES | STORE_CTX_ANCESTORS, out) == 0)
 			return;
 		run_store_warn(r, "context of %s", n->path);
 		msg_list_free(out);
@@ -787,6 +830,18 @@ run_spawnd_ready(int fd, uint32_t events, void *arg)
 	}
 }
 
+/* The writer committed: the ends it made durable are told. */
+static void
+run_store_commit_ready(int fd, uint32_t events, void *arg)
+{
+	struct run	*r = arg;
+
+	(void)fd;
+	(void)events;
+	store_commit_ack(r->store);
+	run_tell_ready(r);
+}
+
 /* The writer lost a write while the loop had nothing else to do. */
 static void
 run_store_lost_ready(int fd, uint32_t events, void *arg)
@@ -835,11 +890,13 @@ run_idle(void *arg)
 	run_schedule(r);
 	ui_flush();
 	run_store_check(r);
+	run_tell_ready(r);
 	if (r->store != NULL && r->flush_timer == 0 &&
 	    store_pending(r->store) > 0)
 		r->flush_timer = loop_timer_add(r->loop, RUN_FLUSH_MS,
 		    run_flush_timer, r);
-	if (r->finished && r->nlive == 0 && llm_engine_pending(r->llm) == 0)
+	if (r->finished && r->nlive == 0 && llm_engine_pending(r->llm) == 0 &&
+	    r->tell_head == NULL)
 		loop_break(r->loop);
 }
 
@@ -1049,6 +1106,10 @@ run_main(struct run *r, const struct msg_list *resume)
 	if (r->store != NULL && store_lost_fd(r->store) != -1 &&
 	    loop_add_fd(r->loop, store_lost_fd(r->store), EPOLLIN,
 	    run_store_lost_ready, r) == -1)
+		fatal("epoll_ctl store");
+	if (r->store != NULL && store_commit_fd(r->store) != -1 &&
+	    loop_add_fd(r->loop, store_commit_fd(r->store), EPOLLIN,
+	    run_store_commit_ready, r) == -1)
 		fatal("epoll_ctl store");
 	loop_set_timeout_hook(r->loop, run_timeout, r);
 	loop_set_idle_hook(r->loop, run_idle, r);

@@ -164,6 +164,9 @@ struct node {
 	 * finished children answering its delegate calls. */
 	struct msg_list		*resume;
 	struct node		*qnext;		/* the queue of NODE_QUEUED */
+	/* Its end told once its rows are committed (run_node_tell). */
+	struct node		*tell_next;
+	uint64_t		 tell_mark;
 	struct node_ui		 ui;
 };
 
@@ -220,6 +223,8 @@ struct run {
 	size_t			 nnodes, nodecap;
 	struct node		*root;
 	struct node		*qhead, *qtail;	/* NODE_QUEUED, FIFO */
+	struct node		*tell_head, *tell_tail;	/* ended, their
+						   rows not yet committed */
 	unsigned		 nagents;	/* subagents accepted */
 	unsigned		 nlive;		/* worker processes alive */
 	unsigned		 nactive;	/* counted against --jobs */
@@ -363,8 +368,10 @@ void		 run_merge(struct run *, struct node *parent,
 /* A worker's next LLM turn (its synthesis step): merge the subagents it
  * delegated in parallel since its last turn. */
 void		 run_batch_merge(struct run *, struct node *);
-/* Tell the parent a node ended (after its summary). */
+/* Tell the parent a node ended (after its summary), once what the store
+ * holds of it is committed. */
 void		 run_node_tell(struct run *, struct node *);
+void		 run_tell_ready(struct run *);
 
 /* run_resume.c */
 struct store_plan;

@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "agent/agent.h"
 #include "agent/profile.h"
 #include "agent/tooldef.h"
 #include "common/log.h"
@@ -297,8 +298,10 @@ run_resume_restart(struct run *r, const struct store_plan *p,
 	}
 	n->call_id = NULL;
 	n->nchildren = run_resume_nchildren(p, a->path);
-	/* None written (it waited for a slot): it starts as a new agent
-	 * does, from its task and the context it inherits. */
+	/* None written (it waited for a slot), or no model turn (its start
+	 * cut short, e.g. the system prompt committed and the task not): it
+	 * starts as a new agent does, from its task and the context it
+	 * inherits (proc_start, orch_start); what is stored is skipped. */
 	if (pa->messages.n > 0) {
 		n->resume = xcalloc(1, sizeof(*n->resume));
 		msg_list_init(n->resume);
@@ -310,9 +313,13 @@ run_resume_restart(struct run *r, const struct store_plan *p,
 	if (r->store != NULL && store_agent_set_status(r->store, a->id,
 	    STORE_AGENT_PENDING, NULL, NULL) == -1)
 		run_store_warn(r, "run %lld", (long long)r->run_id);
-	if (pa->messages.n > 0)
+	if (agent_resume_has_turn(&pa->messages))
 		log_info("resume: agent %s restarts from its %zu messages",
 		    a->path, pa->messages.n);
+	else if (pa->messages.n > 0)
+		log_info("resume: agent %s had stored %zu messages and no "
+		    "turn: it starts again from its task", a->path,
+		    pa->messages.n);
 	else
 		log_info("resume: agent %s had stored no message: it starts "
 		    "again from its task", a->path);

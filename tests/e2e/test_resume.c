@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "store/store.h"
 #include "tests/e2e/harness.h"
@@ -573,6 +574,111 @@ test_kill_two_mid_step(void **state)
 	msg_list_free(&a21);
 }
 
+/* --- 2b: a child whose start was cut short ---------------------------- */
+
+static int
+ready_cut_child(struct ctx *c)
+{
+	return mid_step(c, "0.1", "k.started");
+}
+
+/* As bash_args, but run again (a restarted turn) it returns at once. */
+static const char *
+bash_once_args(struct ctx *c, const char *mark)
+{
+	static char	buf[512];
+	char		cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "test -e %s && exit 0; touch %s; sleep "
+	    "%u.5", mark, mark, c->sleep_s);
+	snprintf(buf, sizeof(buf), "{\"command\":%s}", h_js(cmd));
+	return buf;
+}
+
+/* Keep the first keep messages of path's node, as if the writer had
+ * committed them in one batch and the kill took the rest. */
+static void
+db_cut_messages(const char *db, const char *path, int keep)
+{
+	struct agent_view	 v = db_agent(db, path);
+	sqlite3			*h;
+	sqlite3_stmt		*s;
+	const char		*sql[] = {
+		"DELETE FROM message_calls WHERE message IN (SELECT id FROM"
+		" messages WHERE node = ?1 AND seq > ?2)",
+		"DELETE FROM messages WHERE node = ?1 AND seq > ?2",
+	};
+	size_t			 i;
+
+	assert_true(v.found);
+	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++) {
+		assert_int_equal(sqlite3_prepare_v2(h, sql[i], -1, &s, NULL),
+		    SQLITE_OK);
+		sqlite3_bind_int64(s, 1, v.node);
+		sqlite3_bind_int(s, 2, keep);
+		assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(h);
+	assert_int_equal(db_agent(db, path).nmessages, (uint64_t)keep);
+}
+
+/*
+ * The writer commits what is queued as soon as it can, so a batch may
+ * end between an agent's system prompt and its task (seen after a full
+ * disk: the agent "restarts from its 1 messages"). Made here from a run
+ * killed mid-step, its child (delegated with inherit_context) cut to
+ * its first message. The resume starts it as a new agent, from its
+ * task and inherited context, and stores what follows the first message
+ * once: its messages are those of the run before the cut, in order.
+ * Before, it resumed from its system prompt alone: no task, no context;
+ * and started as new, its inherited context held its own stored system
+ * prompt again (store_context without STORE_CTX_ANCESTORS).
+ */
+static void
+test_resume_start_cut_short(void **state)
+{
+	struct ctx		*c = *state;
+	struct killer		 k;
+	struct h_run		 r;
+	struct msg_list		 b1, a1;
+
+	h_turn(c->w.f, "0", 1, h_calls1("a", "delegate",
+	    "{\"profile\":\"test\",\"task\":\"K-TASK\","
+	    "\"inherit_context\":true}"));
+	h_turn(c->w.f, "0.1", 1, h_calls1("c", "bash",
+	    bash_once_args(c, "k.started")));
+	h_turn(c->w.f, "0.1", 2, h_calls1("d", "complete",
+	    complete_args("K-RES")));
+	h_turn(c->w.f, "0", 2, h_calls1("i", "complete",
+	    complete_args("FINAL-K")));
+
+	memset(&k, 0, sizeof(k));
+	k.ready = ready_cut_child;
+	run_killed(c, &k, NULL);
+	db_messages(c->db, "0.1", &b1);
+	/* system, inherited context, task, the bash call */
+	assert_true(b1.n >= 4);
+	assert_int_equal(b1.v[0].role, MSG_SYSTEM);
+	db_cut_messages(c->db, "0.1", 1);
+
+	resume(c, &r, NULL);
+	assert_non_null(strstr(r.err, "agent 0.1 had stored 1 messages and "
+	    "no turn"));
+	assert_int_equal(h_count_lines(r.out, "\"event\":\"result\"",
+	    "FINAL-K"), 1);
+	assert_int_equal(SPAWNED(r.out, "0.1"), 1);
+	h_run_free(&r);
+	db_messages(c->db, "0.1", &a1);
+	assert_prefix(&b1, &a1);
+	/* ... then the bash result, the complete call and its answer. */
+	assert_int_equal(a1.n, b1.n + 3);
+	assert_int_equal(db_agent(c->db, "0.1").status, STORE_AGENT_DONE);
+	msg_list_free(&b1);
+	msg_list_free(&a1);
+}
+
 /* --- 3: during the orchestrator's synthesis (a hanging endpoint) ------- */
 
 static const char synth_script[] =
@@ -581,8 +687,9 @@ static const char synth_script[] =
 "  {\"reply\": {\"calls\": [{\"id\": \"s1\", \"name\": \"complete\","
 "  \"arguments\": {\"result\": \"SYN-FINAL\"}}]}}]},\n"
 " {\"match\": \"CHILDJOB-77\", \"repeat\": true, \"responses\": "
-"  [{\"reply\": {\"calls\": [{\"id\": \"c1\", \"name\": \"complete\","
-"  \"arguments\": {\"result\": \"CHILD-RES-SYN\"}}]}}]},\n"
+"  [{\"delay_ms\": 1000, \"reply\": {\"calls\": [{\"id\": \"c1\","
+"  \"name\": \"complete\", \"arguments\": {\"result\":"
+"  \"CHILD-RES-SYN\"}}]}}]},\n"
 " {\"match\": \"SYN-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
 "  {\"calls\": [{\"id\": \"d1\", \"name\": \"delegate\", \"arguments\":"
 "  {\"profile\": \"explore\", \"task\": \"CHILDJOB-77\"}}]}}]}\n"
@@ -646,12 +753,54 @@ resume_to_end(struct ctx *c, char **env, struct h_fakellm *fl,
 	h_run_free(&r);
 }
 
+/*
+ * The kill of test_kill_during_synthesis, with the database's write lock
+ * held by this process from the child's request (answered 1 s later)
+ * until the synthesis request, or 4 s: the child's end can only be
+ * committed after. early: the synthesis asked while the child's end
+ * could not be committed.
+ */
+struct synth_kill {
+	struct at_request	 at;
+	const char		*db;
+	int			 locked, early;
+};
+
+static void
+kill_at_synthesis(pid_t warren, void *arg)
+{
+	struct synth_kill	*k = arg;
+	sqlite3			*h = NULL;
+	int			 i;
+
+	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 &&
+	    h_count_file(k->at.log, "CHILDJOB-77", NULL) == 0; i++)
+		usleep(20000);
+	if (sqlite3_open(k->db, &h) == SQLITE_OK) {
+		sqlite3_busy_timeout(h, 10000);
+		k->locked = sqlite3_exec(h, "BEGIN EXCLUSIVE", NULL, NULL,
+		    NULL) == SQLITE_OK;
+	}
+	for (i = 0; i < 50 * 4 && h_count_file(k->at.log, k->at.a,
+	    k->at.b) == 0; i++)
+		usleep(20000);
+	k->early = h_count_file(k->at.log, k->at.a, k->at.b) > 0;
+	if (k->early && kill(warren, SIGKILL) == 0)
+		k->at.killed = 1;
+	if (k->locked)
+		sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(h);
+	if (!k->at.killed)
+		kill_at_request(warren, &k->at);
+}
+
 static void
 test_kill_during_synthesis(void **state)
 {
 	struct ctx		*c = *state;
 	struct h_fakellm	 fl;
-	struct at_request	 k = { NULL, "CHILD-RES-SYN", "SYN-TASK", 0 };
+	struct synth_kill	 k = { { NULL, "CHILD-RES-SYN", "SYN-TASK", 0 },
+				    NULL, 0, 0 };
 	struct msg_list		 b0, a0;
 	char			*env[] = { fl.env_url,
 				    "WARREN_API_KEY=sk-resume-test",
@@ -662,17 +811,23 @@ test_kill_during_synthesis(void **state)
 	if ((rc = h_fakellm_start(&fl, c->w.dir, synth_script)) == 1)
 		skip();
 	assert_int_equal(rc, 0);
-	k.log = fl.log;
+	k.at.log = fl.log;
+	k.db = c->db;
 
-	fakellm_run_killed(c, env, "SYN-TASK", kill_at_request, &k, &k.killed);
+	fakellm_run_killed(c, env, "SYN-TASK", kill_at_synthesis, &k,
+	    &k.at.killed);
+	assert_true(k.locked);
 	db_messages(c->db, "0", &b0);
 
 	resume_to_end(c, env, &fl, "SYN-FINAL", 1);
 	/* LLM requests per agent: the child's one turn was made once; the
 	 * synthesis twice (the one the kill cut, and the resumed one). */
-	assert_int_equal(h_count_file(k.log, "You are agent 0.1 (depth 1)",
+	assert_int_equal(h_count_file(k.at.log, "You are agent 0.1 (depth 1)",
 	    NULL), 1);
-	assert_int_equal(h_count_file(k.log, "CHILD-RES-SYN", "SYN-TASK"), 2);
+	assert_int_equal(h_count_file(k.at.log, "CHILD-RES-SYN", "SYN-TASK"),
+	    2);
+	/* The synthesis waited for the child's end to be committed. */
+	assert_false(k.early);
 	db_messages(c->db, "0", &a0);
 	assert_prefix(&b0, &a0);
 	assert_true(has_answer(&a0, "d1", "CHILD-RES-SYN"));
@@ -1151,6 +1306,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_kill_worker_root,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_two_mid_step,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_start_cut_short,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_during_synthesis,
 		    setup, teardown),

@@ -313,6 +313,51 @@ test_commits_without_flush(void **state)
 	assert_null(store_lost(fx->st));
 }
 
+/*
+ * The barrier the supervisor tells a parent through: a mark taken while
+ * another connection holds the lock is not committed, nor is the commit
+ * descriptor readable, until the lock is let go; then both are, within
+ * 2 s, with no flush and no wait on the caller's side.
+ */
+static void
+test_commit_mark(void **state)
+{
+	struct fx	*fx = *state;
+	struct pollfd	 pfd;
+	sqlite3		*h;
+	uint64_t	 mark;
+	int		 i;
+
+	assert_int_equal(store_committed(fx->st, store_commit_mark(fx->st)),
+	    1);		/* no writer: store_flush commits */
+	assert_int_equal(store_commit_fd(fx->st), -1);
+	assert_int_equal(store_writer_start(fx->st), 0);
+	pfd.fd = store_commit_fd(fx->st);
+	pfd.events = POLLIN;
+	assert_true(pfd.fd != -1);
+	assert_int_equal(store_sync(fx->st), 0);
+	store_commit_ack(fx->st);
+	h = lock_db(fx->t.db);
+	assert_int_equal(store_event(fx->st, fx->run, "0.1", "done",
+	    "its end"), 0);
+	assert_int_equal(store_flush(fx->st), 0);
+	mark = store_commit_mark(fx->st);
+	assert_true(mark > 0);
+	usleep(300000);
+	assert_int_equal(store_committed(fx->st, mark), 0);
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	unlock_db(h);
+	for (i = 0; i < 100 && !store_committed(fx->st, mark); i++)
+		usleep(20000);
+	if (!store_committed(fx->st, mark))
+		fail_msg("mark %llu not committed 2 s after the lock was let "
+		    "go", (unsigned long long)mark);
+	assert_int_equal(poll(&pfd, 1, 2000), 1);
+	store_commit_ack(fx->st);
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM events"
+	    " WHERE type = 'done'"), 1);
+}
+
 /* A refusal is logged, not sticky; a lost write is, and it decides. */
 static void
 test_lost_is_sticky(void **state)
@@ -379,6 +424,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_lost_is_sticky,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commits_without_flush,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_mark,
 		    setup, teardown),
 	};
 
