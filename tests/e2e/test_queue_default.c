@@ -92,7 +92,7 @@ qd_script(int from, int to)
 	int	 i;
 
 	if ((s = malloc(cap)) == NULL)
-		fail_msg("malloc");
+		abort();
 	len += (size_t)snprintf(s + len, cap - len, "{\"rules\":[\n");
 	for (i = from; i < to; i++) {
 		snprintf(m, sizeof(m), "QJOB-%03d-", i);
