@@ -55,6 +55,11 @@ extern char **environ;
 #define RATIO_MAX	1.3
 #define NKILLS		6
 #define NJOBS_KILL_MAX	180	/* the kill test's jobs at most */
+/* A kill costs the attempt each of its jobs held (its lease expires):
+ * the claims after a restart take the oldest jobs first, so one job may
+ * be in every killed worker. More attempts than kills, as a user who
+ * kills workers gives (--max-attempts). */
+#define QD_ATTEMPTS	"10"
 #define ORPHAN_MS	2000	/* every run of a killed worker gone by then */
 #define LEASE		"2s"
 
@@ -213,11 +218,13 @@ qd_add(struct qd *q, const char *queue, int from, int to)
 		fail_msg("%s: %s", q->csv, strerror(errno));
 	if (queue != NULL)
 		qd_warren(q, &r, "queue", "add", "--queue", queue, "--profile",
-		    "explore", "--workspace", q->ws, "--csv", q->csv,
-		    "--template", "QJOB-{n}- read data.txt and say it", NULL);
+		    "explore", "--workspace", q->ws, "--max-attempts",
+		    QD_ATTEMPTS, "--csv", q->csv, "--template",
+		    "QJOB-{n}- read data.txt and say it", NULL);
 	else
 		qd_warren(q, &r, "queue", "add", "--profile", "explore",
-		    "--workspace", q->ws, "--csv", q->csv, "--template",
+		    "--workspace", q->ws, "--max-attempts", QD_ATTEMPTS,
+		    "--csv", q->csv, "--template",
 		    "QJOB-{n}- read data.txt and say it", NULL);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
