@@ -3,6 +3,8 @@
  * its tools, so a profile cannot ask for write access it does not use) and
  * the tokens its tool schemas cost per call.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,60 +15,87 @@
 #define CTX_APPEND	{ AGENT_CTX_APPEND, 0, 0, 0, 0 }
 #define CTX_HIER	{ AGENT_CTX_HIERARCHICAL, 0, 0, 0, 0 }
 
-static const struct profile profile_builtins[] = {
-	{ "explore", "Find things in the workspace, read-only", NULL,
-	  "You explore a code base to answer a question. Search with glob and "
-	  "grep, read what matters, and report facts with file paths and line "
-	  "numbers. You cannot change anything.",
-	  { "glob", "grep", "read", "list" }, 4, 0, 0, 0, 1, CTX_APPEND,
-	  "built-in" },
-	{ "plan", "Explore, then write a step-by-step plan", NULL,
-	  "You plan a change. Explore the workspace read-only, then return a "
-	  "plan: ordered steps, the files each touches, and how to check it. "
-	  "Keep the steps in your task list.",
-	  { "glob", "grep", "read", "list", "todo" }, 5, 0, 0, 0, 1,
-	  CTX_HIER, "built-in" },
-	{ "review", "Review code for bugs and risks, read-only", NULL,
-	  "You review code. Read it, look for bugs, unsafe input handling, "
-	  "races and missing error paths, and report each finding with file, "
-	  "line, severity and a suggested fix.",
-	  { "read", "grep", "glob", "todo" }, 4, 0, 0, 0, 1, CTX_APPEND,
-	  "built-in" },
-	{ "test", "Run tests and report failures", NULL,
-	  "You run tests. Find how the project is tested, run the tests with "
-	  "bash, and report what passed and what failed with the relevant "
-	  "output. Do not change source files.",
-	  { "read", "grep", "glob", "list", "bash" }, 5, 1, 1, 0, 1,
-	  CTX_APPEND, "built-in" },
-	{ "general", "Read, change and run anything in the workspace", NULL,
-	  "You carry out a software task in the workspace: read, edit, run, "
-	  "check. Delegate a self-contained subtask when that helps.",
-	  { "read", "write", "edit", "list", "glob", "grep", "bash", "todo",
-	    "delegate" }, 9, 1, 1, 1, 1, CTX_APPEND, "built-in" },
-	{ "orchestrator", "Routes a task to subagents; runs no tool itself",
-	  NULL,
-	  "You are the orchestrator. You cannot read or change files or run "
-	  "commands yourself: delegate(task, profile, inherit_context) each "
-	  "piece of work to a subagent (explore, plan, review and test are "
-	  "read-only or test-only; general can change files) and combine their "
-	  "results. Independent subtasks can be delegated in one turn; they "
-	  "run in parallel. For larger work, compose: plan_execute(task) "
+/*
+ * The built-ins, the one table of their facts: what a profile may do
+ * (fs_write, exec, delegate) is not written here but derived from its
+ * tools (profile_derive, on first use), for the agent and for the
+ * sandbox alike (profile_policy: `warren sandbox exec --profile`, the
+ * tests of each layer).
+ */
+static struct profile profile_builtins[] = {
+	{ .name = "explore",
+	  .description = "Find things in the workspace, read-only",
+	  .prompt = "You explore a code base to answer a question. Search "
+	  "with glob and grep, read what matters, and report facts with file "
+	  "paths and line numbers. You cannot change anything.",
+	  .tools = { "glob", "grep", "read", "list" }, .ntools = 4,
+	  .builtin = 1, .context = CTX_APPEND, .source = "built-in" },
+	{ .name = "plan",
+	  .description = "Explore, then write a step-by-step plan",
+	  .prompt = "You plan a change. Explore the workspace read-only, then "
+	  "return a plan: ordered steps, the files each touches, and how to "
+	  "check it. Keep the steps in your task list.",
+	  .tools = { "glob", "grep", "read", "list", "todo" }, .ntools = 5,
+	  .builtin = 1, .context = CTX_HIER, .source = "built-in" },
+	{ .name = "review",
+	  .description = "Review code for bugs and risks, read-only",
+	  .prompt = "You review code. Read it, look for bugs, unsafe input "
+	  "handling, races and missing error paths, and report each finding "
+	  "with file, line, severity and a suggested fix.",
+	  .tools = { "read", "grep", "glob", "todo" }, .ntools = 4,
+	  .builtin = 1, .context = CTX_APPEND, .source = "built-in" },
+	{ .name = "test",
+	  .description = "Run tests and report failures",
+	  .prompt = "You run tests. Find how the project is tested, run the "
+	  "tests with bash, and report what passed and what failed with the "
+	  "relevant output. Do not change source files.",
+	  .tools = { "read", "grep", "glob", "list", "bash" }, .ntools = 5,
+	  .builtin = 1, .context = CTX_APPEND, .source = "built-in" },
+	{ .name = "general",
+	  .description = "Read, change and run anything in the workspace",
+	  .prompt = "You carry out a software task in the workspace: read, "
+	  "edit, run, check. Delegate a self-contained subtask when that "
+	  "helps.",
+	  .tools = { "read", "write", "edit", "list", "glob", "grep", "bash",
+	    "todo", "delegate" }, .ntools = 9,
+	  .builtin = 1, .context = CTX_APPEND, .source = "built-in" },
+	{ .name = "orchestrator",
+	  .description = "Routes a task to subagents; runs no tool itself",
+	  .prompt = "You are the orchestrator. You cannot read or change files "
+	  "or run commands yourself: delegate(task, profile, inherit_context) "
+	  "each piece of work to a subagent (explore, plan, review and test "
+	  "are read-only or test-only; general can change files) and combine "
+	  "their results. Independent subtasks can be delegated in one turn; "
+	  "they run in parallel. For larger work, compose: plan_execute(task) "
 	  "plans steps with dependencies and runs them as a DAG; "
 	  "parallel_explore(task, aspects) explores the aspects you name in "
 	  "parallel; sequential_delegate(steps) runs steps in order, each "
 	  "from the previous one's summary. A failed step comes back to you: "
 	  "decide what to do. Finish with complete(result).",
-	  { "delegate", "plan_execute", "parallel_explore",
-	    "sequential_delegate" }, 4, 0, 0, 1, 1, CTX_APPEND, "built-in" },
+	  .tools = { "delegate", "plan_execute", "parallel_explore",
+	    "sequential_delegate" }, .ntools = 4,
+	  .builtin = 1, .context = CTX_APPEND, .source = "built-in" },
 };
 
 #define PROFILE_NBUILTIN (sizeof(profile_builtins) / sizeof(profile_builtins[0]))
+
+static pthread_once_t	 profile_builtins_once = PTHREAD_ONCE_INIT;
+
+static void
+profile_builtins_derive(void)
+{
+	size_t	i;
+
+	for (i = 0; i < PROFILE_NBUILTIN; i++)
+		profile_derive(&profile_builtins[i]);
+}
 
 const struct profile *
 profile_builtin(const char *name)
 {
 	size_t	i;
 
+	pthread_once(&profile_builtins_once, profile_builtins_derive);
 	for (i = 0; name != NULL && i < PROFILE_NBUILTIN; i++)
 		if (strcmp(profile_builtins[i].name, name) == 0)
 			return &profile_builtins[i];
@@ -76,6 +105,7 @@ profile_builtin(const char *name)
 const struct profile *
 profile_builtin_at(size_t i)
 {
+	pthread_once(&profile_builtins_once, profile_builtins_derive);
 	return i < PROFILE_NBUILTIN ? &profile_builtins[i] : NULL;
 }
 
@@ -131,6 +161,38 @@ profile_derive(struct profile *p)
 	}
 	/* bash can write files too: exec implies a writable workspace. */
 	p->fs_write |= p->exec;
+}
+
+int
+profile_in_worker(const struct profile *p)
+{
+	const struct tooldef	*t;
+	size_t			 i;
+
+	for (i = 0; i < p->ntools; i++)
+		if ((t = tooldef_find(p->tools[i])) != NULL &&
+		    t->where == TOOLDEF_WORKER)
+			return 1;
+	return 0;
+}
+
+int
+profile_policy(struct sandbox_policy *sp, const char *name,
+    const char *workspace, struct sandbox_error *e)
+{
+	const struct profile	*p;
+
+	if ((p = profile_builtin(name)) == NULL) {
+		memset(e, 0, sizeof(*e));
+		e->errnum = ENOENT;
+		snprintf(e->msg, sizeof(e->msg), "unknown profile '%s' "
+		    "(explore, plan, review, test, general)",
+		    name == NULL ? "" : name);
+		errno = ENOENT;
+		return -1;
+	}
+	return sandbox_policy_init(sp, p->name, workspace, p->fs_write,
+	    p->exec, e);
 }
 
 static void

@@ -25,6 +25,7 @@
 #include <stddef.h>
 
 #include "agent/agent.h"
+#include "sandbox/sandbox.h"
 
 #define PROFILE_MAX_FILE	(256 * 1024)	/* bytes of one .md file */
 #define PROFILE_MAX_TOOLS	16
@@ -66,6 +67,17 @@ int			 profile_has_tool(const struct profile *p,
 size_t			 profile_schema_tokens(const struct profile *p);
 /* fs_write, exec and delegate from p's tools (the sandbox follows). */
 void			 profile_derive(struct profile *p);
+/* Whether p has a tool that runs in a worker, in the workspace: the
+ * profiles a sandbox is for (not the orchestrator's routing tools). */
+int			 profile_in_worker(const struct profile *p);
+/*
+ * The sandbox policy of built-in profile name in workspace: its fs_write
+ * and exec as its tools say. -1 with e filled (ENOENT) for a name that is
+ * no built-in, or as sandbox_policy_init fails.
+ */
+int			 profile_policy(struct sandbox_policy *sp,
+			    const char *name, const char *workspace,
+			    struct sandbox_error *e);
 /*
  * p narrowed to the n tools named (a delegate call's tool_filter, names
  * as users write them): a new profile (profile_free) whose sandbox is

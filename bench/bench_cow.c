@@ -42,6 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/profile.h"
 #include "common/clock.h"
 #include "ipc/ipc.h"
 #include "sandbox/sandbox.h"
@@ -327,7 +328,7 @@ bench_spawn(int n, const char *profile, const char *bin)
 	make_ws(ws, sizeof(ws), "spawn-ws", 1, 10);
 	wargv[6] = (char *)(uintptr_t)profile;
 	memset(&e, 0, sizeof(e));
-	if (sandbox_policy_for_profile(&pol, profile, ws, &e) == -1)
+	if (profile_policy(&pol, profile, ws, &e) == -1)
 		die("policy", e.msg);
 	env = spawn_env();
 	req = (struct spawn_req){ .bin = bin, .argv = wargv, .envp = env,

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/profile.h"
 #include "common/clock.h"
 #include "sandbox/sandbox.h"
 #include "spawnd/spawn.h"
@@ -146,7 +147,7 @@ main(int argc, char **argv)
 		die("mkdtemp");
 	memset(&e, 0, sizeof(e));
 	if (sandbox_caps_probe(&caps, 0) == -1 ||
-	    sandbox_policy_for_profile(&pol, profile, ws, &e) == -1) {
+	    profile_policy(&pol, profile, ws, &e) == -1) {
 		fprintf(stderr, "bench_floor_agent: policy: %s\n", e.msg);
 		return 1;
 	}

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/profile.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
 
@@ -282,8 +283,8 @@ main(int argc, char **argv)
 
 	if (runs < 10)
 		runs = 10;
-	if (sandbox_policy_for_profile(&pol_explore, "explore", ".", &e) == -1 ||
-	    sandbox_policy_for_profile(&pol_general, "general", ".", &e) == -1) {
+	if (profile_policy(&pol_explore, "explore", ".", &e) == -1 ||
+	    profile_policy(&pol_general, "general", ".", &e) == -1) {
 		fprintf(stderr, "bench_sandbox: %s\n", e.msg);
 		return 1;
 	}

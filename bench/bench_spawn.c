@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agent/profile.h"
 #include "common/clock.h"
 #include "ipc/ipc.h"
 #include "sandbox/sandbox.h"
@@ -165,7 +166,7 @@ main(int argc, char **argv)
 	wargv[6] = (char *)(uintptr_t)profile;
 	memset(&e, 0, sizeof(e));
 	(void)sandbox_caps_probe(&caps, 0);
-	if (sandbox_policy_for_profile(&pol, profile, ws, &e) == -1) {
+	if (profile_policy(&pol, profile, ws, &e) == -1) {
 		fprintf(stderr, "policy: %s\n", e.msg);
 		return 1;
 	}

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/profile.h"
 #include "cli/cmd.h"
 #include "cli/layer.h"
 #include "common/exitcode.h"
@@ -382,7 +383,7 @@ cmd_sandbox_policy(const struct sandbox_opts *o, const char *cmd,
 	int			 rc;
 
 	memset(&e, 0, sizeof(e));
-	if (sandbox_policy_for_profile(p, o->profile, o->workspace, &e) == -1) {
+	if (profile_policy(p, o->profile, o->workspace, &e) == -1) {
 		cmd_sandbox_err("exec", &e);
 		return WARREN_EXIT_EXEC_FAILED;
 	}
@@ -698,8 +699,7 @@ cmd_sandbox_check_cow(void)
 static int
 cmd_sandbox_check(void)
 {
-	static const char *const profiles[] = { "explore", "plan", "review",
-	    "test", "general" };
+	const struct profile	*b;
 	struct sandbox_caps	 c;
 	struct sandbox_policy	 p;
 	struct sandbox_error	 e;
@@ -721,16 +721,17 @@ cmd_sandbox_check(void)
 	if (c.mntns)
 		have |= SANDBOX_MNTNS;
 	printf("profiles:\n");
-	for (i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
-		if (sandbox_policy_for_profile(&p, profiles[i], "/tmp", &e) == -1)
+	for (i = 0; (b = profile_builtin_at(i)) != NULL; i++) {
+		if (!profile_in_worker(b) ||
+		    profile_policy(&p, b->name, "/tmp", &e) == -1)
 			continue;
 		sandbox_policy_require(&p, &c);
 		if ((p.require & ~have) == 0)
-			printf("  %-8s ok\n", profiles[i]);
+			printf("  %-8s ok\n", b->name);
 		else {
 			printf("  %-8s refused: missing %s (use "
 			    "--allow-weaker-sandbox to run weaker)\n",
-			    profiles[i], sandbox_layer_name(p.require &
+			    b->name, sandbox_layer_name(p.require &
 			    ~have & -(p.require & ~have)));
 			worst = WARREN_EXIT_SANDBOX;
 		}

@@ -223,9 +223,8 @@ struct sandbox {
 };
 
 /* sandbox_policy.c */
-int	 sandbox_policy_for_profile(struct sandbox_policy *p, const char *name,
-	    const char *workspace, struct sandbox_error *e);
-/* A user-defined profile: its tools say fs_write (write/edit) and exec. */
+/* A profile's policy: its tools say fs_write (write/edit) and exec (a
+ * built-in's, by name: profile_policy() in agent/profile.h). */
 int	 sandbox_policy_init(struct sandbox_policy *p, const char *name,
 	    const char *workspace, int fs_write, int exec,
 	    struct sandbox_error *e);

@@ -1,6 +1,9 @@
 /*
- * Policies: what each profile may do, what it requires on this machine,
- * and the one-line form a policy crosses an exec in (SANDBOX_ENV, argv).
+ * Policies: what a profile may do (fs_write, exec: its caller says, from
+ * the profile's tools; a built-in's by name is profile_policy() in
+ * agent/profile.c, the one table of the built-ins), what it requires on
+ * this machine, and the one-line form a policy crosses an exec in
+ * (SANDBOX_ENV, argv).
  */
 
 #include <sys/types.h>
@@ -16,19 +19,6 @@
 				 SANDBOX_PIDS | SANDBOX_RLIMITS | \
 				 SANDBOX_CAPS | SANDBOX_NNP | SANDBOX_NODUMP | \
 				 SANDBOX_LANDLOCK | SANDBOX_SECCOMP)
-
-static const struct {
-	const char	*name;
-	int		 fs_write;
-	int		 exec;
-} sandbox_profiles[] = {
-	{ "explore", 0, 0 },
-	{ "plan", 0, 0 },
-	{ "review", 0, 0 },
-	{ "orchestrator", 0, 0 },	/* runs no tool at all */
-	{ "test", 1, 1 },
-	{ "general", 1, 1 },
-};
 
 void
 sandbox_policy_require(struct sandbox_policy *p, const struct sandbox_caps *c)
@@ -95,22 +85,6 @@ sandbox_policy_init(struct sandbox_policy *p, const char *name,
 		return -1;
 	sandbox_policy_require(p, NULL);
 	return 0;
-}
-
-int
-sandbox_policy_for_profile(struct sandbox_policy *p, const char *name,
-    const char *workspace, struct sandbox_error *e)
-{
-	size_t	 i;
-
-	for (i = 0; i < sizeof(sandbox_profiles) / sizeof(sandbox_profiles[0]);
-	    i++)
-		if (name != NULL && strcmp(name, sandbox_profiles[i].name) == 0)
-			return sandbox_policy_init(p, name, workspace,
-			    sandbox_profiles[i].fs_write,
-			    sandbox_profiles[i].exec, e);
-	return sandbox_fail(e, 0, ENOENT, "unknown profile '%s' (explore, "
-	    "plan, review, test, general)", name == NULL ? "" : name);
 }
 
 /* "v1;a=HEX;w=0;x=0;aw=0;want=HEX;req=HEX;u=N;ll=FD;lla=ABI;n=NAME;ws=PATH"

@@ -469,13 +469,8 @@ worker_profile(struct worker_state *ws, const struct ipc_profile *ip)
 		if (ws->profile.ntools == PROFILE_MAX_TOOLS)
 			fatalx("start: too many tools");
 		ws->profile.tools[ws->profile.ntools++] = name;
-		if (td->writes)
-			ws->profile.fs_write = 1;
-		if (td->execs)
-			ws->profile.exec = 1;
-		if (td->where == TOOLDEF_DELEGATE)
-			ws->profile.delegate = 1;
 	}
+	profile_derive(&ws->profile);
 }
 
 static void

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/profile.h"
 #include "sandbox/sandbox.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -51,7 +52,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (r.nlayers != n || r.nlayers > SANDBOX_REPORT_MAX)
 			abort();
 		sandbox_report_string(&r, line, sizeof(line));
-		if (sandbox_policy_for_profile(&p, "general", "/tmp", &e) == 0)
+		if (profile_policy(&p, "general", "/tmp", &e) == 0)
 			(void)sandbox_report_check(&p, &r, &e);
 	}
 	free(buf);

@@ -36,6 +36,7 @@
 
 #include <cmocka.h>
 
+#include "agent/profile.h"
 #include "sandbox/sandbox.h"
 
 #define P_ALLOWED	0
@@ -126,15 +127,28 @@ static const struct {
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 
-static const struct {
-	const char	*name;
-	int		 rw;
-	int		 exec;
-} profiles[] = {
-	{ "explore", 0, 0 }, { "plan", 0, 0 }, { "review", 0, 0 },
-	{ "test", 1, 1 }, { "general", 1, 1 },
-};
-#define NPROFILES (sizeof(profiles) / sizeof(profiles[0]))
+/*
+ * The profiles: every built-in that runs tools in a worker, with its
+ * fs_write and exec as the one profile table (agent/profile.c) derives
+ * them from its tools; filled by profiles_load().
+ */
+#define NPROFILES	8
+static const struct profile	*profiles[NPROFILES];
+static size_t			 nprofiles;
+
+static void
+profiles_load(void)
+{
+	const struct profile	*b;
+	size_t			 i;
+
+	for (i = 0; (b = profile_builtin_at(i)) != NULL; i++)
+		if (profile_in_worker(b)) {
+			assert_true(nprofiles < NPROFILES);
+			profiles[nprofiles++] = b;
+		}
+	assert_true(nprofiles > 0);
+}
 
 struct suite {
 	char			 base[PATH_MAX];
@@ -313,14 +327,15 @@ suite_setup(void **state)
 	assert_non_null(S.warren);
 	assert_non_null(bdir);
 	sandbox_caps_probe(&S.caps, 1);
+	profiles_load();
 	snprintf(S.base, sizeof(S.base), "%s/tests/sandbox/run-%ld", bdir,
 	    (long)getpid());
 	assert_int_equal(mkdir(S.base, 0755), 0);
-	for (i = 0; i < NPROFILES; i++) {
-		snprintf(ws, sizeof(ws), "%s/ws-%s", S.base, profiles[i].name);
+	for (i = 0; i < nprofiles; i++) {
+		snprintf(ws, sizeof(ws), "%s/ws-%s", S.base, profiles[i]->name);
 		make_workspace(ws);
 		snprintf(ws, sizeof(ws), "%s/ws-%s-gitfile", S.base,
-		    profiles[i].name);
+		    profiles[i]->name);
 		make_workspace_gitfile(ws);
 	}
 	snprintf(S.secret, sizeof(S.secret), "warren-secret-%08x",
@@ -526,7 +541,7 @@ expected(size_t c, size_t p, const char **why)
 		    strcmp(cases[c].name, "git-rename") == 0 ||
 		    strcmp(cases[c].name, "git-file") == 0 ||
 		    strcmp(cases[c].name, "warren-dir") == 0) && S.weaker &&
-		    profiles[p].rw) {
+		    profiles[p]->fs_write) {
 			*why = "no mount namespace for the read-only .git and "
 			    ".warren";
 			return P_ALLOWED;
@@ -536,25 +551,25 @@ expected(size_t c, size_t p, const char **why)
 			return P_ALLOWED;
 		}
 		if (strcmp(cases[c].name, "tmpfs-fill") == 0 && S.weaker &&
-		    profiles[p].rw) {
+		    profiles[p]->fs_write) {
 			*why = "no mount namespace for a sized private /tmp";
 			return P_ALLOWED;
 		}
 		if (strcmp(cases[c].name, "tmp-read") == 0 && S.weaker &&
-		    profiles[p].rw) {
+		    profiles[p]->fs_write) {
 			*why = "no mount namespace for a private /tmp";
 			return P_ALLOWED;
 		}
 		if (strcmp(cases[c].name, "sysv-ipc") == 0 && S.weaker &&
-		    profiles[p].exec) {
+		    profiles[p]->exec) {
 			*why = "no IPC namespace";
 			return P_ALLOWED;
 		}
 		return P_BLOCKED;
 	case NOEXEC:
-		return profiles[p].exec ? P_ALLOWED : P_BLOCKED;
+		return profiles[p]->exec ? P_ALLOWED : P_BLOCKED;
 	case RO:
-		return profiles[p].rw ? P_ALLOWED : P_BLOCKED;
+		return profiles[p]->fs_write ? P_ALLOWED : P_BLOCKED;
 	case POS:
 		return P_ALLOWED;
 	case KILL:
@@ -569,7 +584,7 @@ expected(size_t c, size_t p, const char **why)
 		return P_TIMEOUT;
 	case MEMORY:
 		/* Denied by seccomp where no program runs. */
-		if (!profiles[p].exec)
+		if (!profiles[p]->exec)
 			return P_BLOCKED;
 		if (S.caps.memcg != 0)
 			return P_OOM;
@@ -652,22 +667,22 @@ test_escape_suite(void **state)
 	    S.caps.cgroup ? "cgroup" : "RLIMIT_NPROC", S.caps.memcg ?
 	    "cgroup" : "no cgroup");
 	out("%-3s %-14s", "#", "case");
-	for (p = 0; p < NPROFILES; p++)
-		out(" %-10s", profiles[p].name);
+	for (p = 0; p < nprofiles; p++)
+		out(" %-10s", profiles[p]->name);
 	out("\n");
 	for (c = 0; c < NCASES; c++) {
 		if (!selected(cases[c].name))
 			continue;
-		for (p = 0; p < NPROFILES; p++) {
+		for (p = 0; p < nprofiles; p++) {
 			snprintf(log, sizeof(log), "%s/log-%s-%s", S.base,
-			    cases[c].name, profiles[p].name);
+			    cases[c].name, profiles[p]->name);
 			want = expected(c, p, &why);
 			ncells++;
-			got = run_probe(profiles[p].name, cases[c].name, log,
+			got = run_probe(profiles[p]->name, cases[c].name, log,
 			    cases[c].expect == TIMEOUT, cases[c].flags);
 			ok = got == want;
 			if (ok && cases[c].expect == TIMEOUT)
-				ok = lock_free(profiles[p].name);
+				ok = lock_free(profiles[p]->name);
 			snprintf(cell[p], sizeof(cell[p]), "%s%s",
 			    outcome(got), ok ? "" : "!");
 			if (why != NULL && nnotes < NCASES * NPROFILES)
@@ -676,7 +691,7 @@ test_escape_suite(void **state)
 				bad++;
 				out("  MISMATCH case %s profile %s: want "
 				    "%s (%d), got %s (%d)\n", cases[c].name,
-				    profiles[p].name, outcome(want), want,
+				    profiles[p]->name, outcome(want), want,
 				    outcome(got), got);
 				show_log(log);
 			}
@@ -685,7 +700,7 @@ test_escape_suite(void **state)
 			out("%-3d %-14s", cases[c].num, cases[c].name);
 		else
 			out("%-3s %-14s", "+", cases[c].name);
-		for (p = 0; p < NPROFILES; p++)
+		for (p = 0; p < nprofiles; p++)
 			out(" %-10s", cell[p]);
 		out("\n");
 	}

@@ -38,6 +38,7 @@
 
 #include <cmocka.h>
 
+#include "agent/profile.h"
 #include "sandbox/sandbox_int.h"
 
 #define SCOPE_FULL	0	/* sandbox_landlock_apply: the kernel's ABI */
@@ -256,7 +257,7 @@ run_child(const struct fx *fx, const char *profile, int maxabi, int scoped,
 	pid_t			 pid;
 	int			 abi, want, rc, st;
 
-	assert_int_equal(sandbox_policy_for_profile(&p, profile, fx->ws, &e),
+	assert_int_equal(profile_policy(&p, profile, fx->ws, &e),
 	    0);
 	want = maxabi == SCOPE_FULL || kernel_abi < maxabi ? kernel_abi :
 	    maxabi;
@@ -303,7 +304,7 @@ scope_available(const struct fx *fx)
 		run_child(fx, "explore", SCOPE_FULL, 0, body_none);
 	else {
 		/* No Landlock at all: a missing layer, not a failure. */
-		assert_int_equal(sandbox_policy_for_profile(&p, "explore",
+		assert_int_equal(profile_policy(&p, "explore",
 		    fx->ws, &e), 0);
 		memset(&e, 0, sizeof(e));
 		assert_int_equal(sandbox_landlock_apply(&p, &abi, &e), -1);
@@ -365,7 +366,7 @@ test_layers_by_abi(void **state)
 	    SANDBOX_LLSCOPE);
 	assert_int_equal(sandbox_landlock_layers(7), SANDBOX_LANDLOCK |
 	    SANDBOX_LLSCOPE);
-	assert_int_equal(sandbox_policy_for_profile(&p, "explore", fx->ws,
+	assert_int_equal(profile_policy(&p, "explore", fx->ws,
 	    &e), 0);
 	assert_int_equal(sandbox_landlock_apply_max(&p, 0, &st, &e), -1);
 	assert_int_equal(e.layer, SANDBOX_LANDLOCK);

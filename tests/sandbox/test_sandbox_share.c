@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "agent/profile.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
 
@@ -30,7 +31,7 @@ policy(struct sandbox_policy *p, const char *name)
 	struct sandbox_error	e;
 
 	memset(&e, 0, sizeof(e));
-	assert_int_equal(sandbox_policy_for_profile(p, name, "/tmp", &e), 0);
+	assert_int_equal(profile_policy(p, name, "/tmp", &e), 0);
 }
 
 /*

@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "agent/profile.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
 
@@ -34,7 +35,7 @@ test_profiles(void **state)
 	struct sandbox_error	 e;
 
 	(void)state;
-	assert_int_equal(sandbox_policy_for_profile(&p, "explore", "/", &e), 0);
+	assert_int_equal(profile_policy(&p, "explore", "/", &e), 0);
 	assert_false(p.fs_write);
 	assert_false(p.exec);
 	assert_string_equal(p.workspace, "/");
@@ -42,21 +43,21 @@ test_profiles(void **state)
 	assert_true(p.require & SANDBOX_LANDLOCK);
 	/* Root's masks over /etc/shadow and the SSH host keys are mounts. */
 	assert_int_equal((p.require & SANDBOX_MNTNS) != 0, geteuid() == 0);
-	assert_int_equal(sandbox_policy_for_profile(&p, "general", "/tmp", &e),
+	assert_int_equal(profile_policy(&p, "general", "/tmp", &e),
 	    0);
 	assert_true(p.fs_write);
 	assert_true(p.exec);
 	assert_true(p.require & SANDBOX_MNTNS);
 	/* A writable "/" is refused. */
-	assert_int_equal(sandbox_policy_for_profile(&p, "general", "/", &e),
+	assert_int_equal(profile_policy(&p, "general", "/", &e),
 	    -1);
 	assert_non_null(strstr(e.msg, "whole filesystem"));
-	assert_int_equal(sandbox_policy_for_profile(&p, "test", ".", &e), 0);
+	assert_int_equal(profile_policy(&p, "test", ".", &e), 0);
 	assert_int_equal(p.workspace[0], '/');
 	/* Unknown names and missing workspaces are refused by name. */
-	assert_int_equal(sandbox_policy_for_profile(&p, "root", "/", &e), -1);
+	assert_int_equal(profile_policy(&p, "root", "/", &e), -1);
 	assert_non_null(strstr(e.msg, "unknown profile 'root'"));
-	assert_int_equal(sandbox_policy_for_profile(&p, "explore",
+	assert_int_equal(profile_policy(&p, "explore",
 	    "/nonexistent/ws", &e), -1);
 	assert_non_null(strstr(e.msg, "/nonexistent/ws"));
 	/* A user profile: write/edit tools and bash, from (fs_write, exec). */
@@ -94,7 +95,7 @@ test_encode_decode(void **state)
 	};
 
 	(void)state;
-	assert_int_equal(sandbox_policy_for_profile(&p, "test", "/tmp", &e), 0);
+	assert_int_equal(profile_policy(&p, "test", "/tmp", &e), 0);
 	p.allow_weaker = 1;
 	assert_int_equal(sandbox_policy_encode(&p, &ph1, buf, sizeof(buf)), 0);
 	assert_int_equal(sandbox_policy_decode(buf, &q, &back, &e), 0);
@@ -134,7 +135,7 @@ test_protect(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(ws, sizeof(ws), "%s/ws", dir);
 	assert_int_equal(mkdir(ws, 0755), 0);
-	assert_int_equal(sandbox_policy_for_profile(&p, "explore", ws, &e), 0);
+	assert_int_equal(profile_policy(&p, "explore", ws, &e), 0);
 	/* .git and .warren, read-only, by default. */
 	assert_int_equal(p.nprotect, 2);
 	assert_string_equal(sandbox_policy_protected(&p, 0, &flags), ".git");
@@ -221,7 +222,7 @@ test_report(void **state)
 	int			 i;
 
 	(void)state;
-	assert_int_equal(sandbox_policy_for_profile(&p, "general", "/tmp", &e),
+	assert_int_equal(profile_policy(&p, "general", "/tmp", &e),
 	    0);
 	sandbox_report_init(&r, p.require);
 	/* Every layer a root worker can have (no user namespace). */
@@ -300,7 +301,7 @@ test_two_phases(void **state)
 	pid_t			 pid;
 
 	(void)state;
-	assert_int_equal(sandbox_policy_for_profile(&p, "explore", ".", &e), 0);
+	assert_int_equal(profile_policy(&p, "explore", ".", &e), 0);
 	strlcpy(p.program, self_path, sizeof(p.program));
 	if (sandbox_prepare(&sb, &p, &e) == -1) {
 		fail_msg("sandbox_prepare: %s", e.msg);
@@ -398,7 +399,7 @@ test_spawn(void **state)
 	pid_t			 pid;
 
 	(void)state;
-	assert_int_equal(sandbox_policy_for_profile(&p, "explore", ".", &e), 0);
+	assert_int_equal(profile_policy(&p, "explore", ".", &e), 0);
 	assert_int_equal(sandbox_prepare(&sb, &p, &e), 0);
 	assert_int_equal(pipe(pfd), 0);
 	assert_int_equal(pipe(hold), 0);
@@ -454,7 +455,7 @@ test_apply_self(void **state)
 	int			 status, fd;
 
 	(void)state;
-	assert_int_equal(sandbox_policy_for_profile(&p, "explore", "/tmp", &e),
+	assert_int_equal(profile_policy(&p, "explore", "/tmp", &e),
 	    0);
 	p.allow_weaker = 1;
 	fflush(NULL);
@@ -491,7 +492,7 @@ test_missing_layer(void **state)
 	struct sandbox		 sb;
 
 	(void)state;
-	assert_int_equal(sandbox_policy_for_profile(&p, "general", ".", &e), 0);
+	assert_int_equal(profile_policy(&p, "general", ".", &e), 0);
 	p.want &= ~SANDBOX_MNTNS;
 	memset(&e, 0, sizeof(e));
 	assert_int_equal(sandbox_prepare(&sb, &p, &e), -1);

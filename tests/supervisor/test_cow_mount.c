@@ -41,6 +41,7 @@
 
 #include <cmocka.h>
 
+#include "agent/profile.h"
 #include "sandbox/sandbox.h"
 #include "spawnd/spawn.h"
 #include "supervisor/spawnd_client.h"
@@ -152,7 +153,7 @@ job_run(struct spawnd_client *d, const char *ws, const char *script,
 
 	memset(j, 0, sizeof(*j));
 	memset(&e, 0, sizeof(e));
-	if (sandbox_policy_for_profile(&pol, "general", ws, &e) == -1)
+	if (profile_policy(&pol, "general", ws, &e) == -1)
 		fail_msg("policy: %s", e.msg);
 	memset(&req, 0, sizeof(req));
 	req.bin = "/bin/sh";
@@ -489,7 +490,7 @@ spawn_refused(struct spawnd_client *d, const char *ws, const char *want)
 
 	memset(&j, 0, sizeof(j));
 	memset(&e, 0, sizeof(e));
-	assert_int_equal(sandbox_policy_for_profile(&pol, "general", ws, &e),
+	assert_int_equal(profile_policy(&pol, "general", ws, &e),
 	    0);
 	memset(&req, 0, sizeof(req));
 	req.bin = "/bin/sh";
