@@ -161,7 +161,29 @@ sandbox_bpf_mode(const struct sandbox_policy *p, int flags)
 	    SANDBOX_BPF_MODE_EXEC;
 }
 
-/* sandbox_seccomp_rules.c: the rules, with libseccomp (build time only) */
+/*
+ * sandbox_seccomp_rules.c: the rules, with libseccomp (build time only).
+ * The tables they are made from are the layer's facts: the calls denied
+ * in every profile (EPERM), in read-only ones (EPERM; fallocate fails with
+ * EOPNOTSUPP in read-write ones) and in no-exec ones (EPERM), the open
+ * flags a read-only profile may not pass, the clone flags no profile may.
+ * tests/sandbox/test_layer_seccomp.c checks every generated program
+ * against them.
+ */
+struct sandbox_sc {
+	const char	*name;
+	int		 nr;	/* x86_64 number if libseccomp lacks the name */
+};
+extern const struct sandbox_sc sandbox_seccomp_deny[];
+extern const struct sandbox_sc sandbox_seccomp_deny_ro[];
+extern const struct sandbox_sc sandbox_seccomp_deny_ipc[];
+extern const unsigned long sandbox_seccomp_wflags[];
+extern const unsigned long sandbox_seccomp_nsflags[];
+extern const size_t sandbox_seccomp_ndeny, sandbox_seccomp_ndeny_ro,
+	    sandbox_seccomp_ndeny_ipc, sandbox_seccomp_nwflags,
+	    sandbox_seccomp_nnsflags;
+/* The native syscall number of sc, or -1 if this machine has none. */
+int	 sandbox_seccomp_nr(const struct sandbox_sc *sc);
 int	 sandbox_seccomp_compile(const struct sandbox_policy *p, int flags,
 	    struct sock_fprog *prog, struct sandbox_error *e);
 

@@ -51,13 +51,8 @@
 #define __O_TMPFILE	020000000
 #endif
 
-struct sandbox_sc {
-	const char	*name;
-	int		 nr;	/* x86_64 number if libseccomp lacks the name */
-};
-
 /* Denied in every profile. */
-static const struct sandbox_sc sandbox_seccomp_deny[] = {
+const struct sandbox_sc sandbox_seccomp_deny[] = {
 	{ "ptrace", -1 }, { "process_vm_readv", -1 },
 	{ "process_vm_writev", -1 }, { "kcmp", -1 }, { "pidfd_getfd", 438 },
 	{ "process_madvise", 440 },
@@ -82,7 +77,7 @@ static const struct sandbox_sc sandbox_seccomp_deny[] = {
 };
 
 /* Denied in read-only profiles: every call that changes the filesystem. */
-static const struct sandbox_sc sandbox_seccomp_deny_ro[] = {
+const struct sandbox_sc sandbox_seccomp_deny_ro[] = {
 	{ "creat", -1 }, { "openat2", -1 }, { "truncate", -1 },
 	{ "ftruncate", -1 }, { "fallocate", -1 },
 	{ "chmod", -1 }, { "fchmod", -1 }, { "fchmodat", -1 },
@@ -106,7 +101,7 @@ static const struct sandbox_sc sandbox_seccomp_deny_ro[] = {
  * would have made their own (a capless process cannot set it anyway);
  * and memfds.
  */
-static const struct sandbox_sc sandbox_seccomp_deny_ipc[] = {
+const struct sandbox_sc sandbox_seccomp_deny_ipc[] = {
 	{ "shmget", -1 }, { "shmat", -1 }, { "shmdt", -1 },
 	{ "shmctl", -1 }, { "semget", -1 }, { "semop", -1 },
 	{ "semtimedop", -1 }, { "semctl", -1 }, { "msgget", -1 },
@@ -125,14 +120,23 @@ static const struct sandbox_sc sandbox_seccomp_deny_ipc[] = {
 };
 
 /* Open flags that write or create, each tested on its own. */
-static const unsigned long sandbox_seccomp_wflags[] = {
+const unsigned long sandbox_seccomp_wflags[] = {
 	O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND, __O_TMPFILE,
 };
 
-static const unsigned long sandbox_seccomp_nsflags[] = {
+const unsigned long sandbox_seccomp_nsflags[] = {
 	CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
 	CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME,
 };
+
+#define SANDBOX_NELEM(a)	(sizeof(a) / sizeof((a)[0]))
+const size_t sandbox_seccomp_ndeny = SANDBOX_NELEM(sandbox_seccomp_deny);
+const size_t sandbox_seccomp_ndeny_ro = SANDBOX_NELEM(sandbox_seccomp_deny_ro);
+const size_t sandbox_seccomp_ndeny_ipc =
+    SANDBOX_NELEM(sandbox_seccomp_deny_ipc);
+const size_t sandbox_seccomp_nwflags = SANDBOX_NELEM(sandbox_seccomp_wflags);
+const size_t sandbox_seccomp_nnsflags =
+    SANDBOX_NELEM(sandbox_seccomp_nsflags);
 
 /* One argument comparison, every field set (clang's
  * -Wmissing-field-initializers rejects libseccomp's short macros). */
@@ -150,7 +154,7 @@ sandbox_seccomp_cmp(unsigned int arg, enum scmp_compare op, uint64_t a,
 	return c;
 }
 
-static int
+int
 sandbox_seccomp_nr(const struct sandbox_sc *sc)
 {
 	int	 nr;
