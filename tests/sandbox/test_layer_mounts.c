@@ -17,6 +17,12 @@
  *   the host's secrets	(/etc/shadow, ssh host keys, ...): masked,
  *				read-only, where the worker could read them
  *
+ * test_spawned_mounts does the same for every built-in that runs in a
+ * worker, read-only ones included (their worker has no shell): a child
+ * spawned by the library as the spawn server spawns one (sandbox_spawn,
+ * sandbox_child), which writes its mountinfo to a pipe. A read-only
+ * profile with a Landlock ruleset gets the masks only.
+ *
  * Every mount of the worker is either one the test process has (same
  * mount point, root, type, source and read-only flag: so no host mount
  * turned writable) or one of the plan's, with the plan's flags; every
@@ -26,8 +32,10 @@
  */
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -41,7 +49,7 @@
 #include <cmocka.h>
 
 #include "agent/profile.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/sandbox_int.h"
 #include "spawnd/spawn.h"
 #include "tests/e2e/harness.h"
 
@@ -205,8 +213,10 @@ plan_pins(struct plan *pl, const char *ws, const char *rel)
 	}
 }
 
+/* landlocked: the child gets a Landlock ruleset (the machine has one). A
+ * read-only profile with one gets the masks only (sandbox_ns_mounts). */
 static void
-plan_make(struct plan *pl, const struct sandbox_policy *p)
+plan_make(struct plan *pl, const struct sandbox_policy *p, int landlocked)
 {
 	static const char *const secrets[] = { "/etc/shadow", "/etc/shadow-",
 	    "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd" };
@@ -215,7 +225,7 @@ plan_make(struct plan *pl, const struct sandbox_policy *p)
 	char		 abs[PATH_MAX * 2];
 	unsigned	 flags;
 	size_t		 ws_len = strlen(p->workspace);
-	int		 i;
+	int		 i, all = p->fs_write || !landlocked;
 
 	memset(pl, 0, sizeof(*pl));
 	for (i = 0; (path = sandbox_policy_protected(p, i, &flags)) != NULL;
@@ -223,27 +233,35 @@ plan_make(struct plan *pl, const struct sandbox_policy *p)
 		if (path[0] == '/' && strncmp(path, p->workspace, ws_len) == 0 &&
 		    path[ws_len] == '/')
 			path += ws_len + 1;
+		if (!all && !(flags & SANDBOX_PROTECT_MASK))
+			continue;
 		if (path[0] == '/')
 			strlcpy(abs, path, sizeof(abs));
 		else {
 			snprintf(abs, sizeof(abs), "%s/%s", p->workspace, path);
-			plan_pins(pl, p->workspace, path);
+			if (all)
+				plan_pins(pl, p->workspace, path);
 		}
 		plan_add(pl, abs, (flags & SANDBOX_PROTECT_MASK) ? K_MASK :
 		    K_RO, access(abs, F_OK) == 0);
 	}
-	plan_add(pl, "/tmp", K_TMPFS, 1);
-	plan_add(pl, "/dev/shm", K_TMPFS, access("/dev/shm", F_OK) == 0);
-	if (strncmp(p->workspace, "/tmp/", 5) == 0 ||
-	    strncmp(p->workspace, "/dev/shm/", 9) == 0)
-		plan_add(pl, p->workspace, K_BINDBACK, 1);
+	if (all) {
+		plan_add(pl, "/tmp", K_TMPFS, 1);
+		plan_add(pl, "/dev/shm", K_TMPFS, access("/dev/shm",
+		    F_OK) == 0);
+		if (strncmp(p->workspace, "/tmp/", 5) == 0 ||
+		    strncmp(p->workspace, "/dev/shm/", 9) == 0)
+			plan_add(pl, p->workspace, K_BINDBACK, 1);
+	}
 	/* A fresh /proc where this machine gives a pid namespace. */
 	sandbox_caps_probe(&c, 0);
 	plan_add(pl, "/proc", K_PROC, c.pidns);
-	plan_add(pl, "/proc/sys", K_RO, c.pidns &&
-	    access("/proc/sys", F_OK) == 0);
-	plan_add(pl, "/proc/sysrq-trigger", K_RO, c.pidns &&
-	    access("/proc/sysrq-trigger", F_OK) == 0);
+	if (all) {
+		plan_add(pl, "/proc/sys", K_RO, c.pidns &&
+		    access("/proc/sys", F_OK) == 0);
+		plan_add(pl, "/proc/sysrq-trigger", K_RO, c.pidns &&
+		    access("/proc/sysrq-trigger", F_OK) == 0);
+	}
 	/* What the worker could read, it must not: masked. */
 	for (i = 0; i < (int)(sizeof(secrets) / sizeof(secrets[0])); i++)
 		plan_add(pl, secrets[i], K_MASK, access(secrets[i], R_OK) == 0);
@@ -435,7 +453,7 @@ test_worker_mounts(void **state)
 	assert_int_equal(setenv("XDG_CONFIG_HOME", cf + 16, 1), 0);
 	if (spawn_protect(&p, NULL, err, sizeof(err)) == -1)
 		fail_msg("spawn_protect: %s", err);
-	plan_make(&pl, &p);
+	plan_make(&pl, &p, sandbox_landlock_abi() > 0);
 	mine = read_proc("/proc/self/mountinfo");
 	parse(mine, &host, "the test");
 	parse(text, &wk, "the worker");
@@ -452,11 +470,144 @@ test_worker_mounts(void **state)
 		    bad);
 }
 
+/* ---- every profile, through the library's spawn ---- */
+
+/* In the child after sandbox_child (its mounts made): mountinfo to fd 3,
+ * with no malloc (it shares the parent's memory). */
+static void __attribute__((noreturn))
+dump_mountinfo(struct sandbox *sb, int rc, struct sandbox_error *e, void *arg)
+{
+	char	 buf[4096];
+	ssize_t	 n;
+	int	 fd;
+
+	(void)sb;
+	(void)arg;
+	if (rc == -1) {
+		dprintf(3, "ERROR sandbox_child: %s\n", e->msg);
+		_exit(91);
+	}
+	if ((fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)) == -1)
+		_exit(92);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		if (write(3, buf, (size_t)n) != n)
+			_exit(93);
+	_exit(n == 0 ? 0 : 94);
+}
+
+static void
+spawn_fn(struct sandbox *sb, void *arg)
+{
+	static const int	 keep[] = { 3 };
+	struct sandbox_error	 e;
+
+	if (dup2(*(const int *)arg, 3) == -1)
+		_exit(90);
+	sb->exec_fn = dump_mountinfo;
+	(void)sandbox_child(sb, keep, 1, &e);
+	_exit(95);
+}
+
+/* The mountinfo of a child spawned as the spawn server spawns a worker. */
+static char *
+spawned_mountinfo(const struct sandbox_policy *p)
+{
+	struct sandbox_error	 e;
+	struct sandbox		 sb;
+	char			*buf;
+	size_t			 len = 0, cap = 1 << 20;
+	ssize_t			 n;
+	pid_t			 pid;
+	int			 pfd[2], wfd, st;
+
+	if (sandbox_prepare(&sb, p, &e) == -1)
+		fail_msg("sandbox_prepare %s: %s", p->name, e.msg);
+	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
+	/* The child writes it all before we read (it shares our memory
+	 * until it ends): room for it, and never a block. */
+	(void)fcntl(pfd[1], F_SETPIPE_SZ, (int)cap);
+	assert_int_not_equal(fcntl(pfd[1], F_SETFL, O_NONBLOCK), -1);
+	wfd = pfd[1];
+	if ((pid = sandbox_spawn(&sb, spawn_fn, &wfd, &e)) == -1)
+		fail_msg("sandbox_spawn %s: %s", p->name, e.msg);
+	close(pfd[1]);
+	buf = malloc(cap + 1);
+	assert_non_null(buf);
+	while (len < cap && (n = read(pfd[0], buf + len, cap - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	close(pfd[0]);
+	if (waitpid(pid, &st, 0) != pid)
+		fail_msg("waitpid: %s", strerror(errno));
+	sandbox_release(&sb);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fail_msg("%s: the child ended with status 0x%x: %s", p->name,
+		    st, buf);
+	return buf;
+}
+
+/*
+ * Every built-in that runs in a worker (the profile table), spawned by
+ * the library as the spawn server spawns a worker, with the policy
+ * proc_policy gives it: a read-only profile's plan is the masks only.
+ */
+static void
+test_spawned_mounts(void **state)
+{
+	const struct profile	*b;
+	struct sandbox_policy	 p;
+	struct sandbox_error	 e;
+	struct mnts		 host, wk;
+	struct plan		 pl;
+	char			 dir[PATH_MAX], ws[PATH_MAX + 8], err[256];
+	char			 st[PATH_MAX + 32], cf[PATH_MAX + 32];
+	char			*text, *mine;
+	size_t			 i;
+	int			 bad = 0;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s", h_tmpdir());
+	snprintf(ws, sizeof(ws), "%s/ws", dir);
+	h_write(ws, ".git/HEAD", "ref: refs/heads/main\n", 0644);
+	h_write(ws, ".warren/config", "max_agents = 4\n", 0644);
+	h_write(ws, ".state/warren/keep", "x\n", 0644);
+	h_write(ws, ".config/warren/config", "# settings\n", 0644);
+	snprintf(st, sizeof(st), "%s/.state", ws);
+	snprintf(cf, sizeof(cf), "%s/.config", ws);
+	assert_int_equal(setenv("XDG_STATE_HOME", st, 1), 0);
+	assert_int_equal(setenv("XDG_CONFIG_HOME", cf, 1), 0);
+	for (i = 0; (b = profile_builtin_at(i)) != NULL; i++) {
+		if (!profile_in_worker(b))
+			continue;
+		memset(&e, 0, sizeof(e));
+		if (profile_policy(&p, b->name, ws, &e) == -1)
+			fail_msg("policy %s: %s", b->name, e.msg);
+		if (spawn_protect(&p, NULL, err, sizeof(err)) == -1)
+			fail_msg("spawn_protect: %s", err);
+		fprintf(stderr, "%s (%s), uid %ld:\n", b->name, p.fs_write ?
+		    "read-write" : "read-only", (long)getuid());
+		text = spawned_mountinfo(&p);
+		plan_make(&pl, &p, sandbox_landlock_abi() > 0);
+		mine = read_proc("/proc/self/mountinfo");
+		parse(mine, &host, "the test");
+		parse(text, &wk, b->name);
+		bad += compare(&host, &wk, &pl);
+		free(mine);
+		free(text);
+		free(host.v);
+		free(wk.v);
+	}
+	h_rm_rf(dir);
+	if (bad != 0)
+		fail_msg("%d mounts differ from the plan (above)", bad);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_worker_mounts),
+		cmocka_unit_test(test_spawned_mounts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
