@@ -508,7 +508,8 @@ spawn_fn(struct sandbox *sb, void *arg)
 	_exit(95);
 }
 
-/* The mountinfo of a child spawned as the spawn server spawns a worker. */
+/* The mountinfo of a child spawned as the spawn server spawns a worker;
+ * NULL, said why, if this machine lacks a layer the policy requires. */
 static char *
 spawned_mountinfo(const struct sandbox_policy *p)
 {
@@ -520,8 +521,13 @@ spawned_mountinfo(const struct sandbox_policy *p)
 	pid_t			 pid;
 	int			 pfd[2], wfd, st;
 
-	if (sandbox_prepare(&sb, p, &e) == -1)
-		fail_msg("sandbox_prepare %s: %s", p->name, e.msg);
+	if (sandbox_prepare(&sb, p, &e) == -1) {
+		if (!e.missing)
+			fail_msg("sandbox_prepare %s: %s", p->name, e.msg);
+		fprintf(stderr, "  SKIP %s: this machine lacks a layer it "
+		    "requires: %s\n", p->name, e.msg);
+		return NULL;
+	}
 	assert_int_equal(pipe2(pfd, O_CLOEXEC), 0);
 	/* The child writes it all before we read (it shares our memory
 	 * until it ends): room for it, and never a block. */
@@ -586,7 +592,8 @@ test_spawned_mounts(void **state)
 			fail_msg("spawn_protect: %s", err);
 		fprintf(stderr, "%s (%s), uid %ld:\n", b->name, p.fs_write ?
 		    "read-write" : "read-only", (long)getuid());
-		text = spawned_mountinfo(&p);
+		if ((text = spawned_mountinfo(&p)) == NULL)
+			continue;
 		plan_make(&pl, &p, sandbox_landlock_abi() > 0);
 		mine = read_proc("/proc/self/mountinfo");
 		parse(mine, &host, "the test");
