@@ -1035,6 +1035,7 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 	if (x->cow.mode == COW_NONE)
 		return cmd_run_in_place(a, r, x, cmd);
 	if (cmd_run_enter(r->spawnd, &x->cow, err, sizeof(err)) == -1) {
+		layer_enter_failed(&x->cow, err, sizeof(err));
 		cmd_run_error(cmd, "%s", err);
 		if (plan == NULL)
 			cmd_run_unlayer(x);
