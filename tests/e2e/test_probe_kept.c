@@ -106,6 +106,19 @@ t_kept(struct t *t, struct stat *st)
 	return s;
 }
 
+/* a and b keep the same answer for the same key (a "no"'s reason may
+ * name the probe's scratch directory, new each time). */
+static void
+t_same(const char *a, const char *b)
+{
+	const char	*wa = strstr(a, "\nwhy "), *wb = strstr(b, "\nwhy ");
+
+	assert_non_null(wa);
+	assert_non_null(wb);
+	assert_int_equal(wa - a, wb - b);
+	assert_memory_equal(a, b, (size_t)(wa - a));
+}
+
 /* The layer kind a kept text says: yes an overlay, no a copy. */
 static const char *
 t_kind(const char *kept)
@@ -222,7 +235,7 @@ test_kept_answer_used(void **state)
 		assert_non_null(strstr(r.err, "probed again: no overlay"));
 		h_run_free(&r);
 		k2 = t_kept(&t, &st);
-		assert_string_equal(k2, k1);
+		t_same(k2, k1);
 	}
 	free(k1);
 	free(k2);
@@ -249,7 +262,7 @@ t_ignored(const char *key, const char *line, int corrupt)
 	t_run(&t, mode, sizeof(mode));
 	assert_string_equal(mode, t_kind(k1));
 	k2 = t_kept(&t, &st);
-	assert_string_equal(k2, k1);
+	t_same(k2, k1);
 	free(k1);
 	free(k2);
 	free(flip);
@@ -312,7 +325,7 @@ test_other_owner(void **state)
 	t_run(&t, mode, sizeof(mode));
 	assert_string_equal(mode, t_kind(k1));
 	k2 = t_kept(&t, &st);
-	assert_string_equal(k2, k1);
+	t_same(k2, k1);
 	assert_int_equal(st.st_uid, 0);
 	free(k1);
 	free(k2);
@@ -338,7 +351,7 @@ test_check_probes_again(void **state)
 	t_warren(&t, &r, "sandbox", "check");
 	h_run_free(&r);
 	k2 = t_kept(&t, &st);
-	assert_string_equal(k2, k1);
+	t_same(k2, k1);
 	free(k1);
 	free(k2);
 	free(flip);
