@@ -259,6 +259,8 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 	if (getenv("WARREN_SPAWN_DIRECT") == NULL &&
 	    (spawnd = spawnd_client_start(err, sizeof(err))) == NULL)
 		log_warnx("spawn server: %s; forking workers ourselves", err);
+	if (!a->resume)
+		layer_probe_early(c);
 	/* Not dumpable before the key is read (cmd_run_setup): a same-uid
 	 * process must never find it in a core or through ptrace. */
 	(void)prctl(PR_SET_DUMPABLE, 0);

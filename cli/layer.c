@@ -163,6 +163,25 @@ layer_probe(const char *state, unsigned flags, char *why, size_t whysz)
 }
 
 /*
+ * Before the run makes itself non-dumpable: the probe's child writes its
+ * own /proc/self/uid_map and setgroups, which a non-dumpable process may
+ * not (EACCES), so a probe from there said "no overlay" to every
+ * ordinary user. Here it probes only when no answer is kept, and
+ * layer_choose then reads the kept answer.
+ */
+void
+layer_probe_early(const struct config *c)
+{
+	char	 state[PATH_MAX], why[1024];
+
+	if (strcmp(config_str(c, "workspace_mode"), "in-place") == 0 ||
+	    strcmp(config_str(c, "cow"), "copy") == 0 ||
+	    xdg_state_dir(state, sizeof(state)) == -1)
+		return;
+	(void)layer_probe(state, 0, why, sizeof(why));
+}
+
+/*
  * The spawn server could not enter the run's overlay: probe again, so
  * that the answer kept for the next runs is what the probe says now, and
  * say so after err when that is no.

@@ -34,6 +34,9 @@ int	layer_in_place_ok(const struct profile_set *ps,
  * 0 no (why filled), -1 error. */
 int	layer_probe(const char *state, unsigned flags, char *why,
 	    size_t whysz);
+/* The overlay answer kept, probing if none is, while the process is
+ * still dumpable (a new run, before PR_SET_DUMPABLE 0). */
+void	layer_probe_early(const struct config *c);
 /* After the spawn server failed to enter cw: probe again (the answer
  * kept for later runs); when now no, err says so. */
 void	layer_enter_failed(const struct cow *cw, char *err, size_t errsz);
