@@ -24,7 +24,8 @@ struct config;
 #define CMD_RUN_TASK_MAX	(1024 * 1024)
 int	cmd_run(int argc, char **argv);
 int	cmd_resume(int argc, char **argv);
-/* Declare every key a run reads (the LLM's and the run's own). */
+/* cmd_run_args.c: declare every key a run reads (the LLM's and the
+ * run's own). */
 int	cmd_run_declare(struct config *c);
 /* cmd_trust.c */
 int	cmd_trust(int argc, char **argv);

@@ -672,6 +672,8 @@ cmd_sandbox_exec(int argc, char **argv)
 /*
  * Which copy-on-write mode runs get here: each is tried for real
  * (cow_probe, a child and a scratch layer under the state directory).
+ * The overlay's answer is kept for the runs that follow (layer_probe):
+ * this is how a user probes again.
  */
 static void
 cmd_sandbox_check_cow(void)
@@ -679,7 +681,7 @@ cmd_sandbox_check_cow(void)
 	char	 why[1536], cwhy[1536];
 	int	 crc;
 
-	if (cow_probe(COW_OVERLAY, NULL, why, sizeof(why)) == 1) {
+	if (layer_probe(NULL, COW_PROBE_AGAIN, why, sizeof(why)) == 1) {
 		printf("  %-16s %-4s %s\n", "cow", "yes", geteuid() == 0 ?
 		    "overlay: overlayfs over the workspace, in the spawn "
 		    "server's mount namespace" : "overlay: overlayfs over the "

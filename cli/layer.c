@@ -141,6 +141,66 @@ layer_in_place_ok(const struct profile_set *ps, const struct profile *root,
 	return -1;
 }
 
+/*
+ * Can a layer be an overlay here? The answer kept in the state directory
+ * (workspace/cow_probe_cache.c), or a probe when none is kept or flags
+ * ask for one (COW_PROBE_AGAIN).
+ */
+int
+layer_probe(const char *state, unsigned flags, char *why, size_t whysz)
+{
+	int	 rc, probed;
+
+	rc = cow_probe_cached(state, flags, &probed, why, whysz);
+	if (probed == COW_PROBED_UNKEPT)
+		log_warnx("the overlay probe's answer could not be kept in %s "
+		    "(the next run probes again): %s", state != NULL ? state :
+		    "the state directory", strerror(errno));
+	log_debug("overlay: %s (%s)", rc == 1 ? "yes" : rc == 0 ? "no" :
+	    "the probe failed", probed ? "probed" : "the answer kept in "
+	    "the state directory");
+	return rc;
+}
+
+/*
+ * Before the run makes itself non-dumpable: the probe's child writes its
+ * own /proc/self/uid_map and setgroups, which a non-dumpable process may
+ * not (EACCES), so a probe from there said "no overlay" to every
+ * ordinary user. Here it probes only when no answer is kept, and
+ * layer_choose then reads the kept answer.
+ */
+void
+layer_probe_early(const struct config *c)
+{
+	char	 state[PATH_MAX], why[1024];
+
+	if (strcmp(config_str(c, "workspace_mode"), "in-place") == 0 ||
+	    strcmp(config_str(c, "cow"), "copy") == 0 ||
+	    xdg_state_dir(state, sizeof(state)) == -1)
+		return;
+	(void)layer_probe(state, 0, why, sizeof(why));
+}
+
+/*
+ * The spawn server could not enter the run's overlay: probe again, so
+ * that the answer kept for the next runs is what the probe says now, and
+ * say so after err when that is no.
+ */
+void
+layer_enter_failed(const struct cow *cw, char *err, size_t errsz)
+{
+	char	 state[PATH_MAX], why[1024];
+	size_t	 n;
+
+	if (cw->mode != COW_OVERLAY || xdg_state_dir(state, sizeof(state)) ==
+	    -1 || layer_probe(state, COW_PROBE_AGAIN, why, sizeof(why)) != 0)
+		return;
+	n = strlen(err);
+	if (n < errsz)
+		snprintf(err + n, errsz - n, " (probed again: no overlay here "
+		    "any more, %s; the next run copies the workspace)", why);
+}
+
 int
 layer_mechanism(const char *want, enum cow_mode *mode, char *err,
     size_t errsz)
@@ -158,7 +218,7 @@ layer_mechanism(const char *want, enum cow_mode *mode, char *err,
 		    "or run with --in-place", strerror(errno));
 		return -1;
 	}
-	if ((rc = cow_probe_overlay(state, why, sizeof(why))) == 1) {
+	if ((rc = layer_probe(state, 0, why, sizeof(why))) == 1) {
 		*mode = COW_OVERLAY;
 		return 0;
 	}
@@ -169,7 +229,8 @@ layer_mechanism(const char *want, enum cow_mode *mode, char *err,
 		return -1;
 	}
 	log_info("copy-on-write by copying the workspace: no overlay here "
-	    "(%s)", rc == 0 ? why : "the probe failed");
+	    "(%s; `warren sandbox check` probes again)", rc == 0 ? why :
+	    "the probe failed");
 	*mode = COW_COPY;
 	return 0;
 }

@@ -30,6 +30,16 @@ int	layer_links(const struct profile_set *ps, const struct profile *root,
 int	layer_in_place_ok(const struct profile_set *ps,
 	    const struct profile *root, const char *ws, char *err,
 	    size_t errsz);
+/* Can a layer be an overlay here (the kept answer, or a probe)? 1 yes,
+ * 0 no (why filled), -1 error. */
+int	layer_probe(const char *state, unsigned flags, char *why,
+	    size_t whysz);
+/* The overlay answer kept, probing if none is, while the process is
+ * still dumpable (a new run, before PR_SET_DUMPABLE 0). */
+void	layer_probe_early(const struct config *c);
+/* After the spawn server failed to enter cw: probe again (the answer
+ * kept for later runs); when now no, err says so. */
+void	layer_enter_failed(const struct cow *cw, char *err, size_t errsz);
 /* How a layer is made here: want is "auto", "overlay" or "copy". */
 int	layer_mechanism(const char *want, enum cow_mode *mode, char *err,
 	    size_t errsz);

@@ -85,19 +85,25 @@ queue_url_is_pg(const char *url)
 struct queue *
 queue_open_flags(const char *url, unsigned flags, char *err, size_t errsz)
 {
-	struct queue	*q;
-	int		 e;
+	const struct queue_ops	*ops;
+	struct queue		*q;
+	int			 e;
 
 	if (flags & ~(unsigned)QUEUE_OPEN_EXISTING) {
 		snprintf(err, errsz, "queue: unknown open flags %#x", flags);
 		errno = EINVAL;
 		return NULL;
 	}
+	if (queue_url_is_pg(url)) {
+		if ((ops = queue_load_pg(err, errsz)) == NULL)
+			return NULL;
+	} else
+		ops = &queue_sqlite_ops;
 	if ((q = calloc(1, sizeof(*q))) == NULL) {
 		snprintf(err, errsz, "queue: out of memory");
 		return NULL;
 	}
-	q->ops = queue_url_is_pg(url) ? &queue_pg_ops : &queue_sqlite_ops;
+	q->ops = ops;
 	q->owner = getpid();
 	q->now_ms = queue_wall_ms;
 	if (q->ops->open(q, url, flags) == -1) {

@@ -18,6 +18,7 @@
 
 #include <stdarg.h>
 
+#include "common/version.h"
 #include "queue/queue.h"
 
 /* How long a call waits for a lock another process holds (a claim
@@ -171,7 +172,22 @@ int	queue_lease_fail(struct queue *, int64_t, int, const char *,
 
 /* queue_sqlite.c */
 extern const struct queue_ops queue_sqlite_ops;
-/* queue_pg.c */
+/* queue_pg.c: in the PostgreSQL module (queue_load.c) */
 extern const struct queue_ops queue_pg_ops;
+
+/* queue_load.c: the PostgreSQL backend's table, from the module
+ * QUEUE_MODULE_FILE (loaded once); NULL with err filled (errno ENOPKG)
+ * when it cannot be loaded. */
+#define QUEUE_MODULE_FILE	"warren-queue-pg.so"
+const struct queue_ops	*queue_load_pg(char *, size_t);
+
+/* queue_module.c: the module's build, which the loader checks against
+ * its own: the same version, the same layout of the two structs. */
+struct queue_module_abi {
+	char	 version[32];
+	size_t	 ops_size, queue_size;
+};
+#define QUEUE_MODULE_ABI_INIT	{ WARREN_VERSION, \
+	sizeof(struct queue_ops), sizeof(struct queue) }
 
 #endif

@@ -168,6 +168,25 @@ int		 cow_probe_overlay(const char *statedir, char *why,
 int		 cow_probe(enum cow_mode mode, const char *statedir,
 		    char *why, size_t whysz);
 
+/* cow_probe_cache.c: in warren (a run's choice of layer, `sandbox check`) */
+/* The kept answer's file, in the state directory. */
+#define COW_PROBE_CACHE		"overlay-probe"
+/* cow_probe_cached() flags: probe whatever answer is kept. */
+#define COW_PROBE_AGAIN		0x1
+/* *probed: the kept answer was used (0), or a probe ran and its answer
+ * was kept, or could not be (errno says why). */
+#define COW_PROBED		1
+#define COW_PROBED_UNKEPT	2
+/*
+ * cow_probe_overlay()'s answer for statedir (NULL: the user's), kept in
+ * statedir/COW_PROBE_CACHE for this kernel release, effective uid, state
+ * directory and its device: a later call answers from the file, without
+ * a probe. A file that does not read exactly as this process would
+ * write it is ignored and written again. -1 (an error) is never kept.
+ */
+int		 cow_probe_cached(const char *statedir, unsigned flags,
+		    int *probed, char *why, size_t whysz);
+
 /* cow_changes.c */
 int		 cow_changes(const struct cow *c, struct cow_changes *out,
 		    char *err, size_t errsz);
