@@ -495,6 +495,18 @@ void		 ui_host_files(struct json_t *report);
 void		 ui_flush(void);
 void		 ui_node_free(struct node *);
 
+/* ui_json.c: one --json event line, keys in the order written. */
+void		 ui_json_begin(const char *event);
+void		 ui_json_open(const char *key);
+void		 ui_json_close(void);
+void		 ui_json_strn(const char *key, const char *s, size_t len);
+void		 ui_json_str(const char *key, const char *s);
+void		 ui_json_int(const char *key, long long v);
+void		 ui_json_bool(const char *key, int v);
+int		 ui_json_tree(const char *key, const struct json_t *j);
+int		 ui_json_object(const struct json_t *o);
+void		 ui_json_end(FILE *out);
+
 /* ui_sum.c: one short line of a tool call or result, raw (not escaped). */
 /* The arguments that say what a call does: bash's command, a path, a
  * pattern, a subtask ... (not the JSON). */
