@@ -13,22 +13,18 @@
  * in registration order.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <jansson.h>
 
 #include "agent/agent_int.h"
 #include "agent/profile.h"
 #include "common/buf.h"
 
-#define AGENT_DEFAULT_TOK_PER_CHAR	0.25
-
-static void	agent_batch_free(struct agent *a);
 static int	agent_batch_finish(struct agent *a);
 
-static char *
+char *
 agent_strdup(const char *s)
 {
 	return s == NULL ? NULL : strdup(s);
@@ -135,206 +131,6 @@ agent_inject(struct agent *a, const char *text)
 	return agent_append(a, &m);
 }
 
-static int
-agent_add_beh(struct agent *a, const struct agent_behavior *b, void *self,
-    int builtin, char *err, size_t errlen)
-{
-	struct agent_tool_entry	*e;
-	size_t			 i, j, n0 = a->ntools;
-
-	if (a->state != AGENT_ST_NEW) {
-		snprintf(err, errlen, "behavior %s: the agent has started",
-		    b->name);
-		goto fail;
-	}
-	if (a->nbehs == AGENT_MAX_BEHAVIORS ||
-	    a->ntools + b->ntools > AGENT_MAX_TOOLS) {
-		snprintf(err, errlen, "behavior %s: too many behaviors or "
-		    "tools (limits %d, %d)", b->name, AGENT_MAX_BEHAVIORS,
-		    AGENT_MAX_TOOLS);
-		goto fail;
-	}
-	for (i = 0; i < b->ntools; i++) {
-		for (j = 0; j < a->ntools; j++) {
-			if (strcmp(a->tools[j].tool.name, b->tools[i].name)
-			    != 0)
-				continue;
-			snprintf(err, errlen, "behavior %s: tool \"%s\" is "
-			    "already provided by behavior %s", b->name,
-			    b->tools[i].name, a->behs[a->tools[j].beh].ops.name);
-			goto fail;
-		}
-		e = &a->tools[a->ntools];
-		memset(e, 0, sizeof(*e));
-		if (msg_tool_copy(&e->tool, &b->tools[i]) == -1) {
-			snprintf(err, errlen, "out of memory");
-			goto fail;
-		}
-		e->beh = a->nbehs;
-		if (builtin)
-			e->def = tooldef_find(b->tools[i].name);
-		e->external = e->def != NULL && e->def->where != TOOLDEF_AGENT;
-		if (!e->external && b->handle_tool == NULL) {
-			msg_tool_free(&e->tool);
-			snprintf(err, errlen, "behavior %s: tool \"%s\" has no "
-			    "handler", b->name, b->tools[i].name);
-			goto fail;
-		}
-		a->ntools++;
-	}
-	a->behs[a->nbehs].ops = *b;
-	a->behs[a->nbehs].self = self;
-	a->nbehs++;
-	return 0;
- fail:
-	while (a->ntools > n0)
-		msg_tool_free(&a->tools[--a->ntools].tool);
-	if (b->free != NULL)
-		b->free(self);
-	return -1;
-}
-
-int
-agent_add_behavior(struct agent *a, const struct agent_behavior *b,
-    void *self, char *err, size_t errlen)
-{
-	return agent_add_beh(a, b, self, 0, err, errlen);
-}
-
-static int
-agent_add_builtin(struct agent *a, void *self, struct agent_behavior *ops,
-    char *err, size_t errlen)
-{
-	if (self == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	return agent_add_beh(a, ops, self, 1, err, errlen);
-}
-
-static void
-agent_defaults(struct agent *a, const struct agent_config *cfg)
-{
-	const struct agent_context_cfg	*pc = &cfg->profile->context;
-	const struct agent_context_cfg	*cc = &cfg->context;
-	struct agent_limits		*l = &a->lim;
-
-	*l = cfg->limits;
-	if (l->max_iterations == 0)
-		l->max_iterations = 50;
-	if (l->nudge_iterations == 0)
-		l->nudge_iterations = 2;
-	if (l->timeout_ms != 0 && l->nudge_ms == 0)
-		l->nudge_ms = l->timeout_ms / 5 * 4;
-	if (l->loop_threshold == 0)
-		l->loop_threshold = 3;
-	if (l->loop_stop <= l->loop_threshold)
-		l->loop_stop = l->loop_threshold + 2;
-	if (l->loop_window == 0)
-		l->loop_window = 20;
-	if (l->max_reminders == 0)
-		l->max_reminders = 2;
-	if (l->max_result == 0)
-		l->max_result = 64 * 1024;
-
-	a->ctxcfg.strategy = cc->strategy ? cc->strategy : pc->strategy;
-	if (a->ctxcfg.strategy == AGENT_CTX_DEFAULT)
-		a->ctxcfg.strategy = AGENT_CTX_APPEND;
-	a->ctxcfg.budget_tokens = cc->budget_tokens ? cc->budget_tokens :
-	    pc->budget_tokens ? pc->budget_tokens : 32000;
-	a->ctxcfg.compact_pct = cc->compact_pct ? cc->compact_pct :
-	    pc->compact_pct ? pc->compact_pct : 75;
-	if (a->ctxcfg.compact_pct > 100)
-		a->ctxcfg.compact_pct = 100;
-	a->ctxcfg.keep_recent = cc->keep_recent ? cc->keep_recent :
-	    pc->keep_recent ? pc->keep_recent : 10;
-	a->ctxcfg.keep_exchanges = cc->keep_exchanges ? cc->keep_exchanges :
-	    pc->keep_exchanges ? pc->keep_exchanges : 12;
-}
-
-static int
-agent_builtins(struct agent *a, const struct agent_config *cfg, char *err,
-    size_t errlen)
-{
-	struct agent_behavior	ops;
-
-	if (agent_add_builtin(a, behav_workspace(&ops, a->profile,
-	    cfg->delegates, cfg->ndelegates), &ops, err, errlen) == -1)
-		return -1;
-	if (profile_has_tool(a->profile, "todo") &&
-	    agent_add_builtin(a, behav_todo(&ops), &ops, err, errlen) == -1)
-		return -1;
-	if (profile_has_tool(a->profile, "note") &&
-	    agent_add_builtin(a, behav_note(&ops), &ops, err, errlen) == -1)
-		return -1;
-	if (agent_add_builtin(a, behav_termination(&ops), &ops, err,
-	    errlen) == -1)
-		return -1;
-	if (agent_add_builtin(a, behav_loop(&ops, &a->lim), &ops, err,
-	    errlen) == -1)
-		return -1;
-	switch (a->ctxcfg.strategy) {
-	case AGENT_CTX_APPEND:
-		return agent_add_builtin(a, behav_append(&ops, &a->ctxcfg),
-		    &ops, err, errlen);
-	case AGENT_CTX_HIERARCHICAL:
-		return agent_add_builtin(a, behav_hier(&ops, &a->ctxcfg),
-		    &ops, err, errlen);
-	case AGENT_CTX_DEFAULT:
-	case AGENT_CTX_NONE:
-		break;
-	}
-	return 0;
-}
-
-struct agent *
-agent_new(const struct agent_config *cfg, char *err, size_t errlen)
-{
-	struct agent	*a;
-
-	if (cfg == NULL || cfg->profile == NULL || cfg->task == NULL) {
-		snprintf(err, errlen, "agent: a profile and a task are "
-		    "required");
-		return NULL;
-	}
-	if ((a = calloc(1, sizeof(*a))) == NULL) {
-		snprintf(err, errlen, "agent: out of memory");
-		return NULL;
-	}
-	msg_list_init(&a->log);
-	msg_list_init(&a->ctx);
-	msg_list_init(&a->inherited);
-	msg_list_init(&a->resume);
-	msg_list_init(&a->sumreq);
-	a->profile = cfg->profile;
-	a->depth = cfg->depth;
-	a->on_event = cfg->on_event;
-	a->event_arg = cfg->event_arg;
-	a->check_result = cfg->check_result;
-	a->check_arg = cfg->check_arg;
-	a->max_rejections = cfg->max_rejections ? cfg->max_rejections : 3;
-	a->tok_per_char = AGENT_DEFAULT_TOK_PER_CHAR;
-	a->path = strdup(cfg->path != NULL ? cfg->path : "0");
-	a->task = strdup(cfg->task);
-	a->system_extra = agent_strdup(cfg->system_extra);
-	if (a->path == NULL || a->task == NULL ||
-	    (cfg->system_extra != NULL && a->system_extra == NULL) ||
-	    (cfg->inherited != NULL &&
-	    msg_list_copy(&a->inherited, cfg->inherited) == -1) ||
-	    (cfg->resume != NULL &&
-	    msg_list_copy(&a->resume, cfg->resume) == -1)) {
-		snprintf(err, errlen, "agent: out of memory");
-		goto fail;
-	}
-	agent_defaults(a, cfg);
-	if (agent_builtins(a, cfg, err, errlen) == -1)
-		goto fail;
-	return a;
- fail:
-	agent_free(a);
-	return NULL;
-}
-
 static void
 agent_filter_free(struct agent_pending *p)
 {
@@ -347,7 +143,7 @@ agent_filter_free(struct agent_pending *p)
 	p->ntools = 0;
 }
 
-static void
+void
 agent_batch_free(struct agent *a)
 {
 	size_t	i;
@@ -363,35 +159,6 @@ agent_batch_free(struct agent *a)
 	a->pend = NULL;
 	a->calls = NULL;
 	a->npend = a->ncalls = 0;
-}
-
-void
-agent_free(struct agent *a)
-{
-	size_t	i;
-
-	if (a == NULL)
-		return;
-	agent_batch_free(a);
-	for (i = 0; i < a->nbehs; i++)
-		if (a->behs[i].ops.free != NULL)
-			a->behs[i].ops.free(a->behs[i].self);
-	for (i = 0; i < a->ntools; i++)
-		msg_tool_free(&a->tools[i].tool);
-	msg_list_free(&a->log);
-	msg_list_free(&a->ctx);
-	msg_list_free(&a->inherited);
-	msg_list_free(&a->resume);
-	msg_list_free(&a->sumreq);
-	free(a->path);
-	free(a->task);
-	free(a->system_extra);
-	free(a->last_text);
-	free(a->result);
-	free(a->reason);
-	free(a->todo_text);
-	free(a->notes_text);
-	free(a);
 }
 
 static char *
@@ -711,142 +478,7 @@ agent_account(struct agent *a, const struct msg_usage *u)
 		a->tok_per_char = (double)u->input / (double)a->sent_chars;
 }
 
-static const struct agent_tool_entry *
-agent_tool(const struct agent *a, const char *name, size_t *idx)
-{
-	size_t	i;
-
-	for (i = 0; name != NULL && i < a->ntools; i++)
-		if (strcmp(a->tools[i].tool.name, name) == 0) {
-			*idx = i;
-			return &a->tools[i];
-		}
-	*idx = SIZE_MAX;
-	return NULL;
-}
-
-static char *
-agent_unknown_tool(const struct agent *a, const char *name)
-{
-	struct buf	b;
-	size_t		i;
-
-	buf_init(&b, 0);
-	buf_addf(&b, "unknown tool \"%.64s\"; your tools are:", name ? name :
-	    "");
-	for (i = 0; i < a->ntools; i++)
-		buf_addf(&b, "%s %s", i ? "," : "", a->tools[i].tool.name);
-	return buf_release(&b, NULL);
-}
-
 /* Check one call; on error p->text says what was wrong. */
-/*
- * delegate's tool_filter: names (strings, at most PROFILE_MAX_TOOLS); a
- * wrong one makes the call an error for the model. Whether each is a tool
- * of the profile is the supervisor's check (run_delegate). -1: ENOMEM.
- */
-static int
-agent_check_filter(struct agent_pending *p, const json_t *v)
-{
-	const json_t	*t;
-	size_t		 i;
-
-	if (v == NULL)
-		return 0;
-	p->filtered = 1;
-	if (json_array_size(v) > PROFILE_MAX_TOOLS) {
-		p->valid = 0;
-		p->is_error = 1;
-		p->text = strdup("delegate: tool_filter names more tools than "
-		    "a profile has");
-		return p->text == NULL ? -1 : 0;
-	}
-	if ((p->tools = calloc(json_array_size(v) + 1,
-	    sizeof(*p->tools))) == NULL)
-		return -1;
-	json_array_foreach(v, i, t) {
-		if (!json_is_string(t) || json_string_length(t) == 0 ||
-		    json_string_length(t) > 64) {
-			p->valid = 0;
-			p->is_error = 1;
-			p->text = strdup("delegate: tool_filter must be an "
-			    "array of tool names, e.g. [\"read\", \"grep\"]");
-			return p->text == NULL ? -1 : 0;
-		}
-		if ((p->tools[p->ntools++] = strdup(json_string_value(t))) ==
-		    NULL)
-			return -1;
-	}
-	return 0;
-}
-
-static int
-agent_check_call(struct agent *a, const struct msg_call *c,
-    struct agent_pending *p)
-{
-	const struct agent_tool_entry	*e;
-	json_t				*root, *v;
-	char				 err[512];
-	int				 rc;
-
-	if ((e = agent_tool(a, c->name, &p->entry)) == NULL) {
-		p->is_error = 1;
-		p->text = agent_unknown_tool(a, c->name);
-		return p->text == NULL ? -1 : 0;
-	}
-	if (e->def != NULL) {
-		if (tooldef_validate(e->def, c->args, err, sizeof(err)) == -1) {
-			p->is_error = 1;
-			p->text = strdup(err);
-			return p->text == NULL ? -1 : 0;
-		}
-	} else {
-		root = json_loads(c->args ? c->args : "", 0, NULL);
-		if (!json_is_object(root)) {
-			json_decref(root);
-			p->is_error = 1;
-			p->text = strdup("arguments must be a JSON object");
-			return p->text == NULL ? -1 : 0;
-		}
-		json_decref(root);
-	}
-	p->valid = 1;
-	p->external = e->external;
-	if (e->def == NULL || e->def->where != TOOLDEF_DELEGATE)
-		return 0;
-	if ((root = json_loads(c->args, 0, NULL)) == NULL)
-		return -1;
-	v = json_object_get(root, "profile");
-	p->profile = strdup(json_is_string(v) ? json_string_value(v) :
-	    "general");
-	p->task = strdup(json_string_value(json_object_get(root, "task")));
-	p->inherit = json_is_true(json_object_get(root, "inherit_context"));
-	rc = agent_check_filter(p, json_object_get(root, "tool_filter"));
-	json_decref(root);
-	return rc == -1 || p->profile == NULL || p->task == NULL ? -1 : 0;
-}
-
-static int
-agent_fix_ids(struct agent *a, struct msg *m)
-{
-	char	id[64];
-	size_t	i;
-
-	for (i = 0; i < m->ncalls; i++) {
-		if (m->calls[i].id != NULL && *m->calls[i].id != '\0')
-			continue;
-		snprintf(id, sizeof(id), "call_%u_%zu", a->iterations, i);
-		free(m->calls[i].id);
-		if ((m->calls[i].id = strdup(id)) == NULL)
-			return -1;
-	}
-	for (i = 0; i < m->ncalls; i++)
-		if (m->calls[i].name == NULL &&
-		    (m->calls[i].name = strdup("")) == NULL)
-			return -1;
-	return 0;
-}
-
 static int
 agent_round_end(struct agent *a, size_t ncalls, const char *text)
 {
@@ -859,59 +491,6 @@ agent_round_end(struct agent *a, size_t ncalls, const char *text)
 	agent_fire(a, &h);
 	a->state = a->status != AGENT_RUNNING ? AGENT_ST_DONE :
 	    AGENT_ST_READY;
-	return 0;
-}
-
-static enum agent_call_kind
-agent_call_kind(const struct tooldef *t)
-{
-	if (t->where == TOOLDEF_DELEGATE)
-		return AGENT_CALL_DELEGATE;
-	if (t->where == TOOLDEF_COMPOSE)
-		return AGENT_CALL_COMPOSE;
-	return AGENT_CALL_TOOL;
-}
-
-static int
-agent_make_batch(struct agent *a, const struct msg *m)
-{
-	const struct msg_call	*c;
-	struct agent_call	*ac;
-	size_t			 i;
-
-	a->npend = m->ncalls;
-	if ((a->pend = calloc(m->ncalls, sizeof(*a->pend))) == NULL ||
-	    (a->calls = calloc(m->ncalls, sizeof(*a->calls))) == NULL)
-		return -1;
-	for (i = 0; i < m->ncalls; i++) {
-		c = &m->calls[i];
-		agent_emit(a, AGENT_EV_TOOL_CALL, c->name, c->args, 0);
-		if (i >= AGENT_MAX_CALLS) {
-			a->pend[i].entry = SIZE_MAX;
-			a->pend[i].is_error = 1;
-			if ((a->pend[i].text = strdup("not run: too many calls "
-			    "in one turn (limit 64)")) == NULL)
-				return -1;
-			continue;
-		}
-		if (agent_check_call(a, c, &a->pend[i]) == -1)
-			return -1;
-		if (!a->pend[i].valid || !a->pend[i].external)
-			continue;
-		ac = &a->calls[a->ncalls++];
-		ac->index = i;
-		ac->id = c->id;
-		ac->name = a->tools[a->pend[i].entry].tool.name;
-		ac->args = c->args != NULL && *c->args != '\0' ? c->args : "{}";
-		ac->kind = agent_call_kind(a->tools[a->pend[i].entry].def);
-		ac->parallel = a->tools[a->pend[i].entry].def->parallel;
-		ac->profile = a->pend[i].profile;
-		ac->task = a->pend[i].task;
-		ac->inherit_context = a->pend[i].inherit;
-		ac->tools = (const char *const *)a->pend[i].tools;
-		ac->ntools = a->pend[i].ntools;
-		ac->filtered = a->pend[i].filtered;
-	}
 	return 0;
 }
 

@@ -118,6 +118,17 @@ void	agent_finish(struct agent *a, enum agent_status st, const char *result,
 int	agent_append(struct agent *a, struct msg *m);
 void	agent_emit(struct agent *a, enum agent_event_type type,
 	    const char *name, const char *text, int is_error);
+/* strdup, NULL for NULL. */
+char	*agent_strdup(const char *s);
+/* Free the pending batch of calls (their checked arguments). */
+void	agent_batch_free(struct agent *a);
+
+/* agent_calls.c */
+/* Check each call of m and make the batch the caller runs; -1 on ENOMEM. */
+int	agent_make_batch(struct agent *a, const struct msg *m);
+/* A call of m without an id gets call_<turn>_<i>, without a name "";
+ * -1 on ENOMEM. */
+int	agent_fix_ids(struct agent *a, struct msg *m);
 
 /* agent_context.c */
 /* Ask for ctx[from, to) to be summarised before the next turn. */

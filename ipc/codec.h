@@ -58,4 +58,28 @@ int	 wire_get_tok(struct mp_reader *r, char **s, size_t max,
 int	 wire_required(struct mp_reader *r, uint32_t seen, uint32_t need,
 	    const char *const *keys, const char *what);
 
+/*
+ * One map of the protocol: its keys (an unknown or repeated one fails in
+ * mp_get_key), the keys it must have (need, a bit a key), a function that
+ * reads the value of key number key into arg with a typed, bounded getter
+ * (a failure is the reader's: r->failed), and an optional check of the
+ * whole (seen: the keys met) before the missing keys are named.
+ */
+struct wire_map {
+	const char *const	*keys;
+	int			 nkeys;
+	uint32_t		 need;
+	void			(*member)(struct mp_reader *r, int key,
+				    void *arg, const char *what);
+	int			(*check)(struct mp_reader *r, uint32_t seen,
+				    void *arg);
+};
+#define WIRE_KEYS(k)	((int)(sizeof(k) / sizeof((k)[0])))
+/* The n members of a map whose header was read (a message's body). */
+int	 wire_members(struct mp_reader *r, uint32_t n,
+	    const struct wire_map *m, void *arg, const char *what);
+/* A whole map: its header (at most m->nkeys members), members and end. */
+int	 wire_get_map(struct mp_reader *r, const struct wire_map *m,
+	    void *arg, const char *what);
+
 #endif

@@ -14,41 +14,47 @@
 #include "ipc/ipc.h"
 #include "ipc/codec.h"
 
-#define DECODE_KEYS(k)	((int)(sizeof(k) / sizeof((k)[0])))
+static void
+decode_hello_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_hello	*h = arg;
+	uint32_t		 j, cnt;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		mp_get_u32(r, &h->version, "hello.version");
+		break;
+	case 1:
+		mp_get_u32(r, &h->pid, "hello.pid");
+		break;
+	case 2:
+		if (mp_get_array(r, &cnt, IPC_LAYERS_MAX,
+		    "hello.layers") == -1)
+			break;
+		for (j = 0; j < cnt && !r->failed; j++)
+			if (wire_get_tok(r, &h->layers[j],
+			    IPC_LAYER_MAX, "hello.layers") == 0)
+				h->nlayers = j + 1;
+		mp_leave(r);
+		break;
+	case 3:
+		mp_get_bool(r, &h->weaker, "hello.weaker");
+		break;
+	}
+}
 
 static int
 decode_hello(struct mp_reader *r, uint32_t n, struct ipc_hello *h)
 {
 	static const char *const keys[] = { "version", "pid", "layers",
 	    "weaker" };
-	uint32_t	i, j, cnt, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0xf, decode_hello_member, NULL
+	};
 
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, "hello")) {
-		case 0:
-			mp_get_u32(r, &h->version, "hello.version");
-			break;
-		case 1:
-			mp_get_u32(r, &h->pid, "hello.pid");
-			break;
-		case 2:
-			if (mp_get_array(r, &cnt, IPC_LAYERS_MAX,
-			    "hello.layers") == -1)
-				break;
-			for (j = 0; j < cnt && !r->failed; j++)
-				if (wire_get_tok(r, &h->layers[j],
-				    IPC_LAYER_MAX, "hello.layers") == 0)
-					h->nlayers = j + 1;
-			mp_leave(r);
-			break;
-		case 3:
-			mp_get_bool(r, &h->weaker, "hello.weaker");
-			break;
-		default:
-			return -1;
-		}
-	}
-	return wire_required(r, seen, 0xf, keys, "hello");
+	return wire_members(r, n, &map, h, "hello");
 }
 
 static int
@@ -70,34 +76,62 @@ decode_tools(struct mp_reader *r, struct ipc_profile *p)
 	return r->failed ? -1 : 0;
 }
 
+static void
+decode_profile_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_profile	*p = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		wire_get_tok(r, &p->name, IPC_NAME_MAX,
+		    "start.profile.name");
+		break;
+	case 1:
+		mp_get_strdup(r, &p->prompt, IPC_STR_MAX,
+		    "start.profile.prompt");
+		break;
+	case 2:
+		decode_tools(r, p);
+		break;
+	}
+}
+
 static int
 decode_profile(struct mp_reader *r, struct ipc_profile *p)
 {
 	static const char *const keys[] = { "name", "prompt", "tools" };
-	uint32_t	n, i, seen = 0;
-	const char	*what = "start.profile";
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x7, decode_profile_member, NULL
+	};
 
-	if (mp_get_map(r, &n, 3, what) == -1)
-		return -1;
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, what)) {
-		case 0:
-			wire_get_tok(r, &p->name, IPC_NAME_MAX,
-			    "start.profile.name");
-			break;
-		case 1:
-			mp_get_strdup(r, &p->prompt, IPC_STR_MAX,
-			    "start.profile.prompt");
-			break;
-		case 2:
-			decode_tools(r, p);
-			break;
-		default:
-			return -1;
-		}
+	return wire_get_map(r, &map, p, "start.profile");
+}
+
+static void
+decode_limits_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_limits	*l = arg;
+
+	switch (key) {
+	case 0:
+		mp_get_u32(r, &l->max_iterations, what);
+		break;
+	case 1:
+		mp_get_u64(r, &l->timeout_ms, what);
+		break;
+	case 2:
+		mp_get_u32(r, &l->context_tokens, what);
+		break;
+	case 3:
+		mp_get_u32(r, &l->loop_threshold, what);
+		break;
+	case 4:
+		mp_get_u32(r, &l->max_output_bytes, what);
+		break;
 	}
-	mp_leave(r);
-	return wire_required(r, seen, 0x7, keys, what);
 }
 
 static int
@@ -105,34 +139,11 @@ decode_limits(struct mp_reader *r, struct ipc_limits *l)
 {
 	static const char *const keys[] = { "max_iterations", "timeout_ms",
 	    "context_tokens", "loop_threshold", "max_output_bytes" };
-	uint32_t	n, i, seen = 0;
-	const char	*what = "start.limits";
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x1f, decode_limits_member, NULL
+	};
 
-	if (mp_get_map(r, &n, 5, what) == -1)
-		return -1;
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, what)) {
-		case 0:
-			mp_get_u32(r, &l->max_iterations, what);
-			break;
-		case 1:
-			mp_get_u64(r, &l->timeout_ms, what);
-			break;
-		case 2:
-			mp_get_u32(r, &l->context_tokens, what);
-			break;
-		case 3:
-			mp_get_u32(r, &l->loop_threshold, what);
-			break;
-		case 4:
-			mp_get_u32(r, &l->max_output_bytes, what);
-			break;
-		default:
-			return -1;
-		}
-	}
-	mp_leave(r);
-	return wire_required(r, seen, 0x1f, keys, what);
+	return wire_get_map(r, &map, l, "start.limits");
 }
 
 /* An agent path: digits and dots, checked before it is copied. */
@@ -184,62 +195,78 @@ decode_strs(struct mp_reader *r, char ***v, size_t *nv, size_t max,
 	return r->failed ? -1 : 0;
 }
 
+static void
+decode_start_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_start	*s = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		decode_path(r, &s->path, "start.path");
+		break;
+	case 1:
+		mp_get_u32(r, &s->depth, "start.depth");
+		break;
+	case 2:
+		decode_profile(r, &s->profile);
+		break;
+	case 3:
+		mp_get_strdup(r, &s->task, IPC_STR_MAX, "start.task");
+		break;
+	case 4:
+		wire_get_msgs(r, &s->context, "start.context");
+		break;
+	case 5:
+		decode_limits(r, &s->limits);
+		break;
+	case 6:
+		decode_workspace(r, &s->workspace);
+		break;
+	case 7:
+		wire_get_msgs(r, &s->history, "start.history");
+		break;
+	case 8:
+		decode_strs(r, &s->delegates, &s->ndelegates,
+		    IPC_NAME_MAX, "start.delegates");
+		break;
+	case 9:
+		decode_strs(r, &s->delegate_descs, &s->ndescs,
+		    IPC_CALLSTR_MAX, "start.delegate_descs");
+		break;
+	case 10:
+		mp_get_strdup(r, &s->schema, IPC_STR_MAX,
+		    "start.schema");
+		break;
+	}
+}
+
+/* delegates and delegate_descs: both or neither, one description a name. */
+static int
+decode_start_check(struct mp_reader *r, uint32_t seen, void *arg)
+{
+	const struct ipc_start	*s = arg;
+
+	if (((seen >> 8) & 3) != 0 && (((seen >> 8) & 3) != 3 ||
+	    s->ndescs != s->ndelegates))
+		return mp_fail(r, "start.delegates: not one description a "
+		    "name");
+	return 0;
+}
+
 static int
 decode_start(struct mp_reader *r, uint32_t n, struct ipc_start *s)
 {
 	static const char *const keys[] = { "path", "depth", "profile",
 	    "task", "context", "limits", "workspace", "history", "delegates",
 	    "delegate_descs", "schema" };
-	uint32_t	i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0xff, decode_start_member,
+		decode_start_check
+	};
 
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, "start")) {
-		case 0:
-			decode_path(r, &s->path, "start.path");
-			break;
-		case 1:
-			mp_get_u32(r, &s->depth, "start.depth");
-			break;
-		case 2:
-			decode_profile(r, &s->profile);
-			break;
-		case 3:
-			mp_get_strdup(r, &s->task, IPC_STR_MAX, "start.task");
-			break;
-		case 4:
-			wire_get_msgs(r, &s->context, "start.context");
-			break;
-		case 5:
-			decode_limits(r, &s->limits);
-			break;
-		case 6:
-			decode_workspace(r, &s->workspace);
-			break;
-		case 7:
-			wire_get_msgs(r, &s->history, "start.history");
-			break;
-		case 8:
-			decode_strs(r, &s->delegates, &s->ndelegates,
-			    IPC_NAME_MAX, "start.delegates");
-			break;
-		case 9:
-			decode_strs(r, &s->delegate_descs, &s->ndescs,
-			    IPC_CALLSTR_MAX, "start.delegate_descs");
-			break;
-		case 10:
-			mp_get_strdup(r, &s->schema, IPC_STR_MAX,
-			    "start.schema");
-			break;
-		default:
-			return -1;
-		}
-	}
-	/* Both or neither, one description a name. */
-	if (!r->failed && ((seen >> 8) & 3) != 0 && (((seen >> 8) & 3) != 3 ||
-	    s->ndescs != s->ndelegates))
-		return mp_fail(r, "start.delegates: not one description a "
-		    "name");
-	return wire_required(r, seen, 0xff, keys, "start");
+	return wire_members(r, n, &map, s, "start");
 }
 
 static int
@@ -278,83 +305,102 @@ decode_llm_tools(struct mp_reader *r, struct ipc_llm *l)
 	return r->failed ? -1 : 0;
 }
 
+static void
+decode_llm_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_llm	*l = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		mp_get_u32(r, &l->id, "llm.id");
+		break;
+	case 1:
+		mp_get_u32(r, &l->step, "llm.step");
+		break;
+	case 2:
+		decode_purpose(r, &l->purpose);
+		break;
+	case 3:
+		wire_get_msgs(r, &l->messages, "llm.messages");
+		break;
+	case 4:
+		decode_llm_tools(r, l);
+		break;
+	}
+}
+
 static int
 decode_llm(struct mp_reader *r, uint32_t n, struct ipc_llm *l)
 {
 	static const char *const keys[] = { "id", "step", "purpose",
 	    "messages", "tools" };
-	uint32_t	i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x1f, decode_llm_member, NULL
+	};
 
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, "llm")) {
-		case 0:
-			mp_get_u32(r, &l->id, "llm.id");
-			break;
-		case 1:
-			mp_get_u32(r, &l->step, "llm.step");
-			break;
-		case 2:
-			decode_purpose(r, &l->purpose);
-			break;
-		case 3:
-			wire_get_msgs(r, &l->messages, "llm.messages");
-			break;
-		case 4:
-			decode_llm_tools(r, l);
-			break;
-		default:
-			return -1;
-		}
+	return wire_members(r, n, &map, l, "llm");
+}
+
+static void
+decode_llm_ok_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_llm_ok	*o = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		mp_get_u32(r, &o->id, "llm_ok.id");
+		break;
+	case 1:
+		wire_get_reply(r, &o->reply, "llm_ok.reply");
+		break;
 	}
-	return wire_required(r, seen, 0x1f, keys, "llm");
 }
 
 static int
 decode_llm_ok(struct mp_reader *r, uint32_t n, struct ipc_llm_ok *o)
 {
 	static const char *const keys[] = { "id", "reply" };
-	uint32_t	i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x3, decode_llm_ok_member, NULL
+	};
 
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen,
-		    "llm_ok")) {
-		case 0:
-			mp_get_u32(r, &o->id, "llm_ok.id");
-			break;
-		case 1:
-			wire_get_reply(r, &o->reply, "llm_ok.reply");
-			break;
-		default:
-			return -1;
-		}
-	}
-	return wire_required(r, seen, 0x3, keys, "llm_ok");
+	return wire_members(r, n, &map, o, "llm_ok");
 }
 
 /* llm_err and spawn_err share their shape. */
+static void
+decode_error_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_error	*x = arg;
+
+	switch (key) {
+	case 0:
+		mp_get_u32(r, &x->id, what);
+		break;
+	case 1:
+		wire_get_tok(r, &x->code, IPC_NAME_MAX, what);
+		break;
+	case 2:
+		mp_get_strdup(r, &x->message, IPC_ERRMSG_MAX, what);
+		break;
+	}
+}
+
 static int
 decode_error(struct mp_reader *r, uint32_t n, struct ipc_error *x,
     const char *what)
 {
 	static const char *const keys[] = { "id", "code", "message" };
-	uint32_t	i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x7, decode_error_member, NULL
+	};
 
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, what)) {
-		case 0:
-			mp_get_u32(r, &x->id, what);
-			break;
-		case 1:
-			wire_get_tok(r, &x->code, IPC_NAME_MAX, what);
-			break;
-		case 2:
-			mp_get_strdup(r, &x->message, IPC_ERRMSG_MAX, what);
-			break;
-		default:
-			return -1;
-		}
-	}
-	return wire_required(r, seen, 0x7, keys, what);
+	return wire_members(r, n, &map, x, what);
 }
 
 static int
@@ -377,103 +423,123 @@ decode_spawn_filter(struct mp_reader *r, struct ipc_spawn *s)
 	return r->failed ? -1 : 0;
 }
 
+static void
+decode_spawn_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_spawn	*s = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		mp_get_u32(r, &s->id, "spawn.id");
+		break;
+	case 1:
+		wire_get_tok(r, &s->profile, IPC_NAME_MAX,
+		    "spawn.profile");
+		break;
+	case 2:
+		mp_get_strdup(r, &s->task, IPC_STR_MAX, "spawn.task");
+		break;
+	case 3:
+		mp_get_bool(r, &s->inherit_context,
+		    "spawn.inherit_context");
+		break;
+	case 4:
+		mp_get_strdup(r, &s->call_id, IPC_CALLSTR_MAX,
+		    "spawn.call_id");
+		break;
+	case 5:
+		decode_spawn_filter(r, s);
+		break;
+	}
+}
+
 static int
 decode_spawn(struct mp_reader *r, uint32_t n, struct ipc_spawn *s)
 {
 	static const char *const keys[] = { "id", "profile", "task",
 	    "inherit_context", "call_id", "tool_filter" };
-	uint32_t	i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x1f, decode_spawn_member, NULL
+	};
 
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, "spawn")) {
-		case 0:
-			mp_get_u32(r, &s->id, "spawn.id");
-			break;
-		case 1:
-			wire_get_tok(r, &s->profile, IPC_NAME_MAX,
-			    "spawn.profile");
-			break;
-		case 2:
-			mp_get_strdup(r, &s->task, IPC_STR_MAX, "spawn.task");
-			break;
-		case 3:
-			mp_get_bool(r, &s->inherit_context,
-			    "spawn.inherit_context");
-			break;
-		case 4:
-			mp_get_strdup(r, &s->call_id, IPC_CALLSTR_MAX,
-			    "spawn.call_id");
-			break;
-		case 5:
-			decode_spawn_filter(r, s);
-			break;
-		default:
-			return -1;
-		}
+	return wire_members(r, n, &map, s, "spawn");
+}
+
+static void
+decode_spawn_ok_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_spawn_ok	*s = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		mp_get_u32(r, &s->id, "spawn_ok.id");
+		break;
+	case 1:
+		decode_path(r, &s->path, "spawn_ok.path");
+		break;
+	case 2:
+		mp_get_strdup(r, &s->result, IPC_STR_MAX,
+		    "spawn_ok.result");
+		break;
+	case 3:
+		wire_get_usage(r, &s->usage, "spawn_ok.usage");
+		break;
 	}
-	return wire_required(r, seen, 0x1f, keys, "spawn");
 }
 
 static int
 decode_spawn_ok(struct mp_reader *r, uint32_t n, struct ipc_spawn_ok *s)
 {
 	static const char *const keys[] = { "id", "path", "result", "usage" };
-	uint32_t	i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0xf, decode_spawn_ok_member, NULL
+	};
 
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen,
-		    "spawn_ok")) {
-		case 0:
-			mp_get_u32(r, &s->id, "spawn_ok.id");
-			break;
-		case 1:
-			decode_path(r, &s->path, "spawn_ok.path");
-			break;
-		case 2:
-			mp_get_strdup(r, &s->result, IPC_STR_MAX,
-			    "spawn_ok.result");
-			break;
-		case 3:
-			wire_get_usage(r, &s->usage, "spawn_ok.usage");
-			break;
-		default:
-			return -1;
+	return wire_members(r, n, &map, s, "spawn_ok");
+}
+
+static void
+decode_event_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_event	*v = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		wire_get_tok(r, &v->kind, IPC_NAME_MAX, "event.kind");
+		break;
+	case 1:
+		mp_get_strdup(r, &v->text, IPC_EVENT_MAX, "event.text");
+		break;
+	case 2:
+		wire_get_tok(r, &v->tool, IPC_NAME_MAX, "event.tool");
+		break;
+	case 3:
+		if (mp_get_u32(r, &v->level, "event.level") == 0) {
+			v->has_level = 1;
+			if (v->level > LOG_LEVEL_DEBUG)
+				mp_fail(r, "event.level: %u is not a "
+				    "log level (0 to %d)", v->level,
+				    LOG_LEVEL_DEBUG);
 		}
+		break;
 	}
-	return wire_required(r, seen, 0xf, keys, "spawn_ok");
 }
 
 static int
 decode_event(struct mp_reader *r, uint32_t n, struct ipc_event *v)
 {
 	static const char *const keys[] = { "kind", "text", "tool", "level" };
-	uint32_t	i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x3, decode_event_member, NULL
+	};
 
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, "event")) {
-		case 0:
-			wire_get_tok(r, &v->kind, IPC_NAME_MAX, "event.kind");
-			break;
-		case 1:
-			mp_get_strdup(r, &v->text, IPC_EVENT_MAX, "event.text");
-			break;
-		case 2:
-			wire_get_tok(r, &v->tool, IPC_NAME_MAX, "event.tool");
-			break;
-		case 3:
-			if (mp_get_u32(r, &v->level, "event.level") == 0) {
-				v->has_level = 1;
-				if (v->level > LOG_LEVEL_DEBUG)
-					mp_fail(r, "event.level: %u is not a "
-					    "log level (0 to %d)", v->level,
-					    LOG_LEVEL_DEBUG);
-			}
-			break;
-		default:
-			return -1;
-		}
-	}
-	if (wire_required(r, seen, 0x3, keys, "event") == -1)
+	if (wire_members(r, n, &map, v, "event") == -1)
 		return -1;
 	/* Log records are smaller than other events (LOG_MAX_RECORD). */
 	if (strcmp(v->kind, "log") == 0 && strlen(v->text) > IPC_LOG_MAX)
@@ -482,26 +548,32 @@ decode_event(struct mp_reader *r, uint32_t n, struct ipc_event *v)
 	return 0;
 }
 
+static void
+decode_checkpoint_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_checkpoint	*c = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		mp_get_u32(r, &c->seq, "checkpoint.seq");
+		break;
+	case 1:
+		wire_get_msgs(r, &c->messages, "checkpoint.messages");
+		break;
+	}
+}
+
 static int
 decode_checkpoint(struct mp_reader *r, uint32_t n, struct ipc_checkpoint *c)
 {
 	static const char *const keys[] = { "seq", "messages" };
-	uint32_t	i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x3, decode_checkpoint_member, NULL
+	};
 
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen,
-		    "checkpoint")) {
-		case 0:
-			mp_get_u32(r, &c->seq, "checkpoint.seq");
-			break;
-		case 1:
-			wire_get_msgs(r, &c->messages, "checkpoint.messages");
-			break;
-		default:
-			return -1;
-		}
-	}
-	return wire_required(r, seen, 0x3, keys, "checkpoint");
+	return wire_members(r, n, &map, c, "checkpoint");
 }
 
 static int
@@ -521,56 +593,69 @@ decode_status(struct mp_reader *r, enum ipc_status *status)
 	return 0;
 }
 
+static void
+decode_done_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_done	*d = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		decode_status(r, &d->status);
+		break;
+	case 1:
+		mp_get_strdup(r, &d->result, IPC_STR_MAX, "done.result");
+		break;
+	case 2:
+		wire_get_usage(r, &d->usage, "done.usage");
+		break;
+	case 3:
+		mp_get_u32(r, &d->iterations, "done.iterations");
+		break;
+	case 4:
+		mp_get_strdup(r, &d->reason, IPC_ERRMSG_MAX,
+		    "done.reason");
+		break;
+	}
+}
+
 static int
 decode_done(struct mp_reader *r, uint32_t n, struct ipc_done *d)
 {
 	static const char *const keys[] = { "status", "result", "usage",
 	    "iterations", "reason" };
-	uint32_t	i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0xf, decode_done_member, NULL
+	};
 
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen, "done")) {
-		case 0:
-			decode_status(r, &d->status);
-			break;
-		case 1:
-			mp_get_strdup(r, &d->result, IPC_STR_MAX, "done.result");
-			break;
-		case 2:
-			wire_get_usage(r, &d->usage, "done.usage");
-			break;
-		case 3:
-			mp_get_u32(r, &d->iterations, "done.iterations");
-			break;
-		case 4:
-			mp_get_strdup(r, &d->reason, IPC_ERRMSG_MAX,
-			    "done.reason");
-			break;
-		default:
-			return -1;
-		}
+	return wire_members(r, n, &map, d, "done");
+}
+
+static void
+decode_cancel_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_cancel	*c = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		mp_get_strdup(r, &c->reason, IPC_ERRMSG_MAX,
+		    "cancel.reason");
+		break;
 	}
-	return wire_required(r, seen, 0xf, keys, "done");
 }
 
 static int
 decode_cancel(struct mp_reader *r, uint32_t n, struct ipc_cancel *c)
 {
 	static const char *const keys[] = { "reason" };
-	uint32_t	i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x1, decode_cancel_member, NULL
+	};
 
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, DECODE_KEYS(keys), &seen,
-		    "cancel")) {
-		case 0:
-			mp_get_strdup(r, &c->reason, IPC_ERRMSG_MAX,
-			    "cancel.reason");
-			break;
-		default:
-			return -1;
-		}
-	}
-	return wire_required(r, seen, 0x1, keys, "cancel");
+	return wire_members(r, n, &map, c, "cancel");
 }
 
 static int

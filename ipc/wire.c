@@ -139,6 +139,56 @@ wire_required(struct mp_reader *r, uint32_t seen, uint32_t need,
 	return 0;
 }
 
+/* Each key and its value; -1 at once on a bad key, as the values' own
+ * failures are left in r for the caller's checks. */
+static int
+wire_map_loop(struct mp_reader *r, uint32_t n, const struct wire_map *m,
+    void *arg, const char *what, uint32_t *seen)
+{
+	uint32_t	i;
+	int		key;
+
+	for (i = 0; i < n && !r->failed; i++) {
+		if ((key = mp_get_key(r, m->keys, m->nkeys, seen, what)) == -1)
+			return -1;
+		m->member(r, key, arg, what);
+	}
+	return 0;
+}
+
+static int
+wire_map_end(struct mp_reader *r, const struct wire_map *m, void *arg,
+    const char *what, uint32_t seen)
+{
+	if (!r->failed && m->check != NULL && m->check(r, seen, arg) == -1)
+		return -1;
+	return wire_required(r, seen, m->need, m->keys, what);
+}
+
+int
+wire_members(struct mp_reader *r, uint32_t n, const struct wire_map *m,
+    void *arg, const char *what)
+{
+	uint32_t	seen = 0;
+
+	if (wire_map_loop(r, n, m, arg, what, &seen) == -1)
+		return -1;
+	return wire_map_end(r, m, arg, what, seen);
+}
+
+int
+wire_get_map(struct mp_reader *r, const struct wire_map *m, void *arg,
+    const char *what)
+{
+	uint32_t	n, seen = 0;
+
+	if (mp_get_map(r, &n, (uint32_t)m->nkeys, what) == -1 ||
+	    wire_map_loop(r, n, m, arg, what, &seen) == -1)
+		return -1;
+	mp_leave(r);
+	return wire_map_end(r, m, arg, what, seen);
+}
+
 int
 wire_get_tok(struct mp_reader *r, char **s, size_t max, const char *what)
 {
@@ -179,31 +229,34 @@ wire_bad_name(struct mp_reader *r, const char *what, const char *name)
 	return mp_fail(r, "%s: unknown value \"%s\"", what, esc);
 }
 
+static void
+wire_get_call_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct msg_call	*c = arg;
+
+	switch (key) {
+	case 0:
+		mp_get_strdup(r, &c->id, IPC_CALLSTR_MAX, what);
+		break;
+	case 1:
+		mp_get_strdup(r, &c->name, IPC_CALLSTR_MAX, what);
+		break;
+	case 2:
+		mp_get_strdup(r, &c->args, IPC_STR_MAX, what);
+		break;
+	}
+}
+
 static int
 wire_get_call(struct mp_reader *r, struct msg_call *c, const char *what)
 {
 	static const char *const keys[] = { "id", "name", "args" };
-	uint32_t	n, i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x7, wire_get_call_member, NULL
+	};
 
-	if (mp_get_map(r, &n, 3, what) == -1)
-		return -1;
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, 3, &seen, what)) {
-		case 0:
-			mp_get_strdup(r, &c->id, IPC_CALLSTR_MAX, what);
-			break;
-		case 1:
-			mp_get_strdup(r, &c->name, IPC_CALLSTR_MAX, what);
-			break;
-		case 2:
-			mp_get_strdup(r, &c->args, IPC_STR_MAX, what);
-			break;
-		default:
-			return -1;
-		}
-	}
-	mp_leave(r);
-	return wire_required(r, seen, 0x7, keys, what);
+	return wire_get_map(r, &map, c, what);
 }
 
 static int
@@ -224,44 +277,47 @@ wire_get_calls(struct mp_reader *r, struct msg *m, const char *what)
 	return r->failed ? -1 : 0;
 }
 
+static void
+wire_get_msg_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct msg	*m = arg;
+	char		 role[WIRE_ROLE_MAX];
+
+	switch (key) {
+	case 0:
+		if (wire_get_name(r, role, sizeof(role), what) == 0 &&
+		    msg_role_parse(role, &m->role) == -1)
+			wire_bad_name(r, what, role);
+		break;
+	case 1:
+		mp_get_strdup(r, &m->text, IPC_STR_MAX, what);
+		break;
+	case 2:
+		wire_get_calls(r, m, what);
+		break;
+	case 3:
+		mp_get_strdup(r, &m->call_id, IPC_CALLSTR_MAX, what);
+		break;
+	case 4:
+		mp_get_strdup(r, &m->name, IPC_CALLSTR_MAX, what);
+		break;
+	case 5:
+		mp_get_bool(r, &m->is_error, what);
+		break;
+	}
+}
+
 int
 wire_get_msg(struct mp_reader *r, struct msg *m, const char *what)
 {
 	static const char *const keys[] = { "role", "text", "calls",
 	    "call_id", "name", "is_error" };
-	char		role[WIRE_ROLE_MAX];
-	uint32_t	n, i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x1, wire_get_msg_member, NULL
+	};
 
-	if (mp_get_map(r, &n, 6, what) == -1)
-		return -1;
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, 6, &seen, what)) {
-		case 0:
-			if (wire_get_name(r, role, sizeof(role), what) == 0 &&
-			    msg_role_parse(role, &m->role) == -1)
-				wire_bad_name(r, what, role);
-			break;
-		case 1:
-			mp_get_strdup(r, &m->text, IPC_STR_MAX, what);
-			break;
-		case 2:
-			wire_get_calls(r, m, what);
-			break;
-		case 3:
-			mp_get_strdup(r, &m->call_id, IPC_CALLSTR_MAX, what);
-			break;
-		case 4:
-			mp_get_strdup(r, &m->name, IPC_CALLSTR_MAX, what);
-			break;
-		case 5:
-			mp_get_bool(r, &m->is_error, what);
-			break;
-		default:
-			return -1;
-		}
-	}
-	mp_leave(r);
-	return wire_required(r, seen, 0x1, keys, what);
+	return wire_get_map(r, &map, m, what);
 }
 
 int
@@ -283,87 +339,97 @@ wire_get_msgs(struct mp_reader *r, struct msg_list *l, const char *what)
 	return r->failed ? -1 : 0;
 }
 
+static void
+wire_get_tool_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct msg_tool	*t = arg;
+
+	switch (key) {
+	case 0:
+		wire_get_tok(r, &t->name, IPC_NAME_MAX, what);
+		break;
+	case 1:
+		mp_get_strdup(r, &t->description, IPC_STR_MAX, what);
+		break;
+	case 2:
+		mp_get_strdup(r, &t->schema, IPC_STR_MAX, what);
+		break;
+	}
+}
+
 int
 wire_get_tool(struct mp_reader *r, struct msg_tool *t, const char *what)
 {
 	static const char *const keys[] = { "name", "description", "schema" };
-	uint32_t	n, i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x7, wire_get_tool_member, NULL
+	};
 
-	if (mp_get_map(r, &n, 3, what) == -1)
-		return -1;
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, 3, &seen, what)) {
-		case 0:
-			wire_get_tok(r, &t->name, IPC_NAME_MAX, what);
-			break;
-		case 1:
-			mp_get_strdup(r, &t->description, IPC_STR_MAX, what);
-			break;
-		case 2:
-			mp_get_strdup(r, &t->schema, IPC_STR_MAX, what);
-			break;
-		default:
-			return -1;
-		}
+	return wire_get_map(r, &map, t, what);
+}
+
+static void
+wire_get_usage_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct msg_usage	*u = arg;
+
+	switch (key) {
+	case 0:
+		mp_get_u64(r, &u->input, what);
+		break;
+	case 1:
+		mp_get_u64(r, &u->output, what);
+		break;
 	}
-	mp_leave(r);
-	return wire_required(r, seen, 0x7, keys, what);
 }
 
 int
 wire_get_usage(struct mp_reader *r, struct msg_usage *u, const char *what)
 {
 	static const char *const keys[] = { "input", "output" };
-	uint32_t	n, i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x3, wire_get_usage_member, NULL
+	};
 
-	if (mp_get_map(r, &n, 2, what) == -1)
-		return -1;
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, 2, &seen, what)) {
-		case 0:
-			mp_get_u64(r, &u->input, what);
-			break;
-		case 1:
-			mp_get_u64(r, &u->output, what);
-			break;
-		default:
-			return -1;
-		}
+	return wire_get_map(r, &map, u, what);
+}
+
+static void
+wire_get_reply_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct msg_reply	*rep = arg;
+	char		 stop[WIRE_ROLE_MAX];
+
+	(void)what;
+	switch (key) {
+	case 0:
+		if (wire_get_msg(r, &rep->msg, "reply.msg") == 0 &&
+		    rep->msg.role != MSG_ASSISTANT)
+			mp_fail(r, "reply.msg: role %s, expected "
+			    "assistant", msg_role_name(rep->msg.role));
+		break;
+	case 1:
+		wire_get_usage(r, &rep->usage, "reply.usage");
+		break;
+	case 2:
+		if (wire_get_name(r, stop, sizeof(stop),
+		    "reply.stop") == 0 &&
+		    msg_stop_parse(stop, &rep->stop) == -1)
+			wire_bad_name(r, "reply.stop", stop);
+		break;
 	}
-	mp_leave(r);
-	return wire_required(r, seen, 0x3, keys, what);
 }
 
 int
 wire_get_reply(struct mp_reader *r, struct msg_reply *rep, const char *what)
 {
 	static const char *const keys[] = { "msg", "usage", "stop" };
-	char		stop[WIRE_ROLE_MAX];
-	uint32_t	n, i, seen = 0;
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x7, wire_get_reply_member, NULL
+	};
 
-	if (mp_get_map(r, &n, 3, what) == -1)
-		return -1;
-	for (i = 0; i < n && !r->failed; i++) {
-		switch (mp_get_key(r, keys, 3, &seen, what)) {
-		case 0:
-			if (wire_get_msg(r, &rep->msg, "reply.msg") == 0 &&
-			    rep->msg.role != MSG_ASSISTANT)
-				mp_fail(r, "reply.msg: role %s, expected "
-				    "assistant", msg_role_name(rep->msg.role));
-			break;
-		case 1:
-			wire_get_usage(r, &rep->usage, "reply.usage");
-			break;
-		case 2:
-			if (wire_get_name(r, stop, sizeof(stop),
-			    "reply.stop") == 0 &&
-			    msg_stop_parse(stop, &rep->stop) == -1)
-				wire_bad_name(r, "reply.stop", stop);
-			break;
-		default:
-			return -1;
-		}
-	}
-	mp_leave(r);
-	return wire_required(r, seen, 0x7, keys, what);
+	return wire_get_map(r, &map, rep, what);
 }

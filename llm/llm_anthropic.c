@@ -93,39 +93,17 @@ llm_anthropic_tool(const struct msg_tool *tool, json_t **descp)
 static char *
 llm_anthropic_build(const struct llm_wire_req *req, char *err, size_t errsz)
 {
-	json_t		*o, *msgs;
-	char		*s = NULL;
-	const struct msg *m;
-	size_t		 i;
+	static const struct llm_body body = {
+		.list_key = "messages",
+		.system_key = "system",
+		.add = llm_anthropic_add,
+		.tool = llm_anthropic_tool,
+	};
 
-	o = json_pack("{s:s, s:I, s:b}", "model", req->model, "max_tokens",
-	    (json_int_t)(req->max_tokens > 0 ? req->max_tokens :
-	    ANTHROPIC_DEFAULT_MAX_TOKENS), "stream", req->stream);
-	if (o == NULL || (msgs = json_array()) == NULL ||
-	    json_object_set_new(o, "messages", msgs) == -1)
-		goto out;
-	for (i = 0; i < req->msgs->n; i++) {
-		m = &req->msgs->v[i];
-		if (m->role == MSG_SYSTEM)
-			continue;	/* llm_json_system, below */
-		if (llm_anthropic_add(msgs, m) == -1)
-			goto out;
-	}
-	if (llm_json_system(o, "system", req->msgs) == -1)
-		goto out;
-	if (req->ntools > 0 && json_object_set_new(o, "tools",
-	    llm_json_tools(req->tools, req->ntools,
-	    llm_anthropic_tool)) == -1)
-		goto out;
-	if (req->cfg->temperature >= 0 && json_object_set_new(o,
-	    "temperature", json_real(req->cfg->temperature)) == -1)
-		goto out;
-	s = llm_json_dump(o);
-out:
-	if (s == NULL)
-		snprintf(err, errsz, "cannot build the request: out of memory");
-	json_decref(o);
-	return s;
+	return llm_json_body(req, json_pack("{s:s, s:I, s:b}", "model",
+	    req->model, "max_tokens", (json_int_t)(req->max_tokens > 0 ?
+	    req->max_tokens : ANTHROPIC_DEFAULT_MAX_TOKENS), "stream",
+	    req->stream), &body, err, errsz);
 }
 
 static void

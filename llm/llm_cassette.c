@@ -22,12 +22,18 @@ struct cassette_entry {
 	unsigned	 step;
 	enum llm_purpose purpose;
 	/*
-	 * The "reply" or "error" object as compact JSON, parsed again when
-	 * asked for: holding every parsed tree cost a 5,000-line cassette
-	 * 8 MB of heap, and 30 ms of page faults before the first answer.
+	 * The answer as it will be handed out, decoded once at load: a
+	 * reply (err LLM_OK), a recorded error, or why the recorded reply
+	 * cannot be used (LLM_ERR_PARSE, told only to the step that asks).
+	 * Kept as text and parsed again per answer, it cost every replayed
+	 * turn a jansson dump at load and a load at its answer (issue 33);
+	 * holding every parsed tree had cost 8 MB of heap a 5,000-line
+	 * cassette.
 	 */
-	char		*answer;
-	int		 is_error;
+	enum llm_err	 err;
+	long		 status;
+	char		*error;		/* escaped, readable; NULL if LLM_OK */
+	struct msg_reply reply;		/* valid if LLM_OK */
 };
 
 struct llm_cassette {
@@ -163,7 +169,8 @@ llm_cassette_free_entries(struct llm_cassette *c)
 
 	for (i = 0; i < c->n; i++) {
 		free(c->v[i].agent);
-		free(c->v[i].answer);
+		free(c->v[i].error);
+		msg_reply_free(&c->v[i].reply);
 	}
 	free(c->v);
 	c->v = NULL;
@@ -238,6 +245,51 @@ llm_cassette_close(struct llm_cassette *c)
 	free(c);
 }
 
+static enum llm_err
+llm_cassette_kind(const char *s)
+{
+	int	k;
+
+	for (k = LLM_ERR_EXHAUSTED; k <= LLM_ERR_SYSTEM; k++) {
+		if (s != NULL && strcmp(s, llm_err_name((enum llm_err)k)) == 0)
+			return (enum llm_err)k;
+	}
+	return LLM_ERR_SYSTEM;
+}
+
+/*
+ * A recorded answer decoded into e, as llm_cassette_find hands it out. A
+ * reply that cannot be used is kept as its reason (the run fails at that
+ * step, not at load). -1 only when out of memory.
+ */
+static int
+llm_cassette_answer(const struct llm_cassette *c, struct cassette_entry *e,
+    json_t *ans, int is_error)
+{
+	const char	*m;
+	char		 why[256];
+
+	if (is_error) {
+		e->err = llm_cassette_kind(llm_json_str(ans, "kind"));
+		e->status = (long)llm_json_u64(ans, "status");
+		if ((m = llm_json_str(ans, "message")) == NULL)
+			m = "recorded error";
+		e->error = str_escape_dup(m, strlen(m), 0);
+		return e->error != NULL ? 0 : -1;
+	}
+	if (llm_reply_from_json(ans, &e->reply, why, sizeof(why)) == 0) {
+		e->err = LLM_OK;
+		return 0;
+	}
+	e->err = LLM_ERR_PARSE;
+	if (asprintf(&e->error, "cassette %s: agent %s step %u: %s", c->path,
+	    e->agent, e->step, why) == -1) {
+		e->error = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 /* One entry line; -1 with a reason in err. */
 static int
 llm_cassette_entry(struct llm_cassette *c, json_t *o, char *err, size_t errsz)
@@ -245,6 +297,7 @@ llm_cassette_entry(struct llm_cassette *c, json_t *o, char *err, size_t errsz)
 	struct cassette_entry	*v, e;
 	json_t			*step, *ans;
 	const char		*agent;
+	int			 is_error;
 
 	memset(&e, 0, sizeof(e));
 	if ((agent = llm_json_str(o, "agent")) == NULL || *agent == '\0' ||
@@ -263,9 +316,9 @@ llm_cassette_entry(struct llm_cassette *c, json_t *o, char *err, size_t errsz)
 		return -1;
 	}
 	if (json_is_object(ans = json_object_get(o, "reply")))
-		e.is_error = 0;
+		is_error = 0;
 	else if (json_is_object(ans = json_object_get(o, "error")))
-		e.is_error = 1;
+		is_error = 1;
 	else {
 		snprintf(err, errsz, "neither \"reply\" nor \"error\"");
 		return -1;
@@ -281,13 +334,15 @@ llm_cassette_entry(struct llm_cassette *c, json_t *o, char *err, size_t errsz)
 		c->v = v;
 		c->cap = c->cap != 0 ? 2 * c->cap : 64;
 	}
+	e.step = (unsigned)json_integer_value(step);
 	if ((e.agent = strdup(agent)) == NULL ||
-	    (e.answer = json_dumps(ans, JSON_COMPACT)) == NULL) {
+	    llm_cassette_answer(c, &e, ans, is_error) == -1) {
 		free(e.agent);
+		free(e.error);
+		msg_reply_free(&e.reply);
 		snprintf(err, errsz, "out of memory");
 		return -1;
 	}
-	e.step = (unsigned)json_integer_value(step);
 	c->v[c->n++] = e;
 	return 0;
 }
@@ -382,26 +437,11 @@ syserr:
 	return NULL;
 }
 
-static enum llm_err
-llm_cassette_kind(const char *s)
-{
-	int	k;
-
-	for (k = LLM_ERR_EXHAUSTED; k <= LLM_ERR_SYSTEM; k++) {
-		if (s != NULL && strcmp(s, llm_err_name((enum llm_err)k)) == 0)
-			return (enum llm_err)k;
-	}
-	return LLM_ERR_SYSTEM;
-}
-
 int
 llm_cassette_find(struct llm_cassette *c, const char *agent, unsigned step,
     enum llm_purpose purpose, struct llm_result *res)
 {
 	struct cassette_entry	*e = NULL;
-	json_t			*ans;
-	const char		*m;
-	char			 why[256];
 	size_t			 i;
 
 	/* The last recording of a key wins (a resumed run appends). */
@@ -425,29 +465,24 @@ llm_cassette_find(struct llm_cassette *c, const char *agent, unsigned step,
 	}
 	if (e == NULL)
 		return -1;
-	/* Our own dump of an object: only memory can make this fail. */
-	if ((ans = json_loads(e->answer, 0, NULL)) == NULL) {
-		res->err = LLM_ERR_SYSTEM;
-		if (asprintf(&res->error, "cassette %s: agent %s step %u: out "
-		    "of memory", c->path, agent, step) == -1)
-			res->error = NULL;
+	res->err = e->err;
+	res->status = e->status;
+	memset(&res->reply, 0, sizeof(res->reply));
+	if (e->err != LLM_OK) {
+		if ((res->error = strdup(e->error)) == NULL)
+			goto nomem;
 		return 0;
 	}
-	if (e->is_error) {
-		res->err = llm_cassette_kind(llm_json_str(ans, "kind"));
-		res->status = (long)llm_json_u64(ans, "status");
-		m = llm_json_str(ans, "message");
-		res->error = str_escape_dup(m != NULL ? m : "recorded error",
-		    strlen(m != NULL ? m : "recorded error"), 0);
-	} else if (llm_reply_from_json(ans, &res->reply, why, sizeof(why)) ==
-	    -1) {
-		res->err = LLM_ERR_PARSE;
-		if (asprintf(&res->error, "cassette %s: agent %s step %u: %s",
-		    c->path, agent, step, why) == -1)
-			res->error = NULL;
-	} else
-		res->err = LLM_OK;
-	json_decref(ans);
+	res->reply.stop = e->reply.stop;
+	res->reply.usage = e->reply.usage;
+	if (msg_copy(&res->reply.msg, &e->reply.msg) == -1)
+		goto nomem;
+	return 0;
+nomem:
+	res->err = LLM_ERR_SYSTEM;
+	if (asprintf(&res->error, "cassette %s: agent %s step %u: out of "
+	    "memory", c->path, agent, step) == -1)
+		res->error = NULL;
 	return 0;
 }
 
@@ -533,6 +568,12 @@ llm_cassette_task_check(const char *path, const char *task)
 	if ((f = fopen(path, "re")) == NULL)
 		return 0;
 	while (!seen && getline(&line, &cap, f) > 0) {
+		/* Only a line that names "request" (plainly or by \u
+		   escapes) can hold one: the others are not parsed, a second
+		   parse of a whole cassette at every start (issue 33). */
+		if (strstr(line, "\"request\"") == NULL &&
+		    strstr(line, "\\u") == NULL)
+			continue;
 		if ((o = json_loads(line, 0, NULL)) == NULL)
 			continue;
 		req = json_object_get(o, "request");

@@ -111,8 +111,6 @@ int	 llm_json_system(json_t *o, const char *key, const struct msg_list *l);
  * shape and points *descp at the object its description goes in. */
 json_t	*llm_json_tools(const struct msg_tool *tools, size_t n,
 	    json_t *(*make)(const struct msg_tool *tool, json_t **descp));
-/* Serialise compactly into a malloc'd string. */
-char	*llm_json_dump(json_t *o);
 
 /* The three wire formats. */
 struct llm_wire_req {
@@ -123,6 +121,17 @@ struct llm_wire_req {
 	const struct msg_tool	*tools;
 	size_t			 ntools;
 	int			 stream;
+};
+
+/* What one wire format's request body differs in (llm_json_body). */
+struct llm_body {
+	const char	*list_key;	/* the messages: "messages", "input" */
+	const char	*system_key;	/* system text lifted there; NULL: kept */
+	/* One message appended to the list; -1 on no memory. */
+	int		(*add)(json_t *list, const struct msg *m);
+	json_t		*(*tool)(const struct msg_tool *tool, json_t **descp);
+	int		 stream_usage;	/* stream_options.include_usage */
+	const char	*max_key;	/* max_tokens when set; NULL: in the head */
 };
 
 struct llm_wire {
@@ -140,6 +149,11 @@ struct llm_wire {
 	int		 (*event)(struct llm_acc *acc, const char *event,
 			    const char *data, size_t len);
 };
+
+/* llm_json.c: a request body, the formats' shared part (takes o). */
+char	*llm_json_dump(json_t *o);
+char	*llm_json_body(const struct llm_wire_req *req, json_t *o,
+	    const struct llm_body *b, char *err, size_t errsz);
 
 /* llm_openai.c, llm_anthropic.c, llm_responses.c */
 extern const struct llm_wire llm_openai_wire;

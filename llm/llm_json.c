@@ -138,6 +138,56 @@ llm_json_dump(json_t *o)
 }
 
 /*
+ * A request body from its head o (model, stream and what else the format
+ * puts first; taken, freed here): the messages under b->list_key, each
+ * added by b->add, the system text lifted out to b->system_key where the
+ * format wants it there, the tools, the sampling options. One place for
+ * what the three formats share; their differences are b's fields.
+ */
+char *
+llm_json_body(const struct llm_wire_req *req, json_t *o,
+    const struct llm_body *b, char *err, size_t errsz)
+{
+	const struct msg	*m;
+	json_t			*list;
+	char			*s = NULL;
+	size_t			 i;
+
+	if (o == NULL || (list = json_array()) == NULL ||
+	    json_object_set_new(o, b->list_key, list) == -1)
+		goto out;
+	for (i = 0; i < req->msgs->n; i++) {
+		m = &req->msgs->v[i];
+		if (m->role == MSG_SYSTEM && b->system_key != NULL)
+			continue;	/* llm_json_system, below */
+		if (b->add(list, m) == -1)
+			goto out;
+	}
+	if (b->system_key != NULL && llm_json_system(o, b->system_key,
+	    req->msgs) == -1)
+		goto out;
+	if (req->ntools > 0 && json_object_set_new(o, "tools",
+	    llm_json_tools(req->tools, req->ntools, b->tool)) == -1)
+		goto out;
+	if (b->stream_usage && req->stream && json_object_set_new(o,
+	    "stream_options", json_pack("{s:b}", "include_usage", 1)) == -1)
+		goto out;
+	if (req->cfg->temperature >= 0 && json_object_set_new(o,
+	    "temperature", json_real(req->cfg->temperature)) == -1)
+		goto out;
+	if (b->max_key != NULL && req->max_tokens > 0 &&
+	    json_object_set_new(o, b->max_key,
+	    json_integer(req->max_tokens)) == -1)
+		goto out;
+	s = llm_json_dump(o);
+out:
+	if (s == NULL)
+		snprintf(err, errsz, "cannot build the request: out of memory");
+	json_decref(o);
+	return s;
+}
+
+/*
  * A JSON string from text that may not be valid UTF-8 (tool output, file
  * contents): invalid bytes become U+FFFD, so the request stays valid JSON
  * and jansson never refuses it.

@@ -75,42 +75,25 @@ llm_openai_tool(const struct msg_tool *tool, json_t **descp)
 	return t;
 }
 
+static int
+llm_openai_add(json_t *msgs, const struct msg *m)
+{
+	return json_array_append_new(msgs, llm_openai_msg(m));
+}
+
 static char *
 llm_openai_build(const struct llm_wire_req *req, char *err, size_t errsz)
 {
-	json_t	*o, *msgs;
-	char	*s = NULL;
-	size_t	 i;
+	static const struct llm_body body = {
+		.list_key = "messages",
+		.add = llm_openai_add,
+		.tool = llm_openai_tool,
+		.stream_usage = 1,
+		.max_key = "max_tokens",
+	};
 
-	o = json_pack("{s:s, s:b}", "model", req->model, "stream",
-	    req->stream);
-	if (o == NULL || (msgs = json_array()) == NULL ||
-	    json_object_set_new(o, "messages", msgs) == -1)
-		goto out;
-	for (i = 0; i < req->msgs->n; i++) {
-		if (json_array_append_new(msgs,
-		    llm_openai_msg(&req->msgs->v[i])) == -1)
-			goto out;
-	}
-	if (req->ntools > 0 && json_object_set_new(o, "tools",
-	    llm_json_tools(req->tools, req->ntools,
-	    llm_openai_tool)) == -1)
-		goto out;
-	if (req->stream && json_object_set_new(o, "stream_options",
-	    json_pack("{s:b}", "include_usage", 1)) == -1)
-		goto out;
-	if (req->cfg->temperature >= 0 && json_object_set_new(o,
-	    "temperature", json_real(req->cfg->temperature)) == -1)
-		goto out;
-	if (req->max_tokens > 0 && json_object_set_new(o, "max_tokens",
-	    json_integer(req->max_tokens)) == -1)
-		goto out;
-	s = llm_json_dump(o);
-out:
-	if (s == NULL)
-		snprintf(err, errsz, "cannot build the request: out of memory");
-	json_decref(o);
-	return s;
+	return llm_json_body(req, json_pack("{s:s, s:b}", "model", req->model,
+	    "stream", req->stream), &body, err, errsz);
 }
 
 static void

@@ -64,41 +64,17 @@ llm_responses_tool(const struct msg_tool *tool, json_t **descp)
 static char *
 llm_responses_build(const struct llm_wire_req *req, char *err, size_t errsz)
 {
-	json_t		*o, *input;
-	char		*s = NULL;
-	const struct msg *m;
-	size_t		 i;
+	static const struct llm_body body = {
+		.list_key = "input",
+		.system_key = "instructions",
+		.add = llm_responses_item,
+		.tool = llm_responses_tool,
+		.max_key = "max_output_tokens",
+	};
 
-	o = json_pack("{s:s, s:b, s:b}", "model", req->model, "stream",
-	    req->stream, "store", 0);
-	if (o == NULL || (input = json_array()) == NULL ||
-	    json_object_set_new(o, "input", input) == -1)
-		goto out;
-	for (i = 0; i < req->msgs->n; i++) {
-		m = &req->msgs->v[i];
-		if (m->role == MSG_SYSTEM)
-			continue;	/* llm_json_system, below */
-		if (llm_responses_item(input, m) == -1)
-			goto out;
-	}
-	if (llm_json_system(o, "instructions", req->msgs) == -1)
-		goto out;
-	if (req->ntools > 0 && json_object_set_new(o, "tools",
-	    llm_json_tools(req->tools, req->ntools,
-	    llm_responses_tool)) == -1)
-		goto out;
-	if (req->cfg->temperature >= 0 && json_object_set_new(o,
-	    "temperature", json_real(req->cfg->temperature)) == -1)
-		goto out;
-	if (req->max_tokens > 0 && json_object_set_new(o, "max_output_tokens",
-	    json_integer(req->max_tokens)) == -1)
-		goto out;
-	s = llm_json_dump(o);
-out:
-	if (s == NULL)
-		snprintf(err, errsz, "cannot build the request: out of memory");
-	json_decref(o);
-	return s;
+	return llm_json_body(req, json_pack("{s:s, s:b, s:b}", "model",
+	    req->model, "stream", req->stream, "store", 0), &body, err,
+	    errsz);
 }
 
 static int

@@ -270,15 +270,12 @@ struct run {
 /* A run the budget ended: add what its agents finished to its error. */
 void	run_partial(struct run *r);
 
-/* run.c: the tree, scheduling, delegation, finishing. */
+/* run.c: the tree, delegation, an agent's end and its parent told. */
 struct run	*run_new(const struct run_opts *, struct llm_engine *,
 		    struct profile_set *, char *err, size_t errsz);
 void		 run_free(struct run *);
 /* Persist the run from now on (the root's row is written here). */
 void		 run_set_store(struct run *, struct store *, int64_t run_id);
-/* Run the task to the end; returns a warren exit code. resume: the
- * root's messages of an interrupted run, or NULL. */
-int		 run_main(struct run *, const struct msg_list *resume);
 /*
  * A delegation request from parent: refused (-1, code and message set for
  * the model) or accepted (0, *childp queued; cb runs when it ends).
@@ -310,22 +307,12 @@ int		 run_delegate_as(struct run *, struct node *parent,
 		    const struct run_deleg *, node_done_fn cb, void *arg,
 		    struct node **childp, const char **code, char *msg,
 		    size_t msgsz);
-/* Queue a node for a worker slot. */
-void		 run_enqueue(struct run *, struct node *);
 /* A node for an agent of an interrupted run (its stored path). */
 struct node	*run_node_restore(struct run *, struct node *parent,
 		    const struct profile *, const char *path, const char *task,
 		    int inherit);
 /* A node ended (outcome fields set): tell the parent, free a slot. */
 void		 run_node_done(struct run *, struct node *);
-/* A worker process is gone: its slot and its process count. */
-void		 run_worker_gone(struct run *, struct node *);
-/* A worker waits only on its subagents: give its --jobs slot back. */
-void		 run_slot_park(struct run *, struct node *, int parked);
-/* Start queued nodes while slots are free. */
-void		 run_schedule(struct run *);
-/* SIGINT/SIGTERM: cancel everything; hard = kill now. */
-void		 run_cancel(struct run *, int hard);
 /* Text for the parent: the result, or "subagent 0.2 (explore) crashed: ..." */
 char		*run_node_answer(const struct node *, int *is_error);
 const char	*run_end_name(enum node_end);
@@ -334,6 +321,27 @@ int		 run_end_ok(enum node_end);
 /* Messages a child inherits (ancestors' tasks and finished results). */
 void		 run_inherited(struct run *, const struct node *,
 		    struct msg_list *);
+
+/* run_sched.c: the --jobs queue and slots. */
+/* Queue a node for a worker slot. */
+void		 run_enqueue(struct run *, struct node *);
+/* A worker process is gone: its slot and its process count. */
+void		 run_worker_gone(struct run *, struct node *);
+/* A worker waits only on its subagents: give its --jobs slot back. */
+void		 run_slot_park(struct run *, struct node *, int parked);
+/* Start queued nodes while slots are free. */
+void		 run_schedule(struct run *);
+/* Take a queued node out of the queue. */
+void		 run_unqueue(struct run *, struct node *);
+
+/* run_main.c: the run's loop, its cancellation and its end. */
+/* Run the task to the end; returns a warren exit code. resume: the
+ * root's messages of an interrupted run, or NULL. */
+int		 run_main(struct run *, const struct msg_list *resume);
+/* SIGINT/SIGTERM: cancel everything; hard = kill now. */
+void		 run_cancel(struct run *, int hard);
+
+/* run_record.c: what the run writes to its store as it goes. */
 void		 run_record_event(struct run *, const struct node *,
 		    const char *kind, const char *tool, const char *text);
 /* The bytes run_record_event keeps of such an event. */
@@ -346,6 +354,17 @@ void		 run_store_warn(struct run *, const char *fmt, ...)
 /* Append a message of n to the store; an assistant message carries the
  * usage of the turns that produced it. */
 void		 run_store_msg(struct run *, struct node *, const struct msg *);
+/* An agent's row and memory node (the parents of its node, or its
+ * parent agent's when none). */
+void		 run_store_agent(struct run *, struct node *,
+		    const char *call_id, const int64_t *mem_parents,
+		    size_t nmem_parents);
+/* A lost write stops the run, once (exit 6). */
+void		 run_store_check(struct run *);
+/* An ended agent's status and result. */
+void		 run_store_done(struct run *, struct node *);
+/* The run's status; the exit code, 6 whenever a write was lost. */
+int		 run_store_end(struct run *, int code);
 
 /* run_summary.c: the node summary of a finished agent, the merge node
  * of parallel children. */
@@ -494,6 +513,18 @@ void		 ui_host_files(struct json_t *report);
 /* Write the JSON events held since the last call (once per loop pass). */
 void		 ui_flush(void);
 void		 ui_node_free(struct node *);
+
+/* ui_json.c: one --json event line, keys in the order written. */
+void		 ui_json_begin(const char *event);
+void		 ui_json_open(const char *key);
+void		 ui_json_close(void);
+void		 ui_json_strn(const char *key, const char *s, size_t len);
+void		 ui_json_str(const char *key, const char *s);
+void		 ui_json_int(const char *key, long long v);
+void		 ui_json_bool(const char *key, int v);
+int		 ui_json_tree(const char *key, const struct json_t *j);
+int		 ui_json_object(const struct json_t *o);
+void		 ui_json_end(FILE *out);
 
 /* ui_sum.c: one short line of a tool call or result, raw (not escaped). */
 /* The arguments that say what a call does: bash's command, a path, a

@@ -20,7 +20,6 @@
 #include "common/str.h"
 #include "common/xmalloc.h"
 #include "workspace/hostexec.h"
-#include "common/jtext.h"
 #include "supervisor/run.h"
 
 #define UI_TEXT_MAX	160	/* characters of a text shown on a line */
@@ -99,22 +98,15 @@ ui_clip(const char *text)
 	return s;
 }
 
+/* The event's run and time, and the line out (has_run: it said its run). */
 static void
-ui_emit(json_t *o)
+ui_emit(int has_run)
 {
-	char	*s;
-
-	if (ui_run != NULL && ui_run->run_id > 0 &&
-	    json_object_get(o, "run") == NULL)
-		json_object_set_new(o, "run", json_integer(ui_run->run_id));
-	json_object_set_new(o, "ms", json_integer((json_int_t)
-	    (clock_mono_ms() - ui_t0)));
+	if (ui_run != NULL && ui_run->run_id > 0 && !has_run)
+		ui_json_int("run", (long long)ui_run->run_id);
+	ui_json_int("ms", (long long)(clock_mono_ms() - ui_t0));
 	/* Buffered: ui_flush() writes what one pass of the event loop said. */
-	if ((s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII)) != NULL) {
-		fprintf(stdout, "%s\n", s);
-		free(s);
-	}
-	json_decref(o);
+	ui_json_end(stdout);
 }
 
 void
@@ -123,45 +115,36 @@ ui_flush(void)
 	fflush(stdout);
 }
 
-static json_t *
+/* An event's first members: what it is and, for an agent's, who. */
+static void
 ui_obj(const char *event, const struct node *n)
 {
-	json_t	*o = json_object();
-
-	json_object_set_new(o, "event", json_string(event));
-	if (n != NULL) {
-		json_object_set_new(o, "path", json_string(n->path));
-		json_object_set_new(o, "profile",
-		    json_string(n->profile->name));
-		json_object_set_new(o, "depth", json_integer(n->depth));
-		json_object_set_new(o, "tokens", json_pack("{s:I, s:I}",
-		    "in", (json_int_t)n->usage.input, "out",
-		    (json_int_t)n->usage.output));
-	}
-	return o;
+	ui_json_begin(event);
+	if (n == NULL)
+		return;
+	ui_json_str("path", n->path);
+	ui_json_str("profile", n->profile->name);
+	ui_json_int("depth", n->depth);
+	ui_json_open("tokens");
+	ui_json_int("in", (long long)n->usage.input);
+	ui_json_int("out", (long long)n->usage.output);
+	ui_json_close();
 }
 
-
 /* A result's head for --json (UI_JSON_TEXT_MAX bytes, UTF-8 kept whole). */
-static json_t *
-ui_jclip(const char *text)
+static void
+ui_jclip(const char *key, const char *text)
 {
-	json_t	*j;
 	size_t	 len;
-	char	*cut;
 
-	if (text == NULL)
-		return json_null();
-	len = strlen(text);
-	if (len <= UI_JSON_TEXT_MAX)
-		return jtext(text);
+	if (text == NULL || (len = strlen(text)) <= UI_JSON_TEXT_MAX) {
+		ui_json_str(key, text);
+		return;
+	}
 	len = UI_JSON_TEXT_MAX;
 	while (len > 0 && ((unsigned char)text[len] & 0xc0) == 0x80)
 		len--;
-	cut = str_ndup(text, len);
-	j = jtext(cut);
-	free(cut);
-	return j;
+	ui_json_strn(key, text, len);
 }
 
 static void
@@ -200,7 +183,6 @@ ui_line2(const struct node *n, const char *pre, const char *a,
 void
 ui_spawned(struct node *n, pid_t pid)
 {
-	json_t	*o;
 	char	*task;
 
 	n->ui.hello = 1;
@@ -209,10 +191,10 @@ ui_spawned(struct node *n, pid_t pid)
 		return;
 	}
 	if (ui_mode == UI_JSON) {
-		o = ui_obj("spawned", n);
-		json_object_set_new(o, "pid", json_integer(pid));
-		json_object_set_new(o, "task", jtext(n->task));
-		ui_emit(o);
+		ui_obj("spawned", n);
+		ui_json_int("pid", pid);
+		ui_json_str("task", n->task);
+		ui_emit(0);
 		return;
 	}
 	task = ui_clip(n->task);
@@ -223,32 +205,31 @@ ui_spawned(struct node *n, pid_t pid)
 void
 ui_queued(const struct node *n)
 {
-	json_t	*o;
-
 	if (ui_mode == UI_LIVE)
 		ui_live_dirty();
 	if (ui_mode != UI_JSON)
 		return;
-	o = ui_obj("queued", n);
-	json_object_set_new(o, "parent",
-	    json_string(n->parent ? n->parent->path : ""));
-	json_object_set_new(o, "task", jtext(n->task));
-	ui_emit(o);
+	ui_obj("queued", n);
+	ui_json_str("parent", n->parent ? n->parent->path : "");
+	ui_json_str("task", n->task);
+	ui_emit(0);
 }
 
 /* Arguments as the JSON object they are; a string if they are not one. */
-static json_t *
+static void
 ui_jargs(const char *args)
 {
 	json_t	*j;
+	int	 rc = -1;
 
 	if (args != NULL && (j = json_loads(args, JSON_REJECT_DUPLICATES,
 	    NULL)) != NULL) {
 		if (json_is_object(j))
-			return j;
+			rc = ui_json_tree("args", j);
 		json_decref(j);
 	}
-	return jtext(args);
+	if (rc == -1)
+		ui_json_str("args", args);
 }
 
 /* The line log's edit: its path, then a few lines of its diff. */
@@ -279,7 +260,6 @@ ui_line_edit(const struct node *n, const char *sum, const char *args)
 void
 ui_tool(struct node *n, const char *tool, const char *args)
 {
-	json_t	*o;
 	char	 sum[512];
 
 	ui_sum_args(tool, args, sum, sizeof(sum));
@@ -291,10 +271,10 @@ ui_tool(struct node *n, const char *tool, const char *args)
 	if (ui_mode == UI_LIVE) {
 		ui_live_dirty();
 	} else if (ui_mode == UI_JSON) {
-		o = ui_obj("tool_call", n);
-		json_object_set_new(o, "tool", jtext(tool));
-		json_object_set_new(o, "args", ui_jargs(args));
-		ui_emit(o);
+		ui_obj("tool_call", n);
+		ui_json_str("tool", tool);
+		ui_jargs(args);
+		ui_emit(0);
 	} else if (strcmp(tool, "complete") == 0 || strcmp(tool, "fail") == 0)
 		return;		/* the done line says it, once */
 	else if (strcmp(tool, "edit") == 0)
@@ -318,7 +298,6 @@ void
 ui_tool_result(struct node *n, const char *tool, const char *text,
     int is_error)
 {
-	json_t	*o;
 	char	 sum[512];
 	int	 bad;
 
@@ -331,15 +310,14 @@ ui_tool_result(struct node *n, const char *tool, const char *text,
 	if (ui_mode == UI_LIVE) {
 		ui_live_dirty();
 	} else if (ui_mode == UI_JSON) {
-		o = ui_obj("tool_result", n);
-		json_object_set_new(o, "tool", jtext(tool));
-		json_object_set_new(o, "error", json_boolean(is_error));
-		json_object_set_new(o, "bytes",
-		    json_integer(text ? (json_int_t)strlen(text) : 0));
-		json_object_set_new(o, "text", ui_jclip(text));
-		json_object_set_new(o, "failed", json_boolean(bad));
-		json_object_set_new(o, "summary", jtext(sum));
-		ui_emit(o);
+		ui_obj("tool_result", n);
+		ui_json_str("tool", tool);
+		ui_json_bool("error", is_error);
+		ui_json_int("bytes", text ? (long long)strlen(text) : 0);
+		ui_jclip("text", text);
+		ui_json_bool("failed", bad);
+		ui_json_str("summary", sum);
+		ui_emit(0);
 	} else if (ui_result_shown(tool, bad))
 		ui_line2(n, "", tool, bad ? " FAILED -> " : " -> ", sum);
 }
@@ -347,8 +325,6 @@ ui_tool_result(struct node *n, const char *tool, const char *text,
 void
 ui_refused(struct node *parent, const char *profile, const char *msg)
 {
-	json_t	*o;
-
 	if (ui_mode == UI_LIVE) {
 		free(parent->ui.last);
 		xasprintf(&parent->ui.last, "delegate %s refused: %s",
@@ -358,10 +334,10 @@ ui_refused(struct node *parent, const char *profile, const char *msg)
 		return;
 	}
 	if (ui_mode == UI_JSON) {
-		o = ui_obj("refused", parent);
-		json_object_set_new(o, "want", jtext(profile));
-		json_object_set_new(o, "message", jtext(msg));
-		ui_emit(o);
+		ui_obj("refused", parent);
+		ui_json_str("want", profile);
+		ui_json_str("message", msg);
+		ui_emit(0);
 		return;
 	}
 	ui_line2(parent, "delegate ", profile ? profile : "general",
@@ -392,17 +368,15 @@ ui_first_line(const char *text)
 static void
 ui_done_json(const struct node *n, unsigned long ms)
 {
-	json_t	*o = ui_obj("done", n);
-
-	json_object_set_new(o, "end", json_string(run_end_name(n->end)));
-	json_object_set_new(o, "result", jtext(n->result));
-	json_object_set_new(o, "error", jtext(run_end_ok(n->end) ? NULL :
-	    n->error));
+	ui_obj("done", n);
+	ui_json_str("end", run_end_name(n->end));
+	ui_json_str("result", n->result);
+	ui_json_str("error", run_end_ok(n->end) ? NULL : n->error);
 	if (n->end == NODE_END_AUTO_COMPLETE)
-		json_object_set_new(o, "reason", jtext(n->error));
-	json_object_set_new(o, "iterations", json_integer(n->iterations));
-	json_object_set_new(o, "elapsed_ms", json_integer((json_int_t)ms));
-	ui_emit(o);
+		ui_json_str("reason", n->error);
+	ui_json_int("iterations", n->iterations);
+	ui_json_int("elapsed_ms", (long long)ms);
+	ui_emit(0);
 }
 
 /*
@@ -443,15 +417,13 @@ ui_done(struct node *n)
 void
 ui_note(const struct node *n, const char *what, const char *text)
 {
-	json_t	*o;
-
 	if (ui_mode == UI_LIVE)
 		return;
 	if (ui_mode == UI_JSON) {
-		o = ui_obj("note", n);
-		json_object_set_new(o, "kind", jtext(what));
-		json_object_set_new(o, "text", jtext(text));
-		ui_emit(o);
+		ui_obj("note", n);
+		ui_json_str("kind", what);
+		ui_json_str("text", text);
+		ui_emit(0);
 		return;
 	}
 	ui_line2(n, "", what, ": ", text);
@@ -506,21 +478,24 @@ static void
 ui_result_json(const struct run *r, const char *text, int ok, int code)
 {
 	struct ui_totals	 t;
-	json_t			*o = json_object();
 
-	json_object_set_new(o, "event", json_string("result"));
-	json_object_set_new(o, "ok", json_boolean(ok));
-	json_object_set_new(o, "exit", json_integer(code));
-	json_object_set_new(o, "result", jtext(text));
+	ui_obj("result", NULL);
+	ui_json_bool("ok", ok);
+	ui_json_int("exit", code);
+	ui_json_str("result", text);
 	if (r != NULL) {
 		ui_totals(r, &t);
-		json_object_set_new(o, "agents", json_pack("{s:i, s:i, s:i}",
-		    "all", (int)t.agents, "done", (int)t.done, "failed",
-		    (int)t.failed));
-		json_object_set_new(o, "tokens", json_pack("{s:I, s:I}", "in",
-		    (json_int_t)t.in, "out", (json_int_t)t.out));
+		ui_json_open("agents");
+		ui_json_int("all", (int)t.agents);
+		ui_json_int("done", (int)t.done);
+		ui_json_int("failed", (int)t.failed);
+		ui_json_close();
+		ui_json_open("tokens");
+		ui_json_int("in", (long long)t.in);
+		ui_json_int("out", (long long)t.out);
+		ui_json_close();
 	}
-	ui_emit(o);
+	ui_emit(0);
 	ui_flush();
 }
 
@@ -554,10 +529,14 @@ ui_host_files(json_t *report)
 	json_t	*o;
 
 	if (ui_mode == UI_JSON) {
+		/* As one object, so that the report's own members keep
+		   jansson's rules (a later one of the same key replaces). */
 		o = json_object();
 		json_object_set_new(o, "event", json_string("host_files"));
 		json_object_update(o, report);
-		ui_emit(o);
+		if (ui_json_object(o) == 0)
+			ui_emit(json_object_get(o, "run") != NULL);
+		json_decref(o);
 		return;
 	}
 	(void)hostexec_print(stderr, "warren: ", report, UI_HOST_FILES_MAX);

@@ -629,6 +629,38 @@ test_cassette_roundtrip(void **state)
 	    &got), -1);
 	assert_int_equal(llm_cassette_find(c, "0.1", 3, LLM_PURPOSE_TURN, &got),
 	    -1);
+	/* Each answer is the caller's own: asked again, the same reply. */
+	assert_int_equal(llm_cassette_find(c, "0.1", 2, LLM_PURPOSE_TURN, &got),
+	    0);
+	assert_string_equal(got.reply.msg.calls[0].args, "{\"a\":1}");
+	llm_result_free(&got);
+	llm_cassette_close(c);
+
+	/* A reply that cannot be used loads, and fails only the step that
+	   asks for it; a recorded error's message comes back escaped. */
+	assert_non_null(f = fopen(path, "a"));
+	fprintf(f, "{\"agent\":\"0.3\",\"step\":1,\"reply\":"
+	    "{\"stop\":\"sideways\"}}\n{\"agent\":\"0.4\",\"step\":1,"
+	    "\"error\":{\"kind\":\"http\",\"status\":500,\"message\":"
+	    "\"x\\u0001y\"}}\n");
+	fclose(f);
+	assert_non_null(c = llm_cassette_open(path, 0, err, sizeof(err)));
+	assert_int_equal(llm_cassette_find(c, "0.3", 1, LLM_PURPOSE_TURN, &got),
+	    0);
+	assert_int_equal(got.err, LLM_ERR_PARSE);
+	assert_non_null(strstr(got.error, "agent 0.3 step 1: unknown stop "
+	    "reason \"sideways\""));
+	llm_result_free(&got);
+	assert_int_equal(llm_cassette_find(c, "0.4", 1, LLM_PURPOSE_TURN, &got),
+	    0);
+	assert_int_equal(got.err, LLM_ERR_HTTP);
+	assert_int_equal(got.status, 500);
+	assert_null(strchr(got.error, '\x01'));
+	llm_result_free(&got);
+	assert_int_equal(llm_cassette_find(c, "0.1", 2, LLM_PURPOSE_TURN, &got),
+	    0);
+	assert_int_equal(got.err, LLM_OK);
+	llm_result_free(&got);
 	llm_cassette_close(c);
 
 	/* A bad line is reported with file:line. */
@@ -636,7 +668,7 @@ test_cassette_roundtrip(void **state)
 	fprintf(f, "{\"agent\":\"0\",\"step\":1}\n");
 	fclose(f);
 	assert_null(c = llm_cassette_open(path, 0, err, sizeof(err)));
-	assert_non_null(strstr(err, ":4: neither \"reply\" nor \"error\""));
+	assert_non_null(strstr(err, ":6: neither \"reply\" nor \"error\""));
 	unlink(path);
 }
 
