@@ -71,6 +71,7 @@ struct llm_call {
 	int			 cancel;
 
 	unsigned		 attempts;
+	uint64_t		 epoch;		/* the window's, when sent */
 	uint64_t		 start_ms;
 	uint64_t		 wake_ms;	/* CALL_BACKOFF */
 	struct llm_result	 res;
@@ -97,6 +98,9 @@ struct llm_engine {
 	int			 replay;
 	struct llm_gate		 gate;		/* take == NULL: none */
 	uint64_t		 gate_wake_ms;	/* the gate said wait until */
+	struct llm_window	 win;		/* the cap, under concurrency */
+	uint64_t		 hold_ms;	/* a 429's Retry-After: no new
+						 * request before */
 };
 
 static const char *const err_names[] = {
@@ -215,6 +219,7 @@ llm_engine_cfg_copy(struct llm_engine *e, const struct llm_config *lc,
 		goto nomem;
 	if (e->cfg.concurrency == 0)
 		e->cfg.concurrency = 1;
+	llm_window_init(&e->win, e->cfg.concurrency);
 	if (e->cfg.max_response == 0)
 		e->cfg.max_response = 32u * 1024 * 1024;
 	return 0;
@@ -432,6 +437,12 @@ llm_engine_active(const struct llm_engine *e)
 	return e->nactive;
 }
 
+unsigned
+llm_engine_limit(const struct llm_engine *e)
+{
+	return e->win.limit;
+}
+
 /* A short walk of the queue (bounded by the run's agents), for the
  * live view's "waiting for an LLM slot". */
 enum llm_wait
@@ -470,8 +481,9 @@ llm_engine_deadline(const struct llm_engine *e)
 
 	if (!TAILQ_EMPTY(&e->done))
 		return 0;
-	if (!TAILQ_EMPTY(&e->queue) && e->nactive < e->cfg.concurrency)
-		d = llm_min_deadline(d, (int64_t)e->gate_wake_ms);
+	if (!TAILQ_EMPTY(&e->queue) && e->nactive < e->win.limit)
+		d = llm_min_deadline(d, (int64_t)(e->gate_wake_ms >
+		    e->hold_ms ? e->gate_wake_ms : e->hold_ms));
 	TAILQ_FOREACH(c, &e->backoff, entry)
 		d = llm_min_deadline(d, (int64_t)c->wake_ms);
 	TAILQ_FOREACH(c, &e->active, entry) {
@@ -636,6 +648,7 @@ llm_call_start(struct llm_call *c)
 	CURL			*h;
 
 	c->attempts++;
+	c->epoch = e->win.epoch;
 	c->is_sse = c->text_sent = c->idle = c->aborted = 0;
 	c->last_byte_ms = 0;
 	c->received = 0;
@@ -842,6 +855,28 @@ llm_call_curlerr(struct llm_call *c, CURLcode rc)
 	return 0;
 }
 
+/*
+ * A 429: the endpoint has more than it will take. Fewer requests on the
+ * wire from now on (llm_window.c), and none new before its Retry-After.
+ */
+static void
+llm_engine_throttled(struct llm_call *c)
+{
+	struct llm_engine	*e = c->e;
+	unsigned		 was = e->win.limit;
+	uint64_t		 ra;
+
+	if (llm_window_throttled(&e->win, c->epoch, e->nactive))
+		log_info("llm: HTTP 429 from %s: at most %u requests at once "
+		    "now (was %u; llm_concurrency %u)", e->shown_url,
+		    e->win.limit, was, e->cfg.concurrency);
+	ra = llm_retry_after_ms(c->retry_after);
+	if (ra > e->cfg.backoff_max_ms)
+		ra = e->cfg.backoff_max_ms;
+	if (ra > 0 && clock_mono_ms() + ra > e->hold_ms)
+		e->hold_ms = clock_mono_ms() + ra;
+}
+
 /* An attempt ended (curl said done, or the engine stopped it). */
 static void
 llm_call_ended(struct llm_call *c, CURLcode rc)
@@ -876,8 +911,10 @@ llm_call_ended(struct llm_call *c, CURLcode rc)
 		retry = status == 429 || status == 408 || status >= 500;
 		llm_call_error(c, retry ? LLM_ERR_EXHAUSTED : LLM_ERR_HTTP,
 		    status, "POST %s: HTTP %ld: %s", e->shown_url, status, msg);
-	} else
-		retry = llm_call_parse(c);
+		if (status == 429)
+			llm_engine_throttled(c);
+	} else if ((retry = llm_call_parse(c)) == 0 && c->res.err == LLM_OK)
+		llm_window_answered(&e->win);
 	if (retry) {
 		llm_call_retry(c);
 		return;
@@ -947,7 +984,9 @@ llm_engine_start(struct llm_engine *e)
 {
 	struct llm_call	*c;
 
-	while (e->nactive < e->cfg.concurrency &&
+	if (!TAILQ_EMPTY(&e->queue) && clock_mono_ms() < e->hold_ms)
+		return;
+	while (e->nactive < e->win.limit &&
 	    (c = TAILQ_FIRST(&e->queue)) != NULL && llm_engine_gate_open(e)) {
 		llm_call_move(c, CALL_ACTIVE, 0);
 		if (llm_call_start(c) == -1) {

@@ -84,7 +84,7 @@ test_defaults(void **state)
 
 	(void)state;
 	limits_default(&l);
-	assert_int_equal(l.jobs, 16);
+	assert_int_equal(l.jobs, 64);
 	unsetenv("WARREN_JOBS");
 	unsetenv("WARREN_LLM_CONCURRENCY");
 	dir = h_tmpdir();
