@@ -370,8 +370,9 @@ sandbox_cgroup_create_mem(struct sandbox *sb, struct sandbox_error *e)
  * here, paid by every `sandbox exec` (docs/benchmarks.md, "cgroup join").
  * Under v1 the child, single-threaded, writes its own thread to "tasks"
  * instead: the same move for a process of one thread, without that lock
- * (kernels since 6.0; older ones take it, as for cgroup.procs). v2 has no
- * such file for a domain group (cgroup.threads moves only within one).
+ * (so on 6.18; a kernel that takes it for one thread as well costs what
+ * cgroup.procs does, no more). v2 has no such file for a domain group
+ * (cgroup.threads moves only within one).
  */
 int
 sandbox_cgroup_join(const char *path, int version, unsigned layer,
