@@ -29,26 +29,26 @@
 #define KIDS	6
 #define FANOUT	64
 #define FANOUT_MIN	33	/* above both old defaults */
+/* A kid's turn: long enough for 64 workers to start in an ASan build on
+ * two busy cores (28 of them overlapped with 300 ms turns). */
+#define FANOUT_DELAY_MS	2000
 
-#define KID(n) \
-"  {\"id\": \"d" #n "\", \"name\": \"delegate\", \"arguments\":" \
-"   {\"profile\": \"explore\", \"task\": \"KID-" #n "\"}}"
-
-static const char script[] =
+/*
+ * The script's rules before the root's first turn, a kid's turn delay in
+ * it (%d twice): the root's last turn, a kid's second and first turns.
+ * Then fanout_script adds the root's first turn, which delegates them.
+ */
+static const char script_kids[] =
 "{\"rules\": [\n"
 " {\"match\": [\"DEFAULTS-TASK\", \"KIDS-DONE\"], \"repeat\": true,"
 "  \"responses\": [{\"reply\": {\"calls\": [{\"id\": \"r2\", \"name\":"
 "  \"complete\", \"arguments\": {\"result\": \"ALL\"}}]}}]},\n"
 " {\"match\": [\"KID-\", \"call_g\"], \"repeat\": true, \"responses\":"
-"  [{\"delay_ms\": 300, \"reply\": {\"calls\": [{\"id\": \"c2\", \"name\":"
+"  [{\"delay_ms\": %d, \"reply\": {\"calls\": [{\"id\": \"c2\", \"name\":"
 "  \"complete\", \"arguments\": {\"result\": \"KIDS-DONE\"}}]}}]},\n"
-" {\"match\": \"KID-\", \"repeat\": true, \"responses\": [{\"delay_ms\": 300,"
+" {\"match\": \"KID-\", \"repeat\": true, \"responses\": [{\"delay_ms\": %d,"
 "  \"reply\": {\"calls\": [{\"id\": \"call_g\", \"name\": \"glob\","
-"  \"arguments\": {\"pattern\": \"*\"}}]}}]},\n"
-" {\"match\": \"DEFAULTS-TASK\", \"repeat\": true, \"responses\": [{\"reply\":"
-"  {\"calls\": [" KID(1) "," KID(2) "," KID(3) "," KID(4) "," KID(5) ","
-  KID(6) "]}}]}\n"
-"]}\n";
+"  \"arguments\": {\"pattern\": \"*\"}}]}}]},\n";
 
 /* The most subagents whose [started, ended] overlap at one instant. */
 static int
@@ -69,22 +69,20 @@ most_at_once(const struct store_agent *a, size_t n)
 	return best;
 }
 
-/* The script with n kids delegated in one turn (at most FANOUT). */
+/* The script with n kids delegated in one turn, each turn delay ms. */
 static char *
-fanout_script(int n)
+fanout_script(int n, int delay)
 {
-	char	*s, *p;
-	size_t	 len = sizeof(script) + (size_t)n * 128;
-	int	 i;
+	char	*s;
+	size_t	 len = sizeof(script_kids) + 256 + (size_t)n * 128;
+	int	 i, k;
 
 	if ((s = malloc(len)) == NULL)
 		fail_msg("out of memory for a script of %d kids", n);
-	p = strstr(script, "{\"match\": \"DEFAULTS-TASK\", \"repeat\"");
-	assert_non_null(p);
-	i = snprintf(s, len, "%.*s{\"match\": \"DEFAULTS-TASK\", "
-	    "\"repeat\": true, \"responses\": [{\"reply\": {\"calls\": [",
-	    (int)(p - script), script);
-	for (int k = 1; k <= n; k++)
+	i = snprintf(s, len, script_kids, delay, delay);
+	i += snprintf(s + i, len - (size_t)i, " {\"match\": \"DEFAULTS-TASK\", "
+	    "\"repeat\": true, \"responses\": [{\"reply\": {\"calls\": [");
+	for (k = 1; k <= n; k++)
 		i += snprintf(s + i, len - (size_t)i, "%s{\"id\": \"d%d\", "
 		    "\"name\": \"delegate\", \"arguments\": {\"profile\": "
 		    "\"explore\", \"task\": \"KID-%d\"}}", k > 1 ? "," : "", k,
@@ -93,9 +91,10 @@ fanout_script(int n)
 	return s;
 }
 
-/* A run of n kids with the defaults; the most alive at one instant. */
+/* A run of n kids with the defaults, each turn delay ms; the most alive
+ * at one instant. */
 static int
-run_kids(int n)
+run_kids(int n, int delay)
 {
 	struct h_fakellm fl;
 	struct h_run	 r;
@@ -119,7 +118,7 @@ run_kids(int n)
 	h_write(ws, "data.txt", "x\n", 0);
 	snprintf(db, sizeof(db), "%s/w.db", dir);
 	snprintf(dbenv, sizeof(dbenv), "WARREN_DB=%s", db);
-	scr = fanout_script(n);
+	scr = fanout_script(n, delay);
 	rc = h_fakellm_start(&fl, dir, scr);
 	free(scr);
 	if (rc == 1) {
@@ -151,7 +150,7 @@ test_fanout(void **state)
 	int	 most;
 
 	(void)state;
-	if ((most = run_kids(FANOUT)) < FANOUT_MIN)
+	if ((most = run_kids(FANOUT, FANOUT_DELAY_MS)) < FANOUT_MIN)
 		fail_msg("only %d of the %d subagents ran at once (at least "
 		    "%d: more than the old --jobs 16 and llm_concurrency 32)",
 		    most, FANOUT, FANOUT_MIN);
@@ -168,7 +167,7 @@ test_defaults(void **state)
 	(void)state;
 	limits_default(&l);
 	assert_int_equal(l.jobs, 64);
-	if ((most = run_kids(KIDS)) != KIDS)
+	if ((most = run_kids(KIDS, 300)) != KIDS)
 		fail_msg("only %d of the %d subagents ran at once", most, KIDS);
 }
 
