@@ -8,7 +8,12 @@
  * Also the RSS of an idle worker (waiting for start) and the memory the
  * spawning process holds per live worker.
  *
- *	bench_spawn [N [PROFILE]]	(N = 1000, PROFILE = explore)
+ *	bench_spawn [N [PROFILE [PAUSE_MS]]]	(1000, explore, 0)
+ *
+ * PAUSE_MS: sleep that long before each spawn, as a supervisor whose
+ * agents spawn one now and then does: a cgroup join after a quiet spell
+ * is the one that paid an RCU grace period (docs/benchmarks.md, "cgroup
+ * join"); spawns back to back hide it.
  *
  * WARREN_WORKER_BIN names the worker (default: ./worker/warren-worker).
  */
@@ -155,6 +160,7 @@ main(int argc, char **argv)
 	uint64_t		*base, *lat, *nsf, t0;
 	long			 before, after, wrss = -1;
 	int			 n = argc > 1 ? atoi(argv[1]) : 1000, i, live;
+	int			 pause_ms = argc > 3 ? atoi(argv[3]) : 0;
 	int			 flags;
 
 	if (n < 10)
@@ -195,6 +201,8 @@ main(int argc, char **argv)
 	for (i = 0; i < n; i++) {
 		base[i] = bare_true();
 		nsf[i] = ns_true(flags);
+		if (pause_ms > 0)
+			usleep((useconds_t)pause_ms * 1000);
 		t0 = clock_mono_ns();
 		if (spawn_worker(&req, &kids[0], err, sizeof(err)) == -1) {
 			fprintf(stderr, "spawn: %s\n", err);

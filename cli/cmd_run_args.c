@@ -29,7 +29,7 @@ static const struct config_key cmd_run_keys[] = {
 	    CONFIG_LOWER, "deepest subagent (the orchestrator is depth 0)" },
 	{ "max_agents", CONFIG_UINT, "WARREN_MAX_AGENTS", "10", 0, 100000,
 	    NULL, CONFIG_LOWER, "subagents per run" },
-	{ "jobs", CONFIG_UINT, "WARREN_JOBS", "16", 1, 4096, NULL,
+	{ "jobs", CONFIG_UINT, "WARREN_JOBS", "64", 1, 4096, NULL,
 	    CONFIG_LOWER, "worker processes at once (agents mostly wait for "
 	    "the LLM: not the number of cores)" },
 	{ "token_budget", CONFIG_UINT, "WARREN_TOKEN_BUDGET", "0", 0, 0, NULL,

@@ -27,13 +27,14 @@ const struct opt_doc opt_docs[] = {
 	{ RR, 0, "max-agents", "N", "Subagents per run (default 10). A "
 	  "request beyond this or --max-depth is answered to the model as a "
 	  "tool error it can act on." },
-	{ RR, 'j', "jobs", "N", "Worker processes at once (default 16: agents "
+	{ RR, 'j', "jobs", "N", "Worker processes at once (default 64: agents "
 	  "mostly wait for the LLM, not for a core); further agents are "
 	  "queued until a slot frees." },
 	{ RR, 0, "budget", "TOKENS", "Input plus output tokens for the whole "
 	  "run; 0 means no budget." },
-	{ RR, 0, "llm-concurrency", "N", "LLM requests on the wire at once "
-	  "(default 32)." },
+	{ RR, 0, "llm-concurrency", "N", "LLM requests on the wire at once, "
+	  "at most (default 128); the endpoint's 429 answers lower it for a "
+	  "while." },
 	{ RR " ask", 0, "provider", "P", "The LLM API: openai, anthropic, "
 	  "responses, openrouter, ollama, vllm, llamacpp or lmstudio." },
 	{ RR " ask", 0, "base-url", "URL", "The endpoint's base URL; "

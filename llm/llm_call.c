@@ -153,6 +153,7 @@ llm_call_start(struct llm_call *c)
 	CURL			*h;
 
 	c->attempts++;
+	c->epoch = e->win.epoch;
 	c->is_sse = c->text_sent = c->idle = c->aborted = 0;
 	c->last_byte_ms = 0;
 	c->received = 0;
@@ -359,6 +360,28 @@ llm_call_curlerr(struct llm_call *c, CURLcode rc)
 	return 0;
 }
 
+/*
+ * A 429: the endpoint has more than it will take. Fewer requests on the
+ * wire from now on (llm_window.c), and none new before its Retry-After.
+ */
+static void
+llm_call_throttled(struct llm_call *c)
+{
+	struct llm_engine	*e = c->e;
+	unsigned		 was = e->win.limit;
+	uint64_t		 ra;
+
+	if (llm_window_throttled(&e->win, c->epoch, e->nactive))
+		log_info("llm: HTTP 429 from %s: at most %u requests at once "
+		    "now (was %u; llm_concurrency %u)", e->shown_url,
+		    e->win.limit, was, e->cfg.concurrency);
+	ra = llm_retry_after_ms(c->retry_after);
+	if (ra > e->cfg.backoff_max_ms)
+		ra = e->cfg.backoff_max_ms;
+	if (ra > 0 && clock_mono_ms() + ra > e->hold_ms)
+		e->hold_ms = clock_mono_ms() + ra;
+}
+
 /* An attempt ended (curl said done, or the engine stopped it). */
 void
 llm_call_ended(struct llm_call *c, CURLcode rc)
@@ -393,8 +416,10 @@ llm_call_ended(struct llm_call *c, CURLcode rc)
 		retry = status == 429 || status == 408 || status >= 500;
 		llm_call_error(c, retry ? LLM_ERR_EXHAUSTED : LLM_ERR_HTTP,
 		    status, "POST %s: HTTP %ld: %s", e->shown_url, status, msg);
-	} else
-		retry = llm_call_parse(c);
+		if (status == 429)
+			llm_call_throttled(c);
+	} else if ((retry = llm_call_parse(c)) == 0 && c->res.err == LLM_OK)
+		llm_window_answered(&e->win);
 	if (retry) {
 		llm_call_retry(c);
 		return;

@@ -84,11 +84,13 @@ static const struct config_key llm_keys[] = {
 	    3600000, NULL, CONFIG_LOWER,
 	    "longest single wait, Retry-After included" },
 	/* Twice the default --jobs: every working agent may have a turn on
-	 * the wire, plus the summaries of those that just finished (16
-	 * agents under a cap of 8 took 1.5 times one agent's time). A
-	 * provider's rate limit is met with its 429 and Retry-After. */
-	{ "llm_concurrency", CONFIG_UINT, "WARREN_LLM_CONCURRENCY", "32", 1,
-	    1024, NULL, CONFIG_LOWER, "LLM requests on the wire at once" },
+	 * the wire, plus the summaries of those that just finished (64
+	 * agents under a cap of 32 took 2.56 times one agent's time). It is
+	 * a ceiling: an endpoint's 429 halves the cap and its answers raise
+	 * it again (llm_window.c), and its Retry-After is waited for. */
+	{ "llm_concurrency", CONFIG_UINT, "WARREN_LLM_CONCURRENCY", "128", 1,
+	    1024, NULL, CONFIG_LOWER, "LLM requests on the wire at once, at "
+	    "most (a 429 lowers it for a while)" },
 	{ "llm_rpm", CONFIG_UINT, "WARREN_LLM_RPM", "0", 0, 1000000, NULL,
 	    CONFIG_NOPROJECT, "LLM requests a minute, shared by every run on "
 	    "the queue's database (0: no limit)" },
@@ -129,7 +131,7 @@ llm_config_init(struct llm_config *lc)
 	lc->retries = 4;
 	lc->backoff_ms = 500;
 	lc->backoff_max_ms = 60000;
-	lc->concurrency = 32;	/* the llm_concurrency default */
+	lc->concurrency = 128;	/* the llm_concurrency default */
 	lc->stream = 1;
 	lc->tool_mode = LLM_TOOLS_NATIVE;
 	lc->max_response = 32u * 1024 * 1024;

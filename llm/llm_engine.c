@@ -139,6 +139,7 @@ llm_engine_cfg_copy(struct llm_engine *e, const struct llm_config *lc,
 		goto nomem;
 	if (e->cfg.concurrency == 0)
 		e->cfg.concurrency = 1;
+	llm_window_init(&e->win, e->cfg.concurrency);
 	if (e->cfg.max_response == 0)
 		e->cfg.max_response = 32u * 1024 * 1024;
 	return 0;
@@ -356,6 +357,12 @@ llm_engine_active(const struct llm_engine *e)
 	return e->nactive;
 }
 
+unsigned
+llm_engine_limit(const struct llm_engine *e)
+{
+	return e->win.limit;
+}
+
 /* A short walk of the queue (bounded by the run's agents), for the
  * live view's "waiting for an LLM slot". */
 enum llm_wait
@@ -394,8 +401,9 @@ llm_engine_deadline(const struct llm_engine *e)
 
 	if (!TAILQ_EMPTY(&e->done))
 		return 0;
-	if (!TAILQ_EMPTY(&e->queue) && e->nactive < e->cfg.concurrency)
-		d = llm_min_deadline(d, (int64_t)e->gate_wake_ms);
+	if (!TAILQ_EMPTY(&e->queue) && e->nactive < e->win.limit)
+		d = llm_min_deadline(d, (int64_t)(e->gate_wake_ms >
+		    e->hold_ms ? e->gate_wake_ms : e->hold_ms));
 	TAILQ_FOREACH(c, &e->backoff, entry)
 		d = llm_min_deadline(d, (int64_t)c->wake_ms);
 	TAILQ_FOREACH(c, &e->active, entry) {
@@ -483,7 +491,9 @@ llm_engine_start(struct llm_engine *e)
 {
 	struct llm_call	*c;
 
-	while (e->nactive < e->cfg.concurrency &&
+	if (!TAILQ_EMPTY(&e->queue) && clock_mono_ms() < e->hold_ms)
+		return;
+	while (e->nactive < e->win.limit &&
 	    (c = TAILQ_FIRST(&e->queue)) != NULL && llm_engine_gate_open(e)) {
 		llm_call_move(c, CALL_ACTIVE, 0);
 		if (llm_call_start(c) == -1) {

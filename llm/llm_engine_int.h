@@ -52,6 +52,7 @@ struct llm_call {
 	int			 cancel;
 
 	unsigned		 attempts;
+	uint64_t		 epoch;		/* the window's, when sent */
 	uint64_t		 start_ms;
 	uint64_t		 wake_ms;	/* CALL_BACKOFF */
 	struct llm_result	 res;
@@ -78,6 +79,9 @@ struct llm_engine {
 	int			 replay;
 	struct llm_gate		 gate;		/* take == NULL: none */
 	uint64_t		 gate_wake_ms;	/* the gate said wait until */
+	struct llm_window	 win;		/* the cap, under concurrency */
+	uint64_t		 hold_ms;	/* a 429's Retry-After: no new
+						 * request before */
 };
 
 /* llm_engine.c */

@@ -197,6 +197,21 @@ int	llm_reply_to_json(const struct msg_reply *r, json_t **out);
 int	llm_reply_from_json(json_t *o, struct msg_reply *r, char *err,
 	    size_t errsz);
 
+/* llm_window.c: the adaptive cap on requests on the wire. */
+struct llm_window {
+	unsigned	 ceiling;	/* llm_concurrency */
+	unsigned	 limit;		/* requests on the wire at most, now */
+	unsigned	 credit;	/* answers since the last change */
+	uint64_t	 epoch;		/* decreases so far */
+};
+void	llm_window_init(struct llm_window *w, unsigned ceiling);
+/* A 429 to a request sent in sent_epoch, on_wire requests on the wire
+ * (it included): 1 if the cap went down (to half), 0 if not. */
+int	llm_window_throttled(struct llm_window *w, uint64_t sent_epoch,
+	    size_t on_wire);
+/* An answer: the cap creeps back up toward the ceiling. */
+void	llm_window_answered(struct llm_window *w);
+
 /* llm_key.c: the API key. */
 /*
  * Read the key: the file if keyfile is set, else WARREN_API_KEY, else

@@ -362,13 +362,26 @@ sandbox_cgroup_create_mem(struct sandbox *sb, struct sandbox_error *e)
 	return 0;
 }
 
-/* In the child: move ourselves in (pid 0 means the writer). */
+/*
+ * In the child: move ourselves in (pid 0 means the writer). A write to
+ * cgroup.procs moves a whole thread group, so the kernel takes the global
+ * cgroup_threadgroup_rwsem for writing, and the first writer after a
+ * quiet spell waits for an RCU grace period (rcu_sync_enter): 10-13 ms
+ * here, paid by every `sandbox exec` (docs/benchmarks.md, "cgroup join").
+ * Under v1 the child, single-threaded, writes its own thread to "tasks"
+ * instead: the same move for a process of one thread, without that lock
+ * (so on 6.18; a kernel that takes it for one thread as well costs what
+ * cgroup.procs does, no more). v2 has no such file for a domain group
+ * (cgroup.threads moves only within one).
+ */
 int
-sandbox_cgroup_join(const char *path, unsigned layer, struct sandbox_error *e)
+sandbox_cgroup_join(const char *path, int version, unsigned layer,
+    struct sandbox_error *e)
 {
-	if (sandbox_cgroup_write(path, "cgroup.procs", "0") == -1)
-		return sandbox_fail(e, layer, errno, "join %s/cgroup.procs",
-		    path);
+	const char	*file = version == 1 ? "tasks" : "cgroup.procs";
+
+	if (sandbox_cgroup_write(path, file, "0") == -1)
+		return sandbox_fail(e, layer, errno, "join %s/%s", path, file);
 	return 0;
 }
 

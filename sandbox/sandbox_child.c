@@ -228,12 +228,14 @@ sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 		a |= SANDBOX_USERNS;
 	}
 	if (sb->cgroup[0] != '\0') {
-		if (sandbox_cgroup_join(sb->cgroup, SANDBOX_PIDS, e) == -1)
+		if (sandbox_cgroup_join(sb->cgroup, sb->cgroup_version,
+		    SANDBOX_PIDS, e) == -1)
 			goto done;
 		a |= SANDBOX_PIDS;
 	}
 	if (sb->memcg[0] != '\0' &&
-	    sandbox_cgroup_join(sb->memcg, SANDBOX_MEMORY, e) == -1)
+	    sandbox_cgroup_join(sb->memcg, sb->caps.memcg,
+	    SANDBOX_MEMORY, e) == -1)
 		goto done;
 	if (sb->memory)
 		a |= SANDBOX_MEMORY;

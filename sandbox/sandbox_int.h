@@ -70,7 +70,8 @@ int	 sandbox_cgroup_find(struct sandbox_caps *c);
 int	 sandbox_cgroup_create(struct sandbox *sb, struct sandbox_error *e);
 /* The memory group, after sandbox_cgroup_create (sb->memory set if one). */
 int	 sandbox_cgroup_create_mem(struct sandbox *sb, struct sandbox_error *e);
-int	 sandbox_cgroup_join(const char *path, unsigned layer,
+/* In the child: join group path of cgroup version 1 or 2. */
+int	 sandbox_cgroup_join(const char *path, int version, unsigned layer,
 	    struct sandbox_error *e);
 int	 sandbox_cgroup_kill(const char *path, int version);
 void	 sandbox_cgroup_remove(const char *path, int version);

@@ -881,6 +881,150 @@ test_cap_and_cancel(void **state)
 	fakellm_stop(&f);
 }
 
+/* run_until, noting the most requests on the wire at any one time. */
+static size_t
+run_until_max(struct llm_engine *e, struct done_log *d, int n)
+{
+	struct pollfd	pfd;
+	uint64_t	deadline = clock_mono_ms() + 60000;	/* hang guard */
+	size_t		most = 0;
+
+	pfd.fd = llm_engine_fd(e);
+	pfd.events = POLLIN;
+	while (d->n < n) {
+		assert_true(clock_mono_ms() < deadline);
+		poll(&pfd, 1, llm_engine_timeout_ms(e));
+		llm_engine_process(e);
+		if (llm_engine_active(e) > most)
+			most = llm_engine_active(e);
+	}
+	return most;
+}
+
+/*
+ * The cap on requests on the wire adapts (llm_window.c): 16 sent at once
+ * under a ceiling of 16, the first four answered 429, halve it once (the
+ * other three were sent under the old cap: no second halving), every
+ * request still gets its answer, the next 24 never have more on the wire
+ * than the lowered cap allows, and their answers raise it again.
+ */
+static void
+test_throttle_window(void **state)
+{
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct msg_list		 l;
+	struct done_log		 d;
+	char			 err[512];
+	unsigned		 low;
+	size_t			 most;
+	int			 i;
+
+	(void)state;
+	fakellm_start(&f, "throttle.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.concurrency = 16;
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	assert_int_equal(llm_engine_limit(e), 16);
+	conv(&l, "throttled");
+	memset(&d, 0, sizeof(d));
+	for (i = 0; i < 16; i++) {
+		request(&r, &l, "0.1", (unsigned)i);
+		assert_true(llm_submit(e, &r, on_done, &d) != 0);
+	}
+	run_until(e, &d, 16);
+	for (i = 0; i < 16; i++)
+		assert_int_equal(d.errs[i], LLM_OK);
+	low = llm_engine_limit(e);
+	if (low < 8 || low > 9)
+		fail_msg("cap %u after four 429s to 16 requests sent at once: "
+		    "want 8, halved once (9 once its answers raise it)", low);
+	for (i = 0; i < 24; i++) {
+		request(&r, &l, "0.1", (unsigned)(16 + i));
+		assert_true(llm_submit(e, &r, on_done, &d) != 0);
+	}
+	most = run_until_max(e, &d, 40);
+	if (most > low + 2)
+		fail_msg("%zu requests on the wire at once under a cap of %u",
+		    most, low);
+	if (llm_engine_limit(e) <= low)
+		fail_msg("cap %u after 24 answers: not raised from %u",
+		    llm_engine_limit(e), low);
+	assert_int_equal(nrequests(&f), 44);
+	done_free(&d);
+	msg_list_free(&l);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
+/* A 429's Retry-After holds back every request, not only its own: one
+ * submitted after it waits out the second too. */
+static void
+test_throttle_hold(void **state)
+{
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct msg_list		 l1, l2;
+	struct done_log		 d;
+	struct pollfd		 pfd;
+	uint64_t		 id, deadline;
+	json_t			*reqs;
+	json_int_t		 t1, t2;
+	char			 err[512];
+
+	(void)state;
+	fakellm_start(&f, "hold_429.json");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.backoff_max_ms = 10000;
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	conv(&l1, "FIRST");
+	conv(&l2, "SECOND");
+	memset(&d, 0, sizeof(d));
+	request(&r, &l1, "0.1", 0);
+	assert_true((id = llm_submit(e, &r, on_done, &d)) != 0);
+	pfd.fd = llm_engine_fd(e);
+	pfd.events = POLLIN;
+	deadline = clock_mono_ms() + 30000;
+	while (llm_engine_wait(e, id) != LLM_WAIT_RETRY) {
+		if (clock_mono_ms() >= deadline)
+			fail_msg("no 429 for FIRST within 30 s");
+		poll(&pfd, 1, llm_engine_timeout_ms(e));
+		llm_engine_process(e);
+	}
+	request(&r, &l2, "0.2", 0);
+	assert_true(llm_submit(e, &r, on_done, &d) != 0);
+	/* Every 10 ms, as a supervisor woken by its other descriptors. */
+	while (d.n < 2) {
+		if (clock_mono_ms() >= deadline)
+			fail_msg("FIRST and SECOND not answered within 30 s");
+		poll(&pfd, 1, 10);
+		llm_engine_process(e);
+	}
+	assert_int_equal(d.errs[0], LLM_OK);
+	assert_int_equal(d.errs[1], LLM_OK);
+	reqs = fakellm_requests(&f);
+	assert_int_equal(json_array_size(reqs), 3);
+	t1 = json_integer_value(json_object_get(json_array_get(reqs, 0),
+	    "ms"));
+	t2 = json_integer_value(json_object_get(json_array_get(reqs, 1),
+	    "ms"));
+	if (t2 - t1 < 1000)
+		fail_msg("SECOND went out %lld ms after FIRST's 429, within "
+		    "its Retry-After of 1 s", (long long)(t2 - t1));
+	json_decref(reqs);
+	done_free(&d);
+	msg_list_free(&l1);
+	msg_list_free(&l2);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
 static void
 test_record_replay(void **state)
 {
@@ -972,6 +1116,10 @@ main(void)
 		cmocka_unit_test_teardown(test_cap_and_cancel,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_record_replay,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_throttle_window,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_throttle_hold,
 		    fakellm_teardown),
 	};
 
