@@ -358,7 +358,7 @@ queue_cancel(struct queue *q, int64_t job)
 		return -1;
 	if (job <= 0)
 		return queue_notfound(q, job);
-	return q->ops->cancel(q, job);
+	return queue_admin_cancel(q, job);
 }
 
 int
@@ -368,7 +368,7 @@ queue_retry(struct queue *q, int64_t job)
 		return -1;
 	if (job <= 0)
 		return queue_notfound(q, job);
-	return q->ops->retry(q, job);
+	return queue_admin_retry(q, job);
 }
 
 int
@@ -378,7 +378,7 @@ queue_retry_dead(struct queue *q, uint64_t *n)
 
 	if (queue_check(q) == -1)
 		return -1;
-	return q->ops->retry_dead(q, n != NULL ? n : &dummy);
+	return queue_admin_retry_dead(q, n != NULL ? n : &dummy);
 }
 
 int
@@ -391,7 +391,7 @@ queue_purge(struct queue *q, unsigned mask, int64_t before_ms, uint64_t *n)
 	if (mask == 0 || (mask & ~QUEUE_FINISHED_MASK))
 		return queue_einval(q, "purge removes done, dead or cancelled "
 		    "jobs only (status mask %#x)", mask);
-	return q->ops->purge(q, mask, before_ms, n != NULL ? n : &dummy);
+	return queue_admin_purge(q, mask, before_ms, n != NULL ? n : &dummy);
 }
 
 int

@@ -121,7 +121,7 @@ test_schema(void **state)
 
 	NEED_PG(t);
 	assert_int_equal(qt_sql_int(t, "SELECT value FROM queue_meta WHERE"
-	    " name = 'schema_version'"), 2);
+	    " name = 'schema_version'"), 3);
 	assert_int_equal(qt_sql(t, "UPDATE queue_meta SET value = 99 WHERE"
 	    " name = 'schema_version'"), 0);
 	assert_null(queue_open(t->db, err, sizeof(err)));
@@ -139,7 +139,7 @@ test_schema(void **state)
 	if ((t->q = qt_open(t)) == NULL)
 		fail_msg("reopen at version 1");
 	assert_int_equal(qt_sql_int(t, "SELECT value FROM queue_meta WHERE"
-	    " name = 'schema_version'"), 2);
+	    " name = 'schema_version'"), 3);
 	assert_int_equal(qt_sql_int(t, "SELECT count(*) FROM"
 	    " information_schema.columns WHERE table_schema = current_schema()"
 	    " AND table_name = 'queue_jobs' AND column_name IN ('changes',"
@@ -454,6 +454,74 @@ test_claim_skips_locked(void **state)
 	queue_job_free(&j);
 }
 
+/* Statements sent to the server since the last reset, but the counting
+ * connection's own. */
+static int64_t
+statements(PGconn *c)
+{
+	return pg_do(c, "SELECT coalesce(sum(calls), 0) FROM"
+	    " public.pg_stat_statements WHERE query NOT LIKE"
+	    " '%pg_stat_statements%'");
+}
+
+/*
+ * A claim is one statement, and so are a complete, a fail and a
+ * heartbeat (issue 33: at most 4 for a claim and its complete; here 2),
+ * as the server counts them (pg_stat_statements, loaded by
+ * pg_server.sh): one round trip each, the clock read in it. The
+ * statements are prepared at their first use on a connection, before
+ * the count.
+ */
+static void
+test_statements(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_result	 res = { .answer = "a", .error = "e" };
+	struct queue_job	 j;
+	PGconn			*c;
+	int64_t			 id;
+
+	NEED_PG(t);
+	qt_pg_admin("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+	    " SCHEMA public");
+	/* The server's clock, as a user runs it. */
+	queue_set_clock(t->q, NULL, NULL);
+	add(t->q, "warm");
+	assert_int_equal(queue_claim(t->q, "w", LEASE, 1, &j), 1);
+	assert_int_equal(queue_heartbeat(t->q, j.id, 1, "w", LEASE), 0);
+	assert_int_equal(queue_complete(t->q, j.id, 1, "w", &res), 0);
+	queue_job_free(&j);
+	id = add(t->q, "counted");
+	c = PQconnectdb(t->db);
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	pg_do(c, "SELECT public.pg_stat_statements_reset()");
+	assert_int_equal(queue_claim(t->q, "w", LEASE, 1, &j), 1);
+	assert_int_equal(j.id, id);
+	queue_job_free(&j);
+	assert_int_equal(statements(c), 1);
+	pg_do(c, "SELECT public.pg_stat_statements_reset()");
+	assert_int_equal(queue_heartbeat(t->q, id, 1, "w", LEASE), 0);
+	assert_int_equal(statements(c), 1);
+	pg_do(c, "SELECT public.pg_stat_statements_reset()");
+	assert_int_equal(queue_fail(t->q, id, 1, "w", &res, 0), 0);
+	assert_int_equal(statements(c), 1);
+	assert_int_equal(qt_sql_int(t, "SELECT count(*) FROM queue_jobs WHERE"
+	    " status = 'retrying'"), 1);
+	qt_sql(t, "UPDATE queue_jobs SET run_at_ms = 0");
+	assert_int_equal(queue_claim(t->q, "w", LEASE, 0, &j), 1);
+	queue_job_free(&j);
+	pg_do(c, "SELECT public.pg_stat_statements_reset()");
+	assert_int_equal(queue_complete(t->q, id, 2, "w", &res), 0);
+	assert_int_equal(statements(c), 1);
+	PQfinish(c);
+	assert_int_equal(queue_get(t->q, id, &j, NULL, NULL), 0);
+	assert_int_equal(j.status, QUEUE_DONE);
+	assert_int_equal(j.attempts, 2);
+	assert_string_equal(j.answer, "a");
+	assert_null(j.error);
+	queue_job_free(&j);
+}
+
 int
 main(void)
 {
@@ -466,6 +534,7 @@ main(void)
 		T(test_server_clock),
 		T(test_result_meets_take),
 		T(test_claim_skips_locked),
+		T(test_statements),
 		T(test_reconnect),
 #undef T
 	};
