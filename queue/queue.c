@@ -265,7 +265,7 @@ queue_add(struct queue *q, const struct queue_job_new *j, int64_t *id,
 
 	if (queue_check(q) == -1 || queue_check_new(q, j) == -1)
 		return -1;
-	return q->ops->add(q, j, id != NULL ? id : &dummy_id,
+	return queue_add_all(q, j, 1, id != NULL ? id : &dummy_id,
 	    existed != NULL ? existed : &dummy);
 }
 
@@ -290,7 +290,7 @@ queue_add_many(struct queue *q, const struct queue_job_new *j, size_t n,
 			    "added", i + 1, n, why);
 		}
 	}
-	return q->ops->add_many(q, j, n, ids, existed);
+	return queue_add_all(q, j, n, ids, existed);
 }
 
 int

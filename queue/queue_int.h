@@ -84,11 +84,10 @@ struct queue_ops {
 	/* flags: queue_open_flags' (QUEUE_OPEN_EXISTING: queue_absent) */
 	int	(*open)(struct queue *, const char *url, unsigned flags);
 	void	(*close)(struct queue *);
-	int	(*add)(struct queue *, const struct queue_job_new *,
-		    int64_t *, int *);
-	/* All or nothing, in one transaction. */
-	int	(*add_many)(struct queue *, const struct queue_job_new *,
-		    size_t, int64_t *, int *);
+	/* One job at now, inside begin's transaction (queue_add.c): its
+	 * id, or the id of the job that has its key (existed 1). */
+	int	(*add_one)(struct queue *, const struct queue_job_new *,
+		    int64_t now, int64_t *, int *);
 	/*
 	 * A whole claim, heartbeat, complete or fail (queue_lease.c's
 	 * calls), where the backend runs the lease algorithm itself
@@ -233,6 +232,10 @@ int	queue_absent(struct queue *, const char *, const char *);
 /* One row of QUEUE_JOB_COLS into j: 0, or -1 out of memory (j freed). A
  * status not ours reads as dead: never run it. */
 int	queue_row_job(const struct queue_row *, struct queue_job *);
+
+/* queue_add.c: all or nothing, in one transaction */
+int	queue_add_all(struct queue *, const struct queue_job_new *, size_t,
+	    int64_t *, int *);
 
 /* queue_admin.c: cancel, retry and purge over the backend's primitives */
 int	queue_admin_cancel(struct queue *, int64_t);

@@ -659,44 +659,6 @@ qp_add_one(struct queue *q, const struct queue_job_new *n, int64_t now,
 	return 0;
 }
 
-static int
-qp_add_many(struct queue *q, const struct queue_job_new *n, size_t count,
-    int64_t *ids, int *existed)
-{
-	char	why[QUEUE_ERR_MAX];
-	int64_t	now;
-	size_t	i;
-
-	if (qp_begin(q) == -1)
-		return -1;
-	if (qp_now(q, &now) == -1)
-		goto fail;
-	for (i = 0; i < count; i++) {
-		if (qp_add_one(q, &n[i], now, &ids[i], &existed[i]) == -1) {
-			if (count > 1) {
-				snprintf(why, sizeof(why), "%s", q->err);
-				queue_seterr(q, "job %zu of %zu: %s; none of "
-				    "the %zu was added", i + 1, count, why,
-				    count);
-			}
-			goto fail;
-		}
-	}
-	if (qp_notify(q) == -1)
-		goto fail;
-	return qp_commit(q);
-fail:
-	qp_rollback(q);
-	return -1;
-}
-
-static int
-qp_add(struct queue *q, const struct queue_job_new *n, int64_t *id,
-    int *existed)
-{
-	return qp_add_many(q, n, 1, id, existed);
-}
-
 /* The tables' version: 0 when there are none yet. */
 static int
 qp_version(struct queue *q, int64_t *v)
@@ -799,8 +761,7 @@ const struct queue_ops queue_pg_ops = {
 	.name = "postgresql",
 	.open = qp_open,
 	.close = qp_close,
-	.add = qp_add,
-	.add_many = qp_add_many,
+	.add_one = qp_add_one,
 	.claim = qp_claim,
 	.heartbeat = qp_heartbeat,
 	.end = qp_end,

@@ -440,41 +440,6 @@ qs_add_one(struct queue *q, const struct queue_job_new *n, int64_t now,
 	return 0;
 }
 
-/* All in one transaction: an error on any job rolls every one back, and
- * the error names the job (its index, from 0). */
-static int
-qs_add_many(struct queue *q, const struct queue_job_new *n, size_t count,
-    int64_t *ids, int *existed)
-{
-	char	why[QUEUE_ERR_MAX];
-	int64_t	now;
-	size_t	i;
-
-	if (qs_begin(q) == -1)
-		return -1;
-	now = queue_now(q);	/* after the wait for the lock */
-	for (i = 0; i < count; i++) {
-		if (qs_add_one(q, &n[i], now, &ids[i], &existed[i]) == -1) {
-			if (count > 1) {
-				snprintf(why, sizeof(why), "%s", q->err);
-				queue_seterr(q, "job %zu of %zu: %s; none of "
-				    "the %zu was added", i + 1, count, why,
-				    count);
-			}
-			qs_rollback(q);
-			return -1;
-		}
-	}
-	return qs_commit(q);
-}
-
-static int
-qs_add(struct queue *q, const struct queue_job_new *n, int64_t *id,
-    int *existed)
-{
-	return qs_add_many(q, n, 1, id, existed);
-}
-
 static int
 qs_exec(struct queue *q, const char *sql, const char *what)
 {
@@ -664,8 +629,7 @@ const struct queue_ops queue_sqlite_ops = {
 	.name = "sqlite",
 	.open = qs_open,
 	.close = qs_close,
-	.add = qs_add,
-	.add_many = qs_add_many,
+	.add_one = qs_add_one,
 	.begin = qs_begin,
 	.commit = qs_commit,
 	.rollback = qs_rollback,
