@@ -103,9 +103,12 @@ struct queue_ops {
 	int	(*end)(struct queue *, int64_t, int, const char *,
 		    const struct queue_result *, unsigned, uint64_t);
 	/*
-	 * Leases: the primitives queue_lease.c's one algorithm runs on.
-	 * Each returns 0, or -1 with the error set, unless it says more;
-	 * all but begin run inside the transaction begin opened.
+	 * Leases: the primitives queue_lease.c's one algorithm runs on
+	 * where claim, heartbeat and end are NULL (SQLite); begin, commit,
+	 * rollback, now, expire and notify serve queue_add.c and
+	 * queue_admin.c too, on every backend. Each returns 0, or -1 with
+	 * the error set, unless it says more; all but begin run inside the
+	 * transaction begin opened.
 	 */
 	/* A transaction that writes: SQLite takes the database's write
 	 * lock first (BEGIN IMMEDIATE); PostgreSQL begins, and its rows are

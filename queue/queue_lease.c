@@ -8,10 +8,14 @@
  * taken can no longer record anything ("recorded once", queue.h).
  *
  * Each call is one transaction that writes (begin): on SQLite the
- * database's write lock, taken first; on PostgreSQL the rows it reads are
- * locked (next: FOR UPDATE SKIP LOCKED, so claims on many machines pass
- * over each other's candidates; holder: FOR UPDATE). The time is read
- * once per call, after the locks it waited for (now).
+ * database's write lock, taken first. The time is read once per call,
+ * after the locks it waited for (now). A backend that runs the algorithm
+ * itself gives the whole call instead (claim, heartbeat, end): PostgreSQL
+ * runs it on the server, one statement a call, its rows locked as they
+ * are read (the candidate FOR UPDATE SKIP LOCKED, so claims on many
+ * machines pass over each other's; the holder FOR UPDATE), the same
+ * decisions as queue_lease_expire and queue_lease_to here
+ * (queue_pg.c, queue_claim and queue_end).
  */
 #include <stdio.h>
 #include <string.h>

@@ -5,6 +5,9 @@
  * backend's prefix (queue_pg*.c).
  *
  * What differs from SQLite:
+ * - A claim, a heartbeat and a result are one prepared statement each
+ *   (queue_pg_lease.c), the lease algorithm run by the server in the
+ *   functions queue_claim and queue_end that the tables carry.
  * - A claim locks its candidate with SELECT ... FOR UPDATE SKIP LOCKED,
  *   so claims on many machines do not queue behind each other; with
  *   max_running they are serialized by a transaction advisory lock, the
@@ -770,7 +773,6 @@ const struct queue_ops queue_pg_ops = {
 	.rollback = qp_rollback,
 	.now = qp_now,
 	.expire = qp_expire,
-	.job_read = qp_job_read,
 	.notify = qp_notify,
 	.status = qp_job_status,
 	.cancel_ask = qp_cancel_ask,
