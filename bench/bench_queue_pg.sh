@@ -8,6 +8,13 @@
 #       N jobs (default 1,000) of a one-step agent on replay, drained by 1,
 #       2 and 4 `warren queue work --jobs 2`, each with a state directory of
 #       its own (as machines); wall seconds from the start to the last exit
+#   sh bench/bench_queue_pg.sh compare [N] [REPEATS]
+#       claim + complete of N no-op jobs (default 5,000) by 1 and 4
+#       processes: warren (bench_queue), graphile-worker and pg-boss
+#       (bench/queue_compare.mjs), interleaved on the one server, REPEATS
+#       rounds (default 3); the two are installed from npm into a
+#       temporary directory, removed after (QUEUE_COMPARE_VERSIONS: the
+#       packages, default graphile-worker@0.18.0 pg-boss@12.38.0)
 # BUILD (default build) names the build tree.
 set -eu
 cd "$(dirname "$0")/.."
@@ -69,8 +76,31 @@ drain)
 		echo "$t0 $t1 $k $n" | awk '{ printf "%d workers (--jobs 2): %d jobs in %.2f s\n", $3, $4, $2 - $1 }'
 	done
 	;;
+compare)
+	n=${2:-5000} reps=${3:-3}
+	d=$(mktemp -d /tmp/bench-qcmp.XXXXXX)
+	trap 'rm -rf "$d"' EXIT
+	(cd "$d" && npm install --no-audit --no-fund --silent \
+	    ${QUEUE_COMPARE_VERSIONS:-graphile-worker@0.18.0 pg-boss@12.38.0}) ||
+	    { echo "npm install failed" >&2; exit 1; }
+	export NODE_PATH=$d/node_modules
+	echo "# $(psql -At "$url" -c 'SHOW server_version') on $(nproc) cores," \
+	    "load $(cut -d' ' -f1-3 /proc/loadavg); $n jobs;" \
+	    "$(cd "$d" && npm ls --depth=0 2>/dev/null | sed -n 's/.*── //p' | tr '\n' ' ')"
+	echo "# system procs jobs seconds jobs/s"
+	r=1
+	while [ "$r" -le "$reps" ]; do
+		for p in 1 4; do
+			"$build/bench/bench_queue" -n "$n" -r 1 -p "$p" -u "$url" |
+			    sed -n "s/^claim+complete, \([0-9]*\) process[es]*: \([0-9.]*\) jobs\/s.*/warren \1 $n - \2/p"
+			node bench/queue_compare.mjs graphile "$url" "$n" "$p" qc_gw
+			node bench/queue_compare.mjs pgboss "$url" "$n" "$p" qc_pb
+		done
+		r=$((r + 1))
+	done
+	;;
 *)
-	echo "usage: bench_queue_pg.sh throughput [N] [REPEATS] | drain [N]" >&2
+	echo "usage: bench_queue_pg.sh throughput [N] [REPEATS] | drain [N] | compare [N] [REPEATS]" >&2
 	exit 2
 	;;
 esac

@@ -271,7 +271,7 @@ queue_add(struct queue *q, const struct queue_job_new *j, int64_t *id,
 
 	if (queue_check(q) == -1 || queue_check_new(q, j) == -1)
 		return -1;
-	return q->ops->add(q, j, id != NULL ? id : &dummy_id,
+	return queue_add_all(q, j, 1, id != NULL ? id : &dummy_id,
 	    existed != NULL ? existed : &dummy);
 }
 
@@ -296,7 +296,7 @@ queue_add_many(struct queue *q, const struct queue_job_new *j, size_t n,
 			    "added", i + 1, n, why);
 		}
 	}
-	return q->ops->add_many(q, j, n, ids, existed);
+	return queue_add_all(q, j, n, ids, existed);
 }
 
 int
@@ -364,7 +364,7 @@ queue_cancel(struct queue *q, int64_t job)
 		return -1;
 	if (job <= 0)
 		return queue_notfound(q, job);
-	return q->ops->cancel(q, job);
+	return queue_admin_cancel(q, job);
 }
 
 int
@@ -374,7 +374,7 @@ queue_retry(struct queue *q, int64_t job)
 		return -1;
 	if (job <= 0)
 		return queue_notfound(q, job);
-	return q->ops->retry(q, job);
+	return queue_admin_retry(q, job);
 }
 
 int
@@ -384,7 +384,7 @@ queue_retry_dead(struct queue *q, uint64_t *n)
 
 	if (queue_check(q) == -1)
 		return -1;
-	return q->ops->retry_dead(q, n != NULL ? n : &dummy);
+	return queue_admin_retry_dead(q, n != NULL ? n : &dummy);
 }
 
 int
@@ -397,7 +397,7 @@ queue_purge(struct queue *q, unsigned mask, int64_t before_ms, uint64_t *n)
 	if (mask == 0 || (mask & ~QUEUE_FINISHED_MASK))
 		return queue_einval(q, "purge removes done, dead or cancelled "
 		    "jobs only (status mask %#x)", mask);
-	return q->ops->purge(q, mask, before_ms, n != NULL ? n : &dummy);
+	return queue_admin_purge(q, mask, before_ms, n != NULL ? n : &dummy);
 }
 
 int

@@ -27,6 +27,9 @@
 /* A lock held longer at open is said (qs_lock_wait). */
 #define QS_LOCK_QUIET_MS	1000
 
+/* Among fail's flags (queue.h), a complete: queue_fail refuses it. */
+#define QUEUE_LEASE_DONE	0x100
+
 /* queue_meta's schema_version of this program's SQLite tables. */
 #define QUEUE_SQLITE_SCHEMA_VERSION	3
 
@@ -39,20 +42,74 @@ struct queue_cand {
 	int64_t			 lease_until_ms;
 };
 
+/*
+ * The job row, one list for both backends: each column's SQL, the field
+ * of struct queue_job it fills and its kind. QUEUE_JOB_COLS is the SQL
+ * every backend selects; queue_row_job (queue_row.c) decodes a row of it
+ * through the backend's reader (struct queue_row). length() of a blob or
+ * bytea is its bytes on both, NULL (no change set) read as 0.
+ */
+#define QUEUE_JOB_COLUMNS(X, SEP) \
+	X("id", id, I64) SEP X("task", task, TEXT) SEP \
+	X("profile", profile, TEXT) SEP X("workspace", workspace, TEXT) SEP \
+	X("schema", schema, TEXT) SEP X("key", key, TEXT) SEP \
+	X("params", params, TEXT) SEP X("status", status, STATUS) SEP \
+	X("priority", priority, INT) SEP X("attempts", attempts, INT) SEP \
+	X("max_attempts", max_attempts, INT) SEP \
+	X("timeout_ms", timeout_ms, U64) SEP X("budget", budget, U64) SEP \
+	X("created_ms", created_ms, I64) SEP X("run_at_ms", run_at_ms, I64) SEP \
+	X("lease_until_ms", lease_until_ms, I64) SEP \
+	X("finished_ms", finished_ms, I64) SEP X("worker", worker, TEXT) SEP \
+	X("cancel_asked", cancel_asked, INT) SEP X("answer", answer, TEXT) SEP \
+	X("output", output, TEXT) SEP X("error", error, TEXT) SEP \
+	X("diff_stat", diff_stat, TEXT) SEP X("run_id", run_id, I64) SEP \
+	X("tokens_in", tokens_in, U64) SEP X("tokens_out", tokens_out, U64) SEP \
+	X("wall_ms", wall_ms, I64) SEP \
+	X("length(changes)", changes_len, SIZE) SEP \
+	X("run_where", run_where, TEXT) SEP X("applied_ms", applied_ms, I64) SEP \
+	X("applied_by", applied_by, TEXT)
+#define QUEUE_JOB_COL_SQL(sql, field, kind)	sql
+#define QUEUE_JOB_COLS	QUEUE_JOB_COLUMNS(QUEUE_JOB_COL_SQL, ", ")
+
+/* How a backend reads column i of the row at hand (arg): text is NULL
+ * for SQL NULL (null says so) or when out of memory (null says not). */
+struct queue_row {
+	void		*arg;
+	int		(*null)(void *, int);
+	int64_t		(*i64)(void *, int);
+	const char	*(*text)(void *, int);
+};
+
 struct queue_ops {
 	const char	*name;
 	/* flags: queue_open_flags' (QUEUE_OPEN_EXISTING: queue_absent) */
 	int	(*open)(struct queue *, const char *url, unsigned flags);
 	void	(*close)(struct queue *);
-	int	(*add)(struct queue *, const struct queue_job_new *,
-		    int64_t *, int *);
-	/* All or nothing, in one transaction. */
-	int	(*add_many)(struct queue *, const struct queue_job_new *,
-		    size_t, int64_t *, int *);
+	/* One job at now, inside begin's transaction (queue_add.c): its
+	 * id, or the id of the job that has its key (existed 1). */
+	int	(*add_one)(struct queue *, const struct queue_job_new *,
+		    int64_t now, int64_t *, int *);
 	/*
-	 * Leases: the primitives queue_lease.c's one algorithm runs on.
-	 * Each returns 0, or -1 with the error set, unless it says more;
-	 * all but begin run inside the transaction begin opened.
+	 * A whole claim, heartbeat, complete or fail (queue_lease.c's
+	 * calls), where the backend runs the lease algorithm itself
+	 * (PostgreSQL: one statement each, its functions); NULL: the
+	 * algorithm runs on the primitives below. end's flags are
+	 * queue_fail's, or QUEUE_LEASE_DONE; retry_ms the backoff of a
+	 * failure that may be retried.
+	 */
+	int	(*claim)(struct queue *, const char *, uint64_t, unsigned,
+		    struct queue_job *);
+	int	(*heartbeat)(struct queue *, int64_t, int, const char *,
+		    uint64_t);
+	int	(*end)(struct queue *, int64_t, int, const char *,
+		    const struct queue_result *, unsigned, uint64_t);
+	/*
+	 * Leases: the primitives queue_lease.c's one algorithm runs on
+	 * where claim, heartbeat and end are NULL (SQLite); begin, commit,
+	 * rollback, now, expire and notify serve queue_add.c and
+	 * queue_admin.c too, on every backend. Each returns 0, or -1 with
+	 * the error set, unless it says more; all but begin run inside the
+	 * transaction begin opened.
 	 */
 	/* A transaction that writes: SQLite takes the database's write
 	 * lock first (BEGIN IMMEDIATE); PostgreSQL begins, and its rows are
@@ -108,11 +165,26 @@ struct queue_ops {
 	/* Tell idle workers a slot may be free, on commit; NULL: the
 	 * backend has no way to (wait_fd below). */
 	int	(*notify)(struct queue *);
+	/*
+	 * cancel, retry and purge (queue_admin.c), inside begin's
+	 * transaction, with expire and notify above.
+	 */
+	/* A job's status, lease end and attempts, its row locked until
+	 * the end of the transaction: 1 found, 0 no such job, -1 error. */
+	int	(*status)(struct queue *, int64_t, enum queue_status *,
+		    int64_t *lease_until, int *attempts);
+	/* The running job's worker is asked to stop it. */
+	int	(*cancel_ask)(struct queue *, int64_t);
+	/* The job ends cancelled at now. */
+	int	(*cancel_now)(struct queue *, int64_t, int64_t now);
+	/* Queued again at now, its attempts for a new round: job if dead
+	 * or cancelled, or (job 0) every dead job; *rows how many. */
+	int	(*requeue)(struct queue *, int64_t, int64_t now,
+		    int64_t *rows);
+	/* The finished jobs of mask's statuses finished before, with
+	 * their attempts; *n jobs removed. */
+	int	(*purge_rows)(struct queue *, unsigned, int64_t, uint64_t *);
 	/* The rest, each done whole by the backend. */
-	int	(*cancel)(struct queue *, int64_t);
-	int	(*retry)(struct queue *, int64_t);
-	int	(*retry_dead)(struct queue *, uint64_t *);
-	int	(*purge)(struct queue *, unsigned, int64_t, uint64_t *);
 	/* Jobs of a status (-1 every one) by id; limit > 0: the newest
 	 * limit of them, still in id order. */
 	int	(*list)(struct queue *, int, unsigned, struct queue_job **,
@@ -160,7 +232,25 @@ double	queue_jitter(struct queue *);
 /* No queue at where (a path, a masked URL), because why; errno ENOENT. */
 int	queue_absent(struct queue *, const char *, const char *);
 
+/* queue_row.c */
+/* One row of QUEUE_JOB_COLS into j: 0, or -1 out of memory (j freed). A
+ * status not ours reads as dead: never run it. */
+int	queue_row_job(const struct queue_row *, struct queue_job *);
+
+/* queue_add.c: all or nothing, in one transaction */
+int	queue_add_all(struct queue *, const struct queue_job_new *, size_t,
+	    int64_t *, int *);
+
+/* queue_admin.c: cancel, retry and purge over the backend's primitives */
+int	queue_admin_cancel(struct queue *, int64_t);
+int	queue_admin_retry(struct queue *, int64_t);
+int	queue_admin_retry_dead(struct queue *, uint64_t *);
+int	queue_admin_purge(struct queue *, unsigned, int64_t, uint64_t *);
+
 /* queue_lease.c */
+/* The end of a transaction whose body returned rc: rolled back on -1,
+ * else committed; rc, or -1 when the commit failed. */
+int	queue_lease_close(struct queue *, int);
 int	queue_lease_claim(struct queue *, const char *, uint64_t, unsigned,
 	    struct queue_job *);
 int	queue_lease_heartbeat(struct queue *, int64_t, int, const char *,

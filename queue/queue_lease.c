@@ -8,18 +8,19 @@
  * taken can no longer record anything ("recorded once", queue.h).
  *
  * Each call is one transaction that writes (begin): on SQLite the
- * database's write lock, taken first; on PostgreSQL the rows it reads are
- * locked (next: FOR UPDATE SKIP LOCKED, so claims on many machines pass
- * over each other's candidates; holder: FOR UPDATE). The time is read
- * once per call, after the locks it waited for (now).
+ * database's write lock, taken first. The time is read once per call,
+ * after the locks it waited for (now). A backend that runs the algorithm
+ * itself gives the whole call instead (claim, heartbeat, end): PostgreSQL
+ * runs it on the server, one statement a call, its rows locked as they
+ * are read (the candidate FOR UPDATE SKIP LOCKED, so claims on many
+ * machines pass over each other's; the holder FOR UPDATE), the same
+ * decisions as queue_lease_expire and queue_lease_to here
+ * (queue_pg.c, queue_claim and queue_end).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "queue/queue_int.h"
-
-/* Among fail's flags (queue.h), a complete: queue_fail refuses it. */
-#define QUEUE_LEASE_DONE	0x100
 
 /* Where an attempt that ended leaves its job (queue_lease_to). */
 struct queue_lease_to {
@@ -32,7 +33,7 @@ struct queue_lease_to {
 /* The end of a call's transaction, whose body returned rc: rolled back
  * on -1, else committed (what it wrote, or nothing); rc, or -1 when the
  * commit failed. */
-static int
+int
 queue_lease_close(struct queue *q, int rc)
 {
 	if (rc == -1) {
@@ -108,6 +109,8 @@ queue_lease_claim(struct queue *q, const char *worker, uint64_t lease_ms,
 {
 	int	rc;
 
+	if (q->ops->claim != NULL)
+		return q->ops->claim(q, worker, lease_ms, max_running, out);
 	if (q->ops->begin(q) == -1)
 		return -1;
 	if ((rc = queue_lease_close(q, queue_lease_claim_locked(q, worker,
@@ -138,6 +141,8 @@ int
 queue_lease_heartbeat(struct queue *q, int64_t job, int attempt,
     const char *worker, uint64_t lease_ms)
 {
+	if (q->ops->heartbeat != NULL)
+		return q->ops->heartbeat(q, job, attempt, worker, lease_ms);
 	if (q->ops->begin(q) == -1)
 		return -1;
 	return queue_lease_close(q, queue_lease_heartbeat_locked(q, job,
@@ -222,6 +227,9 @@ static int
 queue_lease_end(struct queue *q, int64_t job, int attempt,
     const char *worker, const struct queue_result *r, unsigned flags)
 {
+	if (q->ops->end != NULL)
+		return q->ops->end(q, job, attempt, worker, r, flags,
+		    queue_backoff_ms(attempt + 1, queue_jitter(q)));
 	if (q->ops->begin(q) == -1)
 		return -1;
 	return queue_lease_close(q, queue_lease_record(q, job, attempt,

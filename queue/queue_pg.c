@@ -5,6 +5,9 @@
  * backend's prefix (queue_pg*.c).
  *
  * What differs from SQLite:
+ * - A claim, a heartbeat and a result are one prepared statement each
+ *   (queue_pg_lease.c), the lease algorithm run by the server in the
+ *   functions queue_claim and queue_end that the tables carry.
  * - A claim locks its candidate with SELECT ... FOR UPDATE SKIP LOCKED,
  *   so claims on many machines do not queue behind each other; with
  *   max_running they are serialized by a transaction advisory lock, the
@@ -37,14 +40,6 @@
 
 /* pg_advisory_xact_lock keys: "warren q" in ASCII, and one more. */
 #define QP_LOCK_SCHEMA	"8603505752355025265"
-
-const char qp_job_cols[] =
-	"id, task, profile, workspace, schema, key, params, status, "
-	"priority, attempts, max_attempts, timeout_ms, budget, created_ms, "
-	"run_at_ms, lease_until_ms, finished_ms, worker, cancel_asked, "
-	"answer, output, error, diff_stat, run_id, tokens_in, tokens_out, "
-	"wall_ms, coalesce(octet_length(changes), 0), run_where, applied_ms, "
-	"applied_by";
 
 static const char qp_schema_v1[] =
 	"CREATE TABLE queue_meta ("
@@ -93,6 +88,109 @@ static const char qp_schema_v1[] =
 	" pause_until_ms bigint NOT NULL);"
 	"INSERT INTO queue_meta (name, value) VALUES ('schema_version', 1);";
 
+/*
+ * The leases' functions (schema version 3), so that a claim and a
+ * result are one statement each (queue_pg_lease.c): queue_lease.c's
+ * algorithm, run by the server in the statement's one transaction.
+ * p_now: a test's clock, NULL for the server's (queue_clock_ms, read
+ * after the locks waited for).
+ */
+#define QP_CLOCK_FN \
+	"CREATE OR REPLACE FUNCTION queue_clock_ms() RETURNS bigint" \
+	" LANGUAGE sql VOLATILE AS" \
+	" 'SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint';"
+/* queue_lease_claim_locked: with max_running, claims take turns on an
+ * advisory lock ("warren m"); the next job locked with SKIP LOCKED, so
+ * claims pass over each other's; an expired lease ends its attempt and
+ * the job with it when it may not run again (queue_lease_expire). */
+#define QP_CLAIM_FN \
+	"CREATE OR REPLACE FUNCTION queue_claim(p_worker text, p_lease bigint," \
+	" p_max_running integer, p_now bigint) RETURNS SETOF queue_jobs" \
+	" LANGUAGE plpgsql AS $f$" \
+	" DECLARE v_now bigint; c record; v_end text; v_why text;" \
+	" BEGIN" \
+	"  IF p_max_running > 0 THEN" \
+	"   PERFORM pg_advisory_xact_lock(8603505752355022189);" \
+	"  END IF;" \
+	"  v_now := coalesce(p_now, queue_clock_ms());" \
+	"  IF p_max_running > 0 AND (SELECT count(*) FROM queue_jobs WHERE" \
+	"   status = 'running' AND lease_until_ms > v_now) >= p_max_running" \
+	"  THEN RETURN; END IF;" \
+	"  LOOP" \
+	"   SELECT id, status, attempts, max_attempts, cancel_asked, worker," \
+	"    lease_until_ms INTO c FROM queue_jobs" \
+	"    WHERE status IN ('queued', 'retrying', 'running')" \
+	"    AND ((status <> 'running' AND run_at_ms <= v_now) OR" \
+	"    (status = 'running' AND lease_until_ms <= v_now))" \
+	"    ORDER BY priority DESC, run_at_ms, id LIMIT 1" \
+	"    FOR UPDATE SKIP LOCKED;" \
+	"   IF NOT FOUND THEN RETURN; END IF;" \
+	"   EXIT WHEN c.status <> 'running';" \
+	"   v_why := format('lease expired: worker %s held it until %s and" \
+	" did not finish', coalesce(c.worker, '?'), c.lease_until_ms);" \
+	"   UPDATE queue_attempts SET ended_ms = v_now, outcome =" \
+	"    'lease expired', error = v_why WHERE job = c.id AND" \
+	"    n = c.attempts AND ended_ms = 0;" \
+	"   v_end := CASE WHEN c.cancel_asked <> 0 THEN 'cancelled'" \
+	"    WHEN c.attempts >= c.max_attempts THEN 'dead' END;" \
+	"   EXIT WHEN v_end IS NULL;" \
+	"   UPDATE queue_jobs SET status = v_end, finished_ms = v_now," \
+	"    lease_until_ms = 0, error = v_why WHERE id = c.id;" \
+	"  END LOOP;" \
+	"  UPDATE queue_jobs SET status = 'running', attempts = attempts + 1," \
+	"   worker = p_worker, lease_until_ms = v_now + p_lease," \
+	"   cancel_asked = 0 WHERE id = c.id;" \
+	"  INSERT INTO queue_attempts (job, n, worker, started_ms)" \
+	"   VALUES (c.id, c.attempts + 1, p_worker, v_now);" \
+	"  RETURN QUERY SELECT * FROM queue_jobs WHERE id = c.id;" \
+	" END $f$;"
+/* queue_lease_record: while p_worker holds p_attempt (the row locked),
+ * the result on the job, where queue_lease_to leaves it (p_flags
+ * QP_END_*), and on its attempt; idle workers told. 0 recorded, 1 the
+ * lease was lost. */
+#define QP_END_FN \
+	"CREATE OR REPLACE FUNCTION queue_end(p_job bigint, p_attempt integer," \
+	" p_worker text, p_now bigint, p_flags integer, p_retry_ms bigint," \
+	" p_answer text, p_output text, p_error text, p_diff_stat text," \
+	" p_run_id bigint, p_tokens_in bigint, p_tokens_out bigint," \
+	" p_wall_ms bigint, p_changes bytea, p_run_where text)" \
+	" RETURNS integer LANGUAGE plpgsql AS $f$" \
+	" DECLARE j record; v_now bigint; v_st text; v_run_at bigint;" \
+	"  v_fin bigint; v_out text := 'failed';" \
+	" BEGIN" \
+	"  SELECT max_attempts, cancel_asked INTO j FROM queue_jobs" \
+	"   WHERE id = p_job AND status = 'running' AND attempts = p_attempt" \
+	"   AND worker = p_worker FOR UPDATE;" \
+	"  IF NOT FOUND THEN RETURN 1; END IF;" \
+	"  v_now := coalesce(p_now, queue_clock_ms());" \
+	"  v_run_at := v_now; v_fin := v_now;" \
+	"  IF p_flags & 1 <> 0 THEN" \
+	"   v_st := 'done'; v_run_at := NULL; v_out := 'done';" \
+	"  ELSIF p_flags & 2 <> 0 OR j.cancel_asked <> 0 THEN" \
+	"   v_st := 'cancelled';" \
+	"   IF p_flags & 2 <> 0 THEN v_out := 'cancelled'; END IF;" \
+	"  ELSIF p_flags & 4 <> 0 OR p_attempt >= j.max_attempts THEN" \
+	"   v_st := 'dead';" \
+	"  ELSE" \
+	"   v_st := 'retrying'; v_run_at := v_now + p_retry_ms; v_fin := 0;" \
+	"  END IF;" \
+	"  UPDATE queue_jobs SET status = v_st," \
+	"   run_at_ms = coalesce(v_run_at, run_at_ms), finished_ms = v_fin," \
+	"   lease_until_ms = 0, answer = p_answer, output = p_output," \
+	"   error = CASE WHEN v_st = 'done' THEN NULL ELSE p_error END," \
+	"   diff_stat = p_diff_stat, run_id = p_run_id," \
+	"   tokens_in = p_tokens_in, tokens_out = p_tokens_out," \
+	"   wall_ms = p_wall_ms," \
+	"   changes = CASE WHEN v_st = 'done' THEN p_changes END," \
+	"   run_where = p_run_where, applied_ms = 0, applied_by = NULL" \
+	"   WHERE id = p_job;" \
+	"  UPDATE queue_attempts SET ended_ms = v_now, outcome = v_out," \
+	"   error = p_error, run_id = p_run_id" \
+	"   WHERE job = p_job AND n = p_attempt;" \
+	"  PERFORM pg_notify('" QP_CHANNEL "', '');" \
+	"  RETURN 0;" \
+	" END $f$;"
+
 /* qp_migrations[i] takes version i + 1 to i + 2 and sets the version,
  * as qp_schema_v1 ends by inserting 1. */
 static const char *const qp_migrations[] = {
@@ -102,6 +200,9 @@ static const char *const qp_migrations[] = {
 	" ADD COLUMN applied_ms bigint NOT NULL DEFAULT 0,"
 	" ADD COLUMN applied_by text;"
 	"UPDATE queue_meta SET value = 2 WHERE name = 'schema_version';",
+	/* 3: a claim and a result in one statement each (queue_pg_lease.c) */
+	QP_CLOCK_FN QP_CLAIM_FN QP_END_FN
+	"UPDATE queue_meta SET value = 3 WHERE name = 'schema_version';",
 };
 
 struct queue_pg *
@@ -177,6 +278,7 @@ qp_connect(struct queue *q)
 	if (be->conn != NULL)
 		PQfinish(be->conn);
 	be->listening = 0;
+	be->prepared = 0;
 	be->conn = PQconnectdbParams(keys, vals, 1);
 	if (be->conn == NULL)
 		return queue_seterr(q, "queue %s: out of memory", be->shown);
@@ -283,22 +385,16 @@ qp_params_free(struct qp_params *p)
 	p->binary = p->binary_result = 0;
 }
 
-/* Run a statement; its result (free with PQclear), or NULL with the
- * error set. A lost connection is said, and found again later. */
-PGresult *
-qp_exec(struct queue *q, const char *sql, struct qp_params *p,
-    const char *what)
+/* A statement's result r: r when it succeeded, else NULL with the
+ * error set (r freed). A lost connection is said, and found again
+ * later. */
+static PGresult *
+qp_result(struct queue *q, PGresult *r, const char *what)
 {
 	struct queue_pg	*be = qp_be(q);
-	PGresult	*r;
 	ExecStatusType	 st;
 	char		 msg[QUEUE_ERR_MAX];
 
-	/* Without parameters, PQexec: the schema is many statements. */
-	r = p == NULL ? PQexec(be->conn, sql) : PQexecParams(be->conn, sql,
-	    p->n, NULL, p->v, p->binary ? p->len : NULL, p->binary ? p->fmt :
-	    NULL, p->binary_result);
-	qp_params_free(p);
 	qp_take_notifies(be);
 	st = r != NULL ? PQresultStatus(r) : PGRES_FATAL_ERROR;
 	if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
@@ -315,6 +411,53 @@ qp_exec(struct queue *q, const char *sql, struct qp_params *p,
 	} else
 		queue_seterr(q, "queue %s: %s: %s", be->shown, what, msg);
 	return NULL;
+}
+
+/* Run a statement; its result (free with PQclear), or NULL with the
+ * error set. */
+PGresult *
+qp_exec(struct queue *q, const char *sql, struct qp_params *p,
+    const char *what)
+{
+	struct queue_pg	*be = qp_be(q);
+	PGresult	*r;
+
+	/* Without parameters, PQexec: the schema is many statements. */
+	r = p == NULL ? PQexec(be->conn, sql) : PQexecParams(be->conn, sql,
+	    p->n, NULL, p->v, p->binary ? p->len : NULL, p->binary ? p->fmt :
+	    NULL, p->binary_result);
+	qp_params_free(p);
+	return qp_result(q, r, what);
+}
+
+/* Run statement id, sql prepared on this connection at its first use;
+ * as qp_exec. The connection is made ready first. */
+PGresult *
+qp_prepared(struct queue *q, enum qp_prep_id id, const char *sql,
+    struct qp_params *p, const char *what)
+{
+	struct queue_pg	*be = qp_be(q);
+	PGresult	*r;
+	char		 name[16];
+
+	snprintf(name, sizeof(name), "warren_%d", (int)id);
+	if (qp_ready(q) == -1) {
+		qp_params_free(p);
+		return NULL;
+	}
+	if (!(be->prepared & (1u << id))) {
+		if ((r = qp_result(q, PQprepare(be->conn, name, sql, p->n, NULL),
+		    what)) == NULL) {
+			qp_params_free(p);
+			return NULL;
+		}
+		PQclear(r);
+		be->prepared |= 1u << id;
+	}
+	r = PQexecPrepared(be->conn, name, p->n, p->v, p->binary ? p->len :
+	    NULL, p->binary ? p->fmt : NULL, p->binary_result);
+	qp_params_free(p);
+	return qp_result(q, r, what);
 }
 
 /* A statement without rows to read: 0 with *rows changed, or -1. */
@@ -393,59 +536,47 @@ qp_int(const PGresult *r, int row, int col)
 	return strtoll(PQgetvalue(r, row, col), NULL, 10);
 }
 
+/* A row of a result, read through struct queue_row. */
+struct qp_row {
+	const PGresult	*r;
+	int		 row;
+};
+
 static int
-qp_col_text(const PGresult *r, int row, int col, char **out)
+qp_row_null(void *arg, int i)
 {
-	*out = NULL;
-	if (PQgetisnull(r, row, col))
-		return 0;
-	return (*out = strdup(PQgetvalue(r, row, col))) == NULL ? -1 : 0;
+	struct qp_row	*pr = arg;
+
+	return PQgetisnull(pr->r, pr->row, i);
 }
 
-/* One row of qp_job_cols; -1 out of memory (j freed). */
+static int64_t
+qp_row_i64(void *arg, int i)
+{
+	struct qp_row	*pr = arg;
+
+	return qp_int(pr->r, pr->row, i);
+}
+
+static const char *
+qp_row_text(void *arg, int i)
+{
+	struct qp_row	*pr = arg;
+
+	if (PQgetisnull(pr->r, pr->row, i))
+		return NULL;
+	return PQgetvalue(pr->r, pr->row, i);
+}
+
+/* Row row of QUEUE_JOB_COLS; -1 out of memory (j freed). */
 int
 qp_job_row(const PGresult *r, int row, struct queue_job *j)
 {
-	int	rc = 0;
+	struct qp_row		pr = { r, row };
+	const struct queue_row	qr = { &pr, qp_row_null, qp_row_i64,
+	    qp_row_text };
 
-	memset(j, 0, sizeof(*j));
-	j->id = qp_int(r, row, 0);
-	rc |= qp_col_text(r, row, 1, &j->task);
-	rc |= qp_col_text(r, row, 2, &j->profile);
-	rc |= qp_col_text(r, row, 3, &j->workspace);
-	rc |= qp_col_text(r, row, 4, &j->schema);
-	rc |= qp_col_text(r, row, 5, &j->key);
-	rc |= qp_col_text(r, row, 6, &j->params);
-	if (queue_status_parse(PQgetvalue(r, row, 7), &j->status) == -1)
-		j->status = QUEUE_DEAD;	/* not written by us: never run it */
-	j->priority = (int)qp_int(r, row, 8);
-	j->attempts = (int)qp_int(r, row, 9);
-	j->max_attempts = (int)qp_int(r, row, 10);
-	j->timeout_ms = (uint64_t)qp_int(r, row, 11);
-	j->budget = (uint64_t)qp_int(r, row, 12);
-	j->created_ms = qp_int(r, row, 13);
-	j->run_at_ms = qp_int(r, row, 14);
-	j->lease_until_ms = qp_int(r, row, 15);
-	j->finished_ms = qp_int(r, row, 16);
-	rc |= qp_col_text(r, row, 17, &j->worker);
-	j->cancel_asked = (int)qp_int(r, row, 18);
-	rc |= qp_col_text(r, row, 19, &j->answer);
-	rc |= qp_col_text(r, row, 20, &j->output);
-	rc |= qp_col_text(r, row, 21, &j->error);
-	rc |= qp_col_text(r, row, 22, &j->diff_stat);
-	j->run_id = qp_int(r, row, 23);
-	j->tokens_in = (uint64_t)qp_int(r, row, 24);
-	j->tokens_out = (uint64_t)qp_int(r, row, 25);
-	j->wall_ms = qp_int(r, row, 26);
-	j->changes_len = (size_t)qp_int(r, row, 27);
-	rc |= qp_col_text(r, row, 28, &j->run_where);
-	j->applied_ms = qp_int(r, row, 29);
-	rc |= qp_col_text(r, row, 30, &j->applied_by);
-	if (rc != 0) {
-		queue_job_free(j);
-		return -1;
-	}
-	return 0;
+	return queue_row_job(&qr, j);
 }
 
 /* One job by id: 0, or -1 (ENOENT: no such job). */
@@ -454,13 +585,11 @@ qp_job_read(struct queue *q, int64_t id, struct queue_job *j)
 {
 	struct qp_params	 p = { .n = 0 };
 	PGresult		*r;
-	char			 sql[512];
 	int			 rc;
 
-	snprintf(sql, sizeof(sql), "SELECT %s FROM queue_jobs WHERE id = $1",
-	    qp_job_cols);
 	qp_i64(&p, id);
-	if ((r = qp_exec(q, sql, &p, "reading a job")) == NULL)
+	if ((r = qp_exec(q, "SELECT " QUEUE_JOB_COLS " FROM queue_jobs WHERE"
+	    " id = $1", &p, "reading a job")) == NULL)
 		return -1;
 	if (PQntuples(r) == 0) {
 		PQclear(r);
@@ -531,44 +660,6 @@ qp_add_one(struct queue *q, const struct queue_job_new *n, int64_t now,
 	*existed = 1;
 	PQclear(r);
 	return 0;
-}
-
-static int
-qp_add_many(struct queue *q, const struct queue_job_new *n, size_t count,
-    int64_t *ids, int *existed)
-{
-	char	why[QUEUE_ERR_MAX];
-	int64_t	now;
-	size_t	i;
-
-	if (qp_begin(q) == -1)
-		return -1;
-	if (qp_now(q, &now) == -1)
-		goto fail;
-	for (i = 0; i < count; i++) {
-		if (qp_add_one(q, &n[i], now, &ids[i], &existed[i]) == -1) {
-			if (count > 1) {
-				snprintf(why, sizeof(why), "%s", q->err);
-				queue_seterr(q, "job %zu of %zu: %s; none of "
-				    "the %zu was added", i + 1, count, why,
-				    count);
-			}
-			goto fail;
-		}
-	}
-	if (qp_notify(q) == -1)
-		goto fail;
-	return qp_commit(q);
-fail:
-	qp_rollback(q);
-	return -1;
-}
-
-static int
-qp_add(struct queue *q, const struct queue_job_new *n, int64_t *id,
-    int *existed)
-{
-	return qp_add_many(q, n, 1, id, existed);
 }
 
 /* The tables' version: 0 when there are none yet. */
@@ -673,27 +764,21 @@ const struct queue_ops queue_pg_ops = {
 	.name = "postgresql",
 	.open = qp_open,
 	.close = qp_close,
-	.add = qp_add,
-	.add_many = qp_add_many,
+	.add_one = qp_add_one,
+	.claim = qp_claim,
+	.heartbeat = qp_heartbeat,
+	.end = qp_end,
 	.begin = qp_begin,
 	.commit = qp_commit,
 	.rollback = qp_rollback,
 	.now = qp_now,
-	.running_lock = qp_running_lock,
-	.running = qp_running,
-	.next = qp_next,
 	.expire = qp_expire,
-	.take = qp_take,
-	.job_read = qp_job_read,
-	.extend = qp_extend,
-	.holder = qp_holder,
-	.result_set = qp_result_set,
-	.attempt_end = qp_attempt_end,
 	.notify = qp_notify,
-	.cancel = qp_cancel,
-	.retry = qp_retry,
-	.retry_dead = qp_retry_dead,
-	.purge = qp_purge,
+	.status = qp_job_status,
+	.cancel_ask = qp_cancel_ask,
+	.cancel_now = qp_cancel_now,
+	.requeue = qp_requeue,
+	.purge_rows = qp_purge_rows,
 	.list = qp_list,
 	.get = qp_get,
 	.counts = qp_counts,

@@ -9,14 +9,14 @@
 
 #include "queue/queue_pg_int.h"
 
-static int
-qp_cancel_locked(struct queue *q, int64_t job)
+/* A job's status and lease, its row locked until the commit: 1 found, 0
+ * none, -1 error. */
+int
+qp_job_status(struct queue *q, int64_t job, enum queue_status *st,
+    int64_t *lease_until, int *attempts)
 {
-	enum queue_status	 st;
 	struct qp_params	 p = { .n = 0 };
 	PGresult		*r;
-	int64_t			 now, lease_until;
-	int			 attempts;
 
 	qp_i64(&p, job);
 	if ((r = qp_exec(q, "SELECT status, lease_until_ms, attempts FROM"
@@ -25,33 +25,31 @@ qp_cancel_locked(struct queue *q, int64_t job)
 		return -1;
 	if (PQntuples(r) == 0) {
 		PQclear(r);
-		return queue_notfound(q, job);
+		return 0;
 	}
-	if (queue_status_parse(PQgetvalue(r, 0, 0), &st) == -1)
-		st = QUEUE_DEAD;
-	lease_until = qp_int(r, 0, 1);
-	attempts = (int)qp_int(r, 0, 2);
+	if (queue_status_parse(PQgetvalue(r, 0, 0), st) == -1)
+		*st = QUEUE_DEAD;
+	*lease_until = qp_int(r, 0, 1);
+	*attempts = (int)qp_int(r, 0, 2);
 	PQclear(r);
-	if (st == QUEUE_DONE || st == QUEUE_DEAD || st == QUEUE_CANCELLED)
-		return 1;
-	if (qp_now(q, &now) == -1)
-		return -1;
-	if (st == QUEUE_RUNNING && lease_until > now) {
-		qp_i64(&p, job);
-		return qp_cmd(q, "UPDATE queue_jobs SET cancel_asked = 1 WHERE"
-		    " id = $1", &p, "asking for a cancel", NULL);
-	}
-	if (st == QUEUE_RUNNING) {
-		/* Its worker is gone: nobody would stop it. */
-		qp_i64(&p, job);
-		qp_i64(&p, attempts);
-		qp_i64(&p, now);
-		if (qp_cmd(q, "UPDATE queue_attempts SET ended_ms = $3, outcome"
-		    " = 'lease expired', error = 'lease expired; then"
-		    " cancelled' WHERE job = $1 AND n = $2 AND ended_ms = 0",
-		    &p, "closing an expired attempt", NULL) == -1)
-			return -1;
-	}
+	return 1;
+}
+
+int
+qp_cancel_ask(struct queue *q, int64_t job)
+{
+	struct qp_params	p = { .n = 0 };
+
+	qp_i64(&p, job);
+	return qp_cmd(q, "UPDATE queue_jobs SET cancel_asked = 1 WHERE id ="
+	    " $1", &p, "asking for a cancel", NULL);
+}
+
+int
+qp_cancel_now(struct queue *q, int64_t job, int64_t now)
+{
+	struct qp_params	p = { .n = 0 };
+
 	qp_i64(&p, job);
 	qp_i64(&p, now);
 	return qp_cmd(q, "UPDATE queue_jobs SET status = 'cancelled',"
@@ -60,78 +58,22 @@ qp_cancel_locked(struct queue *q, int64_t job)
 }
 
 int
-qp_cancel(struct queue *q, int64_t job)
-{
-	int	rc;
-
-	if (qp_begin(q) == -1)
-		return -1;
-	if ((rc = qp_cancel_locked(q, job)) != 0) {
-		qp_rollback(q);
-		return rc;
-	}
-	return qp_commit(q);
-}
-
-/* Queue dead (or cancelled) jobs again: one (job > 0) or every dead. */
-static int
-qp_requeue(struct queue *q, int64_t job, int64_t *rows)
+qp_requeue(struct queue *q, int64_t job, int64_t now, int64_t *rows)
 {
 	struct qp_params	p = { .n = 0 };
-	int64_t			now;
 
-	if (qp_begin(q) == -1 || qp_now(q, &now) == -1)
-		goto fail;
 	qp_i64(&p, now);
 	qp_i64(&p, job);
-	if (qp_cmd(q, "UPDATE queue_jobs SET status = 'queued', max_attempts"
+	return qp_cmd(q, "UPDATE queue_jobs SET status = 'queued', max_attempts"
 	    " = attempts + round_attempts, run_at_ms = $1, finished_ms = 0,"
-	    " lease_until_ms = 0, cancel_asked = 0 WHERE ($2::bigint = 0 AND status ="
-	    " 'dead') OR ($2::bigint > 0 AND id = $2::bigint AND status IN ('dead',"
-	    " 'cancelled'))", &p, "queueing again", rows) == -1)
-		goto fail;
-	if (*rows > 0 && qp_notify(q) == -1)
-		goto fail;
-	return qp_commit(q);
-fail:
-	qp_rollback(q);
-	return -1;
+	    " lease_until_ms = 0, cancel_asked = 0 WHERE ($2::bigint = 0 AND"
+	    " status = 'dead') OR ($2::bigint > 0 AND id = $2::bigint AND"
+	    " status IN ('dead', 'cancelled'))", &p, "queueing again", rows);
 }
 
 int
-qp_retry(struct queue *q, int64_t job)
-{
-	struct qp_params	 p = { .n = 0 };
-	PGresult		*r;
-	int64_t			 rows = 0;
-	int			 found;
-
-	if (qp_requeue(q, job, &rows) == -1)
-		return -1;
-	if (rows > 0)
-		return 0;
-	qp_i64(&p, job);
-	if ((r = qp_exec(q, "SELECT 1 FROM queue_jobs WHERE id = $1", &p,
-	    "reading a job")) == NULL)
-		return -1;
-	found = PQntuples(r) > 0;
-	PQclear(r);
-	return found ? 1 : queue_notfound(q, job);
-}
-
-int
-qp_retry_dead(struct queue *q, uint64_t *n)
-{
-	int64_t	rows = 0;
-
-	if (qp_requeue(q, 0, &rows) == -1)
-		return -1;
-	*n = (uint64_t)rows;
-	return 0;
-}
-
-int
-qp_purge(struct queue *q, unsigned mask, int64_t before_ms, uint64_t *n)
+qp_purge_rows(struct queue *q, unsigned mask, int64_t before_ms,
+    uint64_t *n)
 {
 	static const enum queue_status	ends[] = {
 		QUEUE_DONE, QUEUE_DEAD, QUEUE_CANCELLED,
@@ -143,8 +85,6 @@ qp_purge(struct queue *q, unsigned mask, int64_t before_ms, uint64_t *n)
 	int64_t				rows = 0;
 	int				pass, i;
 
-	if (qp_begin(q) == -1)
-		return -1;
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < 3; i++)
 			qp_str(&p, (mask & (1u << ends[i])) ?
@@ -153,14 +93,11 @@ qp_purge(struct queue *q, unsigned mask, int64_t before_ms, uint64_t *n)
 		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE %s%s",
 		    pass == 0 ? "queue_attempts" : "queue_jobs",
 		    pass == 0 ? "job" : "id", where);
-		if (qp_cmd(q, sql, &p, "removing finished jobs", &rows) ==
-		    -1) {
-			qp_rollback(q);
+		if (qp_cmd(q, sql, &p, "removing finished jobs", &rows) == -1)
 			return -1;
-		}
 	}
 	*n = (uint64_t)rows;
-	return qp_commit(q);
+	return 0;
 }
 
 int
@@ -177,7 +114,7 @@ qp_list(struct queue *q, int status, unsigned limit, struct queue_job **v,
 	/* LIMIT NULL is no limit. */
 	snprintf(sql, sizeof(sql), "SELECT * FROM (SELECT %s FROM queue_jobs"
 	    " WHERE $1::text IS NULL OR status = $1 ORDER BY id DESC LIMIT"
-	    " $2::bigint) AS j ORDER BY id", qp_job_cols);
+	    " $2::bigint) AS j ORDER BY id", QUEUE_JOB_COLS);
 	qp_str(&p, status >= 0 ? queue_status_name((enum queue_status)status) :
 	    NULL);
 	if (limit > 0)

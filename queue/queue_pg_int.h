@@ -11,7 +11,7 @@
 #include "queue/queue_int.h"
 
 /* queue_meta's schema_version of this program's PostgreSQL tables. */
-#define QUEUE_PG_SCHEMA_VERSION	2
+#define QUEUE_PG_SCHEMA_VERSION	3
 
 /* The channel NOTIFY announces new work on (queue_wait_fd). */
 #define QP_CHANNEL		"warren_queue"
@@ -31,8 +31,23 @@ struct queue_pg {
 	char		 shown[QP_URL_MAX];	/* url, its password masked */
 	int		 listening;	/* LISTEN done on this connection */
 	int		 woken;		/* a NOTIFY seen, not yet told */
+	unsigned	 prepared;	/* 1 << enum qp_prep_id: prepared
+					   on this connection */
 	unsigned	 failures;	/* connects failed in a row */
 	int64_t		 retry_at;	/* monotonic ms of the next connect */
+};
+
+/* queue_end's p_flags (queue_pg.c) */
+#define QP_END_DONE		1
+#define QP_END_CANCELLED	2
+#define QP_END_FINAL		4
+
+/* Statements prepared once on each connection (qp_prepared). */
+enum qp_prep_id {
+	QP_PREP_CLAIM = 0,
+	QP_PREP_END,
+	QP_PREP_BEAT,
+	QP_PREP__COUNT
 };
 
 /* A statement's parameters, as text. */
@@ -52,6 +67,8 @@ struct queue_pg	*qp_be(struct queue *);
 int		 qp_ready(struct queue *);
 PGresult	*qp_exec(struct queue *, const char *, struct qp_params *,
 		    const char *);
+PGresult	*qp_prepared(struct queue *, enum qp_prep_id, const char *,
+		    struct qp_params *, const char *);
 int		 qp_cmd(struct queue *, const char *, struct qp_params *,
 		    const char *, int64_t *);
 int		 qp_begin(struct queue *);
@@ -67,33 +84,29 @@ int64_t		 qp_int(const PGresult *, int, int);
 int		 qp_job_row(const PGresult *, int, struct queue_job *);
 int		 qp_job_read(struct queue *, int64_t, struct queue_job *);
 int		 qp_notify(struct queue *);
-extern const char qp_job_cols[];
 
 /* queue_pg_lease.c */
-/* queue_int.h's lease primitives (struct queue_ops) */
-int	qp_running_lock(struct queue *);
-int	qp_running(struct queue *, int64_t, int64_t *);
-int	qp_next(struct queue *, int64_t, struct queue_cand *);
+/* queue_int.h's whole lease calls and expire (struct queue_ops) */
+int	qp_claim(struct queue *, const char *, uint64_t, unsigned,
+	    struct queue_job *);
+int	qp_heartbeat(struct queue *, int64_t, int, const char *, uint64_t);
+int	qp_end(struct queue *, int64_t, int, const char *,
+	    const struct queue_result *, unsigned, uint64_t);
 int	qp_expire(struct queue *, const struct queue_cand *, int64_t,
 	    const char *, enum queue_status);
-int	qp_take(struct queue *, const struct queue_cand *, const char *,
-	    int64_t, int64_t);
-int	qp_extend(struct queue *, int64_t, int, const char *, int64_t, int *);
-int	qp_holder(struct queue *, int64_t, int, const char *, int *, int *);
-int	qp_result_set(struct queue *, int64_t, enum queue_status, int64_t,
-	    int64_t, const struct queue_result *);
-int	qp_attempt_end(struct queue *, int64_t, int, int64_t, const char *,
-	    const char *, int64_t);
 
 /* queue_pg_apply.c */
 int	qp_changes(struct queue *, int64_t, void **, size_t *);
 int	qp_applied(struct queue *, int64_t, const char *);
 
 /* queue_pg_admin.c */
-int	qp_cancel(struct queue *, int64_t);
-int	qp_retry(struct queue *, int64_t);
-int	qp_retry_dead(struct queue *, uint64_t *);
-int	qp_purge(struct queue *, unsigned, int64_t, uint64_t *);
+/* queue_int.h's primitives of cancel, retry, purge (struct queue_ops) */
+int	qp_job_status(struct queue *, int64_t, enum queue_status *, int64_t *,
+	    int *);
+int	qp_cancel_ask(struct queue *, int64_t);
+int	qp_cancel_now(struct queue *, int64_t, int64_t);
+int	qp_requeue(struct queue *, int64_t, int64_t, int64_t *);
+int	qp_purge_rows(struct queue *, unsigned, int64_t, uint64_t *);
 int	qp_list(struct queue *, int, unsigned, struct queue_job **, size_t *);
 int	qp_get(struct queue *, int64_t, struct queue_job *,
 	    struct queue_attempt **, size_t *);

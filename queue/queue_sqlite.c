@@ -31,13 +31,6 @@
 #include "queue/queue_sqlite_int.h"
 #include "store/store.h"
 
-#define QS_JOB_COLS \
-	"id, task, profile, workspace, schema, key, params, status, " \
-	"priority, attempts, max_attempts, timeout_ms, budget, created_ms, " \
-	"run_at_ms, lease_until_ms, finished_ms, worker, cancel_asked, " \
-	"answer, output, error, diff_stat, run_id, tokens_in, tokens_out, " \
-	"wall_ms, length(changes), run_where, applied_ms, applied_by"
-
 /* Jobs a claim may take; the same term as queue_jobs_claim's WHERE, so
  * that the index (in claim order) serves the claim: a claim reads the
  * index from its first row and stops at the first claimable job. Named
@@ -73,7 +66,7 @@ static const char *const qs_sql[QS__COUNT] = {
 	    " cancel_asked = 0 WHERE id = ?1",
 	[QS_ATTEMPT_START] = "INSERT INTO queue_attempts (job, n, worker,"
 	    " started_ms) VALUES (?1, ?2, ?3, ?4)",
-	[QS_JOB_GET] = "SELECT " QS_JOB_COLS " FROM queue_jobs WHERE id = ?1",
+	[QS_JOB_GET] = "SELECT " QUEUE_JOB_COLS " FROM queue_jobs WHERE id = ?1",
 	[QS_HEARTBEAT] = "UPDATE queue_jobs SET lease_until_ms = ?4"
 	    " WHERE id = ?1 AND status = 'running' AND attempts = ?2"
 	    " AND worker = ?3 RETURNING cancel_asked",
@@ -89,16 +82,16 @@ static const char *const qs_sql[QS__COUNT] = {
 	    " diff_stat = ?8, run_id = ?9, tokens_in = ?10, tokens_out = ?11,"
 	    " wall_ms = ?12, changes = ?13, run_where = ?14, applied_ms = 0,"
 	    " applied_by = NULL WHERE id = ?1",
-	[QS_STATUS] = "SELECT status, lease_until_ms, attempts, worker"
+	[QS_STATUS] = "SELECT status, lease_until_ms, attempts"
 	    " FROM queue_jobs WHERE id = ?1",
 	[QS_CANCEL_NOW] = "UPDATE queue_jobs SET status = 'cancelled',"
 	    " finished_ms = ?2, lease_until_ms = 0 WHERE id = ?1",
 	[QS_CANCEL_ASK] = "UPDATE queue_jobs SET cancel_asked = 1"
 	    " WHERE id = ?1",
 	[QS_RETRY] = "UPDATE queue_jobs SET status = 'queued',"
-	    " max_attempts = attempts + round_attempts, run_at_ms = ?2,"
+	    " max_attempts = attempts + round_attempts, run_at_ms = ?1,"
 	    " finished_ms = 0, lease_until_ms = 0, cancel_asked = 0"
-	    " WHERE id = ?1 AND status IN ('dead', 'cancelled')",
+	    " WHERE id = ?2 AND status IN ('dead', 'cancelled')",
 	[QS_RETRY_DEAD] = "UPDATE queue_jobs SET status = 'queued',"
 	    " max_attempts = attempts + round_attempts, run_at_ms = ?1,"
 	    " finished_ms = 0, lease_until_ms = 0, cancel_asked = 0"
@@ -108,9 +101,9 @@ static const char *const qs_sql[QS__COUNT] = {
 	    " AND finished_ms < ?4)",
 	[QS_PURGE_JOBS] = "DELETE FROM queue_jobs WHERE status IN"
 	    " (?1, ?2, ?3) AND finished_ms < ?4",
-	[QS_LIST] = "SELECT " QS_JOB_COLS " FROM queue_jobs"
+	[QS_LIST] = "SELECT " QUEUE_JOB_COLS " FROM queue_jobs"
 	    " WHERE ?1 IS NULL OR status = ?1 ORDER BY id",
-	[QS_LIST_NEWEST] = "SELECT * FROM (SELECT " QS_JOB_COLS
+	[QS_LIST_NEWEST] = "SELECT * FROM (SELECT " QUEUE_JOB_COLS
 	    " FROM queue_jobs WHERE ?1 IS NULL OR status = ?1"
 	    " ORDER BY id DESC LIMIT ?2) ORDER BY id",
 	[QS_ATTEMPTS] = "SELECT n, worker, started_ms, ended_ms, outcome,"
@@ -351,74 +344,32 @@ qs_bind_text(sqlite3_stmt *s, int i, const char *v)
 	return sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
 }
 
-/* A copy of a text column, NULL for NULL; -1 out of memory. */
 static int
-qs_col_text(sqlite3_stmt *s, int i, char **out)
+qs_row_null(void *arg, int i)
 {
-	const unsigned char	*t = sqlite3_column_text(s, i);
-
-	*out = NULL;
-	if (t == NULL)
-		return sqlite3_column_type(s, i) == SQLITE_NULL ? 0 : -1;
-	if ((*out = strdup((const char *)t)) == NULL)
-		return -1;
-	return 0;
+	return sqlite3_column_type(arg, i) == SQLITE_NULL;
 }
 
-static enum queue_status
-qs_col_status(sqlite3_stmt *s, int i)
+static int64_t
+qs_row_i64(void *arg, int i)
 {
-	enum queue_status	st;
-
-	if (queue_status_parse((const char *)sqlite3_column_text(s, i),
-	    &st) == -1)
-		return QUEUE_DEAD;	/* not written by us: never run it */
-	return st;
+	return sqlite3_column_int64(arg, i);
 }
 
-/* One row of QS_JOB_COLS; -1 out of memory (j freed). */
+static const char *
+qs_row_text(void *arg, int i)
+{
+	return (const char *)sqlite3_column_text(arg, i);
+}
+
+/* The row s is on, of QUEUE_JOB_COLS; -1 out of memory (j freed). */
 int
 qs_job_row(sqlite3_stmt *s, struct queue_job *j)
 {
-	int	rc = 0;
+	const struct queue_row	r = { s, qs_row_null, qs_row_i64,
+	    qs_row_text };
 
-	memset(j, 0, sizeof(*j));
-	j->id = sqlite3_column_int64(s, 0);
-	rc |= qs_col_text(s, 1, &j->task);
-	rc |= qs_col_text(s, 2, &j->profile);
-	rc |= qs_col_text(s, 3, &j->workspace);
-	rc |= qs_col_text(s, 4, &j->schema);
-	rc |= qs_col_text(s, 5, &j->key);
-	rc |= qs_col_text(s, 6, &j->params);
-	j->status = qs_col_status(s, 7);
-	j->priority = sqlite3_column_int(s, 8);
-	j->attempts = sqlite3_column_int(s, 9);
-	j->max_attempts = sqlite3_column_int(s, 10);
-	j->timeout_ms = (uint64_t)sqlite3_column_int64(s, 11);
-	j->budget = (uint64_t)sqlite3_column_int64(s, 12);
-	j->created_ms = sqlite3_column_int64(s, 13);
-	j->run_at_ms = sqlite3_column_int64(s, 14);
-	j->lease_until_ms = sqlite3_column_int64(s, 15);
-	j->finished_ms = sqlite3_column_int64(s, 16);
-	rc |= qs_col_text(s, 17, &j->worker);
-	j->cancel_asked = sqlite3_column_int(s, 18);
-	rc |= qs_col_text(s, 19, &j->answer);
-	rc |= qs_col_text(s, 20, &j->output);
-	rc |= qs_col_text(s, 21, &j->error);
-	rc |= qs_col_text(s, 22, &j->diff_stat);
-	j->run_id = sqlite3_column_int64(s, 23);
-	j->tokens_in = (uint64_t)sqlite3_column_int64(s, 24);
-	j->tokens_out = (uint64_t)sqlite3_column_int64(s, 25);
-	j->wall_ms = sqlite3_column_int64(s, 26);
-	j->changes_len = (size_t)sqlite3_column_int64(s, 27);
-	rc |= qs_col_text(s, 28, &j->run_where);
-	j->applied_ms = sqlite3_column_int64(s, 29);
-	rc |= qs_col_text(s, 30, &j->applied_by);
-	if (rc != 0) {
-		queue_job_free(j);
-		return -1;
-	}
-	return 0;
+	return queue_row_job(&r, j);
 }
 
 /* One job by id: 0, or -1 (ENOENT: no such job). */
@@ -487,41 +438,6 @@ qs_add_one(struct queue *q, const struct queue_job_new *n, int64_t now,
 		return -1;
 	*id = sqlite3_last_insert_rowid(qs_be(q)->db);
 	return 0;
-}
-
-/* All in one transaction: an error on any job rolls every one back, and
- * the error names the job (its index, from 0). */
-static int
-qs_add_many(struct queue *q, const struct queue_job_new *n, size_t count,
-    int64_t *ids, int *existed)
-{
-	char	why[QUEUE_ERR_MAX];
-	int64_t	now;
-	size_t	i;
-
-	if (qs_begin(q) == -1)
-		return -1;
-	now = queue_now(q);	/* after the wait for the lock */
-	for (i = 0; i < count; i++) {
-		if (qs_add_one(q, &n[i], now, &ids[i], &existed[i]) == -1) {
-			if (count > 1) {
-				snprintf(why, sizeof(why), "%s", q->err);
-				queue_seterr(q, "job %zu of %zu: %s; none of "
-				    "the %zu was added", i + 1, count, why,
-				    count);
-			}
-			qs_rollback(q);
-			return -1;
-		}
-	}
-	return qs_commit(q);
-}
-
-static int
-qs_add(struct queue *q, const struct queue_job_new *n, int64_t *id,
-    int *existed)
-{
-	return qs_add_many(q, n, 1, id, existed);
 }
 
 static int
@@ -713,8 +629,7 @@ const struct queue_ops queue_sqlite_ops = {
 	.name = "sqlite",
 	.open = qs_open,
 	.close = qs_close,
-	.add = qs_add,
-	.add_many = qs_add_many,
+	.add_one = qs_add_one,
 	.begin = qs_begin,
 	.commit = qs_commit,
 	.rollback = qs_rollback,
@@ -728,10 +643,11 @@ const struct queue_ops queue_sqlite_ops = {
 	.holder = qs_holder,
 	.result_set = qs_result_set,
 	.attempt_end = qs_attempt_end,
-	.cancel = qs_cancel,
-	.retry = qs_retry,
-	.retry_dead = qs_retry_dead,
-	.purge = qs_purge,
+	.status = qs_job_status,
+	.cancel_ask = qs_cancel_ask,
+	.cancel_now = qs_cancel_now,
+	.requeue = qs_requeue,
+	.purge_rows = qs_purge_rows,
 	.list = qs_list,
 	.get = qs_get,
 	.counts = qs_counts,

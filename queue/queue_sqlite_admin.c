@@ -14,9 +14,10 @@ qs_db(struct queue *q)
 	return ((struct queue_sqlite *)q->be)->db;
 }
 
-/* A job's status and lease: 1 found, 0 none, -1 error. */
-static int
-qs_status_read(struct queue *q, int64_t job, enum queue_status *st,
+/* A job's status and lease: 1 found, 0 none, -1 error (the write lock
+ * held since begin keeps it). */
+int
+qs_job_status(struct queue *q, int64_t job, enum queue_status *st,
     int64_t *lease_until, int *attempts)
 {
 	sqlite3_stmt	*s;
@@ -38,43 +39,22 @@ qs_status_read(struct queue *q, int64_t job, enum queue_status *st,
 	return rc == SQLITE_ROW;
 }
 
-/* A running job whose lease expired: nobody runs it to stop it, so the
- * cancel ends it now, its attempt "lease expired". */
-static int
-qs_cancel_expired(struct queue *q, int64_t job, int attempt, int64_t now)
+int
+qs_cancel_ask(struct queue *q, int64_t job)
 {
 	sqlite3_stmt	*s;
 
-	if ((s = qs_stmt(q, QS_ATTEMPT_EXPIRE)) == NULL)
+	if ((s = qs_stmt(q, QS_CANCEL_ASK)) == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, job);
-	sqlite3_bind_int(s, 2, attempt);
-	sqlite3_bind_int64(s, 3, now);
-	qs_bind_text(s, 4, "lease expired; then cancelled");
-	return qs_run(q, QS_ATTEMPT_EXPIRE, "closing an expired attempt");
+	return qs_run(q, QS_CANCEL_ASK, "asking for a cancel");
 }
 
-static int
-qs_cancel_locked(struct queue *q, int64_t job)
+int
+qs_cancel_now(struct queue *q, int64_t job, int64_t now)
 {
-	enum queue_status	 st = QUEUE_QUEUED;
-	sqlite3_stmt		*s;
-	int64_t			 now = queue_now(q), lease_until = 0;
-	int			 rc, attempts = 0;
+	sqlite3_stmt	*s;
 
-	if ((rc = qs_status_read(q, job, &st, &lease_until, &attempts)) != 1)
-		return rc == 0 ? queue_notfound(q, job) : -1;
-	if (st == QUEUE_DONE || st == QUEUE_DEAD || st == QUEUE_CANCELLED)
-		return 1;
-	if (st == QUEUE_RUNNING && lease_until > now) {
-		if ((s = qs_stmt(q, QS_CANCEL_ASK)) == NULL)
-			return -1;
-		sqlite3_bind_int64(s, 1, job);
-		return qs_run(q, QS_CANCEL_ASK, "asking for a cancel");
-	}
-	if (st == QUEUE_RUNNING &&
-	    qs_cancel_expired(q, job, attempts, now) == -1)
-		return -1;
 	if ((s = qs_stmt(q, QS_CANCEL_NOW)) == NULL)
 		return -1;
 	sqlite3_bind_int64(s, 1, job);
@@ -83,51 +63,19 @@ qs_cancel_locked(struct queue *q, int64_t job)
 }
 
 int
-qs_cancel(struct queue *q, int64_t job)
+qs_requeue(struct queue *q, int64_t job, int64_t now, int64_t *rows)
 {
-	int	rc;
-
-	if (qs_begin(q) == -1)
-		return -1;
-	if ((rc = qs_cancel_locked(q, job)) != 0) {
-		qs_rollback(q);
-		return rc;
-	}
-	return qs_commit(q);
-}
-
-int
-qs_retry(struct queue *q, int64_t job)
-{
-	enum queue_status	 st;
-	sqlite3_stmt		*s;
-	int64_t			 lease_until;
-	int			 attempts, rc;
-
-	if ((s = qs_stmt(q, QS_RETRY)) == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, job);
-	sqlite3_bind_int64(s, 2, queue_now(q));
-	if (qs_run(q, QS_RETRY, "queueing a job again") == -1)
-		return -1;
-	if (sqlite3_changes(qs_db(q)) > 0)
-		return 0;
-	if ((rc = qs_status_read(q, job, &st, &lease_until, &attempts)) != 1)
-		return rc == 0 ? queue_notfound(q, job) : -1;
-	return 1;
-}
-
-int
-qs_retry_dead(struct queue *q, uint64_t *n)
-{
+	enum qs_stmt_id	 id = job > 0 ? QS_RETRY : QS_RETRY_DEAD;
 	sqlite3_stmt	*s;
 
-	if ((s = qs_stmt(q, QS_RETRY_DEAD)) == NULL)
+	if ((s = qs_stmt(q, id)) == NULL)
 		return -1;
-	sqlite3_bind_int64(s, 1, queue_now(q));
-	if (qs_run(q, QS_RETRY_DEAD, "queueing dead jobs again") == -1)
+	sqlite3_bind_int64(s, 1, now);
+	if (job > 0)
+		sqlite3_bind_int64(s, 2, job);
+	if (qs_run(q, id, "queueing again") == -1)
 		return -1;
-	*n = (uint64_t)sqlite3_changes(qs_db(q));
+	*rows = sqlite3_changes(qs_db(q));
 	return 0;
 }
 
@@ -147,27 +95,23 @@ qs_bind_mask(sqlite3_stmt *s, unsigned mask, int64_t before_ms)
 }
 
 int
-qs_purge(struct queue *q, unsigned mask, int64_t before_ms, uint64_t *n)
+qs_purge_rows(struct queue *q, unsigned mask, int64_t before_ms,
+    uint64_t *n)
 {
 	sqlite3_stmt	*s;
 
-	if (qs_begin(q) == -1)
-		return -1;
 	if ((s = qs_stmt(q, QS_PURGE_ATTEMPTS)) == NULL)
-		goto fail;
+		return -1;
 	qs_bind_mask(s, mask, before_ms);
 	if (qs_run(q, QS_PURGE_ATTEMPTS, "removing attempts") == -1)
-		goto fail;
+		return -1;
 	if ((s = qs_stmt(q, QS_PURGE_JOBS)) == NULL)
-		goto fail;
+		return -1;
 	qs_bind_mask(s, mask, before_ms);
 	if (qs_run(q, QS_PURGE_JOBS, "removing jobs") == -1)
-		goto fail;
+		return -1;
 	*n = (uint64_t)sqlite3_changes(qs_db(q));
-	return qs_commit(q);
-fail:
-	qs_rollback(q);
-	return -1;
+	return 0;
 }
 
 int

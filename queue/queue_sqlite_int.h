@@ -89,10 +89,13 @@ int	qs_changes(struct queue *, int64_t, void **, size_t *);
 int	qs_applied(struct queue *, int64_t, const char *);
 
 /* queue_sqlite_admin.c */
-int	qs_cancel(struct queue *, int64_t);
-int	qs_retry(struct queue *, int64_t);
-int	qs_retry_dead(struct queue *, uint64_t *);
-int	qs_purge(struct queue *, unsigned, int64_t, uint64_t *);
+/* queue_int.h's primitives of cancel, retry, purge (struct queue_ops) */
+int	qs_job_status(struct queue *, int64_t, enum queue_status *, int64_t *,
+	    int *);
+int	qs_cancel_ask(struct queue *, int64_t);
+int	qs_cancel_now(struct queue *, int64_t, int64_t);
+int	qs_requeue(struct queue *, int64_t, int64_t, int64_t *);
+int	qs_purge_rows(struct queue *, unsigned, int64_t, uint64_t *);
 int	qs_list(struct queue *, int, unsigned, struct queue_job **, size_t *);
 int	qs_get(struct queue *, int64_t, struct queue_job *,
 	    struct queue_attempt **, size_t *);

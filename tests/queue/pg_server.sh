@@ -7,6 +7,8 @@
 # 127.0.0.1 only, on a free port, its socket in that directory, a superuser
 # "warren" with a random password. initdb and postgres refuse root: as root
 # the server runs as warren-test (or nobody), which owns the directory.
+# pg_stat_statements is loaded, so that a test can count the statements
+# a call sends (test_statements in test_queue_pg.c).
 # COMMAND sees
 #   WARREN_TEST_QUEUE_URL  postgresql://warren:PASSWORD@127.0.0.1:PORT/postgres
 #   WARREN_TEST_PG_CTL     a script: stop | start | restart (immediate, as
@@ -70,7 +72,7 @@ for try in 1 2 3 4 5 6 7 8; do
 case "\$1" in
 stop) exec $as "$bindir/pg_ctl" -D "$tmp/data" -m immediate -w stop ;;
 *) exec $as "$bindir/pg_ctl" -D "$tmp/data" -m immediate -w -l "$tmp/server.log" \
-    -o "-c listen_addresses=127.0.0.1 -p $p -k $tmp -c fsync=off -c max_connections=200" "\$1" ;;
+    -o "-c listen_addresses=127.0.0.1 -p $p -k $tmp -c fsync=off -c max_connections=200 -c shared_preload_libraries=pg_stat_statements" "\$1" ;;
 esac
 CTL
 	chmod 755 "$ctl"

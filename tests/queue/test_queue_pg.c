@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -120,7 +121,7 @@ test_schema(void **state)
 
 	NEED_PG(t);
 	assert_int_equal(qt_sql_int(t, "SELECT value FROM queue_meta WHERE"
-	    " name = 'schema_version'"), 2);
+	    " name = 'schema_version'"), 3);
 	assert_int_equal(qt_sql(t, "UPDATE queue_meta SET value = 99 WHERE"
 	    " name = 'schema_version'"), 0);
 	assert_null(queue_open(t->db, err, sizeof(err)));
@@ -138,7 +139,7 @@ test_schema(void **state)
 	if ((t->q = qt_open(t)) == NULL)
 		fail_msg("reopen at version 1");
 	assert_int_equal(qt_sql_int(t, "SELECT value FROM queue_meta WHERE"
-	    " name = 'schema_version'"), 2);
+	    " name = 'schema_version'"), 3);
 	assert_int_equal(qt_sql_int(t, "SELECT count(*) FROM"
 	    " information_schema.columns WHERE table_schema = current_schema()"
 	    " AND table_name = 'queue_jobs' AND column_name IN ('changes',"
@@ -373,6 +374,154 @@ test_result_meets_take(void **state)
 	queue_job_free(&j);
 }
 
+/* What the child of test_claim_skips_locked reports. */
+struct claim_seen {
+	int	rc;
+	int64_t	id, ms;
+};
+
+/*
+ * A claim while another holds the oldest job's row (a claim on another
+ * machine between its select and its commit: here the test's own
+ * transaction, SELECT ... FOR UPDATE): it passes over that row and takes
+ * the next job at once (under 1 s), neither waiting for the lock (FOR
+ * UPDATE alone) nor coming back empty or failing (NOWAIT). The claim runs
+ * in a child, so that a claim that waits is seen in 5 s, not hung.
+ */
+static void
+test_claim_skips_locked(void **state)
+{
+	struct qt		*t = *state;
+	struct claim_seen	 seen = { .rc = -2 };
+	struct queue_job	 j;
+	struct queue		*q;
+	struct pollfd		 pfd;
+	PGconn			*c;
+	int64_t			 first, second, t0;
+	pid_t			 pid;
+	int			 fd[2], status;
+
+	NEED_PG(t);
+	first = add(t->q, "held by another claim");
+	second = add(t->q, "free");
+	c = PQconnectdb(t->db);
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	pg_do(c, "BEGIN");
+	assert_int_equal(pg_do(c, "SELECT id FROM queue_jobs ORDER BY id"
+	    " LIMIT 1 FOR UPDATE"), first);
+	assert_int_equal(pipe(fd), 0);
+	if ((pid = fork()) == 0) {
+		close(fd[0]);
+		if ((q = qt_open(t)) == NULL)
+			_exit(10);
+		t0 = (int64_t)clock_mono_ms();
+		seen.rc = queue_claim(q, "w2", LEASE, 0, &j);
+		seen.ms = (int64_t)clock_mono_ms() - t0;
+		seen.id = seen.rc == 1 ? j.id : 0;
+		if (write(fd[1], &seen, sizeof(seen)) != sizeof(seen))
+			_exit(11);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	close(fd[1]);
+	pfd.fd = fd[0];
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 5000) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		pg_do(c, "ROLLBACK");
+		PQfinish(c);
+		fail_msg("a claim waited over 5 s while another transaction "
+		    "held job %lld's row: it did not skip the locked row",
+		    (long long)first);
+	}
+	assert_int_equal(read(fd[0], &seen, sizeof(seen)), sizeof(seen));
+	close(fd[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	pg_do(c, "ROLLBACK");
+	PQfinish(c);
+	if (seen.rc != 1)
+		fail_msg("the claim beside a held row returned %d (1: a job)",
+		    seen.rc);
+	assert_int_equal(seen.id, second);
+	if (seen.ms >= 1000)
+		fail_msg("the claim beside a held row took %lld ms", (long long)
+		    seen.ms);
+	/* The held job was not touched, and is claimed once it is free. */
+	assert_int_equal(queue_claim(t->q, "w1", LEASE, 0, &j), 1);
+	assert_int_equal(j.id, first);
+	assert_int_equal(j.attempts, 1);
+	queue_job_free(&j);
+}
+
+/* Statements sent to the server since the last reset, but the counting
+ * connection's own. */
+static int64_t
+statements(PGconn *c)
+{
+	return pg_do(c, "SELECT coalesce(sum(calls), 0) FROM"
+	    " public.pg_stat_statements WHERE query NOT LIKE"
+	    " '%pg_stat_statements%'");
+}
+
+/*
+ * A claim is one statement, and so are a complete, a fail and a
+ * heartbeat (issue 33: at most 4 for a claim and its complete; here 2),
+ * as the server counts them (pg_stat_statements, loaded by
+ * pg_server.sh): one round trip each, the clock read in it. The
+ * statements are prepared at their first use on a connection, before
+ * the count.
+ */
+static void
+test_statements(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_result	 res = { .answer = "a", .error = "e" };
+	struct queue_job	 j;
+	PGconn			*c;
+	int64_t			 id;
+
+	NEED_PG(t);
+	qt_pg_admin("CREATE EXTENSION IF NOT EXISTS pg_stat_statements"
+	    " SCHEMA public");
+	/* The server's clock, as a user runs it. */
+	queue_set_clock(t->q, NULL, NULL);
+	add(t->q, "warm");
+	assert_int_equal(queue_claim(t->q, "w", LEASE, 1, &j), 1);
+	assert_int_equal(queue_heartbeat(t->q, j.id, 1, "w", LEASE), 0);
+	assert_int_equal(queue_complete(t->q, j.id, 1, "w", &res), 0);
+	queue_job_free(&j);
+	id = add(t->q, "counted");
+	c = PQconnectdb(t->db);
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	pg_do(c, "SELECT public.pg_stat_statements_reset()");
+	assert_int_equal(queue_claim(t->q, "w", LEASE, 1, &j), 1);
+	assert_int_equal(j.id, id);
+	queue_job_free(&j);
+	assert_int_equal(statements(c), 1);
+	pg_do(c, "SELECT public.pg_stat_statements_reset()");
+	assert_int_equal(queue_heartbeat(t->q, id, 1, "w", LEASE), 0);
+	assert_int_equal(statements(c), 1);
+	pg_do(c, "SELECT public.pg_stat_statements_reset()");
+	assert_int_equal(queue_fail(t->q, id, 1, "w", &res, 0), 0);
+	assert_int_equal(statements(c), 1);
+	assert_int_equal(qt_sql_int(t, "SELECT count(*) FROM queue_jobs WHERE"
+	    " status = 'retrying'"), 1);
+	qt_sql(t, "UPDATE queue_jobs SET run_at_ms = 0");
+	assert_int_equal(queue_claim(t->q, "w", LEASE, 0, &j), 1);
+	queue_job_free(&j);
+	pg_do(c, "SELECT public.pg_stat_statements_reset()");
+	assert_int_equal(queue_complete(t->q, id, 2, "w", &res), 0);
+	assert_int_equal(statements(c), 1);
+	PQfinish(c);
+	assert_int_equal(queue_get(t->q, id, &j, NULL, NULL), 0);
+	assert_int_equal(j.status, QUEUE_DONE);
+	assert_int_equal(j.attempts, 2);
+	assert_string_equal(j.answer, "a");
+	assert_null(j.error);
+	queue_job_free(&j);
+}
+
 int
 main(void)
 {
@@ -384,6 +533,8 @@ main(void)
 		T(test_not_utf8),
 		T(test_server_clock),
 		T(test_result_meets_take),
+		T(test_claim_skips_locked),
+		T(test_statements),
 		T(test_reconnect),
 #undef T
 	};
