@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 
 #include "cli/layer.h"
 #include "common/clock.h"
+#include "workspace/cow_walk.h"
 
 #define LAYER_IGNORE_MS		30000	/* git's time to answer */
 
@@ -134,18 +136,22 @@ static void
 layer_ignore_mark(const struct cow_changes *ch, const char *buf, size_t len,
     unsigned char *ign)
 {
-	const char	*p, *nul;
-	size_t		 i, l;
+	const struct cow_change	*c;
+	const char		*p, *nul;
+	char			 path[PATH_MAX];
+	size_t			 l;
 
 	for (p = buf; p < buf + len && (nul = memchr(p, '\0',
 	    buf + len - p)) != NULL; p = nul + 1) {
 		l = nul - p;
 		if (l > 1 && p[l - 1] == '/')
 			l--;
-		for (i = 0; i < ch->n; i++)
-			if (strlen(ch->v[i].path) == l &&
-			    memcmp(ch->v[i].path, p, l) == 0)
-				ign[i] = 1;
+		if (l >= sizeof(path))
+			continue;
+		memcpy(path, p, l);
+		path[l] = '\0';
+		if ((c = cow_walk_find(ch, path)) != NULL)
+			ign[c - ch->v] = 1;
 	}
 }
 

@@ -11,6 +11,7 @@
  */
 #include <sys/stat.h>
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include "cli/layer.h"
 #include "common/str.h"
+#include "workspace/cow_walk.h"
 
 /* p as a path below ws: "./a//b/" is "a/b", "/ws/a" is "a", "." is "";
  * NULL (err set) if it leaves the workspace. */
@@ -86,6 +88,25 @@ layer_paths_made_dir(const struct cow_change *ch)
 	    (ch->kind == COW_ADDED || !S_ISDIR(ch->base.mode));
 }
 
+/* Select the directories above path that apply must make. */
+static void
+layer_paths_parents(const struct cow_changes *ch, const char *path,
+    unsigned char *sel)
+{
+	const struct cow_change	*p;
+	char			 dir[PATH_MAX];
+	char			*slash;
+
+	if (strlcpy(dir, path, sizeof(dir)) >= sizeof(dir))
+		return;
+	while ((slash = strrchr(dir, '/')) != NULL) {
+		*slash = '\0';
+		if ((p = cow_walk_find(ch, dir)) != NULL &&
+		    layer_paths_made_dir(p))
+			sel[p - ch->v] |= LAYER_SEL;
+	}
+}
+
 int
 layer_paths_select(const char *ws, const struct cow_changes *ch,
     char *const *paths, size_t npaths, int parents, unsigned char *sel,
@@ -116,16 +137,9 @@ layer_paths_select(const char *ws, const struct cow_changes *ch,
 		}
 	}
 	/* The directories apply must make for what was named under them. */
-	for (i = ch->n; parents && npaths > 0 && i-- > 0;) {
-		if (!(sel[i] & LAYER_SEL))
-			continue;
-		for (k = 0; k < i; k++)
-			if (!(sel[k] & LAYER_SEL) &&
-			    layer_paths_made_dir(&ch->v[k]) &&
-			    layer_paths_holds(ch->v[k].path, ch->v[i].path) ==
-			    1)
-				sel[k] |= LAYER_SEL;
-	}
+	for (i = 0; parents && npaths > 0 && i < ch->n; i++)
+		if (sel[i] & LAYER_SEL)
+			layer_paths_parents(ch, ch->v[i].path, sel);
 	return 0;
 }
 

@@ -268,6 +268,14 @@ test_apply_paths(void **state)
 		    r.err);
 	h_run_free(&r);
 
+	/* A file in a directory the run made: the directory comes too. */
+	t_warren(&t, &r, "apply", "RUN", "docs/new.md", NULL);
+	if (r.status != 0 || !t_is(&t, "docs/new.md", "# new\n") ||
+	    !t_is(&t, ".gitignore", T_IGNORE))
+		fail_msg("apply RUN docs/new.md: %d\n%s\n%s", r.status, r.out,
+		    r.err);
+	h_run_free(&r);
+
 	t_warren(&t, &r, "apply", "RUN", NULL);
 	if (r.status != 0 || !t_is(&t, "docs/new.md", "# new\n") ||
 	    !t_is(&t, ".gitignore", "# nothing ignored\n") ||
