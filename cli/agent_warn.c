@@ -21,6 +21,7 @@
 
 #include "cli/project.h"
 #include "common/log.h"
+#include "common/path.h"
 #include "common/xdg.h"
 
 #define AGENT_WARN_MAX	(256 * 1024)	/* the list starts over past it */
@@ -103,7 +104,7 @@ agent_warn_note(struct agent_warn *aw, const char *key)
 	strlcpy(dir, aw->path, sizeof(dir));
 	if ((slash = strrchr(dir, '/')) != NULL) {
 		*slash = '\0';
-		(void)mkdir(dir, 0700);
+		(void)path_mkdirs(dir, 0700, 0);
 	}
 	if ((fd = open(aw->path, flags, 0600)) == -1) {
 		if (!aw->failed)

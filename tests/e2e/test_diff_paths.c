@@ -214,6 +214,15 @@ test_diff_paths(void **state)
 		fail_msg("diff --stat RUN: %d\n%s\n%s", r.status, r.out,
 		    r.err);
 	h_run_free(&r);
+	/* --raw: stdout is for patch; the list goes to stderr. */
+	t_warren(&t, &r, "diff", "--raw", "RUN", NULL);
+	if (r.status != 0 || strstr(r.out, "MAIN-OBJECT") != NULL ||
+	    strstr(r.out, "src/main.o") != NULL ||
+	    strstr(r.out, "+int util = 2;") == NULL ||
+	    strstr(r.err, "# 5 paths the workspace's .gitignore") == NULL ||
+	    strstr(r.err, "#   src/main.o\n") == NULL)
+		fail_msg("diff --raw RUN: %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
 	t_warren(&t, &r, "diff", "RUN", NULL);
 	if (r.status != 0 || strstr(r.out, "WORDFREQ-BINARY") != NULL ||
 	    strstr(r.out, "+# new") == NULL ||
