@@ -97,7 +97,7 @@ agent_warn_open(struct agent_warn *aw)
 static void
 agent_warn_note(struct agent_warn *aw, const char *key)
 {
-	char	dir[sizeof(aw->path)], *slash;
+	char	dir[sizeof(aw->path)], line[AGENT_WARN_KEY + 1], *slash;
 	int	fd, flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
 
 	flags |= aw->restart ? O_TRUNC : O_APPEND;
@@ -115,8 +115,10 @@ agent_warn_note(struct agent_warn *aw, const char *key)
 		return;
 	}
 	aw->restart = 0;
-	if (write(fd, key, AGENT_WARN_KEY - 1) != AGENT_WARN_KEY - 1 ||
-	    write(fd, "\n", 1) != 1)
+	/* One write of the whole line: commands running at once append
+	 * whole lines (O_APPEND). */
+	snprintf(line, sizeof(line), "%s\n", key);
+	if (write(fd, line, AGENT_WARN_KEY) != AGENT_WARN_KEY)
 		log_warn("%s", aw->path);
 	close(fd);
 }
