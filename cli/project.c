@@ -401,8 +401,9 @@ project_open(struct project *pr, const char *dir, const char *db,
 		    "an agent may have put these\n", cmd, ews, why);
 	else
 		fprintf(stderr, "warren %s: the project config in %s/.warren "
-		    "and .claude/agents is ignored: it is not trusted (%s). Anyone who can write the"
-		    " workspace can write it, agents included: read it, then "
+		    "and .claude/agents is ignored: it is not trusted (%s). "
+		    "Anyone who can write the workspace can write it, agents "
+		    "included: read it, then "
 		    "run `warren trust %s` to use it\n", cmd, ews, why, ews);
 	return 0;
 }
