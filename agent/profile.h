@@ -99,6 +99,15 @@ int			 profile_parse(const char *text, size_t len,
 int			 profile_load_file(const char *path,
 			    struct profile **out, char *err, size_t errlen);
 /*
+ * A warning about a file (a tool warren lacks) goes to fn, with the file's
+ * name and whole text (a caller may say it once per version of the file:
+ * cli/agent_warn.c), instead of the log; fn NULL: the log again. One hook
+ * for the process.
+ */
+typedef void		(*profile_warn_fn)(void *arg, const char *file,
+			    const char *text, size_t len, const char *msg);
+void			 profile_warn_hook(profile_warn_fn fn, void *arg);
+/*
  * Profiles come in layers, each over the ones before it: the built-ins,
  * the user's directory ($XDG_CONFIG_HOME/warren/agents), a trusted
  * project's files. A profile replaces one of the same name from an

@@ -30,6 +30,8 @@
 
 struct pf {
 	const char	*file;
+	const char	*text;		/* the whole file, for pf_warn_fn */
+	size_t		 len;
 	const char	*p, *end;	/* unread text */
 	unsigned	 line;		/* of the last line read */
 	char		*err;
@@ -57,19 +59,34 @@ pf_error(struct pf *pf, const char *fmt, const char *arg)
 	return -1;
 }
 
+/* Who is told of a file's warnings (profile_warn_hook); NULL: the log. */
+static profile_warn_fn	 pf_warn_fn;
+static void		*pf_warn_arg;
+
+void
+profile_warn_hook(profile_warn_fn fn, void *arg)
+{
+	pf_warn_fn = fn;
+	pf_warn_arg = arg;
+}
+
 /* A tool warren lacks: said (the name escaped, as pf_error does), and
  * left out; the file's other tools load. */
 static int
 pf_warn_tool(struct pf *pf, const char *name)
 {
-	char	efile[512], ename[256];
+	char	efile[512], ename[256], msg[1024];
 
 	str_escape(efile, sizeof(efile), pf->file, strlen(pf->file));
 	str_escape(ename, sizeof(ename), name, strlen(name));
-	log_warnx("%s:%u: unknown tool \"%s\" left out (tools: read, "
-	    "write, edit, list, glob, grep, bash, todo, note, delegate, or "
-	    "Read, Write, Edit, LS, Glob, Grep, Bash, TodoWrite, Task)",
-	    efile, pf->line, ename);
+	snprintf(msg, sizeof(msg), "%s:%u: unknown tool \"%s\" left out "
+	    "(tools: read, write, edit, list, glob, grep, bash, todo, note, "
+	    "delegate, or Read, Write, Edit, LS, Glob, Grep, Bash, TodoWrite, "
+	    "Task)", efile, pf->line, ename);
+	if (pf_warn_fn != NULL)
+		pf_warn_fn(pf_warn_arg, pf->file, pf->text, pf->len, msg);
+	else
+		log_warnx("%s", msg);
 	return 0;
 }
 
@@ -342,6 +359,8 @@ profile_parse(const char *text, size_t len, const char *filename,
 	*out = NULL;
 	memset(&pf, 0, sizeof(pf));
 	pf.file = filename != NULL ? filename : "(profile)";
+	pf.text = text;
+	pf.len = len;
 	pf.p = text;
 	pf.end = text + len;
 	pf.err = err;

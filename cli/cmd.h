@@ -77,6 +77,13 @@ struct cow_changes;
  * stderr); live: refuse a run still running. */
 int	cmd_cow_check(const char *name, const struct store_run *r, int live);
 int	cmd_cow_diff(const struct store_run *r, unsigned flags);
+/* Only the changes under paths (layer_paths.c; all if npaths is 0);
+ * those the workspace's .gitignore ignores listed apart. */
+int	cmd_cow_diff_paths(const struct store_run *r, unsigned flags,
+	    char *const *paths, size_t npaths);
+/* apply: also what the workspace's .gitignore ignores (--include-ignored;
+ * beside COW_APPLY_SENSITIVE and COW_APPLY_UNREVIEWED). */
+#define CMD_APPLY_IGNORED	0x100
 /* The paths named with --include PATH (apply, queue apply): each is
  * applied though apply would leave it out (unreviewed, or it runs code
  * on the host). */
@@ -94,6 +101,11 @@ int	cmd_cow_include(const char *name, struct cow_changes *ch,
 	    unsigned flags, const struct cmd_include *);
 int	cmd_cow_apply(struct store *st, const struct store_run *r,
 	    unsigned flags, const struct cmd_include *);
+/* Only the changes under paths; a path named exactly is applied though
+ * it would be left out (as --include PATH), a directory releases none. */
+int	cmd_cow_apply_paths(struct store *st, const struct store_run *r,
+	    unsigned flags, const struct cmd_include *, char *const *paths,
+	    size_t npaths);
 int	cmd_cow_discard(struct store *st, const struct store_run *r);
 /* Paths left out of an apply with flags (cow_review_held). */
 size_t	cmd_cow_left_out(const struct cow_changes *ch, unsigned flags);

@@ -133,23 +133,145 @@ cmd_cow_load_reviewed(const struct store_run *r, struct cow *c,
 	return 0;
 }
 
+/*
+ * What diff or apply acts on: the changes the named paths select
+ * (LAYER_SEL, LAYER_NAMED), and which of them the workspace's .gitignore
+ * ignores (ign); the note says why .gitignore could not be used.
+ */
+struct cmd_cow_pick {
+	unsigned char	*sel;
+	unsigned char	*ign;
+	char		 note[512];
+};
+
+static void
+cmd_cow_pick_free(struct cmd_cow_pick *pk)
+{
+	free(pk->sel);
+	free(pk->ign);
+}
+
+/* 0, or an exit code (said). parents: apply's (layer_paths_select). */
+static int
+cmd_cow_pick(const char *name, const struct cow *c,
+    const struct cow_changes *ch, char *const *paths, size_t npaths,
+    int parents, struct cmd_cow_pick *pk)
+{
+	char	err[1024];
+
+	memset(pk, 0, sizeof(*pk));
+	if ((pk->sel = calloc(ch->n + 1, 1)) == NULL ||
+	    (pk->ign = calloc(ch->n + 1, 1)) == NULL) {
+		cmd_cow_error(name, "out of memory");
+		return WARREN_EXIT_INTERNAL;
+	}
+	if (layer_paths_select(c->workspace, ch, paths, npaths, parents,
+	    pk->sel, err, sizeof(err)) == -1) {
+		cmd_cow_error(name, err);
+		return WARREN_EXIT_USAGE;
+	}
+	if (layer_ignore(c->workspace, ch, pk->ign, pk->note,
+	    sizeof(pk->note)) == -1) {
+		snprintf(err, sizeof(err), "git check-ignore: %s",
+		    strerror(errno));
+		cmd_cow_error(name, err);
+		return WARREN_EXIT_INTERNAL;
+	}
+	if (pk->note[0] != '\0')
+		cmd_cow_error(name, pk->note);
+	return 0;
+}
+
+/* Selected and set apart: ignored, and not named exactly. */
+static int
+cmd_cow_apart(const struct cmd_cow_pick *pk, size_t i)
+{
+	return (pk->sel[i] & LAYER_SEL) && pk->ign[i] &&
+	    !(pk->sel[i] & LAYER_NAMED);
+}
+
+/* The changes .gitignore ignores, after the diff: named (--stat: their
+ * stat), never their content. --raw keeps stdout for patch: stderr. */
+static int
+cmd_cow_diff_apart(const struct cow *c, const struct cow_changes *apart,
+    unsigned flags)
+{
+	FILE	*o = (flags & COW_DIFF_RAW) ? stderr : stdout;
+	char	 err[1024], *e;
+	size_t	 i;
+
+	fprintf(o, "# %zu path%s the workspace's .gitignore ignores, not "
+	    "applied without --include-ignored:\n", apart->n, apart->n == 1 ?
+	    "" : "s");
+	if ((flags & COW_DIFF_STAT) && !(flags & COW_DIFF_RAW)) {
+		if (cow_diff(c, apart, stdout, flags, err, sizeof(err)) == -1) {
+			cmd_cow_error("diff", err);
+			return WARREN_EXIT_INTERNAL;
+		}
+		return 0;
+	}
+	for (i = 0; i < apart->n; i++) {
+		e = str_escape_dup(apart->v[i].path, strlen(apart->v[i].path),
+		    0);
+		fprintf(o, "#   %s\n", e != NULL ? e : "?");
+		free(e);
+	}
+	return 0;
+}
+
 int
 cmd_cow_diff(const struct store_run *r, unsigned flags)
 {
-	struct cow_changes	 ch;
+	return cmd_cow_diff_paths(r, flags, NULL, 0);
+}
+
+int
+cmd_cow_diff_paths(const struct store_run *r, unsigned flags,
+    char *const *paths, size_t npaths)
+{
+	struct cow_changes	 ch, shown = { 0 }, apart = { 0 };
+	struct cmd_cow_pick	 pk;
 	struct cow		 c;
 	char			 err[1024];
+	unsigned char		*keep = NULL;
+	size_t			 i;
 	int			 ex;
 
 	if ((ex = cmd_cow_load("diff", r, &c, &ch)) != 0)
 		return ex;
-	if (ch.n == 0)
+	if (ch.n == 0) {
 		printf("run %lld changed nothing in the workspace\n",
 		    (long long)r->id);
-	else if (cow_diff(&c, &ch, stdout, flags, err, sizeof(err)) == -1) {
+		goto out;
+	}
+	if ((ex = cmd_cow_pick("diff", &c, &ch, paths, npaths, 0, &pk)) != 0)
+		goto out_pk;
+	if ((keep = calloc(ch.n, 1)) == NULL)
+		goto nomem;
+	for (i = 0; i < ch.n; i++)
+		keep[i] = (pk.sel[i] & LAYER_SEL) && !cmd_cow_apart(&pk, i);
+	if (layer_paths_subset(&ch, keep, &shown) == -1)
+		goto nomem;
+	for (i = 0; i < ch.n; i++)
+		keep[i] = cmd_cow_apart(&pk, i);
+	if (layer_paths_subset(&ch, keep, &apart) == -1)
+		goto nomem;
+	if (shown.n > 0 && cow_diff(&c, &shown, stdout, flags, err,
+	    sizeof(err)) == -1) {
 		cmd_cow_error("diff", err);
 		ex = WARREN_EXIT_INTERNAL;
-	}
+	} else if (apart.n > 0)
+		ex = cmd_cow_diff_apart(&c, &apart, flags);
+	goto out_pk;
+ nomem:
+	cmd_cow_error("diff", "out of memory");
+	ex = WARREN_EXIT_INTERNAL;
+ out_pk:
+	free(shown.v);
+	free(apart.v);
+	free(keep);
+	cmd_cow_pick_free(&pk);
+ out:
 	cow_changes_free(&ch);
 	return ex;
 }
@@ -164,19 +286,31 @@ cmd_cow_left_out(const struct cow_changes *ch, unsigned flags)
 	return n;
 }
 
-/* Applied: the layer goes, unless paths were left out of it. */
+/* Applied: the layer goes, unless paths were left out of it (held: by
+ * the review rules; rest: not named, or ignored by .gitignore). */
 static int
 cmd_cow_applied(struct store *st, const struct store_run *r,
-    const struct cow *c, size_t left)
+    const struct cow *c, size_t held, size_t rest)
 {
-	char	err[1024];
+	long long	id = (long long)r->id;
+	char		err[1024];
+	size_t		left = held + rest;
 
-	if (left > 0) {
+	if (left > 0 && rest == 0) {
 		printf("the layer of run %lld is kept for the %zu path%s left "
 		    "out: `warren apply --include-sensitive "
 		    "--include-unreviewed %lld` applies them, `warren discard "
-		    "%lld` drops them\n", (long long)r->id, left, left == 1 ?
-		    "" : "s", (long long)r->id, (long long)r->id);
+		    "%lld` drops them\n", id, left, left == 1 ? "" : "s", id,
+		    id);
+		return WARREN_EXIT_OK;
+	}
+	if (left > 0) {
+		printf("the layer of run %lld is kept for the %zu path%s not "
+		    "applied (not named, or left out): `warren diff %lld` "
+		    "shows them, `warren apply %lld` applies them (those held "
+		    "back with --include-ignored, --include-sensitive, "
+		    "--include-unreviewed), `warren discard %lld` drops them\n",
+		    id, left, left == 1 ? "" : "s", id, id, id);
 		return WARREN_EXIT_OK;
 	}
 	if (store_run_cow_state(st, r->id, "applied") == -1) {
@@ -190,22 +324,78 @@ cmd_cow_applied(struct store *st, const struct store_run *r,
 	return WARREN_EXIT_OK;
 }
 
+/* The paths left out as .gitignore ignores them, named, and a count. */
+static void
+cmd_cow_apply_apart(const struct cow_changes *ch,
+    const struct cmd_cow_pick *pk, const unsigned char *keep)
+{
+	size_t	i, n = 0;
+	char	*e;
+
+	for (i = 0; i < ch->n; i++) {
+		if (!(pk->sel[i] & LAYER_SEL) || keep[i])
+			continue;
+		e = str_escape_dup(ch->v[i].path, strlen(ch->v[i].path), 0);
+		printf("left out: %s (the workspace's .gitignore ignores it)\n",
+		    e != NULL ? e : "?");
+		free(e);
+		n++;
+	}
+	if (n > 0)
+		printf("%zu path%s the workspace's .gitignore ignores left "
+		    "out: apply %s with --include-ignored\n", n, n == 1 ? "" :
+		    "s", n == 1 ? "it" : "them");
+}
+
 int
 cmd_cow_apply(struct store *st, const struct store_run *r, unsigned flags,
     const struct cmd_include *inc)
 {
-	struct cow_changes	 ch;
+	return cmd_cow_apply_paths(st, r, flags, inc, NULL, 0);
+}
+
+int
+cmd_cow_apply_paths(struct store *st, const struct store_run *r,
+    unsigned flags, const struct cmd_include *inc, char *const *paths,
+    size_t npaths)
+{
+	struct cow_changes	 ch, sub = { 0 };
+	struct cmd_cow_pick	 pk;
 	struct cow		 c;
 	char			 err[1024];
+	unsigned char		*keep = NULL;
+	unsigned		 cflags = flags & ~CMD_APPLY_IGNORED;
+	size_t			 i;
 	int			 ex, rc;
 
 	if ((ex = cmd_cow_load_reviewed(r, &c, &ch)) != 0)
 		return ex;
-	if (cmd_cow_include("apply", &ch, flags, inc) == -1) {
-		cow_changes_free(&ch);
-		return WARREN_EXIT_USAGE;
+	memset(&pk, 0, sizeof(pk));
+	if (cmd_cow_include("apply", &ch, cflags, inc) == -1) {
+		ex = WARREN_EXIT_USAGE;
+		goto out;
 	}
-	rc = cow_apply(&c, &ch, flags, stdout, err, sizeof(err));
+	if ((ex = cmd_cow_pick("apply", &c, &ch, paths, npaths, 1, &pk)) != 0)
+		goto out;
+	if ((keep = calloc(ch.n + 1, 1)) == NULL) {
+		cmd_cow_error("apply", "out of memory");
+		ex = WARREN_EXIT_INTERNAL;
+		goto out;
+	}
+	for (i = 0; i < ch.n; i++) {
+		if (pk.sel[i] & LAYER_NAMED) {	/* as --include PATH */
+			ch.v[i].sensitive = NULL;
+			ch.v[i].unreviewed = NULL;
+		}
+		keep[i] = (pk.sel[i] & LAYER_SEL) && (!cmd_cow_apart(&pk, i) ||
+		    (flags & CMD_APPLY_IGNORED));
+	}
+	if (layer_paths_subset(&ch, keep, &sub) == -1) {
+		cmd_cow_error("apply", "out of memory");
+		ex = WARREN_EXIT_INTERNAL;
+		goto out;
+	}
+	rc = cow_apply(&c, &sub, cflags, stdout, err, sizeof(err));
 	if (rc == -1) {
 		cmd_cow_error("apply", err);
 		fprintf(stderr, "warren apply: run it again once that is fixed:"
@@ -213,8 +403,15 @@ cmd_cow_apply(struct store *st, const struct store_run *r, unsigned flags,
 		ex = WARREN_EXIT_INTERNAL;
 	} else if (rc == 1)
 		ex = WARREN_EXIT_FAIL;
-	else
-		ex = cmd_cow_applied(st, r, &c, cmd_cow_left_out(&ch, flags));
+	else {
+		cmd_cow_apply_apart(&ch, &pk, keep);
+		ex = cmd_cow_applied(st, r, &c, cmd_cow_left_out(&sub, cflags),
+		    ch.n - sub.n);
+	}
+ out:
+	free(sub.v);
+	free(keep);
+	cmd_cow_pick_free(&pk);
 	cow_changes_free(&ch);
 	return ex;
 }

@@ -48,8 +48,8 @@ static const struct cmd cmd_queue_cmds[] = {
 	{ "diff", "[--stat] [--raw] [--db FILE] [--workspace DIR] "
 	    "[--any-workspace] JOB", "show a done job's changes against the "
 	    "workspace here", cmd_queue_diff },
-	{ "apply", "[--include-sensitive] [--include-unreviewed] [--include "
-	    "PATH ...] [--db FILE] [--workspace DIR] [--any-workspace] JOB | "
+	{ "apply", "[--include-sensitive] [--include-unreviewed] "
+	    "[--include-ignored] [--include PATH ...] [--db FILE] [--workspace DIR] [--any-workspace] JOB | "
 	    "--all-done", "apply a done job's changes into the workspace here "
 	    "(or DIR), on any machine",
 	    cmd_queue_apply },
@@ -337,6 +337,7 @@ enum {
 	OPT_DB,
 	OPT_SENSITIVE,
 	OPT_UNREVIEWED,
+	OPT_IGNORED,
 	OPT_RAW,
 	OPT_INCLUDE,
 	OPT_WORKSPACE,
@@ -359,6 +360,7 @@ static const struct option cmd_queue_longopts[] = {
 	{ "db", required_argument, NULL, OPT_DB },
 	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
 	{ "include-unreviewed", no_argument, NULL, OPT_UNREVIEWED },
+	{ "include-ignored", no_argument, NULL, OPT_IGNORED },
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "include", required_argument, NULL, OPT_INCLUDE },
 	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
@@ -387,6 +389,7 @@ cmd_queue_opt_bit(int ch)
 	case OPT_ALLDONE:
 	case OPT_SENSITIVE:
 	case OPT_UNREVIEWED:
+	case OPT_IGNORED:
 	case OPT_INCLUDE:
 		return CMD_QUEUE_O_APPLY;
 	case OPT_DB:
@@ -479,6 +482,9 @@ cmd_queue_opt(const char *name, int ch, struct cmd_queue_opts *o)
 		break;
 	case OPT_UNREVIEWED:
 		o->unreviewed = 1;
+		break;
+	case OPT_IGNORED:
+		o->ignored = 1;
 		break;
 	case OPT_RAW:
 		o->raw = 1;

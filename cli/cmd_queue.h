@@ -51,6 +51,7 @@ struct cmd_queue_opts {
 						   another workspace too */
 	int			 sensitive;
 	int			 unreviewed;	/* apply: --include-unreviewed */
+	int			 ignored;	/* apply: --include-ignored */
 	int			 stat;		/* diff: --stat */
 	int			 raw;		/* diff: --raw */
 	struct cmd_include	 include;	/* apply: --include PATH */

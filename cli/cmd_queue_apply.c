@@ -584,7 +584,8 @@ qapply_main(int argc, char **argv, const char *name)
 		    COW_DIFF_COLOR : 0);
 	else
 		a.flags = (o.sensitive ? COW_APPLY_SENSITIVE : 0) |
-		    (o.unreviewed ? COW_APPLY_UNREVIEWED : 0);
+		    (o.unreviewed ? COW_APPLY_UNREVIEWED : 0) |
+		    (o.ignored ? CMD_APPLY_IGNORED : 0);
 	a.include = &o.include;
 	/* Names the unpack directory only: two queues under one name
 	 * share a journal, which removes only apply's own temporaries. */

@@ -44,6 +44,7 @@ struct cmd_store_opts {
 	int		 color;		/* diff: 1 always, 0 never, -1 auto */
 	int		 sensitive;	/* apply --include-sensitive */
 	int		 unreviewed;	/* apply --include-unreviewed */
+	int		 ignored;	/* apply --include-ignored */
 	int		 raw;		/* diff --raw */
 	struct cmd_include include;	/* apply --include PATH ... */
 	long long	 limit;
@@ -66,6 +67,7 @@ enum {
 	OPT_RAW,
 	OPT_INCLUDE,
 	OPT_OUTPUT,
+	OPT_IGNORED,
 	OPT_HELP,
 };
 
@@ -83,6 +85,7 @@ static const struct option cmd_store_longopts[] = {
 	{ "color", required_argument, NULL, OPT_COLOR },
 	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
 	{ "include-unreviewed", no_argument, NULL, OPT_UNREVIEWED },
+	{ "include-ignored", no_argument, NULL, OPT_IGNORED },
 	{ "raw", no_argument, NULL, OPT_RAW },
 	{ "include", required_argument, NULL, OPT_INCLUDE },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
@@ -107,18 +110,25 @@ cmd_store_usage(const char *name, FILE *f)
 	else if (strcmp(name, "diff") == 0)
 		fprintf(f, "usage: warren diff [--db FILE] [--workspace DIR]"
 		    " [--stat] [--color=auto|always|never | --raw] RUN\n"
+		    "    [PATH ...]\n"
 		    "Shows what a copy-on-write run changed, against the "
-		    "workspace as it is now.\nA line holding control bytes, "
-		    "bidi controls or invisible characters is shown\nescaped "
-		    "(\\xNN, a backslash as \\\\) and marked; --raw prints "
-		    "the bytes as they are,\nfor git apply or patch -p1.\n");
+		    "workspace as it is now\n(only under each PATH, relative to "
+		    "the workspace, if given). A line holding\ncontrol bytes, "
+		    "bidi controls or invisible characters is shown escaped "
+		    "(\\xNN,\na backslash as \\\\) and marked; --raw prints "
+		    "the bytes as they are, for git\napply or patch -p1. Files "
+		    "the workspace's .gitignore ignores are listed apart.\n");
 	else if (strcmp(name, "apply") == 0)
 		fprintf(f, "usage: warren apply [--db FILE] [--workspace DIR]"
 		    " [--include-sensitive] [--include-unreviewed]\n"
-		    "    [--include PATH ...] RUN\n"
-		    "Writes a copy-on-write run's changes into the workspace, "
-		    "or nothing if the\nworkspace changed under any of them "
-		    "since the run started (exit 1).\n");
+		    "    [--include-ignored] [--include PATH ...] RUN [PATH ...]\n"
+		    "Writes a copy-on-write run's changes into the workspace "
+		    "(only under each PATH,\nrelative to the workspace, if "
+		    "given), or nothing if the workspace changed\nunder any of "
+		    "them since the run started (exit 1). Files the workspace's"
+		    "\n.gitignore ignores are left out without --include-ignored;"
+		    " a PATH naming a file\nexactly applies it as --include "
+		    "does.\n");
 	else if (strcmp(name, "discard") == 0)
 		fprintf(f, "usage: warren discard [--db FILE] [--workspace DIR]"
 		    " RUN\nThrows a copy-on-write run's changes away.\n");
@@ -211,6 +221,9 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 			break;
 		case OPT_UNREVIEWED:
 			o->unreviewed = 1;
+			break;
+		case OPT_IGNORED:
+			o->ignored = 1;
 			break;
 		case OPT_RAW:
 			o->raw = 1;
@@ -1157,7 +1170,8 @@ cmd_store_cow(int argc, char **argv, int allowed)
 	diff = strcmp(argv[0], "diff") == 0;
 	if ((rc = cmd_store_parse(argc, argv, allowed, &o)) != 0)
 		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
-	if (optind != argc - 1)
+	if (optind >= argc || (!diff && strcmp(argv[0], "apply") != 0 &&
+	    optind != argc - 1))
 		return cmd_store_usage(argv[0], stderr);
 	if (o.raw && o.color == 1) {
 		fprintf(stderr, "warren diff: --raw prints the bytes for git "
@@ -1181,11 +1195,14 @@ cmd_store_cow(int argc, char **argv, int allowed)
 			else if (o.color == 1 || (o.color == -1 &&
 			    isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL))
 				flags |= COW_DIFF_COLOR;
-			ex = cmd_cow_diff(&r, flags);
+			ex = cmd_cow_diff_paths(&r, flags, argv + optind + 1,
+			    argc - optind - 1);
 		} else if (strcmp(argv[0], "apply") == 0)
-			ex = cmd_cow_apply(st, &r, (o.sensitive ?
+			ex = cmd_cow_apply_paths(st, &r, (o.sensitive ?
 			    COW_APPLY_SENSITIVE : 0) | (o.unreviewed ?
-			    COW_APPLY_UNREVIEWED : 0), &o.include);
+			    COW_APPLY_UNREVIEWED : 0) | (o.ignored ?
+			    CMD_APPLY_IGNORED : 0), &o.include, argv + optind + 1,
+			    argc - optind - 1);
 		else
 			ex = cmd_cow_discard(st, &r);
 	}
@@ -1206,7 +1223,7 @@ int
 cmd_apply(int argc, char **argv)
 {
 	return cmd_store_cow(argc, argv, ALLOW(OPT_SENSITIVE) |
-	    ALLOW(OPT_UNREVIEWED) | ALLOW(OPT_INCLUDE));
+	    ALLOW(OPT_UNREVIEWED) | ALLOW(OPT_INCLUDE) | ALLOW(OPT_IGNORED));
 }
 
 int

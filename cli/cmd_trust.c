@@ -27,8 +27,8 @@ cmd_trust_usage(FILE *f)
 {
 	fprintf(f, "usage: warren trust [--db FILE] [--revoke] [DIR]\n"
 	    "Trusts the project config of workspace DIR (default: the current"
-	    " directory),\n.warren/config and .warren/agents/*.md, as they are"
-	    " now. Read them first:\nanyone who can write the workspace can "
+	    " directory),\n.warren/config, .warren/agents/*.md and "
+	    ".claude/agents/*.md, as they are\nnow. Read them first:\nanyone who can write the workspace can "
 	    "write them, agents included.\n--revoke trusts none of them.\n");
 	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
 }
@@ -83,7 +83,7 @@ cmd_trust_print(const struct project *pr, int revoke)
 	}
 	if (pr->nfiles == 0) {
 		printf("warren trust: %s has no project config (.warren/config,"
-		    " .warren/agents/*.md); any added later is not trusted\n",
+		    " .warren/agents/*.md, .claude/agents/*.md); any added later is not trusted\n",
 		    ews);
 		return;
 	}

@@ -384,6 +384,52 @@ layer_settle(const char *db, int64_t run, const struct cow *cw,
 }
 
 /*
+ * --apply: everything but what the workspace's .gitignore ignores (the
+ * objects of a run that ran make), which stays in the layer for `warren
+ * apply --include-ignored`; *nign how many. cow_apply's result.
+ */
+static int
+layer_end_apply(int64_t run, const struct cow *cw,
+    const struct cow_changes *ch, size_t *nign, char *err, size_t errsz)
+{
+	struct cow_changes	 sub;
+	unsigned char		*ign;
+	char			 note[512];
+	size_t			 i;
+	int			 rc;
+
+	*nign = 0;
+	if ((ign = calloc(ch->n + 1, 1)) == NULL ||
+	    layer_ignore(cw->workspace, ch, ign, note, sizeof(note)) == -1) {
+		snprintf(err, errsz, "asking git what .gitignore ignores: %s",
+		    strerror(errno));
+		free(ign);
+		return -1;
+	}
+	if (note[0] != '\0')
+		fprintf(stderr, "warren: --apply: %s\n", note);
+	for (i = 0; i < ch->n; i++) {
+		ign[i] = !ign[i];	/* what to apply */
+		*nign += !ign[i];
+	}
+	if (layer_paths_subset(ch, ign, &sub) == -1) {
+		snprintf(err, errsz, "out of memory");
+		free(ign);
+		return -1;
+	}
+	rc = cow_apply(cw, &sub, 0, stderr, err, errsz);
+	if (rc == 0 && *nign > 0)
+		fprintf(stderr, "warren: --apply: %zu path%s the workspace's "
+		    ".gitignore ignores left in the layer: `warren diff %lld` "
+		    "lists them, `warren apply --include-ignored %lld` applies "
+		    "them\n", *nign, *nign == 1 ? "" : "s", (long long)run,
+		    (long long)run);
+	free(sub.v);
+	free(ign);
+	return rc;
+}
+
+/*
  * The run ended: say what its layer holds, and with --apply (the run
  * done, nothing sensitive) apply it. Returns the exit code to use: code,
  * or WARREN_EXIT_FAIL when --apply could not apply.
@@ -394,6 +440,7 @@ layer_end(const char *db, int64_t run, const struct cow *cw, int apply,
 {
 	struct cow_changes	 ch;
 	char			 err[1024];
+	size_t			 nign = 0;
 	int			 sens, rc;
 
 	memset(&ch, 0, sizeof(ch));
@@ -421,7 +468,7 @@ layer_end(const char *db, int64_t run, const struct cow *cw, int apply,
 		cow_changes_free(&ch);
 		return code == WARREN_EXIT_OK ? WARREN_EXIT_FAIL : code;
 	}
-	rc = cow_apply(cw, &ch, 0, stderr, err, sizeof(err));
+	rc = layer_end_apply(run, cw, &ch, &nign, err, sizeof(err));
 	cow_changes_free(&ch);
 	if (rc != 0) {
 		if (rc == -1)
@@ -430,6 +477,7 @@ layer_end(const char *db, int64_t run, const struct cow *cw, int apply,
 		    "stays for `warren diff %lld`\n", (long long)run);
 		return WARREN_EXIT_FAIL;
 	}
-	layer_settle(db, run, cw, "applied");
+	if (nign == 0)
+		layer_settle(db, run, cw, "applied");
 	return code;
 }

@@ -60,4 +60,31 @@ int	layer_pending(const struct store_run *run);
 int	layer_end(const char *db, int64_t run, const struct cow *cw,
 	    int apply, int json, int code);
 
+/* layer_paths.c: `warren diff|apply RUN PATH...` */
+#define LAYER_SEL	0x1	/* a named path holds the change */
+#define LAYER_NAMED	0x2	/* named exactly: released like --include */
+/*
+ * sel[i] for each change of ch (LAYER_SEL, LAYER_NAMED): what paths (below
+ * ws, or absolute in it; a directory names what is under it) select, all
+ * when npaths is 0. parents: also the directories apply must make for a
+ * selected path. -1 with err naming a path that selects nothing, or one
+ * outside the workspace.
+ */
+int	layer_paths_select(const char *ws, const struct cow_changes *ch,
+	    char *const *paths, size_t npaths, int parents,
+	    unsigned char *sel, char *err, size_t errsz);
+/* out: the changes of ch whose keep[i] is set, borrowed from ch (free
+ * out->v only). -1 out of memory. */
+int	layer_paths_subset(const struct cow_changes *ch,
+	    const unsigned char *keep, struct cow_changes *out);
+/* layer_ignore.c */
+/*
+ * ign[i]: the workspace's own .gitignore rules ignore change i (git
+ * check-ignore, run in ws on the host: never the layer's .gitignore).
+ * No git or no work tree: none, and note says why if ws has a
+ * .gitignore. -1 (errno) if git could not be started.
+ */
+int	layer_ignore(const char *ws, const struct cow_changes *ch,
+	    unsigned char *ign, char *note, size_t notesz);
+
 #endif

@@ -29,10 +29,10 @@ static const struct cmd commands[] = {
 	{ "report", "[-o FILE] RUN", "write a run's report: one HTML page",
 	    cmd_report },
 	{ "forget", "RUN ...", "delete runs and all they stored", cmd_forget },
-	{ "diff", "[--stat] [--color=WHEN | --raw] RUN",
+	{ "diff", "[--stat] [--color=WHEN | --raw] RUN [PATH ...]",
 	    "show what a copy-on-write run changed", cmd_diff },
-	{ "apply", "[--include-sensitive] [--include-unreviewed] [--include "
-	    "PATH ...] RUN",
+	{ "apply", "[--include-sensitive] [--include-unreviewed] "
+	    "[--include-ignored] [--include PATH ...] RUN [PATH ...]",
 	    "write a copy-on-write run's changes into the workspace",
 	    cmd_apply },
 	{ "discard", "RUN", "throw a copy-on-write run's changes away",

@@ -140,14 +140,17 @@ static int
 project_opendir(struct project *pr, int dirfd, const char *name,
     const char *rel)
 {
-	int	fd;
+	struct stat	sb;
+	int		fd;
 
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);
 	if (fd == -1 && (errno == ELOOP || errno == ENOTDIR)) {
+		/* O_DIRECTORY meets a symlink as ENOTDIR: say which. */
 		pr->unsafe = 1;
-		project_why(pr, "%s is %s", rel, errno == ELOOP ?
-		    "a symlink" : "not a directory");
+		project_why(pr, "%s is %s", rel, errno == ELOOP ||
+		    (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISLNK(sb.st_mode)) ? "a symlink" : "not a directory");
 		errno = ENOENT;
 	}
 	return fd;
@@ -160,19 +163,18 @@ project_file_cmp(const void *a, const void *b)
 	    ((const struct project_file *)b)->path);
 }
 
-/* .warren/agents/ *.md, as project_add reads them. */
+/* The *.md files of the directory afd, as project_add reads them, shown
+ * as prefix/NAME. */
 static int
-project_scan_agents(struct project *pr, int wfd, char *err, size_t errlen)
+project_scan_md(struct project *pr, int afd, const char *prefix, char *err,
+    size_t errlen)
 {
 	struct dirent	*de;
 	DIR		*d;
 	char		 rel[PATH_MAX];
 	size_t		 l;
-	int		 afd, rc = 0;
+	int		 rc = 0;
 
-	if ((afd = project_opendir(pr, wfd, "agents", ".warren/agents")) ==
-	    -1)
-		return errno == ENOENT ? 0 : -1;
 	if ((d = fdopendir(afd)) == NULL) {
 		close(afd);
 		return -1;
@@ -182,12 +184,84 @@ project_scan_agents(struct project *pr, int wfd, char *err, size_t errlen)
 		if (l < 4 || strcmp(de->d_name + l - 3, ".md") != 0 ||
 		    de->d_name[0] == '.')
 			continue;
-		snprintf(rel, sizeof(rel), ".warren/agents/%s", de->d_name);
+		snprintf(rel, sizeof(rel), "%s/%s", prefix, de->d_name);
 		rc = project_add(pr, afd, de->d_name, rel, PROFILE_MAX_FILE,
 		    err, errlen);
 	}
 	closedir(d);
 	return rc;
+}
+
+/* .claude/agents: a directory in the workspace (neither it nor .claude a
+ * symlink), opened; -1 with errno ENOENT when there is none. */
+static int
+project_claude_dir(struct project *pr, int wsfd)
+{
+	int	cfd, afd;
+
+	if ((cfd = project_opendir(pr, wsfd, ".claude", ".claude")) == -1)
+		return -1;
+	afd = project_opendir(pr, cfd, "agents", ".claude/agents");
+	close(cfd);
+	return afd;
+}
+
+/* Claude Code's agent files, .claude/agents/ *.md. */
+static int
+project_scan_claude(struct project *pr, int wsfd, char *err, size_t errlen)
+{
+	int	afd;
+
+	if ((afd = project_claude_dir(pr, wsfd)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	return project_scan_md(pr, afd, PROJECT_CLAUDE_AGENTS, err, errlen);
+}
+
+/*
+ * Is .warren/agents, a symlink, the workspace's own .claude/agents (what
+ * users make: ln -s ../.claude/agents .warren/agents)? Compared by device
+ * and inode; nothing is read through the link, so it cannot be a way out
+ * of the workspace: its files are read once, as .claude/agents/ *.md.
+ */
+static int
+project_agents_alias(int wsfd, int wfd)
+{
+	struct project	 tmp;
+	struct stat	 lsb, csb;
+	int		 cfd, same;
+
+	if (fstatat(wfd, "agents", &lsb, 0) == -1)
+		return 0;
+	memset(&tmp, 0, sizeof(tmp));
+	if ((cfd = project_claude_dir(&tmp, wsfd)) == -1)
+		return 0;
+	same = fstat(cfd, &csb) == 0 && csb.st_dev == lsb.st_dev &&
+	    csb.st_ino == lsb.st_ino;
+	close(cfd);
+	return same;
+}
+
+/* .warren/agents/ *.md. */
+static int
+project_scan_agents(struct project *pr, int wsfd, int wfd, char *err,
+    size_t errlen)
+{
+	struct stat	sb;
+	int		afd;
+
+	if (fstatat(wfd, "agents", &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(sb.st_mode)) {
+		if (project_agents_alias(wsfd, wfd))
+			return 0;
+		pr->unsafe = 1;
+		project_why(pr, "%s is a symlink, and not to the workspace's "
+		    "%s", PROJECT_WARREN_AGENTS, PROJECT_CLAUDE_AGENTS);
+		return 0;
+	}
+	if ((afd = project_opendir(pr, wfd, "agents", PROJECT_WARREN_AGENTS)) ==
+	    -1)
+		return errno == ENOENT ? 0 : -1;
+	return project_scan_md(pr, afd, PROJECT_WARREN_AGENTS, err, errlen);
 }
 
 int
@@ -204,13 +278,14 @@ project_scan(struct project *pr, const char *workspace, char *err,
 		    strerror(errno));
 		return -1;
 	}
-	if ((wfd = project_opendir(pr, wsfd, ".warren", ".warren")) == -1) {
-		rc = errno == ENOENT ? 0 : -1;
+	if (project_scan_claude(pr, wsfd, err, errlen) == -1)
 		goto out;
-	}
-	if (project_add(pr, wfd, "config", ".warren/config",
+	if ((wfd = project_opendir(pr, wsfd, ".warren", ".warren")) == -1 &&
+	    errno != ENOENT)
+		goto out;
+	if (wfd != -1 && (project_add(pr, wfd, "config", ".warren/config",
 	    PROJECT_CONFIG_MAX, err, errlen) == -1 ||
-	    project_scan_agents(pr, wfd, err, errlen) == -1)
+	    project_scan_agents(pr, wsfd, wfd, err, errlen) == -1))
 		goto out;
 	if (pr->nfiles > 1)
 		qsort(pr->files, pr->nfiles, sizeof(pr->files[0]),
@@ -320,13 +395,15 @@ project_open(struct project *pr, const char *dir, const char *db,
 	str_escape(ews, sizeof(ews), workspace, strlen(workspace));
 	str_escape(why, sizeof(why), pr->why, strlen(pr->why));
 	if (pr->unsafe)
-		fprintf(stderr, "warren %s: the project config in %s/.warren is"
-		    " ignored: %s. warren reads only regular files there, and "
+		fprintf(stderr, "warren %s: the project config in %s/.warren "
+		    "and .claude/agents is ignored: %s. warren reads only "
+		    "regular files there, and "
 		    "an agent may have put these\n", cmd, ews, why);
 	else
-		fprintf(stderr, "warren %s: the project config in %s/.warren is"
-		    " ignored: it is not trusted (%s). Anyone who can write the"
-		    " workspace can write it, agents included: read it, then "
+		fprintf(stderr, "warren %s: the project config in %s/.warren "
+		    "and .claude/agents is ignored: it is not trusted (%s). "
+		    "Anyone who can write the workspace can write it, agents "
+		    "included: read it, then "
 		    "run `warren trust %s` to use it\n", cmd, ews, why, ews);
 	return 0;
 }
@@ -350,34 +427,58 @@ project_load_config(const struct project *pr, struct config *c)
 	return 0;
 }
 
-int
-project_load_profiles(const struct project *pr, struct profile_set *ps,
-    char *err, size_t errlen)
+/* A trusted project's agent files under prefix, as one layer. */
+static int
+project_load_layer(const struct project *pr, struct profile_set *ps,
+    const char *prefix, char *err, size_t errlen)
 {
-	char	dir[PATH_MAX], name[PATH_MAX + 16];
-	size_t	i;
+	char	name[PATH_MAX + 16];
+	size_t	i, plen = strlen(prefix);
 
-	if (xdg_config_dir(dir, sizeof(dir)) == -1 ||
-	    strlcat(dir, "/agents", sizeof(dir)) >= sizeof(dir))
-		dir[0] = '\0';
-	if (profile_set_load(ps, dir[0] != '\0' ? dir : NULL, err,
-	    errlen) == -1)
-		return -1;
-	if (pr == NULL || !pr->trusted)
-		return 0;
 	profile_set_layer(ps);
 	for (i = 0; i < pr->nfiles; i++) {
-		if (strncmp(pr->files[i].path, ".warren/agents/", 15) != 0)
+		if (strncmp(pr->files[i].path, prefix, plen) != 0 ||
+		    pr->files[i].path[plen] != '/')
 			continue;
 		snprintf(name, sizeof(name), "%s/%s", pr->workspace,
 		    pr->files[i].path);
 		if (profile_set_add_text(ps, pr->files[i].text,
-		    pr->files[i].len, name, err, errlen) == -1) {
-			profile_set_free(ps);
+		    pr->files[i].len, name, err, errlen) == -1)
 			return -1;
-		}
 	}
 	return 0;
+}
+
+int
+project_load_profiles(const struct project *pr, struct profile_set *ps,
+    char *err, size_t errlen)
+{
+	struct agent_warn	aw;
+	char			dir[PATH_MAX];
+	int			rc = -1;
+
+	if (xdg_config_dir(dir, sizeof(dir)) == -1 ||
+	    strlcat(dir, "/agents", sizeof(dir)) >= sizeof(dir))
+		dir[0] = '\0';
+	agent_warn_open(&aw);
+	profile_warn_hook(agent_warn_file, &aw);
+	if (profile_set_load(ps, dir[0] != '\0' ? dir : NULL, err,
+	    errlen) == -1)
+		goto out;
+	rc = 0;
+	if (pr == NULL || !pr->trusted)
+		goto out;
+	/* .warren/agents over .claude/agents: a name in both is warren's. */
+	if (project_load_layer(pr, ps, PROJECT_CLAUDE_AGENTS, err,
+	    errlen) == -1 || project_load_layer(pr, ps,
+	    PROJECT_WARREN_AGENTS, err, errlen) == -1) {
+		profile_set_free(ps);
+		rc = -1;
+	}
+out:
+	profile_warn_hook(NULL, NULL);
+	agent_warn_close(&aw);
+	return rc;
 }
 
 int

@@ -1,6 +1,9 @@
 /*
- * A project's own config: WORKSPACE/.warren/config and
- * WORKSPACE/.warren/agents/NAME.md.
+ * A project's own config: WORKSPACE/.warren/config,
+ * WORKSPACE/.warren/agents/NAME.md and Claude Code's
+ * WORKSPACE/.claude/agents/NAME.md (one trusted set; a name in both agent
+ * directories is .warren's; .warren/agents may be a symlink to the
+ * workspace's .claude/agents, read once as that, docs/agent.md).
  *
  * Whoever can write the workspace can write these, write-capable agents
  * included, so warren reads them only once the user has trusted their
@@ -24,6 +27,8 @@ struct config;
 struct profile_set;
 
 #define PROJECT_MAX_FILES	64
+#define PROJECT_WARREN_AGENTS	".warren/agents"
+#define PROJECT_CLAUDE_AGENTS	".claude/agents"	/* Claude Code's */
 #define PROJECT_WHY_MAX		1024
 
 struct project_file {
@@ -78,5 +83,21 @@ int	project_load_profiles(const struct project *pr, struct profile_set *ps,
 int	project_trust(const struct project *pr, const char *db, char *err,
 	    size_t errlen);
 void	project_free(struct project *pr);
+
+/* Warnings about agent files, once per version of a file (agent_warn.c). */
+struct agent_warn {
+	char	 path[PATH_MAX];	/* the list; "" with no state dir */
+	char	*seen;			/* its text: keys already warned of */
+	char	 noted[65];		/* the last key this command noted */
+	int	 restart;		/* the list is rewritten, not appended */
+	int	 failed;
+};
+
+/* agent_warn.c */
+void	agent_warn_open(struct agent_warn *aw);
+/* A profile_warn_fn (agent/profile.h), arg an open struct agent_warn. */
+void	agent_warn_file(void *arg, const char *file, const char *text,
+	    size_t len, const char *msg);
+void	agent_warn_close(struct agent_warn *aw);
 
 #endif

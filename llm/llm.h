@@ -82,6 +82,9 @@ struct llm_config {
 	size_t			 max_response;	/* bytes of one answer */
 	char			**headers;	/* extra "Name: value" lines */
 	size_t			 nheaders;
+	char			**aliases;	/* "sonnet=claude-sonnet-4-5":
+						   the user's model_aliases */
+	size_t			 naliases;
 	char			*record;	/* cassette to write, or NULL */
 	char			*replay;	/* cassette to serve from, or NULL */
 	char			*key;		/* secret; NULL for keyless endpoints */
@@ -181,6 +184,21 @@ int		 llm_config_copy(struct llm_config *dst,
 		    const struct llm_config *src);
 const char	*llm_provider_name(enum llm_provider p);
 int		 llm_provider_parse(const char *name, enum llm_provider *p);
+
+/* llm_alias.c */
+/*
+ * lc->aliases from the model_aliases list of c ("NAME=ID" each): -1 with
+ * err naming the entry and where it was set.
+ */
+int		 llm_alias_load(struct llm_config *lc, const struct config *c,
+		    char *err, size_t errsz);
+/*
+ * The model id a request names: model through the user's table, then the
+ * provider's built-in one (Claude Code's sonnet, opus and haiku for
+ * anthropic), else model itself. Borrowed from lc or model.
+ */
+const char	*llm_alias_model(const struct llm_config *lc,
+		    const char *model);
 
 /* llm_engine.c */
 /* Copies lc (key included); NULL with a message on failure. */

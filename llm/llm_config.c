@@ -111,6 +111,10 @@ static const struct config_key llm_keys[] = {
 	{ "header", CONFIG_LIST, "WARREN_HEADERS", NULL, 0, 0, NULL,
 	    CONFIG_MASKHDR | CONFIG_NOPROJECT,
 	    "extra HTTP header 'Name: value' (repeatable)" },
+	{ "model_aliases", CONFIG_LIST, NULL, NULL, 0, 0, NULL,
+	    CONFIG_NOPROJECT, "a model name and the id sent for it, "
+	    "'sonnet=claude-sonnet-4-5' (repeatable; over the built-in table)"
+	    },
 	{ "api_key_file", CONFIG_STRING, "WARREN_API_KEY_FILE", NULL, 0, 0,
 	    NULL, CONFIG_NOPROJECT, "file holding the API key" },
 	{ "record", CONFIG_STRING, "WARREN_RECORD", NULL, 0, 0, NULL,
@@ -150,7 +154,7 @@ llm_config_declare(struct config *c)
  * from going uncopied (add it here and to llm_config_free).
  */
 #if defined(__x86_64__) || defined(__aarch64__)
-_Static_assert(sizeof(struct llm_config) == 152,
+_Static_assert(sizeof(struct llm_config) == 168,
     "a field was added to struct llm_config: copy it in llm_config_copy "
     "and free it in llm_config_free, then update this size");
 #endif
@@ -200,6 +204,14 @@ llm_config_copy(struct llm_config *dst, const struct llm_config *src)
 			goto nomem;
 		dst->nheaders++;
 	}
+	if (src->naliases > 0 && (dst->aliases = calloc(src->naliases,
+	    sizeof(char *))) == NULL)
+		goto nomem;
+	for (i = 0; i < src->naliases; i++) {
+		if ((dst->aliases[i] = strdup(src->aliases[i])) == NULL)
+			goto nomem;
+		dst->naliases++;
+	}
 	return 0;
 nomem:
 	llm_config_free(dst);
@@ -219,6 +231,9 @@ llm_config_free(struct llm_config *lc)
 	for (i = 0; i < lc->nheaders; i++)
 		freezero(lc->headers[i], strlen(lc->headers[i]));
 	free(lc->headers);
+	for (i = 0; i < lc->naliases; i++)
+		free(lc->aliases[i]);
+	free(lc->aliases);
 	free(lc->record);
 	free(lc->replay);
 	if (lc->key != NULL)
@@ -406,7 +421,8 @@ llm_config_load(struct llm_config *lc, const struct config *c, char *err,
 	lc->tool_mode = strcmp(config_str(c, "tool_mode"), "text") == 0 ?
 	    LLM_TOOLS_TEXT : LLM_TOOLS_NATIVE;
 	lc->max_response = (size_t)config_bytes(c, "max_response");
-	if (llm_config_headers(lc, c, err, errsz) == -1)
+	if (llm_config_headers(lc, c, err, errsz) == -1 ||
+	    llm_alias_load(lc, c, err, errsz) == -1)
 		goto fail;
 	if (lc->record != NULL && lc->replay != NULL) {
 		snprintf(err, errsz, "record (%s) and replay (%s) exclude each "

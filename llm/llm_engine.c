@@ -647,6 +647,7 @@ llm_submit(struct llm_engine *e, const struct llm_request *req,
 		model = e->cfg.summary_model;
 	if (model == NULL)
 		model = e->cfg.model;
+	model = llm_alias_model(&e->cfg, model);	/* sonnet: its id */
 	/* Replay never sends the body: building it (the whole context as
 	 * JSON, every turn) was most of the supervisor's CPU per step. */
 	if ((c->agent = strdup(req->agent)) == NULL ||

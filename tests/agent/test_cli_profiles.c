@@ -156,11 +156,178 @@ test_cli(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/* mkdir -p ws/rel */
+static void
+mkdirs(const char *rel)
+{
+	char	cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s'", ws, rel);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * Claude Code's .claude/agents (issue 34): trusted like .warren/agents
+ * (left out before `warren trust`, read after, untrusted again when it
+ * changes); a name in both is .warren's; .warren/agents as a symlink to
+ * the workspace's .claude/agents is read once, through .claude/agents;
+ * a symlink anywhere else, or .claude/agents itself a symlink, is never
+ * followed nor trusted.
+ */
+static void
+test_claude_agents(void **state)
+{
+	char	out[16384], path[1024], outside[] = "/tmp/warren-cliout-XXXXXX";
+
+	(void)state;
+	snprintf(ws, sizeof(ws), "/tmp/warren-cliprof-XXXXXX");
+	assert_non_null(mkdtemp(ws));
+	assert_non_null(mkdtemp(outside));
+	mkdirs(".claude/agents");
+	put(".claude/agents/rev.md", "---\nname: rev\ndescription: CLAUDE-REV"
+	    "\ntools: Read, Grep\nmodel: sonnet\n---\nReview.\n");
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_null(strstr(out, "rev            ro"));
+	if (strstr(out, "never trusted: .claude/agents/rev.md") == NULL)
+		fail_msg("%s", out);
+	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, ".claude/agents/rev.md"));
+	assert_int_equal(warren("rev", out, sizeof(out)), 0);
+	if (strstr(out, "CLAUDE-REV") == NULL ||
+	    strstr(out, ".claude/agents/rev.md") == NULL)
+		fail_msg("%s", out);
+	put(".claude/agents/rev.md", "---\nname: rev\ntools: Bash\n---\n");
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, ".claude/agents/rev.md changed"));
+	assert_null(strstr(out, "rev            rw"));
+
+	/* The same name in both: .warren's. */
+	mkdirs(".warren/agents");
+	put(".warren/agents/rev.md", "---\nname: rev\ndescription: WARREN-REV"
+	    "\ntools: Read\n---\nReview.\n");
+	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 0);
+	assert_int_equal(warren("rev", out, sizeof(out)), 0);
+	if (strstr(out, "WARREN-REV") == NULL || strstr(out, "CLAUDE-REV") !=
+	    NULL)
+		fail_msg("%s", out);
+
+	/* .warren/agents -> ../.claude/agents: one set, read once. */
+	snprintf(path, sizeof(path), "rm -r '%s/.warren/agents'", ws);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof(path), "%s/.warren/agents", ws);
+	assert_int_equal(symlink("../.claude/agents", path), 0);
+	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 0);
+	if (strstr(out, "trusted 1 file") == NULL ||
+	    strstr(out, ".claude/agents/rev.md") == NULL)
+		fail_msg("%s", out);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	if (strstr(out, "rev            rw   yes") == NULL ||
+	    strstr(out, "not trusted") != NULL)
+		fail_msg("%s", out);
+
+	/* Pointing out of the workspace: not followed, never trusted. */
+	snprintf(path, sizeof(path), "%s/x.md", outside);
+	{
+		FILE	*f;
+
+		assert_non_null(f = fopen(path, "w"));
+		fputs("---\nname: outsider\ntools: Bash\n---\nOUT\n", f);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/.warren/agents", ws);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink(outside, path), 0);
+	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 3);
+	if (strstr(out, ".warren/agents is a symlink, and not to") == NULL)
+		fail_msg("%s", out);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	if (strstr(out, "outsider") != NULL || strstr(out, "rev            r")
+	    != NULL || strstr(out, ".warren/agents is a symlink, and not to") == NULL)
+		fail_msg("%s", out);
+	assert_int_equal(unlink(path), 0);
+	/* .claude/agents itself a symlink out: likewise. */
+	snprintf(path, sizeof(path), "rm -r '%s/.claude/agents'", ws);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof(path), "%s/.claude/agents", ws);
+	assert_int_equal(symlink(outside, path), 0);
+	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 3);
+	if (strstr(out, ".claude/agents is a symlink") == NULL)
+		fail_msg("%s", out);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_null(strstr(out, "outsider"));
+
+	snprintf(path, sizeof(path), "rm -rf '%s' '%s'", ws, outside);
+	assert_int_equal(system(path), 0);
+}
+
+/* The user's agent file webby.md: a tool warren lacks, and version. */
+static void
+put_webby(const char *version)
+{
+	char	path[1024];
+	FILE	*f;
+
+	snprintf(path, sizeof(path), "%s/warren/agents/webby.md",
+	    getenv("XDG_CONFIG_HOME"));
+	assert_non_null(f = fopen(path, "w"));
+	fprintf(f, "---\nname: webby\ndescription: %s\ntools: Read, WebFetch"
+	    "\n---\nFetch.\n", version);
+	fclose(f);
+}
+
+/*
+ * A tool warren lacks is warned about once per version of the file
+ * (issue 34): the first command says it, the next does not, an edited
+ * file is said again. The versions seen are in the state directory.
+ */
+static void
+test_warn_once(void **state)
+{
+	char	out[16384], path[1024], v1[64], v2[64];
+
+	(void)state;
+	snprintf(ws, sizeof(ws), "/tmp/warren-cliprof-XXXXXX");
+	assert_non_null(mkdtemp(ws));
+	assert_non_null(getenv("XDG_CONFIG_HOME"));
+	snprintf(path, sizeof(path), "mkdir -p '%s/warren/agents'",
+	    getenv("XDG_CONFIG_HOME"));
+	assert_int_equal(system(path), 0);
+	/* Versions of this test's own (the state directory outlives it). */
+	snprintf(v1, sizeof(v1), "%s one", ws);
+	snprintf(v2, sizeof(v2), "%s two", ws);
+	put_webby(v1);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	if (strstr(out, "webby.md:4: unknown tool \"WebFetch\" left out") ==
+	    NULL || strstr(out, "webby          ro") == NULL)
+		fail_msg("first command: %s", out);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	if (strstr(out, "WebFetch") != NULL ||
+	    strstr(out, "webby          ro") == NULL)
+		fail_msg("second command warned again: %s", out);
+	put_webby(v2);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	if (strstr(out, "unknown tool \"WebFetch\"") == NULL)
+		fail_msg("the edited file: %s", out);
+	assert_int_equal(warren("webby", out, sizeof(out)), 0);
+	assert_null(strstr(out, "WebFetch"));
+	/* Kept in the state directory, not the workspace. */
+	snprintf(path, sizeof(path), "%s/warren/agent-warnings",
+	    getenv("XDG_STATE_HOME"));
+	assert_int_equal(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/warren/agents/webby.md",
+	    getenv("XDG_CONFIG_HOME"));
+	unlink(path);
+	snprintf(path, sizeof(path), "rm -rf '%s'", ws);
+	assert_int_equal(system(path), 0);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cli),
+		cmocka_unit_test(test_claude_agents),
+		cmocka_unit_test(test_warn_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

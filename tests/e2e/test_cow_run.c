@@ -550,6 +550,44 @@ test_apply_not_sensitive(void **state)
 	h_ws_close(&t.w);
 }
 
+/* --apply writes what the run made but the object the workspace's
+ * .gitignore ignores, which stays in the layer for `warren apply
+ * --include-ignored` (issue 34). */
+static void
+test_apply_not_ignored(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		 cmd[PATH_MAX + 64];
+
+	(void)state;
+	t_open(&t);
+	snprintf(cmd, sizeof(cmd), "git init -q '%s'", t.w.ws);
+	if (system(cmd) != 0)
+		skip();
+	h_write(t.w.ws, ".gitignore", "*.o\n", 0);
+	t_script_general(&t, h_calls2("b", "write",
+	    "{\"path\":\"out.txt\",\"content\":\"source\\n\"}", "c", "write",
+	    "{\"path\":\"out.o\",\"content\":\"OBJECT\\n\"}"));
+	t_warren(&t, &r, "run", "--apply", "--replay", t.w.cas,
+	    "--workspace", t.w.ws, "the task", NULL);
+	if (r.status != 0 || strstr(r.err, "1 path the workspace's .gitignore"
+	    " ignores left in the layer") == NULL)
+		fail_msg("run --apply: %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	t_file_is(&t, "out.txt", "source\n");
+	t_file_is(&t, "out.o", "");
+	assert_int_equal(t_layers(&t), 1);
+	t_warren(&t, &r, "apply", "--include-ignored", "1", NULL);
+	if (r.status != 0)
+		fail_msg("apply --include-ignored: %d\n%s\n%s", r.status,
+		    r.out, r.err);
+	h_run_free(&r);
+	t_file_is(&t, "out.o", "OBJECT\n");
+	assert_int_equal(t_layers(&t), 0);
+	h_ws_close(&t.w);
+}
+
 /* A file's permission bits in the workspace. */
 static mode_t
 t_perm(struct t *t, const char *rel)
@@ -868,6 +906,7 @@ t_pass(const char *mode)
 		cmocka_unit_test(test_disk_big_file),
 		cmocka_unit_test(test_apply_at_end),
 		cmocka_unit_test(test_apply_not_sensitive),
+		cmocka_unit_test(test_apply_not_ignored),
 		cmocka_unit_test(test_apply_umask),
 		cmocka_unit_test(test_apply_not_unreviewed),
 		cmocka_unit_test(test_in_place),

@@ -1334,6 +1334,56 @@ t_expect(const struct t *t, const char *rel, const char *want)
 	free(s);
 }
 
+/* A job whose run ran make: the object its layer holds, which the
+ * workspace's .gitignore ignores, is left out by queue apply (the layer
+ * kept, the job not marked applied) until --include-ignored (issue 34). */
+static void
+test_apply_ignored(void **state)
+{
+	struct t		 t;
+	struct h_run		 r;
+	struct queue		*q;
+	struct queue_result	 res;
+	char			 cmd[PATH_MAX + 64];
+
+	(void)state;
+	t_open(&t);
+	snprintf(cmd, sizeof(cmd), "git init -q '%s'", t.ws);
+	if (system(cmd) != 0)
+		skip();
+	h_write(t.ws, ".gitignore", "*.o\n", 0);
+	assert_int_equal(chdir(t.ws), 0);
+	t_q(&r, NULL, "add", "--workspace", t.ws, "a job", NULL);
+	h_run_free(&r);
+	q = t_queue();
+	memset(&res, 0, sizeof(res));
+	res.diff_stat = " main.o | 1 +";
+	res.run_id = t_layer_run(&t, "main.o", "OBJECT\n", 0);
+	t_finish(q, &res, 1);
+	queue_close(q);
+
+	t_q(&r, NULL, "diff", "1", NULL);
+	if (r.status != 0 || strstr(r.out, "OBJECT") != NULL ||
+	    strstr(r.out, "#   main.o\n") == NULL)
+		fail_msg("queue diff 1: %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	t_q(&r, NULL, "apply", "1", NULL);
+	if (r.status != 0 || strstr(r.out, "left out: main.o (the "
+	    "workspace's .gitignore ignores it)") == NULL)
+		fail_msg("queue apply 1: %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	t_expect(&t, "main.o", "");
+	t_q(&r, NULL, "apply", "--include-ignored", "1", NULL);
+	if (r.status != 0)
+		fail_msg("queue apply --include-ignored 1: %d\n%s\n%s",
+		    r.status, r.out, r.err);
+	h_run_free(&r);
+	t_expect(&t, "main.o", "OBJECT\n");
+	t_q(&r, NULL, "apply", "1", NULL);
+	t_refused(&r, "job 1: its run 1 here has no layer left (applied", 1);
+	t_close(&t);
+}
+
 /* Jobs 1 and 2 change a.txt (1 with an .envrc), 3 changes b.txt, 4 is
  * queued: apply 1, its .envrc with --include-sensitive; then --all-done
  * meets 2's conflict (1 changed a.txt under it) and goes on to 3. */
@@ -1960,6 +2010,7 @@ main(void)
 		cmocka_unit_test(test_stats_limit),
 		cmocka_unit_test(test_cancel_retry_purge),
 		cmocka_unit_test(test_apply),
+		cmocka_unit_test(test_apply_ignored),
 		cmocka_unit_test(test_apply_set_refused),
 		cmocka_unit_test(test_apply_locked),
 		cmocka_unit_test(test_apply_forged),

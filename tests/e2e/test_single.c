@@ -729,6 +729,84 @@ test_agent_file(void **state)
 	free(reqs);
 }
 
+/* One run of model_script in c->ws with env; its requests' log. */
+static char *
+alias_run(struct h_ws *c, char *const env[], struct h_fakellm *fl)
+{
+	struct h_run	 r;
+	char		*argv[] = { "warren", "run", "--json", "--no-store",
+			    "--in-place", "--workspace", c->ws, "MODEL-TASK",
+			    NULL };
+	char		 path[PATH_MAX + 32], *reqs;
+
+	/* A fresh endpoint each time: not the last one's port or log. */
+	snprintf(path, sizeof(path), "%s/port", c->dir);
+	(void)unlink(path);
+	snprintf(path, sizeof(path), "%s/requests.log", c->dir);
+	(void)unlink(path);
+	if (fake_start(fl, c->dir, model_script) == 1)
+		return NULL;
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	h_fakellm_stop(fl);
+	check_ok(&r, "MODEL-RUN-DONE");
+	h_run_free(&r);
+	reqs = h_read_file(fl->log);
+	assert_int_equal(h_count_lines(reqs, "\"method\":\"POST\"", NULL), 3);
+	return reqs;
+}
+
+/*
+ * Claude Code's model aliases in an agent file (issue 34): with the
+ * anthropic provider `model: sonnet` goes out as the built-in id, a
+ * user's model_aliases line overrides it, and `model: inherit` is the
+ * run's model.
+ */
+static void
+test_agent_alias(void **state)
+{
+	struct h_fakellm fl;
+	struct h_ws	*c = *state;
+	char		 cfg[PATH_MAX], envcfg[PATH_MAX + 32];
+	char		*reqs;
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=k", envcfg,
+			    "WARREN_PROVIDER=anthropic",
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    NULL };
+
+	h_ws_cassette_close(c);
+	snprintf(cfg, sizeof(cfg), "%s/config", c->dir);
+	snprintf(envcfg, sizeof(envcfg), "XDG_CONFIG_HOME=%s", cfg);
+	h_write(c->dir, "config/warren/agents/scout.md", "---\nname: scout\n"
+	    "model: sonnet\n"
+	    "tools: Read\n---\nYou scout.\n", 0);
+	if ((reqs = alias_run(c, env, &fl)) == NULL)
+		skip();
+	if (h_count_lines(reqs, "\"model\":\"claude-sonnet-4-5\"",
+	    "You scout.") != 1 || h_count_lines(reqs, "\"model\":\"sonnet\"",
+	    NULL) != 0)
+		fail_msg("sonnet not sent as claude-sonnet-4-5:\n%s", reqs);
+	assert_int_equal(h_count_lines(reqs, "\"model\":\"fake-model\"",
+	    NULL), 2);
+	free(reqs);
+
+	h_write(c->dir, "config/warren/config", "model_aliases = opus=x\n"
+	    "model_aliases = sonnet=my-sonnet-7\n", 0);
+	reqs = alias_run(c, env, &fl);
+	if (h_count_lines(reqs, "\"model\":\"my-sonnet-7\"", "You scout.") !=
+	    1 || h_count_lines(reqs, "claude-sonnet-4-5", NULL) != 0)
+		fail_msg("the user's model_aliases not taken:\n%s", reqs);
+	free(reqs);
+
+	h_write(c->dir, "config/warren/agents/scout.md", "---\nname: scout\n"
+	    "model: inherit\n"
+	    "tools: Read\n---\nYou scout.\n", 0);
+	reqs = alias_run(c, env, &fl);
+	if (h_count_lines(reqs, "\"model\":\"fake-model\"", "You scout.") !=
+	    1 || h_count_lines(reqs, "\"model\":\"fake-model\"", NULL) != 3)
+		fail_msg("inherit is not the run's model:\n%s", reqs);
+	free(reqs);
+}
+
 /* Does the file at path hold needle anywhere (binary)? */
 static int
 file_has(const char *path, const char *needle)
@@ -842,6 +920,8 @@ main(void)
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_tool_filter_from_worker,
 		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_agent_alias, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_root_llm_error, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_schema_worker_root, setup,

@@ -8,7 +8,8 @@
  *    even when its hash is in the trust records; the listener never hears
  *    a byte, the user's endpoint gets the key.
  * 40 an agent file that gives the built-in explore Bash: ignored, so the
- *    explore agent's bash call finds no such tool and nothing runs.
+ *    explore agent's bash call finds no such tool and nothing runs; the
+ *    same from Claude Code's .claude/agents (issue 34).
  * 41 the run database: outside the workspace now; an old one inside it
  *    (.warren/warren.db) is not read without --db, and even named, resume
  *    will not swap in the workspace its rows claim, nor take its stored
@@ -240,8 +241,10 @@ test_case39_config_redirect(void **state)
 	t_close(&t);
 }
 
+/* Case 40 with the agent file at rel: .warren/agents/explore.md, or
+ * Claude Code's .claude/agents/explore.md, trusted the same way. */
 static void
-test_case40_agent_file(void **state)
+case40(const char *rel)
 {
 	struct h_ws	 w;
 	struct h_run	 r;
@@ -250,11 +253,10 @@ test_case40_agent_file(void **state)
 			    w.ws, "--replay", w.cas, "explore task", NULL };
 	char		*env[] = { st, cf, NULL };
 
-	(void)state;
 	h_ws_open(&w, "data\n");
 	snprintf(st, sizeof(st), "XDG_STATE_HOME=%s/state", w.dir);
 	snprintf(cf, sizeof(cf), "XDG_CONFIG_HOME=%s/config", w.dir);
-	h_write(w.ws, ".warren/agents/explore.md", "---\nname: explore\n"
+	h_write(w.ws, rel, "---\nname: explore\n"
 	    "description: explore, widened\ntools: Bash, Write, Read\n---\n"
 	    "Explore.\n", 0);
 	h_turn(w.f, "0", 1, h_calls1("a", "delegate",
@@ -266,7 +268,7 @@ test_case40_agent_file(void **state)
 	h_ws_cassette_close(&w);
 	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
 	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.err, ".warren/agents/explore.md"));
+	assert_non_null(strstr(r.err, rel));
 	assert_non_null(strstr(r.err, "is ignored: it is not trusted"));
 	/* The built-in explore has no bash: the call is refused. */
 	assert_int_equal(h_count_lines(r.out, "\"event\":\"tool_result\"",
@@ -276,6 +278,21 @@ test_case40_agent_file(void **state)
 	assert_int_equal(access(pwned, F_OK), -1);
 	h_run_free(&r);
 	h_ws_close(&w);
+}
+
+static void
+test_case40_agent_file(void **state)
+{
+	(void)state;
+	case40(".warren/agents/explore.md");
+}
+
+/* Claude Code's agent files are the workspace's too (issue 34). */
+static void
+test_case40_claude_agent_file(void **state)
+{
+	(void)state;
+	case40(".claude/agents/explore.md");
 }
 
 /* An old database inside the workspace whose run an agent "moved" to
@@ -484,6 +501,8 @@ main(void)
 		cmocka_unit_test_teardown(test_case39_config_redirect,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_case40_agent_file,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_case40_claude_agent_file,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_case41_limits,
 		    h_fakellm_teardown),

@@ -448,6 +448,61 @@ teardown(void **state)
 
 /* A copy owns every string: freeing both is not a double free (ASan),
  * and changing one leaves the other as it was. */
+/* model_aliases: NAME=ID lines, the last for a name winning, over the
+ * anthropic provider's built-in table; nothing built in for others; a
+ * line that is not NAME=ID refused, naming it and where it was set; the
+ * table survives llm_config_copy (the engine's copy is what maps). */
+static void
+test_model_aliases(void **state)
+{
+	struct config		*c;
+	struct llm_config	 lc, cp;
+	char			 err[512];
+
+	(void)state;
+	setenv("WARREN_API_KEY", "k", 1);
+	c = llm_config_new();
+	assert_int_equal(config_set(c, "provider", "anthropic",
+	    CONFIG_SRC_FLAG, "--provider"), 0);
+	assert_int_equal(llm_config_load(&lc, c, err, sizeof(err)), 0);
+	assert_string_equal(llm_alias_model(&lc, "sonnet"),
+	    "claude-sonnet-4-5");
+	assert_string_equal(llm_alias_model(&lc, "opus"), "claude-opus-4-5");
+	assert_string_equal(llm_alias_model(&lc, "haiku"),
+	    "claude-haiku-4-5");
+	assert_string_equal(llm_alias_model(&lc, "claude-x-1"), "claude-x-1");
+	assert_null(llm_alias_model(&lc, NULL));
+	llm_config_free(&lc);
+	assert_int_equal(config_load_text(c, "model_aliases = sonnet=a-1\n"
+	    "model_aliases = son=b-2\nmodel_aliases = sonnet=c-3\n", 78,
+	    "/u/config", CONFIG_SRC_USER), 0);
+	setenv("WARREN_API_KEY", "k", 1);
+	assert_int_equal(llm_config_load(&lc, c, err, sizeof(err)), 0);
+	assert_int_equal(llm_config_copy(&cp, &lc), 0);
+	llm_config_free(&lc);
+	assert_string_equal(llm_alias_model(&cp, "sonnet"), "c-3");
+	assert_string_equal(llm_alias_model(&cp, "son"), "b-2");
+	assert_string_equal(llm_alias_model(&cp, "so"), "so");
+	assert_string_equal(llm_alias_model(&cp, "opus"), "claude-opus-4-5");
+	llm_config_free(&cp);
+	config_free(c);
+
+	c = llm_config_new();
+	assert_int_equal(config_set(c, "provider", "ollama", CONFIG_SRC_FLAG,
+	    "--provider"), 0);
+	assert_int_equal(llm_config_load(&lc, c, err, sizeof(err)), 0);
+	assert_string_equal(llm_alias_model(&lc, "sonnet"), "sonnet");
+	llm_config_free(&lc);
+	assert_int_equal(config_load_text(c, "model_aliases = sonnet\n", 23,
+	    "/u/config", CONFIG_SRC_USER), 0);
+	assert_int_equal(llm_config_load(&lc, c, err, sizeof(err)), -1);
+	if (strstr(err, "model_aliases (/u/config:1): 'sonnet' is not "
+	    "NAME=ID") == NULL)
+		fail_msg("%s", err);
+	config_free(c);
+	unsetenv("WARREN_API_KEY");
+}
+
 static void
 test_copy(void **state)
 {
@@ -500,6 +555,7 @@ main(void)
 		cmocka_unit_test(test_llm_load),
 		cmocka_unit_test(test_key_file),
 		cmocka_unit_test(test_copy),
+		cmocka_unit_test(test_model_aliases),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
