@@ -573,20 +573,16 @@ store_op_end(struct store *st, int ok, size_t rows)
 	}
 	st->pending += rows;
 	if (st->depth == 0 && st->pending >= st->batch_max)
-		return store_flush(st);
+		return store_commit(st);
 	return 0;
 }
 
 int
-store_flush(struct store *st)
+store_commit(struct store *st)
 {
 	size_t	n;
 	int	rc;
 
-	if (st == NULL)
-		return 0;
-	if (st->w != NULL)
-		return store_w_flush(st);
 	if (store_check_owner(st) == -1)
 		return -1;
 	if (!st->in_tx)
@@ -609,6 +605,29 @@ store_flush(struct store *st)
 	st->in_tx = 0;
 	st->pending = 0;
 	return 0;
+}
+
+static int
+store_flush_apply(struct store *st, struct store_op *op)
+{
+	(void)op;
+	return store_commit(st);
+}
+
+static const struct store_op_type store_flush_type = {
+	"committing a batch", STORE_OP_COMMIT, store_flush_apply, NULL
+};
+
+int
+store_flush(struct store *st)
+{
+	struct store_op	*op;
+
+	if (st == NULL)
+		return 0;
+	if ((op = store_op_new(st, &store_flush_type, sizeof(*op))) == NULL)
+		return -1;
+	return store_op_submit(st, op);
 }
 
 /* A consistent snapshot for a multi-query read (nothing if a batch is
@@ -635,8 +654,6 @@ store_read_end(struct store *st)
 size_t
 store_pending(const struct store *st)
 {
-	if (st->w != NULL)
-		return store_w_pending(st);
 	return st->pending;
 }
 
@@ -977,12 +994,13 @@ store_close(struct store *st)
 	store_writer_stop(st);
 	/* In a forked child the connection is the parent's: leave it. */
 	if (st->owner == store_getpid() && st->db != NULL) {
-		if (st->in_tx && store_flush(st) == -1)
+		if (st->in_tx && store_commit(st) == -1)
 			log_warnx("%s", st->errmsg);
 		for (i = 0; i < SQ__COUNT; i++)
 			sqlite3_finalize(st->stmts[i]);
 		sqlite3_close(st->db);
 	}
+	free(st->map);
 	free(st->path);
 	free(st);
 }

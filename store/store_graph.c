@@ -57,6 +57,9 @@ store_node_get(struct store *st, int64_t node, int64_t *run,
 }
 
 /* 1 if the query (two int64 parameters) has a row, 0 if not, -1 error. */
+static int	store_merge_match(struct store *, const int64_t *, size_t,
+		    int64_t *);
+
 static int
 store_has_row(struct store *st, enum store_stmt_id id, int64_t a, int64_t b)
 {
@@ -76,8 +79,44 @@ store_has_row(struct store *st, enum store_stmt_id id, int64_t a, int64_t b)
 	return store_setdberr(st, rc, "walking the memory graph");
 }
 
+struct store_merge_find_arg {
+	const int64_t	*parents;
+	size_t		 nparents;
+	int64_t		*node;
+};
+
+static int
+store_merge_find_on(struct store *st, void *arg)
+{
+	struct store_merge_find_arg	*m = arg;
+	int64_t				*parents;
+	size_t				 i;
+	int				 rc;
+
+	*m->node = 0;
+	if (m->nparents == 0)
+		return 0;
+	if ((parents = calloc(m->nparents, sizeof(*parents))) == NULL)
+		return store_seterr(st, STORE_ENOMEM, "finding a merge");
+	for (i = 0; i < m->nparents; i++)
+		parents[i] = store_real(st, m->parents[i]);
+	rc = store_merge_match(st, parents, m->nparents, m->node);
+	free(parents);
+	return rc;
+}
+
 int
 store_merge_find(struct store *st, const int64_t *parents, size_t nparents,
+    int64_t *node)
+{
+	struct store_merge_find_arg	m = { parents, nparents, node };
+
+	return store_call(st, store_merge_find_on, &m);
+}
+
+/* A merge node whose parents are exactly these: 1 (*node), 0 none. */
+static int
+store_merge_match(struct store *st, const int64_t *parents, size_t nparents,
     int64_t *node)
 {
 	sqlite3_stmt	*c, *p;
@@ -85,15 +124,6 @@ store_merge_find(struct store *st, const int64_t *parents, size_t nparents,
 	size_t		 n, i;
 	int		 rc, prc, match, found = 0;
 
-	if (st->w != NULL) {
-		struct store_wreq q = { .kind = STORE_R_MERGE_FIND,
-		    .ids = parents, .nids = nparents, .out = node };
-
-		return store_w_read(st, &q);
-	}
-	*node = 0;
-	if (nparents == 0)
-		return 0;
 	if (store_check_owner(st) == -1 ||
 	    (c = store_stmt(st, SQ_MERGE_CANDIDATES)) == NULL ||
 	    (p = store_stmt(st, SQ_EDGE_PARENTS)) == NULL)
@@ -152,27 +182,45 @@ store_node_info_text(struct store *st, int64_t node, int col, char **out)
 	return 0;
 }
 
-int
-store_node_summary(struct store *st, int64_t node, char **summary)
-{
-	struct store_wreq	q = { .kind = STORE_R_NODE_SUMMARY, .id = node,
-				    .summary = summary };
+struct store_node_summary_arg {
+	int64_t	  node;
+	char	**summary;
+};
 
-	if (st->w != NULL && store_w_summary_of(st, node, summary) == 1)
-		return 0;
-	if (st->w != NULL)
-		return store_w_read(st, &q);
-	return store_node_info_text(st, node, 0, summary);
+static int
+store_node_summary_on(struct store *st, void *arg)
+{
+	struct store_node_summary_arg	*a = arg;
+
+	return store_node_info_text(st, store_real(st, a->node), 0,
+	    a->summary);
 }
 
 int
-store_edge_add(struct store *st, int64_t parent, int64_t child)
+store_node_summary(struct store *st, int64_t node, char **summary)
 {
-	int64_t	rp, rc;
-	int	r, ok;
+	struct store_node_summary_arg	a = { node, summary };
 
-	if (st->w != NULL)
-		return store_w_edge_add(st, parent, child);
+	/* The writer's front end knows the nodes it made (store_writer.c). */
+	if (store_w_summary_of(st, node, summary) == 1)
+		return 0;
+	return store_call(st, store_node_summary_on, &a);
+}
+
+struct store_edge_op {
+	struct store_op	 hdr;
+	int64_t		 parent, child;
+};
+
+static int
+store_edge_apply(struct store *st, struct store_op *op)
+{
+	struct store_edge_op	*o = (struct store_edge_op *)op;
+	int64_t			 parent = store_real(st, o->parent);
+	int64_t			 child = store_real(st, o->child);
+	int64_t			 rp, rc;
+	int			 r, ok;
+
 	if (store_check_owner(st) == -1 ||
 	    store_node_run(st, parent, &rp) == -1 ||
 	    store_node_run(st, child, &rc) == -1)
@@ -198,69 +246,129 @@ store_edge_add(struct store *st, int64_t parent, int64_t child)
 	return store_op_end(st, ok, 1);
 }
 
+static const struct store_op_type store_edge_type = {
+	"adding a memory edge", STORE_OP_ROWS, store_edge_apply, NULL
+};
+
+int
+store_edge_add(struct store *st, int64_t parent, int64_t child)
+{
+	struct store_edge_op	*o;
+
+	if ((o = store_op_new(st, &store_edge_type, sizeof(*o))) == NULL)
+		return -1;
+	o->parent = parent;
+	o->child = child;
+	return store_op_submit(st, &o->hdr);
+}
+
+struct store_merge_op {
+	struct store_op	 hdr;
+	int64_t		 run;
+	int64_t		*parents;
+	size_t		 nparents;
+	char		*label;
+};
+
+static int
+store_merge_apply(struct store *st, struct store_op *op)
+{
+	struct store_merge_op	*o = (struct store_merge_op *)op;
+	int64_t			 run = store_real(st, o->run), prun, node = 0;
+	size_t			 i, j;
+	int			 ok;
+
+	if (store_check_owner(st) == -1)
+		return -1;
+	for (i = 0; i < o->nparents; i++) {
+		o->parents[i] = store_real(st, o->parents[i]);
+		if (store_node_run(st, o->parents[i], &prun) == -1)
+			return -1;
+		if (prun != run)
+			return store_seterr(st, STORE_EINVAL, "node %lld is not"
+			    " in run %lld", (long long)o->parents[i],
+			    (long long)run);
+		for (j = 0; j < i; j++)
+			if (o->parents[j] == o->parents[i])
+				return store_seterr(st, STORE_EINVAL, "node %lld"
+				    " listed twice in a merge",
+				    (long long)o->parents[i]);
+	}
+	if (store_op_begin(st) == -1)
+		return -1;
+	ok = store_node_insert(st, run, 0, STORE_NODE_MERGE, o->label,
+	    &node) == 0;
+	for (i = 0; ok && i < o->nparents; i++)
+		ok = store_edge_insert(st, o->parents[i], node) == 0;
+	if (store_op_end(st, ok, 1 + o->nparents) == -1)
+		return -1;
+	store_op_made(st, op, 0, node);
+	return 0;
+}
+
+static void
+store_merge_clear(struct store_op *op)
+{
+	struct store_merge_op	*o = (struct store_merge_op *)op;
+
+	free(o->parents);
+	free(o->label);
+}
+
+static const struct store_op_type store_merge_type = {
+	"adding a merge node", STORE_OP_ROWS, store_merge_apply,
+	store_merge_clear
+};
+
 int
 store_node_merge(struct store *st, int64_t run, const int64_t *parents,
     size_t nparents, const char *label, int64_t *nodep)
 {
-	int64_t	prun, node = 0;
-	size_t	i, j;
-	int	ok;
+	struct store_merge_op	*o;
 
-	if (st->w != NULL)
-		return store_w_node_merge(st, run, parents, nparents,
-		    label, nodep);
 	if (parents == NULL || nparents == 0)
 		return store_seterr(st, STORE_EINVAL, "a merge needs a parent");
-	if (store_check_owner(st) == -1)
+	if ((o = store_op_new(st, &store_merge_type, sizeof(*o))) == NULL)
 		return -1;
-	for (i = 0; i < nparents; i++) {
-		if (store_node_run(st, parents[i], &prun) == -1)
-			return -1;
-		if (prun != run)
-			return store_seterr(st, STORE_EINVAL, "node %lld is not"
-			    " in run %lld", (long long)parents[i],
-			    (long long)run);
-		for (j = 0; j < i; j++)
-			if (parents[j] == parents[i])
-				return store_seterr(st, STORE_EINVAL, "node %lld"
-				    " listed twice in a merge",
-				    (long long)parents[i]);
-	}
-	if (store_op_begin(st) == -1)
-		return -1;
-	ok = store_node_insert(st, run, 0, STORE_NODE_MERGE, label, &node) == 0;
-	for (i = 0; ok && i < nparents; i++)
-		ok = store_edge_insert(st, parents[i], node) == 0;
-	if (store_op_end(st, ok, 1 + nparents) == -1)
-		return -1;
-	if (nodep != NULL)
-		*nodep = node;
-	return 0;
+	o->run = run;
+	o->nparents = nparents;
+	o->hdr.nmade = 1;
+	o->hdr.out[0] = nodep;
+	if (store_op_ids(&o->hdr, &o->parents, parents, nparents) == -1 ||
+	    store_op_str(&o->hdr, &o->label, label) == -1)
+		return store_op_nomem(st, &o->hdr);
+	return store_op_submit(st, &o->hdr);
 }
 
-int
-store_node_set_summary(struct store *st, int64_t node, const char *summary,
-    enum store_summary_kind kind, const struct msg_usage *usage)
-{
-	sqlite3_stmt	*s;
-	int		 ok;
+struct store_summary_op {
+	struct store_op		 hdr;
+	int64_t			 node;
+	char			*summary;
+	enum store_summary_kind	 kind;
+	int			 has_usage;
+	struct msg_usage	 usage;
+};
 
-	if (st->w != NULL)
-		return store_w_node_set_summary(st, node, summary,
-		    kind, usage);
-	if (summary == NULL)
-		kind = STORE_SUMMARY_NONE;
+static int
+store_summary_apply(struct store *st, struct store_op *op)
+{
+	struct store_summary_op	*o = (struct store_summary_op *)op;
+	int64_t			 node = store_real(st, o->node);
+	sqlite3_stmt		*s;
+	int			 ok;
+
 	if (store_op_begin(st) == -1)
 		return -1;
 	ok = (s = store_stmt(st, SQ_NODE_SUMMARY)) != NULL;
 	if (ok) {
 		sqlite3_bind_int64(s, 1, node);
-		store_bind_text(s, 2, summary);
-		store_bind_text(s, 3, store_summary_kind_name(kind));
-		sqlite3_bind_int64(s, 4, usage != NULL ?
-		    (int64_t)usage->input : 0);
-		sqlite3_bind_int64(s, 5, usage != NULL ?
-		    (int64_t)usage->output : 0);
+		store_bind_text(s, 2, o->summary);
+		store_bind_text(s, 3, store_summary_kind_name(o->summary ?
+		    o->kind : STORE_SUMMARY_NONE));
+		sqlite3_bind_int64(s, 4, o->has_usage ?
+		    (int64_t)o->usage.input : 0);
+		sqlite3_bind_int64(s, 5, o->has_usage ?
+		    (int64_t)o->usage.output : 0);
 		ok = store_exec_stmt(st, s, "setting a summary") == 0;
 		if (ok && sqlite3_changes(st->db) == 0) {
 			st->op_done--;		/* it wrote nothing */
@@ -269,6 +377,39 @@ store_node_set_summary(struct store *st, int64_t node, const char *summary,
 		}
 	}
 	return store_op_end(st, ok, 1);
+}
+
+static void
+store_summary_clear(struct store_op *op)
+{
+	free(((struct store_summary_op *)op)->summary);
+}
+
+static const struct store_op_type store_summary_type = {
+	"setting a summary", STORE_OP_ROWS, store_summary_apply,
+	store_summary_clear
+};
+
+int
+store_node_set_summary(struct store *st, int64_t node, const char *summary,
+    enum store_summary_kind kind, const struct msg_usage *usage)
+{
+	struct store_summary_op	*o;
+
+	if ((o = store_op_new(st, &store_summary_type, sizeof(*o))) == NULL)
+		return -1;
+	o->node = node;
+	o->kind = kind;
+	if (usage != NULL) {
+		o->has_usage = 1;
+		o->usage = *usage;
+	}
+	if (store_op_str(&o->hdr, &o->summary, summary) == -1)
+		return store_op_nomem(st, &o->hdr);
+	if (store_op_submit(st, &o->hdr) == -1)
+		return -1;
+	store_w_note_summary(st, node, summary);
+	return 0;
 }
 
 /* Bytes of text, tool names and arguments in a node's messages. */
@@ -289,31 +430,23 @@ store_transcript_chars(struct store *st, int64_t node, uint64_t *chars)
 	return 0;
 }
 
-int
-store_summary_needed(struct store *st, int64_t node, const char *result,
-    const struct store_summary_policy *policy)
-{
-	struct store_summary_policy	def = {
-		STORE_SUMMARY_RESULT_MAX, STORE_SUMMARY_TRANSCRIPT_MAX
-	};
-	struct store_wreq		q = { .kind = STORE_R_SUMMARY_NEEDED };
-	enum store_node_kind		kind;
-	uint64_t			chars = 0;
-	int64_t				run;
-	int				need;
+struct store_summary_needed_arg {
+	int64_t					 node;
+	const char				*result;
+	const struct store_summary_policy	*policy;
+};
 
-	if (policy == NULL)
-		policy = &def;
-	/* The writer's front end knows the nodes it made (store_writer.c). */
-	if (st->w != NULL && store_w_summary_known(st, node, result, policy,
-	    &need) == 1)
-		return need;
-	if (st->w != NULL) {
-		q.id = node;
-		q.text = result;
-		q.policy = policy;
-		return store_w_read(st, &q);
-	}
+static int
+store_summary_needed_on(struct store *st, void *arg)
+{
+	struct store_summary_needed_arg		*a = arg;
+	const struct store_summary_policy	*policy = a->policy;
+	const char				*result = a->result;
+	enum store_node_kind			 kind;
+	uint64_t				 chars = 0;
+	int64_t					 run, node;
+
+	node = store_real(st, a->node);
 	if (store_check_owner(st) == -1 ||
 	    store_node_get(st, node, &run, &kind) == -1)
 		return -1;
@@ -326,6 +459,27 @@ store_summary_needed(struct store *st, int64_t node, const char *result,
 		return -1;
 	return chars > policy->transcript_max;
 }
+
+int
+store_summary_needed(struct store *st, int64_t node, const char *result,
+    const struct store_summary_policy *policy)
+{
+	static const struct store_summary_policy	def = {
+		STORE_SUMMARY_RESULT_MAX, STORE_SUMMARY_TRANSCRIPT_MAX
+	};
+	struct store_summary_needed_arg			a = { node, result,
+							    policy };
+	int						need;
+
+	if (policy == NULL)
+		a.policy = &def;
+	/* The writer's front end knows the nodes it made (store_writer.c). */
+	if (store_w_summary_known(st, node, result, a.policy, &need) == 1)
+		return need;
+	return store_call(st, store_summary_needed_on, &a);
+}
+
+static int	store_summary_prompt_on(struct store *, void *);
 
 /* Append NULL-terminated pieces: cheaper than buf_addf for long text,
  * which would be formatted twice. */
@@ -398,21 +552,33 @@ store_clip(struct buf *b, size_t max)
 	return 0;
 }
 
+struct store_summary_prompt_arg {
+	int64_t		 node;
+	const char	*result;
+	struct msg_list	*out;
+};
+
 int
 store_summary_prompt(struct store *st, int64_t node, const char *result,
     struct msg_list *out)
 {
-	struct msg_list	 l;
-	struct buf	 b;
-	char		*label, *text;
-	int		 ok = 1;
+	struct store_summary_prompt_arg	a = { node, result, out };
 
-	if (st->w != NULL) {
-		struct store_wreq q = { .kind = STORE_R_SUMMARY_PROMPT,
-		    .id = node, .text = result, .list = out };
+	return store_call(st, store_summary_prompt_on, &a);
+}
 
-		return store_w_read(st, &q);
-	}
+static int
+store_summary_prompt_on(struct store *st, void *arg)
+{
+	struct store_summary_prompt_arg	*a = arg;
+	struct msg_list			*out = a->out;
+	const char			*result = a->result;
+	int64_t				 node = store_real(st, a->node);
+	struct msg_list			 l;
+	struct buf			 b;
+	char				*label, *text;
+	int				 ok = 1;
+
 	if (store_node_info_text(st, node, 2, &label) == -1)
 		return -1;
 	msg_list_init(&l);
@@ -737,21 +903,35 @@ store_context_one(struct store *st, const struct store_anc_node *an,
 	return 0;
 }
 
+static int	store_context_on(struct store *, void *);
+
+struct store_context_arg {
+	int64_t		 node;
+	int		 flags;
+	struct msg_list	*out;
+};
+
 int
 store_context(struct store *st, int64_t node, int flags, struct msg_list *out)
 {
-	struct store_anc	 a;
-	enum store_node_kind	 kind;
-	size_t			*order = NULL, i;
-	int64_t			 run, id;
-	int			 rc = -1, inherit;
+	struct store_context_arg	c = { node, flags, out };
 
-	if (st->w != NULL) {
-		struct store_wreq q = { .kind = STORE_R_CONTEXT, .id = node,
-		    .flags = flags, .list = out };
+	return store_call(st, store_context_on, &c);
+}
 
-		return store_w_read(st, &q);
-	}
+static int
+store_context_on(struct store *st, void *arg)
+{
+	struct store_context_arg	*c = arg;
+	struct msg_list			*out = c->out;
+	int64_t				 node = store_real(st, c->node);
+	int				 flags = c->flags;
+	struct store_anc		 a;
+	enum store_node_kind		 kind;
+	size_t				*order = NULL, i;
+	int64_t				 run, id;
+	int				 rc = -1, inherit;
+
 	memset(&a, 0, sizeof(a));
 	if (store_check_owner(st) == -1 || store_read_begin(st) == -1)
 		return -1;

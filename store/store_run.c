@@ -126,50 +126,126 @@ store_run_update(struct store *st, sqlite3_stmt *s, int64_t run,
 	return 0;
 }
 
-int
-store_run_resumed(struct store *st, int64_t run)
-{
-	sqlite3_stmt	*s;
-	int		 ok;
+struct store_run_resumed_op {
+	struct store_op	 hdr;
+	int64_t		 run;
+};
 
-	if (st->w != NULL)
-		return store_w_run_resumed(st, run);
+static int
+store_run_resumed_apply(struct store *st, struct store_op *op)
+{
+	struct store_run_resumed_op	*o = (struct store_run_resumed_op *)op;
+	sqlite3_stmt			*s;
+	int				 ok;
+
 	if (store_op_begin(st) == -1)
 		return -1;
 	ok = (s = store_stmt(st, SQ_RUN_RESUMED)) != NULL;
 	if (ok) {
-		sqlite3_bind_int64(s, 1, run);
+		sqlite3_bind_int64(s, 1, o->run);
 		sqlite3_bind_int64(s, 2, (int64_t)store_getpid());
-		ok = store_run_update(st, s, run, "marking a run resumed") == 0;
+		ok = store_run_update(st, s, o->run,
+		    "marking a run resumed") == 0;
 	}
 	return store_op_end(st, ok, 1);
 }
 
-int
-store_run_end(struct store *st, int64_t run, enum store_run_status status,
-    const char *result)
-{
-	sqlite3_stmt	*s;
-	int		 ok;
+static const struct store_op_type store_run_resumed_type = {
+	"marking a run resumed", STORE_OP_ROWS, store_run_resumed_apply, NULL
+};
 
-	if (st->w != NULL)
-		return store_w_run_end(st, run, status, result);
+int
+store_run_resumed(struct store *st, int64_t run)
+{
+	struct store_run_resumed_op	*o;
+
+	if ((o = store_op_new(st, &store_run_resumed_type,
+	    sizeof(*o))) == NULL)
+		return -1;
+	o->run = run;
+	return store_op_submit(st, &o->hdr);
+}
+
+struct store_run_end_op {
+	struct store_op		 hdr;
+	int64_t			 run;
+	enum store_run_status	 status;
+	char			*result;
+};
+
+static int
+store_run_end_apply(struct store *st, struct store_op *op)
+{
+	struct store_run_end_op	*o = (struct store_run_end_op *)op;
+	sqlite3_stmt		*s;
+	int			 ok;
+
 	/* After a lost write only this status is tried: the run says why
 	 * it stopped, where the file still takes it. */
-	if (status == STORE_RUN_STORE_FAILED)
+	if (o->status == STORE_RUN_STORE_FAILED)
 		st->final = 1;
 	if (store_op_begin(st) == -1)
 		return -1;
 	ok = (s = store_stmt(st, SQ_RUN_END)) != NULL;
 	if (ok) {
-		sqlite3_bind_int64(s, 1, run);
-		store_bind_text(s, 2, store_run_status_name(status));
-		store_bind_text(s, 3, result);
-		sqlite3_bind_int64(s, 4, status == STORE_RUN_RUNNING ? 0 :
+		sqlite3_bind_int64(s, 1, o->run);
+		store_bind_text(s, 2, store_run_status_name(o->status));
+		store_bind_text(s, 3, o->result);
+		sqlite3_bind_int64(s, 4, o->status == STORE_RUN_RUNNING ? 0 :
 		    clock_wall_ms());
-		ok = store_run_update(st, s, run, "ending a run") == 0;
+		ok = store_run_update(st, s, o->run, "ending a run") == 0;
 	}
 	return store_op_end(st, ok, 1);
+}
+
+static void
+store_run_end_clear(struct store_op *op)
+{
+	free(((struct store_run_end_op *)op)->result);
+}
+
+static const struct store_op_type store_run_end_type = {
+	"ending a run", STORE_OP_ROWS, store_run_end_apply, store_run_end_clear
+};
+
+int
+store_run_end(struct store *st, int64_t run, enum store_run_status status,
+    const char *result)
+{
+	struct store_run_end_op	*o;
+
+	if ((o = store_op_new(st, &store_run_end_type, sizeof(*o))) == NULL)
+		return -1;
+	o->run = run;
+	o->status = status;
+	if (store_op_str(&o->hdr, &o->result, result) == -1)
+		return store_op_nomem(st, &o->hdr);
+	return store_op_submit(st, &o->hdr);
+}
+
+struct store_run_finish_arg {
+	int64_t			 run;
+	enum store_run_status	 status;
+	const char		*result;
+};
+
+static int
+store_run_finish_on(struct store *st, void *arg)
+{
+	struct store_run_finish_arg	*f = arg;
+
+	if (store_run_end(st, f->run, f->status, f->result) == -1)
+		return -1;
+	return store_commit(st);
+}
+
+int
+store_run_finish(struct store *st, int64_t run, enum store_run_status status,
+    const char *result)
+{
+	struct store_run_finish_arg	f = { run, status, result };
+
+	return store_call(st, store_run_finish_on, &f);
 }
 
 int
@@ -280,23 +356,33 @@ store_agent_insert(struct store *st, int64_t run, const struct store_agent_new *
 	return 0;
 }
 
-int
-store_agent_add(struct store *st, int64_t run, const struct store_agent_new *a,
-    int64_t *agentp, int64_t *nodep)
-{
-	char	 parent[STORE_PATH_MAX];
-	int64_t	 pagent = 0, pnode = 0, agent = 0, node = 0;
-	size_t	 i, nedges;
-	int	 depth, ok;
+struct store_agent_add_op {
+	struct store_op	 hdr;
+	int64_t		 run;
+	char		*path, *profile, *task, *call_id, *tool_filter;
+	int		 inherit_context;
+	int64_t		*parents;
+	size_t		 nparents;
+};
 
-	if (a == NULL || a->task == NULL)
-		return store_seterr(st, STORE_EINVAL, "an agent needs a task");
-	if (store_path_check(a->path, &depth, parent, sizeof(parent)) == -1)
-		return store_seterr(st, STORE_EINVAL, "bad agent path \"%.64s\""
-		    " (expected 0, 0.1, 0.1.2 ...)", a->path != NULL ?
-		    a->path : "(null)");
-	if (st->w != NULL)
-		return store_w_agent_add(st, run, a, agentp, nodep);
+static int
+store_agent_add_apply(struct store *st, struct store_op *op)
+{
+	struct store_agent_add_op	*o = (struct store_agent_add_op *)op;
+	struct store_agent_new		 a = { o->path, o->profile, o->task,
+					    o->call_id, o->inherit_context,
+					    o->tool_filter, o->parents,
+					    o->nparents };
+	char				 parent[STORE_PATH_MAX];
+	int64_t				 run = store_real(st, o->run);
+	int64_t				 pagent = 0, pnode = 0, agent = 0;
+	int64_t				 node = 0;
+	size_t				 i, nedges;
+	int				 depth, ok;
+
+	for (i = 0; i < o->nparents; i++)
+		o->parents[i] = store_real(st, o->parents[i]);
+	(void)store_path_check(a.path, &depth, parent, sizeof(parent));
 	if (depth > 0 &&
 	    store_agent_find(st, run, parent, &pagent, &pnode) == -1)
 		return -1;
@@ -304,23 +390,72 @@ store_agent_add(struct store *st, int64_t run, const struct store_agent_new *a,
 		return -1;
 	if (store_op_begin(st) == -1)
 		return -1;
-	ok = store_agent_insert(st, run, a, depth, pagent, &agent) == 0 &&
-	    store_node_insert(st, run, agent, STORE_NODE_AGENT, a->task,
+	ok = store_agent_insert(st, run, &a, depth, pagent, &agent) == 0 &&
+	    store_node_insert(st, run, agent, STORE_NODE_AGENT, a.task,
 	    &node) == 0;
-	nedges = a->nparent_nodes > 0 ? a->nparent_nodes : pnode != 0;
-	if (a->nparent_nodes > 0)
-		for (i = 0; ok && i < a->nparent_nodes; i++)
-			ok = store_edge_insert(st, a->parent_nodes[i],
+	nedges = a.nparent_nodes > 0 ? a.nparent_nodes : pnode != 0;
+	if (a.nparent_nodes > 0)
+		for (i = 0; ok && i < a.nparent_nodes; i++)
+			ok = store_edge_insert(st, a.parent_nodes[i],
 			    node) == 0;
 	else if (ok && pnode != 0)
 		ok = store_edge_insert(st, pnode, node) == 0;
 	if (store_op_end(st, ok, 2 + nedges) == -1)
 		return -1;
-	if (agentp != NULL)
-		*agentp = agent;
-	if (nodep != NULL)
-		*nodep = node;
+	store_op_made(st, op, 0, agent);
+	store_op_made(st, op, 1, node);
 	return 0;
+}
+
+static void
+store_agent_add_clear(struct store_op *op)
+{
+	struct store_agent_add_op	*o = (struct store_agent_add_op *)op;
+
+	free(o->path);
+	free(o->profile);
+	free(o->task);
+	free(o->call_id);
+	free(o->tool_filter);
+	free(o->parents);
+}
+
+static const struct store_op_type store_agent_add_type = {
+	"adding an agent", STORE_OP_ROWS, store_agent_add_apply,
+	store_agent_add_clear
+};
+
+int
+store_agent_add(struct store *st, int64_t run, const struct store_agent_new *a,
+    int64_t *agentp, int64_t *nodep)
+{
+	struct store_agent_add_op	*o;
+	char				 parent[STORE_PATH_MAX];
+	int				 depth;
+
+	if (a == NULL || a->task == NULL)
+		return store_seterr(st, STORE_EINVAL, "an agent needs a task");
+	if (store_path_check(a->path, &depth, parent, sizeof(parent)) == -1)
+		return store_seterr(st, STORE_EINVAL, "bad agent path \"%.64s\""
+		    " (expected 0, 0.1, 0.1.2 ...)", a->path != NULL ?
+		    a->path : "(null)");
+	if ((o = store_op_new(st, &store_agent_add_type, sizeof(*o))) == NULL)
+		return -1;
+	o->run = run;
+	o->inherit_context = a->inherit_context;
+	o->nparents = a->nparent_nodes;
+	o->hdr.nmade = 2;
+	o->hdr.out[0] = agentp;
+	o->hdr.out[1] = nodep;
+	if (store_op_str(&o->hdr, &o->path, a->path) == -1 ||
+	    store_op_str(&o->hdr, &o->profile, a->profile) == -1 ||
+	    store_op_str(&o->hdr, &o->task, a->task) == -1 ||
+	    store_op_str(&o->hdr, &o->call_id, a->call_id) == -1 ||
+	    store_op_str(&o->hdr, &o->tool_filter, a->tool_filter) == -1 ||
+	    store_op_ids(&o->hdr, &o->parents, a->parent_nodes,
+	    a->nparent_nodes) == -1)
+		return store_op_nomem(st, &o->hdr);
+	return store_op_submit(st, &o->hdr);
 }
 
 static int
@@ -336,51 +471,114 @@ store_agent_update(struct store *st, sqlite3_stmt *s, int64_t agent)
 	return 0;
 }
 
-int
-store_agent_started(struct store *st, int64_t agent, int64_t pid)
-{
-	sqlite3_stmt	*s;
-	int		 ok;
+struct store_agent_started_op {
+	struct store_op	 hdr;
+	int64_t		 agent, pid;
+};
 
-	if (st->w != NULL)
-		return store_w_agent_started(st, agent, pid);
+static int
+store_agent_started_apply(struct store *st, struct store_op *op)
+{
+	struct store_agent_started_op	*o =
+					    (struct store_agent_started_op *)op;
+	int64_t				 agent = store_real(st, o->agent);
+	sqlite3_stmt			*s;
+	int				 ok;
+
 	if (store_op_begin(st) == -1)
 		return -1;
 	ok = (s = store_stmt(st, SQ_AGENT_STARTED)) != NULL;
 	if (ok) {
 		sqlite3_bind_int64(s, 1, agent);
-		sqlite3_bind_int64(s, 2, pid);
+		sqlite3_bind_int64(s, 2, o->pid);
 		sqlite3_bind_int64(s, 3, clock_wall_ms());
 		ok = store_agent_update(st, s, agent) == 0;
 	}
 	return store_op_end(st, ok, 1);
 }
 
-int
-store_agent_set_status(struct store *st, int64_t agent,
-    enum store_agent_status status, const char *result,
-    const char *exit_reason)
-{
-	sqlite3_stmt	*s;
-	int		 ok, final;
+static const struct store_op_type store_agent_started_type = {
+	"marking an agent started", STORE_OP_ROWS, store_agent_started_apply,
+	NULL
+};
 
-	if (st->w != NULL)
-		return store_w_agent_set_status(st, agent, status,
-		    result, exit_reason);
-	final = status == STORE_AGENT_DONE || status == STORE_AGENT_FAILED ||
-	    status == STORE_AGENT_CANCELLED;
+int
+store_agent_started(struct store *st, int64_t agent, int64_t pid)
+{
+	struct store_agent_started_op	*o;
+
+	if ((o = store_op_new(st, &store_agent_started_type,
+	    sizeof(*o))) == NULL)
+		return -1;
+	o->agent = agent;
+	o->pid = pid;
+	return store_op_submit(st, &o->hdr);
+}
+
+struct store_agent_status_op {
+	struct store_op		 hdr;
+	int64_t			 agent;
+	enum store_agent_status	 status;
+	char			*result, *exit_reason;
+};
+
+static int
+store_agent_status_apply(struct store *st, struct store_op *op)
+{
+	struct store_agent_status_op	*o =
+					    (struct store_agent_status_op *)op;
+	int64_t				 agent = store_real(st, o->agent);
+	sqlite3_stmt			*s;
+	int				 ok, final;
+
+	final = o->status == STORE_AGENT_DONE ||
+	    o->status == STORE_AGENT_FAILED ||
+	    o->status == STORE_AGENT_CANCELLED;
 	if (store_op_begin(st) == -1)
 		return -1;
 	ok = (s = store_stmt(st, SQ_AGENT_STATUS)) != NULL;
 	if (ok) {
 		sqlite3_bind_int64(s, 1, agent);
-		store_bind_text(s, 2, store_agent_status_name(status));
-		store_bind_text(s, 3, result);
-		store_bind_text(s, 4, exit_reason);
+		store_bind_text(s, 2, store_agent_status_name(o->status));
+		store_bind_text(s, 3, o->result);
+		store_bind_text(s, 4, o->exit_reason);
 		sqlite3_bind_int64(s, 5, final ? clock_wall_ms() : 0);
 		ok = store_agent_update(st, s, agent) == 0;
 	}
 	return store_op_end(st, ok, 1);
+}
+
+static void
+store_agent_status_clear(struct store_op *op)
+{
+	struct store_agent_status_op	*o =
+					    (struct store_agent_status_op *)op;
+
+	free(o->result);
+	free(o->exit_reason);
+}
+
+static const struct store_op_type store_agent_status_type = {
+	"setting an agent's status", STORE_OP_ROWS, store_agent_status_apply,
+	store_agent_status_clear
+};
+
+int
+store_agent_set_status(struct store *st, int64_t agent,
+    enum store_agent_status status, const char *result,
+    const char *exit_reason)
+{
+	struct store_agent_status_op	*o;
+
+	if ((o = store_op_new(st, &store_agent_status_type,
+	    sizeof(*o))) == NULL)
+		return -1;
+	o->agent = agent;
+	o->status = status;
+	if (store_op_str(&o->hdr, &o->result, result) == -1 ||
+	    store_op_str(&o->hdr, &o->exit_reason, exit_reason) == -1)
+		return store_op_nomem(st, &o->hdr);
+	return store_op_submit(st, &o->hdr);
 }
 
 static int
@@ -454,48 +652,141 @@ store_msg_tokens(struct store *st, int64_t node, const struct msg_usage *u)
 	return store_exec_stmt(st, s, "counting tokens");
 }
 
+/* The bytes SQ_MSG_CHARS counts for one message. */
+static uint64_t
+store_msg_chars(const struct msg *m)
+{
+	uint64_t	n = m->text != NULL ? strlen(m->text) : 0;
+	size_t		i;
+
+	for (i = 0; i < m->ncalls; i++)
+		n += (m->calls[i].args ? strlen(m->calls[i].args) : 0) +
+		    (m->calls[i].name ? strlen(m->calls[i].name) : 0);
+	return n;
+}
+
+struct store_msg_op {
+	struct store_op		 hdr;
+	int64_t			 node;
+	struct msg		 msg;
+	int			 has_usage;
+	struct msg_usage	 usage;
+};
+
+static int
+store_msg_apply(struct store *st, struct store_op *op)
+{
+	struct store_msg_op	*o = (struct store_msg_op *)op;
+	struct msg_usage	*u = o->has_usage ? &o->usage : NULL;
+	int64_t			 node = store_real(st, o->node);
+	int			 ok;
+
+	if (store_op_begin(st) == -1)
+		return -1;
+	ok = store_msg_insert(st, node, &o->msg, u) == 0 &&
+	    store_msg_tokens(st, node, u) == 0;
+	return store_op_end(st, ok, 1 + o->msg.ncalls);
+}
+
+static void
+store_msg_clear(struct store_op *op)
+{
+	msg_free(&((struct store_msg_op *)op)->msg);
+}
+
+static const struct store_op_type store_msg_type = {
+	"recording a message", STORE_OP_ROWS, store_msg_apply, store_msg_clear
+};
+
 int
 store_msg_append(struct store *st, int64_t node, const struct msg *m,
     const struct msg_usage *usage)
 {
-	int	ok;
+	struct store_msg_op	*o;
+	uint64_t		 chars;
 
 	if (m == NULL || (unsigned)m->role > MSG_TOOL ||
 	    (m->ncalls > 0 && m->calls == NULL))
 		return store_seterr(st, STORE_EINVAL, "bad message");
-	if (st->w != NULL)
-		return store_w_msg_append(st, node, m, usage);
-	if (store_op_begin(st) == -1)
+	if ((o = store_op_new(st, &store_msg_type, sizeof(*o))) == NULL)
 		return -1;
-	ok = store_msg_insert(st, node, m, usage) == 0 &&
-	    store_msg_tokens(st, node, usage) == 0;
-	return store_op_end(st, ok, 1 + m->ncalls);
+	if (msg_copy(&o->msg, m) == -1) {
+		free(o);
+		return store_seterr(st, STORE_ENOMEM, "recording a message:"
+		    " out of memory");
+	}
+	chars = store_msg_chars(m);
+	o->node = node;
+	o->hdr.bytes += chars + (m->call_id ? strlen(m->call_id) : 0);
+	if (usage != NULL) {
+		o->has_usage = 1;
+		o->usage = *usage;
+	}
+	if (store_op_submit(st, &o->hdr) == -1)
+		return -1;
+	store_w_note_chars(st, node, chars);
+	return 0;
 }
+
+struct store_event_op {
+	struct store_op	 hdr;
+	int64_t		 run;
+	char		*path, *type, *detail;
+};
+
+static int
+store_event_apply(struct store *st, struct store_op *op)
+{
+	struct store_event_op	*o = (struct store_event_op *)op;
+	sqlite3_stmt		*s;
+	int			 ok;
+
+	if (store_check_owner(st) == -1 ||
+	    store_run_exists(st, o->run) == -1 || store_op_begin(st) == -1)
+		return -1;
+	ok = (s = store_stmt(st, SQ_EVENT_INSERT)) != NULL;
+	if (ok) {
+		sqlite3_bind_int64(s, 1, o->run);
+		sqlite3_bind_int64(s, 2, clock_wall_ms());
+		store_bind_text(s, 3, o->path);
+		store_bind_text(s, 4, o->type);
+		store_bind_text(s, 5, o->detail);
+		ok = store_exec_stmt(st, s, "recording an event") == 0;
+	}
+	return store_op_end(st, ok, 1);
+}
+
+static void
+store_event_clear(struct store_op *op)
+{
+	struct store_event_op	*o = (struct store_event_op *)op;
+
+	free(o->path);
+	free(o->type);
+	free(o->detail);
+}
+
+static const struct store_op_type store_event_type = {
+	"recording an event", STORE_OP_ROWS, store_event_apply,
+	store_event_clear
+};
 
 int
 store_event(struct store *st, int64_t run, const char *path,
     const char *type, const char *detail)
 {
-	sqlite3_stmt	*s;
-	int		 ok;
+	struct store_event_op	*o;
 
 	if (type == NULL)
 		return store_seterr(st, STORE_EINVAL, "an event needs a type");
-	if (st->w != NULL)
-		return store_w_event(st, run, path, type, detail);
-	if (store_check_owner(st) == -1 || store_run_exists(st, run) == -1 ||
-	    store_op_begin(st) == -1)
+	if ((o = store_op_new(st, &store_event_type, sizeof(*o))) == NULL)
 		return -1;
-	ok = (s = store_stmt(st, SQ_EVENT_INSERT)) != NULL;
-	if (ok) {
-		sqlite3_bind_int64(s, 1, run);
-		sqlite3_bind_int64(s, 2, clock_wall_ms());
-		store_bind_text(s, 3, path);
-		store_bind_text(s, 4, type);
-		store_bind_text(s, 5, detail);
-		ok = store_exec_stmt(st, s, "recording an event") == 0;
-	}
-	return store_op_end(st, ok, 1);
+	o->run = run;
+	if (store_op_str(&o->hdr, &o->path, path) == -1 ||
+	    store_op_str(&o->hdr, &o->type, type) == -1 ||
+	    store_op_str(&o->hdr, &o->detail, detail) == -1)
+		return store_op_nomem(st, &o->hdr);
+	return store_op_submit(st, &o->hdr);
 }
 
 /*
