@@ -18,11 +18,13 @@
 
 #define STORE_NODE_CACHE	64
 
-/* Cached prepared statements; the SQL is in store.c's table. */
+/*
+ * Cached prepared statements: the slot of each; its SQL (a struct
+ * store_sql) is in the file that uses it.
+ */
 enum store_stmt_id {
 	SQ_BEGIN = 0,
 	SQ_COMMIT,
-	SQ_ROLLBACK,
 	SQ_RUN_INSERT,
 	SQ_RUN_RESUMED,
 	SQ_RUN_END,
@@ -57,6 +59,12 @@ enum store_stmt_id {
 	SQ_DEL_CONTINUES,
 	SQ_DEL_RUN,
 	SQ__COUNT
+};
+
+/* A statement: its cache slot and its text. */
+struct store_sql {
+	enum store_stmt_id	 id;
+	const char		*text;
 };
 
 /* Ids handed out before their rows exist (store_writer.c). */
@@ -111,7 +119,7 @@ int		 store_seterr(struct store *st, enum store_err err,
 int		 store_setdberr(struct store *st, int rc, const char *what);
 enum store_err	 store_err_from_sqlite(int rc);
 /* The cached, reset statement; NULL (error set) if it cannot prepare. */
-sqlite3_stmt	*store_stmt(struct store *st, enum store_stmt_id id);
+sqlite3_stmt	*store_stmt(struct store *st, const struct store_sql *q);
 /* Step a write statement to completion (SQLITE_DONE), then reset it. */
 int		 store_exec_stmt(struct store *st, sqlite3_stmt *s,
 		    const char *what);
@@ -127,13 +135,6 @@ int		 store_op_end(struct store *st, int ok, size_t rows);
 void		 store_lose(struct store *st, size_t rows);
 /* Forget every cached lookup (a batch was lost). */
 void		 store_cache_clear(struct store *st);
-/* 0 if the run / node exists, else -1 with STORE_ENOTFOUND. SQLite does
- * not enforce the schema's REFERENCES (store.c says why): writes check
- * the ids they are given with these. */
-int		 store_run_exists(struct store *st, int64_t run);
-int		 store_node_exists(struct store *st, int64_t node);
-/* Same, and the node's run. */
-int		 store_node_run(struct store *st, int64_t node, int64_t *run);
 /* A consistent snapshot for several reads, and one lock instead of one
  * per statement (nothing when the writer's batch is open: it reads inside
  * it). */
@@ -147,7 +148,8 @@ int		 store_check_owner(struct store *st);
 int		 store_bind_text(sqlite3_stmt *s, int idx, const char *v);
 /* Copy a column as a new string (NULL stays NULL); *ok cleared on ENOMEM. */
 char		*store_col_dup(sqlite3_stmt *s, int col, int *ok);
-/* Names stored in TEXT columns back to enums (unknown: the safe value). */
+/* Names stored in TEXT columns back to enums (unknown: the safe value):
+ * store_run.c, store_agent.c, store_summary.c. */
 enum store_run_status	 store_run_status_parse(const char *name);
 enum store_agent_status	 store_agent_status_parse(const char *name);
 enum store_summary_kind	 store_summary_kind_parse(const char *name);
@@ -235,12 +237,32 @@ int		 store_schema_build(sqlite3 *db, int from, int to,
 int		 store_schema_create(sqlite3 *db, int version, char **errmsg);
 
 /* store_run.c */
+/* 0 if the run exists, else -1 with STORE_ENOTFOUND. SQLite does not
+ * enforce the schema's REFERENCES (store.c says why): writes check the
+ * ids they are given with these. */
+int		 store_run_exists(struct store *st, int64_t run);
+
+/* store_graph.c */
+/* Same for a node; store_node_run also gives the node's run. */
+int		 store_node_exists(struct store *st, int64_t node);
+int		 store_node_run(struct store *st, int64_t node, int64_t *run);
 /* One memory node row (agent 0 for none), inside an operation. */
 int		 store_node_insert(struct store *st, int64_t run, int64_t agent,
 		    enum store_node_kind kind, const char *label, int64_t *node);
 /* One edge row, unchecked, inside an operation. */
 int		 store_edge_insert(struct store *st, int64_t parent,
 		    int64_t child);
+/* A node's run and kind; ENOTFOUND if it does not exist. */
+int		 store_node_get(struct store *st, int64_t node, int64_t *run,
+		    enum store_node_kind *kind);
+
+/* store_summary.c */
+struct buf;
+/* Append the NULL-terminated strings to b: 0, -1 on ENOMEM. */
+int		 store_cat(struct buf *b, ...) __attribute__((sentinel));
+/* Messages as plain text, one block each (system ones left out). */
+int		 store_render(struct buf *b, const struct msg_list *l,
+		    int skip_system);
 
 /* store_msg.c */
 /* Read a node's messages (with tool calls) in order. */

@@ -46,7 +46,7 @@
 
 /* What the front end knows of a node it created (by handle index). */
 struct store_wnode {
-	uint64_t	 chars;		/* its messages, as SQ_MSG_CHARS */
+	uint64_t	 chars;		/* its messages, as store_sql_msg_chars */
 	char		*summary;
 };
 
