@@ -89,6 +89,36 @@ cmd_include_add(const char *name, struct cmd_include *inc, const char *path)
 }
 
 int
+cmd_change_opt(const char *name, int ch, const char *arg,
+    struct cmd_change_opts *o)
+{
+	switch (ch) {
+	case CMD_CHANGE_OPT_DB:
+		o->db = arg;
+		return 0;
+	case CMD_CHANGE_OPT_WORKSPACE:
+		o->workspace = arg;
+		return 0;
+	case CMD_CHANGE_OPT_STAT:
+		o->diff |= COW_DIFF_STAT;
+		return 0;
+	case CMD_CHANGE_OPT_RAW:
+		o->diff |= COW_DIFF_RAW;
+		return 0;
+	case CMD_CHANGE_OPT_SENSITIVE:
+		o->apply |= COW_APPLY_SENSITIVE;
+		return 0;
+	case CMD_CHANGE_OPT_UNREVIEWED:
+		o->apply |= COW_APPLY_UNREVIEWED;
+		return 0;
+	case CMD_CHANGE_OPT_INCLUDE:
+		return cmd_include_add(name, &o->include, arg);
+	default:
+		return 1;
+	}
+}
+
+int
 cmd_cow_include(const char *name, struct cow_changes *ch, unsigned flags,
     const struct cmd_include *inc)
 {

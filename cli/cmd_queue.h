@@ -45,15 +45,11 @@ struct cmd_queue_opts {
 	uint64_t		 older_ms;
 	const char		*format;
 	int			 all_done;
-	const char		*db;		/* apply: the run database */
-	const char		*workspace;	/* apply, diff: where to */
+	struct cmd_change_opts	 chg;		/* apply, diff: --db (the run
+						   database), --workspace (where
+						   to), --stat ... */
 	int			 any_workspace;	/* apply, diff: a job of
 						   another workspace too */
-	int			 sensitive;
-	int			 unreviewed;	/* apply: --include-unreviewed */
-	int			 stat;		/* diff: --stat */
-	int			 raw;		/* diff: --raw */
-	struct cmd_include	 include;	/* apply: --include PATH */
 	unsigned		 limit;		/* ls: --limit, 0 none */
 };
 
