@@ -84,9 +84,6 @@ struct cmd_include {
 	const char	*v[CMD_INCLUDE_MAX];
 	size_t		 n;
 };
-/* One more --include PATH: -1 (said on stderr) past CMD_INCLUDE_MAX. */
-int	cmd_include_add(const char *name, struct cmd_include *,
-	    const char *path);
 /*
  * The options of the commands that show or apply a run's changes (warren
  * diff and apply, warren queue diff and apply): one table and one parser.

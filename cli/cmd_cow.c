@@ -75,7 +75,7 @@ cmd_cow_load(const char *name, const struct store_run *r, struct cow *c,
 	return 0;
 }
 
-int
+static int
 cmd_include_add(const char *name, struct cmd_include *inc, const char *path)
 {
 	if (inc->n == CMD_INCLUDE_MAX) {

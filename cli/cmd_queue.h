@@ -104,7 +104,6 @@ int	cmd_queue_add(int argc, char **argv);
  * text; NULL (err says why). */
 char	*cmd_queue_schema_file(const char *path, char *err, size_t errsz);
 /* DIR made canonical; NULL (err says why) if it is not a directory. */
-char	*cmd_queue_workspace(const char *dir, char *err, size_t errsz);
 
 /* cmd_queue_profile.c */
 /* Every job's profile (NULL: the orchestrator) is one its workspace

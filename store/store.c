@@ -32,6 +32,8 @@ static const struct store_sql store_sql_commit = {
 	SQ_COMMIT, "COMMIT"
 };
 
+static void	store_lose(struct store *, size_t);
+
 /* What the user can do about an error of this kind. */
 static const char *
 store_hint(enum store_err err)
@@ -133,7 +135,7 @@ store_seterr(struct store *st, enum store_err err, const char *fmt, ...)
 	return -1;
 }
 
-enum store_err
+static enum store_err
 store_err_from_sqlite(int rc)
 {
 	switch (rc & 0xff) {
@@ -308,7 +310,7 @@ store_batch_lost(struct store *st)
 	store_cache_clear(st);
 }
 
-void
+static void
 store_lose(struct store *st, size_t rows)
 {
 	if (st->lost == STORE_OK) {

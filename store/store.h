@@ -472,7 +472,6 @@ int		 store_event_last(struct store *st, int64_t run,
 
 void		 store_run_free(struct store_run *r);
 void		 store_runs_free(struct store_run *v, size_t n);
-void		 store_agent_free(struct store_agent *a);
 void		 store_agents_free(struct store_agent *v, size_t n);
 void		 store_graph_free(struct store_graph *g);
 void		 store_events_free(struct store_event *v, size_t n);

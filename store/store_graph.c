@@ -82,6 +82,7 @@ store_node_get(struct store *st, int64_t node, int64_t *run,
 
 static int	store_merge_match(struct store *, const int64_t *, size_t,
 		    int64_t *);
+static int	store_node_run(struct store *, int64_t, int64_t *);
 
 /* 1 if the query (two int64 parameters) has a row, 0 if not, -1 error. */
 static int
@@ -349,7 +350,7 @@ store_edge_insert(struct store *st, int64_t parent, int64_t child)
 	return store_exec_stmt(st, s, "adding a memory edge");
 }
 
-int
+static int
 store_node_run(struct store *st, int64_t node, int64_t *run)
 {
 	sqlite3_stmt	*s;

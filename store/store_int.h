@@ -117,7 +117,6 @@ int		 store_seterr(struct store *st, enum store_err err,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Set the error from SQLite's last error; what = what was being done. */
 int		 store_setdberr(struct store *st, int rc, const char *what);
-enum store_err	 store_err_from_sqlite(int rc);
 /* The cached, reset statement; NULL (error set) if it cannot prepare. */
 sqlite3_stmt	*store_stmt(struct store *st, const struct store_sql *q);
 /* Step a write statement to completion (SQLITE_DONE), then reset it. */
@@ -131,8 +130,6 @@ int		 store_op_begin(struct store *st);
  * full batch); !ok leaves the batch as it was if nothing was written, else
  * rolls the batch back (store.c says why). Returns ok ? 0 : -1. */
 int		 store_op_end(struct store *st, int ok, size_t rows);
-/* Rows were not written: remember it (store_lost). */
-void		 store_lose(struct store *st, size_t rows);
 /* Forget every cached lookup (a batch was lost). */
 void		 store_cache_clear(struct store *st);
 /* A consistent snapshot for several reads, and one lock instead of one
@@ -243,9 +240,8 @@ int		 store_schema_create(sqlite3 *db, int version, char **errmsg);
 int		 store_run_exists(struct store *st, int64_t run);
 
 /* store_graph.c */
-/* Same for a node; store_node_run also gives the node's run. */
+/* Same for a node. */
 int		 store_node_exists(struct store *st, int64_t node);
-int		 store_node_run(struct store *st, int64_t node, int64_t *run);
 /* One memory node row (agent 0 for none), inside an operation. */
 int		 store_node_insert(struct store *st, int64_t run, int64_t agent,
 		    enum store_node_kind kind, const char *label, int64_t *node);

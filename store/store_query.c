@@ -17,6 +17,8 @@
 
 #include "store/store_int.h"
 
+static void	store_agent_free(struct store_agent *);
+
 #define RUN_COLUMNS \
 	"SELECT r.id, r.task, r.workspace, r.profile, r.model, r.params," \
 	" r.status, r.result, r.pid, r.resumes, r.started_ms, r.ended_ms," \
@@ -690,7 +692,7 @@ store_runs_free(struct store_run *v, size_t n)
 	free(v);
 }
 
-void
+static void
 store_agent_free(struct store_agent *a)
 {
 	if (a == NULL)
