@@ -333,13 +333,18 @@ store_lost(struct store *st)
 	return st->lostdesc;
 }
 
-/* Errors that are the caller's (a bad id, a duplicate path): the write
- * was refused, nothing that should be on disk is missing. */
+/*
+ * Errors that are the caller's (a bad id, a duplicate path): the write
+ * was refused, nothing that should be on disk is missing. Only what can
+ * fail inside an operation reaches store_op_end: a refused edge
+ * (STORE_ECYCLE, STORE_EEXIST of an edge) is refused before its
+ * store_op_begin, and a call from another process (STORE_EFORK) by it.
+ */
 static int
 store_err_logical(enum store_err err)
 {
 	return err == STORE_EINVAL || err == STORE_ENOTFOUND ||
-	    err == STORE_EEXIST || err == STORE_ECYCLE || err == STORE_EFORK;
+	    err == STORE_EEXIST;
 }
 
 /*

@@ -400,7 +400,8 @@ int		 store_merge_find(struct store *st, const int64_t *parents,
  * (STORE_ENOTFOUND: no such node). */
 int		 store_node_summary(struct store *st, int64_t node,
 		    char **summary);
-/* Edge parent -> child, same run; STORE_ECYCLE if child reaches parent. */
+/* Edge parent -> child, same run; STORE_ECYCLE if child reaches parent
+ * (with the writer thread the edge is queued: a refusal is logged). */
 int		 store_edge_add(struct store *st, int64_t parent, int64_t child);
 int		 store_node_set_summary(struct store *st, int64_t node,
 		    const char *summary, enum store_summary_kind kind,
