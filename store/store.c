@@ -857,14 +857,3 @@ store_close(struct store *st)
 	free(st->path);
 	free(st);
 }
-
-int
-store_schema_version(struct store *st)
-{
-	int64_t	v;
-
-	if (store_check_owner(st) == -1 ||
-	    store_query_int(st, "PRAGMA user_version", &v) == -1)
-		return -1;
-	return (int)v;
-}

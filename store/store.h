@@ -294,7 +294,6 @@ void		 store_close(struct store *st);
 const char	*store_filename(const struct store *st);
 enum store_err	 store_errcode(const struct store *st);
 const char	*store_errmsg(const struct store *st);	/* borrowed */
-int		 store_schema_version(struct store *st);
 /* Commit the open batch, if any. On -1 the whole batch is lost. */
 int		 store_flush(struct store *st);
 /*
