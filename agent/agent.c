@@ -711,18 +711,6 @@ agent_status(const struct agent *a)
 }
 
 const char *
-agent_path(const struct agent *a)
-{
-	return a->path;
-}
-
-const struct profile *
-agent_profile(const struct agent *a)
-{
-	return a->profile;
-}
-
-const char *
 agent_todo_text(const struct agent *a)
 {
 	return a->todo_text != NULL ? a->todo_text : "";

@@ -301,8 +301,6 @@ unsigned	 agent_iterations(const struct agent *a);
 uint64_t	 agent_deadline_ms(const struct agent *a);
 enum agent_status agent_status(const struct agent *a);
 const char	*agent_status_name(enum agent_status s);
-const char	*agent_path(const struct agent *a);
-const struct profile *agent_profile(const struct agent *a);
 /* Inject a user message before the next turn (copied); -1 on ENOMEM. */
 int		 agent_inject(struct agent *a, const char *text);
 /* Fire a hook on every behavior (behaviors use it to signal others). */

@@ -92,9 +92,44 @@ struct cmd_include {
 	const char	*v[CMD_INCLUDE_MAX];
 	size_t		 n;
 };
-/* One more --include PATH: -1 (said on stderr) past CMD_INCLUDE_MAX. */
-int	cmd_include_add(const char *name, struct cmd_include *,
-	    const char *path);
+/*
+ * The options of the commands that show or apply a run's changes (warren
+ * diff and apply, warren queue diff and apply): one table and one parser.
+ * Their values are outside any command's own option values.
+ */
+enum {
+	CMD_CHANGE_OPT_DB = 0x1000,
+	CMD_CHANGE_OPT_WORKSPACE,
+	CMD_CHANGE_OPT_STAT,
+	CMD_CHANGE_OPT_RAW,
+	CMD_CHANGE_OPT_SENSITIVE,
+	CMD_CHANGE_OPT_UNREVIEWED,
+	CMD_CHANGE_OPT_INCLUDE,
+	CMD_CHANGE_OPT_IGNORED,
+};
+#define CMD_CHANGE_LONGOPTS \
+	{ "db", required_argument, NULL, CMD_CHANGE_OPT_DB }, \
+	{ "workspace", required_argument, NULL, CMD_CHANGE_OPT_WORKSPACE }, \
+	{ "stat", no_argument, NULL, CMD_CHANGE_OPT_STAT }, \
+	{ "raw", no_argument, NULL, CMD_CHANGE_OPT_RAW }, \
+	{ "include-sensitive", no_argument, NULL, CMD_CHANGE_OPT_SENSITIVE }, \
+	{ "include-unreviewed", no_argument, NULL, \
+	    CMD_CHANGE_OPT_UNREVIEWED }, \
+	{ "include", required_argument, NULL, CMD_CHANGE_OPT_INCLUDE }, \
+	{ "include-ignored", no_argument, NULL, CMD_CHANGE_OPT_IGNORED }
+struct cmd_change_opts {
+	const char		*db;		/* --db FILE */
+	const char		*workspace;	/* --workspace DIR */
+	unsigned		 diff;		/* COW_DIFF_STAT, COW_DIFF_RAW */
+	unsigned		 apply;		/* COW_APPLY_SENSITIVE,
+						   COW_APPLY_UNREVIEWED,
+						   CMD_APPLY_IGNORED */
+	struct cmd_include	 include;	/* --include PATH ... */
+};
+/* ch (with its argument arg) into o: 0, or -1 (said on stderr); 1 when ch
+ * is not one of CMD_CHANGE_OPT_*. */
+int	cmd_change_opt(const char *name, int ch, const char *arg,
+	    struct cmd_change_opts *o);
 /* Release the named paths in ch: -1 (said) if one is not a path apply
  * with flags leaves out. */
 int	cmd_cow_include(const char *name, struct cow_changes *ch,

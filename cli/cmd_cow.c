@@ -75,7 +75,7 @@ cmd_cow_load(const char *name, const struct store_run *r, struct cow *c,
 	return 0;
 }
 
-int
+static int
 cmd_include_add(const char *name, struct cmd_include *inc, const char *path)
 {
 	if (inc->n == CMD_INCLUDE_MAX) {
@@ -86,6 +86,39 @@ cmd_include_add(const char *name, struct cmd_include *inc, const char *path)
 	}
 	inc->v[inc->n++] = path;
 	return 0;
+}
+
+int
+cmd_change_opt(const char *name, int ch, const char *arg,
+    struct cmd_change_opts *o)
+{
+	switch (ch) {
+	case CMD_CHANGE_OPT_DB:
+		o->db = arg;
+		return 0;
+	case CMD_CHANGE_OPT_WORKSPACE:
+		o->workspace = arg;
+		return 0;
+	case CMD_CHANGE_OPT_STAT:
+		o->diff |= COW_DIFF_STAT;
+		return 0;
+	case CMD_CHANGE_OPT_RAW:
+		o->diff |= COW_DIFF_RAW;
+		return 0;
+	case CMD_CHANGE_OPT_SENSITIVE:
+		o->apply |= COW_APPLY_SENSITIVE;
+		return 0;
+	case CMD_CHANGE_OPT_UNREVIEWED:
+		o->apply |= COW_APPLY_UNREVIEWED;
+		return 0;
+	case CMD_CHANGE_OPT_INCLUDE:
+		return cmd_include_add(name, &o->include, arg);
+	case CMD_CHANGE_OPT_IGNORED:
+		o->apply |= CMD_APPLY_IGNORED;
+		return 0;
+	default:
+		return 1;
+	}
 }
 
 int

@@ -334,15 +334,7 @@ enum {
 	OPT_OLDER,
 	OPT_FORMAT,
 	OPT_ALLDONE,
-	OPT_DB,
-	OPT_SENSITIVE,
-	OPT_UNREVIEWED,
-	OPT_IGNORED,
-	OPT_RAW,
-	OPT_INCLUDE,
-	OPT_WORKSPACE,
 	OPT_ANYWS,
-	OPT_STAT,
 	OPT_LIMIT,
 	OPT_HELP,
 };
@@ -357,17 +349,10 @@ static const struct option cmd_queue_longopts[] = {
 	{ "older-than", required_argument, NULL, OPT_OLDER },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "all-done", no_argument, NULL, OPT_ALLDONE },
-	{ "db", required_argument, NULL, OPT_DB },
-	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
-	{ "include-unreviewed", no_argument, NULL, OPT_UNREVIEWED },
-	{ "include-ignored", no_argument, NULL, OPT_IGNORED },
-	{ "raw", no_argument, NULL, OPT_RAW },
-	{ "include", required_argument, NULL, OPT_INCLUDE },
-	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
 	{ "any-workspace", no_argument, NULL, OPT_ANYWS },
-	{ "stat", no_argument, NULL, OPT_STAT },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "help", no_argument, NULL, OPT_HELP },
+	CMD_CHANGE_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -387,17 +372,17 @@ cmd_queue_opt_bit(int ch)
 	case OPT_FORMAT:
 		return CMD_QUEUE_O_FORMAT;
 	case OPT_ALLDONE:
-	case OPT_SENSITIVE:
-	case OPT_UNREVIEWED:
-	case OPT_IGNORED:
-	case OPT_INCLUDE:
+	case CMD_CHANGE_OPT_SENSITIVE:
+	case CMD_CHANGE_OPT_UNREVIEWED:
+	case CMD_CHANGE_OPT_INCLUDE:
+	case CMD_CHANGE_OPT_IGNORED:
 		return CMD_QUEUE_O_APPLY;
-	case OPT_DB:
-	case OPT_WORKSPACE:
+	case CMD_CHANGE_OPT_DB:
+	case CMD_CHANGE_OPT_WORKSPACE:
 	case OPT_ANYWS:
 		return CMD_QUEUE_O_WHERE;
-	case OPT_STAT:
-	case OPT_RAW:
+	case CMD_CHANGE_OPT_STAT:
+	case CMD_CHANGE_OPT_RAW:
 		return CMD_QUEUE_O_STAT;
 	case OPT_LIMIT:
 		return CMD_QUEUE_O_LIMIT;
@@ -474,36 +459,13 @@ cmd_queue_opt(const char *name, int ch, struct cmd_queue_opts *o)
 	case OPT_ALLDONE:
 		o->all_done = 1;
 		break;
-	case OPT_DB:
-		o->db = optarg;
-		break;
-	case OPT_SENSITIVE:
-		o->sensitive = 1;
-		break;
-	case OPT_UNREVIEWED:
-		o->unreviewed = 1;
-		break;
-	case OPT_IGNORED:
-		o->ignored = 1;
-		break;
-	case OPT_RAW:
-		o->raw = 1;
-		break;
-	case OPT_INCLUDE:
-		return cmd_include_add(name, &o->include, optarg);
-	case OPT_WORKSPACE:
-		o->workspace = optarg;
-		break;
 	case OPT_ANYWS:
 		o->any_workspace = 1;
-		break;
-	case OPT_STAT:
-		o->stat = 1;
 		break;
 	case OPT_LIMIT:
 		return cmd_queue_limit(name, optarg, &o->limit);
 	default:
-		return -1;
+		return cmd_change_opt(name, ch, optarg, &o->chg) == 0 ? 0 : -1;
 	}
 	return 0;
 }

@@ -45,16 +45,11 @@ struct cmd_queue_opts {
 	uint64_t		 older_ms;
 	const char		*format;
 	int			 all_done;
-	const char		*db;		/* apply: the run database */
-	const char		*workspace;	/* apply, diff: where to */
+	struct cmd_change_opts	 chg;		/* apply, diff: --db (the run
+						   database), --workspace (where
+						   to), --stat ... */
 	int			 any_workspace;	/* apply, diff: a job of
 						   another workspace too */
-	int			 sensitive;
-	int			 unreviewed;	/* apply: --include-unreviewed */
-	int			 ignored;	/* apply: --include-ignored */
-	int			 stat;		/* diff: --stat */
-	int			 raw;		/* diff: --raw */
-	struct cmd_include	 include;	/* apply: --include PATH */
 	unsigned		 limit;		/* ls: --limit, 0 none */
 };
 
@@ -109,7 +104,6 @@ int	cmd_queue_add(int argc, char **argv);
  * text; NULL (err says why). */
 char	*cmd_queue_schema_file(const char *path, char *err, size_t errsz);
 /* DIR made canonical; NULL (err says why) if it is not a directory. */
-char	*cmd_queue_workspace(const char *dir, char *err, size_t errsz);
 
 /* cmd_queue_profile.c */
 /* Every job's profile (NULL: the orchestrator) is one its workspace

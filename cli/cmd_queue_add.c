@@ -215,7 +215,7 @@ cmd_queue_schema_file(const char *path, char *err, size_t errsz)
 	return s;
 }
 
-char *
+static char *
 cmd_queue_workspace(const char *dir, char *err, size_t errsz)
 {
 	char		path[PATH_MAX];

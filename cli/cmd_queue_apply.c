@@ -68,14 +68,14 @@ qapply_store(struct qapply *a, const struct cmd_queue_opts *o, int *exitp)
 {
 	char	path[PATH_MAX], err[STORE_ERRMSG_MAX + 64];
 
-	if (store_path(path, sizeof(path), o->db) == -1) {
+	if (store_path(path, sizeof(path), o->chg.db) == -1) {
 		cmd_queue_error(a->name, "no run database path (%s): set HOME "
 		    "or XDG_STATE_HOME, or give --db FILE", strerror(errno));
 		*exitp = WARREN_EXIT_USAGE;
 		return -1;
 	}
 	queue_where(a->where, sizeof(a->where), path);
-	if (o->db == NULL && access(path, F_OK) == -1 && errno == ENOENT)
+	if (o->chg.db == NULL && access(path, F_OK) == -1 && errno == ENOENT)
 		return 0;
 	if ((a->st = store_open(path, strcmp(a->name, "diff") == 0 ?
 	    STORE_READ : 0, err, sizeof(err))) == NULL) {
@@ -532,10 +532,11 @@ qapply_one(struct qapply *a, int64_t id)
 static int
 qapply_dest(struct qapply *a, const struct cmd_queue_opts *o)
 {
-	const char	*dir = o->workspace != NULL ? o->workspace : ".";
+	const char	*dir = o->chg.workspace != NULL ? o->chg.workspace :
+			    ".";
 	struct stat	 sb;
 
-	a->named = o->workspace != NULL;
+	a->named = o->chg.workspace != NULL;
 	a->any = o->any_workspace;
 	a->all = o->all_done;
 	errno = 0;
@@ -569,7 +570,7 @@ qapply_main(int argc, char **argv, const char *name)
 	}
 	if (!o.all_done && cmd_queue_job_arg(name, argv[optind], &id) == -1)
 		return WARREN_EXIT_USAGE;
-	if (o.all_done && o.include.n > 0) {
+	if (o.all_done && o.chg.include.n > 0) {
 		cmd_queue_error(name, "--include names a path of one job: give "
 		    "the JOB, not --all-done");
 		return WARREN_EXIT_USAGE;
@@ -579,14 +580,12 @@ qapply_main(int argc, char **argv, const char *name)
 	if (qapply_dest(&a, &o) == -1)
 		return WARREN_EXIT_USAGE;
 	if (diff)
-		a.flags = (o.stat ? COW_DIFF_STAT : 0) | (o.raw ? COW_DIFF_RAW :
+		a.flags = o.chg.diff | ((o.chg.diff & COW_DIFF_RAW) == 0 &&
 		    isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL ?
 		    COW_DIFF_COLOR : 0);
 	else
-		a.flags = (o.sensitive ? COW_APPLY_SENSITIVE : 0) |
-		    (o.unreviewed ? COW_APPLY_UNREVIEWED : 0) |
-		    (o.ignored ? CMD_APPLY_IGNORED : 0);
-	a.include = &o.include;
+		a.flags = o.chg.apply;
+	a.include = &o.chg.include;
 	/* Names the unpack directory only: two queues under one name
 	 * share a journal, which removes only apply's own temporaries. */
 	url = o.url != NULL ? o.url : getenv("WARREN_QUEUE_URL");

@@ -1,7 +1,9 @@
 /*
- * warren runs | warren show RUN | warren graph RUN: read a workspace's
- * database (store/store.h) and print it. Every stored text came from
- * an LLM or a tool and is escaped before it reaches the terminal.
+ * The commands that read a workspace's runs (store/store.h): their
+ * options and how they open the database and find a run, and warren runs,
+ * graph, report, forget, diff, apply and discard (warren show is in
+ * cmd_show.c). Every stored text came from an LLM or a tool and is
+ * escaped before it reaches the terminal.
  */
 #include <sys/stat.h>
 
@@ -17,6 +19,7 @@
 #include <jansson.h>
 
 #include "cli/cmd.h"
+#include "cli/cmd_store.h"
 #include "cli/graph.h"
 #include "cli/layer.h"
 #include "cli/report.h"
@@ -28,72 +31,20 @@
 #include "workspace/cow.h"
 #include "workspace/hostexec.h"
 
-#define CMD_TASK_WIDTH	60
-#define CMD_SUMMARY_MAX	2000
-#define CMD_HOST_FILES_MAX 200	/* files that run code listed by show */
-
-/* Options every store command takes. */
-struct cmd_store_opts {
-	const char	*db;
-	const char	*workspace;
-	char		 ws[PATH_MAX];	/* its realpath: whose runs to list */
-	int		 all;		/* every workspace's runs */
-	int		 json;
-	int		 messages;
-	int		 stat;		/* diff --stat */
-	int		 color;		/* diff: 1 always, 0 never, -1 auto */
-	int		 sensitive;	/* apply --include-sensitive */
-	int		 unreviewed;	/* apply --include-unreviewed */
-	int		 ignored;	/* apply --include-ignored */
-	int		 raw;		/* diff --raw */
-	struct cmd_include include;	/* apply --include PATH ... */
-	long long	 limit;
-	enum graph_format format;
-	const char	*output;	/* report -o FILE */
-};
-
-enum {
-	OPT_DB = 256,
-	OPT_WORKSPACE,
-	OPT_JSON,
-	OPT_MESSAGES,
-	OPT_LIMIT,
-	OPT_FORMAT,
-	OPT_ALL,
-	OPT_STAT,
-	OPT_COLOR,
-	OPT_SENSITIVE,
-	OPT_UNREVIEWED,
-	OPT_RAW,
-	OPT_INCLUDE,
-	OPT_OUTPUT,
-	OPT_IGNORED,
-	OPT_HELP,
-};
-
-#define ALLOW(x)	(1 << ((x) - OPT_DB))
-
 static const struct option cmd_store_longopts[] = {
-	{ "db", required_argument, NULL, OPT_DB },
-	{ "workspace", required_argument, NULL, OPT_WORKSPACE },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "messages", no_argument, NULL, OPT_MESSAGES },
 	{ "limit", required_argument, NULL, OPT_LIMIT },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "all", no_argument, NULL, OPT_ALL },
-	{ "stat", no_argument, NULL, OPT_STAT },
 	{ "color", required_argument, NULL, OPT_COLOR },
-	{ "include-sensitive", no_argument, NULL, OPT_SENSITIVE },
-	{ "include-unreviewed", no_argument, NULL, OPT_UNREVIEWED },
-	{ "include-ignored", no_argument, NULL, OPT_IGNORED },
-	{ "raw", no_argument, NULL, OPT_RAW },
-	{ "include", required_argument, NULL, OPT_INCLUDE },
 	{ "output", required_argument, NULL, OPT_OUTPUT },
 	{ "help", no_argument, NULL, OPT_HELP },
+	CMD_CHANGE_LONGOPTS,
 	{ NULL, 0, NULL, 0 },
 };
 
-static int
+int
 cmd_store_usage(const char *name, FILE *f)
 {
 	if (strcmp(name, "runs") == 0)
@@ -168,7 +119,7 @@ cmd_store_color(const char *name, const char *arg, int *color)
 
 /* Parse the options; -1 on a usage error, 1 for --help. allowed lists the
  * options this command takes beyond --db/--workspace/--help. */
-static int
+int
 cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 {
 	const char	*errstr;
@@ -183,15 +134,10 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 	    NULL)) != -1) {
 		if (ch == 'o')
 			ch = OPT_OUTPUT;
-		if (ch >= OPT_JSON && ch < OPT_HELP && !(allowed & ALLOW(ch)))
-			ch = '?';
+		if (ch != '?' && ch != OPT_HELP && ch != CMD_CHANGE_OPT_DB &&
+		    ch != CMD_CHANGE_OPT_WORKSPACE && !(allowed & ALLOW(ch)))
+			ch = 0;
 		switch (ch) {
-		case OPT_DB:
-			o->db = optarg;
-			break;
-		case OPT_WORKSPACE:
-			o->workspace = optarg;
-			break;
 		case OPT_JSON:
 			o->json = 1;
 			break;
@@ -209,27 +155,8 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 		case OPT_ALL:
 			o->all = 1;
 			break;
-		case OPT_STAT:
-			o->stat = 1;
-			break;
 		case OPT_COLOR:
 			if (cmd_store_color(argv[0], optarg, &o->color) == -1)
-				return -1;
-			break;
-		case OPT_SENSITIVE:
-			o->sensitive = 1;
-			break;
-		case OPT_UNREVIEWED:
-			o->unreviewed = 1;
-			break;
-		case OPT_IGNORED:
-			o->ignored = 1;
-			break;
-		case OPT_RAW:
-			o->raw = 1;
-			break;
-		case OPT_INCLUDE:
-			if (cmd_include_add(argv[0], &o->include, optarg) == -1)
 				return -1;
 			break;
 		case OPT_OUTPUT:
@@ -245,16 +172,23 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 		case OPT_HELP:
 			return 1;
 		default:
-			if (ch != '?')
+			if (ch == '?')
+				return -1;
+			if (ch == 0) {
 				fprintf(stderr, "warren %s: option not taken\n",
 				    argv[0]);
-			return -1;
+				return -1;
+			}
+			if (cmd_change_opt(argv[0], ch, optarg, &o->chg) != 0)
+				return -1;
+			break;
 		}
 	}
-	if (realpath(o->workspace != NULL ? o->workspace : ".", o->ws) ==
-	    NULL) {
+	if (realpath(o->chg.workspace != NULL ? o->chg.workspace : ".",
+	    o->ws) == NULL) {
 		fprintf(stderr, "warren %s: workspace %s: %s\n", argv[0],
-		    o->workspace != NULL ? o->workspace : ".", strerror(errno));
+		    o->chg.workspace != NULL ? o->chg.workspace : ".",
+		    strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -275,7 +209,7 @@ static int
 cmd_store_path(const char *name, const struct cmd_store_opts *o, char *path,
     size_t pathsz)
 {
-	if (store_path(path, pathsz, o->db) == -1) {
+	if (store_path(path, pathsz, o->chg.db) == -1) {
 		fprintf(stderr, "warren %s: no database path (%s): set HOME or "
 		    "XDG_STATE_HOME, or give --db FILE\n", name,
 		    strerror(errno));
@@ -306,7 +240,7 @@ cmd_legacy_db(const char *name, const char *db, const char *ws)
 	cmd_store_error(name, msg);
 }
 
-static struct store *
+struct store *
 cmd_store_open(const char *name, const struct cmd_store_opts *o, int flags,
     int *exitp)
 {
@@ -325,7 +259,7 @@ cmd_store_open(const char *name, const struct cmd_store_opts *o, int flags,
 }
 
 /* RUN: a positive id or "last", the latest run of the workspace. */
-static int
+int
 cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
     const char *name, const char *arg, int64_t *run, int *exitp)
 {
@@ -351,7 +285,7 @@ cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
 
 /* A store error as an exit: an unknown run is the user's, the rest the
  * database's. */
-static int
+int
 cmd_store_fail(struct store *st, const char *name)
 {
 	cmd_store_error(name, store_errmsg(st));
@@ -450,7 +384,7 @@ cmd_fmt_time(char *out, size_t outsz, int64_t ms)
 }
 
 /* "running" is shown as "interrupted" once its supervisor is gone. */
-static const char *
+const char *
 cmd_run_status(const struct store_run *r)
 {
 	if (r->status == STORE_RUN_RUNNING && !r->alive)
@@ -458,7 +392,7 @@ cmd_run_status(const struct store_run *r)
 	return store_run_status_name(r->status);
 }
 
-static int64_t
+int64_t
 cmd_run_duration(const struct store_run *r)
 {
 	if (r->ended_ms > 0)
@@ -505,7 +439,7 @@ cmd_json_params(const char *params)
 	return jtext(params);
 }
 
-static json_t *
+json_t *
 cmd_json_run(const struct store_run *r)
 {
 	return json_pack("{s:I, s:o, s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:I,"
@@ -606,7 +540,7 @@ cmd_runs(int argc, char **argv)
 		return cmd_store_usage(argv[0], stderr);
 	if (cmd_store_path(argv[0], &o, path, sizeof(path)) == -1)
 		return WARREN_EXIT_USAGE;
-	cmd_legacy_db(argv[0], o.db, o.ws);
+	cmd_legacy_db(argv[0], o.chg.db, o.ws);
 	if (stat(path, &sb) == -1 && errno == ENOENT) {
 		if (o.json)
 			printf("[]\n");
@@ -627,351 +561,6 @@ cmd_runs(int argc, char **argv)
 		ex = cmd_runs_print(v, n, o.all ? NULL : o.ws, o.json);
 		store_runs_free(v, n);
 	}
-	store_close(st);
-	return ex;
-}
-
-static void
-cmd_show_messages(struct store *st, const struct store_agent *a,
-    const char *indent)
-{
-	struct msg_list	 l;
-	struct msg	*m;
-	char		 pfx[300];
-	size_t		 i, j;
-
-	msg_list_init(&l);
-	if (store_node_messages(st, a->node, &l, NULL) == -1) {
-		printf("%s(messages unreadable: ", indent);
-		cmd_print_text(store_errmsg(st), 0);
-		printf(")\n");
-		return;
-	}
-	snprintf(pfx, sizeof(pfx), "%s    ", indent);
-	for (i = 0; i < l.n; i++) {
-		m = &l.v[i];
-		printf("%s  [%zu %s", indent, i + 1, msg_role_name(m->role));
-		if (m->role == MSG_TOOL) {
-			printf(" ");
-			cmd_print_text(m->name, 64);
-			printf("%s", m->is_error ? ", error" : "");
-		}
-		printf("]\n");
-		cmd_print_block(pfx, m->text, 0);
-		for (j = 0; j < m->ncalls; j++) {
-			printf("%s-> ", pfx);
-			cmd_print_text(m->calls[j].name, 64);
-			printf(" ");
-			cmd_print_text(m->calls[j].args, 0);
-			printf("\n");
-		}
-	}
-	msg_list_free(&l);
-}
-
-static void
-cmd_show_agent(struct store *st, const struct store_agent *a, int messages)
-{
-	char	indent[2 * 64 + 1], deeper[2 * 64 + 8];
-	char	tin[16], tout[16], dur[32];
-	int	d = a->depth > 64 ? 64 : a->depth < 0 ? 0 : a->depth;
-
-	memset(indent, ' ', (size_t)d * 2);
-	indent[d * 2] = '\0';
-	snprintf(deeper, sizeof(deeper), "%s    ", indent);
-	cmd_fmt_tokens(tin, sizeof(tin), a->usage.input);
-	cmd_fmt_tokens(tout, sizeof(tout), a->usage.output);
-	cmd_fmt_duration(dur, sizeof(dur), a->ended_ms > 0 && a->started_ms > 0 ?
-	    a->ended_ms - a->started_ms : 0);
-	printf("%s", indent);
-	cmd_print_text(a->path, 0);
-	printf(" [%s", store_agent_status_name(a->status));
-	/* Of a done agent, only auto-complete is worth saying. */
-	if (a->exit_reason != NULL && (a->status != STORE_AGENT_DONE ||
-	    strcmp(a->exit_reason, "auto_complete") == 0) &&
-	    strcmp(a->exit_reason, store_agent_status_name(a->status)) != 0) {
-		printf(": ");
-		cmd_print_text(a->exit_reason, 80);
-	}
-	printf("] ");
-	cmd_print_text(a->profile != NULL ? a->profile : "-", 32);
-	printf(", %llu message%s, tokens %s/%s, %s: ",
-	    (unsigned long long)a->nmessages, a->nmessages == 1 ? "" : "s",
-	    tin, tout, dur);
-	cmd_print_text(a->task, CMD_TASK_WIDTH);
-	putchar('\n');
-	if (a->summary != NULL) {
-		printf("%s  summary:\n", indent);
-		cmd_print_block(deeper, a->summary, messages ? 0 :
-		    CMD_SUMMARY_MAX);
-	} else if (a->result != NULL) {
-		printf("%s  %s:\n", indent, a->status == STORE_AGENT_DONE ?
-		    "result" : "reason");
-		cmd_print_block(deeper, a->result, messages ? 0 :
-		    CMD_SUMMARY_MAX);
-	}
-	if (messages)
-		cmd_show_messages(st, a, indent);
-}
-
-/* Merge nodes are not agents: list them with their parents' paths. */
-static void
-cmd_show_merges(const struct store_graph *g)
-{
-	const struct store_node	*n;
-	size_t			 i, j, k;
-
-	for (i = 0; i < g->nnodes; i++) {
-		n = &g->nodes[i];
-		if (n->kind != STORE_NODE_MERGE)
-			continue;
-		printf("merge node %lld of", (long long)n->id);
-		for (j = 0; j < g->nedges; j++) {
-			if (g->edges[j].child != n->id)
-				continue;
-			for (k = 0; k < g->nnodes; k++)
-				if (g->nodes[k].id == g->edges[j].parent)
-					break;
-			printf(" ");
-			if (k < g->nnodes && g->nodes[k].path != NULL)
-				cmd_print_text(g->nodes[k].path, 0);
-			else
-				printf("node %lld", (long long)g->edges[j].parent);
-		}
-		printf(": ");
-		cmd_print_text(n->label, CMD_TASK_WIDTH);
-		putchar('\n');
-		if (n->summary != NULL) {
-			printf("  summary:\n");
-			cmd_print_block("    ", n->summary, CMD_SUMMARY_MAX);
-		}
-	}
-}
-
-static json_t *
-cmd_json_messages(struct store *st, int64_t node)
-{
-	struct msg_list	 l;
-	json_t		*arr, *m, *calls;
-	size_t		 i, j;
-
-	msg_list_init(&l);
-	if (store_node_messages(st, node, &l, NULL) == -1 ||
-	    (arr = json_array()) == NULL) {
-		msg_list_free(&l);
-		return NULL;
-	}
-	for (i = 0; i < l.n; i++) {
-		calls = json_array();
-		for (j = 0; calls != NULL && j < l.v[i].ncalls; j++)
-			json_array_append_new(calls, json_pack("{s:o, s:o, s:o}",
-			    "id", jtext(l.v[i].calls[j].id),
-			    "name", jtext(l.v[i].calls[j].name),
-			    "args", jtext(l.v[i].calls[j].args)));
-		m = json_pack("{s:s, s:o, s:o, s:o, s:b, s:o}",
-		    "role", msg_role_name(l.v[i].role),
-		    "text", jtext(l.v[i].text),
-		    "call_id", jtext(l.v[i].call_id),
-		    "name", jtext(l.v[i].name),
-		    "is_error", l.v[i].is_error,
-		    "calls", calls);
-		json_array_append_new(arr, m);
-	}
-	msg_list_free(&l);
-	return arr;
-}
-
-/* The run's last report of files that run code on the host
- * (run_hostexec.c), or NULL: none was stored (the run has not ended, or
- * an older warren ran it). */
-static json_t *
-cmd_show_host_files(struct store *st, int64_t run)
-{
-	struct store_event	 ev;
-	json_t			*j;
-
-	if (store_event_last(st, run, HOSTEXEC_EVENT, &ev) == -1)
-		return NULL;
-	j = ev.detail ? json_loads(ev.detail, 0, NULL) : NULL;
-	store_event_free(&ev);
-	if (j != NULL && !json_is_object(j)) {
-		json_decref(j);
-		j = NULL;
-	}
-	return j;
-}
-
-static void
-cmd_show_host_text(struct store *st, int64_t run)
-{
-	json_t	*j;
-
-	printf("\n");
-	if ((j = cmd_show_host_files(st, run)) == NULL) {
-		printf("files that run code on the host: no check stored (the "
-		    "run has not ended, or an older warren ran it)\n");
-		return;
-	}
-	if (json_array_size(json_object_get(j, "files")) == 0)
-		printf("files that run code on the host: none created or "
-		    "changed by this run\n");
-	(void)hostexec_print(stdout, "", j, CMD_HOST_FILES_MAX);
-	json_decref(j);
-}
-
-static int
-cmd_show_json(struct store *st, const struct store_run *r,
-    const struct store_agent *v, size_t n, int messages)
-{
-	json_t	*root, *arr, *a;
-	size_t	 i;
-
-	if ((root = json_object()) == NULL || (arr = json_array()) == NULL) {
-		json_decref(root);
-		return cmd_json_print(NULL);
-	}
-	json_object_set_new(root, "run", cmd_json_run(r));
-	json_object_set_new(root, "agents", arr);
-	json_object_set_new(root, "host_files", (a = cmd_show_host_files(st,
-	    r->id)) != NULL ? a : json_null());
-	for (i = 0; i < n; i++) {
-		a = json_pack("{s:o, s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:I,"
-		    " s:I, s:I, s:I, s:I}",
-		    "path", jtext(v[i].path), "profile", jtext(v[i].profile),
-		    "status", store_agent_status_name(v[i].status),
-		    "task", jtext(v[i].task),
-		    "result", jtext(v[i].result),
-		    "exit_reason", jtext(v[i].exit_reason),
-		    "summary", jtext(v[i].summary),
-		    "call_id", jtext(v[i].call_id),
-		    "pid", (json_int_t)v[i].pid,
-		    "messages", (json_int_t)v[i].nmessages,
-		    "tokens_in", (json_int_t)v[i].usage.input,
-		    "tokens_out", (json_int_t)v[i].usage.output,
-		    "node", (json_int_t)v[i].node);
-		if (a != NULL && messages)
-			json_object_set_new(a, "transcript",
-			    cmd_json_messages(st, v[i].node));
-		json_array_append_new(arr, a);
-	}
-	return cmd_json_print(root);
-}
-
-/* What the run's layer holds, and the commands for it. */
-static void
-cmd_show_layer(const struct store_run *r)
-{
-	struct cow		 cw;
-	struct cow_changes	 ch;
-	char			 err[1024];
-
-	if (r->cow_mode == NULL)
-		return;
-	if (!layer_pending(r)) {
-		printf("changes: %s\n", strcmp(r->cow_state, "empty") == 0 ?
-		    "none" : r->cow_state);
-		return;
-	}
-	memset(&ch, 0, sizeof(ch));
-	if (layer_open(r, &cw, err, sizeof(err)) == -1 ||
-	    cow_changes(&cw, &ch, err, sizeof(err)) == -1) {
-		printf("changes: its layer cannot be read: ");
-		cmd_print_text(err, 0);
-		printf("\n");
-		return;
-	}
-	printf("changes: %zu file%s not applied (%s layer): warren diff "
-	    "%lld, warren apply %lld, warren discard %lld\n", ch.n,
-	    ch.n == 1 ? "" : "s", r->cow_mode, (long long)r->id,
-	    (long long)r->id, (long long)r->id);
-	cow_changes_free(&ch);
-}
-
-static void
-cmd_show_header(const struct store_run *r)
-{
-	char	tin[16], tout[16], dur[32], when[32];
-
-	cmd_fmt_tokens(tin, sizeof(tin), r->usage.input);
-	cmd_fmt_tokens(tout, sizeof(tout), r->usage.output);
-	cmd_fmt_duration(dur, sizeof(dur), cmd_run_duration(r));
-	cmd_fmt_time(when, sizeof(when), r->started_ms);
-	printf("run %lld: %s, %llu agents, tokens %s in / %s out, %s, started"
-	    " %s", (long long)r->id, cmd_run_status(r),
-	    (unsigned long long)r->nagents, tin, tout, dur, when);
-	if (r->resumes > 0)
-		printf(", resumed %d time%s", r->resumes,
-		    r->resumes == 1 ? "" : "s");
-	printf("\n");
-	/* run --continue: the runs of one conversation. */
-	if (r->continues > 0)
-		printf("continues run %lld\n", (long long)r->continues);
-	if (r->continued_by != NULL)
-		printf("continued by run %s\n", r->continued_by);
-	cmd_show_layer(r);
-	printf("task:\n");
-	cmd_print_block("    ", r->task, 0);
-	if (r->result != NULL) {
-		printf("%s:\n", r->status == STORE_RUN_DONE ? "result" : "reason");
-		cmd_print_block("    ", r->result, 0);
-	}
-	printf("\n");
-}
-
-static int
-cmd_show_run(struct store *st, int64_t run, const struct cmd_store_opts *o)
-{
-	struct store_run	 r;
-	struct store_agent	*v = NULL;
-	struct store_graph	 g;
-	size_t			 n = 0, i;
-	int			 ex;
-
-	if (store_run_get(st, run, &r) == -1)
-		return cmd_store_fail(st, "show");
-	if (store_agents_list(st, run, &v, &n) == -1 ||
-	    store_graph_load(st, run, &g) == -1) {
-		ex = cmd_store_fail(st, "show");
-		store_agents_free(v, n);
-		store_run_free(&r);
-		return ex;
-	}
-	if (o->json)
-		ex = cmd_show_json(st, &r, v, n, o->messages);
-	else {
-		cmd_show_header(&r);
-		for (i = 0; i < n; i++)
-			cmd_show_agent(st, &v[i], o->messages);
-		cmd_show_merges(&g);
-		/* A layer's run never wrote the workspace: its diff flags
-		 * these files instead. */
-		if (r.cow_mode == NULL)
-			cmd_show_host_text(st, run);
-		ex = ferror(stdout) ? WARREN_EXIT_INTERNAL : WARREN_EXIT_OK;
-	}
-	store_graph_free(&g);
-	store_agents_free(v, n);
-	store_run_free(&r);
-	return ex;
-}
-
-int
-cmd_show(int argc, char **argv)
-{
-	struct cmd_store_opts	 o;
-	struct store		*st;
-	int64_t			 run;
-	int			 rc, ex = WARREN_EXIT_OK;
-
-	if ((rc = cmd_store_parse(argc, argv, ALLOW(OPT_JSON) |
-	    ALLOW(OPT_MESSAGES), &o)) != 0)
-		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
-	if (optind != argc - 1)
-		return cmd_store_usage(argv[0], stderr);
-	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
-		return ex;
-	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == 0)
-		ex = cmd_show_run(st, run, &o);
 	store_close(st);
 	return ex;
 }
@@ -1173,7 +762,7 @@ cmd_store_cow(int argc, char **argv, int allowed)
 	if (optind >= argc || (!diff && strcmp(argv[0], "apply") != 0 &&
 	    optind != argc - 1))
 		return cmd_store_usage(argv[0], stderr);
-	if (o.raw && o.color == 1) {
+	if ((o.chg.diff & COW_DIFF_RAW) && o.color == 1) {
 		fprintf(stderr, "warren diff: --raw prints the bytes for git "
 		    "apply or patch: it takes no --color=always\n");
 		return WARREN_EXIT_USAGE;
@@ -1189,20 +778,16 @@ cmd_store_cow(int argc, char **argv, int allowed)
 	}
 	if ((ex = cmd_cow_check(argv[0], &r, !diff)) == 0) {
 		if (diff) {
-			flags |= o.stat ? COW_DIFF_STAT : 0;
-			if (o.raw)
-				flags |= COW_DIFF_RAW;
-			else if (o.color == 1 || (o.color == -1 &&
-			    isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL))
+			flags = o.chg.diff;
+			if ((flags & COW_DIFF_RAW) == 0 && (o.color == 1 ||
+			    (o.color == -1 && isatty(STDOUT_FILENO) &&
+			    getenv("NO_COLOR") == NULL)))
 				flags |= COW_DIFF_COLOR;
 			ex = cmd_cow_diff_paths(&r, flags, argv + optind + 1,
 			    argc - optind - 1);
 		} else if (strcmp(argv[0], "apply") == 0)
-			ex = cmd_cow_apply_paths(st, &r, (o.sensitive ?
-			    COW_APPLY_SENSITIVE : 0) | (o.unreviewed ?
-			    COW_APPLY_UNREVIEWED : 0) | (o.ignored ?
-			    CMD_APPLY_IGNORED : 0), &o.include, argv + optind + 1,
-			    argc - optind - 1);
+			ex = cmd_cow_apply_paths(st, &r, o.chg.apply,
+			    &o.chg.include, argv + optind + 1, argc - optind - 1);
 		else
 			ex = cmd_cow_discard(st, &r);
 	}
@@ -1215,15 +800,16 @@ out:
 int
 cmd_diff(int argc, char **argv)
 {
-	return cmd_store_cow(argc, argv, ALLOW(OPT_STAT) | ALLOW(OPT_COLOR) |
-	    ALLOW(OPT_RAW));
+	return cmd_store_cow(argc, argv, ALLOW(CMD_CHANGE_OPT_STAT) |
+	    ALLOW(OPT_COLOR) | ALLOW(CMD_CHANGE_OPT_RAW));
 }
 
 int
 cmd_apply(int argc, char **argv)
 {
-	return cmd_store_cow(argc, argv, ALLOW(OPT_SENSITIVE) |
-	    ALLOW(OPT_UNREVIEWED) | ALLOW(OPT_INCLUDE) | ALLOW(OPT_IGNORED));
+	return cmd_store_cow(argc, argv, ALLOW(CMD_CHANGE_OPT_SENSITIVE) |
+	    ALLOW(CMD_CHANGE_OPT_UNREVIEWED) | ALLOW(CMD_CHANGE_OPT_INCLUDE) |
+	    ALLOW(CMD_CHANGE_OPT_IGNORED));
 }
 
 int

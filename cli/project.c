@@ -333,7 +333,7 @@ project_compare(struct project *pr, const struct store_trusted *t, size_t nt)
 	}
 }
 
-void
+static void
 project_check(struct project *pr, const char *db)
 {
 	struct store_trusted	*t = NULL;

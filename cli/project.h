@@ -61,7 +61,6 @@ int	project_scan(struct project *pr, const char *workspace, char *err,
  * pr->trusted, or pr->why says which files changed, were added or removed.
  * A database that is missing or cannot be read trusts nothing.
  */
-void	project_check(struct project *pr, const char *db);
 /*
  * Scan the workspace dir is (its realpath) and check it against database
  * db (NULL: the default, store_path), then warn on stderr when there are

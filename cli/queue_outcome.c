@@ -46,7 +46,7 @@ queue_outcome_meaning(int code)
 	}
 }
 
-void
+static void
 queue_outcome_exit(char *buf, size_t sz, int status)
 {
 	if (WIFSIGNALED(status))

@@ -95,7 +95,6 @@ struct qoutcome {
 void	queue_outcome_make(struct qoutcome *o, struct qrun *r, uint64_t now);
 void	queue_outcome_free(struct qoutcome *o);
 /* "exit 4 (the LLM endpoint failed after retries)" for a wait status. */
-void	queue_outcome_exit(char *buf, size_t sz, int status);
 
 /* queue_progress.c */
 struct qprogress;

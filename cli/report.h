@@ -59,9 +59,6 @@ void	report_esc(FILE *f, const char *s, size_t max);
 
 /* report_timeline.c */
 /* The bars of agent a, from the run's events; malloc'd, *n of them. */
-struct report_bar *report_bars(const struct report *r,
-	    const struct store_agent *a, size_t *n);
-void	report_bars_free(struct report_bar *v, size_t n);
 int	report_timeline(struct report *r);
 
 /* report_graph.c */

@@ -121,7 +121,7 @@ report_tool_end(struct report_acc *acc, const struct store_event *ev,
 	free(rest);
 }
 
-struct report_bar *
+static struct report_bar *
 report_bars(const struct report *r, const struct store_agent *a, size_t *n)
 {
 	struct report_acc	 acc;
@@ -157,7 +157,7 @@ report_bars(const struct report *r, const struct store_agent *a, size_t *n)
 	return acc.v;
 }
 
-void
+static void
 report_bars_free(struct report_bar *v, size_t n)
 {
 	size_t	i;

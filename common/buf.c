@@ -82,7 +82,7 @@ buf_addc(struct buf *b, int c)
 	return buf_add(b, &ch, 1);
 }
 
-int
+static int
 buf_vaddf(struct buf *b, const char *fmt, va_list ap)
 {
 	va_list	ap2;

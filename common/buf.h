@@ -29,8 +29,6 @@ int	 buf_addstr(struct buf *b, const char *s);
 int	 buf_addc(struct buf *b, int c);
 int	 buf_addf(struct buf *b, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
-int	 buf_vaddf(struct buf *b, const char *fmt, va_list ap)
-	    __attribute__((format(printf, 2, 0)));
 /* Unconsumed bytes start here; valid until the next call that grows b. */
 unsigned char *buf_head(const struct buf *b);
 size_t	 buf_left(const struct buf *b);

@@ -17,6 +17,8 @@
 #include "common/urlmask.h"
 #include "common/xdg.h"
 
+static const char	*config_user_path(void);
+
 #define CONFIG_MAX_LINE		4096
 #define CONFIG_MAX_FILE		(1024 * 1024)
 #define CONFIG_MAX_LIST		256
@@ -669,7 +671,7 @@ config_load_env(struct config *c)
 	return 0;
 }
 
-const char *
+static const char *
 config_user_path(void)
 {
 	static char	 path[PATH_MAX];
@@ -774,16 +776,6 @@ config_where(const struct config *c, const char *name)
 	if ((v = config_find(c, name)) == NULL || !v->set)
 		return "default";
 	return v->where;
-}
-
-enum config_source
-config_source_of(const struct config *c, const char *name)
-{
-	struct config_val	*v;
-
-	if ((v = config_find(c, name)) == NULL || !v->set)
-		return CONFIG_SRC_DEFAULT;
-	return v->src;
 }
 
 const struct config_key *

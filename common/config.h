@@ -126,12 +126,10 @@ size_t		 config_list(const struct config *c, const char *name,
 int		 config_isset(const struct config *c, const char *name);
 /* "default", "env WARREN_MODEL", "--model", "/path/config:3". Borrowed. */
 const char	*config_where(const struct config *c, const char *name);
-enum config_source config_source_of(const struct config *c, const char *name);
 /* The i-th declared key, in declaration order; NULL past the last. */
 const struct config_key *config_key_at(const struct config *c, size_t i);
 /* Print every key as `key = value  # where` (secrets shown as set/unset). */
 void		 config_dump(const struct config *c, FILE *f);
 /* The user file path ($XDG_CONFIG_HOME/warren/config); static buffer. */
-const char	*config_user_path(void);
 
 #endif

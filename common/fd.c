@@ -46,25 +46,3 @@ fd_write_all(int fd, const void *buf, size_t len)
 	}
 	return 0;
 }
-
-int
-fd_read_all(int fd, void *buf, size_t len)
-{
-	char	*p = buf;
-	ssize_t	 n;
-
-	while (len > 0) {
-		if ((n = read(fd, p, len)) == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0) {
-			errno = EPIPE;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}

@@ -10,7 +10,5 @@ int	fd_set_nonblock(int fd, int on);
 int	fd_set_cloexec(int fd, int on);
 /* Write all of buf, retrying on EINTR/partial writes (blocking fds). */
 int	fd_write_all(int fd, const void *buf, size_t len);
-/* Read exactly len bytes; 0 on success, -1 on error or early EOF (EPIPE). */
-int	fd_read_all(int fd, void *buf, size_t len);
 
 #endif

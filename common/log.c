@@ -82,12 +82,6 @@ log_emit(enum log_level level, int errnum, const char *fmt, va_list ap)
 		(void)!write(STDERR_FILENO, raw, (size_t)n);
 }
 
-void
-log_vlog(enum log_level level, const char *fmt, va_list ap)
-{
-	log_emit(level, -1, fmt, ap);
-}
-
 #define LOG_FN(name, level, with_errno)					\
 void									\
 name(const char *fmt, ...)						\

@@ -31,8 +31,6 @@ void	log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void	log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void	log_vlog(enum log_level level, const char *fmt, va_list ap)
-	    __attribute__((format(printf, 2, 0)));
 
 /* Print, then exit(WARREN_EXIT_INTERNAL): fatal appends strerror(errno). */
 void	fatal(const char *fmt, ...)

@@ -159,21 +159,6 @@ ipc_purpose_name(enum ipc_purpose purpose)
 	return codec_purposes[purpose];
 }
 
-int
-ipc_purpose_parse(const char *name, enum ipc_purpose *purpose)
-{
-	size_t	i;
-
-	for (i = 0; i < NITEMS(codec_purposes); i++) {
-		if (strcmp(name, codec_purposes[i]) == 0) {
-			*purpose = (enum ipc_purpose)i;
-			return 0;
-		}
-	}
-	errno = EINVAL;
-	return -1;
-}
-
 const char *
 ipc_status_name(enum ipc_status status)
 {

@@ -356,7 +356,6 @@ int	 ipc_msg_frame(struct buf *out, const struct ipc_msg *m, char *err,
 /* "llm", "spawn_ok", ...; "unknown" for others. */
 const char *ipc_type_name(enum ipc_type type);
 const char *ipc_purpose_name(enum ipc_purpose purpose);
-int	 ipc_purpose_parse(const char *name, enum ipc_purpose *purpose);
 const char *ipc_status_name(enum ipc_status status);
 int	 ipc_status_parse(const char *name, enum ipc_status *status);
 /* 1 if s is a valid agent path: digits and dots, "0" first, no empty part. */

@@ -399,9 +399,3 @@ mp_put_bool(struct buf *b, int v)
 {
 	return mp_put_be(b, v ? 0xc3 : 0xc2, 0, 0);
 }
-
-int
-mp_put_nil(struct buf *b)
-{
-	return mp_put_be(b, 0xc0, 0, 0);
-}

@@ -67,6 +67,5 @@ int	 mp_put_str(struct buf *b, const char *s, size_t len);
 int	 mp_put_cstr(struct buf *b, const char *s);
 int	 mp_put_u64(struct buf *b, uint64_t v);
 int	 mp_put_bool(struct buf *b, int v);
-int	 mp_put_nil(struct buf *b);
 
 #endif

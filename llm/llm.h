@@ -182,8 +182,6 @@ void		 llm_config_free(struct llm_config *lc);
 /* A deep copy, every string its own (-1: out of memory, dst freed). */
 int		 llm_config_copy(struct llm_config *dst,
 		    const struct llm_config *src);
-const char	*llm_provider_name(enum llm_provider p);
-int		 llm_provider_parse(const char *name, enum llm_provider *p);
 
 /* llm_alias.c */
 /*

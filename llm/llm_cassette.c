@@ -72,7 +72,7 @@ llm_cassette_purpose(const char *s, enum llm_purpose *p)
 	return 0;
 }
 
-int
+static int
 llm_reply_to_json(const struct msg_reply *r, json_t **out)
 {
 	json_t	*o, *calls, *c;
@@ -101,7 +101,7 @@ fail:
 	return -1;
 }
 
-int
+static int
 llm_reply_from_json(json_t *o, struct msg_reply *r, char *err, size_t errsz)
 {
 	json_t		*calls, *c, *u, *text;

@@ -241,27 +241,6 @@ llm_config_free(struct llm_config *lc)
 	memset(lc, 0, sizeof(*lc));
 }
 
-const char *
-llm_provider_name(enum llm_provider p)
-{
-	return llm_wire_get(p)->name;
-}
-
-int
-llm_provider_parse(const char *name, enum llm_provider *p)
-{
-	size_t	i;
-
-	for (i = 0; i < NPRESETS; i++) {
-		if (strcmp(name, llm_presets[i].name) == 0) {
-			*p = llm_presets[i].provider;
-			return 0;
-		}
-	}
-	errno = EINVAL;
-	return -1;
-}
-
 static const struct llm_preset *
 llm_config_preset(const char *name)
 {

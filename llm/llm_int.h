@@ -91,7 +91,6 @@ int	llm_acc_fail(struct llm_acc *a, const char *fmt, ...)
 
 /* llm_json.c: small JSON helpers for the wire files. */
 /* A bounded, escaped quote of hostile bytes for error messages. */
-void	 llm_json_snippet(char *out, size_t outsz, const char *p, size_t len);
 /* Parse a JSON object; -1 with err quoting the input on failure. */
 json_t	*llm_json_parse(const char *p, size_t len, char *err, size_t errsz);
 /* The server's own error message in an error body, escaped; or a snippet. */
@@ -193,9 +192,6 @@ int	llm_cassette_write(struct llm_cassette *c, const char *agent,
 	    unsigned step, enum llm_purpose purpose, const char *provider,
 	    const char *model, const char *request, const struct llm_result *res);
 const char *llm_purpose_name(enum llm_purpose p);
-int	llm_reply_to_json(const struct msg_reply *r, json_t **out);
-int	llm_reply_from_json(json_t *o, struct msg_reply *r, char *err,
-	    size_t errsz);
 
 /* llm_window.c: the adaptive cap on requests on the wire. */
 struct llm_window {
@@ -222,6 +218,5 @@ void	llm_window_answered(struct llm_window *w);
 int	llm_key_load(const char *keyfile, const char *envname, char **key,
 	    char *err, size_t errsz);
 /* Overwrite the value bytes of one environment variable in place. */
-void	llm_key_scrub_env(const char *name);
 
 #endif

@@ -11,7 +11,7 @@
 #include "common/str.h"
 #include "llm/llm_int.h"
 
-void
+static void
 llm_json_snippet(char *out, size_t outsz, const char *p, size_t len)
 {
 	size_t	n = len > LLM_SNIPPET ? LLM_SNIPPET : len;

@@ -30,7 +30,7 @@ static const char *const key_envs[] = {
 	"OPENROUTER_API_KEY",
 };
 
-void
+static void
 llm_key_scrub_env(const char *name)
 {
 	char	*v;

@@ -228,7 +228,7 @@ int		 queue_list(struct queue *, int status, struct queue_job **v,
 /* The newest limit (> 0) of them, by id, in id order. */
 int		 queue_list_newest(struct queue *, int status, unsigned limit,
 		    struct queue_job **v, size_t *n);
-/* One job and every attempt: 0, or -1 (ENOTFOUND says so). */
+/* One job and every attempt: 0, or -1 (ENOENT: no such job). */
 int		 queue_get(struct queue *, int64_t id, struct queue_job *,
 		    struct queue_attempt **attempts, size_t *nattempts);
 int		 queue_counts(struct queue *, struct queue_counts *);

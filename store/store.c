@@ -24,107 +24,15 @@
 #include "common/xdg.h"
 #include "store/store_int.h"
 
-static const char *const store_sql[SQ__COUNT] = {
-	[SQ_BEGIN] = "BEGIN IMMEDIATE",
-	[SQ_COMMIT] = "COMMIT",
-	[SQ_ROLLBACK] = "ROLLBACK",
-	[SQ_RUN_INSERT] = "INSERT INTO runs (task, workspace, profile, model,"
-	    " params, status, pid, started_ms, cow_mode, cow_dir, cow_state,"
-	    " continues) VALUES (?,?,?,?,?,'running',?,?,?8,?9,"
-	    " CASE WHEN ?8 IS NULL THEN NULL ELSE 'pending' END, ?10)",
-	[SQ_RUN_RESUMED] = "UPDATE runs SET status = 'running', pid = ?2,"
-	    " resumes = resumes + 1, ended_ms = 0 WHERE id = ?1",
-	[SQ_RUN_END] = "UPDATE runs SET status = ?2, result = ?3,"
-	    " ended_ms = ?4 WHERE id = ?1",
-	[SQ_AGENT_INSERT] = "INSERT INTO agents (run, parent, path, depth,"
-	    " profile, task, call_id, inherit_context, created_ms,"
-	    " tool_filter) VALUES (?,?,?,?,?,?,?,?,?,?)",
-	[SQ_AGENT_FIND] = "SELECT a.id, n.id FROM agents a"
-	    " JOIN memory_nodes n ON n.agent = a.id"
-	    " WHERE a.run = ? AND a.path = ?",
-	[SQ_AGENT_STARTED] = "UPDATE agents SET pid = ?2, status = 'running',"
-	    " started_ms = ?3, ended_ms = 0 WHERE id = ?1",
-	[SQ_AGENT_STATUS] = "UPDATE agents SET status = ?2,"
-	    " result = coalesce(?3, result),"
-	    " exit_reason = coalesce(?4, exit_reason), ended_ms = ?5"
-	    " WHERE id = ?1",
-	[SQ_AGENT_TOKENS] = "UPDATE agents SET tokens_in = tokens_in + ?2,"
-	    " tokens_out = tokens_out + ?3"
-	    " WHERE id = (SELECT agent FROM memory_nodes WHERE id = ?1)",
-	[SQ_NODE_INSERT] = "INSERT INTO memory_nodes (run, agent, kind, label,"
-	    " created_ms) VALUES (?,?,?,?,?)",
-	[SQ_NODE_GET] = "SELECT run, agent, kind FROM memory_nodes WHERE id = ?",
-	[SQ_RUN_EXISTS] = "SELECT 1 FROM runs WHERE id = ?",
-	[SQ_NODE_SUMMARY] = "UPDATE memory_nodes SET summary = ?2,"
-	    " summary_kind = ?3, summary_in = ?4, summary_out = ?5"
-	    " WHERE id = ?1",
-	[SQ_EDGE_INSERT] = "INSERT INTO memory_edges (parent, child)"
-	    " VALUES (?,?)",
-	[SQ_EDGE_EXISTS] = "SELECT 1 FROM memory_edges"
-	    " WHERE parent = ? AND child = ?",
-	/* Is ?2 among ?1 and its ancestors? */
-	[SQ_EDGE_REACHES] = "WITH RECURSIVE anc(id) AS (SELECT ?1"
-	    " UNION SELECT e.parent FROM memory_edges e"
-	    " JOIN anc ON e.child = anc.id)"
-	    " SELECT 1 FROM anc WHERE id = ?2 LIMIT 1",
-	[SQ_MSG_NEXTSEQ] = "SELECT coalesce(max(seq), 0) + 1 FROM messages"
-	    " WHERE node = ?",
-	[SQ_MSG_INSERT] = "INSERT INTO messages (node, seq, role, text,"
-	    " call_id, name, is_error, ncalls, tokens_in, tokens_out,"
-	    " created_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-	[SQ_CALL_INSERT] = "INSERT INTO message_calls (message, idx, call_id,"
-	    " name, args) VALUES (?,?,?,?,?)",
-	[SQ_MSG_LIST] = "SELECT m.id, m.role, m.text, m.call_id, m.name,"
-	    " m.is_error, m.ncalls, m.tokens_in, m.tokens_out,"
-	    " c.idx, c.call_id, c.name, c.args"
-	    " FROM messages m LEFT JOIN message_calls c ON c.message = m.id"
-	    " WHERE m.node = ? ORDER BY m.seq, c.idx",
-	[SQ_MSG_CHARS] = "SELECT coalesce(sum(length(CAST(m.text AS BLOB))), 0)"
-	    " + coalesce((SELECT sum(length(CAST(c.args AS BLOB))"
-	    " + length(CAST(c.name AS BLOB))) FROM message_calls c"
-	    " JOIN messages m2 ON m2.id = c.message WHERE m2.node = ?1), 0)"
-	    " FROM messages m WHERE m.node = ?1",
-	[SQ_EVENT_INSERT] = "INSERT INTO events (run, time_ms, path, type,"
-	    " detail) VALUES (?,?,?,?,?)",
-	[SQ_NODE_INFO] = "SELECT n.summary, n.kind, n.label, a.path"
-	    " FROM memory_nodes n LEFT JOIN agents a ON a.id = n.agent"
-	    " WHERE n.id = ?",
-	/* The merge nodes with an edge from ?1 (store_merge_find). */
-	[SQ_MERGE_CANDIDATES] = "SELECT e.child FROM memory_edges e"
-	    " JOIN memory_nodes n ON n.id = e.child"
-	    " WHERE e.parent = ?1 AND n.kind = 'merge'",
-	[SQ_EDGE_PARENTS] = "SELECT parent FROM memory_edges WHERE child = ?",
-	/*
-	 * A node's ancestors, walked once (MATERIALIZED): kind 0 rows are the
-	 * edges into the node and its ancestors, kind 1 rows the ancestors
-	 * with what their context message needs.
-	 */
-	[SQ_ANCESTORS] = "WITH RECURSIVE anc(id) AS MATERIALIZED (SELECT ?1"
-	    " UNION SELECT e.parent FROM memory_edges e"
-	    " JOIN anc ON e.child = anc.id)"
-	    " SELECT 0, e.parent, e.child, NULL, NULL, NULL, NULL"
-	    " FROM anc JOIN memory_edges e ON e.child = anc.id"
-	    " UNION ALL"
-	    " SELECT 1, n.id, 0, n.summary, n.kind, n.label, a.path"
-	    " FROM anc JOIN memory_nodes n ON n.id = anc.id"
-	    " LEFT JOIN agents a ON a.id = n.agent WHERE anc.id <> ?1",
-	/* store_run_delete: a run's rows, those that point at others first. */
-	[SQ_DEL_CALLS] = "DELETE FROM message_calls WHERE message IN"
-	    " (SELECT m.id FROM messages m JOIN memory_nodes n"
-	    " ON m.node = n.id WHERE n.run = ?1)",
-	[SQ_DEL_MSGS] = "DELETE FROM messages WHERE node IN"
-	    " (SELECT id FROM memory_nodes WHERE run = ?1)",
-	[SQ_DEL_EDGES] = "DELETE FROM memory_edges WHERE parent IN"
-	    " (SELECT id FROM memory_nodes WHERE run = ?1) OR child IN"
-	    " (SELECT id FROM memory_nodes WHERE run = ?1)",
-	[SQ_DEL_NODES] = "DELETE FROM memory_nodes WHERE run = ?1",
-	[SQ_DEL_EVENTS] = "DELETE FROM events WHERE run = ?1",
-	[SQ_DEL_AGENTS] = "DELETE FROM agents WHERE run = ?1",
-	/* Its follow-ups stay, continuing no run. */
-	[SQ_DEL_CONTINUES] = "UPDATE runs SET continues = NULL"
-	    " WHERE continues = ?1",
-	[SQ_DEL_RUN] = "DELETE FROM runs WHERE id = ?1",
+static const struct store_sql store_sql_begin = {
+	SQ_BEGIN, "BEGIN IMMEDIATE"
 };
+
+static const struct store_sql store_sql_commit = {
+	SQ_COMMIT, "COMMIT"
+};
+
+static void	store_lose(struct store *, size_t);
 
 /* What the user can do about an error of this kind. */
 static const char *
@@ -227,7 +135,7 @@ store_seterr(struct store *st, enum store_err err, const char *fmt, ...)
 	return -1;
 }
 
-enum store_err
+static enum store_err
 store_err_from_sqlite(int rc)
 {
 	switch (rc & 0xff) {
@@ -308,12 +216,13 @@ store_check_owner(struct store *st)
 }
 
 sqlite3_stmt *
-store_stmt(struct store *st, enum store_stmt_id id)
+store_stmt(struct store *st, const struct store_sql *q)
 {
-	int	rc;
+	enum store_stmt_id	id = q->id;
+	int			rc;
 
 	if (st->stmts[id] == NULL) {
-		rc = sqlite3_prepare_v3(st->db, store_sql[id], -1,
+		rc = sqlite3_prepare_v3(st->db, q->text, -1,
 		    SQLITE_PREPARE_PERSISTENT, &st->stmts[id], NULL);
 		if (rc != SQLITE_OK) {
 			store_setdberr(st, rc, "preparing a query");
@@ -377,67 +286,6 @@ store_cache_clear(struct store *st)
 	memset(st->valid_nodes, 0, sizeof(st->valid_nodes));
 }
 
-int
-store_run_exists(struct store *st, int64_t run)
-{
-	sqlite3_stmt	*s;
-	int		 rc;
-
-	if (run > 0 && run == st->valid_run)
-		return 0;
-	if ((s = store_stmt(st, SQ_RUN_EXISTS)) == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, run);
-	rc = sqlite3_step(s);
-	sqlite3_reset(s);
-	if (rc == SQLITE_ROW) {
-		st->valid_run = run;
-		return 0;
-	}
-	if (rc == SQLITE_DONE)
-		return store_seterr(st, STORE_ENOTFOUND, "no run %lld",
-		    (long long)run);
-	return store_setdberr(st, rc, "finding a run");
-}
-
-int
-store_node_run(struct store *st, int64_t node, int64_t *run)
-{
-	sqlite3_stmt	*s;
-	size_t		 slot;
-	int		 rc;
-
-	slot = (size_t)((uint64_t)node % STORE_NODE_CACHE);
-	if (node > 0 && st->valid_nodes[slot] == node) {
-		if (run != NULL)
-			*run = st->valid_node_runs[slot];
-		return 0;
-	}
-	if ((s = store_stmt(st, SQ_NODE_GET)) == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, node);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		st->valid_nodes[slot] = node;
-		st->valid_node_runs[slot] = sqlite3_column_int64(s, 0);
-		if (run != NULL)
-			*run = st->valid_node_runs[slot];
-	}
-	sqlite3_reset(s);
-	if (rc == SQLITE_ROW)
-		return 0;
-	if (rc == SQLITE_DONE)
-		return store_seterr(st, STORE_ENOTFOUND, "no memory node %lld",
-		    (long long)node);
-	return store_setdberr(st, rc, "finding a memory node");
-}
-
-int
-store_node_exists(struct store *st, int64_t node)
-{
-	return store_node_run(st, node, NULL);
-}
-
 /*
  * The open batch is gone: the connection dropped it (I/O error, full
  * disk), or an operation failed half-way and the batch was rolled back so
@@ -462,7 +310,7 @@ store_batch_lost(struct store *st)
 	store_cache_clear(st);
 }
 
-void
+static void
 store_lose(struct store *st, size_t rows)
 {
 	if (st->lost == STORE_OK) {
@@ -485,13 +333,18 @@ store_lost(struct store *st)
 	return st->lostdesc;
 }
 
-/* Errors that are the caller's (a bad id, a duplicate path): the write
- * was refused, nothing that should be on disk is missing. */
+/*
+ * Errors that are the caller's (a bad id, a duplicate path): the write
+ * was refused, nothing that should be on disk is missing. Only what can
+ * fail inside an operation reaches store_op_end: a refused edge
+ * (STORE_ECYCLE, STORE_EEXIST of an edge) is refused before its
+ * store_op_begin, and a call from another process (STORE_EFORK) by it.
+ */
 static int
 store_err_logical(enum store_err err)
 {
 	return err == STORE_EINVAL || err == STORE_ENOTFOUND ||
-	    err == STORE_EEXIST || err == STORE_ECYCLE || err == STORE_EFORK;
+	    err == STORE_EEXIST;
 }
 
 /*
@@ -506,7 +359,7 @@ store_begin_batch(struct store *st)
 	uint64_t	 t0;
 	int		 rc;
 
-	if ((s = store_stmt(st, SQ_BEGIN)) == NULL)
+	if ((s = store_stmt(st, &store_sql_begin)) == NULL)
 		return -1;
 	t0 = clock_mono_ms();
 	for (;;) {
@@ -573,27 +426,23 @@ store_op_end(struct store *st, int ok, size_t rows)
 	}
 	st->pending += rows;
 	if (st->depth == 0 && st->pending >= st->batch_max)
-		return store_flush(st);
+		return store_commit(st);
 	return 0;
 }
 
 int
-store_flush(struct store *st)
+store_commit(struct store *st)
 {
 	size_t	n;
 	int	rc;
 
-	if (st == NULL)
-		return 0;
-	if (st->w != NULL)
-		return store_w_flush(st);
 	if (store_check_owner(st) == -1)
 		return -1;
 	if (!st->in_tx)
 		return 0;
 	n = st->pending;
-	rc = sqlite3_step(store_stmt(st, SQ_COMMIT));
-	sqlite3_reset(store_stmt(st, SQ_COMMIT));
+	rc = sqlite3_step(store_stmt(st, &store_sql_commit));
+	sqlite3_reset(store_stmt(st, &store_sql_commit));
 	if (rc != SQLITE_DONE) {
 		store_seterr(st, store_err_from_sqlite(rc), "committing a batch"
 		    " of %zu rows: %s (the batch is lost)", n,
@@ -609,6 +458,29 @@ store_flush(struct store *st)
 	st->in_tx = 0;
 	st->pending = 0;
 	return 0;
+}
+
+static int
+store_flush_apply(struct store *st, struct store_op *op)
+{
+	(void)op;
+	return store_commit(st);
+}
+
+static const struct store_op_type store_flush_type = {
+	"committing a batch", STORE_OP_COMMIT, store_flush_apply, NULL
+};
+
+int
+store_flush(struct store *st)
+{
+	struct store_op	*op;
+
+	if (st == NULL)
+		return 0;
+	if ((op = store_op_new(st, &store_flush_type, sizeof(*op))) == NULL)
+		return -1;
+	return store_op_submit(st, op);
 }
 
 /* A consistent snapshot for a multi-query read (nothing if a batch is
@@ -635,8 +507,6 @@ store_read_end(struct store *st)
 size_t
 store_pending(const struct store *st)
 {
-	if (st->w != NULL)
-		return store_w_pending(st);
 	return st->pending;
 }
 
@@ -977,107 +847,13 @@ store_close(struct store *st)
 	store_writer_stop(st);
 	/* In a forked child the connection is the parent's: leave it. */
 	if (st->owner == store_getpid() && st->db != NULL) {
-		if (st->in_tx && store_flush(st) == -1)
+		if (st->in_tx && store_commit(st) == -1)
 			log_warnx("%s", st->errmsg);
 		for (i = 0; i < SQ__COUNT; i++)
 			sqlite3_finalize(st->stmts[i]);
 		sqlite3_close(st->db);
 	}
+	free(st->map);
 	free(st->path);
 	free(st);
-}
-
-int
-store_schema_version(struct store *st)
-{
-	int64_t	v;
-
-	if (store_check_owner(st) == -1 ||
-	    store_query_int(st, "PRAGMA user_version", &v) == -1)
-		return -1;
-	return (int)v;
-}
-
-const char *
-store_run_status_name(enum store_run_status s)
-{
-	switch (s) {
-	case STORE_RUN_RUNNING:
-		return "running";
-	case STORE_RUN_DONE:
-		return "done";
-	case STORE_RUN_FAILED:
-		return "failed";
-	case STORE_RUN_CANCELLED:
-		return "cancelled";
-	case STORE_RUN_STORE_FAILED:
-		return "store_failed";
-	}
-	return "unknown";
-}
-
-const char *
-store_agent_status_name(enum store_agent_status s)
-{
-	switch (s) {
-	case STORE_AGENT_PENDING:
-		return "pending";
-	case STORE_AGENT_RUNNING:
-		return "running";
-	case STORE_AGENT_DONE:
-		return "done";
-	case STORE_AGENT_FAILED:
-		return "failed";
-	case STORE_AGENT_CANCELLED:
-		return "cancelled";
-	}
-	return "unknown";
-}
-
-enum store_run_status
-store_run_status_parse(const char *name)
-{
-	int	i;
-
-	for (i = STORE_RUN_RUNNING; i <= STORE_RUN_STORE_FAILED; i++)
-		if (name != NULL && strcmp(name,
-		    store_run_status_name((enum store_run_status)i)) == 0)
-			return (enum store_run_status)i;
-	return STORE_RUN_FAILED;
-}
-
-enum store_agent_status
-store_agent_status_parse(const char *name)
-{
-	int	i;
-
-	for (i = STORE_AGENT_PENDING; i <= STORE_AGENT_CANCELLED; i++)
-		if (name != NULL && strcmp(name,
-		    store_agent_status_name((enum store_agent_status)i)) == 0)
-			return (enum store_agent_status)i;
-	return STORE_AGENT_FAILED;
-}
-
-enum store_summary_kind
-store_summary_kind_parse(const char *name)
-{
-	if (name != NULL && strcmp(name, "result") == 0)
-		return STORE_SUMMARY_RESULT;
-	if (name != NULL && strcmp(name, "llm") == 0)
-		return STORE_SUMMARY_LLM;
-	return STORE_SUMMARY_NONE;
-}
-
-const char *
-store_summary_kind_name(enum store_summary_kind k)
-{
-	switch (k) {
-	case STORE_SUMMARY_NONE:
-		return "none";
-	case STORE_SUMMARY_RESULT:
-		return "result";
-	case STORE_SUMMARY_LLM:
-		return "llm";
-	}
-	return "none";
 }

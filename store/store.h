@@ -294,7 +294,6 @@ void		 store_close(struct store *st);
 const char	*store_filename(const struct store *st);
 enum store_err	 store_errcode(const struct store *st);
 const char	*store_errmsg(const struct store *st);	/* borrowed */
-int		 store_schema_version(struct store *st);
 /* Commit the open batch, if any. On -1 the whole batch is lost. */
 int		 store_flush(struct store *st);
 /*
@@ -400,7 +399,8 @@ int		 store_merge_find(struct store *st, const int64_t *parents,
  * (STORE_ENOTFOUND: no such node). */
 int		 store_node_summary(struct store *st, int64_t node,
 		    char **summary);
-/* Edge parent -> child, same run; STORE_ECYCLE if child reaches parent. */
+/* Edge parent -> child, same run; STORE_ECYCLE if child reaches parent
+ * (with the writer thread the edge is queued: a refusal is logged). */
 int		 store_edge_add(struct store *st, int64_t parent, int64_t child);
 int		 store_node_set_summary(struct store *st, int64_t node,
 		    const char *summary, enum store_summary_kind kind,
@@ -472,7 +472,6 @@ int		 store_event_last(struct store *st, int64_t run,
 
 void		 store_run_free(struct store_run *r);
 void		 store_runs_free(struct store_run *v, size_t n);
-void		 store_agent_free(struct store_agent *a);
 void		 store_agents_free(struct store_agent *v, size_t n);
 void		 store_graph_free(struct store_graph *g);
 void		 store_events_free(struct store_event *v, size_t n);

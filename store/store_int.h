@@ -18,11 +18,13 @@
 
 #define STORE_NODE_CACHE	64
 
-/* Cached prepared statements; the SQL is in store.c's table. */
+/*
+ * Cached prepared statements: the slot of each; its SQL (a struct
+ * store_sql) is in the file that uses it.
+ */
 enum store_stmt_id {
 	SQ_BEGIN = 0,
 	SQ_COMMIT,
-	SQ_ROLLBACK,
 	SQ_RUN_INSERT,
 	SQ_RUN_RESUMED,
 	SQ_RUN_END,
@@ -57,6 +59,12 @@ enum store_stmt_id {
 	SQ_DEL_CONTINUES,
 	SQ_DEL_RUN,
 	SQ__COUNT
+};
+
+/* A statement: its cache slot and its text. */
+struct store_sql {
+	enum store_stmt_id	 id;
+	const char		*text;
 };
 
 /* Ids handed out before their rows exist (store_writer.c). */
@@ -97,6 +105,9 @@ struct store {
 	char		 lostdesc[STORE_ERRMSG_MAX + 128];
 	size_t		 lost_rows, lost_refused;
 	int		 final;		/* store_run_end(STORE_FAILED) */
+	/* The owner's: handle index -> real id (store_op_made). */
+	int64_t		*map;
+	size_t		 mapcap;
 	sqlite3_stmt	*stmts[SQ__COUNT];
 };
 
@@ -106,29 +117,21 @@ int		 store_seterr(struct store *st, enum store_err err,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Set the error from SQLite's last error; what = what was being done. */
 int		 store_setdberr(struct store *st, int rc, const char *what);
-enum store_err	 store_err_from_sqlite(int rc);
 /* The cached, reset statement; NULL (error set) if it cannot prepare. */
-sqlite3_stmt	*store_stmt(struct store *st, enum store_stmt_id id);
+sqlite3_stmt	*store_stmt(struct store *st, const struct store_sql *q);
 /* Step a write statement to completion (SQLITE_DONE), then reset it. */
 int		 store_exec_stmt(struct store *st, sqlite3_stmt *s,
 		    const char *what);
+/* Commit the open batch, on the connection's owner. */
+int		 store_commit(struct store *st);
 /* Checks the owner and opens the batch for one operation. */
 int		 store_op_begin(struct store *st);
 /* Ends the operation: ok counts its rows toward the batch (and commits a
  * full batch); !ok leaves the batch as it was if nothing was written, else
  * rolls the batch back (store.c says why). Returns ok ? 0 : -1. */
 int		 store_op_end(struct store *st, int ok, size_t rows);
-/* Rows were not written: remember it (store_lost). */
-void		 store_lose(struct store *st, size_t rows);
 /* Forget every cached lookup (a batch was lost). */
 void		 store_cache_clear(struct store *st);
-/* 0 if the run / node exists, else -1 with STORE_ENOTFOUND. SQLite does
- * not enforce the schema's REFERENCES (store.c says why): writes check
- * the ids they are given with these. */
-int		 store_run_exists(struct store *st, int64_t run);
-int		 store_node_exists(struct store *st, int64_t node);
-/* Same, and the node's run. */
-int		 store_node_run(struct store *st, int64_t node, int64_t *run);
 /* A consistent snapshot for several reads, and one lock instead of one
  * per statement (nothing when the writer's batch is open: it reads inside
  * it). */
@@ -142,65 +145,74 @@ int		 store_check_owner(struct store *st);
 int		 store_bind_text(sqlite3_stmt *s, int idx, const char *v);
 /* Copy a column as a new string (NULL stays NULL); *ok cleared on ENOMEM. */
 char		*store_col_dup(sqlite3_stmt *s, int col, int *ok);
-/* Names stored in TEXT columns back to enums (unknown: the safe value). */
+/* Names stored in TEXT columns back to enums (unknown: the safe value):
+ * store_run.c, store_agent.c, store_summary.c. */
 enum store_run_status	 store_run_status_parse(const char *name);
 enum store_agent_status	 store_agent_status_parse(const char *name);
 enum store_summary_kind	 store_summary_kind_parse(const char *name);
 
-/* store_writer.c: the front end's side of each call, when st->w is set */
-enum store_wread {
-	STORE_R_CONTEXT = 0,
-	STORE_R_SUMMARY_NEEDED,
-	STORE_R_SUMMARY_PROMPT,
-	STORE_R_NODE_SUMMARY,
-	STORE_R_EVENT_LAST,
-	STORE_R_MERGE_FIND,
+/* store_op.c: every write is one typed operation (struct store_op at the
+ * head of its own struct, built by the call that makes it). Submitted, it
+ * is applied at once by the connection's owner, or queued for the writer
+ * thread (store_writer.c) that owns the connection. */
+enum store_op_kind {
+	STORE_OP_ROWS = 0,	/* writes rows: counts toward store_pending() */
+	STORE_OP_COMMIT,	/* commits the batch */
+	STORE_OP_CALL,		/* a read or a barrier: the caller waits */
 };
-/* A read the writer runs for the front end (ids may be handles). */
-struct store_wreq {
-	enum store_wread			 kind;
-	int64_t					 id;
-	int					 flags;
-	const char				*text;
-	const struct store_summary_policy	*policy;
-	struct msg_list				*list;
-	char					**summary;
-	struct store_event			*ev;
-	const int64_t				*ids;
-	size_t					 nids;
-	int64_t					*out;
+struct store_op;
+struct store_op_type {
+	const char		*what;		/* "recording a message" */
+	enum store_op_kind	 kind;
+	/* On the connection's owner; its ids may be handles (store_real). */
+	int			(*apply)(struct store *, struct store_op *);
+	void			(*clear)(struct store_op *);	/* or NULL */
 };
-int		 store_w_read(struct store *st, struct store_wreq *q);
-int		 store_w_call(struct store *st, int (*fn)(struct store *,
-		    struct store_writer *, void *), void *arg);
-int64_t		 store_w_real(struct store_writer *w, int64_t id);
+struct store_op {
+	struct store_op			*next;
+	uint64_t			 seq;	/* 1, 2, ... in queue order */
+	const struct store_op_type	*type;
+	size_t				 bytes;	/* counted against the bound */
+	/* The rows it creates: handles when queued, the real ids once
+	 * applied (store_op_made); *out[i] gets what the caller may use. */
+	size_t				 nmade;
+	int64_t				 made[2];
+	int64_t				*out[2];
+	int				 rc, done;	/* STORE_OP_CALL */
+};
+/* A zeroed op of size bytes with its type; NULL (error set) on ENOMEM. */
+void		*store_op_new(struct store *st, const struct store_op_type *t,
+		    size_t size);
+/* Copy a string (NULL stays NULL) / ids into the op; -1 on ENOMEM. */
+int		 store_op_str(struct store_op *op, char **dst, const char *s);
+int		 store_op_ids(struct store_op *op, int64_t **dst,
+		    const int64_t *ids, size_t n);
+/* Apply it now (no writer) or queue it; the op is the store's from here,
+ * freed even on failure. */
+int		 store_op_submit(struct store *st, struct store_op *op);
+void		 store_op_free(struct store_op *op);
+/* Free op after a failed copy into it: -1, ENOMEM set. */
+int		 store_op_nomem(struct store *st, struct store_op *op);
+/* The op made row i with this id (the handle it was given maps to it). */
+void		 store_op_made(struct store *st, struct store_op *op, size_t i,
+		    int64_t id);
+/* An id handed out by the front end, as the row's real id. */
+int64_t		 store_real(struct store *st, int64_t id);
+/* Run fn(owner, arg) on the connection's owner after every write before
+ * it, and wait for it: the reads that must see them all, the barriers. */
+int		 store_call(struct store *st, int (*fn)(struct store *, void *),
+		    void *arg);
+
+/* store_writer.c: the front end's side, when st->w is set */
+/* Queue op (waits for room; a STORE_OP_CALL waits for its answer). */
+int		 store_w_queue(struct store *st, struct store_op *op);
 void		 store_writer_stop(struct store *st);
-int		 store_w_run_end(struct store *st, int64_t run,
-		    enum store_run_status status, const char *result);
-int		 store_w_run_resumed(struct store *st, int64_t run);
-int		 store_w_agent_add(struct store *st, int64_t run,
-		    const struct store_agent_new *a, int64_t *agent,
-		    int64_t *node);
-int		 store_w_agent_started(struct store *st, int64_t agent,
-		    int64_t pid);
-int		 store_w_agent_set_status(struct store *st, int64_t agent,
-		    enum store_agent_status status, const char *result,
-		    const char *exit_reason);
-int		 store_w_msg_append(struct store *st, int64_t node,
-		    const struct msg *m, const struct msg_usage *usage);
-int		 store_w_event(struct store *st, int64_t run, const char *path,
-		    const char *type, const char *detail);
-int		 store_w_node_merge(struct store *st, int64_t run,
-		    const int64_t *parents, size_t nparents, const char *label,
-		    int64_t *node);
-int		 store_w_edge_add(struct store *st, int64_t parent,
-		    int64_t child);
-int		 store_w_node_set_summary(struct store *st, int64_t node,
-		    const char *summary, enum store_summary_kind kind,
-		    const struct msg_usage *usage);
-int		 store_w_flush(struct store *st);
-size_t		 store_w_pending(const struct store *st);
 const char	*store_w_lost(struct store *st);
+/* What the front end wrote of a node it created (nothing for others). */
+void		 store_w_note_chars(struct store *st, int64_t node,
+		    uint64_t chars);
+void		 store_w_note_summary(struct store *st, int64_t node,
+		    const char *summary);
 /* Answered by the front end from what it wrote: 1 (and *need / *summary),
  * 0 the database must be asked. */
 int		 store_w_summary_known(struct store *st, int64_t node,
@@ -222,12 +234,31 @@ int		 store_schema_build(sqlite3 *db, int from, int to,
 int		 store_schema_create(sqlite3 *db, int version, char **errmsg);
 
 /* store_run.c */
+/* 0 if the run exists, else -1 with STORE_ENOTFOUND. SQLite does not
+ * enforce the schema's REFERENCES (store.c says why): writes check the
+ * ids they are given with these. */
+int		 store_run_exists(struct store *st, int64_t run);
+
+/* store_graph.c */
+/* Same for a node. */
+int		 store_node_exists(struct store *st, int64_t node);
 /* One memory node row (agent 0 for none), inside an operation. */
 int		 store_node_insert(struct store *st, int64_t run, int64_t agent,
 		    enum store_node_kind kind, const char *label, int64_t *node);
 /* One edge row, unchecked, inside an operation. */
 int		 store_edge_insert(struct store *st, int64_t parent,
 		    int64_t child);
+/* A node's run and kind; ENOTFOUND if it does not exist. */
+int		 store_node_get(struct store *st, int64_t node, int64_t *run,
+		    enum store_node_kind *kind);
+
+/* store_summary.c */
+struct buf;
+/* Append the NULL-terminated strings to b: 0, -1 on ENOMEM. */
+int		 store_cat(struct buf *b, ...) __attribute__((sentinel));
+/* Messages as plain text, one block each (system ones left out). */
+int		 store_render(struct buf *b, const struct msg_list *l,
+		    int skip_system);
 
 /* store_msg.c */
 /* Read a node's messages (with tool calls) in order. */

@@ -17,6 +17,8 @@
 
 #include "store/store_int.h"
 
+static void	store_agent_free(struct store_agent *);
+
 #define RUN_COLUMNS \
 	"SELECT r.id, r.task, r.workspace, r.profile, r.model, r.params," \
 	" r.status, r.result, r.pid, r.resumes, r.started_ms, r.ended_ms," \
@@ -516,19 +518,33 @@ store_events_list(struct store *st, int64_t run, struct store_event **evp,
 	return 0;
 }
 
+struct store_event_last_arg {
+	int64_t			 run;
+	const char		*type;
+	struct store_event	*ev;
+};
+
+static int	store_event_last_on(struct store *, void *);
+
 int
 store_event_last(struct store *st, int64_t run, const char *type,
     struct store_event *ev)
 {
-	sqlite3_stmt	*s;
-	int		 rc, ok = 1;
+	struct store_event_last_arg	a = { run, type, ev };
 
-	if (st->w != NULL) {
-		struct store_wreq q = { .kind = STORE_R_EVENT_LAST, .id = run,
-		    .text = type, .ev = ev };
+	return store_call(st, store_event_last_on, &a);
+}
 
-		return store_w_read(st, &q);
-	}
+static int
+store_event_last_on(struct store *st, void *arg)
+{
+	struct store_event_last_arg	*a = arg;
+	struct store_event		*ev = a->ev;
+	const char			*type = a->type;
+	int64_t				 run = a->run;
+	sqlite3_stmt			*s;
+	int				 rc, ok = 1;
+
 	memset(ev, 0, sizeof(*ev));
 	if (store_prepare(st, "SELECT id, time_ms, path, type, detail"
 	    " FROM events WHERE run = ? AND type = ? ORDER BY id DESC LIMIT 1",
@@ -676,7 +692,7 @@ store_runs_free(struct store_run *v, size_t n)
 	free(v);
 }
 
-void
+static void
 store_agent_free(struct store_agent *a)
 {
 	if (a == NULL)

@@ -1,7 +1,9 @@
 /*
- * The store's writes of a run as it goes: the run, its agents, every
- * message (the checkpoint) and events. Each call is one operation of the
- * open batch (store.c): it lands whole with the batch or not at all.
+ * A run's rows: the run itself (begun, resumed, ended, continued, its
+ * layer's state, deleted) and its events. Each write is one operation of
+ * the open batch (store.c): it lands whole with the batch or not at all.
+ * Agents are in store_agent.c, messages in store_msg.c, the memory graph
+ * in store_graph.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,43 +16,71 @@
 #include "common/clock.h"
 #include "store/store_int.h"
 
-/*
- * Check an agent path ("0", "0.1", "0.12.3": a 0 then positive decimal
- * components without leading zeros), give its depth and its parent's path
- * (empty for the root).
- */
-static int
-store_path_check(const char *path, int *depth, char *parent, size_t parentsz)
-{
-	const char	*p, *last = NULL;
-	size_t		 len, digits;
+static const struct store_sql store_sql_run_insert = {
+	SQ_RUN_INSERT, "INSERT INTO runs (task, workspace, profile, model,"
+	    " params, status, pid, started_ms, cow_mode, cow_dir, cow_state,"
+	    " continues) VALUES (?,?,?,?,?,'running',?,?,?8,?9,"
+	    " CASE WHEN ?8 IS NULL THEN NULL ELSE 'pending' END, ?10)"
+};
 
-	if (path == NULL || (len = strlen(path)) == 0 || len >= STORE_PATH_MAX ||
-	    path[0] != '0' || (path[1] != '\0' && path[1] != '.'))
-		return -1;
-	*depth = 0;
-	for (p = path + 1; *p != '\0'; ) {
-		if (*p != '.')
-			return -1;
-		last = p++;
-		if (*p < '1' || *p > '9')
-			return -1;
-		for (digits = 0; *p >= '0' && *p <= '9'; p++)
-			digits++;
-		if (digits > 9)
-			return -1;
-		(*depth)++;
-	}
-	if (last == NULL)
-		parent[0] = '\0';
-	else {
-		if ((size_t)(last - path) >= parentsz)
-			return -1;
-		memcpy(parent, path, (size_t)(last - path));
-		parent[last - path] = '\0';
-	}
-	return 0;
-}
+static const struct store_sql store_sql_run_resumed = {
+	SQ_RUN_RESUMED, "UPDATE runs SET status = 'running', pid = ?2,"
+	    " resumes = resumes + 1, ended_ms = 0 WHERE id = ?1"
+};
+
+static const struct store_sql store_sql_run_end = {
+	SQ_RUN_END, "UPDATE runs SET status = ?2, result = ?3,"
+	    " ended_ms = ?4 WHERE id = ?1"
+};
+
+static const struct store_sql store_sql_run_exists = {
+	SQ_RUN_EXISTS, "SELECT 1 FROM runs WHERE id = ?"
+};
+
+static const struct store_sql store_sql_event_insert = {
+	SQ_EVENT_INSERT, "INSERT INTO events (run, time_ms, path, type,"
+	    " detail) VALUES (?,?,?,?,?)"
+};
+
+/* store_run_delete: a run's rows, those that point at others first. */
+static const struct store_sql store_sql_del_calls = {
+	SQ_DEL_CALLS, "DELETE FROM message_calls WHERE message IN"
+	    " (SELECT m.id FROM messages m JOIN memory_nodes n"
+	    " ON m.node = n.id WHERE n.run = ?1)"
+};
+
+static const struct store_sql store_sql_del_msgs = {
+	SQ_DEL_MSGS, "DELETE FROM messages WHERE node IN"
+	    " (SELECT id FROM memory_nodes WHERE run = ?1)"
+};
+
+static const struct store_sql store_sql_del_edges = {
+	SQ_DEL_EDGES, "DELETE FROM memory_edges WHERE parent IN"
+	    " (SELECT id FROM memory_nodes WHERE run = ?1) OR child IN"
+	    " (SELECT id FROM memory_nodes WHERE run = ?1)"
+};
+
+static const struct store_sql store_sql_del_nodes = {
+	SQ_DEL_NODES, "DELETE FROM memory_nodes WHERE run = ?1"
+};
+
+static const struct store_sql store_sql_del_events = {
+	SQ_DEL_EVENTS, "DELETE FROM events WHERE run = ?1"
+};
+
+static const struct store_sql store_sql_del_agents = {
+	SQ_DEL_AGENTS, "DELETE FROM agents WHERE run = ?1"
+};
+
+/* Its follow-ups stay, continuing no run. */
+static const struct store_sql store_sql_del_continues = {
+	SQ_DEL_CONTINUES, "UPDATE runs SET continues = NULL"
+	    " WHERE continues = ?1"
+};
+
+static const struct store_sql store_sql_del_run = {
+	SQ_DEL_RUN, "DELETE FROM runs WHERE id = ?1"
+};
 
 static int
 store_run_insert(struct store *st, const struct store_run_params *p,
@@ -58,7 +88,7 @@ store_run_insert(struct store *st, const struct store_run_params *p,
 {
 	sqlite3_stmt	*s;
 
-	if ((s = store_stmt(st, SQ_RUN_INSERT)) == NULL)
+	if ((s = store_stmt(st, &store_sql_run_insert)) == NULL)
 		return -1;
 	store_bind_text(s, 1, p->task);
 	store_bind_text(s, 2, p->workspace);
@@ -126,376 +156,187 @@ store_run_update(struct store *st, sqlite3_stmt *s, int64_t run,
 	return 0;
 }
 
-int
-store_run_resumed(struct store *st, int64_t run)
-{
-	sqlite3_stmt	*s;
-	int		 ok;
+struct store_run_resumed_op {
+	struct store_op	 hdr;
+	int64_t		 run;
+};
 
-	if (st->w != NULL)
-		return store_w_run_resumed(st, run);
+static int
+store_run_resumed_apply(struct store *st, struct store_op *op)
+{
+	struct store_run_resumed_op	*o = (struct store_run_resumed_op *)op;
+	sqlite3_stmt			*s;
+	int				 ok;
+
 	if (store_op_begin(st) == -1)
 		return -1;
-	ok = (s = store_stmt(st, SQ_RUN_RESUMED)) != NULL;
+	ok = (s = store_stmt(st, &store_sql_run_resumed)) != NULL;
 	if (ok) {
-		sqlite3_bind_int64(s, 1, run);
+		sqlite3_bind_int64(s, 1, o->run);
 		sqlite3_bind_int64(s, 2, (int64_t)store_getpid());
-		ok = store_run_update(st, s, run, "marking a run resumed") == 0;
+		ok = store_run_update(st, s, o->run,
+		    "marking a run resumed") == 0;
 	}
 	return store_op_end(st, ok, 1);
 }
+
+static const struct store_op_type store_run_resumed_type = {
+	"marking a run resumed", STORE_OP_ROWS, store_run_resumed_apply, NULL
+};
+
+int
+store_run_resumed(struct store *st, int64_t run)
+{
+	struct store_run_resumed_op	*o;
+
+	if ((o = store_op_new(st, &store_run_resumed_type,
+	    sizeof(*o))) == NULL)
+		return -1;
+	o->run = run;
+	return store_op_submit(st, &o->hdr);
+}
+
+struct store_run_end_op {
+	struct store_op		 hdr;
+	int64_t			 run;
+	enum store_run_status	 status;
+	char			*result;
+};
+
+static int
+store_run_end_apply(struct store *st, struct store_op *op)
+{
+	struct store_run_end_op	*o = (struct store_run_end_op *)op;
+	sqlite3_stmt		*s;
+	int			 ok;
+
+	/* After a lost write only this status is tried: the run says why
+	 * it stopped, where the file still takes it. */
+	if (o->status == STORE_RUN_STORE_FAILED)
+		st->final = 1;
+	if (store_op_begin(st) == -1)
+		return -1;
+	ok = (s = store_stmt(st, &store_sql_run_end)) != NULL;
+	if (ok) {
+		sqlite3_bind_int64(s, 1, o->run);
+		store_bind_text(s, 2, store_run_status_name(o->status));
+		store_bind_text(s, 3, o->result);
+		sqlite3_bind_int64(s, 4, o->status == STORE_RUN_RUNNING ? 0 :
+		    clock_wall_ms());
+		ok = store_run_update(st, s, o->run, "ending a run") == 0;
+	}
+	return store_op_end(st, ok, 1);
+}
+
+static void
+store_run_end_clear(struct store_op *op)
+{
+	free(((struct store_run_end_op *)op)->result);
+}
+
+static const struct store_op_type store_run_end_type = {
+	"ending a run", STORE_OP_ROWS, store_run_end_apply, store_run_end_clear
+};
 
 int
 store_run_end(struct store *st, int64_t run, enum store_run_status status,
     const char *result)
 {
-	sqlite3_stmt	*s;
-	int		 ok;
+	struct store_run_end_op	*o;
 
-	if (st->w != NULL)
-		return store_w_run_end(st, run, status, result);
-	/* After a lost write only this status is tried: the run says why
-	 * it stopped, where the file still takes it. */
-	if (status == STORE_RUN_STORE_FAILED)
-		st->final = 1;
-	if (store_op_begin(st) == -1)
+	if ((o = store_op_new(st, &store_run_end_type, sizeof(*o))) == NULL)
 		return -1;
-	ok = (s = store_stmt(st, SQ_RUN_END)) != NULL;
+	o->run = run;
+	o->status = status;
+	if (store_op_str(&o->hdr, &o->result, result) == -1)
+		return store_op_nomem(st, &o->hdr);
+	return store_op_submit(st, &o->hdr);
+}
+
+struct store_run_finish_arg {
+	int64_t			 run;
+	enum store_run_status	 status;
+	const char		*result;
+};
+
+static int
+store_run_finish_on(struct store *st, void *arg)
+{
+	struct store_run_finish_arg	*f = arg;
+
+	if (store_run_end(st, f->run, f->status, f->result) == -1)
+		return -1;
+	return store_commit(st);
+}
+
+int
+store_run_finish(struct store *st, int64_t run, enum store_run_status status,
+    const char *result)
+{
+	struct store_run_finish_arg	f = { run, status, result };
+
+	return store_call(st, store_run_finish_on, &f);
+}
+
+struct store_event_op {
+	struct store_op	 hdr;
+	int64_t		 run;
+	char		*path, *type, *detail;
+};
+
+static int
+store_event_apply(struct store *st, struct store_op *op)
+{
+	struct store_event_op	*o = (struct store_event_op *)op;
+	sqlite3_stmt		*s;
+	int			 ok;
+
+	if (store_check_owner(st) == -1 ||
+	    store_run_exists(st, o->run) == -1 || store_op_begin(st) == -1)
+		return -1;
+	ok = (s = store_stmt(st, &store_sql_event_insert)) != NULL;
 	if (ok) {
-		sqlite3_bind_int64(s, 1, run);
-		store_bind_text(s, 2, store_run_status_name(status));
-		store_bind_text(s, 3, result);
-		sqlite3_bind_int64(s, 4, status == STORE_RUN_RUNNING ? 0 :
-		    clock_wall_ms());
-		ok = store_run_update(st, s, run, "ending a run") == 0;
+		sqlite3_bind_int64(s, 1, o->run);
+		sqlite3_bind_int64(s, 2, clock_wall_ms());
+		store_bind_text(s, 3, o->path);
+		store_bind_text(s, 4, o->type);
+		store_bind_text(s, 5, o->detail);
+		ok = store_exec_stmt(st, s, "recording an event") == 0;
 	}
 	return store_op_end(st, ok, 1);
 }
 
-int
-store_agent_find(struct store *st, int64_t run, const char *path,
-    int64_t *agent, int64_t *node)
+static void
+store_event_clear(struct store_op *op)
 {
-	sqlite3_stmt	*s;
-	int		 rc;
+	struct store_event_op	*o = (struct store_event_op *)op;
 
-	*agent = *node = 0;
-	if (store_check_owner(st) == -1)
-		return -1;
-	if (st->cache_run == run && strcmp(st->cache_path, path) == 0) {
-		*agent = st->cache_agent;
-		*node = st->cache_node;
-		return 0;
-	}
-	if ((s = store_stmt(st, SQ_AGENT_FIND)) == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, run);
-	store_bind_text(s, 2, path);
-	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		*agent = sqlite3_column_int64(s, 0);
-		*node = sqlite3_column_int64(s, 1);
-	}
-	sqlite3_reset(s);
-	if (rc == SQLITE_ROW) {
-		/* Agents are never deleted: the entry stays true unless the
-		 * batch that wrote the agent is lost (store_batch_lost). */
-		if (strlcpy(st->cache_path, path, sizeof(st->cache_path)) <
-		    sizeof(st->cache_path)) {
-			st->cache_run = run;
-			st->cache_agent = *agent;
-			st->cache_node = *node;
-		}
-		return 0;
-	}
-	if (rc == SQLITE_DONE)
-		return store_seterr(st, STORE_ENOTFOUND,
-		    "run %lld has no agent %s", (long long)run, path);
-	return store_setdberr(st, rc, "finding an agent");
+	free(o->path);
+	free(o->type);
+	free(o->detail);
 }
 
-int
-store_node_insert(struct store *st, int64_t run, int64_t agent,
-    enum store_node_kind kind, const char *label, int64_t *node)
-{
-	sqlite3_stmt	*s;
-
-	if ((s = store_stmt(st, SQ_NODE_INSERT)) == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, run);
-	if (agent > 0)
-		sqlite3_bind_int64(s, 2, agent);
-	else
-		sqlite3_bind_null(s, 2);
-	store_bind_text(s, 3, kind == STORE_NODE_AGENT ? "agent" : "merge");
-	store_bind_text(s, 4, label);
-	sqlite3_bind_int64(s, 5, clock_wall_ms());
-	if (store_exec_stmt(st, s, "adding a memory node") == -1)
-		return -1;
-	*node = sqlite3_last_insert_rowid(st->db);
-	return 0;
-}
-
-int
-store_edge_insert(struct store *st, int64_t parent, int64_t child)
-{
-	sqlite3_stmt	*s;
-
-	if ((s = store_stmt(st, SQ_EDGE_INSERT)) == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, parent);
-	sqlite3_bind_int64(s, 2, child);
-	return store_exec_stmt(st, s, "adding a memory edge");
-}
-
-static int
-store_agent_insert(struct store *st, int64_t run, const struct store_agent_new *a,
-    int depth, int64_t parent, int64_t *agent)
-{
-	sqlite3_stmt	*s;
-
-	if ((s = store_stmt(st, SQ_AGENT_INSERT)) == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, run);
-	if (parent > 0)
-		sqlite3_bind_int64(s, 2, parent);
-	else
-		sqlite3_bind_null(s, 2);
-	store_bind_text(s, 3, a->path);
-	sqlite3_bind_int(s, 4, depth);
-	store_bind_text(s, 5, a->profile);
-	store_bind_text(s, 6, a->task);
-	store_bind_text(s, 7, a->call_id);
-	sqlite3_bind_int(s, 8, a->inherit_context != 0);
-	sqlite3_bind_int64(s, 9, clock_wall_ms());
-	store_bind_text(s, 10, a->tool_filter);
-	if (store_exec_stmt(st, s, "adding an agent") == -1) {
-		if (st->err == STORE_EINVAL)	/* UNIQUE (run, path) */
-			return store_seterr(st, STORE_EEXIST,
-			    "run %lld already has an agent %s",
-			    (long long)run, a->path);
-		return -1;
-	}
-	*agent = sqlite3_last_insert_rowid(st->db);
-	return 0;
-}
-
-int
-store_agent_add(struct store *st, int64_t run, const struct store_agent_new *a,
-    int64_t *agentp, int64_t *nodep)
-{
-	char	 parent[STORE_PATH_MAX];
-	int64_t	 pagent = 0, pnode = 0, agent = 0, node = 0;
-	size_t	 i, nedges;
-	int	 depth, ok;
-
-	if (a == NULL || a->task == NULL)
-		return store_seterr(st, STORE_EINVAL, "an agent needs a task");
-	if (store_path_check(a->path, &depth, parent, sizeof(parent)) == -1)
-		return store_seterr(st, STORE_EINVAL, "bad agent path \"%.64s\""
-		    " (expected 0, 0.1, 0.1.2 ...)", a->path != NULL ?
-		    a->path : "(null)");
-	if (st->w != NULL)
-		return store_w_agent_add(st, run, a, agentp, nodep);
-	if (depth > 0 &&
-	    store_agent_find(st, run, parent, &pagent, &pnode) == -1)
-		return -1;
-	if (depth == 0 && store_run_exists(st, run) == -1)
-		return -1;
-	if (store_op_begin(st) == -1)
-		return -1;
-	ok = store_agent_insert(st, run, a, depth, pagent, &agent) == 0 &&
-	    store_node_insert(st, run, agent, STORE_NODE_AGENT, a->task,
-	    &node) == 0;
-	nedges = a->nparent_nodes > 0 ? a->nparent_nodes : pnode != 0;
-	if (a->nparent_nodes > 0)
-		for (i = 0; ok && i < a->nparent_nodes; i++)
-			ok = store_edge_insert(st, a->parent_nodes[i],
-			    node) == 0;
-	else if (ok && pnode != 0)
-		ok = store_edge_insert(st, pnode, node) == 0;
-	if (store_op_end(st, ok, 2 + nedges) == -1)
-		return -1;
-	if (agentp != NULL)
-		*agentp = agent;
-	if (nodep != NULL)
-		*nodep = node;
-	return 0;
-}
-
-static int
-store_agent_update(struct store *st, sqlite3_stmt *s, int64_t agent)
-{
-	if (store_exec_stmt(st, s, "updating an agent") == -1)
-		return -1;
-	if (sqlite3_changes(st->db) == 0) {
-		st->op_done--;		/* it wrote nothing */
-		return store_seterr(st, STORE_ENOTFOUND, "no agent %lld",
-		    (long long)agent);
-	}
-	return 0;
-}
-
-int
-store_agent_started(struct store *st, int64_t agent, int64_t pid)
-{
-	sqlite3_stmt	*s;
-	int		 ok;
-
-	if (st->w != NULL)
-		return store_w_agent_started(st, agent, pid);
-	if (store_op_begin(st) == -1)
-		return -1;
-	ok = (s = store_stmt(st, SQ_AGENT_STARTED)) != NULL;
-	if (ok) {
-		sqlite3_bind_int64(s, 1, agent);
-		sqlite3_bind_int64(s, 2, pid);
-		sqlite3_bind_int64(s, 3, clock_wall_ms());
-		ok = store_agent_update(st, s, agent) == 0;
-	}
-	return store_op_end(st, ok, 1);
-}
-
-int
-store_agent_set_status(struct store *st, int64_t agent,
-    enum store_agent_status status, const char *result,
-    const char *exit_reason)
-{
-	sqlite3_stmt	*s;
-	int		 ok, final;
-
-	if (st->w != NULL)
-		return store_w_agent_set_status(st, agent, status,
-		    result, exit_reason);
-	final = status == STORE_AGENT_DONE || status == STORE_AGENT_FAILED ||
-	    status == STORE_AGENT_CANCELLED;
-	if (store_op_begin(st) == -1)
-		return -1;
-	ok = (s = store_stmt(st, SQ_AGENT_STATUS)) != NULL;
-	if (ok) {
-		sqlite3_bind_int64(s, 1, agent);
-		store_bind_text(s, 2, store_agent_status_name(status));
-		store_bind_text(s, 3, result);
-		store_bind_text(s, 4, exit_reason);
-		sqlite3_bind_int64(s, 5, final ? clock_wall_ms() : 0);
-		ok = store_agent_update(st, s, agent) == 0;
-	}
-	return store_op_end(st, ok, 1);
-}
-
-static int
-store_msg_insert_calls(struct store *st, int64_t msgid, const struct msg *m)
-{
-	sqlite3_stmt	*s;
-	size_t		 i;
-
-	for (i = 0; i < m->ncalls; i++) {
-		if ((s = store_stmt(st, SQ_CALL_INSERT)) == NULL)
-			return -1;
-		sqlite3_bind_int64(s, 1, msgid);
-		sqlite3_bind_int64(s, 2, (int64_t)i);
-		store_bind_text(s, 3, m->calls[i].id);
-		store_bind_text(s, 4, m->calls[i].name);
-		store_bind_text(s, 5, m->calls[i].args);
-		if (store_exec_stmt(st, s, "recording a tool call") == -1)
-			return -1;
-	}
-	return 0;
-}
-
-static int
-store_msg_insert(struct store *st, int64_t node, const struct msg *m,
-    const struct msg_usage *u)
-{
-	sqlite3_stmt	*s;
-	int64_t		 seq = 0;
-	int		 rc;
-
-	if (store_node_exists(st, node) == -1)
-		return -1;
-	if ((s = store_stmt(st, SQ_MSG_NEXTSEQ)) == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, node);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
-		seq = sqlite3_column_int64(s, 0);
-	sqlite3_reset(s);
-	if (rc != SQLITE_ROW)
-		return store_setdberr(st, rc, "numbering a message");
-	if ((s = store_stmt(st, SQ_MSG_INSERT)) == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, node);
-	sqlite3_bind_int64(s, 2, seq);
-	store_bind_text(s, 3, msg_role_name(m->role));
-	store_bind_text(s, 4, m->text);
-	store_bind_text(s, 5, m->call_id);
-	store_bind_text(s, 6, m->name);
-	sqlite3_bind_int(s, 7, m->is_error != 0);
-	sqlite3_bind_int64(s, 8, (int64_t)m->ncalls);
-	sqlite3_bind_int64(s, 9, u != NULL ? (int64_t)u->input : 0);
-	sqlite3_bind_int64(s, 10, u != NULL ? (int64_t)u->output : 0);
-	sqlite3_bind_int64(s, 11, clock_wall_ms());
-	if (store_exec_stmt(st, s, "recording a message") == -1)
-		return -1;
-	return store_msg_insert_calls(st, sqlite3_last_insert_rowid(st->db), m);
-}
-
-static int
-store_msg_tokens(struct store *st, int64_t node, const struct msg_usage *u)
-{
-	sqlite3_stmt	*s;
-
-	if (u == NULL || (u->input == 0 && u->output == 0))
-		return 0;
-	if ((s = store_stmt(st, SQ_AGENT_TOKENS)) == NULL)
-		return -1;
-	sqlite3_bind_int64(s, 1, node);
-	sqlite3_bind_int64(s, 2, (int64_t)u->input);
-	sqlite3_bind_int64(s, 3, (int64_t)u->output);
-	return store_exec_stmt(st, s, "counting tokens");
-}
-
-int
-store_msg_append(struct store *st, int64_t node, const struct msg *m,
-    const struct msg_usage *usage)
-{
-	int	ok;
-
-	if (m == NULL || (unsigned)m->role > MSG_TOOL ||
-	    (m->ncalls > 0 && m->calls == NULL))
-		return store_seterr(st, STORE_EINVAL, "bad message");
-	if (st->w != NULL)
-		return store_w_msg_append(st, node, m, usage);
-	if (store_op_begin(st) == -1)
-		return -1;
-	ok = store_msg_insert(st, node, m, usage) == 0 &&
-	    store_msg_tokens(st, node, usage) == 0;
-	return store_op_end(st, ok, 1 + m->ncalls);
-}
+static const struct store_op_type store_event_type = {
+	"recording an event", STORE_OP_ROWS, store_event_apply,
+	store_event_clear
+};
 
 int
 store_event(struct store *st, int64_t run, const char *path,
     const char *type, const char *detail)
 {
-	sqlite3_stmt	*s;
-	int		 ok;
+	struct store_event_op	*o;
 
 	if (type == NULL)
 		return store_seterr(st, STORE_EINVAL, "an event needs a type");
-	if (st->w != NULL)
-		return store_w_event(st, run, path, type, detail);
-	if (store_check_owner(st) == -1 || store_run_exists(st, run) == -1 ||
-	    store_op_begin(st) == -1)
+	if ((o = store_op_new(st, &store_event_type, sizeof(*o))) == NULL)
 		return -1;
-	ok = (s = store_stmt(st, SQ_EVENT_INSERT)) != NULL;
-	if (ok) {
-		sqlite3_bind_int64(s, 1, run);
-		sqlite3_bind_int64(s, 2, clock_wall_ms());
-		store_bind_text(s, 3, path);
-		store_bind_text(s, 4, type);
-		store_bind_text(s, 5, detail);
-		ok = store_exec_stmt(st, s, "recording an event") == 0;
-	}
-	return store_op_end(st, ok, 1);
+	o->run = run;
+	if (store_op_str(&o->hdr, &o->path, path) == -1 ||
+	    store_op_str(&o->hdr, &o->type, type) == -1 ||
+	    store_op_str(&o->hdr, &o->detail, detail) == -1)
+		return store_op_nomem(st, &o->hdr);
+	return store_op_submit(st, &o->hdr);
 }
 
 /*
@@ -506,10 +347,12 @@ store_event(struct store *st, int64_t run, const char *path,
 int
 store_run_delete(struct store *st, int64_t run)
 {
-	static const enum store_stmt_id	 del[] = { SQ_DEL_CALLS, SQ_DEL_MSGS,
-					    SQ_DEL_EDGES, SQ_DEL_NODES,
-					    SQ_DEL_EVENTS, SQ_DEL_AGENTS,
-					    SQ_DEL_CONTINUES, SQ_DEL_RUN };
+	static const struct store_sql	*const del[] = {
+		&store_sql_del_calls, &store_sql_del_msgs, &store_sql_del_edges,
+		&store_sql_del_nodes, &store_sql_del_events,
+		&store_sql_del_agents, &store_sql_del_continues,
+		&store_sql_del_run
+	};
 	sqlite3_stmt			*s;
 	size_t				 i;
 	int				 ok;
@@ -559,4 +402,57 @@ store_run_cow_state(struct store *st, int64_t run, const char *state)
 	if (store_op_end(st, ok, 1) == -1)
 		return -1;
 	return store_flush(st);
+}
+
+int
+store_run_exists(struct store *st, int64_t run)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	if (run > 0 && run == st->valid_run)
+		return 0;
+	if ((s = store_stmt(st, &store_sql_run_exists)) == NULL)
+		return -1;
+	sqlite3_bind_int64(s, 1, run);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc == SQLITE_ROW) {
+		st->valid_run = run;
+		return 0;
+	}
+	if (rc == SQLITE_DONE)
+		return store_seterr(st, STORE_ENOTFOUND, "no run %lld",
+		    (long long)run);
+	return store_setdberr(st, rc, "finding a run");
+}
+
+const char *
+store_run_status_name(enum store_run_status s)
+{
+	switch (s) {
+	case STORE_RUN_RUNNING:
+		return "running";
+	case STORE_RUN_DONE:
+		return "done";
+	case STORE_RUN_FAILED:
+		return "failed";
+	case STORE_RUN_CANCELLED:
+		return "cancelled";
+	case STORE_RUN_STORE_FAILED:
+		return "store_failed";
+	}
+	return "unknown";
+}
+
+enum store_run_status
+store_run_status_parse(const char *name)
+{
+	int	i;
+
+	for (i = STORE_RUN_RUNNING; i <= STORE_RUN_STORE_FAILED; i++)
+		if (name != NULL && strcmp(name,
+		    store_run_status_name((enum store_run_status)i)) == 0)
+			return (enum store_run_status)i;
+	return STORE_RUN_FAILED;
 }

@@ -96,12 +96,6 @@ proc_ignore(struct worker *w)
 	(void)w;
 }
 
-pid_t
-proc_pid(const struct worker *w)
-{
-	return w->child.pid;
-}
-
 static void
 proc_timer_cb(void *arg)
 {

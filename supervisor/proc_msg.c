@@ -20,6 +20,9 @@
 #include "supervisor/proc_int.h"
 #include "supervisor/run.h"
 
+static void	proc_spawn_answer(struct worker *, uint32_t,
+		    const struct node *);
+
 #define PROC_SCHEMA_WHY_MAX	4096	/* the errors a refused done lists */
 
 static void	proc_do_event(struct worker *);
@@ -301,7 +304,7 @@ proc_clip_errmsg(char *text)
 	    len - keep);
 }
 
-void
+static void
 proc_spawn_answer(struct worker *w, uint32_t id, const struct node *child)
 {
 	struct ipc_msg	 m;

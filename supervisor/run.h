@@ -425,7 +425,6 @@ void		 run_parent_stop(struct run *) __attribute__((noreturn));
 /* Workers run: watch the layer. */
 void		 run_disk_watch(struct run *);
 /* 1 if the layer is over disk_max (the run is now stopping). */
-int		 run_disk_check(struct run *);
 /* Before any worker: a copy's size, which is not the agents'. */
 void		 run_disk_begin(struct run *);
 /* The last measure, every worker gone: one that fails stops the run. */
@@ -453,10 +452,7 @@ void		 proc_kill(struct worker *, enum node_end, const char *reason);
 void		 proc_killall(struct run *);
 void		 proc_free(struct worker *);
 void		 proc_policies_free(struct run *);
-pid_t		 proc_pid(const struct worker *);
 /* Send a spawn answer to the worker that asked (if still alive). */
-void		 proc_spawn_answer(struct worker *, uint32_t id,
-		    const struct node *child);
 /* A SIGCHLD arrived: reap every exited child. */
 void		 proc_reap(struct run *);
 /* The spawn server reaped worker pid (si_code, si_status). */

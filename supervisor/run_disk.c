@@ -164,7 +164,7 @@ run_disk_measure(struct run *r, int last)
 	return 1;
 }
 
-int
+static int
 run_disk_check(struct run *r)
 {
 	return run_disk_measure(r, 0);

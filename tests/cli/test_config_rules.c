@@ -66,6 +66,19 @@ rules_load(struct config *c, const char *key, const char *value,
 	    CONFIG_SRC_PROJECT ? "/ws/.warren/config" : "/home/u/config", src);
 }
 
+/* Where a key's value came from, by the file rules_load named. */
+static enum config_source
+rules_source(const struct config *c, const char *name)
+{
+	const char	*w = config_where(c, name);
+
+	if (strncmp(w, "/ws/.warren/config", 18) == 0)
+		return CONFIG_SRC_PROJECT;
+	if (strncmp(w, "/home/u/config", 14) == 0)
+		return CONFIG_SRC_USER;
+	return CONFIG_SRC_DEFAULT;
+}
+
 /* A limit's value in the key's unit (count, ms, bytes) as file text. */
 static void
 rules_text(const struct config_key *k, double num, char *buf, size_t sz)
@@ -135,7 +148,7 @@ rules_noproject(const struct config_key *k)
 	if (strstr(config_error(c), "never taken from a project's config") ==
 	    NULL || strstr(config_error(c), k->name) == NULL)
 		fail_msg("%s: refused with \"%s\"", k->name, config_error(c));
-	assert_int_not_equal(config_source_of(c, k->name), CONFIG_SRC_PROJECT);
+	assert_int_not_equal(rules_source(c, k->name), CONFIG_SRC_PROJECT);
 	s = config_str(c, k->name);
 	assert_string_equal(s != NULL ? s : "(none)", before);
 	config_free(c);
@@ -158,7 +171,7 @@ rules_after(const struct config_key *k, const char *user_v,
 		fail_msg("%s = %s in a project file: %s", k->name, proj_v,
 		    config_error(c));
 	num = rules_num(c, k);
-	*src = config_source_of(c, k->name);
+	*src = rules_source(c, k->name);
 	config_free(c);
 	return num;
 }
@@ -247,7 +260,7 @@ rules_free(const struct config_key *k)
 	if (rules_load(c, k->name, rules_any(k, buf, sizeof(buf)),
 	    CONFIG_SRC_PROJECT) == -1)
 		fail_msg("%s: %s", k->name, config_error(c));
-	src = config_source_of(c, k->name);
+	src = rules_source(c, k->name);
 	assert_int_equal(src, CONFIG_SRC_PROJECT);
 	config_free(c);
 }

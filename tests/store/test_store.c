@@ -141,7 +141,7 @@ test_schema_created(void **state)
 {
 	struct fx	*fx = *state;
 
-	assert_int_equal(store_schema_version(fx->st), STORE_SCHEMA_VERSION);
+	assert_int_equal(count(fx->st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	assert_int_equal(count(fx->st, "PRAGMA application_id"),
 	    STORE_APPLICATION_ID);
 	assert_int_equal(count(fx->st, "SELECT count(*) FROM sqlite_master"
@@ -154,7 +154,7 @@ test_schema_created(void **state)
 	store_close(fx->st);
 	fx->st = store_open(fx->t.db, 0, NULL, 0);
 	assert_non_null(fx->st);
-	assert_int_equal(store_schema_version(fx->st), STORE_SCHEMA_VERSION);
+	assert_int_equal(count(fx->st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 }
 
 /* A version 1 file with data (tool calls as JSON) is upgraded whole. */
@@ -206,7 +206,7 @@ test_migrate_v1(void **state)
 	struct store *st = store_open(t.db, 0, err, sizeof(err));
 	if (st == NULL)
 		fail_msg("%s", err);
-	assert_int_equal(store_schema_version(st), STORE_SCHEMA_VERSION);
+	assert_int_equal(count(st, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	assert_int_equal(store_run_get(st, 1, &r), 0);
 	assert_string_equal(r.task, "old task");
 	assert_int_equal(r.status, STORE_RUN_DONE);

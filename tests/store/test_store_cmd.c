@@ -584,6 +584,51 @@ test_bad_database(void **state)
 	free(e);
 }
 
+/*
+ * The change options (cli/cmd.h, CMD_CHANGE_LONGOPTS) are one table for
+ * warren diff and apply and warren queue diff and apply: each command
+ * takes its own and refuses the others', before it opens anything.
+ */
+static void
+test_change_options(void **state)
+{
+	static const char *const refused[][3] = {
+		{ "runs", "--stat", NULL },
+		{ "show", "--include-sensitive", "1" },
+		{ "graph", "--raw", "1" },
+		{ "diff", "--include-sensitive", "1" },
+		{ "diff", "--include-unreviewed", "1" },
+		{ "apply", "--stat", "1" },
+		{ "apply", "--raw", "1" },
+		{ "discard", "--stat", "1" },
+	};
+	struct cfx	*fx = *state;
+	char		 db[1100], *e;
+	size_t		 i;
+
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		assert_int_equal(run_warren(fx, refused[i][0], refused[i][1],
+		    refused[i][2], NULL), 2);
+		e = slurp(fx->err);
+		if (strstr(e, "option not taken") == NULL)
+			fail_msg("warren %s %s: %s", refused[i][0],
+			    refused[i][1], e);
+		free(e);
+	}
+	/* Taken: the command gets as far as the database (none there). */
+	snprintf(db, sizeof(db), "%s/none.db", fx->t.dir);
+	assert_int_equal(run_warren(fx, "diff", "--stat", "--raw", "--db", db,
+	    "1", NULL), 6);
+	assert_int_equal(run_warren(fx, "apply", "--include-sensitive",
+	    "--include-unreviewed", "--include", "a", "--db", db, "1", NULL),
+	    6);
+	assert_int_equal(run_warren(fx, "runs", "--workspace", fx->ws,
+	    "--db", db, NULL), 0);
+	e = slurp(fx->out);
+	assert_non_null(strstr(e, "no runs recorded yet"));
+	free(e);
+}
+
 /* A database edited by hand (or by anyone who can write the workspace)
  * is input like any other: a negative depth must not crash show. */
 static void
@@ -677,6 +722,8 @@ main(void)
 		    cmd_setup, cmd_teardown),
 		cmocka_unit_test(test_quoting),
 		cmocka_unit_test_setup_teardown(test_bad_database, cmd_setup,
+		    cmd_teardown),
+		cmocka_unit_test_setup_teardown(test_change_options, cmd_setup,
 		    cmd_teardown),
 		cmocka_unit_test_setup_teardown(test_tampered_depth, cmd_setup,
 		    cmd_teardown),
