@@ -54,9 +54,6 @@ int	 wire_get_reply(struct mp_reader *r, struct msg_reply *rep,
 /* A token (ipc_token_valid) copied to a malloc'd string. */
 int	 wire_get_tok(struct mp_reader *r, char **s, size_t max,
 	    const char *what);
-/* Fail unless every bit of need is in seen; names the first missing key. */
-int	 wire_required(struct mp_reader *r, uint32_t seen, uint32_t need,
-	    const char *const *keys, const char *what);
 
 /*
  * One map of the protocol: its keys (an unknown or repeated one fails in

@@ -124,7 +124,7 @@ wire_put_reply(struct enc *e, const struct msg_reply *r)
 	enc_str(e, msg_stop_name(r->stop), WIRE_ROLE_MAX, "reply.stop");
 }
 
-int
+static int
 wire_required(struct mp_reader *r, uint32_t seen, uint32_t need,
     const char *const *keys, const char *what)
 {

@@ -104,12 +104,6 @@ json_t	*llm_json_args(const char *args);
 /* A JSON string from possibly invalid UTF-8 (bad bytes become U+FFFD). */
 json_t	*llm_json_string(const char *s);
 int	 llm_json_setstr(json_t *o, const char *key, const char *s);
-/* Every system message's text, joined, as the string under key. */
-int	 llm_json_system(json_t *o, const char *key, const struct msg_list *l);
-/* A request's tools array; make() builds one tool's object in the wire's
- * shape and points *descp at the object its description goes in. */
-json_t	*llm_json_tools(const struct msg_tool *tools, size_t n,
-	    json_t *(*make)(const struct msg_tool *tool, json_t **descp));
 
 /* The three wire formats. */
 struct llm_wire_req {

@@ -137,6 +137,13 @@ llm_json_dump(json_t *o)
 	return json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 }
 
+/* Every system message's text, joined, as the string under key. */
+static int	 llm_json_system(json_t *o, const char *key, const struct msg_list *l);
+/* A request's tools array; make() builds one tool's object in the wire's
+ * shape and points *descp at the object its description goes in. */
+static json_t	*llm_json_tools(const struct msg_tool *tools, size_t n,
+	    json_t *(*make)(const struct msg_tool *tool, json_t **descp));
+
 /*
  * A request body from its head o (model, stream and what else the format
  * puts first; taken, freed here): the messages under b->list_key, each
@@ -243,7 +250,7 @@ llm_json_setstr(json_t *o, const char *key, const char *s)
  * the text of every system message in l, joined by blank lines, set under
  * key; nothing is set when there is none. -1 on allocation failure.
  */
-int
+static int
 llm_json_system(json_t *o, const char *key, const struct msg_list *l)
 {
 	struct buf	 sys;
@@ -268,7 +275,7 @@ out:
 	return rc;
 }
 
-json_t *
+static json_t *
 llm_json_tools(const struct msg_tool *tools, size_t n,
     json_t *(*make)(const struct msg_tool *tool, json_t **descp))
 {

@@ -604,7 +604,7 @@ qp_job_read(struct queue *q, int64_t id, struct queue_job *j)
 }
 
 /* Wake the idle workers: delivered when the transaction commits. */
-int
+static int
 qp_notify(struct queue *q)
 {
 	return qp_cmd(q, "NOTIFY " QP_CHANNEL, NULL, "announcing new work",

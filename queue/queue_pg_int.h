@@ -83,7 +83,6 @@ void		 qp_params_free(struct qp_params *);
 int64_t		 qp_int(const PGresult *, int, int);
 int		 qp_job_row(const PGresult *, int, struct queue_job *);
 int		 qp_job_read(struct queue *, int64_t, struct queue_job *);
-int		 qp_notify(struct queue *);
 
 /* queue_pg_lease.c */
 /* queue_int.h's whole lease calls and expire (struct queue_ops) */
