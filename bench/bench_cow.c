@@ -272,12 +272,16 @@ server(const struct cow *c, uint64_t *layer_ns)
 	struct spawnd_client	*d;
 	uint64_t		 t0;
 	char			 err[1024];
+	int			 memfd = -1;
 
 	if ((d = spawnd_client_start(err, sizeof(err))) == NULL)
 		die("spawn server", err);
 	t0 = clock_mono_ns();
-	if (c != NULL && spawnd_client_layer(d, c, err, sizeof(err)) == -1)
+	if (c != NULL && spawnd_client_layer(d, c, &memfd, err, sizeof(err))
+	    == -1)
 		die("spawn server's layer", err);
+	if (memfd != -1)
+		close(memfd);
 	if (layer_ns != NULL)
 		*layer_ns = clock_mono_ns() - t0;
 	return d;

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -81,6 +82,33 @@ run_disk_over(struct run *r, uint64_t used)
 }
 
 /*
+ * A layer on a tmpfs (r->disk_fd, workspace/cow_bound.c): the walk goes
+ * through our descriptor of it (the mount is the spawn server's, not in
+ * our namespace), and the tmpfs's own count of its blocks, which no mode
+ * or name can hide, counts when it is more.
+ */
+static int
+run_disk_bound(struct run *r, uint64_t *used, char *err, size_t errsz)
+{
+	struct cow	 c;
+	uint64_t	 blocks;
+
+	memset(&c, 0, sizeof(c));
+	c.mode = COW_OVERLAY;
+	snprintf(c.dir, sizeof(c.dir), "/proc/self/fd/%d/.", r->disk_fd);
+	if (cow_bound_used(r->disk_fd, &blocks) == -1) {
+		snprintf(err, errsz, "statfs of the layer's tmpfs: %s",
+		    strerror(errno));
+		return -1;
+	}
+	if (cow_usage(&c, used, err, errsz) == -1)
+		return -1;
+	if (*used < blocks)
+		*used = blocks;
+	return 0;
+}
+
+/*
  * What the agents added to the layer. A copy starts as big as the
  * workspace: its size when this run (or this resume) began is not theirs,
  * and is measured before any worker starts (run_disk_begin); if that
@@ -89,6 +117,8 @@ run_disk_over(struct run *r, uint64_t used)
 static int
 run_disk_used(struct run *r, uint64_t *used, char *err, size_t errsz)
 {
+	if (r->disk_fd != -1)
+		return run_disk_bound(r, used, err, errsz);
 	if (r->opts.cow->mode == COW_COPY && !r->disk_based) {
 		snprintf(err, errsz, "the copy's size when the run began is "
 		    "unknown (see the log above)");
