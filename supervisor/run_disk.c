@@ -8,17 +8,21 @@
  * Its workers are killed at once (a writer given the grace period would
  * write on), the way the memory cgroup kills.
  *
- * The layer lives on the state directory's filesystem, which an ordinary
- * user cannot bound (no size-limited disk filesystem mounts in a user
- * namespace), so the limit is three parts. Two hold at the system call:
- * no worker file bigger than disk_max (RLIMIT_FSIZE, run_disk_policy)
- * and no fallocate (seccomp, sandbox_seccomp_rules.c). The sum is
- * watched: the layer is measured every RUN_DISK_MS while workers live,
- * and once more when the last one is gone, counting each file's blocks
- * or its size, whichever is more (cow_usage). A writer of many files can
- * pass the limit by what it writes in one period. A copy counts what
- * grew since the run (or its resume) began, not the copy of the
- * workspace, measured before any worker starts.
+ * In overlay mode the kernel holds the sum: the layer's upper is a tmpfs
+ * of disk_max in the spawn server's namespace (workspace/cow_bound.c), a
+ * write past it fails with ENOSPC, and the server passes a descriptor of
+ * it (r->disk_fd) for the watch below. A copy's tree holds the whole
+ * workspace and stays on disk, where an ordinary user can mount no
+ * size-limited filesystem: there the limit is the rest. Two parts hold
+ * at the system call: no worker file bigger than disk_max (RLIMIT_FSIZE,
+ * run_disk_policy) and no fallocate (seccomp, sandbox_seccomp_rules.c).
+ * The sum is watched: the layer is measured every RUN_DISK_MS while
+ * workers live, and once more when the last one is gone, counting each
+ * file's blocks or its size, whichever is more (cow_usage; a sparse file
+ * at its size, which the tmpfs does not count). In copy mode a writer of
+ * many files can pass the limit by what it writes in one period. A copy
+ * counts what grew since the run (or its resume) began, not the copy of
+ * the workspace, measured before any worker starts.
  *
  * Not measured counts as over: failures (a directory the walk may not
  * read, an agent's chmod 0; renames under the walk) stop the run after

@@ -119,6 +119,7 @@ deadline(void **state)
 }
 
 static const struct spawnd_client_ops job_ops = { job_spawned, job_exited };
+static void	start_fails(const struct cow *, const char *const *);
 
 /* Read what the worker wrote on stderr; 1 at EOF. */
 static int
@@ -444,6 +445,8 @@ bound_saved(const char *up)
 static void
 test_bound(void **state)
 {
+	static const char *const small[] = { "No space left on device",
+				    "already holds more than disk_max", NULL };
 	struct spawnd_client	*d;
 	struct job		 j;
 	struct fx		 f;
@@ -482,6 +485,11 @@ test_bound(void **state)
 	bound_saved(up);
 	file_is(up, "b", "more\n");
 	file_absent(up, "f1");
+	/* A bound under what the layer holds: refused, the layer kept. */
+	f.a.bound = 4096;	/* a tmpfs of 68 KiB; h1 is 98 */
+	start_fails(&f.a, small);
+	bound_saved(up);
+	file_is(up, "b", "more\n");
 	fx_close(&f);
 }
 
