@@ -21,7 +21,11 @@
  * end, however the supervisor ended: its EOF or its death). The save
  * writes upper.new and swaps it with upper (RENAME_EXCHANGE), so a save
  * cut short leaves upper as the last whole one, and upper.new is removed
- * by the next enter. The copy keeps what the overlay's upper holds:
+ * by the next enter. The process that holds the tmpfs holds an flock on
+ * the cow directory from enter to the end of its save, and an enter waits
+ * for it (COW_BOUND_LOCK_S at most): a `warren resume` right after its
+ * supervisor's `kill -9` starts from what the old server saves, not from
+ * before it. The copy keeps what the overlay's upper holds:
  * directories (with their opaque markers), files (holes kept: a sparse
  * file takes on disk what it took in the tmpfs), hard links as links (a
  * file linked a thousand times is one file's blocks), symbolic links,
@@ -29,6 +33,7 @@
  * 5.8), FIFOs and sockets, with their modes and times.
  */
 #include <sys/types.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -50,6 +55,10 @@
 #define COW_UPPER_NEW		"upper.new"	/* a save being written */
 #define COW_BOUND_PAGE		4096ull
 #define COW_BOUND_MIN_INODES	1024ull
+#define COW_BOUND_LOCK_S	50	/* an enter waits for a save */
+
+/* The flock on the cow directory of the layer this process holds. */
+static int	cow_bound_lockfd = -1;
 
 /* A file with more than one link, copied once: where its copy is. */
 struct cb_link {
@@ -386,6 +395,35 @@ cow_bound_xattr(const char *upper, char *err, size_t errsz)
 	return -1;
 }
 
+/* The cow directory's flock, waited for: another process's save. */
+static int
+cow_bound_lock(const struct cow *c, char *err, size_t errsz)
+{
+	int	fd, i;
+
+	if (cow_bound_lockfd != -1)
+		return 0;
+	if ((fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		snprintf(err, errsz, "open %s: %s", c->dir, strerror(errno));
+		return -1;
+	}
+	for (i = 0; flock(fd, LOCK_EX | LOCK_NB) == -1; i++) {
+		if ((errno != EWOULDBLOCK && errno != EINTR) ||
+		    i >= COW_BOUND_LOCK_S * 10) {
+			snprintf(err, errsz, "lock %s: %s%s", c->dir,
+			    strerror(errno), errno == EWOULDBLOCK ? " (another "
+			    "process holds the layer: a run still saving it? "
+			    "try again)" : "");
+			close(fd);
+			return -1;
+		}
+		usleep(100 * 1000);
+	}
+	cow_bound_lockfd = fd;
+	return 0;
+}
+
 int
 cow_bound_enter(const struct cow *c, char *err, size_t errsz)
 {
@@ -397,6 +435,8 @@ cow_bound_enter(const struct cow *c, char *err, size_t errsz)
 	    errsz) == -1 || cow_bound_path(wk, sizeof(wk), c, COW_MEM "/"
 	    COW_WORK, err, errsz) == -1 || cow_bound_path(disk, sizeof(disk),
 	    c, COW_UPPER_NEW, err, errsz) == -1)
+		return -1;
+	if (cow_bound_lock(c, err, errsz) == -1)
 		return -1;
 	/* A save cut short: upper is the last whole one. */
 	if (access(disk, F_OK) == 0 && cow_rmtree(disk, err, errsz) == -1)
@@ -429,7 +469,7 @@ cow_bound_save(const struct cow *c, char *err, size_t errsz)
 
 	if (cow_bound_path(mem, sizeof(mem), c, COW_MEM "/" COW_UPPER, err,
 	    errsz) == -1 || cow_bound_path(nw, sizeof(nw), c, COW_UPPER_NEW,
-	    err, errsz) == -1)
+	    err, errsz) == -1 || cow_bound_lock(c, err, errsz) == -1)
 		return -1;
 	if (mkdir(nw, 0700) == -1) {
 		snprintf(err, errsz, "mkdir %s: %s", nw, strerror(errno));

@@ -497,7 +497,11 @@ test_bound(void **state)
  * The supervisor killed (-9) while a worker writes a bounded layer: the
  * server kills the worker and saves the tmpfs before it ends, so what was
  * written is in upper/ for a resume. Here the supervisor is a child of
- * the test; it tells its server's pid once the worker has written.
+ * the test; it tells its server's pid once the worker has written. A
+ * resume's server started at once waits for that save (the cow
+ * directory's flock) and goes on from it: the 2,000 files the worker
+ * wrote first make the save take long enough (0.3 s or more) for the
+ * second server to come in while it runs.
  */
 static void
 bound_parent(const struct fx *f, int fd)
@@ -513,7 +517,8 @@ bound_parent(const struct fx *f, int fd)
 	pid_t			 sp;
 
 	d = server(&f->a);
-	snprintf(s, sizeof(s), "cd '%s' && echo kept > k && echo WRITTEN >&2 "
+	snprintf(s, sizeof(s), "cd '%s' && mkdir many && for i in $(seq "
+	    "2000); do : > many/$i; done && echo kept > k && echo WRITTEN >&2 "
 	    "&& sleep 600", f->ws);
 	memset(&j, 0, sizeof(j));
 	memset(&e, 0, sizeof(e));
@@ -546,8 +551,10 @@ bound_parent(const struct fx *f, int fd)
 static void
 test_bound_killed(void **state)
 {
+	struct spawnd_client	*d;
+	struct job	 j;
 	struct fx	 f;
-	char		 up[PATH_MAX + 64];
+	char		 up[PATH_MAX + 64], s[PATH_MAX + 128];
 	pid_t		 pid, sp = -1;
 	int		 p[2], i, st;
 
@@ -568,7 +575,14 @@ test_bound_killed(void **state)
 	file_absent(up, "k");
 	assert_int_equal(kill(pid, SIGKILL), 0);
 	assert_int_equal(waitpid(pid, &st, 0), pid);
-	/* Its server saves, then ends: 10 s at most. */
+	/* A resume at once: it sees what the killed run wrote. */
+	d = server(&f.a);
+	snprintf(s, sizeof(s), "cd '%s' && cat k >&2 && ls many | wc -l >&2",
+	    f.ws);
+	job_ok(d, f.ws, s, &j);
+	assert_string_equal(j.out, "kept\n2000\n");
+	spawnd_client_stop(d);
+	/* The old server saved, then ended: 10 s at most. */
 	for (i = 0; i < 1000 && kill(sp, 0) == 0; i++)
 		usleep(10 * 1000);
 	if (kill(sp, 0) == 0)
