@@ -533,6 +533,38 @@ test_sandbox_exec_disk_max(void **state)
 	assert_non_null(strstr(r.err, "disk limit"));
 	assert_true(kib <= 8 * 1024 + T_BOUND_SLACK_KIB);
 	h_run_free(&r);
+	/* Sparse files take nothing of the tmpfs and count at their size:
+	 * a command that exits 0 with more ends 1, "disk limit". */
+	t_warren(&t, &r, "sandbox", "exec", "--cow", "--disk-max", "8M",
+	    "--profile", "general", "--workspace", t.w.ws, "--", "truncate",
+	    "-s", "5M", "s1", "s2", NULL);
+	assert_int_equal(r.status, 1);
+	assert_non_null(strstr(r.err, "disk limit"));
+	h_run_free(&r);
+	h_ws_close(&t.w);
+}
+
+/* --disk-max needs --cow, and a size. */
+static void
+test_sandbox_exec_disk_max_usage(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+
+	(void)state;
+	t_open(&t);
+	h_ws_cassette_close(&t.w);
+	t_warren(&t, &r, "sandbox", "exec", "--disk-max", "8M", "--profile",
+	    "general", "--workspace", t.w.ws, "--", "true", NULL);
+	assert_int_equal(r.status, 125);
+	assert_non_null(strstr(r.err, "add --cow"));
+	h_run_free(&r);
+	t_warren(&t, &r, "sandbox", "exec", "--cow", "--disk-max", "8X",
+	    "--profile", "general", "--workspace", t.w.ws, "--", "true", NULL);
+	assert_int_equal(r.status, 125);
+	assert_non_null(strstr(r.err, "bad --disk-max '8X'"));
+	h_run_free(&r);
+	assert_int_equal(t_layers(&t), 0);
 	h_ws_close(&t.w);
 }
 
@@ -989,6 +1021,7 @@ t_pass(const char *mode)
 		cmocka_unit_test(test_disk_big_file),
 		cmocka_unit_test(test_disk_many_writers),
 		cmocka_unit_test(test_sandbox_exec_disk_max),
+		cmocka_unit_test(test_sandbox_exec_disk_max_usage),
 		cmocka_unit_test(test_apply_at_end),
 		cmocka_unit_test(test_apply_not_sensitive),
 		cmocka_unit_test(test_apply_umask),
