@@ -51,8 +51,8 @@
 #include "common/xmalloc.h"
 #include "workspace/cow_int.h"
 
-#define COW_MEM			"mem"		/* the tmpfs's mount point */
-#define COW_UPPER_NEW		"upper.new"	/* a save being written */
+#define COW_MEM		"mem"		/* the tmpfs mounts here */
+#define COW_UPPER_NEW	"upper.new"	/* a save being written */
 #define COW_BOUND_PAGE		4096ull
 #define COW_BOUND_MIN_INODES	1024ull
 #define COW_BOUND_LOCK_S	50	/* an enter waits for a save */
@@ -61,27 +61,27 @@
 static int	cow_bound_lockfd = -1;
 
 /* A file with more than one link, copied once: where its copy is. */
-struct cb_link {
+struct cow_bound_link {
 	dev_t		 dev;
 	ino_t		 ino;
-	char		*rel;		/* relative to the destination root */
+	char		*rel;		/* under the destination */
 };
 
-struct cb_copy {
+struct cow_bound_cp {
 	int		 dstroot;
-	struct cb_link	*links;
+	struct cow_bound_link *links;
 	size_t		 nlinks, caplinks;
 	size_t		 entries;
-	int		 failed;	/* entries that could not be copied */
+	int		 failed;	/* entries not copied */
 	char		 rel[PATH_MAX];
 	char		*err;
 	size_t		 errsz;
 };
 
-static int	cb_copy_dir(struct cb_copy *, int, int, unsigned);
+static int	cow_bound_copy_dir(struct cow_bound_cp *, int, int, unsigned);
 
 static int
-cb_fail(struct cb_copy *cp, int errnum, const char *what)
+cow_bound_fail(struct cow_bound_cp *cp, int errnum, const char *what)
 {
 	if (cp->failed++ == 0)
 		snprintf(cp->err, cp->errsz, "%s %s: %s", what, cp->rel,
@@ -91,7 +91,7 @@ cb_fail(struct cb_copy *cp, int errnum, const char *what)
 
 /* The opaque marker overlayfs puts on a directory that hides below. */
 static void
-cb_copy_opaque(int sfd, int dfd)
+cow_bound_copy_opaque(int sfd, int dfd)
 {
 	static const char *const names[] = {
 		"trusted.overlay.opaque", "user.overlay.opaque",
@@ -106,7 +106,7 @@ cb_copy_opaque(int sfd, int dfd)
 }
 
 static void
-cb_copy_meta(int dfd, const struct stat *st)
+cow_bound_copy_meta(int dfd, const struct stat *st)
 {
 	struct timespec	ts[2];
 
@@ -120,7 +120,7 @@ cb_copy_meta(int dfd, const struct stat *st)
 
 /* The bytes of sfd into dfd, holes kept. */
 static int
-cb_copy_data(int sfd, int dfd, off_t size)
+cow_bound_copy_data(int sfd, int dfd, off_t size)
 {
 	char	 buf[65536];
 	off_t	 data = 0, hole, off;
@@ -132,8 +132,8 @@ cb_copy_data(int sfd, int dfd, off_t size)
 		if ((hole = lseek(sfd, data, SEEK_HOLE)) == -1)
 			return -1;
 		for (off = data; off < hole; off += n) {
-			n = pread(sfd, buf, (size_t)(hole - off < (off_t)sizeof(buf)
-			    ? hole - off : (off_t)sizeof(buf)), off);
+			n = pread(sfd, buf, hole - off < (off_t)sizeof(buf) ?
+			    (size_t)(hole - off) : sizeof(buf), off);
 			if (n <= 0)
 				return n == 0 ? 0 : -1;
 			if (pwrite(dfd, buf, (size_t)n, off) != n)
@@ -146,10 +146,10 @@ cb_copy_data(int sfd, int dfd, off_t size)
 
 /* A second name of a file already copied: a link to its copy. */
 static int
-cb_copy_linked(struct cb_copy *cp, int dfd, const char *name,
+cow_bound_copy_linked(struct cow_bound_cp *cp, int dfd, const char *name,
     const struct stat *st)
 {
-	struct cb_link	*l;
+	struct cow_bound_link	*l;
 	size_t		 i;
 
 	if (st->st_nlink < 2)
@@ -172,78 +172,80 @@ cb_copy_linked(struct cb_copy *cp, int dfd, const char *name,
 }
 
 static int
-cb_copy_file(struct cb_copy *cp, int sdir, int ddir, const char *name,
-    const struct stat *st)
+cow_bound_copy_file(struct cow_bound_cp *cp, int sdir, int ddir,
+    const char *name, const struct stat *st)
 {
 	int	sfd, dfd, rc;
 
-	if ((rc = cb_copy_linked(cp, ddir, name, st)) != 0)
-		return rc == 1 ? 0 : cb_fail(cp, errno, "link");
+	if ((rc = cow_bound_copy_linked(cp, ddir, name, st)) != 0)
+		return rc == 1 ? 0 : cow_bound_fail(cp, errno, "link");
 	if ((sfd = openat(sdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) ==
 	    -1)
-		return cb_fail(cp, errno, "open");
+		return cow_bound_fail(cp, errno, "open");
 	if ((dfd = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL |
 	    O_NOFOLLOW | O_CLOEXEC, 0600)) == -1) {
 		rc = errno;
 		close(sfd);
-		return cb_fail(cp, rc, "create");
+		return cow_bound_fail(cp, rc, "create");
 	}
-	rc = cb_copy_data(sfd, dfd, st->st_size) == -1 ? errno : 0;
+	rc = cow_bound_copy_data(sfd, dfd, st->st_size) == -1 ? errno : 0;
 	if (rc == 0)
-		cb_copy_meta(dfd, st);
+		cow_bound_copy_meta(dfd, st);
 	close(sfd);
 	close(dfd);
-	return rc == 0 ? 0 : cb_fail(cp, rc, "copy");
+	return rc == 0 ? 0 : cow_bound_fail(cp, rc, "copy");
 }
 
 static int
-cb_copy_link(struct cb_copy *cp, int sdir, int ddir, const char *name)
+cow_bound_copy_link(struct cow_bound_cp *cp, int sdir, int ddir,
+    const char *name)
 {
 	char	t[PATH_MAX];
 	ssize_t	n;
 
 	if ((n = readlinkat(sdir, name, t, sizeof(t) - 1)) == -1)
-		return cb_fail(cp, errno, "readlink");
+		return cow_bound_fail(cp, errno, "readlink");
 	t[n] = '\0';
 	if (symlinkat(t, ddir, name) == -1)
-		return cb_fail(cp, errno, "symlink");
+		return cow_bound_fail(cp, errno, "symlink");
 	return 0;
 }
 
 /* A whiteout, FIFO or socket: made again, no content. */
 static int
-cb_copy_node(struct cb_copy *cp, int ddir, const char *name,
+cow_bound_copy_node(struct cow_bound_cp *cp, int ddir, const char *name,
     const struct stat *st)
 {
 	if (S_ISCHR(st->st_mode) && st->st_rdev != 0)
-		return cb_fail(cp, EPERM, "a device node (not a whiteout)");
+		return cow_bound_fail(cp, EPERM, "a device node (not a "
+		    "whiteout)");
 	if (mknodat(ddir, name, st->st_mode & (S_IFMT | 0777),
 	    S_ISCHR(st->st_mode) ? 0 : st->st_rdev) == -1)
-		return cb_fail(cp, errno, "mknod");
+		return cow_bound_fail(cp, errno, "mknod");
 	return 0;
 }
 
 static int
-cb_copy_subdir(struct cb_copy *cp, int sdir, int ddir, const char *name,
-    unsigned depth)
+cow_bound_copy_subdir(struct cow_bound_cp *cp, int sdir, int ddir,
+    const char *name, unsigned depth)
 {
 	int	sfd, dfd, rc;
 
 	if (depth >= COW_MAX_DEPTH)
-		return cb_fail(cp, ELOOP, "nested too deep");
+		return cow_bound_fail(cp, ELOOP, "nested too deep");
 	if (mkdirat(ddir, name, 0700) == -1)
-		return cb_fail(cp, errno, "mkdir");
+		return cow_bound_fail(cp, errno, "mkdir");
 	if ((sfd = openat(sdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1)
-		return cb_fail(cp, errno, "open");
+		return cow_bound_fail(cp, errno, "open");
 	if ((dfd = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1) {
 		rc = errno;
 		close(sfd);
-		return cb_fail(cp, rc, "open");
+		return cow_bound_fail(cp, rc, "open");
 	}
-	cb_copy_opaque(sfd, dfd);
-	rc = cb_copy_dir(cp, sfd, dfd, depth + 1);
+	cow_bound_copy_opaque(sfd, dfd);
+	rc = cow_bound_copy_dir(cp, sfd, dfd, depth + 1);
 	close(sfd);
 	close(dfd);
 	return rc;
@@ -251,31 +253,31 @@ cb_copy_subdir(struct cb_copy *cp, int sdir, int ddir, const char *name,
 
 /* One entry of a directory; cp->rel its path. */
 static int
-cb_copy_entry(struct cb_copy *cp, int sdir, int ddir, const char *name,
-    unsigned depth)
+cow_bound_copy_entry(struct cow_bound_cp *cp, int sdir, int ddir,
+    const char *name, unsigned depth)
 {
 	struct stat	st;
 
 	if (++cp->entries > COW_MAX_ENTRIES)
-		return cb_fail(cp, EFBIG, "more entries than a layer may "
-		    "hold, at");
+		return cow_bound_fail(cp, EFBIG, "more entries than a layer "
+		    "may hold, at");
 	if (fstatat(sdir, name, &st, AT_SYMLINK_NOFOLLOW) == -1)
-		return cb_fail(cp, errno, "lstat");
+		return cow_bound_fail(cp, errno, "lstat");
 	switch (st.st_mode & S_IFMT) {
 	case S_IFDIR:
-		return cb_copy_subdir(cp, sdir, ddir, name, depth);
+		return cow_bound_copy_subdir(cp, sdir, ddir, name, depth);
 	case S_IFREG:
-		return cb_copy_file(cp, sdir, ddir, name, &st);
+		return cow_bound_copy_file(cp, sdir, ddir, name, &st);
 	case S_IFLNK:
-		return cb_copy_link(cp, sdir, ddir, name);
+		return cow_bound_copy_link(cp, sdir, ddir, name);
 	default:
-		return cb_copy_node(cp, ddir, name, &st);
+		return cow_bound_copy_node(cp, ddir, name, &st);
 	}
 }
 
 /* The entries of sfd into dfd; the directory's own meta after them. */
 static int
-cb_copy_dir(struct cb_copy *cp, int sfd, int dfd, unsigned depth)
+cow_bound_copy_dir(struct cow_bound_cp *cp, int sfd, int dfd, unsigned depth)
 {
 	struct dirent	*d;
 	struct stat	 st;
@@ -286,7 +288,7 @@ cb_copy_dir(struct cb_copy *cp, int sfd, int dfd, unsigned depth)
 	if ((fd = dup(sfd)) == -1 || (dp = fdopendir(fd)) == NULL) {
 		if (fd != -1)
 			close(fd);
-		return cb_fail(cp, errno, "read the directory");
+		return cow_bound_fail(cp, errno, "read the directory");
 	}
 	while ((d = readdir(dp)) != NULL) {
 		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
@@ -294,12 +296,13 @@ cb_copy_dir(struct cb_copy *cp, int sfd, int dfd, unsigned depth)
 		snprintf(cp->rel + len, sizeof(cp->rel) - len, "%s%s",
 		    len ? "/" : "", d->d_name);
 		/* One entry's failure is said; the others are copied. */
-		(void)cb_copy_entry(cp, dirfd(dp), dfd, d->d_name, depth);
+		(void)cow_bound_copy_entry(cp, dirfd(dp), dfd, d->d_name,
+		    depth);
 		cp->rel[len] = '\0';
 	}
 	closedir(dp);
 	if (fstat(sfd, &st) == 0)
-		cb_copy_meta(dfd, &st);
+		cow_bound_copy_meta(dfd, &st);
 	return cp->failed ? -1 : 0;
 }
 
@@ -307,7 +310,7 @@ cb_copy_dir(struct cb_copy *cp, int sfd, int dfd, unsigned depth)
 static int
 cow_bound_copy(const char *src, const char *dst, char *err, size_t errsz)
 {
-	struct cb_copy	 cp;
+	struct cow_bound_cp	 cp;
 	size_t		 i;
 	int		 sfd, dfd, rc;
 
@@ -324,8 +327,8 @@ cow_bound_copy(const char *src, const char *dst, char *err, size_t errsz)
 		return -1;
 	}
 	cp.dstroot = dfd;
-	cb_copy_opaque(sfd, dfd);
-	rc = cb_copy_dir(&cp, sfd, dfd, 0);
+	cow_bound_copy_opaque(sfd, dfd);
+	rc = cow_bound_copy_dir(&cp, sfd, dfd, 0);
 	if (rc == -1 && cp.failed > 1) {
 		i = strlen(err);
 		snprintf(err + i, errsz - i, " (and %d more)", cp.failed - 1);
