@@ -12,6 +12,10 @@
  *			record per entry (cow_manifest.c), for the conflict
  *			check of apply
  *	upper/ work/	overlay mode: the overlay's upper and work dirs
+ *	mem/ upper.new/	overlay mode with a bound (disk_max): where the
+ *			layer's tmpfs is mounted in the spawn server's
+ *			namespace, and a save of it being written; upper/
+ *			is then the layer as last saved (cow_bound.c)
  *	tree/		copy mode: a copy of the workspace (reflinked where
  *			the filesystem can), and tree.base, what tree/ held
  *			right after the copy
