@@ -20,9 +20,15 @@
  *	bench_cow [N [PROFILE [REPS]]]	(N = 200, PROFILE = explore, REPS = 11)
  *	bench_cow sets [REPS]		(4. only)
  *	bench_cow usage [REPS]		(5. only)
+ *	bench_cow bound [REPS]		(6. only)
  *
  *  5. cow_usage, the disk limit's measure of a layer (every 200 ms while
  *     a run's workers live): a copy layer of the 10,000-file workspace.
+ *  6. An overlay layer held on a tmpfs (disk_max, workspace/cow_bound.c)
+ *     or not: spawnd_client_layer (the server enters it, copying upper/
+ *     in) and spawnd_client_stop (the server ends, copying it back), on
+ *     an empty layer and on one of 1,000 files (10 dirs of 100 files of
+ *     20 lines, in upper/ before the server starts), interleaved.
  *
  * WARREN_WORKER_BIN names the worker (default: ./worker/warren-worker).
  * The trees go under $TMPDIR (default /tmp); every layer's directory too.
@@ -273,12 +279,16 @@ server(const struct cow *c, uint64_t *layer_ns)
 	struct spawnd_client	*d;
 	uint64_t		 t0;
 	char			 err[1024];
+	int			 memfd = -1;
 
 	if ((d = spawnd_client_start(err, sizeof(err))) == NULL)
 		die("spawn server", err);
 	t0 = clock_mono_ns();
-	if (c != NULL && spawnd_client_layer(d, c, err, sizeof(err)) == -1)
+	if (c != NULL && spawnd_client_layer(d, c, &memfd, err, sizeof(err))
+	    == -1)
 		die("spawn server's layer", err);
+	if (memfd != -1)
+		close(memfd);
 	if (layer_ns != NULL)
 		*layer_ns = clock_mono_ns() - t0;
 	return d;
@@ -569,6 +579,51 @@ bench_usage(int reps)
 	free(ns);
 }
 
+/* 6. Enter and end an overlay with and without a bound of 1 GiB. */
+static void
+bench_bound(int reps)
+{
+	static const uint64_t	 bounds[2] = { 0, 1ull << 30 };
+	static const int	 files[2] = { 0, 1000 };
+	struct spawnd_client	*d;
+	struct cow		 c;
+	uint64_t		*in[2][2], *out[2][2], t0;
+	char			 ws[PATH_MAX], what[128];
+	int			 i, b, f;
+
+	make_ws(ws, sizeof(ws), "bound-ws", 10, 100);
+	for (b = 0; b < 2; b++)
+		for (f = 0; f < 2; f++) {
+			in[b][f] = calloc((size_t)reps, sizeof(uint64_t));
+			out[b][f] = calloc((size_t)reps, sizeof(uint64_t));
+		}
+	for (i = 0; i < reps; i++)
+		for (f = 0; f < 2; f++)
+			for (b = 0; b < 2; b++) {
+				layer_new(&c, COW_OVERLAY, ws, NULL);
+				if (files[f] != 0)
+					layer_write(&c, 10, 100);
+				c.bound = bounds[b];
+				d = server(&c, &in[b][f][i]);
+				t0 = clock_mono_ns();
+				spawnd_client_stop(d);
+				out[b][f][i] = clock_mono_ns() - t0;
+				layer_gone(&c, NULL);
+			}
+	for (f = 0; f < 2; f++)
+		for (b = 0; b < 2; b++) {
+			snprintf(what, sizeof(what), "spawnd_client_layer, %d "
+			    "files, %s", files[f], b ? "tmpfs" : "on disk");
+			report(what, in[b][f], reps);
+			snprintf(what, sizeof(what), "spawnd_client_stop, %d "
+			    "files, %s", files[f], b ? "tmpfs" : "on disk");
+			report(what, out[b][f], reps);
+			free(in[b][f]);
+			free(out[b][f]);
+		}
+	rm_tree(ws);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -580,8 +635,10 @@ main(int argc, char **argv)
 	int		 only_sets = argc > 1 && strcmp(argv[1], "sets") == 0;
 	int		 only_usage = argc > 1 &&
 			    strcmp(argv[1], "usage") == 0;
+	int		 only_bound = argc > 1 &&
+			    strcmp(argv[1], "bound") == 0;
 
-	if (only_sets || only_usage)
+	if (only_sets || only_usage || only_bound)
 		reps = argc > 2 ? atoi(argv[2]) : 5;
 	if (n < 10)
 		n = 10;
@@ -598,8 +655,11 @@ main(int argc, char **argv)
 	pathf(statedir, sizeof(statedir), "%s/state", root);
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* a long run shows its rows */
-	if (only_usage) {
-		bench_usage(reps);
+	if (only_usage || only_bound) {
+		if (only_usage)
+			bench_usage(reps);
+		else
+			bench_bound(reps);
 		rm_tree(root);
 		return 0;
 	}

@@ -305,6 +305,11 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 		cmd_run_masks(&x, c);
 	code = a->resume ? cmd_run_again(a, r, st, &plan, &x) :
 	    cmd_run_fresh(a, c, r, &x, &st);
+	/* A layer on a tmpfs is on disk once the spawn server has ended. */
+	if (x.cow.bound != 0) {
+		spawnd_client_stop(spawnd);
+		spawnd = r->spawnd = NULL;
+	}
 	if (x.ran && x.cow.mode != COW_NONE && r->run_id > 0)
 		code = layer_end(x.db, r->run_id, &x.cow, a->apply, a->json,
 		    code);

@@ -19,8 +19,8 @@
  * would have to enter it ourselves, and then could not read the real
  * workspace to compare the layer with at the end. */
 static int
-cmd_run_enter(struct spawnd_client *d, const struct cow *cw, char *err,
-    size_t errsz)
+cmd_run_enter(struct spawnd_client *d, const struct cow *cw, int *memfd,
+    char *err, size_t errsz)
 {
 	if (d == NULL) {
 		snprintf(err, errsz, "it needs the spawn server, which did not "
@@ -28,7 +28,7 @@ cmd_run_enter(struct spawnd_client *d, const struct cow *cw, char *err,
 		    "--in-place, or fix the cause above");
 		return -1;
 	}
-	return spawnd_client_layer(d, cw, err, errsz);
+	return spawnd_client_layer(d, cw, memfd, err, errsz);
 }
 
 /* A layer made for a run that never started: nothing wrote it. */
@@ -104,7 +104,13 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 	}
 	if (x->cow.mode == COW_NONE)
 		return cmd_run_in_place(a, r, x, cmd);
-	if (cmd_run_enter(r->spawnd, &x->cow, err, sizeof(err)) == -1) {
+	/* disk_max held by the kernel: the overlay's upper on a tmpfs that
+	 * big (workspace/cow_bound.c). A copy's tree holds the workspace
+	 * too: its limit is the watch alone (supervisor/run_disk.c). */
+	x->cow.bound = x->cow.mode == COW_OVERLAY ?
+	    r->opts.limits.disk_max : 0;
+	if (cmd_run_enter(r->spawnd, &x->cow, &r->disk_fd, err,
+	    sizeof(err)) == -1) {
 		layer_enter_failed(&x->cow, err, sizeof(err));
 		cmd_run_error(cmd, "%s", err);
 		if (plan == NULL)

@@ -7,6 +7,8 @@
  * accepted with --allow-weaker-sandbox, which is always said. Its own
  * failures use the codes of env(1) and timeout(1):
  *	124  the --timeout expired and the command was killed
+ *	1    --cow --disk-max: the command exited 0 but its layer holds more
+ *	     than the limit (sparse files counted at their size)
  *	125  warren failed (bad usage, a layer failed to apply)
  *	126  the command is not executable
  *	127  the command was not found
@@ -18,7 +20,9 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stddef.h>
@@ -27,6 +31,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,6 +58,7 @@ struct sandbox_opts {
 	int		 allow_weaker;
 	int		 verbose;
 	int		 cow;		/* --cow: write a layer, as a run */
+	uint64_t	 disk_max;	/* --disk-max: the layer's bound */
 	struct sandbox_limits limits;	/* --rlimit overrides, 0 = default */
 };
 
@@ -65,9 +71,9 @@ cmd_sandbox_usage_to(FILE *f, int rc)
 	    "DIR] [--timeout S]\n"
 	    "                           [--rlimit cpu|as|fsize|nofile|nproc|"
 	    "tmpfs|mem=N]\n"
-	    "                           [--allow-weaker-sandbox] [--cow] [-v] "
-	    "-- CMD "
-	    "[ARG ...]\n"
+	    "                           [--allow-weaker-sandbox] [--cow "
+	    "[--disk-max SIZE]] [-v]\n"
+	    "                           -- CMD [ARG ...]\n"
 	    "       warren sandbox check\n");
 	return rc;
 }
@@ -282,6 +288,33 @@ bad:
 	return -1;
 }
 
+/* --disk-max N[K|M|G]: bytes, > 0. */
+static int
+cmd_sandbox_size(const char *arg, uint64_t *bytes)
+{
+	static const char	 units[] = "KMG";
+	const char		*u;
+	char			*end;
+	double			 d;
+
+	errno = 0;
+	d = strtod(arg, &end);
+	if (end != arg && errno == 0 && d > 0 && *end != '\0' &&
+	    (end[1] == '\0' || strcasecmp(end + 1, "iB") == 0 ||
+	    strcasecmp(end + 1, "B") == 0) &&
+	    (u = strchr(units, toupper((unsigned char)*end))) != NULL)
+		d *= (double)(1ull << (10 * (u - units + 1)));
+	else if (end == arg || errno != 0 || d <= 0 || *end != '\0')
+		d = 0;
+	if (d >= 1 && d <= 1e15) {
+		*bytes = (uint64_t)d;
+		return 0;
+	}
+	fprintf(stderr, "warren: sandbox exec: bad --disk-max '%s' (bytes, "
+	    "or a number with K, M or G)\n", arg);
+	return -1;
+}
+
 static int
 cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 {
@@ -293,6 +326,7 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 		{ "rlimit", required_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "cow", no_argument, NULL, 'c' },
+		{ "disk-max", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -334,6 +368,10 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 		case 'c':
 			o->cow = 1;
 			break;
+		case 'd':
+			if (cmd_sandbox_size(optarg, &o->disk_max) == -1)
+				return -1;
+			break;
 		case 'h':
 			return -2;
 		default:
@@ -347,6 +385,11 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "warren: sandbox exec: no command\n");
+		return -1;
+	}
+	if (o->disk_max != 0 && !o->cow) {
+		fprintf(stderr, "warren: sandbox exec: --disk-max bounds the "
+		    "copy-on-write layer: add --cow\n");
 		return -1;
 	}
 	return optind;
@@ -393,6 +436,9 @@ cmd_sandbox_policy(const struct sandbox_opts *o, const char *cmd,
 	}
 	p->allow_weaker = o->allow_weaker;
 	cmd_sandbox_limits(&p->limits, &o->limits);
+	/* No file bigger than the whole layer may be, as in a run. */
+	if (o->disk_max != 0 && p->limits.fsize_bytes > o->disk_max)
+		p->limits.fsize_bytes = (rlim_t)o->disk_max;
 	if ((rc = cmd_sandbox_resolve(cmd, p->program,
 	    sizeof(p->program))) != 0) {
 		fprintf(stderr, "warren: sandbox exec: %s: %s\n", cmd,
@@ -564,12 +610,54 @@ cmd_sandbox_record(struct store *st, const struct sandbox_opts *o,
 	return run;
 }
 
+/*
+ * --disk-max: the kernel held the tmpfs at the limit (a write past it
+ * failed with ENOSPC); sparse files, which take less than their size,
+ * are counted at it here, as a run's watch counts them. 1 (said why) if
+ * the layer is over, or cannot be measured.
+ */
+static int
+cmd_sandbox_over(const struct cow *cw)
+{
+	struct cow	 m;
+	uint64_t	 used = 0, blocks = 0;
+	char		 err[1024];
+	int		 fd, rc = 0;
+
+	if ((fd = cow_bound_open(cw, err, sizeof(err))) == -1)
+		goto bad;
+	memset(&m, 0, sizeof(m));
+	m.mode = COW_OVERLAY;
+	snprintf(m.dir, sizeof(m.dir), "/proc/self/fd/%d/.", fd);
+	if (cow_bound_used(fd, &blocks) == -1 || cow_usage(&m, &used, err,
+	    sizeof(err)) == -1) {
+		close(fd);
+		goto bad;
+	}
+	close(fd);
+	if (blocks > used)
+		used = blocks;
+	if (used > cw->bound) {
+		fprintf(stderr, "warren: sandbox exec: disk limit: the "
+		    "copy-on-write layer holds %" PRIu64 " KiB, over "
+		    "--disk-max %" PRIu64 " KiB (writes past it failed with "
+		    "ENOSPC)\n", used / 1024, cw->bound / 1024);
+		rc = 1;
+	}
+	return rc;
+bad:
+	fprintf(stderr, "warren: sandbox exec: disk limit: the layer cannot "
+	    "be measured, which counts as over --disk-max: %s\n", err);
+	return 1;
+}
+
 /* In the child: enter the layer, then run as without --cow. */
 static int
 cmd_sandbox_layered(const struct sandbox_opts *o, const struct cow *cw,
     char **cmd)
 {
 	char	err[1024];
+	int	rc;
 
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -580,7 +668,16 @@ cmd_sandbox_layered(const struct sandbox_opts *o, const struct cow *cw,
 		    "layer: %s\n", err);
 		return WARREN_EXIT_SANDBOX;
 	}
-	return cmd_sandbox_run(o, cmd);
+	rc = cmd_sandbox_run(o, cmd);
+	if (cw->bound == 0)
+		return rc;
+	/* The tmpfs goes with this process: its layer to disk first. */
+	if (cmd_sandbox_over(cw) && rc == 0)
+		rc = WARREN_EXIT_FAIL;
+	if (cow_bound_save(cw, err, sizeof(err)) == -1)
+		fprintf(stderr, "warren: sandbox exec: saving the layer: %s\n",
+		    err);
+	return rc;
 }
 
 /*
@@ -615,11 +712,21 @@ cmd_sandbox_exec_cow(struct sandbox_opts *o, char **cmd)
 		fprintf(stderr, "warren: sandbox exec: %s\n", err);
 		return WARREN_EXIT_EXEC_FAILED;
 	}
+	if (o->disk_max != 0 && mode != COW_OVERLAY) {
+		fprintf(stderr, "warren: sandbox exec: --disk-max needs the "
+		    "overlay layer (the kernel holds it at the limit), and "
+		    "this layer is a %s (see warren sandbox check)\n",
+		    cow_mode_name(mode));
+		store_close(st);
+		return WARREN_EXIT_SANDBOX;
+	}
 	if (cow_create(&cw, mode, ws, NULL, err, sizeof(err)) == -1) {
 		fprintf(stderr, "warren: sandbox exec: %s\n", err);
 		store_close(st);
 		return WARREN_EXIT_EXEC_FAILED;
 	}
+	/* The overlay's upper on a tmpfs of disk_max (cow_bound.c). */
+	cw.bound = o->disk_max;
 	if ((run = cmd_sandbox_record(st, o, &cw, cmd)) == -1) {
 		(void)cow_remove(&cw, err, sizeof(err));
 		store_close(st);

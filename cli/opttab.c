@@ -77,7 +77,9 @@ const struct opt_doc opt_docs[] = {
 	{ "run", 0, "disk-max", "SIZE", "Disk the layer may take (default 1G;"
 	  " 0 for none), a sparse file at its size, and the most one file "
 	  "may grow to: past it every worker is killed and the run ends "
-	  "failed with disk limit." },
+	  "failed with disk limit. An overlay layer is held on a tmpfs of "
+	  "SIZE (memory) while the run goes, where a write past it fails "
+	  "with ENOSPC, and saved to disk at its end." },
 	{ "run", 0, "apply", NULL, "Apply the layer at the end when the run "
 	  "is done and no file that runs code on the host changed; otherwise "
 	  "say why and keep it (exit 1)." },

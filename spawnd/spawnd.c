@@ -92,6 +92,7 @@ static struct spawnd_kid	*spawnd_kids;
 static int			 spawnd_forked;	/* a SPAWN came: no layer now */
 static int			 spawnd_layer;	/* 1 entered; -1 failed: no
 						   worker may start */
+static struct cow		 spawnd_cow;	/* the layer entered */
 static struct spawnd_out	*spawnd_outq;
 static struct spawnd_out	**spawnd_outtail = &spawnd_outq;
 static unsigned			 spawnd_nout;
@@ -349,6 +350,23 @@ spawnd_reap(int fd)
 	}
 }
 
+/*
+ * A layer on a tmpfs (disk_max, workspace/cow_bound.c) lives as long as
+ * this namespace: with every worker gone, it is copied back to the cow
+ * directory, whether the supervisor closed the channel or died.
+ */
+static void
+spawnd_save(void)
+{
+	char	err[1024];
+
+	if (spawnd_layer != 1 || spawnd_cow.bound == 0)
+		return;
+	if (cow_bound_save(&spawnd_cow, err, sizeof(err)) == -1)
+		log_warnx("spawn server: saving the copy-on-write layer: %s",
+		    err);
+}
+
 /* The supervisor is gone or done: nothing of ours may survive. */
 static void
 spawnd_exit_all(void)
@@ -361,6 +379,7 @@ spawnd_exit_all(void)
 		;
 	for (k = spawnd_kids; k != NULL; k = k->next)
 		spawn_release(&k->c);
+	spawnd_save();
 	/* The fds of answers never sent go with the process. */
 	_exit(0);
 }
@@ -388,6 +407,7 @@ spawnd_enter(int fd, const struct spawnd_hdr *req, const char *p, size_t len)
 	struct spawnd_hdr	 h;
 	struct cow		 cow;
 	char			 err[1000];
+	int			 memfd = -1;
 
 	memset(&h, 0, sizeof(h));
 	h.type = SPAWND_READY;
@@ -407,14 +427,19 @@ spawnd_enter(int fd, const struct spawnd_hdr *req, const char *p, size_t len)
 		spawnd_layer = -1;
 		if (cow_enter(&cow, err, sizeof(err)) == 0) {
 			spawnd_layer = 1;
+			spawnd_cow = cow;
 			sandbox_caps_freeze();
 		}
+		/* The tmpfs, for the supervisor's watch (run_disk.c). */
+		if (spawnd_layer == 1 && cow.bound != 0)
+			memfd = cow_bound_open(&cow, err, sizeof(err));
 	}
 	if (err[0] != '\0') {
 		h.pid = -1;
 		h.len = (uint32_t)strlen(err) + 1;
 	}
-	spawnd_send(fd, &h, err[0] != '\0' ? err : NULL, NULL, 0);
+	spawnd_send(fd, &h, err[0] != '\0' ? err : NULL, &memfd,
+	    memfd != -1 ? 1 : 0);
 }
 
 /* One request from the supervisor, read into buf; EOF ends the server. */

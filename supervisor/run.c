@@ -475,6 +475,7 @@ run_new(const struct run_opts *o, struct llm_engine *llm,
 		return NULL;
 	}
 	r = xcalloc(1, sizeof(*r));
+	r->disk_fd = -1;
 	LIST_INIT(&r->live);
 	r->opts = *o;
 	r->llm = llm;
@@ -516,6 +517,8 @@ run_free(struct run *r)
 
 	if (r == NULL)
 		return;
+	if (r->disk_fd != -1)
+		close(r->disk_fd);
 	orch_free(r);
 	for (i = 0; i < r->nnodes; i++) {
 		n = r->nodes[i];

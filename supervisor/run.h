@@ -246,6 +246,9 @@ struct run {
 	uint64_t		 disk_base;	/* copy mode: the layer at start */
 	int			 disk_based;
 	unsigned		 disk_errors;	/* failed measures in a row */
+	int			 disk_fd;	/* the layer's tmpfs (disk_max
+						   held by the kernel,
+						   cow_bound.c), or -1 */
 	/* The root's profile is not the orchestrator: the root is a worker
 	   (path "0", depth 0) like any subagent, not an agent in here. */
 	int			 root_worker;

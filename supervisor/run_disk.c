@@ -8,17 +8,21 @@
  * Its workers are killed at once (a writer given the grace period would
  * write on), the way the memory cgroup kills.
  *
- * The layer lives on the state directory's filesystem, which an ordinary
- * user cannot bound (no size-limited disk filesystem mounts in a user
- * namespace), so the limit is three parts. Two hold at the system call:
- * no worker file bigger than disk_max (RLIMIT_FSIZE, run_disk_policy)
- * and no fallocate (seccomp, sandbox_seccomp_rules.c). The sum is
- * watched: the layer is measured every RUN_DISK_MS while workers live,
- * and once more when the last one is gone, counting each file's blocks
- * or its size, whichever is more (cow_usage). A writer of many files can
- * pass the limit by what it writes in one period. A copy counts what
- * grew since the run (or its resume) began, not the copy of the
- * workspace, measured before any worker starts.
+ * In overlay mode the kernel holds the sum: the layer's upper is a tmpfs
+ * of disk_max in the spawn server's namespace (workspace/cow_bound.c), a
+ * write past it fails with ENOSPC, and the server passes a descriptor of
+ * it (r->disk_fd) for the watch below. A copy's tree holds the whole
+ * workspace and stays on disk, where an ordinary user can mount no
+ * size-limited filesystem: there the limit is the rest. Two parts hold
+ * at the system call: no worker file bigger than disk_max (RLIMIT_FSIZE,
+ * run_disk_policy) and no fallocate (seccomp, sandbox_seccomp_rules.c).
+ * The sum is watched: the layer is measured every RUN_DISK_MS while
+ * workers live, and once more when the last one is gone, counting each
+ * file's blocks or its size, whichever is more (cow_usage; a sparse file
+ * at its size, which the tmpfs does not count). In copy mode a writer of
+ * many files can pass the limit by what it writes in one period. A copy
+ * counts what grew since the run (or its resume) began, not the copy of
+ * the workspace, measured before any worker starts.
  *
  * Not measured counts as over: failures (a directory the walk may not
  * read, an agent's chmod 0; renames under the walk) stop the run after
@@ -31,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/xmalloc.h"
@@ -81,6 +86,33 @@ run_disk_over(struct run *r, uint64_t used)
 }
 
 /*
+ * A layer on a tmpfs (r->disk_fd, workspace/cow_bound.c): the walk goes
+ * through our descriptor of it (the mount is the spawn server's, not in
+ * our namespace), and the tmpfs's own count of its blocks, which no mode
+ * or name can hide, counts when it is more.
+ */
+static int
+run_disk_bound(struct run *r, uint64_t *used, char *err, size_t errsz)
+{
+	struct cow	 c;
+	uint64_t	 blocks;
+
+	memset(&c, 0, sizeof(c));
+	c.mode = COW_OVERLAY;
+	snprintf(c.dir, sizeof(c.dir), "/proc/self/fd/%d/.", r->disk_fd);
+	if (cow_bound_used(r->disk_fd, &blocks) == -1) {
+		snprintf(err, errsz, "statfs of the layer's tmpfs: %s",
+		    strerror(errno));
+		return -1;
+	}
+	if (cow_usage(&c, used, err, errsz) == -1)
+		return -1;
+	if (*used < blocks)
+		*used = blocks;
+	return 0;
+}
+
+/*
  * What the agents added to the layer. A copy starts as big as the
  * workspace: its size when this run (or this resume) began is not theirs,
  * and is measured before any worker starts (run_disk_begin); if that
@@ -89,6 +121,8 @@ run_disk_over(struct run *r, uint64_t used)
 static int
 run_disk_used(struct run *r, uint64_t *used, char *err, size_t errsz)
 {
+	if (r->disk_fd != -1)
+		return run_disk_bound(r, used, err, errsz);
 	if (r->opts.cow->mode == COW_COPY && !r->disk_based) {
 		snprintf(err, errsz, "the copy's size when the run began is "
 		    "unknown (see the log above)");

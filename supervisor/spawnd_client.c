@@ -70,7 +70,8 @@ static int	spawnd_client_recv(struct spawnd_client *, struct spawnd_hdr *,
  * its death, silence) fails: the run must not go on.
  */
 static int
-spawnd_client_ready(struct spawnd_client *d, char *err, size_t errsz)
+spawnd_client_ready(struct spawnd_client *d, int *memfd, char *err,
+    size_t errsz)
 {
 	struct spawnd_hdr	 h;
 	struct pollfd		 pfd;
@@ -93,7 +94,10 @@ spawnd_client_ready(struct spawnd_client *d, char *err, size_t errsz)
 		return -1;
 	}
 	for (i = 0; i < nfds; i++)
-		close(fds[i]);
+		if (i > 0 || h.type != SPAWND_READY || h.pid != 0)
+			close(fds[i]);
+	*memfd = nfds > 0 && h.type == SPAWND_READY && h.pid == 0 ? fds[0] :
+	    -1;
 	data[h.len] = '\0';
 	if (h.type != SPAWND_READY || h.pid != 0) {
 		snprintf(err, errsz, "%s", h.type == SPAWND_READY && h.len > 0 ?
@@ -105,7 +109,7 @@ spawnd_client_ready(struct spawnd_client *d, char *err, size_t errsz)
 
 int
 spawnd_client_layer(struct spawnd_client *d, const struct cow *cow,
-    char *err, size_t errsz)
+    int *memfd, char *err, size_t errsz)
 {
 	struct spawnd_hdr	 h;
 
@@ -120,7 +124,7 @@ spawnd_client_layer(struct spawnd_client *d, const struct cow *cow,
 		    "workers were asked for first" : strerror(errno));
 		return -1;
 	}
-	return spawnd_client_ready(d, err, errsz);
+	return spawnd_client_ready(d, memfd, err, errsz);
 }
 
 struct spawnd_client *

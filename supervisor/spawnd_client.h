@@ -39,12 +39,14 @@ struct spawnd_client *spawnd_client_start(char *err, size_t errsz);
 /*
  * Before the first spawn: the server enters the run's copy-on-write layer
  * (cow_enter), which every worker then inherits, and this waits until it
- * has (SPAWND_READY_MS at most). -1: the layer could not be had (err
- * names it and the cause), and the run must not go on.
+ * has (SPAWND_READY_MS at most: a layer on a tmpfs, cow->bound, is
+ * copied in first). *memfd: that tmpfs's root (the caller closes it), or
+ * -1. -1: the layer could not be had (err names it and the cause), and
+ * the run must not go on.
  */
 int	spawnd_client_layer(struct spawnd_client *d, const struct cow *cow,
-	    char *err, size_t errsz);
-#define SPAWND_READY_MS	10000
+	    int *memfd, char *err, size_t errsz);
+#define SPAWND_READY_MS	60000
 /*
  * The loop that watches the channel (the caller added the fd for
  * EPOLLIN): the client asks it for EPOLLOUT while packets wait, and the

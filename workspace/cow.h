@@ -12,6 +12,10 @@
  *			record per entry (cow_manifest.c), for the conflict
  *			check of apply
  *	upper/ work/	overlay mode: the overlay's upper and work dirs
+ *	mem/ upper.new/	overlay mode with a bound (disk_max): where the
+ *			layer's tmpfs is mounted in the spawn server's
+ *			namespace, and a save of it being written; upper/
+ *			is then the layer as last saved (cow_bound.c)
  *	tree/		copy mode: a copy of the workspace (reflinked where
  *			the filesystem can), and tree.base, what tree/ held
  *			right after the copy
@@ -53,6 +57,10 @@ struct cow {
 	enum cow_mode	 mode;
 	char		 dir[PATH_MAX];		/* the run's cow directory */
 	char		 workspace[PATH_MAX];	/* the real tree, canonical */
+	uint64_t	 bound;		/* overlay: the upper on a tmpfs of
+					   this many bytes (disk_max), which
+					   the kernel holds (cow_bound.c);
+					   0: on disk, unbounded */
 };
 
 /* What lstat() said of one entry (the base manifest's records). */
@@ -186,6 +194,23 @@ int		 cow_probe(enum cow_mode mode, const char *statedir,
  */
 int		 cow_probe_cached(const char *statedir, unsigned flags,
 		    int *probed, char *why, size_t whysz);
+
+/* cow_bound.c: the layer's upper on a tmpfs of c->bound bytes */
+/* Bytes the tmpfs has beyond c->bound rounded up to pages: the watch
+ * (supervisor/run_disk.c) sees the layer over disk_max before the kernel
+ * says ENOSPC, and stops the run as it always did. */
+#define COW_BOUND_SLACK		(64 * 1024)
+/* In cow_enter, in the new namespaces: mount the tmpfs on c->dir/mem and
+ * copy c->dir/upper into it. */
+int		 cow_bound_enter(const struct cow *c, char *err, size_t errsz);
+/* Copy the tmpfs back to c->dir/upper (in the namespace, no writer
+ * left): upper.new, swapped in whole. -1: err says what could not be
+ * copied (what could is kept). */
+int		 cow_bound_save(const struct cow *c, char *err, size_t errsz);
+/* The tmpfs's root (in the namespace), for cow_bound_used outside it. */
+int		 cow_bound_open(const struct cow *c, char *err, size_t errsz);
+/* Bytes the tmpfs under fd holds (statfs: no agent can hide them). */
+int		 cow_bound_used(int fd, uint64_t *bytes);
 
 /* cow_changes.c */
 int		 cow_changes(const struct cow *c, struct cow_changes *out,

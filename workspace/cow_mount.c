@@ -178,12 +178,13 @@ cow_mount_options(int fs, const struct cow *c, char *why, size_t whysz)
 		{ "redirect_dir", "nofollow" }, { "metacopy", "off" },
 		{ "index", "off" }, { "xino", "off" },
 	};
+	const char *mem = c->bound != 0 ? "/mem" : "";	/* cow_bound.c */
 	char	 upper[PATH_MAX], work[PATH_MAX];
 	size_t	 i;
 
-	if ((size_t)snprintf(upper, sizeof(upper), "%s/upper", c->dir) >=
-	    sizeof(upper) || (size_t)snprintf(work, sizeof(work), "%s/work",
-	    c->dir) >= sizeof(work))
+	if ((size_t)snprintf(upper, sizeof(upper), "%s%s/upper", c->dir,
+	    mem) >= sizeof(upper) || (size_t)snprintf(work, sizeof(work),
+	    "%s%s/work", c->dir, mem) >= sizeof(work))
 		return cow_mount_fail(why, whysz, ENAMETOOLONG, "%s/upper",
 		    c->dir);
 	if (cow_mount_lower(fs, c->workspace, why, whysz) == -1 ||
@@ -285,6 +286,8 @@ cow_enter(const struct cow *c, char *err, size_t errsz)
 	}
 	havecwd = getcwd(cwd, sizeof(cwd)) != NULL;
 	rc = cow_mount_ns(why, sizeof(why));
+	if (rc == 0 && c->mode == COW_OVERLAY && c->bound != 0)
+		rc = cow_bound_enter(c, why, sizeof(why));
 	if (rc == 0 && c->mode == COW_OVERLAY)
 		rc = cow_mount_overlay(c, why, sizeof(why));
 	else if (rc == 0)

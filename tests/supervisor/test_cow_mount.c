@@ -120,6 +120,7 @@ deadline(void **state)
 }
 
 static const struct spawnd_client_ops job_ops = { job_spawned, job_exited };
+static void	start_fails(const struct cow *, const char *const *);
 
 /* Read what the worker wrote on stderr; 1 at EOF. */
 static int
@@ -285,11 +286,15 @@ server(const struct cow *c)
 {
 	struct spawnd_client	*d;
 	char			 err[1024];
+	int			 memfd = -1;
 
 	if ((d = spawnd_client_start(err, sizeof(err))) == NULL)
 		fail_msg("spawn server: %s", err);
-	if (c != NULL && spawnd_client_layer(d, c, err, sizeof(err)) == -1)
+	if (c != NULL && spawnd_client_layer(d, c, &memfd, err, sizeof(err))
+	    == -1)
 		fail_msg("spawn server's layer: %s", err);
+	if (memfd != -1)
+		close(memfd);
 	return d;
 }
 
@@ -366,6 +371,225 @@ test_overlay(void **state)
 	spawnd_client_stop(plain);
 	assert_int_equal(applied(j.out), in_layer);
 	assert_true(in_layer & SANDBOX_MNTNS);
+	fx_close(&f);
+}
+
+/* KiB a saved layer may take beyond its bound: the tmpfs's
+ * COW_BOUND_SLACK, and the upper's directories on disk (4 KiB blocks). */
+#define BOUND_SLACK_KIB	(COW_BOUND_SLACK / 1024 + 32)
+#define BOUND		(8 << 20)
+
+/* KiB the tree under dir takes on disk (du -sk). */
+static long long
+du_kib(const char *dir)
+{
+	char		 cmd[PATH_MAX + 128];
+	long long	 kib = -1;
+	FILE		*p;
+
+	snprintf(cmd, sizeof(cmd), "du -sk '%s'", dir);
+	assert_non_null(p = popen(cmd, "r"));
+	if (fscanf(p, "%lld", &kib) != 1)
+		kib = -1;
+	pclose(p);
+	if (kib < 0)
+		fail_msg("du -sk %s said nothing", dir);
+	return kib;
+}
+
+/* path's lstat, or the test fails. */
+static void
+lstat_ok(const char *dir, const char *rel, struct stat *st)
+{
+	char	p[PATH_MAX + 64];
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	if (lstat(p, st) == -1)
+		fail_msg("%s: %s", p, strerror(errno));
+}
+
+/* What the first server over a bounded layer wrote, saved in upper. */
+static void
+bound_saved(const char *up)
+{
+	struct stat	 st, st2;
+	char		 p[PATH_MAX + 64], v[8];
+
+	file_is(up, "a", "mod\n");
+	file_is(up, "d/y", "y\n");
+	lstat_ok(up, "c", &st);
+	assert_true(S_ISCHR(st.st_mode) && st.st_rdev == 0);
+	snprintf(p, sizeof(p), "%s/d", up);
+	memset(v, 0, sizeof(v));
+	if (getxattr(p, geteuid() == 0 ? "trusted.overlay.opaque" :
+	    "user.overlay.opaque", v, sizeof(v) - 1) != 1 || v[0] != 'y')
+		fail_msg("%s is not opaque (%s)", p, strerror(errno));
+	lstat_ok(up, "h1", &st);
+	lstat_ok(up, "h2", &st2);
+	assert_int_equal(st.st_ino, st2.st_ino);
+	lstat_ok(up, "sparse", &st);
+	assert_int_equal(st.st_size, 4 << 20);
+	assert_true(st.st_blocks * 512 < 1 << 20);
+	lstat_ok(up, "l", &st);
+	assert_true(S_ISLNK(st.st_mode));
+}
+
+/*
+ * disk_max held by the kernel (workspace/cow_bound.c): a layer with a
+ * bound has its upper on a tmpfs that big, in the server's namespace
+ * (upper/ on disk holds none of it meanwhile). 64 writers of bound / 8
+ * at once fail with ENOSPC past it. The server's end saves the layer to
+ * upper/ whole: files, a whiteout, an opaque directory, a hard link kept
+ * one file, a sparse file kept sparse, a symbolic link, and no more than
+ * the bound. A second server over it goes on from it.
+ */
+static void
+test_bound(void **state)
+{
+	static const char *const small[] = { "No space left on device",
+				    "already holds more than disk_max", NULL };
+	struct spawnd_client	*d;
+	struct job		 j;
+	struct fx		 f;
+	char			 up[PATH_MAX + 64], s[PATH_MAX + 512];
+	long long		 kib;
+
+	(void)state;
+	fx_open(&f, "ws", COW_OVERLAY);
+	f.a.bound = BOUND;
+	snprintf(up, sizeof(up), "%s/upper", f.a.dir);
+	d = server(&f.a);
+	snprintf(s, sizeof(s), "cd '%s' && echo mod > a && rm c && rm -r d && "
+	    "mkdir d && echo y > d/y && truncate -s 4M sparse && ln -s a l && "
+	    "head -c 100000 /dev/zero > h1 && ln h1 h2 && { for i in "
+	    "$(seq 64); do head -c 1048576 /dev/zero > f$i 2>/dev/null & "
+	    "done; wait; } && if echo x > full 2>/dev/null; then echo "
+	    "WROTE >&2; fi; df -k . >&2", f.ws);
+	job_ok(d, f.ws, s, &j);
+	if (strstr(j.out, "WROTE") != NULL)
+		fail_msg("a write past the bound was taken:\n%s", j.out);
+	file_absent(up, "a");
+	spawnd_client_stop(d);
+	ws_untouched(&f);
+	bound_saved(up);
+	kib = du_kib(up);
+	print_message("64 writers of 1 MiB in a layer bounded at 8 MiB: "
+	    "upper/ takes %lld KiB once saved\n", kib);
+	assert_true(kib <= BOUND / 1024 + BOUND_SLACK_KIB);
+	/* A second server goes on from the saved layer. */
+	d = server(&f.a);
+	snprintf(s, sizeof(s), "cd '%s' && cat a d/y >&2 && test ! -e c && "
+	    "test ! -e d/x && rm f* && echo more > b", f.ws);
+	job_ok(d, f.ws, s, &j);
+	assert_string_equal(j.out, "mod\ny\n");
+	spawnd_client_stop(d);
+	bound_saved(up);
+	file_is(up, "b", "more\n");
+	file_absent(up, "f1");
+	/* A bound under what the layer holds: refused, the layer kept. */
+	f.a.bound = 4096;	/* a tmpfs of 68 KiB; h1 is 98 */
+	start_fails(&f.a, small);
+	bound_saved(up);
+	file_is(up, "b", "more\n");
+	fx_close(&f);
+}
+
+/*
+ * The supervisor killed (-9) while a worker writes a bounded layer: the
+ * server kills the worker and saves the tmpfs before it ends, so what was
+ * written is in upper/ for a resume. Here the supervisor is a child of
+ * the test; it tells its server's pid once the worker has written. A
+ * resume's server started at once waits for that save (the cow
+ * directory's flock) and goes on from it: the 2,000 files the worker
+ * wrote first make the save take long enough (0.3 s or more) for the
+ * second server to come in while it runs.
+ */
+static void
+bound_parent(const struct fx *f, int fd)
+{
+	struct spawnd_client	*d;
+	struct sandbox_policy	 pol;
+	struct sandbox_error	 e;
+	struct spawn_req	 req;
+	struct job		 j;
+	struct pollfd		 pfd[2];
+	char			 s[PATH_MAX + 256], err[256];
+	char			*argv[] = { "sh", "-c", s, NULL };
+	pid_t			 sp;
+
+	d = server(&f->a);
+	snprintf(s, sizeof(s), "cd '%s' && mkdir many && for i in $(seq "
+	    "2000); do : > many/$i; done && echo kept > k && echo WRITTEN >&2 "
+	    "&& sleep 600", f->ws);
+	memset(&j, 0, sizeof(j));
+	memset(&e, 0, sizeof(e));
+	if (profile_policy(&pol, "general", f->ws, &e) == -1)
+		_exit(2);
+	memset(&req, 0, sizeof(req));
+	req.bin = "/bin/sh";
+	req.argv = argv;
+	req.envp = spawn_env();
+	req.policy = &pol;
+	if (spawnd_client_request(d, &req, &j, err, sizeof(err)) == 0)
+		_exit(3);
+	while (strstr(j.out, "WRITTEN") == NULL) {
+		pfd[0].fd = spawnd_client_fd(d);
+		pfd[0].events = POLLIN;
+		pfd[1].fd = j.spawned && !j.failed ? j.c.err_fd : -1;
+		pfd[1].events = POLLIN;
+		if (poll(pfd, 2, JOB_DEADLINE_MS) <= 0 ||
+		    spawnd_client_read(d, &job_ops, &j) == -1 || j.failed ||
+		    (j.spawned && job_drain(&j) && strstr(j.out, "WRITTEN") ==
+		    NULL))
+			_exit(4);
+	}
+	sp = spawnd_client_pid(d);
+	(void)write(fd, &sp, sizeof(sp));
+	pause();
+	_exit(5);
+}
+
+static void
+test_bound_killed(void **state)
+{
+	struct spawnd_client	*d;
+	struct job	 j;
+	struct fx	 f;
+	char		 up[PATH_MAX + 64], s[PATH_MAX + 128];
+	pid_t		 pid, sp = -1;
+	int		 p[2], i, st;
+
+	(void)state;
+	fx_open(&f, "ws", COW_OVERLAY);
+	f.a.bound = BOUND;
+	snprintf(up, sizeof(up), "%s/upper", f.a.dir);
+	assert_int_equal(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		close(p[0]);
+		bound_parent(&f, p[1]);
+	}
+	close(p[1]);
+	if (read(p[0], &sp, sizeof(sp)) != sizeof(sp))
+		fail_msg("the killed supervisor's stand-in ended before its "
+		    "worker wrote");
+	close(p[0]);
+	file_absent(up, "k");
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	/* A resume at once: it sees what the killed run wrote. */
+	d = server(&f.a);
+	snprintf(s, sizeof(s), "cd '%s' && cat k >&2 && ls many | wc -l >&2",
+	    f.ws);
+	job_ok(d, f.ws, s, &j);
+	assert_string_equal(j.out, "kept\n2000\n");
+	spawnd_client_stop(d);
+	/* The old server saved, then ended: 10 s at most. */
+	for (i = 0; i < 1000 && kill(sp, 0) == 0; i++)
+		usleep(10 * 1000);
+	if (kill(sp, 0) == 0)
+		fail_msg("the spawn server %d did not end in 10 s after its "
+		    "supervisor was killed", (int)sp);
+	file_is(up, "k", "kept\n");
 	fx_close(&f);
 }
 
@@ -521,9 +745,11 @@ start_fails(const struct cow *c, const char *const *want)
 	struct spawnd_client	*d;
 	char			 err[1024];
 	size_t			 i;
+	int			 memfd;
 
 	assert_non_null(d = spawnd_client_start(err, sizeof(err)));
-	assert_int_equal(spawnd_client_layer(d, c, err, sizeof(err)), -1);
+	assert_int_equal(spawnd_client_layer(d, c, &memfd, err, sizeof(err)),
+	    -1);
 	for (i = 0; want[i] != NULL; i++)
 		if (strstr(err, want[i]) == NULL)
 			fail_msg("\"%s\" not in the error: %s", want[i], err);
@@ -531,7 +757,8 @@ start_fails(const struct cow *c, const char *const *want)
 	/* And no worker starts after it, nor a second layer. */
 	spawn_refused(d, c->workspace[0] == '/' && access(c->workspace, F_OK)
 	    == 0 ? c->workspace : "/tmp", "layer could not be entered");
-	assert_int_equal(spawnd_client_layer(d, c, err, sizeof(err)), -1);
+	assert_int_equal(spawnd_client_layer(d, c, &memfd, err, sizeof(err)),
+	    -1);
 	assert_non_null(strstr(err, "asked for already"));
 	spawnd_client_stop(d);
 }
@@ -870,6 +1097,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_overlay, deadline),
+		cmocka_unit_test_setup(test_bound, deadline),
+		cmocka_unit_test_setup(test_bound_killed, deadline),
 		cmocka_unit_test_setup(test_parallel_overlay, deadline),
 		cmocka_unit_test_setup(test_parallel_copy, deadline),
 		cmocka_unit_test_setup(test_copy, deadline),
