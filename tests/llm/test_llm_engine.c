@@ -365,6 +365,60 @@ test_gate(void **state)
 	fakellm_stop(&f);
 }
 
+/* One 429 whose Retry-After says secs, under backoff_max max_ms: the
+ * wait the engine reported to the gate (the one its timer uses). */
+static uint64_t
+retry_after_capped(const char *secs, unsigned max_ms)
+{
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct llm_result	 res;
+	struct msg_list		 l;
+	struct test_gate	 g;
+	struct llm_gate		 lg = { gate_take, gate_spent, gate_pause, &g };
+	char			 err[512], script[512];
+	uint64_t		 t0;
+
+	memset(&g, 0, sizeof(g));
+	g.takes = 1;		/* no first wait */
+	snprintf(script, sizeof(script), "{\"responses\": [{\"status\": 429, "
+	    "\"headers\": {\"Retry-After\": \"%s\"}, \"body\": \"slow\"}, "
+	    "{\"reply\": {\"text\": \"after\"}}]}", secs);
+	fakellm_start_json(&f, script);
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.backoff_max_ms = max_ms;
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	llm_engine_set_gate(e, &lg);
+	conv(&l, "x");
+	request(&r, &l, "0", 1);
+	t0 = clock_mono_ms();
+	assert_int_equal(llm_complete_blocking(e, &r, &res), 0);
+	assert_true(clock_mono_ms() - t0 >= g.paused_ms);
+	assert_string_equal(res.reply.msg.text, "after");
+	assert_int_equal(g.pauses, 1);
+	llm_result_free(&res);
+	msg_list_free(&l);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+	return g.paused_ms;
+}
+
+/* docs/llm.md: Retry-After is capped by backoff_max. At the cap it is
+ * waited in full; a cap 1 ms under it wins; a server asking for more
+ * than the cap gets the cap (5 s, so that a lost cap fails in 5 s,
+ * not an hour). */
+static void
+test_retry_after_cap(void **state)
+{
+	(void)state;
+	assert_int_equal(retry_after_capped("1", 1000), 1000);
+	assert_int_equal(retry_after_capped("1", 999), 999);
+	assert_int_equal(retry_after_capped("5", 1000), 1000);
+}
+
 static void
 test_retry_after_date(void **state)
 {
@@ -952,6 +1006,8 @@ main(void)
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_gate, fakellm_teardown),
 		cmocka_unit_test_teardown(test_retry_after_date,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_retry_after_cap,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_retry_5xx_reset_truncated,
 		    fakellm_teardown),
