@@ -469,17 +469,98 @@ h_run_free(struct h_run *r)
 	free(r->err);
 }
 
+char	h_wait_why[1024];
+
+/* Has pid ended? Not reaped: h_warren reaps it. */
+static int
+h_ended(pid_t pid)
+{
+	siginfo_t	si;
+
+	memset(&si, 0, sizeof(si));
+	return pid > 0 && waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG |
+	    WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+int
+h_wait_for(int (*ready)(void *), void *arg, int seconds, pid_t warren,
+    const char *what)
+{
+	unsigned long long	t0 = h_now_ms();
+
+	h_wait_why[0] = '\0';
+	for (;;) {
+		if (ready(arg))
+			return 0;
+		if (h_ended(warren)) {
+			/* It may have done it on its way out. */
+			if (ready(arg))
+				return 0;
+			snprintf(h_wait_why, sizeof(h_wait_why), "waited %llu "
+			    "ms for %s: warren (pid %d) ended first",
+			    h_now_ms() - t0, what, (int)warren);
+			break;
+		}
+		if (h_now_ms() - t0 >= (unsigned long long)seconds * 1000) {
+			snprintf(h_wait_why, sizeof(h_wait_why), "waited %d s "
+			    "for %s: not there", seconds, what);
+			break;
+		}
+		usleep(20000);
+	}
+	fprintf(stderr, "harness: %s\n", h_wait_why);
+	return -1;
+}
+
+static int
+h_file_there(void *arg)
+{
+	return access(arg, F_OK) == 0;
+}
+
 int
 h_wait_file(const char *path, int seconds)
 {
-	int	i;
+	char	what[PATH_MAX + 16];
 
-	for (i = 0; i < seconds * 50; i++) {
-		if (access(path, F_OK) == 0)
-			return 0;
-		usleep(20000);
+	snprintf(what, sizeof(what), "the file %s", path);
+	return h_wait_for(h_file_there, (void *)(uintptr_t)path, seconds, -1,
+	    what);
+}
+
+int
+h_kill_when(pid_t warren, int (*ready)(void *), void *arg, int seconds,
+    const char *what)
+{
+	int	ok;
+
+	ok = h_wait_for(ready, arg, seconds, warren, what) == 0;
+	return kill(warren, SIGKILL) == 0 && ok;
+}
+
+int
+h_waitpid(pid_t pid, int seconds, const char *what)
+{
+	unsigned long long	t0 = h_now_ms();
+	pid_t			r;
+	int			st;
+
+	while ((r = waitpid(pid, &st, WNOHANG)) == 0) {
+		if (h_now_ms() - t0 >= (unsigned long long)seconds * 1000) {
+			fprintf(stderr, "harness: %s (pid %d) still runs after "
+			    "%d s: killing it\n", what, (int)pid, seconds);
+			kill(pid, SIGKILL);
+			(void)waitpid(pid, &st, 0);
+			return -1;
+		}
+		usleep(10000);
 	}
-	return -1;
+	if (r == -1) {
+		fprintf(stderr, "harness: waiting for %s (pid %d): %s\n", what,
+		    (int)pid, strerror(errno));
+		return -1;
+	}
+	return st;
 }
 
 int

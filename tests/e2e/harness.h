@@ -110,8 +110,30 @@ extern int	 h_hang_guard;
  * buffer, for fail_msg); NULL if warren ended by itself. */
 const char *h_deadline_missed(const struct h_run *r, const char *deadline);
 void	 h_run_free(struct h_run *r);
-/* Wait until path exists (hang guard only); 0 found, -1 timed out. */
+/*
+ * Poll ready(arg) every 20 ms until it says 1: 0. Else -1 once seconds
+ * have passed, or at once when warren (a pid h_warren runs; -1: none) has
+ * ended, since what it did not do by then it will not do: h_wait_why
+ * then says what was waited for and which ended the wait (also printed),
+ * for the test's fail_msg.
+ */
+int	 h_wait_for(int (*ready)(void *), void *arg, int seconds, pid_t warren,
+	    const char *what);
+extern char	 h_wait_why[1024];
+/*
+ * The kill of a test that kills warren at a point of its run (a during
+ * callback of h_warren): h_wait_for(ready), then SIGKILL. 1 killed at
+ * that point; 0 the point did not come (h_wait_why says so), and warren,
+ * if it still runs, is killed all the same so that the test fails now,
+ * not at its hang guard.
+ */
+int	 h_kill_when(pid_t warren, int (*ready)(void *), void *arg,
+	    int seconds, const char *what);
+/* h_wait_for a file to exist. */
 int	 h_wait_file(const char *path, int seconds);
+/* Reap the child pid within seconds: its wait status; else -1, said on
+ * stderr with what it is (and killed, if it still ran). */
+int	 h_waitpid(pid_t pid, int seconds, const char *what);
 /* Pids of live processes whose cmdline contains needle (excluding us). */
 int	 h_find_procs(const char *needle, pid_t *out, int max);
 int	 h_descends(pid_t pid, pid_t ancestor);
