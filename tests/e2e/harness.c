@@ -9,7 +9,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -462,6 +465,38 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	return 0;
 }
 
+int
+h_warren_v(struct h_run *r, char *const extra_env[], char *first,
+    va_list ap)
+{
+	char	*argv[64];
+	int	 n = 0;
+
+	argv[n++] = "warren";
+	if (first != NULL)
+		argv[n++] = first;
+	while (n < 63 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	if (n == 63) {
+		fprintf(stderr, "harness: warren %s: over 62 arguments\n",
+		    argv[1]);
+		abort();
+	}
+	return h_warren(r, argv, extra_env, NULL, NULL);
+}
+
+int
+h_warren_l(struct h_run *r, char *const extra_env[], ...)
+{
+	va_list	ap;
+	int	rc;
+
+	va_start(ap, extra_env);
+	rc = h_warren_v(r, extra_env, NULL, ap);
+	va_end(ap);
+	return rc;
+}
+
 void
 h_run_free(struct h_run *r)
 {
@@ -528,6 +563,74 @@ h_wait_file(const char *path, int seconds)
 	    what);
 }
 
+char *
+h_read_all(int fd, int seconds, const char *what, size_t *lenp)
+{
+	unsigned long long	 t0 = h_now_ms(), left;
+	struct pollfd		 pfd = { fd, POLLIN, 0 };
+	char			*out = NULL, *p;
+	size_t			 len = 0;
+	ssize_t			 n;
+
+	for (;;) {
+		if ((p = realloc(out, len + 65536 + 1)) == NULL)
+			h_die("realloc");
+		out = p;
+		left = (unsigned long long)seconds * 1000;
+		if (h_now_ms() - t0 >= left || poll(&pfd, 1, (int)(left -
+		    (h_now_ms() - t0))) == 0) {
+			fprintf(stderr, "harness: %s: not at its end after %d s "
+			    "(%zu bytes read)\n", what, seconds, len);
+			free(out);
+			return NULL;
+		}
+		if ((n = read(fd, out + len, 65536)) == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	out[len] = '\0';
+	if (lenp != NULL)
+		*lenp = len;
+	return out;
+}
+
+int
+h_pty_warren(struct h_run *r, char *const argv[], char *const env[],
+    const struct winsize *ws, int seconds)
+{
+	unsigned long long	t0 = h_now_ms();
+	pid_t			pid;
+	int			master, st;
+
+	memset(r, 0, sizeof(*r));
+	if ((pid = forkpty(&master, NULL, NULL, ws)) == 0) {
+		execve(getenv("WARREN_BIN"), argv, env);
+		_exit(127);
+	}
+	if (pid == -1) {
+		fprintf(stderr, "harness: forkpty: %s\n", strerror(errno));
+		return -1;
+	}
+	/* Until the slave side closes (EIO). */
+	r->out = h_read_all(master, seconds, "warren's terminal output",
+	    NULL);
+	close(master);
+	if (r->out == NULL)
+		kill(pid, SIGKILL);
+	if ((st = h_waitpid(pid, 10, "warren in a terminal")) == -1 ||
+	    r->out == NULL) {
+		r->hung = 1;
+		free(r->out);
+		r->out = NULL;
+		return -1;
+	}
+	r->ms = h_now_ms() - t0;
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return 0;
+}
+
 int
 h_kill_when(pid_t warren, int (*ready)(void *), void *arg, int seconds,
     const char *what)
@@ -536,6 +639,25 @@ h_kill_when(pid_t warren, int (*ready)(void *), void *arg, int seconds,
 
 	ok = h_wait_for(ready, arg, seconds, warren, what) == 0;
 	return kill(warren, SIGKILL) == 0 && ok;
+}
+
+static int
+h_procs_gone(void *arg)
+{
+	pid_t	pids[1];
+
+	return h_find_procs(arg, pids, 1) == 0;
+}
+
+int
+h_wait_no_procs(const char *needle, int seconds)
+{
+	char	what[256];
+
+	snprintf(what, sizeof(what), "no process with \"%s\" in its command "
+	    "line", needle);
+	return h_wait_for(h_procs_gone, (void *)(uintptr_t)needle, seconds, -1,
+	    what);
 }
 
 int

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #define H_HANG_GUARD_S	240	/* a run taking longer is killed: a hang */
@@ -84,6 +85,12 @@ int	 h_fakellm_teardown(void **state);
  */
 int	 h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	    void (*during)(pid_t, void *), void *arg);
+/* h_warren of "warren" and the arguments after extra_env (NULL after
+ * the last, 62 at most), nothing run during it. */
+int	 h_warren_l(struct h_run *r, char *const extra_env[], ...);
+/* The same with first (if not NULL), then ap's arguments. */
+int	 h_warren_v(struct h_run *r, char *const extra_env[], char *first,
+	    va_list ap);
 /* When > 0, the next h_warren runs warren with RLIMIT_FSIZE at this many
  * bytes, the way a full disk fails a write; h_warren resets it to 0.
  * Every h_warren starts warren with SIGXFSZ at its default, as a shell
@@ -129,8 +136,22 @@ extern char	 h_wait_why[1024];
  */
 int	 h_kill_when(pid_t warren, int (*ready)(void *), void *arg,
 	    int seconds, const char *what);
+/* h_wait_for no live process with needle in its command line (a
+ * killed run's workers, gone with it). */
+int	 h_wait_no_procs(const char *needle, int seconds);
 /* h_wait_for a file to exist. */
 int	 h_wait_file(const char *path, int seconds);
+/* Everything fd gives until its end (EOF, or EIO from a pty whose other
+ * side closed), within seconds: the bytes, NUL-terminated, the caller
+ * frees; NULL if the time ran out (said on stderr with what). */
+char	*h_read_all(int fd, int seconds, const char *what, size_t *lenp);
+/* Run warren (WARREN_BIN) with argv and env (the whole environment) in
+ * a new terminal of size ws (NULL: the default), reading it until its
+ * end: r->out, r->status, r->ms (r->err unused). -1 if it did not end
+ * within seconds (said on stderr; it is killed). */
+struct winsize;
+int	 h_pty_warren(struct h_run *r, char *const argv[], char *const env[],
+	    const struct winsize *ws, int seconds);
 /* Reap the child pid within seconds: its wait status; else -1, said on
  * stderr with what it is (and killed, if it still ran). */
 int	 h_waitpid(pid_t pid, int seconds, const char *what);

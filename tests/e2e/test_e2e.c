@@ -1037,17 +1037,24 @@ agent_done(const char *db, const char *path)
 	return done;
 }
 
+static int
+crash_ready(void *arg)
+{
+	struct crasher	*k = arg;
+
+	return access(k->mark, F_OK) == 0 && agent_done(k->db, "0.1");
+}
+
 static void
 crash_supervisor(pid_t warren, void *arg)
 {
 	struct crasher	*k = arg;
-	int		 i;
 
-	if (h_wait_file(k->mark, H_HANG_GUARD_S / 2) == -1)
+	if (h_wait_for(crash_ready, k, H_HANG_GUARD_S / 2, warren, "0.2's "
+	    "bash call's mark and 0.1 stored done") == -1) {
+		(void)kill(warren, SIGKILL);
 		return;
-	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 && !agent_done(k->db, "0.1");
-	    i++)
-		usleep(20000);
+	}
 	k->spawnd = h_first_child(warren);
 	k->groups = k->spawnd > 0 ? h_cgroups_of(k->spawnd) : 0;
 	if (kill(warren, SIGKILL) == 0)
@@ -1074,7 +1081,6 @@ test_resume_after_kill9(void **state)
 				    "--db", k.db, "--replay", cas2, "1", NULL };
 	FILE			*f;
 	size_t			 i;
-	pid_t			 pids[4];
 	unsigned		 u = 800000 + (unsigned)getpid() % 90000;
 	int			 found = 0;
 
@@ -1104,14 +1110,14 @@ test_resume_after_kill9(void **state)
 	fclose(f);
 
 	assert_int_equal(h_warren(&r, argv1, NULL, crash_supervisor, &k), 0);
-	assert_true(k.killed);
+	if (!k.killed)
+		fail_msg("not killed: %s", h_wait_why);
 	assert_int_equal(r.status, 128 + SIGKILL);
 	h_run_free(&r);
 	/* Its workers die with it (PR_SET_PDEATHSIG and the sandbox). */
 	snprintf(needle, sizeof(needle), "sleep %u.5", u);
-	for (i = 0; i < 50 * 30 && h_find_procs(needle, pids, 4) > 0; i++)
-		usleep(20000);
-	assert_int_equal(h_find_procs(needle, pids, 4), 0);
+	if (h_wait_no_procs(needle, 30) == -1)
+		fail_msg("its workers outlive it: %s", h_wait_why);
 	/* The spawn server outlives the supervisor just long enough to
 	 * remove its workers' pids groups (none as a user without one). */
 	assert_true(k.spawnd > 0);

@@ -244,15 +244,10 @@ static void
 assert_no_sleepers(struct ctx *c)
 {
 	char	needle[64];
-	pid_t	pids[4];
-	int	i;
 
 	snprintf(needle, sizeof(needle), "sleep %u.5", c->sleep_s);
-	for (i = 0; i < 50 * 30 && h_find_procs(needle, pids, 4) > 0; i++)
-		usleep(20000);
-	if (h_find_procs(needle, pids, 4) != 0)
-		fail_msg("waited 30 s for the workers' \"%s\" to end with "
-		    "their supervisor: pid %d still runs", needle, (int)pids[0]);
+	if (h_wait_no_procs(needle, 30) == -1)
+		fail_msg("workers outlive their supervisor: %s", h_wait_why);
 }
 
 static void

@@ -486,6 +486,7 @@ spawn_refused(struct spawnd_client *d, const char *ws, const char *want)
 	struct job		 j;
 	char			*argv[] = { "sh", "-c", "exit 0", NULL };
 	char			**env = spawn_env(), err[256];
+	int			 waited;
 
 	memset(&j, 0, sizeof(j));
 	memset(&e, 0, sizeof(e));
@@ -498,7 +499,11 @@ spawn_refused(struct spawnd_client *d, const char *ws, const char *want)
 	req.policy = &pol;
 	assert_int_not_equal(spawnd_client_request(d, &req, &j, err,
 	    sizeof(err)), 0);
-	while (!j.spawned) {
+	for (waited = 0; !j.spawned; waited += 1000) {
+		if (waited > JOB_DEADLINE_MS)
+			fail_msg("waited %d s for the spawn server's answer to "
+			    "a worker it should refuse (%s)",
+			    JOB_DEADLINE_MS / 1000, want);
 		pfd.fd = spawnd_client_fd(d);
 		pfd.events = POLLIN;
 		(void)poll(&pfd, 1, 1000);
@@ -644,7 +649,8 @@ test_probe(void **state)
 	memset(why, 0, sizeof(why));
 	(void)read(p[0], why, sizeof(why) - 1);
 	close(p[0]);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true((st = h_waitpid(pid, 60, "the overlay probe where "
+	    "unshare is refused")) != -1);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
 	    strstr(why, "unshare") == NULL ||
 	    strstr(why, strerror(EPERM)) == NULL)
@@ -739,7 +745,8 @@ in_layer_mode(enum cow_mode mode)
 		fail_msg("the host sees a mount on %s:\n%s", f.ws, mi);
 	free(mi);
 	close(tochild[1]);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true((st = h_waitpid(pid, 60, "the child in the layer, told "
+	    "to go")) != -1);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	file_absent(f.ws, "cwd-file");
 	snprintf(p, sizeof(p), "%s/%s", f.a.dir, mode == COW_OVERLAY ?
@@ -792,7 +799,9 @@ test_check(void **state)
 		}
 		_exit(0);
 	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	/* h_warren in it has its own hang guard; this is over it. */
+	assert_true((st = h_waitpid(pid, H_HANG_GUARD_S + 30, "`warren "
+	    "sandbox check` where unshare is refused")) != -1);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
@@ -850,7 +859,8 @@ test_run_refused(void **state)
 		fprintf(stderr, "as expected: %s", r.err);
 		_exit(0);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = h_waitpid(pid, H_HANG_GUARD_S + 30, "a copy-on-"
+	    "write run where unshare is refused")) != -1);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	file_is(w.ws, "data.txt", "data\n");
 	/* The layer made for it is gone. */
