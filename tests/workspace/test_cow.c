@@ -501,7 +501,7 @@ usage_expect(const struct cow *c, int want, const char *name)
 	if ((pid = fork()) == 0)
 		_exit(usage_as_user(c, want, name));
 	assert_true(pid > 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	status = treap(pid, 60, "cow_usage as another user");
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 }

@@ -327,8 +327,7 @@ in_child(struct fx *fx, const char *extra, void (*fn)(struct fx *))
 		fflush(NULL);
 		_exit(0);
 	}
-	if (waitpid(pid, &status, 0) == -1)
-		err(1, "waitpid");
+	status = treap(pid, 120, "the test's child in its mount namespace");
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
