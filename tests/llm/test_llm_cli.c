@@ -71,7 +71,7 @@ collect(const char *dir, pid_t pid, struct run *r)
 	char	path[512];
 	int	status;
 
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	status = llm_test_reap(pid, 120, "warren");
 	assert_true(WIFEXITED(status));
 	r->status = WEXITSTATUS(status);
 	snprintf(path, sizeof(path), "%s/out", dir);
@@ -256,7 +256,6 @@ test_key_not_in_environ(void **state)
 {
 	struct fakellm	 f;
 	struct timespec	 ts = { 0, 20 * 1000 * 1000 };
-	int		 status;
 	char		*argv[10];
 	json_t		*reqs;
 	pid_t		 pid;
@@ -292,7 +291,7 @@ test_key_not_in_environ(void **state)
 	assert_false(environ_has(pid, SECRET));
 	assert_false(environ_has(pid, "sk-cli"));
 	kill(pid, SIGTERM);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	(void)llm_test_reap(pid, 30, "warren sent SIGTERM");
 	fakellm_stop(&f);
 }
 
