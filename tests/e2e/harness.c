@@ -579,8 +579,8 @@ h_read_all(int fd, int seconds, const char *what, size_t *lenp)
 		left = (unsigned long long)seconds * 1000;
 		if (h_now_ms() - t0 >= left || poll(&pfd, 1, (int)(left -
 		    (h_now_ms() - t0))) == 0) {
-			fprintf(stderr, "harness: %s: not at its end after %d s "
-			    "(%zu bytes read)\n", what, seconds, len);
+			fprintf(stderr, "harness: %s: not at its end after "
+			    "%d s (%zu bytes read)\n", what, seconds, len);
 			free(out);
 			return NULL;
 		}

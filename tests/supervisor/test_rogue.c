@@ -785,8 +785,8 @@ spawnd_wait_gone(struct spawnd_client *d, struct answers *a)
 
 	for (;;) {
 		if (clock_mono_ms() >= end)
-			fail_msg("waited 60 s for the spawn server to close its "
-			    "end of the channel");
+			fail_msg("waited 60 s for the spawn server to close "
+			    "its end of the channel");
 		pfd.fd = spawnd_client_fd(d);
 		pfd.events = POLLIN;
 		(void)poll(&pfd, 1, 1000);
