@@ -619,7 +619,7 @@ h_pty_warren(struct h_run *r, char *const argv[], char *const env[],
 	close(master);
 	if (r->out == NULL)
 		kill(pid, SIGKILL);
-	if ((st = h_waitpid(pid, 10, "warren in a terminal")) == -1 ||
+	if ((st = test_waitpid(pid, 10, "warren in a terminal")) == -1 ||
 	    r->out == NULL) {
 		r->hung = 1;
 		free(r->out);
@@ -658,31 +658,6 @@ h_wait_no_procs(const char *needle, int seconds)
 	    "line", needle);
 	return h_wait_for(h_procs_gone, (void *)(uintptr_t)needle, seconds, -1,
 	    what);
-}
-
-int
-h_waitpid(pid_t pid, int seconds, const char *what)
-{
-	unsigned long long	t0 = h_now_ms();
-	pid_t			r;
-	int			st;
-
-	while ((r = waitpid(pid, &st, WNOHANG)) == 0) {
-		if (h_now_ms() - t0 >= (unsigned long long)seconds * 1000) {
-			fprintf(stderr, "harness: %s (pid %d) still runs after "
-			    "%d s: killing it\n", what, (int)pid, seconds);
-			kill(pid, SIGKILL);
-			(void)waitpid(pid, &st, 0);
-			return -1;
-		}
-		usleep(10000);
-	}
-	if (r == -1) {
-		fprintf(stderr, "harness: waiting for %s (pid %d): %s\n", what,
-		    (int)pid, strerror(errno));
-		return -1;
-	}
-	return st;
 }
 
 int

@@ -13,6 +13,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "tests/test_wait.h"
+
 #define H_HANG_GUARD_S	240	/* a run taking longer is killed: a hang */
 
 struct h_run {
@@ -152,9 +154,6 @@ char	*h_read_all(int fd, int seconds, const char *what, size_t *lenp);
 struct winsize;
 int	 h_pty_warren(struct h_run *r, char *const argv[], char *const env[],
 	    const struct winsize *ws, int seconds);
-/* Reap the child pid within seconds: its wait status; else -1, said on
- * stderr with what it is (and killed, if it still ran). */
-int	 h_waitpid(pid_t pid, int seconds, const char *what);
 /* Pids of live processes whose cmdline contains needle (excluding us). */
 int	 h_find_procs(const char *needle, pid_t *out, int max);
 int	 h_descends(pid_t pid, pid_t ancestor);

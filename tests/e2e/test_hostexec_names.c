@@ -372,8 +372,8 @@ cf_teardown(void **state)
 	}
 	if (f->fuse > 0) {
 		(void)kill(f->fuse, SIGTERM);
-		/* h_waitpid kills it, and says so, if it stays. */
-		(void)h_waitpid(f->fuse, 10, "the FUSE server sent SIGTERM");
+		/* test_waitpid kills it, and says so, if it stays. */
+		(void)test_waitpid(f->fuse, 10, "the FUSE server sent SIGTERM");
 	}
 	h_ws_close(&f->w);
 	memset(f, 0, sizeof(*f));

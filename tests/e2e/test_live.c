@@ -741,7 +741,7 @@ test_stopped_terminal(void **state)
 	/* ^Q, then everything it held. */
 	assert_int_equal(write(master, "\021", 1), 1);
 	free(h_read_all(master, 60, "warren's terminal after ^Q", &len));
-	st = h_waitpid(pid, 10, "warren in a stopped terminal");
+	st = test_waitpid(pid, 10, "warren in a stopped terminal");
 	close(master);
 	assert_true(st != -1);
 	if (!reached)

@@ -212,7 +212,7 @@ try_resume(struct ctx *c)
 		_exit(127);
 	}
 	/* Refused at once, or it took the run: 30 s is plenty. */
-	if (pid == -1 || (st = h_waitpid(pid, 30, "a second `warren "
+	if (pid == -1 || (st = test_waitpid(pid, 30, "a second `warren "
 	    "resume` of the live run")) == -1 || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);

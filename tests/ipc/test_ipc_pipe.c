@@ -26,6 +26,7 @@
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
 #include "tests/ipc/samples.h"
+#include "tests/test_wait.h"
 
 #define BIG		(2u * 1024 * 1024)
 #define GUARD_MS	20000	/* hang guard only */
@@ -233,18 +234,10 @@ sup_loop(struct ipc_peer *p, struct tally *t)
 static int
 reap(pid_t pid)
 {
-	pid_t	r;
-	int	status, i;
+	int	status;
 
-	for (i = 0; (r = waitpid(pid, &status, WNOHANG)) == 0 && i < 6000;
-	    i++)
-		usleep(10000);
-	if (r != pid) {
-		kill(pid, SIGKILL);
-		(void)waitpid(pid, &status, 0);
-		fail_msg("the worker child (pid %d) did not end within 60 s",
-		    (int)pid);
-	}
+	assert_true((status = test_waitpid(pid, 60, "the worker child")) !=
+	    -1);
 	if (WIFSIGNALED(status))
 		return 1000 + WTERMSIG(status);
 	return WEXITSTATUS(status);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tests/llm/llm_testutil.h"
+#include "tests/test_wait.h"
 
 static void
 testutil_die(const char *what)
@@ -189,7 +190,7 @@ fakellm_stop(struct fakellm *f)
 		f->pid = 0;
 		fakellm_forget(pid);
 		kill(pid, SIGTERM);
-		status = llm_test_reap(pid, 10, "fakellm sent SIGTERM");
+		status = test_waitpid(pid, 10, "fakellm sent SIGTERM");
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			fprintf(stderr, "llm test: fakellm exit status %d\n",
 			    status);
@@ -255,24 +256,4 @@ llm_test_config(struct llm_config *lc, const struct fakellm *f,
 	lc->idle_timeout_ms = 10000;
 	if (lc->base_url == NULL || lc->model == NULL)
 		abort();
-}
-
-int
-llm_test_reap(pid_t pid, int seconds, const char *what)
-{
-	pid_t	r;
-	int	st, i;
-
-	for (i = 0; i < seconds * 100; i++) {
-		if ((r = waitpid(pid, &st, WNOHANG)) == pid)
-			return st;
-		if (r == -1)
-			testutil_die(what);
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	(void)waitpid(pid, &st, 0);
-	fprintf(stderr, "llm test: %s (pid %d) still ran after %d s: "
-	    "killed\n", what, (int)pid, seconds);
-	abort();
 }

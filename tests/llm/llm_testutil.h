@@ -39,8 +39,6 @@ void	 llm_test_config(struct llm_config *lc, const struct fakellm *f,
 	    enum llm_provider p);
 /* Read a whole file (NUL-terminated); aborts on failure. */
 char	*llm_test_slurp(const char *path, size_t *len);
-/* The child pid's wait status within seconds; past them it is killed and
- * the test aborts, saying what it waited for. */
-int	 llm_test_reap(pid_t pid, int seconds, const char *what);
+
 
 #endif

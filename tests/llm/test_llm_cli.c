@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "tests/llm/llm_testutil.h"
+#include "tests/test_wait.h"
 
 #define SECRET	"sk-cli-SECRET-31337"
 
@@ -71,7 +72,7 @@ collect(const char *dir, pid_t pid, struct run *r)
 	char	path[512];
 	int	status;
 
-	status = llm_test_reap(pid, 120, "warren");
+	assert_true((status = test_waitpid(pid, 120, "warren")) != -1);
 	assert_true(WIFEXITED(status));
 	r->status = WEXITSTATUS(status);
 	snprintf(path, sizeof(path), "%s/out", dir);
@@ -291,7 +292,7 @@ test_key_not_in_environ(void **state)
 	assert_false(environ_has(pid, SECRET));
 	assert_false(environ_has(pid, "sk-cli"));
 	kill(pid, SIGTERM);
-	(void)llm_test_reap(pid, 30, "warren sent SIGTERM");
+	assert_true(test_waitpid(pid, 30, "warren sent SIGTERM") != -1);
 	fakellm_stop(&f);
 }
 

@@ -649,7 +649,7 @@ test_probe(void **state)
 	memset(why, 0, sizeof(why));
 	(void)read(p[0], why, sizeof(why) - 1);
 	close(p[0]);
-	assert_true((st = h_waitpid(pid, 60, "the overlay probe where "
+	assert_true((st = test_waitpid(pid, 60, "the overlay probe where "
 	    "unshare is refused")) != -1);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
 	    strstr(why, "unshare") == NULL ||
@@ -745,7 +745,7 @@ in_layer_mode(enum cow_mode mode)
 		fail_msg("the host sees a mount on %s:\n%s", f.ws, mi);
 	free(mi);
 	close(tochild[1]);
-	assert_true((st = h_waitpid(pid, 60, "the child in the layer, told "
+	assert_true((st = test_waitpid(pid, 60, "the child in the layer, told "
 	    "to go")) != -1);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	file_absent(f.ws, "cwd-file");
@@ -800,7 +800,7 @@ test_check(void **state)
 		_exit(0);
 	}
 	/* h_warren in it has its own hang guard; this is over it. */
-	assert_true((st = h_waitpid(pid, H_HANG_GUARD_S + 30, "`warren "
+	assert_true((st = test_waitpid(pid, H_HANG_GUARD_S + 30, "`warren "
 	    "sandbox check` where unshare is refused")) != -1);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
@@ -859,7 +859,7 @@ test_run_refused(void **state)
 		fprintf(stderr, "as expected: %s", r.err);
 		_exit(0);
 	}
-	assert_true((status = h_waitpid(pid, H_HANG_GUARD_S + 30, "a copy-on-"
+	assert_true((status = test_waitpid(pid, H_HANG_GUARD_S + 30, "a copy-on-"
 	    "write run where unshare is refused")) != -1);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	file_is(w.ws, "data.txt", "data\n");

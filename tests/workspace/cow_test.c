@@ -1,11 +1,9 @@
 /* Helpers of the copy-on-write tests (cow_test.h). */
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <dirent.h>
 #include <err.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,23 +105,4 @@ tcount(const char *dir)
 			n++;
 	closedir(d);
 	return n;
-}
-
-int
-treap(pid_t pid, int seconds, const char *what)
-{
-	pid_t	r;
-	int	st, i;
-
-	for (i = 0; i < seconds * 100; i++) {
-		if ((r = waitpid(pid, &st, WNOHANG)) == pid)
-			return st;
-		if (r == -1)
-			err(1, "waiting for %s (pid %d)", what, (int)pid);
-		usleep(10000);
-	}
-	kill(pid, SIGKILL);
-	(void)waitpid(pid, &st, 0);
-	errx(1, "%s (pid %d) still ran after %d s: killed", what, (int)pid,
-	    seconds);
 }

@@ -25,8 +25,5 @@ void	tlink(const char *dir, const char *rel, const char *target);
 int	texists(const char *dir, const char *rel);
 /* Entries in dir, but "." and "..". */
 size_t	tcount(const char *dir);
-/* The child pid's wait status, within seconds; past them it is killed
- * and the test fails (fatal), saying what it waited for. */
-int	treap(pid_t pid, int seconds, const char *what);
 
 #endif

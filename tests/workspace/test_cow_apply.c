@@ -40,6 +40,7 @@
 #include "workspace/hostexec.h"
 
 #include "cow_apply_test.h"
+#include "tests/test_wait.h"
 
 static void
 test_roundtrip(void **state)
@@ -903,13 +904,8 @@ t_apply_user(struct t *t, char **report)
 	}
 	assert_true(pid > 0);
 	/* At most 60 s: an apply of three files takes milliseconds. */
-	for (i = 0; i < 6000 && waitpid(pid, &st, WNOHANG) == 0; i++)
-		usleep(10000);
-	if (i == 6000) {
-		kill(pid, SIGKILL);
-		waitpid(pid, &st, 0);
+	if ((st = test_waitpid(pid, 60, "cow_apply as uid 65534")) == -1)
 		fail_msg("cow_apply as uid %d: no exit within 60 s", T_NOBODY);
-	}
 	if (!WIFEXITED(st) || WEXITSTATUS(st) == 99)
 		fail_msg("cow_apply as uid %d: could not start (status 0x%x)",
 		    T_NOBODY, st);
