@@ -46,6 +46,7 @@
 #include "supervisor/spawnd_client.h"
 #include "tests/e2e/harness.h"
 #include "workspace/cow.h"
+#include "tests/test_wait.h"
 
 #define JOB_DEADLINE_MS	30000
 
@@ -620,7 +621,8 @@ test_probe(void **state)
 	 * live process. */
 	if ((pid = fork()) == 0)
 		_exit(0);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true((st = test_waitpid(pid, 240,
+	    "the child of test_probe")) != -1);
 	snprintf(dead, sizeof(dead), "%s/cow-probe.%ld.AbC123", sd, (long)pid);
 	assert_int_equal(mkdir(sd, 0700), 0);
 	h_write(dead, "upper/x", "x\n", 0600);

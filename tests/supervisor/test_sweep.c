@@ -24,6 +24,7 @@
 
 #include "common/clock.h"
 #include "supervisor/run.h"
+#include "tests/test_wait.h"
 
 /* A child that sleeps until killed; SIGTERM ignored. */
 static pid_t
@@ -129,7 +130,8 @@ test_sweep(void **state)
 		_exit(sweep_run(p[1]));
 	}
 	close(p[1]);
-	assert_int_equal(waitpid(runner, &st, 0), runner);
+	assert_true((st = test_waitpid(runner, 240,
+	    "the child of test_sweep")) != -1);
 	if (read(p[0], pids, sizeof(pids)) == sizeof(pids))
 		for (i = 0; i < 3; i++)
 			if (pids[i] > 0)	/* never -1: every process */
