@@ -810,6 +810,7 @@ h_rm_rf(const char *dir)
 		execl("/bin/rm", "rm", "-rf", dir, (char *)NULL);
 		_exit(127);
 	}
-	if (pid > 0)
-		(void)waitpid(pid, &st, 0);
+	if (pid > 0 && (st = test_waitpid(pid, 120, "rm -rf of a test's "
+	    "directory")) == -1)
+		fprintf(stderr, "harness: %s is left behind\n", dir);
 }

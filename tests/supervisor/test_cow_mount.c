@@ -737,7 +737,8 @@ in_layer_mode(enum cow_mode mode)
 	memset(msg, 0, sizeof(msg));
 	(void)read(fromchild[0], msg, sizeof(msg) - 1);
 	if (msg[0] != '\0') {
-		(void)waitpid(pid, &st, 0);
+		(void)test_waitpid(pid, 60, "the child that failed in the "
+		    "layer");
 		fail_msg("in the layer: %s", msg);
 	}
 	/* The child sits in the layer now: the host sees no mount. */

@@ -46,7 +46,7 @@ static pid_t
 escaped(void)
 {
 	pid_t	pid, g = -1;
-	int	p[2], st;
+	int	p[2];
 
 	if (pipe(p) == -1 || (pid = fork()) == -1)
 		return -1;
@@ -61,7 +61,8 @@ escaped(void)
 	if (read(p[0], &g, sizeof(g)) != sizeof(g))
 		g = -1;
 	close(p[0]);
-	(void)waitpid(pid, &st, 0);
+	(void)test_waitpid(pid, 60, "the session leader that starts the "
+	    "sleeper");
 	return g;
 }
 
