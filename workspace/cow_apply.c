@@ -417,6 +417,49 @@ cow_apply_chmod(struct cow_apply *a, size_t i)
 	return 0;
 }
 
+/* Is change i a directory that takes a file's place, or in one? Its
+ * write removes the user's file: it waits until everything else is
+ * written. */
+static int
+cow_apply_replacing(const struct cow_apply *a, size_t i)
+{
+	const struct cow_change	*p;
+	char			 buf[PATH_MAX], *slash;
+
+	if (a->act[i] == ACT_MKDIR_REPLACE)
+		return 1;
+	if (strlcpy(buf, a->ch->v[i].path, sizeof(buf)) >= sizeof(buf))
+		return 0;
+	while ((slash = strrchr(buf, '/')) != NULL) {
+		*slash = '\0';
+		if ((p = cow_walk_find(a->ch, buf)) != NULL &&
+		    a->act[p - a->ch->v] == ACT_MKDIR_REPLACE)
+			return 1;
+	}
+	return 0;
+}
+
+/* The write phase, in path order: first what only adds (temporaries,
+ * new directories), then the directories that replace a file and what
+ * goes in them. A disk that fills fails the apply before a file of the
+ * user's is gone. */
+static int
+cow_apply_write(struct cow_apply *a)
+{
+	size_t	i;
+	int	replacing;
+
+	for (replacing = 0; replacing <= 1; replacing++)
+		for (i = 0; i < a->ch->n; i++)
+			if ((a->act[i] == ACT_MKDIR || a->act[i] ==
+			    ACT_MKDIR_REPLACE || a->act[i] == ACT_WRITE ||
+			    a->act[i] == ACT_WRITE_LATE) &&
+			    cow_apply_replacing(a, i) == replacing &&
+			    cow_apply_write_one(a, i) == -1)
+				return -1;
+	return 0;
+}
+
 /* Write, rename in path order, delete deepest first; a line per file. */
 static int
 cow_apply_run(struct cow_apply *a)
@@ -427,17 +470,14 @@ cow_apply_run(struct cow_apply *a)
 		if (a->act[i] == ACT_DONE)
 			cow_apply_say(a, "already applied:", a->ch->v[i].path,
 			    NULL);
-	for (i = 0; i < a->ch->n; i++) {
+	for (i = 0; i < a->ch->n; i++)
 		if (a->act[i] != ACT_NONE && a->act[i] != ACT_DONE &&
 		    a->act[i] != ACT_SKIP && (a->ch->v[i].new_mode &
 		    (S_ISUID | S_ISGID)) && a->ch->v[i].kind != COW_DELETED)
 			cow_apply_say(a, "not applied: the setuid or setgid bit "
 			    "of", a->ch->v[i].path, NULL);
-		if ((a->act[i] == ACT_MKDIR || a->act[i] == ACT_MKDIR_REPLACE ||
-		    a->act[i] == ACT_WRITE || a->act[i] == ACT_WRITE_LATE) &&
-		    cow_apply_write_one(a, i) == -1)
-			return -1;
-	}
+	if (cow_apply_write(a) == -1)
+		return -1;
 	/* Every temporary on disk before the first rename: one syncfs
 	 * costs what one fsync does, not one per file. */
 	if (syncfs(a->rootfd) == -1) {

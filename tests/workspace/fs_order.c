@@ -64,6 +64,26 @@ fs_order_start(void)
 	fs_order.on = 1;
 }
 
+/* Is this a temporary that is to fail, name in dfd? (ENOSPC set.) */
+static int
+fs_order_full(int dfd, const char *name)
+{
+	char	proc[64], dir[PATH_MAX];
+	ssize_t	n;
+
+	if (!fs_order.on || fs_order.fail_in == NULL ||
+	    strncmp(name, ".warren-apply.", 14) != 0)
+		return 0;
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
+	if ((n = readlink(proc, dir, sizeof(dir) - 1)) == -1)
+		return 0;
+	dir[n] = '\0';
+	if (strcmp(dir, fs_order.fail_in) != 0)
+		return 0;
+	errno = ENOSPC;
+	return 1;
+}
+
 void
 fs_order_stop(void)
 {
@@ -171,6 +191,8 @@ int
 __wrap_symlinkat(const char *target, int dfd, const char *name)
 {
 	fs_order_add("create %s", name);
+	if (fs_order_full(dfd, name))
+		return -1;
 	return __real_symlinkat(target, dfd, name);
 }
 
@@ -192,6 +214,8 @@ __wrap_openat(int dfd, const char *name, int flags, ...)
 		mode = (mode_t)va_arg(ap, int);
 		va_end(ap);
 		fs_order_add("create %s", name);
+		if (fs_order_full(dfd, name))
+			return -1;
 	}
 	return __real_openat(dfd, name, flags, mode);
 }

@@ -18,6 +18,10 @@ struct fs_order {
 	char	*v[FS_ORDER_MAX];
 	size_t	 n;
 	int	 on;
+	/* When not NULL: a temporary apply makes (a name that starts with
+	 * .warren-apply.) in this directory fails with ENOSPC, as on a full
+	 * disk, while recording. */
+	const char *fail_in;
 };
 
 extern struct fs_order fs_order;

@@ -118,6 +118,50 @@ test_syncfs_before_journal_goes(void **state)
 	t_close(&t);
 }
 
+/*
+ * A disk that fills while the temporaries are written: apply fails
+ * before anything of the user's is gone. tc, a file the run made a
+ * directory, sorts before z.txt, whose temporary is the one that fails:
+ * the file is still there after (apply makes every other temporary
+ * before it removes a file to put a directory in its place), and the
+ * next apply, with room, finishes the job.
+ */
+static void
+test_full_disk_first(void **state)
+{
+	struct t	 t;
+	char		*rep, *before, *after;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo file > tc && echo z > z.txt", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && rm tc && mkdir tc && echo in > tc/inner.txt && "
+	    "echo Z > z.txt", t.view);
+	t_changes(&t);
+	before = tree(t.ws);
+	fs_order.fail_in = t.ws;	/* z.txt's temporary, not tc/'s */
+	fs_order_start();
+	assert_int_equal(t_apply(&t, 0, &rep), -1);
+	fs_order_stop();
+	fs_order.fail_in = NULL;
+	free(rep);
+	after = tree(t.ws);
+	if (strcmp(after, before) != 0)
+		fail_msg("the user's tc was replaced before the disk filled:"
+		    "\n%s\nwas\n%s", after, before);
+	free(after);
+	assert_int_equal(t_apply(&t, 0, &rep), 0);
+	free(rep);
+	after = tree(t.ws);
+	free(before);
+	before = tree(t.view);
+	assert_string_equal(after, before);
+	free(after);
+	free(before);
+	t_close(&t);
+}
+
 int
 main(void)
 {
@@ -125,6 +169,7 @@ main(void)
 		cmocka_unit_test(test_journal_first),
 		cmocka_unit_test(test_syncfs_before_renames),
 		cmocka_unit_test(test_syncfs_before_journal_goes),
+		cmocka_unit_test(test_full_disk_first),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
