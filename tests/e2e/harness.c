@@ -79,6 +79,25 @@ h_ws_close(struct h_ws *w)
 	w->dir = NULL;
 }
 
+struct h_ws *
+h_ws_new(const char *data)
+{
+	struct h_ws	*w;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		h_die("calloc");
+	h_ws_open(w, data);
+	return w;
+}
+
+int
+h_ws_teardown(void **state)
+{
+	h_ws_close(*state);
+	free(*state);
+	return 0;
+}
+
 void
 h_write(const char *dir, const char *rel, const char *content, int mode)
 {

@@ -42,6 +42,10 @@ void	 h_ws_open(struct h_ws *w, const char *data);
 void	 h_ws_cassette_close(struct h_ws *w);
 /* Close the cassette and remove the directory. */
 void	 h_ws_close(struct h_ws *w);
+/* A test's h_ws as cmocka state: h_ws_open(data) in a new one; the
+ * teardown closes and frees it. */
+struct h_ws *h_ws_new(const char *data);
+int	 h_ws_teardown(void **state);
 void	 h_write(const char *dir, const char *rel, const char *content,
 	    int mode);
 /* Cassette lines: a turn with tool calls given as a JSON array text. */

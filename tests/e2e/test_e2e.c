@@ -30,20 +30,7 @@
 static int
 setup(void **state)
 {
-	struct h_ws	*c = calloc(1, sizeof(*c));
-
-	h_ws_open(c, "MAGIC-LINE-42\nsecond line\n");
-	*state = c;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct h_ws	*c = *state;
-
-	h_ws_close(c);
-	free(c);
+	*state = h_ws_new("MAGIC-LINE-42\nsecond line\n");
 	return 0;
 }
 
@@ -1162,55 +1149,55 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_schema_refused_then_done,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_schema_three_refusals,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_schema_bad_file, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_tree_three_deep, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_tree_one_job, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_max_agents_refused, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_max_depth_refused, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_jobs_one_in_turn, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_overlap, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_fds_released, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_token_budget, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_outcomes, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_root_auto_complete, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_big_answer_text, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_big_answer_call, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_long_failure_answer,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_timeout, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_mid_step, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_limit_signal, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_no_orphans_after_sigint,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_no_orphans_after_two_sigints,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_worker_caps, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_worker_landlock, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_api_key_hidden, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_resume_after_kill9, setup,
-		    teardown),
+		    h_ws_teardown),
 	};
 
 	/* E2E_FILTER=test_name runs one (for debugging). */
