@@ -1,17 +1,16 @@
 /*
  * warren apply: the changes of a run's layer written into the workspace.
  *
- * First every change is checked against the workspace as it is now: the
- * entry must still be what the base manifest recorded (for an added path:
- * still absent), or already be the layer's (an apply that was killed and
- * is run again). Anything else is a conflict; all are named and nothing
- * is touched. Then each new file and link is written as a temporary
+ * First every change is checked against the workspace as it is now
+ * (cow_apply_check.c): a conflict or a refusal is named and nothing is
+ * touched. Then each new file and link is written as a temporary
  * .warren-apply.XXXXXXXX beside its target (every one named in
  * apply.journal, fsync'd, before it is created), all are flushed (one
  * syncfs), and each is renamed into place; then what was deleted goes,
- * deepest first; directories get their modes last; then the journal. So
- * a kill at any point leaves every file either old or new, and the next
- * apply (or cow_remove) removes the temporaries.
+ * deepest first; directories get their modes last; a second syncfs; then
+ * the journal goes. So a kill at any point leaves every file either old
+ * or new, and the next apply (or cow_remove) removes the temporaries
+ * (the order: test_cow_order).
  *
  * The workspace is walked one component at a time, never through a
  * link (cow_walk.c); the layer was written by agents: a setuid or setgid
@@ -22,7 +21,6 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -34,40 +32,12 @@
 #include "common/fd.h"
 #include "common/str.h"
 #include "workspace/cow.h"
+#include "workspace/cow_apply_int.h"
 #include "workspace/cow_int.h"
 #include "workspace/cow_walk.h"
 
-
-/* What apply does with one change, decided by the check. */
-enum cow_act {
-	ACT_NONE = 0,		/* nothing (equal already, or skipped) */
-	ACT_DONE,		/* the workspace has it already */
-	ACT_SKIP,		/* runs code on the host: not without the flag */
-	ACT_WRITE,		/* a file or link: temporary, then rename */
-	ACT_WRITE_LATE,		/* the same over a directory: after it goes */
-	ACT_MKDIR,		/* a new directory */
-	ACT_MKDIR_REPLACE,	/* a directory where a file or link was */
-	ACT_CHMOD,		/* a directory's mode */
-	ACT_DELETE,		/* a file, link or (empty by then) directory */
-};
-
-struct cow_apply {
-	const struct cow	 *c;
-	const struct cow_changes *ch;
-	unsigned		  flags;
-	mode_t			  umask;	/* the user's, at the start */
-	FILE			 *out;
-	int			  rootfd;
-	enum cow_act		 *act;
-	struct stat		 *cur;		/* the workspace's entry now */
-	char			**tmp;		/* temporaries' names */
-	size_t			  nconflicts, nrefused;
-	char			 *err;
-	size_t			  errsz;
-};
-
 /* A path for out: escaped, never a control byte of the agent's. */
-static void
+void
 cow_apply_say(const struct cow_apply *a, const char *what, const char *path,
     const char *why)
 {
@@ -86,7 +56,7 @@ cow_apply_say(const struct cow_apply *a, const char *what, const char *path,
  * writable by others and never sticky: an agent's chmod 0777 is applied
  * as 0755 under umask 022. Setuid and setgid are never applied.
  */
-static mode_t
+mode_t
 cow_apply_perms(const struct cow_apply *a, const struct cow_change *ch)
 {
 	const struct stat	*cur = &a->cur[ch - a->ch->v];
@@ -108,275 +78,6 @@ cow_apply_umask(void)
 
 	umask(m);
 	return m;
-}
-
-static int
-cow_apply_special(mode_t m)
-{
-	return !S_ISREG(m) && !S_ISLNK(m) && !S_ISDIR(m);
-}
-
-/* NULL if the entry is still the change's base, else what changed. */
-static const char *
-cow_apply_base_diff(const struct cow_apply *a, const struct cow_change *ch,
-    const struct stat *sb)
-{
-	if (ch->base_by == COW_BASE_STAT)
-		return cow_base_stat_diff(sb, &ch->base);
-	return cow_base_sum_diff(a->rootfd, ch, sb);
-}
-
-/* Is a directory on path's way one that apply creates? Then the walk
- * cannot find path yet, and must not. */
-static int
-cow_apply_under_new(const struct cow_apply *a, const char *path)
-{
-	const struct cow_change	*p;
-	char			 buf[PATH_MAX], *slash;
-	enum cow_act		 act;
-
-	if (strlcpy(buf, path, sizeof(buf)) >= sizeof(buf))
-		return 0;
-	while ((slash = strrchr(buf, '/')) != NULL) {
-		*slash = '\0';
-		if ((p = cow_walk_find(a->ch, buf)) != NULL) {
-			act = a->act[p - a->ch->v];
-			return act == ACT_MKDIR || act == ACT_MKDIR_REPLACE;
-		}
-	}
-	return 0;
-}
-
-/* The workspace's entry at the change's path: 0 there (in *sb), 1 absent,
- * 2 a directory on the way is a link or not a directory, -1 error. */
-static int
-cow_apply_current(struct cow_apply *a, const char *path, struct stat *sb)
-{
-	char	*e;
-
-	memset(sb, 0, sizeof(*sb));
-	if (cow_walk_lstat(a->rootfd, path, sb) == 0)
-		return 0;
-	memset(sb, 0, sizeof(*sb));
-	if (errno == ENOENT || ((errno == ELOOP || errno == ENOTDIR) &&
-	    cow_apply_under_new(a, path)))
-		return 1;
-	if (errno == ELOOP || errno == ENOTDIR)
-		return 2;
-	e = str_escape_dup(path, strlen(path), 0);
-	snprintf(a->err, a->errsz, "cannot look at %s in the workspace: %s",
-	    e != NULL ? e : "?", strerror(errno));
-	free(e);
-	return -1;
-}
-
-/* Two open files with the same bytes? */
-static int
-cow_apply_same_bytes(int fa, int fb)
-{
-	char	ba[65536], bb[65536];
-	ssize_t	na, nb;
-
-	for (;;) {
-		if ((na = read(fa, ba, sizeof(ba))) == -1 ||
-		    (nb = read(fb, bb, (size_t)na)) != na)
-			return 0;
-		if (na == 0)
-			return 1;
-		if (memcmp(ba, bb, (size_t)na) != 0)
-			return 0;
-	}
-}
-
-/* Is the workspace's entry (sb, there) already the layer's? */
-static int
-cow_apply_same_new(const struct cow_apply *a, const struct cow_change *ch,
-    const struct stat *sb)
-{
-	struct stat	 nb;
-	char		 want[PATH_MAX], have[PATH_MAX];
-	int		 fn, fo, same = 0;
-
-	if ((sb->st_mode & S_IFMT) != (ch->new_mode & S_IFMT))
-		return 0;
-	if (S_ISDIR(sb->st_mode) || S_ISREG(sb->st_mode))
-		if ((sb->st_mode & 07777) != cow_apply_perms(a, ch))
-			return 0;
-	if (S_ISDIR(sb->st_mode))
-		return 1;
-	if ((fn = cow_walk_src(a->c, ch, want, sizeof(want))) == -1)
-		return 0;
-	if (fn == -2)
-		return cow_walk_readlink(a->rootfd, ch->path, have,
-		    sizeof(have)) == 0 && strcmp(want, have) == 0;
-	if (fstat(fn, &nb) == 0 && S_ISREG(nb.st_mode) &&
-	    nb.st_size == sb->st_size && (fo = cow_walk_open(a->rootfd,
-	    ch->path, O_RDONLY | O_NONBLOCK)) != -1) {
-		same = cow_apply_same_bytes(fo, fn);
-		close(fo);
-	}
-	close(fn);
-	return same;
-}
-
-static void
-cow_apply_conflict(struct cow_apply *a, const char *path, const char *why)
-{
-	cow_apply_say(a, "conflict:", path, why);
-	a->nconflicts++;
-}
-
-/* A directory that goes must hold only what goes with it: anything else
- * in it now was not in the base (the user's, made since the run began). */
-static int
-cow_apply_dir_extra(struct cow_apply *a, const char *path)
-{
-	const struct cow_change	*p;
-	struct dirent		*de;
-	DIR			*d;
-	char			 sub[PATH_MAX], why[NAME_MAX + 128], *e;
-	int			 fd, found = 0;
-
-	if ((fd = cow_walk_open(a->rootfd, path, O_RDONLY | O_DIRECTORY)) ==
-	    -1 || (d = fdopendir(fd)) == NULL) {
-		if (fd != -1)
-			close(fd);
-		cow_apply_conflict(a, path, "its directory cannot be read");
-		return 1;
-	}
-	while (!found && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") ==
-		    0)
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
-		p = cow_walk_find(a->ch, sub);
-		if (p != NULL && p->kind == COW_DELETED && (p->sensitive ==
-		    NULL || (a->flags & COW_APPLY_SENSITIVE)))
-			continue;
-		e = str_escape_dup(de->d_name, strlen(de->d_name), 0);
-		snprintf(why, sizeof(why), "the directory holds %s, %s",
-		    e != NULL ? e : "?", p == NULL || p->kind != COW_DELETED ?
-		    "which the run's base did not have" : "which runs code on "
-		    "the host and is left out without --include-sensitive");
-		free(e);
-		cow_apply_conflict(a, path, why);
-		found = 1;
-	}
-	closedir(d);
-	return found;
-}
-
-/* A file or directory made in a directory that must be there or be made
- * first; the temporary's directory must fit on a journal line. */
-static int
-cow_apply_parent_ok(struct cow_apply *a, const char *path)
-{
-	struct stat	 sb;
-	const char	*slash = strrchr(path, '/');
-	char		 dir[PATH_MAX];
-
-	if (slash == NULL)
-		return 1;
-	if (memchr(path, '\n', (size_t)(slash - path)) != NULL) {
-		cow_apply_conflict(a, path, "a directory on its path has a "
-		    "newline in its name: apply cannot journal it");
-		return 0;
-	}
-	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
-	if (cow_apply_under_new(a, path) || (cow_walk_lstat(a->rootfd, dir,
-	    &sb) == 0 && S_ISDIR(sb.st_mode)))
-		return 1;
-	cow_apply_conflict(a, path, "its directory is gone from the workspace "
-	    "or is no longer a directory");
-	return 0;
-}
-
-/* The entry is still the base's: what to do with it. */
-static void
-cow_apply_decide(struct cow_apply *a, size_t i, int absent)
-{
-	const struct cow_change	*ch = &a->ch->v[i];
-	const struct stat	*sb = &a->cur[i];
-	enum cow_act		*act = &a->act[i];
-
-	if (ch->kind == COW_DELETED) {
-		if (!absent && S_ISDIR(sb->st_mode) &&
-		    cow_apply_dir_extra(a, ch->path))
-			return;
-		*act = absent ? ACT_DONE : ACT_DELETE;
-	} else if (S_ISDIR(ch->new_mode)) {
-		if (absent)
-			*act = cow_apply_parent_ok(a, ch->path) ? ACT_MKDIR :
-			    ACT_NONE;
-		else if (!S_ISDIR(sb->st_mode))
-			*act = ACT_MKDIR_REPLACE;
-		else if ((sb->st_mode & 07777) != cow_apply_perms(a, ch))
-			*act = ACT_CHMOD;
-	} else if (!absent && S_ISDIR(sb->st_mode)) {
-		if (!cow_apply_dir_extra(a, ch->path) &&
-		    cow_apply_parent_ok(a, ch->path))
-			*act = ACT_WRITE_LATE;
-	} else if (cow_apply_parent_ok(a, ch->path))
-		*act = ACT_WRITE;
-}
-
-/* A file that becomes a directory, or the other way round: apply removes
- * the one before it makes the other, so a killed apply may leave neither
- * there. */
-static int
-cow_apply_retype(const struct cow_change *ch)
-{
-	return ch->kind == COW_MODIFIED &&
-	    S_ISDIR(ch->base.mode) != S_ISDIR(ch->new_mode);
-}
-
-/* One change against the workspace: 0 (act set, or a conflict counted),
- * -1 error. */
-static int
-cow_apply_check_one(struct cow_apply *a, size_t i)
-{
-	const struct cow_change	*ch = &a->ch->v[i];
-	const char		*why = NULL;
-	int			 r;
-
-	if (ch->kind == COW_UNSUPPORTED || (ch->kind != COW_DELETED &&
-	    cow_apply_special(ch->new_mode))) {
-		cow_apply_say(a, "refused:", ch->path, "a FIFO, socket, device "
-		    "or overlay redirect, which apply cannot carry");
-		a->nrefused++;
-		return 0;
-	}
-	if (cow_review_held(ch, a->flags) != NULL) {
-		a->act[i] = ACT_SKIP;
-		return 0;
-	}
-	if ((r = cow_apply_current(a, ch->path, &a->cur[i])) == -1)
-		return -1;
-	if (r == 2)
-		why = "a directory on its path is now a link or not a directory";
-	else if (ch->kind == COW_ADDED && r == 0)
-		why = "it was created in the workspace since the run started";
-	else if (ch->kind != COW_ADDED && r == 1 && !cow_apply_retype(ch))
-		why = "it was removed from the workspace since the run started";
-	else if (ch->kind != COW_ADDED && r == 0)
-		why = cow_apply_base_diff(a, ch, &a->cur[i]);
-	if (why == NULL)
-		cow_apply_decide(a, i, r == 1);
-	else if (r == 0 && ch->kind != COW_DELETED &&
-	    S_ISDIR(a->cur[i].st_mode) && S_ISDIR(ch->new_mode) &&
-	    (ch->kind == COW_ADDED || cow_apply_retype(ch) ||
-	    (a->cur[i].st_mode & 07777) == cow_apply_perms(a, ch)))
-		/* Made by an apply that was killed before its modes were
-		 * set, or by the user: only its mode may be left to do. */
-		a->act[i] = (a->cur[i].st_mode & 07777) ==
-		    cow_apply_perms(a, ch) ? ACT_DONE : ACT_CHMOD;
-	else if ((r == 1 && ch->kind == COW_DELETED) ||
-	    (r == 0 && ch->kind != COW_DELETED &&
-	    cow_apply_same_new(a, ch, &a->cur[i])))
-		a->act[i] = ACT_DONE;
-	else
-		cow_apply_conflict(a, ch->path, why);
-	return 0;
 }
 
 /* One journal line: a temporary's absolute path, removed if it is one. */
@@ -716,6 +417,49 @@ cow_apply_chmod(struct cow_apply *a, size_t i)
 	return 0;
 }
 
+/* Is change i a directory that takes a file's place, or in one? Its
+ * write removes the user's file: it waits until everything else is
+ * written. */
+static int
+cow_apply_replacing(const struct cow_apply *a, size_t i)
+{
+	const struct cow_change	*p;
+	char			 buf[PATH_MAX], *slash;
+
+	if (a->act[i] == ACT_MKDIR_REPLACE)
+		return 1;
+	if (strlcpy(buf, a->ch->v[i].path, sizeof(buf)) >= sizeof(buf))
+		return 0;
+	while ((slash = strrchr(buf, '/')) != NULL) {
+		*slash = '\0';
+		if ((p = cow_walk_find(a->ch, buf)) != NULL &&
+		    a->act[p - a->ch->v] == ACT_MKDIR_REPLACE)
+			return 1;
+	}
+	return 0;
+}
+
+/* The write phase, in path order: first what only adds (temporaries,
+ * new directories), then the directories that replace a file and what
+ * goes in them. A disk that fills fails the apply before a file of the
+ * user's is gone. */
+static int
+cow_apply_write(struct cow_apply *a)
+{
+	size_t	i;
+	int	replacing;
+
+	for (replacing = 0; replacing <= 1; replacing++)
+		for (i = 0; i < a->ch->n; i++)
+			if ((a->act[i] == ACT_MKDIR || a->act[i] ==
+			    ACT_MKDIR_REPLACE || a->act[i] == ACT_WRITE ||
+			    a->act[i] == ACT_WRITE_LATE) &&
+			    cow_apply_replacing(a, i) == replacing &&
+			    cow_apply_write_one(a, i) == -1)
+				return -1;
+	return 0;
+}
+
 /* Write, rename in path order, delete deepest first; a line per file. */
 static int
 cow_apply_run(struct cow_apply *a)
@@ -726,17 +470,14 @@ cow_apply_run(struct cow_apply *a)
 		if (a->act[i] == ACT_DONE)
 			cow_apply_say(a, "already applied:", a->ch->v[i].path,
 			    NULL);
-	for (i = 0; i < a->ch->n; i++) {
+	for (i = 0; i < a->ch->n; i++)
 		if (a->act[i] != ACT_NONE && a->act[i] != ACT_DONE &&
 		    a->act[i] != ACT_SKIP && (a->ch->v[i].new_mode &
 		    (S_ISUID | S_ISGID)) && a->ch->v[i].kind != COW_DELETED)
 			cow_apply_say(a, "not applied: the setuid or setgid bit "
 			    "of", a->ch->v[i].path, NULL);
-		if ((a->act[i] == ACT_MKDIR || a->act[i] == ACT_MKDIR_REPLACE ||
-		    a->act[i] == ACT_WRITE || a->act[i] == ACT_WRITE_LATE) &&
-		    cow_apply_write_one(a, i) == -1)
-			return -1;
-	}
+	if (cow_apply_write(a) == -1)
+		return -1;
 	/* Every temporary on disk before the first rename: one syncfs
 	 * costs what one fsync does, not one per file. */
 	if (syncfs(a->rootfd) == -1) {
@@ -756,61 +497,6 @@ cow_apply_run(struct cow_apply *a)
 		    a->act[i] == ACT_CHMOD) && cow_apply_chmod(a, i) == -1)
 			return -1;
 	return 0;
-}
-
-/* The paths left out, each with why: what runs it on the host, or what
- * the diff could not show (cow_review_held); a count of each. */
-static void
-cow_apply_left_out(struct cow_apply *a)
-{
-	const struct cow_change	*ch;
-	char			 why[256];
-	size_t			 i, nsens = 0, nunrev = 0;
-
-	for (i = 0; i < a->ch->n; i++) {
-		if (a->act[i] != ACT_SKIP)
-			continue;
-		ch = &a->ch->v[i];
-		if (cow_review_held(ch, a->flags) == ch->sensitive) {
-			snprintf(why, sizeof(why), "runs on the host: %s",
-			    ch->sensitive);
-			nsens++;
-		} else {
-			snprintf(why, sizeof(why), "unreviewed: %s",
-			    ch->unreviewed);
-			nunrev++;
-		}
-		cow_apply_say(a, "left out:", ch->path, why);
-	}
-	if (nsens > 0)
-		fprintf(a->out, "%zu path%s that run%s code on the host left "
-		    "out: review them with `warren diff`, apply them with "
-		    "--include-sensitive\n", nsens, nsens == 1 ? "" : "s",
-		    nsens == 1 ? "s" : "");
-	if (nunrev > 0)
-		fprintf(a->out, "%zu file%s the diff cannot show left out: "
-		    "review %s another way, apply %s with "
-		    "--include-unreviewed\n", nunrev, nunrev == 1 ? "" : "s",
-		    nunrev == 1 ? "it" : "them", nunrev == 1 ? "it" : "them");
-}
-
-/* Every change checked; the paths left out named. 0 go on, 1 refused,
- * -1 error. */
-static int
-cow_apply_check(struct cow_apply *a)
-{
-	size_t	 i;
-
-	for (i = 0; i < a->ch->n; i++)
-		if (cow_apply_check_one(a, i) == -1)
-			return -1;
-	cow_apply_left_out(a);
-	if (a->nconflicts == 0 && a->nrefused == 0)
-		return 0;
-	fprintf(a->out, "nothing applied (%zu conflict%s, %zu refused): the "
-	    "workspace is unchanged\n", a->nconflicts,
-	    a->nconflicts == 1 ? "" : "s", a->nrefused);
-	return 1;
 }
 
 int

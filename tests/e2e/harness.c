@@ -9,7 +9,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +77,25 @@ h_ws_close(struct h_ws *w)
 		h_rm_rf(w->dir);
 	free(w->dir);
 	w->dir = NULL;
+}
+
+struct h_ws *
+h_ws_new(const char *data)
+{
+	struct h_ws	*w;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		h_die("calloc");
+	h_ws_open(w, data);
+	return w;
+}
+
+int
+h_ws_teardown(void **state)
+{
+	h_ws_close(*state);
+	free(*state);
+	return 0;
 }
 
 void
@@ -462,6 +484,38 @@ h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	return 0;
 }
 
+int
+h_warren_v(struct h_run *r, char *const extra_env[], char *first,
+    va_list ap)
+{
+	char	*argv[64];
+	int	 n = 0;
+
+	argv[n++] = "warren";
+	if (first != NULL)
+		argv[n++] = first;
+	while (n < 63 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	if (n == 63) {
+		fprintf(stderr, "harness: warren %s: over 62 arguments\n",
+		    argv[1]);
+		abort();
+	}
+	return h_warren(r, argv, extra_env, NULL, NULL);
+}
+
+int
+h_warren_l(struct h_run *r, char *const extra_env[], ...)
+{
+	va_list	ap;
+	int	rc;
+
+	va_start(ap, extra_env);
+	rc = h_warren_v(r, extra_env, NULL, ap);
+	va_end(ap);
+	return rc;
+}
+
 void
 h_run_free(struct h_run *r)
 {
@@ -469,17 +523,160 @@ h_run_free(struct h_run *r)
 	free(r->err);
 }
 
+char	h_wait_why[1024];
+
+/* Has pid ended? Not reaped: h_warren reaps it. */
+static int
+h_ended(pid_t pid)
+{
+	siginfo_t	si;
+
+	memset(&si, 0, sizeof(si));
+	return pid > 0 && waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG |
+	    WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+int
+h_wait_for(int (*ready)(void *), void *arg, int seconds, pid_t warren,
+    const char *what)
+{
+	unsigned long long	t0 = h_now_ms();
+
+	h_wait_why[0] = '\0';
+	for (;;) {
+		if (ready(arg))
+			return 0;
+		if (h_ended(warren)) {
+			/* It may have done it on its way out. */
+			if (ready(arg))
+				return 0;
+			snprintf(h_wait_why, sizeof(h_wait_why), "waited %llu "
+			    "ms for %s: warren (pid %d) ended first",
+			    h_now_ms() - t0, what, (int)warren);
+			break;
+		}
+		if (h_now_ms() - t0 >= (unsigned long long)seconds * 1000) {
+			snprintf(h_wait_why, sizeof(h_wait_why), "waited %d s "
+			    "for %s: not there", seconds, what);
+			break;
+		}
+		usleep(20000);
+	}
+	fprintf(stderr, "harness: %s\n", h_wait_why);
+	return -1;
+}
+
+static int
+h_file_there(void *arg)
+{
+	return access(arg, F_OK) == 0;
+}
+
 int
 h_wait_file(const char *path, int seconds)
 {
-	int	i;
+	char	what[PATH_MAX + 16];
 
-	for (i = 0; i < seconds * 50; i++) {
-		if (access(path, F_OK) == 0)
-			return 0;
-		usleep(20000);
+	snprintf(what, sizeof(what), "the file %s", path);
+	return h_wait_for(h_file_there, (void *)(uintptr_t)path, seconds, -1,
+	    what);
+}
+
+char *
+h_read_all(int fd, int seconds, const char *what, size_t *lenp)
+{
+	unsigned long long	 t0 = h_now_ms(), left;
+	struct pollfd		 pfd = { fd, POLLIN, 0 };
+	char			*out = NULL, *p;
+	size_t			 len = 0;
+	ssize_t			 n;
+
+	for (;;) {
+		if ((p = realloc(out, len + 65536 + 1)) == NULL)
+			h_die("realloc");
+		out = p;
+		left = (unsigned long long)seconds * 1000;
+		if (h_now_ms() - t0 >= left || poll(&pfd, 1, (int)(left -
+		    (h_now_ms() - t0))) == 0) {
+			fprintf(stderr, "harness: %s: not at its end after "
+			    "%d s (%zu bytes read)\n", what, seconds, len);
+			free(out);
+			return NULL;
+		}
+		if ((n = read(fd, out + len, 65536)) == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
 	}
-	return -1;
+	out[len] = '\0';
+	if (lenp != NULL)
+		*lenp = len;
+	return out;
+}
+
+int
+h_pty_warren(struct h_run *r, char *const argv[], char *const env[],
+    const struct winsize *ws, int seconds)
+{
+	unsigned long long	t0 = h_now_ms();
+	pid_t			pid;
+	int			master, st;
+
+	memset(r, 0, sizeof(*r));
+	if ((pid = forkpty(&master, NULL, NULL, ws)) == 0) {
+		execve(getenv("WARREN_BIN"), argv, env);
+		_exit(127);
+	}
+	if (pid == -1) {
+		fprintf(stderr, "harness: forkpty: %s\n", strerror(errno));
+		return -1;
+	}
+	/* Until the slave side closes (EIO). */
+	r->out = h_read_all(master, seconds, "warren's terminal output",
+	    NULL);
+	close(master);
+	if (r->out == NULL)
+		kill(pid, SIGKILL);
+	if ((st = test_waitpid(pid, 10, "warren in a terminal")) == -1 ||
+	    r->out == NULL) {
+		r->hung = 1;
+		free(r->out);
+		r->out = NULL;
+		return -1;
+	}
+	r->ms = h_now_ms() - t0;
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return 0;
+}
+
+int
+h_kill_when(pid_t warren, int (*ready)(void *), void *arg, int seconds,
+    const char *what)
+{
+	int	ok;
+
+	ok = h_wait_for(ready, arg, seconds, warren, what) == 0;
+	return kill(warren, SIGKILL) == 0 && ok;
+}
+
+static int
+h_procs_gone(void *arg)
+{
+	pid_t	pids[1];
+
+	return h_find_procs(arg, pids, 1) == 0;
+}
+
+int
+h_wait_no_procs(const char *needle, int seconds)
+{
+	char	what[256];
+
+	snprintf(what, sizeof(what), "no process with \"%s\" in its command "
+	    "line", needle);
+	return h_wait_for(h_procs_gone, (void *)(uintptr_t)needle, seconds, -1,
+	    what);
 }
 
 int
@@ -632,6 +829,7 @@ h_rm_rf(const char *dir)
 		execl("/bin/rm", "rm", "-rf", dir, (char *)NULL);
 		_exit(127);
 	}
-	if (pid > 0)
-		(void)waitpid(pid, &st, 0);
+	if (pid > 0 && (st = test_waitpid(pid, 120, "rm -rf of a test's "
+	    "directory")) == -1)
+		fprintf(stderr, "harness: %s is left behind\n", dir);
 }

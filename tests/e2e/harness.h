@@ -10,7 +10,10 @@
 #include <sys/types.h>
 
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
+
+#include "tests/test_wait.h"
 
 #define H_HANG_GUARD_S	240	/* a run taking longer is killed: a hang */
 
@@ -39,6 +42,10 @@ void	 h_ws_open(struct h_ws *w, const char *data);
 void	 h_ws_cassette_close(struct h_ws *w);
 /* Close the cassette and remove the directory. */
 void	 h_ws_close(struct h_ws *w);
+/* A test's h_ws as cmocka state: h_ws_open(data) in a new one; the
+ * teardown closes and frees it. */
+struct h_ws *h_ws_new(const char *data);
+int	 h_ws_teardown(void **state);
 void	 h_write(const char *dir, const char *rel, const char *content,
 	    int mode);
 /* Cassette lines: a turn with tool calls given as a JSON array text. */
@@ -84,6 +91,12 @@ int	 h_fakellm_teardown(void **state);
  */
 int	 h_warren(struct h_run *r, char *const argv[], char *const extra_env[],
 	    void (*during)(pid_t, void *), void *arg);
+/* h_warren of "warren" and the arguments after extra_env (NULL after
+ * the last, 62 at most), nothing run during it. */
+int	 h_warren_l(struct h_run *r, char *const extra_env[], ...);
+/* The same with first (if not NULL), then ap's arguments. */
+int	 h_warren_v(struct h_run *r, char *const extra_env[], char *first,
+	    va_list ap);
 /* When > 0, the next h_warren runs warren with RLIMIT_FSIZE at this many
  * bytes, the way a full disk fails a write; h_warren resets it to 0.
  * Every h_warren starts warren with SIGXFSZ at its default, as a shell
@@ -110,8 +123,41 @@ extern int	 h_hang_guard;
  * buffer, for fail_msg); NULL if warren ended by itself. */
 const char *h_deadline_missed(const struct h_run *r, const char *deadline);
 void	 h_run_free(struct h_run *r);
-/* Wait until path exists (hang guard only); 0 found, -1 timed out. */
+/*
+ * Poll ready(arg) every 20 ms until it says 1: 0. Else -1 once seconds
+ * have passed, or at once when warren (a pid h_warren runs; -1: none) has
+ * ended, since what it did not do by then it will not do: h_wait_why
+ * then says what was waited for and which ended the wait (also printed),
+ * for the test's fail_msg.
+ */
+int	 h_wait_for(int (*ready)(void *), void *arg, int seconds, pid_t warren,
+	    const char *what);
+extern char	 h_wait_why[1024];
+/*
+ * The kill of a test that kills warren at a point of its run (a during
+ * callback of h_warren): h_wait_for(ready), then SIGKILL. 1 killed at
+ * that point; 0 the point did not come (h_wait_why says so), and warren,
+ * if it still runs, is killed all the same so that the test fails now,
+ * not at its hang guard.
+ */
+int	 h_kill_when(pid_t warren, int (*ready)(void *), void *arg,
+	    int seconds, const char *what);
+/* h_wait_for no live process with needle in its command line (a
+ * killed run's workers, gone with it). */
+int	 h_wait_no_procs(const char *needle, int seconds);
+/* h_wait_for a file to exist. */
 int	 h_wait_file(const char *path, int seconds);
+/* Everything fd gives until its end (EOF, or EIO from a pty whose other
+ * side closed), within seconds: the bytes, NUL-terminated, the caller
+ * frees; NULL if the time ran out (said on stderr with what). */
+char	*h_read_all(int fd, int seconds, const char *what, size_t *lenp);
+/* Run warren (WARREN_BIN) with argv and env (the whole environment) in
+ * a new terminal of size ws (NULL: the default), reading it until its
+ * end: r->out, r->status, r->ms (r->err unused). -1 if it did not end
+ * within seconds (said on stderr; it is killed). */
+struct winsize;
+int	 h_pty_warren(struct h_run *r, char *const argv[], char *const env[],
+	    const struct winsize *ws, int seconds);
 /* Pids of live processes whose cmdline contains needle (excluding us). */
 int	 h_find_procs(const char *needle, pid_t *out, int max);
 int	 h_descends(pid_t pid, pid_t ancestor);

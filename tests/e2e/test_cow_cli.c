@@ -21,90 +21,44 @@
 
 #include "store/store.h"
 #include "tests/e2e/harness.h"
+#include "tests/e2e/harness_cow.h"
 #include "workspace/cow.h"
 
-struct t {
-	char	*dir;
-	char	 ws[PATH_MAX];		/* canonical */
-	char	 state[PATH_MAX];
-	char	 db[PATH_MAX + 32];
-};
-
 static void
-t_open(struct t *t)
+t_open(struct h_cowrun *t)
 {
-	char	p[PATH_MAX + 16];
-
-	memset(t, 0, sizeof(*t));
-	t->dir = h_tmpdir();
-	snprintf(p, sizeof(p), "%s/ws", t->dir);
-	h_write(p, "a.txt", "one\ntwo\nthree\n", 0);
-	h_write(p, "gone.txt", "bye\n", 0);
-	assert_non_null(realpath(p, t->ws));
-	snprintf(t->state, sizeof(t->state), "%s/state", t->dir);
-	assert_int_equal(mkdir(t->state, 0700), 0);
-	snprintf(t->db, sizeof(t->db), "%s/warren.db", t->state);
+	h_cowrun_open(t, "a.txt", "one\ntwo\nthree\n", "gone.txt", "bye\n",
+	    NULL);
 }
 
 /* A finished run (or a running one: ended 0) with a copy-mode layer in
  * which a.txt changed, gone.txt went, new.txt and .envrc came. */
 static int64_t
-t_run(struct t *t, struct cow *c, int cow, int ended)
+t_run(struct h_cowrun *t, struct cow *c, int cow, int ended)
 {
-	struct store_run_params	 p;
-	struct store		*st;
-	char			 err[1024], tree[PATH_MAX + 16];
-	int64_t			 run;
+	char	tree[PATH_MAX + 16];
 
-	memset(&p, 0, sizeof(p));
-	p.task = "COW-CLI-TASK";
-	p.workspace = t->ws;
 	if (cow) {
-		if (cow_create(c, COW_COPY, t->ws, t->state, err,
-		    sizeof(err)) == -1)
-			fail_msg("cow_create: %s", err);
+		h_cowrun_layer(t, c);
 		snprintf(tree, sizeof(tree), "%s/tree", c->dir);
 		h_write(tree, "a.txt", "one\nTWO\nthree\n", 0);
 		h_write(tree, "new.txt", "fresh\n", 0);
 		h_write(tree, ".envrc", "echo host\n", 0);
 		snprintf(tree, sizeof(tree), "%s/tree/gone.txt", c->dir);
 		assert_int_equal(unlink(tree), 0);
-		p.cow_mode = "copy";
-		p.cow_dir = c->dir;
 	}
-	if ((st = store_open(t->db, STORE_CREATE, err, sizeof(err))) == NULL)
-		fail_msg("store_open: %s", err);
-	assert_int_equal(store_run_begin(st, &p, &run), 0);
-	if (ended)
-		assert_int_equal(store_run_end(st, run, STORE_RUN_DONE, "ok"),
-		    0);
-	store_close(st);
-	return run;
+	return h_cowrun_record(t, cow ? c : NULL, "COW-CLI-TASK", ended);
 }
 
 static void
-t_warren(struct t *t, struct h_run *r, char *cmd, char *a1, char *a2,
+t_warren(struct h_cowrun *t, struct h_run *r, char *cmd, char *a1, char *a2,
     int64_t run)
 {
-	char	 id[32], *argv[8];
-	int	 n = 0;
-
-	snprintf(id, sizeof(id), "%lld", (long long)run);
-	argv[n++] = "warren";
-	argv[n++] = cmd;
-	argv[n++] = "--db";
-	argv[n++] = t->db;
-	if (a1 != NULL)
-		argv[n++] = a1;
-	if (a2 != NULL)
-		argv[n++] = a2;
-	argv[n++] = id;
-	argv[n] = NULL;
-	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
+	h_cowrun_warren(t, r, NULL, cmd, a1, a2, run);
 }
 
 static char *
-t_state(struct t *t, int64_t run)
+t_state(struct h_cowrun *t, int64_t run)
 {
 	struct store_run	 r;
 	struct store		*st;
@@ -119,7 +73,7 @@ t_state(struct t *t, int64_t run)
 }
 
 static char *
-t_file(const struct t *t, const char *rel)
+t_file(const struct h_cowrun *t, const char *rel)
 {
 	char	p[PATH_MAX + 64];
 
@@ -128,7 +82,7 @@ t_file(const struct t *t, const char *rel)
 }
 
 static void
-t_expect_file(const struct t *t, const char *rel, const char *want)
+t_expect_file(const struct h_cowrun *t, const char *rel, const char *want)
 {
 	char	*s = t_file(t, rel);
 
@@ -141,7 +95,7 @@ t_expect_file(const struct t *t, const char *rel, const char *want)
 static void
 test_diff_apply(void **state)
 {
-	struct t	 t;
+	struct h_cowrun	 t;
 	struct h_run	 r;
 	struct cow	 c;
 	struct stat	 sb;
@@ -199,8 +153,7 @@ test_diff_apply(void **state)
 	t_warren(&t, &r, "diff", NULL, NULL, run);
 	assert_int_equal(r.status, 2);
 	h_run_free(&r);
-	h_rm_rf(t.dir);
-	free(t.dir);
+	h_cowrun_close(&t);
 }
 
 /* The workspace changed under a path: apply refuses (exit 1), changes
@@ -208,7 +161,7 @@ test_diff_apply(void **state)
 static void
 test_conflict_discard(void **state)
 {
-	struct t	 t;
+	struct h_cowrun	 t;
 	struct h_run	 r;
 	struct cow	 c;
 	struct stat	 sb;
@@ -251,8 +204,7 @@ test_conflict_discard(void **state)
 	assert_int_equal(r.status, 2);
 	assert_non_null(strstr(r.err, "layer is discarded"));
 	h_run_free(&r);
-	h_rm_rf(t.dir);
-	free(t.dir);
+	h_cowrun_close(&t);
 }
 
 /* A run in place has no layer; a running run is not applied or
@@ -260,7 +212,7 @@ test_conflict_discard(void **state)
 static void
 test_refused(void **state)
 {
-	struct t	 t;
+	struct h_cowrun	 t;
 	struct h_run	 r;
 	struct cow	 c;
 	struct store	*st;
@@ -301,8 +253,7 @@ test_refused(void **state)
 	assert_int_equal(r.status, 2);
 	assert_non_null(strstr(r.err, "the run wrote nothing"));
 	h_run_free(&r);
-	h_rm_rf(t.dir);
-	free(t.dir);
+	h_cowrun_close(&t);
 }
 
 /* On a terminal (script(1) gives warren one) diff is in colour, unless
@@ -310,7 +261,7 @@ test_refused(void **state)
 static void
 test_color_auto(void **state)
 {
-	struct t	 t;
+	struct h_cowrun	 t;
 	struct cow	 c;
 	int64_t		 run;
 	char		 cmd[3 * PATH_MAX], *out, outp[PATH_MAX + 16];
@@ -336,8 +287,7 @@ test_color_auto(void **state)
 	assert_non_null(strstr(out, "-two"));
 	assert_null(strchr(out, '\033'));
 	free(out);
-	h_rm_rf(t.dir);
-	free(t.dir);
+	h_cowrun_close(&t);
 }
 
 int

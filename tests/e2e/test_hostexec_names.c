@@ -41,6 +41,7 @@
 
 #include "store/store.h"
 #include "tests/e2e/harness.h"
+#include "tests/e2e/harness_cow.h"
 #include "workspace/cow.h"
 
 /* Issue 31 item 4's names, then item 1's spellings. */
@@ -56,75 +57,34 @@ static const char *const names[] = {
 };
 #define NNAMES	(sizeof(names) / sizeof(names[0]))
 
-struct t {
-	char	*dir;
-	char	 ws[PATH_MAX];		/* canonical */
-	char	 state[PATH_MAX];
-	char	 db[PATH_MAX + 32];
-};
-
 static void
-t_open(struct t *t)
+t_open(struct h_cowrun *t)
 {
-	char	p[PATH_MAX + 16];
-
-	memset(t, 0, sizeof(*t));
-	t->dir = h_tmpdir();
-	snprintf(p, sizeof(p), "%s/ws", t->dir);
-	h_write(p, "a.txt", "one\n", 0);
-	assert_non_null(realpath(p, t->ws));
-	snprintf(t->state, sizeof(t->state), "%s/state", t->dir);
-	assert_int_equal(mkdir(t->state, 0700), 0);
-	snprintf(t->db, sizeof(t->db), "%s/warren.db", t->state);
+	h_cowrun_open(t, "a.txt", "one\n", NULL);
 }
 
 /* A finished run with a copy-mode layer holding every name and plain.txt,
  * recorded as a copy-on-write run records itself. */
 static int64_t
-t_run(struct t *t, struct cow *c)
+t_run(struct h_cowrun *t, struct cow *c)
 {
-	struct store_run_params	 p;
-	struct store		*st;
-	char			 err[1024], tree[PATH_MAX + 16];
-	int64_t			 run;
-	size_t			 i;
+	char	tree[PATH_MAX + 16];
+	size_t	i;
 
-	memset(&p, 0, sizeof(p));
-	p.task = "NAMES-TASK";
-	p.workspace = t->ws;
-	if (cow_create(c, COW_COPY, t->ws, t->state, err, sizeof(err)) == -1)
-		fail_msg("cow_create: %s", err);
+	h_cowrun_layer(t, c);
 	snprintf(tree, sizeof(tree), "%s/tree", c->dir);
 	for (i = 0; i < NNAMES; i++)
 		h_write(tree, names[i], "echo owned\n", i == NNAMES - 3 ?
 		    0755 : 0);
 	h_write(tree, "plain.txt", "plain\n", 0);
-	p.cow_mode = "copy";
-	p.cow_dir = c->dir;
-	if ((st = store_open(t->db, STORE_CREATE, err, sizeof(err))) == NULL)
-		fail_msg("store_open: %s", err);
-	assert_int_equal(store_run_begin(st, &p, &run), 0);
-	assert_int_equal(store_run_end(st, run, STORE_RUN_DONE, "ok"), 0);
-	store_close(st);
-	return run;
+	return h_cowrun_record(t, c, "NAMES-TASK", 1);
 }
 
 static void
-t_warren(struct t *t, struct h_run *r, char *cmd, char *a1, int64_t run)
+t_warren(struct h_cowrun *t, struct h_run *r, char *cmd, char *a1,
+    int64_t run)
 {
-	char	 id[32], *argv[8];
-	int	 n = 0;
-
-	snprintf(id, sizeof(id), "%lld", (long long)run);
-	argv[n++] = "warren";
-	argv[n++] = cmd;
-	argv[n++] = "--db";
-	argv[n++] = t->db;
-	if (a1 != NULL)
-		argv[n++] = a1;
-	argv[n++] = id;
-	argv[n] = NULL;
-	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
+	h_cowrun_warren(t, r, NULL, cmd, a1, NULL, run);
 }
 
 /* Is rel (its first part) in dir? */
@@ -161,7 +121,7 @@ t_flagged(const char *out, const char *name)
 static void
 test_apply_holds_names(void **state)
 {
-	struct t	 t;
+	struct h_cowrun	 t;
 	struct h_run	 r;
 	struct cow	 c;
 	char		 needle[256];
@@ -199,8 +159,7 @@ test_apply_holds_names(void **state)
 			fail_msg("--include-sensitive did not write %s",
 			    names[i]);
 	h_run_free(&r);
-	h_rm_rf(t.dir);
-	free(t.dir);
+	h_cowrun_close(&t);
 }
 
 /* The change set of the same layer (what `queue apply` applies on
@@ -209,7 +168,7 @@ test_apply_holds_names(void **state)
 static void
 test_change_set_holds_names(void **state)
 {
-	struct t		 t;
+	struct h_cowrun		 t;
 	struct cow		 c, uc;
 	struct cow_changes	 ch, uch;
 	char			 err[1024], dir[PATH_MAX + 16];
@@ -250,8 +209,7 @@ test_change_set_holds_names(void **state)
 	free(data);
 	cow_changes_free(&uch);
 	cow_changes_free(&ch);
-	h_rm_rf(t.dir);
-	free(t.dir);
+	h_cowrun_close(&t);
 }
 
 /*
@@ -404,7 +362,6 @@ static int
 cf_teardown(void **state)
 {
 	struct cf	*f = &cf_one;
-	int		 st;
 
 	(void)state;
 	if (f->mounted && umount2(f->mnt, MNT_DETACH) == -1 && f->fuse > 0) {
@@ -415,7 +372,8 @@ cf_teardown(void **state)
 	}
 	if (f->fuse > 0) {
 		(void)kill(f->fuse, SIGTERM);
-		(void)waitpid(f->fuse, &st, 0);
+		/* test_waitpid kills it, and says so, if it stays. */
+		(void)test_waitpid(f->fuse, 10, "the FUSE server sent SIGTERM");
 	}
 	h_ws_close(&f->w);
 	memset(f, 0, sizeof(*f));
@@ -439,17 +397,11 @@ cf_skip(const struct cf *f, int rc, const char *test)
 static void
 cf_warren(char **env, struct h_run *r, ...)
 {
-	char	*argv[32];
-	va_list	 ap;
-	int	 n = 0;
+	va_list	ap;
 
-	argv[n++] = "warren";
 	va_start(ap, r);
-	while (n < 31 && (argv[n] = va_arg(ap, char *)) != NULL)
-		n++;
+	assert_int_equal(h_warren_v(r, env, NULL, ap), 0);
 	va_end(ap);
-	argv[n] = NULL;
-	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
 }
 
 /*

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <pty.h>
 #include <sys/ioctl.h>
 #include <setjmp.h>
@@ -635,12 +636,11 @@ test_frame_rate(void **state)
 	struct h_ws	 w;
 	char		*argv[] = { "warren", "run", "--no-store", "--workspace",
 			    w.ws, "--replay", w.cas, "busy task", NULL };
-	char		*env[260], buf[4096], *out = NULL;
-	size_t		 len = 0, i, k = 0, frames = 0;
-	ssize_t		 n;
-	uint64_t	 t0, ms;
-	int		 master, st, step;
-	pid_t		 pid;
+	char		*env[260], *out;
+	size_t		 len, i, k = 0, frames = 0;
+	uint64_t	 ms;
+	int		 step;
+	struct h_run	 r;
 	struct winsize	 ws = { .ws_row = 24, .ws_col = 80 };
 
 	(void)state;
@@ -661,23 +661,11 @@ test_frame_rate(void **state)
 		    strncmp(environ[i], "LANG=", 5) != 0)
 			env[k++] = environ[i];
 	env[k] = NULL;
-	t0 = now_ms();
-	if ((pid = forkpty(&master, NULL, NULL, &ws)) == 0) {
-		execve(getenv("WARREN_BIN"), argv, env);
-		_exit(127);
-	}
-	assert_true(pid > 0);
-	while ((n = read(master, buf, sizeof(buf))) > 0) {
-		assert_non_null(out = realloc(out, len + (size_t)n + 1));
-		memcpy(out + len, buf, (size_t)n);
-		len += (size_t)n;
-		out[len] = '\0';
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	ms = now_ms() - t0;
-	close(master);
-	assert_non_null(out);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(h_pty_warren(&r, argv, env, &ws, 120), 0);
+	out = r.out;
+	len = strlen(out);
+	ms = r.ms;
+	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(out, "agents: "));
 	assert_non_null(strstr(out, " 0.1 general"));
 	for (i = 0; i + 3 <= len; i++)
@@ -688,7 +676,7 @@ test_frame_rate(void **state)
 	assert_true(ms > 1000);
 	assert_true(frames >= 2);
 	assert_true(frames <= ms / 100 + 2);
-	free(out);
+	h_run_free(&r);
 	h_ws_close(&w);
 }
 
@@ -712,6 +700,7 @@ test_stopped_terminal(void **state)
 	pid_t		 pid;
 	uint64_t	 t0;
 	struct winsize	 ws = { .ws_row = 24, .ws_col = 80 };
+	struct pollfd	 pfd;
 
 	(void)state;
 	live_setup(&l, 0, NULL, NULL);
@@ -731,23 +720,33 @@ test_stopped_terminal(void **state)
 		_exit(127);
 	}
 	assert_true(pid > 0);
+	pfd.fd = master;
+	pfd.events = POLLIN;
 	/* The first frame, then ^S: its output stops. (What warren writes
 	 * before its loop, like the run's id, is written blocking.) */
-	while (!seen && (n = read(master, buf, sizeof(buf) - 1)) > 0) {
+	for (t0 = now_ms(); !seen && now_ms() - t0 < 30000;) {
+		if (poll(&pfd, 1, 1000) <= 0)
+			continue;
+		if ((n = read(master, buf, sizeof(buf) - 1)) <= 0)
+			break;
 		buf[n] = '\0';
 		seen = strstr(buf, "agents: ") != NULL;
 	}
-	assert_true(seen);
+	if (!seen)
+		fail_msg("waited 30 s for the first frame (\"agents: \") on "
+		    "warren's terminal");
 	assert_int_equal(write(master, "\023", 1), 1);
 	for (t0 = now_ms(); now_ms() - t0 < 20000 && !reached; usleep(50000))
 		reached = h_count_file(l.fl.log, "RESULT-E", NULL) > 0;
 	/* ^Q, then everything it held. */
 	assert_int_equal(write(master, "\021", 1), 1);
-	while ((n = read(master, buf, sizeof(buf))) > 0)
-		len += (size_t)n;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	free(h_read_all(master, 60, "warren's terminal after ^Q", &len));
+	st = test_waitpid(pid, 10, "warren in a stopped terminal");
 	close(master);
-	assert_true(reached);
+	assert_true(st != -1);
+	if (!reached)
+		fail_msg("waited 20 s for the root's last turn (RESULT-E) to "
+		    "reach the endpoint while the terminal was stopped");
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	assert_true(len > 0);
 	live_teardown(&l);

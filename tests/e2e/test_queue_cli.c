@@ -72,19 +72,12 @@ t_close(struct t *t)
 static void
 t_q(struct h_run *r, const char *in, ...)
 {
-	va_list	 ap;
-	char	*argv[32];
-	int	 n = 0;
+	va_list	ap;
 
-	argv[n++] = "warren";
-	argv[n++] = "queue";
-	va_start(ap, in);
-	while (n < 31 && (argv[n] = va_arg(ap, char *)) != NULL)
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
 	h_stdin_path = in;
-	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
+	va_start(ap, in);
+	assert_int_equal(h_warren_v(r, NULL, "queue", ap), 0);
+	va_end(ap);
 }
 
 /* A file in the test's directory; its path (static, two in turn). */

@@ -381,7 +381,9 @@ tm_stop(struct tmq *t, int i)
 	int	st;
 
 	kill(t->m[i].pid, SIGTERM);
-	assert_int_equal(waitpid(t->m[i].pid, &st, 0), t->m[i].pid);
+	/* A worker asked to stop ends its runs and goes within seconds. */
+	assert_true((st = test_waitpid(t->m[i].pid, 60, "a queue worker sent "
+	    "SIGTERM")) != -1);
 	t->m[i].pid = 0;
 }
 
@@ -532,7 +534,8 @@ test_apply_elsewhere(void **state)
 	t.extra[1] = "WARREN_WORKSPACE_MODE=cow";
 	assert_int_equal(tm_add_one(&t, "edit job"), 1);
 	tm_spawn(&t, 0);
-	assert_int_equal(waitpid(t.m[0].pid, &st, 0), t.m[0].pid);
+	assert_true((st = test_waitpid(t.m[0].pid, 120, "the queue worker of "
+	    "the one edit job")) != -1);
 	t.m[0].pid = 0;
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	assert_int_equal(queue_get(t.qt.q, 1, &j, NULL, NULL), 0);

@@ -1123,13 +1123,11 @@ test_terminal_progress(void **state)
 	struct tq		 t;
 	char			*argv[] = { "warren", "queue", "work", "--queue",
 				    NULL, "--jobs", "2", NULL };
-	char			*env[256], buf[4096], *out = NULL;
-	size_t			 len = 0;
-	unsigned long long	 t0, ms;
-	ssize_t			 n;
-	int			 i, k = 0, master, st, redraws;
+	char			*env[256], buf[4096], *out;
+	struct h_run		 r;
+	size_t			 len;
+	int			 i, k = 0, redraws;
 	int64_t			 id[4];
-	pid_t			 pid;
 
 	(void)state;
 	tq_rules_n(3, 300);
@@ -1145,26 +1143,12 @@ test_terminal_progress(void **state)
 	for (i = 0; environ[i] != NULL && k < 250; i++)
 		env[k++] = environ[i];
 	env[k] = NULL;
-	t0 = tq_now_ms();
-	if ((pid = forkpty(&master, NULL, NULL, NULL)) == 0) {
-		execve(getenv("WARREN_BIN"), argv, env);
-		_exit(127);
-	}
-	assert_true(pid > 0);
-	/* Until the slave side closes (EIO). */
-	while ((n = read(master, buf, sizeof(buf))) > 0) {
-		assert_non_null(out = realloc(out, len + (size_t)n + 1));
-		memcpy(out + len, buf, (size_t)n);
-		len += (size_t)n;
-		out[len] = '\0';
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	ms = tq_now_ms() - t0;
-	close(master);
-	assert_non_null(out);
-	print_message("terminal output: %zu bytes in %llu ms: %s\n", len, ms,
-	    out);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);	/* one dead */
+	assert_int_equal(h_pty_warren(&r, argv, env, NULL, 300), 0);
+	out = r.out;
+	len = strlen(out);
+	print_message("terminal output: %zu bytes in %llu ms: %s\n", len,
+	    r.ms, out);
+	assert_int_equal(r.status, 1);	/* one dead */
 	assert_null(strstr(out, "\"event\""));
 	assert_non_null(strstr(out, "\r\033[Kdone 3  failed 1  running 0  "
 	    "queued 0"));
@@ -1189,8 +1173,8 @@ test_terminal_progress(void **state)
 		if (memcmp(out + i, "\r\033[K", 4) == 0)
 			redraws++;
 	assert_true(redraws >= 2);
-	assert_true((unsigned long long)redraws <= ms / 100 + 2);
-	free(out);
+	assert_true((unsigned long long)redraws <= r.ms / 100 + 2);
+	h_run_free(&r);
 	tq_close(&t);
 }
 

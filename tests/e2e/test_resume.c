@@ -79,7 +79,11 @@ bash_args(struct ctx *c, const char *mark)
 	char		cmd[256];
 
 	k = (k + 1) % 2;
-	snprintf(cmd, sizeof(cmd), "touch %s; sleep %u.5", mark, c->sleep_s);
+	/* No sleep when the mark cannot be made (a sandbox that keeps the
+	 * worker from writing its workspace): the run then goes on to its
+	 * end, and the wait for the mark ends with it, not 120 s later. */
+	snprintf(cmd, sizeof(cmd), "touch %s && sleep %u.5", mark,
+	    c->sleep_s);
 	snprintf(buf[k], sizeof(buf[k]), "{\"command\":%s}", h_js(cmd));
 	return buf[k];
 }
@@ -207,20 +211,28 @@ try_resume(struct ctx *c)
 		    "--replay", c->w.cas, "1", (char *)NULL);
 		_exit(127);
 	}
-	if (pid == -1 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+	/* Refused at once, or it took the run: 30 s is plenty. */
+	if (pid == -1 || (st = test_waitpid(pid, 30, "a second `warren "
+	    "resume` of the live run")) == -1 || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+static int
+killer_ready(void *arg)
+{
+	struct killer	*k = arg;
+
+	return k->ready(k->c);
 }
 
 static void
 kill_when(pid_t warren, void *arg)
 {
 	struct killer	*k = arg;
-	int		 i;
 
-	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 && !k->ready(k->c); i++)
-		usleep(20000);
-	if (!k->ready(k->c))
+	if (h_wait_for(killer_ready, k, H_HANG_GUARD_S / 2, warren,
+	    "the point where the test kills the run") == -1)
 		return;
 	k->refused = try_resume(k->c);
 	if (kill(warren, SIGKILL) == 0)
@@ -232,13 +244,10 @@ static void
 assert_no_sleepers(struct ctx *c)
 {
 	char	needle[64];
-	pid_t	pids[4];
-	int	i;
 
 	snprintf(needle, sizeof(needle), "sleep %u.5", c->sleep_s);
-	for (i = 0; i < 50 * 30 && h_find_procs(needle, pids, 4) > 0; i++)
-		usleep(20000);
-	assert_int_equal(h_find_procs(needle, pids, 4), 0);
+	if (h_wait_no_procs(needle, 30) == -1)
+		fail_msg("workers outlive their supervisor: %s", h_wait_why);
 }
 
 static void
@@ -253,9 +262,7 @@ run_killed(struct ctx *c, struct killer *k, char *const *env)
 	k->c = c;
 	assert_int_equal(h_warren(&r, argv, env, kill_when, k), 0);
 	if (!k->killed)
-		fprintf(stderr, "run ended before the kill: %d\n%s\n%s\n",
-		    r.status, r.out, r.err);
-	assert_true(k->killed);
+		fail_msg("not killed: %s; exit %d", h_wait_why, r.status);
 	assert_int_equal(r.status, 128 + SIGKILL);
 	/* The run was alive then: a second supervisor was refused. */
 	assert_int_equal(k->refused, 6);
@@ -420,7 +427,8 @@ test_kill_worker_root(void **state)
 	k.c = c;
 	k.ready = ready_filtered_child;
 	assert_int_equal(h_warren(&r, argv, NULL, kill_when, &k), 0);
-	assert_true(k.killed);
+	if (!k.killed)
+		fail_msg("not killed: %s; exit %d", h_wait_why, r.status);
 	h_run_free(&r);
 	assert_no_sleepers(c);
 
@@ -485,7 +493,8 @@ test_resume_keeps_schema(void **state)
 	k.c = c;
 	k.ready = ready_schema_child;
 	assert_int_equal(h_warren(&r, argv, NULL, kill_when, &k), 0);
-	assert_true(k.killed);
+	if (!k.killed)
+		fail_msg("not killed: %s; exit %d", h_wait_why, r.status);
 	h_run_free(&r);
 	assert_no_sleepers(c);
 
@@ -702,17 +711,33 @@ struct at_request {
 	int		 killed;
 };
 
+static int
+at_request_seen(void *arg)
+{
+	struct at_request	*k = arg;
+
+	return h_count_file(k->log, k->a, k->b) > 0;
+}
+
+/* Kill warren once ready(arg) says so: killed set, else h_wait_why
+ * says what did not come (h_kill_when). */
+static void
+kill_once(pid_t warren, int (*ready)(void *), void *arg, const char *what,
+    int *killed)
+{
+	*killed = h_kill_when(warren, ready, arg, H_HANG_GUARD_S / 2, what);
+}
+
 static void
 kill_at_request(pid_t warren, void *arg)
 {
 	struct at_request	*k = arg;
-	int			 i;
+	char			 what[256];
 
-	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 &&
-	    h_count_file(k->log, k->a, k->b) == 0; i++)
-		usleep(20000);
-	if (kill(warren, SIGKILL) == 0)
-		k->killed = 1;
+	snprintf(what, sizeof(what), "a request with \"%s\"%s%s%s in the "
+	    "fakellm's log", k->a, k->b != NULL ? " and \"" : "",
+	    k->b != NULL ? k->b : "", k->b != NULL ? "\"" : "");
+	kill_once(warren, at_request_seen, k, what, &k->killed);
 }
 
 /* warren run TASK against the fakellm, killed as k says. */
@@ -726,7 +751,8 @@ fakellm_run_killed(struct ctx *c, char **env, const char *task,
 			    NULL };
 
 	assert_int_equal(h_warren(&r, argv, env, killer, k), 0);
-	assert_true(*killed);
+	if (!*killed)
+		fail_msg("not killed: %s; exit %d", h_wait_why, r.status);
 	assert_int_equal(r.status, 128 + SIGKILL);
 	h_run_free(&r);
 }
@@ -770,12 +796,15 @@ static void
 kill_at_synthesis(pid_t warren, void *arg)
 {
 	struct synth_kill	*k = arg;
+	struct at_request	 child = { k->at.log, "CHILDJOB-77", NULL, 0 };
 	sqlite3			*h = NULL;
 	int			 i;
 
-	for (i = 0; i < 50 * H_HANG_GUARD_S / 2 &&
-	    h_count_file(k->at.log, "CHILDJOB-77", NULL) == 0; i++)
-		usleep(20000);
+	if (h_wait_for(at_request_seen, &child, H_HANG_GUARD_S / 2, warren,
+	    "the child's request (CHILDJOB-77) in the fakellm's log") == -1) {
+		kill(warren, SIGKILL);
+		return;
+	}
 	if (sqlite3_open(k->db, &h) == SQLITE_OK) {
 		sqlite3_busy_timeout(h, 10000);
 		k->locked = sqlite3_exec(h, "BEGIN EXCLUSIVE", NULL, NULL,
@@ -955,25 +984,27 @@ struct merge_kill {
 	int		 killed;
 };
 
+static int
+merge_ready(void *arg)
+{
+	struct merge_kill	*k = arg;
+	size_t			 nparents;
+
+	if (k->phase == 1)
+		return h_count_file(k->log, "JOB-B-77", "agent 0.2") == 1 &&
+		    db_agent(k->db, "0.1").status == STORE_AGENT_DONE;
+	return h_count_file(k->log, "RES-B-77", "PAR-TASK") == 1 &&
+	    db_merges(k->db, &nparents) == 1;
+}
+
 static void
 kill_for_merge(pid_t warren, void *arg)
 {
 	struct merge_kill	*k = arg;
-	size_t			 nparents;
-	int			 i;
 
-	for (i = 0; i < 50 * H_HANG_GUARD_S / 2; i++) {
-		if (k->phase == 1 && h_count_file(k->log, "JOB-B-77",
-		    "agent 0.2") == 1 && db_agent(k->db, "0.1").status ==
-		    STORE_AGENT_DONE)
-			break;
-		if (k->phase == 2 && h_count_file(k->log, "RES-B-77",
-		    "PAR-TASK") == 1 && db_merges(k->db, &nparents) == 1)
-			break;
-		usleep(20000);
-	}
-	if (kill(warren, SIGKILL) == 0)
-		k->killed = 1;
+	kill_once(warren, merge_ready, k, k->phase == 1 ? "child B's request "
+	    "(JOB-B-77) and child A (0.1) stored done" : "the synthesis "
+	    "request (RES-B-77) and the merge node stored", &k->killed);
 }
 
 /*
@@ -1013,7 +1044,8 @@ test_kill_parallel_merge(void **state)
 	k.phase = 2;
 	k.killed = 0;
 	assert_int_equal(h_warren(&r, argv2, env, kill_for_merge, &k), 0);
-	assert_true(k.killed);
+	if (!k.killed)
+		fail_msg("not killed: %s; exit %d", h_wait_why, r.status);
 	h_run_free(&r);
 
 	resume_to_end(c, env, &fl, "MERGE-FINAL", 0);
@@ -1054,20 +1086,22 @@ struct again_kill {
 };
 
 /* Once the second child's turn hangs and its row is committed. */
+static int
+again_ready(void *arg)
+{
+	struct again_kill	*k = arg;
+
+	return h_count_file(k->log, "AGAIN-JOB-2", "agent 0.2") == 1 &&
+	    db_agent(k->db, "0.2").found;
+}
+
 static void
 kill_for_again(pid_t warren, void *arg)
 {
 	struct again_kill	*k = arg;
-	int			 i;
 
-	for (i = 0; i < 50 * H_HANG_GUARD_S / 2; i++) {
-		if (h_count_file(k->log, "AGAIN-JOB-2", "agent 0.2") == 1 &&
-		    db_agent(k->db, "0.2").found)
-			break;
-		usleep(20000);
-	}
-	if (kill(warren, SIGKILL) == 0)
-		k->killed = 1;
+	kill_once(warren, again_ready, k, "the second child's request "
+	    "(AGAIN-JOB-2) and its row (0.2) stored", &k->killed);
 }
 
 /*

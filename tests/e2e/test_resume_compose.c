@@ -335,8 +335,9 @@ struct killer {
 };
 
 static int
-kill_ready(struct killer *k)
+kill_ready(void *arg)
 {
+	struct killer	*k = arg;
 	const char	*slow[2] = { NULL, NULL };
 	char		 own[256];
 
@@ -374,13 +375,9 @@ static void
 kill_inside(pid_t warren, void *arg)
 {
 	struct killer	*k = arg;
-	time_t		 end = time(NULL) + KILL_WAIT_S;
 
-	while (!kill_ready(k))
-		if (time(NULL) > end || usleep(20000) == -1)
-			return;
-	if (kill(warren, SIGKILL) == 0)
-		k->killed = 1;
+	k->killed = h_kill_when(warren, kill_ready, k, KILL_WAIT_S,
+	    "the point of the kill");
 }
 
 /* --- the case ------------------------------------------------------------ */
@@ -521,8 +518,8 @@ resume_killed(const struct pat *p, struct rc *c, const char *asked)
 	k.log = c->fl.log;
 	rc_resume(c, &k, &r);
 	if (!k.killed)
-		fail_msg("waited %d s for %s; the resumed run: %d\n%s",
-		    KILL_WAIT_S, k.why, r.status, r.err);
+		fail_msg("%s (%s); the resumed run: %d\n%s", h_wait_why,
+		    k.why, r.status, r.err);
 	assert_int_equal(r.status, 128 + SIGKILL);
 	h_run_free(&r);
 }
@@ -560,8 +557,8 @@ resume_case(const struct pat *p)
 	k.log = c.fl.log;
 	rc_run(&c, p, kill_inside, &k, &r);
 	if (!k.killed)
-		fail_msg("waited %d s for %s; the run: %d\n%s", KILL_WAIT_S,
-		    k.why, r.status, r.err);
+		fail_msg("%s (%s); the run: %d\n%s", h_wait_why, k.why,
+		    r.status, r.err);
 	assert_int_equal(r.status, 128 + SIGKILL);
 	h_run_free(&r);
 

@@ -30,20 +30,7 @@
 static int
 setup(void **state)
 {
-	struct h_ws	*c = calloc(1, sizeof(*c));
-
-	h_ws_open(c, "MAGIC-LINE-42\nsecond line\n");
-	*state = c;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct h_ws	*c = *state;
-
-	h_ws_close(c);
-	free(c);
+	*state = h_ws_new("MAGIC-LINE-42\nsecond line\n");
 	return 0;
 }
 
@@ -905,39 +892,39 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_root_explore, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_root_general, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_root_cow, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_root_plan_review_test,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_root_limits, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_task, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_tool_filter_sandbox,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_tool_filter_from_worker,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_alias, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_root_llm_error, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_schema_worker_root, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_schema_worker_never,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_schema_auto, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_continue, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_continue_refused, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_agent_file, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_stored_url, setup,
-		    teardown),
+		    h_ws_teardown),
 	};
 	int	rc;
 

@@ -30,20 +30,7 @@
 static int
 setup(void **state)
 {
-	struct h_ws	*c = calloc(1, sizeof(*c));
-
-	h_ws_open(c, "data\n");
-	*state = c;
-	return 0;
-}
-
-static int
-teardown(void **state)
-{
-	struct h_ws	*c = *state;
-
-	h_ws_close(c);
-	free(c);
+	*state = h_ws_new("data\n");
 	return 0;
 }
 
@@ -274,13 +261,13 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_case46_fifo, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_case47_hard_link, setup,
-		    teardown),
+		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(
-		    test_in_place_link_outside_refused, setup, teardown),
+		    test_in_place_link_outside_refused, setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_in_place_links_inside,
-		    setup, teardown),
+		    setup, h_ws_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

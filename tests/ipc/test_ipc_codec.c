@@ -796,6 +796,98 @@ test_describe(void **state)
 	assert_non_null(strstr(line, "path=- depth=0 profile=-"));
 }
 
+/*
+ * A checkpoint of n_text bytes of text in four messages, then a tool
+ * result whose last field is a bool: what ends the body is never a
+ * string, so only the frame's own length check can refuse it.
+ */
+static void
+big_checkpoint(struct ipc_msg *m, uint64_t seq, size_t n_text)
+{
+	struct msg	 tool = { .role = MSG_TOOL, .call_id = (char *)"c",
+			    .name = (char *)"t", .is_error = 1 };
+	char		*text;
+	size_t		 i, each = n_text / 4;
+
+	memset(m, 0, sizeof(*m));
+	m->type = IPC_CHECKPOINT;
+	m->u.checkpoint.seq = seq;
+	msg_list_init(&m->u.checkpoint.messages);
+	assert_non_null(text = malloc(n_text - 3 * each + 1));
+	for (i = 0; i < 4; i++) {
+		memset(text, 'a' + (int)i, i < 3 ? each : n_text - 3 * each);
+		text[i < 3 ? each : n_text - 3 * each] = '\0';
+		assert_int_equal(msg_list_add_text(&m->u.checkpoint.messages,
+		    MSG_USER, text), 0);
+	}
+	free(text);
+	assert_int_equal(msg_list_add(&m->u.checkpoint.messages, &tool), 0);
+}
+
+/* The body ipc_msg_encode makes of m, however long. */
+static size_t
+body_len(const struct ipc_msg *m)
+{
+	struct buf	b;
+	char		err[IPC_ERR_LEN];
+	size_t		n;
+
+	buf_init(&b, 0);
+	if (ipc_msg_encode(&b, m, err, sizeof(err)) == -1)
+		fail_msg("encode: %s", err);
+	n = buf_left(&b);
+	buf_free(&b);
+	return n;
+}
+
+/*
+ * docs/protocol.md: a body is at most IPC_FRAME_MAX bytes. A checkpoint of
+ * exactly that many is framed and read back; the same with its seq one
+ * byte longer (128 is a uint8, 127 a fixint) is refused with EMSGSIZE and
+ * nothing is left queued: the limit holds when ints and bools, not a
+ * string, carry the body over it.
+ */
+static void
+test_frame_max_exact(void **state)
+{
+	struct ipc_msg	 m, back;
+	struct buf	 b;
+	char		 err[IPC_ERR_LEN];
+	size_t		 probe = 15u * 1024 * 1024, body, got;
+
+	(void)state;
+	big_checkpoint(&m, 127, probe);
+	body = body_len(&m);
+	ipc_msg_free(&m);
+	/* Strings over 64 KiB all have 5-byte headers: linear from here. */
+	big_checkpoint(&m, 127, probe + (IPC_FRAME_MAX - body));
+	assert_int_equal(body_len(&m), IPC_FRAME_MAX);
+	buf_init(&b, 0);
+	assert_int_equal(ipc_msg_frame(&b, &m, err, sizeof(err)), 0);
+	assert_int_equal(buf_left(&b), IPC_HDR_LEN + IPC_FRAME_MAX);
+	assert_int_equal(ipc_frame_check(buf_head(&b), buf_left(&b), &got), 1);
+	assert_int_equal(got, IPC_FRAME_MAX);
+	assert_int_equal(ipc_msg_decode(buf_head(&b) + IPC_HDR_LEN, got, &back,
+	    err, sizeof(err)), 0);
+	assert_int_equal(back.u.checkpoint.messages.n, 5);
+	assert_int_equal(back.u.checkpoint.messages.v[4].is_error, 1);
+	ipc_msg_free(&back);
+	buf_free(&b);
+
+	m.u.checkpoint.seq = 128;
+	assert_int_equal(body_len(&m), IPC_FRAME_MAX + 1);
+	buf_init(&b, 0);
+	assert_int_equal(buf_addstr(&b, "queued"), 0);
+	errno = 0;
+	assert_int_equal(ipc_msg_frame(&b, &m, err, sizeof(err)), -1);
+	assert_int_equal(errno, EMSGSIZE);
+	assert_non_null(strstr(err, "over"));
+	assert_int_equal(buf_left(&b), strlen("queued"));
+	assert_memory_equal(buf_head(&b), "queued", strlen("queued"));
+	buf_free(&b);
+	ipc_msg_free(&m);
+}
+
 int
 main(void)
 {
@@ -813,6 +905,7 @@ main(void)
 		cmocka_unit_test(test_encode_checks),
 		cmocka_unit_test(test_mutations),
 		cmocka_unit_test(test_describe),
+		cmocka_unit_test(test_frame_max_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

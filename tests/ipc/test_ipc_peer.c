@@ -26,6 +26,7 @@
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
 #include "tests/ipc/samples.h"
+#include "tests/test_wait.h"
 
 /* w2s: worker writes, supervisor reads; s2w the other way. */
 struct pair {
@@ -592,7 +593,8 @@ test_recv_no_deadline(void **state)
 		assert_true(cpu_ms() - cpu0 < 20);
 		assert_int_equal(m.type, IPC_HELLO);
 		ipc_msg_free(&m);
-		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true((st = test_waitpid(pid, 240,
+		    "the child of test_recv_no_deadline")) != -1);
 		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 		/* The writer is gone: EOF, not a hang or a spin. */
 		assert_int_equal(ipc_peer_recv(&p.sup, &m, -1), -1);

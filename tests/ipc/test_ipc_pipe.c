@@ -26,6 +26,7 @@
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
 #include "tests/ipc/samples.h"
+#include "tests/test_wait.h"
 
 #define BIG		(2u * 1024 * 1024)
 #define GUARD_MS	20000	/* hang guard only */
@@ -228,12 +229,15 @@ sup_loop(struct ipc_peer *p, struct tally *t)
 	}
 }
 
+/* The child's end, within 60 s: the test fails saying so, not at
+ * ctest's timeout. */
 static int
 reap(pid_t pid)
 {
 	int	status;
 
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 60, "the worker child")) !=
+	    -1);
 	if (WIFSIGNALED(status))
 		return 1000 + WTERMSIG(status);
 	return WEXITSTATUS(status);

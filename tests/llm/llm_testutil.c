@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tests/llm/llm_testutil.h"
+#include "tests/test_wait.h"
 
 static void
 testutil_die(const char *what)
@@ -189,7 +190,7 @@ fakellm_stop(struct fakellm *f)
 		f->pid = 0;
 		fakellm_forget(pid);
 		kill(pid, SIGTERM);
-		waitpid(pid, &status, 0);
+		status = test_waitpid(pid, 10, "fakellm sent SIGTERM");
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			fprintf(stderr, "llm test: fakellm exit status %d\n",
 			    status);

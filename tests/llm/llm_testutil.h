@@ -40,4 +40,5 @@ void	 llm_test_config(struct llm_config *lc, const struct fakellm *f,
 /* Read a whole file (NUL-terminated); aborts on failure. */
 char	*llm_test_slurp(const char *path, size_t *len);
 
+
 #endif

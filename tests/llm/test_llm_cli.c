@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "tests/llm/llm_testutil.h"
+#include "tests/test_wait.h"
 
 #define SECRET	"sk-cli-SECRET-31337"
 
@@ -71,7 +72,7 @@ collect(const char *dir, pid_t pid, struct run *r)
 	char	path[512];
 	int	status;
 
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 120, "warren")) != -1);
 	assert_true(WIFEXITED(status));
 	r->status = WEXITSTATUS(status);
 	snprintf(path, sizeof(path), "%s/out", dir);
@@ -256,7 +257,6 @@ test_key_not_in_environ(void **state)
 {
 	struct fakellm	 f;
 	struct timespec	 ts = { 0, 20 * 1000 * 1000 };
-	int		 status;
 	char		*argv[10];
 	json_t		*reqs;
 	pid_t		 pid;
@@ -292,7 +292,7 @@ test_key_not_in_environ(void **state)
 	assert_false(environ_has(pid, SECRET));
 	assert_false(environ_has(pid, "sk-cli"));
 	kill(pid, SIGTERM);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(test_waitpid(pid, 30, "warren sent SIGTERM") != -1);
 	fakellm_stop(&f);
 }
 

@@ -325,44 +325,93 @@ gate_pause(void *arg, uint64_t ms)
 	g->paused_ms = ms;
 }
 
+/* One request to f through the gate g, under backoff_max max_ms: its
+ * result in res, and the milliseconds it took. */
+static uint64_t
+gate_exchange(struct fakellm *f, unsigned max_ms, struct test_gate *g,
+    struct llm_result *res)
+{
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct msg_list		 l;
+	struct llm_gate		 lg = { gate_take, gate_spent, gate_pause, g };
+	char			 err[512];
+	uint64_t		 t0;
+
+	llm_test_config(&lc, f, LLM_PROVIDER_OPENAI);
+	lc.backoff_max_ms = max_ms;
+	if ((e = llm_engine_new(&lc, err, sizeof(err))) == NULL)
+		fail_msg("llm_engine_new: %s", err);
+	llm_engine_set_gate(e, &lg);
+	conv(&l, "x");
+	request(&r, &l, "0", 1);
+	t0 = clock_mono_ms();
+	assert_int_equal(llm_complete_blocking(e, &r, res), 0);
+	t0 = clock_mono_ms() - t0;
+	msg_list_free(&l);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	return t0;
+}
+
 /* Every request passes the gate: held while it says wait, its cost
  * reported, a 429 reported as a pause of its Retry-After. */
 static void
 test_gate(void **state)
 {
 	struct fakellm		 f;
-	struct llm_config	 lc;
-	struct llm_engine	*e;
-	struct llm_request	 r;
 	struct llm_result	 res;
-	struct msg_list		 l;
 	struct test_gate	 g;
-	struct llm_gate		 lg = { gate_take, gate_spent, gate_pause, &g };
-	char			 err[512];
-	uint64_t		 t0;
 
 	(void)state;
 	memset(&g, 0, sizeof(g));
 	fakellm_start(&f, "retry_429.json");
-	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
-	lc.backoff_max_ms = 10000;
-	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
-	llm_engine_set_gate(e, &lg);
-	conv(&l, "x");
-	request(&r, &l, "0", 1);
-	t0 = clock_mono_ms();
-	assert_int_equal(llm_complete_blocking(e, &r, &res), 0);
-	assert_true(clock_mono_ms() - t0 >= 300 + 1000);
+	assert_true(gate_exchange(&f, 10000, &g, &res) >= 300 + 1000);
 	assert_int_equal(g.takes, 3);	/* wait, go (429), go */
 	assert_int_equal(g.pauses, 1);
 	assert_int_equal(g.paused_ms, 1000);
 	assert_int_equal(g.spends, 1);
 	assert_int_equal(nrequests(&f), 2);
 	llm_result_free(&res);
-	msg_list_free(&l);
-	llm_engine_free(e);
-	llm_config_free(&lc);
 	fakellm_stop(&f);
+}
+
+/* One 429 whose Retry-After says secs, under backoff_max max_ms: the
+ * wait the engine reported to the gate (the one its timer uses). */
+static uint64_t
+retry_after_capped(const char *secs, unsigned max_ms)
+{
+	struct fakellm		 f;
+	struct llm_result	 res;
+	struct test_gate	 g;
+	char			 script[512];
+
+	memset(&g, 0, sizeof(g));
+	g.takes = 1;		/* no first wait */
+	snprintf(script, sizeof(script), "{\"responses\": [{\"status\": 429, "
+	    "\"headers\": {\"Retry-After\": \"%s\"}, \"body\": \"slow\"}, "
+	    "{\"reply\": {\"text\": \"after\"}}]}", secs);
+	fakellm_start_json(&f, script);
+	assert_true(gate_exchange(&f, max_ms, &g, &res) >= g.paused_ms);
+	assert_string_equal(res.reply.msg.text, "after");
+	assert_int_equal(g.pauses, 1);
+	llm_result_free(&res);
+	fakellm_stop(&f);
+	return g.paused_ms;
+}
+
+/* docs/llm.md: Retry-After is capped by backoff_max. At the cap it is
+ * waited in full; a cap 1 ms under it wins; a server asking for more
+ * than the cap gets the cap (5 s, so that a lost cap fails in 5 s,
+ * not an hour). */
+static void
+test_retry_after_cap(void **state)
+{
+	(void)state;
+	assert_int_equal(retry_after_capped("1", 1000), 1000);
+	assert_int_equal(retry_after_capped("1", 999), 999);
+	assert_int_equal(retry_after_capped("5", 1000), 1000);
 }
 
 static void
@@ -1096,6 +1145,8 @@ main(void)
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_gate, fakellm_teardown),
 		cmocka_unit_test_teardown(test_retry_after_date,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_retry_after_cap,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_retry_5xx_reset_truncated,
 		    fakellm_teardown),

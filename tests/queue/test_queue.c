@@ -25,6 +25,7 @@
 #include "queue/queue.h"
 #include "store/store.h"
 #include "tests/queue/queue_test.h"
+#include "tests/test_wait.h"
 
 #define LEASE	10000
 
@@ -1189,7 +1190,8 @@ test_fork_refused(void **state)
 		_exit(0);
 	}
 	assert_true(pid > 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 240,
+	    "the child of test_fork_refused")) != -1);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	/* The parent's connection still works after the child closed it. */

@@ -28,6 +28,7 @@
 #include "common/urlmask.h"
 #include "queue/queue.h"
 #include "tests/queue/queue_test.h"
+#include "tests/test_wait.h"
 
 #define LEASE	10000
 
@@ -365,7 +366,8 @@ test_result_meets_take(void **state)
 	pg_do(c, "COMMIT");
 	PQfinish(c);
 	assert_true(i < 1000);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 240,
+	    "the child of test_result_meets_take")) != -1);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);	/* refused */
 	assert_int_equal(queue_get(t->q, id, &j, NULL, NULL), 0);

@@ -22,6 +22,7 @@
 
 #include "queue/queue.h"
 #include "tests/queue/queue_test.h"
+#include "tests/test_wait.h"
 
 #define NJOBS	1000
 #define NPROCS	2
@@ -122,7 +123,8 @@ run_workers(struct qt *t, unsigned max_running, int *seen, int *per_proc,
 		close(res[i][0]);
 	}
 	for (i = 0; i < NPROCS; i++) {
-		assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
+		assert_true((status = test_waitpid(pid[i], 240,
+		    "the child of run_workers")) != -1);
 		assert_true(WIFEXITED(status));
 		assert_int_equal(WEXITSTATUS(status), 0);
 	}
@@ -222,7 +224,8 @@ test_open_together(void **state)
 	close(start[1]);
 	close(start[0]);
 	for (i = 0; i < NPROCS; i++) {
-		assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
+		assert_true((status = test_waitpid(pid[i], 240,
+		    "the child of test_open_together")) != -1);
 		assert_true(WIFEXITED(status));
 		assert_int_equal(WEXITSTATUS(status), 0);
 	}

@@ -22,6 +22,7 @@
 #include "common/clock.h"
 #include "queue/queue.h"
 #include "tests/queue/queue_test.h"
+#include "tests/test_wait.h"
 
 #define EP	"http://127.0.0.1:1/v1"
 
@@ -265,7 +266,8 @@ test_processes(void **state)
 			taker(t.db);
 	}
 	for (i = 0; i < NPROC; i++) {
-		assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
+		assert_true((status = test_waitpid(pid[i], 240,
+		    "the child of test_processes")) != -1);
 		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	}
 	took = clock_mono_ms() - t0;

@@ -38,6 +38,7 @@
 
 #include "agent/profile.h"
 #include "sandbox/sandbox.h"
+#include "tests/test_wait.h"
 
 #define P_ALLOWED	0
 #define P_BLOCKED	10
@@ -294,6 +295,7 @@ run_bare(const char *name)
 {
 	pid_t	 pid;
 	int	 status, fd;
+	char	 what[128];
 
 	fflush(NULL);
 	if ((pid = fork()) == -1)
@@ -304,7 +306,9 @@ run_bare(const char *name)
 		execl(S.probe, S.probe, name, (char *)NULL);
 		_exit(98);
 	}
-	if (waitpid(pid, &status, 0) == -1)
+	/* A case whose call got through and blocks is a failure, said. */
+	snprintf(what, sizeof(what), "the escape probe of case %s", name);
+	if ((status = test_waitpid(pid, 60, what)) == -1)
 		return -1;
 	return WIFEXITED(status) ? WEXITSTATUS(status) :
 	    128 + WTERMSIG(status);

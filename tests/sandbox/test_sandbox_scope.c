@@ -40,6 +40,7 @@
 
 #include "agent/profile.h"
 #include "sandbox/sandbox_int.h"
+#include "tests/test_wait.h"
 
 #define SCOPE_FULL	0	/* sandbox_landlock_apply: the kernel's ABI */
 #define SCOPE_ABI5	5	/* the last ABI without scopes */
@@ -283,7 +284,8 @@ run_child(const struct fx *fx, const char *profile, int maxabi, int scoped,
 		body(fx, scoped, p.fs_write);
 		_exit(nfail > 99 ? 99 : nfail);
 	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true((st = test_waitpid(pid, 240,
+	    "the child of run_child")) != -1);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
@@ -392,7 +394,8 @@ test_layers_by_abi(void **state)
 			_exit(4);
 		_exit(0);
 	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true((st = test_waitpid(pid, 240,
+	    "the child of test_layers_by_abi")) != -1);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 }

@@ -24,6 +24,7 @@
 #include "agent/profile.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
+#include "tests/test_wait.h"
 
 static void
 policy(struct sandbox_policy *p, const char *name)
@@ -136,7 +137,8 @@ test_shared_netns(void **state)
 		_exit(0);
 	}
 	assert_true(pid > 0);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true((st = test_waitpid(pid, 240,
+	    "the child of test_shared_netns")) != -1);
 	assert_true(WIFEXITED(st));
 	assert_int_equal(WEXITSTATUS(st), 0);
 }

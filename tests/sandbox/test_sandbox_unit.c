@@ -25,6 +25,7 @@
 #include "agent/profile.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
+#include "tests/test_wait.h"
 
 static char	 self_path[PATH_MAX];
 
@@ -284,7 +285,8 @@ child_output(int pfd[2], pid_t pid, char *out, size_t len)
 		got += (size_t)n;
 	out[got] = '\0';
 	close(pfd[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 240,
+	    "the child of child_output")) != -1);
 	return status;
 }
 
@@ -437,7 +439,8 @@ test_spawn(void **state)
 	a.fail = 1;
 	pid = sandbox_spawn(&sb, spawn_fn, &a, &e);
 	assert_true(pid > 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 240,
+	    "the child of test_spawn")) != -1);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 77);
 	sandbox_release(&sb);
@@ -477,7 +480,8 @@ test_apply_self(void **state)
 			_exit(5);
 		_exit(0);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 240,
+	    "the child of test_apply_self")) != -1);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
@@ -722,7 +726,8 @@ test_cgroup_sweep(void **state)
 	if ((dead = fork()) == 0)
 		_exit(0);
 	assert_true(dead > 0);
-	assert_int_equal(waitpid(dead, &st, 0), dead);
+	assert_true((st = test_waitpid(dead, 240,
+	    "the child of test_cgroup_sweep")) != -1);
 	assert_true(asprintf(&names[0], "warren-%d-0", (int)dead) > 0);
 	assert_true(asprintf(&names[1], "warren-%d-17", (int)dead) > 0);
 	assert_true(asprintf(&names[2], "warren-%d-2", (int)getpid()) > 0);

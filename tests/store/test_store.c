@@ -27,6 +27,7 @@
 #include "store/store.h"
 #include "store/store_int.h"
 #include "tests/store/store_test.h"
+#include "tests/test_wait.h"
 
 struct fx {
 	struct store_tdir	 t;
@@ -996,7 +997,8 @@ test_readonly(void **state)
 		store_close(st);
 		_exit(0);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 240,
+	    "the child of test_readonly")) != -1);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_int_equal(chmod(fx->t.db, 0644), 0);
@@ -1021,7 +1023,8 @@ test_fork_refused(void **state)
 		store_close(fx->st);	/* frees memory, leaves the file */
 		_exit(0);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 240,
+	    "the child of test_fork_refused")) != -1);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_int_equal(store_flush(fx->st), 0);

@@ -29,6 +29,7 @@
 #include "common/msg.h"
 #include "store/store.h"
 #include "tests/store/store_test.h"
+#include "tests/test_wait.h"
 
 /* Text an LLM could write to break a terminal, a DOT file or Mermaid. */
 #define HOSTILE	"evil \x1b]0;pwned\x07 \"quote\" \\back\\ ]; n9 -> n1 [\n" \
@@ -112,7 +113,8 @@ cmd_setup(void **state)
 	snprintf(fx->err, sizeof(fx->err), "%s/err", fx->t.dir);
 	if ((pid = fork()) == 0)
 		cmd_build_db(fx->t.db, fx->ws);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 240,
+	    "the child of cmd_setup")) != -1);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	*state = fx;
 	return 0;
@@ -161,7 +163,8 @@ run_warren(struct cfx *fx, ...)
 		execv(bin, argv);
 		_exit(127);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 240,
+	    "the child of run_warren")) != -1);
 	assert_true(WIFEXITED(status));
 	return WEXITSTATUS(status);
 }
@@ -324,7 +327,8 @@ test_forget(void **state)
 
 	if ((pid = fork()) == 0)
 		cmd_build_db(fx->t.db, fx->ws);		/* run 2, like run 1 */
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 240,
+	    "the child of test_forget")) != -1);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	count_rows(fx->t.db, before);
 	for (i = 0; i < NTABLES; i++)

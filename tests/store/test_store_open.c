@@ -23,6 +23,7 @@
 
 #include "store/store.h"
 #include "tests/store/store_test.h"
+#include "tests/test_wait.h"
 
 #define FIRST_RUN_PAIRS	20
 
@@ -90,7 +91,8 @@ test_first_runs_in_pairs(void **state)
 		close(gate[0]);
 		close(gate[1]);		/* both start now (EOF) */
 		for (k = 0; k < 2; k++) {
-			assert_int_equal(waitpid(pid[k], &st, 0), pid[k]);
+			assert_true((st = test_waitpid(pid[k], 240,
+			    "the child of test_first_runs_in_pairs")) != -1);
 			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 				fail_msg("pair %d: process %d failed (%d)", i,
 				    k, st);

@@ -47,6 +47,7 @@
 #include "supervisor/spawnd_client.h"
 #include "tests/e2e/harness.h"
 #include "workspace/cow.h"
+#include "tests/test_wait.h"
 
 #define JOB_DEADLINE_MS	30000
 
@@ -711,6 +712,7 @@ spawn_refused(struct spawnd_client *d, const char *ws, const char *want)
 	struct job		 j;
 	char			*argv[] = { "sh", "-c", "exit 0", NULL };
 	char			**env = spawn_env(), err[256];
+	int			 waited;
 
 	memset(&j, 0, sizeof(j));
 	memset(&e, 0, sizeof(e));
@@ -723,7 +725,11 @@ spawn_refused(struct spawnd_client *d, const char *ws, const char *want)
 	req.policy = &pol;
 	assert_int_not_equal(spawnd_client_request(d, &req, &j, err,
 	    sizeof(err)), 0);
-	while (!j.spawned) {
+	for (waited = 0; !j.spawned; waited += 1000) {
+		if (waited > JOB_DEADLINE_MS)
+			fail_msg("waited %d s for the spawn server's answer to "
+			    "a worker it should refuse (%s)",
+			    JOB_DEADLINE_MS / 1000, want);
 		pfd.fd = spawnd_client_fd(d);
 		pfd.events = POLLIN;
 		(void)poll(&pfd, 1, 1000);
@@ -843,7 +849,8 @@ test_probe(void **state)
 	 * live process. */
 	if ((pid = fork()) == 0)
 		_exit(0);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true((st = test_waitpid(pid, 240,
+	    "the child of test_probe")) != -1);
 	snprintf(dead, sizeof(dead), "%s/cow-probe.%ld.AbC123", sd, (long)pid);
 	assert_int_equal(mkdir(sd, 0700), 0);
 	h_write(dead, "upper/x", "x\n", 0600);
@@ -872,7 +879,8 @@ test_probe(void **state)
 	memset(why, 0, sizeof(why));
 	(void)read(p[0], why, sizeof(why) - 1);
 	close(p[0]);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true((st = test_waitpid(pid, 60, "the overlay probe where "
+	    "unshare is refused")) != -1);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 ||
 	    strstr(why, "unshare") == NULL ||
 	    strstr(why, strerror(EPERM)) == NULL)
@@ -957,7 +965,8 @@ in_layer_mode(enum cow_mode mode)
 	memset(msg, 0, sizeof(msg));
 	(void)read(fromchild[0], msg, sizeof(msg) - 1);
 	if (msg[0] != '\0') {
-		(void)waitpid(pid, &st, 0);
+		(void)test_waitpid(pid, 60, "the child that failed in the "
+		    "layer");
 		fail_msg("in the layer: %s", msg);
 	}
 	/* The child sits in the layer now: the host sees no mount. */
@@ -967,7 +976,8 @@ in_layer_mode(enum cow_mode mode)
 		fail_msg("the host sees a mount on %s:\n%s", f.ws, mi);
 	free(mi);
 	close(tochild[1]);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true((st = test_waitpid(pid, 60, "the child in the layer, told "
+	    "to go")) != -1);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	file_absent(f.ws, "cwd-file");
 	snprintf(p, sizeof(p), "%s/%s", f.a.dir, mode == COW_OVERLAY ?
@@ -1020,7 +1030,9 @@ test_check(void **state)
 		}
 		_exit(0);
 	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	/* h_warren in it has its own hang guard; this is over it. */
+	assert_true((st = test_waitpid(pid, H_HANG_GUARD_S + 30, "`warren "
+	    "sandbox check` where unshare is refused")) != -1);
 	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
@@ -1078,7 +1090,8 @@ test_run_refused(void **state)
 		fprintf(stderr, "as expected: %s", r.err);
 		_exit(0);
 	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, H_HANG_GUARD_S + 30, "a copy-on-"
+	    "write run where unshare is refused")) != -1);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	file_is(w.ws, "data.txt", "data\n");
 	/* The layer made for it is gone. */

@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "workspace/hostexec.h"
+#include "tests/test_wait.h"
 
 struct ws {
 	char	dir[256];
@@ -510,7 +511,8 @@ test_mount(void **state)
 		    "\"mnt\" is another filesystem") != NULL && s.n == 0 ? 0 :
 		    3);
 	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true((st = test_waitpid(pid, 240,
+	    "the child of test_mount")) != -1);
 	assert_true(WIFEXITED(st));
 	if (WEXITSTATUS(st) == 77)
 		skip();	/* no mount namespace here */

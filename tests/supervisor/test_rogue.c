@@ -10,7 +10,8 @@
  * rogue "workers" are small scripts given with --worker; the supervisor
  * starts them exactly as it starts warren-worker.
  * A worker that floods the store with events or checkpointed messages is
- * stopped at its quota, and the rows kept for it stay under the quota.
+ * stopped at its quota, and the store keeps every row up to the quota
+ * (exactly 100 of 100: one that sends exactly that many is not stopped).
  * And the spawn server's side of it: requests answered without the
  * supervisor waiting, in order, a refused one with its reason, and a
  * worker nobody waits for any more killed, not leaked.
@@ -440,21 +441,54 @@ run_flood(struct ctx *c, struct h_run *r, const char *script,
 	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
 }
 
+/* Rows of kind the store kept for 0.1 in the latest run, and their
+ * bytes as the quota counts them (detail and kind). */
+static uint64_t
+kept_events(struct ctx *c, const char *kind, uint64_t *bytes, int *killed,
+    const char *key)
+{
+	struct store		*st;
+	struct store_event	*ev;
+	size_t			 nev, i;
+	uint64_t		 rows = 0;
+	int64_t			 run;
+	char			 err[512];
+
+	st = store_open(c->db, STORE_READ, err, sizeof(err));
+	if (st == NULL)
+		fail_msg("%s", err);
+	assert_int_equal(store_run_latest(st, NULL, &run), 0);
+	assert_int_equal(store_events_list(st, run, &ev, &nev), 0);
+	for (i = 0; i < nev; i++) {
+		if (ev[i].path == NULL || strcmp(ev[i].path, "0.1") != 0)
+			continue;
+		if (strcmp(ev[i].type, "killed") == 0 &&
+		    strstr(ev[i].detail, key) != NULL)
+			(*killed)++;
+		if (strcmp(ev[i].type, kind) == 0) {
+			rows++;
+			*bytes += strlen(ev[i].detail) + strlen(kind);
+		}
+	}
+	store_events_free(ev, nev);
+	store_close(st);
+	return rows;
+}
+
 /*
  * The run finished; 0.1 ended store_quota, its parent was told, the
  * "killed" event names the key; what the store kept of 0.1 (events of
  * kind, messages of msglen bytes) is at most maxrows rows and maxbytes
- * bytes of text.
+ * bytes of text. Returns the rows kept.
  */
-static void
+static uint64_t
 check_quota(struct ctx *c, struct h_run *r, const char *key,
     const char *kind, size_t msglen, uint64_t maxrows, uint64_t maxbytes)
 {
 	struct store		*st;
-	struct store_event	*ev;
 	struct store_agent	*ag;
-	size_t			 nev, nag, i;
-	uint64_t		 rows = 0, bytes = 0;
+	size_t			 nag, i;
+	uint64_t		 rows, bytes = 0;
 	int64_t			 run;
 	char			 err[512];
 	int			 killed = 0;
@@ -466,23 +500,11 @@ check_quota(struct ctx *c, struct h_run *r, const char *key,
 	    "subagent 0.1 (explore) was stopped by its store quota") >= 1);
 	assert_int_equal(h_count_lines(r->out, "\"event\":\"result\"",
 	    "HANDLED"), 1);
+	rows = kept_events(c, kind, &bytes, &killed, key);
+	assert_int_equal(killed, 1);
 	st = store_open(c->db, STORE_READ, err, sizeof(err));
 	assert_non_null(st);
 	assert_int_equal(store_run_latest(st, NULL, &run), 0);
-	assert_int_equal(store_events_list(st, run, &ev, &nev), 0);
-	for (i = 0; i < nev; i++) {
-		if (ev[i].path == NULL || strcmp(ev[i].path, "0.1") != 0)
-			continue;
-		if (strcmp(ev[i].type, "killed") == 0 &&
-		    strstr(ev[i].detail, key) != NULL)
-			killed++;
-		if (strcmp(ev[i].type, kind) == 0) {
-			rows++;
-			bytes += strlen(ev[i].detail) + strlen(kind);
-		}
-	}
-	store_events_free(ev, nev);
-	assert_int_equal(killed, 1);
 	assert_int_equal(store_agents_list(st, run, &ag, &nag), 0);
 	for (i = 0; i < nag; i++)
 		if (strcmp(ag[i].path, "0.1") == 0) {
@@ -496,6 +518,7 @@ check_quota(struct ctx *c, struct h_run *r, const char *key,
 	assert_true(rows > 0);
 	assert_true(rows <= maxrows);
 	assert_true(bytes <= maxbytes);
+	return rows;
 }
 
 /* The quota is kept with the run, for its resume. */
@@ -532,8 +555,47 @@ test_flood_event_rows(void **state)
 	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s >&4\n"
 	    "exec sleep 300\n", hello, evs);
 	run_flood(c, &r, script, env);
-	check_quota(c, &r, "agent_store_rows", "log", 0, 100, UINT64_MAX);
+	/* Every row up to the quota is kept, the one past it is not. */
+	assert_int_equal(check_quota(c, &r, "agent_store_rows", "log", 0, 100,
+	    UINT64_MAX), 100);
 	check_params(c, "\"agent_store_rows\":100");
+	h_run_free(&r);
+}
+
+/* Exactly the quota: 100 events against 100 rows, then done. The worker
+ * is not stopped, and all 100 are kept. */
+static void
+test_flood_rows_at_quota(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	struct ipc_msg	 m;
+	FILE		*f;
+	char		 hello[PATH_MAX], evs[PATH_MAX], done[PATH_MAX];
+	char		 script[4 * PATH_MAX];
+	char		*env[] = { "WARREN_AGENT_STORE_ROWS=100", NULL };
+	uint64_t	 bytes = 0;
+	int		 killed = 0;
+
+	flood_hello(c, hello, sizeof(hello));
+	flood_events(c, 100, 100, evs, sizeof(evs));
+	f = flood_open(c, "done.bin", done, sizeof(done));
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_DONE;
+	m.u.done.status = IPC_STATUS_COMPLETE;
+	m.u.done.result = "ALL KEPT";
+	frame_put(f, &m);
+	fclose(f);
+	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s %s >&4\n"
+	    "exec sleep 300\n", hello, evs, done);
+	run_flood(c, &r, script, env);
+	if (r.status != 0 || h_count_lines(r.out, "\"path\":\"0.1\"",
+	    "store_quota") != 0 || h_count_lines(r.out, "\"event\":\"result\"",
+	    "HANDLED") != 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	assert_int_equal(kept_events(c, "log", &bytes, &killed,
+	    "agent_store_rows"), 100);
+	assert_int_equal(killed, 0);
 	h_run_free(&r);
 }
 
@@ -722,7 +784,9 @@ spawnd_wait_gone(struct spawnd_client *d, struct answers *a)
 	uint64_t	end = clock_mono_ms() + 60000;
 
 	for (;;) {
-		assert_true(clock_mono_ms() < end);
+		if (clock_mono_ms() >= end)
+			fail_msg("waited 60 s for the spawn server to close "
+			    "its end of the channel");
 		pfd.fd = spawnd_client_fd(d);
 		pfd.events = POLLIN;
 		(void)poll(&pfd, 1, 1000);
@@ -833,6 +897,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_zero_length, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_hello_lies, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_flood_rows_at_quota, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_flood_event_rows, setup,
 		    teardown),

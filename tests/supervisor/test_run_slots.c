@@ -23,6 +23,7 @@
 
 #include "common/log.h"
 #include "supervisor/run.h"
+#include "tests/test_wait.h"
 
 /*
  * Run fn(arg) in a child with stderr into a pipe; 1 if it died of
@@ -53,7 +54,7 @@ aborts(void (*fn)(void *), void *arg, char *out, size_t outsz)
 		len += (size_t)n;
 	out[len] = '\0';
 	close(fd[0]);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true((st = test_waitpid(pid, 240, "the child of aborts")) != -1);
 	return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
 }
 

@@ -24,6 +24,7 @@
 
 #include "common/clock.h"
 #include "supervisor/run.h"
+#include "tests/test_wait.h"
 
 /* A child that sleeps until killed; SIGTERM ignored. */
 static pid_t
@@ -45,7 +46,7 @@ static pid_t
 escaped(void)
 {
 	pid_t	pid, g = -1;
-	int	p[2], st;
+	int	p[2];
 
 	if (pipe(p) == -1 || (pid = fork()) == -1)
 		return -1;
@@ -60,7 +61,8 @@ escaped(void)
 	if (read(p[0], &g, sizeof(g)) != sizeof(g))
 		g = -1;
 	close(p[0]);
-	(void)waitpid(pid, &st, 0);
+	(void)test_waitpid(pid, 60, "the session leader that starts the "
+	    "sleeper");
 	return g;
 }
 
@@ -129,7 +131,8 @@ test_sweep(void **state)
 		_exit(sweep_run(p[1]));
 	}
 	close(p[1]);
-	assert_int_equal(waitpid(runner, &st, 0), runner);
+	assert_true((st = test_waitpid(runner, 240,
+	    "the child of test_sweep")) != -1);
 	if (read(p[0], pids, sizeof(pids)) == sizeof(pids))
 		for (i = 0; i < 3; i++)
 			if (pids[i] > 0)	/* never -1: every process */

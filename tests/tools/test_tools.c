@@ -523,7 +523,9 @@ test_special_not_opened(void **state)
 	assert_true(pid > 0);
 	for (i = 0; i < 2000 && proc_state(pid) != 'S'; i++)
 		usleep(1000);
-	assert_int_equal(proc_state(pid), 'S');
+	if (proc_state(pid) != 'S')
+		fail_msg("waited 2 s for the FIFO's writer (pid %d) to block "
+		    "in its open: state %c", (int)pid, proc_state(pid));
 	bad(fx, "read", "{\"path\":\"p\"}");
 	bad(fx, "edit", "{\"path\":\"p\",\"old_string\":\"a\","
 	    "\"new_string\":\"b\"}");
@@ -847,7 +849,9 @@ test_bash(void **state)
 	tool_result_free(&r);
 	for (i = 0; i < 500 && !gone(bg); i++)
 		usleep(10000);
-	assert_true(gone(bg));
+	if (!gone(bg))
+		fail_msg("waited 5 s for the timed-out shell's background "
+		    "sleep (pid %d) to be killed", (int)bg);
 
 	/* a background child left behind by a finished shell is killed */
 	assert_int_equal(tools_run(&fx->ctx, "bash",
@@ -857,7 +861,9 @@ test_bash(void **state)
 	tool_result_free(&r);
 	for (i = 0; i < 500 && !gone(bg); i++)
 		usleep(10000);
-	assert_true(gone(bg));
+	if (!gone(bg))
+		fail_msg("waited 5 s for the finished shell's background "
+		    "sleep (pid %d) to be killed", (int)bg);
 
 	/*
 	 * The worker is pid 1 of its namespace, so the orphans of a shell

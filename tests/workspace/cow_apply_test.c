@@ -275,6 +275,23 @@ t_no_journal(const struct t *t)
 	assert_int_equal(access(p, F_OK), -1);
 }
 
+void
+t_unchanged(const struct t *t, int rc, char *rep, const char *want,
+    char *before)
+{
+	char	*after;
+
+	if (rc != 1 || strstr(rep, want) == NULL || strstr(rep, "): the "
+	    "workspace is unchanged\n") == NULL)
+		fail_msg("apply: %d, want 1 and \"%s\":\n%s", rc, want, rep);
+	after = tree(t->ws);
+	assert_string_equal(after, before);
+	t_no_journal(t);
+	free(after);
+	free(before);
+	free(rep);
+}
+
 /* W with one of each kind of entry; V with one of each kind of change. */
 void
 t_layout_all(struct t *t)

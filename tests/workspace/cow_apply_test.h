@@ -34,6 +34,11 @@ int	 t_apply(struct t *, unsigned flags, char **report);
 int	 t_apply_set(const struct cow *c, const struct cow_changes *ch,
 	    unsigned flags, char **report);
 void	 t_no_journal(const struct t *);
+/* An apply that returned rc with report rep changed nothing: rc is 1,
+ * rep holds the line want and says the workspace is unchanged, W is as
+ * before (tree) says, no journal is left. Frees rep and before. */
+void	 t_unchanged(const struct t *, int rc, char *rep, const char *want,
+	    char *before);
 /* W with one of each kind of entry; V with one of each kind of change. */
 void	 t_layout_all(struct t *);
 

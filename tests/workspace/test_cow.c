@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "common/xdg.h"
+#include "tests/test_wait.h"
 #include "tests/workspace/cow_test.h"
 #include "workspace/cow.h"
 #include "workspace/cow_int.h"
@@ -501,7 +502,8 @@ usage_expect(const struct cow *c, int want, const char *name)
 	if ((pid = fork()) == 0)
 		_exit(usage_as_user(c, want, name));
 	assert_true(pid > 0);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 60, "cow_usage as another "
+	    "user")) != -1);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 }

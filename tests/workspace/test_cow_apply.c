@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <grp.h>
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +40,7 @@
 #include "workspace/hostexec.h"
 
 #include "cow_apply_test.h"
+#include "tests/test_wait.h"
 
 static void
 test_roundtrip(void **state)
@@ -756,7 +759,8 @@ static void
 test_newline_dir(void **state)
 {
 	struct t	 t;
-	char		*rep, *before, *after;
+	char		*rep, *before;
+	int		 rc;
 
 	(void)state;
 	t_open(&t);
@@ -766,14 +770,9 @@ test_newline_dir(void **state)
 	    "echo f > \"$(printf 'n\\nl')/f\"", t.view);
 	t_changes(&t);
 	before = tree(t.ws);
-	assert_int_equal(t_apply(&t, 0, &rep), 1);
-	assert_non_null(strstr(rep, "conflict: n\\x0al/f: a directory on its "
-	    "path has a newline in its name"));
-	after = tree(t.ws);
-	assert_string_equal(after, before);
-	free(rep);
-	free(before);
-	free(after);
+	rc = t_apply(&t, 0, &rep);
+	t_unchanged(&t, rc, rep, "conflict: n\\x0al/f: a directory on its "
+	    "path has a newline in its name", before);
 	t_close(&t);
 }
 
@@ -810,6 +809,165 @@ test_clean(void **state)
 	t_close(&t);
 }
 
+/*
+ * A directory the run deleted that still holds a file apply leaves out
+ * (.envrc: it runs code on the host) cannot go: the apply is refused
+ * before anything is written, saying which file and why, instead of
+ * failing half way with ENOTEMPTY after the other changes went in.
+ */
+static void
+test_deleted_dir_held(void **state)
+{
+	struct t	 t;
+	char		*rep, *before, *after;
+	int		 rc;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo plain > plain.txt && mkdir sub && echo a > "
+	    "sub/a.txt && echo 'use nix' > sub/.envrc", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && echo changed > plain.txt && rm -r sub", t.view);
+	t_changes(&t);
+	before = tree(t.ws);
+	rc = t_apply(&t, 0, &rep);
+	t_unchanged(&t, rc, rep, "conflict: sub: the directory holds .envrc, "
+	    "which runs code on the host and is left out without "
+	    "--include-sensitive\n", before);
+	assert_int_equal(t_apply(&t, COW_APPLY_SENSITIVE, &rep), 0);
+	assert_non_null(strstr(rep, "deleted sub\n"));
+	after = tree(t.ws);
+	before = tree(t.view);
+	assert_string_equal(after, before);
+	free(rep);
+	free(after);
+	free(before);
+	t_close(&t);
+}
+
+/* A file's text. */
+static char *
+t_slurp(const char *path)
+{
+	char	*buf = NULL;
+	size_t	 len = 0;
+	FILE	*f, *m;
+	int	 c;
+
+	assert_non_null(f = fopen(path, "r"));
+	assert_non_null(m = open_memstream(&buf, &len));
+	while ((c = getc(f)) != EOF)
+		putc(c, m);
+	fclose(f);
+	assert_int_equal(fclose(m), 0);
+	return buf;
+}
+
+/* The uid apply runs as in test_readonly_dir when the test is root. */
+#define T_NOBODY	65534
+
+/* cow_apply as an ordinary user: as root, in a child that becomes
+ * T_NOBODY (t's tree is its own already); its report in *report. */
+static int
+t_apply_user(struct t *t, char **report)
+{
+	FILE	*f;
+	char	 p[PATH_MAX], err[512];
+	pid_t	 pid;
+	int	 st, i;
+
+	if (geteuid() != 0)
+		return t_apply(t, 0, report);
+	snprintf(p, sizeof(p), "%s/report", t->root);
+	if ((pid = fork()) == 0) {
+		if (setgroups(0, NULL) == -1 || setresgid(T_NOBODY, T_NOBODY,
+		    T_NOBODY) == -1 || setresuid(T_NOBODY, T_NOBODY,
+		    T_NOBODY) == -1 || (f = fopen(p, "w")) == NULL)
+			_exit(99);
+		i = cow_apply(&t->c, &t->ch, 0, f, err, sizeof(err));
+		if (i == -1)
+			fprintf(f, "error: %s\n", err);
+		fclose(f);
+		_exit(i + 10);
+	}
+	assert_true(pid > 0);
+	/* At most 60 s: an apply of three files takes milliseconds. */
+	if ((st = test_waitpid(pid, 60, "cow_apply as uid 65534")) == -1)
+		fail_msg("cow_apply as uid %d: no exit within 60 s", T_NOBODY);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) == 99)
+		fail_msg("cow_apply as uid %d: could not start (status 0x%x)",
+		    T_NOBODY, st);
+	*report = t_slurp(p);
+	return WEXITSTATUS(st) - 10;
+}
+
+/*
+ * A directory the user made read-only, from which the run deleted a
+ * file (it made it writable, removed the file, and made it read-only
+ * again): apply cannot remove the file there. It says so and writes
+ * nothing, instead of changing plain.txt and then failing on the
+ * deletion (EACCES) half way. Run as an ordinary user (root writes
+ * anywhere); as root the apply runs as uid 65534.
+ */
+static void
+test_readonly_dir(void **state)
+{
+	struct t	 t;
+	char		*rep, *before;
+	int		 rc;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo plain > plain.txt && mkdir ro && echo old > "
+	    "ro/old.txt && chmod 555 ro", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && echo changed > plain.txt && chmod u+w ro && "
+	    "rm ro/old.txt && chmod 555 ro", t.view);
+	if (geteuid() == 0)
+		sh("chown -R %d:%d '%s'", T_NOBODY, T_NOBODY, t.root);
+	t_changes(&t);
+	before = tree(t.ws);
+	rc = t_apply_user(&t, &rep);
+	t_unchanged(&t, rc, rep, "refused: ro/old.txt: its directory ro "
+	    "cannot be written (Permission denied): make it writable and "
+	    "apply again\n", before);
+	sh("chmod u+w '%s/ro'", t.ws);
+	t_close(&t);
+}
+
+/*
+ * A directory someone else owns (root's, in an ordinary user's
+ * workspace) whose mode the run changed: its mode cannot be set by the
+ * user, so the apply is refused before anything is written, instead of
+ * failing on the last chmod after every rename. Only root can make a
+ * directory another user owns: as an ordinary user this test is skipped,
+ * and CI runs it as root.
+ */
+static void
+test_foreign_dir_mode(void **state)
+{
+	struct t	 t;
+	char		*rep, *before;
+	int		 rc;
+
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	t_open(&t);
+	sh("cd '%s' && echo plain > plain.txt && mkdir theirs && "
+	    "chmod 755 theirs", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && echo changed > plain.txt && chmod 700 theirs", t.view);
+	sh("chown -R %d:%d '%s' && chown 0:0 '%s/theirs'", T_NOBODY,
+	    T_NOBODY, t.root, t.ws);
+	t_changes(&t);
+	before = tree(t.ws);
+	rc = t_apply_user(&t, &rep);
+	t_unchanged(&t, rc, rep, "refused: theirs: its mode cannot be set: "
+	    "the directory is not yours\n", before);
+	t_close(&t);
+}
+
 int
 main(void)
 {
@@ -831,6 +989,9 @@ main(void)
 		cmocka_unit_test(test_clean),
 		cmocka_unit_test(test_newline_dir),
 		cmocka_unit_test(test_interrupted_types),
+		cmocka_unit_test(test_deleted_dir_held),
+		cmocka_unit_test(test_readonly_dir),
+		cmocka_unit_test(test_foreign_dir_mode),
 	};
 
 	umask(022);

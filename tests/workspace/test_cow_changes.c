@@ -37,6 +37,7 @@
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 
+#include "tests/test_wait.h"
 #include "tests/workspace/cow_test.h"
 #include "workspace/cow.h"
 #include "workspace/cow_int.h"
@@ -327,8 +328,9 @@ in_child(struct fx *fx, const char *extra, void (*fn)(struct fx *))
 		fflush(NULL);
 		_exit(0);
 	}
-	if (waitpid(pid, &status, 0) == -1)
-		err(1, "waitpid");
+	if ((status = test_waitpid(pid, 120, "the test's child in its mount "
+	    "namespace")) == -1)
+		errx(1, "no end of the child in its mount namespace");
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

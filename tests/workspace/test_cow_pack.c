@@ -501,6 +501,55 @@ test_hostile(void **state)
 	t_close(&t);
 }
 
+/*
+ * The longest link target there is (PATH_MAX bytes with its NUL, the most
+ * readlink and symlink take): packed, unpacked and applied to W2 whole. A
+ * hand-made set's target of PATH_MAX bytes, one more, is refused before
+ * anything is made.
+ */
+static void
+test_link_target_max(void **state)
+{
+	struct t	 t;
+	struct t2	 u;
+	struct set	 s;
+	void		*set;
+	size_t		 len;
+	char		*rep, target[PATH_MAX + 1], got[PATH_MAX + 1];
+	char		 p[2 * PATH_MAX], err[512];
+	ssize_t		 n;
+
+	(void)state;
+	memset(target, 'x', PATH_MAX);
+	target[PATH_MAX - 1] = '\0';
+	t_open(&t);
+	t_fork(&t);
+	snprintf(p, sizeof(p), "%s/long.l", t.view);
+	assert_int_equal(symlink(target, p), 0);
+	t_changes(&t);
+	set = t2_pack(&t, &len);
+	t2_copy(&t, &u);
+	t2_unpack(&u, set, len);
+	assert_int_equal(t2_apply(&u, 0, &rep), 0);
+	assert_non_null(strstr(rep, "created long.l\n"));
+	snprintf(p, sizeof(p), "%s/long.l", u.ws);
+	assert_int_equal(n = readlink(p, got, sizeof(got)), PATH_MAX - 1);
+	assert_memory_equal(got, target, PATH_MAX - 1);
+	free(rep);
+	free(set);
+	t2_close(&u);
+
+	set_begin(&s);
+	set_add(&s, 1, 0, 0, S_IFLNK | 0777, "l", 1, target, PATH_MAX - 1);
+	if (cow_unpack_check(s.b, s.len, err, sizeof(err)) != 0)
+		fail_msg("a target of PATH_MAX - 1 bytes: %s", err);
+	target[PATH_MAX - 1] = 'x';
+	set_begin(&s);
+	set_add(&s, 1, 0, 0, S_IFLNK | 0777, "l", 1, target, PATH_MAX);
+	set_refused(&s, "its data", t.root);
+	t_close(&t);
+}
+
 /* A forged set's 0777 directory and script, 0666 file and 1777
  * directory: applied as the umask allows, never writable by others. */
 static void
@@ -624,6 +673,7 @@ main(void)
 		cmocka_unit_test(test_host_decides),
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_link_target_max),
 		cmocka_unit_test(test_dir_checked),
 		cmocka_unit_test(test_forged_modes),
 		cmocka_unit_test(test_fifo_refused),
