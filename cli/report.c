@@ -27,6 +27,10 @@ static const char report_css[] =
 	".failed{color:#b00}.dim{fill:#777;color:#777}"
 	"svg text{font:12px monospace}svg .tick{stroke:#eee;fill:#777}"
 	"svg text.tick{stroke:none}"
+	/* The graph shrinks to a page narrower than its rows; the timeline's
+	 * axis is the page's width beside the names. */
+	"svg.graph{max-width:100%;height:auto}"
+	".tl{display:grid;grid-template-columns:220px minmax(0,1fr)}"
 	"rect.life{fill:#e8eef7}rect.life.failed{fill:#f7dede}"
 	"rect.queued{fill:#f2f2f2}rect.llm{fill:#4a7fd0}"
 	"rect.tool{fill:#e39a2b}rect.toolerr{fill:#c22}"

@@ -21,8 +21,9 @@
 /* Longest message text shown whole in a transcript, in bytes. */
 #define REPORT_TEXT_MAX		(64 * 1024)
 /* Geometry of the pictures, in SVG pixels. */
-#define REPORT_TL_LABEL		220	/* the timeline's name column */
-#define REPORT_TL_WIDTH		760	/* its time axis */
+#define REPORT_TL_LABEL		220	/* the timeline's name column; its
+					   time axis takes the rest of the
+					   page (percentages) */
 #define REPORT_TL_ROW		24
 #define REPORT_GR_BOX		250	/* a graph node's width */
 #define REPORT_GR_LINE		15	/* a line of its label */

@@ -1,8 +1,10 @@
 /*
  * The report's memory graph, drawn as SVG: each node in the layer of its
  * longest path from a root (so a merge sits below every agent it joins),
- * nodes of a layer side by side in creation order, edges as curves from
- * parent to child. A node shows its path, profile and status (a failed
+ * nodes of a layer side by side in creation order, wrapped to rows of
+ * REPORT_GR_ROW nodes so the picture fits a page however many agents a
+ * layer holds (60 siblings are 15 rows, not 16,790 px), edges as curves
+ * from parent to child. A node shows its path, profile and status (a failed
  * agent red, an unfinished one dashed), its task wrapped, and its summary
  * as a tooltip.
  */
@@ -17,6 +19,9 @@
 #define REPORT_GR_GAP		30	/* between nodes of a layer */
 #define REPORT_GR_VGAP		50	/* between layers */
 #define REPORT_GR_WRAP		34	/* columns of a label's lines */
+#define REPORT_GR_ROW		4	/* nodes of a row: 4 boxes are 1,130
+					   px, a page's width */
+#define REPORT_GR_RGAP		20	/* between the rows of a layer */
 
 struct report_place {
 	int	 layer, col;
@@ -101,12 +106,37 @@ report_label(const struct store_node *n, struct report_place *p)
 	p->h = (1 + report_lines(p->body) + 1) * REPORT_GR_LINE + 12;
 }
 
+/* The nodes of one layer, REPORT_GR_ROW a row, from y; the next y. */
+static int
+report_place_layer(const struct store_graph *g, struct report_place *p,
+    int layer, int y, int *w)
+{
+	int	tall = 0, col = 0;
+	size_t	i;
+
+	for (i = 0; i < g->nnodes; i++) {
+		if (p[i].layer != layer)
+			continue;
+		if (col == REPORT_GR_ROW) {
+			y += tall + REPORT_GR_RGAP;
+			tall = col = 0;
+		}
+		p[i].x = 10 + col++ * (REPORT_GR_BOX + REPORT_GR_GAP);
+		p[i].y = y;
+		if (p[i].h > tall)
+			tall = p[i].h;
+		if (p[i].x + REPORT_GR_BOX + 10 > *w)
+			*w = p[i].x + REPORT_GR_BOX + 10;
+	}
+	return y + tall + REPORT_GR_VGAP;
+}
+
 /* Place every node; the picture's size in *w, *h. */
 static void
 report_place(const struct store_graph *g, struct report_place *p, int *w,
     int *h)
 {
-	int	layer, nlayers = 0, y = 10, tall, col;
+	int	layer, nlayers = 0, y = 10;
 	size_t	i;
 
 	report_layers(g, p);
@@ -116,21 +146,8 @@ report_place(const struct store_graph *g, struct report_place *p, int *w,
 			nlayers = p[i].layer + 1;
 	}
 	*w = 0;
-	for (layer = 0; layer < nlayers; layer++) {
-		tall = 0;
-		col = 0;
-		for (i = 0; i < g->nnodes; i++) {
-			if (p[i].layer != layer)
-				continue;
-			p[i].x = 10 + col++ * (REPORT_GR_BOX + REPORT_GR_GAP);
-			p[i].y = y;
-			if (p[i].h > tall)
-				tall = p[i].h;
-			if (p[i].x + REPORT_GR_BOX + 10 > *w)
-				*w = p[i].x + REPORT_GR_BOX + 10;
-		}
-		y += tall + REPORT_GR_VGAP;
-	}
+	for (layer = 0; layer < nlayers; layer++)
+		y = report_place_layer(g, p, layer, y, w);
 	*h = y;
 }
 

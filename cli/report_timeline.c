@@ -4,7 +4,8 @@
  * broker's "llm" events: when asked, how long) and each tool call (a
  * tool_call event paired with the next tool_result or tool_error of the
  * same tool). Rows share one time axis, so agents that ran at once are
- * visibly side by side.
+ * visibly side by side. The names are a column of their own; the time
+ * axis is as wide as the page: its x coordinates are percentages of it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,6 +168,11 @@ report_bars_free(struct report_bar *v, size_t n)
 	free(v);
 }
 
+/* The time axis from REPORT_TL_PAD% to 100 - REPORT_TL_PAD%: the last
+ * tick's label stays on the page. */
+#define REPORT_TL_PAD	3.0
+
+/* Where t is on the axis, in percent of its width. */
 static double
 report_x(const struct report *r, int64_t t)
 {
@@ -174,8 +180,15 @@ report_x(const struct report *r, int64_t t)
 		t = r->t0;
 	if (t > r->t1)
 		t = r->t1;
-	return REPORT_TL_LABEL + (double)(t - r->t0) * REPORT_TL_WIDTH /
+	return REPORT_TL_PAD + (double)(t - r->t0) * (100 - 2 * REPORT_TL_PAD) /
 	    (double)(r->t1 - r->t0);
+}
+
+/* A width in percent; a bar too short to see gets 0.15%. */
+static double
+report_w(double x0, double x1)
+{
+	return x1 - x0 < 0.15 ? 0.15 : x1 - x0;
 }
 
 /* Ticks every 1, 2 or 5 times a power of ten ms: at most ten. */
@@ -194,8 +207,8 @@ report_axis(const struct report *r, int height)
 	}
 	step *= mult[m];
 	for (t = 0; t <= span; t += step)
-		fprintf(r->f, "<line class=\"tick\" x1=\"%.1f\" x2=\"%.1f\" "
-		    "y1=\"16\" y2=\"%d\"/><text class=\"tick\" x=\"%.1f\" "
+		fprintf(r->f, "<line class=\"tick\" x1=\"%.2f%%\" x2=\"%.2f%%\" "
+		    "y1=\"16\" y2=\"%d\"/><text class=\"tick\" x=\"%.2f%%\" "
 		    "y=\"12\">%.*f s</text>\n", report_x(r, r->t0 + t),
 		    report_x(r, r->t0 + t), height, report_x(r, r->t0 + t),
 		    step < 1000 ? (step < 100 ? 2 : 1) : 0, (double)t / 1000);
@@ -207,12 +220,25 @@ report_bar_svg(const struct report *r, const struct report_bar *b, int y)
 	static const char *cls[] = { "llm", "tool", "toolerr" };
 	double	x0 = report_x(r, b->start_ms), x1 = report_x(r, b->end_ms);
 
-	fprintf(r->f, "<rect class=\"%s\" x=\"%.1f\" y=\"%d\" width=\"%.1f\""
-	    " height=\"8\"><title>", cls[b->kind], x0,
-	    y + (b->kind == REPORT_BAR_LLM ? 3 : 13),
-	    x1 - x0 < 2 ? 2 : x1 - x0);
+	fprintf(r->f, "<rect class=\"%s\" x=\"%.2f%%\" y=\"%d\" "
+	    "width=\"%.2f%%\" height=\"8\"><title>", cls[b->kind], x0,
+	    y + (b->kind == REPORT_BAR_LLM ? 3 : 13), report_w(x0, x1));
 	report_esc(r->f, b->title, 0);
 	fprintf(r->f, "</title></rect>\n");
+}
+
+/* The agent's name in the names' column, a link to its transcript. */
+static void
+report_name(struct report *r, const struct store_agent *a, int y)
+{
+	fprintf(r->f, "<a href=\"#agent-");
+	report_esc(r->f, a->path, 64);
+	fprintf(r->f, "\"><text class=\"name\" x=\"%d\" y=\"%d\">",
+	    4 + 10 * (a->depth > 8 ? 8 : a->depth), y + 16);
+	report_esc(r->f, a->path, 64);
+	fprintf(r->f, " ");
+	report_esc(r->f, a->profile != NULL ? a->profile : "-", 24);
+	fprintf(r->f, "</text></a>\n");
 }
 
 static void
@@ -224,18 +250,11 @@ report_row(struct report *r, const struct store_agent *a, int y)
 	int64_t			 start = a->started_ms > 0 ? a->started_ms :
 				    end;
 
-	fprintf(r->f, "<a href=\"#agent-");
-	report_esc(r->f, a->path, 64);
-	fprintf(r->f, "\"><text class=\"name\" x=\"%d\" y=\"%d\">",
-	    4 + 10 * (a->depth > 8 ? 8 : a->depth), y + 16);
-	report_esc(r->f, a->path, 64);
-	fprintf(r->f, " ");
-	report_esc(r->f, a->profile != NULL ? a->profile : "-", 24);
-	fprintf(r->f, "</text></a>\n<rect class=\"queued\" x=\"%.1f\" y=\"%d\""
-	    " width=\"%.1f\" height=\"22\"/>\n", report_x(r, a->created_ms),
+	fprintf(r->f, "<rect class=\"queued\" x=\"%.2f%%\" y=\"%d\" "
+	    "width=\"%.2f%%\" height=\"22\"/>\n", report_x(r, a->created_ms),
 	    y + 1, report_x(r, start) - report_x(r, a->created_ms));
-	fprintf(r->f, "<rect class=\"life %s\" x=\"%.1f\" y=\"%d\" "
-	    "width=\"%.1f\" height=\"22\"/>\n",
+	fprintf(r->f, "<rect class=\"life %s\" x=\"%.2f%%\" y=\"%d\" "
+	    "width=\"%.2f%%\" height=\"22\"/>\n",
 	    store_agent_status_name(a->status), report_x(r, start), y + 1,
 	    report_x(r, end) - report_x(r, start));
 	bars = report_bars(r, a, &n);
@@ -254,14 +273,17 @@ report_timeline(struct report *r)
 	    "<p class=\"legend\"><span class=\"k llm\"></span> waiting for the "
 	    "LLM <span class=\"k tool\"></span> tool call "
 	    "<span class=\"k toolerr\"></span> tool error "
-	    "<span class=\"k queued\"></span> queued</p>\n"
-	    "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" "
-	    "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n",
-	    REPORT_TL_LABEL + REPORT_TL_WIDTH + 20, height + 4,
-	    REPORT_TL_LABEL + REPORT_TL_WIDTH + 20, height + 4);
+	    "<span class=\"k queued\"></span> queued</p>\n<div class=\"tl\">"
+	    "<svg class=\"names\" xmlns=\"http://www.w3.org/2000/svg\" "
+	    "width=\"%d\" height=\"%d\">\n", REPORT_TL_LABEL, height + 4);
+	for (i = 0; i < r->nagents; i++)
+		report_name(r, &r->agents[i], 20 + (int)i * REPORT_TL_ROW);
+	fprintf(r->f, "</svg><svg class=\"timeline\" "
+	    "xmlns=\"http://www.w3.org/2000/svg\" width=\"100%%\" "
+	    "height=\"%d\">\n", height + 4);
 	report_axis(r, height);
 	for (i = 0; i < r->nagents; i++)
 		report_row(r, &r->agents[i], 20 + (int)i * REPORT_TL_ROW);
-	fprintf(r->f, "</svg></section>\n");
+	fprintf(r->f, "</svg></div></section>\n");
 	return ferror(r->f) ? -1 : 0;
 }

@@ -627,6 +627,8 @@ compose_plan_advance(struct compose *c)
 			return;
 		}
 		c->phase = 1;
+		log_info("agent 0: plan_execute: the plan has %zu step%s",
+		    c->nsteps, c->nsteps == 1 ? "" : "s");
 		run_record_event(c->run, c->run->root, "pattern_plan",
 		    "plan_execute", c->extra.answer);
 	}
@@ -862,8 +864,13 @@ compose_start(struct run *r, const struct agent_call *call,
 	if ((c = compose_new(r, call->name, call->id, call->args, cb, arg,
 	    err, errsz)) == NULL)
 		return -1;
-	log_info("agent 0: %s with %zu step%s: %s", compose_name(c->kind),
-	    c->nsteps, c->nsteps == 1 ? "" : "s", c->task);
+	/* plan_execute has no steps before its plan agent answers. */
+	if (c->kind == COMPOSE_PLAN_EXECUTE)
+		log_info("agent 0: plan_execute: planning: %s", c->task);
+	else
+		log_info("agent 0: %s with %zu step%s: %s",
+		    compose_name(c->kind), c->nsteps, c->nsteps == 1 ? "" : "s",
+		    c->task);
 	run_record_event(r, r->root, "pattern_start", compose_name(c->kind),
 	    c->task);
 	compose_pattern_node(c);

@@ -541,6 +541,8 @@ void		 ui_sum_result(const char *tool, const char *text, int is_error,
 char		**ui_sum_diff(const char *args, size_t max, size_t width,
 		    size_t *more);
 void		 ui_sum_lines_free(char **);
+/* How long something took: "340 ms" under a second, else "12.3 s". */
+void		 ui_sum_took(char *buf, size_t sz, uint64_t ms);
 
 /* ui_live.c: the live tree on a terminal. */
 /* 0: drawing (stderr is a terminal we could reopen), else -1. */

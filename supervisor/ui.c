@@ -294,6 +294,26 @@ ui_result_shown(const char *tool, int bad)
 	    strcmp(tool, "grep") == 0;
 }
 
+/*
+ * What the live view shows under an agent between its tool calls: the
+ * last call with its main argument ("read src/main.c"), never the tail of
+ * what it returned; a result that says something on its own (bash's exit
+ * status, glob's and grep's counts, an error) instead of the argument
+ * ("bash -> exit 2: error"), as the line log does. Raw: the live view
+ * escapes it.
+ */
+static char *
+ui_last_call(const char *tool, const char *args, const char *sum, int bad)
+{
+	char	*s;
+
+	if (ui_result_shown(tool, bad) && *sum != '\0')
+		xasprintf(&s, "%s -> %s", tool, sum);
+	else
+		xasprintf(&s, "%s %s", tool, args ? args : "");
+	return s;
+}
+
 void
 ui_tool_result(struct node *n, const char *tool, const char *text,
     int is_error)
@@ -305,7 +325,7 @@ ui_tool_result(struct node *n, const char *tool, const char *text,
 	free(n->ui.tool);
 	free(n->ui.last);
 	n->ui.tool = NULL;
-	n->ui.last = xstrdup(sum);
+	n->ui.last = ui_last_call(tool, n->ui.args, sum, bad);
 	n->ui.last_bad = bad;
 	if (ui_mode == UI_LIVE) {
 		ui_live_dirty();
@@ -454,22 +474,22 @@ ui_totals(const struct run *r, struct ui_totals *t)
 	}
 }
 
-/* "warren: run 35 done in 12.3 s: 7 agents (6 done, 1 failed), tokens
- * 12345 in, 678 out" on stderr. */
+/* "warren: run 35 done in 12.3 s (or 340 ms): 7 agents (6 done, 1 failed),
+ * tokens 12345 in, 678 out" on stderr. */
 static void
 ui_summary(const struct run *r, int ok)
 {
 	struct ui_totals	t;
 	uint64_t		ms = clock_mono_ms() - ui_t0;
-	char			id[32] = "";
+	char			id[32] = "", took[32];
 
 	ui_totals(r, &t);
 	if (r->run_id > 0)
 		snprintf(id, sizeof(id), " %lld", (long long)r->run_id);
-	fprintf(stderr, "warren: run%s %s in %llu.%01llu s: %u agent%s (%u "
+	ui_sum_took(took, sizeof(took), ms);
+	fprintf(stderr, "warren: run%s %s in %s: %u agent%s (%u "
 	    "done, %u failed), tokens %llu in, %llu out\n", id, ok ? "done" :
-	    "failed", (unsigned long long)(ms / 1000),
-	    (unsigned long long)(ms % 1000 / 100), t.agents,
+	    "failed", took, t.agents,
 	    t.agents == 1 ? "" : "s", t.done, t.failed,
 	    (unsigned long long)t.in, (unsigned long long)t.out);
 }

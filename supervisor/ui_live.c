@@ -2,8 +2,12 @@
  * The live view: on a terminal, the agent tree redrawn in place at most
  * 10 times a second (a 100 ms tick of the event loop), each agent on one
  * line (its path, profile, elapsed time, tokens and what it does now),
- * the last line of a running agent's last result under it, finished
- * subtrees folded to one line, and a footer with the run's totals.
+ * under a running agent the tool call it makes now, with its main
+ * argument ("read src/main.c"), or between calls the last one and how it
+ * ended; finished subtrees folded to one line, and a footer with the
+ * run's totals. When the tree does not fit, finished siblings are folded
+ * to one line ("✓ 32 done"), then queued ones, so running agents get the
+ * rows first.
  *
  * Every line is cut to the terminal's width minus one column, with an
  * ellipsis, so the terminal never wraps one; every text that came from a
@@ -277,7 +281,9 @@ ui_live_num(char *buf, size_t sz, uint64_t n)
 static void
 ui_live_time(char *buf, size_t sz, uint64_t ms)
 {
-	if (ms < 60000)
+	if (ms < 1000)
+		snprintf(buf, sz, "%llums", (unsigned long long)ms);
+	else if (ms < 60000)
 		snprintf(buf, sz, "%.1fs", (double)ms / 1000);
 	else
 		snprintf(buf, sz, "%llum%02llus",
@@ -322,9 +328,10 @@ ui_live_count(const struct node *n)
 	return c;
 }
 
-/* What a running agent does now, raw but for our own words. */
+/* What a running agent does now, raw but for our own words. With
+ * details the call itself is on the line under it (ui_live_call). */
 static void
-ui_live_doing(const struct node *n, char *line)
+ui_live_doing(const struct node *n, char *line, int details)
 {
 	unsigned	 kids = ui_live_busy_kids(n);
 	char		 tmp[64];
@@ -333,9 +340,13 @@ ui_live_doing(const struct node *n, char *line)
 		strlcat(line, "summarizing its result", UI_LIVE_LINE);
 	else if (n->parent != NULL && !n->ui.hello)
 		strlcat(line, "starting", UI_LIVE_LINE);
-	else if (n->ui.tool != NULL && strcmp(n->ui.tool, "delegate") != 0) {
+	else if (n->ui.tool != NULL && strcmp(n->ui.tool, "delegate") != 0 &&
+	    details) {
+		strlcat(line, "running ", UI_LIVE_LINE);
 		ui_live_cat(line, n->ui.tool);
-		strlcat(line, ": ", UI_LIVE_LINE);
+	} else if (n->ui.tool != NULL && strcmp(n->ui.tool, "delegate") != 0) {
+		ui_live_cat(line, n->ui.tool);
+		strlcat(line, " ", UI_LIVE_LINE);
 		ui_live_cat(line, n->ui.args);
 	} else if (n->ui.llm > 0) {
 		switch (llm_engine_wait(n->run->llm, n->ui.llm_id)) {
@@ -407,10 +418,10 @@ ui_live_glyph(const struct node *n)
 	    ui_live_spin_ascii[ui_L.spin % 4];
 }
 
-/* "  ⠋ 0.1 explore  2.1s  1.2k tok  bash: make test" */
+/* "  ⠋ 0.1 explore  2.1s  1.2k tok  running bash" */
 static enum ui_live_style
 ui_live_node_line(const struct node *n, unsigned depth, uint64_t now,
-    char *line)
+    char *line, int details)
 {
 	char		 t[32], tok[32];
 	uint64_t	 end = n->state == NODE_DONE ? n->ended_ms : now;
@@ -432,7 +443,7 @@ ui_live_node_line(const struct node *n, unsigned depth, uint64_t now,
 		ui_live_ended(n, line);
 		return run_end_ok(n->end) ? UI_GREEN : UI_RED;
 	}
-	ui_live_doing(n, line);
+	ui_live_doing(n, line, details);
 	return UI_PLAIN_STYLE;
 }
 
@@ -454,35 +465,113 @@ ui_live_add(struct ui_live_frame *f, enum ui_live_style style)
 	return f->v[f->n++];
 }
 
-/* n and (unless it ended, or does not fit) its subtree, depth first. */
+/* The line under a running agent: the tool call it makes now, or the
+ * last one and how it ended (ui.c keeps it, raw). */
+static void
+ui_live_call(struct ui_live_frame *f, const struct node *n, unsigned depth)
+{
+	int	 now = n->ui.tool != NULL && strcmp(n->ui.tool, "delegate") != 0;
+	int	 bad = !now && n->ui.last_bad;
+	char	*line;
+
+	if (!now && n->ui.last == NULL)
+		return;
+	if ((line = ui_live_add(f, now ? UI_PLAIN_STYLE : bad ? UI_RED :
+	    UI_DIM)) == NULL)
+		return;
+	snprintf(line, UI_LIVE_LINE, "%*s  %s ", (int)(depth * 2), "",
+	    bad ? (ui_L.utf8 ? "\xe2\x9c\x97" : "x") :
+	    (ui_L.utf8 ? "\xe2\x94\x94" : "`"));
+	if (now) {
+		ui_live_cat(line, n->ui.tool);
+		strlcat(line, " ", UI_LIVE_LINE);
+		ui_live_cat(line, n->ui.args);
+	} else
+		ui_live_cat(line, n->ui.last);
+}
+
+/* What a layout pass folds: nothing, finished siblings, queued ones too. */
+enum ui_live_fold { UI_FOLD_NONE = 0, UI_FOLD_DONE, UI_FOLD_QUEUED };
+
+/* The kinds of siblings a fold line stands for, in the order shown. */
+enum ui_live_kind { UI_KIND_OK = 0, UI_KIND_FAILED, UI_KIND_QUEUED,
+	UI_KIND_RUNNING };
+
+static enum ui_live_kind
+ui_live_kind(const struct node *n)
+{
+	if (n->state == NODE_DONE)
+		return run_end_ok(n->end) ? UI_KIND_OK : UI_KIND_FAILED;
+	return n->state == NODE_QUEUED ? UI_KIND_QUEUED : UI_KIND_RUNNING;
+}
+
+static int
+ui_live_folded(const struct node *n, enum ui_live_fold fold)
+{
+	enum ui_live_kind	k = ui_live_kind(n);
+
+	return (fold >= UI_FOLD_DONE && (k == UI_KIND_OK ||
+	    k == UI_KIND_FAILED)) || (fold >= UI_FOLD_QUEUED &&
+	    k == UI_KIND_QUEUED);
+}
+
+/* "✓ 32 done", "✗ 2 failed", "· 5 queued": the folded children of n. */
+static void
+ui_live_fold_lines(struct ui_live_frame *f, const struct node *n,
+    unsigned depth, enum ui_live_fold fold)
+{
+	static const char *const what[] = { "done", "failed", "queued" };
+	static const char *const g8[] = { "\xe2\x9c\x93", "\xe2\x9c\x97",
+	    "\xc2\xb7" };
+	static const char *const g7[] = { "+", "x", "." };
+	static const enum ui_live_style st[] = { UI_GREEN, UI_RED, UI_DIM };
+	const struct node	*k;
+	unsigned		 c[UI_KIND_RUNNING] = { 0 }, i;
+	char			*line;
+
+	for (k = n->kids; k != NULL; k = k->next_kid)
+		if (ui_live_folded(k, fold))
+			c[ui_live_kind(k)]++;
+	for (i = 0; i < UI_KIND_RUNNING; i++) {
+		if (c[i] == 0)
+			continue;
+		if ((line = ui_live_add(f, st[i])) == NULL) {
+			f->hidden += c[i];
+			f->hidden_busy += i == UI_KIND_QUEUED ? c[i] : 0;
+			continue;
+		}
+		snprintf(line, UI_LIVE_LINE, "%*s%s %u %s", (int)((depth + 1) *
+		    2), "", ui_L.utf8 ? g8[i] : g7[i], c[i], what[i]);
+	}
+}
+
+/* n and (unless it ended, or does not fit) its subtree, depth first;
+ * folded siblings after the others, on a line of their own. */
 static void
 ui_live_tree(struct ui_live_frame *f, const struct node *n, unsigned depth,
-    uint64_t now, int details)
+    uint64_t now, int details, enum ui_live_fold fold)
 {
 	const struct node	*k;
 	char			*line, tmp[UI_LIVE_LINE];
 	enum ui_live_style	 st;
 
-	st = ui_live_node_line(n, depth, now, tmp);
+	st = ui_live_node_line(n, depth, now, tmp, details);
 	if ((line = ui_live_add(f, st)) == NULL) {
 		f->hidden++;
 		f->hidden_busy += n->state != NODE_DONE;
 	} else
 		memcpy(line, tmp, sizeof(tmp));
-	if (line != NULL && details && n->state == NODE_RUNNING &&
-	    n->ui.last != NULL && (line = ui_live_add(f, n->ui.last_bad ?
-	    UI_RED : UI_DIM)) != NULL) {
-		snprintf(line, UI_LIVE_LINE, "%*s  %s ", (int)(depth * 2), "",
-		    n->ui.last_bad ? (ui_L.utf8 ? "\xe2\x9c\x97" : "x") :
-		    (ui_L.utf8 ? "\xe2\x94\x94" : "`"));
-		ui_live_cat(line, n->ui.last);
-	}
+	if (line != NULL && details && n->state == NODE_RUNNING)
+		ui_live_call(f, n, depth);
 	/* A finished subtree is folded into its line (the root's children
 	 * stay in the last frame: they are the run's summary). */
 	if (n->state == NODE_DONE && !(ui_L.final && n->parent == NULL))
 		return;
 	for (k = n->kids; k != NULL; k = k->next_kid)
-		ui_live_tree(f, k, depth + 1, now, details);
+		if (!ui_live_folded(k, fold))
+			ui_live_tree(f, k, depth + 1, now, details, fold);
+	if (fold != UI_FOLD_NONE)
+		ui_live_fold_lines(f, n, depth, fold);
 }
 
 /* The totals: one line if it fits, else two. Returns the lines used. */
@@ -528,17 +617,29 @@ ui_live_footer(char (*v)[UI_LIVE_LINE], uint64_t now)
 	return 2;
 }
 
-/* The tree in the lines it may take: with result lines if they fit,
- * else without, else cut with a line saying how many are not shown. */
+/*
+ * The tree in the lines it may take: whole, with the line under each
+ * running agent, if it fits; else with finished siblings folded; else
+ * without the lines under; else queued siblings folded too; else cut,
+ * with a line saying how many are not shown.
+ */
 static void
 ui_live_layout(struct ui_live_frame *f, size_t avail, uint64_t now)
 {
-	int	pass;
+	static const struct {
+		int			details;
+		enum ui_live_fold	fold;
+	} pass[] = {
+		{ 1, UI_FOLD_NONE }, { 1, UI_FOLD_DONE }, { 0, UI_FOLD_DONE },
+		{ 0, UI_FOLD_QUEUED }, { 0, UI_FOLD_QUEUED },
+	};
+	size_t	i, last = sizeof(pass) / sizeof(pass[0]) - 1;
 
-	for (pass = 0; pass < 3; pass++) {
+	for (i = 0; i <= last; i++) {
 		f->n = f->hidden = f->hidden_busy = 0;
-		f->max = pass < 2 ? avail : avail - 1;
-		ui_live_tree(f, ui_L.run->root, 0, now, pass == 0);
+		f->max = i < last ? avail : avail - 1;
+		ui_live_tree(f, ui_L.run->root, 0, now, pass[i].details,
+		    pass[i].fold);
 		if (f->hidden == 0)
 			return;
 	}

@@ -1,7 +1,8 @@
 /*
  * One short line of what a tool call asks and what its result says, for
  * the live view and the line log: bash's command and exit status, the
- * counts of glob and grep, an edit's few changed lines. Everything here
+ * counts of glob and grep, an edit's few changed lines, how long a run
+ * took. Everything here
  * is raw text from a worker: the caller escapes it before it reaches a
  * terminal.
  */
@@ -265,4 +266,14 @@ ui_sum_lines_free(char **v)
 	for (i = 0; v[i] != NULL; i++)
 		free(v[i]);
 	free(v);
+}
+
+void
+ui_sum_took(char *buf, size_t sz, uint64_t ms)
+{
+	if (ms < 1000)
+		snprintf(buf, sz, "%llu ms", (unsigned long long)ms);
+	else
+		snprintf(buf, sz, "%llu.%01llu s", (unsigned long long)(ms /
+		    1000), (unsigned long long)(ms % 1000 / 100));
 }

@@ -227,6 +227,12 @@ test_plan_diamond(void **state)
 	    "FINAL-DAG"), 1);
 	assert_true(h_count_lines(c.reqs, "[plan_execute synthesis]",
 	    "RES-D") >= 1);
+	/* No step count before the plan exists: planning, then its size. */
+	assert_int_equal(h_count_lines(c.r.err, "agent 0: plan_execute: "
+	    "planning: PLAN-ME", NULL), 1);
+	assert_int_equal(h_count_lines(c.r.err, "agent 0: plan_execute: the "
+	    "plan has 4 steps", NULL), 1);
+	assert_int_equal(h_count_lines(c.r.err, " steps: PLAN-ME", NULL), 0);
 
 	st = ctx_store(&c, &g);
 	pat = label_node(&g, "pattern plan_execute: PLAN-ME");
@@ -605,5 +611,7 @@ main(void)
 		    h_fakellm_teardown),
 	};
 
+	if (getenv("E2E_FILTER") != NULL)
+		cmocka_set_test_filter(getenv("E2E_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

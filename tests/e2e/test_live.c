@@ -5,8 +5,10 @@
  * read with capture-pane: the tree within 200 ms of the first spawn, a
  * queued agent, a running tool, a bash that exits 1 flagged, a finished
  * subtree folded, no line wider than the pane, a resize redrawn whole,
- * escape sequences from a tool never reaching the pane raw; on a pty, at
- * most 10 frames a second. Without a terminal (or --plain, TERM=dumb):
+ * escape sequences from a tool never reaching the pane raw; with 60
+ * agents, finished siblings folded to one line so every running one has
+ * its own, and under each the call it makes, not its tool's output; on
+ * a pty, at most 10 frames a second. Without a terminal (or --plain, TERM=dumb):
  * the line log's summaries, one line per refusal, the result once, the
  * end summary; and --json's run id, tokens and arguments as objects.
  */
@@ -73,7 +75,8 @@ static const char live_script[] =
 "  \"arguments\": {\"profile\": \"general\", \"task\": \"GRAND-D dig\"}}]}}]},\n"
 " {\"match\": \"CHILD-E\", \"repeat\": true, \"responses\": [{\"delay_ms\": @,"
 "  \"reply\": {\"calls\": [{\"id\": \"e1\", \"name\": \"bash\", \"arguments\":"
-"  {\"command\": \"sleep 4; echo e\"}}]}}]},\n"
+"  {\"command\": \"sleep 4; echo e # a command longer than the 80 "
+"columns of a terminal, cut where it ends\"}}]}}]},\n"
 " {\"match\": \"LIVE-ROOT\", \"repeat\": true, \"responses\": [{\"delay_ms\": @,"
 "  \"reply\": {\"calls\": ["
 "  {\"id\": \"t1\", \"name\": \"delegate\", \"arguments\": {\"profile\":"
@@ -136,19 +139,17 @@ live_has_tmux(void)
 /* dir/run.sh: warren run in the workspace with extra flags, then the exit
  * status, then a pause so the pane can still be read. */
 static void
-live_setup(struct live *l, unsigned delay, const char *flags,
+live_setup_script(struct live *l, const char *script, const char *flags,
     const char *envs)
 {
-	char	*script, body[8192];
-	int	 rc;
+	char	body[8192];
+	int	rc;
 
 	memset(l, 0, sizeof(*l));
 	l->dir = h_tmpdir();
 	snprintf(l->ws, sizeof(l->ws), "%s/ws", l->dir);
 	h_write(l->ws, "data.txt", "data\n", 0);
-	script = script_with(delay);
 	rc = h_fakellm_start(&l->fl, l->dir, script);
-	free(script);
 	if (rc == 1)
 		skip();
 	assert_int_equal(rc, 0);
@@ -168,6 +169,16 @@ live_setup(struct live *l, unsigned delay, const char *flags,
 	    flags ? flags : "");
 	h_write(l->dir, "run.sh", body, 0755);
 	snprintf(l->sh, sizeof(l->sh), "%s/run.sh", l->dir);
+}
+
+static void
+live_setup(struct live *l, unsigned delay, const char *flags,
+    const char *envs)
+{
+	char	*script = script_with(delay);
+
+	live_setup_script(l, script, flags, envs);
+	free(script);
 }
 
 /* tmux on our own server (-L): never the user's, never another test's. */
@@ -326,10 +337,12 @@ live_look(struct live *l, struct seen *s, unsigned cols, unsigned rows,
 		s->t_tree = now;
 	s->queued |= pane_lines(pane, " 0.3 general",
 	    "queued, waiting for a job slot", NULL) > 0;
-	s->tool |= pane_lines(pane, " 0.1 general", "bash: sleep 1;", NULL) > 0;
-	s->failed |= pane_lines(pane, "\xe2\x9c\x97 exit 1: compile error",
-	    NULL) > 0;
-	s->cut |= pane_lines(pane, " 0.2 general", "\xe2\x80\xa6", NULL) > 0;
+	s->tool |= pane_lines(pane, " 0.1 general", "running bash", NULL) > 0 &&
+	    pane_lines(pane, "\xe2\x94\x94 bash sleep 1;", NULL) > 0;
+	s->failed |= pane_lines(pane, "\xe2\x9c\x97 bash -> exit 1: compile "
+	    "error", NULL) > 0;
+	s->cut |= pane_lines(pane, "\xe2\x94\x94 bash sleep 4; echo e # a",
+	    "\xe2\x80\xa6", NULL) > 0;
 	s->llm_wait |= pane_lines(pane, " general ", "waiting for the LLM",
 	    NULL) > 0;
 	s->llm_slot |= pane_lines(pane, " general ", "waiting for an LLM slot",
@@ -344,7 +357,8 @@ live_look(struct live *l, struct seen *s, unsigned cols, unsigned rows,
 		s->widest = w;
 	if (!s->folded && pane_lines(pane, " 0.3 general", "done [+1 agent]",
 	    NULL) && !pane_lines(pane, "0.3.1", NULL) &&
-	    pane_lines(pane, " 0.4 general", "bash: sleep 4", NULL)) {
+	    (pane_lines(pane, " 0.4 general", "running bash", NULL) ||
+	    pane_lines(pane, " 0.4 general", "bash sleep 4", NULL))) {
 		s->folded = 1;
 		/* Now, while 0.4 runs: 20 columns fewer, then look. */
 		assert_int_equal(live_tmux(l, "resize-window -t live -x %u "
@@ -579,7 +593,7 @@ test_line_log(void **state)
 	assert_null(strstr(r.err, "\\x0a"));
 	/* The end summary. */
 	assert_int_equal(h_count_lines(r.err, "warren: run ",
-	    " s: 2 agents (2 done, 0 failed), tokens 700 in, 70 out"), 1);
+	    ": 2 agents (2 done, 0 failed), tokens 700 in, 70 out"), 1);
 	h_run_free(&r);
 	h_ws_close(&w);
 }
@@ -752,6 +766,146 @@ test_stopped_terminal(void **state)
 	live_teardown(&l);
 }
 
+/* --- 60 agents ---------------------------------------------------------- */
+
+#define MANY_FAST	40	/* children that finish at once */
+#define MANY_SLOW	20	/* children that read a file, then run bash */
+
+/* The root delegates MANY_FAST fast children, then MANY_SLOW slow ones
+ * that read slow.txt (its last line a marker that must never show) and
+ * run a long bash. The root's second turn is the only request that holds
+ * the children's results (RES-FAST). */
+static char *
+many_script(void)
+{
+	char	*s;
+	size_t	 sz = 65536, n;
+	int	 i;
+
+	assert_non_null(s = malloc(sz));
+	n = (size_t)snprintf(s, sz, "{\"rules\": [\n"
+	    " {\"match\": \"RES-FAST\", \"repeat\": true,"
+	    "  \"responses\": [{\"reply\": {\"calls\": [{\"id\": \"z\","
+	    "  \"name\": \"complete\", \"arguments\": {\"result\":"
+	    "  \"MANY-DONE\"}}]}}]},\n"
+	    " {\"match\": [\"SLOW-KID\", \"[exit status\"], \"repeat\": true,"
+	    "  \"responses\": [{\"delay_ms\": 100, \"reply\": {\"calls\":"
+	    "  [{\"id\": \"s3\", \"name\": \"complete\", \"arguments\":"
+	    "  {\"result\": \"RES-SLOW\"}}]}}]},\n"
+	    " {\"match\": [\"SLOW-KID\", \"LASTLINE-MARKER\"], \"repeat\":"
+	    "  true, \"responses\": [{\"delay_ms\": 1500, \"reply\":"
+	    "  {\"calls\": [{\"id\": \"s2\", \"name\": \"bash\","
+	    "  \"arguments\": {\"command\": \"sleep 6; echo slept\"}}]}}]},\n"
+	    " {\"match\": \"SLOW-KID\", \"repeat\": true, \"responses\":"
+	    "  [{\"delay_ms\": 300, \"reply\": {\"calls\": [{\"id\": \"s1\","
+	    "  \"name\": \"read\", \"arguments\": {\"path\":"
+	    "  \"slow.txt\"}}]}}]},\n"
+	    " {\"match\": \"FAST-KID\", \"repeat\": true, \"responses\":"
+	    "  [{\"reply\": {\"calls\": [{\"id\": \"f1\", \"name\":"
+	    "  \"complete\", \"arguments\": {\"result\": \"RES-FAST\"}}]}}]},"
+	    "\n {\"match\": \"LIVE-ROOT\", \"repeat\": true, \"responses\":"
+	    "  [{\"delay_ms\": 100, \"reply\": {\"calls\": [");
+	for (i = 1; i <= MANY_FAST + MANY_SLOW; i++)
+		n += (size_t)snprintf(s + n, sz - n, "%s{\"id\": \"t%d\", "
+		    "\"name\": \"delegate\", \"arguments\": {\"profile\": "
+		    "\"general\", \"task\": \"%s number %d\"}}", i > 1 ? ","
+		    : "", i, i <= MANY_FAST ? "FAST-KID" : "SLOW-KID", i);
+	assert_true(n + 32 < sz);
+	strcat(s, "]}}]}\n]}\n");
+	return s;
+}
+
+/* What the 60-agent run showed. */
+struct many_seen {
+	int	 checked, read_call, bash_call, marker;
+	char	*frame;		/* the pane checked */
+};
+
+/* A pane with every fast child done and every slow one running: the slow
+ * ones all have a line, the fast ones one line for all of them. */
+static void
+many_check(const char *pane)
+{
+	char	 path[32];
+	int	 i;
+
+	if (pane_lines(pane, "\xe2\x9c\x93 40 done", NULL) != 1)
+		fail_msg("no \"\xe2\x9c\x93 40 done\" line:\n%s", pane);
+	if (pane_lines(pane, "more agent", NULL) != 0)
+		fail_msg("agents hidden:\n%s", pane);
+	for (i = 1; i <= MANY_FAST + MANY_SLOW; i++) {
+		snprintf(path, sizeof(path), " 0.%d general", i);
+		if (pane_lines(pane, path, NULL) != (i > MANY_FAST))
+			fail_msg("agent 0.%d: %d lines, want %d:\n%s", i,
+			    pane_lines(pane, path, NULL), i > MANY_FAST, pane);
+	}
+}
+
+static void
+many_look(struct many_seen *m, const char *pane)
+{
+	m->read_call |= pane_lines(pane, "\xe2\x94\x94 read slow.txt",
+	    NULL) > 0;
+	m->bash_call |= pane_lines(pane, "\xe2\x94\x94 bash sleep 6; echo "
+	    "slept", NULL) > 0;
+	m->marker |= strstr(pane, "LASTLINE-MARKER") != NULL;
+	if (!m->checked && pane_lines(pane, "agents: 21 running, 0 queued, 40 "
+	    "done", NULL) == 1) {
+		many_check(pane);
+		m->checked = 1;
+		m->frame = strdup(pane);
+	}
+}
+
+/*
+ * 60 agents on a 120x50 terminal: 40 finish at once, 20 run for seconds.
+ * The 40 are one line ("✓ 40 done"), each of the 20 has its own line,
+ * none hidden behind "... N more agents"; under a running agent the call
+ * it makes ("read slow.txt", "bash sleep 6; ..."), never the last line of
+ * what a tool returned (slow.txt's LASTLINE-MARKER).
+ */
+static void
+test_live_60(void **state)
+{
+	struct live	 l;
+	struct many_seen m;
+	char		*script, *pane = NULL;
+	uint64_t	 t0 = now_ms();
+
+	(void)state;
+	if (!live_has_tmux()) {
+		fprintf(stderr, "skip: no tmux\n");
+		skip();
+	}
+	memset(&m, 0, sizeof(m));
+	script = many_script();
+	live_setup_script(&l, script, "--jobs 60 --max-agents 60", NULL);
+	free(script);
+	h_write(l.ws, "slow.txt", "one\ntwo\nLASTLINE-MARKER\n", 0);
+	live_start(&l, 120, 50, "xterm-256color");
+	for (;;) {
+		free(pane);
+		pane = live_capture(&l);
+		many_look(&m, pane);
+		if (strstr(pane, "EXIT ") != NULL)
+			break;
+		if (now_ms() - t0 > 120000)
+			fail_msg("the 60-agent run did not end in 120 s:\n%s",
+			    pane);
+		usleep(50 * 1000);
+	}
+	print_message("the frame checked:\n%s\nthe last pane:\n%s\n",
+	    m.frame ? m.frame : "(none)", pane);
+	assert_non_null(strstr(pane, "EXIT 0"));
+	assert_false(m.marker);
+	assert_true(m.checked);
+	assert_true(m.read_call);
+	assert_true(m.bash_call);
+	free(m.frame);
+	free(pane);
+	live_teardown(&l);
+}
+
 int
 main(void)
 {
@@ -764,7 +918,10 @@ main(void)
 		cmocka_unit_test_teardown(test_live_120, live_td),
 		cmocka_unit_test_teardown(test_plain_flag, live_td),
 		cmocka_unit_test_teardown(test_term_dumb, live_td),
+		cmocka_unit_test_teardown(test_live_60, live_td),
 	};
 
+	if (getenv("E2E_FILTER") != NULL)
+		cmocka_set_test_filter(getenv("E2E_FILTER"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -238,10 +238,11 @@ chromium_bin(void)
 	return NULL;
 }
 
-/* chromium --headless on the page: what it logged, and its DOM or PNG. */
+/* chromium --headless on a page (the report, or page): what it logged,
+ * and its DOM or PNG. */
 static void
-chromium_run(const struct rfx *fx, const char *bin, const char *what,
-    const char *out, const char *log)
+chromium_page(const struct rfx *fx, const char *bin, const char *what,
+    const char *page, const char *out, const char *log)
 {
 	char	cmd[6 * PATH_MAX];
 	int	rc;
@@ -250,10 +251,17 @@ chromium_run(const struct rfx *fx, const char *bin, const char *what,
 	    "--headless --disable-gpu --no-sandbox --no-first-run "
 	    "--user-data-dir='%s/chrome' --enable-logging=stderr --v=0 "
 	    "--window-size=1200,1000 %s 'file://%s' > '%s' 2> '%s'", fx->dir,
-	    fx->dir, bin, fx->dir, what, fx->html, out, log);
+	    fx->dir, bin, fx->dir, what, page, out, log);
 	rc = system(cmd);
 	if (rc != 0)
 		fail_msg("chromium failed (%d):\n%s", rc, h_read_file(log));
+}
+
+static void
+chromium_run(const struct rfx *fx, const char *bin, const char *what,
+    const char *out, const char *log)
+{
+	chromium_page(fx, bin, what, fx->html, out, log);
 }
 
 /* No console message of the page: no error, no blocked script. */
@@ -313,6 +321,152 @@ test_report_chromium(void **state)
 	png_check_colours(png, 0x4a7fd0, 0xe39a2b, 200);
 	report_done(&fx);
 }
+
+/* --- 60 agents: the page's width ---------------------------------------- */
+
+#define WIDE_KIDS	60
+
+/* The root delegates WIDE_KIDS explore agents at once, each answers at
+ * once; its second turn (the only request with RES-WIDE) ends the run. */
+static char *
+wide_script(void)
+{
+	char	*s;
+	size_t	 sz = 32768, n;
+	int	 i;
+
+	assert_non_null(s = malloc(sz));
+	n = (size_t)snprintf(s, sz, "{\"rules\": [\n"
+	    " {\"match\": \"RES-WIDE\", \"repeat\": true, \"responses\":"
+	    "  [{\"reply\": {\"calls\": [{\"id\": \"z\", \"name\":"
+	    "  \"complete\", \"arguments\": {\"result\": \"WIDE-DONE\"}}]}}]},"
+	    "\n {\"match\": \"KID-WIDE\", \"repeat\": true, \"responses\":"
+	    "  [{\"reply\": {\"calls\": [{\"id\": \"k\", \"name\":"
+	    "  \"complete\", \"arguments\": {\"result\": \"RES-WIDE\"}}]}}]},"
+	    "\n {\"match\": \"WIDE-TASK\", \"repeat\": true, \"responses\":"
+	    "  [{\"reply\": {\"calls\": [");
+	for (i = 1; i <= WIDE_KIDS; i++)
+		n += (size_t)snprintf(s + n, sz - n, "%s{\"id\": \"d%d\", "
+		    "\"name\": \"delegate\", \"arguments\": {\"profile\": "
+		    "\"explore\", \"task\": \"KID-WIDE number %d\"}}",
+		    i > 1 ? "," : "", i, i);
+	assert_true(n + 32 < sz);
+	strcat(s, "]}}]}\n]}\n");
+	return s;
+}
+
+/* Run the 60-agent task, then write its report; 1: skip. */
+static int
+wide_make(struct rfx *fx)
+{
+	struct h_fakellm fl;
+	struct h_run	 r;
+	char		 ws[PATH_MAX], dbenv[PATH_MAX + 16], *wscript;
+	char		*run[] = { "warren", "run", "--json", "--max-agents",
+			    "60", "--workspace", ws, "WIDE-TASK", NULL };
+	char		*rep[] = { "warren", "report", "-o", fx->html, "last",
+			    "--workspace", ws, NULL };
+	char		*env[] = { fl.env_url, dbenv, "WARREN_API_KEY=k",
+			    "WARREN_MODEL=fake", "WARREN_RETRIES=0", NULL };
+	int		 rc;
+
+	fx->dir = h_tmpdir();
+	snprintf(ws, sizeof(ws), "%s/ws", fx->dir);
+	h_write(ws, "data.txt", "data\n", 0);
+	snprintf(fx->db, sizeof(fx->db), "%s/warren.db", fx->dir);
+	snprintf(dbenv, sizeof(dbenv), "WARREN_DB=%s", fx->db);
+	snprintf(fx->html, sizeof(fx->html), "%s/report.html", fx->dir);
+	wscript = wide_script();
+	rc = h_fakellm_start(&fl, fx->dir, wscript);
+	free(wscript);
+	if (rc != 0)
+		return rc == 1 ? 1 : -1;
+	assert_int_equal(h_warren(&r, run, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	if (r.status != 0 || strstr(r.out, "WIDE-DONE") == NULL)
+		fail_msg("run: %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	assert_int_equal(h_warren(&r, rep, env, NULL, NULL), 0);
+	if (r.status != 0)
+		fail_msg("report: %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	return 0;
+}
+
+/* A page that loads the report in a frame and writes what the browser
+ * laid out into its own DOM: the page's scroll width against its width,
+ * the graph's drawn width against its own (its scale), the timeline's
+ * right edge against its section's, its top against its names'. */
+static const char wide_page[] =
+"<!DOCTYPE html><html><body style=\"margin:0\">"
+"<iframe id=\"f\" src=\"report.html\" style=\"border:0;width:1200px;"
+"height:1000px\"></iframe><pre id=\"m\">pending</pre><script>"
+"document.getElementById('f').onload=function(){"
+"var d=this.contentDocument,e=d.documentElement,"
+"g=d.querySelector('svg.graph'),t=d.querySelector('svg.timeline'),"
+"s=d.getElementById('timeline'),gv=g.viewBox.baseVal;"
+"document.getElementById('m').textContent='measured scroll='+e.scrollWidth"
+"+' client='+e.clientWidth+' graph='+Math.round(g.getBoundingClientRect()"
+".width)+' graphbox='+gv.width+' tlright='+Math.round(t."
+"getBoundingClientRect().right)+' secright='+Math.round(s."
+"getBoundingClientRect().right)+' tltop='+Math.round(t."
+"getBoundingClientRect().top)+' namestop='+Math.round(d.querySelector("
+"'svg.names').getBoundingClientRect().top)+' end';};</script></body></html>";
+
+/*
+ * A 60-agent run's report in headless Chromium, 1200 px wide: nothing
+ * wider than the page (scrollWidth <= clientWidth), the graph drawn at
+ * its own size (its 60 siblings wrapped, not shrunk to a smudge) and the
+ * timeline reaching the right edge of its section (the page's width, not
+ * 1,000 px) beside its column of names.
+ */
+static void
+test_report_wide(void **state)
+{
+	struct rfx	 fx;
+	const char	*bin = chromium_bin();
+	char		 dom[PATH_MAX + 8], log[PATH_MAX + 8], page[PATH_MAX];
+	char		*d, *m;
+	int		 scroll, client, graph, box, tlr, secr, tlt, nt;
+
+	(void)state;
+	if (bin == NULL) {
+		if (getenv("WARREN_REQUIRE_CHROMIUM") != NULL)
+			fail_msg("chromium is not installed, and "
+			    "WARREN_REQUIRE_CHROMIUM says it must be");
+		chromium_skipped = 1;
+		skip();
+	}
+	memset(&fx, 0, sizeof(fx));
+	if (wide_make(&fx) == 1) {
+		chromium_skipped = 1;
+		report_done(&fx);
+		skip();
+	}
+	h_write(fx.dir, "wide.html", wide_page, 0);
+	snprintf(page, sizeof(page), "%s/wide.html", fx.dir);
+	snprintf(dom, sizeof(dom), "%s/dom.html", fx.dir);
+	snprintf(log, sizeof(log), "%s/chrome.log", fx.dir);
+	chromium_page(&fx, bin, "--allow-file-access-from-files "
+	    "--virtual-time-budget=10000 --dump-dom", page, dom, log);
+	d = h_read_file(dom);
+	if ((m = strstr(d, "measured ")) == NULL || sscanf(m, "measured "
+	    "scroll=%d client=%d graph=%d graphbox=%d tlright=%d secright=%d "
+	    "tltop=%d namestop=%d end", &scroll, &client, &graph, &box, &tlr,
+	    &secr, &tlt, &nt) != 8)
+		fail_msg("no measurements in the page:\n%.3000s\n%s", d,
+		    h_read_file(log));
+	print_message("60 agents at 1200 px: page %d of %d px, graph %d px "
+	    "drawn of %d, timeline's right edge %d, its section's %d, its top "
+	    "%d, its names' %d\n", scroll, client, graph, box, tlr, secr, tlt,
+	    nt);
+	assert_true(scroll <= client);
+	assert_true(graph * 100 >= box * 95);
+	assert_true(tlr >= secr - 2);
+	assert_int_equal(tlt, nt);	/* beside its names, row for row */
+	free(d);
+	report_done(&fx);
+}
 #endif
 
 int
@@ -321,6 +475,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 #ifdef REPORT_CHROMIUM
 		cmocka_unit_test_teardown(test_report_chromium,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_report_wide,
 		    h_fakellm_teardown),
 #else
 		cmocka_unit_test_teardown(test_report_html,

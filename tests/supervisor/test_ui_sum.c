@@ -109,6 +109,25 @@ test_diff(void **state)
 	assert_null(ui_sum_diff("nope", 4, 40, &more));
 }
 
+/* The end summary's time: a short run in ms, not "0.0 s". */
+static void
+test_took(void **state)
+{
+	char	buf[32];
+
+	(void)state;
+	ui_sum_took(buf, sizeof(buf), 0);
+	assert_string_equal(buf, "0 ms");
+	ui_sum_took(buf, sizeof(buf), 42);
+	assert_string_equal(buf, "42 ms");
+	ui_sum_took(buf, sizeof(buf), 999);
+	assert_string_equal(buf, "999 ms");
+	ui_sum_took(buf, sizeof(buf), 1000);
+	assert_string_equal(buf, "1.0 s");
+	ui_sum_took(buf, sizeof(buf), 12345);
+	assert_string_equal(buf, "12.3 s");
+}
+
 int
 main(void)
 {
@@ -117,6 +136,7 @@ main(void)
 		cmocka_unit_test(test_counts),
 		cmocka_unit_test(test_args),
 		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_took),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
