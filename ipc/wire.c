@@ -148,6 +148,10 @@ wire_map_loop(struct mp_reader *r, uint32_t n, const struct wire_map *m,
 	uint32_t	i;
 	int		key;
 
+	/* seen and need hold a bit a key: a 33rd key would share one. */
+	if (m->nkeys > 32)
+		return mp_fail(r, "%s: a map of %d keys (wire_map holds 32 at "
+		    "most)", what, m->nkeys);
 	for (i = 0; i < n && !r->failed; i++) {
 		if ((key = mp_get_key(r, m->keys, m->nkeys, seen, what)) == -1)
 			return -1;

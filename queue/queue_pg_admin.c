@@ -79,24 +79,24 @@ qp_purge_rows(struct queue *q, unsigned mask, int64_t before_ms,
 		QUEUE_DONE, QUEUE_DEAD, QUEUE_CANCELLED,
 	};
 	struct qp_params		p = { .n = 0 };
-	const char			*where = " IN (SELECT id FROM"
-	    " queue_jobs WHERE status IN ($1, $2, $3) AND finished_ms < $4)";
-	char				sql[256];
-	int64_t				rows = 0;
-	int				pass, i;
+	PGresult			*r;
+	int				i;
 
-	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < 3; i++)
-			qp_str(&p, (mask & (1u << ends[i])) ?
-			    queue_status_name(ends[i]) : NULL);
-		qp_i64(&p, before_ms);
-		snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE %s%s",
-		    pass == 0 ? "queue_attempts" : "queue_jobs",
-		    pass == 0 ? "job" : "id", where);
-		if (qp_cmd(q, sql, &p, "removing finished jobs", &rows) == -1)
-			return -1;
-	}
-	*n = (uint64_t)rows;
+	/* One statement, so one snapshot: a job that a retry requeues, or
+	 * one that ends, between two statements would lose its attempts or
+	 * leave them behind. */
+	for (i = 0; i < 3; i++)
+		qp_str(&p, (mask & (1u << ends[i])) ?
+		    queue_status_name(ends[i]) : NULL);
+	qp_i64(&p, before_ms);
+	if ((r = qp_exec(q, "WITH j AS (DELETE FROM queue_jobs WHERE status"
+	    " IN ($1, $2, $3) AND finished_ms < $4 RETURNING id),"
+	    " a AS (DELETE FROM queue_attempts WHERE job IN (SELECT id FROM"
+	    " j)) SELECT count(*) FROM j", &p, "removing finished jobs")) ==
+	    NULL)
+		return -1;
+	*n = (uint64_t)qp_int(r, 0, 0);
+	PQclear(r);
 	return 0;
 }
 
