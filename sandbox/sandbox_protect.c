@@ -235,19 +235,82 @@ sandbox_policy_protected(const struct sandbox_policy *p, int i,
 /* The mask file: an empty mode-000 file of a read-only tmpfs. */
 struct sandbox_mask {
 	int		 file;		/* O_PATH fd, or -1 */
-	const char	*stage;		/* where its tmpfs is attached */
+	const char	*stage;		/* where its tmpfs is attached, if on
+					 * top (to detach), or NULL */
 };
 
-/* Attach the mask file's tmpfs (once) until sandbox_protect_unstage. */
+#ifndef MOVE_MOUNT_BENEATH
+#define MOVE_MOUNT_BENEATH	0x00000200	/* Linux 6.5 */
+#endif
+
+/* The mask file's tmpfs made, detached: its fd (mfd), the file in it. */
+static int
+sandbox_protect_mask_fs(struct sandbox_mask *m, int *mfd,
+    struct sandbox_error *e)
+{
+	struct mount_attr	 attr;
+	int			 fs, fd, saved;
+
+	if ((fs = fsopen("tmpfs", FSOPEN_CLOEXEC)) == -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, errno, "fsopen the mask "
+		    "file's tmpfs");
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "size", "4k", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "4", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700", 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1 ||
+	    (*mfd = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID |
+	    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC)) == -1) {
+		saved = errno;
+		close(fs);
+		return sandbox_fail(e, SANDBOX_MNTNS, saved, "make the mask "
+		    "file's tmpfs");
+	}
+	if ((fd = openat(*mfd, "mask", O_WRONLY | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_CLOEXEC, 0)) == -1) {
+		saved = errno;
+		close(fs);
+		return sandbox_fail(e, SANDBOX_MNTNS, saved, "create the mask "
+		    "file");
+	}
+	close(fd);
+	/* The superblock read-only: no chmod through any bind of it; and
+	 * the mount, which every bind of the file is cloned from. */
+	memset(&attr, 0, sizeof(attr));
+	attr.attr_set = MOUNT_ATTR_RDONLY;
+	if (fsconfig(fs, FSCONFIG_SET_FLAG, "ro", NULL, 0) == -1 ||
+	    fsconfig(fs, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0) == -1 ||
+	    mount_setattr(*mfd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) ==
+	    -1) {
+		saved = errno;
+		close(fs);
+		return sandbox_fail(e, SANDBOX_MNTNS, saved, "make the mask "
+		    "tmpfs read-only");
+	}
+	close(fs);
+	if ((m->file = openat(*mfd, "mask", O_PATH | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, errno, "open the mask "
+		    "file");
+	return 0;
+}
+
+/*
+ * Attach the mask file's tmpfs (once): a bind needs a mount of this
+ * namespace. Beneath the mount on a stage (MOVE_MOUNT_BENEATH), where it
+ * stays hidden under the host's /proc until the namespace dies; where
+ * that is refused (before 6.5, a mount a user namespace locked) on top of
+ * a stage, detached again by sandbox_protect_unstage. Every unmount waits
+ * for an RCU grace period, 2-20 ms on a busy machine; the mount beneath
+ * needs none (docs/benchmarks.md, "warren sandbox exec, end to end").
+ */
 static int
 sandbox_protect_stage(struct sandbox_mask *m, struct sandbox_error *e)
 {
-	char		 path[64];
 	struct stat	 st;
 	size_t		 i;
-	int		 fd;
+	int		 mfd = -1, rc, saved;
 
-	if (m->stage != NULL)
+	if (m->file != -1)
 		return 0;
 	for (i = 0; i < sizeof(sandbox_protect_stages) /
 	    sizeof(sandbox_protect_stages[0]); i++)
@@ -258,24 +321,24 @@ sandbox_protect_stage(struct sandbox_mask *m, struct sandbox_error *e)
 	    sizeof(sandbox_protect_stages[0]))
 		return sandbox_fail(e, SANDBOX_MNTNS, ENOENT, "no /tmp or "
 		    "/proc to stage the mask file on");
-	if (mount("warren-mask", sandbox_protect_stages[i], "tmpfs",
-	    MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,nr_inodes=4,"
-	    "mode=0700") == -1)
-		return sandbox_fail(e, SANDBOX_MNTNS, errno, "mount the mask "
+	if (sandbox_protect_mask_fs(m, &mfd, e) == -1) {
+		if (mfd != -1)
+			close(mfd);
+		return -1;
+	}
+	if (move_mount(mfd, "", AT_FDCWD, "/proc", MOVE_MOUNT_F_EMPTY_PATH |
+	    MOVE_MOUNT_BENEATH) == 0) {
+		close(mfd);
+		return 0;
+	}
+	rc = move_mount(mfd, "", AT_FDCWD, sandbox_protect_stages[i],
+	    MOVE_MOUNT_F_EMPTY_PATH);
+	saved = errno;
+	close(mfd);
+	if (rc == -1)
+		return sandbox_fail(e, SANDBOX_MNTNS, saved, "mount the mask "
 		    "tmpfs on %s", sandbox_protect_stages[i]);
 	m->stage = sandbox_protect_stages[i];
-	snprintf(path, sizeof(path), "%s/mask", m->stage);
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-	    O_CLOEXEC, 0)) == -1)
-		return sandbox_fail(e, SANDBOX_MNTNS, errno, "create %s", path);
-	close(fd);
-	if ((m->file = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC)) == -1)
-		return sandbox_fail(e, SANDBOX_MNTNS, errno, "open %s", path);
-	/* The superblock read-only: no chmod through any bind of it. */
-	if (mount(NULL, m->stage, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID |
-	    MS_NODEV | MS_NOEXEC, NULL) == -1)
-		return sandbox_fail(e, SANDBOX_MNTNS, errno, "remount the mask "
-		    "tmpfs read-only");
 	return 0;
 }
 

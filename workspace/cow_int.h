@@ -74,6 +74,7 @@ struct cow_base {
 /* A manifest being written (to NAME.tmp, renamed to NAME at the end). */
 struct cow_mwriter {
 	FILE		*f;
+	size_t		 n;		/* records written */
 	int		 dirfd;
 	char		 name[64];
 	char		 tmp[80];

@@ -5,10 +5,19 @@
  *
  * A manifest is text a reader can split with no escaping: a header line,
  * then one record per entry, its fields in decimal (the mode in octal)
- * and its path last, ended by a NUL byte, the one byte no name holds:
+ * and its path last, ended by a NUL byte, the one byte no name holds,
+ * and last the number of records:
  *
- *	warren cow base 1\n
- *	100644 INO SIZE MTIME_NS CTIME_NS a/b\n.c\0 ...
+ *	warren cow base 2\n
+ *	100644 INO SIZE MTIME_NS CTIME_NS a/b\n.c\0 ... end N\0
+ *
+ * It is written to NAME.tmp and renamed, not fsync'd: a kill at any
+ * point leaves NAME whole or absent (the page cache outlives the
+ * process); a power loss may leave it cut short on disk (its data later
+ * than its rename), which the count at its end tells, so a reader
+ * refuses it rather than take a short list for the tree. That is the
+ * store's own durability (docs/memory.md): what a power loss takes is
+ * lost, never read as good. Version 1, without the count, is still read.
  *
  * The walk is the one every cow file uses on trees agents wrote (or may
  * write): directories are opened with O_NOFOLLOW under their parent's
@@ -34,7 +43,9 @@
 #include "workspace/cow_int.h"
 #include "workspace/hostexec.h"
 
-#define COW_MANIFEST_MAGIC	"warren cow base 1\n"
+#define COW_MANIFEST_MAGIC	"warren cow base 2\n"
+#define COW_MANIFEST_MAGIC1	"warren cow base 1\n"
+#define COW_MANIFEST_END	"end "
 
 /* path, escaped for a message (names are hostile), in buf. */
 const char *
@@ -231,6 +242,7 @@ cow_manifest_add(struct cow_mwriter *m, const char *path,
 {
 	struct cow_stat	st;
 
+	m->n++;
 	cow_stat_set(&st, sb);
 	if (fprintf(m->f, "%o %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64
 	    " %s", (unsigned)st.mode, st.ino, st.size, st.mtime_ns,
@@ -248,7 +260,8 @@ cow_manifest_end(struct cow_mwriter *m, char *err, size_t errsz)
 	FILE	*f = m->f;
 
 	m->f = NULL;
-	if (fflush(f) == EOF || fsync(fileno(f)) == -1) {
+	if (fprintf(f, COW_MANIFEST_END "%zu", m->n) < 0 ||
+	    fputc('\0', f) == EOF || fflush(f) == EOF) {
 		snprintf(err, errsz, "cannot write %s: %s", m->tmp,
 		    strerror(errno));
 		fclose(f);
@@ -352,17 +365,49 @@ cm_entcmp(const void *a, const void *b)
 	    ((const struct cow_base_ent *)b)->path);
 }
 
-/* Read the records of f into b; -1 with err filled on the first bad one. */
+/* The count that ends a version 2 manifest: 0 if rec is it, for n. */
 static int
-cm_records(FILE *f, const char *name, struct cow_base *b, char *err,
-    size_t errsz)
+cm_end(const char *rec, size_t len, size_t n)
+{
+	char	want[32];
+
+	snprintf(want, sizeof(want), COW_MANIFEST_END "%zu", n);
+	return len == strlen(want) + 1 && memcmp(rec, want, len) == 0 ? 0 :
+	    -1;
+}
+
+/*
+ * Read the records of f into b; -1 with err filled on the first bad one.
+ * counted: version 2, whose last record is their count.
+ */
+static int
+cm_records(FILE *f, const char *name, int counted, struct cow_base *b,
+    char *err, size_t errsz)
 {
 	char	*rec = NULL;
 	size_t	 cap = 0, alloc = 0;
 	ssize_t	 len;
-	int	 rv = 0;
+	int	 rv = 0, ended = 0;
 
 	while ((len = getdelim(&rec, &cap, '\0', f)) != -1) {
+		if (ended) {
+			snprintf(err, errsz, "%s: records after its end; "
+			    "discard the run", name);
+			rv = -1;
+			break;
+		}
+		if (counted && strncmp(rec, COW_MANIFEST_END,
+		    strlen(COW_MANIFEST_END)) == 0) {
+			if (cm_end(rec, (size_t)len, b->n) == -1) {
+				snprintf(err, errsz, "%s: its count is not "
+				    "its %zu records; discard the run", name,
+				    b->n);
+				rv = -1;
+				break;
+			}
+			ended = 1;
+			continue;
+		}
 		if (b->n >= COW_MAX_ENTRIES) {
 			snprintf(err, errsz, "%s: more than %d entries",
 			    name, COW_MAX_ENTRIES);
@@ -384,6 +429,12 @@ cm_records(FILE *f, const char *name, struct cow_base *b, char *err,
 	if (rv == 0 && ferror(f)) {
 		snprintf(err, errsz, "cannot read %s: %s", name,
 		    strerror(errno));
+		rv = -1;
+	}
+	if (rv == 0 && counted && !ended) {
+		snprintf(err, errsz, "%s: cut short after %zu records (a "
+		    "power loss while it was written?); discard the run",
+		    name, b->n);
 		rv = -1;
 	}
 	free(rec);
@@ -414,7 +465,7 @@ cow_manifest_read(int dirfd, const char *name, struct cow_base *b,
 {
 	char	 head[sizeof(COW_MANIFEST_MAGIC)];
 	FILE	*f;
-	int	 fd;
+	int	 fd, counted;
 
 	memset(b, 0, sizeof(*b));
 	if ((fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) ==
@@ -426,13 +477,14 @@ cow_manifest_read(int dirfd, const char *name, struct cow_base *b,
 		return -1;
 	}
 	if (fgets(head, sizeof(head), f) == NULL ||
-	    strcmp(head, COW_MANIFEST_MAGIC) != 0) {
+	    ((counted = strcmp(head, COW_MANIFEST_MAGIC) == 0) == 0 &&
+	    strcmp(head, COW_MANIFEST_MAGIC1) != 0)) {
 		snprintf(err, errsz, "%s is not a warren cow manifest "
-		    "(version 1)", name);
+		    "(version 1 or 2)", name);
 		fclose(f);
 		return -1;
 	}
-	if (cm_records(f, name, b, err, errsz) == -1 ||
+	if (cm_records(f, name, counted, b, err, errsz) == -1 ||
 	    cm_sort(b, name, err, errsz) == -1) {
 		fclose(f);
 		cow_base_free(b);

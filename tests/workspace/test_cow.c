@@ -660,12 +660,13 @@ bad_manifest(struct fx *fx, const char *data, size_t len, const char *why)
 }
 
 #define M	"warren cow base 1\n"
+#define M2	"warren cow base 2\n"
 static void
 test_manifest_corrupt(void **state)
 {
 	struct fx	*fx = *state;
 
-	bad_manifest(fx, "warren cow base 2\n", 18, "a newer header");
+	bad_manifest(fx, "warren cow base 3\n", 18, "a newer header");
 	bad_manifest(fx, "", 0, "nothing");
 	bad_manifest(fx, M "100644 1 2 3 4 ../x", sizeof(M "100644 1 2 3 4 "
 	    "../x"), "a path with ..");
@@ -681,6 +682,47 @@ test_manifest_corrupt(void **state)
 	    "a field not a number");
 	bad_manifest(fx, M "100644 1 2 3 4 ", sizeof(M "100644 1 2 3 4 "),
 	    "an empty path");
+	/* Version 2 ends in its count: one cut at a record's end (what a
+	 * power loss leaves of a manifest not fsync'd) is refused. */
+	bad_manifest(fx, M2 "100644 1 2 3 4 a", sizeof(M2 "100644 1 2 3 4 a"),
+	    "no count (cut short)");
+	bad_manifest(fx, M2 "100644 1 2 3 4 a\0end 2", sizeof(M2 "100644 1 "
+	    "2 3 4 a\0end 2"), "a count not its records'");
+	bad_manifest(fx, M2 "100644 1 2 3 4 a\0end 1\0" "100644 1 2 3 4 b",
+	    sizeof(M2 "100644 1 2 3 4 a\0end 1\0" "100644 1 2 3 4 b"),
+	    "a record after the count");
+	bad_manifest(fx, M2 "end 0", sizeof(M2 "end 0") - 1,
+	    "a count cut short");
+}
+
+/* Both versions are read: 1 without its count, 2 with it. */
+static void
+test_manifest_versions(void **state)
+{
+	struct fx	*fx = *state;
+	struct cow_base	 b;
+	char		 err[1024];
+	int		 dfd;
+
+	assert_true((dfd = open(fx->t.state, O_RDONLY | O_DIRECTORY)) != -1);
+	tput(fx->t.state, "v1", M "100644 1 2 3 4 a\0" "100644 1 2 3 4 b",
+	    sizeof(M "100644 1 2 3 4 a\0" "100644 1 2 3 4 b"), 0600);
+	if (cow_manifest_read(dfd, "v1", &b, err, sizeof(err)) == -1)
+		fail_msg("version 1: %s", err);
+	assert_int_equal(b.n, 2);
+	cow_base_free(&b);
+	tput(fx->t.state, "v2", M2 "100644 1 2 3 4 a\0end 1",
+	    sizeof(M2 "100644 1 2 3 4 a\0end 1"), 0600);
+	if (cow_manifest_read(dfd, "v2", &b, err, sizeof(err)) == -1)
+		fail_msg("version 2: %s", err);
+	assert_int_equal(b.n, 1);
+	cow_base_free(&b);
+	tput(fx->t.state, "v2e", M2 "end 0", sizeof(M2 "end 0"), 0600);
+	if (cow_manifest_read(dfd, "v2e", &b, err, sizeof(err)) == -1)
+		fail_msg("version 2, empty: %s", err);
+	assert_int_equal(b.n, 0);
+	cow_base_free(&b);
+	close(dfd);
 }
 
 static int
@@ -757,6 +799,7 @@ main(void)
 		T(test_usage_live),
 		T(test_manifest_names),
 		T(test_manifest_corrupt),
+		T(test_manifest_versions),
 		T(test_walk_bound),
 		T(test_default_statedir),
 	};
