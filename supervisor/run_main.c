@@ -270,24 +270,11 @@ run_exit_code(struct run *r)
 		return WARREN_EXIT_FAIL;	/* the disk limit */
 	if (r->interrupted)
 		return WARREN_EXIT_INTERRUPTED;
-	switch (r->root->end) {
-	case NODE_END_COMPLETE:
-	case NODE_END_AUTO_COMPLETE:
+	if (run_end_ok(r->root->end))
 		return WARREN_EXIT_OK;
-	case NODE_END_CANCELLED:
+	if (r->root->end == NODE_END_CANCELLED)
 		return WARREN_EXIT_INTERRUPTED;
-	case NODE_END_NONE:
-	case NODE_END_FAIL:
-	case NODE_END_LIMIT:
-	case NODE_END_CRASHED:
-	case NODE_END_KILLED:
-	case NODE_END_TIMEOUT:
-	case NODE_END_PROTOCOL:
-	case NODE_END_SPAWN:
-	case NODE_END_QUOTA:
-	default:
-		return r->llm_failed ? WARREN_EXIT_LLM : WARREN_EXIT_FAIL;
-	}
+	return r->llm_failed ? WARREN_EXIT_LLM : WARREN_EXIT_FAIL;
 }
 
 int

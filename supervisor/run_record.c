@@ -142,27 +142,8 @@ run_store_done(struct run *r, struct node *n)
 
 	if (r->store == NULL || n->store_agent <= 0)
 		return;
-	switch (n->end) {
-	case NODE_END_COMPLETE:
-	case NODE_END_AUTO_COMPLETE:
-		st = STORE_AGENT_DONE;
-		break;
-	case NODE_END_CANCELLED:
-		st = STORE_AGENT_CANCELLED;
-		break;
-	case NODE_END_NONE:
-	case NODE_END_FAIL:
-	case NODE_END_LIMIT:
-	case NODE_END_CRASHED:
-	case NODE_END_KILLED:
-	case NODE_END_TIMEOUT:
-	case NODE_END_PROTOCOL:
-	case NODE_END_SPAWN:
-	case NODE_END_QUOTA:
-	default:
-		st = STORE_AGENT_FAILED;
-		break;
-	}
+	st = run_end_ok(n->end) ? STORE_AGENT_DONE : n->end ==
+	    NODE_END_CANCELLED ? STORE_AGENT_CANCELLED : STORE_AGENT_FAILED;
 	text = run_end_ok(n->end) ? n->result : n->error;
 	if (n->end == NODE_END_AUTO_COMPLETE)
 		run_record_event(r, n, "auto_complete", NULL, n->error);
