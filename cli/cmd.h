@@ -18,6 +18,21 @@ struct cmd {
 
 struct config;
 
+/* cmd_getopt.c: getopt_long for command cmd ("run", "queue add"):
+ * options anywhere before "--" unless shortopts begins with '+'; a bad
+ * option said in one line (with "did you mean"), then '?'. */
+struct option;
+int	cmd_getopt(const char *cmd, int argc, char **argv,
+	    const char *shortopts, const struct option *longopts);
+/* "warren CMD: MSG; try 'warren help CMD'" on stderr, MSG escaped. */
+void	cmd_usage_error(const char *cmd, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* Edit distance of a and b's first bn bytes (9 at most); the name of
+ * names near enough to s's first len bytes to be a slip, or NULL. */
+size_t	cmd_getopt_distance(const char *a, const char *b, size_t bn);
+const char *cmd_getopt_near(const char *s, size_t len,
+	    const char *const *names, size_t n);
+
 /* cmd_run.c */
 /* Bytes of a task `warren run -` reads from stdin, the most it takes;
  * queue add refuses a longer task, since queue work sends it that way. */

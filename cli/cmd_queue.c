@@ -512,27 +512,29 @@ int
 cmd_queue_parse(int argc, char **argv, unsigned allowed,
     struct cmd_queue_opts *o)
 {
-	int	ch, li = 0;
+	char	cmd[48];
+	int	ch, li;
 
 	memset(o, 0, sizeof(*o));
+	snprintf(cmd, sizeof(cmd), "queue %s", argv[0]);
 	optind = 1;
-	opterr = 1;
-	while ((ch = getopt_long(argc, argv, "", cmd_queue_longopts, &li)) !=
+	while ((ch = cmd_getopt(cmd, argc, argv, "", cmd_queue_longopts)) !=
 	    -1) {
 		if (ch == OPT_HELP) {
 			cmd_queue_sub_usage(argv[0], stdout);
 			return 1;
 		}
-		if (ch != '?' && ch != OPT_QUEUE &&
-		    !(allowed & cmd_queue_opt_bit(ch))) {
-			cmd_queue_error(argv[0], "--%s is not an option of "
-			    "queue %s", cmd_queue_longopts[li].name, argv[0]);
-			ch = '?';
-		}
-		if (ch == '?' || cmd_queue_opt(argv[0], ch, o) == -1) {
-			cmd_queue_sub_usage(argv[0], stderr);
+		if (ch == '?')
+			return -1;
+		if (ch != OPT_QUEUE && !(allowed & cmd_queue_opt_bit(ch))) {
+			for (li = 0; cmd_queue_longopts[li].val != ch; li++)
+				;
+			cmd_usage_error(cmd, "--%s is not an option of %s",
+			    cmd_queue_longopts[li].name, cmd);
 			return -1;
 		}
+		if (cmd_queue_opt(argv[0], ch, o) == -1)
+			return -1;
 	}
 	return 0;
 }

@@ -155,9 +155,8 @@ cmd_queue_add_parse(int argc, char **argv, struct cmd_queue_add_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
-	opterr = 1;
-	while ((ch = getopt_long(argc, argv, "", cmd_queue_add_longopts,
-	    NULL)) != -1) {
+	while ((ch = cmd_getopt("queue add", argc, argv, "",
+	    cmd_queue_add_longopts)) != -1) {
 		if (ch == OPT_HELP)
 			return 1;
 		if (ch == '?' || cmd_queue_add_opt(ch, o) == -1)
@@ -165,22 +164,22 @@ cmd_queue_add_parse(int argc, char **argv, struct cmd_queue_add_opts *o)
 	}
 	tasks = argc - optind;
 	if ((o->jsonl != NULL) + (o->csv != NULL) + (tasks > 0) != 1) {
-		cmd_queue_error("add", "give one TASK (quoted), or --jsonl "
+		cmd_usage_error("queue add", "give one TASK (quoted), or --jsonl "
 		    "FILE, or --csv FILE");
 		return -1;
 	}
 	if (tasks > 1) {
-		cmd_queue_error("add", "one TASK only: quote it (\"%s %s ...\")",
+		cmd_usage_error("queue add", "one TASK only: quote it (\"%s %s ...\")",
 		    argv[optind], argv[optind + 1]);
 		return -1;
 	}
 	if ((o->csv != NULL) != (o->tmpl != NULL)) {
-		cmd_queue_error("add", "--csv and --template go together: the "
+		cmd_usage_error("queue add", "--csv and --template go together: the "
 		    "template's {column}s are filled from each row");
 		return -1;
 	}
 	if (o->jsonl != NULL && o->def.key != NULL) {
-		cmd_queue_error("add", "--key with --jsonl: give each line its "
+		cmd_usage_error("queue add", "--key with --jsonl: give each line its "
 		    "own \"key\"");
 		return -1;
 	}
@@ -434,8 +433,10 @@ cmd_queue_add(int argc, char **argv)
 	int				*existed = NULL, rc, ex = WARREN_EXIT_USAGE;
 
 	memset(&rows, 0, sizeof(rows));
-	if ((rc = cmd_queue_add_parse(argc, argv, &o)) != 0)
-		return cmd_queue_add_usage(rc == 1 ? stdout : stderr);
+	if ((rc = cmd_queue_add_parse(argc, argv, &o)) == 1)
+		return cmd_queue_add_usage(stdout);
+	if (rc != 0)	/* said in cmd_queue_add_parse */
+		return WARREN_EXIT_USAGE;
 	if ((ws = cmd_queue_workspace(o.workspace != NULL ? o.workspace : ".",
 	    err, sizeof(err))) == NULL || (o.schema_file != NULL &&
 	    (schema = cmd_queue_schema_file(o.schema_file, err,

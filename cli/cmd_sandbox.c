@@ -72,10 +72,11 @@ cmd_sandbox_usage_to(FILE *f, int rc)
 	return rc;
 }
 
+/* A bad `sandbox exec` line, said already in one line. */
 static int
 cmd_sandbox_usage(void)
 {
-	return cmd_sandbox_usage_to(stderr, WARREN_EXIT_EXEC_FAILED);
+	return WARREN_EXIT_EXEC_FAILED;
 }
 
 static void
@@ -302,8 +303,9 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+p:w:t:vh", longopts,
-	    NULL)) != -1) {
+	/* "+": what follows the first operand is CMD's own. */
+	while ((ch = cmd_getopt("sandbox exec", argc, argv, "+p:w:t:vh",
+	    longopts)) != -1) {
 		switch (ch) {
 		case 'p':
 			o->profile = optarg;
@@ -341,12 +343,13 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 		}
 	}
 	if (o->profile == NULL) {
-		fprintf(stderr, "warren: sandbox exec: --profile is required "
-		    "(explore, plan, review, test, general)\n");
+		cmd_usage_error("sandbox exec", "--profile is required "
+		    "(explore, plan, review, test, general)");
 		return -1;
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "warren: sandbox exec: no command\n");
+		cmd_usage_error("sandbox exec", "no command: give it after "
+		    "--");
 		return -1;
 	}
 	return optind;
@@ -752,6 +755,7 @@ cmd_sandbox(int argc, char **argv)
 		return cmd_sandbox_check();
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return cmd_sandbox_usage_to(stdout, WARREN_EXIT_OK);
-	fprintf(stderr, "warren sandbox: unknown subcommand '%s'\n", argv[1]);
-	return cmd_sandbox_usage_to(stderr, WARREN_EXIT_USAGE);
+	cmd_usage_error("sandbox", "unknown subcommand '%s' (exec or check)",
+	    argv[1]);
+	return WARREN_EXIT_USAGE;
 }

@@ -90,9 +90,21 @@ static const struct option cmd_store_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* A usage error cmd_store_parse has said already (cmd_getopt). */
+static int	cmd_store_said;
+
 static int
 cmd_store_usage(const char *name, FILE *f)
 {
+	if (f == stderr) {
+		/* One line: what was wrong, and where the help is. */
+		if (!cmd_store_said)
+			cmd_usage_error(name, "%s", strcmp(name, "runs") == 0 ?
+			    "it takes no operands" : strcmp(name, "forget") ==
+			    0 ? "give one RUN or more" : "give one RUN");
+		cmd_store_said = 0;
+		return WARREN_EXIT_USAGE;
+	}
 	if (strcmp(name, "runs") == 0)
 		fprintf(f, "usage: warren runs [--db FILE] [--workspace DIR |"
 		    " --all] [--limit N] [--json]\n"
@@ -156,10 +168,23 @@ cmd_store_color(const char *name, const char *arg, int *color)
 	return 0;
 }
 
+/* An option another of these commands takes, not name. */
+static void
+cmd_store_refuse(const char *name, int ch)
+{
+	size_t	i;
+
+	for (i = 0; cmd_store_longopts[i].val != ch; i++)
+		;
+	cmd_usage_error(name, "--%s is not an option of %s",
+	    cmd_store_longopts[i].name, name);
+}
+
 /* Parse the options; -1 on a usage error, 1 for --help. allowed lists the
  * options this command takes beyond --db/--workspace/--help. */
 static int
-cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
+cmd_store_parse_opts(int argc, char **argv, int allowed,
+    struct cmd_store_opts *o)
 {
 	const char	*errstr;
 	int		 ch;
@@ -168,13 +193,14 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 	o->limit = 20;
 	o->color = -1;
 	optind = 1;
-	opterr = 1;
-	while ((ch = getopt_long(argc, argv, "o:", cmd_store_longopts,
-	    NULL)) != -1) {
+	while ((ch = cmd_getopt(argv[0], argc, argv, "o:",
+	    cmd_store_longopts)) != -1) {
 		if (ch == 'o')
 			ch = OPT_OUTPUT;
-		if (ch >= OPT_JSON && ch < OPT_HELP && !(allowed & ALLOW(ch)))
+		if (ch >= OPT_JSON && ch < OPT_HELP && !(allowed & ALLOW(ch))) {
+			cmd_store_refuse(argv[0], ch);
 			ch = '?';
+		}
 		switch (ch) {
 		case OPT_DB:
 			o->db = optarg;
@@ -232,9 +258,6 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 		case OPT_HELP:
 			return 1;
 		default:
-			if (ch != '?')
-				fprintf(stderr, "warren %s: option not taken\n",
-				    argv[0]);
 			return -1;
 		}
 	}
@@ -245,6 +268,16 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 		return -1;
 	}
 	return 0;
+}
+
+/* The options; a usage error is said here, not again by the caller. */
+static int
+cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
+{
+	int	rc = cmd_store_parse_opts(argc, argv, allowed, o);
+
+	cmd_store_said = rc == -1;
+	return rc;
 }
 
 /* An error on stderr, escaped: it may quote a path or a stored value. */

@@ -240,7 +240,7 @@ test_ask_failures(void **state)
 	argv[2] = NULL;
 	collect(f.dir, spawn_warren(f.dir, argv, NULL), &r);
 	assert_int_equal(r.status, 2);
-	assert_non_null(strstr(r.err, "usage: warren ask"));
+	assert_non_null(strstr(r.err, "give the PROMPT; try 'warren help ask'"));
 	run_free(&r);
 	argv[2] = "--retries=many";
 	argv[3] = NULL;
