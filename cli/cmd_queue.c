@@ -72,6 +72,21 @@ cmd_queue_usage(FILE *f)
 	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
 }
 
+/* An unknown subcommand: the one meant, if a slip away from one. */
+static void
+cmd_queue_unknown(const char *name)
+{
+	const char	*names[CMD_QUEUE_NCMDS], *near;
+	size_t		 i;
+
+	for (i = 0; i < CMD_QUEUE_NCMDS; i++)
+		names[i] = cmd_queue_cmds[i].name;
+	near = cmd_getopt_near(name, strlen(name), names, CMD_QUEUE_NCMDS);
+	cmd_usage_error("queue", "unknown subcommand '%s'%s%s%s", name,
+	    near != NULL ? ": did you mean '" : "", near != NULL ? near : "",
+	    near != NULL ? "'?" : "");
+}
+
 int
 cmd_queue(int argc, char **argv)
 {
@@ -85,8 +100,7 @@ cmd_queue(int argc, char **argv)
 	for (i = 0; i < CMD_QUEUE_NCMDS; i++)
 		if (strcmp(argv[1], cmd_queue_cmds[i].name) == 0)
 			return cmd_queue_cmds[i].main(argc - 1, argv + 1);
-	cmd_queue_error("", "unknown subcommand '%s'; try 'warren queue "
-	    "--help'", argv[1]);
+	cmd_queue_unknown(argv[1]);
 	return WARREN_EXIT_USAGE;
 }
 

@@ -43,6 +43,26 @@ static const struct cmd commands[] = {
 	    cmd_trust },
 };
 
+#define NCOMMANDS	(sizeof(commands) / sizeof(commands[0]))
+
+/* An unknown command: the one meant, if it is a slip away from one. */
+static void
+main_unknown(const char *who, const char *name)
+{
+	const char	*names[NCOMMANDS], *near;
+	size_t		 i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		names[i] = commands[i].name;
+	near = cmd_getopt_near(name, strlen(name), names, NCOMMANDS);
+	if (near != NULL)
+		fprintf(stderr, "%s: unknown command '%s': did you mean "
+		    "'%s'?; try 'warren --help'\n", who, name, near);
+	else
+		fprintf(stderr, "%s: unknown command '%s'; try 'warren "
+		    "--help'\n", who, name);
+}
+
 static void
 usage(FILE *f)
 {
@@ -71,8 +91,7 @@ main_help(int argc, char **argv)
 		optind = 1;
 		return commands[i].main(argc > 1 ? 3 : 2, args);
 	}
-	fprintf(stderr, "warren help: unknown command '%s'; try 'warren "
-	    "--help'\n", argv[0]);
+	main_unknown("warren help", argv[0]);
 	return WARREN_EXIT_USAGE;
 }
 
@@ -110,7 +129,6 @@ main(int argc, char **argv)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].main(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "warren: unknown command '%s'; try 'warren --help'\n",
-	    argv[1]);
+	main_unknown("warren", argv[1]);
 	return WARREN_EXIT_USAGE;
 }

@@ -205,6 +205,34 @@ test_usage_one_line(void **state)
 	    "--profile", "explore", NULL);
 }
 
+/* A mistyped command or option: the one meant, when one slip away. */
+static void
+test_did_you_mean(void **state)
+{
+	(void)state;
+	expect(2, NULL, "unknown command 'rnu': did you mean 'run'?", "rnu",
+	    NULL);
+	expect(2, NULL, "unknown command 'rnu': did you mean 'run'?", "help",
+	    "rnu", NULL);
+	expect(2, NULL, "unknown command 'shwo': did you mean 'show'?",
+	    "shwo", NULL);
+	expect(2, NULL, "unknown subcommand 'lss': did you mean 'ls'?",
+	    "queue", "lss", NULL);
+	one_line(2, "unknown option '--profle': did you mean '--profile'?",
+	    "run", "run", "--profle", "general", "t", NULL);
+	one_line(2, "unknown option '--budgte': did you mean '--budget'?",
+	    "run", "run", "t", "--budgte=5", NULL);
+	one_line(2, "unknown option '--mesages': did you mean '--messages'?",
+	    "show", "show", "--mesages", "1", NULL);
+	one_line(2, "unknown option '--modle': did you mean '--model'?",
+	    "ask", "ask", "--modle", "m", "hi", NULL);
+	/* Nothing near: no guess. */
+	one_line(2, "unknown option '--zzzzzz'", "run", "run", "--zzzzzz",
+	    "t", NULL);
+	expect(2, NULL, "unknown command 'xyzzy'; try 'warren --help'",
+	    "xyzzy", NULL);
+}
+
 /* Options after the first operand are options (before "--"), except
  * where the operands are a command line of their own. */
 static void
@@ -324,6 +352,7 @@ main(void)
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_usage_one_line),
+		cmocka_unit_test(test_did_you_mean),
 		cmocka_unit_test(test_options_anywhere),
 		cmocka_unit_test(test_ask_run_keys),
 		cmocka_unit_test(test_bad_workspace),
