@@ -33,6 +33,7 @@
 
 #include "agent/profile.h"
 #include "cli/cmd.h"
+#include "common/config.h"
 #include "cli/layer.h"
 #include "common/exitcode.h"
 #include "common/str.h"
@@ -252,34 +253,43 @@ cmd_sandbox_rlimit(const char *arg, struct sandbox_limits *l)
 	static const struct {
 		const char	*name;
 		size_t		 off;
+		int		 size;	/* bytes: 50M as --disk-max takes */
 	} names[] = {
-		{ "cpu", offsetof(struct sandbox_limits, cpu_sec) },
-		{ "as", offsetof(struct sandbox_limits, as_bytes) },
-		{ "fsize", offsetof(struct sandbox_limits, fsize_bytes) },
-		{ "nofile", offsetof(struct sandbox_limits, nofile) },
-		{ "nproc", offsetof(struct sandbox_limits, nproc) },
-		{ "tmpfs", offsetof(struct sandbox_limits, tmpfs_bytes) },
-		{ "mem", offsetof(struct sandbox_limits, mem_bytes) },
+		{ "cpu", offsetof(struct sandbox_limits, cpu_sec), 0 },
+		{ "as", offsetof(struct sandbox_limits, as_bytes), 1 },
+		{ "fsize", offsetof(struct sandbox_limits, fsize_bytes), 1 },
+		{ "nofile", offsetof(struct sandbox_limits, nofile), 0 },
+		{ "nproc", offsetof(struct sandbox_limits, nproc), 0 },
+		{ "tmpfs", offsetof(struct sandbox_limits, tmpfs_bytes), 1 },
+		{ "mem", offsetof(struct sandbox_limits, mem_bytes), 1 },
 	};
 	const char	*eq, *errstr;
+	double		 d;
 	long long	 v;
 	size_t		 i;
 
 	if ((eq = strchr(arg, '=')) == NULL)
 		goto bad;
-	v = strtonum(eq + 1, 1, LLONG_MAX, &errstr);
-	if (errstr != NULL)
-		goto bad;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strlen(names[i].name) == (size_t)(eq - arg) &&
-		    strncmp(arg, names[i].name, (size_t)(eq - arg)) == 0) {
-			*(rlim_t *)(void *)((char *)l + names[i].off) =
-			    (rlim_t)v;
-			return 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strlen(names[i].name) != (size_t)(eq - arg) ||
+		    strncmp(arg, names[i].name, (size_t)(eq - arg)) != 0)
+			continue;
+		if (names[i].size) {
+			if (config_parse_size(eq + 1, &d) == -1 || d < 1)
+				goto bad;
+			v = (long long)d;
+		} else {
+			v = strtonum(eq + 1, 1, LLONG_MAX, &errstr);
+			if (errstr != NULL)
+				goto bad;
 		}
+		*(rlim_t *)(void *)((char *)l + names[i].off) = (rlim_t)v;
+		return 0;
+	}
 bad:
-	fprintf(stderr, "warren: sandbox exec: bad --rlimit '%s' (cpu, as, "
-	    "fsize, nofile, nproc, tmpfs or mem = a positive number)\n", arg);
+	fprintf(stderr, "warren: sandbox exec: bad --rlimit '%s' (cpu, "
+	    "nofile or nproc = a positive number; as, fsize, tmpfs or mem = "
+	    "a size such as 50M, 1G)\n", arg);
 	return -1;
 }
 

@@ -567,6 +567,30 @@ cmd_json_print(json_t *j)
 }
 
 /* ws: the workspace whose runs these are, NULL for every one. */
+#define CMD_WS_WIDTH	28
+
+/* A run's workspace in a column of its own (runs --all): escaped, its
+ * end kept when it is longer (the directory that names it). */
+static void
+cmd_runs_ws(const char *ws)
+{
+	char	 esc[CMD_WS_WIDTH * 4 + 1], col[CMD_WS_WIDTH + 1];
+	size_t	 len;
+
+	if (ws == NULL)
+		ws = "-";
+	if ((len = strlen(ws)) > CMD_WS_WIDTH)	/* the end is what shows */
+		ws += len - CMD_WS_WIDTH;
+	str_escape(esc, sizeof(esc), ws, strlen(ws));
+	len = strlen(esc);
+	if (len > CMD_WS_WIDTH)
+		snprintf(col, sizeof(col), "...%s", esc + len -
+		    (CMD_WS_WIDTH - 3));
+	else
+		snprintf(col, sizeof(col), "%s", esc);
+	printf("%-*s  ", CMD_WS_WIDTH, col);
+}
+
 static int
 cmd_runs_print(const struct store_run *v, size_t n, const char *ws, int json)
 {
@@ -591,8 +615,9 @@ cmd_runs_print(const struct store_run *v, size_t n, const char *ws, int json)
 		printf("no runs recorded yet\n");
 		return WARREN_EXIT_OK;
 	}
-	printf("%-6s %-11s %-9s %6s %15s %8s  %-16s  %s\n", "ID", "STATUS",
-	    "CHANGES", "AGENTS", "TOKENS IN/OUT", "TIME", "STARTED", "TASK");
+	printf("%-6s %-11s %-9s %6s %15s %8s  %-16s  %s%s\n", "ID", "STATUS",
+	    "CHANGES", "AGENTS", "TOKENS IN/OUT", "TIME", "STARTED", ws == NULL ?
+	    "WORKSPACE                     " : "", "TASK");
 	for (i = 0; i < n; i++) {
 		cmd_fmt_tokens(tin, sizeof(tin), v[i].usage.input);
 		cmd_fmt_tokens(tout, sizeof(tout), v[i].usage.output);
@@ -602,6 +627,8 @@ cmd_runs_print(const struct store_run *v, size_t n, const char *ws, int json)
 		    (long long)v[i].id, cmd_run_status(&v[i]),
 		    cmd_run_layer(&v[i]), (unsigned long long)v[i].nagents,
 		    tin, tout, dur, when);
+		if (ws == NULL)		/* --all: whose run it is */
+			cmd_runs_ws(v[i].workspace);
 		cmd_print_text(v[i].task, CMD_TASK_WIDTH);
 		putchar('\n');
 	}

@@ -284,6 +284,41 @@ test_options_anywhere(void **state)
 	free(dir);
 }
 
+/* sandbox exec --rlimit takes sizes as --disk-max does (50M, 1M), and
+ * the process gets them. */
+static void
+test_rlimit_sizes(void **state)
+{
+	struct h_run	 r;
+	char		*dir;
+	char		*ok[] = { "warren", "sandbox", "exec", "--profile",
+			    "explore", "--workspace", NULL, "--rlimit",
+			    "as=512M", "--rlimit", "fsize=1M", "--rlimit",
+			    "mem=50M", "--", "/bin/cat", "/proc/self/limits",
+			    NULL };
+	char		*bad[] = { "warren", "sandbox", "exec", "--profile",
+			    "explore", "--rlimit", "mem=50X", "--", "/bin/true",
+			    NULL };
+
+	(void)state;
+	dir = h_tmpdir();
+	ok[6] = dir;
+	assert_int_equal(h_warren(&r, ok, NULL, NULL, NULL), 0);
+	if (r.status != 0 || strstr(r.out, "Max address space         "
+	    "536870912") == NULL || strstr(r.out, "Max file size             "
+	    "1048576 ") == NULL)
+		fail_msg("--rlimit as=512M fsize=1M mem=50M: exit %d\n"
+		    "stdout:\n%s\nstderr:\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	assert_int_equal(h_warren(&r, bad, NULL, NULL, NULL), 0);
+	if (r.status != 125 || strstr(r.err, "bad --rlimit 'mem=50X'") == NULL
+	    || strstr(r.err, "a size such as 50M") == NULL)
+		fail_msg("--rlimit mem=50X: exit %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	h_rm_rf(dir);
+	free(dir);
+}
+
 static const struct opt_doc *
 row(const char *cmd, const char *name)
 {
@@ -353,6 +388,7 @@ main(void)
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_usage_one_line),
 		cmocka_unit_test(test_did_you_mean),
+		cmocka_unit_test(test_rlimit_sizes),
 		cmocka_unit_test(test_options_anywhere),
 		cmocka_unit_test(test_ask_run_keys),
 		cmocka_unit_test(test_bad_workspace),
