@@ -374,6 +374,18 @@ cmd_queue_add_json(const struct cmd_queue_add_opts *o,
 	return cmd_json_print(root);
 }
 
+/* The key of row i is a job's already. */
+static void
+cmd_queue_add_existed(const struct cmd_queue_add_opts *o,
+    const struct cmd_queue_rows *rows, const int64_t *ids, size_t i)
+{
+	if (o->jsonl != NULL || o->csv != NULL)
+		printf("line %lu: ", rows->v[i].line);
+	printf("the key ");
+	cmd_print_text(rows->v[i].key, 0);
+	printf(" is job %lld's already: not added again\n", (long long)ids[i]);
+}
+
 static int
 cmd_queue_add_print(const struct cmd_queue_add_opts *o,
     const struct cmd_queue_rows *rows, const int64_t *ids,
@@ -389,23 +401,23 @@ cmd_queue_add_print(const struct cmd_queue_add_opts *o,
 			first = first == 0 ? ids[i] : first;
 			last = ids[i];
 			n++;
-			continue;
 		}
-		if (o->jsonl != NULL || o->csv != NULL)
-			printf("line %lu: ", rows->v[i].line);
-		printf("the key ");
-		cmd_print_text(rows->v[i].key, 0);
-		printf(" is job %lld's already: not added again\n",
-		    (long long)ids[i]);
 	}
-	if (n == 0 && rows->n > 1)
-		printf("nothing added: the key of each of the %zu jobs is "
-		    "there already\n", rows->n);
-	else if (n == 1)
+	/* One TASK: its job; a file: a count, not a line a row. */
+	if (rows->n == 1 && existed[0])
+		cmd_queue_add_existed(o, rows, ids, 0);
+	if (n == 1)
 		printf("added job %lld\n", (long long)first);
 	else if (n > 1)
 		printf("added %zu jobs, ids %lld to %lld\n", n,
 		    (long long)first, (long long)last);
+	if (n == 0 && rows->n > 1)
+		printf("nothing added: the key of each of the %zu jobs is "
+		    "there already\n", rows->n);
+	else if (n < rows->n && rows->n > 1)
+		printf("%zu of the %zu jobs not added again: their keys are "
+		    "queued already (--json lists each)\n", rows->n - n,
+		    rows->n);
 	return ferror(stdout) ? WARREN_EXIT_INTERNAL : WARREN_EXIT_OK;
 }
 
