@@ -671,6 +671,13 @@ cmd_sandbox_exec(int argc, char **argv)
 		return cmd_sandbox_usage_to(stdout, WARREN_EXIT_OK);
 	if (first == -1)
 		return cmd_sandbox_usage();
+	/* An unknown profile is refused before anything is made of the
+	 * line: no run recorded, no layer (--cow). */
+	if (profile_builtin(o.profile) == NULL) {
+		cmd_usage_error("sandbox exec", "unknown profile '%s' "
+		    "(explore, plan, review, test, general)", o.profile);
+		return WARREN_EXIT_EXEC_FAILED;
+	}
 	/* The command runs in its workspace, not where we were called. */
 	if (o.workspace != NULL && chdir(o.workspace) == -1) {
 		fprintf(stderr, "warren: sandbox exec: workspace %s: %s\n",

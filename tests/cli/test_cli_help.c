@@ -319,6 +319,36 @@ test_rlimit_sizes(void **state)
 	free(dir);
 }
 
+/* sandbox exec --profile nosuch: one line that names it (no errno text
+ * after it), and with --cow no run is recorded for the refused line. */
+static void
+test_sandbox_unknown_profile(void **state)
+{
+	struct h_run	 r;
+	char		*dir;
+	char		*argv[] = { "warren", "sandbox", "exec", "--profile",
+			    "nosuch", "--cow", "--workspace", NULL, "--",
+			    "/bin/true", NULL };
+	char		*runs[] = { "warren", "runs", "--all", NULL };
+
+	(void)state;
+	dir = h_tmpdir();
+	argv[7] = dir;
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	if (r.status != 125 || strcmp(r.err, "warren sandbox exec: unknown "
+	    "profile 'nosuch' (explore, plan, review, test, general); try "
+	    "'warren help sandbox exec'\n") != 0)
+		fail_msg("sandbox exec --profile nosuch: exit %d\n%s",
+		    r.status, r.err);
+	h_run_free(&r);
+	assert_int_equal(h_warren(&r, runs, NULL, NULL, NULL), 0);
+	if (strstr(r.out, "sandbox exec") != NULL)
+		fail_msg("a run recorded for the refused line:\n%s", r.out);
+	h_run_free(&r);
+	h_rm_rf(dir);
+	free(dir);
+}
+
 static const struct opt_doc *
 row(const char *cmd, const char *name)
 {
@@ -389,6 +419,7 @@ main(void)
 		cmocka_unit_test(test_usage_one_line),
 		cmocka_unit_test(test_did_you_mean),
 		cmocka_unit_test(test_rlimit_sizes),
+		cmocka_unit_test(test_sandbox_unknown_profile),
 		cmocka_unit_test(test_options_anywhere),
 		cmocka_unit_test(test_ask_run_keys),
 		cmocka_unit_test(test_bad_workspace),
