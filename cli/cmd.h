@@ -18,6 +18,10 @@ struct cmd {
 
 struct config;
 
+/* cmdtab.c: every command, in --help's order. */
+extern const struct cmd	warren_cmds[];
+extern const size_t	warren_ncmds;
+
 /* cmd_getopt.c: getopt_long for command cmd ("run", "queue add"):
  * options anywhere before "--" unless shortopts begins with '+'; a bad
  * option said in one line (with "did you mean"), then '?'. */

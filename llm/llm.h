@@ -180,6 +180,9 @@ void		 llm_config_free(struct llm_config *lc);
 int		 llm_config_copy(struct llm_config *dst,
 		    const struct llm_config *src);
 const char	*llm_provider_name(enum llm_provider p);
+/* The i-th --provider name (openai, anthropic, ollama ...), NULL past the
+ * end: for the shell completions. */
+const char	*llm_preset_at(size_t i);
 int		 llm_provider_parse(const char *name, enum llm_provider *p);
 
 /* llm_engine.c */

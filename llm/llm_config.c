@@ -46,6 +46,12 @@ static const struct llm_preset llm_presets[] = {
 
 #define NPRESETS (sizeof(llm_presets) / sizeof(llm_presets[0]))
 
+const char *
+llm_preset_at(size_t i)
+{
+	return i < NPRESETS ? llm_presets[i].name : NULL;
+}
+
 static const char *const preset_names[] = {
 	"openai", "anthropic", "responses", "openrouter", "ollama", "vllm",
 	"llamacpp", "lmstudio", NULL
