@@ -64,12 +64,19 @@ gen_choices(FILE *f, const struct opt_doc *d, const char *sep)
 static void
 gen_help(FILE *f, const char *help, int zsh)
 {
-	const char	*s;
-	size_t		 n = 0;
+	const char	*s, *end;
 
-	for (s = help; *s != '\0' && n < 70; s++, n++) {
-		if (*s == '.' && (s[1] == ' ' || s[1] == '\0'))
+	/* The first sentence, cut at a word within 70 bytes. */
+	for (end = help; *end != '\0'; end++)
+		if (*end == '.' && (end[1] == ' ' || end[1] == '\0'))
 			break;
+	if (end - help > 70) {
+		for (end = help + 70; end > help && *end != ' '; end--)
+			;
+		while (end > help && strchr(" ,;:(", end[-1]) != NULL)
+			end--;
+	}
+	for (s = help; s < end; s++) {
 		if (*s == '\'')
 			fputs(zsh ? "'\\''" : "\\'", f);
 		else if (zsh && strchr("[]:\\", *s) != NULL)
