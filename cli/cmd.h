@@ -18,6 +18,24 @@ struct cmd {
 
 struct config;
 
+/* cmdtab.c: every command, in --help's order. */
+extern const struct cmd	warren_cmds[];
+extern const size_t	warren_ncmds;
+
+/* cmd_getopt.c: getopt_long for command cmd ("run", "queue add"):
+ * options anywhere before "--" unless shortopts begins with '+'; a bad
+ * option said in one line (with "did you mean"), then '?'. */
+struct option;
+int	cmd_getopt(const char *cmd, int argc, char **argv,
+	    const char *shortopts, const struct option *longopts);
+/* "warren CMD: MSG; try 'warren help CMD'" on stderr, MSG escaped. */
+void	cmd_usage_error(const char *cmd, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* The name of names near enough to s's first len bytes to be a slip (an
+ * edit or two: cmd_getopt.c), or NULL. */
+const char *cmd_getopt_near(const char *s, size_t len,
+	    const char *const *names, size_t n);
+
 /* cmd_run.c */
 /* Bytes of a task `warren run -` reads from stdin, the most it takes;
  * queue add refuses a longer task, since queue work sends it that way. */

@@ -310,8 +310,8 @@ cmd_ask(int argc, char **argv)
 	if ((c = config_new()) == NULL || cmd_run_declare(c) == -1)
 		fatal("warren ask: config");
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+m:s:vh", ask_opts,
-	    NULL)) != -1) {
+	while ((ch = cmd_getopt("ask", argc, argv, "+m:s:vh", ask_opts)) !=
+	    -1) {
 		switch (ch) {
 		case 's':
 			system = optarg;
@@ -336,7 +336,6 @@ cmd_ask(int argc, char **argv)
 			config_free(c);
 			return WARREN_EXIT_OK;
 		case '?':
-			ask_usage(stderr);
 			config_free(c);
 			return WARREN_EXIT_USAGE;
 		default:
@@ -357,7 +356,7 @@ cmd_ask(int argc, char **argv)
 		return WARREN_EXIT_OK;
 	}
 	if (argc == 0) {
-		ask_usage(stderr);
+		cmd_usage_error("ask", "give the PROMPT");
 		config_free(c);
 		return WARREN_EXIT_USAGE;
 	}

@@ -233,7 +233,7 @@ cmd_profiles(int argc, char **argv)
 	int			 ch, json = 0, rc;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "w:jh", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt("profiles", argc, argv, "w:jh", opts)) != -1) {
 		switch (ch) {
 		case 'w':
 			ws = optarg;
@@ -245,14 +245,14 @@ cmd_profiles(int argc, char **argv)
 			profiles_usage();
 			return WARREN_EXIT_OK;
 		default:
-			profiles_usage();
 			return WARREN_EXIT_USAGE;
 		}
 	}
 	argc -= optind;
 	argv += optind;
 	if (argc > 1) {
-		profiles_usage();
+		cmd_usage_error("profiles", "one NAME at most, not '%s'",
+		    argv[1]);
 		return WARREN_EXIT_USAGE;
 	}
 	if (profiles_load(&set, ws, err, sizeof(err)) == -1) {

@@ -72,6 +72,21 @@ cmd_queue_usage(FILE *f)
 	return f == stdout ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
 }
 
+/* An unknown subcommand: the one meant, if a slip away from one. */
+static void
+cmd_queue_unknown(const char *name)
+{
+	const char	*names[CMD_QUEUE_NCMDS], *near;
+	size_t		 i;
+
+	for (i = 0; i < CMD_QUEUE_NCMDS; i++)
+		names[i] = cmd_queue_cmds[i].name;
+	near = cmd_getopt_near(name, strlen(name), names, CMD_QUEUE_NCMDS);
+	cmd_usage_error("queue", "unknown subcommand '%s'%s%s%s", name,
+	    near != NULL ? ": did you mean '" : "", near != NULL ? near : "",
+	    near != NULL ? "'?" : "");
+}
+
 int
 cmd_queue(int argc, char **argv)
 {
@@ -85,8 +100,7 @@ cmd_queue(int argc, char **argv)
 	for (i = 0; i < CMD_QUEUE_NCMDS; i++)
 		if (strcmp(argv[1], cmd_queue_cmds[i].name) == 0)
 			return cmd_queue_cmds[i].main(argc - 1, argv + 1);
-	cmd_queue_error("", "unknown subcommand '%s'; try 'warren queue "
-	    "--help'", argv[1]);
+	cmd_queue_unknown(argv[1]);
 	return WARREN_EXIT_USAGE;
 }
 
@@ -480,27 +494,29 @@ int
 cmd_queue_parse(int argc, char **argv, unsigned allowed,
     struct cmd_queue_opts *o)
 {
-	int	ch, li = 0;
+	char	cmd[48];
+	int	ch, li;
 
 	memset(o, 0, sizeof(*o));
+	snprintf(cmd, sizeof(cmd), "queue %s", argv[0]);
 	optind = 1;
-	opterr = 1;
-	while ((ch = getopt_long(argc, argv, "", cmd_queue_longopts, &li)) !=
+	while ((ch = cmd_getopt(cmd, argc, argv, "", cmd_queue_longopts)) !=
 	    -1) {
 		if (ch == OPT_HELP) {
 			cmd_queue_sub_usage(argv[0], stdout);
 			return 1;
 		}
-		if (ch != '?' && ch != OPT_QUEUE &&
-		    !(allowed & cmd_queue_opt_bit(ch))) {
-			cmd_queue_error(argv[0], "--%s is not an option of "
-			    "queue %s", cmd_queue_longopts[li].name, argv[0]);
-			ch = '?';
-		}
-		if (ch == '?' || cmd_queue_opt(argv[0], ch, o) == -1) {
-			cmd_queue_sub_usage(argv[0], stderr);
+		if (ch == '?')
+			return -1;
+		if (ch != OPT_QUEUE && !(allowed & cmd_queue_opt_bit(ch))) {
+			for (li = 0; cmd_queue_longopts[li].val != ch; li++)
+				;
+			cmd_usage_error(cmd, "--%s is not an option of %s",
+			    cmd_queue_longopts[li].name, cmd);
 			return -1;
 		}
+		if (cmd_queue_opt(argv[0], ch, o) == -1)
+			return -1;
 	}
 	return 0;
 }

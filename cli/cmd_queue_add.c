@@ -155,9 +155,8 @@ cmd_queue_add_parse(int argc, char **argv, struct cmd_queue_add_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
-	opterr = 1;
-	while ((ch = getopt_long(argc, argv, "", cmd_queue_add_longopts,
-	    NULL)) != -1) {
+	while ((ch = cmd_getopt("queue add", argc, argv, "",
+	    cmd_queue_add_longopts)) != -1) {
 		if (ch == OPT_HELP)
 			return 1;
 		if (ch == '?' || cmd_queue_add_opt(ch, o) == -1)
@@ -165,22 +164,22 @@ cmd_queue_add_parse(int argc, char **argv, struct cmd_queue_add_opts *o)
 	}
 	tasks = argc - optind;
 	if ((o->jsonl != NULL) + (o->csv != NULL) + (tasks > 0) != 1) {
-		cmd_queue_error("add", "give one TASK (quoted), or --jsonl "
+		cmd_usage_error("queue add", "give one TASK (quoted), or --jsonl "
 		    "FILE, or --csv FILE");
 		return -1;
 	}
 	if (tasks > 1) {
-		cmd_queue_error("add", "one TASK only: quote it (\"%s %s ...\")",
+		cmd_usage_error("queue add", "one TASK only: quote it (\"%s %s ...\")",
 		    argv[optind], argv[optind + 1]);
 		return -1;
 	}
 	if ((o->csv != NULL) != (o->tmpl != NULL)) {
-		cmd_queue_error("add", "--csv and --template go together: the "
+		cmd_usage_error("queue add", "--csv and --template go together: the "
 		    "template's {column}s are filled from each row");
 		return -1;
 	}
 	if (o->jsonl != NULL && o->def.key != NULL) {
-		cmd_queue_error("add", "--key with --jsonl: give each line its "
+		cmd_usage_error("queue add", "--key with --jsonl: give each line its "
 		    "own \"key\"");
 		return -1;
 	}
@@ -375,6 +374,18 @@ cmd_queue_add_json(const struct cmd_queue_add_opts *o,
 	return cmd_json_print(root);
 }
 
+/* The key of row i is a job's already. */
+static void
+cmd_queue_add_existed(const struct cmd_queue_add_opts *o,
+    const struct cmd_queue_rows *rows, const int64_t *ids, size_t i)
+{
+	if (o->jsonl != NULL || o->csv != NULL)
+		printf("line %lu: ", rows->v[i].line);
+	printf("the key ");
+	cmd_print_text(rows->v[i].key, 0);
+	printf(" is job %lld's already: not added again\n", (long long)ids[i]);
+}
+
 static int
 cmd_queue_add_print(const struct cmd_queue_add_opts *o,
     const struct cmd_queue_rows *rows, const int64_t *ids,
@@ -390,23 +401,23 @@ cmd_queue_add_print(const struct cmd_queue_add_opts *o,
 			first = first == 0 ? ids[i] : first;
 			last = ids[i];
 			n++;
-			continue;
 		}
-		if (o->jsonl != NULL || o->csv != NULL)
-			printf("line %lu: ", rows->v[i].line);
-		printf("the key ");
-		cmd_print_text(rows->v[i].key, 0);
-		printf(" is job %lld's already: not added again\n",
-		    (long long)ids[i]);
 	}
-	if (n == 0 && rows->n > 1)
-		printf("nothing added: the key of each of the %zu jobs is "
-		    "there already\n", rows->n);
-	else if (n == 1)
+	/* One TASK: its job; a file: a count, not a line a row. */
+	if (rows->n == 1 && existed[0])
+		cmd_queue_add_existed(o, rows, ids, 0);
+	if (n == 1)
 		printf("added job %lld\n", (long long)first);
 	else if (n > 1)
 		printf("added %zu jobs, ids %lld to %lld\n", n,
 		    (long long)first, (long long)last);
+	if (n == 0 && rows->n > 1)
+		printf("nothing added: the key of each of the %zu jobs is "
+		    "there already\n", rows->n);
+	else if (n < rows->n && rows->n > 1)
+		printf("%zu of the %zu jobs not added again: their keys are "
+		    "queued already (--json lists each)\n", rows->n - n,
+		    rows->n);
 	return ferror(stdout) ? WARREN_EXIT_INTERNAL : WARREN_EXIT_OK;
 }
 
@@ -434,8 +445,10 @@ cmd_queue_add(int argc, char **argv)
 	int				*existed = NULL, rc, ex = WARREN_EXIT_USAGE;
 
 	memset(&rows, 0, sizeof(rows));
-	if ((rc = cmd_queue_add_parse(argc, argv, &o)) != 0)
-		return cmd_queue_add_usage(rc == 1 ? stdout : stderr);
+	if ((rc = cmd_queue_add_parse(argc, argv, &o)) == 1)
+		return cmd_queue_add_usage(stdout);
+	if (rc != 0)	/* said in cmd_queue_add_parse */
+		return WARREN_EXIT_USAGE;
 	if ((ws = cmd_queue_workspace(o.workspace != NULL ? o.workspace : ".",
 	    err, sizeof(err))) == NULL || (o.schema_file != NULL &&
 	    (schema = cmd_queue_schema_file(o.schema_file, err,

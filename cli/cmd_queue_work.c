@@ -128,7 +128,8 @@ qwork_args(struct qwork *w, int argc, char **argv, const char **url,
 	int	 ch;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "hj:", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt("queue work", argc, argv, "hj:", opts)) !=
+	    -1) {
 		switch (ch) {
 		case 'q': *url = optarg; break;
 		case 'f': w->follow = 1; break;
@@ -167,14 +168,11 @@ qwork_args(struct qwork *w, int argc, char **argv, const char **url,
 			}
 			break;
 		default:
-			qwork_usage(stderr);
 			return -1;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "warren queue work: unexpected '%s'\n",
-		    argv[optind]);
-		qwork_usage(stderr);
+		cmd_usage_error("queue work", "unexpected '%s'", argv[optind]);
 		return -1;
 	}
 	return 0;

@@ -248,7 +248,8 @@ cmd_run_parse_resume(int argc, char **argv, struct cmd_run_args *a)
 	const char	*errstr;
 
 	if (optind != argc - 1) {
-		cmd_resume_usage(stderr);
+		cmd_usage_error("resume", "give exactly one RUN (an id, or "
+		    "last)");
 		return -1;
 	}
 	if (strcmp(argv[optind], "last") == 0) {
@@ -336,9 +337,8 @@ cmd_run_parse_task(int argc, char **argv, struct cmd_run_args *a)
 		optind++;
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "warren run: give exactly one TASK (quote it)"
-		    "%s\n", a->cont ? " after --continue's RUN" : "");
-		cmd_run_usage(stderr);
+		cmd_usage_error("run", "give exactly one TASK (quote it)%s",
+		    a->cont ? " after --continue's RUN" : "");
 		return -1;
 	}
 	a->task = argv[optind];
@@ -364,13 +364,9 @@ cmd_run_parse(int argc, char **argv, struct config *c, struct cmd_run_args *a,
 
 	optind = 1;
 	a->is_resume = resume;
-	while ((ch = getopt_long(argc, argv, "+hvTj:w:", cmd_run_opts,
-	    NULL)) != -1) {
-		if ((rc = cmd_run_option(ch, c, a)) == 1 && resume)
-			cmd_resume_usage(stderr);
-		else if (rc == 1)
-			cmd_run_usage(stderr);
-		if (rc != 0)
+	while ((ch = cmd_getopt(resume ? "resume" : "run", argc, argv,
+	    "hvTj:w:", cmd_run_opts)) != -1) {
+		if ((rc = cmd_run_option(ch, c, a)) != 0)
 			return -1;
 	}
 	if (resume && a->cont) {

@@ -38,6 +38,7 @@
 
 #include "agent/profile.h"
 #include "cli/cmd.h"
+#include "common/config.h"
 #include "cli/layer.h"
 #include "common/exitcode.h"
 #include "common/str.h"
@@ -78,10 +79,11 @@ cmd_sandbox_usage_to(FILE *f, int rc)
 	return rc;
 }
 
+/* A bad `sandbox exec` line, said already in one line. */
 static int
 cmd_sandbox_usage(void)
 {
-	return cmd_sandbox_usage_to(stderr, WARREN_EXIT_EXEC_FAILED);
+	return WARREN_EXIT_EXEC_FAILED;
 }
 
 static void
@@ -257,34 +259,43 @@ cmd_sandbox_rlimit(const char *arg, struct sandbox_limits *l)
 	static const struct {
 		const char	*name;
 		size_t		 off;
+		int		 size;	/* bytes: 50M as --disk-max takes */
 	} names[] = {
-		{ "cpu", offsetof(struct sandbox_limits, cpu_sec) },
-		{ "as", offsetof(struct sandbox_limits, as_bytes) },
-		{ "fsize", offsetof(struct sandbox_limits, fsize_bytes) },
-		{ "nofile", offsetof(struct sandbox_limits, nofile) },
-		{ "nproc", offsetof(struct sandbox_limits, nproc) },
-		{ "tmpfs", offsetof(struct sandbox_limits, tmpfs_bytes) },
-		{ "mem", offsetof(struct sandbox_limits, mem_bytes) },
+		{ "cpu", offsetof(struct sandbox_limits, cpu_sec), 0 },
+		{ "as", offsetof(struct sandbox_limits, as_bytes), 1 },
+		{ "fsize", offsetof(struct sandbox_limits, fsize_bytes), 1 },
+		{ "nofile", offsetof(struct sandbox_limits, nofile), 0 },
+		{ "nproc", offsetof(struct sandbox_limits, nproc), 0 },
+		{ "tmpfs", offsetof(struct sandbox_limits, tmpfs_bytes), 1 },
+		{ "mem", offsetof(struct sandbox_limits, mem_bytes), 1 },
 	};
 	const char	*eq, *errstr;
+	double		 d;
 	long long	 v;
 	size_t		 i;
 
 	if ((eq = strchr(arg, '=')) == NULL)
 		goto bad;
-	v = strtonum(eq + 1, 1, LLONG_MAX, &errstr);
-	if (errstr != NULL)
-		goto bad;
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (strlen(names[i].name) == (size_t)(eq - arg) &&
-		    strncmp(arg, names[i].name, (size_t)(eq - arg)) == 0) {
-			*(rlim_t *)(void *)((char *)l + names[i].off) =
-			    (rlim_t)v;
-			return 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strlen(names[i].name) != (size_t)(eq - arg) ||
+		    strncmp(arg, names[i].name, (size_t)(eq - arg)) != 0)
+			continue;
+		if (names[i].size) {
+			if (config_parse_size(eq + 1, &d) == -1 || d < 1)
+				goto bad;
+			v = (long long)d;
+		} else {
+			v = strtonum(eq + 1, 1, LLONG_MAX, &errstr);
+			if (errstr != NULL)
+				goto bad;
 		}
+		*(rlim_t *)(void *)((char *)l + names[i].off) = (rlim_t)v;
+		return 0;
+	}
 bad:
-	fprintf(stderr, "warren: sandbox exec: bad --rlimit '%s' (cpu, as, "
-	    "fsize, nofile, nproc, tmpfs or mem = a positive number)\n", arg);
+	fprintf(stderr, "warren: sandbox exec: bad --rlimit '%s' (cpu, "
+	    "nofile or nproc = a positive number; as, fsize, tmpfs or mem = "
+	    "a size such as 50M, 1G)\n", arg);
 	return -1;
 }
 
@@ -336,8 +347,9 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+p:w:t:vh", longopts,
-	    NULL)) != -1) {
+	/* "+": what follows the first operand is CMD's own. */
+	while ((ch = cmd_getopt("sandbox exec", argc, argv, "+p:w:t:vh",
+	    longopts)) != -1) {
 		switch (ch) {
 		case 'p':
 			o->profile = optarg;
@@ -379,12 +391,13 @@ cmd_sandbox_opts(int argc, char **argv, struct sandbox_opts *o)
 		}
 	}
 	if (o->profile == NULL) {
-		fprintf(stderr, "warren: sandbox exec: --profile is required "
-		    "(explore, plan, review, test, general)\n");
+		cmd_usage_error("sandbox exec", "--profile is required "
+		    "(explore, plan, review, test, general)");
 		return -1;
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "warren: sandbox exec: no command\n");
+		cmd_usage_error("sandbox exec", "no command: give it after "
+		    "--");
 		return -1;
 	}
 	if (o->disk_max != 0 && !o->cow) {
@@ -765,6 +778,13 @@ cmd_sandbox_exec(int argc, char **argv)
 		return cmd_sandbox_usage_to(stdout, WARREN_EXIT_OK);
 	if (first == -1)
 		return cmd_sandbox_usage();
+	/* An unknown profile is refused before anything is made of the
+	 * line: no run recorded, no layer (--cow). */
+	if (profile_builtin(o.profile) == NULL) {
+		cmd_usage_error("sandbox exec", "unknown profile '%s' "
+		    "(explore, plan, review, test, general)", o.profile);
+		return WARREN_EXIT_EXEC_FAILED;
+	}
 	/* The command runs in its workspace, not where we were called. */
 	if (o.workspace != NULL && chdir(o.workspace) == -1) {
 		fprintf(stderr, "warren: sandbox exec: workspace %s: %s\n",
@@ -859,6 +879,7 @@ cmd_sandbox(int argc, char **argv)
 		return cmd_sandbox_check();
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return cmd_sandbox_usage_to(stdout, WARREN_EXIT_OK);
-	fprintf(stderr, "warren sandbox: unknown subcommand '%s'\n", argv[1]);
-	return cmd_sandbox_usage_to(stderr, WARREN_EXIT_USAGE);
+	cmd_usage_error("sandbox", "unknown subcommand '%s' (exec or check)",
+	    argv[1]);
+	return WARREN_EXIT_USAGE;
 }

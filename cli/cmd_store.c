@@ -44,9 +44,21 @@ static const struct option cmd_store_longopts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+/* A usage error cmd_store_parse has said already (cmd_getopt). */
+static int	cmd_store_said;
+
 int
 cmd_store_usage(const char *name, FILE *f)
 {
+	if (f == stderr) {
+		/* One line: what was wrong, and where the help is. */
+		if (!cmd_store_said)
+			cmd_usage_error(name, "%s", strcmp(name, "runs") == 0 ?
+			    "it takes no operands" : strcmp(name, "forget") ==
+			    0 ? "give one RUN or more" : "give one RUN");
+		cmd_store_said = 0;
+		return WARREN_EXIT_USAGE;
+	}
 	if (strcmp(name, "runs") == 0)
 		fprintf(f, "usage: warren runs [--db FILE] [--workspace DIR |"
 		    " --all] [--limit N] [--json]\n"
@@ -117,10 +129,23 @@ cmd_store_color(const char *name, const char *arg, int *color)
 	return 0;
 }
 
+/* An option another of these commands takes, not name. */
+static void
+cmd_store_refuse(const char *name, int ch)
+{
+	size_t	i;
+
+	for (i = 0; cmd_store_longopts[i].val != ch; i++)
+		;
+	cmd_usage_error(name, "--%s is not an option of %s",
+	    cmd_store_longopts[i].name, name);
+}
+
 /* Parse the options; -1 on a usage error, 1 for --help. allowed lists the
  * options this command takes beyond --db/--workspace/--help. */
-int
-cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
+static int
+cmd_store_parse_opts(int argc, char **argv, int allowed,
+    struct cmd_store_opts *o)
 {
 	const char	*errstr;
 	int		 ch;
@@ -129,14 +154,15 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 	o->limit = 20;
 	o->color = -1;
 	optind = 1;
-	opterr = 1;
-	while ((ch = getopt_long(argc, argv, "o:", cmd_store_longopts,
-	    NULL)) != -1) {
+	while ((ch = cmd_getopt(argv[0], argc, argv, "o:",
+	    cmd_store_longopts)) != -1) {
 		if (ch == 'o')
 			ch = OPT_OUTPUT;
 		if (ch != '?' && ch != OPT_HELP && ch != CMD_CHANGE_OPT_DB &&
-		    ch != CMD_CHANGE_OPT_WORKSPACE && !(allowed & ALLOW(ch)))
-			ch = 0;
+		    ch != CMD_CHANGE_OPT_WORKSPACE && !(allowed & ALLOW(ch))) {
+			cmd_store_refuse(argv[0], ch);
+			return -1;
+		}
 		switch (ch) {
 		case OPT_JSON:
 			o->json = 1;
@@ -174,11 +200,6 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 		default:
 			if (ch == '?')
 				return -1;
-			if (ch == 0) {
-				fprintf(stderr, "warren %s: option not taken\n",
-				    argv[0]);
-				return -1;
-			}
 			if (cmd_change_opt(argv[0], ch, optarg, &o->chg) != 0)
 				return -1;
 			break;
@@ -192,6 +213,16 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 		return -1;
 	}
 	return 0;
+}
+
+/* The options; a usage error is said here, not again by the caller. */
+int
+cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
+{
+	int	rc = cmd_store_parse_opts(argc, argv, allowed, o);
+
+	cmd_store_said = rc == -1;
+	return rc;
 }
 
 /* An error on stderr, escaped: it may quote a path or a stored value. */
@@ -481,6 +512,30 @@ cmd_json_print(json_t *j)
 }
 
 /* ws: the workspace whose runs these are, NULL for every one. */
+#define CMD_WS_WIDTH	28
+
+/* A run's workspace in a column of its own (runs --all): escaped, its
+ * end kept when it is longer (the directory that names it). */
+static void
+cmd_runs_ws(const char *ws)
+{
+	char	 esc[CMD_WS_WIDTH * 4 + 1], col[CMD_WS_WIDTH + 1];
+	size_t	 len;
+
+	if (ws == NULL)
+		ws = "-";
+	if ((len = strlen(ws)) > CMD_WS_WIDTH)	/* the end is what shows */
+		ws += len - CMD_WS_WIDTH;
+	str_escape(esc, sizeof(esc), ws, strlen(ws));
+	len = strlen(esc);
+	if (len > CMD_WS_WIDTH)
+		snprintf(col, sizeof(col), "...%s", esc + len -
+		    (CMD_WS_WIDTH - 3));
+	else
+		snprintf(col, sizeof(col), "%s", esc);
+	printf("%-*s  ", CMD_WS_WIDTH, col);
+}
+
 static int
 cmd_runs_print(const struct store_run *v, size_t n, const char *ws, int json)
 {
@@ -505,8 +560,9 @@ cmd_runs_print(const struct store_run *v, size_t n, const char *ws, int json)
 		printf("no runs recorded yet\n");
 		return WARREN_EXIT_OK;
 	}
-	printf("%-6s %-11s %-9s %6s %15s %8s  %-16s  %s\n", "ID", "STATUS",
-	    "CHANGES", "AGENTS", "TOKENS IN/OUT", "TIME", "STARTED", "TASK");
+	printf("%-6s %-11s %-9s %6s %15s %8s  %-16s  %s%s\n", "ID", "STATUS",
+	    "CHANGES", "AGENTS", "TOKENS IN/OUT", "TIME", "STARTED", ws == NULL ?
+	    "WORKSPACE                     " : "", "TASK");
 	for (i = 0; i < n; i++) {
 		cmd_fmt_tokens(tin, sizeof(tin), v[i].usage.input);
 		cmd_fmt_tokens(tout, sizeof(tout), v[i].usage.output);
@@ -516,6 +572,8 @@ cmd_runs_print(const struct store_run *v, size_t n, const char *ws, int json)
 		    (long long)v[i].id, cmd_run_status(&v[i]),
 		    cmd_run_layer(&v[i]), (unsigned long long)v[i].nagents,
 		    tin, tout, dur, when);
+		if (ws == NULL)		/* --all: whose run it is */
+			cmd_runs_ws(v[i].workspace);
 		cmd_print_text(v[i].task, CMD_TASK_WIDTH);
 		putchar('\n');
 	}

@@ -113,16 +113,19 @@ cmd_trust(int argc, char **argv)
 	int		 ch, revoke = 0, code = WARREN_EXIT_OK;
 
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((ch = cmd_getopt("trust", argc, argv, "h", opts)) != -1) {
 		switch (ch) {
 		case 'd': db = optarg; break;
 		case 'r': revoke = 1; break;
 		case 'h': return cmd_trust_usage(stdout);
-		default: return cmd_trust_usage(stderr);
+		default: return WARREN_EXIT_USAGE;
 		}
 	}
-	if (argc - optind > 1)
-		return cmd_trust_usage(stderr);
+	if (argc - optind > 1) {
+		cmd_usage_error("trust", "one DIR at most, not '%s'",
+		    argv[optind + 1]);
+		return WARREN_EXIT_USAGE;
+	}
 	if (argc - optind == 1)
 		dir = argv[optind];
 	if (realpath(dir, ws) == NULL) {

@@ -12,36 +12,24 @@
 #include "common/log.h"
 #include "common/version.h"
 
-static const struct cmd commands[] = {
-	{ "run", "[options] TASK", "run a task with an orchestrator and sandboxed subagents",
-	    cmd_run },
-	{ "resume", "RUN", "continue an interrupted run", cmd_resume },
-	{ "ask", "[--provider P] [--base-url URL] [--model M] PROMPT",
-	    "send one prompt to an LLM endpoint and print the answer", cmd_ask },
-	{ "sandbox", "exec|check ...", "run a command under a profile's sandbox",
-	    cmd_sandbox },
-	{ "profiles", "[NAME]", "list agent profiles, their tools and sandbox",
-	    cmd_profiles },
-	{ "runs", "", "list recent runs", cmd_runs },
-	{ "show", "[--messages] RUN", "show a run's agent tree", cmd_show },
-	{ "graph", "[--format json|dot|mermaid] RUN", "print a run's memory graph",
-	    cmd_graph },
-	{ "report", "[-o FILE] RUN", "write a run's report: one HTML page",
-	    cmd_report },
-	{ "forget", "RUN ...", "delete runs and all they stored", cmd_forget },
-	{ "diff", "[--stat] [--color=WHEN | --raw] RUN [PATH ...]",
-	    "show what a copy-on-write run changed", cmd_diff },
-	{ "apply", "[--include-sensitive] [--include-unreviewed] "
-	    "[--include-ignored] [--include PATH ...] RUN [PATH ...]",
-	    "write a copy-on-write run's changes into the workspace",
-	    cmd_apply },
-	{ "discard", "RUN", "throw a copy-on-write run's changes away",
-	    cmd_discard },
-	{ "queue", "add|work|ls|show|cancel|retry|purge|export|apply ...",
-	    "a durable queue of tasks, each run as its own run", cmd_queue },
-	{ "trust", "[--revoke] [DIR]", "trust a project's .warren/config and agents",
-	    cmd_trust },
-};
+
+/* An unknown command: the one meant, if it is a slip away from one. */
+static void
+main_unknown(const char *who, const char *name)
+{
+	const char	*names[64], *near;
+	size_t		 i;
+
+	for (i = 0; i < warren_ncmds && i < 64; i++)
+		names[i] = warren_cmds[i].name;
+	near = cmd_getopt_near(name, strlen(name), names, i);
+	if (near != NULL)
+		fprintf(stderr, "%s: unknown command '%s': did you mean "
+		    "'%s'?; try 'warren --help'\n", who, name, near);
+	else
+		fprintf(stderr, "%s: unknown command '%s'; try 'warren "
+		    "--help'\n", who, name);
+}
 
 static void
 usage(FILE *f)
@@ -49,8 +37,8 @@ usage(FILE *f)
 	size_t	i;
 
 	fprintf(f, "usage: warren COMMAND [ARGS]\n\ncommands:\n");
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	for (i = 0; i < warren_ncmds; i++)
+		fprintf(f, "  %-8s %s\n", warren_cmds[i].name, warren_cmds[i].summary);
 	fprintf(f, "\n'warren COMMAND --help' describes a command; "
 	    "man warren (docs/warren.1) describes them all.\n");
 }
@@ -61,18 +49,17 @@ main_help(int argc, char **argv)
 	char	*args[4];
 	size_t	 i;
 
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(argv[0], commands[i].name) != 0)
+	for (i = 0; i < warren_ncmds; i++) {
+		if (strcmp(argv[0], warren_cmds[i].name) != 0)
 			continue;
 		args[0] = argv[0];
 		args[1] = argc > 1 ? argv[1] : (char *)"--help";
 		args[2] = argc > 1 ? (char *)"--help" : NULL;
 		args[3] = NULL;
 		optind = 1;
-		return commands[i].main(argc > 1 ? 3 : 2, args);
+		return warren_cmds[i].main(argc > 1 ? 3 : 2, args);
 	}
-	fprintf(stderr, "warren help: unknown command '%s'; try 'warren "
-	    "--help'\n", argv[0]);
+	main_unknown("warren help", argv[0]);
 	return WARREN_EXIT_USAGE;
 }
 
@@ -106,11 +93,10 @@ main(int argc, char **argv)
 		printf("warren %s\n", WARREN_VERSION);
 		return WARREN_EXIT_OK;
 	}
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].main(argc - 1, argv + 1);
+	for (i = 0; i < warren_ncmds; i++) {
+		if (strcmp(argv[1], warren_cmds[i].name) == 0)
+			return warren_cmds[i].main(argc - 1, argv + 1);
 	}
-	fprintf(stderr, "warren: unknown command '%s'; try 'warren --help'\n",
-	    argv[1]);
+	main_unknown("warren", argv[1]);
 	return WARREN_EXIT_USAGE;
 }

@@ -38,7 +38,8 @@ const struct opt_doc opt_docs[] = {
 	{ RR " ask", 0, "provider", "P", "The LLM API: openai, anthropic, "
 	  "responses, openrouter, ollama, vllm, llamacpp or lmstudio." },
 	{ RR " ask", 0, "base-url", "URL", "The endpoint's base URL; "
-	  "http://host:port and http://host:port/v1 both work." },
+	  "http://host:port and http://host:port/v1 both work (a bare host "
+	  "gets /v1), for every provider." },
 	{ RR " ask", 0, "model", "M", "The model name." },
 	{ "run ask", 0, "record", "FILE", "Write every LLM exchange to a "
 	  "cassette (docs/cassette.md)." },

@@ -150,7 +150,7 @@ config_parse_duration(const char *s, double *ms)
 	return 0;
 }
 
-static int
+int
 config_parse_size(const char *s, double *bytes)
 {
 	char	*end;
@@ -171,6 +171,9 @@ config_parse_size(const char *s, double *bytes)
 	else if (strcasecmp(end, "g") == 0 || strcasecmp(end, "gb") == 0 ||
 	    strcasecmp(end, "gib") == 0)
 		d *= 1024.0 * 1024 * 1024;
+	else if (strcasecmp(end, "t") == 0 || strcasecmp(end, "tb") == 0 ||
+	    strcasecmp(end, "tib") == 0)
+		d *= 1024.0 * 1024 * 1024 * 1024;
 	else
 		return -1;
 	if (d > 1e15)

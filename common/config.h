@@ -119,6 +119,10 @@ int		 config_parse_duration(const char *s, double *ms);
 /* CONFIG_DURATION in milliseconds, CONFIG_SIZE in bytes. */
 uint64_t	 config_ms(const struct config *c, const char *name);
 uint64_t	 config_bytes(const struct config *c, const char *name);
+/* A size: bytes, or with K, M, G or T (KB, KiB ...: powers of 1024), at
+ * most 1e15; the one parser of every size warren reads (config, --disk-max,
+ * sandbox exec --rlimit). 0, or -1 if s is not one. */
+int		 config_parse_size(const char *s, double *bytes);
 /* CONFIG_LIST: the values, borrowed until the key is set again. */
 size_t		 config_list(const struct config *c, const char *name,
 		    const char *const **values);

@@ -197,6 +197,9 @@ int		 llm_alias_load(struct llm_config *lc, const struct config *c,
  */
 const char	*llm_alias_model(const struct llm_config *lc,
 		    const char *model);
+/* The i-th --provider name (openai, anthropic, ollama ...), NULL past the
+ * end: for the shell completions. */
+const char	*llm_preset_at(size_t i);
 
 /* llm_engine.c */
 /* Copies lc (key included); NULL with a message on failure. */

@@ -46,6 +46,12 @@ static const struct llm_preset llm_presets[] = {
 
 #define NPRESETS (sizeof(llm_presets) / sizeof(llm_presets[0]))
 
+const char *
+llm_preset_at(size_t i)
+{
+	return i < NPRESETS ? llm_presets[i].name : NULL;
+}
+
 static const char *const preset_names[] = {
 	"openai", "anthropic", "responses", "openrouter", "ollama", "vllm",
 	"llamacpp", "lmstudio", NULL
@@ -278,17 +284,24 @@ llm_config_strdup(char **dst, const char *s)
 }
 
 /*
+ * Every provider's paths sit under /v1 (BASE/v1/chat/completions,
+ * BASE/v1/messages, BASE/v1/responses). A base URL that is only a host
+ * (http://host:port) gets the /v1, as its --help says; one with a path
+ * is taken as given (a proxy's /openai/v1, a gateway's /v1beta/openai).
  * Anthropic's SDKs and Claude Code post to BASE/v1/messages, and their
- * base URLs (ANTHROPIC_BASE_URL) have no /v1: take both forms.
+ * base URLs (ANTHROPIC_BASE_URL) have no /v1 even under a path: there
+ * it is added to any URL that does not end in /v1.
  */
 static int
 llm_config_url_v1(struct llm_config *lc)
 {
-	size_t	 len = strlen(lc->base_url);
-	char	*v1;
+	const char	*host = strstr(lc->base_url, "://") + 3;
+	size_t		 len = strlen(lc->base_url);
+	char		*v1;
 
-	if (lc->provider != LLM_PROVIDER_ANTHROPIC ||
-	    (len >= 3 && strcmp(lc->base_url + len - 3, "/v1") == 0))
+	if (len >= 3 && strcmp(lc->base_url + len - 3, "/v1") == 0)
+		return 0;
+	if (lc->provider != LLM_PROVIDER_ANTHROPIC && strchr(host, '/') != NULL)
 		return 0;
 	if (asprintf(&v1, "%s/v1", lc->base_url) == -1)
 		return -1;

@@ -146,6 +146,212 @@ test_bad_workspace(void **state)
 	free(dir);
 }
 
+/* A usage error is one line: what was wrong, then where the help is
+ * (not the command's whole --help). */
+static void
+one_line(int status, const char *what, const char *cmd, ...)
+{
+	struct h_run	 r;
+	char		*argv[10], want[128];
+	va_list		 ap;
+	int		 n = 1;
+
+	argv[0] = "warren";
+	va_start(ap, cmd);
+	while (n < 9 && (argv[n] = va_arg(ap, char *)) != NULL)
+		n++;
+	va_end(ap);
+	argv[n] = NULL;
+	snprintf(want, sizeof(want), "; try 'warren help %s'\n", cmd);
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	if (r.status != status || strstr(r.err, what) == NULL ||
+	    strchr(r.err, '\n') != r.err + strlen(r.err) - 1 ||
+	    strstr(r.err, want) == NULL)
+		fail_msg("warren %s %s: exit %d (want %d), stderr (want one "
+		    "line with \"%s\" ending \"%s\"):\n%s", argv[1], argv[2],
+		    r.status, status, what, want, r.err);
+	h_run_free(&r);
+}
+
+static void
+test_usage_one_line(void **state)
+{
+	(void)state;
+	one_line(2, "unknown option '--bogus'", "run", "run", "--bogus", "t",
+	    NULL);
+	one_line(2, "give exactly one TASK", "run", "run", "a", "b", NULL);
+	one_line(2, "--jobs needs a value", "run", "run", "t", "--jobs",
+	    NULL);
+	one_line(2, "--json takes no value", "run", "run", "--json=1", "t",
+	    NULL);
+	one_line(2, "give exactly one RUN", "resume", "resume", NULL);
+	one_line(2, "give the PROMPT", "ask", "ask", NULL);
+	one_line(2, "unknown option '-x'", "profiles", "profiles", "-x",
+	    NULL);
+	one_line(2, "one DIR at most", "trust", "trust", "a", "b", NULL);
+	one_line(2, "give one RUN", "show", "show", NULL);
+	one_line(2, "--limit is not an option of show", "show", "show",
+	    "--limit", "3", "1", NULL);
+	one_line(2, "unknown option '--bogus'", "queue ls", "queue", "ls",
+	    "--bogus", NULL);
+	one_line(2, "--csv needs a value", "queue add", "queue", "add",
+	    "--csv", NULL);
+	one_line(2, "unexpected 'x'", "queue work", "queue", "work", "x",
+	    NULL);
+	one_line(2, "unknown subcommand 'nope'", "sandbox", "sandbox",
+	    "nope", NULL);
+	/* sandbox exec stays 125 (env(1), timeout(1)). */
+	one_line(125, "no command", "sandbox exec", "sandbox", "exec",
+	    "--profile", "explore", NULL);
+}
+
+/* A mistyped command or option: the one meant, when one slip away. */
+static void
+test_did_you_mean(void **state)
+{
+	(void)state;
+	expect(2, NULL, "unknown command 'rnu': did you mean 'run'?", "rnu",
+	    NULL);
+	expect(2, NULL, "unknown command 'rnu': did you mean 'run'?", "help",
+	    "rnu", NULL);
+	expect(2, NULL, "unknown command 'shwo': did you mean 'show'?",
+	    "shwo", NULL);
+	expect(2, NULL, "unknown subcommand 'lss': did you mean 'ls'?",
+	    "queue", "lss", NULL);
+	one_line(2, "unknown option '--profle': did you mean '--profile'?",
+	    "run", "run", "--profle", "general", "t", NULL);
+	one_line(2, "unknown option '--budgte': did you mean '--budget'?",
+	    "run", "run", "t", "--budgte=5", NULL);
+	one_line(2, "unknown option '--mesages': did you mean '--messages'?",
+	    "show", "show", "--mesages", "1", NULL);
+	one_line(2, "unknown option '--modle': did you mean '--model'?",
+	    "ask", "ask", "--modle", "m", "hi", NULL);
+	/* Nothing near: no guess. */
+	one_line(2, "unknown option '--zzzzzz'", "run", "run", "--zzzzzz",
+	    "t", NULL);
+	expect(2, NULL, "unknown command 'xyzzy'; try 'warren --help'",
+	    "xyzzy", NULL);
+}
+
+/* Options after the first operand are options (before "--"), except
+ * where the operands are a command line of their own. */
+static void
+test_options_anywhere(void **state)
+{
+	struct h_run	 r;
+	char		*dir, ws[PATH_MAX], want[PATH_MAX + 64];
+	char		*cont[] = { "warren", "run", "--continue", "last",
+			    "--profile", "general", "-w", ws, "the task", NULL };
+	char		*prof[] = { "warren", "run", "the task", "--profile",
+			    "nosuch", NULL };
+	char		*dash[] = { "warren", "run", "--profile", "nosuch", "--",
+			    "--bogus", NULL };
+	char		*sbx[] = { "warren", "sandbox", "exec", "--profile",
+			    "explore", "--workspace", ws, "/bin/echo", "-v",
+			    "--timeout=x", NULL };
+	char		*key[] = { "WARREN_API_KEY=k", NULL };
+
+	(void)state;
+	dir = h_tmpdir();
+	snprintf(ws, sizeof(ws), "%s", dir);
+	/* -w after RUN is read: the run to continue is looked for there. */
+	assert_int_equal(h_warren(&r, cont, key, NULL, NULL), 0);
+	snprintf(want, sizeof(want), "no run to continue in %s", ws);
+	if (strstr(r.err, want) == NULL || strstr(r.err, "TASK") != NULL)
+		fail_msg("run --continue last --profile ... -w DIR TASK: exit "
+		    "%d\n%s", r.status, r.err);
+	h_run_free(&r);
+	/* --profile after TASK is read, so its value is checked. */
+	assert_int_equal(h_warren(&r, prof, key, NULL, NULL), 0);
+	if (r.status != 3 || strstr(r.err, "unknown profile \"nosuch\"") ==
+	    NULL)
+		fail_msg("run TASK --profile nosuch: exit %d\n%s", r.status,
+		    r.err);
+	h_run_free(&r);
+	/* After "--" an option-like word is the TASK. */
+	assert_int_equal(h_warren(&r, dash, key, NULL, NULL), 0);
+	if (r.status != 3 || strstr(r.err, "unknown profile") == NULL)
+		fail_msg("run --profile nosuch -- --bogus: exit %d\n%s",
+		    r.status, r.err);
+	h_run_free(&r);
+	/* sandbox exec CMD ARGS: CMD's options are its own, "--" or not. */
+	assert_int_equal(h_warren(&r, sbx, NULL, NULL, NULL), 0);
+	if (r.status != 0 || strcmp(r.out, "-v --timeout=x\n") != 0)
+		fail_msg("sandbox exec ... /bin/echo -v --timeout=x: exit "
+		    "%d\nstdout:\n%s\nstderr:\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	h_rm_rf(dir);
+	free(dir);
+}
+
+/* sandbox exec --rlimit takes sizes as --disk-max does (50M, 1M), and
+ * the process gets them. */
+static void
+test_rlimit_sizes(void **state)
+{
+	struct h_run	 r;
+	char		*dir;
+	char		*ok[] = { "warren", "sandbox", "exec", "--profile",
+			    "explore", "--workspace", NULL, "--rlimit",
+			    "as=512M", "--rlimit", "fsize=1M", "--rlimit",
+			    "mem=50M", "--", "/bin/cat", "/proc/self/limits",
+			    NULL };
+	char		*bad[] = { "warren", "sandbox", "exec", "--profile",
+			    "explore", "--rlimit", "mem=50X", "--", "/bin/true",
+			    NULL };
+
+	(void)state;
+	dir = h_tmpdir();
+	ok[6] = dir;
+	assert_int_equal(h_warren(&r, ok, NULL, NULL, NULL), 0);
+	if (r.status != 0 || strstr(r.out, "Max address space         "
+	    "536870912") == NULL || strstr(r.out, "Max file size             "
+	    "1048576 ") == NULL)
+		fail_msg("--rlimit as=512M fsize=1M mem=50M: exit %d\n"
+		    "stdout:\n%s\nstderr:\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	assert_int_equal(h_warren(&r, bad, NULL, NULL, NULL), 0);
+	if (r.status != 125 || strstr(r.err, "bad --rlimit 'mem=50X'") == NULL
+	    || strstr(r.err, "a size such as 50M") == NULL)
+		fail_msg("--rlimit mem=50X: exit %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	h_rm_rf(dir);
+	free(dir);
+}
+
+/* sandbox exec --profile nosuch: one line that names it (no errno text
+ * after it), and with --cow no run is recorded for the refused line. */
+static void
+test_sandbox_unknown_profile(void **state)
+{
+	struct h_run	 r;
+	char		*dir;
+	char		*argv[] = { "warren", "sandbox", "exec", "--profile",
+			    "nosuch", "--cow", "--workspace", NULL, "--",
+			    "/bin/true", NULL };
+	char		*runs[] = { "warren", "runs", "--workspace", NULL, NULL };
+
+	(void)state;
+	dir = h_tmpdir();
+	argv[7] = dir;
+	runs[3] = dir;
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	if (r.status != 125 || strcmp(r.err, "warren sandbox exec: unknown "
+	    "profile 'nosuch' (explore, plan, review, test, general); try "
+	    "'warren help sandbox exec'\n") != 0)
+		fail_msg("sandbox exec --profile nosuch: exit %d\n%s",
+		    r.status, r.err);
+	h_run_free(&r);
+	assert_int_equal(h_warren(&r, runs, NULL, NULL, NULL), 0);
+	/* "no runs in this workspace", or no database at all yet */
+	if (r.status != 0 || strstr(r.out, "no runs") == NULL ||
+	    strstr(r.out, "sandbox exec") != NULL)
+		fail_msg("a run recorded for the refused line:\n%s", r.out);
+	h_run_free(&r);
+	h_rm_rf(dir);
+	free(dir);
+}
+
 static const struct opt_doc *
 row(const char *cmd, const char *name)
 {
@@ -213,6 +419,11 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_usage_one_line),
+		cmocka_unit_test(test_did_you_mean),
+		cmocka_unit_test(test_rlimit_sizes),
+		cmocka_unit_test(test_sandbox_unknown_profile),
+		cmocka_unit_test(test_options_anywhere),
 		cmocka_unit_test(test_ask_run_keys),
 		cmocka_unit_test(test_bad_workspace),
 	};

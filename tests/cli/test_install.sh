@@ -1,6 +1,7 @@
 #!/bin/sh
 # cmake --install into a temporary prefix: the files land in bin/,
-# libexec/warren/ and share/man/man1/, and the installed warren, with no
+# libexec/warren/ and share/man/man1/ (the shell completions in
+# share/bash-completion, share/zsh, share/fish), and the installed warren, with no
 # WARREN_WORKER_BIN, finds its installed worker and runs the demo task from
 # its recorded cassette. A warren copied alone says where it looked.
 #   test_install.sh BUILD_DIR SOURCE_DIR
@@ -13,7 +14,9 @@ fail() { echo "test_install: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 ||
 	{ cat "$tmp/install.log"; fail "cmake --install failed"; }
-for f in bin/warren libexec/warren/warren-worker share/man/man1/warren.1; do
+for f in bin/warren libexec/warren/warren-worker share/man/man1/warren.1 \
+    share/bash-completion/completions/warren share/zsh/site-functions/_warren \
+    share/fish/vendor_completions.d/warren.fish; do
 	[ -f "$tmp/prefix/$f" ] || fail "$f was not installed"
 done
 [ -x "$tmp/prefix/bin/warren" ] && [ -x "$tmp/prefix/libexec/warren/warren-worker" ] ||

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
+#include "common/config.h"
 #include "common/msg.h"
 #include "common/path.h"
 #include "common/str.h"
@@ -257,10 +258,34 @@ test_path_mkdirs(void **state)
 	assert_int_equal(system(p), 0);
 }
 
+/* The one size parser (config, --disk-max, sandbox exec --rlimit). */
+static void
+test_parse_size(void **state)
+{
+	double	d;
+
+	(void)state;
+	assert_int_equal(config_parse_size("4096", &d), 0);
+	assert_true(d == 4096);
+	assert_int_equal(config_parse_size("50M", &d), 0);
+	assert_true(d == 50.0 * 1024 * 1024);
+	assert_int_equal(config_parse_size("2KiB", &d), 0);
+	assert_true(d == 2048);
+	assert_int_equal(config_parse_size("1g", &d), 0);
+	assert_true(d == 1024.0 * 1024 * 1024);
+	assert_int_equal(config_parse_size("2T", &d), 0);
+	assert_true(d == 2.0 * 1024 * 1024 * 1024 * 1024);
+	assert_int_equal(config_parse_size("50X", &d), -1);
+	assert_int_equal(config_parse_size("", &d), -1);
+	assert_int_equal(config_parse_size("-1M", &d), -1);
+	assert_int_equal(config_parse_size("2000T", &d), -1);	/* > 1e15 */
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_escape_controls),
 		cmocka_unit_test(test_escape_utf8),
 		cmocka_unit_test(test_escape_bidi),

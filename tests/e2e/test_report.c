@@ -165,7 +165,7 @@ check_errors(const struct rfx *fx)
 	snprintf(out, sizeof(out), "%s/r7.html", fx->dir);
 	assert_int_equal(h_warren(&r, bare, env, NULL, NULL), 0);
 	assert_int_equal(r.status, 2);
-	assert_non_null(strstr(r.err, "usage: warren report"));
+	assert_non_null(strstr(r.err, "give one RUN; try 'warren help report'"));
 	h_run_free(&r);
 	assert_int_equal(h_warren(&r, none, env, NULL, NULL), 0);
 	assert_int_equal(r.status, 2);

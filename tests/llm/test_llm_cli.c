@@ -138,6 +138,45 @@ test_ask_answers(void **state)
 	fakellm_stop(&f);
 }
 
+/* --base-url http://host:port and http://host:port/v1 both post to
+ * /v1/...: for an OpenAI-compatible endpoint as for anthropic. */
+static void
+test_ask_url_forms(void **state)
+{
+	static const char *const provs[] = { "openai", "anthropic",
+	    "responses" };
+	static const char *const paths[] = { "/v1/chat/completions",
+	    "/v1/messages", "/v1/responses" };
+	struct fakellm	 f;
+	struct run	 r;
+	json_t		*reqs;
+	char		 bare[64];
+	size_t		 i, form;
+
+	(void)state;
+	fakellm_start(&f, "hello.json");
+	snprintf(bare, sizeof(bare), "http://127.0.0.1:%d", f.port);
+	for (i = 0; i < 3; i++) {
+		for (form = 0; form < 2; form++) {
+			if (form == 0)
+				snprintf(f.url, sizeof(f.url), "%s", bare);
+			else
+				snprintf(f.url, sizeof(f.url), "%s/v1", bare);
+			ask(&f, provs[i], NULL, "hello", &r);
+			if (r.status != 0)
+				fail_msg("%s --base-url %s: exit %d: %s",
+				    provs[i], f.url, r.status, r.err);
+			run_free(&r);
+			reqs = fakellm_requests(&f);
+			assert_string_equal(json_string_value(json_object_get(
+			    json_array_get(reqs, json_array_size(reqs) - 1),
+			    "path")), paths[i]);
+			json_decref(reqs);
+		}
+	}
+	fakellm_stop(&f);
+}
+
 static void
 test_ask_escapes(void **state)
 {
@@ -202,7 +241,7 @@ test_ask_failures(void **state)
 	argv[2] = NULL;
 	collect(f.dir, spawn_warren(f.dir, argv, NULL), &r);
 	assert_int_equal(r.status, 2);
-	assert_non_null(strstr(r.err, "usage: warren ask"));
+	assert_non_null(strstr(r.err, "give the PROMPT; try 'warren help ask'"));
 	run_free(&r);
 	argv[2] = "--retries=many";
 	argv[3] = NULL;
@@ -301,6 +340,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_ask_answers,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_ask_url_forms,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_ask_escapes,
 		    fakellm_teardown),

@@ -279,7 +279,7 @@ llm_url_is(const char *provider, const char *base, const char *want)
 	config_free(c);
 }
 
-/* Anthropic's base URL with or without /v1 (as its SDKs take it), and the
+/* A base URL with or without /v1 (Anthropic's as its SDKs take it), and the
  * providers' own base URL variables where warren has no setting. */
 static void
 llm_load_urls(void)
@@ -290,7 +290,12 @@ llm_load_urls(void)
 	llm_url_is("anthropic", "http://h:9/v1/", "http://h:9/v1");
 	llm_url_is("anthropic", "https://proxy/anthropic",
 	    "https://proxy/anthropic/v1");
-	llm_url_is("openai", "http://h:9", "http://h:9");
+	/* Every provider: a bare host gets /v1, a path is kept as given. */
+	llm_url_is("openai", "http://h:9", "http://h:9/v1");
+	llm_url_is("responses", "http://h:9/", "http://h:9/v1");
+	llm_url_is("ollama", "http://h:9/v1", "http://h:9/v1");
+	llm_url_is("openai", "https://gw.example/v1beta/openai",
+	    "https://gw.example/v1beta/openai");
 	setenv("ANTHROPIC_BASE_URL", "http://a.example:1", 1);
 	setenv("OPENAI_BASE_URL", "http://o.example:2/v1", 1);
 	llm_url_is("anthropic", NULL, "http://a.example:1/v1");

@@ -256,6 +256,15 @@ test_runs(void **state)
 	assert_non_null(strstr(o, "evil \\x1b]0;pwned\\x07"));
 	assert_non_null(strstr(o, "interrupted"));	/* its writer is gone */
 	assert_terminal_safe(o);
+	/* --all: each run's workspace in a column (its end when long). */
+	assert_non_null(strstr(o, "STARTED           WORKSPACE"));
+	assert_non_null(strstr(o, fx->ws + (strlen(fx->ws) > 25 ?
+	    strlen(fx->ws) - 25 : 0)));
+	free(o);
+	/* Of one workspace: no column, every run is its own. */
+	assert_int_equal(run_warren(fx, "runs", "--workspace", sub, NULL), 0);
+	o = slurp(fx->out);
+	assert_null(strstr(o, "WORKSPACE"));
 	free(o);
 	assert_int_equal(run_warren(fx, "runs", "--workspace", fx->t.dir,
 	    "--json", NULL), 0);
@@ -614,7 +623,7 @@ test_change_options(void **state)
 		assert_int_equal(run_warren(fx, refused[i][0], refused[i][1],
 		    refused[i][2], NULL), 2);
 		e = slurp(fx->err);
-		if (strstr(e, "option not taken") == NULL)
+		if (strstr(e, "is not an option of") == NULL)
 			fail_msg("warren %s %s: %s", refused[i][0],
 			    refused[i][1], e);
 		free(e);
