@@ -6,7 +6,8 @@
  * versions already warned about are kept in the state directory
  * ($XDG_STATE_HOME/warren/agent-warnings, a hex key a line), never in the
  * workspace, which agents write. An edited file is a new version and is
- * warned about again. Without a state directory, or one that cannot be
+ * warned about again. The list is believed only when it is a regular
+ * file of ours that no one else may write; otherwise it is replaced. Without a state directory, or one that cannot be
  * written, every command warns, as before.
  */
 #include <sys/stat.h>
@@ -53,6 +54,29 @@ agent_warn_has(const char *list, const char *key)
 	return 0;
 }
 
+/*
+ * A list to believe: a regular file of ours that no one else may write
+ * (a file another user gave us, or one a group may write, could say a
+ * warning was given when it was not). O_NONBLOCK: a FIFO put there must
+ * not hold the command.
+ */
+static int
+agent_warn_open_list(const char *path, int flags, struct stat *sb)
+{
+	int	fd;
+
+	if ((fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+	    0600)) == -1)
+		return -1;
+	if (fstat(fd, sb) == -1 || !S_ISREG(sb->st_mode) ||
+	    sb->st_uid != geteuid() || (sb->st_mode & 022) != 0) {
+		close(fd);
+		errno = EPERM;
+		return -2;
+	}
+	return fd;
+}
+
 /* Read the list at aw->path into aw->seen ("" when there is none). */
 static void
 agent_warn_read(struct agent_warn *aw)
@@ -62,11 +86,14 @@ agent_warn_read(struct agent_warn *aw)
 	size_t		 got = 0;
 	int		 fd;
 
-	if ((fd = open(aw->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	if ((fd = agent_warn_open_list(aw->path, O_RDONLY, &sb)) == -2) {
+		aw->restart = 1;	/* not ours: a new list */
 		return;
-	if (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
-	    sb.st_size > AGENT_WARN_MAX) {
-		aw->restart = 1;	/* too long, or not ours: a new list */
+	}
+	if (fd == -1)
+		return;
+	if (sb.st_size > AGENT_WARN_MAX) {
+		aw->restart = 1;	/* too long: a new list */
 		close(fd);
 		return;
 	}
@@ -97,16 +124,22 @@ agent_warn_open(struct agent_warn *aw)
 static void
 agent_warn_note(struct agent_warn *aw, const char *key)
 {
-	char	dir[sizeof(aw->path)], line[AGENT_WARN_KEY + 1], *slash;
-	int	fd, flags = O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC;
+	struct stat	 sb;
+	char		 dir[sizeof(aw->path)], line[AGENT_WARN_KEY + 1];
+	char		*slash;
+	int		 fd, flags = O_WRONLY | O_CREAT;
 
 	flags |= aw->restart ? O_TRUNC : O_APPEND;
+	/* A list not to believe (another's, a FIFO) is replaced, not
+	 * written through. */
+	if (aw->restart)
+		(void)unlink(aw->path);
 	strlcpy(dir, aw->path, sizeof(dir));
 	if ((slash = strrchr(dir, '/')) != NULL) {
 		*slash = '\0';
 		(void)path_mkdirs(dir, 0700, 0);
 	}
-	if ((fd = open(aw->path, flags, 0600)) == -1) {
+	if ((fd = agent_warn_open_list(aw->path, flags, &sb)) < 0) {
 		if (!aw->failed)
 			log_warn("%s: warnings about agent files are not "
 			    "remembered, every command repeats them",

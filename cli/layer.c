@@ -11,6 +11,7 @@
  * store, a `cp -al` backup): a write through it would change that file.
  */
 #include <sys/types.h>
+#include <sys/prctl.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -152,7 +153,10 @@ layer_probe(const char *state, unsigned flags, char *why, size_t whysz)
 	int	 rc, probed;
 
 	rc = cow_probe_cached(state, flags, &probed, why, whysz);
-	if (probed == COW_PROBED_UNKEPT)
+	if (probed == COW_PROBED_UNKEPT && prctl(PR_GET_DUMPABLE) != 1)
+		log_debug("overlay: a non-dumpable process's probe is not "
+		    "kept (its child may not map its own uid)");
+	else if (probed == COW_PROBED_UNKEPT)
 		log_warnx("the overlay probe's answer could not be kept in %s "
 		    "(the next run probes again): %s", state != NULL ? state :
 		    "the state directory", strerror(errno));
@@ -163,42 +167,56 @@ layer_probe(const char *state, unsigned flags, char *why, size_t whysz)
 }
 
 /*
+ * The early probe's answer (layer_probe_early), for layer_mechanism:
+ * LAYER_EARLY_NONE when it did not run.
+ */
+#define LAYER_EARLY_NONE	(-2)
+static int	layer_early_rc = LAYER_EARLY_NONE;
+static char	layer_early_why[1024];
+
+/*
  * Before the run makes itself non-dumpable: the probe's child writes its
  * own /proc/self/uid_map and setgroups, which a non-dumpable process may
  * not (EACCES), so a probe from there said "no overlay" to every
  * ordinary user. Here it probes only when no answer is kept, and
- * layer_choose then reads the kept answer.
+ * layer_choose then takes this answer, kept or not (a probe after would
+ * be a non-dumpable one).
  */
 void
 layer_probe_early(const struct config *c)
 {
-	char	 state[PATH_MAX], why[1024];
+	char	 state[PATH_MAX];
 
 	if (strcmp(config_str(c, "workspace_mode"), "in-place") == 0 ||
 	    strcmp(config_str(c, "cow"), "copy") == 0 ||
 	    xdg_state_dir(state, sizeof(state)) == -1)
 		return;
-	(void)layer_probe(state, 0, why, sizeof(why));
+	layer_early_rc = layer_probe(state, 0, layer_early_why,
+	    sizeof(layer_early_why));
 }
 
 /*
- * The spawn server could not enter the run's overlay: probe again, so
- * that the answer kept for the next runs is what the probe says now, and
- * say so after err when that is no.
+ * The spawn server could not enter the run's overlay: the kept answer
+ * is dropped, and the next run's early probe (from a dumpable process)
+ * decides again. No probe here: this process is non-dumpable, and its
+ * probe would say "no" to every ordinary user.
  */
 void
 layer_enter_failed(const struct cow *cw, char *err, size_t errsz)
 {
-	char	 state[PATH_MAX], why[1024];
+	char	 state[PATH_MAX];
 	size_t	 n;
 
 	if (cw->mode != COW_OVERLAY || xdg_state_dir(state, sizeof(state)) ==
-	    -1 || layer_probe(state, COW_PROBE_AGAIN, why, sizeof(why)) != 0)
+	    -1)
 		return;
 	n = strlen(err);
-	if (n < errsz)
-		snprintf(err + n, errsz - n, " (probed again: no overlay here "
-		    "any more, %s; the next run copies the workspace)", why);
+	if (cow_probe_forget(state) == -1)
+		log_warn("%s/" COW_PROBE_CACHE ": the kept overlay answer "
+		    "stays (remove it, or run `warren sandbox check`)", state);
+	else if (n < errsz)
+		snprintf(err + n, errsz - n, " (the kept overlay answer is "
+		    "dropped: the next run probes again)");
 }
 
 int
@@ -218,7 +236,12 @@ layer_mechanism(const char *want, enum cow_mode *mode, char *err,
 		    "or run with --in-place", strerror(errno));
 		return -1;
 	}
-	if ((rc = layer_probe(state, 0, why, sizeof(why))) == 1) {
+	if (layer_early_rc != LAYER_EARLY_NONE) {
+		rc = layer_early_rc;
+		snprintf(why, sizeof(why), "%s", layer_early_why);
+	} else
+		rc = layer_probe(state, 0, why, sizeof(why));
+	if (rc == 1) {
 		*mode = COW_OVERLAY;
 		return 0;
 	}

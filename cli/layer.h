@@ -35,10 +35,11 @@ int	layer_in_place_ok(const struct profile_set *ps,
 int	layer_probe(const char *state, unsigned flags, char *why,
 	    size_t whysz);
 /* The overlay answer kept, probing if none is, while the process is
- * still dumpable (a new run, before PR_SET_DUMPABLE 0). */
+ * still dumpable (a new run, before PR_SET_DUMPABLE 0); layer_mechanism
+ * then takes this answer. */
 void	layer_probe_early(const struct config *c);
-/* After the spawn server failed to enter cw: probe again (the answer
- * kept for later runs); when now no, err says so. */
+/* After the spawn server failed to enter cw (an overlay): drop the kept
+ * answer, so the next run probes again; err says so. No probe here. */
 void	layer_enter_failed(const struct cow *cw, char *err, size_t errsz);
 /* How a layer is made here: want is "auto", "overlay" or "copy". */
 int	layer_mechanism(const char *want, enum cow_mode *mode, char *err,

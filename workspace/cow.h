@@ -169,7 +169,8 @@ int		 cow_usage(const struct cow *c, uint64_t *bytes,
  */
 int		 cow_enter(const struct cow *c, char *err, size_t errsz);
 /* Can this process have an overlay here (forks a child that tries, under
- * statedir)? 1 yes, 0 no with why filled, -1 on error. */
+ * statedir)? 1 yes, 0 no (the kernel refused it: an answer that lasts)
+ * with why filled, -1 on any other failure, why filled. */
 int		 cow_probe_overlay(const char *statedir, char *why,
 		    size_t whysz);
 /* The same for mode (OVERLAY or COPY): `sandbox check` says which. */
@@ -190,10 +191,13 @@ int		 cow_probe(enum cow_mode mode, const char *statedir,
  * statedir/COW_PROBE_CACHE for this kernel release, effective uid, state
  * directory and its device: a later call answers from the file, without
  * a probe. A file that does not read exactly as this process would
- * write it is ignored and written again. -1 (an error) is never kept.
+ * write it is ignored and written again. -1 (an error) is never kept,
+ * nor anything a non-dumpable process probed (*probed UNKEPT, EPERM).
  */
 int		 cow_probe_cached(const char *statedir, unsigned flags,
 		    int *probed, char *why, size_t whysz);
+/* Drop the answer kept in statedir: the next call probes. */
+int		 cow_probe_forget(const char *statedir);
 
 /* cow_bound.c: the layer's upper on a tmpfs of c->bound bytes */
 /* Bytes the tmpfs has beyond c->bound rounded up to pages: the watch

@@ -81,6 +81,25 @@ cow_mount_fail(char *why, size_t whysz, int errnum, const char *fmt, ...)
 	return -1;
 }
 
+/*
+ * Set in the probe's child (cow_mount_try) when a step failed because
+ * the kernel refuses it here (no user namespaces, an overlay it will not
+ * mount): an answer that holds for the next runs too. Any other failure
+ * (ENOSPC, EMFILE, a uid_map a non-dumpable process may not write) says
+ * nothing about them.
+ */
+static int	cow_mount_refused;
+
+/* errnum from a namespace or mount step: the kernel's refusal? */
+static int
+cow_mount_refusal(int errnum)
+{
+	if (errnum == EPERM || errnum == EINVAL || errnum == ENODEV ||
+	    errnum == ENOSYS || errnum == EOPNOTSUPP)
+		cow_mount_refused = 1;
+	return errnum;
+}
+
 /* An ordinary user: a user namespace mapping our ids to themselves. */
 static int
 cow_mount_userns(char *why, size_t whysz)
@@ -90,7 +109,8 @@ cow_mount_userns(char *why, size_t whysz)
 	const char	*step;
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) == -1)
-		return cow_mount_fail(why, whysz, errno, "unshare(CLONE_NEWUSER"
+		return cow_mount_fail(why, whysz, cow_mount_refusal(errno),
+		    "unshare(CLONE_NEWUSER"
 		    " | CLONE_NEWNS) (are unprivileged user namespaces "
 		    "allowed? see warren sandbox check)");
 	if (userns_map_self(uid, gid, &step) == -1)
@@ -106,10 +126,11 @@ cow_mount_ns(char *why, size_t whysz)
 		if (cow_mount_userns(why, whysz) == -1)
 			return -1;
 	} else if (unshare(CLONE_NEWNS) == -1)
-		return cow_mount_fail(why, whysz, errno,
+		return cow_mount_fail(why, whysz, cow_mount_refusal(errno),
 		    "unshare(CLONE_NEWNS)");
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == -1)
-		return cow_mount_fail(why, whysz, errno, "make / private");
+		return cow_mount_fail(why, whysz, cow_mount_refusal(errno),
+		    "make / private");
 	return 0;
 }
 
@@ -138,7 +159,7 @@ cow_mount_set(int fs, const char *key, const char *val, char *why,
 	if (fsconfig(fs, val != NULL ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG,
 	    key, val, 0) == 0)
 		return 0;
-	saved = errno;
+	saved = cow_mount_refusal(errno);
 	cow_mount_kmsg(fs, kmsg, sizeof(kmsg));
 	return cow_mount_fail(why, whysz, saved, "overlay option %s%s%s%s",
 	    key, val != NULL ? "=" : "", val != NULL ? val : "", kmsg);
@@ -205,7 +226,7 @@ static int
 cow_mount_attach(int mnt, const char *ws, char *why, size_t whysz)
 {
 	if (move_mount(mnt, "", AT_FDCWD, ws, MOVE_MOUNT_F_EMPTY_PATH) == -1)
-		return cow_mount_fail(why, whysz, errno,
+		return cow_mount_fail(why, whysz, cow_mount_refusal(errno),
 		    "move_mount onto %s", ws);
 	return 0;
 }
@@ -217,14 +238,15 @@ cow_mount_overlay(const struct cow *c, char *why, size_t whysz)
 	int	 fs, mnt, saved, rc;
 
 	if ((fs = fsopen("overlay", FSOPEN_CLOEXEC)) == -1)
-		return cow_mount_fail(why, whysz, errno, "fsopen(\"overlay\") "
+		return cow_mount_fail(why, whysz, cow_mount_refusal(errno),
+		    "fsopen(\"overlay\") "
 		    "(no overlayfs in this kernel? copy mode needs none)");
 	if (cow_mount_options(fs, c, why, whysz) == -1) {
 		close(fs);
 		return -1;
 	}
 	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == -1) {
-		saved = errno;
+		saved = cow_mount_refusal(errno);
 		cow_mount_kmsg(fs, kmsg, sizeof(kmsg));
 		close(fs);
 		return cow_mount_fail(why, whysz, saved, "create the overlay "
@@ -233,7 +255,7 @@ cow_mount_overlay(const struct cow *c, char *why, size_t whysz)
 	}
 	mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID |
 	    MOUNT_ATTR_NODEV);
-	saved = errno;
+	saved = mnt == -1 ? cow_mount_refusal(errno) : 0;
 	close(fs);
 	if (mnt == -1)
 		return cow_mount_fail(why, whysz, saved, "fsmount the overlay");
@@ -255,11 +277,13 @@ cow_mount_copy(const struct cow *c, char *why, size_t whysz)
 		    c->dir);
 	if ((mnt = open_tree(AT_FDCWD, tree, OPEN_TREE_CLONE |
 	    OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW)) == -1)
-		return cow_mount_fail(why, whysz, errno, "open_tree %s", tree);
+		return cow_mount_fail(why, whysz, cow_mount_refusal(errno),
+		    "open_tree %s", tree);
 	memset(&a, 0, sizeof(a));
 	a.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
 	if (mount_setattr(mnt, "", AT_EMPTY_PATH, &a, sizeof(a)) == -1) {
-		rc = cow_mount_fail(why, whysz, errno, "nosuid, nodev on the "
+		rc = cow_mount_fail(why, whysz, cow_mount_refusal(errno),
+		    "nosuid, nodev on the "
 		    "bind of %s", tree);
 		close(mnt);
 		return rc;
@@ -404,7 +428,10 @@ cow_mount_scratch(struct cow *c, enum cow_mode mode, const char *statedir,
 	return 0;
 }
 
-/* In the probe's child: enter the layer, write through it, look below. */
+/*
+ * In the probe's child: enter the layer, write through it, look below.
+ * A layer that takes the write or the delete wrongly is refused too.
+ */
 static int
 cow_mount_try(const struct cow *c, char *why, size_t whysz)
 {
@@ -416,24 +443,28 @@ cow_mount_try(const struct cow *c, char *why, size_t whysz)
 		return -1;
 	snprintf(p, sizeof(p), "%s/new", c->workspace);
 	if ((fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) == -1)
-		return cow_mount_fail(why, whysz, errno, "create %s in the "
-		    "layer", p);
+		return cow_mount_fail(why, whysz, cow_mount_refusal(errno),
+		    "create %s in the layer", p);
 	close(fd);
 	snprintf(p, sizeof(p), "%s/%s/new", c->dir,
 	    c->mode == COW_OVERLAY ? "upper" : "tree");
+	cow_mount_refused = 1;
 	if (lstat(p, &st) == -1)
 		return cow_mount_fail(why, whysz, errno, "a file made in the "
 		    "layer is not in %s", p);
+	cow_mount_refused = 0;
 	if (c->mode != COW_OVERLAY)
 		return 0;
 	snprintf(p, sizeof(p), "%s/old", c->workspace);
 	if (unlink(p) == -1)
-		return cow_mount_fail(why, whysz, errno, "delete %s in the "
-		    "layer", p);
+		return cow_mount_fail(why, whysz, cow_mount_refusal(errno),
+		    "delete %s in the layer", p);
 	snprintf(p, sizeof(p), "%s/upper/old", c->dir);
+	cow_mount_refused = 1;
 	if (lstat(p, &st) == -1 || !S_ISCHR(st.st_mode) || st.st_rdev != 0)
 		return cow_mount_fail(why, whysz, errno, "a delete in the "
 		    "layer left no whiteout (%s)", p);
+	cow_mount_refused = 0;
 	return 0;
 }
 
@@ -454,7 +485,14 @@ cow_mount_untouched(const struct cow *c, char *why, size_t whysz)
 	return 0;
 }
 
-/* Fork the child that tries; 1 it worked, 0 not (why filled). */
+/*
+ * Fork the child that tries; 1 it worked, 0 the kernel refused (why
+ * filled), -1 the child failed otherwise or was killed (why filled): an
+ * answer for now only. The child exits 0, COW_MOUNT_NO or COW_MOUNT_ERR.
+ */
+#define COW_MOUNT_NO	1
+#define COW_MOUNT_ERR	2
+
 static int
 cow_mount_fork(const struct cow *c, char *why, size_t whysz)
 {
@@ -472,10 +510,11 @@ cow_mount_fork(const struct cow *c, char *why, size_t whysz)
 	}
 	if (pid == 0) {
 		close(p[0]);
+		cow_mount_refused = 0;
 		if (cow_mount_try(c, why, whysz) == 0)
 			_exit(0);
 		(void)write(p[1], why, strlen(why));
-		_exit(1);
+		_exit(cow_mount_refused ? COW_MOUNT_NO : COW_MOUNT_ERR);
 	}
 	close(p[1]);
 	why[0] = '\0';
@@ -489,10 +528,15 @@ cow_mount_fork(const struct cow *c, char *why, size_t whysz)
 			return cow_mount_fail(why, whysz, errno, "waitpid");
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return cow_mount_untouched(c, why, whysz) == 0;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == COW_MOUNT_NO && why[0] != '\0')
+		return 0;
+	if (WIFSIGNALED(st))
+		return cow_mount_fail(why, whysz, 0, "the probe's child was "
+		    "killed by signal %d", WTERMSIG(st));
 	if (why[0] == '\0')
 		snprintf(why, whysz, "the probe's child ended with status %d",
-		    st);
-	return 0;
+		    WIFEXITED(st) ? WEXITSTATUS(st) : st);
+	return -1;
 }
 
 int

@@ -13,8 +13,14 @@
  * format's first line, each key in order. Anything else (another uid's,
  * another kernel's, a torn or hostile write) is ignored, and the probe
  * runs and writes it again, whole, by rename.
+ *
+ * Only an answer that holds for the next runs is kept: a "no" is the
+ * kernel's refusal (cow_mount.c), never a probe that failed (-1), and
+ * nothing a non-dumpable process probed: its child may not write its own
+ * uid_map, so for an ordinary user it always says no.
  */
 #include <sys/types.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 
@@ -85,7 +91,9 @@ cow_probe_cache_load(const char *path, char *buf, size_t sz)
 	ssize_t		 n;
 	int		 fd;
 
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	/* O_NONBLOCK: a FIFO put there must not hold the command. */
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1)
 		return -1;
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
 	    st.st_uid != geteuid() || (st.st_mode & 022) != 0 ||
@@ -194,8 +202,27 @@ cow_probe_cached(const char *statedir, unsigned flags, int *probed,
 	    (rc = cow_probe_cache_read(path, &k, why, whysz)) != -1)
 		return rc;
 	*probed = COW_PROBED;
-	if ((rc = cow_probe_overlay(statedir, why, whysz)) != -1 &&
-	    cow_probe_cache_write(path, &k, rc, why) == -1)
+	if ((rc = cow_probe_overlay(statedir, why, whysz)) == -1)
+		return rc;
+	if (prctl(PR_GET_DUMPABLE) != 1) {
+		*probed = COW_PROBED_UNKEPT;
+		errno = EPERM;
+	} else if (cow_probe_cache_write(path, &k, rc, why) == -1)
 		*probed = COW_PROBED_UNKEPT;
 	return rc;
+}
+
+int
+cow_probe_forget(const char *statedir)
+{
+	char	 path[PATH_MAX + 32];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/" COW_PROBE_CACHE,
+	    statedir) >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (unlink(path) == -1 && errno != ENOENT)
+		return -1;
+	return 0;
 }

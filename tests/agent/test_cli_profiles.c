@@ -2,12 +2,16 @@
  * `warren profiles` as a user runs it: the built-ins, the user's own
  * profiles, a workspace's once trusted (ignored with a warning before, and
  * again once a file changes), one profile in full, and a malformed file
- * (`warren trust` refuses it: exit 3, file and line on stderr).
+ * (`warren trust` refuses it: exit 3, file and line on stderr). The
+ * list of agent-file warnings already given is believed only as a
+ * regular file of ours no one else may write; a FIFO there holds no
+ * command.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +25,8 @@
 static char	ws[] = "/tmp/warren-cliprof-XXXXXX";
 
 /* Run `warren CMD` with args (shell words), output (stdout+stderr) into
- * out. */
+ * out; killed past WARREN_CMD_DEADLINE seconds (exit 137, said). */
+#define WARREN_CMD_DEADLINE	30
 static int
 warren_cmd(const char *cmdname, const char *args, char *out, size_t outsz)
 {
@@ -33,15 +38,19 @@ warren_cmd(const char *cmdname, const char *args, char *out, size_t outsz)
 
 	assert_non_null(bin);
 	if (strcmp(cmdname, "trust") == 0)
-		snprintf(cmd, sizeof(cmd), "'%s' trust %s '%s' 2>&1", bin,
-		    args, ws);
+		snprintf(cmd, sizeof(cmd), "timeout -s KILL %d '%s' trust %s "
+		    "'%s' 2>&1", WARREN_CMD_DEADLINE, bin, args, ws);
 	else
-		snprintf(cmd, sizeof(cmd), "'%s' %s --workspace '%s' %s 2>&1",
-		    bin, cmdname, ws, args);
+		snprintf(cmd, sizeof(cmd), "timeout -s KILL %d '%s' %s "
+		    "--workspace '%s' %s 2>&1", WARREN_CMD_DEADLINE, bin,
+		    cmdname, ws, args);
 	assert_non_null(p = popen(cmd, "r"));
 	n = fread(out, 1, outsz - 1, p);
 	out[n] = '\0';
 	st = pclose(p);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 128 + SIGKILL)
+		fail_msg("warren %s %s did not end within %d s: %s", cmdname,
+		    args, WARREN_CMD_DEADLINE, out);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -321,6 +330,86 @@ test_warn_once(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/*
+ * The list of warnings given, $XDG_STATE_HOME/warren/agent-warnings (a
+ * state directory of the test's own), as put(how) leaves it before a
+ * second command: that command warns again (the list is not believed)
+ * and ends (a FIFO does not hold it), and the list is then a regular
+ * file of ours, mode 0600, that a third command believes.
+ */
+static void
+t_list_not_believed(const char *how)
+{
+	char	 out[16384], path[1024], cmd[2200], *old, *tmp;
+	struct stat	 st;
+
+	assert_non_null(old = getenv("XDG_STATE_HOME"));
+	assert_non_null(old = strdup(old));
+	tmp = strdup("/tmp/warren-cliprof-state-XXXXXX");
+	assert_non_null(tmp);
+	assert_non_null(mkdtemp(tmp));
+	assert_int_equal(chmod(tmp, 0755), 0);
+	assert_int_equal(setenv("XDG_STATE_HOME", tmp, 1), 0);
+	snprintf(ws, sizeof(ws), "/tmp/warren-cliprof-XXXXXX");
+	assert_non_null(mkdtemp(ws));
+	snprintf(path, sizeof(path), "mkdir -p '%s/warren/agents'",
+	    getenv("XDG_CONFIG_HOME"));
+	assert_int_equal(system(path), 0);
+	put_webby(how);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "unknown tool \"WebFetch\""));
+	snprintf(path, sizeof(path), "%s/warren/agent-warnings", tmp);
+	if (strcmp(how, "fifo") == 0) {
+		assert_int_equal(unlink(path), 0);
+		assert_int_equal(mkfifo(path, 0600), 0);
+	} else if (strcmp(how, "group-writable") == 0)
+		assert_int_equal(chmod(path, 0620), 0);
+	else
+		assert_int_equal(chown(path, 65534, 65534), 0);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	if (strstr(out, "unknown tool \"WebFetch\"") == NULL)
+		fail_msg("a %s list was believed: %s", how, out);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_int_equal(st.st_uid, geteuid());
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	if (strstr(out, "WebFetch") != NULL)
+		fail_msg("the list written again is not believed: %s", out);
+	snprintf(path, sizeof(path), "%s/warren/agents/webby.md",
+	    getenv("XDG_CONFIG_HOME"));
+	unlink(path);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", ws, tmp);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(setenv("XDG_STATE_HOME", old, 1), 0);
+	free(old);
+	free(tmp);
+}
+
+static void
+test_list_fifo(void **state)
+{
+	(void)state;
+	t_list_not_believed("fifo");
+}
+
+static void
+test_list_group_writable(void **state)
+{
+	(void)state;
+	t_list_not_believed("group-writable");
+}
+
+/* Root can give the list away; an ordinary user cannot. */
+static void
+test_list_foreign(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		skip();
+	t_list_not_believed("foreign");
+}
+
 int
 main(void)
 {
@@ -328,6 +417,9 @@ main(void)
 		cmocka_unit_test(test_cli),
 		cmocka_unit_test(test_claude_agents),
 		cmocka_unit_test(test_warn_once),
+		cmocka_unit_test(test_list_fifo),
+		cmocka_unit_test(test_list_group_writable),
+		cmocka_unit_test(test_list_foreign),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

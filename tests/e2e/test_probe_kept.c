@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "tests/e2e/harness.h"
+#include "tests/e2e/harness_probe.h"
 
 struct t {
 	struct h_ws	 w;
@@ -98,76 +99,7 @@ t_run(struct t *t, char *mode, size_t modesz)
 static char *
 t_kept(struct t *t, struct stat *st)
 {
-	char	*s;
-
-	if (stat(t->kept, st) == -1)
-		fail_msg("%s: %s", t->kept, strerror(errno));
-	assert_non_null(s = h_read_file(t->kept));
-	return s;
-}
-
-/* a and b keep the same answer for the same key (a "no"'s reason may
- * name the probe's scratch directory, new each time). */
-static void
-t_same(const char *a, const char *b)
-{
-	const char	*wa = strstr(a, "\nwhy "), *wb = strstr(b, "\nwhy ");
-
-	assert_non_null(wa);
-	assert_non_null(wb);
-	assert_int_equal(wa - a, wb - b);
-	assert_memory_equal(a, b, (size_t)(wa - a));
-}
-
-/* The layer kind a kept text says: yes an overlay, no a copy. */
-static const char *
-t_kind(const char *kept)
-{
-	if (strstr(kept, "\nanswer yes\nwhy \n") != NULL)
-		return "upper";
-	assert_non_null(strstr(kept, "\nanswer no\nwhy "));
-	return "tree";
-}
-
-/* kept, its line starting with key replaced by line (the whole line). */
-static char *
-t_edit(const char *kept, const char *key, const char *line)
-{
-	const char	*at, *end;
-	char		*out;
-
-	assert_non_null(at = strstr(kept, key));
-	assert_non_null(end = strchr(at + 1, '\n'));
-	assert_true(asprintf(&out, "%.*s%s%s", (int)(at - kept), kept, line,
-	    end) > 0);
-	return out;
-}
-
-/* The opposite answer, with the right key: believed, it shows. */
-static char *
-t_flip(const char *kept)
-{
-	char	*a, *b;
-
-	a = strcmp(t_kind(kept), "upper") == 0 ?
-	    t_edit(kept, "answer yes", "answer no") :
-	    t_edit(kept, "answer no", "answer yes");
-	b = t_edit(a, "\nwhy ", strcmp(t_kind(kept), "upper") == 0 ?
-	    "\nwhy KEPT-BY-THE-TEST" : "\nwhy ");
-	assert_string_not_equal(t_kind(b), t_kind(kept));
-	free(a);
-	return b;
-}
-
-static void
-t_put(struct t *t, const char *text)
-{
-	FILE	*f;
-
-	assert_non_null(f = fopen(t->kept, "w"));
-	assert_int_equal(fputs(text, f) >= 0, 1);
-	assert_int_equal(fclose(f), 0);
-	assert_int_equal(chmod(t->kept, 0600), 0);
+	return h_probe_read(t->kept, st);
 }
 
 /* The first run probes and keeps; the second takes the kept answer
@@ -184,7 +116,7 @@ test_second_run_kept(void **state)
 	assert_int_equal(access(t.kept, F_OK), -1);
 	t_run(&t, mode, sizeof(mode));
 	k1 = t_kept(&t, &a);
-	assert_string_equal(mode, t_kind(k1));
+	assert_string_equal(mode, h_probe_kind(k1));
 	assert_non_null(strstr(k1, "warren-overlay-probe 1\nkernel "));
 	sleep(1);	/* a rewrite would change the times */
 	t_run(&t, mode, sizeof(mode));
@@ -195,7 +127,7 @@ test_second_run_kept(void **state)
 	    a.st_mtim.tv_nsec == b.st_mtim.tv_nsec);
 	assert_true(a.st_ctim.tv_sec == b.st_ctim.tv_sec &&
 	    a.st_ctim.tv_nsec == b.st_ctim.tv_nsec);
-	assert_string_equal(mode, t_kind(k1));
+	assert_string_equal(mode, h_probe_kind(k1));
 	free(k1);
 	free(k2);
 	h_ws_close(&t.w);
@@ -204,8 +136,8 @@ test_second_run_kept(void **state)
 /*
  * The kept answer decides, even against what a probe would say: kept
  * "no" where there is an overlay, the run copies. Kept "yes" where there
- * is none, entering the layer fails, and warren probes again: the kept
- * answer is "no" again.
+ * is none, entering the layer fails, and warren drops the kept answer:
+ * the next run probes, and keeps "no" again.
  */
 static void
 test_kept_answer_used(void **state)
@@ -219,9 +151,9 @@ test_kept_answer_used(void **state)
 	t_open(&t);
 	t_run(&t, mode, sizeof(mode));
 	k1 = t_kept(&t, &st);
-	flip = t_flip(k1);
-	t_put(&t, flip);
-	if (strcmp(t_kind(k1), "upper") == 0) {
+	flip = h_probe_flip(k1);
+	h_probe_put(t.kept, flip);
+	if (strcmp(h_probe_kind(k1), "upper") == 0) {
 		t_run(&t, mode, sizeof(mode));
 		assert_string_equal(mode, "tree");
 		k2 = t_kept(&t, &st);
@@ -232,10 +164,14 @@ test_kept_answer_used(void **state)
 		argv[6] = "the task"; argv[7] = NULL;
 		assert_int_equal(h_warren(&r, argv, t.env, NULL, NULL), 0);
 		assert_int_not_equal(r.status, 0);
-		assert_non_null(strstr(r.err, "probed again: no overlay"));
+		assert_non_null(strstr(r.err, "the kept overlay answer is "
+		    "dropped: the next run probes again"));
 		h_run_free(&r);
+		assert_int_equal(access(t.kept, F_OK), -1);
+		t_run(&t, mode, sizeof(mode));
+		assert_string_equal(mode, "tree");
 		k2 = t_kept(&t, &st);
-		t_same(k2, k1);
+		h_probe_same(k2, k1);
 	}
 	free(k1);
 	free(k2);
@@ -255,14 +191,14 @@ t_ignored(const char *key, const char *line, int corrupt)
 	t_open(&t);
 	t_run(&t, mode, sizeof(mode));
 	k1 = t_kept(&t, &st);
-	flip = t_flip(k1);
-	bad = corrupt ? strdup(line) : t_edit(flip, key, line);
+	flip = h_probe_flip(k1);
+	bad = corrupt ? strdup(line) : h_probe_edit(flip, key, line);
 	assert_non_null(bad);
-	t_put(&t, bad);
+	h_probe_put(t.kept, bad);
 	t_run(&t, mode, sizeof(mode));
-	assert_string_equal(mode, t_kind(k1));
+	assert_string_equal(mode, h_probe_kind(k1));
 	k2 = t_kept(&t, &st);
-	t_same(k2, k1);
+	h_probe_same(k2, k1);
 	free(k1);
 	free(k2);
 	free(flip);
@@ -319,13 +255,13 @@ test_other_owner(void **state)
 	t_open(&t);
 	t_run(&t, mode, sizeof(mode));
 	k1 = t_kept(&t, &st);
-	flip = t_flip(k1);
-	t_put(&t, flip);
+	flip = h_probe_flip(k1);
+	h_probe_put(t.kept, flip);
 	assert_int_equal(chown(t.kept, 65534, 65534), 0);
 	t_run(&t, mode, sizeof(mode));
-	assert_string_equal(mode, t_kind(k1));
+	assert_string_equal(mode, h_probe_kind(k1));
 	k2 = t_kept(&t, &st);
-	t_same(k2, k1);
+	h_probe_same(k2, k1);
 	assert_int_equal(st.st_uid, 0);
 	free(k1);
 	free(k2);
@@ -346,15 +282,44 @@ test_check_probes_again(void **state)
 	t_open(&t);
 	t_run(&t, mode, sizeof(mode));
 	k1 = t_kept(&t, &st);
-	flip = t_flip(k1);
-	t_put(&t, flip);
+	flip = h_probe_flip(k1);
+	h_probe_put(t.kept, flip);
 	t_warren(&t, &r, "sandbox", "check");
 	h_run_free(&r);
 	k2 = t_kept(&t, &st);
-	t_same(k2, k1);
+	h_probe_same(k2, k1);
 	free(k1);
 	free(k2);
 	free(flip);
+	h_ws_close(&t.w);
+}
+
+/*
+ * A FIFO where the kept answer goes does not hold the run (the file is
+ * opened O_NONBLOCK): it is not believed, the probe runs, and its answer
+ * replaces the FIFO with a regular file.
+ */
+static void
+test_fifo(void **state)
+{
+	struct t	 t;
+	struct stat	 st;
+	char		 mode[32], dir[PATH_MAX + 32], *k;
+
+	(void)state;
+	t_open(&t);
+	snprintf(dir, sizeof(dir), "%s/state", t.w.dir);
+	(void)mkdir(dir, 0700);
+	snprintf(dir, sizeof(dir), "%s/state/warren", t.w.dir);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	assert_int_equal(mkfifo(t.kept, 0600), 0);
+	h_hang_guard = 30;
+	t_run(&t, mode, sizeof(mode));
+	assert_int_equal(lstat(t.kept, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	k = t_kept(&t, &st);
+	assert_string_equal(mode, h_probe_kind(k));
+	free(k);
 	h_ws_close(&t.w);
 }
 
@@ -370,6 +335,7 @@ main(void)
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_other_owner),
 		cmocka_unit_test(test_check_probes_again),
+		cmocka_unit_test(test_fifo),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
