@@ -85,7 +85,8 @@ int	layer_paths_subset(const struct cow_changes *ch,
 /*
  * ign[i]: the workspace's own .gitignore rules ignore change i (git
  * check-ignore, run in ws on the host: never the layer's .gitignore).
- * No git or no work tree: none, and note says why if ws has a
+ * A path in a submodule: not ignored, and note says so. No git or no
+ * work tree: none, and note says why (with git's stderr) if ws has a
  * .gitignore. -1 (errno) if git could not be started.
  */
 int	layer_ignore(const char *ws, const struct cow_changes *ch,
