@@ -341,9 +341,10 @@ t_sh(const struct t *t, const char *cmd, const char *arg)
 }
 
 /* A run whose layer changed a file in a git submodule of the workspace
- * (sub/b.o) besides src/main.o: diff still sets src/main.o apart (git
- * check-ignore, asked about sub/b.o, fails the whole answer with "is in
- * submodule"), and says that sub/b.o was not checked. */
+ * (sub/b.o) besides src/main.o: diff still sets src/main.o apart and
+ * apply leaves it out (git check-ignore, asked about sub/b.o, fails the
+ * whole answer with "is in submodule"), and both say that sub/b.o was
+ * not checked. */
 static void
 test_ignore_submodule(void **state)
 {
@@ -372,6 +373,14 @@ test_ignore_submodule(void **state)
 	    "checked against .gitignore") == NULL ||
 	    strstr(r.err, "is not used") != NULL)
 		fail_msg("diff RUN with sub/b.o: %d\n%s\n%s", r.status, r.out,
+		    r.err);
+	h_run_free(&r);
+	/* apply: the objects stay out, the submodule's file is written. */
+	t_warren(&t, &r, "apply", "RUN", NULL);
+	if (r.status != 0 || !t_is(&t, "src/main.o", "") ||
+	    !t_is(&t, "wordfreq", "") || !t_is(&t, "sub/b.o", "SUB-OBJECT\n") ||
+	    strstr(r.out, "left out: src/main.o") == NULL)
+		fail_msg("apply RUN with sub/b.o: %d\n%s\n%s", r.status, r.out,
 		    r.err);
 	h_run_free(&r);
 	h_rm_rf(t.dir);
