@@ -184,11 +184,11 @@ cmd_cow_pick_free(struct cmd_cow_pick *pk)
 	free(pk->ign);
 }
 
-/* 0, or an exit code (said). parents: apply's (layer_paths_select). */
+/* 0, or an exit code (said). */
 static int
 cmd_cow_pick(const char *name, const struct cow *c,
     const struct cow_changes *ch, char *const *paths, size_t npaths,
-    int parents, struct cmd_cow_pick *pk)
+    struct cmd_cow_pick *pk)
 {
 	char	err[1024];
 
@@ -198,8 +198,8 @@ cmd_cow_pick(const char *name, const struct cow *c,
 		cmd_cow_error(name, "out of memory");
 		return WARREN_EXIT_INTERNAL;
 	}
-	if (layer_paths_select(c->workspace, ch, paths, npaths, parents,
-	    pk->sel, err, sizeof(err)) == -1) {
+	if (layer_paths_select(c->workspace, ch, paths, npaths, pk->sel, err,
+	    sizeof(err)) == -1) {
 		cmd_cow_error(name, err);
 		return WARREN_EXIT_USAGE;
 	}
@@ -277,7 +277,7 @@ cmd_cow_diff_paths(const struct store_run *r, unsigned flags,
 		    (long long)r->id);
 		goto out;
 	}
-	if ((ex = cmd_cow_pick("diff", &c, &ch, paths, npaths, 0, &pk)) != 0)
+	if ((ex = cmd_cow_pick("diff", &c, &ch, paths, npaths, &pk)) != 0)
 		goto out_pk;
 	if ((keep = calloc(ch.n, 1)) == NULL)
 		goto nomem;
@@ -408,7 +408,7 @@ cmd_cow_apply_paths(struct store *st, const struct store_run *r,
 		ex = WARREN_EXIT_USAGE;
 		goto out;
 	}
-	if ((ex = cmd_cow_pick("apply", &c, &ch, paths, npaths, 1, &pk)) != 0)
+	if ((ex = cmd_cow_pick("apply", &c, &ch, paths, npaths, &pk)) != 0)
 		goto out;
 	if ((keep = calloc(ch.n + 1, 1)) == NULL) {
 		cmd_cow_error("apply", "out of memory");
@@ -423,6 +423,7 @@ cmd_cow_apply_paths(struct store *st, const struct store_run *r,
 		keep[i] = (pk.sel[i] & LAYER_SEL) && (!cmd_cow_apart(&pk, i) ||
 		    (flags & CMD_APPLY_IGNORED));
 	}
+	layer_paths_keep_parents(&ch, keep);
 	if (layer_paths_subset(&ch, keep, &sub) == -1) {
 		cmd_cow_error("apply", "out of memory");
 		ex = WARREN_EXIT_INTERNAL;

@@ -138,6 +138,8 @@ cmd_trust(int argc, char **argv)
 		    "XDG_STATE_HOME or --db", WARREN_EXIT_STORE);
 	if (project_scan(&pr, ws, err, sizeof(err)) == -1)
 		return cmd_trust_fail(err, WARREN_EXIT_CONFIG);
+	if (!revoke)
+		project_claude_warn(&pr, "trust");
 	if (revoke) {
 		project_free(&pr);	/* the empty set */
 		pr.unsafe = 0;

@@ -67,13 +67,17 @@ int	layer_end(const char *db, int64_t run, const struct cow *cw,
 /*
  * sel[i] for each change of ch (LAYER_SEL, LAYER_NAMED): what paths (below
  * ws, or absolute in it; a directory names what is under it) select, all
- * when npaths is 0. parents: also the directories apply must make for a
- * selected path. -1 with err naming a path that selects nothing, or one
- * outside the workspace.
+ * when npaths is 0. -1 with err naming a path that selects nothing, or
+ * one outside the workspace.
  */
 int	layer_paths_select(const char *ws, const struct cow_changes *ch,
-	    char *const *paths, size_t npaths, int parents,
-	    unsigned char *sel, char *err, size_t errsz);
+	    char *const *paths, size_t npaths, unsigned char *sel, char *err,
+	    size_t errsz);
+/* Also keep the directories apply must make for a kept change (added,
+ * or a file before), once what is kept is decided: a named file in a
+ * new directory .gitignore ignores brings the directory. */
+void	layer_paths_keep_parents(const struct cow_changes *ch,
+	    unsigned char *keep);
 /* out: the changes of ch whose keep[i] is set, borrowed from ch (free
  * out->v only). -1 out of memory. */
 int	layer_paths_subset(const struct cow_changes *ch,
@@ -82,7 +86,8 @@ int	layer_paths_subset(const struct cow_changes *ch,
 /*
  * ign[i]: the workspace's own .gitignore rules ignore change i (git
  * check-ignore, run in ws on the host: never the layer's .gitignore).
- * No git or no work tree: none, and note says why if ws has a
+ * A path in a submodule: not ignored, and note says so. No git or no
+ * work tree: none, and note says why (with git's stderr) if ws has a
  * .gitignore. -1 (errno) if git could not be started.
  */
 int	layer_ignore(const char *ws, const struct cow_changes *ch,

@@ -88,10 +88,10 @@ layer_paths_made_dir(const struct cow_change *ch)
 	    (ch->kind == COW_ADDED || !S_ISDIR(ch->base.mode));
 }
 
-/* Select the directories above path that apply must make. */
+/* Keep the directories above path that apply must make. */
 static void
 layer_paths_parents(const struct cow_changes *ch, const char *path,
-    unsigned char *sel)
+    unsigned char *keep)
 {
 	const struct cow_change	*p;
 	char			 dir[PATH_MAX];
@@ -103,14 +103,24 @@ layer_paths_parents(const struct cow_changes *ch, const char *path,
 		*slash = '\0';
 		if ((p = cow_walk_find(ch, dir)) != NULL &&
 		    layer_paths_made_dir(p))
-			sel[p - ch->v] |= LAYER_SEL;
+			keep[p - ch->v] = 1;
 	}
+}
+
+void
+layer_paths_keep_parents(const struct cow_changes *ch, unsigned char *keep)
+{
+	size_t	i;
+
+	for (i = 0; i < ch->n; i++)
+		if (keep[i])
+			layer_paths_parents(ch, ch->v[i].path, keep);
 }
 
 int
 layer_paths_select(const char *ws, const struct cow_changes *ch,
-    char *const *paths, size_t npaths, int parents, unsigned char *sel,
-    char *err, size_t errsz)
+    char *const *paths, size_t npaths, unsigned char *sel, char *err,
+    size_t errsz)
 {
 	char	*n;
 	size_t	 i, k, hits;
@@ -136,10 +146,6 @@ layer_paths_select(const char *ws, const struct cow_changes *ch,
 			return -1;
 		}
 	}
-	/* The directories apply must make for what was named under them. */
-	for (i = 0; parents && npaths > 0 && i < ch->n; i++)
-		if (sel[i] & LAYER_SEL)
-			layer_paths_parents(ch, ch->v[i].path, sel);
 	return 0;
 }
 

@@ -41,6 +41,27 @@ project_why(struct project *pr, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* What is found where a project file goes and cannot be read: in
+ * .claude, .claude/agents is skipped; elsewhere the project is unsafe. */
+static void __attribute__((format(printf, 2, 3)))
+project_refuse(struct project *pr, const char *fmt, ...)
+{
+	char	msg[PROJECT_WHY_MAX];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (pr->in_claude) {
+		if (!pr->claude_skip)
+			strlcpy(pr->claude_why, msg, sizeof(pr->claude_why));
+		pr->claude_skip = 1;
+		return;
+	}
+	pr->unsafe = 1;
+	project_why(pr, "%s", msg);
+}
+
 /* Read all of fd (a regular file of at most max bytes) into *text. */
 static int
 project_slurp(int fd, size_t max, char **text, size_t *len)
@@ -75,8 +96,9 @@ project_slurp(int fd, size_t max, char **text, size_t *len)
 
 /*
  * One file, dirfd/name, shown as rel. A file that is not there is
- * skipped; a symlink, a special file or one too large makes the project
- * unsafe (never trusted, never read). -1 on an I/O error.
+ * skipped; a symlink, a special file, one too large or one past pr->cap
+ * is refused (project_refuse: the project unsafe, never trusted, never
+ * read; in .claude, .claude/agents skipped). -1 on an I/O error.
  */
 static int
 project_add(struct project *pr, int dirfd, const char *name, const char *rel,
@@ -91,8 +113,7 @@ project_add(struct project *pr, int dirfd, const char *name, const char *rel,
 	if (fd == -1 && errno == ENOENT)
 		return 0;
 	if (fd == -1 && errno == ELOOP) {
-		pr->unsafe = 1;
-		project_why(pr, "%s is a symlink", rel);
+		project_refuse(pr, "%s is a symlink", rel);
 		return 0;
 	}
 	if (fd == -1 || fstat(fd, &sb) == -1) {
@@ -103,10 +124,9 @@ project_add(struct project *pr, int dirfd, const char *name, const char *rel,
 		return -1;
 	}
 	if (!S_ISREG(sb.st_mode) || (size_t)sb.st_size > max ||
-	    pr->nfiles == PROJECT_MAX_FILES) {
-		pr->unsafe = 1;
-		project_why(pr, "%s is %s", rel, !S_ISREG(sb.st_mode) ?
-		    "not a regular file" : pr->nfiles == PROJECT_MAX_FILES ?
+	    pr->nfiles == pr->cap) {
+		project_refuse(pr, "%s is %s", rel, !S_ISREG(sb.st_mode) ?
+		    "not a regular file" : pr->nfiles == pr->cap ?
 		    "one file too many" : "too large");
 		close(fd);
 		return 0;
@@ -135,7 +155,8 @@ project_add(struct project *pr, int dirfd, const char *name, const char *rel,
 }
 
 /* Open dirfd/name as a directory without following a symlink: -1 with
- * errno ENOENT if absent; a symlink or non-directory makes pr unsafe. */
+ * errno ENOENT if absent; a symlink or non-directory is refused
+ * (project_refuse). */
 static int
 project_opendir(struct project *pr, int dirfd, const char *name,
     const char *rel)
@@ -147,8 +168,7 @@ project_opendir(struct project *pr, int dirfd, const char *name,
 	    O_CLOEXEC);
 	if (fd == -1 && (errno == ELOOP || errno == ENOTDIR)) {
 		/* O_DIRECTORY meets a symlink as ENOTDIR: say which. */
-		pr->unsafe = 1;
-		project_why(pr, "%s is %s", rel, errno == ELOOP ||
+		project_refuse(pr, "%s is %s", rel, errno == ELOOP ||
 		    (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISLNK(sb.st_mode)) ? "a symlink" : "not a directory");
 		errno = ENOENT;
@@ -206,15 +226,39 @@ project_claude_dir(struct project *pr, int wsfd)
 	return afd;
 }
 
-/* Claude Code's agent files, .claude/agents/ *.md. */
+/* Drop the files from the first on (what .claude/agents added). */
+static void
+project_drop(struct project *pr, size_t first)
+{
+	while (pr->nfiles > first) {
+		pr->nfiles--;
+		free(pr->files[pr->nfiles].path);
+		free(pr->files[pr->nfiles].text);
+	}
+}
+
+/*
+ * Claude Code's agent files, .claude/agents/ *.md, at most
+ * PROJECT_MAX_CLAUDE. What project_refuse finds there skips them all
+ * (pr->claude_why says why), and leaves the rest of the project as it is.
+ */
 static int
 project_scan_claude(struct project *pr, int wsfd, char *err, size_t errlen)
 {
-	int	afd;
+	size_t	first = pr->nfiles;
+	int	afd, rc = 0;
 
+	pr->in_claude = 1;
+	pr->cap = first + PROJECT_MAX_CLAUDE;
 	if ((afd = project_claude_dir(pr, wsfd)) == -1)
-		return errno == ENOENT ? 0 : -1;
-	return project_scan_md(pr, afd, PROJECT_CLAUDE_AGENTS, err, errlen);
+		rc = errno == ENOENT ? 0 : -1;
+	else
+		rc = project_scan_md(pr, afd, PROJECT_CLAUDE_AGENTS, err,
+		    errlen);
+	pr->in_claude = 0;
+	if (pr->claude_skip)
+		project_drop(pr, first);
+	return rc;
 }
 
 /*
@@ -280,6 +324,7 @@ project_scan(struct project *pr, const char *workspace, char *err,
 	}
 	if (project_scan_claude(pr, wsfd, err, errlen) == -1)
 		goto out;
+	pr->cap = pr->nfiles + PROJECT_MAX_FILES;
 	if ((wfd = project_opendir(pr, wsfd, ".warren", ".warren")) == -1 &&
 	    errno != ENOENT)
 		goto out;
@@ -369,6 +414,21 @@ project_check(struct project *pr, const char *db)
 	store_close(st);
 }
 
+void
+project_claude_warn(const struct project *pr, const char *cmd)
+{
+	char	why[PROJECT_WHY_MAX], ews[PATH_MAX];
+
+	if (!pr->claude_skip)
+		return;
+	str_escape(ews, sizeof(ews), pr->workspace, strlen(pr->workspace));
+	str_escape(why, sizeof(why), pr->claude_why, strlen(pr->claude_why));
+	fprintf(stderr, "warren %s: %s/%s is skipped (none of its agents is "
+	    "read): %s. warren reads only regular files there, through no "
+	    "symlink, at most %d; the rest of the project is not affected\n",
+	    cmd, ews, PROJECT_CLAUDE_AGENTS, why, PROJECT_MAX_CLAUDE);
+}
+
 int
 project_open(struct project *pr, const char *dir, const char *db,
     const char *cmd, char *err, size_t errlen)
@@ -390,9 +450,10 @@ project_open(struct project *pr, const char *dir, const char *db,
 	if (project_scan(pr, workspace, err, errlen) == -1)
 		return -1;
 	project_check(pr, db != NULL ? db : path);
+	str_escape(ews, sizeof(ews), workspace, strlen(workspace));
+	project_claude_warn(pr, cmd);
 	if (pr->trusted)
 		return 0;
-	str_escape(ews, sizeof(ews), workspace, strlen(workspace));
 	str_escape(why, sizeof(why), pr->why, strlen(pr->why));
 	if (pr->unsafe)
 		fprintf(stderr, "warren %s: the project config in %s/.warren "

@@ -26,7 +26,8 @@
 struct config;
 struct profile_set;
 
-#define PROJECT_MAX_FILES	64
+#define PROJECT_MAX_FILES	64	/* .warren's */
+#define PROJECT_MAX_CLAUDE	64	/* .claude/agents' */
 #define PROJECT_WARREN_AGENTS	".warren/agents"
 #define PROJECT_CLAUDE_AGENTS	".claude/agents"	/* Claude Code's */
 #define PROJECT_WHY_MAX		1024
@@ -47,6 +48,13 @@ struct project {
 						   never trusted */
 	int			 trusted;	/* set by project_check */
 	char			 why[PROJECT_WHY_MAX];	/* if not trusted */
+	/* .claude/agents has its own verdict: a symlink, a special file, a
+	 * file too large or too many skip it (none of its files is in
+	 * files), not the project. */
+	int			 claude_skip;
+	char			 claude_why[PROJECT_WHY_MAX];
+	int			 in_claude;	/* scanning .claude */
+	size_t			 cap;		/* files' limit now */
 };
 
 /* project.c */
@@ -69,6 +77,9 @@ int	project_scan(struct project *pr, const char *workspace, char *err,
  */
 int	project_open(struct project *pr, const char *dir, const char *db,
 	    const char *cmd, char *err, size_t errlen);
+/* If .claude/agents was skipped (a symlink, a special file, one too large,
+ * more than PROJECT_MAX_CLAUDE), say so and why on stderr, for cmd. */
+void	project_claude_warn(const struct project *pr, const char *cmd);
 /* A trusted project's .warren/config into c (CONFIG_SRC_PROJECT); nothing
  * when untrusted. -1 with config_error(c) set. */
 int	project_load_config(const struct project *pr, struct config *c);

@@ -60,6 +60,19 @@ warren(const char *args, char *out, size_t outsz)
 	return warren_cmd("profiles", args, out, outsz);
 }
 
+/* How many times needle is in text. */
+static int
+count(const char *text, const char *needle)
+{
+	int	n = 0;
+
+	while ((text = strstr(text, needle)) != NULL) {
+		n++;
+		text += strlen(needle);
+	}
+	return n;
+}
+
 static void
 put(const char *rel, const char *text)
 {
@@ -187,6 +200,7 @@ static void
 test_claude_agents(void **state)
 {
 	char	out[16384], path[1024], outside[] = "/tmp/warren-cliout-XXXXXX";
+	int	i;
 
 	(void)state;
 	snprintf(ws, sizeof(ws), "/tmp/warren-cliprof-XXXXXX");
@@ -254,16 +268,52 @@ test_claude_agents(void **state)
 	    != NULL || strstr(out, ".warren/agents is a symlink, and not to") == NULL)
 		fail_msg("%s", out);
 	assert_int_equal(unlink(path), 0);
-	/* .claude/agents itself a symlink out: likewise. */
+	/* .claude/agents itself a symlink out: not followed, and skipped
+	 * alone (said once, with why): .warren's own agent is trusted and
+	 * used. */
+	mkdirs(".warren/agents");
+	put(".warren/agents/wag.md", "---\nname: wag\ndescription: WAG\n"
+	    "tools: Read\n---\nW.\n");
 	snprintf(path, sizeof(path), "rm -r '%s/.claude/agents'", ws);
 	assert_int_equal(system(path), 0);
 	snprintf(path, sizeof(path), "%s/.claude/agents", ws);
 	assert_int_equal(symlink(outside, path), 0);
-	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 3);
-	if (strstr(out, ".claude/agents is a symlink") == NULL)
+	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 0);
+	if (count(out, "/.claude/agents is skipped (none of its "
+	    "agents is read): .claude/agents is a symlink") != 1 ||
+	    strstr(out, ".warren/agents/wag.md") == NULL)
 		fail_msg("%s", out);
 	assert_int_equal(warren("", out, sizeof(out)), 0);
-	assert_null(strstr(out, "outsider"));
+	if (strstr(out, "outsider") != NULL || strstr(out, "wag            ro"
+	    "   no ") == NULL || strstr(out, "not trusted") != NULL ||
+	    count(out, ".claude/agents is a symlink") != 1)
+		fail_msg("%s", out);
+	assert_int_equal(unlink(path), 0);
+
+	/* .claude a symlink: likewise. */
+	snprintf(path, sizeof(path), "rmdir '%s/.claude'", ws);
+	assert_int_equal(system(path), 0);
+	snprintf(path, sizeof(path), "%s/.claude", ws);
+	assert_int_equal(symlink(outside, path), 0);
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	if (strstr(out, "wag            ro   no ") == NULL ||
+	    strstr(out, ".claude is a symlink") == NULL)
+		fail_msg("%s", out);
+	assert_int_equal(unlink(path), 0);
+
+	/* More agent files than PROJECT_MAX_CLAUDE: skipped, not the
+	 * project. */
+	mkdirs(".claude/agents");
+	for (i = 0; i <= 64; i++) {
+		snprintf(path, sizeof(path), ".claude/agents/a%d.md", i);
+		put(path, "---\nname: many\ntools: Read\n---\nM.\n");
+	}
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	if (strstr(out, "wag            ro   no ") == NULL ||
+	    strstr(out, "is skipped (none of its agents is read): "
+	    ".claude/agents/") == NULL || strstr(out, "one file too many") ==
+	    NULL || strstr(out, "many           ") != NULL)
+		fail_msg("%s", out);
 
 	snprintf(path, sizeof(path), "rm -rf '%s' '%s'", ws, outside);
 	assert_int_equal(system(path), 0);

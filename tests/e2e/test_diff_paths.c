@@ -13,6 +13,7 @@
  * as an agent running make would), as test_cow_cli does.
  */
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -277,6 +278,15 @@ test_apply_paths(void **state)
 		    r.err);
 	h_run_free(&r);
 
+	/* Named exactly in a new directory .gitignore ignores (build/):
+	 * the directory comes too, not set apart as ignored. */
+	t_warren(&t, &r, "apply", "RUN", "build/log.txt", NULL);
+	if (r.status != 0 || !t_is(&t, "build/log.txt", "BUILD-LOG\n") ||
+	    !t_is(&t, "wordfreq", "") || strstr(r.out, "left out: ") != NULL)
+		fail_msg("apply RUN build/log.txt: %d\n%s\n%s", r.status,
+		    r.out, r.err);
+	h_run_free(&r);
+
 	/* A file in a directory the run made: the directory comes too. */
 	t_warren(&t, &r, "apply", "RUN", "docs/new.md", NULL);
 	if (r.status != 0 || !t_is(&t, "docs/new.md", "# new\n") ||
@@ -288,8 +298,7 @@ test_apply_paths(void **state)
 	t_warren(&t, &r, "apply", "RUN", NULL);
 	if (r.status != 0 || !t_is(&t, "docs/new.md", "# new\n") ||
 	    !t_is(&t, ".gitignore", "# nothing ignored\n") ||
-	    !t_is(&t, "wordfreq", "") || !t_is(&t, "build/log.txt", "") ||
-	    stat(c.dir, &sb) != 0 ||
+	    !t_is(&t, "wordfreq", "") || stat(c.dir, &sb) != 0 ||
 	    strstr(r.out, "5 paths the workspace's .gitignore ignores left "
 	    "out") == NULL)
 		fail_msg("apply RUN: %d\n%s\n%s", r.status, r.out, r.err);
@@ -312,12 +321,139 @@ test_apply_paths(void **state)
 	free(t.dir);
 }
 
+/* sh -c CMD with $1 the workspace and $2 arg (or ""); 0 or fail. */
+static void
+t_sh(const struct t *t, const char *cmd, const char *arg)
+{
+	pid_t	pid;
+	int	st;
+
+	if ((pid = fork()) == -1)
+		fail_msg("fork: %s", strerror(errno));
+	if (pid == 0) {
+		execl("/bin/sh", "sh", "-c", cmd, "sh", t->ws,
+		    arg != NULL ? arg : "", (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) != 0)
+		fail_msg("%s (in %s) failed", cmd, t->ws);
+}
+
+/* A run whose layer changed a file in a git submodule of the workspace
+ * (sub/b.o) besides src/main.o: diff still sets src/main.o apart and
+ * apply leaves it out (git check-ignore, asked about sub/b.o, fails the
+ * whole answer with "is in submodule"), and both say that sub/b.o was
+ * not checked. */
+static void
+test_ignore_submodule(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	struct cow	 c;
+	char		 p[PATH_MAX + 16], tree[PATH_MAX + 16];
+
+	(void)state;
+	if (t_open(&t) == 1)
+		skip();
+	snprintf(p, sizeof(p), "%s/subsrc", t.dir);
+	h_write(p, "a.c", "int a;\n", 0);
+	t_sh(&t, "cd \"$1\"/../subsrc && git init -q . && git add a.c && "
+	    "git -c user.email=t@t -c user.name=t commit -qm a", NULL);
+	t_sh(&t, "cd \"$1\" && git -c protocol.file.allow=always submodule "
+	    "add -q ../subsrc sub", NULL);
+	t_run(&t, &c);
+	snprintf(tree, sizeof(tree), "%s/tree", c.dir);
+	h_write(tree, "sub/b.o", "SUB-OBJECT\n", 0);
+
+	t_warren(&t, &r, "diff", "RUN", NULL);
+	if (r.status != 0 || strstr(r.out, "#   src/main.o\n") == NULL ||
+	    strstr(r.out, "MAIN-OBJECT") != NULL ||
+	    strstr(r.err, "1 changed path in a git submodule (sub) is not "
+	    "checked against .gitignore") == NULL ||
+	    strstr(r.err, "is not used") != NULL)
+		fail_msg("diff RUN with sub/b.o: %d\n%s\n%s", r.status, r.out,
+		    r.err);
+	h_run_free(&r);
+	/* apply: the objects stay out, the submodule's file is written. */
+	t_warren(&t, &r, "apply", "RUN", NULL);
+	if (r.status != 0 || !t_is(&t, "src/main.o", "") ||
+	    !t_is(&t, "wordfreq", "") || !t_is(&t, "sub/b.o", "SUB-OBJECT\n") ||
+	    strstr(r.out, "left out: src/main.o") == NULL)
+		fail_msg("apply RUN with sub/b.o: %d\n%s\n%s", r.status, r.out,
+		    r.err);
+	h_run_free(&r);
+	h_rm_rf(t.dir);
+	free(t.dir);
+}
+
+/* git's own words when it fails: a workspace git refuses (its .git a
+ * file that points nowhere). */
+static void
+test_ignore_git_fails(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	struct cow	 c;
+
+	(void)state;
+	if (t_open(&t) == 1)
+		skip();
+	t_run(&t, &c);
+	t_sh(&t, "rm -rf \"$1\"/.git && echo \"gitdir: /nonexistent\" > "
+	    "\"$1\"/.git", NULL);
+	t_warren(&t, &r, "diff", "RUN", NULL);
+	if (r.status != 0 || strstr(r.err, "the workspace's .gitignore is not "
+	    "used (git ls-files exited with 128: fatal: not a git "
+	    "repository: /nonexistent)") == NULL ||
+	    strstr(r.out, "WORDFREQ-BINARY") == NULL)
+		fail_msg("diff RUN, .git broken: %d\n%s\n%s", r.status, r.out,
+		    r.err);
+	h_run_free(&r);
+	h_rm_rf(t.dir);
+	free(t.dir);
+}
+
+/* The workspace's .git/config names a core.fsmonitor command: asking
+ * git what .gitignore ignores must not run it. */
+static void
+test_ignore_fsmonitor(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	struct cow	 c;
+	struct stat	 sb;
+	char		 hook[PATH_MAX + 16], mark[PATH_MAX + 16], body[PATH_MAX + 64];
+
+	(void)state;
+	if (t_open(&t) == 1)
+		skip();
+	snprintf(mark, sizeof(mark), "%s/fsmonitor-ran", t.dir);
+	snprintf(body, sizeof(body), "#!/bin/sh\ntouch '%s'\n", mark);
+	h_write(t.dir, "fsmonitor.sh", body, 0755);
+	snprintf(hook, sizeof(hook), "%s/fsmonitor.sh", t.dir);
+	t_run(&t, &c);
+	t_sh(&t, "git -C \"$1\" config core.fsmonitor \"$2\"", hook);
+	t_warren(&t, &r, "diff", "RUN", NULL);
+	if (r.status != 0 || strstr(r.out, "#   src/main.o\n") == NULL)
+		fail_msg("diff RUN: %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	if (stat(mark, &sb) == 0)
+		fail_msg("warren diff ran the workspace's core.fsmonitor "
+		    "(%s)", hook);
+	h_rm_rf(t.dir);
+	free(t.dir);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diff_paths),
 		cmocka_unit_test(test_apply_paths),
+		cmocka_unit_test(test_ignore_submodule),
+		cmocka_unit_test(test_ignore_git_fails),
+		cmocka_unit_test(test_ignore_fsmonitor),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
