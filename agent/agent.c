@@ -30,7 +30,7 @@ agent_strdup(const char *s)
 	return s == NULL ? NULL : strdup(s);
 }
 
-const char *
+static const char *
 agent_status_name(enum agent_status s)
 {
 	switch (s) {
@@ -104,7 +104,8 @@ agent_cancel(struct agent *a, const char *reason)
 	a->state = AGENT_ST_DONE;
 }
 
-int
+/* Append a message to the context and the log (takes m's strings). */
+static int
 agent_append(struct agent *a, struct msg *m)
 {
 	/* m is ours whatever happens: freed on failure, as below. */

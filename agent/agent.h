@@ -300,7 +300,6 @@ unsigned	 agent_iterations(const struct agent *a);
  * started: the event loop arms its timer with it. */
 uint64_t	 agent_deadline_ms(const struct agent *a);
 enum agent_status agent_status(const struct agent *a);
-const char	*agent_status_name(enum agent_status s);
 /* Inject a user message before the next turn (copied); -1 on ENOMEM. */
 int		 agent_inject(struct agent *a, const char *text);
 /* Fire a hook on every behavior (behaviors use it to signal others). */

@@ -96,8 +96,6 @@ void			 profile_free(struct profile *p);
 int			 profile_parse(const char *text, size_t len,
 			    const char *filename, const char *name_hint,
 			    struct profile **out, char *err, size_t errlen);
-int			 profile_load_file(const char *path,
-			    struct profile **out, char *err, size_t errlen);
 /*
  * A warning about a file (a tool warren lacks) goes to fn, with the file's
  * name and whole text (a caller may say it once per version of the file:

@@ -431,7 +431,7 @@ pf_hint(const char *path, char *hint, size_t hintsz)
 		*dot = '\0';
 }
 
-int
+static int
 profile_load_file(const char *path, struct profile **out, char *err,
     size_t errlen)
 {

@@ -380,6 +380,5 @@ size_t	 ipc_msg_describe(const struct ipc_msg *m, char *dst, size_t dstsz);
  */
 int	 ipc_perm_check(struct ipc_peer *p, enum ipc_side from,
 	    const struct ipc_msg *m);
-const char *ipc_state_name(enum ipc_state state);
 
 #endif

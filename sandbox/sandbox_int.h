@@ -44,7 +44,6 @@ int	 sandbox_rlimit_apply(const struct sandbox_limits *l, int nproc,
 int	 sandbox_caps_drop(struct sandbox_error *e);
 int	 sandbox_caps_bound_child(int newuser, struct sandbox_error *e);
 int	 sandbox_caps_uid_drop(uid_t uid, gid_t gid, struct sandbox_error *e);
-int	 sandbox_caps_none(void);
 
 /* sandbox_ns.c */
 int	 sandbox_ns_flags(const struct sandbox *sb);
