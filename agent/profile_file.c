@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "agent/profile.h"
+#include "agent/profile_testapi.h"
 #include "agent/tooldef.h"
 
 #define PF_MAX_LINE	4096

@@ -15,6 +15,7 @@
 
 #include "agent/agent.h"
 #include "agent/profile.h"
+#include "agent/profile_testapi.h"
 #include "agent/tooldef.h"
 #include "worker/tool_int.h"
 
