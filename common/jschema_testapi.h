@@ -1,7 +1,7 @@
 /*
- * What tests call directly of the JSON schema validator: production reaches each only
- * through jschema_check_text. Only tests and the files defining
- * these include this (scripts/check-exports.py).
+ * What tests call directly of the JSON schema validator: production
+ * reaches each only through jschema_check_text. Only tests and the files
+ * defining these include this (scripts/check-exports.py).
  */
 
 #ifndef WARREN_JSCHEMA_TESTAPI_H

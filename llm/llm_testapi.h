@@ -1,7 +1,7 @@
 /*
- * What tests call directly of the LLM engine: production reaches each only
- * through llm_engine.c. Only tests and the files defining
- * these include this (scripts/check-exports.py).
+ * What tests call directly of the LLM engine: production reaches each
+ * only through llm_engine.c. Only tests and the files defining these
+ * include this (scripts/check-exports.py).
  */
 
 #ifndef WARREN_LLM_TESTAPI_H

@@ -1,7 +1,7 @@
 /*
- * What tests call directly of the event loop: production reaches each only
- * through loop_run. Only tests and the files defining
- * these include this (scripts/check-exports.py).
+ * What tests call directly of the event loop: production reaches each
+ * only through loop_run. Only tests and the files defining these include
+ * this (scripts/check-exports.py).
  */
 
 #ifndef WARREN_LOOP_TESTAPI_H

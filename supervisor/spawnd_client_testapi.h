@@ -1,7 +1,7 @@
 /*
- * What tests call directly of the spawnd client: production reaches each only
- * through its own flush. Only tests and the files defining
- * these include this (scripts/check-exports.py).
+ * What tests call directly of the spawnd client: production reaches each
+ * only through its own flush. Only tests and the files defining these
+ * include this (scripts/check-exports.py).
  */
 
 #ifndef WARREN_SPAWND_CLIENT_TESTAPI_H

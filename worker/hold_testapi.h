@@ -1,7 +1,7 @@
 /*
  * What tests call directly of the hold: production reaches each only
- * through hold_progress (the monotonic clock). Only tests and the files defining
- * these include this (scripts/check-exports.py).
+ * through hold_progress (the monotonic clock). Only tests and the files
+ * defining these include this (scripts/check-exports.py).
  */
 
 #ifndef WARREN_HOLD_TESTAPI_H

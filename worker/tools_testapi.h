@@ -1,7 +1,7 @@
 /*
  * What tests call directly of the tools: production reaches each only
- * through tools_run_batch and tool_open. Only tests and the files defining
- * these include this (scripts/check-exports.py).
+ * through tools_run_batch and tool_open. Only tests and the files
+ * defining these include this (scripts/check-exports.py).
  */
 
 #ifndef WARREN_TOOLS_TESTAPI_H

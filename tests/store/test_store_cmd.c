@@ -28,6 +28,7 @@
 #include "cli/graph.h"
 #include "common/msg.h"
 #include "store/store.h"
+#include "store/store_testapi.h"
 #include "tests/store/store_test.h"
 #include "tests/test_wait.h"
 
