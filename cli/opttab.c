@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/opttab.h"
+#include "cli/opttab_testapi.h"
 
 #define RR	"run resume"
 

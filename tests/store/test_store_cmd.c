@@ -26,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "cli/graph.h"
+#include "cli/graph_testapi.h"
 #include "common/msg.h"
 #include "store/store.h"
 #include "store/store_testapi.h"
