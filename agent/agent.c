@@ -21,6 +21,7 @@
 #include "agent/agent_int.h"
 #include "agent/profile.h"
 #include "common/buf.h"
+#include "agent/agent_testapi.h"
 
 static int	agent_batch_finish(struct agent *a);
 
