@@ -16,7 +16,7 @@ may stay exported when its prototype is in the component's
 NAME_testapi.h: a header only tests include, besides the production
 files that define what it declares (a production file that includes one
 and defines none of it fails, as does a production header that includes
-one). Prints each offender as FILE:LINE: NAME and exits 1 if
+one or declares what one does). Prints each offender as FILE:LINE: NAME and exits 1 if
 there is one that scripts/check-exports.allow does not name, or if that
 list names a function that is no longer one (the list only shrinks).
 Registered as the test check_exports (tests/tools/CMakeLists.txt).
@@ -84,6 +84,22 @@ def testapi_includes(files, headers, code, testapi):
     return bad
 
 
+def testapi_twice(headers, testapi):
+    """1 if a *_testapi.h declares what another production header does:
+    production could then call it without the test header."""
+    bad = 0
+    for h in headers:
+        if h.endswith(TESTAPI):
+            continue
+        with open(h, encoding="utf-8", errors="replace") as fh:
+            names = set(PROTO.findall(strip(fh.read())))
+        for name in sorted(names & set(testapi)):
+            print(f"{h}: declares {name}, which {testapi[name]} declares "
+                  "for tests: keep one prototype, in the test header")
+            bad = 1
+    return bad
+
+
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..")
@@ -117,6 +133,7 @@ def main():
                 for name in PROTO.findall(strip(fh.read())):
                     testapi[name] = h
     bad |= testapi_includes(files, headers, code, testapi)
+    bad |= testapi_twice(headers, testapi)
     allow = {}
     with open("scripts/check-exports.allow", encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):

@@ -3,7 +3,8 @@
 check_exports_self): an export only a test calls passes when its
 prototype is in the component's *_testapi.h and fails otherwise; a
 production file that includes a *_testapi.h and defines nothing it
-declares fails, as does a production header that includes one.
+declares fails, as does a production header that includes one or
+declares what one does.
 
     tests/tools/check_exports_self.py SOURCE_DIR
 """
@@ -63,6 +64,9 @@ def main():
                   dict(api, **{"common/baz.h":
                                '#include "common/foo_testapi.h"\n'}), 1,
                   "common/baz.h: includes common/foo_testapi.h")
+    bad |= expect(check, "declared in a production header too",
+                  dict(api, **{"common/foo.h": "int foo_a(void);\n"}), 1,
+                  "common/foo.h: declares foo_a")
     return bad
 
 
