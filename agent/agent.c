@@ -21,6 +21,7 @@
 #include "agent/agent_int.h"
 #include "agent/profile.h"
 #include "common/buf.h"
+#include "agent/agent_testapi.h"
 
 static int	agent_batch_finish(struct agent *a);
 
@@ -30,7 +31,7 @@ agent_strdup(const char *s)
 	return s == NULL ? NULL : strdup(s);
 }
 
-const char *
+static const char *
 agent_status_name(enum agent_status s)
 {
 	switch (s) {
@@ -104,7 +105,8 @@ agent_cancel(struct agent *a, const char *reason)
 	a->state = AGENT_ST_DONE;
 }
 
-int
+/* Append a message to the context and the log (takes m's strings). */
+static int
 agent_append(struct agent *a, struct msg *m)
 {
 	/* m is ours whatever happens: freed on failure, as below. */

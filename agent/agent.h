@@ -218,7 +218,7 @@ struct agent_config {
 /*
  * Behaviors compose an agent. Each hook is optional. Tools a behavior
  * provides are answered by its handle_tool (internal tools); duplicate tool
- * names are refused by agent_add_behavior().
+ * names are refused by agent_add_behavior() (agent_testapi.h).
  */
 enum agent_hook {
 	AGENT_HOOK_GOAL_START = 0,
@@ -266,11 +266,6 @@ struct agent_behavior {
 struct agent	*agent_new(const struct agent_config *cfg, char *err,
 		    size_t errlen);
 void		 agent_free(struct agent *a);
-/* Add a behavior (takes ownership of self even on failure); -1 with a
- * message naming the conflicting tool. Only before the first agent_next. */
-int		 agent_add_behavior(struct agent *a,
-		    const struct agent_behavior *b, void *self, char *err,
-		    size_t errlen);
 
 enum agent_need	 agent_next(struct agent *a, uint64_t now_ms,
 		    struct agent_action *act);
@@ -291,25 +286,15 @@ void		 agent_cancel(struct agent *a, const char *reason);
 const struct msg_list *agent_messages(const struct agent *a);
 /* Whether a checkpoint holds a model turn (an assistant message). */
 int		 agent_resume_has_turn(const struct msg_list *resume);
-/* The context the next turn will see. Borrowed. */
-const struct msg_list *agent_context(const struct agent *a);
 /* Usage totals reported by the API (summaries included). */
 struct msg_usage agent_usage(const struct agent *a);
 unsigned	 agent_iterations(const struct agent *a);
 /* The absolute deadline (ms, the driver's clock), 0 when none or not
  * started: the event loop arms its timer with it. */
 uint64_t	 agent_deadline_ms(const struct agent *a);
-enum agent_status agent_status(const struct agent *a);
-const char	*agent_status_name(enum agent_status s);
 /* Inject a user message before the next turn (copied); -1 on ENOMEM. */
 int		 agent_inject(struct agent *a, const char *text);
 /* Fire a hook on every behavior (behaviors use it to signal others). */
 void		 agent_fire(struct agent *a, const struct agent_hook_info *h);
-/* The todo list as text ("" when empty); borrowed. */
-const char	*agent_todo_text(const struct agent *a);
-
-/* agent_context.c */
-/* Estimated tokens of the current context (calibrated, see docs). */
-uint64_t	 agent_context_tokens(const struct agent *a);
 
 #endif

@@ -46,7 +46,7 @@ agent_unknown_tool(const struct agent *a, const char *name)
 /*
  * delegate's tool_filter: names (strings, at most PROFILE_MAX_TOOLS); a
  * wrong one makes the call an error for the model. Whether each is a tool
- * of the profile is the supervisor's check (run_delegate). -1: ENOMEM.
+ * of the profile is the supervisor's check (run_delegate_as). -1: ENOMEM.
  */
 static int
 agent_check_filter(struct agent_pending *p, const json_t *v)

@@ -12,6 +12,7 @@
 #include "agent/agent_int.h"
 #include "common/buf.h"
 #include "common/str.h"
+#include "agent/agent_testapi.h"
 
 char *
 agent_clip(const char *s, size_t max)

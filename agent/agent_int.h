@@ -114,8 +114,6 @@ struct agent {
 /* End the agent (the first call wins); hooks and events fire. */
 void	agent_finish(struct agent *a, enum agent_status st, const char *result,
 	    const char *reason);
-/* Append a message to the context and the log (takes m's strings). */
-int	agent_append(struct agent *a, struct msg *m);
 void	agent_emit(struct agent *a, enum agent_event_type type,
 	    const char *name, const char *text, int is_error);
 /* strdup, NULL for NULL. */

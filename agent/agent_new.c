@@ -8,6 +8,7 @@
 
 #include "agent/agent_int.h"
 #include "agent/profile.h"
+#include "agent/agent_testapi.h"
 
 #define AGENT_DEFAULT_TOK_PER_CHAR	0.25
 

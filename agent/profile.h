@@ -90,14 +90,6 @@ struct profile		*profile_narrow(const struct profile *p,
 void			 profile_free(struct profile *p);
 
 /* profile_file.c */
-/* Parse one profile file's text; filename names it in errors ("FILE:LINE:
- * what"). name_hint (the file's base name without .md) is used when the
- * header has no name. 0, or -1 with err set. */
-int			 profile_parse(const char *text, size_t len,
-			    const char *filename, const char *name_hint,
-			    struct profile **out, char *err, size_t errlen);
-int			 profile_load_file(const char *path,
-			    struct profile **out, char *err, size_t errlen);
 /*
  * A warning about a file (a tool warren lacks) goes to fn, with the file's
  * name and whole text (a caller may say it once per version of the file:

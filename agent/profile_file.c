@@ -23,6 +23,7 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "agent/profile.h"
+#include "agent/profile_testapi.h"
 #include "agent/tooldef.h"
 
 #define PF_MAX_LINE	4096
@@ -431,7 +432,7 @@ pf_hint(const char *path, char *hint, size_t hintsz)
 		*dot = '\0';
 }
 
-int
+static int
 profile_load_file(const char *path, struct profile **out, char *err,
     size_t errlen)
 {

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "agent/tooldef.h"
+#include "agent/tooldef_testapi.h"
 
 #define TOOLDEF_MAX_ARGS	(8u * 1024 * 1024)
 

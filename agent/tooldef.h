@@ -47,7 +47,6 @@ struct tooldef {
 
 /* tooldef.c */
 const struct tooldef	*tooldef_find(const char *name);
-const struct tooldef	*tooldef_at(size_t i);	/* NULL past the end */
 /* The canonical name for a tool name as users write it ("Read" → "read",
  * "TodoWrite" → "todo", "Task" → "delegate"); NULL if unknown. */
 const char		*tooldef_canonical(const char *name);

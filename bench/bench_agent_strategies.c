@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "agent/agent.h"
+#include "agent/agent_testapi.h"
 #include "agent/profile.h"
 #include "common/clock.h"
 

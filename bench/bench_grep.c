@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "worker/tools.h"
+#include "worker/tools_testapi.h"
 
 static int
 cmp_u64(const void *a, const void *b)

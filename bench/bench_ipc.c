@@ -30,6 +30,7 @@
 #include "common/clock.h"
 #include "common/fd.h"
 #include "ipc/ipc.h"
+#include "ipc/ipc_testapi.h"
 
 #define BENCH_RUNS_MAX	31
 

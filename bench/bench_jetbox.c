@@ -41,11 +41,13 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/config.h"
+#include "common/config_testapi.h"
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "llm/llm.h"
 #include "store/store.h"
 #include "supervisor/compose.h"
+#include "supervisor/compose_testapi.h"
 
 #define NFACTS		3
 #define FILE_BYTES	1536

@@ -29,6 +29,7 @@
 
 #include "common/clock.h"
 #include "queue/queue.h"
+#include "queue/queue_testapi.h"
 
 #define BENCH_MAXPROCS	16
 

@@ -24,6 +24,7 @@
 
 #include "common/clock.h"
 #include "queue/queue.h"
+#include "queue/queue_testapi.h"
 
 #define EP	"http://127.0.0.1:1/v1"
 

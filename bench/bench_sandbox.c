@@ -30,6 +30,7 @@
 #include "agent/profile.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox_testapi.h"
 
 #define GETPPID_LOOPS	1000000
 

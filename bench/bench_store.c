@@ -38,6 +38,7 @@
 #include "common/clock.h"
 #include "common/msg.h"
 #include "store/store.h"
+#include "store/store_testapi.h"
 
 static char	 bench_dir[512];
 static int	 bench_seq;

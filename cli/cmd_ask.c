@@ -12,6 +12,7 @@
 
 #include "cli/cmd.h"
 #include "cli/opttab.h"
+#include "cli/opttab_testapi.h"
 #include "cli/project.h"
 #include "common/buf.h"
 #include "common/config.h"

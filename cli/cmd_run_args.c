@@ -14,6 +14,7 @@
 #include "cli/cmd.h"
 #include "cli/cmd_run.h"
 #include "cli/opttab.h"
+#include "cli/opttab_testapi.h"
 #include "common/config.h"
 #include "common/exitcode.h"
 #include "common/jschema.h"

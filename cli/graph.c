@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "cli/graph.h"
+#include "cli/graph_testapi.h"
 #include "common/buf.h"
 #include "common/str.h"
 #include "common/jtext.h"

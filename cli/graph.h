@@ -38,9 +38,5 @@ const char *graph_status(const struct store_node *n, char *buf, size_t sz);
 /* s with '\n' between words so no line is over width (a longer word is
  * cut); malloc'd. */
 char	*graph_wrap(const char *s, size_t width);
-/* The text quoted for the language, without the surrounding quotes; a
- * newline becomes the language's line break. */
-char	*graph_quote_dot(const char *s);
-char	*graph_quote_mermaid(const char *s);
 
 #endif

@@ -23,16 +23,13 @@ struct opt_doc {
 /* opttab.c */
 extern const struct opt_doc	opt_docs[];
 extern const size_t		opt_ndocs;
-/* Does cmd take the option of row d? */
-int	opt_doc_for(const struct opt_doc *d, const char *cmd);
 /* --help: each option of cmd and its help, wrapped at 79 columns. */
 void	opt_doc_help(FILE *f, const char *cmd);
+/* Does cmd take the option of row d? (the completions, gen_completion.c) */
+int	opt_doc_for(const struct opt_doc *d, const char *cmd);
 /* The man page: the synopsis options (.Op lines) and the option list
  * (.Bl -tag ... .El) of cmd, in mdoc. */
 void	opt_doc_man_synopsis(FILE *f, const char *cmd);
 void	opt_doc_man_list(FILE *f, const char *cmd);
-/* The getopt options of run (and resume) and of ask, for test_opttab. */
-const struct option *cmd_run_options(void);
-const struct option *cmd_ask_options(void);
 
 #endif

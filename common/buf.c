@@ -176,10 +176,3 @@ buf_free(struct buf *b)
 	b->len = b->cap = b->off = 0;
 }
 
-void
-buf_freezero(struct buf *b)
-{
-	if (b->data != NULL)
-		explicit_bzero(b->data, b->cap);
-	buf_free(b);
-}

@@ -39,7 +39,5 @@ char	*buf_cstr(struct buf *b);
 char	*buf_release(struct buf *b, size_t *lenp);
 void	 buf_reset(struct buf *b);
 void	 buf_free(struct buf *b);
-/* For secrets: zero the bytes before freeing. */
-void	 buf_freezero(struct buf *b);
 
 #endif

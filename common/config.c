@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/config_testapi.h"
 #include "common/log.h"
 #include "common/str.h"
 #include "common/urlmask.h"

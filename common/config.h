@@ -95,14 +95,9 @@ int		 config_declare(struct config *c, const struct config_key *keys,
  */
 int		 config_set(struct config *c, const char *name, const char *value,
 		    enum config_source src, const char *where);
-/* Read a file; a missing file is not an error when optional. */
-int		 config_load_file(struct config *c, const char *path,
-		    enum config_source src, int optional);
 /* The same from a file's text already read; name names it in errors. */
 int		 config_load_text(struct config *c, const char *text,
 		    size_t len, const char *name, enum config_source src);
-/* Every declared key that has an env variable set. */
-int		 config_load_env(struct config *c);
 /* The user's file and the environment (a project's file, trusted, is
  * loaded between the two with config_load_text: project.c). */
 int		 config_load_standard(struct config *c);
@@ -130,8 +125,6 @@ size_t		 config_list(const struct config *c, const char *name,
 int		 config_isset(const struct config *c, const char *name);
 /* "default", "env WARREN_MODEL", "--model", "/path/config:3". Borrowed. */
 const char	*config_where(const struct config *c, const char *name);
-/* The i-th declared key, in declaration order; NULL past the last. */
-const struct config_key *config_key_at(const struct config *c, size_t i);
 /* Print every key as `key = value  # where` (secrets shown as set/unset). */
 void		 config_dump(const struct config *c, FILE *f);
 /* The user file path ($XDG_CONFIG_HOME/warren/config); static buffer. */

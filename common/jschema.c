@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "common/jschema.h"
+#include "common/jschema_testapi.h"
 
 #define JSCHEMA_PATH_MAX	512
 

@@ -29,14 +29,6 @@ int	jschema_usable(const json_t *schema, char *why, size_t whysz);
 /* The same of JSON text: also -1 when it is not JSON. */
 int	jschema_usable_text(const char *text, char *why, size_t whysz);
 /*
- * Validate v against schema. Returns how many errors it found (0: valid),
- * each as a line "$.path: what" in out (cut to outsz, "..." when cut);
- * -1 when the schema itself is not usable (out says why, as
- * jschema_usable would, true and false allowed at the root).
- */
-int	jschema_validate(const json_t *schema, const json_t *v, char *out,
-	    size_t outsz);
-/*
  * The answer text (JSON, optionally inside one ``` fence) against the
  * schema text: 0 valid, with *output the answer as compact JSON (the
  * caller frees); 1 invalid (out lists why: not JSON, or the errors); -1

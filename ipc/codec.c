@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/str.h"
 #include "ipc/ipc.h"
+#include "ipc/ipc_testapi.h"
 #include "ipc/codec.h"
 
 #define NITEMS(a)	(sizeof(a) / sizeof((a)[0]))

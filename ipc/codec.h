@@ -35,14 +35,12 @@ void	 enc_u64(struct enc *e, uint64_t v);
 void	 enc_bool(struct enc *e, int v);
 
 /* wire.c: struct msg, msg_tool, msg_usage, msg_reply as msgpack maps. */
-void	 wire_put_msg(struct enc *e, const struct msg *m, const char *what);
 void	 wire_put_msgs(struct enc *e, const struct msg_list *l,
 	    const char *what);
 void	 wire_put_tool(struct enc *e, const struct msg_tool *t,
 	    const char *what);
 void	 wire_put_usage(struct enc *e, const struct msg_usage *u);
 void	 wire_put_reply(struct enc *e, const struct msg_reply *r);
-int	 wire_get_msg(struct mp_reader *r, struct msg *m, const char *what);
 int	 wire_get_msgs(struct mp_reader *r, struct msg_list *l,
 	    const char *what);
 int	 wire_get_tool(struct mp_reader *r, struct msg_tool *t,

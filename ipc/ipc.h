@@ -347,9 +347,6 @@ int	 ipc_peer_send(struct ipc_peer *p, const struct ipc_msg *m,
 int	 ipc_peer_recv(struct ipc_peer *p, struct ipc_msg *m, int timeout_ms);
 
 /* codec.c: typed encoders, names and value checks. */
-/* Append m's msgpack map (no frame header) to out. */
-int	 ipc_msg_encode(struct buf *out, const struct ipc_msg *m, char *err,
-	    size_t errsz);
 /* Append m as one whole frame (header + map) to out. */
 int	 ipc_msg_frame(struct buf *out, const struct ipc_msg *m, char *err,
 	    size_t errsz);
@@ -380,6 +377,5 @@ size_t	 ipc_msg_describe(const struct ipc_msg *m, char *dst, size_t dstsz);
  */
 int	 ipc_perm_check(struct ipc_peer *p, enum ipc_side from,
 	    const struct ipc_msg *m);
-const char *ipc_state_name(enum ipc_state state);
 
 #endif

@@ -51,7 +51,7 @@ static const struct perm perm_table[] = {
 	    S(IPC_STATE_DONE), 0, IPC_NONE, KEEP },
 };
 
-const char *
+static const char *
 ipc_state_name(enum ipc_state state)
 {
 	switch (state) {

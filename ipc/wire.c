@@ -20,7 +20,7 @@
 
 #define WIRE_ROLE_MAX	16
 
-void
+static void
 wire_put_msg(struct enc *e, const struct msg *m, const char *what)
 {
 	uint32_t	n = 1;
@@ -312,7 +312,7 @@ wire_get_msg_member(struct mp_reader *r, int key, void *arg,
 	}
 }
 
-int
+static int
 wire_get_msg(struct mp_reader *r, struct msg *m, const char *what)
 {
 	static const char *const keys[] = { "role", "text", "calls",

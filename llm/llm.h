@@ -220,9 +220,6 @@ void		 llm_engine_process(struct llm_engine *e);
 size_t		 llm_engine_pending(const struct llm_engine *e);
 /* Requests on the wire now (at most the concurrency cap). */
 size_t		 llm_engine_active(const struct llm_engine *e);
-/* The cap on requests on the wire now: llm_concurrency, lowered by the
- * endpoint's 429s and raised again by its answers (llm_window.c). */
-unsigned	 llm_engine_limit(const struct llm_engine *e);
 /* Where request id is: waiting for a slot (the concurrency cap), on the
  * wire, waiting to be retried, or none (done, unknown). */
 enum llm_wait {

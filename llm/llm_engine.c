@@ -25,6 +25,7 @@
 #include "common/str.h"
 #include "common/urlmask.h"
 #include "llm/llm_engine_int.h"
+#include "llm/llm_testapi.h"
 
 static const char *const err_names[] = {
 	[LLM_OK] = "ok",

@@ -17,6 +17,7 @@
 
 #include "common/clock.h"
 #include "queue/queue_int.h"
+#include "queue/queue_testapi.h"
 
 static const char *const queue_status_names[QUEUE_NSTATUS] = {
 	"queued", "running", "retrying", "done", "dead", "cancelled",

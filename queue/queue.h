@@ -168,20 +168,13 @@ const char	*queue_errmsg(const struct queue *);
 /* 1 if the last error will not pass by trying again: a write past the
  * process's file size limit (ulimit -f), which only raising it cures. */
 int		 queue_err_final(const struct queue *);
-/* The queue's clock (default: the wall clock). */
-void		 queue_set_clock(struct queue *, int64_t (*now_ms)(void *),
-		    void *arg);
 int64_t		 queue_now(struct queue *);
 const char	*queue_status_name(enum queue_status);
 int		 queue_status_parse(const char *, enum queue_status *);
 
-/* Add a job: 0 with *id; *existed 1 when the key was already there (the
- * existing job's id, nothing added). */
-int		 queue_add(struct queue *, const struct queue_job_new *,
-		    int64_t *id, int *existed);
 /* Add n jobs, all or nothing: every job is checked first, then all are
  * added in one transaction; on any error none is (the error names the
- * job, counted from 1). ids[i] and existed[i] as queue_add's; a key
+ * job, counted from 1). ids[i] and existed[i] as queue_add's (queue_testapi.h); a key
  * given twice in the batch adds the job once, the second finds it. */
 int		 queue_add_many(struct queue *, const struct queue_job_new *,
 		    size_t n, int64_t *ids, int *existed);

@@ -370,7 +370,7 @@ qp_bin(struct qp_params *p, const void *data, size_t len)
 	p->n++;
 }
 
-void
+static void
 qp_params_free(struct qp_params *p)
 {
 	int	i;

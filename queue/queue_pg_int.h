@@ -79,7 +79,6 @@ void		 qp_i64(struct qp_params *, int64_t);
 void		 qp_str(struct qp_params *, const char *);
 /* A bytea parameter: len bytes at data, sent as binary. */
 void		 qp_bin(struct qp_params *, const void *, size_t);
-void		 qp_params_free(struct qp_params *);
 int64_t		 qp_int(const PGresult *, int, int);
 int		 qp_job_row(const PGresult *, int, struct queue_job *);
 int		 qp_job_read(struct queue *, int64_t, struct queue_job *);

@@ -253,9 +253,6 @@ int	 sandbox_policy_decode(const char *s, struct sandbox_policy *p,
  */
 int	 sandbox_policy_protect(struct sandbox_policy *p, const char *path,
 	    unsigned flags, struct sandbox_error *e);
-/* Protected path i: its flags and path (borrowed from p), or NULL. */
-const char *sandbox_policy_protected(const struct sandbox_policy *p, int i,
-	    unsigned *flags);
 
 /* sandbox_prepare.c: the spawner's side */
 int	 sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
@@ -312,11 +309,6 @@ void	 sandbox_close_from(const struct sandbox *sb, int lowfd);
 /* In the program after exec; policy NULL = the one in SANDBOX_ENV. */
 int	 sandbox_enter(const struct sandbox_policy *p, struct sandbox_report *r,
 	    struct sandbox_error *e);
-/* What can be applied to the calling process without a fork: setsid,
- * rlimits (RLIMIT_NPROC if not root), then phase 2. No namespaces, no
- * cgroup, so only with allow_weaker for a read-write profile. */
-int	 sandbox_apply_self(const struct sandbox_policy *p,
-	    struct sandbox_report *r, struct sandbox_error *e);
 
 /* sandbox_exec.c */
 /* `sandbox exec`: phase 2 in the child just before exec; with

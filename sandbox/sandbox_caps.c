@@ -54,7 +54,7 @@ sandbox_caps_get(struct __user_cap_data_struct d[2])
 }
 
 /* 1 if the process holds no capability at all (effective or permitted). */
-int
+static int
 sandbox_caps_none(void)
 {
 	struct __user_cap_data_struct	 d[2];

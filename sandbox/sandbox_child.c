@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox_testapi.h"
 
 /* phase 1 */
 

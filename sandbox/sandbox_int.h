@@ -44,7 +44,6 @@ int	 sandbox_rlimit_apply(const struct sandbox_limits *l, int nproc,
 int	 sandbox_caps_drop(struct sandbox_error *e);
 int	 sandbox_caps_bound_child(int newuser, struct sandbox_error *e);
 int	 sandbox_caps_uid_drop(uid_t uid, gid_t gid, struct sandbox_error *e);
-int	 sandbox_caps_none(void);
 
 /* sandbox_ns.c */
 int	 sandbox_ns_flags(const struct sandbox *sb);
@@ -112,8 +111,6 @@ int	 sandbox_landlock_ruleset_own(int rfd, const struct sandbox_policy *p,
 int	 sandbox_landlock_restrict(int rfd, int abi, struct sandbox_error *e);
 int	 sandbox_landlock_apply(const struct sandbox_policy *p, int *abi,
 	    struct sandbox_error *e);
-int	 sandbox_landlock_apply_max(const struct sandbox_policy *p,
-	    int maxabi, int *abi, struct sandbox_error *e);
 unsigned sandbox_landlock_layers(int abi);
 /* 1 if a ruleset lets a sandbox read the canonical path (it lies under a
  * system directory the rules open for reading). */
@@ -124,9 +121,6 @@ int	 sandbox_landlock_reads(const char *path);
 #define SANDBOX_SECCOMP_SELF	0x2	/* the caller keeps running (not exec) */
 struct sock_fprog;
 int	 sandbox_seccomp_available(void);
-/* The program for p and flags, from sandbox_bpf_table (never fails). */
-void	 sandbox_seccomp_program(const struct sandbox_policy *p, int flags,
-	    struct sock_fprog *prog);
 int	 sandbox_seccomp_apply(const struct sandbox_policy *p, int flags,
 	    int *notify_fd, struct sandbox_error *e);
 
@@ -183,8 +177,6 @@ extern const unsigned long sandbox_seccomp_nsflags[];
 extern const size_t sandbox_seccomp_ndeny, sandbox_seccomp_ndeny_ro,
 	    sandbox_seccomp_ndeny_ipc, sandbox_seccomp_nwflags,
 	    sandbox_seccomp_nnsflags;
-/* The native syscall number of sc, or -1 if this machine has none. */
-int	 sandbox_seccomp_nr(const struct sandbox_sc *sc);
 int	 sandbox_seccomp_compile(const struct sandbox_policy *p, int flags,
 	    struct sock_fprog *prog, struct sandbox_error *e);
 

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox_testapi.h"
 
 /* ABI 1 and 2 (also in Debian 12's header). */
 #define LL_FS_EXECUTE		(1ULL << 0)

@@ -43,6 +43,7 @@
 
 #include "common/path.h"
 #include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox_testapi.h"
 
 /* The host's secrets a root-started worker would own (and read). */
 static const char *const sandbox_protect_secrets[] = {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox_testapi.h"
 
 int
 sandbox_seccomp_available(void)

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox_testapi.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME	0x00000080

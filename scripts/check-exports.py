@@ -8,7 +8,15 @@ test calls) is removed.
 Production files are the .c files of the components in DIRS; tests/,
 bench/ and generated files are not. Comments and string literals do not
 count as a use; a macro a header defines does (its users are the
-files that expand it). Prints each offender as FILE:LINE: NAME and exits 1 if
+files that expand it).
+
+A unit tests exercise directly, but production reaches only through
+another function of its file (a parser the fuzzers feed, a test clock),
+may stay exported when its prototype is in the component's
+NAME_testapi.h: a header only tests include, besides the production
+files that define what it declares (a production file that includes one
+and defines none of it fails, as does a production header that includes
+one or declares what one does). Prints each offender as FILE:LINE: NAME and exits 1 if
 there is one that scripts/check-exports.allow does not name, or if that
 list names a function that is no longer one (the list only shrinks).
 Registered as the test check_exports (tests/tools/CMakeLists.txt).
@@ -24,6 +32,9 @@ STRIP = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MACRO = re.compile(r"^[ \t]*#[ \t]*define\b(?:[^\n]*\\\n)*[^\n]*", re.M)
 NAME_AT_0 = re.compile(r"^([a-z_][a-z0-9_]*)\(")
+PROTO = re.compile(r"\b([a-z_][a-z0-9_]*)\(")
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+TESTAPI = "_testapi.h"
 
 
 def strip(text):
@@ -53,6 +64,42 @@ def definitions(code):
     return out
 
 
+def testapi_includes(files, headers, code, testapi):
+    """1 if production includes a *_testapi.h it need not: a header, or
+    a .c file that defines nothing the header declares."""
+    bad = 0
+    for f in files + headers:
+        with open(f, encoding="utf-8", errors="replace") as fh:
+            incs = INCLUDE.findall(fh.read())
+        for inc in incs:
+            if not inc.endswith(TESTAPI):
+                continue
+            mine = {n for _, n in definitions(code.get(f, ""))}
+            if any(testapi.get(n, "").endswith(os.path.basename(inc))
+                   for n in mine):
+                continue
+            print(f"{f}: includes {inc}, which only tests and the files "
+                  "defining what it declares include")
+            bad = 1
+    return bad
+
+
+def testapi_twice(headers, testapi):
+    """1 if a *_testapi.h declares what another production header does:
+    production could then call it without the test header."""
+    bad = 0
+    for h in headers:
+        if h.endswith(TESTAPI):
+            continue
+        with open(h, encoding="utf-8", errors="replace") as fh:
+            names = set(PROTO.findall(strip(fh.read())))
+        for name in sorted(names & set(testapi)):
+            print(f"{h}: declares {name}, which {testapi[name]} declares "
+                  "for tests: keep one prototype, in the test header")
+            bad = 1
+    return bad
+
+
 def main():
     src = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..")
@@ -79,16 +126,26 @@ def main():
             for macro in MACRO.findall(strip(fh.read())):
                 for ident in set(IDENT.findall(macro)):
                     users.setdefault(ident, set()).add(h)
+    testapi, bad = {}, 0
+    for h in headers:
+        if h.endswith(TESTAPI):
+            with open(h, encoding="utf-8", errors="replace") as fh:
+                for name in PROTO.findall(strip(fh.read())):
+                    testapi[name] = h
+    bad |= testapi_includes(files, headers, code, testapi)
+    bad |= testapi_twice(headers, testapi)
     allow = {}
     with open("scripts/check-exports.allow", encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             line = line.split("#", 1)[0].strip()
             if line:
                 allow[line.split()[0]] = n
-    bad, seen = 0, set()
+    seen = set()
     for f in files:
         for line, name in definitions(code[f]):
             if users.get(name, set()) - {f}:
+                continue
+            if name in testapi:
                 continue
             seen.add(name)
             if name in allow:

@@ -23,6 +23,7 @@
 #include "common/path.h"
 #include "common/xdg.h"
 #include "store/store_int.h"
+#include "store/store_testapi.h"
 
 static const struct store_sql store_sql_begin = {
 	SQ_BEGIN, "BEGIN IMMEDIATE"

@@ -314,9 +314,6 @@ const char	*store_lost(struct store *st);
  * queued before them. Call once the run's first rows are committed.
  */
 int		 store_writer_start(struct store *st);
-/* Commit everything written so far and wait for it: 0, or -1 when a
- * write was lost (store_lost says what). */
-int		 store_sync(struct store *st);
 /* With the writer thread: a descriptor that becomes readable when a
  * write is lost (the loop polls it, then reads store_lost()); else -1. */
 int		 store_lost_fd(const struct store *st);
@@ -338,8 +335,6 @@ int		 store_run_finish(struct store *st, int64_t run,
 		    enum store_run_status status, const char *result);
 /* Rows written since the last commit. */
 size_t		 store_pending(const struct store *st);
-/* Before store_writer_start(); ignored after. */
-void		 store_set_batch_max(struct store *st, size_t rows);
 
 /* store_run.c: runs, agents, messages, events (writes) */
 int		 store_run_begin(struct store *st,
@@ -358,8 +353,6 @@ int		 store_run_cow_state(struct store *st, int64_t run,
  * thread running. */
 int		 store_run_continue(struct store *st, int64_t old,
 		    int64_t node);
-int		 store_run_end(struct store *st, int64_t run,
-		    enum store_run_status status, const char *result);
 
 /* Creates the agent, its memory node and the edge from its parent's node. */
 int		 store_agent_add(struct store *st, int64_t run,

@@ -229,9 +229,6 @@ int		 store_w_summary_of(struct store *st, int64_t node,
  */
 int		 store_schema_build(sqlite3 *db, int from, int to,
 		    char **errmsg);
-/* A new file's schema at exactly this version, in its own transaction
- * (tests build old files with it). */
-int		 store_schema_create(sqlite3 *db, int version, char **errmsg);
 
 /* store_run.c */
 /* 0 if the run exists, else -1 with STORE_ENOTFOUND. SQLite does not

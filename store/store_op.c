@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "store/store_int.h"
+#include "store/store_testapi.h"
 
 void *
 store_op_new(struct store *st, const struct store_op_type *t, size_t size)

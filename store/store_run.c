@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "store/store_int.h"
+#include "store/store_testapi.h"
 
 static const struct store_sql store_sql_run_insert = {
 	SQ_RUN_INSERT, "INSERT INTO runs (task, workspace, profile, model,"

@@ -41,6 +41,7 @@
 #include <sqlite3.h>
 
 #include "store/store_int.h"
+#include "store/store_testapi.h"
 
 static const char schema_v1[] =
 	"CREATE TABLE runs ("

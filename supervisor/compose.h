@@ -75,6 +75,5 @@ int		 compose_plan_parse(const char *text,
 int		 compose_plan_args(enum compose_kind, const char *args,
 		    char **task, struct compose_stepdef **out, size_t *n,
 		    char *err, size_t errsz);
-void		 compose_plan_free(struct compose_stepdef *, size_t);
 
 #endif

@@ -14,6 +14,7 @@
 #include "common/str.h"
 #include "common/xmalloc.h"
 #include "supervisor/compose.h"
+#include "supervisor/compose_testapi.h"
 
 #define COMPOSE_PLAN_TEXT_MAX	(256u * 1024)
 

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "supervisor/loop.h"
+#include "supervisor/loop_testapi.h"
 
 #define LOOP_MAX_EVENTS	64
 

@@ -39,8 +39,6 @@ void		 loop_set_timeout_hook(struct loop *, loop_timeout_cb, void *arg);
 void		 loop_set_idle_hook(struct loop *, void (*)(void *), void *arg);
 /* Run until loop_break(); -1 on an epoll error. */
 int		 loop_run(struct loop *);
-/* One iteration waiting at most max_ms (-1: as long as needed). */
-int		 loop_once(struct loop *, long max_ms);
 void		 loop_break(struct loop *);
 
 #endif

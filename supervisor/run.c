@@ -82,7 +82,7 @@ run_node_add(struct run *r, struct node *parent, const struct profile *p,
 		if (snprintf(n->path, sizeof(n->path), "%s.%u", parent->path,
 		    ++parent->nchildren) >= (int)sizeof(n->path))
 			fatalx("agent path of a child of %s too long",
-			    parent->path);	/* run_delegate checked */
+			    parent->path);	/* run_delegate_as checked */
 		if (parent->kids_tail != NULL)
 			parent->kids_tail->next_kid = n;
 		else
@@ -91,23 +91,6 @@ run_node_add(struct run *r, struct node *parent, const struct profile *p,
 	}
 	r->nodes[r->nnodes++] = n;
 	return n;
-}
-
-int
-run_delegate(struct run *r, struct node *parent, const char *profile,
-    const char *task, int inherit, const char *call_id, node_done_fn cb,
-    void *arg, struct node **childp, const char **code, char *msg,
-    size_t msgsz)
-{
-	struct run_deleg	d;
-
-	memset(&d, 0, sizeof(d));
-	d.profile = profile;
-	d.task = task;
-	d.inherit = inherit;
-	d.call_id = call_id;
-	return run_delegate_as(r, parent, &d, cb, arg, childp, code, msg,
-	    msgsz);
 }
 
 /* The profile a delegation asks for, narrowed by its tool_filter (owned by

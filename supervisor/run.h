@@ -279,15 +279,6 @@ struct run	*run_new(const struct run_opts *, struct llm_engine *,
 void		 run_free(struct run *);
 /* Persist the run from now on (the root's row is written here). */
 void		 run_set_store(struct run *, struct store *, int64_t run_id);
-/*
- * A delegation request from parent: refused (-1, code and message set for
- * the model) or accepted (0, *childp queued; cb runs when it ends).
- */
-int		 run_delegate(struct run *, struct node *parent,
-		    const char *profile, const char *task, int inherit,
-		    const char *call_id, node_done_fn cb, void *arg,
-		    struct node **childp, const char **code, char *msg,
-		    size_t msgsz);
 /* Start the root agent: the orchestrator here (orch_start), any other
  * profile queued for a worker. resume: its messages, or NULL. */
 int		 run_root_start(struct run *, const struct msg_list *resume,
@@ -306,6 +297,10 @@ struct run_deleg {
 	const int64_t		*mem_parents;
 	size_t			 nmem_parents;
 };
+/*
+ * A delegation request from parent: refused (-1, code and message set for
+ * the model) or accepted (0, *childp queued; cb runs when it ends).
+ */
 int		 run_delegate_as(struct run *, struct node *parent,
 		    const struct run_deleg *, node_done_fn cb, void *arg,
 		    struct node **childp, const char **code, char *msg,

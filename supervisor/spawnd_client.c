@@ -25,6 +25,7 @@
 #include "spawnd/spawnd.h"
 #include "supervisor/loop.h"
 #include "supervisor/spawnd_client.h"
+#include "supervisor/spawnd_client_testapi.h"
 #include "workspace/cow.h"
 
 /* A SPAWN sent, its SPAWNED not yet read. */

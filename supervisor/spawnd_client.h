@@ -51,7 +51,8 @@ int	spawnd_client_layer(struct spawnd_client *d, const struct cow *cow,
  * The loop that watches the channel (the caller added the fd for
  * EPOLLIN): the client asks it for EPOLLOUT while packets wait, and the
  * caller's handler calls spawnd_client_flush on EPOLLOUT. Without a loop,
- * the caller polls for POLLOUT while spawnd_client_queued says some wait.
+ * the caller (a test) polls for POLLOUT while spawnd_client_queued
+ * (spawnd_client_testapi.h) says some wait.
  */
 void		 spawnd_client_watch(struct spawnd_client *, struct loop *);
 int		 spawnd_client_fd(const struct spawnd_client *);
@@ -70,9 +71,6 @@ uint32_t	 spawnd_client_request(struct spawnd_client *,
 void		 spawnd_client_forget(struct spawnd_client *, uint32_t id);
 /* Signal a worker's whole tree. */
 void		 spawnd_client_kill(struct spawnd_client *, pid_t, int signo);
-/* Packets the socket did not take yet (they wait, in order, in the
- * client; no call blocks). */
-size_t		 spawnd_client_queued(const struct spawnd_client *);
 /* Send what waits until the socket is full: 0 all sent, 1 some wait, -1
  * the server is gone (its EOF follows through spawnd_client_read). */
 int		 spawnd_client_flush(struct spawnd_client *);

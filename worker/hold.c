@@ -5,6 +5,7 @@
 
 #include "common/clock.h"
 #include "worker/hold.h"
+#include "worker/hold_testapi.h"
 
 void
 hold_init(struct hold *h, void (*release)(void *), void *arg)

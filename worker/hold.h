@@ -32,10 +32,8 @@ void	hold_free(struct hold *h);
 /* Hold from now (ms, monotonic) for ms milliseconds. One thread, no batch
  * running. */
 void	hold_arm(struct hold *h, uint64_t now, uint64_t ms);
-/* From any thread: release, once, if armed and the hold has ended. */
-void	hold_tick(struct hold *h, uint64_t now);
 /* A tool_ctx.progress hook (arg: the hold): hold_tick at the monotonic
- * clock, read only while armed (the walk calls it for every entry). */
+ * clock (hold_testapi.h), read only while armed (the walk calls it for every entry). */
 void	hold_progress(void *arg);
 /* After the batch (every tick has returned): stop holding, release
  * nothing; what is still queued goes with the next write. */

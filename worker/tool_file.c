@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "worker/tool_int.h"
+#include "worker/tools_testapi.h"
 
 const char *
 tool_file_kind(mode_t mode)

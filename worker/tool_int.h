@@ -40,11 +40,6 @@ int	tool_open(const struct tool_ctx *ctx, const char *rel, int flags,
 	    mode_t mode);
 /* Drop leading "./" and trailing "/" in place ("" becomes "."). */
 void	tool_path_clean(char *rel);
-/* The fallback of tool_open (exposed for its tests). */
-int	tool_open_walk(const struct tool_ctx *ctx, const char *rel, int flags,
-	    mode_t mode);
-/* Tests: make tool_open always take the fallback. */
-void	tool_path_force_fallback(int on);
 /* 1 if openat2 fails with ENOSYS or EPERM under rootfd (tool_ctx_open). */
 int	tool_path_openat2_refused(int rootfd);
 /* A message for errno after tool_open of path. */
@@ -68,9 +63,6 @@ int	tool_is_binary(const char *data, size_t len);
  */
 int	tool_file_open(const struct tool_ctx *ctx, const char *rel, int flags,
 	    mode_t mode, struct stat *st);
-/* Tests: skip the look before the open, as when the file is swapped
- * between the two (the check on the opened descriptor must hold alone). */
-void	tool_file_skip_look(int on);
 /* "a FIFO", "a socket", "a character device"... for a message. */
 const char *tool_file_kind(mode_t mode);
 /* A message for errno after tool_file_open of path (st as it left it). */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "worker/tool_int.h"
+#include "worker/tools_testapi.h"
 
 int
 tool_path_rel(const struct tool_ctx *ctx, const char *path, char *rel,

@@ -24,6 +24,7 @@
 
 #include "agent/tooldef.h"
 #include "worker/tool_int.h"
+#include "worker/tools_testapi.h"
 
 static const struct {
 	const char	*name;

@@ -56,12 +56,6 @@ struct tool_result {
 int	tool_ctx_open(struct tool_ctx *ctx, const char *root, char *err,
 	    size_t errlen);
 void	tool_ctx_close(struct tool_ctx *ctx);
-/* Run one tool. Returns 0 with res filled (a tool failure is a result
- * with is_error set, text saying what failed), -1 only on ENOMEM. */
-int	tools_run(const struct tool_ctx *ctx, const char *name,
-	    const char *args, struct tool_result *res);
-/* Whether name may run concurrently with other parallel calls. */
-int	tools_parallel_safe(const char *name);
 /* Whether name runs inside the worker, starting no program (not bash). */
 int	tools_in_process(const char *name);
 /*

@@ -273,16 +273,14 @@ int		 cow_pack(const struct cow *c, const struct cow_changes *ch,
 		    size_t max, void **data, size_t *len, char *err,
 		    size_t errsz);
 /* cow_unpack.c: a change set read back (hostile bytes: a database anyone
- * with the queue's password writes). cow_unpack_check only parses: 0 if
- * apply could take it, -1 with err. cow_unpack checks it, then writes its
+ * with the queue's password writes). cow_unpack checks it (as
+ * cow_unpack_check, cow_testapi.h), then writes its
  * contents under dir (a directory of ours, 0700, made if missing: where
  * apply keeps its journal, so a killed apply's temporaries are removed by
  * the next one over the same dir) and fills c (mode COW_COPY, c->dir =
  * dir, c->workspace = workspace) and out (every base COW_BASE_SUM or
  * COW_BASE_UNKNOWN, sensitive from the path, never from the set) for
  * cow_diff and cow_apply. cow_remove(c) removes dir after. */
-int		 cow_unpack_check(const void *data, size_t len, char *err,
-		    size_t errsz);
 int		 cow_unpack(const void *data, size_t len, const char *dir,
 		    const char *workspace, struct cow *c,
 		    struct cow_changes *out, char *err, size_t errsz);

@@ -66,7 +66,7 @@ cow_base_sum_fd(int fd, unsigned char sum[COW_SUM_LEN])
 	return 0;
 }
 
-void
+static void
 cow_base_sum_mem(const void *data, size_t len, unsigned char sum[COW_SUM_LEN])
 {
 	SHA2_CTX	ctx;

@@ -132,8 +132,6 @@ const char	*cow_base_sum_diff(int rootfd, const struct cow_change *ch,
  * bytes, a link's target; zeros for a directory. */
 int		 cow_base_sum(int rootfd, const char *path,
 		    const struct stat *sb, unsigned char sum[COW_SUM_LEN]);
-void		 cow_base_sum_mem(const void *data, size_t len,
-		    unsigned char sum[COW_SUM_LEN]);
 
 /* cow_copy.c: the copy mode's tree/ and the base, in one walk */
 int		 cow_copy(int srcfd, int dstfd, struct cow_mwriter *base,

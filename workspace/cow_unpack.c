@@ -22,6 +22,7 @@
 #include "common/fd.h"
 #include "common/xmalloc.h"
 #include "workspace/cow.h"
+#include "workspace/cow_testapi.h"
 #include "workspace/cow_int.h"
 #include "workspace/cow_pack_int.h"
 #include "workspace/hostexec.h"

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "agent/agent.h"
+#include "agent/agent_testapi.h"
 #include "agent/profile.h"
 #include "common/str.h"
 #include "tests/agent/script.h"

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "agent/profile.h"
+#include "agent/profile_testapi.h"
 #include "agent/tooldef.h"
 #include "common/log.h"
 

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "cli/opttab.h"
+#include "cli/opttab_testapi.h"
 #include "tests/e2e/harness.h"
 
 /* warren with args; its status; stdout and stderr checked for needles. */

@@ -28,6 +28,7 @@
 
 #include "cli/cmd.h"
 #include "common/config.h"
+#include "common/config_testapi.h"
 
 /* Keys that are neither limits nor where the key or files go: a project
  * may set them to anything. */

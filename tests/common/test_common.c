@@ -168,7 +168,7 @@ test_buf_cap(void **state)
 	/* Consumed space is reclaimed before the cap is checked again. */
 	buf_consume(&b, 64);
 	assert_int_equal(buf_add(&b, big, 64), 0);
-	buf_freezero(&b);
+	buf_free(&b);
 }
 
 static void

@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "common/jschema.h"
+#include "common/jschema_testapi.h"
 
 static const char schema[] =
 "{\"type\":\"object\",\"required\":[\"name\",\"tags\"],"

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "store/store.h"
+#include "store/store_testapi.h"
 #include "tests/e2e/harness_cow.h"
 
 void

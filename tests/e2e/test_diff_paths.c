@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "store/store.h"
+#include "store/store_testapi.h"
 #include "tests/e2e/harness.h"
 #include "workspace/cow.h"
 

@@ -28,7 +28,9 @@
 #include "cli/csv.h"
 #include "common/path.h"
 #include "queue/queue.h"
+#include "queue/queue_testapi.h"
 #include "store/store.h"
+#include "store/store_testapi.h"
 #include "tests/e2e/harness.h"
 #include "workspace/cow.h"
 

@@ -32,6 +32,7 @@
 
 #include "common/clock.h"
 #include "queue/queue.h"
+#include "queue/queue_testapi.h"
 #include "tests/e2e/harness.h"
 #include "tests/queue/queue_test.h"
 

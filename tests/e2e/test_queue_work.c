@@ -33,6 +33,7 @@
 #include <sqlite3.h>
 
 #include "queue/queue.h"
+#include "queue/queue_testapi.h"
 #include "tests/e2e/harness.h"
 
 extern char **environ;

@@ -15,7 +15,9 @@
 
 #include "agent/agent.h"
 #include "agent/profile.h"
+#include "agent/profile_testapi.h"
 #include "agent/tooldef.h"
+#include "agent/tooldef_testapi.h"
 #include "worker/tool_int.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

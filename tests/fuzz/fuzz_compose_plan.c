@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "supervisor/compose.h"
+#include "supervisor/compose_testapi.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

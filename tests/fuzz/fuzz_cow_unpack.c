@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "workspace/cow.h"
+#include "workspace/cow_testapi.h"
 #include "workspace/hostexec.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *, size_t);

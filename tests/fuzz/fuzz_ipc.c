@@ -13,6 +13,7 @@
 
 #include "common/buf.h"
 #include "ipc/ipc.h"
+#include "ipc/ipc_testapi.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -20,6 +20,7 @@
 #include "common/buf.h"
 #include "ipc/codec.h"
 #include "ipc/ipc.h"
+#include "ipc/ipc_testapi.h"
 #include "ipc/mp.h"
 #include "tests/ipc/samples.h"
 

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "common/config.h"
+#include "common/config_testapi.h"
 #include "llm/llm_int.h"
 
 static char tmpdir[64];

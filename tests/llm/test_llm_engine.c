@@ -24,6 +24,7 @@
 
 #include "common/clock.h"
 #include "llm/llm_int.h"
+#include "llm/llm_testapi.h"
 #include "tests/llm/llm_testutil.h"
 
 static const struct msg_tool tools[] = {

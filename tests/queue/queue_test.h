@@ -22,6 +22,7 @@
 #include <sqlite3.h>
 
 #include "queue/queue.h"
+#include "queue/queue_testapi.h"
 
 struct qt {
 	char		 dir[512];

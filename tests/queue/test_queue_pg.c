@@ -27,6 +27,7 @@
 #include "common/clock.h"
 #include "common/urlmask.h"
 #include "queue/queue.h"
+#include "queue/queue_testapi.h"
 #include "tests/queue/queue_test.h"
 #include "tests/test_wait.h"
 

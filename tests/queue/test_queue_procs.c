@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "queue/queue.h"
+#include "queue/queue_testapi.h"
 #include "tests/queue/queue_test.h"
 #include "tests/test_wait.h"
 

@@ -52,6 +52,7 @@
 #include "sandbox/sandbox_int.h"
 #include "spawnd/spawn.h"
 #include "tests/e2e/harness.h"
+#include "sandbox/sandbox_testapi.h"
 
 #define MI_MAX		512
 

@@ -50,6 +50,7 @@
 
 #include "agent/profile.h"
 #include "sandbox/sandbox_int.h"
+#include "sandbox/sandbox_testapi.h"
 
 #if defined(__x86_64__)
 #define SC_ARCH		AUDIT_ARCH_X86_64

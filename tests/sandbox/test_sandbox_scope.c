@@ -41,6 +41,7 @@
 #include "agent/profile.h"
 #include "sandbox/sandbox_int.h"
 #include "tests/test_wait.h"
+#include "sandbox/sandbox_testapi.h"
 
 #define SCOPE_FULL	0	/* sandbox_landlock_apply: the kernel's ABI */
 #define SCOPE_ABI5	5	/* the last ABI without scopes */

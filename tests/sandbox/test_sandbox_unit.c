@@ -24,6 +24,7 @@
 
 #include "agent/profile.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/sandbox_testapi.h"
 #include "sandbox/sandbox_int.h"
 #include "tests/test_wait.h"
 

@@ -25,6 +25,7 @@
 
 #include "common/msg.h"
 #include "store/store.h"
+#include "store/store_testapi.h"
 #include "store/store_int.h"
 #include "tests/store/store_test.h"
 #include "tests/test_wait.h"

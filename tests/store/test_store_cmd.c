@@ -26,8 +26,10 @@
 #include <sqlite3.h>
 
 #include "cli/graph.h"
+#include "cli/graph_testapi.h"
 #include "common/msg.h"
 #include "store/store.h"
+#include "store/store_testapi.h"
 #include "tests/store/store_test.h"
 #include "tests/test_wait.h"
 

@@ -35,6 +35,7 @@
 
 #include "common/msg.h"
 #include "store/store.h"
+#include "store/store_testapi.h"
 #include "tests/store/store_test.h"
 
 #define NAGENTS		6

@@ -28,6 +28,7 @@
 #include "common/clock.h"
 #include "store/store_int.h"
 #include "tests/store/store_test.h"
+#include "store/store_testapi.h"
 
 struct fx {
 	struct store_tdir	 t;

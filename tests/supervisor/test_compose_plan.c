@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "supervisor/compose.h"
+#include "supervisor/compose_testapi.h"
 
 /* The error of a refused plan (static), or fail if it was accepted. */
 static const char *

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "supervisor/loop.h"
+#include "supervisor/loop_testapi.h"
 
 static int	order[8];
 static int	norder;

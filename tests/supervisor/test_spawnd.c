@@ -32,6 +32,7 @@
 #include "spawnd/spawn.h"
 #include "spawnd/spawnd.h"
 #include "supervisor/spawnd_client.h"
+#include "supervisor/spawnd_client_testapi.h"
 #include "tests/e2e/harness.h"
 
 #define NWORKERS	500	/* more EXITs than the server's buffer holds */

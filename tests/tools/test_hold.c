@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "worker/hold.h"
+#include "worker/hold_testapi.h"
 
 #define TICKERS	4
 #define TICKS	20000

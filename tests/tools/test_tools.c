@@ -29,6 +29,7 @@
 #include "worker/hold.h"
 #include "worker/tool_int.h"
 #include "worker/tools.h"
+#include "worker/tools_testapi.h"
 
 struct fixture {
 	char		ws[64];		/* the workspace */

@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "workspace/cow.h"
+#include "workspace/cow_testapi.h"
 
 #include "cow_apply_test.h"
 
