@@ -679,6 +679,25 @@ h_wait_no_procs(const char *needle, int seconds)
 	    what);
 }
 
+static int
+h_procs_there(void *arg)
+{
+	pid_t	pids[1];
+
+	return h_find_procs(arg, pids, 1) > 0;
+}
+
+int
+h_wait_procs(const char *needle, int seconds, pid_t warren)
+{
+	char	what[256];
+
+	snprintf(what, sizeof(what), "a process with \"%s\" in its command "
+	    "line", needle);
+	return h_wait_for(h_procs_there, (void *)(uintptr_t)needle, seconds,
+	    warren, what);
+}
+
 int
 h_find_procs(const char *needle, pid_t *out, int max)
 {
