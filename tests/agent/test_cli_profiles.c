@@ -20,8 +20,12 @@
 
 static char	ws[] = "/tmp/warren-cliprof-XXXXXX";
 
+/* A `warren profiles` or `warren trust` ends in well under this. */
+#define WARREN_CMD_S	60
+
 /* Run `warren CMD` with args (shell words), output (stdout+stderr) into
- * out. */
+ * out. One still running after WARREN_CMD_S is killed (timeout(1)) and
+ * fails the test, naming it. */
 static int
 warren_cmd(const char *cmdname, const char *args, char *out, size_t outsz)
 {
@@ -33,15 +37,20 @@ warren_cmd(const char *cmdname, const char *args, char *out, size_t outsz)
 
 	assert_non_null(bin);
 	if (strcmp(cmdname, "trust") == 0)
-		snprintf(cmd, sizeof(cmd), "'%s' trust %s '%s' 2>&1", bin,
-		    args, ws);
+		snprintf(cmd, sizeof(cmd), "timeout -k 5 %d '%s' trust %s '%s' "
+		    "2>&1", WARREN_CMD_S, bin, args, ws);
 	else
-		snprintf(cmd, sizeof(cmd), "'%s' %s --workspace '%s' %s 2>&1",
-		    bin, cmdname, ws, args);
+		snprintf(cmd, sizeof(cmd), "timeout -k 5 %d '%s' %s "
+		    "--workspace '%s' %s 2>&1", WARREN_CMD_S, bin, cmdname, ws,
+		    args);
 	assert_non_null(p = popen(cmd, "r"));
 	n = fread(out, 1, outsz - 1, p);
 	out[n] = '\0';
 	st = pclose(p);
+	if (WIFEXITED(st) && (WEXITSTATUS(st) == 124 ||
+	    WEXITSTATUS(st) == 137))
+		fail_msg("%s: still running after %d s: killed", cmd,
+		    WARREN_CMD_S);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 

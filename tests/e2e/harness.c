@@ -221,13 +221,14 @@ h_fakellm_remember(pid_t pid)
 static void
 h_fakellm_reap(pid_t pid, int sig)
 {
-	int	i, st;
+	int	i;
 
 	for (i = 0; i < H_FAKELLM_LIVE; i++)
 		if (h_fakellm_live[i] == pid)
 			h_fakellm_live[i] = 0;
 	kill(pid, sig);
-	(void)waitpid(pid, &st, 0);
+	(void)test_waitpid(pid, 10, sig == SIGKILL ? "fakellm, killed" :
+	    "fakellm, told to stop");
 }
 
 int

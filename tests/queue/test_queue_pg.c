@@ -430,7 +430,7 @@ test_claim_skips_locked(void **state)
 	pfd.events = POLLIN;
 	if (poll(&pfd, 1, 5000) != 1) {
 		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
+		waitpid(pid, &status, 0);	/* after SIGKILL: it ends */
 		pg_do(c, "ROLLBACK");
 		PQfinish(c);
 		fail_msg("a claim waited over 5 s while another transaction "
@@ -439,7 +439,8 @@ test_claim_skips_locked(void **state)
 	}
 	assert_int_equal(read(fd[0], &seen, sizeof(seen)), sizeof(seen));
 	close(fd[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true((status = test_waitpid(pid, 30, "the second claimer, "
+	    "which wrote what it claimed")) != -1);
 	pg_do(c, "ROLLBACK");
 	PQfinish(c);
 	if (seen.rc != 1)

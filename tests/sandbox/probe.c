@@ -147,6 +147,13 @@ probe_wait(pid_t pid, int *status, const char *what)
 	return r;
 }
 
+/* What a failed probe_wait gives: ODD, said once. */
+static int
+probe_wait_odd(void)
+{
+	return errno == ETIMEDOUT ? ODD : odd("waitpid", errno);
+}
+
 /* A call that returned r with errno: blocked if errno is one of ok[]. */
 static int
 verdict(const char *what, long r, const int *ok, int nok)
@@ -786,7 +793,7 @@ c_setuid_bin(void)
 		return probe_hung(pid, "the set-user-ID copy");
 	buf[n > 0 ? n : 0] = '\0';
 	if (probe_wait(pid, &status, "the set-user-ID copy") == -1)
-		return odd("waitpid", errno);
+		return probe_wait_odd();
 	if (n <= 0)
 		return WIFEXITED(status) && WEXITSTATUS(status) == BLOCKED ?
 		    BLOCKED : odd("setuid copy", 0);
@@ -847,7 +854,7 @@ c_core(void)
 		abort();
 	}
 	if (probe_wait(pid, &status, "the aborting child") == -1)
-		return odd("waitpid", errno);
+		return probe_wait_odd();
 	return WIFSIGNALED(status) && WCOREDUMP(status) ? ALLOWED : BLOCKED;
 }
 
@@ -1055,7 +1062,7 @@ c_cpu(void)
 		for (;;)
 			__asm__ volatile ("" ::: "memory");
 	if (probe_wait(pid, &status, "the spinning child (RLIMIT_CPU)") == -1)
-		return odd("waitpid", errno);
+		return probe_wait_odd();
 	return WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU ||
 	    WTERMSIG(status) == SIGKILL) ? BLOCKED : odd("cpu spin", 0);
 }
@@ -1083,7 +1090,7 @@ c_timeout(void)
 	/* It ends as soon as it has forked the grandchild. */
 	if (probe_wait(pid, NULL, "the child that leaves the grandchild") ==
 	    -1)
-		return odd("waitpid", errno);
+		return probe_wait_odd();
 	for (;;)
 		pause();
 }
@@ -1197,7 +1204,7 @@ p_run(const char *cmd)
 		_exit(errno == EACCES || errno == EPERM ? BLOCKED : ODD);
 	}
 	if (probe_wait(pid, &status, cmd) == -1)
-		return odd("waitpid", errno);
+		return probe_wait_odd();
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return ALLOWED;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == BLOCKED)

@@ -279,14 +279,17 @@ static int
 child_output(int pfd[2], pid_t pid, char *out, size_t len)
 {
 	ssize_t	 n;
-	size_t	 got = 0;
 	int	 status;
 
 	close(pfd[1]);
-	while (got < len - 1 && (n = read(pfd[0], out + got, len - 1 -
-	    got)) > 0)
-		got += (size_t)n;
-	out[got] = '\0';
+	if ((n = test_read(pfd[0], out, len - 1, 240, "the output of "
+	    "child_output's child")) == -1) {
+		kill(pid, SIGKILL);
+		(void)test_waitpid(pid, 10, "child_output's child, killed");
+		fail_msg("child_output: its child (pid %d) had not closed its "
+		    "output after 240 s", (int)pid);
+	}
+	out[n] = '\0';
 	close(pfd[0]);
 	assert_true((status = test_waitpid(pid, 240,
 	    "the child of child_output")) != -1);
