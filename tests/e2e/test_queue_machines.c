@@ -472,7 +472,6 @@ test_cut_off(void **state)
 	id = tm_add_one(&t, "SLOW job");
 	tm_spawn(&t, 0);
 	snprintf(needle, sizeof(needle), "--workspace %s ", t.ws);
-	t0 = clock_mono_ms();
 	/* Cut off once the run is in flight, its request at the model: what
 	 * is tested is a run stopped because its lease could not be renewed,
 	 * not one cut off while it starts. */
