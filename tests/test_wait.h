@@ -1,5 +1,5 @@
 /*
- * The one wait for a child every test helper uses (test_wait.c, linked
+ * The waits for a child every test helper uses (test_wait.c, linked
  * into every test by warren_test): with a deadline, and saying what it
  * waited for when the deadline passes.
  */
@@ -12,5 +12,10 @@
  * killed with SIGKILL and reaped) or when it cannot be waited for, said
  * on stderr with what it is. */
 int	 test_waitpid(pid_t pid, int seconds, const char *what);
+/* Up to len bytes from fd (a child's pipe) within seconds: how many came
+ * (fewer than len only at its end). -1 past them or on an error, said on
+ * stderr with what (the caller kills the child that did not write). */
+ssize_t	 test_read(int fd, void *buf, size_t len, int seconds,
+	    const char *what);
 
 #endif

@@ -221,13 +221,14 @@ h_fakellm_remember(pid_t pid)
 static void
 h_fakellm_reap(pid_t pid, int sig)
 {
-	int	i, st;
+	int	i;
 
 	for (i = 0; i < H_FAKELLM_LIVE; i++)
 		if (h_fakellm_live[i] == pid)
 			h_fakellm_live[i] = 0;
 	kill(pid, sig);
-	(void)waitpid(pid, &st, 0);
+	(void)test_waitpid(pid, 10, sig == SIGKILL ? "fakellm, killed" :
+	    "fakellm, told to stop");
 }
 
 int
@@ -677,6 +678,25 @@ h_wait_no_procs(const char *needle, int seconds)
 	    "line", needle);
 	return h_wait_for(h_procs_gone, (void *)(uintptr_t)needle, seconds, -1,
 	    what);
+}
+
+static int
+h_procs_there(void *arg)
+{
+	pid_t	pids[1];
+
+	return h_find_procs(arg, pids, 1) > 0;
+}
+
+int
+h_wait_procs(const char *needle, int seconds, pid_t warren)
+{
+	char	what[256];
+
+	snprintf(what, sizeof(what), "a process with \"%s\" in its command "
+	    "line", needle);
+	return h_wait_for(h_procs_there, (void *)(uintptr_t)needle, seconds,
+	    warren, what);
 }
 
 int

@@ -145,6 +145,9 @@ int	 h_kill_when(pid_t warren, int (*ready)(void *), void *arg,
 /* h_wait_for no live process with needle in its command line (a
  * killed run's workers, gone with it). */
 int	 h_wait_no_procs(const char *needle, int seconds);
+/* h_wait_for a live process with needle in its command line (warren:
+ * as for h_wait_for, -1 for none). */
+int	 h_wait_procs(const char *needle, int seconds, pid_t warren);
 /* h_wait_for a file to exist. */
 int	 h_wait_file(const char *path, int seconds);
 /* Everything fd gives until its end (EOF, or EIO from a pty whose other

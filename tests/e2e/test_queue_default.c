@@ -184,17 +184,13 @@ qd_close(struct qd *q)
 static void
 qd_warren(struct qd *q, struct h_run *r, ...)
 {
-	char	*argv[24];
 	va_list	 ap;
-	int	 n = 0;
+	int	 rc;
 
-	argv[n++] = "warren";
 	va_start(ap, r);
-	while (n < 23 && (argv[n] = va_arg(ap, char *)) != NULL)
-		n++;
+	rc = h_warren_v(r, q->env, NULL, ap);
 	va_end(ap);
-	argv[n] = NULL;
-	assert_int_equal(h_warren(r, argv, q->env, NULL, NULL), 0);
+	assert_int_equal(rc, 0);
 }
 
 /* Jobs [from, to) as a user adds them: a CSV and a template. queue is
@@ -504,6 +500,7 @@ qd_kill_once(struct qd *q, int k, unsigned *seed)
 		fail_msg("kill %d: queue work ran no job in 10 s", k);
 	usleep((useconds_t)(rand_r(seed) % 1500) * 1000);
 	kill(pid, SIGKILL);
+	/* After SIGKILL: it ends, the wait may block. */
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	t0 = qd_now_ms();
 	while ((left = qd_leftovers(q, what, sizeof(what))) > 0 &&

@@ -81,6 +81,7 @@ tm_teardown(void **state)
 	for (i = 0; tm_live != NULL && i < tm_live->nm; i++)
 		if (tm_live->m[i].pid > 0) {
 			kill(tm_live->m[i].pid, SIGKILL);
+			/* After SIGKILL: it ends, the wait may block. */
 			(void)waitpid(tm_live->m[i].pid, &st, 0);
 			tm_live->m[i].pid = 0;
 		}
@@ -244,6 +245,7 @@ tm_chaos(struct tmq *t, int njobs, int *restarted_at)
 		}
 		i = rand() % t->nm;
 		kill(t->m[i].pid, SIGKILL);
+		/* After SIGKILL: it ends, the wait may block. */
 		assert_int_equal(waitpid(t->m[i].pid, &st, 0), t->m[i].pid);
 		if (WIFSIGNALED(st))
 			kills++;
@@ -363,19 +365,6 @@ tm_add_one(struct tmq *t, const char *task)
 	return id;
 }
 
-static enum queue_status
-tm_status(struct tmq *t, int64_t id)
-{
-	struct queue_job	j;
-	enum queue_status	st;
-
-	if (queue_get(t->qt.q, id, &j, NULL, NULL) == -1)
-		fail_msg("%s", queue_errmsg(t->qt.q));
-	st = j.status;
-	queue_job_free(&j);
-	return st;
-}
-
 static void
 tm_stop(struct tmq *t, int i)
 {
@@ -393,10 +382,32 @@ tm_stop(struct tmq *t, int i)
  * itself, and at once when a NOTIFY says a job was added: the job added
  * while it waits is done within 2 s.
  */
+/* A job of a queue, for h_wait_for. */
+struct tm_job {
+	struct tmq	*t;
+	int64_t		 id;
+};
+
+/* An error (the server restarting) is not done yet. */
+static int
+tm_job_done(void *arg)
+{
+	struct tm_job		*tj = arg;
+	struct queue_job	 j;
+	int			 done;
+
+	if (queue_get(tj->t->qt.q, tj->id, &j, NULL, NULL) == -1)
+		return 0;
+	done = j.status == QUEUE_DONE;
+	queue_job_free(&j);
+	return done;
+}
+
 static void
 test_follow_notify(void **state)
 {
 	static struct tmq t;	/* for tm_teardown, after a failure */
+	struct tm_job	job;
 	uint64_t	t0;
 	int64_t		id;
 
@@ -405,17 +416,23 @@ test_follow_notify(void **state)
 	t.flags[0] = "--follow";
 	tm_spawn(&t, 0);
 	usleep(1500 * 1000);	/* it looked, found nothing, waits */
-	id = tm_add_one(&t, "late job");
+	job.t = &t;
+	job.id = id = tm_add_one(&t, "late job");
 	t0 = clock_mono_ms();
-	while (tm_status(&t, id) != QUEUE_DONE &&
-	    clock_mono_ms() - t0 < 10000)
-		usleep(50 * 1000);
+	if (h_wait_for(tm_job_done, &job, 10, t.m[0].pid, "the job added to "
+	    "an idle --follow worker to be done") == -1)
+		fail_msg("%s", h_wait_why);
 	print_message("a job added to an idle --follow worker: done in %llu "
 	    "ms\n", (unsigned long long)(clock_mono_ms() - t0));
-	assert_int_equal(tm_status(&t, id), QUEUE_DONE);
 	assert_true(clock_mono_ms() - t0 < 2000);
 	tm_stop(&t, 0);
 	tm_close(&t);
+}
+
+static int
+tm_log_slow(void *log)
+{
+	return h_count_file(log, "SLOW", NULL) > 0;
 }
 
 /*
@@ -431,12 +448,13 @@ test_cut_off(void **state)
 	struct h_fakellm	 fl;
 	struct queue_attempt	*a;
 	struct queue_job	 j;
+	struct tm_job		 job;
 	size_t			 na;
 	pid_t			 p[4];
 	uint64_t		 t0;
 	int64_t			 id;
 	char			 needle[PATH_MAX + 16];
-	int			 rc, first = 1;
+	int			 rc;
 
 	(void)state;
 	tm_open(&t, 1);
@@ -455,35 +473,30 @@ test_cut_off(void **state)
 	id = tm_add_one(&t, "SLOW job");
 	tm_spawn(&t, 0);
 	snprintf(needle, sizeof(needle), "--workspace %s ", t.ws);
-	t0 = clock_mono_ms();
 	/* Cut off once the run is in flight, its request at the model: what
 	 * is tested is a run stopped because its lease could not be renewed,
 	 * not one cut off while it starts. */
-	while (h_count_file(fl.log, "SLOW", NULL) == 0 &&
-	    clock_mono_ms() - t0 < 10000)
-		usleep(50 * 1000);
-	assert_true(h_find_procs(needle, p, 4) > 0);
+	if (h_wait_for(tm_log_slow, fl.log, 10, t.m[0].pid, "the SLOW job's "
+	    "request in fakellm's log") == -1)
+		fail_msg("%s", h_wait_why);
+	if (h_find_procs(needle, p, 4) == 0)
+		fail_msg("the SLOW job's request came, but no run with \"%s\" "
+		    "in its command line runs", needle);
 	tm_pg_ctl("stop");
 	t0 = clock_mono_ms();
 	/* The lease is 2 s: its run is gone well before its 6 s answer. */
-	while (h_find_procs(needle, p, 4) > 0 && clock_mono_ms() - t0 < 5000)
-		usleep(50 * 1000);
+	if (h_wait_no_procs(needle, 5) == -1)
+		fail_msg("the run cut off from its database: %s", h_wait_why);
 	print_message("cut off: the run stopped %llu ms after the server\n",
 	    (unsigned long long)(clock_mono_ms() - t0));
-	assert_int_equal(h_find_procs(needle, p, 4), 0);
 	tm_pg_ctl("start");
-	t0 = clock_mono_ms();
-	while (clock_mono_ms() - t0 < 30000) {
-		if (queue_get(t.qt.q, id, &j, &a, &na) == 0) {
-			first = j.status != QUEUE_DONE;
-			queue_job_free(&j);
-			if (!first)
-				break;
-			queue_attempts_free(a, na);
-		}
-		usleep(200 * 1000);
-	}
-	assert_false(first);
+	job.t = &t;
+	job.id = id;
+	if (h_wait_for(tm_job_done, &job, 30, t.m[0].pid, "the cut-off job "
+	    "to be done once the database is back") == -1)
+		fail_msg("%s", h_wait_why);
+	assert_int_equal(queue_get(t.qt.q, id, &j, &a, &na), 0);
+	queue_job_free(&j);
 	assert_int_equal(na, 2);
 	assert_string_equal(a[0].outcome, "lease expired");
 	assert_string_equal(a[1].outcome, "done");

@@ -489,6 +489,7 @@ struct tq_cancel {
 	int64_t		 id;
 	unsigned long long asked_ms;	/* when the cancel was asked */
 	int		 found;		/* the sleep was seen running */
+	char		 why[1024];	/* if not, what was waited for */
 };
 
 static unsigned long long
@@ -505,16 +506,10 @@ static void
 tq_cancel_during(pid_t pid, void *arg)
 {
 	struct tq_cancel	*c = arg;
-	pid_t			 p[4];
-	int			 i;
 
-	(void)pid;
-	for (i = 0; i < 600 && !c->found; i++) {
-		if (h_find_procs("sleep 47.5", p, 4) > 0)
-			c->found = 1;
-		else
-			usleep(50 * 1000);
-	}
+	c->found = h_wait_procs("sleep 47.5", 30, pid) == 0;
+	if (!c->found)
+		snprintf(c->why, sizeof(c->why), "%s", h_wait_why);
 	c->asked_ms = tq_now_ms();
 	assert_int_equal(queue_cancel(c->t->q, c->id), 0);
 }
@@ -546,7 +541,8 @@ test_cancel_running(void **state)
 	h_hang_guard = 20;	/* a cancel that does not stop it: seconds */
 	tq_work(&t, &r, tq_cancel_during, &c, "--lease", "1500ms", NULL);
 	assert_false(r.hung);
-	assert_true(c.found);
+	if (!c.found)
+		fail_msg("%s", c.why);
 	/* Heartbeat (lease / 3), SIGTERM, the run's own cancel: seconds. */
 	print_message("cancel to end: %llu ms\n", tq_now_ms() - c.asked_ms);
 	assert_true(tq_now_ms() - c.asked_ms < 8000);
@@ -590,21 +586,17 @@ struct tq_sig {
 	const char	*needle;
 	int		 sig1, sig2;
 	int		 found;
+	char		 why[1024];	/* if not found, what was waited for */
 };
 
 static void
 tq_sig_during(pid_t pid, void *arg)
 {
 	struct tq_sig	*s = arg;
-	pid_t		 p[4];
-	int		 i;
 
-	for (i = 0; i < 600 && !s->found; i++) {
-		if (h_find_procs(s->needle, p, 4) > 0)
-			s->found = 1;
-		else
-			usleep(50 * 1000);
-	}
+	s->found = h_wait_procs(s->needle, 30, pid) == 0;
+	if (!s->found)
+		snprintf(s->why, sizeof(s->why), "%s", h_wait_why);
 	kill(pid, s->sig1);
 	if (s->sig2 != 0) {
 		usleep(200 * 1000);
@@ -617,7 +609,7 @@ static void
 test_sigint_finishes(void **state)
 {
 	struct tq		 t;
-	struct tq_sig		 s = { "sleep 2.25", SIGINT, 0, 0 };
+	struct tq_sig		 s = { "sleep 2.25", SIGINT, 0, 0, "" };
 	struct h_run		 r;
 	struct queue_job	 j;
 	struct queue_attempt	*a;
@@ -631,7 +623,8 @@ test_sigint_finishes(void **state)
 	one = tq_add(&t, "QJOB-SLEEP- one", 3, NULL);
 	two = tq_add(&t, "QJOB-SLEEP- two", 3, NULL);
 	tq_work(&t, &r, tq_sig_during, &s, NULL);
-	assert_true(s.found);
+	if (!s.found)
+		fail_msg("%s", s.why);
 	assert_int_equal(r.status, 130);
 	h_run_free(&r);
 	tq_get(&t, one, &j, &a, &na);
@@ -653,7 +646,7 @@ static void
 tq_interrupt(int sig1, int sig2)
 {
 	struct tq		 t;
-	struct tq_sig		 s = { "sleep 31.25", sig1, sig2, 0 };
+	struct tq_sig		 s = { "sleep 31.25", sig1, sig2, 0, "" };
 	struct h_run		 r;
 	struct queue_job	 j;
 	struct queue_attempt	*a;
@@ -667,7 +660,8 @@ tq_interrupt(int sig1, int sig2)
 	id = tq_add(&t, "QJOB-SLEEP- one", 3, NULL);
 	h_hang_guard = 20;
 	tq_work(&t, &r, tq_sig_during, &s, NULL);
-	assert_true(s.found);
+	if (!s.found)
+		fail_msg("%s", s.why);
 	assert_false(r.hung);
 	assert_int_equal(r.status, 130);
 	assert_true(r.ms < 15000);
@@ -710,11 +704,10 @@ tq_lost_during(pid_t pid, void *arg)
 	struct tq		*t = arg;
 	struct queue_job	 j;
 	struct queue_result	 res;
-	pid_t			 p[4];
-	int			 i;
-
-	for (i = 0; i < 600 && h_find_procs("sleep 29.75", p, 4) == 0; i++)
-		usleep(50 * 1000);
+	if (h_wait_procs("sleep 29.75", 30, pid) == -1) {
+		kill(pid, SIGKILL);
+		fail_msg("%s", h_wait_why);
+	}
 	kill(pid, SIGSTOP);
 	usleep(1500 * 1000);
 	memset(&j, 0, sizeof(j));
@@ -722,9 +715,11 @@ tq_lost_during(pid_t pid, void *arg)
 	assert_int_equal(j.attempts, 2);
 	kill(pid, SIGCONT);
 	/* The first worker's run is killed at its next heartbeat. */
-	for (i = 0; i < 200 && h_find_procs("sleep 29.75", p, 4) > 0; i++)
-		usleep(50 * 1000);
-	assert_int_equal(h_find_procs("sleep 29.75", p, 4), 0);
+	if (h_wait_no_procs("sleep 29.75", 10) == -1) {
+		kill(pid, SIGKILL);
+		fail_msg("the lost lease's run was not stopped: %s",
+		    h_wait_why);
+	}
 	memset(&res, 0, sizeof(res));
 	res.answer = "THIEF-ANSWER";
 	assert_int_equal(queue_complete(t->q, j.id, 2, "thief:1:1", &res), 0);
@@ -1069,26 +1064,36 @@ struct tq_follow {
 	struct tq	*t;
 	int64_t		 id;
 	int		 done;
+	char		 why[1024];	/* if not done, what was waited for */
 };
 
-static void
-tq_follow_during(pid_t pid, void *arg)
+static int
+tq_follow_done(void *arg)
 {
 	struct tq_follow	*f = arg;
 	struct queue_job	 j;
 	struct queue_attempt	*a;
 	size_t			 na;
-	int			 i;
+	int			 done;
 
-	usleep(1500 * 1000);
+	tq_get(f->t, f->id, &j, &a, &na);
+	done = j.status == QUEUE_DONE;
+	queue_job_free(&j);
+	queue_attempts_free(a, na);
+	return done;
+}
+
+static void
+tq_follow_during(pid_t pid, void *arg)
+{
+	struct tq_follow	*f = arg;
+
+	usleep(1500 * 1000);	/* it looked, found nothing, waits */
 	f->id = tq_add(f->t, "QJOB-000- late", 3, NULL);
-	for (i = 0; i < 150 && !f->done; i++) {
-		usleep(100 * 1000);
-		tq_get(f->t, f->id, &j, &a, &na);
-		f->done = j.status == QUEUE_DONE;
-		queue_job_free(&j);
-		queue_attempts_free(a, na);
-	}
+	f->done = h_wait_for(tq_follow_done, f, 15, pid, "the job added to "
+	    "an idle --follow worker (QJOB-000- late) to be done") == 0;
+	if (!f->done)
+		snprintf(f->why, sizeof(f->why), "%s", h_wait_why);
 	kill(pid, SIGINT);
 }
 
@@ -1108,7 +1113,8 @@ test_follow(void **state)
 	h_hang_guard = 30;
 	tq_work(&t, &r, tq_follow_during, &f, "--follow", NULL);
 	assert_false(r.hung);
-	assert_true(f.done);
+	if (!f.done)
+		fail_msg("%s", f.why);
 	assert_int_equal(r.status, 130);
 	assert_int_equal(h_count_lines(r.out, "\"job_end\"",
 	    "\"outcome\":\"done\""), 1);
@@ -1263,6 +1269,7 @@ test_kill9(void **state)
 		if (h_find_procs(runs, p, 4) > 0)
 			seen++;
 		kill(pid, SIGKILL);
+		/* After SIGKILL: it ends, the wait may block. */
 		assert_int_equal(waitpid(pid, &st, 0), pid);
 		if (WIFSIGNALED(st))
 			kills++;
@@ -1596,6 +1603,7 @@ tq_kill9_runs(int locked)
 		lock = tq_lock_state(&t);
 	t0 = tq_now_ms();
 	assert_int_equal(kill(pid, SIGKILL), 0);
+	/* After SIGKILL: it ends, the wait may block. */
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	while ((nleft = tq_survivors(v, n, left, sizeof(left))) > 0 &&
@@ -1729,25 +1737,8 @@ test_parallel_jobs_apart(void **state)
 }
 
 /* warren queue SUB --queue DB ARGS... with env (another machine's). */
-static void
-tq_cli(struct tq *t, struct h_run *r, char **env, const char *sub, ...)
-{
-	char	*argv[16];
-	va_list	 ap;
-	int	 n = 0;
-
-	argv[n++] = "warren";
-	argv[n++] = "queue";
-	argv[n++] = (char *)(uintptr_t)sub;
-	argv[n++] = "--queue";
-	argv[n++] = t->db;
-	va_start(ap, sub);
-	while (n < 15 && (argv[n] = va_arg(ap, char *)) != NULL)
-		n++;
-	va_end(ap);
-	argv[n] = NULL;
-	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
-}
+#define tq_cli(t, r, env, sub, ...) assert_int_equal(h_warren_l((r), \
+	(env), "queue", (sub), "--queue", (t)->db, __VA_ARGS__), 0)
 
 static void
 tq_expect(const char *dir, const char *rel, const char *want)
@@ -2024,22 +2015,29 @@ struct tq_429 {
 	struct tq	*t;
 	struct h_run	 r;
 	int		 seen;
+	char		 why[1024];	/* if not seen, what was waited for */
 };
+
+static int
+tq_429_asked(void *arg)
+{
+	struct tq_429	*x = arg;
+	long long	 ms[2];
+
+	return tq_arrivals(x->t, "QJOB-000-", ms, 2) > 0;
+}
 
 static void
 tq_429_during(pid_t pid, void *arg)
 {
 	struct tq_429	*x = arg;
-	long long	 ms[2];
-	int		 i;
 
-	(void)pid;
-	for (i = 0; i < 200 && !x->seen; i++) {
-		usleep(25 * 1000);
-		x->seen = tq_arrivals(x->t, "QJOB-000-", ms, 2) > 0;
-	}
-	if (!x->seen)
+	x->seen = h_wait_for(tq_429_asked, x, 5, pid, "job 0's first "
+	    "request (QJOB-000-, answered 429) in fakellm's log") == 0;
+	if (!x->seen) {
+		snprintf(x->why, sizeof(x->why), "%s", h_wait_why);
 		return;
+	}
 	(void)tq_add(x->t, "QJOB-001- after the 429", 1, NULL);
 	tq_work(x->t, &x->r, NULL, NULL, NULL);
 }
@@ -2074,7 +2072,8 @@ test_shared_429(void **state)
 	h_hang_guard = 60;
 	tq_work(&t, &r, tq_429_during, &x, NULL);
 	assert_false(r.hung);
-	assert_true(x.seen);
+	if (!x.seen)
+		fail_msg("%s", x.why);
 	h_run_free(&r);
 	assert_int_equal(x.r.status, 0);
 	h_run_free(&x.r);

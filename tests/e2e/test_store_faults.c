@@ -523,23 +523,33 @@ test_corrupt_pages(void **state)
 struct locker {
 	char		*db;
 	int		 held;
+	int		 midrun;	/* taken mid-run, as meant */
+	char		 why[1024];	/* if not, what was waited for */
 };
+
+/* Mid-run: both subagents started their first step. */
+static int
+midrun(void *arg)
+{
+	struct locker	*l = arg;
+	struct snap	 s;
+
+	snap_read(l->db, &s);
+	return s.found == 1 && s.nmsg[1] >= 3 && s.nmsg[2] >= 3;
+}
 
 static void
 hold_lock(pid_t warren, void *arg)
 {
 	struct locker	*l = arg;
-	struct snap	 s;
 	sqlite3		*h;
-	int		 i;
 
-	(void)warren;
-	/* Mid-run: both subagents started their first step. */
-	for (i = 0; i < 50 * H_HANG_GUARD_S / 2; i++) {
-		snap_read(l->db, &s);
-		if (s.found == 1 && s.nmsg[1] >= 3 && s.nmsg[2] >= 3)
-			break;
-		usleep(20000);
+	l->midrun = h_wait_for(midrun, l, H_HANG_GUARD_S / 2, warren, "both "
+	    "subagents at their first step (3 messages each in the store)")
+	    == 0;
+	if (!l->midrun) {
+		snprintf(l->why, sizeof(l->why), "%s", h_wait_why);
+		return;
 	}
 	if (sqlite3_open(l->db, &h) != SQLITE_OK)
 		return;
@@ -586,6 +596,8 @@ test_lock_held(void **state)
 	l.db = db;
 	ms = warren_on(&r, db, 0, hold_lock, &l);
 	g_ws = &g->w;
+	if (!l.midrun)
+		fail_msg("%s", l.why);
 	assert_true(l.held);
 	assert_int_equal(r.status, 0);
 	snap_read(db, &s);

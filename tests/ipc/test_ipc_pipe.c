@@ -201,7 +201,9 @@ sup_loop(struct ipc_peer *p, struct tally *t)
 
 	memset(t, 0, sizeof(*t));
 	for (;;) {
-		assert_true(clock_mono_ms() < deadline);
+		if (clock_mono_ms() >= deadline)
+			fail_msg("waited %d s for the worker's end of the pipe "
+			    "(EOF)", GUARD_MS / 1000);
 		pfd[0].fd = p->rfd;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = p->wfd;

@@ -113,7 +113,10 @@ run_workers(struct qt *t, unsigned max_running, int *seen, int *per_proc,
 	assert_int_equal(write(start[1], "gg", NPROCS), NPROCS);
 	close(start[1]);
 	for (i = 0; i < NPROCS; i++) {
-		while (read(res[i][0], &cl, sizeof(cl)) == sizeof(cl)) {
+		/* Each claim within 240 s (the whole run takes seconds); a
+		 * worker that hangs fails the wait below, which kills it. */
+		while (test_read(res[i][0], &cl, sizeof(cl), 240, "a worker's "
+		    "next claim") == sizeof(cl)) {
 			assert_true(cl.id >= 1 && cl.id <= NJOBS);
 			assert_int_equal(cl.attempt, 1);
 			seen[cl.id]++;
@@ -284,6 +287,7 @@ test_kill9(void **state)
 		assert_true(pid > 0);
 		usleep((useconds_t)(5000 + random() % 20000));
 		kill(pid, SIGKILL);
+		/* After SIGKILL: it ends. */
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 	}
 	/* Every running job has its attempt open; no other attempt is. */

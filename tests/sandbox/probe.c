@@ -79,6 +79,81 @@ odd(const char *what, int err)
 	return ODD;
 }
 
+/*
+ * A case's child that has not ended in this long is a hang (a broken
+ * sandbox flag), said and given up on now, not a wait until the suite's
+ * timeout. The slowest child ends in a few seconds (the cpu case's 2 s
+ * RLIMIT_CPU, the compile of the toolchain case).
+ */
+#define PROBE_WAIT_S	60
+
+static void
+probe_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* A SIGALRM in PROBE_WAIT_S that interrupts the blocking call it is
+ * armed for (EINTR); probe_disarm() after it. */
+static void
+probe_arm(void)
+{
+	struct sigaction	sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = probe_alarm;	/* no SA_RESTART: the call ends */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(PROBE_WAIT_S);
+}
+
+static void
+probe_disarm(void)
+{
+	alarm(0);
+}
+
+/* The child what has not ended (or not closed its output) within
+ * PROBE_WAIT_S: say so, kill and reap it; ODD. */
+static int
+probe_hung(pid_t pid, const char *what)
+{
+	fprintf(stderr, "probe %s: %s (pid %d) still runs after %d s: killed "
+	    "(a hang, not a verdict)\n", probe_case, what, (int)pid,
+	    PROBE_WAIT_S);
+	kill(pid, SIGKILL);
+	(void)waitpid(pid, NULL, 0);	/* after SIGKILL: it ends */
+	return ODD;
+}
+
+/* waitpid(pid) within PROBE_WAIT_S: pid, or -1 with errno; past the
+ * deadline -1 with ETIMEDOUT, the child killed, reaped and said
+ * (probe_hung). */
+static pid_t
+probe_wait(pid_t pid, int *status, const char *what)
+{
+	pid_t	r;
+	int	err;
+
+	probe_arm();
+	r = waitpid(pid, status, 0);
+	err = errno;
+	probe_disarm();
+	if (r == -1 && err == EINTR) {
+		(void)probe_hung(pid, what);
+		err = ETIMEDOUT;
+	}
+	errno = err;
+	return r;
+}
+
+/* What a failed probe_wait gives: ODD, said once. */
+static int
+probe_wait_odd(void)
+{
+	return errno == ETIMEDOUT ? ODD : odd("waitpid", errno);
+}
+
 /* A call that returned r with errno: blocked if errno is one of ok[]. */
 static int
 verdict(const char *what, long r, const int *ok, int nok)
@@ -711,9 +786,14 @@ c_setuid_bin(void)
 		_exit(errno == EACCES || errno == EPERM ? BLOCKED : ODD);
 	}
 	close(pfd[1]);
+	probe_arm();
 	n = read(pfd[0], buf, sizeof(buf) - 1);
+	probe_disarm();
+	if (n == -1 && errno == EINTR)
+		return probe_hung(pid, "the set-user-ID copy");
 	buf[n > 0 ? n : 0] = '\0';
-	waitpid(pid, &status, 0);
+	if (probe_wait(pid, &status, "the set-user-ID copy") == -1)
+		return probe_wait_odd();
 	if (n <= 0)
 		return WIFEXITED(status) && WEXITSTATUS(status) == BLOCKED ?
 		    BLOCKED : odd("setuid copy", 0);
@@ -773,8 +853,8 @@ c_core(void)
 		prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 		abort();
 	}
-	if (waitpid(pid, &status, 0) == -1)
-		return odd("waitpid", errno);
+	if (probe_wait(pid, &status, "the aborting child") == -1)
+		return probe_wait_odd();
 	return WIFSIGNALED(status) && WCOREDUMP(status) ? ALLOWED : BLOCKED;
 }
 
@@ -927,7 +1007,7 @@ c_forkbomb(void)
 	for (i = 0; i < n; i++)
 		kill(pids[i], SIGKILL);
 	for (i = 0; i < n; i++)
-		waitpid(pids[i], NULL, 0);
+		waitpid(pids[i], NULL, 0);	/* after SIGKILL: they end */
 	if (n == 4096)
 		return ALLOWED;
 	return err == EAGAIN ? BLOCKED : odd("fork", err);
@@ -981,8 +1061,8 @@ c_cpu(void)
 	if (pid == 0)
 		for (;;)
 			__asm__ volatile ("" ::: "memory");
-	if (waitpid(pid, &status, 0) == -1)
-		return odd("waitpid", errno);
+	if (probe_wait(pid, &status, "the spinning child (RLIMIT_CPU)") == -1)
+		return probe_wait_odd();
 	return WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU ||
 	    WTERMSIG(status) == SIGKILL) ? BLOCKED : odd("cpu spin", 0);
 }
@@ -1007,7 +1087,10 @@ c_timeout(void)
 		}
 		_exit(0);
 	}
-	waitpid(pid, NULL, 0);
+	/* It ends as soon as it has forked the grandchild. */
+	if (probe_wait(pid, NULL, "the child that leaves the grandchild") ==
+	    -1)
+		return probe_wait_odd();
 	for (;;)
 		pause();
 }
@@ -1120,8 +1203,8 @@ p_run(const char *cmd)
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(errno == EACCES || errno == EPERM ? BLOCKED : ODD);
 	}
-	if (waitpid(pid, &status, 0) == -1)
-		return odd("waitpid", errno);
+	if (probe_wait(pid, &status, cmd) == -1)
+		return probe_wait_odd();
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return ALLOWED;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == BLOCKED)
@@ -1206,6 +1289,7 @@ p_basics(void)
 		return odd("malloc", errno);
 	memset(m, 1, 64 << 20);
 	free(m);
+	/* p_thread returns at once: the join is bounded by it. */
 	if (pthread_create(&t, NULL, p_thread, (void *)1) != 0 ||
 	    pthread_join(t, &ret) != 0 || ret != (void *)1)
 		return odd("threads", errno);

@@ -40,6 +40,7 @@
 
 #include "agent/profile.h"
 #include "sandbox/sandbox_int.h"
+#include "tests/test_wait.h"
 
 #define CHILD_DEADLINE_S	30
 
@@ -155,8 +156,10 @@ try_exec(const char *path)
 		execv(path, argv);
 		_exit(errno > 0 && errno < 100 ? 100 + errno : 99);
 	}
-	if (waitpid(pid, &st, 0) == -1)
+	if ((st = test_waitpid(pid, 30, path)) == -1) {
+		errno = ETIMEDOUT;
 		return -1;
+	}
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return 0;
 	errno = WIFEXITED(st) && WEXITSTATUS(st) > 100 ?
@@ -376,8 +379,10 @@ run_profile(const struct profile *b)
 		bad = child_rows(&p, abi);
 		_exit(bad > 99 ? 99 : bad);
 	}
-	if (waitpid(pid, &st, 0) != pid)
-		fail_msg("waitpid %ld: %s", (long)pid, strerror(errno));
+	/* Its own alarm ends it at 30 s; this is the bound if that fails. */
+	if ((st = test_waitpid(pid, 60, b->name)) == -1)
+		fail_msg("%s: the child (pid %ld) had not ended after 60 s",
+		    b->name, (long)pid);
 	if (WIFSIGNALED(st))
 		fail_msg("%s: the child died of signal %d%s", b->name,
 		    WTERMSIG(st), WTERMSIG(st) == SIGALRM ? " (its deadline, "

@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -566,12 +567,17 @@ spawned_mountinfo(const struct sandbox_policy *p)
 	close(pfd[1]);
 	buf = malloc(cap + 1);
 	assert_non_null(buf);
-	while (len < cap && (n = read(pfd[0], buf + len, cap - len)) > 0)
-		len += (size_t)n;
+	if ((n = test_read(pfd[0], buf, cap, 60, p->name)) == -1) {
+		kill(pid, SIGKILL);
+		(void)test_waitpid(pid, 10, "the mountinfo child, killed");
+		fail_msg("%s: the child's mountinfo had not ended after 60 s",
+		    p->name);
+	}
+	len = (size_t)n;
 	buf[len] = '\0';
 	close(pfd[0]);
-	if (waitpid(pid, &st, 0) != pid)
-		fail_msg("waitpid: %s", strerror(errno));
+	if ((st = test_waitpid(pid, 60, p->name)) == -1)
+		fail_msg("%s: the child had not ended after 60 s", p->name);
 	sandbox_release(&sb);
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		fail_msg("%s: the child ended with status 0x%x: %s", p->name,

@@ -51,6 +51,7 @@
 #include "agent/profile.h"
 #include "sandbox/sandbox_int.h"
 #include "sandbox/sandbox_testapi.h"
+#include "tests/test_wait.h"
 
 #if defined(__x86_64__)
 #define SC_ARCH		AUDIT_ARCH_X86_64
@@ -656,7 +657,9 @@ test_kernel_agrees(void **state)
 			}
 			_exit(kernel_probe(&p));
 		}
-		assert_int_equal(waitpid(pid, &st, 0), pid);
+		if ((st = test_waitpid(pid, 60, p.what)) == -1)
+			fail_msg("%s: the kernel probe had not ended after 60 s",
+			    p.what);
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			fail_msg("%s: the kernel disagreed with the interpreter "
 			    "(status 0x%x, above)", p.what, st);

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +34,7 @@
 #include "agent/profile.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/sandbox_int.h"
+#include "tests/test_wait.h"
 
 #define TRIALS		5
 #define QUIET_MS	1500
@@ -129,10 +131,15 @@ one_join(struct join_result *r)
 	}
 	close(fd[1]);
 	memset(r, 0, sizeof(*r));
-	if (read(fd[0], r, sizeof(*r)) != (ssize_t)sizeof(*r))
-		fail_msg("no result from the child (pid %d)", (int)pid);
+	if (test_read(fd[0], r, sizeof(*r), 60, "the cgroup child's result")
+	    != (ssize_t)sizeof(*r)) {
+		kill(pid, SIGKILL);
+		(void)test_waitpid(pid, 10, "the cgroup child, killed");
+		fail_msg("no result from the child (pid %d) within 60 s",
+		    (int)pid);
+	}
 	close(fd[0]);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true((st = test_waitpid(pid, 60, "the cgroup child")) != -1);
 	sandbox_release(&sb);
 	if (r->rc == -1)
 		fail_msg("sandbox_child: %s", r->err);

@@ -499,7 +499,7 @@ run_probe(const char *profile, const char *name, const char *log, int timeout,
 			break;
 		if (time(NULL) - start > HANG_GUARD_S) {
 			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
+			waitpid(pid, &status, 0);	/* after SIGKILL */
 			return -1;
 		}
 		nanosleep(&ts, NULL);

@@ -226,14 +226,15 @@ body_signal(const struct fx *fx, int scoped, int fs_write)
 	if (pid == -1)
 		return;
 	expect("kill(own child, SIGTERM)", kill(pid, SIGTERM), 0);
-	expect_true("own child died of SIGTERM", waitpid(pid, &st, 0) == pid &&
-	    WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	expect_true("own child died of SIGTERM", (st = test_waitpid(pid, 10,
+	    "the own child sent SIGTERM")) != -1 && WIFSIGNALED(st) &&
+	    WTERMSIG(st) == SIGTERM);
 
 	if ((pid = fork()) == 0)
 		_exit(kill(getppid(), SIGCONT) == -1 ? 1 : 0);
 	expect_true("own child signals its parent", pid != -1 &&
-	    waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
-	    WEXITSTATUS(st) == 0);
+	    (st = test_waitpid(pid, 10, "the own child signalling its "
+	    "parent")) != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 static void
@@ -346,7 +347,9 @@ sibling_end(pid_t pid, int delivered)
 		assert_int_equal(waitpid(pid, &st, WNOHANG), 0);
 		assert_int_equal(kill(pid, SIGKILL), 0);
 	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	/* Dead of SIGTERM, or of the SIGKILL just sent. */
+	assert_true((st = test_waitpid(pid, 10, "the sibling, signalled")) !=
+	    -1);
 	assert_true(WIFSIGNALED(st));
 	assert_int_equal(WTERMSIG(st), delivered ? SIGTERM : SIGKILL);
 }
@@ -521,7 +524,7 @@ teardown(void **state)
 		close(fx->path_stream);
 	if (fx->sibling > 0) {
 		kill(fx->sibling, SIGKILL);
-		(void)waitpid(fx->sibling, NULL, 0);
+		(void)waitpid(fx->sibling, NULL, 0);	/* after SIGKILL */
 	}
 	if (fx->vsock[0] != '\0')
 		(void)unlink(fx->vsock);

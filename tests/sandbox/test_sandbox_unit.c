@@ -11,13 +11,16 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -277,14 +280,17 @@ static int
 child_output(int pfd[2], pid_t pid, char *out, size_t len)
 {
 	ssize_t	 n;
-	size_t	 got = 0;
 	int	 status;
 
 	close(pfd[1]);
-	while (got < len - 1 && (n = read(pfd[0], out + got, len - 1 -
-	    got)) > 0)
-		got += (size_t)n;
-	out[got] = '\0';
+	if ((n = test_read(pfd[0], out, len - 1, 240, "the output of "
+	    "child_output's child")) == -1) {
+		kill(pid, SIGKILL);
+		(void)test_waitpid(pid, 10, "child_output's child, killed");
+		fail_msg("child_output: its child (pid %d) had not closed its "
+		    "output after 240 s", (int)pid);
+	}
+	out[n] = '\0';
 	close(pfd[0]);
 	assert_true((status = test_waitpid(pid, 240,
 	    "the child of child_output")) != -1);
@@ -510,13 +516,71 @@ test_missing_layer(void **state)
 	sandbox_release(&sb);
 }
 
-/* Run warren with argv; its exit status (128 + signal), output in out. */
+/* A sandbox exec ends in well under this; one that does not is a hang
+ * (a broken flag), failed now rather than at ctest's timeout. */
+#define RUN_WARREN_S	60
+
+static long long
+run_warren_ms(void)
+{
+	struct timespec	ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* argv as one line, for a message (static buffer). */
+static const char *
+run_warren_line(const char *const *argv)
+{
+	static char	line[1024];
+	size_t		len = 0;
+
+	line[0] = '\0';
+	for (; *argv != NULL && len < sizeof(line); argv++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s",
+		    len > 0 ? " " : "", *argv);
+	return line;
+}
+
+/* The child's output on fd into out (past outlen - 1 bytes, read and
+ * dropped) until its end, within RUN_WARREN_S: 0; -1 past it. */
+static int
+run_warren_read(int fd, char *out, size_t outlen)
+{
+	struct pollfd	 pfd = { fd, POLLIN, 0 };
+	long long	 t0 = run_warren_ms(), left;
+	char		 drop[4096];
+	size_t		 got = 0;
+	ssize_t		 r;
+
+	for (;;) {
+		left = RUN_WARREN_S * 1000LL - (run_warren_ms() - t0);
+		if (left <= 0 || poll(&pfd, 1, (int)left) == 0)
+			return -1;
+		if (got < outlen - 1)
+			r = read(fd, out + got, outlen - 1 - got);
+		else
+			r = read(fd, drop, sizeof(drop));
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (got < outlen - 1)
+			got += (size_t)r;
+	}
+	out[got] = '\0';
+	return 0;
+}
+
+/* Run warren with argv; its exit status (128 + signal), output in out.
+ * A run whose output has not ended within RUN_WARREN_S fails the test,
+ * naming the command. */
 static int
 run_warren(char *out, size_t outlen, const char *const *args)
 {
 	const char	*argv[32];
-	int		 pfd[2], n = 0, status;
-	ssize_t		 r, got = 0;
+	int		 pfd[2], n = 0, status, rd;
 	pid_t		 pid;
 
 	argv[n++] = "warren";
@@ -533,11 +597,18 @@ run_warren(char *out, size_t outlen, const char *const *args)
 		_exit(99);
 	}
 	close(pfd[1]);
-	while ((r = read(pfd[0], out + got, outlen - 1 - (size_t)got)) > 0)
-		got += r;
-	out[got] = '\0';
+	rd = run_warren_read(pfd[0], out, outlen);
 	close(pfd[0]);
-	waitpid(pid, &status, 0);
+	if (rd == -1) {
+		kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);	/* after SIGKILL: it ends */
+		fail_msg("%s: its output had not ended after %d s: killed",
+		    run_warren_line(argv), RUN_WARREN_S);
+	}
+	if ((status = test_waitpid(pid, RUN_WARREN_S, run_warren_line(argv)))
+	    == -1)
+		fail_msg("%s: closed its output but had not ended after %d s",
+		    run_warren_line(argv), RUN_WARREN_S);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

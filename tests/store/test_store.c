@@ -1131,7 +1131,7 @@ test_zombie_not_alive(void **state)
 	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
 	assert_int_equal(si.si_pid, pid);
 	assert_int_equal(alive_as(fx, pid), 0);
-	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);	/* dead: no wait */
 }
 
 int

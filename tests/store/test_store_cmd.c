@@ -715,6 +715,7 @@ test_read_while_writing(void **state)
 		    "--format", "dot", "2", NULL), 0);
 	}
 	kill(pid, SIGKILL);
+	/* After SIGKILL: it ends. */
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	close(fds[0]);
 	/* The writer was still writing (not stuck on a lock): killed. */

@@ -37,6 +37,7 @@
 #include "store/store.h"
 #include "store/store_testapi.h"
 #include "tests/store/store_test.h"
+#include "tests/test_wait.h"
 
 #define NAGENTS		6
 #define LEAF_ROUNDS	4	/* tool call + result pairs */
@@ -590,8 +591,11 @@ test_kill9_resume(void **state)
 			nanosleep(&ts, NULL);
 			kill(pid, SIGKILL);
 		}
-		if (waitpid(pid, &status, 0) != pid)
-			fail_msg("waitpid: %s", strerror(errno));
+		/* Killed above, by its own kill_after, or at its end. */
+		if ((status = test_waitpid(pid, 60, "the store crash "
+		    "simulator")) == -1)
+			fail_msg("iteration %d: the simulator had not ended "
+			    "after 60 s", iter);
 		if (WIFEXITED(status)) {
 			if (WEXITSTATUS(status) == EXIT_BADPLAN)
 				fail_msg("iteration %d: the plan disagrees with"
@@ -703,6 +707,7 @@ test_batch_all_or_nothing(void **state)
 			nanosleep(&ts, NULL);
 		}
 		kill(pid, SIGKILL);
+		/* After SIGKILL: it ends. */
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 		close(fds[0]);
 		assert_true(WIFSIGNALED(status));

@@ -130,10 +130,16 @@ test_busy_names_holder(void **state)
 		_exit(0);
 	}
 	close(ready[1]);
-	assert_int_equal(read(ready[0], &c, 1), 1);
+	if (test_read(ready[0], &c, 1, 30, "the lock holder's ready byte") !=
+	    1) {
+		kill(pid, SIGKILL);
+		(void)test_waitpid(pid, 10, "the lock holder, killed");
+		fail_msg("the child holding the database's lock did not say "
+		    "ready within 30 s");
+	}
 	st = store_open(t.db, STORE_CREATE, err, sizeof(err));
 	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
+	waitpid(pid, &status, 0);	/* after SIGKILL: it ends */
 	close(ready[0]);
 	assert_null(st);
 	fprintf(stderr, "busy: %s\n", err);

@@ -570,13 +570,17 @@ test_bound_killed(void **state)
 		bound_parent(&f, p[1]);
 	}
 	close(p[1]);
-	if (read(p[0], &sp, sizeof(sp)) != sizeof(sp))
-		fail_msg("the killed supervisor's stand-in ended before its "
-		    "worker wrote");
+	if (test_read(p[0], &sp, sizeof(sp), 60, "the spawn server's pid from "
+	    "the supervisor's stand-in") != sizeof(sp)) {
+		kill(pid, SIGKILL);
+		(void)test_waitpid(pid, 10, "the stand-in, killed");
+		fail_msg("the killed supervisor's stand-in ended, or did not "
+		    "write, before its worker wrote (60 s)");
+	}
 	close(p[0]);
 	file_absent(up, "k");
 	assert_int_equal(kill(pid, SIGKILL), 0);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(waitpid(pid, &st, 0), pid);	/* after SIGKILL */
 	/* A resume at once: it sees what the killed run wrote. */
 	d = server(&f.a);
 	snprintf(s, sizeof(s), "cd '%s' && cat k >&2 && ls many | wc -l >&2",

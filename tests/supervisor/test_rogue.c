@@ -768,7 +768,10 @@ spawnd_wait(struct spawnd_client *d, struct answers *a, int nspawned,
 	uint64_t	end = clock_mono_ms() + 60000;
 
 	while (a->nspawned < nspawned || a->nexits < nexits) {
-		assert_true(clock_mono_ms() < end);
+		if (clock_mono_ms() >= end)
+			fail_msg("waited 60 s for %d spawned and %d exits from "
+			    "the spawn server: %d and %d came", nspawned, nexits,
+			    a->nspawned, a->nexits);
 		pfd.fd = spawnd_client_fd(d);
 		pfd.events = POLLIN;
 		(void)poll(&pfd, 1, 1000);

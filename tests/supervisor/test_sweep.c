@@ -114,6 +114,7 @@ sweep_run(int out)
 	if (clock_mono_ms() - t0 >= 500)
 		return 4;
 	(void)kill(pids[0], SIGKILL);
+	/* After SIGKILL: it ends. */
 	return waitpid(pids[0], &st, 0) == pids[0] ? 0 : 5;
 }
 

@@ -542,6 +542,7 @@ test_special_not_opened(void **state)
 		usleep(1000);
 	}
 	kill(pid, SIGKILL);
+	/* After SIGKILL: it ends. */
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	alarm(0);
 }

@@ -599,6 +599,7 @@ test_usage_live(void **state)
 		assert_int_equal(clock_gettime(CLOCK_MONOTONIC, &t), 0);
 	} while (t.tv_sec - t0.tv_sec < 2);
 	kill(pid, SIGKILL);
+	/* After SIGKILL: it ends. */
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_int_equal(fails, 0);
 	rm(&c);

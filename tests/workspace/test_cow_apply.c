@@ -463,6 +463,7 @@ test_kill(void **state)
 		ts.tv_nsec = us % 1000000 * 1000;
 		nanosleep(&ts, NULL);
 		kill(pid, SIGKILL);
+		/* After SIGKILL: it ends. */
 		assert_int_equal(waitpid(pid, &st, 0), pid);
 		if (WIFEXITED(st)) {
 			assert_int_equal(WEXITSTATUS(st), 0);
