@@ -296,13 +296,6 @@ int	 ipc_frame_check(const unsigned char *p, size_t avail, size_t *bodylen);
 int	 ipc_frame_pipe_size(int fd, size_t want);
 
 /* peer.c: one end of a pipe pair (non-blocking and blocking use). */
-/*
- * Make a worker's two pipes: sup[0] the supervisor reads, sup[1] it writes;
- * wrk[0] the worker reads, wrk[1] it writes. All O_CLOEXEC (dup2 them to
- * the worker's fixed fds after fork); the supervisor's ends O_NONBLOCK;
- * both pipes raised to IPC_PIPE_SIZE where the kernel allows.
- */
-int	 ipc_peer_pipes(int sup[2], int wrk[2]);
 void	 ipc_peer_init(struct ipc_peer *p, int rfd, int wfd,
 	    enum ipc_side self);
 /* Free the buffers; the fds stay open (the caller owns them). */

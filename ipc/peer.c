@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/fd.h"
 #include "ipc/ipc.h"
+#include "ipc/ipc_testapi.h"
 
 /*
  * Bytes asked of one read() when no frame is partly read: several small

@@ -25,6 +25,7 @@
 #include "common/fd.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
+#include "ipc/ipc_testapi.h"
 #include "tests/ipc/samples.h"
 #include "tests/test_wait.h"
 
