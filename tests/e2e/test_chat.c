@@ -66,6 +66,8 @@ test_chat_turns(void **state)
 			    c->ws, "--profile", "general", NULL };
 	char		*cont[] = { "warren", "chat", "--db", db, "--workspace",
 			    c->ws, "--profile", "general", "--continue", NULL };
+	char		*json[] = { "warren", "chat", "--db", db, "--json", NULL };
+	char		*help[] = { "warren", "help", "chat", NULL };
 	char		*runs[] = { "warren", "runs", "--all", "--db", db,
 			    NULL };
 	char		 xdg[PATH_MAX + 32];
@@ -123,6 +125,16 @@ test_chat_turns(void **state)
 	if (strstr(r.out, "SECOND-MSG") == NULL ||
 	    strstr(r.out, "THIRD-MSG") == NULL)
 		fail_msg("%s\n%s", r.out, r.err);
+	h_run_free(&r);
+	/* --json is warren run's: refused, nothing run. */
+	assert_int_equal(h_warren(&r, json, env, NULL, NULL), 0);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--json is warren run's only"));
+	h_run_free(&r);
+	/* warren help chat: the commands between turns. */
+	assert_int_equal(h_warren(&r, help, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "/apply [PATH...]"));
 	h_run_free(&r);
 }
 
