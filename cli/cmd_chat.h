@@ -21,6 +21,8 @@ struct cmd_chat {
 	int		  sigint;	/* Ctrl-C at the prompt, not yet
 					   followed by a line */
 	char		  hist[PATH_MAX];	/* chat-history, or "" */
+	char		**histv;	/* its lines, oldest first */
+	size_t		  nhist;
 };
 
 /* cmd_chat_line.c */
@@ -31,5 +33,8 @@ char	*cmd_chat_line_read(struct cmd_chat *);
 /* Keep a line typed on the terminal in the history file. */
 void	 cmd_chat_line_history(struct cmd_chat *, const char *line);
 void	 cmd_chat_line_end(struct cmd_chat *);
+/* cmd_chat_edit.c: a line typed on the terminal, edited in raw mode
+ * (the caller frees it); NULL at the end. *intr: Ctrl-C dropped it. */
+char	*cmd_chat_edit(struct cmd_chat *, int *intr);
 
 #endif

@@ -3,7 +3,8 @@
  * -L), keys sent as a user types them. A message gets its answer and the
  * prompt back; Ctrl-C during a slow turn ends that turn cancelled and
  * gives the prompt back (the conversation goes on); Ctrl-C at the prompt
- * clears the line; /quit ends with exit 0.
+ * clears the line; left-arrow editing and up-arrow history; /quit ends
+ * with exit 0.
  */
 #include <sys/types.h>
 
@@ -25,6 +26,9 @@
 static const char tty_script[] =
 "{\"rules\": [\n"
 " {\"match\": \"SLOW-MSG\", \"repeat\": true, \"responses\": [{\"hang\": true}]},\n"
+" {\"match\": \"EDIT-MSG\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"c2\", \"name\": \"complete\", \"arguments\":"
+"  {\"result\": \"EDIT-ANSWER\"}}]}}]},\n"
 " {\"match\": \"HELLO-MSG\", \"repeat\": true, \"responses\": [{\"reply\":"
 "  {\"calls\": [{\"id\": \"c1\", \"name\": \"complete\", \"arguments\":"
 "  {\"result\": \"HELLO-ANSWER\"}}]}}]}\n"
@@ -178,13 +182,23 @@ test_chat_tty(void **state)
 	assert_int_equal(tty_tmux(&t, "send-keys -t chat Enter"), 0);
 	tty_wait(&t, "HELLO-ANSWER", 1);
 	tty_wait(&t, "\n>", 2);	/* (capture-pane drops the space) */
-	/* A slow turn, stopped: cancelled, and the prompt is back. */
+	/* Editing: EDITMSG, three left, "-": EDIT-MSG is sent. */
+	assert_int_equal(tty_tmux(&t, "send-keys -t chat -l EDITMSG"), 0);
+	assert_int_equal(tty_tmux(&t, "send-keys -t chat Left Left Left"), 0);
+	assert_int_equal(tty_tmux(&t, "send-keys -t chat -l -"), 0);
+	assert_int_equal(tty_tmux(&t, "send-keys -t chat Enter"), 0);
+	tty_wait(&t, "EDIT-ANSWER", 1);
+	/* Up: the line before, from the history, sent again. */
+	assert_int_equal(tty_tmux(&t, "send-keys -t chat Up Enter"), 0);
+	tty_wait(&t, "EDIT-ANSWER", 2);
+	/* A slow turn (last: every later request would hold SLOW-MSG),
+	 * stopped: cancelled, and the prompt is back. */
 	assert_int_equal(tty_tmux(&t, "send-keys -t chat -l SLOW-MSG"), 0);
 	assert_int_equal(tty_tmux(&t, "send-keys -t chat Enter"), 0);
 	tty_wait_request(&t, "SLOW-MSG");
 	assert_int_equal(tty_tmux(&t, "send-keys -t chat C-c"), 0);
 	tty_wait(&t, "cancelled", 1);
-	tty_wait(&t, "\n>", 3);
+	tty_wait(&t, "\n>", 5);
 	/* Ctrl-C at the prompt: the line is dropped, the chat goes on. */
 	assert_int_equal(tty_tmux(&t, "send-keys -t chat -l NOT-SENT"), 0);
 	assert_int_equal(tty_tmux(&t, "send-keys -t chat C-c"), 0);
@@ -195,7 +209,16 @@ test_chat_tty(void **state)
 	{
 		char *reqs = h_read_file(t.fl.log);
 
+		char hist[PATH_MAX];
+
 		assert_null(strstr(reqs, "NOT-SENT"));
+		free(reqs);
+		/* The history: in the state directory, not the workspace. */
+		snprintf(hist, sizeof(hist), "%s/state/warren/chat-history",
+		    t.dir);
+		reqs = h_read_file(hist);
+		assert_int_equal(h_count_lines(reqs, "EDIT-MSG", NULL), 2);
+		assert_int_equal(h_count_lines(reqs, "HELLO-MSG", NULL), 1);
 		free(reqs);
 	}
 	tty_cur = NULL;
