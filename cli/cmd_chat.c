@@ -10,6 +10,7 @@
  * /report /quit. Lines come from the terminal (cmd_chat_line.c) or, when
  * standard input is not one, one message a line from it.
  */
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <errno.h>
@@ -177,6 +178,11 @@ cmd_chat_call(const struct cmd_chat *c, int (*fn)(int, char **), int argc,
 	}
 	if (pid == 0) {
 		signal(SIGINT, SIG_DFL);
+		/* A chat killed (kill -9) ends its turn as SIGTERM does: the
+		 * run ends cancelled, stored, and --continue goes on. */
+		if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 ||
+		    getppid() == 1)
+			_exit(WARREN_EXIT_FAIL);
 		/* Piped: the next lines are ours, not the turn's. */
 		if (!c->tty && (null = open("/dev/null", O_RDONLY)) != -1) {
 			dup2(null, STDIN_FILENO);

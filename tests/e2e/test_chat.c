@@ -138,11 +138,86 @@ test_chat_turns(void **state)
 	h_run_free(&r);
 }
 
+static const char kill_script[] =
+"{\"rules\": [\n"
+" {\"match\": \"AFTER-KILL-MSG\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"c2\", \"name\": \"complete\", \"arguments\":"
+"  {\"result\": \"AFTER-KILL-ANSWER\"}}]}}]},\n"
+" {\"match\": \"HANG-MSG\", \"repeat\": true, \"responses\": [{\"hang\": true}]}\n"
+"]}\n";
+
+/* fakellm was asked for HANG-MSG (its log names the file). */
+static int
+asked_hang(void *arg)
+{
+	char	*s = h_read_file(arg);
+	int	 yes = s != NULL && strstr(s, "HANG-MSG") != NULL;
+
+	free(s);
+	return yes;
+}
+
+static void
+kill_at_hang(pid_t pid, void *arg)
+{
+	int	*killed = ((void **)arg)[1];
+
+	*killed = h_kill_when(pid, asked_hang, ((void **)arg)[0], 60,
+	    "fakellm asked for the hanging turn");
+}
+
+/* kill -9 of warren chat during a turn: the turn's run ends (cancelled,
+ * not left running), and `warren chat --resume` goes on from it. */
+static void
+test_chat_killed(void **state)
+{
+	struct h_fakellm fl;
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 db[PATH_MAX], xdg[PATH_MAX + 32], *reqs;
+	int		 killed = 0;
+	void		*arg[2] = { fl.log, &killed };
+	char		*chat[] = { "warren", "chat", "--db", db, "--workspace",
+			    c->ws, "--in-place", NULL };
+	char		*resume[] = { "warren", "chat", "--db", db,
+			    "--workspace", c->ws, "--in-place", "--resume",
+			    NULL };
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=k",
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    xdg, NULL };
+
+	h_ws_cassette_close(c);
+	snprintf(xdg, sizeof(xdg), "XDG_STATE_HOME=%s/state", c->dir);
+	snprintf(db, sizeof(db), "%s/kill.db", c->dir);
+	if (h_fakellm_start(&fl, c->dir, kill_script) == 1)
+		skip();
+	chat_input(c, "in3", "HANG-MSG\n");
+	assert_int_equal(h_warren(&r, chat, env, kill_at_hang, arg), 0);
+	if (!killed)
+		fail_msg("%s", h_wait_why);
+	h_run_free(&r);
+	/* The turn's run ended with its chat: --resume is not refused as
+	 * "still running" and the next turn is given the killed one. */
+	chat_input(c, "in4", "AFTER-KILL-MSG\n");
+	assert_int_equal(h_warren(&r, resume, env, NULL, NULL), 0);
+	if (r.status != 0 || strstr(r.out, "AFTER-KILL-ANSWER") == NULL ||
+	    strstr(r.out, "going on from run 1") == NULL)
+		fail_msg("%d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	h_fakellm_stop(&fl);
+	reqs = h_read_file(fl.log);
+	assert_int_equal(h_count_lines(reqs, "AFTER-KILL-MSG",
+	    "\"role\":\"user\",\"content\":\"HANG-MSG\""), 1);
+	free(reqs);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_chat_turns, setup,
+		    h_ws_teardown),
+		cmocka_unit_test_setup_teardown(test_chat_killed, setup,
 		    h_ws_teardown),
 	};
 
