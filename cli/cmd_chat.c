@@ -320,11 +320,12 @@ cmd_chat_resume(struct cmd_chat *c)
 		rc = -1;
 	else
 		store_run_free(&r);
-	if (rc == -1)
-		fprintf(stderr, "warren chat: --continue: no run %s%lld in %s:"
-		    " %s\n", c->cont == -1 ? "(the latest) " : "",
-		    (long long)(c->cont == -1 ? 0 : c->cont), c->wsreal,
-		    store_errmsg(st));
+	if (rc == -1 && c->cont == -1)
+		fprintf(stderr, "warren chat: --continue: no run to go on from "
+		    "in %s: %s\n", c->wsreal, store_errmsg(st));
+	else if (rc == -1)
+		fprintf(stderr, "warren chat: --continue: run %lld: %s\n",
+		    (long long)c->cont, store_errmsg(st));
 	else
 		printf("(going on from run %lld)\n", (long long)c->last);
 	store_close(st);

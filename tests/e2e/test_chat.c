@@ -67,6 +67,8 @@ test_chat_turns(void **state)
 	char		*cont[] = { "warren", "chat", "--db", db, "--workspace",
 			    c->ws, "--profile", "general", "--continue", NULL };
 	char		*json[] = { "warren", "chat", "--db", db, "--json", NULL };
+	char		*missing[] = { "warren", "chat", "--db", db,
+			    "--continue", "99", NULL };
 	char		*help[] = { "warren", "help", "chat", NULL };
 	char		*runs[] = { "warren", "runs", "--all", "--db", db,
 			    NULL };
@@ -125,6 +127,11 @@ test_chat_turns(void **state)
 	if (strstr(r.out, "SECOND-MSG") == NULL ||
 	    strstr(r.out, "THIRD-MSG") == NULL)
 		fail_msg("%s\n%s", r.out, r.err);
+	h_run_free(&r);
+	/* --continue of a run that is not there: refused, exit 2. */
+	assert_int_equal(h_warren(&r, missing, env, NULL, NULL), 0);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--continue: run 99: "));
 	h_run_free(&r);
 	/* --json is warren run's: refused, nothing run. */
 	assert_int_equal(h_warren(&r, json, env, NULL, NULL), 0);
