@@ -4,7 +4,8 @@
  * the user left it). Left/right (and Ctrl-B/F), Home/End (Ctrl-A/E),
  * backspace, up/down through the history, Enter; Ctrl-C drops the line,
  * Ctrl-D at an empty line is the end. A UTF-8 sequence moves as one
- * character; a terminal column is taken for each.
+ * character; a terminal column is taken for each. Keys typed ahead during
+ * a turn are kept (TCSADRAIN, not TCSAFLUSH).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -188,14 +189,14 @@ cmd_chat_edit(struct cmd_chat *c, int *intr)
 	raw.c_iflag &= ~(ICRNL | IXON);
 	raw.c_cc[VMIN] = 1;
 	raw.c_cc[VTIME] = 0;
-	if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == -1)
+	if (tcsetattr(STDIN_FILENO, TCSADRAIN, &raw) == -1)
 		return NULL;
 	memset(&e, 0, sizeof(e));
 	e.hi = c->nhist;
 	edit_redraw(&e);
 	while ((k = edit_key(c, &e)) == 0)
 		edit_redraw(&e);
-	(void)tcsetattr(STDIN_FILENO, TCSAFLUSH, &old);
+	(void)tcsetattr(STDIN_FILENO, TCSADRAIN, &old);
 	if (k == 2)
 		printf("^C");
 	printf("\n");

@@ -188,9 +188,11 @@ test_chat_tty(void **state)
 	assert_int_equal(tty_tmux(&t, "send-keys -t chat -l -"), 0);
 	assert_int_equal(tty_tmux(&t, "send-keys -t chat Enter"), 0);
 	tty_wait(&t, "EDIT-ANSWER", 1);
+	tty_wait(&t, "\n>", 3);
 	/* Up: the line before, from the history, sent again. */
 	assert_int_equal(tty_tmux(&t, "send-keys -t chat Up Enter"), 0);
 	tty_wait(&t, "EDIT-ANSWER", 2);
+	tty_wait(&t, "\n>", 4);
 	/* A slow turn (last: every later request would hold SLOW-MSG),
 	 * stopped: cancelled, and the prompt is back. */
 	assert_int_equal(tty_tmux(&t, "send-keys -t chat -l SLOW-MSG"), 0);
