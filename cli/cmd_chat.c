@@ -37,9 +37,10 @@ cmd_chat_usage(FILE *f)
 	    "A conversation: each line you type is a turn, run as `warren run"
 	    " --continue`\nof the turn before (the first as `warren run`); the"
 	    " orchestrator sees the\nearlier turns' messages and answers. "
-	    "Every option of `warren run` but\n--continue, --json and TASK "
-	    "applies to each turn. --continue [RUN] (or\n--resume: the "
-	    "workspace's latest run) goes on from run RUN's conversation.\n"
+	    "Every option of `warren run` but\n--continue, --json, --apply, "
+	    "--no-store and TASK applies to each turn.\n--continue [RUN] (or "
+	    "--resume: the workspace's latest run) goes on from\nrun RUN's "
+	    "conversation.\n"
 	    "Between turns:\n"
 	    "  /diff [PATH...]   what the last turn changed (warren diff)\n"
 	    "  /apply [PATH...]  write it into the workspace (warren apply)\n"
@@ -104,6 +105,12 @@ cmd_chat_args(int argc, char **argv, struct cmd_chat *c)
 			fprintf(stderr, "warren chat: %s is warren run's only: "
 			    "a conversation shows its turns as they run, and "
 			    "/apply writes a turn\n", s);
+			return -1;
+		}
+		if (strcmp(s, "--no-store") == 0) {
+			fprintf(stderr, "warren chat: --no-store: a "
+			    "conversation's turns are stored runs, each the "
+			    "follow-up of the one before (leave it out)\n");
 			return -1;
 		}
 		if ((strcmp(s, "--db") == 0 || strcmp(s, "-w") == 0 ||

@@ -69,6 +69,7 @@ test_chat_turns(void **state)
 	char		*json[] = { "warren", "chat", "--db", db, "--json", NULL };
 	char		*missing[] = { "warren", "chat", "--db", db,
 			    "--continue", "99", NULL };
+	char		*nostore[] = { "warren", "chat", "--no-store", NULL };
 	char		*help[] = { "warren", "help", "chat", NULL };
 	char		*runs[] = { "warren", "runs", "--all", "--db", db,
 			    NULL };
@@ -137,6 +138,11 @@ test_chat_turns(void **state)
 	assert_int_equal(h_warren(&r, json, env, NULL, NULL), 0);
 	assert_int_equal(r.status, 2);
 	assert_non_null(strstr(r.err, "--json is warren run's only"));
+	h_run_free(&r);
+	/* --no-store: turns are stored runs; refused. */
+	assert_int_equal(h_warren(&r, nostore, env, NULL, NULL), 0);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "--no-store: a conversation"));
 	h_run_free(&r);
 	/* warren help chat: the commands between turns. */
 	assert_int_equal(h_warren(&r, help, NULL, NULL, NULL), 0);
