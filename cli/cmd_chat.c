@@ -32,8 +32,8 @@
 static void
 cmd_chat_usage(FILE *f)
 {
-	fprintf(f, "usage: warren chat [run options] [--workspace DIR] "
-	    "[--continue [RUN] | --resume]\n"
+	fprintf(f, "usage: warren chat [run options] [--workspace DIR]\n"
+	    "                   [--continue [RUN] | --resume]\n"
 	    "A conversation: each line you type is a turn, run as `warren run"
 	    " --continue`\nof the turn before (the first as `warren run`); the"
 	    " orchestrator sees the\nearlier turns' messages and answers. "
