@@ -42,6 +42,9 @@ const char *cmd_getopt_near(const char *s, size_t len,
 #define CMD_RUN_TASK_MAX	(1024 * 1024)
 int	cmd_run(int argc, char **argv);
 int	cmd_resume(int argc, char **argv);
+int	cmd_run_turn(int argc, char **argv);
+/* cmd_chat.c */
+int	cmd_chat(int argc, char **argv);
 /* cmd_run_args.c: declare every key a run reads (the LLM's and the
  * run's own). */
 int	cmd_run_declare(struct config *c);

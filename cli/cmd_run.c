@@ -107,6 +107,7 @@ cmd_run_new(const struct cmd_run_args *a, const struct config *c,
 	o.masks = x->maskv;
 	o.schema = a->schema;
 	o.root_inherit = a->cont;
+	o.root_chat = a->chat;
 	cmd_run_limits(c, &o.limits);
 	if ((r = run_new(&o, x->llm, &x->ps, err, sizeof(err))) == NULL)
 		cmd_run_error("run", "%s", err);
@@ -327,7 +328,7 @@ out:
 }
 
 static int
-cmd_run_common(int argc, char **argv, int resume)
+cmd_run_common(int argc, char **argv, int resume, int chat)
 {
 	struct cmd_run_args	 a;
 	struct config		*c;
@@ -343,6 +344,7 @@ cmd_run_common(int argc, char **argv, int resume)
 		config_free(c);
 		return WARREN_EXIT_USAGE;
 	}
+	a.chat = chat;
 	if (a.verbose)
 		log_setlevel(LOG_LEVEL_DEBUG);
 	code = cmd_run_go(&a, c);
@@ -355,11 +357,19 @@ cmd_run_common(int argc, char **argv, int resume)
 int
 cmd_run(int argc, char **argv)
 {
-	return cmd_run_common(argc, argv, 0);
+	return cmd_run_common(argc, argv, 0, 0);
 }
 
 int
 cmd_resume(int argc, char **argv)
 {
-	return cmd_run_common(argc, argv, 1);
+	return cmd_run_common(argc, argv, 1, 0);
+}
+
+/* One turn of warren chat (cmd_chat.c): warren run's arguments, the root
+ * given the earlier turns in full. */
+int
+cmd_run_turn(int argc, char **argv)
+{
+	return cmd_run_common(argc, argv, 0, 1);
 }

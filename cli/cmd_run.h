@@ -38,6 +38,7 @@ struct cmd_run_args {
 	int		 is_resume;	/* warren resume, not run */
 	int		 cont;		/* --continue */
 	int64_t		 cont_run;	/* its RUN; -1: the latest */
+	int		 chat;		/* a turn of warren chat */
 	char		*task_buf;	/* TASK "-": read from stdin */
 };
 

@@ -10,6 +10,8 @@
 const struct cmd warren_cmds[] = {
 	{ "run", "[options] TASK", "run a task with an orchestrator and sandboxed subagents",
 	    cmd_run },
+	{ "chat", "[run options] [--continue [RUN]]",
+	    "a conversation: each message a follow-up run", cmd_chat },
 	{ "resume", "RUN", "continue an interrupted run", cmd_resume },
 	{ "ask", "[--provider P] [--base-url URL] [--model M] PROMPT",
 	    "send one prompt to an LLM endpoint and print the answer", cmd_ask },

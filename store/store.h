@@ -443,6 +443,13 @@ int		 store_runs_list(struct store *st, const char *workspace,
 		    size_t limit, struct store_run **runs, size_t *nruns);
 int		 store_run_get(struct store *st, int64_t run,
 		    struct store_run *out);
+/* store_turns.c: the runs that run's --continue chain names (a warren
+ * chat's earlier turns), the last max of them oldest first, into out: a
+ * user message (the task) and an assistant one (the result), each cut to
+ * textmax bytes. */
+struct msg_list;
+int		 store_turns(struct store *st, int64_t run, size_t max,
+		    size_t textmax, struct msg_list *out);
 /* The newest run's id, of workspace as above (NULL: of any);
  * STORE_ENOTFOUND when there is none. */
 int		 store_run_latest(struct store *st, const char *workspace,

@@ -28,6 +28,8 @@
 
 #define RUN_INHERIT_RESULT_MAX	4000	/* chars of one inherited result */
 #define RUN_INHERIT_MAX		32	/* inherited messages */
+#define RUN_CHAT_TURNS		64	/* earlier turns of a chat given */
+#define RUN_CHAT_TEXT_MAX	16000	/* bytes of one of their messages */
 
 static const char *const run_end_names[] = {
 	[NODE_END_NONE] = "running",
@@ -380,6 +382,15 @@ run_inherited(struct run *r, const struct node *n, struct msg_list *out)
 
 	/* The memory graph: ancestors' summaries in order, and the
 	 * parent's conversation while it has none (docs/memory.md). */
+	if (r->store != NULL && n == r->root && r->opts.root_chat) {
+		if (store_turns(r->store, r->run_id, RUN_CHAT_TURNS,
+		    RUN_CHAT_TEXT_MAX, out) == 0)
+			return;
+		run_store_warn(r, "the conversation before run %lld",
+		    (long long)r->run_id);
+		msg_list_free(out);
+		msg_list_init(out);
+	}
 	if (r->store != NULL && n->store_node > 0) {
 		if (store_context(r->store, n->store_node,
 		    STORE_CTX_PARENT_MESSAGES | STORE_CTX_ANCESTORS, out) == 0)

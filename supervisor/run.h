@@ -198,6 +198,9 @@ struct run_opts {
 	/* run --continue: the root starts from its memory node's ancestors,
 	   the root node of the run it follows up (run_inherited). */
 	int		 root_inherit;
+	/* warren chat's turn: with root_inherit, the root starts from the
+	   earlier turns in full (store_turns), not their memory. */
+	int		 root_chat;
 	struct run_limits limits;
 };
 
