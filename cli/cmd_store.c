@@ -528,11 +528,14 @@ cmd_runs_ws(const char *ws)
 		ws += len - CMD_WS_WIDTH;
 	str_escape(esc, sizeof(esc), ws, strlen(ws));
 	len = strlen(esc);
-	if (len > CMD_WS_WIDTH)
-		snprintf(col, sizeof(col), "...%s", esc + len -
-		    (CMD_WS_WIDTH - 3));
-	else
-		snprintf(col, sizeof(col), "%s", esc);
+	if (len > CMD_WS_WIDTH) {	/* escapes made it longer */
+		memcpy(col, "...", 3);
+		memcpy(col + 3, esc + len - (CMD_WS_WIDTH - 3),
+		    CMD_WS_WIDTH - 3);
+		len = CMD_WS_WIDTH;
+	} else
+		memcpy(col, esc, len);
+	col[len] = '\0';
 	printf("%-*s  ", CMD_WS_WIDTH, col);
 }
 
