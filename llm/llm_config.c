@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/config.h"
+#include "common/price.h"
 #include "common/str.h"
 #include "common/urlmask.h"
 #include "llm/llm_int.h"
@@ -121,6 +122,10 @@ static const struct config_key llm_keys[] = {
 	    CONFIG_NOPROJECT, "a model name and the id sent for it, "
 	    "'sonnet=claude-sonnet-4-5' (repeatable; over the built-in table)"
 	    },
+	{ "model_prices", CONFIG_LIST, NULL, NULL, 0, 0, NULL,
+	    CONFIG_NOPROJECT, "a model's price in US dollars per million "
+	    "input and output tokens, 'claude-sonnet-4-5=3,15' (repeatable): "
+	    "runs of it show their cost" },
 	{ "api_key_file", CONFIG_STRING, "WARREN_API_KEY_FILE", NULL, 0, 0,
 	    NULL, CONFIG_NOPROJECT, "file holding the API key" },
 	{ "record", CONFIG_STRING, "WARREN_RECORD", NULL, 0, 0, NULL,
@@ -377,6 +382,7 @@ llm_config_load(struct llm_config *lc, const struct config *c, char *err,
 {
 	const struct llm_preset	*pr;
 	const char		*model;
+	struct price		 price;
 	int			 url_env = 0;
 
 	if (errsz > 0)
@@ -414,7 +420,8 @@ llm_config_load(struct llm_config *lc, const struct config *c, char *err,
 	    LLM_TOOLS_TEXT : LLM_TOOLS_NATIVE;
 	lc->max_response = (size_t)config_bytes(c, "max_response");
 	if (llm_config_headers(lc, c, err, errsz) == -1 ||
-	    llm_alias_load(lc, c, err, errsz) == -1)
+	    llm_alias_load(lc, c, err, errsz) == -1 ||
+	    price_find(c, NULL, &price, err, errsz) == -1)	/* checked */
 		goto fail;
 	if (lc->record != NULL && lc->replay != NULL) {
 		snprintf(err, errsz, "record (%s) and replay (%s) exclude each "
