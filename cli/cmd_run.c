@@ -109,7 +109,7 @@ cmd_run_new(const struct cmd_run_args *a, const struct config *c,
 	o.schema = a->schema;
 	o.root_inherit = a->cont;
 	cmd_run_limits(c, &o.limits);
-	/* By the run's model: llm_config_load checked every entry. */
+	/* By the run's model; a bad entry anywhere stops the run. */
 	if ((o.priced = price_find(c, x->lc.model, &o.price, err,
 	    sizeof(err))) == -1) {
 		cmd_run_error("run", "%s", err);

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "common/config.h"
-#include "common/price.h"
 #include "common/str.h"
 #include "common/urlmask.h"
 #include "llm/llm_int.h"
@@ -382,7 +381,6 @@ llm_config_load(struct llm_config *lc, const struct config *c, char *err,
 {
 	const struct llm_preset	*pr;
 	const char		*model;
-	struct price		 price;
 	int			 url_env = 0;
 
 	if (errsz > 0)
@@ -420,8 +418,7 @@ llm_config_load(struct llm_config *lc, const struct config *c, char *err,
 	    LLM_TOOLS_TEXT : LLM_TOOLS_NATIVE;
 	lc->max_response = (size_t)config_bytes(c, "max_response");
 	if (llm_config_headers(lc, c, err, errsz) == -1 ||
-	    llm_alias_load(lc, c, err, errsz) == -1 ||
-	    price_find(c, NULL, &price, err, errsz) == -1)	/* checked */
+	    llm_alias_load(lc, c, err, errsz) == -1)
 		goto fail;
 	if (lc->record != NULL && lc->replay != NULL) {
 		snprintf(err, errsz, "record (%s) and replay (%s) exclude each "

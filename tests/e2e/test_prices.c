@@ -145,13 +145,24 @@ test_bad_and_project(void **state)
 	(void)state;
 	t_open(&t);
 	snprintf(cfg, sizeof(cfg), "%s/config", t.w.dir);
-	/* A bad entry: the run stops before it starts, saying where. */
+	t_run(&t, &r);
+	h_run_free(&r);
+	/* A bad entry: a run stops before it starts, saying where; runs
+	 * and show say why they show no cost. */
 	h_write(cfg, "warren/config", "\nmodel_prices = pm-1=3\n", 0);
 	t_warren(&t, &r, "run", "--plain", "--replay", t.w.cas, "--workspace",
 	    t.w.ws, "the task", NULL);
 	assert_int_equal(r.status, 3);
 	t_has(r.err, "warren/config:2): 'pm-1=3' is not MODEL=IN,OUT",
 	    "bad entry");
+	h_run_free(&r);
+	t_warren(&t, &r, "runs", "--workspace", t.w.ws, NULL);
+	assert_int_equal(r.status, 0);
+	t_has(r.err, "costs not shown: model_prices (", "runs, bad entry");
+	t_has(r.err, "warren/config:2): 'pm-1=3' is not", "runs, bad entry");
+	t_hasnt(r.out, "COST", "runs, bad entry");
+	if (h_count_lines(r.out, "the task", NULL) != 1)
+		fail_msg("runs: the refused run recorded:\n%s", r.out);
 	h_run_free(&r);
 	/* A project may not set it: trusting it is refused. */
 	h_write(cfg, "warren/config", "", 0);
