@@ -454,12 +454,14 @@ cmd_run_cost(const struct store_run *r, char *buf, size_t sz)
 	struct price		 p;
 	char			 err[512];
 	int			 rc;
+	static int		 said;
 
 	buf[0] = '\0';
 	if ((c = cmd_user_config()) == NULL)
 		return 0;
 	if ((rc = price_find(c, r->model, &p, err, sizeof(err))) == -1) {
-		fprintf(stderr, "warren: costs not shown: %s\n", err);
+		if (!said++)	/* once, not for every run listed */
+			fprintf(stderr, "warren: costs not shown: %s\n", err);
 		return 0;
 	}
 	if (rc == 1)

@@ -147,6 +147,8 @@ test_bad_and_project(void **state)
 	snprintf(cfg, sizeof(cfg), "%s/config", t.w.dir);
 	t_run(&t, &r);
 	h_run_free(&r);
+	t_run(&t, &r);
+	h_run_free(&r);
 	/* A bad entry: a run stops before it starts, saying where; runs
 	 * and show say why they show no cost. */
 	h_write(cfg, "warren/config", "\nmodel_prices = pm-1=3\n", 0);
@@ -161,7 +163,9 @@ test_bad_and_project(void **state)
 	t_has(r.err, "costs not shown: model_prices (", "runs, bad entry");
 	t_has(r.err, "warren/config:2): 'pm-1=3' is not", "runs, bad entry");
 	t_hasnt(r.out, "COST", "runs, bad entry");
-	if (h_count_lines(r.out, "the task", NULL) != 1)
+	if (h_count_lines(r.err, "costs not shown", NULL) != 1)
+		fail_msg("runs: the bad entry not said once:\n%s", r.err);
+	if (h_count_lines(r.out, "the task", NULL) != 2)
 		fail_msg("runs: the refused run recorded:\n%s", r.out);
 	h_run_free(&r);
 	/* A project may not set it: trusting it is refused. */
