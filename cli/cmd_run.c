@@ -28,6 +28,7 @@
 #include "common/exitcode.h"
 #include "common/jschema.h"
 #include "common/log.h"
+#include "common/price.h"
 #include "common/str.h"
 #include "store/store.h"
 #include "supervisor/run.h"
@@ -109,6 +110,12 @@ cmd_run_new(const struct cmd_run_args *a, const struct config *c,
 	o.root_inherit = a->cont;
 	o.root_chat = a->chat;
 	cmd_run_limits(c, &o.limits);
+	/* By the run's model; a bad entry anywhere stops the run. */
+	if ((o.priced = price_find(c, x->lc.model, &o.price, err,
+	    sizeof(err))) == -1) {
+		cmd_run_error("run", "%s", err);
+		return NULL;
+	}
 	if ((r = run_new(&o, x->llm, &x->ps, err, sizeof(err))) == NULL)
 		cmd_run_error("run", "%s", err);
 	return r;

@@ -283,15 +283,19 @@ cmd_show_layer(const struct store_run *r)
 static void
 cmd_show_header(const struct store_run *r)
 {
-	char	tin[16], tout[16], dur[32], when[32];
+	char	tin[16], tout[16], dur[32], when[32], cost[48] = "";
 
+	if (cmd_run_cost(r, cost + 2, sizeof(cost) - 2))
+		memcpy(cost, ", ", 2);	/* only where a price is given */
+	else
+		cost[0] = '\0';
 	cmd_fmt_tokens(tin, sizeof(tin), r->usage.input);
 	cmd_fmt_tokens(tout, sizeof(tout), r->usage.output);
 	cmd_fmt_duration(dur, sizeof(dur), cmd_run_duration(r));
 	cmd_fmt_time(when, sizeof(when), r->started_ms);
-	printf("run %lld: %s, %llu agents, tokens %s in / %s out, %s, started"
-	    " %s", (long long)r->id, cmd_run_status(r),
-	    (unsigned long long)r->nagents, tin, tout, dur, when);
+	printf("run %lld: %s, %llu agents, tokens %s in / %s out%s, %s, "
+	    "started %s", (long long)r->id, cmd_run_status(r),
+	    (unsigned long long)r->nagents, tin, tout, cost, dur, when);
 	if (r->resumes > 0)
 		printf(", resumed %d time%s", r->resumes,
 		    r->resumes == 1 ? "" : "s");

@@ -24,8 +24,10 @@
 #include "cli/layer.h"
 #include "cli/report.h"
 #include "common/clock.h"
+#include "common/config.h"
 #include "common/exitcode.h"
 #include "common/jtext.h"
+#include "common/price.h"
 #include "common/str.h"
 #include "store/store.h"
 #include "workspace/cow.h"
@@ -423,6 +425,50 @@ cmd_run_status(const struct store_run *r)
 	return store_run_status_name(r->status);
 }
 
+/* The user's config alone (never a project's: a workspace could make its
+ * runs look cheap), loaded once for every run shown; NULL if it cannot be
+ * read, said once. */
+static const struct config *
+cmd_user_config(void)
+{
+	static struct config	*c;
+	static int		 tried;
+
+	if (tried)
+		return c;
+	tried = 1;
+	if ((c = config_new()) == NULL || cmd_run_declare(c) == -1 ||
+	    config_load_standard(c) == -1) {
+		fprintf(stderr, "warren: costs not shown: %s\n", c != NULL ?
+		    config_error(c) : "out of memory");
+		config_free(c);
+		c = NULL;
+	}
+	return c;
+}
+
+int
+cmd_run_cost(const struct store_run *r, char *buf, size_t sz)
+{
+	const struct config	*c;
+	struct price		 p;
+	char			 err[512];
+	int			 rc;
+	static int		 said;
+
+	buf[0] = '\0';
+	if ((c = cmd_user_config()) == NULL)
+		return 0;
+	if ((rc = price_find(c, r->model, &p, err, sizeof(err))) == -1) {
+		if (!said++)	/* once, not for every run listed */
+			fprintf(stderr, "warren: costs not shown: %s\n", err);
+		return 0;
+	}
+	if (rc == 1)
+		price_fmt(buf, sz, price_cost(&p, &r->usage));
+	return rc;
+}
+
 int64_t
 cmd_run_duration(const struct store_run *r)
 {
@@ -543,8 +589,9 @@ static int
 cmd_runs_print(const struct store_run *v, size_t n, const char *ws, int json)
 {
 	json_t	*arr;
-	char	 tin[16], tout[16], dur[32], when[32];
+	char	 tin[16], tout[16], dur[32], when[32], cost[32];
 	size_t	 i;
+	int	 priced = 0;
 
 	if (json) {
 		if ((arr = json_array()) == NULL)
@@ -563,18 +610,25 @@ cmd_runs_print(const struct store_run *v, size_t n, const char *ws, int json)
 		printf("no runs recorded yet\n");
 		return WARREN_EXIT_OK;
 	}
-	printf("%-6s %-11s %-9s %6s %15s %8s  %-16s  %s%s\n", "ID", "STATUS",
-	    "CHANGES", "AGENTS", "TOKENS IN/OUT", "TIME", "STARTED", ws == NULL ?
+	for (i = 0; i < n && !priced; i++)	/* a COST column if any has one */
+		priced = cmd_run_cost(&v[i], cost, sizeof(cost));
+	printf("%-6s %-11s %-9s %6s %15s %s%8s  %-16s  %s%s\n", "ID", "STATUS",
+	    "CHANGES", "AGENTS", "TOKENS IN/OUT", priced ? "     COST " : "",
+	    "TIME", "STARTED", ws == NULL ?
 	    "WORKSPACE                     " : "", "TASK");
 	for (i = 0; i < n; i++) {
 		cmd_fmt_tokens(tin, sizeof(tin), v[i].usage.input);
 		cmd_fmt_tokens(tout, sizeof(tout), v[i].usage.output);
 		cmd_fmt_duration(dur, sizeof(dur), cmd_run_duration(&v[i]));
 		cmd_fmt_time(when, sizeof(when), v[i].started_ms);
-		printf("%-6lld %-11s %-9s %6llu %7s/%-7s %8s  %-16s  ",
-		    (long long)v[i].id, cmd_run_status(&v[i]),
-		    cmd_run_layer(&v[i]), (unsigned long long)v[i].nagents,
-		    tin, tout, dur, when);
+		printf("%-6lld %-11s %-9s %6llu %7s/%-7s ", (long long)v[i].id,
+		    cmd_run_status(&v[i]), cmd_run_layer(&v[i]),
+		    (unsigned long long)v[i].nagents, tin, tout);
+		if (priced && cmd_run_cost(&v[i], cost, sizeof(cost)) == 0)
+			snprintf(cost, sizeof(cost), "-");
+		if (priced)
+			printf("%9s ", cost);
+		printf("%8s  %-16s  ", dur, when);
 		if (ws == NULL)		/* --all: whose run it is */
 			cmd_runs_ws(v[i].workspace);
 		cmd_print_text(v[i].task, CMD_TASK_WIDTH);

@@ -68,6 +68,9 @@ int	cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
 int	cmd_store_fail(struct store *st, const char *name);
 /* A run's status as shown, its duration, and the run as JSON. */
 const char *cmd_run_status(const struct store_run *r);
+/* Its cost ("$0.0123") at the user's price for the run's model: 1, or 0
+ * (buf empty) where the user gives none (docs/configuration.md). */
+int	cmd_run_cost(const struct store_run *r, char *buf, size_t sz);
 int64_t	cmd_run_duration(const struct store_run *r);
 json_t	*cmd_json_run(const struct store_run *r);
 

@@ -12,6 +12,7 @@
 
 #include "cli/cmd.h"
 #include "cli/graph.h"
+#include "cli/cmd_store.h"
 #include "cli/report.h"
 #include "common/str.h"
 #include "common/version.h"
@@ -129,7 +130,7 @@ report_js_hash(char *out, size_t outsz)
 static void
 report_head(struct report *r)
 {
-	char	hash[64], dur[32], tin[16], tout[16];
+	char	hash[64], dur[32], tin[16], tout[16], cost[48] = "";
 
 	report_js_hash(hash, sizeof(hash));
 	fprintf(r->f, "<!DOCTYPE html>\n<html lang=\"en\"><head>"
@@ -142,12 +143,16 @@ report_head(struct report *r)
 	cmd_fmt_duration(dur, sizeof(dur), r->t1 - r->t0);
 	cmd_fmt_tokens(tin, sizeof(tin), r->run.usage.input);
 	cmd_fmt_tokens(tout, sizeof(tout), r->run.usage.output);
+	if (cmd_run_cost(&r->run, cost + 7, sizeof(cost) - 7))
+		memcpy(cost, ", cost ", 7);	/* only where a price is given */
+	else
+		cost[0] = '\0';
 	fprintf(r->f, "</h1>\n<p><span class=\"%s\">%s</span>, %llu agent%s, "
-	    "%s, tokens %s in / %s out, model ",
+	    "%s, tokens %s in / %s out%s, model ",
 	    store_run_status_name(r->run.status),
 	    store_run_status_name(r->run.status),
 	    (unsigned long long)r->nagents, r->nagents == 1 ? "" : "s", dur,
-	    tin, tout);
+	    tin, tout, cost);
 	report_esc(r->f, r->run.model != NULL ? r->run.model : "-", 100);
 	fprintf(r->f, ", workspace ");
 	report_esc(r->f, r->run.workspace != NULL ? r->run.workspace : "-",

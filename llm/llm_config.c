@@ -121,6 +121,10 @@ static const struct config_key llm_keys[] = {
 	    CONFIG_NOPROJECT, "a model name and the id sent for it, "
 	    "'sonnet=claude-sonnet-4-5' (repeatable; over the built-in table)"
 	    },
+	{ "model_prices", CONFIG_LIST, NULL, NULL, 0, 0, NULL,
+	    CONFIG_NOPROJECT, "a model's price in US dollars per million "
+	    "input and output tokens, 'claude-sonnet-4-5=3,15' (repeatable): "
+	    "runs of it show their cost" },
 	{ "api_key_file", CONFIG_STRING, "WARREN_API_KEY_FILE", NULL, 0, 0,
 	    NULL, CONFIG_NOPROJECT, "file holding the API key" },
 	{ "record", CONFIG_STRING, "WARREN_RECORD", NULL, 0, 0, NULL,

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "common/msg.h"
+#include "common/price.h"
 #include "ipc/ipc.h"
 
 struct loop;
@@ -178,6 +179,8 @@ struct run_policy {
 
 struct run_opts {
 	const char	*task;
+	int		 priced;	/* the user gives the model's price */
+	struct price	 price;		/* its cost in the end summary */
 	const char	*profile;	/* the root's profile [orchestrator] */
 	const char	*workspace;	/* absolute */
 	const char	*worker_bin;

@@ -481,17 +481,25 @@ ui_summary(const struct run *r, int ok)
 {
 	struct ui_totals	t;
 	uint64_t		ms = clock_mono_ms() - ui_t0;
-	char			id[32] = "", took[32];
+	char			id[32] = "", took[32], cost[48] = "";
+	struct msg_usage	u;
 
 	ui_totals(r, &t);
+	if (r->opts.priced) {	/* ", $0.0123": only where a price is given */
+		u.input = t.in;
+		u.output = t.out;
+		memcpy(cost, ", ", 3);
+		price_fmt(cost + 2, sizeof(cost) - 2, price_cost(&r->opts.price,
+		    &u));
+	}
 	if (r->run_id > 0)
 		snprintf(id, sizeof(id), " %lld", (long long)r->run_id);
 	ui_sum_took(took, sizeof(took), ms);
 	fprintf(stderr, "warren: run%s %s in %s: %u agent%s (%u "
-	    "done, %u failed), tokens %llu in, %llu out\n", id, ok ? "done" :
+	    "done, %u failed), tokens %llu in, %llu out%s\n", id, ok ? "done" :
 	    "failed", took, t.agents,
 	    t.agents == 1 ? "" : "s", t.done, t.failed,
-	    (unsigned long long)t.in, (unsigned long long)t.out);
+	    (unsigned long long)t.in, (unsigned long long)t.out, cost);
 }
 
 static void
