@@ -600,12 +600,14 @@ test_spawned_mounts(void **state)
 	struct plan		 pl;
 	char			 dir[PATH_MAX], ws[PATH_MAX + 8], err[256];
 	char			 st[PATH_MAX + 32], cf[PATH_MAX + 32];
-	char			*text, *mine;
+	char			*text, *mine, *tmp;
 	size_t			 i;
 	int			 bad = 0, compared = 0;
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "%s", h_tmpdir());
+	tmp = h_tmpdir();
+	snprintf(dir, sizeof(dir), "%s", tmp);
+	free(tmp);
 	snprintf(ws, sizeof(ws), "%s/ws", dir);
 	h_write(ws, ".git/HEAD", "ref: refs/heads/main\n", 0644);
 	h_write(ws, ".warren/config", "max_agents = 4\n", 0644);
