@@ -80,6 +80,13 @@ static size_t		 nrules;
 static json_t		*script;
 static FILE		*reqlog;
 static unsigned long	 nrequests;
+/*
+ * "gather": N in the script holds every answer until N requests have
+ * arrived (10 s at most after the first), so a test can have N requests
+ * on the wire at once however slowly a loaded machine sends them.
+ */
+static unsigned long	 gather;
+static uint64_t		 gather_until;
 static volatile sig_atomic_t quit;
 
 static void
@@ -767,6 +774,15 @@ script_load(const char *path)
 		rules[i].responses = json_object_get(it, "responses");
 		rules[i].repeat = json_is_true(json_object_get(it, "repeat"));
 	}
+	gather = (unsigned long)json_integer_value(json_object_get(script,
+	    "gather"));
+}
+
+/* Are answers still held for "gather"? */
+static int
+gathering(uint64_t now)
+{
+	return nrequests < gather && (gather_until == 0 || now < gather_until);
 }
 
 /* ---- HTTP ---- */
@@ -848,7 +864,8 @@ http_request(struct conn *c)
 		return 0;
 	}
 	body = c->in + hlen;
-	nrequests++;
+	if (nrequests++ == 0 && gather > 0)
+		gather_until = now_ms() + 10000;
 	/* NUL-terminate the body for matching, after a copy of the byte. */
 	if ((p = malloc(clen + 1)) == NULL)
 		die("out of memory");
@@ -1129,8 +1146,9 @@ main(int argc, char **argv)
 			if (conns[i] == NULL)
 				continue;
 			if (conns[i]->state == CONN_WAIT) {
-				int d = conns[i]->wake > now ?
-				    (int)(conns[i]->wake - now) : 0;
+				uint64_t w = gathering(now) ? gather_until :
+				    conns[i]->wake;
+				int d = w > now ? (int)(w - now) : 0;
 
 				if (timeout < 0 || d < timeout)
 					timeout = d;
@@ -1165,7 +1183,8 @@ main(int argc, char **argv)
 				conn_read(idx[i]);
 			if ((c = conns[idx[i]]) == NULL)
 				continue;
-			if ((c->state == CONN_WAIT && now >= c->wake) ||
+			if ((c->state == CONN_WAIT && now >= c->wake &&
+			    !gathering(now)) ||
 			    (c->state == CONN_WRITE &&
 			    (pfd[i].revents & POLLOUT)))
 				conn_write(idx[i]);
