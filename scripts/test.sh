@@ -1,6 +1,7 @@
 #!/bin/sh
 # The whole test suite on a fresh Debian machine, all setup included:
-#   1. install the Debian packages (scripts/install-deps.sh)
+#   1. install the Debian packages (scripts/install-deps.sh) and the npm
+#      programs the MCP and agent-backend tests run (scripts/install-npm.sh)
 #   2. build with -Werror and run every test (ctest)
 #   3. build with ASan + UBSan and run every test again
 #   4. run the libFuzzer harnesses for a bounded time (FUZZ_SECONDS, 60)
@@ -42,6 +43,8 @@ count() {
 
 step "install dependencies"
 sh scripts/install-deps.sh
+# The MCP and external-agent tests run real programs from npm.
+sh scripts/install-npm.sh
 
 step "build (release, -Werror)"
 sh scripts/build.sh build

@@ -11,14 +11,18 @@
 #include <limits.h>
 #include <poll.h>
 #include <pty.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "sandbox/sandbox.h"
 #include "tests/e2e/harness.h"
@@ -244,6 +248,25 @@ h_fakellm_teardown(void **state)
 			h_fakellm_reap(h_fakellm_live[i], SIGTERM);
 		}
 	return 0;
+}
+
+const char *
+h_npm_path(const char *name)
+{
+	static char	 path[PATH_MAX];
+	const char	*src = getenv("WARREN_SOURCE_DIR");
+
+	snprintf(path, sizeof(path), "%s/tests/npm/node_modules/%s%s",
+	    src != NULL ? src : ".", strchr(name, '/') != NULL ? "" : ".bin/",
+	    name);
+	if (access(path, R_OK) == 0)
+		return path;
+	if (getenv("WARREN_CI") != NULL)
+		fail_msg("%s is not installed, and WARREN_CI says it must be: "
+		    "run scripts/install-npm.sh", path);
+	printf("SKIPPED: %s is not installed (sh scripts/install-npm.sh)\n",
+	    path);
+	return NULL;
 }
 
 int

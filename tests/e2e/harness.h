@@ -62,6 +62,15 @@ const char *h_calls1(const char *id, const char *name, const char *args);
 const char *h_calls2(const char *id1, const char *n1, const char *a1,
 	    const char *id2, const char *n2, const char *a2);
 
+/*
+ * The path of a program installed from npm by scripts/install-npm.sh
+ * (tests/npm/node_modules/.bin/NAME, or a file under node_modules when name
+ * holds a '/'), in a static buffer; NULL when it is not installed: the test
+ * then skips, with the reason printed, unless WARREN_CI is set (CI installs
+ * them): then it fails.
+ */
+const char *h_npm_path(const char *name);
+
 /* The fakellm HTTP server (tests/llm/fakellm.c) on 127.0.0.1. */
 struct h_fakellm {
 	pid_t	 pid;
