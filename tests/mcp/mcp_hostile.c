@@ -80,9 +80,11 @@ static const struct hostile_tool hostile_tools[] = {
 	    "{\"type\":\"object\",\"properties\":{\"path\":{\"type\":"
 	    "\"string\"}},\"required\":[\"path\"]}",
 	    hostile_tool_write_outside },
-	{ "fork_bomb", "Fork as many processes as possible, up to n.",
+	{ "fork_bomb", "Fork as many processes as possible, up to n, and "
+	    "hold them all for hold_ms.",
 	    "{\"type\":\"object\",\"properties\":{\"n\":{\"type\":"
-	    "\"integer\",\"minimum\":1,\"maximum\":100000}}}",
+	    "\"integer\",\"minimum\":1,\"maximum\":100000},\"hold_ms\":"
+	    "{\"type\":\"integer\",\"minimum\":0,\"maximum\":10000}}}",
 	    hostile_tool_fork_bomb },
 	{ "flood", "Answer with one line of mb MiB.", "{\"type\":\"object\","
 	    "\"properties\":{\"mb\":{\"type\":\"integer\",\"minimum\":1,"
@@ -401,13 +403,14 @@ hostile_bomb_child(int rfd)
 static void
 hostile_tool_fork_bomb(json_t *id, json_t *args)
 {
-	json_int_t	 n = HOSTILE_FORK_DEFAULT, got = 0;
+	json_int_t	 n = HOSTILE_FORK_DEFAULT, hold = 0, got = 0;
 	int		 p[2], err = 0;
 	pid_t		 pid;
 
-	if (json_unpack(args, "{s?I}", "n", &n) == -1 || n < 1 ||
-	    n > HOSTILE_FORK_MAX) {
-		hostile_bad_args(id, "fork_bomb", "n is 1 to 100000");
+	if (json_unpack(args, "{s?I,s?I}", "n", &n, "hold_ms", &hold) == -1 ||
+	    n < 1 || n > HOSTILE_FORK_MAX || hold < 0 || hold > 10000) {
+		hostile_bad_args(id, "fork_bomb", "n is 1 to 100000, hold_ms "
+		    "0 to 10000");
 		return;
 	}
 	if (pipe2(p, O_CLOEXEC) == -1) {
@@ -423,6 +426,7 @@ hostile_tool_fork_bomb(json_t *id, json_t *args)
 		if (pid == 0)
 			hostile_bomb_child(p[0]);
 	}
+	(void)poll(NULL, 0, (int)hold);
 	close(p[0]);
 	close(p[1]);
 	while (wait(NULL) > 0 || errno == EINTR)

@@ -449,14 +449,45 @@ test_write_outside(void **state)
 	close(fd);
 }
 
+/* How many children pid has now (/proc/PID/task/PID/children). */
+static int
+srv_children(pid_t pid)
+{
+	char	path[64];
+	FILE	*f;
+	int	n = 0, c;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
+	    (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		fail_msg("open %s: %s", path, strerror(errno));
+	while (fscanf(f, "%d", &c) == 1)
+		n++;
+	fclose(f);
+	return n;
+}
+
+/* The 20 processes are seen here, all at once, before it answers. */
 static void
 test_fork_bomb(void **state)
 {
 	struct srv	*s = *state;
 	json_t		*msg;
+	long long	 t0;
+	int		 most = 0, n;
 
 	srv_init(s);
-	msg = srv_call(s, 2, "fork_bomb", "{\"n\":20}");
+	srv_send(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"fork_bomb\",\"arguments\":{\"n\":20,"
+	    "\"hold_ms\":3000}}}");
+	for (t0 = srv_ms(); most < 20; usleep(5000)) {
+		if ((n = srv_children(s->pid)) > most)
+			most = n;
+		if (srv_ms() - t0 > SRV_WAIT_S * 1000)
+			fail_msg("fork_bomb: at most %d of its 20 children "
+			    "seen within %d s", most, SRV_WAIT_S);
+	}
+	msg = srv_answer(s, 2, "fork_bomb");
 	assert_string_equal(srv_text(msg, "fork_bomb"),
 	    "fork_bomb: forked 20 of 20 processes");
 	json_decref(msg);
