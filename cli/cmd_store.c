@@ -891,7 +891,9 @@ cmd_store_cow(int argc, char **argv, int allowed)
 		ex = cmd_store_fail(st, argv[0]);
 		goto out;
 	}
-	if ((ex = cmd_cow_check(argv[0], &r, !diff)) == 0) {
+	if (layer_continued(&r))
+		ex = cmd_cow_holder(st, argv[0], &r);
+	else if ((ex = cmd_cow_check(argv[0], &r, !diff)) == 0) {
 		if (diff) {
 			flags = o.chg.diff;
 			if ((flags & COW_DIFF_RAW) == 0 && (o.color == 1 ||
