@@ -99,8 +99,9 @@ cmd_run_adopt(const struct config *c, struct cmd_run_ctx *x, char *err,
 		return -1;
 	}
 	x->adopted = p->id;
-	log_info("going on in run %lld's layer (%s): this run sees what it "
-	    "wrote", (long long)p->id, x->cow.dir);
+	log_info("going on in run %lld's layer (%s, %s): this run sees what "
+	    "it wrote", (long long)p->id, cow_mode_name(x->cow.mode),
+	    x->cow.dir);
 	return 1;
 }
 

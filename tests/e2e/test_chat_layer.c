@@ -91,15 +91,16 @@ read_result(const char *reqs, const char *id, const char *want, int has)
 		    "lacks" : "holds", want, reqs);
 }
 
+/* The turns' layer: copied (--cow copy, everywhere) or what this machine
+ * gets (auto: an overlay where there is one). */
 static void
-test_chat_one_layer(void **state)
+chat_one_layer(struct h_ws *c, char *cow)
 {
 	struct h_fakellm fl;
-	struct h_ws	*c = *state;
 	struct h_run	 r;
 	char		 db[PATH_MAX], xdg[PATH_MAX + 32], *reqs;
 	char		*chat[] = { "warren", "chat", "--db", db, "--workspace",
-			    c->ws, "--profile", "general", "--cow", "copy",
+			    c->ws, "--profile", "general", "--cow", cow,
 			    NULL };
 	char		*env[] = { fl.env_url, "WARREN_API_KEY=k",
 			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
@@ -139,7 +140,7 @@ test_chat_one_layer(void **state)
 	h_run_free(&r);
 	/* warren run --continue goes on in it too, and holds it then. */
 	assert_int_equal(h_warren_l(&r, env, "run", "--db", db,
-	    "--workspace", c->ws, "--profile", "general", "--cow", "copy",
+	    "--workspace", c->ws, "--profile", "general", "--cow", cow,
 	    "--continue", "2", "RUN-MSG", NULL), 0);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
@@ -150,7 +151,7 @@ test_chat_one_layer(void **state)
 	assert_int_equal(on_run(&r, env, "discard", db, "3"), 0);
 	h_run_free(&r);
 	assert_int_equal(h_warren_l(&r, env, "run", "--db", db,
-	    "--workspace", c->ws, "--profile", "general", "--cow", "copy",
+	    "--workspace", c->ws, "--profile", "general", "--cow", cow,
 	    "--continue", "3", "FRESH-MSG", NULL), 0);
 	assert_int_equal(r.status, 0);
 	h_run_free(&r);
@@ -162,6 +163,18 @@ test_chat_one_layer(void **state)
 	read_result(reqs, "u1", "BODY-OF-TWO", 1);
 	read_result(reqs, "f1", "BODY-OF-TWO", 0);
 	free(reqs);
+}
+
+static void
+test_chat_one_layer(void **state)
+{
+	chat_one_layer(*state, "copy");
+}
+
+static void
+test_chat_one_layer_auto(void **state)
+{
+	chat_one_layer(*state, "auto");
 }
 
 /* Both requests held until both came: turn 1's and the concurrent
@@ -261,6 +274,8 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_chat_one_layer, setup,
 		    h_ws_teardown),
+		cmocka_unit_test_setup_teardown(test_chat_one_layer_auto,
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_chat_concurrent_run,
 		    setup, h_ws_teardown),
 	};
