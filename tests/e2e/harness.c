@@ -883,12 +883,25 @@ h_tmux_have(void)
 	return system("tmux -V >/dev/null 2>&1") == 0;
 }
 
+/* The servers named and not yet killed, for h_tmux_teardown. */
+#define H_TMUX_MAX	8
+static char	h_tmux_socks[H_TMUX_MAX][64];
+
 void
 h_tmux_sock(char *buf, size_t sz, const char *tag)
 {
 	static int	n;
+	size_t		i;
 
 	snprintf(buf, sz, "%s-%ld-%d", tag, (long)getpid(), ++n);
+	for (i = 0; i < H_TMUX_MAX; i++)
+		if (h_tmux_socks[i][0] == '\0') {
+			snprintf(h_tmux_socks[i], sizeof(h_tmux_socks[i]), "%s",
+			    buf);
+			return;
+		}
+	errno = ENOSPC;
+	h_die("more than 8 tmux servers alive at once");
 }
 
 /* "tmux -u -L sock -f /dev/null " and fmt's arguments, into cmd. */
@@ -988,5 +1001,21 @@ h_tmux_wait(const char *sock, const char *target, int lines,
 void
 h_tmux_kill(const char *sock)
 {
+	size_t	i;
+
 	(void)h_tmux(sock, "kill-server >/dev/null 2>&1");
+	for (i = 0; i < H_TMUX_MAX; i++)
+		if (strcmp(h_tmux_socks[i], sock) == 0)
+			h_tmux_socks[i][0] = '\0';
+}
+
+int
+h_tmux_teardown(void **state)
+{
+	size_t	i;
+
+	for (i = 0; i < H_TMUX_MAX; i++)
+		if (h_tmux_socks[i][0] != '\0')
+			h_tmux_kill(h_tmux_socks[i]);
+	return h_fakellm_teardown(state);
 }

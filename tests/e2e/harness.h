@@ -192,7 +192,8 @@ void	 h_rm_rf(const char *dir);
  */
 /* tmux is there (tmux -V runs); a test without it skips. */
 int	 h_tmux_have(void);
-/* A server name unique to this process and call: "TAG-PID-N". */
+/* A server name unique to this process and call: "TAG-PID-N", kept
+ * for h_tmux_teardown until h_tmux_kill. */
 void	 h_tmux_sock(char *buf, size_t sz, const char *tag);
 /* tmux ARGS (a shell command line's words) on server sock: system()'s
  * status. */
@@ -212,5 +213,9 @@ int	 h_tmux_wait(const char *sock, const char *target, int lines,
 	    const char *want, int count, int seconds, char **pane);
 /* End the server, if it runs. */
 void	 h_tmux_kill(const char *sock);
+/* A cmocka teardown (state unused): a failed assertion leaves its test
+ * with its tmux servers and fakellm running; kill every server named
+ * (h_tmux_sock) and not yet killed, then h_fakellm_teardown. */
+int	 h_tmux_teardown(void **state);
 
 #endif

@@ -38,10 +38,8 @@ struct tty {
 	char		*dir;
 	char		 ws[PATH_MAX], sock[64];
 	struct h_fakellm fl;
-	int		 started;
 };
 
-static struct tty	*tty_cur;	/* its tmux server, for the teardown */
 
 /* Wait (at most 60 s) until the pane shows want count times; fail saying
  * what it waited for and what the pane showed. */
@@ -76,16 +74,6 @@ tty_wait_request(const struct tty *t, const char *want)
 	}
 }
 
-static int
-tty_td(void **state)
-{
-	if (tty_cur != NULL) {
-		h_tmux_kill(tty_cur->sock);
-		tty_cur = NULL;
-	}
-	return h_fakellm_teardown(state);
-}
-
 static void
 test_chat_tty(void **state)
 {
@@ -106,7 +94,6 @@ test_chat_tty(void **state)
 		skip();
 	assert_int_equal(rc, 0);
 	h_tmux_sock(t.sock, sizeof(t.sock), "warren-chat-test");
-	tty_cur = &t;
 	snprintf(body, sizeof(body),
 	    /* bash: a Ctrl-C that chat survives ends dash, not bash */
 	    "#!/bin/bash\n"
@@ -121,7 +108,6 @@ test_chat_tty(void **state)
 	h_write(t.dir, "chat.sh", body, 0755);
 	assert_int_equal(h_tmux(t.sock, "new-session -d -s chat -x 100 -y 40 "
 	    "'TERM=xterm %s/chat.sh'", t.dir), 0);
-	t.started = 1;
 	tty_wait(&t, "type a message", 1);
 	/* A message: its answer, then the prompt again. */
 	assert_int_equal(h_tmux(t.sock, "send-keys -t chat -l HELLO-MSG"), 0);
@@ -169,7 +155,6 @@ test_chat_tty(void **state)
 		assert_int_equal(h_count_lines(reqs, "HELLO-MSG", NULL), 1);
 		free(reqs);
 	}
-	tty_cur = NULL;
 	h_tmux_kill(t.sock);
 	h_fakellm_stop(&t.fl);
 	h_rm_rf(t.dir);
@@ -180,7 +165,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_chat_tty, tty_td),
+		cmocka_unit_test_teardown(test_chat_tty, h_tmux_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -623,7 +623,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diff_escaped),
 		cmocka_unit_test(test_diff_raw),
-		cmocka_unit_test(test_diff_tmux),
+		cmocka_unit_test_teardown(test_diff_tmux, h_tmux_teardown),
 		cmocka_unit_test(test_unreviewed_held),
 		cmocka_unit_test(test_queue_review),
 	};

@@ -124,10 +124,8 @@ struct live {
 	char		*dir;
 	char		 ws[PATH_MAX], sh[PATH_MAX], sock[64];
 	struct h_fakellm fl;
-	int		 started;
 };
 
-static struct live	*live_cur;	/* its tmux server, for the teardown */
 
 /* dir/run.sh: warren run in the workspace with extra flags, then the exit
  * status, then a pause so the pane can still be read. */
@@ -147,7 +145,6 @@ live_setup_script(struct live *l, const char *script, const char *flags,
 		skip();
 	assert_int_equal(rc, 0);
 	h_tmux_sock(l->sock, sizeof(l->sock), "warren-test");
-	live_cur = l;
 	snprintf(body, sizeof(body),
 	    "#!/bin/sh\n"
 	    "export %s WARREN_API_KEY=k WARREN_MODEL=m WARREN_RETRIES=0\n"
@@ -178,7 +175,6 @@ live_start(struct live *l, unsigned cols, unsigned rows, const char *term)
 {
 	assert_int_equal(h_tmux(l->sock, "new-session -d -s live -x %u -y %u "
 	    "'TERM=%s %s'", cols, rows, term, l->sh), 0);
-	l->started = 1;
 }
 
 /* The pane's text now (the caller frees it). */
@@ -188,23 +184,10 @@ live_capture(const struct live *l)
 	return h_tmux_pane(l->sock, "live", 0);
 }
 
-/* A cmocka teardown: a failed assertion leaves tmux and fakellm behind. */
-static int
-live_td(void **state)
-{
-	if (live_cur != NULL) {
-		h_tmux_kill(live_cur->sock);
-		live_cur = NULL;
-	}
-	return h_fakellm_teardown(state);
-}
-
 static void
 live_teardown(struct live *l)
 {
-	live_cur = NULL;
-	if (l->started)
-		h_tmux_kill(l->sock);
+	h_tmux_kill(l->sock);
 	h_fakellm_stop(&l->fl);
 	h_rm_rf(l->dir);
 	free(l->dir);
@@ -855,12 +838,18 @@ main(void)
 		cmocka_unit_test(test_line_log),
 		cmocka_unit_test(test_json_events),
 		cmocka_unit_test(test_frame_rate),
-		cmocka_unit_test_teardown(test_stopped_terminal, live_td),
-		cmocka_unit_test_teardown(test_live_80, live_td),
-		cmocka_unit_test_teardown(test_live_120, live_td),
-		cmocka_unit_test_teardown(test_plain_flag, live_td),
-		cmocka_unit_test_teardown(test_term_dumb, live_td),
-		cmocka_unit_test_teardown(test_live_60, live_td),
+		cmocka_unit_test_teardown(test_stopped_terminal,
+		    h_tmux_teardown),
+		cmocka_unit_test_teardown(test_live_80,
+		    h_tmux_teardown),
+		cmocka_unit_test_teardown(test_live_120,
+		    h_tmux_teardown),
+		cmocka_unit_test_teardown(test_plain_flag,
+		    h_tmux_teardown),
+		cmocka_unit_test_teardown(test_term_dumb,
+		    h_tmux_teardown),
+		cmocka_unit_test_teardown(test_live_60,
+		    h_tmux_teardown),
 	};
 
 	if (getenv("E2E_FILTER") != NULL)
