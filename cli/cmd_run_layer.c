@@ -41,8 +41,8 @@ cmd_run_unlayer(struct cmd_run_ctx *x)
 {
 	char	err[1024];
 
-	if (x->cow.mode != COW_NONE && x->adopted == 0 && cow_remove(&x->cow, err,
-	    sizeof(err)) == -1)
+	if (x->cow.mode != COW_NONE && x->adopted == 0 &&
+	    cow_remove(&x->cow, err, sizeof(err)) == -1)
 		log_warnx("%s", err);
 }
 
@@ -72,13 +72,12 @@ cmd_run_in_place(const struct cmd_run_args *a, struct run *r,
  * as a resumed run does in its own: it sees what that run wrote and not
  * yet applied, and its diff is the whole conversation's. Not when that
  * layer was applied, discarded or already gone on in (the run starts a
- * layer of its own), when the user asked for in-place, or when the run
- * followed up ran in another workspace. 1 gone on in, 0 not, -1 (err) a
- * layer its row names that cannot be opened.
+ * layer of its own), when the user asked for in-place, when the run
+ * followed up ran in another workspace, or when its layer cannot be
+ * opened (said). 1 gone on in, 0 not.
  */
 static int
-cmd_run_adopt(const struct config *c, struct cmd_run_ctx *x, char *err,
-    size_t errsz)
+cmd_run_adopt(const struct config *c, struct cmd_run_ctx *x)
 {
 	const struct store_run	*p = &x->prev;
 	char			 why[768];
@@ -92,11 +91,11 @@ cmd_run_adopt(const struct config *c, struct cmd_run_ctx *x, char *err,
 		return 0;
 	}
 	if (layer_open(p, &x->cow, why, sizeof(why)) == -1) {
-		snprintf(err, errsz, "--continue: run %lld's layer, which "
-		    "this run would go on in: %s (`warren discard %lld` "
-		    "drops it, then run again)", (long long)p->id, why,
-		    (long long)p->id);
-		return -1;
+		memset(&x->cow, 0, sizeof(x->cow));
+		log_warnx("--continue: run %lld's layer cannot be opened (%s): "
+		    "this run gets a layer of its own, without what run %lld "
+		    "wrote", (long long)p->id, why, (long long)p->id);
+		return 0;
 	}
 	x->adopted = p->id;
 	log_info("going on in run %lld's layer (%s, %s): this run sees what "
@@ -116,7 +115,6 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 	enum cow_mode	 mode;
 	char		 err[1024];
 	const char	*cmd = plan != NULL ? "resume" : "run";
-	int		 rc;
 
 	if (plan != NULL) {
 		if (layer_reopen(&plan->run, &x->cow, err, sizeof(err)) ==
@@ -124,10 +122,7 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 			cmd_run_error(cmd, "%s", err);
 			return WARREN_EXIT_STORE;
 		}
-	} else if ((rc = cmd_run_adopt(c, x, err, sizeof(err))) == -1) {
-		cmd_run_error(cmd, "%s", err);
-		return WARREN_EXIT_STORE;
-	} else if (rc == 0) {
+	} else if (!cmd_run_adopt(c, x)) {
 		if (layer_choose(c, &x->ps, r->root->profile, &mode, err,
 		    sizeof(err)) == -1) {
 			cmd_run_error(cmd, "%s", err);

@@ -392,6 +392,37 @@ test_chat_one_layer_auto(void **state)
 	chat_one_layer(*state, "auto");
 }
 
+/* A follow-up of a run whose layer is gone (removed by hand): said, and
+ * the follow-up runs in a layer of its own. */
+static void
+test_continue_layer_gone(void **state)
+{
+	struct chat_fx	 fx;
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 cow[PATH_MAX], *reqs;
+
+	chat_fx_open(&fx, c, layer_script, 1);
+	assert_int_equal(h_warren_l(&r, fx.env, "run", "--db", fx.db,
+	    "--workspace", c->ws, "--profile", "general", "--cow", "copy",
+	    "WRITE-MSG", NULL), 0);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	snprintf(cow, sizeof(cow), "%s/state/warren/cow", c->dir);
+	h_rm_rf(cow);
+	assert_int_equal(h_warren_l(&r, fx.env, "run", "--db", fx.db,
+	    "--workspace", c->ws, "--profile", "general", "--cow", "copy",
+	    "--continue", "1", "READ-MSG", NULL), 0);
+	if (r.status != 0 || strstr(r.err, "run 1's layer cannot be opened") ==
+	    NULL || strstr(r.err, "a layer of its own") == NULL)
+		fail_msg("%d\n%s", r.status, r.err);
+	h_run_free(&r);
+	h_fakellm_stop(&fx.fl);
+	reqs = h_read_file(fx.fl.log);
+	read_result(reqs, "r1", "BODY-OF-ONE", 0);
+	free(reqs);
+}
+
 /* Both requests held until both came: turn 1's and the concurrent
  * run's, so that the concurrent run is the workspace's newest when turn 1
  * ends. */
@@ -479,6 +510,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_chat_one_layer_auto,
 		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_chat_concurrent_run,
+		    setup, h_ws_teardown),
+		cmocka_unit_test_setup_teardown(test_continue_layer_gone,
 		    setup, h_ws_teardown),
 	};
 
