@@ -43,6 +43,10 @@ const char *cmd_getopt_near(const char *s, size_t len,
 int	cmd_run(int argc, char **argv);
 int	cmd_resume(int argc, char **argv);
 int	cmd_run_turn(int argc, char **argv);
+/* The run's id, once its row is written, goes to fd ("ID\n", one write)
+ * and fd is closed: how warren chat learns which run its turn is (its
+ * child calls this, then cmd_run_turn). */
+void	cmd_run_tell(int fd);
 /* cmd_chat.c */
 int	cmd_chat(int argc, char **argv);
 /* cmd_run_args.c: declare every key a run reads (the LLM's and the
@@ -97,6 +101,10 @@ struct cow_changes;
 /* 0 if the run has a layer left to act on, else an exit code (said on
  * stderr); live: refuse a run still running. */
 int	cmd_cow_check(const char *name, const struct store_run *r, int live);
+/* A run whose layer went on to a follow-up: refused, naming the run that
+ * holds the layer now (st: the store it is looked up in). An exit code. */
+int	cmd_cow_holder(struct store *st, const char *name,
+	    const struct store_run *r);
 int	cmd_cow_diff(const struct store_run *r, unsigned flags);
 /* Only the changes under paths (layer_paths.c; all if npaths is 0);
  * those the workspace's .gitignore ignores listed apart. */

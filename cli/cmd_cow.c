@@ -39,6 +39,13 @@ cmd_cow_check(const char *name, const struct store_run *r, int live)
 		    name);
 		return WARREN_EXIT_USAGE;
 	}
+	if (layer_continued(r)) {
+		fprintf(stderr, "warren %s: run %lld's layer went on to a "
+		    "follow-up run (--continue), which holds it with what both "
+		    "wrote: %s that run (`warren runs` names it)\n", name, id,
+		    name);
+		return WARREN_EXIT_USAGE;
+	}
 	if (!layer_pending(r)) {
 		fprintf(stderr, "warren %s: run %lld's layer is %s: there is "
 		    "nothing left to %s\n", name, id, strcmp(r->cow_state,
@@ -54,6 +61,21 @@ cmd_cow_check(const char *name, const struct store_run *r, int live)
 		return WARREN_EXIT_USAGE;
 	}
 	return 0;
+}
+
+int
+cmd_cow_holder(struct store *st, const char *name, const struct store_run *r)
+{
+	int64_t	holder;
+
+	if (!layer_continued(r) || store_run_layer_holder(st, r->id,
+	    &holder) == -1 || holder <= 0)
+		return cmd_cow_check(name, r, 0);
+	fprintf(stderr, "warren %s: run %lld's layer went on to run %lld, a "
+	    "follow-up (--continue), which holds it now with what both "
+	    "wrote: warren %s %lld\n", name, (long long)r->id,
+	    (long long)holder, name, (long long)holder);
+	return WARREN_EXIT_USAGE;
 }
 
 /* The run's layer and its changes. */

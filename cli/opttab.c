@@ -17,8 +17,10 @@ const struct opt_doc opt_docs[] = {
 	{ "run", 0, "continue", "[RUN]", "A follow-up of run RUN (a run id "
 	  "or last; default this workspace's latest run): the new root's "
 	  "memory node hangs under that run's root, so it sees the earlier "
-	  "runs' summaries; show links them. Needs the store; a run still "
-	  "running is refused (exit 2)." },
+	  "runs' summaries; show links them. It goes on in that run's "
+	  "copy-on-write layer if it is still to review, and sees what it "
+	  "wrote. Needs the store; a run still running is refused (exit "
+	  "2)." },
 	{ RR " ask", 'w', "workspace", "DIR", "The workspace (default the "
 	  "current directory). A resume runs where the run ran: another "
 	  "DIR is refused." },

@@ -110,15 +110,54 @@ store_run_insert(struct store *st, const struct store_run_params *p,
 	return 0;
 }
 
+/*
+ * A follow-up goes on in the layer of the run it continues: that run's
+ * layer is "continued" from now on. First, so that a layer applied,
+ * discarded or taken by another follow-up meanwhile refuses the run
+ * before anything is written (a logical error leaves the batch alone).
+ */
+static int
+store_run_adopt(struct store *st, const struct store_run_params *p)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	rc = sqlite3_prepare_v2(st->db, "UPDATE runs SET cow_state ="
+	    " 'continued' WHERE id = ?1 AND cow_dir = ?2 AND"
+	    " coalesce(cow_state, 'pending') = 'pending'", -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return store_setdberr(st, rc, "taking over a run's layer");
+	sqlite3_bind_int64(s, 1, p->adopts);
+	store_bind_text(s, 2, p->cow_dir);
+	rc = store_exec_stmt(st, s, "taking over a run's layer");
+	sqlite3_finalize(s);
+	if (rc == -1)
+		return -1;
+	if (sqlite3_changes(st->db) == 1)
+		return 0;
+	st->op_done--;		/* it wrote nothing */
+	return store_seterr(st, STORE_EEXIST, "run %lld's layer is no longer "
+	    "there to go on in (applied, discarded or taken over by another "
+	    "follow-up meanwhile): run again for a layer of its own",
+	    (long long)p->adopts);
+}
+
 int
 store_run_begin(struct store *st, const struct store_run_params *p,
     int64_t *run)
 {
+	int	ok;
+
 	if (p == NULL || p->task == NULL)
 		return store_seterr(st, STORE_EINVAL, "a run needs a task");
+	if (p->adopts > 0 && p->cow_dir == NULL)
+		return store_seterr(st, STORE_EINVAL, "a run going on in "
+		    "another's layer needs the layer's directory");
 	if (store_op_begin(st) == -1)
 		return -1;
-	return store_op_end(st, store_run_insert(st, p, run) == 0, 1);
+	ok = (p->adopts <= 0 || store_run_adopt(st, p) == 0) &&
+	    store_run_insert(st, p, run) == 0;
+	return store_op_end(st, ok, p->adopts > 0 ? 2 : 1);
 }
 
 /*

@@ -522,6 +522,8 @@ void		 ui_json_strn(const char *key, const char *s, size_t len);
 void		 ui_json_str(const char *key, const char *s);
 void		 ui_json_int(const char *key, long long v);
 void		 ui_json_bool(const char *key, int v);
+/* US dollars (price_usd), at most 6 decimals: 0.015 */
+void		 ui_json_usd(const char *key, double usd);
 int		 ui_json_tree(const char *key, const struct json_t *j);
 int		 ui_json_object(const struct json_t *o);
 void		 ui_json_end(FILE *out);
