@@ -25,7 +25,7 @@
 /* The protocol versions this server speaks; a client's own is answered
  * with itself, any other with the latest. */
 static const char *const mcp_server_versions[] = {
-	"2025-06-18", "2025-03-26", "2024-11-05",
+	"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05",
 };
 
 uint64_t

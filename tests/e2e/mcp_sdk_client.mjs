@@ -1,0 +1,109 @@
+// The official MCP TypeScript SDK's client against `warren mcp`, for
+// tests/e2e/test_mcp_server.c. Spawns WARREN mcp [ARGS] in WS through
+// StdioClientTransport (the environment passed on whole), and prints one
+// JSON object a line for the test to check.
+//
+//   node mcp_sdk_client.mjs SDKDIR WARREN WS run        run, diff, apply, runs
+//   node mcp_sdk_client.mjs SDKDIR WARREN WS apply RUN  apply, --allow-apply
+//   node mcp_sdk_client.mjs SDKDIR WARREN WS cancel     a run, then its cancel
+import { pathToFileURL } from "node:url";
+
+const [sdk, warren, ws, mode, arg] = process.argv.slice(2);
+const esm = (p) => pathToFileURL(`${sdk}/dist/esm/${p}`).href;
+const { Client } = await import(esm("client/index.js"));
+const { StdioClientTransport } = await import(esm("client/stdio.js"));
+
+const say = (o) => console.log(JSON.stringify(o));
+const text = (r) => r.content.map((c) => c.text).join("");
+
+async function connect(args) {
+	const transport = new StdioClientTransport({
+		command: warren, args: ["mcp", ...args], cwd: ws,
+		env: process.env, stderr: "inherit",
+	});
+	let version = null;
+	const set = transport.setProtocolVersion?.bind(transport);
+	transport.setProtocolVersion = (v) => { version = v; set?.(v); };
+	const client = new Client({ name: "warren-test", version: "1.0.0" });
+	await client.connect(transport);
+	say({ step: "init", version, server: client.getServerVersion().name });
+	return client;
+}
+
+async function call(client, step, name, args, opts = {}) {
+	const r = await client.callTool({ name, arguments: args }, undefined,
+	    { timeout: 120000, ...opts });
+	say({ step, isError: r.isError === true, text: text(r),
+	    structured: r.structuredContent ?? null });
+	return r;
+}
+
+async function runMode() {
+	const client = await connect([]);
+	const tools = await client.listTools();
+	say({ step: "tools", names: tools.tools.map((t) => t.name),
+	    runRequired: tools.tools.find((t) => t.name === "run")
+	    ?.inputSchema?.required ?? null });
+	const progress = [];
+	const r = await call(client, "run", "run", { task: "MCP-TASK: write "
+	    + "the file", profile: "general", schema: { type: "object",
+	    properties: { n: { type: "integer" } }, required: ["n"] } },
+	    { onprogress: (p) => progress.push(p), resetTimeoutOnProgress: true });
+	say({ step: "progress", n: progress.length,
+	    increasing: progress.every((p, i) => i === 0 ||
+	    p.progress > progress[i - 1].progress),
+	    messages: progress.map((p) => p.message) });
+	const m = /Run (\d+): /.exec(text(r));
+	const run = m ? Number(m[1]) : 0;
+	say({ step: "runid", run });
+	await call(client, "diff", "diff", { run });
+	await call(client, "apply", "apply", { run });
+	await call(client, "runs", "runs", {});
+	await call(client, "show", "show", { run });
+	await call(client, "outside", "run", { task: "MCP-TASK", workspace: "/" });
+	try {
+		await client.callTool({ name: "run", arguments: { task: 7 } });
+		say({ step: "badargs", threw: false });
+	} catch (e) {
+		say({ step: "badargs", threw: true, code: e.code, message: e.message });
+	}
+	await client.close();
+}
+
+async function applyMode() {
+	const client = await connect(["--allow-apply"]);
+	await call(client, "apply", "apply", { run: Number(arg) });
+	await client.close();
+}
+
+// A run whose model never answers: cancelled once it has started.
+async function cancelMode() {
+	const client = await connect([]);
+	const ac = new AbortController();
+	let started = false;
+	const p = client.callTool({ name: "run", arguments: { task: "MCP-HANG",
+	    profile: "general" } }, undefined, { signal: ac.signal,
+	    timeout: 120000, onprogress: (pr) => {
+		if (!started && /^run \d+ started/.test(pr.message ?? "")) {
+			started = true;
+			say({ step: "started", message: pr.message });
+			ac.abort("the test cancels it");
+		}
+	} });
+	try {
+		await p;
+		say({ step: "cancel", threw: false });
+	} catch (e) {
+		say({ step: "cancel", threw: true, message: String(e.message ?? e) });
+	}
+	// The server goes on after a cancel: another request is answered.
+	await call(client, "after", "runs", {});
+	await client.close();
+}
+
+const modes = { run: runMode, apply: applyMode, cancel: cancelMode };
+if (!modes[mode]) {
+	console.error(`mcp_sdk_client.mjs: no mode ${mode}`);
+	process.exit(2);
+}
+await modes[mode]();
