@@ -271,11 +271,201 @@ test_sdk_client(void **state)
 	h_fakellm_stop(&t->fl);
 }
 
+/* The requests of test_malformed, a line each (the huge one apart). */
+static const char *const bad_lines[] = {
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}",
+	"not json",
+	"[{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}]",
+	"{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"ping\"}",
+	"{\"jsonrpc\":\"1.0\",\"id\":3,\"method\":\"ping\"}",
+	"{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"initialize\",\"params\":"
+	    "{\"protocolVersion\":5}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"initialize\",\"params\":"
+	    "{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+	    "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}",
+	"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}",
+	"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"resources/list\"}",
+	"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"nope\"}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"run\",\"arguments\":{\"task\":[\"x\"]}}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"run\",\"arguments\":{\"task\":\"x\",\"cwd\":\"/\"}}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"diff\",\"arguments\":{\"run\":\"1\"}}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":11,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"run\",\"arguments\":{\"task\":\"x\",\"workspace\":"
+	    "\"/\"}}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"run\",\"arguments\":{\"task\":\"x\",\"workspace\":"
+	    "\"%s\"}}}",		/* the link's path */
+	"{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"apply\",\"arguments\":{\"run\":1}}}",
+	NULL,	/* the huge line */
+	"{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"ping\"}",
+	"{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"runs\",\"_meta\":{\"progressToken\":1.5}}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":16,\"id\":17,\"method\":\"ping\"}",
+	"{\"jsonrpc\":\"2.0\",\"id\":18,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"queue_add\",\"arguments\":{\"task\":\"x\","
+	    "\"workspace\":\"..\"}}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":19,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"runs\",\"arguments\":{\"limit\":0}}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"tools/call\",\"params\":"
+	    "[1]}",
+};
+
+/* Hostile requests, one a line on stdin: each gets its JSON-RPC error
+ * (or, where the request is sound but the tool refuses, a tool error),
+ * nothing but JSON-RPC reaches stdout, and the server ends with stdin. */
+static void
+test_malformed(void **state)
+{
+	struct mcp_t	*t = *state;
+	struct h_run	 r;
+	char		 in[PATH_MAX], link[PATH_MAX];
+	char		*mcp[] = { "warren", "mcp", "--root", t->w->ws, NULL };
+	const char	*p;
+	size_t		 i;
+	FILE		*f;
+	int		 lines = 0;
+
+	/* A link inside the root to the test's directory, outside it. */
+	snprintf(link, sizeof(link), "%s/link-out", t->w->ws);
+	assert_int_equal(symlink(t->w->dir, link), 0);
+	snprintf(in, sizeof(in), "%s/requests", t->w->dir);
+	assert_non_null(f = fopen(in, "w"));
+	for (i = 0; i < sizeof(bad_lines) / sizeof(bad_lines[0]); i++) {
+		if (bad_lines[i] != NULL && strstr(bad_lines[i], "%s"))
+			fprintf(f, bad_lines[i], link);
+		if (bad_lines[i] != NULL)
+			fprintf(f, "%s\n", strstr(bad_lines[i], "%s") ? "" :
+			    bad_lines[i]);
+		else {
+			while (ftell(f) < 6L << 20)
+				fputs("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", f);
+			fputc('\n', f);
+		}
+	}
+	/* the NUL byte inside a line */
+	fwrite("{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"pi\0ng\"}\n", 1, 43,
+	    f);
+	fclose(f);
+	h_stdin_path = in;
+	assert_int_equal(h_warren(&r, mcp, NULL, NULL, NULL), 0);
+	if (r.status != 0)
+		fail_msg("exit %d\n%s", r.status, r.err);
+	/* Nothing but JSON-RPC on stdout, one answer a request. */
+	for (p = r.out; *p != '\0'; p = strchr(p, '\n') + 1, lines++)
+		if (strncmp(p, "{\"jsonrpc\":\"2.0\",", 17) != 0 ||
+		    strchr(p, '\n') == NULL)
+			fail_msg("not a JSON-RPC line: %.200s", p);
+	assert_int_equal(lines, 23);
+#define HAS(a, b, n) do { if (h_count_lines(r.out, a, b) != n) \
+	fail_msg("%d lines with %s and %s, not %d:\n%s", h_count_lines(r.out, \
+	a, b), a, b, n, r.out); } while (0)
+	HAS("\"id\":1,", "\"code\":-32600", 1);		/* before initialize */
+	HAS("\"id\":null", "\"code\":-32700", 4);	/* not JSON, huge,
+							   duplicate, NUL */
+	HAS("\"id\":null", "a line over 4194304 bytes", 1);
+	HAS("\"id\":null", "\"code\":-32600", 2);	/* batch, id true */
+	HAS("\"id\":3,", "\"code\":-32600", 1);		/* jsonrpc 1.0 */
+	HAS("\"id\":4,", "\"code\":-32602", 1);
+	HAS("\"id\":5,", "\"protocolVersion\":\"2025-06-18\"", 1);
+	HAS("\"id\":6,", "\"code\":-32601", 1);
+	HAS("\"id\":7,", "\"code\":-32602", 1);
+	HAS("\"id\":8,", "\\\"task\\\" must be a non-empty string", 1);
+	HAS("\"id\":9,", "takes no argument \\\"cwd\\\"", 1);
+	HAS("\"id\":10,", "\\\"run\\\" must be an integer", 1);
+	HAS("\"id\":11,", "is outside the directories this server may use", 1);
+	HAS("\"id\":12,", "is outside the directories this server may use", 1);
+	HAS("\"id\":11,", "\"isError\":true", 1);
+	HAS("\"id\":13,", "started without --allow-apply", 1);
+	HAS("\"id\":14,", "\"result\":{}", 1);	/* goes on after the huge line */
+	HAS("\"id\":15,", "progressToken\\\" must be a string or an integer",
+	    1);
+	HAS("\"id\":18,", "is outside the directories this server may use", 1);
+	HAS("\"id\":19,", "\\\"limit\\\" must be an integer of 1 or more", 1);
+	HAS("\"id\":20,", "\"code\":-32600", 1);
+#undef HAS
+	/* Nothing ran, nothing was queued. */
+	assert_null(strstr(r.err, "run started"));
+	h_run_free(&r);
+}
+
+/* fakellm was asked for the hanging turn (its log names the file). */
+static int
+asked_hang(void *arg)
+{
+	char	*s = h_read_file(arg);
+	int	 yes = s != NULL && strstr(s, "MCP-HANG") != NULL;
+
+	free(s);
+	return yes;
+}
+
+/* The client goes away (stdin closes) while a run waits on the model:
+ * the run is stopped, the server exits, nothing of the run is left. */
+static void
+test_stdin_closes(void **state)
+{
+	struct mcp_t	*t = *state;
+	struct h_run	 r;
+	char		*mcp[] = { getenv("WARREN_BIN"), "mcp", NULL };
+	char		*runs[] = { "warren", "runs", "--workspace", t->w->ws,
+			    NULL };
+	const char	 req[] =
+	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
+	    "{\"protocolVersion\":\"2025-06-18\"}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"run\",\"arguments\":{\"task\":\"MCP-HANG\","
+	    "\"profile\":\"general\"}}}\n";
+	char		*out;
+	int		 in, fd, rc, st;
+	pid_t		 pid;
+
+	if ((rc = mcp_start(t)) == 1)
+		skip();
+	assert_int_equal(rc, 0);
+	pid = mcp_spawn(mcp, t->env, t->w->ws, &in, &fd);
+	assert_int_equal(write(in, req, sizeof(req) - 1),
+	    (ssize_t)sizeof(req) - 1);
+	if (h_wait_for(asked_hang, t->fl.log, 60, pid, "the run asked "
+	    "fakellm for its turn") == -1) {
+		kill(pid, SIGKILL);
+		fail_msg("%s", h_wait_why);
+	}
+	close(in);
+	out = h_read_all(fd, 30, "warren mcp's output after stdin closed",
+	    NULL);
+	close(fd);
+	if (out == NULL)
+		kill(pid, SIGKILL);
+	st = test_waitpid(pid, 30, "warren mcp after its stdin closed");
+	if (out == NULL || st != 0)
+		fail_msg("warren mcp: status %d, stdout:\n%s", st, out ? out :
+		    "(not ended in 30 s)");
+	/* the initialize answer, none for the stopped run */
+	assert_int_equal(h_count_lines(out, "\"id\":1,", NULL), 1);
+	assert_int_equal(h_count_lines(out, "\"id\":2,", NULL), 0);
+	free(out);
+	assert_int_equal(h_wait_no_procs(t->w->ws, 20), 0);
+	assert_int_equal(h_warren(&r, runs, t->env, NULL, NULL), 0);
+	if (h_count_lines(r.out, "MCP-HANG", "cancelled") != 1)
+		fail_msg("the run is not cancelled:\n%s\n%s", r.out, r.err);
+	h_run_free(&r);
+	h_fakellm_stop(&t->fl);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_sdk_client, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_malformed, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_stdin_closes, setup,
 		    teardown),
 	};
 
