@@ -80,12 +80,13 @@ async function applyMode() {
 async function cancelMode() {
 	const client = await connect([]);
 	const ac = new AbortController();
-	let started = false;
+	let started = false, startedMessage = "";
 	const p = client.callTool({ name: "run", arguments: { task: "MCP-HANG",
 	    profile: "general" } }, undefined, { signal: ac.signal,
 	    timeout: 120000, onprogress: (pr) => {
 		if (!started && /^run \d+ started/.test(pr.message ?? "")) {
 			started = true;
+			startedMessage = pr.message;
 			say({ step: "started", message: pr.message });
 			ac.abort("the test cancels it");
 		}
@@ -96,8 +97,19 @@ async function cancelMode() {
 	} catch (e) {
 		say({ step: "cancel", threw: true, message: String(e.message ?? e) });
 	}
-	// The server goes on after a cancel: another request is answered.
-	await call(client, "after", "runs", {});
+	// The server goes on after a cancel, and the run ends (cancelled)
+	// while the client is still there: wait up to 20 s for its status.
+	const run = Number(/^run (\d+)/.exec(started ? "run " +
+	    /\d+/.exec(startedMessage)[0] : "run 0")[1]);
+	let status = null;
+	for (let i = 0; i < 100; i++) {
+		const r = await client.callTool({ name: "runs", arguments: {} });
+		status = JSON.parse(text(r)).find((x) => x.id === run)?.status;
+		if (status !== "running")
+			break;
+		await new Promise((res) => setTimeout(res, 200));
+	}
+	say({ step: "after", run, status });
 	await client.close();
 }
 
