@@ -122,8 +122,8 @@ uint64_t mcp_now(void);
  */
 int	mcp_rpc_parse(const char *line, size_t len, json_t **req, json_t **id,
 	    char *why, size_t whysz);
-/* Write one message as a line on stdout; takes msg. -1 if stdout failed. */
-int	mcp_rpc_send(struct mcp_server *, json_t *msg);
+/* Each writes one message as a line on stdout (the results and params
+ * given are taken); -1 if stdout failed. */
 int	mcp_rpc_result(struct mcp_server *, json_t *id, json_t *result);
 int	mcp_rpc_error(struct mcp_server *, json_t *id, int code,
 	    const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -80,7 +80,9 @@ mcp_rpc_parse(const char *line, size_t len, json_t **req, json_t **id,
 	return MCP_EINVALID;
 }
 
-int
+/* Write one message as a line on stdout; takes msg. -1 if stdout failed
+ * (then s->out_failed: the server stops). */
+static int
 mcp_rpc_send(struct mcp_server *s, json_t *msg)
 {
 	char	*t;
