@@ -61,6 +61,9 @@ async function runMode() {
 	await call(client, "runs", "runs", {});
 	await call(client, "show", "show", { run });
 	await call(client, "outside", "run", { task: "MCP-TASK", workspace: "/" });
+	await call(client, "queue_add", "queue_add", { task: "QUEUED-TASK",
+	    profile: "explore" });
+	await call(client, "queue_status", "queue_status", { job: 1 });
 	try {
 		await client.callTool({ name: "run", arguments: { task: 7 } });
 		say({ step: "badargs", threw: false });

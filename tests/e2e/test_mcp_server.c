@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -235,6 +236,13 @@ test_sdk_client(void **state)
 	mcp_has(l, "\"isError\":true");
 	mcp_has(l, "is outside the directories this server may use");
 	mcp_has(mcp_step(out, "badargs"), "\"code\":-32602");
+	/* batch work: a job on the default queue, and its status */
+	l = mcp_step(out, "queue_add");
+	mcp_has(l, "\"isError\":false");
+	mcp_has(l, "\\\"id\\\": 1,");
+	l = mcp_step(out, "queue_status");
+	mcp_has(l, "\\\"task\\\": \\\"QUEUED-TASK\\\"");
+	mcp_has(l, "\\\"status\\\": \\\"queued\\\"");
 	free(out);
 	/* Nothing applied yet; an ordinary run: runs and diff show it. */
 	snprintf(file, sizeof(file), "%s/mcp-file.txt", t->w->ws);
@@ -314,6 +322,8 @@ static const char *const bad_lines[] = {
 	    "{\"name\":\"runs\",\"arguments\":{\"limit\":0}}}",
 	"{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"tools/call\",\"params\":"
 	    "[1]}",
+	"{\"jsonrpc\":\"2.0\",\"id\":22,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"queue_status\",\"arguments\":{\"job\":1}}}",
 };
 
 /* Hostile requests, one a line on stdin: each gets its JSON-RPC error
@@ -326,6 +336,8 @@ test_malformed(void **state)
 	struct h_run	 r;
 	char		 in[PATH_MAX], link[PATH_MAX];
 	char		*mcp[] = { "warren", "mcp", "--root", t->w->ws, NULL };
+	char		*qadd[] = { "warren", "queue", "add", "--workspace",
+			    t->w->dir, "QUEUED-OUTSIDE", NULL };
 	const char	*p;
 	size_t		 i;
 	FILE		*f;
@@ -352,6 +364,11 @@ test_malformed(void **state)
 	fwrite("{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"pi\0ng\"}\n", 1, 43,
 	    f);
 	fclose(f);
+	/* Job 1 runs in the test's directory, outside the root. */
+	assert_int_equal(h_warren(&r, qadd, NULL, NULL, NULL), 0);
+	if (r.status != 0)
+		fail_msg("queue add: %d\n%s", r.status, r.err);
+	h_run_free(&r);
 	h_stdin_path = in;
 	assert_int_equal(h_warren(&r, mcp, NULL, NULL, NULL), 0);
 	if (r.status != 0)
@@ -361,7 +378,7 @@ test_malformed(void **state)
 		if (strncmp(p, "{\"jsonrpc\":\"2.0\",", 17) != 0 ||
 		    strchr(p, '\n') == NULL)
 			fail_msg("not a JSON-RPC line: %.200s", p);
-	assert_int_equal(lines, 23);
+	assert_int_equal(lines, 24);
 #define HAS(a, b, n) do { if (h_count_lines(r.out, a, b) != n) \
 	fail_msg("%d lines with %s and %s, not %d:\n%s", h_count_lines(r.out, \
 	a, b), a, b, n, r.out); } while (0)
@@ -388,6 +405,8 @@ test_malformed(void **state)
 	HAS("\"id\":18,", "is outside the directories this server may use", 1);
 	HAS("\"id\":19,", "\\\"limit\\\" must be an integer of 1 or more", 1);
 	HAS("\"id\":20,", "\"code\":-32600", 1);
+	HAS("\"id\":22,", "that job runs in", 1);
+	assert_null(strstr(r.out, "QUEUED-OUTSIDE"));
 #undef HAS
 	/* Nothing ran, nothing was queued. */
 	assert_null(strstr(r.err, "run started"));
@@ -403,6 +422,24 @@ asked_hang(void *arg)
 
 	free(s);
 	return yes;
+}
+
+/* What warren mcp wrote so far, kept in mcp_seen: the ping's answer? */
+static char	mcp_seen[1 << 16];
+static size_t	mcp_nseen;
+
+static int
+answered(void *arg)
+{
+	struct pollfd	pfd = { *(int *)arg, POLLIN, 0 };
+	ssize_t		n;
+
+	while (poll(&pfd, 1, 0) == 1 && mcp_nseen < sizeof(mcp_seen) - 1 &&
+	    (n = read(pfd.fd, mcp_seen + mcp_nseen, sizeof(mcp_seen) - 1 -
+	    mcp_nseen)) > 0)
+		mcp_nseen += (size_t)n;
+	mcp_seen[mcp_nseen] = '\0';
+	return strstr(mcp_seen, "\"id\":3,\"result\":{}") != NULL;
 }
 
 /* The client goes away (stdin closes) while a run waits on the model:
@@ -421,6 +458,10 @@ test_stdin_closes(void **state)
 	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
 	    "{\"name\":\"run\",\"arguments\":{\"task\":\"MCP-HANG\","
 	    "\"profile\":\"general\"}}}\n";
+	const char	 more[] =
+	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"runs\"}}\n";
 	char		*out;
 	int		 in, fd, rc, st;
 	pid_t		 pid;
@@ -436,6 +477,14 @@ test_stdin_closes(void **state)
 		kill(pid, SIGKILL);
 		fail_msg("%s", h_wait_why);
 	}
+	/* Answered while the run goes on: a ping, and a call that reuses
+	 * the id of the run in flight. */
+	assert_int_equal(write(in, more, sizeof(more) - 1),
+	    (ssize_t)sizeof(more) - 1);
+	if (h_wait_for(answered, &fd, 30, pid, "the ping's answer") == -1) {
+		kill(pid, SIGKILL);
+		fail_msg("%s", h_wait_why);
+	}
 	close(in);
 	out = h_read_all(fd, 30, "warren mcp's output after stdin closed",
 	    NULL);
@@ -443,12 +492,23 @@ test_stdin_closes(void **state)
 	if (out == NULL)
 		kill(pid, SIGKILL);
 	st = test_waitpid(pid, 30, "warren mcp after its stdin closed");
+	if (out != NULL) {
+		char *all;
+
+		if (asprintf(&all, "%s%s", mcp_seen, out) == -1)
+			fail_msg("asprintf");
+		free(out);
+		out = all;
+	}
 	if (out == NULL || st != 0)
 		fail_msg("warren mcp: status %d, stdout:\n%s", st, out ? out :
 		    "(not ended in 30 s)");
-	/* the initialize answer, none for the stopped run */
+	/* the initialize answer, none for the stopped run but the refusal
+	 * of its id's reuse */
 	assert_int_equal(h_count_lines(out, "\"id\":1,", NULL), 1);
-	assert_int_equal(h_count_lines(out, "\"id\":2,", NULL), 0);
+	assert_int_equal(h_count_lines(out, "\"id\":2,", NULL), 1);
+	assert_int_equal(h_count_lines(out, "\"id\":2,", "\"code\":-32600"),
+	    1);
 	free(out);
 	assert_int_equal(h_wait_no_procs(t->w->ws, 20), 0);
 	assert_int_equal(h_warren(&r, runs, t->env, NULL, NULL), 0);
