@@ -413,12 +413,14 @@ test_malformed(void **state)
 	h_run_free(&r);
 }
 
-/* fakellm was asked for the hanging turn (its log names the file). */
+/* fakellm was asked for both runs' hanging turns (its log names the
+ * file). */
 static int
 asked_hang(void *arg)
 {
 	char	*s = h_read_file(arg);
-	int	 yes = s != NULL && strstr(s, "MCP-HANG") != NULL;
+	int	 yes = s != NULL && strstr(s, "MCP-HANG\"") != NULL &&
+		    strstr(s, "MCP-HANG two") != NULL;
 
 	free(s);
 	return yes;
@@ -442,8 +444,9 @@ answered(void *arg)
 	return strstr(mcp_seen, "\"id\":3,\"result\":{}") != NULL;
 }
 
-/* The client goes away (stdin closes) while a run waits on the model:
- * the run is stopped, the server exits, nothing of the run is left. */
+/* Two runs in flight at once, each waiting on the model, and the server
+ * still answers; then the client goes away (stdin closes): both runs are
+ * stopped, the server exits, nothing of them is left. */
 static void
 test_stdin_closes(void **state)
 {
@@ -457,6 +460,9 @@ test_stdin_closes(void **state)
 	    "{\"protocolVersion\":\"2025-06-18\"}}\n"
 	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":"
 	    "{\"name\":\"run\",\"arguments\":{\"task\":\"MCP-HANG\","
+	    "\"profile\":\"general\"}}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"run\",\"arguments\":{\"task\":\"MCP-HANG two\","
 	    "\"profile\":\"general\"}}}\n";
 	const char	 more[] =
 	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n"
@@ -472,8 +478,8 @@ test_stdin_closes(void **state)
 	pid = mcp_spawn(mcp, t->env, t->w->ws, &in, &fd);
 	assert_int_equal(write(in, req, sizeof(req) - 1),
 	    (ssize_t)sizeof(req) - 1);
-	if (h_wait_for(asked_hang, t->fl.log, 60, pid, "the run asked "
-	    "fakellm for its turn") == -1) {
+	if (h_wait_for(asked_hang, t->fl.log, 60, pid, "both runs asked "
+	    "fakellm for their turns") == -1) {
 		kill(pid, SIGKILL);
 		fail_msg("%s", h_wait_why);
 	}
@@ -503,17 +509,18 @@ test_stdin_closes(void **state)
 	if (out == NULL || st != 0)
 		fail_msg("warren mcp: status %d, stdout:\n%s", st, out ? out :
 		    "(not ended in 30 s)");
-	/* the initialize answer, none for the stopped run but the refusal
-	 * of its id's reuse */
+	/* the initialize answer, none for the stopped runs but the refusal
+	 * of an id's reuse */
 	assert_int_equal(h_count_lines(out, "\"id\":1,", NULL), 1);
 	assert_int_equal(h_count_lines(out, "\"id\":2,", NULL), 1);
 	assert_int_equal(h_count_lines(out, "\"id\":2,", "\"code\":-32600"),
 	    1);
+	assert_int_equal(h_count_lines(out, "\"id\":4,", NULL), 0);
 	free(out);
 	assert_int_equal(h_wait_no_procs(t->w->ws, 20), 0);
 	assert_int_equal(h_warren(&r, runs, t->env, NULL, NULL), 0);
-	if (h_count_lines(r.out, "MCP-HANG", "cancelled") != 1)
-		fail_msg("the run is not cancelled:\n%s\n%s", r.out, r.err);
+	if (h_count_lines(r.out, "MCP-HANG", "cancelled") != 2)
+		fail_msg("the runs are not cancelled:\n%s\n%s", r.out, r.err);
 	h_run_free(&r);
 	h_fakellm_stop(&t->fl);
 }
