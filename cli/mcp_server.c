@@ -132,9 +132,16 @@ mcp_server_call_params(json_t *params, const struct mcp_tool **t,
 	    !json_is_integer(*token))
 		snprintf(why, whysz, "tools/call: \"_meta.progressToken\" must "
 		    "be a string or an integer");
-	else
-		return mcp_tool_check(*t, *args ? *args : json_object(), why,
-		    whysz) == -1 ? -1 : 0;
+	else if (*args != NULL)
+		return mcp_tool_check(*t, *args, why, whysz);
+	else if ((*args = json_object()) == NULL)
+		snprintf(why, whysz, "out of memory");
+	else if (mcp_tool_check(*t, *args, why, whysz) == 0)
+		return 0;		/* *args: the caller's to free */
+	else {
+		json_decref(*args);
+		*args = NULL;
+	}
 	return -1;
 }
 
@@ -143,7 +150,7 @@ mcp_server_call(struct mcp_server *s, json_t *id, json_t *params)
 {
 	const struct mcp_tool	*t = NULL;
 	struct mcp_call		*c;
-	json_t			*args, *token, *empty = NULL;
+	json_t			*args, *token, *empty;
 	char			 why[1024];
 	size_t			 slot;
 
@@ -152,21 +159,17 @@ mcp_server_call(struct mcp_server *s, json_t *id, json_t *params)
 		mcp_rpc_error(s, id, MCP_EPARAMS, "%s", why);
 		return;
 	}
-	if (mcp_server_find(s, id) != NULL) {
+	/* Arguments left out: an object of our own, freed here. */
+	empty = json_object_get(params, "arguments") == NULL ? args : NULL;
+	if (mcp_server_find(s, id) != NULL)
 		mcp_rpc_error(s, id, MCP_EINVALID, "the id of a call still in "
 		    "flight: give each request an id of its own");
-		return;
-	}
-	if ((c = mcp_server_call_new(s, id, token, t, &slot)) == NULL) {
+	else if ((c = mcp_server_call_new(s, id, token, t, &slot)) == NULL)
 		mcp_rpc_result(s, id, json_pack("{s:[{s:s, s:s}], s:b}",
 		    "content", "type", "text", "text", "too many calls in "
 		    "flight (16, the most this server runs at once): wait for "
 		    "one to end", "isError", 1));
-		return;
-	}
-	if (args == NULL)
-		args = empty = json_object();
-	if (t->start(s, c, args) == -1)
+	else if (t->start(s, c, args) == -1)
 		mcp_server_call_free(c);
 	else
 		s->calls[slot] = c;
