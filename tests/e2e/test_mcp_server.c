@@ -413,6 +413,29 @@ test_malformed(void **state)
 	h_run_free(&r);
 }
 
+/* A --root that is not a directory: exit 2, said, nothing served. */
+static void
+test_bad_root(void **state)
+{
+	struct mcp_t	*t = *state;
+	struct h_run	 r;
+	char		 missing[PATH_MAX], file[PATH_MAX];
+	char		*gone[] = { "warren", "mcp", "--root", missing, NULL };
+	char		*notdir[] = { "warren", "mcp", "--root", file, NULL };
+
+	snprintf(missing, sizeof(missing), "%s/missing", t->w->dir);
+	snprintf(file, sizeof(file), "%s/data.txt", t->w->ws);
+	assert_int_equal(h_warren(&r, gone, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "/missing: No such file or directory"));
+	assert_string_equal(r.out, "");
+	h_run_free(&r);
+	assert_int_equal(h_warren(&r, notdir, NULL, NULL, NULL), 0);
+	assert_int_equal(r.status, 2);
+	assert_non_null(strstr(r.err, "data.txt: not a directory"));
+	h_run_free(&r);
+}
+
 /* fakellm was asked for both runs' hanging turns (its log names the
  * file). */
 static int
@@ -535,6 +558,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_stdin_closes, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_bad_root, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
