@@ -75,7 +75,11 @@ async function runMode() {
 
 async function applyMode() {
 	const client = await connect(["--allow-apply"]);
-	await call(client, "apply", "apply", { run: Number(arg) });
+	// A path that looks like an option is a path: it selects nothing.
+	await call(client, "apply_dash", "apply", { run: Number(arg),
+	    paths: ["--include-sensitive"] });
+	await call(client, "apply", "apply", { run: Number(arg),
+	    paths: ["mcp-file.txt"] });
 	await client.close();
 }
 

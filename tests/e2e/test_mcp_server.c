@@ -258,6 +258,9 @@ test_sdk_client(void **state)
 	h_run_free(&r);
 	/* With --allow-apply: written into the workspace. */
 	out = mcp_node(t, sdk, "apply", "1");
+	l = mcp_step(out, "apply_dash");
+	mcp_has(l, "\"isError\":true");
+	mcp_has(l, "--include-sensitive");
 	l = mcp_step(out, "apply");
 	mcp_has(l, "\"isError\":false");
 	mcp_has(l, "mcp-file.txt");
