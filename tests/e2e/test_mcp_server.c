@@ -470,6 +470,13 @@ answered(void *arg)
 	return strstr(mcp_seen, "\"id\":3,\"result\":{}") != NULL;
 }
 
+static int
+answered17(void *arg)
+{
+	answered(arg);
+	return strstr(mcp_seen, "\"id\":17,") != NULL;
+}
+
 /* Two runs in flight at once, each waiting on the model, and the server
  * still answers; then the client goes away (stdin closes): both runs are
  * stopped, the server exits, nothing of them is left. */
@@ -551,6 +558,56 @@ test_stdin_closes(void **state)
 	h_fakellm_stop(&t->fl);
 }
 
+/* More calls in flight than the server runs at once (16): the one more
+ * is answered with a tool error at once; stdin closing stops the rest. */
+static void
+test_calls_max(void **state)
+{
+	struct mcp_t	*t = *state;
+	char		*mcp[] = { getenv("WARREN_BIN"), "mcp", NULL };
+	char		 req[512], *out;
+	int		 in, fd, rc, st, i;
+	pid_t		 pid;
+
+	if ((rc = mcp_start(t)) == 1)
+		skip();
+	assert_int_equal(rc, 0);
+	pid = mcp_spawn(mcp, t->env, t->w->ws, &in, &fd);
+	snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":"
+	    "\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\"}}\n");
+	assert_int_equal(write(in, req, strlen(req)), (ssize_t)strlen(req));
+	for (i = 1; i <= 17; i++) {
+		snprintf(req, sizeof(req), "{\"jsonrpc\":\"2.0\",\"id\":%d,"
+		    "\"method\":\"tools/call\",\"params\":{\"name\":\"run\","
+		    "\"arguments\":{\"task\":\"MCP-HANG %d\"}}}\n", i, i);
+		assert_int_equal(write(in, req, strlen(req)),
+		    (ssize_t)strlen(req));
+	}
+	mcp_nseen = 0;
+	if (h_wait_for(answered17, &fd, 60, pid, "the answer to call 17") ==
+	    -1) {
+		kill(pid, SIGKILL);
+		fail_msg("%s", h_wait_why);
+	}
+	close(in);
+	out = h_read_all(fd, 60, "warren mcp's output after stdin closed",
+	    NULL);
+	close(fd);
+	if (out == NULL)
+		kill(pid, SIGKILL);
+	st = test_waitpid(pid, 30, "warren mcp after its stdin closed");
+	if (out == NULL || st != 0)
+		fail_msg("warren mcp: status %d", st);
+	free(out);
+	/* call 17 refused, calls 1 to 16 (stopped) not answered */
+	assert_int_equal(h_count_lines(mcp_seen, "\"id\":17,",
+	    "too many calls in flight"), 1);
+	assert_int_equal(h_count_lines(mcp_seen, "\"isError\":true", NULL),
+	    1);
+	assert_int_equal(h_wait_no_procs(t->w->ws, 30), 0);
+	h_fakellm_stop(&t->fl);
+}
+
 int
 main(void)
 {
@@ -562,6 +619,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_stdin_closes, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_bad_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_calls_max, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
