@@ -164,11 +164,13 @@ mcp_server_call(struct mcp_server *s, json_t *id, json_t *params)
 	if (mcp_server_find(s, id) != NULL)
 		mcp_rpc_error(s, id, MCP_EINVALID, "the id of a call still in "
 		    "flight: give each request an id of its own");
-	else if ((c = mcp_server_call_new(s, id, token, t, &slot)) == NULL)
+	else if ((c = mcp_server_call_new(s, id, token, t, &slot)) == NULL) {
+		snprintf(why, sizeof(why), "too many calls in flight (%d, the "
+		    "most this server runs at once): wait for one to end",
+		    MCP_CALLS_MAX);
 		mcp_rpc_result(s, id, json_pack("{s:[{s:s, s:s}], s:b}",
-		    "content", "type", "text", "text", "too many calls in "
-		    "flight (16, the most this server runs at once): wait for "
-		    "one to end", "isError", 1));
+		    "content", "type", "text", "text", why, "isError", 1));
+	}
 	else if (t->start(s, c, args) == -1)
 		mcp_server_call_free(c);
 	else
