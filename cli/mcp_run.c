@@ -42,14 +42,14 @@ mcp_run_start(struct mcp_server *s, struct mcp_call *c, json_t *args)
 		    "takes", strlen(task), CMD_RUN_TASK_MAX);
 		return -1;
 	}
-	if (mcp_roots_workspace(s, ws, c->ws, sizeof(c->ws), why,
-	    sizeof(why)) == -1) {
-		mcp_tool_error(s, c, "%s", why);
-		return -1;
-	}
 	if (schema != NULL && jschema_usable(schema, why, sizeof(why)) == -1) {
 		mcp_tool_error(s, c, "\"schema\" is not a usable JSON Schema: "
 		    "%s", why);
+		return -1;
+	}
+	if (mcp_roots_workspace(s, ws, c->ws, sizeof(c->ws), why,
+	    sizeof(why)) == -1) {
+		mcp_tool_error(s, c, "%s", why);
 		return -1;
 	}
 	c->is_run = 1;

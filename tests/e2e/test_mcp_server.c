@@ -327,6 +327,10 @@ static const char *const bad_lines[] = {
 	    "[1]}",
 	"{\"jsonrpc\":\"2.0\",\"id\":22,\"method\":\"tools/call\",\"params\":"
 	    "{\"name\":\"queue_status\",\"arguments\":{\"job\":1}}}",
+	"{\"jsonrpc\":\"2.0\",\"id\":23,\"method\":\"tools/call\",\"params\":"
+	    "{\"name\":\"run\",\"arguments\":{\"task\":\"x\",\"schema\":"
+	    "{\"type\":5}}}}",
+	"",	/* the task over 1 MiB, id 24 */
 };
 
 /* Hostile requests, one a line on stdin: each gets its JSON-RPC error
@@ -342,7 +346,7 @@ test_malformed(void **state)
 	char		*qadd[] = { "warren", "queue", "add", "--workspace",
 			    t->w->dir, "QUEUED-OUTSIDE", NULL };
 	const char	*p;
-	size_t		 i;
+	size_t		 i, k;
 	FILE		*f;
 	int		 lines = 0;
 
@@ -352,6 +356,15 @@ test_malformed(void **state)
 	snprintf(in, sizeof(in), "%s/requests", t->w->dir);
 	assert_non_null(f = fopen(in, "w"));
 	for (i = 0; i < sizeof(bad_lines) / sizeof(bad_lines[0]); i++) {
+		if (bad_lines[i] != NULL && *bad_lines[i] == '\0') {
+			fputs("{\"jsonrpc\":\"2.0\",\"id\":24,\"method\":"
+			    "\"tools/call\",\"params\":{\"name\":\"run\","
+			    "\"arguments\":{\"task\":\"", f);
+			for (k = 0; k < 1024 * 1024 + 1; k++)
+				fputc('t', f);
+			fputs("\"}}}\n", f);
+			continue;
+		}
 		if (bad_lines[i] != NULL && strstr(bad_lines[i], "%s"))
 			fprintf(f, bad_lines[i], link);
 		if (bad_lines[i] != NULL)
@@ -381,7 +394,7 @@ test_malformed(void **state)
 		if (strncmp(p, "{\"jsonrpc\":\"2.0\",", 17) != 0 ||
 		    strchr(p, '\n') == NULL)
 			fail_msg("not a JSON-RPC line: %.200s", p);
-	assert_int_equal(lines, 24);
+	assert_int_equal(lines, 26);
 #define HAS(a, b, n) do { if (h_count_lines(r.out, a, b) != n) \
 	fail_msg("%d lines with %s and %s, not %d:\n%s", h_count_lines(r.out, \
 	a, b), a, b, n, r.out); } while (0)
@@ -409,6 +422,8 @@ test_malformed(void **state)
 	HAS("\"id\":19,", "\\\"limit\\\" must be an integer of 1 or more", 1);
 	HAS("\"id\":20,", "\"code\":-32600", 1);
 	HAS("\"id\":22,", "that job runs in", 1);
+	HAS("\"id\":23,", "not a usable JSON Schema: $.type", 1);
+	HAS("\"id\":24,", "the task is 1048577 bytes, over the 1048576", 1);
 	assert_null(strstr(r.out, "QUEUED-OUTSIDE"));
 #undef HAS
 	/* Nothing ran, nothing was queued. */
