@@ -86,6 +86,11 @@ int	cmd_json_print(struct json_t *j);
  * older warren, is there and not read (db: the --db given, or NULL). */
 void	cmd_legacy_db(const char *name, const char *db, const char *ws);
 
+/* cmd_mcp.c: warren mcp, an MCP server on stdio; warren mcp list ... */
+int	cmd_mcp(int argc, char **argv);
+/* cmd_mcp_list.c: warren mcp list (argv[0] is "list") */
+int	cmd_mcp_list(int argc, char **argv);
+
 /* cmd_queue.c: warren queue SUBCOMMAND */
 int	cmd_queue(int argc, char **argv);
 /* Declare queue_url (WARREN_QUEUE_URL), which the user's config may set
