@@ -20,6 +20,9 @@
 #define BACKEND_ARGV_MAX	64
 #define BACKEND_ENV_MAX		48
 #define BACKEND_FILES_MAX	8
+/* What a launch puts where a program insists on an API key: never a key
+ * (the supervisor adds the real one upstream, docs/backends.md). */
+#define BACKEND_KEY_PLACEHOLDER	"warren-brokered"
 
 enum backend_kind {
 	BACKEND_LOOP = 0,	/* warren's own reason-act loop */
@@ -40,6 +43,9 @@ struct backend_args {
 	const char	*workspace;	/* its working directory */
 	const char	*model;		/* model to ask for; NULL: its default */
 	const char	*prompt;	/* the profile's role prompt, or NULL */
+	const char	*wire;		/* BACKEND_COMMAND: the profile's wire:
+					   "anthropic" (NULL), "responses" or
+					   "openai" (extbroker) */
 };
 
 /* A file the launch needs in the private HOME (its settings). */
@@ -80,6 +86,14 @@ int		 backend_launch_build(enum backend_kind k,
 		    const struct backend_args *a, struct backend_launch *l,
 		    char *err, size_t errlen);
 void		 backend_launch_free(struct backend_launch *l);
+/*
+ * The environment every launch starts from (extbroker): PATH, HOME (the
+ * private one), LANG, TERM=dumb, TMPDIR, WARREN_AGENT_BASE_URL,
+ * ANTHROPIC_BASE_URL (base_url), OPENAI_BASE_URL (base_url/v1), and the
+ * placeholder keys. Appended to l->envp; -1 with err.
+ */
+int		 backend_env_base(struct backend_launch *l,
+		    const struct backend_args *a, char *err, size_t errlen);
 
 /* backend_presets.c */
 /* backend_launch_build for BACKEND_CLAUDE_CODE and BACKEND_CODEX. */

@@ -42,6 +42,10 @@ static const struct perm perm_table[] = {
 	/* Logs may come while the worker waits for start. */
 	{ IPC_EVENT, FROM_W, S(IPC_STATE_HELLO) | S(IPC_STATE_RUN), 0,
 	    IPC_NONE, KEEP },
+	{ IPC_HTTP, FROM_W, S(IPC_STATE_RUN), PERM_REQUEST, IPC_NONE, KEEP },
+	{ IPC_HTTP_OK, FROM_S, S(IPC_STATE_RUN), PERM_ANSWER, IPC_HTTP, KEEP },
+	{ IPC_HTTP_ERR, FROM_S, S(IPC_STATE_RUN), PERM_ANSWER, IPC_HTTP,
+	    KEEP },
 	{ IPC_CHECKPOINT, FROM_W, S(IPC_STATE_RUN), 0, IPC_NONE, KEEP },
 	/* A worker stopped by cancel may leave requests unanswered. */
 	{ IPC_DONE, FROM_W, S(IPC_STATE_RUN), PERM_CLEAR, IPC_NONE,
@@ -91,6 +95,9 @@ perm_id(const struct ipc_msg *m)
 	case IPC_SPAWN:		return m->u.spawn.id;
 	case IPC_SPAWN_OK:	return m->u.spawn_ok.id;
 	case IPC_SPAWN_ERR:	return m->u.spawn_err.id;
+	case IPC_HTTP:		return m->u.http.id;
+	case IPC_HTTP_OK:	return m->u.http_ok.id;
+	case IPC_HTTP_ERR:	return m->u.http_err.id;
 	case IPC_NONE:
 	case IPC_HELLO:
 	case IPC_START:

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
+#include "llm/llm.h"
 #include "sandbox/sandbox.h"
 #include "store/store.h"
 #include "supervisor/proc_int.h"
@@ -54,6 +55,9 @@ proc_drain_message(struct worker *w)
 	case IPC_SPAWN:
 	case IPC_SPAWN_OK:
 	case IPC_SPAWN_ERR:
+	case IPC_HTTP:
+	case IPC_HTTP_OK:
+	case IPC_HTTP_ERR:
 	case IPC_CANCEL:
 	default:
 		break;
@@ -236,6 +240,81 @@ proc_do_llm(struct worker *w)
 	 * and the handle is 0. */
 	handle = broker_submit(w->run, w->node, q->step, q->purpose,
 	    &q->messages, q->tools, q->ntools, proc_llm_done, pl);
+	if (handle != 0)
+		pl->handle = handle;
+	proc_update_busy(w);
+}
+
+/* A backend's request answered: the endpoint's answer, or an error the
+ * program reads as one (worker/proxy.c). */
+static void
+proc_http_done(struct run *r, void *arg, const struct llm_result *res,
+    const char *code, const char *error)
+{
+	struct proc_llm	*pl = arg, **pp;
+	struct worker	*w = pl->w;
+	struct ipc_msg	 m;
+	char		 err[IPC_ERR_LEN], msg[IPC_ERR_LEN + 128];
+
+	(void)r;
+	if (w != NULL) {
+		for (pp = &w->llm; *pp != NULL; pp = &(*pp)->next)
+			if (*pp == pl) {
+				*pp = pl->next;
+				break;
+			}
+		memset(&m, 0, sizeof(m));
+		if (w->state == PROC_READY || w->state == PROC_BUSY) {
+			if (res != NULL) {
+				m.type = IPC_HTTP_OK;
+				m.u.http_ok.id = pl->id;
+				m.u.http_ok.status = (uint32_t)res->status;
+				m.u.http_ok.content_type = res->http_type;
+				m.u.http_ok.body = res->http_body;
+				if (proc_send_answer(w, &m, err,
+				    sizeof(err)) == 0)
+					goto out;
+				snprintf(msg, sizeof(msg), "the endpoint's "
+				    "answer is too large for a backend's "
+				    "channel (%s)", err);
+				code = IPC_ERR_ENDPOINT;
+				error = msg;
+			}
+			m.type = IPC_HTTP_ERR;
+			m.u.http_err.id = pl->id;
+			m.u.http_err.code = (char *)(uintptr_t)code;
+			m.u.http_err.message = (char *)(uintptr_t)error;
+			if (strlen(error) > IPC_ERRMSG_MAX)
+				m.u.http_err.message = (char *)(uintptr_t)
+				    "the request failed (its message is too "
+				    "long to pass)";
+			proc_send(w, &m);
+		}
+out:
+		proc_update_busy(w);
+	}
+	free(pl);
+}
+
+/* Only a backend's worker passes requests through (its profile says). */
+static void
+proc_do_http(struct worker *w)
+{
+	struct proc_llm		*pl;
+	uint64_t		 handle;
+
+	if (w->node->profile->backend == BACKEND_LOOP) {
+		proc_out_of_turn(w);
+		return;
+	}
+	pl = xcalloc(1, sizeof(*pl));
+	pl->w = w;
+	pl->id = w->msg->u.http.id;
+	pl->next = w->llm;
+	w->llm = pl;
+	w->state = PROC_BUSY;
+	handle = broker_http_submit(w->run, w->node, &w->msg->u.http,
+	    proc_http_done, pl);
 	if (handle != 0)
 		pl->handle = handle;
 	proc_update_busy(w);
@@ -540,6 +619,9 @@ proc_on_message(struct worker *w)
 	case IPC_DONE:
 		proc_do_done(w);
 		break;
+	case IPC_HTTP:
+		proc_do_http(w);
+		break;
 	case IPC_NONE:
 	case IPC_HELLO:
 	case IPC_START:
@@ -547,6 +629,8 @@ proc_on_message(struct worker *w)
 	case IPC_LLM_ERR:
 	case IPC_SPAWN_OK:
 	case IPC_SPAWN_ERR:
+	case IPC_HTTP_OK:
+	case IPC_HTTP_ERR:
 	case IPC_CANCEL:
 	default:
 		proc_out_of_turn(w);
