@@ -257,7 +257,9 @@ backend_env_urls(struct backend_launch *l, const struct backend_args *a,
 	return 0;
 }
 
-int
+/* The environment a command starts from: PATH, HOME (the private one),
+ * LANG, TERM=dumb, TMPDIR, the base URLs and the placeholder keys. */
+static int
 backend_env_base(struct backend_launch *l, const struct backend_args *a,
     char *err, size_t errlen)
 {

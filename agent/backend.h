@@ -86,14 +86,6 @@ int		 backend_launch_build(enum backend_kind k,
 		    const struct backend_args *a, struct backend_launch *l,
 		    char *err, size_t errlen);
 void		 backend_launch_free(struct backend_launch *l);
-/*
- * The environment every launch starts from (extbroker): PATH, HOME (the
- * private one), LANG, TERM=dumb, TMPDIR, WARREN_AGENT_BASE_URL,
- * ANTHROPIC_BASE_URL (base_url), OPENAI_BASE_URL (base_url/v1), and the
- * placeholder keys. Appended to l->envp; -1 with err.
- */
-int		 backend_env_base(struct backend_launch *l,
-		    const struct backend_args *a, char *err, size_t errlen);
 
 /* backend_presets.c */
 /* backend_launch_build for BACKEND_CLAUDE_CODE and BACKEND_CODEX. */

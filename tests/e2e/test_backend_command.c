@@ -121,6 +121,10 @@ check_result(const struct h_run *r)
 	if (r->status != 0 || h_count_lines(r->out, "\"event\":\"result\"",
 	    "ORCH-DONE-OK") != 1)
 		fail_msg("status %d\n%s\n%s", r->status, r->out, r->err);
+	/* Its requests' tokens (one whole answer, one stream) counted. */
+	if (h_count_lines(r->out, "\"event\":\"done\",\"path\":\"0.1\"",
+	    "\"tokens\":{\"in\":3000,\"out\":16}") != 1)
+		fail_msg("tokens of 0.1\n%s", r->out);
 	/* The subagent was the program, its stdout its result. */
 	if (h_count_lines(r->out, "\"path\":\"0.1\"",
 	    "FAKE-AGENT-RESULT one=ANSWER-ONE two=ANSWER-TWO "
