@@ -115,6 +115,24 @@ diff_of(struct bk *b, const char *run)
 	return out;
 }
 
+/* What `warren show RUN` shows. */
+static char *
+show_of(struct bk *b, const char *run)
+{
+	struct h_run	 r;
+	char		*argv[] = { "warren", "show", "--db", b->db,
+			    (char *)(uintptr_t)run, NULL };
+	char		*env[] = { b->envcfg, NULL };
+	char		*out;
+
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	if (r.status != 0)
+		fail_msg("show %s: %d\n%s", run, r.status, r.err);
+	out = strdup(r.out);
+	h_run_free(&r);
+	return out;
+}
+
 static void
 check_result(const struct h_run *r)
 {
@@ -200,6 +218,14 @@ test_command_backend(void **state)
 		fail_msg("outside.txt:\n%s", d);
 	free(d);
 
+	/* The store keeps it as any agent's: its task and answer, its
+	 * requests as turns. */
+	d = show_of(b, "1");
+	if (strstr(d, "FAKE-AGENT-RESULT one=ANSWER-ONE") == NULL ||
+	    strstr(d, "FAKE-TASK-7") == NULL)
+		fail_msg("warren show 1:\n%s", d);
+	free(d);
+
 	/* Replay: no endpoint (port 9 answers nothing), same result. */
 	assert_int_equal(h_warren(&r, rargv, renv, NULL, NULL), 0);
 	check_result(&r);
@@ -210,11 +236,48 @@ test_command_backend(void **state)
 	free(d);
 }
 
+/*
+ * The run's token budget holds for a backend's requests: the first one
+ * (1007 tokens) spends a budget of 1000, the second is refused before it
+ * is sent, the program hears a 400 it does not retry, and fails.
+ */
+static void
+test_command_budget(void **state)
+{
+	struct bk	*b = *state;
+	struct h_fakellm fl;
+	struct h_run	 r;
+	char		*reqs;
+	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
+			    "--workspace", b->w.ws, "--budget", "1000",
+			    "ORCH-TASK", NULL };
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
+			    b->envcfg, "WARREN_PROVIDER=anthropic",
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    NULL };
+
+	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
+		skip();
+	agent_file(b, "127.0.0.1:9");
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	if (r.status == 0 || h_count_lines(r.out, "\"event\":\"done\","
+	    "\"path\":\"0.1\"", "token budget") != 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	reqs = h_read_file(fl.log);
+	assert_int_equal(h_count_lines(reqs, "FAKE-AGENT-Q1", NULL), 1);
+	assert_int_equal(h_count_lines(reqs, "FAKE-AGENT-Q2", NULL), 0);
+	free(reqs);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_command_backend, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_command_budget, setup,
 		    teardown),
 	};
 	int	rc;
