@@ -271,6 +271,67 @@ test_command_budget(void **state)
 	free(reqs);
 }
 
+/* One run delegating to fakeagent whose command is command; its
+ * stderr must hold want. */
+static void
+refused_run(struct bk *b, const char *command, const char *provider,
+    const char *want)
+{
+	struct h_fakellm fl;
+	struct h_run	 r;
+	char		 dir[PATH_MAX + 32], text[PATH_MAX * 2], prov[64];
+	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
+			    "--workspace", b->w.ws, "ORCH-TASK", NULL };
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
+			    b->envcfg, prov, "WARREN_MODEL=fake-model",
+			    "WARREN_RETRIES=0", NULL };
+	char		 port[PATH_MAX];
+
+	snprintf(prov, sizeof(prov), "WARREN_PROVIDER=%s", provider);
+	snprintf(port, sizeof(port), "%s/port", b->w.dir);
+	(void)unlink(port);
+	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
+		skip();
+	agent_file(b, "127.0.0.1:9");
+	snprintf(dir, sizeof(dir), "%s/warren/agents", b->cfg);
+	snprintf(text, sizeof(text), "---\nname: fakeagent\ndescription: "
+	    "runs the fake agent CLI\nbackend: command\ncommand: %s\n---\n",
+	    command);
+	h_write(dir, "fakeagent.md", text, 0);
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	if (strstr(r.err, want) == NULL && strstr(r.out, want) == NULL)
+		fail_msg("want \"%s\":\n%s\n%s", want, r.out, r.err);
+	h_run_free(&r);
+}
+
+/*
+ * A backend's program is found when its worker is to start, outside the
+ * workspace, and speaking a wire the run's endpoint speaks; each refusal
+ * says what to do.
+ */
+static void
+test_command_refused(void **state)
+{
+	struct bk	*b = *state;
+	char		 inws[PATH_MAX + 32], cmd[PATH_MAX * 2];
+	const char	*build = getenv("WARREN_BUILD_DIR");
+
+	refused_run(b, "no-such-agent-cli-77", "anthropic",
+	    "program no-such-agent-cli-77 not found: install the program "
+	    "named by the agent file's command: line");
+	/* A copy of the program in the workspace: an agent's, refused. */
+	snprintf(inws, sizeof(inws), "%s/agent-bin", b->w.ws);
+	snprintf(cmd, sizeof(cmd), "cp %s/tests/agents/fake_agent %s",
+	    build, inws);
+	assert_int_equal(system(cmd), 0);
+	refused_run(b, inws, "anthropic", "lies in the workspace, which "
+	    "agents write: install it outside");
+	snprintf(cmd, sizeof(cmd), "%s/tests/agents/fake_agent", build);
+	refused_run(b, cmd, "openai", "speaks the anthropic API and the "
+	    "run's endpoint speaks openai: set provider = anthropic");
+}
+
 int
 main(void)
 {
@@ -278,6 +339,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_command_backend, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_command_budget, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_command_refused, setup,
 		    teardown),
 	};
 	int	rc;
