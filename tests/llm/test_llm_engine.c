@@ -1140,6 +1140,164 @@ test_record_replay(void **state)
 	unlink(path);
 }
 
+/* A pass-through request, run to its end. */
+struct http_wait {
+	struct llm_result	res;
+	int			done;
+};
+
+static void
+http_done(struct llm_result *res, void *arg)
+{
+	struct http_wait	*w = arg;
+
+	w->res = *res;
+	memset(res, 0, sizeof(*res));
+	w->done = 1;
+}
+
+static void
+http_run(struct llm_engine *e, const char *agent, unsigned step,
+    const char *marker, struct llm_result *res)
+{
+	static const char *const hdrs[] = { "content-type: application/json",
+	    "anthropic-beta: beta-77" };
+	struct llm_http_request	 q;
+	struct http_wait	 w;
+	struct pollfd		 pfd;
+	char			 body[256];
+
+	snprintf(body, sizeof(body), "{\"model\":\"m\",\"max_tokens\":9,"
+	    "\"messages\":[{\"role\":\"user\",\"content\":\"%s\"}]}",
+	    marker);
+	memset(&q, 0, sizeof(q));
+	q.agent = agent;
+	q.step = step;
+	q.wire = "anthropic";
+	q.path = "/v1/messages?beta=true";
+	q.headers = hdrs;
+	q.nheaders = 2;
+	q.body = body;
+	memset(&w, 0, sizeof(w));
+	assert_true(llm_submit_http(e, &q, http_done, &w) != 0);
+	pfd.fd = llm_engine_fd(e);
+	pfd.events = POLLIN;
+	while (!w.done) {
+		(void)poll(&pfd, 1, llm_engine_timeout_ms(e));
+		llm_engine_process(e);
+	}
+	*res = w.res;
+}
+
+/*
+ * Pass-through (docs/backends.md): the program's body and headers to the
+ * base URL and its path, the key in the wire's header; the answer as sent,
+ * with its tokens; a 429 retried; a 400 passed back, not retried; a wire
+ * the endpoint does not speak refused; recorded, then replayed offline.
+ */
+static void
+test_http_passthrough(void **state)
+{
+	static const char script[] = "{\"rules\": ["
+	    "{\"match\": \"PASS-ONE\", \"responses\": [{\"reply\": "
+	    "{\"text\": \"hi-there\", \"usage\": {\"input\": 5, \"output\": "
+	    "2}}}]},"
+	    "{\"match\": \"PASS-429\", \"responses\": [{\"status\": 429, "
+	    "\"headers\": {\"Retry-After\": \"0\"}, \"body\": {\"error\": "
+	    "{\"message\": \"slow\"}}}, {\"reply\": {\"text\": \"after\"}}]},"
+	    "{\"match\": \"PASS-400\", \"responses\": [{\"status\": 400, "
+	    "\"body\": {\"type\": \"error\", \"error\": {\"message\": "
+	    "\"bad-req-9\"}}}]}]}";
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_result	 res;
+	struct llm_http_request	 q;
+	json_t			*reqs, *h;
+	char			 err[512], path[300], *cas;
+	int			 fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/warren-cassette.XXXXXX");
+	assert_true((fd = mkstemp(path)) != -1);
+	close(fd);
+	fakellm_start_json(&f, script);
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	lc.key = strdup("sk-ant-PASS-1");
+	lc.record = strdup(path);
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	http_run(e, "0.1", 0, "PASS-ONE", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_int_equal(res.status, 200);
+	assert_non_null(strstr(res.http_body, "hi-there"));
+	assert_non_null(strstr(res.http_type, "application/json"));
+	assert_int_equal(res.reply.usage.input, 5);
+	assert_int_equal(res.reply.usage.output, 2);
+	llm_result_free(&res);
+	http_run(e, "0.1", 1, "PASS-429", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_int_equal(res.attempts, 2);
+	assert_non_null(strstr(res.http_body, "after"));
+	llm_result_free(&res);
+	http_run(e, "0.1", 2, "PASS-400", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_int_equal(res.status, 400);
+	assert_int_equal(res.attempts, 1);
+	assert_non_null(strstr(res.http_body, "bad-req-9"));
+	llm_result_free(&res);
+	/* Anthropic's wire to this endpoint only. */
+	memset(&q, 0, sizeof(q));
+	q.agent = "0.1";
+	q.wire = "openai";
+	q.path = "/v1/chat/completions";
+	q.body = "{}";
+	assert_null(llm_http_wire_check(e, "anthropic"));
+	assert_string_equal(llm_http_wire_check(e, "openai"), "anthropic");
+	assert_true(llm_submit_http(e, &q, http_done, NULL) == 0);
+	assert_int_equal(errno, EINVAL);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	/* On the wire: the path, the program's headers, our key. */
+	reqs = fakellm_requests(&f);
+	assert_int_equal(json_array_size(reqs), 4);
+	assert_string_equal(json_string_value(json_object_get(
+	    json_array_get(reqs, 0), "path")), "/v1/messages?beta=true");
+	h = json_object_get(json_array_get(reqs, 0), "headers");
+	assert_string_equal(json_string_value(json_object_get(h,
+	    "x-api-key")), "sk-ant-PASS-1");
+	assert_string_equal(json_string_value(json_object_get(h,
+	    "anthropic-beta")), "beta-77");
+	assert_non_null(json_object_get(h, "anthropic-version"));
+	json_decref(reqs);
+	cas = llm_test_slurp(path, NULL);
+	assert_null(strstr(cas, "PASS-1"));
+	assert_non_null(strstr(cas, "\"purpose\":\"http\""));
+	free(cas);
+	/* Replay: no endpoint, the answers as they were. */
+	fakellm_stop(&f);
+	memset(&f, 0, sizeof(f));
+	snprintf(f.url, sizeof(f.url), "http://127.0.0.1:1/v1");
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	lc.replay = strdup(path);
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	http_run(e, "0.1", 2, "PASS-400", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_int_equal(res.status, 400);
+	assert_int_equal(res.attempts, 0);
+	assert_non_null(strstr(res.http_body, "bad-req-9"));
+	llm_result_free(&res);
+	http_run(e, "0.1", 0, "PASS-ONE", &res);
+	assert_int_equal(res.reply.usage.input, 5);
+	llm_result_free(&res);
+	http_run(e, "0.1", 3, "PASS-ONE", &res);
+	assert_int_equal(res.err, LLM_ERR_REPLAY_MISSING);
+	assert_non_null(strstr(res.error, "agent 0.1 step 3 (http)"));
+	llm_result_free(&res);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -1172,6 +1330,8 @@ main(void)
 		cmocka_unit_test_teardown(test_many_async_and_match,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_cap_and_cancel,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_http_passthrough,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_record_replay,
 		    fakellm_teardown),
