@@ -303,8 +303,12 @@ proc_do_http(struct worker *w)
 	struct proc_llm		*pl;
 	uint64_t		 handle;
 
+	char			 why[128];
+
 	if (w->node->profile->backend == BACKEND_LOOP) {
-		proc_out_of_turn(w);
+		snprintf(why, sizeof(why), "sent http, but its profile %s "
+		    "runs no backend", w->node->profile->name);
+		proc_kill(w, NODE_END_PROTOCOL, why);
 		return;
 	}
 	pl = xcalloc(1, sizeof(*pl));
