@@ -214,6 +214,14 @@ test_parse_backend(void **state)
 	assert_int_equal(p->ntools, 0);
 	assert_true(p->fs_write && p->exec && !p->delegate);
 	assert_true(profile_in_worker(p));
+	/* A delegate call's tool_filter does not narrow a program. */
+	{
+		const char	*tools[] = { "read" };
+
+		assert_null(profile_narrow(p, tools, 1, err, sizeof(err)));
+		assert_non_null(strstr(err, "tool_filter: profile x runs the "
+		    "backend command"));
+	}
 	profile_free(p);
 	/* A YAML list and a one-line form split at blanks. */
 	if (parse("---\nname: x\nbackend: command\ncommand: agent\nargs:\n"
