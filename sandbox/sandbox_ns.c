@@ -87,12 +87,14 @@ fail:
 	    "network namespace");
 }
 
-/* The child gets no netns of its own but is in the shared empty one. */
+/* The child gets no netns of its own but is in the shared empty one. A
+ * backend's worker (inet) always gets its own: its loopback carries its
+ * program's model traffic, which no other worker may reach. */
 int
 sandbox_ns_netns_inherited(const struct sandbox *sb)
 {
 	return sandbox_netns_shared && sb->caps.root &&
-	    (sb->policy.want & SANDBOX_NETNS);
+	    (sb->policy.want & SANDBOX_NETNS) && !sb->policy.inet;
 }
 
 int

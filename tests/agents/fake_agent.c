@@ -11,8 +11,9 @@
  *   holding "FAKE-AGENT-Q2", each with its x-api-key;
  * - "runs a tool": writes fake-agent-edit.txt in its working directory,
  *   env.txt (its whole environment), home.txt (every file under $HOME
- *   with its contents) and outside.txt (a connect to each OUTSIDE address
- *   and to 10.0.0.1:80, and what came of it);
+ *   with its contents), outside.txt (a connect to each OUTSIDE address
+ *   and to 10.0.0.1:80, and what came of it) and netns-INODE.txt (its
+ *   network namespace);
  * - prints "FAKE-AGENT-RESULT one=TEXT1 two=TEXT2 outside=blocked|OPEN"
  *   and exits 0; any failure is said on stderr, exit 1.
  */
@@ -316,6 +317,19 @@ main(int argc, char **argv)
 	fprintf(f, "HOME %s\n", home);
 	dump_tree(f, home, 0);
 	fclose(f);
+	/* Which network namespace it ran in: a file named after it. */
+	{
+		char	ns[64], name[96];
+		ssize_t	n;
+
+		if ((n = readlink("/proc/self/ns/net", ns, sizeof(ns) - 1)) ==
+		    -1)
+			die("readlink /proc/self/ns/net");
+		ns[n] = '\0';
+		snprintf(name, sizeof(name), "netns-%.*s.txt",
+		    (int)strcspn(ns + 5, "]"), ns + 5);
+		write_file(name, ns);
+	}
 	verdict = outside(argc, argv);
 	printf("FAKE-AGENT-RESULT one=%s two=%s outside=%s\n", one, two,
 	    verdict);

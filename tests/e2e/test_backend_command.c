@@ -271,6 +271,58 @@ test_command_budget(void **state)
 	free(reqs);
 }
 
+/*
+ * Two backends at once, each on a loopback of its own: a network
+ * namespace a worker, also as root, where other workers share one. Two
+ * programs in one namespace would each reach the other's proxy and have
+ * their requests counted to the other agent.
+ */
+static void
+test_command_netns(void **state)
+{
+	static const char two[] =
+	"{\"rules\": [\n"
+	" {\"match\": \"FAKE-AGENT-Q1\", \"path\": \"/messages\","
+	"  \"repeat\": true, \"responses\": [{\"reply\": {\"text\": "
+	"  \"ANSWER-ONE\"}}]},\n"
+	" {\"match\": \"FAKE-AGENT-Q2\", \"path\": \"/messages\","
+	"  \"repeat\": true, \"responses\": [{\"reply\": {\"text\": "
+	"  \"ANSWER-TWO\"}}]},\n"
+	" {\"match\": [\"NETNS-TASK\", \"FAKE-AGENT-RESULT\"], \"responses\":"
+	"  [{\"reply\": {\"calls\": [{\"id\": \"c3\", \"name\": \"complete\","
+	"  \"arguments\": {\"result\": \"NETNS-DONE\"}}]}}]},\n"
+	" {\"match\": \"NETNS-TASK\", \"responses\": [{\"reply\":"
+	"  {\"calls\": [{\"id\": \"c1\", \"name\": \"delegate\", \"arguments\":"
+	"  {\"profile\": \"fakeagent\", \"task\": \"T-ONE\"}},"
+	"  {\"id\": \"c2\", \"name\": \"delegate\", \"arguments\":"
+	"  {\"profile\": \"fakeagent\", \"task\": \"T-TWO\"}}]}}]}\n"
+	"]}\n";
+	struct bk	*b = *state;
+	struct h_fakellm fl;
+	struct h_run	 r;
+	char		*d;
+	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
+			    "--workspace", b->w.ws, "NETNS-TASK", NULL };
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
+			    b->envcfg, "WARREN_PROVIDER=anthropic",
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    "WARREN_WORKSPACE_MODE=cow", NULL };
+
+	if (h_fakellm_start(&fl, b->w.dir, two) == 1)
+		skip();
+	agent_file(b, "127.0.0.1:9");
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	if (r.status != 0 || h_count_lines(r.out, "\"event\":\"result\"",
+	    "NETNS-DONE") != 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	d = diff_of(b, "1");
+	if (h_count_lines(d, "+++ b/netns-", NULL) != 2)
+		fail_msg("not two network namespaces:\n%s", d);
+	free(d);
+}
+
 /* One run delegating to fakeagent whose command is command; its
  * stderr must hold want. */
 static void
@@ -341,6 +393,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_command_budget, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_command_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_command_netns, setup,
 		    teardown),
 	};
 	int	rc;
