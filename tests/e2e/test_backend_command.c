@@ -226,6 +226,20 @@ test_command_backend(void **state)
 		fail_msg("warren show 1:\n%s", d);
 	free(d);
 
+	/* The report draws it: its transcript and its requests' turns. */
+	{
+		char	*rep[] = { "warren", "report", "--db", b->db, "-o",
+			    "-", "1", NULL };
+		char	*renv0[] = { b->envcfg, NULL };
+
+		assert_int_equal(h_warren(&r, rep, renv0, NULL, NULL), 0);
+		if (r.status != 0 || strstr(r.out, "FAKE-AGENT-RESULT one="
+		    "ANSWER-ONE") == NULL || strstr(r.out, "fakeagent") ==
+		    NULL)
+			fail_msg("report: %d\n%s", r.status, r.err);
+		h_run_free(&r);
+	}
+
 	/* Replay: no endpoint (port 9 answers nothing), same result. */
 	assert_int_equal(h_warren(&r, rargv, renv, NULL, NULL), 0);
 	check_result(&r);
