@@ -334,14 +334,12 @@ proxy_request(struct proxy *px, struct conn *c, struct proxy_req *r)
 	px->nrequests++;
 }
 
+static void	proxy_conn_parse(struct proxy *, struct conn *);
+
 static void
 proxy_conn_read(struct proxy *px, struct conn *c)
 {
-	struct proxy_req	 r;
-	char			 why[160];
-	size_t			 used = 0;
 	ssize_t			 n;
-	int			 rc, status;
 
 	if (c->incap - c->inlen < 16384) {
 		if (c->incap > PROXY_HEAD_MAX + PROXY_BODY_MAX + 65536) {
@@ -359,6 +357,18 @@ proxy_conn_read(struct proxy *px, struct conn *c)
 		return;
 	}
 	c->inlen += (size_t)n;
+	proxy_conn_parse(px, c);
+}
+
+/* What arrived so far: a whole request goes on, or an error answers. */
+static void
+proxy_conn_parse(struct proxy *px, struct conn *c)
+{
+	struct proxy_req	 r;
+	char			 why[160];
+	size_t			 used = 0;
+	int			 rc, status;
+
 	memset(&r, 0, sizeof(r));
 	rc = proxy_http_parse(c->in, c->inlen, &r, &used, &status, why,
 	    sizeof(why));
@@ -379,7 +389,7 @@ proxy_conn_read(struct proxy *px, struct conn *c)
 }
 
 static void
-proxy_conn_write(struct conn *c)
+proxy_conn_write(struct proxy *px, struct conn *c)
 {
 	ssize_t	n;
 
@@ -398,8 +408,12 @@ proxy_conn_write(struct conn *c)
 	c->outlen = c->outoff = 0;
 	if (c->close_after)
 		proxy_conn_close(c);
-	else
+	else {
 		c->state = CONN_READ;
+		/* A request that came in behind the last one. */
+		if (c->inlen > 0)
+			proxy_conn_parse(px, c);
+	}
 }
 
 /* --- the supervisor's answers ----------------------------------------- */
@@ -549,7 +563,7 @@ proxy_loop(struct proxy *px)
 				proxy_conn_read(px, map[i]);
 			else if (map[i]->state == CONN_WRITE &&
 			    (pfd[i].revents & (POLLOUT | POLLHUP | POLLERR)))
-				proxy_conn_write(map[i]);
+				proxy_conn_write(px, map[i]);
 		}
 		proxy_reap(px);
 	}

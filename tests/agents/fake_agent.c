@@ -14,8 +14,10 @@
  *   with its contents), outside.txt (a connect to each OUTSIDE address
  *   and to 10.0.0.1:80, and what came of it) and netns-INODE.txt (its
  *   network namespace);
- * - prints "FAKE-AGENT-RESULT one=TEXT1 two=TEXT2 outside=blocked|OPEN"
- *   and exits 0; any failure is said on stderr, exit 1.
+ * - sends two more ("FAKE-AGENT-Q3") pipelined on one connection and
+ *   reads both answers;
+ * - prints "FAKE-AGENT-RESULT one=TEXT1 two=TEXT2 outside=blocked|OPEN
+ *   pipelined=ok|WHAT" and exits 0; any failure is said on stderr, exit 1.
  */
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -169,6 +171,71 @@ post(const char *host, int port, const char *key, const char *body,
 	return resp;
 }
 
+/*
+ * Two requests in one write on one connection (HTTP/1.1 pipelining, as a
+ * keep-alive client may do), then both answers, each within 10 s: "ok"
+ * when both are 200 and hold want, else what went wrong.
+ */
+static const char *
+post_pair(const char *host, int port, const char *body, const char *want)
+{
+	static char	 verdict[64];
+	char		 req[4096], resp[65536], *p, *hdr_end, *cl;
+	size_t		 len = 0, n1;
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	int		 fd, got = 0;
+
+	if ((fd = dial(host, port, 5000)) == -1)
+		die("connect to the base URL");
+	snprintf(req, sizeof(req), "POST /v1/messages HTTP/1.1\r\n"
+	    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n"
+	    "%s", strlen(body), body);
+	n1 = strlen(req);
+	if (2 * n1 >= sizeof(req))
+		diex("pipelined request too long");
+	memcpy(req + n1, req, n1 + 1);
+	put(fd, req, strlen(req));
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	while (got < 2) {
+		if (poll(&pfd, 1, 10000) != 1) {
+			snprintf(verdict, sizeof(verdict), "TIMEOUT-after-%d",
+			    got);
+			close(fd);
+			return verdict;
+		}
+		if ((n = read(fd, resp + len, sizeof(resp) - 1 - len)) <= 0)
+			break;
+		len += (size_t)n;
+		resp[len] = '\0';
+		/* Take every whole answer at the front. */
+		while ((hdr_end = strstr(resp, "\r\n\r\n")) != NULL &&
+		    (cl = strcasestr(resp, "Content-Length:")) != NULL &&
+		    cl < hdr_end) {
+			p = hdr_end + 4 + strtoul(cl + 15, NULL, 10);
+			if (p > resp + len)
+				break;
+			if (atoi(resp + 9) != 200 || memmem(resp,
+			    (size_t)(p - resp), want, strlen(want)) == NULL) {
+				snprintf(verdict, sizeof(verdict), "BAD-%d",
+				    got);
+				close(fd);
+				return verdict;
+			}
+			got++;
+			len -= (size_t)(p - resp);
+			memmove(resp, p, len + 1);
+		}
+	}
+	close(fd);
+	if (got < 2) {
+		snprintf(verdict, sizeof(verdict), "CLOSED-after-%d", got);
+		return verdict;
+	}
+	return "ok";
+}
+
 /* Every "text":"..." value in s, joined (the whole answer's, or a
  * stream's deltas). */
 static void
@@ -269,7 +336,7 @@ outside(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
-	const char	*url, *key, *home, *verdict;
+	const char	*url, *key, *home, *verdict, *pipe_verdict;
 	char		 host[64], body[2048], one[512], two[512], *ans;
 	FILE		*f;
 	int		 port, status, i;
@@ -303,6 +370,10 @@ main(int argc, char **argv)
 	}
 	texts(ans, two, sizeof(two));
 	free(ans);
+	snprintf(body, sizeof(body), "{\"model\":\"fake-agent-model\","
+	    "\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":"
+	    "\"FAKE-AGENT-Q3\"}]}");
+	pipe_verdict = post_pair(host, port, body, "ANSWER-THREE");
 	/* The tool: an edit, and what it could see. */
 	write_file("fake-agent-edit.txt", "EDITED BY FAKE AGENT\n");
 	if ((f = fopen("env.txt", "w")) == NULL)
@@ -331,7 +402,7 @@ main(int argc, char **argv)
 		write_file(name, ns);
 	}
 	verdict = outside(argc, argv);
-	printf("FAKE-AGENT-RESULT one=%s two=%s outside=%s\n", one, two,
-	    verdict);
+	printf("FAKE-AGENT-RESULT one=%s two=%s outside=%s pipelined=%s\n",
+	    one, two, verdict, pipe_verdict);
 	return 0;
 }

@@ -34,8 +34,11 @@ static const char script[] =
 " {\"match\": \"FAKE-AGENT-Q2 after ANSWER-ONE\", \"path\": \"/messages\","
 "  \"repeat\": true, \"responses\": [{\"reply\": {\"text\": \"ANSWER-TWO\","
 "  \"usage\": {\"input\": 2000, \"output\": 9}}}]},\n"
+" {\"match\": \"FAKE-AGENT-Q3\", \"path\": \"/messages\","
+"  \"repeat\": true, \"responses\": [{\"reply\": {\"text\": "
+"  \"ANSWER-THREE\", \"usage\": {\"input\": 0, \"output\": 0}}}]},\n"
 " {\"match\": [\"ORCH-TASK\", \"FAKE-AGENT-RESULT one=ANSWER-ONE "
-"two=ANSWER-TWO outside=blocked\"], \"responses\": [{\"reply\":"
+"two=ANSWER-TWO outside=blocked pipelined=ok\"], \"responses\": [{\"reply\":"
 "  {\"calls\": [{\"id\": \"c2\", \"name\": \"complete\", \"arguments\":"
 "  {\"result\": \"ORCH-DONE-OK\"}}]}}]},\n"
 " {\"match\": \"ORCH-TASK\", \"responses\": [{\"reply\":"
@@ -146,7 +149,7 @@ check_result(const struct h_run *r)
 	/* The subagent was the program, its stdout its result. */
 	if (h_count_lines(r->out, "\"path\":\"0.1\"",
 	    "FAKE-AGENT-RESULT one=ANSWER-ONE two=ANSWER-TWO "
-	    "outside=blocked") < 1)
+	    "outside=blocked pipelined=ok") < 1)
 		fail_msg("no result of 0.1\n%s\n%s", r->out, r->err);
 }
 
@@ -302,6 +305,9 @@ test_command_netns(void **state)
 	" {\"match\": \"FAKE-AGENT-Q2\", \"path\": \"/messages\","
 	"  \"repeat\": true, \"responses\": [{\"reply\": {\"text\": "
 	"  \"ANSWER-TWO\"}}]},\n"
+	" {\"match\": \"FAKE-AGENT-Q3\", \"path\": \"/messages\","
+	"  \"repeat\": true, \"responses\": [{\"reply\": {\"text\": "
+	"  \"ANSWER-THREE\"}}]},\n"
 	" {\"match\": [\"NETNS-TASK\", \"FAKE-AGENT-RESULT\"], \"responses\":"
 	"  [{\"reply\": {\"calls\": [{\"id\": \"c3\", \"name\": \"complete\","
 	"  \"arguments\": {\"result\": \"NETNS-DONE\"}}]}}]},\n"
