@@ -343,6 +343,34 @@ test_command_netns(void **state)
 	free(d);
 }
 
+/* A backend as the run's root: `warren run --profile fakeagent TASK`
+ * runs the program alone, its stdout the run's result. */
+static void
+test_command_root(void **state)
+{
+	struct bk	*b = *state;
+	struct h_fakellm fl;
+	struct h_run	 r;
+	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
+			    "--workspace", b->w.ws, "--profile", "fakeagent",
+			    "FAKE-TASK-7", NULL };
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
+			    b->envcfg, "WARREN_PROVIDER=anthropic",
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    NULL };
+
+	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
+		skip();
+	agent_file(b, "127.0.0.1:9");
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	if (r.status != 0 || h_count_lines(r.out, "\"event\":\"result\"",
+	    "FAKE-AGENT-RESULT one=ANSWER-ONE two=ANSWER-TWO outside=blocked "
+	    "pipelined=ok") != 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+}
+
 /* One run delegating to fakeagent whose command is command; its
  * stderr must hold want. */
 static void
@@ -415,6 +443,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_command_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_command_netns, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_command_root, setup,
 		    teardown),
 	};
 	int	rc;
