@@ -599,6 +599,10 @@ codec_put_http_ok(struct enc *e, const struct ipc_http_ok *o)
 	enc_str(e, o->content_type, IPC_HTTP_TYPE_MAX, "http_ok.content_type");
 	enc_key(e, "body");
 	enc_str(e, o->body, IPC_STR_MAX, "http_ok.body");
+	if (o->more) {
+		enc_key(e, "more");
+		enc_bool(e, 1);
+	}
 }
 
 static void
@@ -629,7 +633,7 @@ codec_nfields(const struct ipc_msg *m)
 	case IPC_DONE:		return 4 + (m->u.done.reason != NULL);
 	case IPC_CANCEL:	return 1;
 	case IPC_HTTP:		return 6;
-	case IPC_HTTP_OK:	return 4;
+	case IPC_HTTP_OK:	return 4 + (m->u.http_ok.more != 0);
 	case IPC_HTTP_ERR:	return 3;
 	case IPC_NONE:
 		break;

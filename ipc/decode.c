@@ -768,6 +768,12 @@ decode_http_ok_member(struct mp_reader *r, int key, void *arg,
 	case 3:
 		mp_get_strdup(r, &o->body, IPC_STR_MAX, "http_ok.body");
 		break;
+	case 4:
+		/* Only true is ever sent: the encoder leaves false out, so
+		 * one message has one encoding. */
+		if (mp_get_bool(r, &o->more, "http_ok.more") == 0 && !o->more)
+			mp_fail(r, "http_ok.more: false is left out");
+		break;
 	}
 }
 
@@ -775,7 +781,7 @@ static int
 decode_http_ok(struct mp_reader *r, uint32_t n, struct ipc_http_ok *o)
 {
 	static const char *const keys[] = { "id", "status", "content_type",
-	    "body" };
+	    "body", "more" };
 	static const struct wire_map map = {
 		keys, WIRE_KEYS(keys), 0xf, decode_http_ok_member, NULL
 	};

@@ -172,8 +172,8 @@ describe_body(struct line *l, const struct ipc_msg *m)
 		describe_text(l, "body", m->u.http.body);
 		break;
 	case IPC_HTTP_OK:
-		describe_add(l, " id=%u status=%u", m->u.http_ok.id,
-		    m->u.http_ok.status);
+		describe_add(l, " id=%u status=%u%s", m->u.http_ok.id,
+		    m->u.http_ok.status, m->u.http_ok.more ? " more" : "");
 		describe_text(l, "type", m->u.http_ok.content_type);
 		describe_text(l, "body", m->u.http_ok.body);
 		break;

@@ -252,6 +252,8 @@ struct ipc_http_ok {
 	uint32_t	 status;	/* 100 .. 599 */
 	char		*content_type;
 	char		*body;
+	int		 more;		/* a part: more follows, the request
+					   stays open (a stream as it comes) */
 };
 
 struct ipc_msg {

@@ -135,15 +135,18 @@ perm_request(struct ipc_peer *p, const struct ipc_msg *m)
 	return 0;
 }
 
+/* An answer closes its request; a part (keep) leaves it open. */
 static int
-perm_answer(struct ipc_peer *p, const struct ipc_msg *m, enum ipc_type req)
+perm_answer(struct ipc_peer *p, const struct ipc_msg *m, enum ipc_type req,
+    int keep)
 {
 	uint32_t	id = perm_id(m);
 	size_t		i;
 
 	for (i = 0; i < p->npending; i++) {
 		if (p->pending[i].id == id && p->pending[i].type == req) {
-			p->pending[i] = p->pending[--p->npending];
+			if (!keep)
+				p->pending[i] = p->pending[--p->npending];
 			return 0;
 		}
 	}
@@ -177,7 +180,8 @@ ipc_perm_check(struct ipc_peer *p, enum ipc_side from,
 	}
 	if ((r->flags & PERM_REQUEST) && perm_request(p, m) == -1)
 		return -1;
-	if ((r->flags & PERM_ANSWER) && perm_answer(p, m, r->answers) == -1)
+	if ((r->flags & PERM_ANSWER) && perm_answer(p, m, r->answers,
+	    m->type == IPC_HTTP_OK && m->u.http_ok.more) == -1)
 		return -1;
 	if (r->flags & PERM_CLEAR)
 		p->npending = 0;

@@ -170,6 +170,16 @@ struct llm_http_request {
 	const char *const	*headers;	/* "name: value", forwarded */
 	size_t			 nheaders;
 	const char		*body;		/* sent as it is */
+	/*
+	 * Optional: a streamed (text/event-stream) 2xx answer's bytes as
+	 * they arrive, with its status and Content-Type. Once a part went,
+	 * a failure of the attempt is not retried (the program has seen
+	 * part of it): the callback's error ends it. Not in replay, where
+	 * the answer comes whole.
+	 */
+	void			(*on_part)(const char *data, size_t len,
+				    long status, const char *ctype, void *arg);
+	void			*part_arg;
 };
 
 typedef void (*llm_done_fn)(struct llm_result *res, void *arg);

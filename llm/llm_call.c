@@ -74,6 +74,12 @@ llm_call_write(char *p, size_t size, size_t n, void *arg)
 		c->aborted = 1;
 		return 0;
 	}
+	/* A pass-through stream goes on as it comes (llm_http.c). */
+	if (c->http && c->on_part != NULL && c->is_sse && status >= 200 &&
+	    status < 300) {
+		c->http_parts = 1;
+		c->on_part(p, len, status, c->http_type, c->part_arg);
+	}
 	return len;
 }
 
@@ -331,6 +337,12 @@ llm_call_retry(struct llm_call *c)
 	uint64_t		 wait;
 	char			*prev;
 
+	/* The caller has part of this answer: another attempt would
+	 * answer twice. */
+	if (c->http_parts) {
+		llm_call_complete(c);
+		return;
+	}
 	wait = llm_backoff_ms(e, c->attempts, c->retry_after);
 	/* A 429 is the endpoint's word to every client of the account:
 	 * everyone sharing the gate waits, not only this request, and also

@@ -65,6 +65,10 @@ struct llm_call {
 	char			*http_hdrs[LLM_HTTP_HEADERS_MAX];
 	size_t			 nhttp_hdrs;
 	char			 http_type[256];
+	void			(*on_part)(const char *, size_t, long,
+				    const char *, void *);
+	void			*part_arg;
+	int			 http_parts;	/* parts went to the caller */
 };
 
 TAILQ_HEAD(call_list, llm_call);

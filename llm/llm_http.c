@@ -153,6 +153,8 @@ llm_submit_http(struct llm_engine *e, const struct llm_http_request *req,
 	    (c->http_shown = urlmask_dup(c->http_url)) == NULL)
 		goto nomem;
 	c->bodylen = strlen(c->body);
+	c->on_part = req->on_part;
+	c->part_arg = req->part_arg;
 	for (i = 0; i < req->nheaders; i++) {
 		if ((c->http_hdrs[i] = strdup(req->headers[i])) == NULL)
 			goto nomem;

@@ -22,6 +22,7 @@ struct broker_req {
 	struct node	*node;
 	broker_fn	 fn;
 	broker_http_fn	 http_fn;	/* a pass-through request's */
+	broker_part_fn	 part_fn;	/* its stream's parts */
 	void		*arg;
 	unsigned	 step;
 	int64_t		 start_ms;	/* wall clock, when it was asked */
@@ -193,9 +194,18 @@ broker_http_refused(struct run *r, const char *wire, char *msg,
 	return 0;
 }
 
+static void
+broker_part(const char *data, size_t len, long status, const char *ctype,
+    void *arg)
+{
+	struct broker_req	*b = arg;
+
+	b->part_fn(b->arg, data, len, status, ctype);
+}
+
 uint64_t
 broker_http_submit(struct run *r, struct node *n, const struct ipc_http *h,
-    broker_http_fn fn, void *arg)
+    broker_http_fn fn, broker_part_fn part, void *arg)
 {
 	struct llm_http_request	 req;
 	struct broker_req	*b;
@@ -219,7 +229,12 @@ broker_http_submit(struct run *r, struct node *n, const struct ipc_http *h,
 	b->run = r;
 	b->node = n;
 	b->http_fn = fn;
+	b->part_fn = part;
 	b->arg = arg;
+	if (part != NULL) {
+		req.on_part = broker_part;
+		req.part_arg = b;
+	}
 	b->step = req.step;
 	b->start_ms = clock_wall_ms();
 	r->nturns++;

@@ -245,6 +245,44 @@ proc_do_llm(struct worker *w)
 	proc_update_busy(w);
 }
 
+/*
+ * Part of a backend's streamed answer, sent on as it comes (http_ok with
+ * more). A part the channel cannot carry (a NUL byte, too long) stops the
+ * parts: the end of the answer then says it failed.
+ */
+static void
+proc_http_part(void *arg, const char *data, size_t len, long status,
+    const char *ctype)
+{
+	struct proc_llm	*pl = arg;
+	struct worker	*w = pl->w;
+	struct ipc_msg	 m;
+	char		 err[IPC_ERR_LEN], *body;
+
+	if (w == NULL || pl->broken || (w->state != PROC_READY &&
+	    w->state != PROC_BUSY))
+		return;
+	if (memchr(data, '\0', len) != NULL || len > IPC_STR_MAX) {
+		pl->broken = 1;
+		return;
+	}
+	body = xmalloc(len + 1);
+	memcpy(body, data, len);
+	body[len] = '\0';
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_HTTP_OK;
+	m.u.http_ok.id = pl->id;
+	m.u.http_ok.status = (uint32_t)status;
+	m.u.http_ok.content_type = (char *)(uintptr_t)ctype;
+	m.u.http_ok.body = body;
+	m.u.http_ok.more = 1;
+	if (proc_send_answer(w, &m, err, sizeof(err)) == 0)
+		pl->parts = 1;
+	else
+		pl->broken = 1;
+	free(body);
+}
+
 /* A backend's request answered: the endpoint's answer, or an error the
  * program reads as one (worker/proxy.c). */
 static void
@@ -265,12 +303,19 @@ proc_http_done(struct run *r, void *arg, const struct llm_result *res,
 			}
 		memset(&m, 0, sizeof(m));
 		if (w->state == PROC_READY || w->state == PROC_BUSY) {
-			if (res != NULL) {
+			if (res != NULL && pl->broken) {
+				code = IPC_ERR_ENDPOINT;
+				error = "part of the endpoint's stream could "
+				    "not be passed on (a NUL byte, or too "
+				    "long)";
+			} else if (res != NULL) {
 				m.type = IPC_HTTP_OK;
 				m.u.http_ok.id = pl->id;
 				m.u.http_ok.status = (uint32_t)res->status;
 				m.u.http_ok.content_type = res->http_type;
-				m.u.http_ok.body = res->http_body;
+				/* Streamed: all of it went in parts. */
+				m.u.http_ok.body = pl->parts ? "" :
+				    res->http_body;
 				if (proc_send_answer(w, &m, err,
 				    sizeof(err)) == 0)
 					goto out;
@@ -318,7 +363,7 @@ proc_do_http(struct worker *w)
 	w->llm = pl;
 	w->state = PROC_BUSY;
 	handle = broker_http_submit(w->run, w->node, &w->msg->u.http,
-	    proc_http_done, pl);
+	    proc_http_done, proc_http_part, pl);
 	if (handle != 0)
 		pl->handle = handle;
 	proc_update_busy(w);

@@ -491,8 +491,12 @@ struct llm_result;
 typedef void	(*broker_http_fn)(struct run *, void *arg,
 		    const struct llm_result *res, const char *code,
 		    const char *error);
+/* A streamed answer's bytes as they come (part may be NULL). */
+typedef void	(*broker_part_fn)(void *arg, const char *data, size_t len,
+		    long status, const char *ctype);
 uint64_t	 broker_http_submit(struct run *, struct node *,
-		    const struct ipc_http *, broker_http_fn, void *arg);
+		    const struct ipc_http *, broker_http_fn, broker_part_fn part,
+		    void *arg);
 
 /* orchestrator.c: the root agent, driven from the loop. */
 /* resume: the root's messages of an earlier run (NULL: a fresh start). */

@@ -37,7 +37,9 @@ enum conn_state {
 	CONN_FREE = 0,
 	CONN_READ,		/* reading a request */
 	CONN_WAIT,		/* its request is with the supervisor */
-	CONN_WRITE,		/* writing the answer */
+	CONN_STREAM,		/* its answer streams in: parts are written
+				   as they come, chunked */
+	CONN_WRITE,		/* writing the answer (its end) */
 };
 
 struct conn {
@@ -406,6 +408,8 @@ proxy_conn_write(struct proxy *px, struct conn *c)
 	free(c->out);
 	c->out = NULL;
 	c->outlen = c->outoff = 0;
+	if (c->state == CONN_STREAM)
+		return;		/* more parts to come */
 	if (c->close_after)
 		proxy_conn_close(c);
 	else {
@@ -424,9 +428,61 @@ proxy_conn_by_id(struct proxy *px, uint32_t id)
 	int	i;
 
 	for (i = 0; i < PROXY_CONNS_MAX; i++)
-		if (px->conns[i].state == CONN_WAIT && px->conns[i].id == id)
+		if ((px->conns[i].state == CONN_WAIT ||
+		    px->conns[i].state == CONN_STREAM) &&
+		    px->conns[i].id == id)
 			return &px->conns[i];
 	return NULL;
+}
+
+/* Append to what the connection has still to write. */
+static void
+proxy_conn_add(struct conn *c, const char *s, size_t len)
+{
+	c->out = xreallocarray(c->out, c->outlen + len + 1, 1);
+	memcpy(c->out + c->outlen, s, len);
+	c->outlen += len;
+}
+
+static void
+proxy_conn_chunk(struct conn *c, const char *s, size_t len)
+{
+	char	head[32];
+
+	if (len == 0)
+		return;
+	snprintf(head, sizeof(head), "%zx\r\n", len);
+	proxy_conn_add(c, head, strlen(head));
+	proxy_conn_add(c, s, len);
+	proxy_conn_add(c, "\r\n", 2);
+}
+
+/*
+ * A part of a streamed answer (http_ok with more): the first writes the
+ * head (chunked), each is one chunk; the end (http_ok) the last chunk. An
+ * error after parts can only cut the connection.
+ */
+static void
+proxy_conn_part(struct conn *c, const struct ipc_http_ok *o)
+{
+	char	head[512];
+
+	if (c->state == CONN_WAIT) {
+		snprintf(head, sizeof(head), "HTTP/1.1 %u OK\r\nContent-Type: "
+		    "%s\r\nTransfer-Encoding: chunked\r\nCache-Control: "
+		    "no-cache\r\n\r\n", o->status, *o->content_type != '\0' ?
+		    o->content_type : "text/event-stream");
+		free(c->out);
+		c->out = NULL;
+		c->outlen = c->outoff = 0;
+		proxy_conn_add(c, head, strlen(head));
+		c->state = CONN_STREAM;
+	}
+	proxy_conn_chunk(c, o->body, strlen(o->body));
+	if (!o->more) {
+		proxy_conn_add(c, "0\r\n\r\n", 5);
+		c->state = CONN_WRITE;
+	}
 }
 
 static int
@@ -453,13 +509,23 @@ proxy_dispatch(struct proxy *px, struct ipc_msg *m)
 		break;
 	case IPC_HTTP_OK:
 		/* A connection the program closed meanwhile: dropped. */
-		if ((c = proxy_conn_by_id(px, m->u.http_ok.id)) != NULL)
+		if ((c = proxy_conn_by_id(px, m->u.http_ok.id)) == NULL)
+			break;
+		if (m->u.http_ok.more || c->state == CONN_STREAM)
+			proxy_conn_part(c, &m->u.http_ok);
+		else
 			proxy_conn_answer(c, (int)m->u.http_ok.status,
 			    m->u.http_ok.content_type, m->u.http_ok.body,
 			    strlen(m->u.http_ok.body));
 		break;
 	case IPC_HTTP_ERR:
-		if ((c = proxy_conn_by_id(px, m->u.http_err.id)) != NULL)
+		if ((c = proxy_conn_by_id(px, m->u.http_err.id)) == NULL)
+			break;
+		if (c->state == CONN_STREAM) {
+			log_warnx("backend: its stream broke: %s",
+			    m->u.http_err.message);
+			proxy_conn_close(c);
+		} else
 			proxy_conn_error(px, c, proxy_err_status(
 			    m->u.http_err.code), m->u.http_err.message);
 		break;
@@ -540,7 +606,8 @@ proxy_loop(struct proxy *px)
 		for (i = 0; i < PROXY_CONNS_MAX; i++) {
 			struct conn	*c = &px->conns[i];
 
-			if (c->state == CONN_FREE || c->state == CONN_WAIT)
+			if (c->state == CONN_FREE || c->state == CONN_WAIT ||
+			    (c->state == CONN_STREAM && c->outoff == c->outlen))
 				continue;
 			pfd[n].fd = c->fd;
 			pfd[n].events = c->state == CONN_READ ? POLLIN :
@@ -561,7 +628,8 @@ proxy_loop(struct proxy *px)
 			if (map[i]->state == CONN_READ &&
 			    (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				proxy_conn_read(px, map[i]);
-			else if (map[i]->state == CONN_WRITE &&
+			else if ((map[i]->state == CONN_WRITE ||
+			    map[i]->state == CONN_STREAM) &&
 			    (pfd[i].revents & (POLLOUT | POLLHUP | POLLERR)))
 				proxy_conn_write(px, map[i]);
 		}

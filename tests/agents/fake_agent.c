@@ -108,8 +108,35 @@ put(int fd, const char *s, size_t len)
 	}
 }
 
-/* The whole answer: status, then the body (Content-Length only: the
- * proxy answers whole). */
+/* Whether the last answer came chunked (a stream passed on as it came). */
+static int	answer_chunked;
+
+/* A chunked body in place: its chunks joined; -1 if not whole. */
+static int
+dechunk(char *s)
+{
+	char		*in = s, *out = s, *ep;
+	unsigned long	 n;
+
+	for (;;) {
+		n = strtoul(in, &ep, 16);
+		if (ep == in || (ep = strstr(ep, "\r\n")) == NULL)
+			return -1;
+		in = ep + 2;
+		if (n == 0)
+			break;
+		if (strlen(in) < n + 2)
+			return -1;
+		memmove(out, in, n);
+		out += n;
+		in += n + 2;
+	}
+	*out = '\0';
+	return 0;
+}
+
+/* The whole answer: status, then the body (Content-Length, or chunked
+ * when the proxy passes a stream on as it comes). */
 static char *
 post(const char *host, int port, const char *key, const char *body,
     int chunked, int *status)
@@ -162,12 +189,20 @@ post(const char *host, int port, const char *key, const char *body,
 			if (len >= (size_t)(hdr_end + 4 - resp) + want)
 				break;
 		}
+		if (hdr_end != NULL && (cl = strcasestr(resp,
+		    "Transfer-Encoding: chunked")) != NULL && cl < hdr_end &&
+		    len >= 5 && strcmp(resp + len - 5, "0\r\n\r\n") == 0)
+			break;
 		if (n == 0)
 			diex("the answer ended early");
 	}
 	close(fd);
 	*status = atoi(resp + 9);
+	cl = strcasestr(resp, "Transfer-Encoding: chunked");
+	answer_chunked = cl != NULL && cl < hdr_end;
 	memmove(resp, hdr_end + 4, strlen(hdr_end + 4) + 1);
+	if (answer_chunked && dechunk(resp) == -1)
+		diex("a chunked answer that does not parse");
 	return resp;
 }
 
@@ -370,6 +405,8 @@ main(int argc, char **argv)
 	}
 	texts(ans, two, sizeof(two));
 	free(ans);
+	/* How the stream came: as it came (chunked) or whole. */
+	write_file("stream.txt", answer_chunked ? "chunked\n" : "whole\n");
 	snprintf(body, sizeof(body), "{\"model\":\"fake-agent-model\","
 	    "\"max_tokens\":64,\"messages\":[{\"role\":\"user\",\"content\":"
 	    "\"FAKE-AGENT-Q3\"}]}");

@@ -208,6 +208,9 @@ test_command_backend(void **state)
 	d = diff_of(b, "1");
 	if (strstr(d, "+EDITED BY FAKE AGENT") == NULL)
 		fail_msg("no edit in the layer:\n%s", d);
+	/* The stream reached it as it came: chunked, not whole. */
+	if (strstr(d, "+++ b/stream.txt\n@@ -0,0 +1 @@\n+chunked") == NULL)
+		fail_msg("the stream came whole:\n%s", d);
 	/* Its environment: the private HOME, its base URL, no key. */
 	if (strstr(d, "+HOME=/tmp/warren-home") == NULL ||
 	    strstr(d, "+ANTHROPIC_BASE_URL=http://127.0.0.1:") == NULL ||
@@ -250,6 +253,9 @@ test_command_backend(void **state)
 	d = diff_of(b, "2");
 	if (strstr(d, "+EDITED BY FAKE AGENT") == NULL)
 		fail_msg("replayed run left no edit:\n%s", d);
+	/* Replay hands the recorded stream over whole. */
+	if (strstr(d, "+++ b/stream.txt\n@@ -0,0 +1 @@\n+whole") == NULL)
+		fail_msg("replayed stream:\n%s", d);
 	free(d);
 }
 

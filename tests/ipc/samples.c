@@ -233,6 +233,7 @@ samples_msg(struct ipc_msg *m, enum ipc_type type, int minimal)
 		    "text/event-stream");
 		m->u.http_ok.body = xstrdup(minimal ? "" : "event: message_stop\n"
 		    "data: {\"type\":\"message_stop\"}\n\n");
+		m->u.http_ok.more = !minimal;
 		break;
 	case IPC_HTTP_ERR:
 		m->u.http_err.id = 9;
