@@ -348,6 +348,19 @@ test_http_strict(void **state)
 	pk_str(&pk, "body");
 	pk_str(&pk, "");
 	expect_fail(&sb, "http_ok.status: 99 is not an HTTP status");
+	/* more is true or absent: one message, one encoding. */
+	begin(&sb, &pk, 6, IPC_HTTP_OK);
+	pk_str(&pk, "id");
+	msgpack_pack_uint32(&pk, 3);
+	pk_str(&pk, "status");
+	msgpack_pack_uint32(&pk, 200);
+	pk_str(&pk, "content_type");
+	pk_str(&pk, "text/event-stream");
+	pk_str(&pk, "body");
+	pk_str(&pk, "data: {}\n\n");
+	pk_str(&pk, "more");
+	msgpack_pack_false(&pk);
+	expect_fail(&sb, "http_ok.more: false is left out");
 	msgpack_sbuffer_destroy(&sb);
 }
 

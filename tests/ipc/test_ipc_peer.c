@@ -368,6 +368,8 @@ test_queue_cap(void **state)
 	pair_close(&p);
 }
 
+#define PART(id)	(1000000u + (id))
+
 struct step {
 	enum ipc_side	from;
 	enum ipc_type	type;
@@ -406,7 +408,9 @@ step_msg(struct ipc_msg *m, const struct step *s)
 		m->u.http.id = s->id;
 		break;
 	case IPC_HTTP_OK:
-		m->u.http_ok.id = s->id;
+		/* PART(id): a part of a stream (more), not its end. */
+		m->u.http_ok.id = s->id % PART(0);
+		m->u.http_ok.more = s->id >= PART(0);
 		break;
 	case IPC_HTTP_ERR:
 		m->u.http_err.id = s->id;
@@ -465,6 +469,13 @@ static const struct step perm_steps[] = {
 	{ W, IPC_HTTP, 4, 1, NULL },
 	{ SV, IPC_HTTP_ERR, 4, 1, NULL },
 	{ W, IPC_HTTP_OK, 4, 0, "http_ok from the worker is not permitted" },
+	/* A stream's parts keep its request open; its end closes it. */
+	{ W, IPC_HTTP, 6, 1, NULL },
+	{ SV, IPC_HTTP_OK, PART(6), 1, NULL },
+	{ SV, IPC_HTTP_OK, PART(6), 1, NULL },
+	{ W, IPC_HTTP, 6, 0, "http: request id 6 is already outstanding" },
+	{ SV, IPC_HTTP_OK, 6, 1, NULL },
+	{ SV, IPC_HTTP_OK, PART(6), 0, "http_ok: no http request with id 6" },
 	{ W, IPC_EVENT, 0, 1, NULL },
 	{ W, IPC_CHECKPOINT, 0, 1, NULL },
 	{ SV, IPC_CANCEL, 0, 1, NULL },

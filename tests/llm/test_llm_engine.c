@@ -1140,11 +1140,29 @@ test_record_replay(void **state)
 	unlink(path);
 }
 
-/* A pass-through request, run to its end. */
+/* A pass-through request, run to its end; its parts, if streamed. */
 struct http_wait {
 	struct llm_result	res;
 	int			done;
+	char			parts[8192];
+	size_t			nparts, plen;
 };
+
+static void
+http_part(const char *data, size_t len, long status, const char *ctype,
+    void *arg)
+{
+	struct http_wait	*w = arg;
+
+	assert_int_equal(status, 200);
+	assert_non_null(strstr(ctype, "text/event-stream"));
+	assert_false(w->done);
+	assert_true(w->plen + len < sizeof(w->parts));
+	memcpy(w->parts + w->plen, data, len);
+	w->plen += len;
+	w->parts[w->plen] = '\0';
+	w->nparts++;
+}
 
 static void
 http_done(struct llm_result *res, void *arg)
@@ -1155,6 +1173,8 @@ http_done(struct llm_result *res, void *arg)
 	memset(res, 0, sizeof(*res));
 	w->done = 1;
 }
+
+static struct http_wait	http_last;
 
 static void
 http_run(struct llm_engine *e, const char *agent, unsigned step,
@@ -1168,7 +1188,8 @@ http_run(struct llm_engine *e, const char *agent, unsigned step,
 	char			 body[256];
 
 	snprintf(body, sizeof(body), "{\"model\":\"m\",\"max_tokens\":9,"
-	    "\"messages\":[{\"role\":\"user\",\"content\":\"%s\"}]}",
+	    "%s\"messages\":[{\"role\":\"user\",\"content\":\"%s\"}]}",
+	    strstr(marker, "STREAM") != NULL ? "\"stream\":true," : "",
 	    marker);
 	memset(&q, 0, sizeof(q));
 	q.agent = agent;
@@ -1179,6 +1200,8 @@ http_run(struct llm_engine *e, const char *agent, unsigned step,
 	q.nheaders = 2;
 	q.body = body;
 	memset(&w, 0, sizeof(w));
+	q.on_part = http_part;
+	q.part_arg = &w;
 	assert_true(llm_submit_http(e, &q, http_done, &w) != 0);
 	pfd.fd = llm_engine_fd(e);
 	pfd.events = POLLIN;
@@ -1187,6 +1210,8 @@ http_run(struct llm_engine *e, const char *agent, unsigned step,
 		llm_engine_process(e);
 	}
 	*res = w.res;
+	http_last = w;
+	memset(&http_last.res, 0, sizeof(http_last.res));
 }
 
 /*
@@ -1207,7 +1232,13 @@ test_http_passthrough(void **state)
 	    "{\"message\": \"slow\"}}}, {\"reply\": {\"text\": \"after\"}}]},"
 	    "{\"match\": \"PASS-400\", \"responses\": [{\"status\": 400, "
 	    "\"body\": {\"type\": \"error\", \"error\": {\"message\": "
-	    "\"bad-req-9\"}}}]}]}";
+	    "\"bad-req-9\"}}}]},"
+	    "{\"match\": \"PASS-STREAM-CUT\", \"responses\": [{\"reply\": "
+	    "{\"text\": \"cut-short-text\"}, \"truncate\": true}, {\"reply\": "
+	    "{\"text\": \"second-try\"}}]},"
+	    "{\"match\": \"PASS-STREAM\", \"responses\": [{\"reply\": "
+	    "{\"text\": \"streamed-text\", \"usage\": {\"input\": 6, "
+	    "\"output\": 3}}}]}]}";
 	struct fakellm		 f;
 	struct llm_config	 lc;
 	struct llm_engine	*e;
@@ -1245,6 +1276,23 @@ test_http_passthrough(void **state)
 	assert_int_equal(res.attempts, 1);
 	assert_non_null(strstr(res.http_body, "bad-req-9"));
 	llm_result_free(&res);
+	/* A stream: its bytes as they came, the whole at the end. */
+	http_run(e, "0.1", 3, "PASS-STREAM", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_true(http_last.nparts >= 1);
+	assert_int_equal(http_last.plen, res.http_len);
+	assert_memory_equal(http_last.parts, res.http_body, res.http_len);
+	assert_non_null(strstr(res.http_body, "message_stop"));
+	assert_int_equal(res.reply.usage.input, 6);
+	assert_int_equal(res.reply.usage.output, 3);
+	llm_result_free(&res);
+	/* Cut after parts went: not retried (the caller saw them). */
+	http_run(e, "0.1", 4, "PASS-STREAM-CUT", &res);
+	assert_true(http_last.nparts >= 1);
+	assert_int_equal(res.attempts, 1);
+	assert_true(res.err != LLM_OK);
+	assert_null(strstr(http_last.parts, "second-try"));
+	llm_result_free(&res);
 	/* Anthropic's wire to this endpoint only. */
 	memset(&q, 0, sizeof(q));
 	q.agent = "0.1";
@@ -1259,7 +1307,7 @@ test_http_passthrough(void **state)
 	llm_config_free(&lc);
 	/* On the wire: the path, the program's headers, our key. */
 	reqs = fakellm_requests(&f);
-	assert_int_equal(json_array_size(reqs), 4);
+	assert_int_equal(json_array_size(reqs), 6);
 	assert_string_equal(json_string_value(json_object_get(
 	    json_array_get(reqs, 0), "path")), "/v1/messages?beta=true");
 	h = json_object_get(json_array_get(reqs, 0), "headers");
@@ -1289,9 +1337,9 @@ test_http_passthrough(void **state)
 	http_run(e, "0.1", 0, "PASS-ONE", &res);
 	assert_int_equal(res.reply.usage.input, 5);
 	llm_result_free(&res);
-	http_run(e, "0.1", 3, "PASS-ONE", &res);
+	http_run(e, "0.1", 9, "PASS-ONE", &res);
 	assert_int_equal(res.err, LLM_ERR_REPLAY_MISSING);
-	assert_non_null(strstr(res.error, "agent 0.1 step 3 (http)"));
+	assert_non_null(strstr(res.error, "agent 0.1 step 9 (http)"));
 	llm_result_free(&res);
 	llm_engine_free(e);
 	llm_config_free(&lc);
