@@ -1,7 +1,8 @@
 /*
  * HTTP/1.1 as a backend's program speaks it to the worker's proxy: one
  * request at a time per connection, bodies with Content-Length or chunked,
- * every size bounded, and answers written whole. The program is as
+ * every size bounded; a whole answer is made here (a stream's parts are
+ * chunked in proxy.c). The program is as
  * hostile as the model that drives it: a request the proxy does not
  * understand gets an error status, never a crash.
  */
