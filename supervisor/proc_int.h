@@ -39,6 +39,8 @@ struct proc_llm {
 	struct worker	*w;		/* NULL once the worker is gone */
 	uint32_t	 id;
 	uint64_t	 handle;
+	int		 parts;		/* http: parts of a stream went */
+	int		 broken;	/* http: a part could not go */
 	struct proc_llm	*next;
 };
 

@@ -169,6 +169,8 @@ struct node {
 	struct node		*tell_next;
 	uint64_t		 tell_mark;
 	struct node_ui		 ui;
+	unsigned		 http_step;	/* a backend's requests so far:
+						   their cassette steps */
 };
 
 struct run_policy {
@@ -479,6 +481,22 @@ uint64_t	 broker_submit(struct run *, struct node *, unsigned step,
 		    enum ipc_purpose, const struct msg_list *,
 		    const struct msg_tool *, size_t ntools, broker_fn, void *arg);
 void		 broker_cancel(struct run *, uint64_t handle);
+/*
+ * A backend program's request (docs/backends.md), passed through to the
+ * endpoint of its wire; fn gets the endpoint's answer (status, type,
+ * body in res) or a code and an error, exactly once. Budget, cancel and
+ * a wire the run's endpoint does not speak are refused from here.
+ */
+struct llm_result;
+typedef void	(*broker_http_fn)(struct run *, void *arg,
+		    const struct llm_result *res, const char *code,
+		    const char *error);
+/* A streamed answer's bytes as they come (part may be NULL). */
+typedef void	(*broker_part_fn)(void *arg, const char *data, size_t len,
+		    long status, const char *ctype);
+uint64_t	 broker_http_submit(struct run *, struct node *,
+		    const struct ipc_http *, broker_http_fn, broker_part_fn part,
+		    void *arg);
 
 /* orchestrator.c: the root agent, driven from the loop. */
 /* resume: the root's messages of an earlier run (NULL: a fresh start). */
