@@ -363,6 +363,16 @@ responses_call_item(json_t *c, size_t i, const char *args_override)
 	return it;
 }
 
+/* The assistant's message item of a Responses answer, whole. */
+static json_t *
+responses_message_item(const char *text)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:[]}]}", "type",
+	    "message", "id", "msg_0", "role", "assistant", "status",
+	    "completed", "content", "type", "output_text", "text", text,
+	    "annotations");
+}
+
 static json_t *
 render_responses(const struct reply *r, const char *status)
 {
@@ -372,10 +382,7 @@ render_responses(const struct reply *r, const char *status)
 
 	out = json_array();
 	if (r->text != NULL)
-		json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, "
-		    "s:[{s:s, s:s, s:[]}]}", "type", "message", "id", "msg_0",
-		    "role", "assistant", "status", "completed", "content",
-		    "type", "output_text", "text", r->text, "annotations"));
+		json_array_append_new(out, responses_message_item(r->text));
 	json_array_foreach(r->calls, i, c)
 		json_array_append_new(out, responses_call_item(c, i, NULL));
 	st = status != NULL ? status : stop_for(r, FMT_RESPONSES);
@@ -549,10 +556,15 @@ stream_responses(struct conn *c, const struct reply *r, int delay)
 	    "output"), delay);
 	if (r->text != NULL) {
 		sse_event(c, "response.output_item.added", json_pack("{s:s, "
-		    "s:i, s:{s:s, s:s, s:s, s:[]}}", "type",
+		    "s:i, s:{s:s, s:s, s:s, s:s, s:[]}}", "type",
 		    "response.output_item.added", "output_index", idx, "item",
-		    "type", "message", "id", "msg_0", "role", "assistant",
-		    "content"), delay);
+		    "type", "message", "id", "msg_0", "status", "in_progress",
+		    "role", "assistant", "content"), delay);
+		sse_event(c, "response.content_part.added", json_pack("{s:s, "
+		    "s:s, s:i, s:i, s:{s:s, s:s, s:[]}}", "type",
+		    "response.content_part.added", "item_id", "msg_0",
+		    "output_index", idx, "content_index", 0, "part", "type",
+		    "output_text", "text", "", "annotations"), delay);
 		len = strlen(r->text);
 		for (off = 0; off < len; off += n) {
 			n = piece_len(r->text, off, len);
@@ -566,6 +578,16 @@ stream_responses(struct conn *c, const struct reply *r, int delay)
 		    "s:s, s:i, s:i, s:s}", "type", "response.output_text.done",
 		    "item_id", "msg_0", "output_index", idx, "content_index", 0,
 		    "text", r->text), delay);
+		/* The whole part and item again, as the API does: a client
+		 * may build its message from these alone (Codex does). */
+		sse_event(c, "response.content_part.done", json_pack("{s:s, "
+		    "s:s, s:i, s:i, s:{s:s, s:s, s:[]}}", "type",
+		    "response.content_part.done", "item_id", "msg_0",
+		    "output_index", idx, "content_index", 0, "part", "type",
+		    "output_text", "text", r->text, "annotations"), delay);
+		sse_event(c, "response.output_item.done", json_pack("{s:s, s:i, "
+		    "s:o}", "type", "response.output_item.done", "output_index",
+		    idx, "item", responses_message_item(r->text)), delay);
 		idx++;
 	}
 	json_array_foreach(r->calls, i, call) {
