@@ -25,15 +25,24 @@
  * each launch against fakellm and traces nothing but 127.0.0.1.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/backend.h"
 
-/* What the program sends as its key; the broker replaces it. */
-#define PRESET_KEY	"warren-brokered-no-key"
+/*
+ * What the program sends as its key; the broker replaces it. The branch
+ * that builds the broker (extbroker) names it BACKEND_KEY_PLACEHOLDER in
+ * backend.h; the same value here until both are merged.
+ */
+#ifndef BACKEND_KEY_PLACEHOLDER
+#define BACKEND_KEY_PLACEHOLDER	"warren-brokered"
+#endif
+#define PRESET_KEY	BACKEND_KEY_PLACEHOLDER
 /* Codex reads its provider's key from this variable (config.toml). */
 #define PRESET_CODEX_KEY_ENV	"WARREN_BROKER_KEY"
 
@@ -133,20 +142,50 @@ preset_file(struct backend_launch *l, const char *path, char *content)
 }
 
 /*
- * What both programs get: the private HOME, a PATH of the system
- * directories after the program's own (an npm install puts `node`,
- * which the codex launcher needs, beside it), a dumb terminal and no
- * colours (their stdout is read as the answer), UTF-8.
+ * The directory of `node` in the caller's PATH (absolute entries only),
+ * into dir; 0, or -1 when there is none. Codex's npm launcher is a node
+ * script (#!/usr/bin/env node), and a node installed for the user (nvm,
+ * a tarball) is in no system directory.
+ */
+static int
+preset_node_dir(char *dir, size_t len)
+{
+	const char	*path = getenv("PATH"), *p, *colon;
+	char		 cand[PATH_MAX];
+	size_t		 n;
+
+	for (p = path; p != NULL && *p != '\0'; p = *colon ? colon + 1 :
+	    colon) {
+		if ((colon = strchr(p, ':')) == NULL)
+			colon = p + strlen(p);
+		n = (size_t)(colon - p);
+		if (n == 0 || p[0] != '/' || n >= len ||
+		    snprintf(cand, sizeof(cand), "%.*s/node", (int)n, p) >=
+		    (int)sizeof(cand) || access(cand, X_OK) == -1)
+			continue;
+		snprintf(dir, len, "%.*s", (int)n, p);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * What both programs get: the private HOME; a PATH of the program's own
+ * directory, node's (above) and the system directories; a dumb terminal
+ * and no colours (their stdout is read as the answer); UTF-8.
  */
 static int
 preset_env_common(const struct backend_args *a, struct backend_launch *l)
 {
 	const char	*slash = strrchr(a->program, '/');
 	int		 dirlen = (int)(slash - a->program);
+	char		 node[PATH_MAX];
 
+	if (preset_node_dir(node, sizeof(node)) == -1)
+		node[0] = '\0';
 	if (preset_env(l, "HOME=%s", a->home) == -1 ||
-	    preset_env(l, "PATH=%.*s:/usr/local/bin:/usr/bin:/bin", dirlen,
-	    a->program) == -1 ||
+	    preset_env(l, "PATH=%.*s:%s%s/usr/local/bin:/usr/bin:/bin",
+	    dirlen, a->program, node, node[0] != '\0' ? ":" : "") == -1 ||
 	    preset_env(l, "TERM=dumb") == -1 ||
 	    preset_env(l, "NO_COLOR=1") == -1 ||
 	    preset_env(l, "LANG=C.UTF-8") == -1)

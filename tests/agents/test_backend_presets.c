@@ -488,11 +488,52 @@ test_refusals(void **state)
 	launch_free(&l);
 }
 
+/*
+ * node where the user installed it (nvm puts it in no system directory)
+ * is in the launch's PATH: Codex's npm launcher needs it. A relative
+ * entry of the caller's PATH is never taken.
+ */
+static void
+test_node_path(void **state)
+{
+	struct backend_args	 a;
+	struct backend_launch	 l;
+	char			 bin[PATH_MAX], node[PATH_MAX], path[PATH_MAX];
+	char			 err[256], *old;
+	const char		*v;
+
+	(void)state;
+	pathf(bin, "%s/nvm/bin", tmproot);
+	mkdir_p(bin);
+	pathf(node, "%s/node", bin);
+	if (symlink("/bin/true", node) == -1 && errno != EEXIST)
+		fail_msg("symlink %s: %s", node, strerror(errno));
+	old = strdup(getenv("PATH"));
+	assert_non_null(old);
+	pathf(path, "bin:%s:/usr/bin:/bin", bin);
+	setenv("PATH", path, 1);
+	memset(&a, 0, sizeof(a));
+	a.program = "/opt/codex/bin/codex.js";
+	a.task = "t";
+	a.base_url = "http://127.0.0.1:1";
+	a.home = "/home/x";
+	a.workspace = "/ws";
+	assert_int_equal(backend_preset_build(BACKEND_CODEX, &a, &l, err,
+	    sizeof(err)), 0);
+	setenv("PATH", old, 1);
+	free(old);
+	v = launch_env(&l, "PATH");
+	pathf(path, "/opt/codex/bin:%s:/usr/local/bin:/usr/bin:/bin", bin);
+	assert_string_equal(v, path);
+	launch_free(&l);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_node_path),
 		cmocka_unit_test_teardown(test_claude_code, fakellm_teardown),
 		cmocka_unit_test_teardown(test_codex, fakellm_teardown),
 	};
