@@ -163,6 +163,11 @@ preset_node_dir(char *dir, size_t len)
 		    snprintf(cand, sizeof(cand), "%.*s/node", (int)n, p) >=
 		    (int)sizeof(cand) || access(cand, X_OK) == -1)
 			continue;
+		/* A system directory is in the launch's PATH anyway. */
+		if ((n == 14 && strncmp(p, "/usr/local/bin", n) == 0) ||
+		    (n == 8 && strncmp(p, "/usr/bin", n) == 0) ||
+		    (n == 4 && strncmp(p, "/bin", n) == 0))
+			return -1;
 		snprintf(dir, len, "%.*s", (int)n, p);
 		return 0;
 	}
