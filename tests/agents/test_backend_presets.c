@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -278,7 +279,9 @@ run_launch(const struct backend_launch *l, const char *ws, const char *out,
 	if ((pid = fork()) == -1)
 		fail_msg("fork: %s", strerror(errno));
 	if (pid == 0) {
-		if (chdir(ws) == -1 ||
+		/* A group of its own: what it leaves running is killed
+		 * with it (Codex's node launcher spawns the binary). */
+		if (setpgid(0, 0) == -1 || chdir(ws) == -1 ||
 		    (fd = open("/dev/null", O_RDONLY)) == -1 ||
 		    dup2(fd, 0) == -1 ||
 		    (fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600)) ==
@@ -300,6 +303,7 @@ run_launch(const struct backend_launch *l, const char *ws, const char *out,
 		_exit(127);
 	}
 	st = test_waitpid(pid, RUN_SECONDS, l->argv[0]);
+	(void)kill(-pid, SIGKILL);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	*secs = (double)(t1.tv_sec - t0.tv_sec) +
 	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
