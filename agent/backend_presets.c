@@ -19,8 +19,8 @@
  *	  no network, and a search run by the endpoint would be one around it.
  *
  * The key is a placeholder: the worker's proxy on the base URL carries
- * each request to the supervisor, which replaces the placeholder with
- * the user's key. Checked against the pinned versions (tests/npm/
+ * each request to the supervisor, which drops the header that holds it
+ * and adds the user's key. Checked against the pinned versions (tests/npm/
  * package-lock.json) by tests/agents/test_backend_presets.c, which runs
  * each launch against fakellm and traces nothing but 127.0.0.1.
  */
