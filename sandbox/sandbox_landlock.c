@@ -380,10 +380,36 @@ sandbox_landlock_program(int rfd, const char *path, uint64_t handled,
 }
 
 /*
+ * The node_modules directory that holds the package dir (dir itself, its
+ * parent, or for a scoped package "@scope/name" its grandparent), in out;
+ * 0 found, -1 not in one.
+ */
+static int
+sandbox_landlock_modules(const char *dir, char *out, size_t len)
+{
+	char	*slash;
+	int	 up;
+
+	strlcpy(out, dir, len);
+	for (up = 0; up < 3; up++) {
+		if ((slash = strrchr(out, '/')) == NULL || slash == out)
+			return -1;
+		if (strcmp(slash + 1, "node_modules") == 0)
+			return 0;
+		*slash = '\0';
+	}
+	return -1;
+}
+
+/*
  * A backend's program reads its package: node's script its modules, a
  * native binary's wrapper the binary beside it. The package directory is
  * the nearest of the program's directory and its three parents that holds
- * a package.json, else the program's own directory; read-only.
+ * a package.json, else the program's own directory; read-only. A package
+ * inside a node_modules directory gets that whole directory, readable and
+ * executable: npm installs a program's native part as a sibling package
+ * (Codex's launcher execs @openai/codex-linux-x64's binary, which execs
+ * the rg beside it); docs/backends.md says what this opens.
  */
 static int
 sandbox_landlock_package(int rfd, const char *program, uint64_t handled,
@@ -415,6 +441,9 @@ sandbox_landlock_package(int rfd, const char *program, uint64_t handled,
 	if (dir[0] == '\0' || strcmp(dir, "/") == 0)
 		return sandbox_fail(e, SANDBOX_LANDLOCK, EINVAL, "the program "
 		    "%s lies in /: no package directory to open", program);
+	if (sandbox_landlock_modules(dir, cand, sizeof(cand)) == 0)
+		return sandbox_landlock_rule(rfd, cand, LL_READ |
+		    LL_FS_EXECUTE, handled, e);
 	return sandbox_landlock_rule(rfd, dir, LL_READ, handled, e);
 }
 
