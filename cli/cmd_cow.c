@@ -476,20 +476,25 @@ int
 cmd_cow_discard(struct store *st, const struct store_run *r)
 {
 	struct cow	c;
-	char		err[1024];
+	char		err[1024], msg[PATH_MAX + 1200];
 
 	if (layer_open(r, &c, err, sizeof(err)) == -1) {
 		cmd_cow_error("discard", err);
 		return WARREN_EXIT_INTERNAL;
 	}
-	if (cow_apply_clean(&c, err, sizeof(err)) == -1 ||
-	    cow_remove(&c, err, sizeof(err)) == -1) {
-		cmd_cow_error("discard", err);
-		return WARREN_EXIT_INTERNAL;
-	}
+	/* Recorded first: a follow-up that took the layer over since the
+	 * run was read keeps it (store_run_cow_state refuses). */
 	if (store_run_cow_state(st, r->id, "discarded") == -1) {
 		cmd_cow_error("discard", store_errmsg(st));
 		return WARREN_EXIT_STORE;
+	}
+	if (cow_apply_clean(&c, err, sizeof(err)) == -1 ||
+	    cow_remove(&c, err, sizeof(err)) == -1) {
+		snprintf(msg, sizeof(msg), "run %lld is discarded, but its "
+		    "layer %s stays (remove it by hand): %s", (long long)r->id,
+		    c.dir, err);
+		cmd_cow_error("discard", msg);
+		return WARREN_EXIT_INTERNAL;
 	}
 	printf("discarded the changes of run %lld\n", (long long)r->id);
 	return WARREN_EXIT_OK;
