@@ -87,15 +87,16 @@ mcp_cmd_apply_held(int64_t run, char *const *paths, size_t n, char *why,
 	if (store_path(db, sizeof(db), NULL) == -1 ||
 	    (st = store_open(db, STORE_READ, err, sizeof(err))) == NULL)
 		return 1;
-	if ((got = store_run_get(st, run, &r) == 0) && r.cow_mode != NULL &&
-	    layer_open(&r, &cw, err, sizeof(err)) == 0 &&
+	if ((got = store_run_get(st, run, &r) == 0) && r.cow_mode == NULL)
+		held = 0;	/* no layer: apply says so itself */
+	else if (got && layer_open(&r, &cw, err, sizeof(err)) == 0 &&
 	    cow_changes(&cw, &ch, err, sizeof(err)) == 0 &&
 	    cow_review(&cw, &ch, err, sizeof(err)) == 0 &&
 	    (sel = calloc(ch.n + 1, 1)) != NULL)
 		held = 0;
 	/* A path that selects nothing: apply refuses it itself, saying so. */
-	if (!held && layer_paths_select(cw.workspace, &ch, paths, n, sel, err,
-	    sizeof(err)) == -1)
+	if (!held && sel != NULL && layer_paths_select(cw.workspace, &ch,
+	    paths, n, sel, err, sizeof(err)) == -1)
 		memset(sel, 0, ch.n);
 	for (i = 0; !held && i < ch.n; i++) {
 		if (!(sel[i] & LAYER_NAMED) || (ch.v[i].sensitive == NULL &&
