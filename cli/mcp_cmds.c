@@ -13,7 +13,11 @@
 #include <string.h>
 
 #include "cli/cmd.h"
+#include "cli/layer.h"
 #include "cli/mcp.h"
+#include "common/str.h"
+#include "store/store.h"
+#include "workspace/cow.h"
 
 static int
 mcp_cmd_start(struct mcp_server *s, struct mcp_call *c, char *const argv[],
@@ -57,11 +61,71 @@ mcp_cmd_diff(struct mcp_server *s, struct mcp_call *c, json_t *args)
 	return mcp_cmd_start(s, c, argv, NULL);
 }
 
+/*
+ * Is a change that apply holds back (it runs code on the host, or the
+ * diff cannot show it) named exactly by one of paths? `warren apply RUN
+ * PATH` releases such a path as --include would: the user's choice, never
+ * a client's (the tool says they are held back for the user). 1 with why
+ * (or the layer cannot be read here: refused), 0 none.
+ */
+static int
+mcp_cmd_apply_held(int64_t run, char *const *paths, size_t n, char *why,
+    size_t whysz)
+{
+	struct store		*st;
+	struct store_run	 r;
+	struct cow_changes	 ch = { 0 };
+	struct cow		 cw;
+	unsigned char		*sel = NULL;
+	const char		*what;
+	char			 db[PATH_MAX], err[1024], *e;
+	size_t			 i;
+	int			 held = 1, got = 0;
+
+	snprintf(why, whysz, "run %lld: its layer cannot be read", (long long)
+	    run);
+	if (store_path(db, sizeof(db), NULL) == -1 ||
+	    (st = store_open(db, STORE_READ, err, sizeof(err))) == NULL)
+		return 1;
+	if ((got = store_run_get(st, run, &r) == 0) && r.cow_mode == NULL)
+		held = 0;	/* no layer: apply says so itself */
+	else if (got && layer_open(&r, &cw, err, sizeof(err)) == 0 &&
+	    cow_changes(&cw, &ch, err, sizeof(err)) == 0 &&
+	    cow_review(&cw, &ch, err, sizeof(err)) == 0 &&
+	    (sel = calloc(ch.n + 1, 1)) != NULL)
+		held = 0;
+	/* A path that selects nothing: apply refuses it itself, saying so. */
+	if (!held && sel != NULL && layer_paths_select(cw.workspace, &ch,
+	    paths, n, sel, err, sizeof(err)) == -1)
+		memset(sel, 0, ch.n);
+	for (i = 0; !held && i < ch.n; i++) {
+		if (!(sel[i] & LAYER_NAMED) || (ch.v[i].sensitive == NULL &&
+		    ch.v[i].unreviewed == NULL))
+			continue;
+		held = 1;
+		what = ch.v[i].sensitive != NULL ? "runs code on the host" :
+		    "the diff cannot show it";
+		e = str_escape_dup(ch.v[i].path, strlen(ch.v[i].path), 0);
+		snprintf(why, whysz, "%s: %s (%s): apply holds it back for the "
+		    "user, even when named. Ask the user to review it and apply "
+		    "it with `warren apply --include PATH %lld`; name the other "
+		    "paths without it.", e ? e : "?", what, ch.v[i].sensitive ?
+		    ch.v[i].sensitive : ch.v[i].unreviewed, (long long)run);
+		free(e);
+	}
+	free(sel);
+	cow_changes_free(&ch);
+	if (got)
+		store_run_free(&r);
+	store_close(st);
+	return held;
+}
+
 int
 mcp_cmd_apply(struct mcp_server *s, struct mcp_call *c, json_t *args)
 {
 	json_t	*paths = json_object_get(args, "paths"), *p;
-	char	 id[32], *argv[CMD_INCLUDE_MAX + 6];
+	char	 id[32], *argv[CMD_INCLUDE_MAX + 6], why[2048];
 	size_t	 i, n = 0;
 
 	if (!s->allow_apply) {
@@ -83,6 +147,11 @@ mcp_cmd_apply(struct mcp_server *s, struct mcp_call *c, json_t *args)
 	json_array_foreach(paths, i, p)
 		argv[n++] = (char *)(uintptr_t)json_string_value(p);
 	argv[n] = NULL;
+	if (n > 4 && mcp_cmd_apply_held(json_integer_value(json_object_get(
+	    args, "run")), argv + 4, n - 4, why, sizeof(why))) {
+		mcp_tool_error(s, c, "%s", why);
+		return -1;
+	}
 	return mcp_cmd_start(s, c, argv, NULL);
 }
 

@@ -351,7 +351,8 @@ int		 store_run_resumed(struct store *st, int64_t run);
 /* Delete a finished run and all of it, committed at once. */
 int		 store_run_delete(struct store *st, int64_t run);
 /* The run's copy-on-write layer is now state ("applied", "discarded");
- * ENOTFOUND if the run has no layer. With no writer thread running. */
+ * ENOTFOUND if the run has no layer, EEXIST (nothing written) if a
+ * follow-up went on in it ("continued"). With no writer thread running. */
 int		 store_run_cow_state(struct store *st, int64_t run,
 		    const char *state);
 /* The run that holds run's layer now: the newest other run with the same

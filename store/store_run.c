@@ -413,10 +413,34 @@ store_run_delete(struct store *st, int64_t run)
 	return store_flush(st);
 }
 
+/* Nothing was updated: a layer a follow-up took over meanwhile
+ * (EEXIST), else no run with a layer (ENOTFOUND). */
+static int
+store_run_cow_state_none(struct store *st, int64_t run)
+{
+	sqlite3_stmt	*s;
+	int		 taken = 0;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM runs WHERE id = ?1 AND"
+	    " cow_state = 'continued'", -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, run);
+		taken = sqlite3_step(s) == SQLITE_ROW;
+		sqlite3_finalize(s);
+	}
+	if (!taken)
+		return store_seterr(st, STORE_ENOTFOUND, "no run %lld with a "
+		    "layer", (long long)run);
+	return store_seterr(st, STORE_EEXIST, "run %lld's layer went on to a "
+	    "follow-up run (--continue) meanwhile, which holds it now: left "
+	    "as it is", (long long)run);
+}
+
 /*
  * A run's layer was applied or discarded ("applied", "discarded"). Not
  * through the writer thread: the commands that call it (`warren apply`,
- * `discard`, the end of `run --apply`) run with no writer.
+ * `discard`, the end of `run --apply`) run with no writer. Not a layer a
+ * follow-up went on in ("continued"), even one taken over after the
+ * caller read the run: the caller must then leave the layer be.
  */
 int
 store_run_cow_state(struct store *st, int64_t run, const char *state)
@@ -430,14 +454,20 @@ store_run_cow_state(struct store *st, int64_t run, const char *state)
 	if (store_op_begin(st) == -1)
 		return -1;
 	rc = sqlite3_prepare_v2(st->db, "UPDATE runs SET cow_state = ?2 "
-	    "WHERE id = ?1 AND cow_mode IS NOT NULL", -1, &s, NULL);
+	    "WHERE id = ?1 AND cow_mode IS NOT NULL AND"
+	    " coalesce(cow_state, 'pending') != 'continued'", -1, &s, NULL);
 	if (rc != SQLITE_OK) {
 		(void)store_setdberr(st, rc, "recording a layer's state");
 		return store_op_end(st, 0, 1);
 	}
 	sqlite3_bind_int64(s, 1, run);
 	sqlite3_bind_text(s, 2, state, -1, SQLITE_STATIC);
-	ok = store_run_update(st, s, run, "recording a layer's state") == 0;
+	ok = store_exec_stmt(st, s, "recording a layer's state") == 0;
+	if (ok && sqlite3_changes(st->db) == 0) {
+		st->op_done--;		/* it wrote nothing */
+		ok = 0;
+		(void)store_run_cow_state_none(st, run);
+	}
 	sqlite3_finalize(s);
 	if (store_op_end(st, ok, 1) == -1)
 		return -1;

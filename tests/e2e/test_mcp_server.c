@@ -7,6 +7,7 @@
  * diff). Then, without the SDK: malformed requests answered with the
  * JSON-RPC errors, and stdin closing during a run stops the run.
  */
+#include <sys/file.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -33,6 +34,11 @@
 static const char mcp_script[] =
 "{\"rules\": [\n"
 " {\"match\": \"MCP-HANG\", \"repeat\": true, \"responses\": [{\"hang\": true}]},\n"
+" {\"match\": \"MCP-ENVRC\", \"responses\": [\n"
+"  {\"reply\": {\"calls\": [{\"id\": \"e1\", \"name\": \"write\", \"arguments\":"
+"   {\"path\": \".envrc\", \"content\": \"echo ENVRC-RAN\\n\"}}]}},\n"
+"  {\"reply\": {\"calls\": [{\"id\": \"e2\", \"name\": \"complete\", \"arguments\":"
+"   {\"result\": \"ok\"}}]}}]},\n"
 " {\"match\": \"MCP-TASK\", \"responses\": [\n"
 "  {\"reply\": {\"calls\": [{\"id\": \"c1\", \"name\": \"write\", \"arguments\":"
 "   {\"path\": \"mcp-file.txt\", \"content\": \"WRITTEN-BY-MCP\\u001b[31m\\n\"}}]}},\n"
@@ -623,6 +629,125 @@ test_calls_max(void **state)
 	h_fakellm_stop(&t->fl);
 }
 
+/* With --allow-apply, an apply whose paths name a file that runs code on
+ * the host (.envrc, for direnv) is refused as a tool error, naming it:
+ * the tool holds such files back for the user, and a path named exactly
+ * would release it as `warren apply RUN PATH` does for a user. */
+static void
+test_apply_named_held(void **state)
+{
+	struct mcp_t	*t = *state;
+	struct h_run	 r;
+	char		 in[PATH_MAX], envrc[PATH_MAX];
+	char		*run[] = { "warren", "run", "--profile", "general",
+			    "--workspace", t->w->ws, "MCP-ENVRC: write it", NULL };
+	char		*mcp[] = { "warren", "mcp", "--allow-apply", "--root",
+			    t->w->ws, NULL };
+	FILE		*f;
+	int		 rc;
+
+	if ((rc = mcp_start(t)) == 1)
+		skip();
+	assert_int_equal(rc, 0);
+	assert_int_equal(h_warren(&r, run, t->env, NULL, NULL), 0);
+	if (r.status != 0)
+		fail_msg("run: %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	snprintf(envrc, sizeof(envrc), "%s/.envrc", t->w->ws);
+	assert_int_equal(access(envrc, F_OK), -1);
+	snprintf(in, sizeof(in), "%s/requests", t->w->dir);
+	assert_non_null(f = fopen(in, "w"));
+	fputs("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"2025-06-18\"}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"apply\",\"arguments\":{\"run\":1,"
+	    "\"paths\":[\".envrc\"]}}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"apply\",\"arguments\":{\"run\":1,"
+	    "\"paths\":[\"./.envrc\"]}}}\n", f);
+	fclose(f);
+	h_stdin_path = in;
+	assert_int_equal(h_warren(&r, mcp, t->env, NULL, NULL), 0);
+	if (r.status != 0)
+		fail_msg("exit %d\n%s", r.status, r.err);
+	if (h_count_lines(r.out, "\"id\":2,", "\"isError\":true") != 1 ||
+	    h_count_lines(r.out, "\"id\":2,", ".envrc: runs code on the "
+	    "host") != 1 || h_count_lines(r.out, "\"id\":3,",
+	    "\"isError\":true") != 1)
+		fail_msg("not refused:\n%s\n%s", r.out, r.err);
+	h_run_free(&r);
+	if (access(envrc, F_OK) == 0)
+		fail_msg("%s was applied through the MCP apply tool", envrc);
+	/* Still in the layer, for the user. */
+	assert_int_equal(h_warren_l(&r, t->env, "diff", "--stat", "1", NULL),
+	    0);
+	if (r.status != 0 || strstr(r.out, ".envrc") == NULL)
+		fail_msg("diff: %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	h_fakellm_stop(&t->fl);
+}
+
+/* Two applies of one run at once (two MCP calls) would each remove the
+ * layer and its journal under the other: an apply while the layer's
+ * directory is locked (as another apply or a discard holds it) is
+ * refused, nothing written; once it is free, the apply goes through. */
+static void
+test_apply_locked(void **state)
+{
+	struct mcp_t	*t = *state;
+	struct h_run	 r;
+	char		 in[PATH_MAX], file[PATH_MAX], dir[PATH_MAX];
+	char		*run[] = { "warren", "run", "--profile", "general",
+			    "--workspace", t->w->ws, "MCP-TASK: write it", NULL };
+	char		*mcp[] = { "warren", "mcp", "--allow-apply", "--root",
+			    t->w->ws, NULL };
+	const char	*p;
+	FILE		*f;
+	int		 rc, fd;
+
+	if ((rc = mcp_start(t)) == 1)
+		skip();
+	assert_int_equal(rc, 0);
+	assert_int_equal(h_warren(&r, run, t->env, NULL, NULL), 0);
+	if (r.status != 0)
+		fail_msg("run: %d\n%s", r.status, r.err);
+	h_run_free(&r);
+	/* the layer's directory, as runs --json names it */
+	assert_int_equal(h_warren_l(&r, t->env, "runs", "--json",
+	    "--workspace", t->w->ws, NULL), 0);
+	if ((p = strstr(r.out, "\"dir\": \"")) == NULL)
+		fail_msg("no layer dir in:\n%s", r.out);
+	p += 8;
+	snprintf(dir, sizeof(dir), "%.*s", (int)strcspn(p, "\""), p);
+	h_run_free(&r);
+	assert_true((fd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	snprintf(in, sizeof(in), "%s/requests", t->w->dir);
+	assert_non_null(f = fopen(in, "w"));
+	fputs("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"2025-06-18\"}}\n"
+	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"apply\",\"arguments\":{\"run\":1}}}\n",
+	    f);
+	fclose(f);
+	h_stdin_path = in;
+	assert_int_equal(h_warren(&r, mcp, t->env, NULL, NULL), 0);
+	if (r.status != 0 || h_count_lines(r.out, "\"id\":2,",
+	    "\"isError\":true") != 1 || h_count_lines(r.out, "\"id\":2,",
+	    "run 1's layer is in use") != 1)
+		fail_msg("not refused: %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	snprintf(file, sizeof(file), "%s/mcp-file.txt", t->w->ws);
+	if (access(file, F_OK) == 0)
+		fail_msg("%s applied while the layer was locked", file);
+	close(fd);
+	assert_int_equal(h_warren_l(&r, t->env, "apply", "1", NULL), 0);
+	if (r.status != 0 || access(file, F_OK) != 0)
+		fail_msg("apply: %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	h_fakellm_stop(&t->fl);
+}
+
 int
 main(void)
 {
@@ -635,6 +760,10 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_bad_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_calls_max, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_apply_named_held, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_apply_locked, setup,
+		    teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

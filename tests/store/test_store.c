@@ -1083,6 +1083,16 @@ test_cow_adopt(void **state)
 	assert_int_equal(holder, two);
 	assert_int_equal(store_run_layer_holder(fx->st, fx->run, &holder), 0);
 	assert_int_equal(holder, 0);
+	/* An apply or discard of run one that read it pending before the
+	 * follow-up took its layer over records nothing (it must then leave
+	 * the layer, the holder's now, be). */
+	assert_int_equal(store_run_cow_state(fx->st, one, "applied"), -1);
+	assert_int_equal(store_errcode(fx->st), STORE_EEXIST);
+	assert_non_null(strstr(store_errmsg(fx->st), "follow-up"));
+	assert_int_equal(store_run_cow_state(fx->st, one, "discarded"), -1);
+	assert_int_equal(store_run_get(fx->st, one, &r), 0);
+	assert_string_equal(r.cow_state, "continued");
+	store_run_free(&r);
 	/* Taken: a second follow-up of run one does not get it. */
 	assert_int_equal(store_run_begin(fx->st, &p, &three), -1);
 	assert_int_equal(store_errcode(fx->st), STORE_EEXIST);
