@@ -107,10 +107,19 @@ run_backend(const struct prog *pg)
 	const char	*prog;
 	char		 cfg[PATH_MAX], dir[PATH_MAX + 32], db[PATH_MAX];
 	char		 envcfg[PATH_MAX + 32], envpath[PATH_MAX + 32];
-	char		 path[PATH_MAX], *script, *reqs, *d;
-	char		*argv[] = { "warren", "run", "--json", "--db", db,
-			    "--workspace", w.ws, "ORCH-TASK", NULL };
+	char		 path[PATH_MAX], cas[PATH_MAX], *script, *reqs, *d;
 	char		 provider[64], agentmd[256], done[256];
+	char		*argv[] = { "warren", "run", "--json", "--db", db,
+			    "--workspace", w.ws, "--record", cas, "ORCH-TASK",
+			    NULL };
+	char		*rargv[] = { "warren", "run", "--json", "--db", db,
+			    "--workspace", w.ws, "--replay", cas, "ORCH-TASK",
+			    NULL };
+	char		*renv[] = { "WARREN_BASE_URL=http://127.0.0.1:9/v1",
+			    "WARREN_API_KEY=" KEY, envcfg, envpath, provider,
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    "WARREN_WORKSPACE_MODE=cow", NULL };
+	char		*d2argv[] = { "warren", "diff", "--db", db, "2", NULL };
 	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY, envcfg,
 			    envpath, provider,
 			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
@@ -130,6 +139,7 @@ run_backend(const struct prog *pg)
 	snprintf(cfg, sizeof(cfg), "%s/config", w.dir);
 	snprintf(envcfg, sizeof(envcfg), "XDG_CONFIG_HOME=%s", cfg);
 	snprintf(db, sizeof(db), "%s/runs.db", w.dir);
+	snprintf(cas, sizeof(cas), "%s/backend.cassette", w.dir);
 	(void)mkdir(cfg, 0755);
 	snprintf(dir, sizeof(dir), "%s/warren", cfg);
 	(void)mkdir(dir, 0755);
@@ -178,6 +188,22 @@ run_backend(const struct prog *pg)
 		fail_msg("diff: %d\n%s\n%s", r.status, d, r.err);
 	assert_null(strstr(d, KEY));
 	assert_null(strstr(d, "WARREN_API_KEY"));
+	h_run_free(&r);
+
+	/* The cassette holds no key; its replay, with no endpoint (port 9
+	 * answers nothing), runs the program again to the same answer and
+	 * the same edit. */
+	d = h_read_file(cas);
+	assert_null(strstr(d, KEY));
+	free(d);
+	assert_int_equal(h_warren(&r, rargv, renv, NULL, NULL), 0);
+	if (r.status != 0 || h_count_lines(r.out,
+	    "\"event\":\"done\",\"path\":\"0.1\"", done) != 1)
+		fail_msg("replay: status %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	assert_int_equal(h_warren(&r, d2argv, denv, NULL, NULL), 0);
+	if (r.status != 0 || strstr(r.out, pg->written) == NULL)
+		fail_msg("replayed diff: %d\n%s\n%s", r.status, r.out, r.err);
 	h_run_free(&r);
 	h_ws_close(&w);
 }
