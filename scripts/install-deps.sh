@@ -20,6 +20,8 @@ PKGS="$PKGS btrfs-progs"
 PKGS="$PKGS e2fsprogs fuse python3-fusepy"
 # test_report_chromium loads `warren report`'s page in headless Chromium.
 PKGS="$PKGS chromium"
+# test_backend_presets_run has Claude Code and Codex run curl in the sandbox.
+PKGS="$PKGS curl"
 # test_live draws the live view in a detached tmux session and reads it.
 PKGS="$PKGS tmux"
 # Only the benchmarks use these (scripts/bench.sh).

@@ -8,7 +8,9 @@
  * with its shell tool and write hello.txt: every request it sends reaches
  * fakellm through the broker with the user's key, never the placeholder;
  * both files land in the run's layer, not the workspace; the environment
- * it saved holds no key; its final answer is the subagent's result.
+ * it saved holds no key; curl in its shell reaches nothing outside; its
+ * final answer is the subagent's result; its cassette replays with no
+ * endpoint.
  */
 #include <sys/stat.h>
 
@@ -28,6 +30,11 @@
 #include "tests/e2e/harness.h"
 
 #define KEY	"sk-user-KEY-0836"
+
+/* The fixtures' shell command, and what goes before it here. */
+#define ENV_CMD		"env > env.txt && "
+#define CURL_CMD	"curl -sS -m 5 http://10.0.0.1/ > net.txt 2>&1; " \
+			"echo curl-exit=$? >> net.txt; "
 
 /* One program's case. */
 struct prog {
@@ -65,7 +72,7 @@ static const struct prog codex = {
 static char *
 script_text(const struct prog *pg)
 {
-	char		 orchs[1024];
+	char		 orchs[1024], *text, *at;
 	const char	*src = getenv("WARREN_SOURCE_DIR");
 	char		 path[PATH_MAX];
 	json_t		*fix, *rules, *orch;
@@ -74,8 +81,18 @@ script_text(const struct prog *pg)
 
 	assert_non_null(src);
 	snprintf(path, sizeof(path), "%s/tests/agents/%s", src, pg->fixture);
-	if ((fix = json_load_file(path, 0, &je)) == NULL)
+	/* Its shell tool first tries curl to a host outside: the sandbox
+	 * has no network but its loopback. */
+	text = h_read_file(path);
+	assert_non_null(at = strstr(text, ENV_CMD));
+	if (asprintf(&s, "%.*s%s%s", (int)(at - text), text, CURL_CMD,
+	    at) == -1)
+		fail_msg("out of memory");
+	free(text);
+	fix = json_loads(s, 0, &je);
+	if (fix == NULL)
 		fail_msg("%s:%d: %s", path, je.line, je.text);
+	free(s);
 	snprintf(orchs, sizeof(orchs), "["
 	    "{\"match\": [\"ORCH-TASK\", \"%s\"], "
 	    " \"repeat\": true, \"responses\": [{\"reply\": {\"calls\": "
@@ -188,6 +205,10 @@ run_backend(const struct prog *pg)
 		fail_msg("diff: %d\n%s\n%s", r.status, d, r.err);
 	assert_null(strstr(d, KEY));
 	assert_null(strstr(d, "WARREN_API_KEY"));
+	/* curl ran and could not connect (7): the network namespace has
+	 * no route but its loopback. */
+	if (strstr(d, "+curl-exit=7\n") == NULL)
+		fail_msg("net.txt:\n%s", d);
 	h_run_free(&r);
 
 	/* The cassette holds no key; its replay, with no endpoint (port 9
