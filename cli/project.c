@@ -332,6 +332,10 @@ project_scan(struct project *pr, const char *workspace, char *err,
 	    PROJECT_CONFIG_MAX, err, errlen) == -1 ||
 	    project_scan_agents(pr, wsfd, wfd, err, errlen) == -1))
 		goto out;
+	/* Claude Code's .mcp.json: its servers, once trusted (mcp_load.c). */
+	if (project_add(pr, wsfd, PROJECT_MCP_JSON, PROJECT_MCP_JSON,
+	    PROJECT_CONFIG_MAX, err, errlen) == -1)
+		goto out;
 	if (pr->nfiles > 1)
 		qsort(pr->files, pr->nfiles, sizeof(pr->files[0]),
 		    project_file_cmp);
@@ -467,6 +471,19 @@ project_open(struct project *pr, const char *dir, const char *db,
 		    "included: read it, then "
 		    "run `warren trust %s` to use it\n", cmd, ews, why, ews);
 	return 0;
+}
+
+const struct project_file *
+project_file(const struct project *pr, const char *path)
+{
+	size_t	i;
+
+	if (!pr->trusted)
+		return NULL;
+	for (i = 0; i < pr->nfiles; i++)
+		if (strcmp(pr->files[i].path, path) == 0)
+			return &pr->files[i];
+	return NULL;
 }
 
 int

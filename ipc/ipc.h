@@ -27,7 +27,7 @@
 #include "common/buf.h"
 #include "common/msg.h"
 
-#define IPC_PROTOCOL_VERSION	5
+#define IPC_PROTOCOL_VERSION	6
 
 /* Message types, numbered by phase. Bump the version if any of these change. */
 enum ipc_type {
@@ -46,6 +46,9 @@ enum ipc_type {
 	IPC_SPAWN_ERR,		/* S→W answer: refused or failed */
 	IPC_EVENT,		/* W→S: tool call/result, log record, note */
 	IPC_CHECKPOINT,		/* W→S: messages appended since the last one */
+	IPC_MCP,		/* W→S request (v6): call an MCP server's tool */
+	IPC_MCP_OK,		/* S→W answer: the tool's result */
+	IPC_MCP_ERR,		/* S→W answer: the server failed */
 
 	/* End. */
 	IPC_DONE = 300,		/* W→S once: the agent finished */
@@ -154,6 +157,10 @@ struct ipc_start {
 	/* Optional (v5): the run's output schema, JSON Schema text, sent
 	   to a root only: complete()'s result is checked against it. */
 	char		*schema;
+	/* Optional (v6): the MCP servers' tools this agent may call
+	   (mcp__SERVER__TOOL), <= IPC_TOOLS_MAX. */
+	struct msg_tool	*mcp_tools;
+	size_t		 nmcp_tools;
 };
 
 struct ipc_llm {
@@ -197,6 +204,20 @@ struct ipc_spawn_ok {
 	struct msg_usage usage;
 };
 
+/* mcp (v6): one call of an MCP server's tool, brokered by the supervisor. */
+struct ipc_mcp {
+	uint32_t	 id;
+	char		*server;	/* token */
+	char		*tool;		/* token */
+	char		*args;		/* JSON object text, unvalidated */
+};
+
+struct ipc_mcp_ok {
+	uint32_t	 id;
+	char		*text;		/* the tool's result, for the model */
+	int		 is_error;	/* the tool said isError */
+};
+
 struct ipc_event {
 	char		*kind;		/* "tool_call", "tool_result", "log", "note" */
 	char		*text;		/* <= IPC_EVENT_MAX (IPC_LOG_MAX for "log") */
@@ -233,6 +254,9 @@ struct ipc_msg {
 		struct ipc_spawn	spawn;
 		struct ipc_spawn_ok	spawn_ok;
 		struct ipc_error	spawn_err;
+		struct ipc_mcp		mcp;
+		struct ipc_mcp_ok	mcp_ok;
+		struct ipc_error	mcp_err;
 		struct ipc_event	event;
 		struct ipc_checkpoint	checkpoint;
 		struct ipc_done		done;
