@@ -7,6 +7,7 @@
 #define WARREN_CMD_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct cmd {
@@ -48,6 +49,12 @@ int	cmd_chat(int argc, char **argv);
 /* cmd_run_args.c: declare every key a run reads (the LLM's and the
  * run's own). */
 int	cmd_run_declare(struct config *c);
+/* cmd_mcp_list.c: warren mcp list (MCP servers, their sandbox and tools),
+ * and warren mcp's dispatcher until the server's joins it. */
+int	cmd_mcp_list(int argc, char **argv);
+void	cmd_mcp_list_usage(FILE *f);
+/* cmd_mcp.c */
+int	cmd_mcp(int argc, char **argv);
 /* cmd_trust.c */
 int	cmd_trust(int argc, char **argv);
 /* cmd_ask.c */

@@ -38,5 +38,8 @@ const struct cmd warren_cmds[] = {
 	    "a durable queue of tasks, each run as its own run", cmd_queue },
 	{ "trust", "[--revoke] [DIR]", "trust a project's .warren/config and agents",
 	    cmd_trust },
+	{ "mcp", "list [--workspace DIR] [--json]",
+	    "list the MCP servers agents may use, their sandbox and tools",
+	    cmd_mcp },
 };
 const size_t warren_ncmds = sizeof(warren_cmds) / sizeof(warren_cmds[0]);

@@ -120,6 +120,10 @@ char	*mcp_rpc_text(const json_t *result, size_t max, int *is_error);
 int	 mcp_sandbox_policy(const struct mcp_entry *e,
 	    const struct sandbox_policy *agent, struct sandbox_policy *p,
 	    char *prog, size_t progsz, char *err, size_t errsz);
+/* p in one line, for `warren mcp list`: the workspace and how, the
+ * program, the paths read, the layers required. */
+void	 mcp_sandbox_line(const struct sandbox_policy *p, char *out,
+	    size_t outsz);
 
 /* mcp_proc.c: the servers of a run's workers */
 /* Start the servers w's profile names; 1 if start must wait for them

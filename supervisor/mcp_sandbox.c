@@ -123,3 +123,31 @@ mcp_sandbox_policy(const struct mcp_entry *e,
 		return 0;
 	return mcp_sandbox_args(e, p, err, errsz);
 }
+
+void
+mcp_sandbox_line(const struct sandbox_policy *p, char *out, size_t outsz)
+{
+	size_t	 len, off;
+	unsigned bit;
+	int	 i, first = 1;
+
+	snprintf(out, outsz, "workspace %s %s, program %s, read", p->workspace,
+	    p->fs_write ? "read-write" : "read-only", p->program);
+	for (i = 0, off = 0; i < p->nread && off < p->read_used; i++) {
+		len = strlen(out);
+		snprintf(out + len, outsz - len, "%s%s", i ? "," : " ",
+		    p->read_pool + off);
+		off += strlen(p->read_pool + off) + 1;
+	}
+	len = strlen(out);
+	snprintf(out + len, outsz - len, "%s, no network, requires ",
+	    p->nread == 0 ? " nothing more" : "");
+	for (bit = 1; bit <= SANDBOX_ALL; bit <<= 1) {
+		if (!(p->require & bit))
+			continue;
+		len = strlen(out);
+		snprintf(out + len, outsz - len, "%s%s", first ? "" : ",",
+		    sandbox_layer_name(bit));
+		first = 0;
+	}
+}

@@ -198,11 +198,115 @@ test_fs_read(void **state)
 	t_close(&t);
 }
 
+/* A server of the listing (NULL if absent). */
+static json_t *
+t_server(json_t *doc, const char *name)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(doc, "servers"), i, v)
+		if (strcmp(json_string_value(json_object_get(v, "name")),
+		    name) == 0)
+			return v;
+	return NULL;
+}
+
+static int
+t_has_tool(json_t *srv, const char *tool)
+{
+	json_t	*v;
+	size_t	 i;
+
+	json_array_foreach(json_object_get(srv, "tools"), i, v)
+		if (strcmp(json_string_value(json_object_get(v, "name")),
+		    tool) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * warren mcp list: the user's server started, sandboxed, its tools
+ * listed; a workspace's .mcp.json listed but not started until trusted,
+ * and once trusted granted nothing: its env dropped with a warning, and
+ * no path beyond the workspace (its script outside it cannot be read:
+ * the server fails, and the listing says so).
+ */
+static void
+test_list(void **state)
+{
+	const char	*server;
+	struct t	 t;
+	struct h_run	 r;
+	json_t		*doc, *fs, *proj;
+	char		 mcpjson[PATH_MAX + 256];
+
+	(void)state;
+	if ((server = h_npm_path("mcp-server-filesystem")) == NULL)
+		skip();
+	t_open(&t);
+	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {\"fs\": "
+	    "{\"command\": \"node\", \"args\": [\"%s\", \"/\"]}}}", server);
+	t_config(&t, mcpjson, "mcp__fs");
+	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {\"proj\": "
+	    "{\"command\": \"node\", \"args\": [\"%s\", \".\"], \"env\": "
+	    "{\"GITHUB_TOKEN\": \"x\"}}}}", server);
+	h_write(t.ws, ".mcp.json", mcpjson, 0);
+	assert_int_equal(h_warren_l(&r, t.env, "mcp", "list", "--json",
+	    "--workspace", t.ws, NULL), 0);
+	if (r.status != 0 || (doc = json_loads(r.out, 0, NULL)) == NULL)
+		fail_msg("mcp list: exit %d\n%s\n%s", r.status, r.err, r.out);
+	assert_non_null(fs = t_server(doc, "fs"));
+	assert_non_null(proj = t_server(doc, "proj"));
+	assert_true(json_is_true(json_object_get(fs, "trusted")));
+	assert_string_equal(json_string_value(json_object_get(fs,
+	    "declared")), "user");
+	if (!t_has_tool(fs, "mcp__fs__read_text_file"))
+		fail_msg("fs lists no read_text_file: %s", r.out);
+	assert_non_null(strstr(json_string_value(json_object_get(fs,
+	    "sandbox")), "read-only"));
+	assert_true(json_is_false(json_object_get(proj, "trusted")));
+	assert_int_equal(json_array_size(json_object_get(proj, "tools")), 0);
+	assert_non_null(strstr(r.err, "not trusted"));
+	json_decref(doc);
+	h_run_free(&r);
+	/* Trusted: proj starts, with nothing beyond the workspace. */
+	assert_int_equal(h_warren_l(&r, t.env, "trust", t.ws, NULL), 0);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	assert_int_equal(h_warren_l(&r, t.env, "mcp", "list", "--json",
+	    "--workspace", t.ws, NULL), 0);
+	if ((doc = json_loads(r.out, 0, NULL)) == NULL)
+		fail_msg("mcp list: exit %d\n%s\n%s", r.status, r.err, r.out);
+	assert_non_null(proj = t_server(doc, "proj"));
+	assert_true(json_is_true(json_object_get(proj, "trusted")));
+	if (strstr(r.err, "proj: \"env\" ignored") == NULL)
+		fail_msg("no warning of the dropped env: %s", r.err);
+	assert_non_null(strstr(json_string_value(json_object_get(proj,
+	    "sandbox")), "read nothing more"));
+	if (json_is_null(json_object_get(proj, "error")) ||
+	    json_array_size(json_object_get(proj, "tools")) != 0)
+		fail_msg("the project's server read its script outside the "
+		    "workspace: %s", r.out);
+	assert_int_equal(r.status, 1);
+	/* The text form: the same facts, one server a block. */
+	json_decref(doc);
+	h_run_free(&r);
+	assert_int_equal(h_warren_l(&r, t.env, "mcp", "list", "--workspace",
+	    t.ws, NULL), 0);
+	if (strstr(r.out, "mcp__fs__read_text_file") == NULL ||
+	    strstr(r.out, "the workspace's, trusted") == NULL)
+		fail_msg("mcp list: %s", r.out);
+	h_run_free(&r);
+	t_close(&t);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_fs_read, h_fakellm_teardown),
+		cmocka_unit_test(test_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
