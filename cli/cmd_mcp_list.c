@@ -199,6 +199,8 @@ mcp_list_start(struct mcp_list_srv *s)
 	req.envp = env;
 	req.policy = &s->policy;
 	req.mode = SPAWN_STDIO;
+	/* A server that dies makes its stdin EPIPE, not our death. */
+	signal(SIGPIPE, SIG_IGN);
 	if (spawn_worker(&req, &c, s->err, sizeof(s->err)) == 0) {
 		(void)mcp_list_talk(s, &c);
 		spawn_kill(&c, SIGKILL);
