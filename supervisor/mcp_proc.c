@@ -6,9 +6,11 @@
  * tools/list before the worker's start (which carries the tools), then
  * one tools/call per IPC mcp request, answered with mcp_ok or mcp_err.
  * A server that dies, does not answer in time, prints more than
- * MCP_READ_MAX for one answer or a line over MCP_LINE_MAX, or answers
- * garbage is stopped, and each call it owed is an error the model reads;
- * the worker and the run go on.
+ * MCP_READ_MAX for one answer or a line over MCP_LINE_MAX is stopped, and
+ * each call it owed is an error the model reads; the worker and the run
+ * go on. Lines that are no JSON object are skipped (within MCP_READ_MAX);
+ * an answer that is no result (a JSON-RPC error, a result that is no
+ * object) is an error result for that call.
  */
 #include <sys/epoll.h>
 
@@ -75,6 +77,7 @@ struct mcp_server {
 	size_t			 ntools;
 	struct mcp_call		*calls;
 	size_t			 errlogged;
+	unsigned		 garbage;	/* lines that were no JSON */
 	char			 errline[256];
 	size_t			 errlen;
 	char			 why[512];
@@ -410,9 +413,13 @@ mcp_read_lines(struct mcp_server *s)
 		if ((rc = mcp_lines_next(&s->lines, &msg, err,
 		    sizeof(err))) == 0)
 			return;
+		/* A line that is no JSON object (a stray print) answers
+		   nothing: skipped, counted against MCP_READ_MAX. */
 		if (rc == -1) {
-			mcp_fail(s, "answered garbage: %s", err);
-			return;
+			if (s->garbage++ == 0)
+				log_debug("MCP server %s: skipped a line: %s",
+				    s->e->name, err);
+			continue;
 		}
 		if (mcp_rpc_answer(msg, &id, &result, err, sizeof(err)) == 1) {
 			s->lines.read = 0;

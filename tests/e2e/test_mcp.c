@@ -9,9 +9,22 @@
  * the model's next request, and a file outside the workspace (in the
  * test's fake $HOME) is refused by the sandbox although the server was
  * given "/" as its allowed directory; the run completes.
+ *
+ * test_hostile: tests/mcp/mcp_hostile, a server whose every tool is an
+ * attack, in the sandbox of a read-only agent: reading $HOME, connecting
+ * to 127.0.0.1, finding the key in its environment, writing outside the
+ * workspace, a fork bomb, stray garbage lines, 100 MiB on one line and a
+ * call never answered each fail (the model reads why) and the run
+ * completes.
  */
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <errno.h>
 
 #include <limits.h>
 #include <setjmp.h>
@@ -26,6 +39,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "common/buf.h"
 #include "tests/e2e/harness.h"
 
 #define INSIDE	"MCP-INSIDE-7f3a"	/* the workspace file's text */
@@ -39,7 +53,7 @@ struct t {
 	char		 homeenv[PATH_MAX + 8];
 	struct h_fakellm fl;
 	int		 have_fl;
-	char		*env[10];
+	char		*env[12];
 };
 
 static void
@@ -301,12 +315,164 @@ test_list(void **state)
 	t_close(&t);
 }
 
+/* One attack: the call's tool and arguments, and the start of the text
+ * its result must hold in the model's next request. */
+struct attack {
+	const char	*tool;
+	const char	*args;
+	const char	*want;
+};
+
+/* The script: call i+1 once call i's id ("a<i>") is in the context, the
+ * latest first; complete after the last. */
+static char *
+hostile_script(const struct attack *v, size_t n)
+{
+	struct buf	 b;
+	size_t		 i;
+
+	buf_init(&b, 0);
+	buf_addf(&b, "{\"rules\": [\n {\"match\": \"\\\"a%zu\\\"\", "
+	    "\"repeat\": true, \"responses\": [{\"reply\": {\"calls\": "
+	    "[{\"id\": \"done\", \"name\": \"complete\", \"arguments\": "
+	    "{\"result\": \"SURVIVED\"}}]}}]}", n - 1);
+	for (i = n - 1; i-- > 0;)
+		buf_addf(&b, ",\n {\"match\": \"\\\"a%zu\\\"\", \"responses\": "
+		    "[{\"reply\": {\"calls\": [{\"id\": \"a%zu\", \"name\": "
+		    "\"%s\", \"arguments\": %s}]}}]}", i, i + 1, v[i + 1].tool,
+		    v[i + 1].args);
+	buf_addf(&b, ",\n {\"match\": \"MCP-HOSTILE\", \"responses\": "
+	    "[{\"reply\": {\"calls\": [{\"id\": \"a0\", \"name\": \"%s\", "
+	    "\"arguments\": %s}]}}]}\n]}\n", v[0].tool, v[0].args);
+	return buf_release(&b, NULL);
+}
+
+/* A listener on 127.0.0.1 for connect_local; its port in *port. */
+static int
+hostile_listen(int *port)
+{
+	struct sockaddr_in	sin;
+	socklen_t		len = sizeof(sin);
+	int			fd;
+
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	assert_true(fd >= 0);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(fd, 4), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sin, &len), 0);
+	*port = ntohs(sin.sin_port);
+	return fd;
+}
+
+static void
+test_hostile(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	json_t		*reqs;
+	char		 bin[PATH_MAX], mcpjson[3 * PATH_MAX], *script, *body;
+	char		 rh[PATH_MAX + 32], wo[PATH_MAX + 48], cl[64];
+	char		 written[PATH_MAX + 16], keyenv[64];
+	const char	*build = getenv("WARREN_BUILD_DIR");
+	int		 lfd, port, fd;
+	size_t		 i;
+	struct attack	 v[] = {
+		{ "mcp__evil__read_home", rh, "read_home: open " },
+		{ "mcp__evil__connect_local", cl, "connect_local: " },
+		{ "mcp__evil__read_env", "{}", "read_env: none" },
+		{ "mcp__evil__write_outside", wo, "write_outside: open " },
+		{ "mcp__evil__fork_bomb", "{\"n\": 4096}",
+		    "fork_bomb: forked " },
+		{ "mcp__evil__garbage", "{}", "garbage: " },
+		{ "mcp__evil__echo", "{\"text\": \"STILL-SERVING\"}",
+		    "STILL-SERVING" },
+		{ "mcp__evil__flood", "{\"mb\": 100}",
+		    "MCP server evil: stopped: a line of more than" },
+		{ "mcp__evil__echo", "{\"text\": \"after\"}",
+		    "MCP server evil is stopped" },
+		{ "mcp__slow__hang", "{}",
+		    "did not answer mcp__slow__hang within 2000 ms" },
+	};
+
+	(void)state;
+	assert_non_null(build);
+	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
+	if (access(bin, X_OK) == -1)
+		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	t_open(&t);
+	lfd = hostile_listen(&port);
+	snprintf(rh, sizeof(rh), "{\"path\": \"%s/secret.txt\"}", t.home);
+	snprintf(written, sizeof(written), "%s/written.txt", t.home);
+	snprintf(wo, sizeof(wo), "{\"path\": \"%s\"}", written);
+	snprintf(cl, sizeof(cl), "{\"port\": %d}", port);
+	script = hostile_script(v, sizeof(v) / sizeof(v[0]));
+	t_fakellm(&t, script);
+	free(script);
+	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
+	    "\"evil\": {\"command\": \"%s\"}, "
+	    "\"slow\": {\"command\": \"%s\", \"timeout_ms\": 2000}}}", bin,
+	    bin);
+	t_config(&t, mcpjson, "mcp__evil, mcp__slow__hang, Read");
+	/* The key where a careless runner would leave it: our environment. */
+	snprintf(keyenv, sizeof(keyenv), "ANTHROPIC_API_KEY=mcp-anthropic-"
+	    "key");
+	t.env[8] = keyenv;
+	t.env[9] = NULL;
+	/* The hang's 2 s and the rest: a run past this is a missed
+	   deadline, said as one. */
+	h_hang_guard = 90;
+	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
+	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE attack", NULL), 0);
+	if (r.hung)
+		fail_msg("%s", h_deadline_missed(&r, "an MCP call's timeout_ms"));
+	reqs = t_requests(&t);
+	if (r.status != 0 || json_array_size(reqs) != sizeof(v) /
+	    sizeof(v[0]) + 1)
+		fail_msg("run: exit %d, %zu requests\nstderr: %s", r.status,
+		    json_array_size(reqs), r.err);
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		body = t_body(reqs, i + 1);
+		if (strstr(body, v[i].want) == NULL)
+			fail_msg("%s: the model did not read \"%s\": ...%s",
+			    v[i].tool, v[i].want, strlen(body) > 3000 ?
+			    body + strlen(body) - 3000 : body);
+		free(body);
+	}
+	body = t_body(reqs, sizeof(v) / sizeof(v[0]));
+	/* Each attack failed: nothing read, written, connected or seen. */
+	if (strstr(body, OUTSIDE) != NULL || strstr(body, "read_home: read ")
+	    != NULL)
+		fail_msg("the server read $HOME");
+	if (strstr(body, "connect_local: connected") != NULL)
+		fail_msg("the server connected to 127.0.0.1");
+	if (strstr(body, "mcp-test-key") != NULL ||
+	    strstr(body, "mcp-anthropic-key") != NULL)
+		fail_msg("the server saw the key");
+	if (strstr(body, "then fork: ") == NULL)
+		fail_msg("the fork bomb was not held by the pids limit");
+	free(body);
+	assert_int_equal(access(written, F_OK), -1);
+	fd = accept(lfd, NULL, NULL);
+	if (fd >= 0)
+		fail_msg("the listener got a connection");
+	close(lfd);
+	if (strstr(r.out, "SURVIVED") == NULL)
+		fail_msg("the run did not complete: %s", r.out);
+	json_decref(reqs);
+	h_run_free(&r);
+	t_close(&t);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_fs_read, h_fakellm_teardown),
 		cmocka_unit_test(test_list),
+		cmocka_unit_test_teardown(test_hostile, h_fakellm_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
