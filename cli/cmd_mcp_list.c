@@ -173,6 +173,26 @@ out:
 	return rc;
 }
 
+/* A failed server's stderr, its last line (escaped, bounded), after
+ * its error. */
+static void
+mcp_list_stderr(struct mcp_list_srv *s, int fd)
+{
+	char	 b[4096], esc[512], *nl, *line;
+	ssize_t	 n;
+	size_t	 len;
+
+	if ((n = read(fd, b, sizeof(b) - 1)) <= 0)
+		return;
+	b[n] = '\0';
+	while (n > 0 && b[n - 1] == '\n')
+		b[--n] = '\0';
+	line = (nl = strrchr(b, '\n')) != NULL ? nl + 1 : b;
+	str_escape(esc, sizeof(esc), line, strlen(line));
+	len = strlen(s->err);
+	snprintf(s->err + len, sizeof(s->err) - len, " (its stderr: %s)", esc);
+}
+
 /* Start s sandboxed, list its tools, kill it. */
 static void
 mcp_list_start(struct mcp_list_srv *s)
@@ -202,7 +222,8 @@ mcp_list_start(struct mcp_list_srv *s)
 	/* A server that dies makes its stdin EPIPE, not our death. */
 	signal(SIGPIPE, SIG_IGN);
 	if (spawn_worker(&req, &c, s->err, sizeof(s->err)) == 0) {
-		(void)mcp_list_talk(s, &c);
+		if (mcp_list_talk(s, &c) == -1)
+			mcp_list_stderr(s, c.err_fd);
 		spawn_kill(&c, SIGKILL);
 		while (waitpid(c.pid, NULL, 0) == -1 && errno == EINTR)
 			;

@@ -325,6 +325,7 @@ spawn_worker(const struct spawn_req *req, struct spawn_child *c, char *err,
 	struct sandbox		*sb;
 	struct spawn_exec	x;
 	pid_t			pid;
+	int			dumpable;
 
 	memset(c, 0, sizeof(*c));
 	c->to_fd = c->from_fd = c->err_fd = -1;
@@ -347,8 +348,19 @@ spawn_worker(const struct spawn_req *req, struct spawn_child *c, char *err,
 	x.in = to[0];
 	x.out = from[1];
 	x.err = errp[1];
+	/*
+	 * A SPAWN_STDIO child runs phase 2 before its exec, in our memory
+	 * (sandbox_spawn's CLONE_VM): its PR_SET_DUMPABLE 0 is the memory's,
+	 * ours, and a spawner that is not dumpable can no longer write a
+	 * child's /proc/self/uid_map in a user namespace (EACCES). Taken
+	 * back once it has exec'd.
+	 */
+	dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 	/* Returns once the worker runs: its session and group are its own. */
-	if ((pid = sandbox_spawn(sb, spawn_child, &x, &e)) == -1) {
+	pid = sandbox_spawn(sb, spawn_child, &x, &e);
+	if (req->mode == SPAWN_STDIO && dumpable > 0)
+		(void)prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+	if (pid == -1) {
 		snprintf(err, errsz, "fork of a %s worker: %s",
 		    req->policy->name, e.msg);
 		goto fail;

@@ -131,6 +131,8 @@ void	 mcp_sandbox_line(const struct sandbox_policy *p, char *out,
 int	 mcp_worker_start(struct worker *w);
 /* The MCP tools w may call, once every server answered (borrowed). */
 const struct msg_tool *mcp_worker_tools(struct worker *w, size_t *n);
+/* Whether name is one of the MCP tools offered to w. */
+int	 mcp_worker_offers(struct worker *w, const char *name);
 /* Handle w's IPC mcp request (w->msg). */
 void	 mcp_call(struct worker *w);
 /* w is gone: kill its servers, answer nothing more. */

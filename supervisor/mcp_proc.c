@@ -686,6 +686,17 @@ mcp_worker_tools(struct worker *w, size_t *n)
 	return w->mcp_tools;
 }
 
+int
+mcp_worker_offers(struct worker *w, const char *name)
+{
+	size_t	i;
+
+	for (i = 0; i < w->nmcp_tools; i++)
+		if (strcmp(w->mcp_tools[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
 static void
 mcp_call_timeout(void *arg)
 {
@@ -706,19 +717,15 @@ mcp_call(struct worker *w)
 	struct mcp_call		*c;
 	json_t			*args;
 	char			 full[IPC_NAME_MAX * 2 + 8], msg[768];
-	size_t			 i;
 
 	snprintf(full, sizeof(full), MCP_PREFIX "%s" MCP_SEP "%s", m->server,
 	    m->tool);
 	ui_tool(w->node, full, m->args);
 	run_record_event(w->run, w->node, "tool_call", full, m->args);
-	for (i = 0; i < w->nmcp_tools; i++)
-		if (strcmp(w->mcp_tools[i].name, full) == 0)
-			break;
 	for (s = w->mcp; s != NULL; s = s->wnext)
 		if (strcmp(s->e->name, m->server) == 0)
 			break;
-	if (i == w->nmcp_tools || s == NULL) {
+	if (!mcp_worker_offers(w, full) || s == NULL) {
 		snprintf(msg, sizeof(msg), "%s is not one of your tools", full);
 		mcp_answer_err(w, m->id, IPC_ERR_REFUSED, msg);
 		return;

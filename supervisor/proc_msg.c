@@ -425,10 +425,11 @@ proc_do_event(struct worker *w)
 
 	if (proc_quota(w, run_event_bytes(ev->kind, ev->tool, ev->text)) == -1)
 		return;
-	/* An MCP call's events are the supervisor's own (mcp_proc.c): what
-	   the worker says of it is not shown twice. */
-	if (ev->tool != NULL && strncmp(ev->tool, MCP_PREFIX, 5) == 0 &&
-	    strncmp(ev->kind, "tool_", 5) == 0)
+	/* A call of an MCP tool it was offered is brokered, its events the
+	   supervisor's own (mcp_proc.c): what the worker says of it is not
+	   shown twice. */
+	if (ev->tool != NULL && strncmp(ev->kind, "tool_", 5) == 0 &&
+	    mcp_worker_offers(w, ev->tool))
 		return;
 	if (strcmp(ev->kind, "tool_call") == 0)
 		ui_tool(w->node, ev->tool ? ev->tool : "?", ev->text);
