@@ -212,6 +212,69 @@ test_fs_read(void **state)
 	t_close(&t);
 }
 
+static const char filter_script[] =
+"{\"rules\": [\n"
+" {\"match\": \"KID-OK\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"r2\", \"name\": \"complete\", \"arguments\":"
+"  {\"result\": \"BOSS-DONE\"}}]}}]},\n"
+" {\"match\": \"agent 0.1,\", \"repeat\": true, \"responses\": [{\"reply\":"
+"  {\"calls\": [{\"id\": \"k1\", \"name\": \"complete\", \"arguments\":"
+"  {\"result\": \"KID-OK\"}}]}}]},\n"
+" {\"match\": \"BOSS-TASK\", \"responses\": [{\"reply\": {\"calls\": [{"
+"  \"id\": \"d1\", \"name\": \"delegate\", \"arguments\": {\"profile\":"
+"  \"mcpuser\", \"task\": \"read it\", \"tool_filter\":"
+"  [\"mcp__fs__read_text_file\"]}}]}}]}\n"
+"]}\n";
+
+/*
+ * delegate's tool_filter narrows a profile's MCP tools: a subagent of
+ * mcpuser (tools: mcp__fs) filtered to mcp__fs__read_text_file is offered
+ * that one tool of the server's 14.
+ */
+static void
+test_filter(void **state)
+{
+	const char	*server;
+	struct t	 t;
+	struct h_run	 r;
+	json_t		*reqs;
+	char		 mcpjson[PATH_MAX + 256], *b;
+	size_t		 i;
+	int		 seen = 0;
+
+	(void)state;
+	if ((server = h_npm_path("mcp-server-filesystem")) == NULL)
+		skip();
+	t_open(&t);
+	t_fakellm(&t, filter_script);
+	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {\"fs\": "
+	    "{\"command\": \"node\", \"args\": [\"%s\", \".\"]}}}", server);
+	t_config(&t, mcpjson, "mcp__fs");
+	h_write(t.dir, "config/warren/agents/mcpboss.md", "---\nname: "
+	    "mcpboss\ndescription: delegates\ntools: Task\n---\nDelegate.\n",
+	    0);
+	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
+	    t.ws, "--profile", "mcpboss", "BOSS-TASK", NULL), 0);
+	if (r.status != 0 || strstr(r.out, "BOSS-DONE") == NULL)
+		fail_msg("run: exit %d\nstderr: %s", r.status, r.err);
+	reqs = t_requests(&t);
+	for (i = 0; i < json_array_size(reqs); i++) {
+		b = t_body(reqs, i);
+		if (strstr(b, "agent 0.1,") != NULL) {
+			seen++;
+			if (strstr(b, "mcp__fs__read_text_file") == NULL ||
+			    strstr(b, "mcp__fs__list_directory") != NULL)
+				fail_msg("the filtered subagent's tools: "
+				    "%.3000s", b);
+		}
+		free(b);
+	}
+	assert_int_equal(seen, 1);
+	json_decref(reqs);
+	h_run_free(&r);
+	t_close(&t);
+}
+
 /* A server of the listing (NULL if absent). */
 static json_t *
 t_server(json_t *doc, const char *name)
@@ -472,6 +535,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_fs_read, h_fakellm_teardown),
 		cmocka_unit_test(test_list),
+		cmocka_unit_test_teardown(test_filter, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_hostile, h_fakellm_teardown),
 	};
 
