@@ -18,6 +18,7 @@
 
 #include "common/buf.h"
 #include "common/msg.h"
+#include "ipc/ipc.h"
 #include "sandbox/sandbox.h"
 
 struct run;
@@ -36,6 +37,10 @@ struct spawn_child;
 						   answer: beyond, killed */
 #define MCP_TIMEOUT_MS		60000	/* per call, unless timeout_ms */
 #define MCP_START_MS		30000	/* initialize + tools/list */
+/* MCP tools one agent is offered, all its servers together: with its
+ * profile's own (PROFILE_MAX_TOOLS) and the agent's (complete, fail,
+ * todo, note) within the IPC_TOOLS_MAX an LLM request carries. */
+#define MCP_TOOLS_MAX		(IPC_TOOLS_MAX - 16 - 8)
 #define MCP_ARGS_MAX		32
 #define MCP_ENV_MAX		16
 #define MCP_PROTOCOL		"2025-06-18"

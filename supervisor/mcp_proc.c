@@ -331,9 +331,10 @@ mcp_on_tools(struct mcp_server *s, json_t *result)
 		if (!mcp_offered(w->node->profile, s->e->name,
 		    s->tools[i].name))
 			continue;
-		if (w->nmcp_tools == IPC_TOOLS_MAX) {
-			log_warnx("agent %s: MCP tools past %d left out",
-			    w->node->path, IPC_TOOLS_MAX);
+		if (w->nmcp_tools == MCP_TOOLS_MAX) {
+			log_warnx("agent %s: MCP server %s: its tools past "
+			    "%d MCP tools in all are left out", w->node->path,
+			    s->e->name, MCP_TOOLS_MAX);
 			break;
 		}
 		w->mcp_tools = xreallocarray(w->mcp_tools, w->nmcp_tools + 1,

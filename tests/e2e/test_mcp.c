@@ -275,6 +275,65 @@ test_filter(void **state)
 	t_close(&t);
 }
 
+/* A server of 120 tools, in sh: more than an agent can be offered. */
+static const char many_sh[] =
+"#!/bin/sh\n"
+"i=0; tools=''\n"
+"while [ $i -lt 120 ]; do\n"
+"  tools=\"$tools${tools:+,}{\\\"name\\\":\\\"t$i\\\",\\\"inputSchema\\\":{}}\"\n"
+"  i=$((i + 1))\n"
+"done\n"
+"while IFS= read -r line; do\n"
+"  case \"$line\" in\n"
+"  *'\"method\":\"initialize\"'*) printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,"
+"\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+"\"serverInfo\":{\"name\":\"many\",\"version\":\"1\"}}}' ;;\n"
+"  *'\"method\":\"tools/list\"'*) printf '{\"jsonrpc\":\"2.0\",\"id\":2,"
+"\"result\":{\"tools\":[%s]}}\\n' \"$tools\" ;;\n"
+"  esac\n"
+"done\n";
+
+/*
+ * A server listing 120 tools: the agent is offered MCP_TOOLS_MAX (104)
+ * of them, its own tools beside them fit an LLM request, and the run goes
+ * on (offered all, the agent had more tools than it can hold and its
+ * worker died).
+ */
+static void
+test_many_tools(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	json_t		*reqs;
+	char		 mcpjson[PATH_MAX + 256], srv[PATH_MAX + 16], *b;
+
+	(void)state;
+	t_open(&t);
+	t_fakellm(&t, "{\"responses\": [{\"reply\": {\"calls\": [{\"id\": "
+	    "\"c1\", \"name\": \"complete\", \"arguments\": {\"result\": "
+	    "\"MANY-OK\"}}]}}], \"repeat\": true}");
+	h_write(t.dir, "srv/many.sh", many_sh, 0755);
+	snprintf(srv, sizeof(srv), "%s/srv/many.sh", t.dir);
+	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {\"many\": "
+	    "{\"command\": \"sh\", \"args\": [\"%s\"]}}}", srv);
+	t_config(&t, mcpjson, "mcp__many, Read, Grep, Glob, LS, TodoWrite");
+	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
+	    t.ws, "--profile", "mcpuser", "MANY-TASK", NULL), 0);
+	if (r.status != 0 || strstr(r.out, "MANY-OK") == NULL)
+		fail_msg("run: exit %d\nstderr: %s", r.status, r.err);
+	reqs = t_requests(&t);
+	b = t_body(reqs, 0);
+	if (strstr(b, "\"mcp__many__t103\"") == NULL ||
+	    strstr(b, "\"mcp__many__t104\"") != NULL)
+		fail_msg("not the first 104 of the server's tools: %.2000s", b);
+	if (strstr(r.err, "left out") == NULL)
+		fail_msg("no warning of the tools left out: %s", r.err);
+	free(b);
+	json_decref(reqs);
+	h_run_free(&r);
+	t_close(&t);
+}
+
 /* A server of the listing (NULL if absent). */
 static json_t *
 t_server(json_t *doc, const char *name)
@@ -535,6 +594,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_fs_read, h_fakellm_teardown),
 		cmocka_unit_test(test_list),
+		cmocka_unit_test_teardown(test_many_tools, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_filter, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_hostile, h_fakellm_teardown),
 	};
