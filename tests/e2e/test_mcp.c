@@ -25,6 +25,7 @@
 #include <netinet/in.h>
 
 #include <errno.h>
+#include <signal.h>
 
 #include <limits.h>
 #include <setjmp.h>
@@ -214,7 +215,8 @@ test_fs_read(void **state)
 
 static const char filter_script[] =
 "{\"rules\": [\n"
-" {\"match\": \"KID-OK\", \"repeat\": true, \"responses\": [{\"reply\":"
+" {\"match\": \"KID-OK\", \"repeat\": true, \"responses\": [{"
+"  \"delay_ms\": 4000, \"reply\":"
 "  {\"calls\": [{\"id\": \"r2\", \"name\": \"complete\", \"arguments\":"
 "  {\"result\": \"BOSS-DONE\"}}]}}]},\n"
 " {\"match\": \"agent 0.1,\", \"repeat\": true, \"responses\": [{\"reply\":"
@@ -226,10 +228,39 @@ static const char filter_script[] =
 "  [\"mcp__fs__read_text_file\"]}}]}}]}\n"
 "]}\n";
 
+/* While warren runs: the subagent's server starts, then is gone while
+ * the root still waits on its last turn (4 s). */
+struct filter_watch {
+	const char	*needle;	/* the server's command line */
+	int		 started;
+	int		 stopped_early;
+	char		 why[1100];
+};
+
+static void
+filter_during(pid_t warren, void *arg)
+{
+	struct filter_watch	*fw = arg;
+
+	if (h_wait_procs(fw->needle, 60, warren) == -1) {
+		snprintf(fw->why, sizeof(fw->why), "%s", h_wait_why);
+		return;
+	}
+	fw->started = 1;
+	if (h_wait_no_procs(fw->needle, 3) == -1) {
+		snprintf(fw->why, sizeof(fw->why), "%s", h_wait_why);
+		return;
+	}
+	fw->stopped_early = kill(warren, 0) == 0;
+	if (!fw->stopped_early)
+		snprintf(fw->why, sizeof(fw->why), "warren had ended first");
+}
+
 /*
  * delegate's tool_filter narrows a profile's MCP tools: a subagent of
  * mcpuser (tools: mcp__fs) filtered to mcp__fs__read_text_file is offered
- * that one tool of the server's 14.
+ * that one tool of the server's 14. Its server is stopped with it: gone
+ * while the root still runs.
  */
 static void
 test_filter(void **state)
@@ -238,7 +269,10 @@ test_filter(void **state)
 	struct t	 t;
 	struct h_run	 r;
 	json_t		*reqs;
-	char		 mcpjson[PATH_MAX + 256], *b;
+	struct filter_watch fw;
+	char		 mcpjson[3 * PATH_MAX], needle[PATH_MAX + 8], *b;
+	char		*argv[] = { "warren", "run", "--json", "--workspace",
+			    t.ws, "--profile", "mcpboss", "BOSS-TASK", NULL };
 	size_t		 i;
 	int		 seen = 0;
 
@@ -247,16 +281,23 @@ test_filter(void **state)
 		skip();
 	t_open(&t);
 	t_fakellm(&t, filter_script);
+	/* Its allowed directory "WS/.": in its command line only. */
+	snprintf(needle, sizeof(needle), "%s/.", t.ws);
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {\"fs\": "
-	    "{\"command\": \"node\", \"args\": [\"%s\", \".\"]}}}", server);
+	    "{\"command\": \"node\", \"args\": [\"%s\", \"%s\"]}}}", server,
+	    needle);
 	t_config(&t, mcpjson, "mcp__fs");
 	h_write(t.dir, "config/warren/agents/mcpboss.md", "---\nname: "
 	    "mcpboss\ndescription: delegates\ntools: Task\n---\nDelegate.\n",
 	    0);
-	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
-	    t.ws, "--profile", "mcpboss", "BOSS-TASK", NULL), 0);
+	memset(&fw, 0, sizeof(fw));
+	fw.needle = needle;
+	assert_int_equal(h_warren(&r, argv, t.env, filter_during, &fw), 0);
 	if (r.status != 0 || strstr(r.out, "BOSS-DONE") == NULL)
 		fail_msg("run: exit %d\nstderr: %s", r.status, r.err);
+	if (!fw.started || !fw.stopped_early)
+		fail_msg("the subagent's server was not stopped with it: %s",
+		    fw.why);
 	reqs = t_requests(&t);
 	for (i = 0; i < json_array_size(reqs); i++) {
 		b = t_body(reqs, i);
