@@ -738,7 +738,9 @@ mcp_call(struct worker *w)
 		mcp_answer_err(w, m->id, IPC_ERR_CRASHED, msg);
 		return;
 	}
-	if (!json_is_object(args = json_loads(m->args, 0, NULL))) {
+	/* json_is_object() is a macro that names its argument twice. */
+	args = json_loads(m->args, 0, NULL);
+	if (!json_is_object(args)) {
 		json_decref(args);
 		mcp_answer_err(w, m->id, IPC_ERR_REFUSED, "arguments must be "
 		    "a JSON object");

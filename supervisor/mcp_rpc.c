@@ -74,6 +74,8 @@ mcp_lines_feed(struct mcp_lines *l, const char *p, size_t n, char *err,
 		return -1;
 	}
 	/* The part after the last newline is one line still coming. */
+	if (buf_left(&l->in) == 0)
+		return 0;
 	nl = memrchr(buf_head(&l->in), '\n', buf_left(&l->in));
 	if (buf_left(&l->in) - (nl == NULL ? 0 :
 	    (size_t)(nl - buf_head(&l->in)) + 1) > MCP_LINE_MAX) {
@@ -94,7 +96,8 @@ mcp_lines_next(struct mcp_lines *l, json_t **msg, char *err, size_t errsz)
 	*msg = NULL;
 	for (;;) {
 		p = buf_head(&l->in);
-		if ((nl = memchr(p, '\n', buf_left(&l->in))) == NULL)
+		if (buf_left(&l->in) == 0 ||
+		    (nl = memchr(p, '\n', buf_left(&l->in))) == NULL)
 			return 0;
 		len = (size_t)(nl - p);
 		if (len > MCP_LINE_MAX) {
