@@ -536,7 +536,7 @@ test_hostile(void **state)
 	struct t	 t;
 	struct h_run	 r;
 	json_t		*reqs;
-	char		 bin[PATH_MAX], mcpjson[3 * PATH_MAX], *script, *body;
+	char		 bin[PATH_MAX], mcpjson[4 * PATH_MAX], *script, *body;
 	char		 rh[PATH_MAX + 32], wo[PATH_MAX + 48], cl[64];
 	char		 written[PATH_MAX + 16], keyenv[64];
 	const char	*build = getenv("WARREN_BUILD_DIR");
@@ -556,6 +556,7 @@ test_hostile(void **state)
 		    "MCP server evil: stopped: a line of more than" },
 		{ "mcp__evil__echo", "{\"text\": \"after\"}",
 		    "MCP server evil is stopped" },
+		{ "mcp__mortal__die", "{}", "MCP server mortal: it " },
 		{ "mcp__slow__hang", "{}",
 		    "did not answer mcp__slow__hang within 2000 ms" },
 	};
@@ -576,9 +577,13 @@ test_hostile(void **state)
 	free(script);
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
 	    "\"evil\": {\"command\": \"%s\"}, "
-	    "\"slow\": {\"command\": \"%s\", \"timeout_ms\": 2000}}}", bin,
+	    "\"slow\": {\"command\": \"%s\", \"timeout_ms\": 2000}, "
+	    "\"mortal\": {\"command\": \"%s\"}, "
+	    "\"absent\": {\"command\": \"no-such-mcp-server\"}}}", bin, bin,
 	    bin);
-	t_config(&t, mcpjson, "mcp__evil, mcp__slow__hang, Read");
+	/* absent cannot start: its tools are left out, the agent goes on. */
+	t_config(&t, mcpjson, "mcp__evil, mcp__slow__hang, mcp__mortal, "
+	    "mcp__absent, Read");
 	/* The key where a careless runner would leave it: our environment. */
 	snprintf(keyenv, sizeof(keyenv), "ANTHROPIC_API_KEY=mcp-anthropic-"
 	    "key");
@@ -624,6 +629,10 @@ test_hostile(void **state)
 	close(lfd);
 	if (strstr(r.out, "SURVIVED") == NULL)
 		fail_msg("the run did not complete: %s", r.out);
+	if (strstr(r.err, "MCP server absent: server absent: command "
+	    "no-such-mcp-server") == NULL)
+		fail_msg("no word of the server that could not start: %s",
+		    r.err);
 	json_decref(reqs);
 	h_run_free(&r);
 	t_close(&t);
