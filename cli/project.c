@@ -460,13 +460,14 @@ project_open(struct project *pr, const char *dir, const char *db,
 		return 0;
 	str_escape(why, sizeof(why), pr->why, strlen(pr->why));
 	if (pr->unsafe)
-		fprintf(stderr, "warren %s: the project config in %s/.warren "
-		    "and .claude/agents is ignored: %s. warren reads only "
-		    "regular files there, and "
+		fprintf(stderr, "warren %s: the project config in %s/.warren, "
+		    ".claude/agents and .mcp.json is ignored: %s. warren "
+		    "reads only regular files there, and "
 		    "an agent may have put these\n", cmd, ews, why);
 	else
-		fprintf(stderr, "warren %s: the project config in %s/.warren "
-		    "and .claude/agents is ignored: it is not trusted (%s). "
+		fprintf(stderr, "warren %s: the project config in %s/.warren, "
+		    ".claude/agents and .mcp.json is ignored: it is not "
+		    "trusted (%s). "
 		    "Anyone who can write the workspace can write it, agents "
 		    "included: read it, then "
 		    "run `warren trust %s` to use it\n", cmd, ews, why, ews);
