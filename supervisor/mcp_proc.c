@@ -618,7 +618,9 @@ mcp_server_spawn(struct mcp_server *s)
 		return;
 	}
 	if (r->spawnd == NULL) {
-		mcp_fail(s, "cannot start: no spawn server in this run");
+		mcp_fail(s, "cannot start: this run has no spawn server "
+		    "(WARREN_SPAWN_DIRECT, or it failed to start), and MCP "
+		    "servers start only through it");
 		return;
 	}
 	argv[0] = s->prog;
