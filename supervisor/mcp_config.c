@@ -176,7 +176,8 @@ mcp_config_entry(struct mcp_entry *e, const json_t *o, int project,
 	if (!json_is_object(o) ||
 	    !json_is_string(v = json_object_get(o, "command")) ||
 	    json_string_length(v) == 0 || json_string_length(v) >= 4096) {
-		snprintf(err, errsz, "%s: \"command\" must be a string", e->name);
+		snprintf(err, errsz, "%s: \"command\" must be a string",
+		    e->name);
 		return -1;
 	}
 	e->command = xstrdup(json_string_value(v));
@@ -193,8 +194,8 @@ mcp_config_entry(struct mcp_entry *e, const json_t *o, int project,
 	if ((v = json_object_get(o, "timeout_ms")) != NULL) {
 		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
 		    json_integer_value(v) > 3600000) {
-			snprintf(err, errsz, "%s: timeout_ms: an integer from 1 "
-			    "to 3600000", e->name);
+			snprintf(err, errsz, "%s: timeout_ms: an integer "
+			    "from 1 to 3600000", e->name);
 			return -1;
 		}
 		e->timeout_ms = (uint64_t)json_integer_value(v);
@@ -278,9 +279,9 @@ mcp_config_parse(struct mcp_config *c, const char *text, size_t len,
 		}
 		if (mcp_config_find(c, name) != NULL) {
 			if (project)
-				mcp_config_warn(warn, warnsz, "%s: %s: ignored: "
-				    "your own mcp.json declares a server of "
-				    "that name\n", file, name);
+				mcp_config_warn(warn, warnsz, "%s: %s: "
+				    "ignored: your own mcp.json declares a "
+				    "server of that name\n", file, name);
 			continue;
 		}
 		memset(&e, 0, sizeof(e));

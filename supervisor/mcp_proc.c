@@ -38,7 +38,7 @@
 
 #define MCP_ID_INIT	1
 #define MCP_ID_LIST	2
-#define MCP_ERRLOG_MAX	(64u * 1024)	/* stderr bytes logged a server */
+#define MCP_ERRLOG_MAX	(64u * 1024)	/* its stderr logged, bytes */
 
 enum mcp_state {
 	MCP_FORKING = 0,	/* asked of the spawn server */
@@ -59,7 +59,7 @@ struct mcp_call {
 
 struct mcp_server {
 	struct run		*run;
-	struct worker		*w;		/* NULL once its agent is gone */
+	struct worker		*w;	/* NULL once its agent is gone */
 	const struct mcp_entry	*e;
 	struct sandbox_policy	 policy;
 	char			 prog[PATH_MAX];
@@ -68,11 +68,11 @@ struct mcp_server {
 	struct spawn_child	 child;
 	int			 attached;	/* fds in the loop */
 	int			 exited;
-	struct buf		 out;		/* lines not yet written */
+	struct buf		 out;	/* lines not yet written */
 	int			 out_armed;
 	struct mcp_lines	 lines;
 	uint64_t		 next_id;
-	uint64_t		 timer;		/* the start's deadline */
+	uint64_t		 timer;	/* the start's deadline */
 	struct msg_tool		*tools;
 	size_t			 ntools;
 	struct mcp_call		*calls;
@@ -607,7 +607,8 @@ mcp_server_spawn(struct mcp_server *s)
 {
 	struct run		*r = s->run;
 	struct spawn_req	 req;
-	char			*argv[MCP_ARGS_MAX + 2], *env[MCP_ENV_MAX + 8];
+	char			*argv[MCP_ARGS_MAX + 2];
+	char			*env[MCP_ENV_MAX + 8];
 	char			 err[512];
 	char			**base;
 	size_t			 i, n = 0;

@@ -194,7 +194,8 @@ mcp_rpc_tool(const json_t *t, const char *server, struct msg_tool *out,
 	int		 n;
 
 	name = json_object_get(t, "name");
-	if (!json_is_string(name) || !mcp_rpc_name_ok(json_string_value(name))) {
+	if (!json_is_string(name) ||
+	    !mcp_rpc_name_ok(json_string_value(name))) {
 		snprintf(err, errsz, "a tool whose name is not [A-Za-z0-9_-]+");
 		return -1;
 	}

@@ -72,7 +72,8 @@ mcp_sandbox_args(const struct mcp_entry *e, struct sandbox_policy *p,
 	size_t			 i;
 
 	for (i = 0; i < e->nargs; i++) {
-		if (e->args[i][0] != '/' || realpath(e->args[i], real) == NULL ||
+		if (e->args[i][0] != '/' ||
+		    realpath(e->args[i], real) == NULL ||
 		    stat(real, &st) == -1 || !S_ISREG(st.st_mode))
 			continue;
 		mcp_sandbox_package(real, pkg, sizeof(pkg));
