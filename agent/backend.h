@@ -20,6 +20,9 @@
 #define BACKEND_ARGV_MAX	64
 #define BACKEND_ENV_MAX		48
 #define BACKEND_FILES_MAX	8
+/* What a launch puts where a program insists on an API key: never a key
+ * (the supervisor adds the real one upstream, docs/backends.md). */
+#define BACKEND_KEY_PLACEHOLDER	"warren-brokered"
 
 enum backend_kind {
 	BACKEND_LOOP = 0,	/* warren's own reason-act loop */
@@ -40,6 +43,9 @@ struct backend_args {
 	const char	*workspace;	/* its working directory */
 	const char	*model;		/* model to ask for; NULL: its default */
 	const char	*prompt;	/* the profile's role prompt, or NULL */
+	const char	*wire;		/* BACKEND_COMMAND: the profile's wire:
+					   "anthropic" (NULL), "responses" or
+					   "openai" (extbroker) */
 };
 
 /* A file the launch needs in the private HOME (its settings). */

@@ -169,6 +169,10 @@ profile_derive(struct profile *p)
 	}
 	/* bash can write files too: exec implies a writable workspace. */
 	p->fs_write |= p->exec;
+	if (p->backend != BACKEND_LOOP) {
+		p->fs_write = p->exec = 1;
+		p->delegate = 0;
+	}
 }
 
 int
@@ -177,6 +181,8 @@ profile_in_worker(const struct profile *p)
 	const struct tooldef	*t;
 	size_t			 i;
 
+	if (p->backend != BACKEND_LOOP)
+		return 1;
 	for (i = 0; i < p->ntools; i++)
 		if (((t = tooldef_find(p->tools[i])) != NULL &&
 		    t->where == TOOLDEF_WORKER) ||
@@ -243,6 +249,12 @@ profile_narrow(const struct profile *p, const char *const *tools, size_t n,
 	struct profile	*q;
 	size_t		 i;
 
+	if (p->backend != BACKEND_LOOP) {
+		snprintf(err, errsz, "tool_filter: profile %s runs the backend "
+		    "%s, whose program has its own tools: leave tool_filter "
+		    "out", p->name, backend_name(p->backend));
+		return NULL;
+	}
 	if ((q = calloc(1, sizeof(*q))) == NULL)
 		goto nomem;
 	q->context = p->context;
@@ -270,6 +282,8 @@ profile_narrow(const struct profile *p, const char *const *tools, size_t n,
 void
 profile_free(struct profile *p)
 {
+	size_t	i;
+
 	if (p == NULL || p->builtin)
 		return;
 	free(p->name);
@@ -277,5 +291,9 @@ profile_free(struct profile *p)
 	free(p->model);
 	free(p->prompt);
 	free(p->source);
+	free(p->command);
+	for (i = 0; i < p->nargs; i++)
+		free(p->args[i]);
+	free(p->wire);
 	free(p);
 }

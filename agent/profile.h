@@ -12,7 +12,11 @@
  *	keep: 12                         (optional: messages / exchanges kept)
  *	compact: 75                      (optional: % of the budget)
  *	budget: 32000                    (optional: context tokens)
- *	---
+ *	backend: command                 (optional: claude-code | codex |
+ *	command: /usr/bin/my-agent        command; loop is warren's own)
+ *	args: [--task, "{task}"]         (command: its arguments)
+ *	wire: anthropic                  (command: anthropic | responses |
+ *	---                               openai)
  *	The role prompt (the body).
  *
  * Claude Code's tool names (Read, Write, Edit, Glob, Grep, Bash, TodoWrite,
@@ -25,6 +29,7 @@
 #include <stddef.h>
 
 #include "agent/agent.h"
+#include "agent/backend.h"
 #include "sandbox/sandbox.h"
 
 #define PROFILE_MAX_FILE	(256 * 1024)	/* bytes of one .md file */
@@ -45,6 +50,14 @@ struct profile {
 	int			 builtin;
 	struct agent_context_cfg context;
 	char			*source;	/* file path, or "built-in" */
+	/* Another agent program instead of the loop (docs/backends.md):
+	 * for BACKEND_COMMAND its program as written (a path, or a name
+	 * looked up in PATH), its arguments (NULL-terminated) and wire. */
+	enum backend_kind	 backend;
+	char			*command;
+	char			*args[BACKEND_ARGV_MAX];
+	size_t			 nargs;
+	char			*wire;		/* NULL: anthropic */
 };
 
 struct profile_set {
@@ -65,7 +78,8 @@ int			 profile_has_tool(const struct profile *p,
 /* Tokens the tool schemas cost per call: chars/4 of the tools as sent
  * (complete and fail included). */
 size_t			 profile_schema_tokens(const struct profile *p);
-/* fs_write, exec and delegate from p's tools (the sandbox follows). */
+/* fs_write, exec and delegate from p's tools (the sandbox follows); a
+ * backend's program writes and runs programs: fs_write and exec. */
 void			 profile_derive(struct profile *p);
 /* Whether p has a tool that runs in a worker, in the workspace: the
  * profiles a sandbox is for (not the orchestrator's routing tools). */

@@ -38,6 +38,7 @@ struct pf {
 	char		*err;
 	size_t		 errlen;
 	int		 saw_tools;
+	int		 saw_args;
 };
 
 /*
@@ -244,6 +245,97 @@ pf_uncomment(const char *s, size_t len)
 	return len;
 }
 
+/* One argument of args:, unquoted; empty ones are kept ("" is an
+ * argument a program may want). */
+static int
+pf_add_arg(struct pf *pf, struct profile *p, const char *s, size_t len)
+{
+	char	*v;
+
+	if (p->nargs == BACKEND_ARGV_MAX - 1)
+		return pf_error(pf, "too many args (at most 63)", NULL);
+	if ((v = pf_value(s, len)) == NULL)
+		return pf_error(pf, "out of memory", NULL);
+	if (strlen(v) > 4096) {
+		free(v);
+		return pf_error(pf, "an argument longer than 4096 bytes",
+		    NULL);
+	}
+	p->args[p->nargs++] = v;
+	return 0;
+}
+
+/* "[a, "b c"]", "a b" (split at blanks) or "" (a YAML list follows). */
+static int
+pf_args(struct pf *pf, struct profile *p, const char *s, size_t len)
+{
+	const char	*e, *end;
+	char		 q;
+	int		 list = 0;
+
+	pf->saw_args = 1;
+	pf_trim(&s, &len);
+	if (len >= 2 && s[0] == '[' && s[len - 1] == ']') {
+		s++;
+		len -= 2;
+		list = 1;
+	}
+	end = s + len;
+	while (s < end) {
+		while (s < end && (*s == ' ' || *s == '\t' ||
+		    (list && *s == ',')))
+			s++;
+		if (s == end)
+			break;
+		q = (*s == '"' || *s == '\'') ? *s : 0;
+		for (e = s + (q != 0); e < end; e++) {
+			if (q != 0 ? *e == q : list ? *e == ',' :
+			    (*e == ' ' || *e == '\t'))
+				break;
+		}
+		if (q != 0 && e == end)
+			return pf_error(pf, "args: a quote is not closed",
+			    NULL);
+		if (q != 0)
+			e++;
+		if (pf_add_arg(pf, p, s, (size_t)(e - s)) == -1)
+			return -1;
+		s = e;
+	}
+	return 0;
+}
+
+/* backend: and command:, checked as far as a file can be. */
+static int
+pf_backend_key(struct pf *pf, struct profile *p, const char *key, char **v)
+{
+	if (strcmp(key, "backend") == 0) {
+		if (backend_parse(*v, &p->backend) == -1)
+			return pf_error(pf, "backend \"%.32s\" must be "
+			    "claude-code, codex, command or loop", *v);
+		return 0;
+	}
+	if (strcmp(key, "command") == 0) {
+		/* A relative path would be the workspace's: an agent's. */
+		if (**v == '\0' || (strchr(*v, '/') != NULL && **v != '/'))
+			return pf_error(pf, "command \"%.64s\" must be an "
+			    "absolute path or a program name found in PATH",
+			    *v);
+		free(p->command);
+		p->command = *v;
+		*v = NULL;
+		return 0;
+	}
+	if (strcmp(*v, "anthropic") != 0 && strcmp(*v, "responses") != 0 &&
+	    strcmp(*v, "openai") != 0)
+		return pf_error(pf, "wire \"%.32s\" must be anthropic, "
+		    "responses or openai", *v);
+	free(p->wire);
+	p->wire = *v;
+	*v = NULL;
+	return 0;
+}
+
 static int
 pf_key(struct pf *pf, struct profile *p, const char *key, const char *s,
     size_t len)
@@ -256,9 +348,14 @@ pf_key(struct pf *pf, struct profile *p, const char *key, const char *s,
 
 	if (strcmp(key, "tools") == 0)
 		return pf_tools(pf, p, s, len);
+	if (strcmp(key, "args") == 0)
+		return pf_args(pf, p, s, len);
 	if ((v = pf_value(s, len)) == NULL)
 		return pf_error(pf, "out of memory", NULL);
-	if (strcmp(key, "name") == 0) {
+	if (strcmp(key, "backend") == 0 || strcmp(key, "command") == 0 ||
+	    strcmp(key, "wire") == 0)
+		rc = pf_backend_key(pf, p, key, &v);
+	else if (strcmp(key, "name") == 0) {
 		if (!pf_valid_name(v))
 			rc = pf_error(pf, "name \"%.64s\" must be 1-64 of "
 			    "a-z, 0-9, - and _", v);
@@ -297,8 +394,8 @@ pf_key(struct pf *pf, struct profile *p, const char *key, const char *s,
 			p->context.budget_tokens = n;
 	} else if (strcmp(key, "color") != 0)
 		rc = pf_error(pf, "unknown key \"%.64s\" (keys: name, "
-		    "description, tools, model, context, keep, compact, budget)",
-		    key);
+		    "description, tools, model, context, keep, compact, budget, "
+		    "backend, command, args, wire)", key);
 	free(v);
 	return rc;
 }
@@ -309,7 +406,7 @@ pf_header(struct pf *pf, struct profile *p)
 	const char	*s, *colon;
 	size_t		 len, klen;
 	char		 key[32];
-	int		 in_tools = 0;
+	int		 in_tools = 0, in_args = 0;
 
 	for (;;) {
 		if (!pf_line(pf, &s, &len))
@@ -331,7 +428,16 @@ pf_header(struct pf *pf, struct profile *p)
 				return -1;
 			continue;
 		}
-		in_tools = 0;
+		if (s[0] == '-' && in_args) {	/* "  - --print" */
+			if (len < 2 || s[1] != ' ')
+				return pf_error(pf, "args: expected \"- "
+				    "ARGUMENT\"", NULL);
+			if (pf_add_arg(pf, p, s + 2,
+			    pf_uncomment(s + 2, len - 2)) == -1)
+				return -1;
+			continue;
+		}
+		in_tools = in_args = 0;
 		if ((colon = memchr(s, ':', len)) == NULL)
 			return pf_error(pf, "expected \"key: value\"", NULL);
 		klen = colon - s;
@@ -344,7 +450,31 @@ pf_header(struct pf *pf, struct profile *p)
 		if (pf_key(pf, p, key, colon + 1, len - (colon + 1 - s)) == -1)
 			return -1;
 		in_tools = strcmp(key, "tools") == 0;
+		in_args = strcmp(key, "args") == 0 && p->nargs == 0;
 	}
+}
+
+/* The backend keys together: what each backend needs and allows. */
+static int
+pf_backend_check(struct pf *pf, struct profile *p)
+{
+	if (p->backend == BACKEND_LOOP) {
+		if (p->command != NULL || pf->saw_args || p->wire != NULL)
+			return pf_error(pf, "command, args and wire are for "
+			    "\"backend: command\"", NULL);
+		return 0;
+	}
+	if (pf->saw_tools)
+		return pf_error(pf, "tools: does not apply to a backend (its "
+		    "program has its own tools): leave it out", NULL);
+	if (p->backend == BACKEND_COMMAND && p->command == NULL)
+		return pf_error(pf, "backend: command needs \"command: "
+		    "PROGRAM\"", NULL);
+	if (p->backend != BACKEND_COMMAND && (pf->saw_args || p->wire != NULL))
+		return pf_error(pf, "args and wire are for \"backend: "
+		    "command\" (a preset knows its own)", NULL);
+	pf->saw_tools = 1;	/* no explore tools by default */
+	return 0;
 }
 
 int
@@ -383,7 +513,7 @@ profile_parse(const char *text, size_t len, const char *filename,
 		    "header (name, description, tools, model)", NULL);
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return pf_error(&pf, "out of memory", NULL);
-	if (pf_header(&pf, p) == -1)
+	if (pf_header(&pf, p) == -1 || pf_backend_check(&pf, p) == -1)
 		goto fail;
 	body = pf.p;
 	blen = pf.end - pf.p;

@@ -44,17 +44,15 @@ const char *cmd_getopt_near(const char *s, size_t len,
 int	cmd_run(int argc, char **argv);
 int	cmd_resume(int argc, char **argv);
 int	cmd_run_turn(int argc, char **argv);
+/* The run's id, once its row is written, goes to fd ("ID\n", one write)
+ * and fd is closed: how warren chat learns which run its turn is (its
+ * child calls this, then cmd_run_turn). */
+void	cmd_run_tell(int fd);
 /* cmd_chat.c */
 int	cmd_chat(int argc, char **argv);
 /* cmd_run_args.c: declare every key a run reads (the LLM's and the
  * run's own). */
 int	cmd_run_declare(struct config *c);
-/* cmd_mcp_list.c: warren mcp list (MCP servers, their sandbox and tools),
- * and warren mcp's dispatcher until the server's joins it. */
-int	cmd_mcp_list(int argc, char **argv);
-void	cmd_mcp_list_usage(FILE *f);
-/* cmd_mcp.c */
-int	cmd_mcp(int argc, char **argv);
 /* cmd_trust.c */
 int	cmd_trust(int argc, char **argv);
 /* cmd_ask.c */
@@ -89,6 +87,12 @@ int	cmd_json_print(struct json_t *j);
  * older warren, is there and not read (db: the --db given, or NULL). */
 void	cmd_legacy_db(const char *name, const char *db, const char *ws);
 
+/* cmd_mcp.c: warren mcp, an MCP server on stdio; warren mcp list ... */
+int	cmd_mcp(int argc, char **argv);
+/* cmd_mcp_list.c: warren mcp list (argv[0] is "list"): the MCP servers
+ * agents may use, their sandbox and tools */
+int	cmd_mcp_list(int argc, char **argv);
+
 /* cmd_queue.c: warren queue SUBCOMMAND */
 int	cmd_queue(int argc, char **argv);
 /* Declare queue_url (WARREN_QUEUE_URL), which the user's config may set
@@ -104,6 +108,10 @@ struct cow_changes;
 /* 0 if the run has a layer left to act on, else an exit code (said on
  * stderr); live: refuse a run still running. */
 int	cmd_cow_check(const char *name, const struct store_run *r, int live);
+/* A run whose layer went on to a follow-up: refused, naming the run that
+ * holds the layer now (st: the store it is looked up in). An exit code. */
+int	cmd_cow_holder(struct store *st, const char *name,
+	    const struct store_run *r);
 int	cmd_cow_diff(const struct store_run *r, unsigned flags);
 /* Only the changes under paths (layer_paths.c; all if npaths is 0);
  * those the workspace's .gitignore ignores listed apart. */

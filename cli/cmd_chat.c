@@ -5,7 +5,8 @@
  * before, whose root is given the earlier turns in full
  * (supervisor/run_chat.c). A turn runs in a child forked from here that
  * calls warren run's entry (cmd_run_turn): the live tree view, its
- * Ctrl-C (the turn ends cancelled) and its layer are warren run's. Between
+ * Ctrl-C (the turn ends cancelled) and its layer are warren run's (a
+ * follow-up goes on in the layer of the turn before). Between
  * turns, commands act on the last turn: /diff /apply /discard /show
  * /report /quit. Lines come from the terminal (cmd_chat_line.c) or, when
  * standard input is not one, one message a line from it.
@@ -42,7 +43,8 @@ cmd_chat_usage(FILE *f)
 	    "--resume: the workspace's latest run) goes on from\nrun RUN's "
 	    "conversation.\n"
 	    "Between turns:\n"
-	    "  /diff [PATH...]   what the last turn changed (warren diff)\n"
+	    "  /diff [PATH...]   what the turns wrote, not applied yet (warren "
+	    "diff)\n"
 	    "  /apply [PATH...]  write it into the workspace (warren apply)\n"
 	    "  /discard          throw it away (warren discard)\n"
 	    "  /show             the last turn's agent tree (warren show)\n"
@@ -50,9 +52,9 @@ cmd_chat_usage(FILE *f)
 	    "  /quit             end (also Ctrl-D, or Ctrl-C twice, at an "
 	    "empty prompt)\n"
 	    "Ctrl-C during a turn stops that turn, not the conversation.\n"
-	    "Each turn has its own copy-on-write layer over the workspace: "
-	    "a turn sees\nwhat the turns before it wrote once it is applied "
-	    "(/apply).\n");
+	    "The turns share one copy-on-write layer over the workspace: a "
+	    "turn sees\nwhat the turns before it wrote, and /diff, /apply, "
+	    "/discard act on all of it.\n");
 }
 
 /* Is s a run id or "last" (--continue's optional RUN)? */
@@ -148,26 +150,32 @@ cmd_chat_store(const struct cmd_chat *c)
 	return st;
 }
 
-/* The workspace's newest run (the turn that just ran), or 0. */
+/* The run id the turn's child wrote on fd (cmd_run_tell) before it
+ * ended; 0 if it wrote none (the run did not start). fd does not block:
+ * a process the child left behind may hold the other end. */
 static int64_t
-cmd_chat_latest(const struct cmd_chat *c)
+cmd_chat_told(int fd)
 {
-	struct store	*st;
-	int64_t		 id = 0;
+	char		 buf[32];
+	const char	*errstr;
+	ssize_t		 n;
+	int64_t		 id;
 
-	if ((st = cmd_chat_store(c)) == NULL)
+	while ((n = read(fd, buf, sizeof(buf) - 1)) == -1 && errno == EINTR)
+		;
+	if (n <= 0 || buf[n - 1] != '\n')
 		return 0;
-	if (store_run_latest(st, c->wsreal, &id) == -1)
-		id = 0;
-	store_close(st);
-	return id;
+	buf[n - 1] = '\0';
+	id = strtonum(buf, 1, INT64_MAX, &errstr);
+	return errstr == NULL ? id : 0;
 }
 
 /* fn(argv) in a child, as `warren NAME` would run it; its exit code. The
- * child may set signals, open a store, exit: none of it stays here. */
+ * child may set signals, open a store, exit: none of it stays here.
+ * tell: the fd the child's run writes its id to (cmd_run_tell), or -1. */
 static int
 cmd_chat_call(const struct cmd_chat *c, int (*fn)(int, char **), int argc,
-    char **argv)
+    char **argv, int tell)
 {
 	struct sigaction	 ign, old;
 	pid_t			 pid;
@@ -196,6 +204,8 @@ cmd_chat_call(const struct cmd_chat *c, int (*fn)(int, char **), int argc,
 			close(null);
 		}
 		optind = 0;
+		if (tell != -1)
+			cmd_run_tell(tell);
 		st = fn(argc, argv);
 		fflush(stdout);
 		_exit(st);
@@ -208,17 +218,29 @@ cmd_chat_call(const struct cmd_chat *c, int (*fn)(int, char **), int argc,
 	return WARREN_EXIT_FAIL;
 }
 
-/* A message: one turn. */
+/*
+ * A message: one turn. Its run is the one the child names (cmd_run_tell),
+ * not the workspace's newest: another `warren run` in the workspace may
+ * have begun after it (test_chat_concurrent_run).
+ */
 static void
 cmd_chat_turn(struct cmd_chat *c, const char *msg)
 {
 	char	 id[32];
 	char	**argv;
-	int	 n = c->nfwd, code;
+	int	 n = c->nfwd, code, fd[2];
 	int64_t	 got;
+
+	if (pipe2(fd, O_CLOEXEC | O_NONBLOCK) == -1) {
+		fprintf(stderr, "warren chat: pipe: %s (the turn is not run)\n",
+		    strerror(errno));
+		return;
+	}
 
 	if ((argv = calloc((size_t)n + 6, sizeof(*argv))) == NULL) {
 		fprintf(stderr, "warren chat: out of memory\n");
+		close(fd[0]);
+		close(fd[1]);
 		return;
 	}
 	memcpy(argv, c->fwd, (size_t)n * sizeof(*argv));
@@ -230,9 +252,11 @@ cmd_chat_turn(struct cmd_chat *c, const char *msg)
 	} else
 		argv[n++] = "--";
 	argv[n++] = (char *)(uintptr_t)msg;
-	code = cmd_chat_call(c, cmd_run_turn, n, argv);
+	code = cmd_chat_call(c, cmd_run_turn, n, argv, fd[1]);
 	free(argv);
-	got = cmd_chat_latest(c);
+	close(fd[1]);
+	got = cmd_chat_told(fd[0]);
+	close(fd[0]);
 	if (got > 0 && got != c->last)
 		c->last = got;
 	else
@@ -264,7 +288,7 @@ cmd_chat_on_turn(struct cmd_chat *c, const char *name,
 	    tok = strtok_r(NULL, " \t", &save))
 		argv[n++] = tok;
 	argv[n] = NULL;
-	(void)cmd_chat_call(c, fn, n, argv);
+	(void)cmd_chat_call(c, fn, n, argv, -1);
 }
 
 static const struct {

@@ -4,10 +4,14 @@
  * cmd_store.c parses the command line, opens the store and finds the run;
  * this file checks the run has a layer to act on and acts.
  */
+#include <sys/file.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cmd.h"
 #include "cli/layer.h"
@@ -39,6 +43,13 @@ cmd_cow_check(const char *name, const struct store_run *r, int live)
 		    name);
 		return WARREN_EXIT_USAGE;
 	}
+	if (layer_continued(r)) {
+		fprintf(stderr, "warren %s: run %lld's layer went on to a "
+		    "follow-up run (--continue), which holds it with what both "
+		    "wrote: %s that run (`warren runs` names it)\n", name, id,
+		    name);
+		return WARREN_EXIT_USAGE;
+	}
 	if (!layer_pending(r)) {
 		fprintf(stderr, "warren %s: run %lld's layer is %s: there is "
 		    "nothing left to %s\n", name, id, strcmp(r->cow_state,
@@ -54,6 +65,21 @@ cmd_cow_check(const char *name, const struct store_run *r, int live)
 		return WARREN_EXIT_USAGE;
 	}
 	return 0;
+}
+
+int
+cmd_cow_holder(struct store *st, const char *name, const struct store_run *r)
+{
+	int64_t	holder;
+
+	if (!layer_continued(r) || store_run_layer_holder(st, r->id,
+	    &holder) == -1 || holder <= 0)
+		return cmd_cow_check(name, r, 0);
+	fprintf(stderr, "warren %s: run %lld's layer went on to run %lld, a "
+	    "follow-up (--continue), which holds it now with what both "
+	    "wrote: warren %s %lld\n", name, (long long)r->id,
+	    (long long)holder, name, (long long)holder);
+	return WARREN_EXIT_USAGE;
 }
 
 /* The run's layer and its changes. */
@@ -380,6 +406,40 @@ cmd_cow_apply_apart(const struct cow_changes *ch,
 		    "s", n == 1 ? "it" : "them");
 }
 
+/*
+ * One apply or discard of a layer at a time: an flock on its directory
+ * (two at once, as two MCP calls make them, would each remove the layer
+ * and its journal under the other). The fd to close when done; -2 when
+ * the directory is not there (loading the layer says so); -1 refused,
+ * said.
+ */
+static int
+cmd_cow_lock(const char *name, const struct store_run *r)
+{
+	char	msg[PATH_MAX + 256];
+	int	fd;
+
+	if (r->cow_dir == NULL || (fd = open(r->cow_dir, O_RDONLY |
+	    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return -2;
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return fd;
+	snprintf(msg, sizeof(msg), "run %lld's layer is in use (%s): another "
+	    "apply or discard of it, or a run in it, is going on; try again "
+	    "once that ends", (long long)r->id, errno == EWOULDBLOCK ?
+	    "locked" : strerror(errno));
+	cmd_cow_error(name, msg);
+	close(fd);
+	return -1;
+}
+
+static void
+cmd_cow_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
 int
 cmd_cow_apply(struct store *st, const struct store_run *r, unsigned flags,
     const struct cmd_include *inc)
@@ -399,10 +459,14 @@ cmd_cow_apply_paths(struct store *st, const struct store_run *r,
 	unsigned char		*keep = NULL;
 	unsigned		 cflags = flags & ~CMD_APPLY_IGNORED;
 	size_t			 i;
-	int			 ex, rc;
+	int			 ex, rc, lock;
 
-	if ((ex = cmd_cow_load_reviewed(r, &c, &ch)) != 0)
+	if ((lock = cmd_cow_lock("apply", r)) == -1)
+		return WARREN_EXIT_FAIL;
+	if ((ex = cmd_cow_load_reviewed(r, &c, &ch)) != 0) {
+		cmd_cow_unlock(lock);
 		return ex;
+	}
 	memset(&pk, 0, sizeof(pk));
 	if (cmd_cow_include("apply", &ch, cflags, inc) == -1) {
 		ex = WARREN_EXIT_USAGE;
@@ -447,6 +511,7 @@ cmd_cow_apply_paths(struct store *st, const struct store_run *r,
 	free(keep);
 	cmd_cow_pick_free(&pk);
 	cow_changes_free(&ch);
+	cmd_cow_unlock(lock);
 	return ex;
 }
 
@@ -454,21 +519,28 @@ int
 cmd_cow_discard(struct store *st, const struct store_run *r)
 {
 	struct cow	c;
-	char		err[1024];
+	char		err[1024], msg[PATH_MAX + 1200];
+	int		lock, ex = WARREN_EXIT_OK;
 
+	if ((lock = cmd_cow_lock("discard", r)) == -1)
+		return WARREN_EXIT_FAIL;
 	if (layer_open(r, &c, err, sizeof(err)) == -1) {
 		cmd_cow_error("discard", err);
-		return WARREN_EXIT_INTERNAL;
-	}
-	if (cow_apply_clean(&c, err, sizeof(err)) == -1 ||
-	    cow_remove(&c, err, sizeof(err)) == -1) {
-		cmd_cow_error("discard", err);
-		return WARREN_EXIT_INTERNAL;
-	}
-	if (store_run_cow_state(st, r->id, "discarded") == -1) {
+		ex = WARREN_EXIT_INTERNAL;
+	/* Recorded first: a follow-up that took the layer over since the
+	 * run was read keeps it (store_run_cow_state refuses). */
+	} else if (store_run_cow_state(st, r->id, "discarded") == -1) {
 		cmd_cow_error("discard", store_errmsg(st));
-		return WARREN_EXIT_STORE;
-	}
-	printf("discarded the changes of run %lld\n", (long long)r->id);
-	return WARREN_EXIT_OK;
+		ex = WARREN_EXIT_STORE;
+	} else if (cow_apply_clean(&c, err, sizeof(err)) == -1 ||
+	    cow_remove(&c, err, sizeof(err)) == -1) {
+		snprintf(msg, sizeof(msg), "run %lld is discarded, but its "
+		    "layer %s stays (remove it by hand): %s", (long long)r->id,
+		    c.dir, err);
+		cmd_cow_error("discard", msg);
+		ex = WARREN_EXIT_INTERNAL;
+	} else
+		printf("discarded the changes of run %lld\n", (long long)r->id);
+	cmd_cow_unlock(lock);
+	return ex;
 }

@@ -43,7 +43,7 @@ struct mcp_list_srv {
 	char			 err[512];
 };
 
-void
+static void
 cmd_mcp_list_usage(FILE *f)
 {
 	fprintf(f, "usage: warren mcp list [--workspace DIR] [--json]\n"
@@ -157,7 +157,7 @@ mcp_list_talk(struct mcp_list_srv *s, const struct spawn_child *c)
 		goto out;
 	json_decref(msg);
 	msg = NULL;
-	if (mcp_rpc_notify(&out, "notifications/initialized") == -1 ||
+	if (mcp_rpc_note(&out, "notifications/initialized") == -1 ||
 	    mcp_rpc_request(&out, 2, "tools/list", json_object()) == -1 ||
 	    mcp_list_write(c->to_fd, &out, end, s->err, sizeof(s->err)) == -1)
 		goto out;

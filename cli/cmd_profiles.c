@@ -3,10 +3,13 @@
  * run can use (built-in, the user's agents/NAME.md, and a trusted
  * workspace's .warren/agents/NAME.md: project.h), their
  * tools, the sandbox each needs (derived from the tools) and what their
- * tool schemas cost per LLM call. With NAME, one profile in full, with its
- * role prompt.
+ * tool schemas cost per LLM call, and its backend: warren's own loop, or
+ * another agent program (docs/backends.md) and whether that program is
+ * found here, with what to install when it is not. With NAME, one profile
+ * in full, with its role prompt.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "agent/backend.h"
 #include "agent/profile.h"
 #include "cli/cmd.h"
 #include "cli/project.h"
@@ -67,6 +71,56 @@ profiles_strategy(const struct profile *p)
 	return "append";
 }
 
+/* The program a profile's backend runs, as looked up (a preset's name,
+ * or the agent file's command: line); NULL for the loop. */
+static const char *
+profiles_program(const struct profile *p)
+{
+	if (p->backend == BACKEND_COMMAND)
+		return p->command;
+	return backend_program_name(p->backend);
+}
+
+/*
+ * Whether p's program is found here (as a worker will look it up: PATH,
+ * or the absolute path given): 1 with its path in path, 0 when it is not
+ * (path empty), -1 for the loop, which runs none.
+ */
+static int
+profiles_found(const struct profile *p, char *path, size_t len)
+{
+	const char	*name = profiles_program(p);
+
+	path[0] = '\0';
+	if (p->backend == BACKEND_LOOP || name == NULL)
+		return -1;
+	if (backend_find_program(name, path, len) == -1) {
+		path[0] = '\0';
+		return 0;
+	}
+	return 1;
+}
+
+/* "program": {"name", "path" (null: not found), "install" when not}, or
+ * null for the loop. */
+static json_t *
+profiles_json_program(const struct profile *p)
+{
+	char	path[PATH_MAX];
+	json_t	*o;
+	int	 found = profiles_found(p, path, sizeof(path));
+
+	if (found == -1)
+		return json_null();
+	o = json_object();
+	json_object_set_new(o, "name", jtext(profiles_program(p)));
+	json_object_set_new(o, "path", found ? jtext(path) : json_null());
+	if (!found)
+		json_object_set_new(o, "install",
+		    json_string(backend_install_hint(p->backend)));
+	return o;
+}
+
 static json_t *
 profiles_json(const struct profile *p, int full)
 {
@@ -89,9 +143,27 @@ profiles_json(const struct profile *p, int full)
 	json_object_set_new(o, "model", p->model ? jtext(p->model) :
 	    json_null());
 	json_object_set_new(o, "source", jtext(p->source));
+	json_object_set_new(o, "backend",
+	    json_string(backend_name(p->backend)));
+	json_object_set_new(o, "program", profiles_json_program(p));
 	if (full)
 		json_object_set_new(o, "prompt", jtext(p->prompt));
 	return o;
+}
+
+/* What the table's last column and the full view say of p's program. */
+static void
+profiles_print_program(const struct profile *p)
+{
+	char	path[PATH_MAX];
+
+	if (profiles_found(p, path, sizeof(path)) == 1) {
+		profiles_print_str(path);
+		return;
+	}
+	profiles_print_str(profiles_program(p));
+	printf(" not found: ");
+	profiles_print_str(backend_install_hint(p->backend));
 }
 
 static void
@@ -109,7 +181,14 @@ profiles_one(const struct profile *p)
 	    p->fs_write ? "rw" : "ro", p->exec ? "yes" : "no");
 	printf("schemas:     ~%zu tokens per call\n", profile_schema_tokens(p));
 	printf("context:     %s\n", profiles_strategy(p));
-	printf("model:       ");
+	printf("backend:     %s", backend_name(p->backend));
+	if (p->backend == BACKEND_LOOP)
+		printf(" (warren's own)");
+	else {
+		printf("\nprogram:     ");
+		profiles_print_program(p);
+	}
+	printf("\nmodel:       ");
 	profiles_print_str(p->model ? p->model : "(the run's)");
 	printf("\nsource:      ");
 	profiles_print_str(p->source);
@@ -205,15 +284,21 @@ profiles_table(const struct profile_set *set)
 	char			 tools[256];
 	size_t			 i;
 
-	printf("%-14s %-4s %-5s %7s  %-8s %s\n", "PROFILE", "FS", "EXEC",
-	    "TOKENS", "SOURCE", "TOOLS (+ complete, fail)");
+	printf("%-14s %-4s %-5s %7s  %-8s %-11s %s\n", "PROFILE", "FS",
+	    "EXEC", "TOKENS", "SOURCE", "BACKEND",
+	    "TOOLS (+ complete, fail), or PROGRAM");
 	for (i = 0; i < set->n; i++) {
 		p = set->v[i];
-		profiles_tools(p, tools, sizeof(tools));
-		printf("%-14.64s %-4s %-5s %7zu  %-8s %s\n", p->name,
+		printf("%-14.64s %-4s %-5s %7zu  %-8s %-11s ", p->name,
 		    p->fs_write ? "rw" : "ro", p->exec ? "yes" : "no",
 		    profile_schema_tokens(p), p->builtin ? "built-in" : "file",
-		    tools);
+		    backend_name(p->backend));
+		if (p->backend == BACKEND_LOOP) {
+			profiles_tools(p, tools, sizeof(tools));
+			printf("%s", tools);
+		} else
+			profiles_print_program(p);
+		printf("\n");
 	}
 	return profiles_done(0);
 }

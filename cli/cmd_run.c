@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cmd.h"
 #include "cli/cmd_run.h"
@@ -122,6 +123,32 @@ cmd_run_new(const struct cmd_run_args *a, const struct config *c,
 	return r;
 }
 
+/* cmd_run_tell's fd, -1: none. */
+static int	cmd_run_tell_fd = -1;
+
+void
+cmd_run_tell(int fd)
+{
+	cmd_run_tell_fd = fd;
+}
+
+/* The run exists: its id to whoever asked (warren chat), once. */
+static void
+cmd_run_told(int64_t run_id)
+{
+	char	buf[32];
+	int	n;
+
+	if (cmd_run_tell_fd == -1)
+		return;
+	n = snprintf(buf, sizeof(buf), "%lld\n", (long long)run_id);
+	if (write(cmd_run_tell_fd, buf, (size_t)n) != n)
+		log_warn("telling warren chat the turn's run id %lld",
+		    (long long)run_id);
+	close(cmd_run_tell_fd);
+	cmd_run_tell_fd = -1;
+}
+
 /* From here the run's writes go to the store's writer thread: a lock
  * another process holds does not stop the loop (docs/memory.md). */
 static void
@@ -144,7 +171,7 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 	int64_t			 run_id;
 	int			 code = WARREN_EXIT_OK;
 
-	if ((*stp = cmd_run_store(a, x->db, &code)) == NULL) {
+	if (*stp == NULL && (*stp = cmd_run_store(a, x->db, &code)) == NULL) {
 		if (!a->nostore) {
 			cmd_run_unlayer(x);
 			return code;
@@ -153,11 +180,8 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 		return run_main(r, NULL);
 	}
 	memset(&sp, 0, sizeof(sp));
-	if (a->cont && (code = cmd_run_cont(a, *stp, x->ws, &sp.continues)) !=
-	    WARREN_EXIT_OK) {
-		cmd_run_unlayer(x);
-		return code;
-	}
+	sp.continues = x->prev.id;
+	sp.adopts = x->adopted;
 	sp.task = a->task;
 	sp.workspace = x->ws;
 	sp.profile = r->root->profile->name;
@@ -196,6 +220,7 @@ cmd_run_fresh(const struct cmd_run_args *a, const struct config *c,
 		    store_errmsg(*stp));
 		return WARREN_EXIT_STORE;
 	}
+	cmd_run_told(run_id);
 	cmd_run_writer(*stp);
 	cmd_run_masks(x, c);
 	log_info("run %lld in %s", (long long)run_id, store_filename(*stp));
@@ -302,6 +327,11 @@ cmd_run_go(struct cmd_run_args *a, struct config *c)
 		goto out;
 	if ((code = cmd_run_setup(a, c, &x)) != WARREN_EXIT_OK)
 		goto out;
+	/* The run followed up, before the layer: a follow-up goes on in
+	 * its layer (cmd_run_layer.c). */
+	if (a->cont && ((st = cmd_run_store(a, x.db, &code)) == NULL ||
+	    (code = cmd_run_cont(a, st, x.ws, &x.prev)) != WARREN_EXIT_OK))
+		goto out;
 	if ((r = cmd_run_new(a, c, &x)) == NULL) {
 		code = WARREN_EXIT_CONFIG;
 		goto out;
@@ -327,6 +357,8 @@ out:
 	spawnd_client_stop(spawnd);
 	store_close(st);
 	store_plan_free(&plan);
+	if (x.prev.id > 0)
+		store_run_free(&x.prev);
 	rate_gate_close(x.rate, x.llm);
 	llm_engine_free(x.llm);
 	profile_set_free(&x.ps);

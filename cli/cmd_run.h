@@ -14,6 +14,7 @@
 #include "cli/project.h"
 #include "supervisor/mcp.h"
 #include "llm/llm.h"
+#include "store/store.h"
 #include "workspace/cow.h"
 
 struct config;
@@ -54,6 +55,11 @@ struct cmd_run_ctx {
 	char			 db[PATH_MAX];
 	struct cow		 cow;	/* the run's layer; COW_NONE: none */
 	int			 ran;	/* run_main ran: the layer is final */
+	struct store_run	 prev;	/* --continue: the run followed up
+					   (id 0: none) */
+	int64_t			 adopted; /* cow is prev's layer, gone on
+					   in (cmd_run_adopt): not ours to
+					   remove before the run's row */
 	struct rate_gate	*rate;	/* the shared LLM gate, or NULL */
 	/* What no worker may read though it may lie in the workspace
 	   (cmd_run_masks); maskv points into mask, NULL-ended. */
@@ -89,7 +95,7 @@ int	cmd_run_plan(struct cmd_run_args *a, const char *dbpath,
 	    struct store **stp, struct store_plan *plan);
 int	cmd_run_finished(const struct store_plan *plan, struct run *r);
 int	cmd_run_cont(const struct cmd_run_args *a, struct store *st,
-	    const char *ws, int64_t *old);
+	    const char *ws, struct store_run *old);
 
 /* cmd_run_layer.c */
 void	cmd_run_unlayer(struct cmd_run_ctx *x);

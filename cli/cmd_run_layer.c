@@ -1,14 +1,17 @@
 /*
  * The workspace of a run (cmd_run.c): a copy-on-write layer chosen and
- * made, or reopened for a resume, and entered by the spawn server; or no
- * layer, where an in-place run is refused on a workspace it cannot guard.
+ * made, reopened for a resume, or the layer of the run a --continue
+ * follows up, gone on in; entered by the spawn server. Or no layer, where
+ * an in-place run is refused on a workspace it cannot guard.
  */
 
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/cmd_run.h"
 #include "cli/layer.h"
+#include "common/config.h"
 #include "common/exitcode.h"
 #include "common/log.h"
 #include "store/store.h"
@@ -31,14 +34,15 @@ cmd_run_enter(struct spawnd_client *d, const struct cow *cw, int *memfd,
 	return spawnd_client_layer(d, cw, memfd, err, errsz);
 }
 
-/* A layer made for a run that never started: nothing wrote it. */
+/* A layer made for a run that never started: nothing wrote it. One gone
+ * on in is the earlier run's still. */
 void
 cmd_run_unlayer(struct cmd_run_ctx *x)
 {
 	char	err[1024];
 
-	if (x->cow.mode != COW_NONE && cow_remove(&x->cow, err,
-	    sizeof(err)) == -1)
+	if (x->cow.mode != COW_NONE && x->adopted == 0 &&
+	    cow_remove(&x->cow, err, sizeof(err)) == -1)
 		log_warnx("%s", err);
 }
 
@@ -64,6 +68,43 @@ cmd_run_in_place(const struct cmd_run_args *a, struct run *r,
 }
 
 /*
+ * A follow-up (--continue) goes on in the layer of the run it follows up,
+ * as a resumed run does in its own: it sees what that run wrote and not
+ * yet applied, and its diff is the whole conversation's. Not when that
+ * layer was applied, discarded or already gone on in (the run starts a
+ * layer of its own), when the user asked for in-place, when the run
+ * followed up ran in another workspace, or when its layer cannot be
+ * opened (said). 1 gone on in, 0 not.
+ */
+static int
+cmd_run_adopt(const struct config *c, struct cmd_run_ctx *x)
+{
+	const struct store_run	*p = &x->prev;
+	char			 why[768];
+
+	if (p->id <= 0 || !layer_pending(p) ||
+	    strcmp(config_str(c, "workspace_mode"), "in-place") == 0)
+		return 0;
+	if (p->workspace == NULL || strcmp(p->workspace, x->ws) != 0) {
+		log_info("run %lld ran in another workspace: this one gets a "
+		    "layer of its own", (long long)p->id);
+		return 0;
+	}
+	if (layer_open(p, &x->cow, why, sizeof(why)) == -1) {
+		memset(&x->cow, 0, sizeof(x->cow));
+		log_warnx("--continue: run %lld's layer cannot be opened (%s): "
+		    "this run gets a layer of its own, without what run %lld "
+		    "wrote", (long long)p->id, why, (long long)p->id);
+		return 0;
+	}
+	x->adopted = p->id;
+	log_info("going on in run %lld's layer (%s, %s): this run sees what "
+	    "it wrote", (long long)p->id, cow_mode_name(x->cow.mode),
+	    x->cow.dir);
+	return 1;
+}
+
+/*
  * The run's layer: chosen and made (a new run) or reopened (a resumed
  * one), then entered by the spawn server before its first worker.
  */
@@ -81,7 +122,7 @@ cmd_run_layer(const struct cmd_run_args *a, const struct config *c,
 			cmd_run_error(cmd, "%s", err);
 			return WARREN_EXIT_STORE;
 		}
-	} else {
+	} else if (!cmd_run_adopt(c, x)) {
 		if (layer_choose(c, &x->ps, r->root->profile, &mode, err,
 		    sizeof(err)) == -1) {
 			cmd_run_error(cmd, "%s", err);

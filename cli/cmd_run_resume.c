@@ -280,33 +280,31 @@ cmd_run_finished(const struct store_plan *plan, struct run *r)
 /*
  * --continue [RUN]: the run followed up, RUN or the workspace's latest.
  * One still running is refused: its memory is not written yet. An exit
- * code; *old the run.
+ * code; *old the run's row (the caller frees it).
  */
 int
 cmd_run_cont(const struct cmd_run_args *a, struct store *st, const char *ws,
-    int64_t *old)
+    struct store_run *old)
 {
-	struct store_run	 run;
-	int			 alive;
+	int64_t	id = a->cont_run;
 
-	*old = a->cont_run;
-	if (*old == -1 && store_run_latest(st, ws, old) == -1) {
+	memset(old, 0, sizeof(*old));
+	if (id == -1 && store_run_latest(st, ws, &id) == -1) {
 		cmd_run_error("run", "--continue: no run to continue in %s: %s",
 		    ws, store_errmsg(st));
 		return store_errcode(st) == STORE_ENOTFOUND ?
 		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
 	}
-	if (store_run_get(st, *old, &run) == -1) {
+	if (store_run_get(st, id, old) == -1) {
+		memset(old, 0, sizeof(*old));
 		cmd_run_error("run", "--continue: run %lld: %s",
-		    (long long)*old, store_errmsg(st));
+		    (long long)id, store_errmsg(st));
 		return store_errcode(st) == STORE_ENOTFOUND ?
 		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
 	}
-	alive = run.alive;
-	store_run_free(&run);
-	if (alive) {
+	if (old->alive) {
 		fprintf(stderr, "warren run: --continue: run %lld is still "
-		    "running: wait for it to end\n", (long long)*old);
+		    "running: wait for it to end\n", (long long)id);
 		return WARREN_EXIT_USAGE;
 	}
 	return WARREN_EXIT_OK;

@@ -447,8 +447,10 @@ cmd_user_config(void)
 	return c;
 }
 
-int
-cmd_run_cost(const struct store_run *r, char *buf, size_t sz)
+/* The run's cost in *usd: 1, or 0 where its model has no price (or the
+ * prices cannot be read: said once). */
+static int
+cmd_run_price(const struct store_run *r, double *usd)
 {
 	const struct config	*c;
 	struct price		 p;
@@ -456,7 +458,7 @@ cmd_run_cost(const struct store_run *r, char *buf, size_t sz)
 	int			 rc;
 	static int		 said;
 
-	buf[0] = '\0';
+	*usd = 0;
 	if ((c = cmd_user_config()) == NULL)
 		return 0;
 	if ((rc = price_find(c, r->model, &p, err, sizeof(err))) == -1) {
@@ -465,8 +467,20 @@ cmd_run_cost(const struct store_run *r, char *buf, size_t sz)
 		return 0;
 	}
 	if (rc == 1)
-		price_fmt(buf, sz, price_cost(&p, &r->usage));
+		*usd = price_cost(&p, &r->usage);
 	return rc;
+}
+
+int
+cmd_run_cost(const struct store_run *r, char *buf, size_t sz)
+{
+	double	usd;
+
+	buf[0] = '\0';
+	if (!cmd_run_price(r, &usd))
+		return 0;
+	price_fmt(buf, sz, usd);
+	return 1;
 }
 
 int64_t
@@ -516,8 +530,8 @@ cmd_json_params(const char *params)
 	return jtext(params);
 }
 
-json_t *
-cmd_json_run(const struct store_run *r)
+static json_t *
+cmd_json_run_row(const struct store_run *r)
 {
 	return json_pack("{s:I, s:o, s:s, s:o, s:o, s:o, s:I, s:I, s:I, s:I,"
 	    " s:I, s:i, s:o, s:o, s:o, s:o}",
@@ -538,6 +552,19 @@ cmd_json_run(const struct store_run *r)
 	    "continued_by", jtext(r->continued_by));
 }
 
+/* The run, and its "cost_usd" where its model has a price. */
+json_t *
+cmd_json_run(const struct store_run *r)
+{
+	json_t	*o;
+	double	 usd;
+
+	o = cmd_json_run_row(r);
+	if (o != NULL && cmd_run_price(r, &usd))
+		json_object_set_new(o, "cost_usd", json_real(price_usd(usd)));
+	return o;
+}
+
 int
 cmd_json_print(json_t *j)
 {
@@ -547,7 +574,9 @@ cmd_json_print(json_t *j)
 		fprintf(stderr, "warren: out of memory\n");
 		return WARREN_EXIT_INTERNAL;
 	}
-	rc = json_dumpf(j, stdout, JSON_INDENT(2));
+	/* 15 digits: a cost_usd (price_usd) reads as 0.015, not as
+	 * 0.014999999999999999. */
+	rc = json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
 	json_decref(j);
 	if (rc == -1 || putchar('\n') == EOF) {
 		fprintf(stderr, "warren: writing the output: %s\n",
@@ -891,7 +920,9 @@ cmd_store_cow(int argc, char **argv, int allowed)
 		ex = cmd_store_fail(st, argv[0]);
 		goto out;
 	}
-	if ((ex = cmd_cow_check(argv[0], &r, !diff)) == 0) {
+	if (layer_continued(&r))
+		ex = cmd_cow_holder(st, argv[0], &r);
+	else if ((ex = cmd_cow_check(argv[0], &r, !diff)) == 0) {
 		if (diff) {
 			flags = o.chg.diff;
 			if ((flags & COW_DIFF_RAW) == 0 && (o.color == 1 ||

@@ -36,10 +36,9 @@ const struct cmd warren_cmds[] = {
 	    cmd_discard },
 	{ "queue", "add|work|ls|show|cancel|retry|purge|export|apply ...",
 	    "a durable queue of tasks, each run as its own run", cmd_queue },
+	{ "mcp", "[--root DIR ...] [--allow-apply] | list ...",
+	    "serve MCP on stdio: other agents run tasks with warren", cmd_mcp },
 	{ "trust", "[--revoke] [DIR]", "trust a project's .warren/config and agents",
 	    cmd_trust },
-	{ "mcp", "list [--workspace DIR] [--json]",
-	    "list the MCP servers agents may use, their sandbox and tools",
-	    cmd_mcp },
 };
 const size_t warren_ncmds = sizeof(warren_cmds) / sizeof(warren_cmds[0]);

@@ -283,6 +283,13 @@ layer_reopen(const struct store_run *run, struct cow *cw, char *err,
 {
 	if (run->cow_mode == NULL)
 		return 0;
+	if (layer_continued(run)) {
+		snprintf(err, errsz, "run %lld's layer went on to a follow-up "
+		    "run (--continue), which holds it now: there is no layer "
+		    "to resume in (`warren runs` names the follow-up)",
+		    (long long)run->id);
+		return -1;
+	}
 	if (!layer_pending(run)) {
 		snprintf(err, errsz, "run %lld's changes were already %s: "
 		    "there is no layer to resume in", (long long)run->id,
@@ -297,6 +304,13 @@ layer_pending(const struct store_run *run)
 {
 	return run->cow_mode != NULL && (run->cow_state == NULL ||
 	    strcmp(run->cow_state, "pending") == 0);
+}
+
+int
+layer_continued(const struct store_run *run)
+{
+	return run->cow_mode != NULL && run->cow_state != NULL &&
+	    strcmp(run->cow_state, "continued") == 0;
 }
 
 int

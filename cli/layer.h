@@ -56,6 +56,8 @@ int	layer_open(const struct store_run *run, struct cow *cw, char *err,
 	    size_t errsz);
 /* The run has a layer neither applied nor discarded. */
 int	layer_pending(const struct store_run *run);
+/* The run's layer went on to a follow-up (--continue), which holds it. */
+int	layer_continued(const struct store_run *run);
 /* The run ended with code: say what the layer holds; --apply applies it.
  * Returns the exit code to use. db: the run's database, for the state. */
 int	layer_end(const char *db, int64_t run, const struct cow *cw,

@@ -17,8 +17,10 @@ const struct opt_doc opt_docs[] = {
 	{ "run", 0, "continue", "[RUN]", "A follow-up of run RUN (a run id "
 	  "or last; default this workspace's latest run): the new root's "
 	  "memory node hangs under that run's root, so it sees the earlier "
-	  "runs' summaries; show links them. Needs the store; a run still "
-	  "running is refused (exit 2)." },
+	  "runs' summaries; show links them. It goes on in that run's "
+	  "copy-on-write layer if it is still to review, and sees what it "
+	  "wrote. Needs the store; a run still running is refused (exit "
+	  "2)." },
 	{ RR " ask", 'w', "workspace", "DIR", "The workspace (default the "
 	  "current directory). A resume runs where the run ran: another "
 	  "DIR is refused." },
@@ -105,7 +107,15 @@ const struct opt_doc opt_docs[] = {
 	  " may be given more than once." },
 	{ "ask", 0, "show-config", NULL, "Print the configuration ask would "
 	  "use, and where each value came from, and send nothing." },
-	{ RR " ask", 'h', "help", NULL, "Print this help." },
+	{ "mcp", 0, "root", "DIR", "A directory the MCP client may name as "
+	  "a workspace, with everything under it (real paths: symlinks are "
+	  "resolved); may be given more than once (default: the current "
+	  "directory). A workspace or run outside them is refused." },
+	{ "mcp", 0, "allow-apply", NULL, "Let the client's apply tool write "
+	  "a run's changes into its workspace, as warren apply does (files "
+	  "that run code on the host held back). Without it, apply is "
+	  "refused with a tool error that says so." },
+	{ RR " ask mcp", 'h', "help", NULL, "Print this help." },
 };
 
 const size_t opt_ndocs = sizeof(opt_docs) / sizeof(opt_docs[0]);

@@ -89,6 +89,14 @@ price_cost(const struct price *p, const struct msg_usage *u)
 	return ((double)u->input * p->in + (double)u->output * p->out) / 1e6;
 }
 
+double
+price_usd(double usd)
+{
+	if (!(usd > 0))
+		return 0;
+	return (double)(long long)(usd * 1e6 + 0.5) / 1e6;
+}
+
 void
 price_fmt(char *buf, size_t sz, double usd)
 {

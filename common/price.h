@@ -28,6 +28,9 @@ int	price_find(const struct config *c, const char *model, struct price *p,
 	    char *err, size_t errsz);
 /* Input tokens x IN + output tokens x OUT, in US dollars. */
 double	price_cost(const struct price *p, const struct msg_usage *u);
+/* usd rounded to the micro-dollar: the "cost_usd" of --json output
+ * (printed with at most 6 decimals, so a cost reads as it was counted). */
+double	price_usd(double usd);
 /* "$1.23" from ten cents up, "$0.0123" (4 decimals) below, "$0.00"
  * for nothing. */
 void	price_fmt(char *buf, size_t sz, double usd);

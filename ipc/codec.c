@@ -150,6 +150,9 @@ ipc_type_name(enum ipc_type type)
 	case IPC_MCP_ERR:	return "mcp_err";
 	case IPC_DONE:		return "done";
 	case IPC_CANCEL:	return "cancel";
+	case IPC_HTTP:		return "http";
+	case IPC_HTTP_OK:	return "http_ok";
+	case IPC_HTTP_ERR:	return "http_err";
 	case IPC_NONE:		break;
 	}
 	return "unknown";
@@ -228,6 +231,71 @@ ipc_token_valid(const char *s, size_t len, size_t max)
 			return 0;
 	}
 	return 1;
+}
+
+/* The request headers a backend program's request may carry upstream:
+ * what the APIs read to shape the answer, never credentials. */
+static const char *const codec_http_headers[] = { "content-type",
+    "accept", "anthropic-version", "anthropic-beta" };
+
+int
+ipc_http_header_ok(const char *line, size_t len)
+{
+	const char	*colon;
+	size_t		 i, n;
+
+	if (len == 0 || len > IPC_HTTP_HEADER_MAX ||
+	    (colon = memchr(line, ':', len)) == NULL)
+		return 0;
+	n = (size_t)(colon - line);
+	for (i = 0; i < NITEMS(codec_http_headers); i++)
+		if (strlen(codec_http_headers[i]) == n &&
+		    memcmp(codec_http_headers[i], line, n) == 0)
+			break;
+	if (i == NITEMS(codec_http_headers) || n + 1 >= len ||
+	    line[n + 1] != ' ')
+		return 0;
+	for (i = n + 2; i < len; i++)
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			return 0;
+	return 1;
+}
+
+int
+ipc_http_wire_ok(const char *wire)
+{
+	return wire != NULL && (strcmp(wire, "anthropic") == 0 ||
+	    strcmp(wire, "responses") == 0 || strcmp(wire, "openai") == 0);
+}
+
+static const struct {
+	const char	*wire;
+	const char	*path;
+} codec_http_paths[] = {
+	{ "anthropic", "/v1/messages" },
+	{ "anthropic", "/v1/messages/count_tokens" },
+	{ "responses", "/v1/responses" },
+	{ "openai", "/v1/chat/completions" },
+};
+
+int
+ipc_http_path_ok(const char *wire, const char *path)
+{
+	size_t	i, n;
+
+	if (wire == NULL || path == NULL)
+		return 0;
+	n = strcspn(path, "?");
+	if (path[n] == '?' && strspn(path + n + 1, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789=&_.-") !=
+	    strlen(path + n + 1))
+		return 0;
+	for (i = 0; i < NITEMS(codec_http_paths); i++)
+		if (strcmp(wire, codec_http_paths[i].wire) == 0 &&
+		    strlen(codec_http_paths[i].path) == n &&
+		    memcmp(path, codec_http_paths[i].path, n) == 0)
+			return 1;
+	return 0;
 }
 
 /* Encoders: one per message, keys in the order of docs/protocol.md. */
@@ -519,6 +587,66 @@ codec_put_done(struct enc *e, const struct ipc_done *d)
 }
 
 static void
+codec_put_http(struct enc *e, const struct ipc_http *h)
+{
+	size_t	i;
+
+	if (!ipc_http_wire_ok(h->wire)) {
+		enc_fail(e, "http.wire: not anthropic, responses or openai");
+		return;
+	}
+	if (!ipc_http_path_ok(h->wire, h->path)) {
+		enc_fail(e, "http.path: not a path of wire %s", h->wire);
+		return;
+	}
+	enc_key(e, "id");
+	enc_u64(e, h->id);
+	enc_key(e, "wire");
+	enc_tok(e, h->wire, IPC_NAME_MAX, "http.wire");
+	enc_key(e, "method");
+	enc_tok(e, h->method, IPC_NAME_MAX, "http.method");
+	enc_key(e, "path");
+	enc_str(e, h->path, IPC_HTTP_PATH_MAX, "http.path");
+	enc_key(e, "headers");
+	enc_array(e, h->nheaders > IPC_HTTP_HEADERS_MAX ? UINT32_MAX :
+	    (uint32_t)h->nheaders, IPC_HTTP_HEADERS_MAX, "http.headers");
+	for (i = 0; i < h->nheaders && !e->failed; i++) {
+		if (h->headers[i] == NULL || !ipc_http_header_ok(h->headers[i],
+		    strlen(h->headers[i]))) {
+			enc_fail(e, "http.headers: not a header a request may "
+			    "carry");
+			return;
+		}
+		enc_str(e, h->headers[i], IPC_HTTP_HEADER_MAX,
+		    "http.headers");
+	}
+	enc_key(e, "body");
+	enc_str(e, h->body, IPC_STR_MAX, "http.body");
+}
+
+static void
+codec_put_http_ok(struct enc *e, const struct ipc_http_ok *o)
+{
+	if (o->status < 100 || o->status > 599) {
+		enc_fail(e, "http_ok.status: %u is not an HTTP status",
+		    o->status);
+		return;
+	}
+	enc_key(e, "id");
+	enc_u64(e, o->id);
+	enc_key(e, "status");
+	enc_u64(e, o->status);
+	enc_key(e, "content_type");
+	enc_str(e, o->content_type, IPC_HTTP_TYPE_MAX, "http_ok.content_type");
+	enc_key(e, "body");
+	enc_str(e, o->body, IPC_STR_MAX, "http_ok.body");
+	if (o->more) {
+		enc_key(e, "more");
+		enc_bool(e, 1);
+	}
+}
+
+static void
 codec_put_cancel(struct enc *e, const struct ipc_cancel *c)
 {
 	enc_key(e, "reason");
@@ -549,6 +677,9 @@ codec_nfields(const struct ipc_msg *m)
 	case IPC_CHECKPOINT:	return 2;
 	case IPC_DONE:		return 4 + (m->u.done.reason != NULL);
 	case IPC_CANCEL:	return 1;
+	case IPC_HTTP:		return 6;
+	case IPC_HTTP_OK:	return 4 + (m->u.http_ok.more != 0);
+	case IPC_HTTP_ERR:	return 3;
 	case IPC_NONE:
 		break;
 	}
@@ -580,6 +711,11 @@ codec_put(struct enc *e, const struct ipc_msg *m)
 	case IPC_CHECKPOINT:	codec_put_checkpoint(e, &m->u.checkpoint); break;
 	case IPC_DONE:		codec_put_done(e, &m->u.done); break;
 	case IPC_CANCEL:	codec_put_cancel(e, &m->u.cancel); break;
+	case IPC_HTTP:		codec_put_http(e, &m->u.http); break;
+	case IPC_HTTP_OK:	codec_put_http_ok(e, &m->u.http_ok); break;
+	case IPC_HTTP_ERR:
+		codec_put_error(e, &m->u.http_err, "http_err");
+		break;
 	case IPC_NONE:
 	default:
 		return enc_fail(e, "cannot encode message type %d",

@@ -743,6 +743,137 @@ decode_cancel(struct mp_reader *r, uint32_t n, struct ipc_cancel *c)
 }
 
 static int
+decode_http_headers(struct mp_reader *r, struct ipc_http *h)
+{
+	const char	*s;
+	size_t		 len;
+	uint32_t	 n, i;
+
+	if (mp_get_array(r, &n, IPC_HTTP_HEADERS_MAX, "http.headers") == -1)
+		return -1;
+	for (i = 0; i < n && !r->failed; i++) {
+		if (mp_get_str(r, &s, &len, IPC_HTTP_HEADER_MAX,
+		    "http.headers") == -1)
+			break;
+		if (!ipc_http_header_ok(s, len))
+			return mp_fail(r, "http.headers: not a header a "
+			    "request may carry (content-type, accept, "
+			    "anthropic-version, anthropic-beta)");
+		if ((h->headers[i] = strndup(s, len)) == NULL)
+			return mp_fail(r, "http.headers: out of memory");
+		h->nheaders = i + 1;
+	}
+	mp_leave(r);
+	return r->failed ? -1 : 0;
+}
+
+static void
+decode_http_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_http	*h = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		mp_get_u32(r, &h->id, "http.id");
+		break;
+	case 1:
+		if (wire_get_tok(r, &h->wire, IPC_NAME_MAX, "http.wire") == 0 &&
+		    !ipc_http_wire_ok(h->wire))
+			mp_fail(r, "http.wire: expected anthropic, responses "
+			    "or openai");
+		break;
+	case 2:
+		if (wire_get_tok(r, &h->method, IPC_NAME_MAX,
+		    "http.method") == 0 && strcmp(h->method, "POST") != 0)
+			mp_fail(r, "http.method: only POST is passed through");
+		break;
+	case 3:
+		if (mp_get_strdup(r, &h->path, IPC_HTTP_PATH_MAX,
+		    "http.path") == 0 && h->path[0] != '/')
+			mp_fail(r, "http.path: does not start with /");
+		break;
+	case 4:
+		decode_http_headers(r, h);
+		break;
+	case 5:
+		mp_get_strdup(r, &h->body, IPC_STR_MAX, "http.body");
+		break;
+	}
+}
+
+/* The path is one of the wire's: the supervisor sends nothing else. */
+static int
+decode_http_check(struct mp_reader *r, uint32_t seen, void *arg)
+{
+	const struct ipc_http	*h = arg;
+
+	if ((seen & 0xa) == 0xa && !ipc_http_path_ok(h->wire, h->path))
+		return mp_fail(r, "http.path: not a path of wire %s",
+		    h->wire);
+	return 0;
+}
+
+static int
+decode_http(struct mp_reader *r, uint32_t n, struct ipc_http *h)
+{
+	static const char *const keys[] = { "id", "wire", "method", "path",
+	    "headers", "body" };
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x3f, decode_http_member,
+		decode_http_check
+	};
+
+	return wire_members(r, n, &map, h, "http");
+}
+
+static void
+decode_http_ok_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_http_ok	*o = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		mp_get_u32(r, &o->id, "http_ok.id");
+		break;
+	case 1:
+		if (mp_get_u32(r, &o->status, "http_ok.status") == 0 &&
+		    (o->status < 100 || o->status > 599))
+			mp_fail(r, "http_ok.status: %u is not an HTTP status",
+			    o->status);
+		break;
+	case 2:
+		mp_get_strdup(r, &o->content_type, IPC_HTTP_TYPE_MAX,
+		    "http_ok.content_type");
+		break;
+	case 3:
+		mp_get_strdup(r, &o->body, IPC_STR_MAX, "http_ok.body");
+		break;
+	case 4:
+		/* Only true is ever sent: the encoder leaves false out, so
+		 * one message has one encoding. */
+		if (mp_get_bool(r, &o->more, "http_ok.more") == 0 && !o->more)
+			mp_fail(r, "http_ok.more: false is left out");
+		break;
+	}
+}
+
+static int
+decode_http_ok(struct mp_reader *r, uint32_t n, struct ipc_http_ok *o)
+{
+	static const char *const keys[] = { "id", "status", "content_type",
+	    "body", "more" };
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0xf, decode_http_ok_member, NULL
+	};
+
+	return wire_members(r, n, &map, o, "http_ok");
+}
+
+static int
 decode_body(struct mp_reader *r, uint32_t n, struct ipc_msg *m)
 {
 	switch (m->type) {
@@ -765,6 +896,10 @@ decode_body(struct mp_reader *r, uint32_t n, struct ipc_msg *m)
 		return decode_checkpoint(r, n, &m->u.checkpoint);
 	case IPC_DONE:		return decode_done(r, n, &m->u.done);
 	case IPC_CANCEL:	return decode_cancel(r, n, &m->u.cancel);
+	case IPC_HTTP:		return decode_http(r, n, &m->u.http);
+	case IPC_HTTP_OK:	return decode_http_ok(r, n, &m->u.http_ok);
+	case IPC_HTTP_ERR:
+		return decode_error(r, n, &m->u.http_err, "http_err");
 	case IPC_NONE:
 		break;
 	}
@@ -906,6 +1041,21 @@ ipc_msg_free(struct ipc_msg *m)
 		break;
 	case IPC_CANCEL:
 		free(m->u.cancel.reason);
+		break;
+	case IPC_HTTP:
+		free(m->u.http.wire);
+		free(m->u.http.method);
+		free(m->u.http.path);
+		for (i = 0; i < m->u.http.nheaders; i++)
+			free(m->u.http.headers[i]);
+		free(m->u.http.body);
+		break;
+	case IPC_HTTP_OK:
+		free(m->u.http_ok.content_type);
+		free(m->u.http_ok.body);
+		break;
+	case IPC_HTTP_ERR:
+		decode_free_error(&m->u.http_err);
 		break;
 	case IPC_NONE:
 		break;

@@ -178,6 +178,25 @@ describe_body(struct line *l, const struct ipc_msg *m)
 	case IPC_CANCEL:
 		describe_text(l, "reason", m->u.cancel.reason);
 		break;
+	case IPC_HTTP:
+		describe_add(l, " id=%u wire=%s method=%s headers=%zu",
+		    m->u.http.id, describe_name(a, sizeof(a), m->u.http.wire),
+		    describe_name(b, sizeof(b), m->u.http.method),
+		    m->u.http.nheaders);
+		describe_text(l, "path", m->u.http.path);
+		describe_text(l, "body", m->u.http.body);
+		break;
+	case IPC_HTTP_OK:
+		describe_add(l, " id=%u status=%u%s", m->u.http_ok.id,
+		    m->u.http_ok.status, m->u.http_ok.more ? " more" : "");
+		describe_text(l, "type", m->u.http_ok.content_type);
+		describe_text(l, "body", m->u.http_ok.body);
+		break;
+	case IPC_HTTP_ERR:
+		describe_add(l, " id=%u code=%s", m->u.http_err.id,
+		    describe_name(a, sizeof(a), m->u.http_err.code));
+		describe_text(l, "message", m->u.http_err.message);
+		break;
 	case IPC_NONE:
 		break;
 	}

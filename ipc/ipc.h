@@ -27,7 +27,7 @@
 #include "common/buf.h"
 #include "common/msg.h"
 
-#define IPC_PROTOCOL_VERSION	6
+#define IPC_PROTOCOL_VERSION	7
 
 /* Message types, numbered by phase. Bump the version if any of these change. */
 enum ipc_type {
@@ -49,6 +49,10 @@ enum ipc_type {
 	IPC_MCP,		/* W→S request (v6): call an MCP server's tool */
 	IPC_MCP_OK,		/* S→W answer: the tool's result */
 	IPC_MCP_ERR,		/* S→W answer: the server failed */
+	IPC_HTTP = 211,		/* W→S request (v7): a backend program's HTTP
+				   request to its model, passed through */
+	IPC_HTTP_OK,		/* S→W answer: the endpoint's response */
+	IPC_HTTP_ERR,		/* S→W answer: not sent, or no answer */
 
 	/* End. */
 	IPC_DONE = 300,		/* W→S once: the agent finished */
@@ -74,6 +78,10 @@ enum ipc_type {
 #define IPC_WORKSPACE_MAX	4096	/* absolute path (PATH_MAX) */
 #define IPC_PENDING_MAX		64	/* outstanding requests per peer */
 #define IPC_QUEUE_MAX		(64u * 1024 * 1024)	/* output queue per peer */
+#define IPC_HTTP_PATH_MAX	1024	/* http.path */
+#define IPC_HTTP_HEADERS_MAX	8	/* http.headers entries */
+#define IPC_HTTP_HEADER_MAX	1024	/* one "name: value" line */
+#define IPC_HTTP_TYPE_MAX	256	/* http_ok.content_type */
 #define IPC_PIPE_SIZE		(1024u * 1024)	/* F_SETPIPE_SZ wish, not a limit */
 
 /* Room for an error string from the decoder or a peer. */
@@ -243,6 +251,31 @@ struct ipc_cancel {
 	char		*reason;
 };
 
+/*
+ * http (v7): one request of a backend program (docs/backends.md), passed
+ * through to the endpoint of its wire. Headers are "name: value" lines,
+ * names lower case, only those the supervisor forwards
+ * (ipc_http_header_ok). The body is the program's, unparsed.
+ */
+struct ipc_http {
+	uint32_t	 id;
+	char		*wire;		/* "anthropic", "responses", "openai" */
+	char		*method;	/* "POST" */
+	char		*path;		/* "/v1/messages": starts with '/' */
+	char		*headers[IPC_HTTP_HEADERS_MAX];
+	size_t		 nheaders;
+	char		*body;
+};
+
+struct ipc_http_ok {
+	uint32_t	 id;
+	uint32_t	 status;	/* 100 .. 599 */
+	char		*content_type;
+	char		*body;
+	int		 more;		/* a part: more follows, the request
+					   stays open (a stream as it comes) */
+};
+
 struct ipc_msg {
 	enum ipc_type	type;
 	union {
@@ -261,6 +294,9 @@ struct ipc_msg {
 		struct ipc_checkpoint	checkpoint;
 		struct ipc_done		done;
 		struct ipc_cancel	cancel;
+		struct ipc_http		http;
+		struct ipc_http_ok	http_ok;
+		struct ipc_error	http_err;
 	} u;
 };
 
@@ -376,6 +412,17 @@ int	 ipc_status_parse(const char *name, enum ipc_status *status);
 int	 ipc_path_valid(const char *s, size_t len);
 /* 1 if s is a token: 1..max bytes of [A-Za-z0-9_.:-]. */
 int	 ipc_token_valid(const char *s, size_t len, size_t max);
+
+/* 1 if line is "name: value" with name one of those an http request may
+ * carry (content-type, accept, anthropic-version, anthropic-beta), lower
+ * case, and value printable, without CR or LF. */
+int	 ipc_http_header_ok(const char *line, size_t len);
+/* 1 for "anthropic", "responses", "openai". */
+int	 ipc_http_wire_ok(const char *wire);
+/* 1 if path is one the wire serves (anthropic: /v1/messages and
+ * /v1/messages/count_tokens; responses: /v1/responses; openai:
+ * /v1/chat/completions), with at most a query of [A-Za-z0-9=&_.-]. */
+int	 ipc_http_path_ok(const char *wire, const char *path);
 
 /* decode.c: typed decoders. */
 /* Decode exactly one map of len bytes into owned copies (data may go

@@ -45,6 +45,10 @@ static const struct perm perm_table[] = {
 	/* Logs may come while the worker waits for start. */
 	{ IPC_EVENT, FROM_W, S(IPC_STATE_HELLO) | S(IPC_STATE_RUN), 0,
 	    IPC_NONE, KEEP },
+	{ IPC_HTTP, FROM_W, S(IPC_STATE_RUN), PERM_REQUEST, IPC_NONE, KEEP },
+	{ IPC_HTTP_OK, FROM_S, S(IPC_STATE_RUN), PERM_ANSWER, IPC_HTTP, KEEP },
+	{ IPC_HTTP_ERR, FROM_S, S(IPC_STATE_RUN), PERM_ANSWER, IPC_HTTP,
+	    KEEP },
 	{ IPC_CHECKPOINT, FROM_W, S(IPC_STATE_RUN), 0, IPC_NONE, KEEP },
 	/* A worker stopped by cancel may leave requests unanswered. */
 	{ IPC_DONE, FROM_W, S(IPC_STATE_RUN), PERM_CLEAR, IPC_NONE,
@@ -97,6 +101,9 @@ perm_id(const struct ipc_msg *m)
 	case IPC_MCP:		return m->u.mcp.id;
 	case IPC_MCP_OK:	return m->u.mcp_ok.id;
 	case IPC_MCP_ERR:	return m->u.mcp_err.id;
+	case IPC_HTTP:		return m->u.http.id;
+	case IPC_HTTP_OK:	return m->u.http_ok.id;
+	case IPC_HTTP_ERR:	return m->u.http_err.id;
 	case IPC_NONE:
 	case IPC_HELLO:
 	case IPC_START:
@@ -134,15 +141,18 @@ perm_request(struct ipc_peer *p, const struct ipc_msg *m)
 	return 0;
 }
 
+/* An answer closes its request; a part (keep) leaves it open. */
 static int
-perm_answer(struct ipc_peer *p, const struct ipc_msg *m, enum ipc_type req)
+perm_answer(struct ipc_peer *p, const struct ipc_msg *m, enum ipc_type req,
+    int keep)
 {
 	uint32_t	id = perm_id(m);
 	size_t		i;
 
 	for (i = 0; i < p->npending; i++) {
 		if (p->pending[i].id == id && p->pending[i].type == req) {
-			p->pending[i] = p->pending[--p->npending];
+			if (!keep)
+				p->pending[i] = p->pending[--p->npending];
 			return 0;
 		}
 	}
@@ -176,7 +186,8 @@ ipc_perm_check(struct ipc_peer *p, enum ipc_side from,
 	}
 	if ((r->flags & PERM_REQUEST) && perm_request(p, m) == -1)
 		return -1;
-	if ((r->flags & PERM_ANSWER) && perm_answer(p, m, r->answers) == -1)
+	if ((r->flags & PERM_ANSWER) && perm_answer(p, m, r->answers,
+	    m->type == IPC_HTTP_OK && m->u.http_ok.more) == -1)
 		return -1;
 	if (r->flags & PERM_CLEAR)
 		p->npending = 0;

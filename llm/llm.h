@@ -94,6 +94,8 @@ struct llm_config {
 enum llm_purpose {
 	LLM_PURPOSE_TURN = 0,	/* an agent's next turn */
 	LLM_PURPOSE_SUMMARY,	/* summarising context or a finished node */
+	LLM_PURPOSE_HTTP,	/* a backend program's request, passed
+				   through (llm_submit_http only) */
 };
 
 /*
@@ -146,6 +148,38 @@ struct llm_result {
 	struct msg_reply	 reply;		/* valid if LLM_OK */
 	unsigned		 attempts;	/* HTTP attempts made (0 in replay) */
 	uint64_t		 elapsed_ms;	/* submit to completion */
+	/* llm_submit_http, LLM_OK: the answer as the endpoint sent it
+	 * (status above, any 2xx or a status not retried), NUL-ended and
+	 * NUL-free; its reported tokens in reply.usage. */
+	char			*http_body;
+	size_t			 http_len;
+	char			*http_type;	/* its Content-Type */
+};
+
+/*
+ * A backend program's request, passed through (docs/backends.md).
+ * Borrowed and copied by llm_submit_http.
+ */
+#define LLM_HTTP_HEADERS_MAX	8
+struct llm_http_request {
+	const char		*agent;		/* path in the tree */
+	unsigned		 step;		/* the agent's request number */
+	const char		*wire;		/* "anthropic", "responses",
+						   "openai" */
+	const char		*path;		/* "/v1/messages" ... */
+	const char *const	*headers;	/* "name: value", forwarded */
+	size_t			 nheaders;
+	const char		*body;		/* sent as it is */
+	/*
+	 * Optional: a streamed (text/event-stream) 2xx answer's bytes as
+	 * they arrive, with its status and Content-Type. Once a part went,
+	 * a failure of the attempt is not retried (the program has seen
+	 * part of it): the callback's error ends it. Not in replay, where
+	 * the answer comes whole.
+	 */
+	void			(*on_part)(const char *data, size_t len,
+				    long status, const char *ctype, void *arg);
+	void			*part_arg;
 };
 
 typedef void (*llm_done_fn)(struct llm_result *res, void *arg);
@@ -235,6 +269,25 @@ enum llm_wait	 llm_engine_wait(const struct llm_engine *e, uint64_t id);
  */
 uint64_t	 llm_submit(struct llm_engine *e, const struct llm_request *req,
 		    llm_done_fn done, void *arg);
+/*
+ * Queue a pass-through request: sent to the base URL (its /v1 and the
+ * path's joined) with the key in the wire's header; retried, capped,
+ * gated and recorded as every request is (replayed from the cassette's
+ * "http" entries). 0 with errno EINVAL when the wire does not fit the
+ * engine's (llm_http_wire_check).
+ */
+uint64_t	 llm_submit_http(struct llm_engine *e,
+		    const struct llm_http_request *req, llm_done_fn done,
+		    void *arg);
+/* NULL if requests of wire can go to this engine's endpoint, else the
+ * engine's own wire (for the message that says what to configure). */
+const char	*llm_http_wire_check(const struct llm_engine *e,
+		    const char *wire);
+/* The tokens an answer reports (a JSON body, or an SSE stream's events:
+ * Anthropic's message_start and message_delta, Responses'
+ * response.completed, chat completions' usage chunk). */
+void		 llm_http_usage(const char *body, size_t len, int sse,
+		    struct msg_usage *u);
 /*
  * Stop a request: its callback comes (from the next llm_engine_process())
  * with LLM_ERR_CANCELLED. -1 (ENOENT) if it already completed.

@@ -14,6 +14,13 @@
 #include "common/version.h"
 #include "llm/llm_engine_int.h"
 
+/* Where the call goes, masked for messages. */
+static const char *
+llm_call_url(const struct llm_call *c)
+{
+	return c->http ? c->http_shown : c->e->shown_url;
+}
+
 /* Text to the caller: answer deltas as they stream. */
 static void
 llm_call_text(const char *s, size_t len, void *arg)
@@ -52,7 +59,7 @@ llm_call_write(char *p, size_t size, size_t n, void *arg)
 		return 0;
 	}
 	lcurl.easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
-	if (c->is_sse && status >= 200 && status < 300) {
+	if (!c->http && c->is_sse && status >= 200 && status < 300) {
 		if (llm_sse_feed(&c->sse, p, len, llm_call_sse, c) == -1) {
 			if (c->acc.err[0] == '\0')
 				llm_acc_fail(&c->acc, "stream event larger "
@@ -66,6 +73,12 @@ llm_call_write(char *p, size_t size, size_t n, void *arg)
 		llm_acc_fail(&c->acc, "out of memory");
 		c->aborted = 1;
 		return 0;
+	}
+	/* A pass-through stream goes on as it comes (llm_http.c). */
+	if (c->http && c->on_part != NULL && c->is_sse && status >= 200 &&
+	    status < 300) {
+		c->http_parts = 1;
+		c->on_part(p, len, status, c->http_type, c->part_arg);
 	}
 	return len;
 }
@@ -81,6 +94,7 @@ llm_call_header(char *p, size_t size, size_t n, void *arg)
 	if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) {
 		c->is_sse = 0;
 		c->retry_after[0] = '\0';
+		c->http_type[0] = '\0';
 		return len;
 	}
 	if ((v = memchr(p, ':', len)) == NULL)
@@ -92,8 +106,19 @@ llm_call_header(char *p, size_t size, size_t n, void *arg)
 	while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == '\n' ||
 	    v[vlen - 1] == ' '))
 		vlen--;
-	if (len > 13 && strncasecmp(p, "content-type:", 13) == 0)
+	if (len > 13 && strncasecmp(p, "content-type:", 13) == 0) {
 		c->is_sse = memmem(v, vlen, "text/event-stream", 17) != NULL;
+		/* Kept for a pass-through answer: printable bytes only. */
+		if (vlen < sizeof(c->http_type) && memchr(v, '\0', vlen) ==
+		    NULL) {
+			memcpy(c->http_type, v, vlen);
+			c->http_type[vlen] = '\0';
+			if (strspn(c->http_type, " !\"#$%&'()*+,-./0123456789"
+			    ":;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`abcdefghij"
+			    "klmnopqrstuvwxyz{|}~") != vlen)
+				c->http_type[0] = '\0';
+		}
+	}
 	else if (len > 12 && strncasecmp(p, "retry-after:", 12) == 0) {
 		if (vlen >= sizeof(c->retry_after))
 			vlen = sizeof(c->retry_after) - 1;
@@ -101,6 +126,60 @@ llm_call_header(char *p, size_t size, size_t n, void *arg)
 		c->retry_after[vlen] = '\0';
 	}
 	return len;
+}
+
+/* A pass-through request's headers: the program's own (checked by the
+ * IPC decoder: content-type, accept, anthropic-version, anthropic-beta),
+ * the wire's key header, the user's extra headers. */
+static int
+llm_call_http_headers(struct llm_call *c)
+{
+	struct llm_engine	*e = c->e;
+	const struct llm_wire	*w;
+	struct curl_slist	*h = NULL, *t;
+	char			*auth = NULL;
+	size_t			 i, len;
+	int			 version = 0, ctype = 0;
+
+	w = strcmp(c->http_wire, "anthropic") == 0 ? &llm_anthropic_wire :
+	    &llm_openai_wire;
+#define ADDH(s) do {							\
+	if ((t = lcurl.slist_append(h, (s))) == NULL)			\
+		goto fail;						\
+	h = t;								\
+} while (0)
+	for (i = 0; i < c->nhttp_hdrs; i++) {
+		version |= strncmp(c->http_hdrs[i], "anthropic-version:",
+		    18) == 0;
+		ctype |= strncmp(c->http_hdrs[i], "content-type:", 13) == 0;
+		ADDH(c->http_hdrs[i]);
+	}
+	if (!ctype)
+		ADDH("Content-Type: application/json");
+	ADDH("Expect:");
+	if (!version && w->fixed_header != NULL)
+		ADDH(w->fixed_header);
+	if (e->cfg.key != NULL) {
+		len = strlen(w->auth) + strlen(e->cfg.key) + 1;
+		if ((auth = malloc(len)) == NULL)
+			goto fail;
+		snprintf(auth, len, "%s%s", w->auth, e->cfg.key);
+		t = lcurl.slist_append(h, auth);
+		freezero(auth, len);
+		if (t == NULL)
+			goto fail;
+		h = t;
+	}
+	for (i = 0; i < e->cfg.nheaders; i++)
+		ADDH(e->cfg.headers[i]);
+#undef ADDH
+	c->hdrs = h;
+	return 0;
+fail:
+	for (t = h; t != NULL; t = t->next)
+		explicit_bzero(t->data, strlen(t->data));
+	lcurl.slist_free_all(h);
+	return -1;
 }
 
 static int
@@ -164,10 +243,11 @@ llm_call_start(struct llm_call *c)
 	llm_acc_init(&c->acc, e->cfg.max_response);
 	c->acc.on_text = llm_call_text;
 	c->acc.arg = c;
-	if (llm_call_headers(c) == -1 || (h = lcurl.easy_init()) == NULL)
+	if ((c->http ? llm_call_http_headers(c) : llm_call_headers(c)) == -1 ||
+	    (h = lcurl.easy_init()) == NULL)
 		return -1;
 	c->easy = h;
-	lcurl.easy_setopt(h, CURLOPT_URL, e->url);
+	lcurl.easy_setopt(h, CURLOPT_URL, c->http ? c->http_url : e->url);
 	lcurl.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	lcurl.easy_setopt(h, CURLOPT_POST, 1L);
 	lcurl.easy_setopt(h, CURLOPT_POSTFIELDS, c->body);
@@ -188,7 +268,7 @@ llm_call_start(struct llm_call *c)
 	if (lcurl.multi_add_handle(e->multi, h) != CURLM_OK)
 		return -1;
 	log_debug("llm: agent %s step %u: POST %s (attempt %u, %zu bytes)",
-	    c->agent, c->step, e->shown_url, c->attempts, c->bodylen);
+	    c->agent, c->step, llm_call_url(c), c->attempts, c->bodylen);
 	return 0;
 }
 
@@ -202,9 +282,11 @@ llm_call_complete(struct llm_call *c)
 	c->res.attempts = c->attempts;
 	c->res.elapsed_ms = clock_mono_ms() - c->start_ms;
 	if (e->cassette != NULL && !e->replay &&
-	    c->res.err != LLM_ERR_CANCELLED &&
-	    llm_cassette_write(e->cassette, c->agent, c->step, c->purpose,
-	    e->wire->name, c->model, c->body, &c->res) == -1)
+	    c->res.err != LLM_ERR_CANCELLED && (c->http ?
+	    llm_cassette_write_http(e->cassette, c->agent, c->step,
+	    c->http_wire, c->body, &c->res) : llm_cassette_write(e->cassette,
+	    c->agent, c->step, c->purpose, e->wire->name, c->model, c->body,
+	    &c->res)) == -1)
 		log_warn("llm: cassette %s", e->cfg.record);
 	llm_call_free_attempt(c);
 	llm_call_move(c, CALL_DONE, 0);
@@ -255,6 +337,12 @@ llm_call_retry(struct llm_call *c)
 	uint64_t		 wait;
 	char			*prev;
 
+	/* The caller has part of this answer: another attempt would
+	 * answer twice. */
+	if (c->http_parts) {
+		llm_call_complete(c);
+		return;
+	}
 	wait = llm_backoff_ms(e, c->attempts, c->retry_after);
 	/* A 429 is the endpoint's word to every client of the account:
 	 * everyone sharing the gate waits, not only this request, and also
@@ -298,7 +386,7 @@ llm_call_parse(struct llm_call *c)
 		goto fail;
 	if (c->is_sse && !c->acc.done && !c->acc.stopped) {
 		llm_call_error(c, LLM_ERR_EXHAUSTED, 200, "POST %s: the stream "
-		    "ended before its final event (%zu events)", e->shown_url,
+		    "ended before its final event (%zu events)", llm_call_url(c),
 		    c->sse.nevents);
 		return 1;
 	}
@@ -320,7 +408,7 @@ llm_call_parse(struct llm_call *c)
 fail:
 	/* An error the server put in a 200 answer is worth retrying. */
 	llm_call_error(c, c->acc.server_error ? LLM_ERR_EXHAUSTED :
-	    LLM_ERR_PARSE, 200, "POST %s: %s", e->shown_url, c->acc.err);
+	    LLM_ERR_PARSE, 200, "POST %s: %s", llm_call_url(c), c->acc.err);
 	return c->acc.server_error;
 }
 
@@ -337,11 +425,11 @@ llm_call_curlerr(struct llm_call *c, CURLcode rc)
 		lcurl.easy_getinfo(c->easy, CURLINFO_CONNECT_TIME, &connect);
 		if (connect <= 0)
 			llm_call_error(c, LLM_ERR_TIMEOUT, 0, "POST %s: no "
-			    "connection within %u ms", e->shown_url,
+			    "connection within %u ms", llm_call_url(c),
 			    e->cfg.connect_timeout_ms);
 		else
 			llm_call_error(c, LLM_ERR_TIMEOUT, 0, "POST %s: no "
-			    "complete answer within %u ms", e->shown_url,
+			    "complete answer within %u ms", llm_call_url(c),
 			    e->cfg.timeout_ms);
 		return 1;
 	}
@@ -352,11 +440,11 @@ llm_call_curlerr(struct llm_call *c, CURLcode rc)
 	    rc == CURLE_PARTIAL_FILE || rc == CURLE_HTTP2 ||
 	    rc == CURLE_HTTP2_STREAM || rc == CURLE_SSL_CONNECT_ERROR ||
 	    rc == CURLE_WEIRD_SERVER_REPLY) {
-		llm_call_error(c, LLM_ERR_EXHAUSTED, 0, "POST %s: %s", e->shown_url,
+		llm_call_error(c, LLM_ERR_EXHAUSTED, 0, "POST %s: %s", llm_call_url(c),
 		    why);
 		return 1;
 	}
-	llm_call_error(c, LLM_ERR_TRANSPORT, 0, "POST %s: %s", e->shown_url, why);
+	llm_call_error(c, LLM_ERR_TRANSPORT, 0, "POST %s: %s", llm_call_url(c), why);
 	return 0;
 }
 
@@ -373,7 +461,7 @@ llm_call_throttled(struct llm_call *c)
 
 	if (llm_window_throttled(&e->win, c->epoch, e->nactive))
 		log_info("llm: HTTP 429 from %s: at most %u requests at once "
-		    "now (was %u; llm_concurrency %u)", e->shown_url,
+		    "now (was %u; llm_concurrency %u)", llm_call_url(c),
 		    e->win.limit, was, e->cfg.concurrency);
 	ra = llm_retry_after_ms(c->retry_after);
 	if (ra > e->cfg.backoff_max_ms)
@@ -399,14 +487,14 @@ llm_call_ended(struct llm_call *c, CURLcode rc)
 	lcurl.easy_getinfo(c->easy, CURLINFO_RESPONSE_CODE, &status);
 	if (c->idle) {
 		llm_call_error(c, LLM_ERR_TIMEOUT, status, "POST %s: no data "
-		    "for %u ms in the middle of the answer", e->shown_url,
+		    "for %u ms in the middle of the answer", llm_call_url(c),
 		    e->cfg.idle_timeout_ms);
 		retry = 1;
 	} else if (c->aborted) {
 		/* An error event in the stream is the server's, and passes. */
 		retry = c->acc.server_error;
 		llm_call_error(c, retry ? LLM_ERR_EXHAUSTED : LLM_ERR_PARSE,
-		    status, "POST %s: %s", e->shown_url, c->acc.err);
+		    status, "POST %s: %s", llm_call_url(c), c->acc.err);
 	}
 	else if (rc != CURLE_OK)
 		retry = llm_call_curlerr(c, rc);
@@ -415,9 +503,16 @@ llm_call_ended(struct llm_call *c, CURLcode rc)
 		    c->resp.len);
 		retry = status == 429 || status == 408 || status >= 500;
 		llm_call_error(c, retry ? LLM_ERR_EXHAUSTED : LLM_ERR_HTTP,
-		    status, "POST %s: HTTP %ld: %s", e->shown_url, status, msg);
+		    status, "POST %s: HTTP %ld: %s", llm_call_url(c), status, msg);
 		if (status == 429)
 			llm_call_throttled(c);
+		/* Not retried: the program reads the endpoint's answer. */
+		if (c->http && !retry && status >= 100 && status <= 599)
+			llm_http_answered(c, status);
+	} else if (c->http) {
+		llm_http_answered(c, status);
+		if (c->res.err == LLM_OK)
+			llm_window_answered(&e->win);
 	} else if ((retry = llm_call_parse(c)) == 0 && c->res.err == LLM_OK)
 		llm_window_answered(&e->win);
 	if (retry) {

@@ -34,6 +34,9 @@ struct cassette_entry {
 	long		 status;
 	char		*error;		/* escaped, readable; NULL if LLM_OK */
 	struct msg_reply reply;		/* valid if LLM_OK */
+	/* purpose http: the answer as the endpoint sent it. */
+	char		*http_body;
+	char		*http_type;
 };
 
 struct llm_cassette {
@@ -50,6 +53,7 @@ struct llm_cassette {
 static const char *const purpose_names[] = {
 	[LLM_PURPOSE_TURN] = "turn",
 	[LLM_PURPOSE_SUMMARY] = "summary",
+	[LLM_PURPOSE_HTTP] = "http",
 };
 
 const char *
@@ -67,6 +71,8 @@ llm_cassette_purpose(const char *s, enum llm_purpose *p)
 		*p = LLM_PURPOSE_TURN;
 	else if (strcmp(s, "summary") == 0)
 		*p = LLM_PURPOSE_SUMMARY;
+	else if (strcmp(s, "http") == 0)
+		*p = LLM_PURPOSE_HTTP;
 	else
 		return -1;
 	return 0;
@@ -170,6 +176,8 @@ llm_cassette_free_entries(struct llm_cassette *c)
 	for (i = 0; i < c->n; i++) {
 		free(c->v[i].agent);
 		free(c->v[i].error);
+		free(c->v[i].http_body);
+		free(c->v[i].http_type);
 		msg_reply_free(&c->v[i].reply);
 	}
 	free(c->v);
@@ -257,6 +265,35 @@ llm_cassette_kind(const char *s)
 	return LLM_ERR_SYSTEM;
 }
 
+/* A pass-through answer: {"status", "content_type", "body"}; a body with
+ * a NUL byte or a status out of range is kept as the step's failure. */
+static int
+llm_cassette_http_answer(const struct llm_cassette *c,
+    struct cassette_entry *e, json_t *ans)
+{
+	json_t		*b = json_object_get(ans, "body");
+	const char	*t = llm_json_str(ans, "content_type");
+	uint64_t	 st = llm_json_u64(ans, "status");
+
+	if (!json_is_string(b) || memchr(json_string_value(b), '\0',
+	    json_string_length(b)) != NULL || st < 100 || st > 599) {
+		e->err = LLM_ERR_PARSE;
+		if (asprintf(&e->error, "cassette %s: agent %s step %u: a bad "
+		    "http answer", c->path, e->agent, e->step) == -1) {
+			e->error = NULL;
+			return -1;
+		}
+		return 0;
+	}
+	e->err = LLM_OK;
+	e->status = (long)st;
+	if ((e->http_body = strdup(json_string_value(b))) == NULL ||
+	    (e->http_type = strdup(t != NULL ? t : "application/json")) ==
+	    NULL)
+		return -1;
+	return 0;
+}
+
 /*
  * A recorded answer decoded into e, as llm_cassette_find hands it out. A
  * reply that cannot be used is kept as its reason (the run fails at that
@@ -269,6 +306,8 @@ llm_cassette_answer(const struct llm_cassette *c, struct cassette_entry *e,
 	const char	*m;
 	char		 why[256];
 
+	if (is_error == 2)
+		return llm_cassette_http_answer(c, e, ans);
 	if (is_error) {
 		e->err = llm_cassette_kind(llm_json_str(ans, "kind"));
 		e->status = (long)llm_json_u64(ans, "status");
@@ -312,10 +351,14 @@ llm_cassette_entry(struct llm_cassette *c, json_t *o, char *err, size_t errsz)
 		return -1;
 	}
 	if (llm_cassette_purpose(llm_json_str(o, "purpose"), &e.purpose) == -1) {
-		snprintf(err, errsz, "\"purpose\" is not turn or summary");
+		snprintf(err, errsz, "\"purpose\" is not turn, summary or "
+		    "http");
 		return -1;
 	}
-	if (json_is_object(ans = json_object_get(o, "reply")))
+	if (e.purpose == LLM_PURPOSE_HTTP &&
+	    json_is_object(ans = json_object_get(o, "http")))
+		is_error = 2;
+	else if (json_is_object(ans = json_object_get(o, "reply")))
 		is_error = 0;
 	else if (json_is_object(ans = json_object_get(o, "error")))
 		is_error = 1;
@@ -517,6 +560,79 @@ llm_cassette_write(struct llm_cassette *c, const char *agent, unsigned step,
 		    json_object_set_new(o, "error", ans) == -1)
 			goto out;
 	}
+	if ((s = json_dumps(o, JSON_COMPACT)) == NULL)
+		goto out;
+	if (fprintf(c->f, "%s\n", s) < 0 || fflush(c->f) == EOF) {
+		free(s);
+		goto out;
+	}
+	free(s);
+	rc = 0;
+out:
+	json_decref(o);
+	if (rc == -1 && errno == 0)
+		errno = ENOMEM;
+	return rc;
+}
+
+int
+llm_cassette_find_http(struct llm_cassette *c, const char *agent,
+    unsigned step, struct llm_result *res)
+{
+	struct cassette_entry	*e = NULL;
+	size_t			 i;
+
+	for (i = c->n; i > 0 && e == NULL; i--)
+		if (llm_cassette_same(&c->v[i - 1], agent, step,
+		    LLM_PURPOSE_HTTP))
+			e = &c->v[i - 1];
+	if (e == NULL)
+		return -1;
+	res->err = e->err;
+	res->status = e->status;
+	if (e->err != LLM_OK)
+		res->error = strdup(e->error != NULL ? e->error : "recorded");
+	else if ((res->http_body = strdup(e->http_body)) == NULL ||
+	    (res->http_type = strdup(e->http_type)) == NULL) {
+		res->err = LLM_ERR_SYSTEM;
+		res->error = strdup("out of memory");
+		return 0;
+	} else {
+		res->http_len = strlen(res->http_body);
+		llm_http_usage(res->http_body, res->http_len,
+		    strstr(res->http_type, "text/event-stream") != NULL,
+		    &res->reply.usage);
+	}
+	return 0;
+}
+
+int
+llm_cassette_write_http(struct llm_cassette *c, const char *agent,
+    unsigned step, const char *wire, const char *request,
+    const struct llm_result *res)
+{
+	json_t	*o, *req = NULL, *ans = NULL;
+	char	*s;
+	int	 rc = -1;
+
+	if (res->err != LLM_OK)
+		return llm_cassette_write(c, agent, step, LLM_PURPOSE_HTTP,
+		    wire, "", request, res);
+	o = json_pack("{s:s, s:I, s:s, s:s}", "agent", agent, "step",
+	    (json_int_t)step, "purpose", "http", "provider", wire);
+	if (o == NULL)
+		goto out;
+	if (request != NULL && (req = json_loads(request, 0, NULL)) == NULL)
+		req = llm_json_string(request);
+	if (req != NULL && json_object_set_new(o, "request", req) == -1)
+		goto out;
+	ans = json_pack("{s:I}", "status", (json_int_t)res->status);
+	if (ans == NULL || llm_json_setstr(ans, "content_type",
+	    res->http_type != NULL ? res->http_type : "") == -1 ||
+	    llm_json_setstr(ans, "body", res->http_body != NULL ?
+	    res->http_body : "") == -1 ||
+	    json_object_set_new(o, "http", ans) == -1)
+		goto out;
 	if ((s = json_dumps(o, JSON_COMPACT)) == NULL)
 		goto out;
 	if (fprintf(c->f, "%s\n", s) < 0 || fflush(c->f) == EOF) {

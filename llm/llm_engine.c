@@ -51,6 +51,8 @@ void
 llm_result_free(struct llm_result *res)
 {
 	free(res->error);
+	free(res->http_body);
+	free(res->http_type);
 	msg_reply_free(&res->reply);
 	memset(res, 0, sizeof(*res));
 }
@@ -260,11 +262,17 @@ llm_call_free_attempt(struct llm_call *c)
 	llm_acc_free(&c->acc);
 }
 
-static void
+void
 llm_call_free(struct llm_call *c)
 {
+	size_t	i;
+
 	llm_call_free_attempt(c);
 	llm_result_free(&c->res);
+	free(c->http_url);
+	free(c->http_shown);
+	for (i = 0; i < c->nhttp_hdrs; i++)
+		free(c->http_hdrs[i]);
 	free(c->agent);
 	free(c->model);
 	free(c->body);

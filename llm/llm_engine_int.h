@@ -56,6 +56,19 @@ struct llm_call {
 	uint64_t		 start_ms;
 	uint64_t		 wake_ms;	/* CALL_BACKOFF */
 	struct llm_result	 res;
+
+	/* llm_submit_http: a pass-through request (llm_http.c). */
+	int			 http;
+	const char		*http_wire;	/* static */
+	char			*http_url;
+	char			*http_shown;	/* masked, for messages */
+	char			*http_hdrs[LLM_HTTP_HEADERS_MAX];
+	size_t			 nhttp_hdrs;
+	char			 http_type[256];
+	void			(*on_part)(const char *, size_t, long,
+				    const char *, void *);
+	void			*part_arg;
+	int			 http_parts;	/* parts went to the caller */
 };
 
 TAILQ_HEAD(call_list, llm_call);
@@ -89,6 +102,10 @@ void	llm_call_error(struct llm_call *, enum llm_err, long, const char *,
 	    ...) __attribute__((format(printf, 4, 5)));
 void	llm_call_move(struct llm_call *, enum call_state to, int front);
 void	llm_call_free_attempt(struct llm_call *);
+void	llm_call_free(struct llm_call *);
+
+/* llm_http.c */
+void	llm_http_answered(struct llm_call *, long status);
 
 /* llm_call.c */
 int	llm_call_start(struct llm_call *);

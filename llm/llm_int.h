@@ -186,6 +186,12 @@ int	llm_cassette_write(struct llm_cassette *c, const char *agent,
 	    unsigned step, enum llm_purpose purpose, const char *provider,
 	    const char *model, const char *request, const struct llm_result *res);
 const char *llm_purpose_name(enum llm_purpose p);
+/* Pass-through exchanges ("purpose": "http"): the answer as sent. */
+int	llm_cassette_find_http(struct llm_cassette *c, const char *agent,
+	    unsigned step, struct llm_result *res);
+int	llm_cassette_write_http(struct llm_cassette *c, const char *agent,
+	    unsigned step, const char *wire, const char *request,
+	    const struct llm_result *res);
 
 /* llm_window.c: the adaptive cap on requests on the wire. */
 struct llm_window {

@@ -159,6 +159,17 @@ struct sandbox_policy {
 	int		 nread;
 	size_t		 read_used;
 	char		 read_pool[SANDBOX_READ_POOL];
+	/*
+	 * A backend's worker (docs/backends.md): TCP and UDP sockets
+	 * (AF_INET, AF_INET6) and AF_UNIX ones allowed by seccomp and left
+	 * to the network namespace by Landlock, for its proxy on loopback;
+	 * requires a network namespace (never waived by allow_weaker: on
+	 * the host's network, loopback is the host's) and a mount
+	 * namespace (the private HOME in the private /tmp), and brings lo
+	 * up in it. With program set, the program's package directory is
+	 * readable.
+	 */
+	int		 inet;
 };
 
 /* What was applied, for the worker's hello and for `sandbox exec -v`. */

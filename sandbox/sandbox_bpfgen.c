@@ -5,7 +5,7 @@
  *
  *	sandbox_bpfgen OUTPUT.c
  *
- * One program per (fs_write, exec, mode) at sandbox_bpf_index(); programs
+ * One program per (fs_write, exec, mode, inet) at sandbox_bpf_index(); programs
  * that come out identical (most modes of a non-sanitizer build) share one
  * array. The output is written to OUTPUT.c.tmp and renamed, so a failed
  * run never leaves a half table for the next build to compile.
@@ -24,12 +24,13 @@
 static int
 bpfgen_policy(int i, struct sandbox_policy *p, int *flags)
 {
-	int	 mode = i >> 2;
+	int	 mode = (i >> 2) & 3;
 
 	memset(p, 0, sizeof(*p));
 	strlcpy(p->name, "bpfgen", sizeof(p->name));
 	p->fs_write = i & 1;
 	p->exec = (i >> 1) & 1;
+	p->inet = (i >> 4) & 1;
 	switch (mode) {
 	case SANDBOX_BPF_MODE_SELF:
 		*flags = SANDBOX_SECCOMP_SELF;
@@ -50,7 +51,7 @@ bpfgen_policy(int i, struct sandbox_policy *p, int *flags)
 	/* Where the loader looks this policy up: i, or an earlier entry
 	 * when the mode does not apply (execve cannot notify if allowed). */
 	return sandbox_bpf_index(p->fs_write, p->exec, sandbox_bpf_mode(p,
-	    *flags));
+	    *flags), p->inet);
 }
 
 int

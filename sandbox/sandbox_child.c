@@ -262,6 +262,17 @@ sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 	}
 	if ((flags & CLONE_NEWNET) || sandbox_ns_netns_inherited(sb))
 		a |= SANDBOX_NETNS;
+	/* A backend's proxy: loopback of its own namespace, or nothing
+	 * (--weaker does not waive it: the host's loopback reaches the
+	 * host's services). */
+	if (p->inet && !(a & SANDBOX_NETNS)) {
+		sandbox_fail(e, SANDBOX_NETNS, ENOTSUP, "a backend's loopback "
+		    "needs a network namespace of its own, and none can be "
+		    "had here (warren sandbox check)");
+		goto done;
+	}
+	if (p->inet && sandbox_ns_lo_up(e) == -1)
+		goto done;
 	if (flags & CLONE_NEWIPC)
 		a |= SANDBOX_IPCNS;
 	if ((flags & CLONE_NEWPID) && !sb->direct &&

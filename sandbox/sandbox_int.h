@@ -50,6 +50,9 @@ int	 sandbox_ns_flags(const struct sandbox *sb);
 int	 sandbox_ns_netns_inherited(const struct sandbox *sb);
 pid_t	 sandbox_ns_clone(int flags);
 int	 sandbox_ns_userns_map(uid_t uid, gid_t gid, struct sandbox_error *e);
+/* Bring the loopback interface of our network namespace up (a policy
+ * with inet: a backend's proxy listens on it). No malloc. */
+int	 sandbox_ns_lo_up(struct sandbox_error *e);
 int	 sandbox_ns_mounts(const struct sandbox_policy *p, int pidns,
 	    int landlocked, struct sandbox_error *e);
 void	 sandbox_ns_init_signals(sigset_t *old);
@@ -132,7 +135,7 @@ int	 sandbox_seccomp_apply(const struct sandbox_policy *p, int flags,
 #define SANDBOX_BPF_MODE_EXEC	1	/* a child that execs its command */
 #define SANDBOX_BPF_MODE_NOTIFY	2	/* sandbox exec: socket() notifies */
 #define SANDBOX_BPF_MODE_NOTIFY_EXEC 3	/* ... and execve notifies too */
-#define SANDBOX_BPF_NPROGS	16
+#define SANDBOX_BPF_NPROGS	32	/* 16 and up: inet (a backend's) */
 struct sandbox_bpf_prog {
 	const void	*insns;		/* struct sock_filter[len] */
 	unsigned short	 len;
@@ -140,9 +143,10 @@ struct sandbox_bpf_prog {
 extern const struct sandbox_bpf_prog sandbox_bpf_table[SANDBOX_BPF_NPROGS];
 /* Shared by the loader and the generator, so both index the same way. */
 static inline int
-sandbox_bpf_index(int fs_write, int exec, int mode)
+sandbox_bpf_index(int fs_write, int exec, int mode, int inet)
 {
-	return (fs_write ? 1 : 0) | (exec ? 2 : 0) | (mode << 2);
+	return (fs_write ? 1 : 0) | (exec ? 2 : 0) | (mode << 2) |
+	    (inet ? 16 : 0);
 }
 
 /* What the filter depends on besides fs_write and exec. */

@@ -401,6 +401,74 @@ sandbox_landlock_rules_read(int rfd, const struct sandbox_policy *p,
 	return 0;
 }
 
+/*
+ * The node_modules directory that holds the package dir (dir itself, its
+ * parent, or for a scoped package "@scope/name" its grandparent), in out;
+ * 0 found, -1 not in one.
+ */
+static int
+sandbox_landlock_modules(const char *dir, char *out, size_t len)
+{
+	char	*slash;
+	int	 up;
+
+	strlcpy(out, dir, len);
+	for (up = 0; up < 3; up++) {
+		if ((slash = strrchr(out, '/')) == NULL || slash == out)
+			return -1;
+		if (strcmp(slash + 1, "node_modules") == 0)
+			return 0;
+		*slash = '\0';
+	}
+	return -1;
+}
+
+/*
+ * A backend's program reads its package: node's script its modules, a
+ * native binary's wrapper the binary beside it. The package directory is
+ * the nearest of the program's directory and its three parents that holds
+ * a package.json, else the program's own directory; read-only. A package
+ * inside a node_modules directory gets that whole directory, readable and
+ * executable: npm installs a program's native part as a sibling package
+ * (Codex's launcher execs @openai/codex-linux-x64's binary, which execs
+ * the rg beside it); docs/backends.md says what this opens.
+ */
+static int
+sandbox_landlock_package(int rfd, const char *program, uint64_t handled,
+    struct sandbox_error *e)
+{
+	char		 dir[PATH_MAX], cand[PATH_MAX];
+	char		*slash;
+	struct stat	 st;
+	int		 up;
+
+	strlcpy(dir, program, sizeof(dir));
+	if ((slash = strrchr(dir, '/')) == NULL)
+		return 0;
+	*slash = '\0';
+	strlcpy(cand, dir, sizeof(cand));
+	for (up = 0; up < 4 && cand[0] != '\0'; up++) {
+		char	pj[PATH_MAX];
+
+		if ((size_t)snprintf(pj, sizeof(pj), "%s/package.json",
+		    cand) < sizeof(pj) && stat(pj, &st) == 0 &&
+		    S_ISREG(st.st_mode)) {
+			strlcpy(dir, cand, sizeof(dir));
+			break;
+		}
+		if ((slash = strrchr(cand, '/')) == NULL || slash == cand)
+			break;
+		*slash = '\0';
+	}
+	if (dir[0] == '\0' || strcmp(dir, "/") == 0)
+		return sandbox_fail(e, SANDBOX_LANDLOCK, EINVAL, "the program "
+		    "%s lies in /: no package directory to open", program);
+	if (sandbox_landlock_modules(dir, cand, sizeof(cand)) == 0)
+		return sandbox_landlock_rule(rfd, cand, LL_READ |
+		    LL_FS_EXECUTE, handled, e);
+	return sandbox_landlock_rule(rfd, dir, LL_READ, handled, e);
+}
+
 /* The rules on what every child sees as we do: the fixed paths, the
  * workspace (bound back at the same place), the program. */
 static int
@@ -433,6 +501,9 @@ sandbox_landlock_rules_shared(int rfd, const struct sandbox_policy *p,
 	    p->workspace : ".", access, handled, e) == -1)
 		return -1;
 	if (p->program[0] != '\0' && sandbox_landlock_program(rfd,
+	    p->program, handled, e) == -1)
+		return -1;
+	if (p->inet && p->program[0] != '\0' && sandbox_landlock_package(rfd,
 	    p->program, handled, e) == -1)
 		return -1;
 	return sandbox_landlock_rules_read(rfd, p, handled, e);
@@ -545,7 +616,9 @@ sandbox_landlock_ruleset(const struct sandbox_policy *p, int abi,
 		    "Landlock ABI %d (1 to %d)", abi, SANDBOX_LANDLOCK_MAX);
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = sandbox_landlock_handled(abi);
-	if (abi >= 4)
+	/* A backend's worker (inet) binds and connects on loopback: its
+	 * network namespace, which has nothing else, is the wall there. */
+	if (abi >= 4 && !p->inet)
 		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 	if (sandbox_landlock_layers(abi) & SANDBOX_LLSCOPE)
 		attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;

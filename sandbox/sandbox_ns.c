@@ -12,7 +12,9 @@
  * other threads: code here runs before exec and avoids malloc.
  */
 #include <sys/types.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -21,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -58,12 +61,40 @@ sandbox_netns_share(struct sandbox_error *e)
 	return 0;
 }
 
-/* The child gets no netns of its own but is in the shared empty one. */
+int
+sandbox_ns_lo_up(struct sandbox_error *e)
+{
+	struct ifreq	 ifr;
+	int		 fd, saved;
+
+	if ((fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return sandbox_fail(e, SANDBOX_NETNS, errno, "socket for lo");
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) == -1)
+		goto fail;
+	if (!(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		if (ioctl(fd, SIOCSIFFLAGS, &ifr) == -1)
+			goto fail;
+	}
+	close(fd);
+	return 0;
+fail:
+	saved = errno;
+	close(fd);
+	return sandbox_fail(e, SANDBOX_NETNS, saved, "bring lo up in the "
+	    "network namespace");
+}
+
+/* The child gets no netns of its own but is in the shared empty one. A
+ * backend's worker (inet) always gets its own: its loopback carries its
+ * program's model traffic, which no other worker may reach. */
 int
 sandbox_ns_netns_inherited(const struct sandbox *sb)
 {
 	return sandbox_netns_shared && sb->caps.root &&
-	    (sb->policy.want & SANDBOX_NETNS);
+	    (sb->policy.want & SANDBOX_NETNS) && !sb->policy.inet;
 }
 
 int

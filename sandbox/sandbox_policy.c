@@ -30,6 +30,10 @@ sandbox_policy_require(struct sandbox_policy *p, const struct sandbox_caps *c)
 	p->require |= sandbox_protect_require(p);
 	if (c != NULL ? c->root : geteuid() == 0)
 		p->require |= SANDBOX_MNTNS;
+	/* A backend's loopback must not be the host's; its HOME is in the
+	 * private /tmp. */
+	if (p->inet)
+		p->require |= SANDBOX_NETNS | SANDBOX_MNTNS;
 }
 
 int
@@ -87,8 +91,8 @@ sandbox_policy_init(struct sandbox_policy *p, const char *name,
 	return 0;
 }
 
-/* "v1;a=HEX;w=0;x=0;aw=0;want=HEX;req=HEX;u=N;ll=FD;lla=ABI;n=NAME;ws=PATH"
- * (ws last: a path may hold ';'). */
+/* "v1;a=HEX;w=0;x=0;aw=0;want=HEX;req=HEX;u=N;ll=FD;lla=ABI;i=0;n=NAME;
+ * ws=PATH" (ws last: a path may hold ';'). */
 int
 sandbox_policy_encode(const struct sandbox_policy *p,
     const struct sandbox_phase1 *ph1, char *buf, size_t len)
@@ -96,9 +100,10 @@ sandbox_policy_encode(const struct sandbox_policy *p,
 	int	 n;
 
 	n = snprintf(buf, len, "v1;a=%x;w=%d;x=%d;aw=%d;want=%x;req=%x;u=%u;"
-	    "ll=%d;lla=%d;n=%s;ws=%s", ph1->applied, p->fs_write, p->exec,
+	    "ll=%d;lla=%d;i=%d;n=%s;ws=%s", ph1->applied, p->fs_write, p->exec,
 	    p->allow_weaker, p->want, p->require, (unsigned)p->uid,
-	    ph1->landlock_fd, ph1->landlock_abi, p->name, p->workspace);
+	    ph1->landlock_fd, ph1->landlock_abi, p->inet != 0, p->name,
+	    p->workspace);
 	if (n < 0 || (size_t)n >= len) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -127,7 +132,7 @@ sandbox_policy_decode(const char *s, struct sandbox_policy *p,
 {
 	char		 name[SANDBOX_NAME_LEN];
 	const char	*ws, *f;
-	unsigned	 a, want, req, w, x, aw, uid;
+	unsigned	 a, want, req, w, x, aw, uid, inet;
 	int		 llfd, llabi;
 	size_t		 n;
 
@@ -141,8 +146,8 @@ sandbox_policy_decode(const char *s, struct sandbox_policy *p,
 	    (f = strstr(s, ";req=")) == NULL ||
 	    sandbox_decode_hex(f + 5, &req) == -1 ||
 	    sscanf(s, "v1;a=%*x;w=%u;x=%u;aw=%u;want=%*x;req=%*x;u=%u;"
-	    "ll=%d;lla=%d;", &w, &x, &aw, &uid, &llfd, &llabi) != 6 ||
-	    w > 1 || x > 1 || aw > 1 ||
+	    "ll=%d;lla=%d;i=%u;", &w, &x, &aw, &uid, &llfd, &llabi,
+	    &inet) != 7 || w > 1 || x > 1 || aw > 1 || inet > 1 ||
 	    (f = strstr(s, ";n=")) == NULL || (ws = strstr(s, ";ws=")) == NULL ||
 	    ws < f)
 		return sandbox_fail(e, 0, EINVAL, "bad %s", SANDBOX_ENV);
@@ -163,6 +168,7 @@ sandbox_policy_decode(const char *s, struct sandbox_policy *p,
 	if (sandbox_policy_init(p, name, ws, (int)w, (int)x, e) == -1)
 		return -1;
 	p->allow_weaker = (int)aw;
+	p->inet = (int)inet;
 	p->want = want;
 	p->require = req;
 	p->uid = (uid_t)uid;

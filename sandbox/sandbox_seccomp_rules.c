@@ -200,9 +200,36 @@ sandbox_seccomp_rule(scmp_filter_ctx ctx, uint32_t act, const char *name,
 	return 0;
 }
 
+/*
+ * A backend's worker (p->inet): socket() for AF_UNIX, AF_INET and AF_INET6
+ * only; every other family (netlink, packet, ...) fails with EPERM. Its
+ * network namespace has nothing but loopback. The family is an int: the
+ * low 32 bits of a value are what the kernel reads, so the named families
+ * are matched on them, and anything above AF_INET6 in all 64 bits is
+ * refused (a value with high bits set is never let through that way).
+ */
 static int
-sandbox_seccomp_common(scmp_filter_ctx ctx, int flags,
-    struct sandbox_error *e)
+sandbox_seccomp_inet(scmp_filter_ctx ctx, struct sandbox_error *e)
+{
+	struct scmp_arg_cmp	 c;
+	uint32_t		 eperm = SCMP_ACT_ERRNO(EPERM);
+	int			 fam;
+
+	for (fam = 0; fam < AF_INET6; fam++) {
+		if (fam == AF_UNIX || fam == AF_INET)
+			continue;
+		c = sandbox_seccomp_cmp(0, SCMP_CMP_MASKED_EQ, 0xffffffffUL,
+		    (uint64_t)fam);
+		if (sandbox_seccomp_rule(ctx, eperm, "socket", 1, &c, e) == -1)
+			return -1;
+	}
+	c = sandbox_seccomp_cmp(0, SCMP_CMP_GT, AF_INET6, 0);
+	return sandbox_seccomp_rule(ctx, eperm, "socket", 1, &c, e);
+}
+
+static int
+sandbox_seccomp_common(scmp_filter_ctx ctx, const struct sandbox_policy *p,
+    int flags, struct sandbox_error *e)
 {
 	struct scmp_arg_cmp	 c[2];
 	uint32_t		 eperm = SCMP_ACT_ERRNO(EPERM);
@@ -222,7 +249,10 @@ sandbox_seccomp_common(scmp_filter_ctx ctx, int flags,
 			return -1;
 	}
 	/* No network: socket() for any family; socketpair only AF_UNIX. */
-	if (sandbox_seccomp_rule(ctx, (flags & SANDBOX_SECCOMP_NOTIFY) ?
+	if (p->inet) {
+		if (sandbox_seccomp_inet(ctx, e) == -1)
+			return -1;
+	} else if (sandbox_seccomp_rule(ctx, (flags & SANDBOX_SECCOMP_NOTIFY) ?
 	    SCMP_ACT_NOTIFY : eperm, "socket", 0, NULL, e) == -1)
 		return -1;
 	c[0] = sandbox_seccomp_cmp(0, SCMP_CMP_NE, AF_UNIX, 0);
@@ -340,7 +370,7 @@ sandbox_seccomp_build(const struct sandbox_policy *p, int flags,
 		sandbox_fail(e, SANDBOX_SECCOMP, -rc, "filter optimization");
 		goto fail;
 	}
-	if (sandbox_seccomp_common(ctx, flags, e) == -1)
+	if (sandbox_seccomp_common(ctx, p, flags, e) == -1)
 		goto fail;
 	if (!p->fs_write && sandbox_seccomp_readonly(ctx, e) == -1)
 		goto fail;

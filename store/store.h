@@ -131,6 +131,11 @@ struct store_run_params {
 	const char	*cow_dir;	/* its layer's directory, or NULL */
 	int64_t		 continues;	/* run --continue: the run it follows
 					   up; 0: none */
+	int64_t		 adopts;	/* the run whose layer (cow_dir) it
+					   goes on in: that run's layer state
+					   becomes "continued" in the same
+					   write, EEXIST if it is no longer
+					   pending; 0: none */
 };
 
 /* A new agent. The parent (path minus its last component) must exist. */
@@ -170,7 +175,9 @@ struct store_run {
 	char			*cow_mode;	/* NULL: the run wrote in place */
 	char			*cow_dir;
 	char			*cow_state;	/* "pending", "applied",
-						   "discarded", "empty" */
+						   "discarded", "empty",
+						   "continued" (a follow-up
+						   went on in the layer) */
 	int64_t			 continues;	/* the run it follows up, 0 */
 	char			*continued_by;	/* the runs that follow it up:
 						   "7, 9"; NULL: none */
@@ -344,9 +351,14 @@ int		 store_run_resumed(struct store *st, int64_t run);
 /* Delete a finished run and all of it, committed at once. */
 int		 store_run_delete(struct store *st, int64_t run);
 /* The run's copy-on-write layer is now state ("applied", "discarded");
- * ENOTFOUND if the run has no layer. With no writer thread running. */
+ * ENOTFOUND if the run has no layer, EEXIST (nothing written) if a
+ * follow-up went on in it ("continued"). With no writer thread running. */
 int		 store_run_cow_state(struct store *st, int64_t run,
 		    const char *state);
+/* The run that holds run's layer now: the newest other run with the same
+ * layer directory (a follow-up went on in it), in *holder; 0 if none. */
+int		 store_run_layer_holder(struct store *st, int64_t run,
+		    int64_t *holder);
 /* run --continue: the memory edge from the root node of run old (the
  * run being followed up) to node, the new run's root node: its context
  * holds old's memory. Across runs, unlike store_edge_add. With no writer

@@ -227,6 +227,27 @@ store_run_latest(struct store *st, const char *workspace, int64_t *run)
 	return 0;
 }
 
+int
+store_run_layer_holder(struct store *st, int64_t run, int64_t *holder)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	*holder = 0;
+	if (store_prepare(st, "SELECT coalesce(max(o.id), 0) FROM runs r"
+	    " JOIN runs o ON o.cow_dir = r.cow_dir AND o.id != r.id"
+	    " WHERE r.id = ?1", &s) == -1)
+		return -1;
+	sqlite3_bind_int64(s, 1, run);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*holder = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW)
+		return store_setdberr(st, rc, "finding who holds a layer");
+	return 0;
+}
+
 static int
 store_agent_row(sqlite3_stmt *s, struct store_agent *a)
 {

@@ -110,15 +110,54 @@ store_run_insert(struct store *st, const struct store_run_params *p,
 	return 0;
 }
 
+/*
+ * A follow-up goes on in the layer of the run it continues: that run's
+ * layer is "continued" from now on. First, so that a layer applied,
+ * discarded or taken by another follow-up meanwhile refuses the run
+ * before anything is written (a logical error leaves the batch alone).
+ */
+static int
+store_run_adopt(struct store *st, const struct store_run_params *p)
+{
+	sqlite3_stmt	*s;
+	int		 rc;
+
+	rc = sqlite3_prepare_v2(st->db, "UPDATE runs SET cow_state ="
+	    " 'continued' WHERE id = ?1 AND cow_dir = ?2 AND"
+	    " coalesce(cow_state, 'pending') = 'pending'", -1, &s, NULL);
+	if (rc != SQLITE_OK)
+		return store_setdberr(st, rc, "taking over a run's layer");
+	sqlite3_bind_int64(s, 1, p->adopts);
+	store_bind_text(s, 2, p->cow_dir);
+	rc = store_exec_stmt(st, s, "taking over a run's layer");
+	sqlite3_finalize(s);
+	if (rc == -1)
+		return -1;
+	if (sqlite3_changes(st->db) == 1)
+		return 0;
+	st->op_done--;		/* it wrote nothing */
+	return store_seterr(st, STORE_EEXIST, "run %lld's layer is no longer "
+	    "there to go on in (applied, discarded or taken over by another "
+	    "follow-up meanwhile): run again for a layer of its own",
+	    (long long)p->adopts);
+}
+
 int
 store_run_begin(struct store *st, const struct store_run_params *p,
     int64_t *run)
 {
+	int	ok;
+
 	if (p == NULL || p->task == NULL)
 		return store_seterr(st, STORE_EINVAL, "a run needs a task");
+	if (p->adopts > 0 && p->cow_dir == NULL)
+		return store_seterr(st, STORE_EINVAL, "a run going on in "
+		    "another's layer needs the layer's directory");
 	if (store_op_begin(st) == -1)
 		return -1;
-	return store_op_end(st, store_run_insert(st, p, run) == 0, 1);
+	ok = (p->adopts <= 0 || store_run_adopt(st, p) == 0) &&
+	    store_run_insert(st, p, run) == 0;
+	return store_op_end(st, ok, p->adopts > 0 ? 2 : 1);
 }
 
 /*
@@ -374,10 +413,34 @@ store_run_delete(struct store *st, int64_t run)
 	return store_flush(st);
 }
 
+/* Nothing was updated: a layer a follow-up took over meanwhile
+ * (EEXIST), else no run with a layer (ENOTFOUND). */
+static int
+store_run_cow_state_none(struct store *st, int64_t run)
+{
+	sqlite3_stmt	*s;
+	int		 taken = 0;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM runs WHERE id = ?1 AND"
+	    " cow_state = 'continued'", -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, run);
+		taken = sqlite3_step(s) == SQLITE_ROW;
+		sqlite3_finalize(s);
+	}
+	if (!taken)
+		return store_seterr(st, STORE_ENOTFOUND, "no run %lld with a "
+		    "layer", (long long)run);
+	return store_seterr(st, STORE_EEXIST, "run %lld's layer went on to a "
+	    "follow-up run (--continue) meanwhile, which holds it now: left "
+	    "as it is", (long long)run);
+}
+
 /*
  * A run's layer was applied or discarded ("applied", "discarded"). Not
  * through the writer thread: the commands that call it (`warren apply`,
- * `discard`, the end of `run --apply`) run with no writer.
+ * `discard`, the end of `run --apply`) run with no writer. Not a layer a
+ * follow-up went on in ("continued"), even one taken over after the
+ * caller read the run: the caller must then leave the layer be.
  */
 int
 store_run_cow_state(struct store *st, int64_t run, const char *state)
@@ -391,14 +454,20 @@ store_run_cow_state(struct store *st, int64_t run, const char *state)
 	if (store_op_begin(st) == -1)
 		return -1;
 	rc = sqlite3_prepare_v2(st->db, "UPDATE runs SET cow_state = ?2 "
-	    "WHERE id = ?1 AND cow_mode IS NOT NULL", -1, &s, NULL);
+	    "WHERE id = ?1 AND cow_mode IS NOT NULL AND"
+	    " coalesce(cow_state, 'pending') != 'continued'", -1, &s, NULL);
 	if (rc != SQLITE_OK) {
 		(void)store_setdberr(st, rc, "recording a layer's state");
 		return store_op_end(st, 0, 1);
 	}
 	sqlite3_bind_int64(s, 1, run);
 	sqlite3_bind_text(s, 2, state, -1, SQLITE_STATIC);
-	ok = store_run_update(st, s, run, "recording a layer's state") == 0;
+	ok = store_exec_stmt(st, s, "recording a layer's state") == 0;
+	if (ok && sqlite3_changes(st->db) == 0) {
+		st->op_done--;		/* it wrote nothing */
+		ok = 0;
+		(void)store_run_cow_state_none(st, run);
+	}
 	sqlite3_finalize(s);
 	if (store_op_end(st, ok, 1) == -1)
 		return -1;

@@ -21,6 +21,8 @@ struct broker_req {
 	struct run	*run;
 	struct node	*node;
 	broker_fn	 fn;
+	broker_http_fn	 http_fn;	/* a pass-through request's */
+	broker_part_fn	 part_fn;	/* its stream's parts */
 	void		*arg;
 	unsigned	 step;
 	int64_t		 start_ms;	/* wall clock, when it was asked */
@@ -68,6 +70,20 @@ broker_record(struct broker_req *b, const struct llm_result *res)
 	run_record_event(b->run, b->node, "llm", NULL, detail);
 }
 
+/* An answer's tokens: the run's budget, the node's count. */
+static void
+broker_count(struct broker_req *b, const struct msg_usage *u)
+{
+	b->run->tokens += u->input + u->output;
+	b->node->usage_unsaved.input += u->input;
+	b->node->usage_unsaved.output += u->output;
+	/* The node's count is what we measured, never what a worker
+	 * claims in its done message. */
+	b->node->usage.input += u->input;
+	b->node->usage.output += u->output;
+	ui_live_dirty();
+}
+
 static void
 broker_done(struct llm_result *res, void *arg)
 {
@@ -77,15 +93,17 @@ broker_done(struct llm_result *res, void *arg)
 	if (b->node->ui.llm > 0)
 		b->node->ui.llm--;
 	broker_record(b, res);
+	if (b->http_fn != NULL) {
+		if (res->err == LLM_OK)
+			broker_count(b, &res->reply.usage);
+		b->http_fn(r, b->arg, res->err == LLM_OK ? res : NULL,
+		    res->err == LLM_OK ? NULL : broker_code(res->err),
+		    res->error ? res->error : llm_err_name(res->err));
+		free(b);
+		return;
+	}
 	if (res->err == LLM_OK) {
-		r->tokens += res->reply.usage.input + res->reply.usage.output;
-		b->node->usage_unsaved.input += res->reply.usage.input;
-		b->node->usage_unsaved.output += res->reply.usage.output;
-		/* The node's count is what we measured, never what a worker
-		 * claims in its done message. */
-		b->node->usage.input += res->reply.usage.input;
-		b->node->usage.output += res->reply.usage.output;
-		ui_live_dirty();
+		broker_count(b, &res->reply.usage);
 		b->fn(r, b->arg, &res->reply, NULL, NULL);
 	} else
 		b->fn(r, b->arg, NULL, broker_code(res->err),
@@ -136,6 +154,93 @@ broker_submit(struct run *r, struct node *n, unsigned step,
 	if ((id = llm_submit(r->llm, &req, broker_done, b)) == 0) {
 		snprintf(msg, sizeof(msg), "the LLM request of agent %s step "
 		    "%u was refused by the client", n->path, step);
+		free(b);
+		fn(r, arg, NULL, IPC_ERR_ENDPOINT, msg);
+		return 0;
+	}
+	n->ui.llm++;
+	n->ui.llm_id = id;
+	ui_live_dirty();
+	return id;
+}
+
+/* Refusals before anything is sent: budget, cancel, the wire. */
+static int
+broker_http_refused(struct run *r, const char *wire, char *msg,
+    size_t msgsz, const char **code)
+{
+	const char	*mine;
+
+	*code = IPC_ERR_BUDGET;
+	if (!limits_budget_left(r, msg, msgsz)) {
+		r->budget_spent = 1;
+		return 1;
+	}
+	*code = IPC_ERR_CANCELLED;
+	if (r->cancelling) {
+		snprintf(msg, msgsz, "the run was cancelled");
+		return 1;
+	}
+	*code = IPC_ERR_REFUSED;
+	if ((mine = llm_http_wire_check(r->llm, wire)) != NULL) {
+		snprintf(msg, msgsz, "this agent's program speaks the %s API "
+		    "and the run's endpoint speaks %s: run it with a provider "
+		    "of that API (provider = %s in the config, or --provider "
+		    "%s, with its base_url and key)", wire, mine,
+		    strcmp(wire, "anthropic") == 0 ? "anthropic" : "openai",
+		    strcmp(wire, "anthropic") == 0 ? "anthropic" : "openai");
+		return 1;
+	}
+	return 0;
+}
+
+static void
+broker_part(const char *data, size_t len, long status, const char *ctype,
+    void *arg)
+{
+	struct broker_req	*b = arg;
+
+	b->part_fn(b->arg, data, len, status, ctype);
+}
+
+uint64_t
+broker_http_submit(struct run *r, struct node *n, const struct ipc_http *h,
+    broker_http_fn fn, broker_part_fn part, void *arg)
+{
+	struct llm_http_request	 req;
+	struct broker_req	*b;
+	const char		*code;
+	char			 msg[512];
+	uint64_t		 id;
+
+	if (broker_http_refused(r, h->wire, msg, sizeof(msg), &code)) {
+		fn(r, arg, NULL, code, msg);
+		return 0;
+	}
+	memset(&req, 0, sizeof(req));
+	req.agent = n->path;
+	req.step = n->http_step++;
+	req.wire = h->wire;
+	req.path = h->path;
+	req.headers = (const char *const *)h->headers;
+	req.nheaders = h->nheaders;
+	req.body = h->body;
+	b = xcalloc(1, sizeof(*b));
+	b->run = r;
+	b->node = n;
+	b->http_fn = fn;
+	b->part_fn = part;
+	b->arg = arg;
+	if (part != NULL) {
+		req.on_part = broker_part;
+		req.part_arg = b;
+	}
+	b->step = req.step;
+	b->start_ms = clock_wall_ms();
+	r->nturns++;
+	if ((id = llm_submit_http(r->llm, &req, broker_done, b)) == 0) {
+		snprintf(msg, sizeof(msg), "the request of agent %s (%s %s) "
+		    "was refused by the client", n->path, h->wire, h->path);
 		free(b);
 		fn(r, arg, NULL, IPC_ERR_ENDPOINT, msg);
 		return 0;

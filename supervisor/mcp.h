@@ -93,7 +93,7 @@ struct mcp_lines {
 /* Append a request (params may be NULL; stolen) as one line to out. */
 int	 mcp_rpc_request(struct buf *out, uint64_t id, const char *method,
 	    json_t *params);
-int	 mcp_rpc_notify(struct buf *out, const char *method);
+int	 mcp_rpc_note(struct buf *out, const char *method);
 /* Take n bytes; 0, or -1 when one line passes MCP_LINE_MAX (err). */
 int	 mcp_lines_feed(struct mcp_lines *l, const char *p, size_t n,
 	    char *err, size_t errsz);
@@ -112,7 +112,7 @@ int	 mcp_rpc_tools(const json_t *result, const char *server,
 	    struct msg_tool **tools, size_t *ntools, char *err, size_t errsz);
 /* tools/call's result -> text for the model (at most max bytes, escaped
  * where not UTF-8) and isError. */
-char	*mcp_rpc_text(const json_t *result, size_t max, int *is_error);
+char	*mcp_rpc_result_text(const json_t *result, size_t max, int *is_error);
 
 /* mcp_sandbox.c: a server's sandbox policy */
 /*

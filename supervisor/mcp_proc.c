@@ -52,12 +52,12 @@ struct mcp_call {
 	uint64_t	 rpc_id;
 	uint32_t	 ipc_id;
 	uint64_t	 timer;
-	struct mcp_server *s;
+	struct mcp_proc *s;
 	char		*tool;		/* mcp__SERVER__TOOL */
 	struct mcp_call	*next;
 };
 
-struct mcp_server {
+struct mcp_proc {
 	struct run		*run;
 	struct worker		*w;	/* NULL once its agent is gone */
 	const struct mcp_entry	*e;
@@ -82,11 +82,11 @@ struct mcp_server {
 	size_t			 errlen;
 	char			 why[512];
 	int			 settled;	/* its worker was told */
-	struct mcp_server	*next;		/* run->mcp_servers */
-	struct mcp_server	*wnext;		/* w->mcp */
+	struct mcp_proc	*next;		/* run->mcp_servers */
+	struct mcp_proc	*wnext;		/* w->mcp */
 };
 
-static void	mcp_fail(struct mcp_server *, const char *fmt, ...)
+static void	mcp_fail(struct mcp_proc *, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
 
 /* --- answers to the worker ------------------------------------------ */
@@ -129,7 +129,7 @@ mcp_answer_ok(struct worker *w, uint32_t id, const char *text, int is_error)
 /* The supervisor's own record of a brokered call: the store, --json
  * events, the live view (the worker's own events of it are dropped). */
 static void
-mcp_event_result(struct mcp_server *s, const char *tool, const char *text,
+mcp_event_result(struct mcp_proc *s, const char *tool, const char *text,
     int is_error)
 {
 	if (s->w == NULL)
@@ -140,7 +140,7 @@ mcp_event_result(struct mcp_server *s, const char *tool, const char *text,
 }
 
 static void
-mcp_call_free(struct mcp_server *s, struct mcp_call *c)
+mcp_call_free(struct mcp_proc *s, struct mcp_call *c)
 {
 	struct mcp_call	**pp;
 
@@ -158,7 +158,7 @@ mcp_call_free(struct mcp_server *s, struct mcp_call *c)
 /* --- the server's end ----------------------------------------------- */
 
 static void
-mcp_settle(struct mcp_server *s)
+mcp_settle(struct mcp_proc *s)
 {
 	struct worker	*w = s->w;
 
@@ -170,7 +170,7 @@ mcp_settle(struct mcp_server *s)
 }
 
 static void
-mcp_detach(struct mcp_server *s)
+mcp_detach(struct mcp_proc *s)
 {
 	struct loop	*l = s->run->loop;
 
@@ -186,7 +186,7 @@ mcp_detach(struct mcp_server *s)
 /* Stop s for good: every call it owed fails with why, the process is
  * killed, the worker (if still waiting for the tools) goes on without. */
 static void
-mcp_fail(struct mcp_server *s, const char *fmt, ...)
+mcp_fail(struct mcp_proc *s, const char *fmt, ...)
 {
 	struct mcp_call	*c;
 	char		 msg[768];
@@ -236,7 +236,7 @@ mcp_fail(struct mcp_server *s, const char *fmt, ...)
 /* --- writing and reading -------------------------------------------- */
 
 static void
-mcp_flush(struct mcp_server *s)
+mcp_flush(struct mcp_proc *s)
 {
 	ssize_t	n;
 
@@ -268,7 +268,7 @@ mcp_write_cb(int fd, uint32_t events, void *arg)
 }
 
 static int
-mcp_send(struct mcp_server *s, uint64_t id, const char *method,
+mcp_send(struct mcp_proc *s, uint64_t id, const char *method,
     json_t *params)
 {
 	if (mcp_rpc_request(&s->out, id, method, params) == -1) {
@@ -280,7 +280,7 @@ mcp_send(struct mcp_server *s, uint64_t id, const char *method,
 }
 
 static void
-mcp_initialize(struct mcp_server *s)
+mcp_initialize(struct mcp_proc *s)
 {
 	json_t	*p;
 
@@ -311,7 +311,7 @@ mcp_offered(const struct profile *p, const char *server, const char *full)
 }
 
 static void
-mcp_on_tools(struct mcp_server *s, json_t *result)
+mcp_on_tools(struct mcp_proc *s, json_t *result)
 {
 	struct worker	*w = s->w;
 	char		 err[256];
@@ -348,7 +348,7 @@ mcp_on_tools(struct mcp_server *s, json_t *result)
 }
 
 static struct mcp_call *
-mcp_call_find(struct mcp_server *s, uint64_t id)
+mcp_call_find(struct mcp_proc *s, uint64_t id)
 {
 	struct mcp_call	*c;
 
@@ -359,7 +359,7 @@ mcp_call_find(struct mcp_server *s, uint64_t id)
 }
 
 static void
-mcp_on_answer(struct mcp_server *s, uint64_t id, json_t *result,
+mcp_on_answer(struct mcp_proc *s, uint64_t id, json_t *result,
     const char *err)
 {
 	struct mcp_call	*c;
@@ -371,9 +371,9 @@ mcp_on_answer(struct mcp_server *s, uint64_t id, json_t *result,
 			mcp_fail(s, "initialize: %s", err);
 			return;
 		}
-		if (mcp_rpc_notify(&s->out, "notifications/initialized") ==
+		if (mcp_rpc_note(&s->out, "notifications/initialized") ==
 		    -1)
-			fatal("mcp_rpc_notify");
+			fatal("mcp_rpc_note");
 		s->state = MCP_LIST;
 		(void)mcp_send(s, MCP_ID_LIST, "tools/list", json_object());
 		return;
@@ -394,7 +394,7 @@ mcp_on_answer(struct mcp_server *s, uint64_t id, json_t *result,
 		mcp_event_result(s, c->tool, msg, 1);
 		mcp_answer_ok(s->w, c->ipc_id, msg, 1);
 	} else {
-		text = mcp_rpc_text(result, MCP_RESULT_MAX, &is_error);
+		text = mcp_rpc_result_text(result, MCP_RESULT_MAX, &is_error);
 		mcp_event_result(s, c->tool, text, is_error);
 		mcp_answer_ok(s->w, c->ipc_id, text, is_error);
 		free(text);
@@ -403,7 +403,7 @@ mcp_on_answer(struct mcp_server *s, uint64_t id, json_t *result,
 }
 
 static void
-mcp_read_lines(struct mcp_server *s)
+mcp_read_lines(struct mcp_proc *s)
 {
 	json_t		*msg, *result;
 	uint64_t	 id;
@@ -433,7 +433,7 @@ mcp_read_lines(struct mcp_server *s)
 static void
 mcp_read_cb(int fd, uint32_t events, void *arg)
 {
-	struct mcp_server	*s = arg;
+	struct mcp_proc	*s = arg;
 	char			 b[65536], err[256];
 	ssize_t			 n;
 
@@ -469,7 +469,7 @@ mcp_read_cb(int fd, uint32_t events, void *arg)
 static void
 mcp_err_cb(int fd, uint32_t events, void *arg)
 {
-	struct mcp_server	*s = arg;
+	struct mcp_proc	*s = arg;
 	char			 b[4096], esc[1024];
 	ssize_t			 n, i;
 
@@ -501,14 +501,14 @@ mcp_err_cb(int fd, uint32_t events, void *arg)
 static void
 mcp_start_timeout(void *arg)
 {
-	struct mcp_server	*s = arg;
+	struct mcp_proc	*s = arg;
 
 	s->timer = 0;
 	mcp_fail(s, "no tools within %u ms of its start", MCP_START_MS);
 }
 
 static void
-mcp_attach(struct mcp_server *s, const struct spawn_child *c)
+mcp_attach(struct mcp_proc *s, const struct spawn_child *c)
 {
 	struct loop	*l = s->run->loop;
 
@@ -523,10 +523,10 @@ mcp_attach(struct mcp_server *s, const struct spawn_child *c)
 
 /* --- the spawn server's answers ------------------------------------- */
 
-static struct mcp_server *
+static struct mcp_proc *
 mcp_find_cookie(struct run *r, void *cookie)
 {
-	struct mcp_server	*s;
+	struct mcp_proc	*s;
 
 	for (s = r->mcp_servers; s != NULL; s = s->next)
 		if (s == cookie)
@@ -538,7 +538,7 @@ int
 mcp_spawned(struct run *r, void *cookie, const struct spawn_child *c,
     const char *err)
 {
-	struct mcp_server	*s;
+	struct mcp_proc	*s;
 
 	if ((s = mcp_find_cookie(r, cookie)) == NULL)
 		return 0;
@@ -562,7 +562,7 @@ mcp_spawned(struct run *r, void *cookie, const struct spawn_child *c,
 int
 mcp_exited(struct run *r, int pid)
 {
-	struct mcp_server	*s;
+	struct mcp_proc	*s;
 
 	for (s = r->mcp_servers; s != NULL; s = s->next) {
 		if (s->child.pid != pid || s->exited)
@@ -582,10 +582,10 @@ mcp_exited(struct run *r, int pid)
 
 /* --- the worker's side ---------------------------------------------- */
 
-static struct mcp_server *
+static struct mcp_proc *
 mcp_server_new(struct worker *w, const struct mcp_entry *e)
 {
-	struct mcp_server	*s;
+	struct mcp_proc	*s;
 
 	s = xcalloc(1, sizeof(*s));
 	s->run = w->run;
@@ -603,7 +603,7 @@ mcp_server_new(struct worker *w, const struct mcp_entry *e)
 }
 
 static void
-mcp_server_spawn(struct mcp_server *s)
+mcp_server_spawn(struct mcp_proc *s)
 {
 	struct run		*r = s->run;
 	struct spawn_req	 req;
@@ -657,7 +657,7 @@ mcp_worker_start(struct worker *w)
 {
 	const struct profile	*p = w->node->profile;
 	const struct mcp_entry	*e;
-	struct mcp_server	*s;
+	struct mcp_proc	*s;
 	char			 name[MCP_NAME_MAX + 1];
 	const char		*tool;
 	size_t			 i;
@@ -705,7 +705,7 @@ static void
 mcp_call_timeout(void *arg)
 {
 	struct mcp_call		*c = arg;
-	struct mcp_server	*s = c->s;
+	struct mcp_proc	*s = c->s;
 
 	c->timer = 0;
 	mcp_fail(s, "did not answer %s within %llu ms: stopped", c->tool,
@@ -717,7 +717,7 @@ void
 mcp_call(struct worker *w)
 {
 	const struct ipc_mcp	*m = &w->msg->u.mcp;
-	struct mcp_server	*s;
+	struct mcp_proc	*s;
 	struct mcp_call		*c;
 	json_t			*args;
 	char			 full[IPC_NAME_MAX * 2 + 8], msg[768];
@@ -765,7 +765,7 @@ mcp_call(struct worker *w)
 void
 mcp_worker_stop(struct worker *w)
 {
-	struct mcp_server	*s;
+	struct mcp_proc	*s;
 
 	while ((s = w->mcp) != NULL) {
 		w->mcp = s->wnext;
@@ -784,7 +784,7 @@ mcp_worker_stop(struct worker *w)
 void
 mcp_run_free(struct run *r)
 {
-	struct mcp_server	*s;
+	struct mcp_proc	*s;
 	size_t			 i;
 
 	while ((s = r->mcp_servers) != NULL) {

@@ -52,7 +52,7 @@ mcp_rpc_request(struct buf *out, uint64_t id, const char *method,
 }
 
 int
-mcp_rpc_notify(struct buf *out, const char *method)
+mcp_rpc_note(struct buf *out, const char *method)
 {
 	json_t	*o;
 
@@ -263,7 +263,7 @@ mcp_rpc_tools(const json_t *result, const char *server,
 }
 
 char *
-mcp_rpc_text(const json_t *result, size_t max, int *is_error)
+mcp_rpc_result_text(const json_t *result, size_t max, int *is_error)
 {
 	const json_t	*content, *c, *type, *text;
 	struct buf	 b;

@@ -104,6 +104,8 @@ mcp_sandbox_policy(const struct mcp_entry *e,
 	p->nread = 0;
 	p->read_used = 0;
 	snprintf(p->name, sizeof(p->name), "mcp-%s", e->name);
+	/* A backend worker's sockets are its own (docs/backends.md). */
+	p->inet = 0;
 	/* Its own exec; the filter and Landlock still hold it. */
 	p->exec = 1;
 	if (mcp_sandbox_program(e->command, prog, progsz) == -1) {

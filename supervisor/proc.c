@@ -29,6 +29,7 @@
 #include "common/str.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
+#include "llm/llm.h"
 #include "sandbox/sandbox.h"
 #include "spawnd/spawn.h"
 #include "store/store.h"
@@ -426,6 +427,32 @@ proc_err_read(int fd, uint32_t events, void *arg)
 
 /* --- start, exit, reap ------------------------------------------------ */
 
+/* A backend's worker runs its program (worker/proxy.c): the program as
+ * found when the run made its policy, and the profile's settings. */
+static void
+proc_argv_backend(const struct profile *p, const struct sandbox_policy *sp,
+    char **argv, int *i)
+{
+	size_t	k;
+
+	argv[(*i)++] = xstrdup("--backend");
+	argv[(*i)++] = xstrdup(backend_name(p->backend));
+	argv[(*i)++] = xstrdup("--program");
+	argv[(*i)++] = xstrdup(sp->program);
+	if (p->wire != NULL) {
+		argv[(*i)++] = xstrdup("--wire");
+		argv[(*i)++] = xstrdup(p->wire);
+	}
+	if (p->model != NULL) {
+		argv[(*i)++] = xstrdup("--model");
+		argv[(*i)++] = xstrdup(p->model);
+	}
+	for (k = 0; k < p->nargs; k++) {
+		argv[(*i)++] = xstrdup("--arg");
+		argv[(*i)++] = xstrdup(p->args[k]);
+	}
+}
+
 static char **
 proc_argv(struct worker *w)
 {
@@ -433,7 +460,7 @@ proc_argv(struct worker *w)
 	char		**argv, depth[16];
 	int		 i = 0;
 
-	argv = xcalloc(16, sizeof(*argv));
+	argv = xcalloc(24 + 2 * n->profile->nargs, sizeof(*argv));
 	snprintf(depth, sizeof(depth), "%u", n->depth);
 	argv[i++] = xstrdup("warren-worker");
 	argv[i++] = xstrdup("--path");
@@ -444,6 +471,8 @@ proc_argv(struct worker *w)
 	argv[i++] = xstrdup(n->profile->name);
 	if (w->run->opts.trace)
 		argv[i++] = xstrdup("-T");
+	if (n->profile->backend != BACKEND_LOOP)
+		proc_argv_backend(n->profile, w->policy, argv, &i);
 	argv[i] = NULL;
 	return argv;
 }
@@ -531,6 +560,57 @@ proc_can_start(const struct run *r)
 }
 
 /*
+ * A backend's policy (docs/backends.md): its program found now, outside
+ * the workspace (which agents write: a program there would be an agent's),
+ * executable and its package readable; sockets on its own loopback; no
+ * RLIMIT_AS (V8, Bun and Rust runtimes reserve far more address space
+ * than they use), the memory group bounds it instead. Its wire must be
+ * one the run's endpoint speaks.
+ */
+static int
+proc_backend_policy(struct run *r, const struct profile *pr,
+    struct sandbox_policy *p, char *err, size_t errsz)
+{
+	const char	*name, *wire, *mine;
+	char		 path[PATH_MAX], ws[PATH_MAX];
+	size_t		 wl;
+
+	name = pr->command != NULL ? pr->command :
+	    backend_program_name(pr->backend);
+	if (name == NULL || backend_find_program(name, path,
+	    sizeof(path)) == -1) {
+		snprintf(err, errsz, "profile %s (backend %s): program %s "
+		    "not found: %s", pr->name, backend_name(pr->backend),
+		    name != NULL ? name : "(none)",
+		    backend_install_hint(pr->backend));
+		return -1;
+	}
+	if (realpath(r->opts.workspace, ws) != NULL &&
+	    strncmp(path, ws, (wl = strlen(ws))) == 0 &&
+	    (path[wl] == '/' || wl == 1)) {
+		snprintf(err, errsz, "profile %s (backend %s): program %.256s "
+		    "lies in the workspace, which agents write: install it "
+		    "outside", pr->name, backend_name(pr->backend), path);
+		return -1;
+	}
+	wire = pr->backend == BACKEND_CODEX ? "responses" :
+	    pr->wire != NULL ? pr->wire : "anthropic";
+	if ((mine = llm_http_wire_check(r->llm, wire)) != NULL) {
+		snprintf(err, errsz, "profile %s (backend %s) speaks the %s "
+		    "API and the run's endpoint speaks %s: set provider = %s "
+		    "(or --provider %s) with its base_url and key", pr->name,
+		    backend_name(pr->backend), wire, mine,
+		    strcmp(wire, "anthropic") == 0 ? "anthropic" : "openai",
+		    strcmp(wire, "anthropic") == 0 ? "anthropic" : "openai");
+		return -1;
+	}
+	strlcpy(p->program, path, sizeof(p->program));
+	p->inet = 1;
+	p->limits.as_bytes = 0;
+	return 0;
+}
+
+/*
  * The sandbox policy of n's profile, shared by its workers until the run
  * ends. Made once per profile and run: it resolves the workspace (a
  * realpath per spawn before), and the run's workspace, caps and --weaker
@@ -562,6 +642,11 @@ proc_policy(struct run *r, const struct node *n, char *err, size_t errsz)
 		}
 		if (r->opts.limits.mem_bytes != 0)
 			p->limits.mem_bytes = (rlim_t)r->opts.limits.mem_bytes;
+		if (n->profile->backend != BACKEND_LOOP &&
+		    proc_backend_policy(r, n->profile, p, err, errsz) == -1) {
+			free(p);
+			return NULL;
+		}
 		run_disk_policy(r, p);
 		sandbox_policy_require(p, r->caps);
 		p->allow_weaker = r->opts.weaker;

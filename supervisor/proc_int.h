@@ -39,6 +39,8 @@ struct proc_llm {
 	struct worker	*w;		/* NULL once the worker is gone */
 	uint32_t	 id;
 	uint64_t	 handle;
+	int		 parts;		/* http: parts of a stream went */
+	int		 broken;	/* http: a part could not go */
 	struct proc_llm	*next;
 };
 
@@ -71,7 +73,7 @@ struct worker {
 	int			 on_live;
 	/* Its MCP servers (mcp_proc.c): start waits for each to list its
 	   tools (or fail); the tools it may call, offered in start. */
-	struct mcp_server	*mcp;
+	struct mcp_proc	*mcp;
 	unsigned		 mcp_wait;
 	int			 start_held;	/* hello came, start waits */
 	struct msg_tool		*mcp_tools;

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
+#include "llm/llm.h"
 #include "sandbox/sandbox.h"
 #include "store/store.h"
 #include "supervisor/mcp.h"
@@ -58,6 +59,9 @@ proc_drain_message(struct worker *w)
 	case IPC_MCP:
 	case IPC_MCP_OK:
 	case IPC_MCP_ERR:
+	case IPC_HTTP:
+	case IPC_HTTP_OK:
+	case IPC_HTTP_ERR:
 	case IPC_CANCEL:
 	default:
 		break;
@@ -256,6 +260,130 @@ proc_do_llm(struct worker *w)
 	 * and the handle is 0. */
 	handle = broker_submit(w->run, w->node, q->step, q->purpose,
 	    &q->messages, q->tools, q->ntools, proc_llm_done, pl);
+	if (handle != 0)
+		pl->handle = handle;
+	proc_update_busy(w);
+}
+
+/*
+ * Part of a backend's streamed answer, sent on as it comes (http_ok with
+ * more). A part the channel cannot carry (a NUL byte, too long) stops the
+ * parts: the end of the answer then says it failed.
+ */
+static void
+proc_http_part(void *arg, const char *data, size_t len, long status,
+    const char *ctype)
+{
+	struct proc_llm	*pl = arg;
+	struct worker	*w = pl->w;
+	struct ipc_msg	 m;
+	char		 err[IPC_ERR_LEN], *body;
+
+	if (w == NULL || pl->broken || (w->state != PROC_READY &&
+	    w->state != PROC_BUSY))
+		return;
+	if (memchr(data, '\0', len) != NULL || len > IPC_STR_MAX) {
+		pl->broken = 1;
+		return;
+	}
+	body = xmalloc(len + 1);
+	memcpy(body, data, len);
+	body[len] = '\0';
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_HTTP_OK;
+	m.u.http_ok.id = pl->id;
+	m.u.http_ok.status = (uint32_t)status;
+	m.u.http_ok.content_type = (char *)(uintptr_t)ctype;
+	m.u.http_ok.body = body;
+	m.u.http_ok.more = 1;
+	if (proc_send_answer(w, &m, err, sizeof(err)) == 0)
+		pl->parts = 1;
+	else
+		pl->broken = 1;
+	free(body);
+}
+
+/* A backend's request answered: the endpoint's answer, or an error the
+ * program reads as one (worker/proxy.c). */
+static void
+proc_http_done(struct run *r, void *arg, const struct llm_result *res,
+    const char *code, const char *error)
+{
+	struct proc_llm	*pl = arg, **pp;
+	struct worker	*w = pl->w;
+	struct ipc_msg	 m;
+	char		 err[IPC_ERR_LEN], msg[IPC_ERR_LEN + 128];
+
+	(void)r;
+	if (w != NULL) {
+		for (pp = &w->llm; *pp != NULL; pp = &(*pp)->next)
+			if (*pp == pl) {
+				*pp = pl->next;
+				break;
+			}
+		memset(&m, 0, sizeof(m));
+		if (w->state == PROC_READY || w->state == PROC_BUSY) {
+			if (res != NULL && pl->broken) {
+				code = IPC_ERR_ENDPOINT;
+				error = "part of the endpoint's stream could "
+				    "not be passed on (a NUL byte, or too "
+				    "long)";
+			} else if (res != NULL) {
+				m.type = IPC_HTTP_OK;
+				m.u.http_ok.id = pl->id;
+				m.u.http_ok.status = (uint32_t)res->status;
+				m.u.http_ok.content_type = res->http_type;
+				/* Streamed: all of it went in parts. */
+				m.u.http_ok.body = pl->parts ? "" :
+				    res->http_body;
+				if (proc_send_answer(w, &m, err,
+				    sizeof(err)) == 0)
+					goto out;
+				snprintf(msg, sizeof(msg), "the endpoint's "
+				    "answer is too large for a backend's "
+				    "channel (%s)", err);
+				code = IPC_ERR_ENDPOINT;
+				error = msg;
+			}
+			m.type = IPC_HTTP_ERR;
+			m.u.http_err.id = pl->id;
+			m.u.http_err.code = (char *)(uintptr_t)code;
+			m.u.http_err.message = (char *)(uintptr_t)error;
+			if (strlen(error) > IPC_ERRMSG_MAX)
+				m.u.http_err.message = (char *)(uintptr_t)
+				    "the request failed (its message is too "
+				    "long to pass)";
+			proc_send(w, &m);
+		}
+out:
+		proc_update_busy(w);
+	}
+	free(pl);
+}
+
+/* Only a backend's worker passes requests through (its profile says). */
+static void
+proc_do_http(struct worker *w)
+{
+	struct proc_llm		*pl;
+	uint64_t		 handle;
+
+	char			 why[128];
+
+	if (w->node->profile->backend == BACKEND_LOOP) {
+		snprintf(why, sizeof(why), "sent http, but its profile %s "
+		    "runs no backend", w->node->profile->name);
+		proc_kill(w, NODE_END_PROTOCOL, why);
+		return;
+	}
+	pl = xcalloc(1, sizeof(*pl));
+	pl->w = w;
+	pl->id = w->msg->u.http.id;
+	pl->next = w->llm;
+	w->llm = pl;
+	w->state = PROC_BUSY;
+	handle = broker_http_submit(w->run, w->node, &w->msg->u.http,
+	    proc_http_done, proc_http_part, pl);
 	if (handle != 0)
 		pl->handle = handle;
 	proc_update_busy(w);
@@ -569,6 +697,9 @@ proc_on_message(struct worker *w)
 	case IPC_DONE:
 		proc_do_done(w);
 		break;
+	case IPC_HTTP:
+		proc_do_http(w);
+		break;
 	case IPC_NONE:
 	case IPC_HELLO:
 	case IPC_START:
@@ -578,6 +709,8 @@ proc_on_message(struct worker *w)
 	case IPC_SPAWN_ERR:
 	case IPC_MCP_OK:
 	case IPC_MCP_ERR:
+	case IPC_HTTP_OK:
+	case IPC_HTTP_ERR:
 	case IPC_CANCEL:
 	default:
 		proc_out_of_turn(w);

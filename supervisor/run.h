@@ -28,7 +28,7 @@ struct agent;
 struct agent_profile_ref;
 struct worker;
 struct mcp_config;
-struct mcp_server;
+struct mcp_proc;
 struct run;
 struct store;
 struct sandbox_caps;
@@ -171,6 +171,8 @@ struct node {
 	struct node		*tell_next;
 	uint64_t		 tell_mark;
 	struct node_ui		 ui;
+	unsigned		 http_step;	/* a backend's requests so far:
+						   their cassette steps */
 };
 
 struct run_policy {
@@ -278,7 +280,7 @@ struct run {
 	   (compose.c). */
 	struct compose		*composes;
 	/* Every MCP server started for an agent (mcp_proc.c). */
-	struct mcp_server	*mcp_servers;
+	struct mcp_proc	*mcp_servers;
 };
 
 /* run_partial.c */
@@ -485,6 +487,22 @@ uint64_t	 broker_submit(struct run *, struct node *, unsigned step,
 		    enum ipc_purpose, const struct msg_list *,
 		    const struct msg_tool *, size_t ntools, broker_fn, void *arg);
 void		 broker_cancel(struct run *, uint64_t handle);
+/*
+ * A backend program's request (docs/backends.md), passed through to the
+ * endpoint of its wire; fn gets the endpoint's answer (status, type,
+ * body in res) or a code and an error, exactly once. Budget, cancel and
+ * a wire the run's endpoint does not speak are refused from here.
+ */
+struct llm_result;
+typedef void	(*broker_http_fn)(struct run *, void *arg,
+		    const struct llm_result *res, const char *code,
+		    const char *error);
+/* A streamed answer's bytes as they come (part may be NULL). */
+typedef void	(*broker_part_fn)(void *arg, const char *data, size_t len,
+		    long status, const char *ctype);
+uint64_t	 broker_http_submit(struct run *, struct node *,
+		    const struct ipc_http *, broker_http_fn, broker_part_fn part,
+		    void *arg);
 
 /* orchestrator.c: the root agent, driven from the loop. */
 /* resume: the root's messages of an earlier run (NULL: a fresh start). */
@@ -528,6 +546,8 @@ void		 ui_json_strn(const char *key, const char *s, size_t len);
 void		 ui_json_str(const char *key, const char *s);
 void		 ui_json_int(const char *key, long long v);
 void		 ui_json_bool(const char *key, int v);
+/* US dollars (price_usd), at most 6 decimals: 0.015 */
+void		 ui_json_usd(const char *key, double usd);
 int		 ui_json_tree(const char *key, const struct json_t *j);
 int		 ui_json_object(const struct json_t *o);
 void		 ui_json_end(FILE *out);

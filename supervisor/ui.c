@@ -474,6 +474,17 @@ ui_totals(const struct run *r, struct ui_totals *t)
 	}
 }
 
+/* What the totals cost at the run's model's price (r->opts.priced). */
+static double
+ui_cost(const struct run *r, const struct ui_totals *t)
+{
+	struct msg_usage	u;
+
+	u.input = t->in;
+	u.output = t->out;
+	return price_cost(&r->opts.price, &u);
+}
+
 /* "warren: run 35 done in 12.3 s (or 340 ms): 7 agents (6 done, 1 failed),
  * tokens 12345 in, 678 out" on stderr. */
 static void
@@ -482,15 +493,11 @@ ui_summary(const struct run *r, int ok)
 	struct ui_totals	t;
 	uint64_t		ms = clock_mono_ms() - ui_t0;
 	char			id[32] = "", took[32], cost[48] = "";
-	struct msg_usage	u;
 
 	ui_totals(r, &t);
 	if (r->opts.priced) {	/* ", $0.0123": only where a price is given */
-		u.input = t.in;
-		u.output = t.out;
 		memcpy(cost, ", ", 3);
-		price_fmt(cost + 2, sizeof(cost) - 2, price_cost(&r->opts.price,
-		    &u));
+		price_fmt(cost + 2, sizeof(cost) - 2, ui_cost(r, &t));
 	}
 	if (r->run_id > 0)
 		snprintf(id, sizeof(id), " %lld", (long long)r->run_id);
@@ -522,6 +529,8 @@ ui_result_json(const struct run *r, const char *text, int ok, int code)
 		ui_json_int("in", (long long)t.in);
 		ui_json_int("out", (long long)t.out);
 		ui_json_close();
+		if (r->opts.priced)	/* only where a price is given */
+			ui_json_usd("cost_usd", ui_cost(r, &t));
 	}
 	ui_emit(0);
 	ui_flush();

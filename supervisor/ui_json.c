@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/price.h"
 #include "common/str.h"
 #include "common/xmalloc.h"
 #include "supervisor/run.h"
@@ -187,6 +188,19 @@ ui_json_int(const char *key, long long v)
 
 	ui_json_key(key);
 	ui_json_put(num, (size_t)snprintf(num, sizeof(num), "%lld", v));
+}
+
+void
+ui_json_usd(const char *key, double usd)
+{
+	char	num[48];
+	int	n;
+
+	n = snprintf(num, sizeof(num), "%.6f", price_usd(usd));
+	while (n > 1 && num[n - 1] == '0' && num[n - 2] != '.')
+		n--;
+	ui_json_key(key);
+	ui_json_put(num, (size_t)n);
 }
 
 void

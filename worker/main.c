@@ -24,6 +24,22 @@
 #include "sandbox/sandbox.h"
 #include "worker/worker.h"
 
+static int
+worker_argv_keep(struct proxy_cfg *b)
+{
+	int	i;
+
+	if ((b->backend = strdup(b->backend)) == NULL ||
+	    (b->program = strdup(b->program)) == NULL ||
+	    (b->wire != NULL && (b->wire = strdup(b->wire)) == NULL) ||
+	    (b->model != NULL && (b->model = strdup(b->model)) == NULL))
+		return -1;
+	for (i = 0; i < b->nargs; i++)
+		if ((b->args[i] = strdup(b->args[i])) == NULL)
+			return -1;
+	return 0;
+}
+
 static void __attribute__((noreturn))
 usage(void)
 {
@@ -79,6 +95,19 @@ main(int argc, char **argv)
 			a.path = argv[++i];
 		else if (strcmp(argv[i], "--profile") == 0)
 			a.profile = argv[++i];
+		else if (strcmp(argv[i], "--backend") == 0)
+			a.backend.backend = argv[++i];
+		else if (strcmp(argv[i], "--program") == 0)
+			a.backend.program = argv[++i];
+		else if (strcmp(argv[i], "--wire") == 0)
+			a.backend.wire = argv[++i];
+		else if (strcmp(argv[i], "--model") == 0)
+			a.backend.model = argv[++i];
+		else if (strcmp(argv[i], "--arg") == 0) {
+			if (a.backend.nargs == 63)
+				usage();
+			a.backend.args[a.backend.nargs++] = argv[++i];
+		}
 		else if (strcmp(argv[i], "--depth") == 0) {
 			a.depth = (unsigned)strtonum(argv[++i], 0, 64, &errstr);
 			if (errstr != NULL)
@@ -86,8 +115,12 @@ main(int argc, char **argv)
 		} else
 			usage();
 	}
-	if (a.path == NULL || a.profile == NULL)
+	if (a.path == NULL || a.profile == NULL ||
+	    (a.backend.backend != NULL && a.backend.program == NULL))
 		usage();
+	/* setproctitle reuses argv's memory, the backend's strings too. */
+	if (a.backend.backend != NULL && worker_argv_keep(&a.backend) == -1)
+		fatal("strdup");
 	/* setproctitle reuses argv's memory: keep copies. */
 	if ((a.path = strdup(a.path)) == NULL ||
 	    (a.profile = strdup(a.profile)) == NULL)

@@ -624,6 +624,12 @@ worker_main(const struct worker_args *a, const struct sandbox_report *rep)
 		    m.u.start.profile.name, a->path, a->profile);
 	log_procinit("warren-worker");
 	log_sethook(worker_log_hook, &ws);
+	if (a->backend.backend != NULL) {
+		(void)proxy_main(&ws.peer, a, &m.u.start);
+		ipc_msg_free(&m);
+		ipc_peer_free(&ws.peer);
+		return 0;
+	}
 	worker_profile(&ws, &m.u.start.profile);
 	if (tool_ctx_open(&ws.tools, m.u.start.workspace, err,
 	    sizeof(err)) == -1)

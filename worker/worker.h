@@ -5,6 +5,8 @@
 #ifndef WARREN_WORKER_H
 #define WARREN_WORKER_H
 
+#include "worker/proxy.h"
+
 struct sandbox_report;
 
 struct worker_args {
@@ -14,6 +16,9 @@ struct worker_args {
 	int		 trace;
 	int		 in_fd;		/* frames from the supervisor */
 	int		 out_fd;	/* frames to the supervisor */
+	/* A backend's worker (--backend): the program it runs instead of
+	 * the agent loop (worker/proxy.c). backend.backend NULL: none. */
+	struct proxy_cfg backend;
 };
 
 /* worker.c */

@@ -113,7 +113,7 @@ test_cli(void **state)
 	assert_int_equal(warren("", out, sizeof(out)), 0);
 	assert_null(strstr(out, "not trusted"));
 	assert_non_null(strstr(out, "fixer          rw   yes"));
-	assert_non_null(strstr(out, "file     read,edit,bash"));
+	assert_non_null(strstr(out, "file     loop        read,edit,bash"));
 	assert_int_equal(warren("fixer", out, sizeof(out)), 0);
 	assert_non_null(strstr(out, "Fix the bug."));
 	assert_non_null(strstr(out, "fs rw, exec yes"));
@@ -460,6 +460,76 @@ test_list_foreign(void **state)
 	t_list_not_believed("foreign");
 }
 
+/*
+ * Each profile's backend (loop for warren's own) and, for another agent
+ * program, whether it is found as a worker looks it up (PATH, or the
+ * command: line's absolute path), with what to install when it is not;
+ * the same in --json and in the full view.
+ */
+static void
+test_backends(void **state)
+{
+	char	 out[16384], path[1024], bin[600], *oldpath;
+	FILE	*f;
+
+	(void)state;
+	strcpy(ws, "/tmp/warren-cliprof-XXXXXX");
+	assert_non_null(mkdtemp(ws));
+	mkdirs(".warren/agents");
+	mkdirs("bin");
+	snprintf(bin, sizeof(bin), "%s/bin", ws);
+	/* claude here, codex nowhere. */
+	snprintf(path, sizeof(path), "%s/claude", bin);
+	assert_non_null(f = fopen(path, "w"));
+	fputs("#!/bin/sh\n", f);
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+	put(".warren/agents/cc.md", "---\nname: cc\nbackend: claude-code\n"
+	    "---\nRole.\n");
+	put(".warren/agents/cx.md", "---\nname: cx\nbackend: codex\n---\n");
+	put(".warren/agents/cmd.md", "---\nname: cmd\nbackend: command\n"
+	    "command: /bin/true\n---\n");
+	put(".warren/agents/gone.md", "---\nname: gone\nbackend: command\n"
+	    "command: /nonexistent/agent\n---\n");
+	assert_int_equal(warren_cmd("trust", "", out, sizeof(out)), 0);
+	assert_non_null(oldpath = strdup(getenv("PATH")));
+	snprintf(path, sizeof(path), "%s:/usr/bin:/bin", bin);
+	setenv("PATH", path, 1);
+
+	assert_int_equal(warren("", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "BACKEND"));
+	assert_non_null(strstr(out, "built-in loop        "));
+	snprintf(path, sizeof(path), "file     claude-code %s/claude\n", bin);
+	assert_non_null(strstr(out, path));
+	assert_non_null(strstr(out, "file     codex       codex not found: "
+	    "install Codex CLI: npm install -g @openai/codex"));
+	assert_non_null(strstr(out, "file     command     /usr/bin/true") ||
+	    strstr(out, "file     command     /bin/true"));
+	assert_non_null(strstr(out, "file     command     /nonexistent/agent "
+	    "not found: install the program"));
+
+	assert_int_equal(warren("--json", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "\"backend\": \"loop\",\n    "
+	    "\"program\": null"));
+	assert_non_null(strstr(out, "\"backend\": \"codex\""));
+	assert_non_null(strstr(out, "\"name\": \"codex\",\n      "
+	    "\"path\": null,\n      \"install\": \"install Codex CLI"));
+	snprintf(path, sizeof(path), "\"name\": \"claude\",\n      "
+	    "\"path\": \"%s/claude\"\n", bin);
+	assert_non_null(strstr(out, path));
+
+	assert_int_equal(warren("cx", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "backend:     codex\nprogram:     codex "
+	    "not found: install Codex CLI"));
+	assert_int_equal(warren("explore", out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "backend:     loop (warren's own)"));
+
+	setenv("PATH", oldpath, 1);
+	free(oldpath);
+	snprintf(path, sizeof(path), "rm -rf '%s'", ws);
+	assert_int_equal(system(path), 0);
+}
+
 int
 main(void)
 {
@@ -470,6 +540,7 @@ main(void)
 		cmocka_unit_test(test_list_fifo),
 		cmocka_unit_test(test_list_group_writable),
 		cmocka_unit_test(test_list_foreign),
+		cmocka_unit_test(test_backends),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

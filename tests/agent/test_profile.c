@@ -185,6 +185,84 @@ test_parse_malformed(void **state)
 	    "context \"\\x9b31m\"");
 }
 
+/*
+ * backend: command with its program, its arguments in each form a file
+ * may write them, and its wire; what each backend needs and refuses.
+ */
+static void
+test_parse_backend(void **state)
+{
+	struct profile	*p = NULL;
+	char		 err[512];
+
+	(void)state;
+	if (parse("---\nname: x\nbackend: command\ncommand: /opt/a/agent\n"
+	    "args: [\"--task\", \"{task}\", 'a b', --url={base_url}]\n"
+	    "wire: responses\n---\nBe brief.\n", &p, err, sizeof(err)) == -1)
+		fail_msg("%s", err);
+	assert_int_equal(p->backend, BACKEND_COMMAND);
+	assert_string_equal(p->command, "/opt/a/agent");
+	assert_int_equal(p->nargs, 4);
+	assert_string_equal(p->args[0], "--task");
+	assert_string_equal(p->args[1], "{task}");
+	assert_string_equal(p->args[2], "a b");
+	assert_string_equal(p->args[3], "--url={base_url}");
+	assert_null(p->args[4]);
+	assert_string_equal(p->wire, "responses");
+	/* Its program writes and runs programs: the sandbox follows; it
+	 * has none of warren's tools and delegates nothing. */
+	assert_int_equal(p->ntools, 0);
+	assert_true(p->fs_write && p->exec && !p->delegate);
+	assert_true(profile_in_worker(p));
+	/* A delegate call's tool_filter does not narrow a program. */
+	{
+		const char	*tools[] = { "read" };
+
+		assert_null(profile_narrow(p, tools, 1, err, sizeof(err)));
+		assert_non_null(strstr(err, "tool_filter: profile x runs the "
+		    "backend command"));
+	}
+	profile_free(p);
+	/* A YAML list and a one-line form split at blanks. */
+	if (parse("---\nname: x\nbackend: command\ncommand: agent\nargs:\n"
+	    "  - -p\n  - \"{task}\"\n---\n", &p, err, sizeof(err)) == -1)
+		fail_msg("%s", err);
+	assert_int_equal(p->nargs, 2);
+	assert_string_equal(p->args[0], "-p");
+	assert_string_equal(p->args[1], "{task}");
+	profile_free(p);
+	if (parse("---\nname: x\nbackend: command\ncommand: agent\n"
+	    "args: run \"{task}\" --yes\n---\n", &p, err, sizeof(err)) == -1)
+		fail_msg("%s", err);
+	assert_int_equal(p->nargs, 3);
+	assert_string_equal(p->args[1], "{task}");
+	profile_free(p);
+	if (parse("---\nname: x\nbackend: claude-code\n---\n", &p, err,
+	    sizeof(err)) == -1)
+		fail_msg("%s", err);
+	assert_int_equal(p->backend, BACKEND_CLAUDE_CODE);
+	assert_int_equal(p->ntools, 0);
+	profile_free(p);
+	expect_error("---\nname: x\nbackend: gemini\n---\n",
+	    "agents/x.md:3: backend \"gemini\" must be claude-code, codex, "
+	    "command or loop");
+	expect_error("---\nname: x\nbackend: command\n---\n",
+	    "backend: command needs \"command: PROGRAM\"");
+	expect_error("---\nname: x\nbackend: command\ncommand: ./agent\n"
+	    "---\n", "agents/x.md:4: command \"./agent\" must be an absolute "
+	    "path or a program name");
+	expect_error("---\nname: x\nbackend: command\ncommand: a\n"
+	    "tools: Read\n---\n", "tools: does not apply to a backend");
+	expect_error("---\nname: x\ncommand: /bin/a\n---\n",
+	    "command, args and wire are for \"backend: command\"");
+	expect_error("---\nname: x\nbackend: codex\nargs: [a]\n---\n",
+	    "args and wire are for \"backend: command\"");
+	expect_error("---\nname: x\nbackend: command\ncommand: a\n"
+	    "wire: grpc\n---\n", "wire \"grpc\" must be anthropic");
+	expect_error("---\nname: x\nbackend: command\ncommand: a\n"
+	    "args: \"open\n---\n", "args: a quote is not closed");
+}
+
 /* p parsed from text with one warning containing what; its tools. */
 static struct profile *
 expect_warning(const char *text, const char *what)
@@ -442,6 +520,7 @@ main(void)
 		cmocka_unit_test(test_builtins),
 		cmocka_unit_test(test_parse_valid),
 		cmocka_unit_test(test_parse_malformed),
+		cmocka_unit_test(test_parse_backend),
 		cmocka_unit_test(test_parse_unknown_tool),
 		cmocka_unit_test(test_narrow),
 		cmocka_unit_test(test_mcp_tools),

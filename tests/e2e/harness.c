@@ -876,3 +876,146 @@ h_rm_rf(const char *dir)
 	    "directory")) == -1)
 		fprintf(stderr, "harness: %s is left behind\n", dir);
 }
+
+int
+h_tmux_have(void)
+{
+	return system("tmux -V >/dev/null 2>&1") == 0;
+}
+
+/* The servers named and not yet killed, for h_tmux_teardown. */
+#define H_TMUX_MAX	8
+static char	h_tmux_socks[H_TMUX_MAX][64];
+
+void
+h_tmux_sock(char *buf, size_t sz, const char *tag)
+{
+	static int	n;
+	size_t		i;
+
+	snprintf(buf, sz, "%s-%ld-%d", tag, (long)getpid(), ++n);
+	for (i = 0; i < H_TMUX_MAX; i++)
+		if (h_tmux_socks[i][0] == '\0') {
+			snprintf(h_tmux_socks[i], sizeof(h_tmux_socks[i]), "%s",
+			    buf);
+			return;
+		}
+	errno = ENOSPC;
+	h_die("more than 8 tmux servers alive at once");
+}
+
+/* "tmux -u -L sock -f /dev/null " and fmt's arguments, into cmd. */
+static void
+h_tmux_cmd(char *cmd, size_t sz, const char *sock, const char *fmt,
+    va_list ap)
+{
+	int	n;
+
+	n = snprintf(cmd, sz, "tmux -u -L %s -f /dev/null ", sock);
+	if (n < 0 || (size_t)n >= sz || vsnprintf(cmd + n, sz - (size_t)n,
+	    fmt, ap) >= (int)(sz - (size_t)n))
+		h_die("a tmux command line longer than 4 KiB");
+}
+
+int
+h_tmux(const char *sock, const char *fmt, ...)
+{
+	char	cmd[4096];
+	va_list	ap;
+
+	va_start(ap, fmt);
+	h_tmux_cmd(cmd, sizeof(cmd), sock, fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+char *
+h_tmux_out(const char *sock, const char *fmt, ...)
+{
+	char	 cmd[4096 + 16], buf[4096], *out = NULL;
+	size_t	 len = 0, n;
+	va_list	 ap;
+	FILE	*p;
+
+	va_start(ap, fmt);
+	h_tmux_cmd(cmd, sizeof(cmd) - 16, sock, fmt, ap);
+	va_end(ap);
+	strcat(cmd, " 2>/dev/null");
+	if ((p = popen(cmd, "r")) == NULL)
+		h_die(cmd);
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
+		if ((out = realloc(out, len + n + 1)) == NULL)
+			h_die("realloc");
+		memcpy(out + len, buf, n);
+		len += n;
+	}
+	pclose(p);
+	if (out == NULL && (out = strdup("")) == NULL)
+		h_die("strdup");
+	out[len] = '\0';
+	return out;
+}
+
+char *
+h_tmux_pane(const char *sock, const char *target, int lines)
+{
+	if (lines > 0)
+		return h_tmux_out(sock, "capture-pane -p -S -%d -t %s", lines,
+		    target);
+	return h_tmux_out(sock, "capture-pane -p -t %s", target);
+}
+
+/* How many times want is in s. */
+static int
+h_tmux_count(const char *s, const char *want)
+{
+	int	n = 0;
+
+	for (; (s = strstr(s, want)) != NULL; s++)
+		n++;
+	return n;
+}
+
+int
+h_tmux_wait(const char *sock, const char *target, int lines,
+    const char *want, int count, int seconds, char **pane)
+{
+	uint64_t	end = h_now_ms() + (uint64_t)seconds * 1000;
+
+	*pane = NULL;
+	for (;;) {
+		free(*pane);
+		*pane = h_tmux_pane(sock, target, lines);
+		if (h_tmux_count(*pane, want) >= count)
+			return 0;
+		if (h_now_ms() > end)
+			break;
+		usleep(50 * 1000);
+	}
+	fprintf(stderr, "harness: waited %d s for %d x \"%s\" in tmux pane "
+	    "%s (server %s); it shows:\n%s\n", seconds, count, want, target,
+	    sock, *pane);
+	return -1;
+}
+
+void
+h_tmux_kill(const char *sock)
+{
+	size_t	i;
+
+	(void)h_tmux(sock, "kill-server >/dev/null 2>&1");
+	for (i = 0; i < H_TMUX_MAX; i++)
+		if (strcmp(h_tmux_socks[i], sock) == 0)
+			h_tmux_socks[i][0] = '\0';
+}
+
+int
+h_tmux_teardown(void **state)
+{
+	size_t	i;
+
+	for (i = 0; i < H_TMUX_MAX; i++)
+		if (h_tmux_socks[i][0] != '\0')
+			h_tmux_kill(h_tmux_socks[i]);
+	return h_fakellm_teardown(state);
+}

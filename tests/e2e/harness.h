@@ -186,4 +186,36 @@ int	 h_count_file(const char *path, const char *a, const char *b);
 char	*h_read_file(const char *path);
 void	 h_rm_rf(const char *dir);
 
+/*
+ * tmux on a server of the test's own (tmux -u -L SOCK -f /dev/null),
+ * never the user's nor another test's: a terminal for what a user sees.
+ */
+/* tmux is there (tmux -V runs); a test without it skips. */
+int	 h_tmux_have(void);
+/* A server name unique to this process and call: "TAG-PID-N", kept
+ * for h_tmux_teardown until h_tmux_kill. */
+void	 h_tmux_sock(char *buf, size_t sz, const char *tag);
+/* tmux ARGS (a shell command line's words) on server sock: system()'s
+ * status. */
+int	 h_tmux(const char *sock, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* What tmux ARGS prints on stdout (stderr dropped): the caller frees
+ * it; "" when it printed nothing (no server, no pane). */
+char	*h_tmux_out(const char *sock, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+/* The text of pane target (capture-pane -p), and the last lines of its
+ * history when lines > 0; the caller frees it. */
+char	*h_tmux_pane(const char *sock, const char *target, int lines);
+/* Read the pane (h_tmux_pane) every 50 ms until it holds want count
+ * times: 0. -1 once seconds have passed, said on stderr with what it
+ * waited for and the pane. *pane: the last text read, the caller frees. */
+int	 h_tmux_wait(const char *sock, const char *target, int lines,
+	    const char *want, int count, int seconds, char **pane);
+/* End the server, if it runs. */
+void	 h_tmux_kill(const char *sock);
+/* A cmocka teardown (state unused): a failed assertion leaves its test
+ * with its tmux servers and fakellm running; kill every server named
+ * (h_tmux_sock) and not yet killed, then h_fakellm_teardown. */
+int	 h_tmux_teardown(void **state);
+
 #endif

@@ -38,71 +38,20 @@ struct tty {
 	char		*dir;
 	char		 ws[PATH_MAX], sock[64];
 	struct h_fakellm fl;
-	int		 started;
 };
 
-static struct tty	*tty_cur;	/* its tmux server, for the teardown */
-
-static int __attribute__((format(printf, 2, 3)))
-tty_tmux(const struct tty *t, const char *fmt, ...)
-{
-	char	cmd[4096], args[3000];
-	va_list	ap;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "tmux -u -L %s -f /dev/null %s", t->sock,
-	    args);
-	return system(cmd);
-}
-
-/* The pane's text now (the caller frees it). */
-static char *
-tty_capture(const struct tty *t)
-{
-	char	 cmd[512], buf[4096], *out = NULL;
-	size_t	 len = 0, n;
-	FILE	*p;
-
-	snprintf(cmd, sizeof(cmd), "tmux -u -L %s -f /dev/null capture-pane "
-	    "-p -S -200 -t chat 2>/dev/null", t->sock);
-	assert_non_null(p = popen(cmd, "r"));
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
-		assert_non_null(out = realloc(out, len + n + 1));
-		memcpy(out + len, buf, n);
-		len += n;
-	}
-	pclose(p);
-	if (out == NULL)
-		return strdup("");
-	out[len] = '\0';
-	return out;
-}
 
 /* Wait (at most 60 s) until the pane shows want count times; fail saying
  * what it waited for and what the pane showed. */
 static void
 tty_wait(const struct tty *t, const char *want, int count)
 {
-	time_t	 end = time(NULL) + 60;
-	char	*s, *p;
-	int	 n;
+	char	*s;
 
-	for (;;) {
-		s = tty_capture(t);
-		for (n = 0, p = s; (p = strstr(p, want)) != NULL; p++)
-			n++;
-		if (n >= count) {
-			free(s);
-			return;
-		}
-		if (time(NULL) > end)
-			fail_msg("waited 60 s for %d x \"%s\" on the chat's "
-			    "terminal; it shows:\n%s", count, want, s);
-		free(s);
-		usleep(100 * 1000);
-	}
+	if (h_tmux_wait(t->sock, "chat", 200, want, count, 60, &s) == -1)
+		fail_msg("waited 60 s for %d x \"%s\" on the chat's "
+		    "terminal; it shows:\n%s", count, want, s);
+	free(s);
 }
 
 /* Wait (at most 60 s) until fakellm has been asked for want. */
@@ -125,20 +74,6 @@ tty_wait_request(const struct tty *t, const char *want)
 	}
 }
 
-static int
-tty_td(void **state)
-{
-	char	cmd[256];
-
-	if (tty_cur != NULL) {
-		snprintf(cmd, sizeof(cmd), "tmux -L %s -f /dev/null "
-		    "kill-server >/dev/null 2>&1", tty_cur->sock);
-		(void)system(cmd);
-		tty_cur = NULL;
-	}
-	return h_fakellm_teardown(state);
-}
-
 static void
 test_chat_tty(void **state)
 {
@@ -147,7 +82,7 @@ test_chat_tty(void **state)
 	int		 rc;
 
 	(void)state;
-	if (system("tmux -V >/dev/null 2>&1") != 0) {
+	if (!h_tmux_have()) {
 		fprintf(stderr, "skip: no tmux\n");
 		skip();
 	}
@@ -158,9 +93,7 @@ test_chat_tty(void **state)
 	if ((rc = h_fakellm_start(&t.fl, t.dir, tty_script)) == 1)
 		skip();
 	assert_int_equal(rc, 0);
-	snprintf(t.sock, sizeof(t.sock), "warren-chat-test-%ld",
-	    (long)getpid());
-	tty_cur = &t;
+	h_tmux_sock(t.sock, sizeof(t.sock), "warren-chat-test");
 	snprintf(body, sizeof(body),
 	    /* bash: a Ctrl-C that chat survives ends dash, not bash */
 	    "#!/bin/bash\n"
@@ -173,40 +106,39 @@ test_chat_tty(void **state)
 	    "sleep 600\n", t.fl.env_url, getenv("WARREN_WORKER_BIN"),
 	    t.dir, t.dir, t.ws, getenv("WARREN_BIN"));
 	h_write(t.dir, "chat.sh", body, 0755);
-	assert_int_equal(tty_tmux(&t, "new-session -d -s chat -x 100 -y 40 "
+	assert_int_equal(h_tmux(t.sock, "new-session -d -s chat -x 100 -y 40 "
 	    "'TERM=xterm %s/chat.sh'", t.dir), 0);
-	t.started = 1;
 	tty_wait(&t, "type a message", 1);
 	/* A message: its answer, then the prompt again. */
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat -l HELLO-MSG"), 0);
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat Enter"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat -l HELLO-MSG"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat Enter"), 0);
 	tty_wait(&t, "HELLO-ANSWER", 1);
 	tty_wait(&t, "\n>", 2);	/* (capture-pane drops the space) */
 	/* Editing: EDITMSG, three left, "-": EDIT-MSG is sent. */
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat -l EDITMSG"), 0);
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat Left Left Left"), 0);
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat -l -"), 0);
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat Enter"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat -l EDITMSG"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat Left Left Left"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat -l -"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat Enter"), 0);
 	tty_wait(&t, "EDIT-ANSWER", 1);
 	tty_wait(&t, "\n>", 3);
 	/* Up: the line before, from the history, sent again. */
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat Up Enter"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat Up Enter"), 0);
 	tty_wait(&t, "EDIT-ANSWER", 2);
 	tty_wait(&t, "\n>", 4);
 	/* A slow turn (last: every later request would hold SLOW-MSG),
 	 * stopped: cancelled, and the prompt is back. */
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat -l SLOW-MSG"), 0);
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat Enter"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat -l SLOW-MSG"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat Enter"), 0);
 	tty_wait_request(&t, "SLOW-MSG");
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat C-c"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat C-c"), 0);
 	tty_wait(&t, "cancelled", 1);
 	tty_wait(&t, "\n>", 5);
 	/* Ctrl-C at the prompt: the line is dropped, the chat goes on. */
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat -l NOT-SENT"), 0);
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat C-c"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat -l NOT-SENT"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat C-c"), 0);
 	tty_wait(&t, "(Ctrl-C again", 1);
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat -l /quit"), 0);
-	assert_int_equal(tty_tmux(&t, "send-keys -t chat Enter"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat -l /quit"), 0);
+	assert_int_equal(h_tmux(t.sock, "send-keys -t chat Enter"), 0);
 	tty_wait(&t, "CHAT-EXIT 0", 1);
 	{
 		char *reqs = h_read_file(t.fl.log);
@@ -223,8 +155,7 @@ test_chat_tty(void **state)
 		assert_int_equal(h_count_lines(reqs, "HELLO-MSG", NULL), 1);
 		free(reqs);
 	}
-	tty_cur = NULL;
-	(void)tty_tmux(&t, "kill-server 2>/dev/null");
+	h_tmux_kill(t.sock);
 	h_fakellm_stop(&t.fl);
 	h_rm_rf(t.dir);
 	free(t.dir);
@@ -234,7 +165,7 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_chat_tty, tty_td),
+		cmocka_unit_test_teardown(test_chat_tty, h_tmux_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

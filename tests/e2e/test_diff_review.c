@@ -549,39 +549,6 @@ test_queue_review(void **state)
 	h_cowrun_close(&t);
 }
 
-/* tmux on a server of the test's own (-L sock), never the user's. */
-static int __attribute__((format(printf, 2, 3)))
-t_tmux(const char *sock, const char *fmt, ...)
-{
-	char	cmd[4096], args[3000];
-	va_list	ap;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "tmux -u -L %s -f /dev/null %s", sock,
-	    args);
-	return system(cmd);
-}
-
-/* The output of a tmux command (the caller frees it). */
-static char *
-t_tmux_out(const char *sock, const char *what)
-{
-	char	 cmd[512], *out;
-	size_t	 n;
-	FILE	*p;
-
-	snprintf(cmd, sizeof(cmd), "tmux -u -L %s -f /dev/null %s 2>/dev/null",
-	    sock, what);
-	assert_non_null(out = calloc(1, 65536));
-	assert_non_null(p = popen(cmd, "r"));
-	n = fread(out, 1, 65535, p);
-	out[n] = '\0';
-	pclose(p);
-	return out;
-}
-
 /*
  * `sh -c show` in a 120x50 tmux pane, TERM=xterm-256color, until it
  * printed DIFF-END (10 s at most): the pane's text in *pane, its title
@@ -590,29 +557,21 @@ t_tmux_out(const char *sock, const char *what)
 static void
 t_in_tmux(struct h_cowrun *t, const char *show, char **pane, char **title)
 {
-	static int	 nth;
-	char		 sock[64], script[PATH_MAX + 16], body[4 * PATH_MAX];
-	int		 i;
+	char	sock[64], script[PATH_MAX + 16], body[4 * PATH_MAX];
+	int	rc;
 
 	/* A server each: one being killed refuses a new session. */
-	snprintf(sock, sizeof(sock), "wdr%ld-%d", (long)getpid(), nth++);
+	h_tmux_sock(sock, sizeof(sock), "wdr");
 	snprintf(body, sizeof(body), "export LANG=C.UTF-8 LC_ALL=\n%s\n"
 	    "echo DIFF-END\nsleep 600\n", show);
 	h_write(t->dir, "show.sh", body, 0755);
 	snprintf(script, sizeof(script), "%s/show.sh", t->dir);
-	assert_int_equal(t_tmux(sock, "new-session -d -s d -x 120 -y 50 "
+	assert_int_equal(h_tmux(sock, "new-session -d -s d -x 120 -y 50 "
 	    "'TERM=xterm-256color sh %s'", script), 0);
-	*pane = NULL;
-	for (i = 0; i < 100; i++) {
-		free(*pane);
-		*pane = t_tmux_out(sock, "capture-pane -p -t d");
-		if (strstr(*pane, "DIFF-END") != NULL)
-			break;
-		usleep(100 * 1000);
-	}
-	*title = t_tmux_out(sock, "display -p -t d '#{pane_title}'");
-	(void)t_tmux(sock, "kill-server >/dev/null 2>&1");
-	if (strstr(*pane, "DIFF-END") == NULL)
+	rc = h_tmux_wait(sock, "d", 0, "DIFF-END", 1, 10, pane);
+	*title = h_tmux_out(sock, "display -p -t d '#{pane_title}'");
+	h_tmux_kill(sock);
+	if (rc == -1)
 		fail_msg("waited 10 s for `%s` to end in tmux; the pane:\n%s",
 		    show, *pane);
 }
@@ -634,7 +593,7 @@ test_diff_tmux(void **state)
 	size_t		 i;
 
 	(void)state;
-	if (system("tmux -V >/dev/null 2>&1") != 0)
+	if (!h_tmux_have())
 		skip();
 	t_open(&t);
 	run = t_run(&t, &c, 'e');
@@ -664,7 +623,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diff_escaped),
 		cmocka_unit_test(test_diff_raw),
-		cmocka_unit_test(test_diff_tmux),
+		cmocka_unit_test_teardown(test_diff_tmux, h_tmux_teardown),
 		cmocka_unit_test(test_unreviewed_held),
 		cmocka_unit_test(test_queue_review),
 	};

@@ -124,17 +124,8 @@ struct live {
 	char		*dir;
 	char		 ws[PATH_MAX], sh[PATH_MAX], sock[64];
 	struct h_fakellm fl;
-	int		 started;
 };
 
-static struct live	*live_cur;	/* its tmux server, for the teardown */
-static int		 live_nsock;
-
-static int
-live_has_tmux(void)
-{
-	return system("tmux -V >/dev/null 2>&1") == 0;
-}
 
 /* dir/run.sh: warren run in the workspace with extra flags, then the exit
  * status, then a pause so the pane can still be read. */
@@ -153,9 +144,7 @@ live_setup_script(struct live *l, const char *script, const char *flags,
 	if (rc == 1)
 		skip();
 	assert_int_equal(rc, 0);
-	snprintf(l->sock, sizeof(l->sock), "warren-test-%ld-%d",
-	    (long)getpid(), ++live_nsock);
-	live_cur = l;
+	h_tmux_sock(l->sock, sizeof(l->sock), "warren-test");
 	snprintf(body, sizeof(body),
 	    "#!/bin/sh\n"
 	    "export %s WARREN_API_KEY=k WARREN_MODEL=m WARREN_RETRIES=0\n"
@@ -181,75 +170,24 @@ live_setup(struct live *l, unsigned delay, const char *flags,
 	free(script);
 }
 
-/* tmux on our own server (-L): never the user's, never another test's. */
-static int __attribute__((format(printf, 2, 3)))
-live_tmux(const struct live *l, const char *fmt, ...)
-{
-	char	cmd[4096], args[3000];
-	va_list	ap;
-
-	va_start(ap, fmt);
-	vsnprintf(args, sizeof(args), fmt, ap);
-	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "tmux -u -L %s -f /dev/null %s", l->sock,
-	    args);
-	return system(cmd);
-}
-
 static void
 live_start(struct live *l, unsigned cols, unsigned rows, const char *term)
 {
-	assert_int_equal(live_tmux(l, "new-session -d -s live -x %u -y %u "
+	assert_int_equal(h_tmux(l->sock, "new-session -d -s live -x %u -y %u "
 	    "'TERM=%s %s'", cols, rows, term, l->sh), 0);
-	l->started = 1;
 }
 
 /* The pane's text now (the caller frees it). */
 static char *
 live_capture(const struct live *l)
 {
-	char	 cmd[512], *out = NULL;
-	size_t	 len = 0, n;
-	char	 buf[4096];
-	FILE	*p;
-
-	snprintf(cmd, sizeof(cmd), "tmux -u -L %s -f /dev/null capture-pane "
-	    "-p -t live 2>/dev/null", l->sock);
-	assert_non_null(p = popen(cmd, "r"));
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
-		assert_non_null(out = realloc(out, len + n + 1));
-		memcpy(out + len, buf, n);
-		len += n;
-	}
-	pclose(p);
-	if (out == NULL)
-		out = strdup("");
-	else
-		out[len] = '\0';
-	return out;
-}
-
-/* A cmocka teardown: a failed assertion leaves tmux and fakellm behind. */
-static int
-live_td(void **state)
-{
-	char	cmd[256];
-
-	if (live_cur != NULL) {
-		snprintf(cmd, sizeof(cmd), "tmux -L %s -f /dev/null kill-server "
-		    ">/dev/null 2>&1", live_cur->sock);
-		(void)system(cmd);
-		live_cur = NULL;
-	}
-	return h_fakellm_teardown(state);
+	return h_tmux_pane(l->sock, "live", 0);
 }
 
 static void
 live_teardown(struct live *l)
 {
-	live_cur = NULL;
-	if (l->started)
-		(void)live_tmux(l, "kill-server 2>/dev/null");
+	h_tmux_kill(l->sock);
 	h_fakellm_stop(&l->fl);
 	h_rm_rf(l->dir);
 	free(l->dir);
@@ -361,7 +299,7 @@ live_look(struct live *l, struct seen *s, unsigned cols, unsigned rows,
 	    pane_lines(pane, " 0.4 general", "bash sleep 4", NULL))) {
 		s->folded = 1;
 		/* Now, while 0.4 runs: 20 columns fewer, then look. */
-		assert_int_equal(live_tmux(l, "resize-window -t live -x %u "
+		assert_int_equal(h_tmux(l->sock, "resize-window -t live -x %u "
 		    "-y %u", cols - 20, rows), 0);
 		usleep(300 * 1000);
 		free(s->last);
@@ -406,13 +344,11 @@ live_watch(struct live *l, struct seen *s, unsigned cols, unsigned rows)
 static void
 live_run(unsigned cols, unsigned rows, const char *flags)
 {
-	struct live	l;
-	struct seen	s;
-	char		title[256] = "";
-	FILE		*p;
-	char		cmd[256];
+	struct live	 l;
+	struct seen	 s;
+	char		*title;
 
-	if (!live_has_tmux()) {
+	if (!h_tmux_have()) {
 		fprintf(stderr, "skip: no tmux\n");
 		skip();
 	}
@@ -445,15 +381,10 @@ live_run(unsigned cols, unsigned rows, const char *flags)
 	}
 	/* The tool's and the result's escape sequences, shown escaped. */
 	assert_true(pane_lines(s.last, "\\x1b]2;PWNED\\x07 end", NULL) == 1);
-	snprintf(cmd, sizeof(cmd), "tmux -L %s -f /dev/null display -p -t "
-	    "live '#{pane_title}'", l.sock);
-	if ((p = popen(cmd, "r")) != NULL) {
-		if (fgets(title, sizeof(title), p) == NULL)
-			title[0] = '\0';
-		pclose(p);
-	}
+	title = h_tmux_out(l.sock, "display -p -t live '#{pane_title}'");
 	assert_null(strstr(title, "HACKED"));
 	assert_null(strstr(title, "PWNED"));
+	free(title);
 	/* The result once, its lines as lines; the summary after the tree. */
 	assert_int_equal(pane_lines(s.last, "ALL-GOOD first", NULL), 1);
 	assert_int_equal(pane_lines(s.last, "warren: run ", " done in ",
@@ -481,20 +412,14 @@ static void
 live_lines(const char *flags, const char *term)
 {
 	struct live	 l;
-	char		*pane = NULL;
-	int		 i;
+	char		*pane;
 
-	if (!live_has_tmux())
+	if (!h_tmux_have())
 		skip();
 	live_setup(&l, 0, flags, NULL);
 	live_start(&l, 100, 40, term);
-	for (i = 0; i < 3000; i++) {
-		free(pane);
-		pane = live_capture(&l);
-		if (strstr(pane, "EXIT ") != NULL)
-			break;
-		usleep(20 * 1000);
-	}
+	if (h_tmux_wait(l.sock, "live", 0, "EXIT ", 1, 60, &pane) == -1)
+		fail_msg("the run did not end in 60 s:\n%s", pane);
 	print_message("%s TERM=%s:\n%s\n", flags, term, pane);
 	assert_non_null(strstr(pane, "EXIT 0"));
 	assert_true(pane_lines(pane, "[0.1 general] bash FAILED -> exit 1: "
@@ -873,7 +798,7 @@ test_live_60(void **state)
 	uint64_t	 t0 = now_ms();
 
 	(void)state;
-	if (!live_has_tmux()) {
+	if (!h_tmux_have()) {
 		fprintf(stderr, "skip: no tmux\n");
 		skip();
 	}
@@ -913,12 +838,18 @@ main(void)
 		cmocka_unit_test(test_line_log),
 		cmocka_unit_test(test_json_events),
 		cmocka_unit_test(test_frame_rate),
-		cmocka_unit_test_teardown(test_stopped_terminal, live_td),
-		cmocka_unit_test_teardown(test_live_80, live_td),
-		cmocka_unit_test_teardown(test_live_120, live_td),
-		cmocka_unit_test_teardown(test_plain_flag, live_td),
-		cmocka_unit_test_teardown(test_term_dumb, live_td),
-		cmocka_unit_test_teardown(test_live_60, live_td),
+		cmocka_unit_test_teardown(test_stopped_terminal,
+		    h_tmux_teardown),
+		cmocka_unit_test_teardown(test_live_80,
+		    h_tmux_teardown),
+		cmocka_unit_test_teardown(test_live_120,
+		    h_tmux_teardown),
+		cmocka_unit_test_teardown(test_plain_flag,
+		    h_tmux_teardown),
+		cmocka_unit_test_teardown(test_term_dumb,
+		    h_tmux_teardown),
+		cmocka_unit_test_teardown(test_live_60,
+		    h_tmux_teardown),
 	};
 
 	if (getenv("E2E_FILTER") != NULL)

@@ -66,6 +66,17 @@ t_run(struct t *t, struct h_run *r)
 		fail_msg("run: status %d\n%s\n%s", r->status, r->out, r->err);
 }
 
+/* One run of the cassette with --json: its events in r->out. */
+static void
+t_run_json(struct t *t, struct h_run *r)
+{
+	t_warren(t, r, "run", "--json", "--replay", t->w.cas, "--workspace",
+	    t->w.ws, "the task", NULL);
+	if (r->status != 0 || strstr(r->out, "PRICED-DONE") == NULL)
+		fail_msg("run --json: status %d\n%s\n%s", r->status, r->out,
+		    r->err);
+}
+
 /* s holds want; else fail, showing s. */
 static void
 t_has(const char *s, const char *want, const char *what)
@@ -80,6 +91,8 @@ t_hasnt(const char *s, const char *unwanted, const char *what)
 	if (strstr(s, unwanted) != NULL)
 		fail_msg("%s: \"%s\" in:\n%s", what, unwanted, s);
 }
+
+static void	t_json(struct t *);
 
 static void
 test_cost_where_priced(void **state)
@@ -132,7 +145,46 @@ test_cost_where_priced(void **state)
 	t_has(html, "tokens 100 in / 10 out, cost $0.0150, model pm-1",
 	    "report");
 	free(html);
+	t_json(&t);
 	h_ws_close(&t.w);
+}
+
+/* The same in --json output: run's result event, show, runs; cost_usd
+ * only where a price is given. Runs 1 and 2 were run before. */
+static void
+t_json(struct t *t)
+{
+	struct h_run	 r;
+	char		 cfg[PATH_MAX];
+
+	snprintf(cfg, sizeof(cfg), "%s/config", t->w.dir);
+	t_run_json(t, &r);
+	if (h_count_lines(r.out, "\"event\":\"result\"",
+	    "\"tokens\":{\"in\":100,\"out\":10},\"cost_usd\":0.015,") != 1)
+		fail_msg("run --json: no cost_usd 0.015 in its result:\n%s",
+		    r.out);
+	h_run_free(&r);
+	t_warren(t, &r, "show", "--json", "--workspace", t->w.ws, "3", NULL);
+	t_has(r.out, "\"cost_usd\": 0.015\n", "show --json");
+	h_run_free(&r);
+	t_warren(t, &r, "runs", "--json", "--workspace", t->w.ws, NULL);
+	if (h_count_lines(r.out, "\"cost_usd\": 0.015", NULL) != 3)
+		fail_msg("runs --json: not all three at 0.015:\n%s", r.out);
+	h_run_free(&r);
+	/* No price for pm-1: no cost_usd anywhere. */
+	h_write(cfg, "warren/config", "model_prices = pm=1,1\n", 0);
+	t_run_json(t, &r);
+	t_has(r.out, "\"event\":\"result\"", "run --json, no price");
+	t_hasnt(r.out, "cost_usd", "run --json, no price");
+	h_run_free(&r);
+	t_warren(t, &r, "show", "--json", "--workspace", t->w.ws, "4", NULL);
+	t_has(r.out, "\"tokens_in\": 100,", "show --json, no price");
+	t_hasnt(r.out, "cost_usd", "show --json, no price");
+	h_run_free(&r);
+	t_warren(t, &r, "runs", "--json", "--workspace", t->w.ws, NULL);
+	t_has(r.out, "\"tokens_in\": 100,", "runs --json, no price");
+	t_hasnt(r.out, "cost_usd", "runs --json, no price");
+	h_run_free(&r);
 }
 
 static void

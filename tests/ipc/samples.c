@@ -9,7 +9,7 @@
 const enum ipc_type samples_types[] = {
 	IPC_HELLO, IPC_START, IPC_LLM, IPC_LLM_OK, IPC_LLM_ERR, IPC_SPAWN,
 	IPC_SPAWN_OK, IPC_SPAWN_ERR, IPC_EVENT, IPC_CHECKPOINT, IPC_MCP,
-	IPC_MCP_OK, IPC_MCP_ERR, IPC_DONE,
+	IPC_MCP_OK, IPC_MCP_ERR, IPC_HTTP, IPC_HTTP_OK, IPC_HTTP_ERR, IPC_DONE,
 	IPC_CANCEL,
 };
 const size_t samples_ntypes = sizeof(samples_types) / sizeof(samples_types[0]);
@@ -236,6 +236,34 @@ samples_msg(struct ipc_msg *m, enum ipc_type type, int minimal)
 		break;
 	case IPC_CANCEL:
 		m->u.cancel.reason = xstrdup("interrupted by the user");
+		break;
+	case IPC_HTTP:
+		m->u.http.id = 9;
+		m->u.http.wire = xstrdup(minimal ? "openai" : "anthropic");
+		m->u.http.method = xstrdup("POST");
+		m->u.http.path = xstrdup(minimal ? "/v1/chat/completions" :
+		    "/v1/messages");
+		m->u.http.body = xstrdup(minimal ? "" : "{\"model\":\"m\","
+		    "\"max_tokens\":64,\"stream\":true}");
+		if (minimal)
+			break;
+		m->u.http.nheaders = 2;
+		m->u.http.headers[0] = xstrdup("content-type: application/json");
+		m->u.http.headers[1] = xstrdup("anthropic-version: 2023-06-01");
+		break;
+	case IPC_HTTP_OK:
+		m->u.http_ok.id = 9;
+		m->u.http_ok.status = minimal ? 400 : 200;
+		m->u.http_ok.content_type = xstrdup(minimal ? "" :
+		    "text/event-stream");
+		m->u.http_ok.body = xstrdup(minimal ? "" : "event: message_stop\n"
+		    "data: {\"type\":\"message_stop\"}\n\n");
+		m->u.http_ok.more = !minimal;
+		break;
+	case IPC_HTTP_ERR:
+		m->u.http_err.id = 9;
+		m->u.http_err.code = xstrdup(IPC_ERR_BUDGET);
+		m->u.http_err.message = xstrdup("token budget 1000 spent");
 		break;
 	case IPC_NONE:
 		break;

@@ -272,6 +272,98 @@ hello_fields(msgpack_packer *pk, int skip)
 	}
 }
 
+/* An http request (v7) with one header line and path; skip names a key
+ * left out. */
+static void
+http_msg(msgpack_sbuffer *sb, msgpack_packer *pk, const char *wire,
+    const char *method, const char *path, const char *header)
+{
+	begin(sb, pk, 7, IPC_HTTP);
+	pk_str(pk, "id");
+	msgpack_pack_uint32(pk, 3);
+	pk_str(pk, "wire");
+	pk_str(pk, wire);
+	pk_str(pk, "method");
+	pk_str(pk, method);
+	pk_str(pk, "path");
+	pk_str(pk, path);
+	pk_str(pk, "headers");
+	msgpack_pack_array(pk, 1);
+	pk_str(pk, header);
+	pk_str(pk, "body");
+	pk_str(pk, "{}");
+}
+
+/*
+ * What a backend's worker may ask to be passed through, checked by the
+ * decoder: only the wire's paths, only POST, only the headers that shape
+ * the answer (never one that could carry a key of its own), an answer's
+ * status in range.
+ */
+static void
+test_http_strict(void **state)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+	struct ipc_msg	m;
+	char		err[IPC_ERR_LEN];
+
+	(void)state;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	http_msg(&sb, &pk, "anthropic", "POST", "/v1/messages?beta=true",
+	    "anthropic-beta: tools-2024");
+	if (ipc_msg_decode(sb.data, sb.size, &m, err, sizeof(err)) == -1)
+		fail_msg("%s", err);
+	assert_string_equal(m.u.http.headers[0], "anthropic-beta: tools-2024");
+	ipc_msg_free(&m);
+	http_msg(&sb, &pk, "anthropic", "POST", "/v1/messages",
+	    "x-api-key: sk-other");
+	expect_fail(&sb, "http.headers: not a header a request may carry");
+	http_msg(&sb, &pk, "openai", "POST", "/v1/chat/completions",
+	    "authorization: Bearer sk-other");
+	expect_fail(&sb, "http.headers: not a header");
+	http_msg(&sb, &pk, "anthropic", "POST", "/v1/messages",
+	    "content-type: a\r\nx-api-key: b");
+	expect_fail(&sb, "http.headers: not a header");
+	http_msg(&sb, &pk, "anthropic", "POST", "/v1/files",
+	    "accept: */*");
+	expect_fail(&sb, "http.path: not a path of wire anthropic");
+	http_msg(&sb, &pk, "openai", "POST", "/v1/messages", "accept: */*");
+	expect_fail(&sb, "http.path: not a path of wire openai");
+	http_msg(&sb, &pk, "anthropic", "POST", "/v1/messages?x=/../a",
+	    "accept: */*");
+	expect_fail(&sb, "http.path: not a path of wire anthropic");
+	http_msg(&sb, &pk, "anthropic", "GET", "/v1/messages", "accept: */*");
+	expect_fail(&sb, "http.method: only POST");
+	http_msg(&sb, &pk, "gemini", "POST", "/v1/messages", "accept: */*");
+	expect_fail(&sb, "http.wire: expected anthropic, responses or openai");
+	begin(&sb, &pk, 5, IPC_HTTP_OK);
+	pk_str(&pk, "id");
+	msgpack_pack_uint32(&pk, 3);
+	pk_str(&pk, "status");
+	msgpack_pack_uint32(&pk, 99);
+	pk_str(&pk, "content_type");
+	pk_str(&pk, "");
+	pk_str(&pk, "body");
+	pk_str(&pk, "");
+	expect_fail(&sb, "http_ok.status: 99 is not an HTTP status");
+	/* more is true or absent: one message, one encoding. */
+	begin(&sb, &pk, 6, IPC_HTTP_OK);
+	pk_str(&pk, "id");
+	msgpack_pack_uint32(&pk, 3);
+	pk_str(&pk, "status");
+	msgpack_pack_uint32(&pk, 200);
+	pk_str(&pk, "content_type");
+	pk_str(&pk, "text/event-stream");
+	pk_str(&pk, "body");
+	pk_str(&pk, "data: {}\n\n");
+	pk_str(&pk, "more");
+	msgpack_pack_false(&pk);
+	expect_fail(&sb, "http_ok.more: false is left out");
+	msgpack_sbuffer_destroy(&sb);
+}
+
 static void
 test_malformed_maps(void **state)
 {
@@ -950,6 +1042,7 @@ main(void)
 		cmocka_unit_test(test_msgpack_c_reads_ours),
 		cmocka_unit_test(test_ours_reads_msgpack_c),
 		cmocka_unit_test(test_malformed_maps),
+		cmocka_unit_test(test_http_strict),
 		cmocka_unit_test(test_malformed_values),
 		cmocka_unit_test(test_huge_declared),
 		cmocka_unit_test(test_reader_depth),

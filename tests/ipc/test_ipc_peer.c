@@ -368,6 +368,8 @@ test_queue_cap(void **state)
 	pair_close(&p);
 }
 
+#define PART(id)	(1000000u + (id))
+
 struct step {
 	enum ipc_side	from;
 	enum ipc_type	type;
@@ -411,6 +413,17 @@ step_msg(struct ipc_msg *m, const struct step *s)
 	case IPC_MCP_ERR:
 		m->u.mcp_err.id = s->id;
 		break;
+	case IPC_HTTP:
+		m->u.http.id = s->id;
+		break;
+	case IPC_HTTP_OK:
+		/* PART(id): a part of a stream (more), not its end. */
+		m->u.http_ok.id = s->id % PART(0);
+		m->u.http_ok.more = s->id >= PART(0);
+		break;
+	case IPC_HTTP_ERR:
+		m->u.http_err.id = s->id;
+		break;
 	case IPC_NONE:
 	case IPC_START:
 	case IPC_EVENT:
@@ -430,7 +443,7 @@ static const struct step perm_steps[] = {
 	    "permitted in state new" },
 	{ W, IPC_LLM, 1, 0, "not permitted in state new" },
 	{ W, IPC_EVENT, 0, 0, "not permitted in state new" },
-	{ W, IPC_HELLO, V + 1, 0, "protocol version 7, expected 6" },
+	{ W, IPC_HELLO, V + 1, 0, "protocol version 8, expected 7" },
 	{ W, IPC_HELLO, V, 1, NULL },
 	{ W, IPC_HELLO, V, 0, "hello from the worker is not permitted in "
 	    "state hello" },
@@ -468,6 +481,21 @@ static const struct step perm_steps[] = {
 	{ SV, IPC_MCP_ERR, 4, 0, "mcp_err: no mcp request with id 4" },
 	{ W, IPC_MCP, 4, 1, NULL },
 	{ SV, IPC_MCP_ERR, 4, 1, NULL },
+	{ W, IPC_HTTP, 3, 1, NULL },
+	{ W, IPC_LLM, 3, 0, "llm: request id 3 is already outstanding" },
+	{ SV, IPC_LLM_OK, 3, 0, "llm_ok: no llm request with id 3" },
+	{ SV, IPC_HTTP_OK, 3, 1, NULL },
+	{ SV, IPC_HTTP_ERR, 3, 0, "http_err: no http request with id 3" },
+	{ W, IPC_HTTP, 4, 1, NULL },
+	{ SV, IPC_HTTP_ERR, 4, 1, NULL },
+	{ W, IPC_HTTP_OK, 4, 0, "http_ok from the worker is not permitted" },
+	/* A stream's parts keep its request open; its end closes it. */
+	{ W, IPC_HTTP, 6, 1, NULL },
+	{ SV, IPC_HTTP_OK, PART(6), 1, NULL },
+	{ SV, IPC_HTTP_OK, PART(6), 1, NULL },
+	{ W, IPC_HTTP, 6, 0, "http: request id 6 is already outstanding" },
+	{ SV, IPC_HTTP_OK, 6, 1, NULL },
+	{ SV, IPC_HTTP_OK, PART(6), 0, "http_ok: no http request with id 6" },
 	{ W, IPC_EVENT, 0, 1, NULL },
 	{ W, IPC_CHECKPOINT, 0, 1, NULL },
 	{ SV, IPC_CANCEL, 0, 1, NULL },

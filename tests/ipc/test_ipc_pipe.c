@@ -182,6 +182,9 @@ sup_dispatch(struct ipc_peer *p, struct ipc_msg *m)
 	case IPC_MCP:
 	case IPC_MCP_OK:
 	case IPC_MCP_ERR:
+	case IPC_HTTP:
+	case IPC_HTTP_OK:
+	case IPC_HTTP_ERR:
 	case IPC_EVENT:
 	case IPC_CHECKPOINT:
 	case IPC_DONE:

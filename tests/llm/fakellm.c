@@ -346,6 +346,13 @@ render_anthropic(const struct reply *r)
 	    "input_tokens", r->in, "output_tokens", r->out);
 }
 
+/* A call of a freeform ("custom") tool: {"type": "custom", "input"}. */
+static int
+call_custom(json_t *c)
+{
+	return strcmp(call_str(c, "type", "function"), "custom") == 0;
+}
+
 static json_t *
 responses_call_item(json_t *c, size_t i, const char *args_override)
 {
@@ -353,6 +360,12 @@ responses_call_item(json_t *c, size_t i, const char *args_override)
 	json_t	*it;
 
 	snprintf(id, sizeof(id), "fc_%zu", i);
+	if (call_custom(c))
+		return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type",
+		    "custom_tool_call", "id", id, "call_id", call_str(c, "id",
+		    "call_fake"), "name", call_str(c, "name", ""), "input",
+		    args_override != NULL ? args_override : call_str(c,
+		    "input", ""), "status", "completed");
 	args = call_args(c);
 	it = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "type",
 	    "function_call", "id", id, "call_id", call_str(c, "id",
@@ -361,6 +374,16 @@ responses_call_item(json_t *c, size_t i, const char *args_override)
 	    "status", "completed");
 	free(args);
 	return it;
+}
+
+/* The assistant's message item of a Responses answer, whole. */
+static json_t *
+responses_message_item(const char *text)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:[{s:s, s:s, s:[]}]}", "type",
+	    "message", "id", "msg_0", "role", "assistant", "status",
+	    "completed", "content", "type", "output_text", "text", text,
+	    "annotations");
 }
 
 static json_t *
@@ -372,10 +395,7 @@ render_responses(const struct reply *r, const char *status)
 
 	out = json_array();
 	if (r->text != NULL)
-		json_array_append_new(out, json_pack("{s:s, s:s, s:s, s:s, "
-		    "s:[{s:s, s:s, s:[]}]}", "type", "message", "id", "msg_0",
-		    "role", "assistant", "status", "completed", "content",
-		    "type", "output_text", "text", r->text, "annotations"));
+		json_array_append_new(out, responses_message_item(r->text));
 	json_array_foreach(r->calls, i, c)
 		json_array_append_new(out, responses_call_item(c, i, NULL));
 	st = status != NULL ? status : stop_for(r, FMT_RESPONSES);
@@ -534,6 +554,26 @@ stream_anthropic(struct conn *c, const struct reply *r, int delay)
 	    "message_stop"), delay);
 }
 
+/* A custom tool call's input, in pieces, then whole. */
+static void
+stream_responses_custom(struct conn *c, json_t *call, const char *id,
+    int idx, int delay)
+{
+	const char	*in = call_str(call, "input", "");
+	size_t		 off, n, len = strlen(in);
+
+	for (off = 0; off < len; off += n) {
+		n = piece_len(in, off, len);
+		sse_event(c, "response.custom_tool_call_input.delta",
+		    json_pack("{s:s, s:s, s:i, s:s%}", "type",
+		    "response.custom_tool_call_input.delta", "item_id", id,
+		    "output_index", idx, "delta", in + off, n), delay);
+	}
+	sse_event(c, "response.custom_tool_call_input.done", json_pack("{s:s, "
+	    "s:s, s:i, s:s}", "type", "response.custom_tool_call_input.done",
+	    "item_id", id, "output_index", idx, "input", in), delay);
+}
+
 static void
 stream_responses(struct conn *c, const struct reply *r, int delay)
 {
@@ -549,10 +589,15 @@ stream_responses(struct conn *c, const struct reply *r, int delay)
 	    "output"), delay);
 	if (r->text != NULL) {
 		sse_event(c, "response.output_item.added", json_pack("{s:s, "
-		    "s:i, s:{s:s, s:s, s:s, s:[]}}", "type",
+		    "s:i, s:{s:s, s:s, s:s, s:s, s:[]}}", "type",
 		    "response.output_item.added", "output_index", idx, "item",
-		    "type", "message", "id", "msg_0", "role", "assistant",
-		    "content"), delay);
+		    "type", "message", "id", "msg_0", "status", "in_progress",
+		    "role", "assistant", "content"), delay);
+		sse_event(c, "response.content_part.added", json_pack("{s:s, "
+		    "s:s, s:i, s:i, s:{s:s, s:s, s:[]}}", "type",
+		    "response.content_part.added", "item_id", "msg_0",
+		    "output_index", idx, "content_index", 0, "part", "type",
+		    "output_text", "text", "", "annotations"), delay);
 		len = strlen(r->text);
 		for (off = 0; off < len; off += n) {
 			n = piece_len(r->text, off, len);
@@ -566,6 +611,16 @@ stream_responses(struct conn *c, const struct reply *r, int delay)
 		    "s:s, s:i, s:i, s:s}", "type", "response.output_text.done",
 		    "item_id", "msg_0", "output_index", idx, "content_index", 0,
 		    "text", r->text), delay);
+		/* The whole part and item again, as the API does: a client
+		 * may build its message from these alone (Codex does). */
+		sse_event(c, "response.content_part.done", json_pack("{s:s, "
+		    "s:s, s:i, s:i, s:{s:s, s:s, s:[]}}", "type",
+		    "response.content_part.done", "item_id", "msg_0",
+		    "output_index", idx, "content_index", 0, "part", "type",
+		    "output_text", "text", r->text, "annotations"), delay);
+		sse_event(c, "response.output_item.done", json_pack("{s:s, s:i, "
+		    "s:o}", "type", "response.output_item.done", "output_index",
+		    idx, "item", responses_message_item(r->text)), delay);
 		idx++;
 	}
 	json_array_foreach(r->calls, i, call) {
@@ -574,6 +629,15 @@ stream_responses(struct conn *c, const struct reply *r, int delay)
 		    "s:i, s:o}", "type", "response.output_item.added",
 		    "output_index", idx, "item",
 		    responses_call_item(call, i, "")), delay);
+		if (call_custom(call)) {
+			stream_responses_custom(c, call, id, idx, delay);
+			sse_event(c, "response.output_item.done", json_pack(
+			    "{s:s, s:i, s:o}", "type",
+			    "response.output_item.done", "output_index", idx,
+			    "item", responses_call_item(call, i, NULL)), delay);
+			idx++;
+			continue;
+		}
 		args = call_args(call);
 		len = args != NULL ? strlen(args) : 0;
 		for (off = 0; off < len; off += n) {

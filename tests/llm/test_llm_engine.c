@@ -1140,6 +1140,212 @@ test_record_replay(void **state)
 	unlink(path);
 }
 
+/* A pass-through request, run to its end; its parts, if streamed. */
+struct http_wait {
+	struct llm_result	res;
+	int			done;
+	char			parts[8192];
+	size_t			nparts, plen;
+};
+
+static void
+http_part(const char *data, size_t len, long status, const char *ctype,
+    void *arg)
+{
+	struct http_wait	*w = arg;
+
+	assert_int_equal(status, 200);
+	assert_non_null(strstr(ctype, "text/event-stream"));
+	assert_false(w->done);
+	assert_true(w->plen + len < sizeof(w->parts));
+	memcpy(w->parts + w->plen, data, len);
+	w->plen += len;
+	w->parts[w->plen] = '\0';
+	w->nparts++;
+}
+
+static void
+http_done(struct llm_result *res, void *arg)
+{
+	struct http_wait	*w = arg;
+
+	w->res = *res;
+	memset(res, 0, sizeof(*res));
+	w->done = 1;
+}
+
+static struct http_wait	http_last;
+
+static void
+http_run(struct llm_engine *e, const char *agent, unsigned step,
+    const char *marker, struct llm_result *res)
+{
+	static const char *const hdrs[] = { "content-type: application/json",
+	    "anthropic-beta: beta-77" };
+	struct llm_http_request	 q;
+	struct http_wait	 w;
+	struct pollfd		 pfd;
+	char			 body[256];
+
+	snprintf(body, sizeof(body), "{\"model\":\"m\",\"max_tokens\":9,"
+	    "%s\"messages\":[{\"role\":\"user\",\"content\":\"%s\"}]}",
+	    strstr(marker, "STREAM") != NULL ? "\"stream\":true," : "",
+	    marker);
+	memset(&q, 0, sizeof(q));
+	q.agent = agent;
+	q.step = step;
+	q.wire = "anthropic";
+	q.path = "/v1/messages?beta=true";
+	q.headers = hdrs;
+	q.nheaders = 2;
+	q.body = body;
+	memset(&w, 0, sizeof(w));
+	q.on_part = http_part;
+	q.part_arg = &w;
+	assert_true(llm_submit_http(e, &q, http_done, &w) != 0);
+	pfd.fd = llm_engine_fd(e);
+	pfd.events = POLLIN;
+	while (!w.done) {
+		(void)poll(&pfd, 1, llm_engine_timeout_ms(e));
+		llm_engine_process(e);
+	}
+	*res = w.res;
+	http_last = w;
+	memset(&http_last.res, 0, sizeof(http_last.res));
+}
+
+/*
+ * Pass-through (docs/backends.md): the program's body and headers to the
+ * base URL and its path, the key in the wire's header; the answer as sent,
+ * with its tokens; a 429 retried; a 400 passed back, not retried; a wire
+ * the endpoint does not speak refused; recorded, then replayed offline.
+ */
+static void
+test_http_passthrough(void **state)
+{
+	static const char script[] = "{\"rules\": ["
+	    "{\"match\": \"PASS-ONE\", \"responses\": [{\"reply\": "
+	    "{\"text\": \"hi-there\", \"usage\": {\"input\": 5, \"output\": "
+	    "2}}}]},"
+	    "{\"match\": \"PASS-429\", \"responses\": [{\"status\": 429, "
+	    "\"headers\": {\"Retry-After\": \"0\"}, \"body\": {\"error\": "
+	    "{\"message\": \"slow\"}}}, {\"reply\": {\"text\": \"after\"}}]},"
+	    "{\"match\": \"PASS-400\", \"responses\": [{\"status\": 400, "
+	    "\"body\": {\"type\": \"error\", \"error\": {\"message\": "
+	    "\"bad-req-9\"}}}]},"
+	    "{\"match\": \"PASS-STREAM-CUT\", \"responses\": [{\"reply\": "
+	    "{\"text\": \"cut-short-text\"}, \"truncate\": true}, {\"reply\": "
+	    "{\"text\": \"second-try\"}}]},"
+	    "{\"match\": \"PASS-STREAM\", \"responses\": [{\"reply\": "
+	    "{\"text\": \"streamed-text\", \"usage\": {\"input\": 6, "
+	    "\"output\": 3}}}]}]}";
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_result	 res;
+	struct llm_http_request	 q;
+	json_t			*reqs, *h;
+	char			 err[512], path[300], *cas;
+	int			 fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/warren-cassette.XXXXXX");
+	assert_true((fd = mkstemp(path)) != -1);
+	close(fd);
+	fakellm_start_json(&f, script);
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	lc.key = strdup("sk-ant-PASS-1");
+	lc.record = strdup(path);
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	http_run(e, "0.1", 0, "PASS-ONE", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_int_equal(res.status, 200);
+	assert_non_null(strstr(res.http_body, "hi-there"));
+	assert_non_null(strstr(res.http_type, "application/json"));
+	assert_int_equal(res.reply.usage.input, 5);
+	assert_int_equal(res.reply.usage.output, 2);
+	llm_result_free(&res);
+	http_run(e, "0.1", 1, "PASS-429", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_int_equal(res.attempts, 2);
+	assert_non_null(strstr(res.http_body, "after"));
+	llm_result_free(&res);
+	http_run(e, "0.1", 2, "PASS-400", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_int_equal(res.status, 400);
+	assert_int_equal(res.attempts, 1);
+	assert_non_null(strstr(res.http_body, "bad-req-9"));
+	llm_result_free(&res);
+	/* A stream: its bytes as they came, the whole at the end. */
+	http_run(e, "0.1", 3, "PASS-STREAM", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_true(http_last.nparts >= 1);
+	assert_int_equal(http_last.plen, res.http_len);
+	assert_memory_equal(http_last.parts, res.http_body, res.http_len);
+	assert_non_null(strstr(res.http_body, "message_stop"));
+	assert_int_equal(res.reply.usage.input, 6);
+	assert_int_equal(res.reply.usage.output, 3);
+	llm_result_free(&res);
+	/* Cut after parts went: not retried (the caller saw them). */
+	http_run(e, "0.1", 4, "PASS-STREAM-CUT", &res);
+	assert_true(http_last.nparts >= 1);
+	assert_int_equal(res.attempts, 1);
+	assert_true(res.err != LLM_OK);
+	assert_null(strstr(http_last.parts, "second-try"));
+	llm_result_free(&res);
+	/* Anthropic's wire to this endpoint only. */
+	memset(&q, 0, sizeof(q));
+	q.agent = "0.1";
+	q.wire = "openai";
+	q.path = "/v1/chat/completions";
+	q.body = "{}";
+	assert_null(llm_http_wire_check(e, "anthropic"));
+	assert_string_equal(llm_http_wire_check(e, "openai"), "anthropic");
+	assert_true(llm_submit_http(e, &q, http_done, NULL) == 0);
+	assert_int_equal(errno, EINVAL);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	/* On the wire: the path, the program's headers, our key. */
+	reqs = fakellm_requests(&f);
+	assert_int_equal(json_array_size(reqs), 6);
+	assert_string_equal(json_string_value(json_object_get(
+	    json_array_get(reqs, 0), "path")), "/v1/messages?beta=true");
+	h = json_object_get(json_array_get(reqs, 0), "headers");
+	assert_string_equal(json_string_value(json_object_get(h,
+	    "x-api-key")), "sk-ant-PASS-1");
+	assert_string_equal(json_string_value(json_object_get(h,
+	    "anthropic-beta")), "beta-77");
+	assert_non_null(json_object_get(h, "anthropic-version"));
+	json_decref(reqs);
+	cas = llm_test_slurp(path, NULL);
+	assert_null(strstr(cas, "PASS-1"));
+	assert_non_null(strstr(cas, "\"purpose\":\"http\""));
+	free(cas);
+	/* Replay: no endpoint, the answers as they were. */
+	fakellm_stop(&f);
+	memset(&f, 0, sizeof(f));
+	snprintf(f.url, sizeof(f.url), "http://127.0.0.1:1/v1");
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	lc.replay = strdup(path);
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	http_run(e, "0.1", 2, "PASS-400", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_int_equal(res.status, 400);
+	assert_int_equal(res.attempts, 0);
+	assert_non_null(strstr(res.http_body, "bad-req-9"));
+	llm_result_free(&res);
+	http_run(e, "0.1", 0, "PASS-ONE", &res);
+	assert_int_equal(res.reply.usage.input, 5);
+	llm_result_free(&res);
+	http_run(e, "0.1", 9, "PASS-ONE", &res);
+	assert_int_equal(res.err, LLM_ERR_REPLAY_MISSING);
+	assert_non_null(strstr(res.error, "agent 0.1 step 9 (http)"));
+	llm_result_free(&res);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -1172,6 +1378,8 @@ main(void)
 		cmocka_unit_test_teardown(test_many_async_and_match,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_cap_and_cancel,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_http_passthrough,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_record_replay,
 		    fakellm_teardown),

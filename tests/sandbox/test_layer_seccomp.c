@@ -499,6 +499,45 @@ test_programs_match_tables(void **state)
 }
 
 /*
+ * A backend's worker (policy inet, docs/backends.md): socket() for
+ * AF_UNIX, AF_INET and AF_INET6 only; netlink, packet and every other
+ * family refused, high bits included; every other table as before.
+ */
+static void
+test_inet_programs(void **state)
+{
+	struct sandbox_policy	 pol;
+	struct prog		 p;
+	uint32_t		 eperm = ACT_ERRNO(EPERM);
+	int			 mode, fam, nfail = 0;
+
+	(void)state;
+	for (mode = 0; mode < 2; mode++) {
+		memset(&p, 0, sizeof(p));
+		memset(&pol, 0, sizeof(pol));
+		pol.fs_write = pol.exec = pol.inet = 1;
+		sandbox_seccomp_program(&pol, mode == 0 ?
+		    SANDBOX_SECCOMP_SELF : 0, &p.fp);
+		p.fs_write = p.exec = 1;
+		p.self = mode == 0;
+		snprintf(p.what, sizeof(p.what), "inet, %s", mode_names[mode]);
+		check_tables(&p);
+		for (fam = 0; fam < 64; fam++)
+			check1(&p, "family", "socket", 0, (uint64_t)fam,
+			    fam == AF_UNIX || fam == AF_INET ||
+			    fam == AF_INET6 ? ACT_ALLOW : eperm);
+		check1(&p, "AF_INET | 1 << 32", "socket", 0,
+		    (1ULL << 32) | AF_INET, eperm);
+		check1(&p, "AF_NETLINK | 1 << 32", "socket", 0,
+		    (1ULL << 32) | AF_NETLINK, eperm);
+		check1(&p, "AF_INET", "socketpair", 0, AF_INET, eperm);
+		nfail += p.nfail;
+	}
+	if (nfail != 0)
+		fail_msg("%d rows differ (above)", nfail);
+}
+
+/*
  * The floor: calls SANDBOX-TESTS.md says seccomp alone stops (cases 10,
  * 11, 13, 15, 18-23, 26) or stops besides a layer other tests cannot
  * take away from it. The tables may deny more, never less. This list is
@@ -671,6 +710,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_programs_match_tables),
+		cmocka_unit_test(test_inet_programs),
 		cmocka_unit_test(test_floor_in_tables),
 		cmocka_unit_test(test_kernel_agrees),
 	};

@@ -85,18 +85,21 @@ test_encode_decode(void **state)
 	size_t			 i;
 	static const char *const bad[] = {
 		"v2;a=0",
-		"v1;a=zz;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;n=x;ws=/",
-		"v1;a=0;w=7;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;n=x;ws=/",
-		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;n=x;"
+		"v1;a=zz;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;i=0;n=x;ws=/",
+		"v1;a=0;w=7;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;i=0;n=x;ws=/",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;i=0;n=x;"
 		    "ws=relative",
-		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;n=;ws=/",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;i=0;n=;ws=/",
 		/* The ruleset: missing, on stdio, without or with no known
 		 * ABI, or no fd with an ABI. */
 		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;n=x;ws=/",
-		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=2;lla=6;n=x;ws=/",
-		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=9;lla=0;n=x;ws=/",
-		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=9;lla=99;n=x;ws=/",
-		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=6;n=x;ws=/",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=2;lla=6;i=0;n=x;ws=/",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=9;lla=0;i=0;n=x;ws=/",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=9;lla=99;i=0;n=x;ws=/",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=6;i=0;n=x;ws=/",
+		/* inet is 0 or 1, and present. */
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;i=2;n=x;ws=/",
+		"v1;a=0;w=0;x=0;aw=0;want=0;req=0;u=0;ll=-1;lla=0;n=x;ws=/",
 	};
 
 	(void)state;
@@ -117,6 +120,12 @@ test_encode_decode(void **state)
 	assert_int_equal(sandbox_policy_decode(buf, &q, &back, &e), 0);
 	assert_int_equal(back.landlock_fd, -1);
 	assert_int_equal(back.landlock_abi, 0);
+	assert_int_equal(q.inet, 0);
+	/* A backend's policy keeps its sockets across the exec. */
+	p.inet = 1;
+	assert_int_equal(sandbox_policy_encode(&p, &none, buf, sizeof(buf)), 0);
+	assert_int_equal(sandbox_policy_decode(buf, &q, &back, &e), 0);
+	assert_int_equal(q.inet, 1);
 	/* Too small a buffer, and damaged strings, are errors. */
 	assert_int_equal(sandbox_policy_encode(&p, &ph1, buf, 16), -1);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)

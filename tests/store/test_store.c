@@ -1061,6 +1061,52 @@ test_cow_columns(void **state)
 	assert_int_equal(store_errcode(fx->st), STORE_ENOTFOUND);
 }
 
+/* A follow-up takes its run's layer over: that run's state "continued",
+ * the holder found; a second follow-up of the same run is refused with
+ * nothing written, and the store goes on. */
+static void
+test_cow_adopt(void **state)
+{
+	struct fx			*fx = *state;
+	struct store_run_params		 p = { .task = "t", .workspace = "/w",
+	    .cow_mode = "copy", .cow_dir = "/s/warren/cow/run-y" };
+	struct store_run		 r;
+	int64_t				 one, two, three, holder;
+
+	assert_int_equal(store_run_begin(fx->st, &p, &one), 0);
+	p.continues = p.adopts = one;
+	assert_int_equal(store_run_begin(fx->st, &p, &two), 0);
+	assert_int_equal(store_run_get(fx->st, one, &r), 0);
+	assert_string_equal(r.cow_state, "continued");
+	store_run_free(&r);
+	assert_int_equal(store_run_layer_holder(fx->st, one, &holder), 0);
+	assert_int_equal(holder, two);
+	assert_int_equal(store_run_layer_holder(fx->st, fx->run, &holder), 0);
+	assert_int_equal(holder, 0);
+	/* An apply or discard of run one that read it pending before the
+	 * follow-up took its layer over records nothing (it must then leave
+	 * the layer, the holder's now, be). */
+	assert_int_equal(store_run_cow_state(fx->st, one, "applied"), -1);
+	assert_int_equal(store_errcode(fx->st), STORE_EEXIST);
+	assert_non_null(strstr(store_errmsg(fx->st), "follow-up"));
+	assert_int_equal(store_run_cow_state(fx->st, one, "discarded"), -1);
+	assert_int_equal(store_run_get(fx->st, one, &r), 0);
+	assert_string_equal(r.cow_state, "continued");
+	store_run_free(&r);
+	/* Taken: a second follow-up of run one does not get it. */
+	assert_int_equal(store_run_begin(fx->st, &p, &three), -1);
+	assert_int_equal(store_errcode(fx->st), STORE_EEXIST);
+	assert_non_null(strstr(store_errmsg(fx->st), "no longer there"));
+	assert_int_equal(count(fx->st, "SELECT count(*) FROM runs WHERE "
+	    "cow_dir = '/s/warren/cow/run-y'"), 2);
+	/* The holder's own follow-up takes it on. */
+	p.continues = p.adopts = two;
+	assert_int_equal(store_run_begin(fx->st, &p, &three), 0);
+	assert_int_equal(store_run_layer_holder(fx->st, one, &holder), 0);
+	assert_int_equal(holder, three);
+	assert_int_equal(store_flush(fx->st), 0);
+}
+
 static void
 test_path(void **state)
 {
@@ -1168,6 +1214,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_readonly, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_fork_refused, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_cow_adopt, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_cow_columns, setup,
 		    teardown),

@@ -335,7 +335,7 @@ test_text(void **state)
 	    "{\"type\":\"image\",\"data\":\"AAAA\"},{\"type\":\"text\","
 	    "\"text\":\"a\\u0000b\"}],\"isError\":true}", JSON_ALLOW_NUL,
 	    NULL);
-	s = mcp_rpc_text(r, 1024, &err);
+	s = mcp_rpc_result_text(r, 1024, &err);
 	assert_string_equal(s, "one\n[image content]\na");
 	assert_int_equal(err, 1);
 	free(s);
@@ -345,7 +345,7 @@ test_text(void **state)
 	big[5000] = '\0';
 	r = json_pack("{s:[{s:s, s:s}]}", "content", "type", "text", "text",
 	    big);
-	s = mcp_rpc_text(r, 1000, &err);
+	s = mcp_rpc_result_text(r, 1000, &err);
 	assert_int_equal(err, 0);
 	assert_non_null(strstr(s, "[cut at 1000 bytes]"));
 	assert_true(strlen(s) < 1100);
@@ -353,7 +353,7 @@ test_text(void **state)
 	json_decref(r);
 	free(big);
 	r = json_loads("{}", 0, NULL);
-	s = mcp_rpc_text(r, 100, &err);
+	s = mcp_rpc_result_text(r, 100, &err);
 	assert_string_equal(s, "(no content)");
 	free(s);
 	json_decref(r);

@@ -426,6 +426,48 @@ test_done_off_schema(void **state)
 	}
 }
 
+/*
+ * A worker of a profile without a backend that asks for a pass-through
+ * (protocol v7 http, docs/backends.md) is killed for it: only a backend's
+ * worker has a program whose requests the supervisor carries.
+ */
+static void
+test_http_not_backend(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	struct ipc_msg	 m;
+	FILE		*f;
+	char		 hello[PATH_MAX], req[PATH_MAX];
+	char		 script[2 * PATH_MAX + 128];
+	char		*argv[] = { "warren", "run", "--json", "--workspace",
+			    c->ws, "--replay", c->cas, "--db", c->db,
+			    "--worker", c->worker, "--allow-weaker-sandbox",
+			    "--hello-timeout", "2s", "rogue task", NULL };
+
+	flood_hello(c, hello, sizeof(hello));
+	f = flood_open(c, "http.bin", req, sizeof(req));
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_HTTP;
+	m.u.http.id = 1;
+	m.u.http.wire = "anthropic";
+	m.u.http.method = "POST";
+	m.u.http.path = "/v1/messages";
+	m.u.http.body = "{}";
+	frame_put(f, &m);
+	fclose(f);
+	/* hello, then wait for start's first bytes, then the request. */
+	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s >&4\n"
+	    "head -c 4 <&3 >/dev/null\ncat %s >&4\nexec sleep 30\n", hello,
+	    req);
+	h_write(c->ws, "rogue-worker", script, 0755);
+	h_hang_guard = ROGUE_GUARD_S;
+	assert_int_equal(h_warren(&r, argv, NULL, NULL, NULL), 0);
+	check_killed(c, &r, "sent http, but its profile explore runs no "
+	    "backend");
+	h_run_free(&r);
+}
+
 /* Run a flooding worker: script, with extra environment (the quota).
  * Without a quota it would run into its timeout (20 s), not hang. */
 static void
@@ -891,6 +933,8 @@ int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_http_not_backend, setup,
+		    teardown),
 		cmocka_unit_test_setup_teardown(test_hello_never_comes, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_garbage_frames, setup,

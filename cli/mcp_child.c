@@ -1,0 +1,246 @@
+/*
+ * A child warren for a tool that is not a run (`warren diff`, `warren
+ * runs --json`, `warren queue add --jsonl -`, ...): its own process group,
+ * SIGTERM when the server dies, its input in a memory file, its stdout
+ * kept up to MCP_OUT_MAX and the tail of its stderr. Like a run's child
+ * (cli/queue_runner.c), but its output is the answer, not events.
+ */
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/mcp.h"
+
+/* The input in a memory file, read from its start; /dev/null without. */
+static int
+mcp_child_input(const char *input, char *err, size_t errsz)
+{
+	size_t	left;
+	ssize_t	n;
+	int	fd;
+
+	if (input == NULL)
+		return open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if ((fd = memfd_create("warren-mcp-input", MFD_CLOEXEC)) == -1) {
+		snprintf(err, errsz, "memfd_create: %s", strerror(errno));
+		return -1;
+	}
+	for (left = strlen(input); left > 0; ) {
+		if ((n = write(fd, input, left)) == -1 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(err, errsz, "writing a memory file: %s",
+			    n == 0 ? "short write" : strerror(errno));
+			close(fd);
+			return -1;
+		}
+		input += n;
+		left -= (size_t)n;
+	}
+	if (lseek(fd, 0, SEEK_SET) == -1) {
+		snprintf(err, errsz, "lseek: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void
+mcp_child_exec(const char *exe, char *const argv[], int in, int out,
+    int err, pid_t parent)
+{
+	sigset_t	none;
+
+	(void)setpgid(0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != parent)
+		_exit(127);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(in, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
+	    dup2(err, STDERR_FILENO) == -1)
+		_exit(127);
+	execv(exe, argv);
+	dprintf(STDERR_FILENO, "warren mcp: %s: %s\n", exe, strerror(errno));
+	_exit(127);
+}
+
+int
+mcp_child_start(struct mcp_child *c, const char *exe, char *const argv[],
+    const char *input, char *err, size_t errsz)
+{
+	pid_t	parent = getpid();
+	int	in, po[2] = { -1, -1 }, pe[2] = { -1, -1 };
+
+	memset(c, 0, sizeof(*c));
+	c->pid = -1;
+	c->out = c->err = -1;
+	if ((in = mcp_child_input(input, err, errsz)) == -1)
+		return -1;
+	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 ||
+	    (c->pid = fork()) == -1) {
+		snprintf(err, errsz, "starting warren %s: %s", argv[1],
+		    strerror(errno));
+		close(in);
+		if (po[0] != -1)
+			close(po[0]), close(po[1]);
+		if (pe[0] != -1)
+			close(pe[0]), close(pe[1]);
+		c->pid = -1;
+		return -1;
+	}
+	if (c->pid == 0)
+		mcp_child_exec(exe, argv, in, po[1], pe[1], parent);
+	(void)setpgid(c->pid, c->pid);
+	close(in);
+	close(po[1]);
+	close(pe[1]);
+	c->out = po[0];
+	c->err = pe[0];
+	(void)fcntl(c->out, F_SETFL, O_NONBLOCK);
+	(void)fcntl(c->err, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+/* stdout: the first MCP_OUT_MAX bytes; the rest only counted as cut. */
+static void
+mcp_child_out(struct mcp_child *c, const char *p, size_t n)
+{
+	size_t	 k = n;
+	char	*t;
+
+	if (c->olen + k > MCP_OUT_MAX) {
+		k = MCP_OUT_MAX - c->olen;
+		c->ocut = 1;
+	}
+	if (k == 0)
+		return;
+	if ((t = realloc(c->obuf, c->olen + k + 1)) == NULL) {
+		c->ocut = 1;
+		return;
+	}
+	c->obuf = t;
+	memcpy(c->obuf + c->olen, p, k);
+	c->olen += k;
+	c->obuf[c->olen] = '\0';
+}
+
+/* stderr: its last MCP_ERR_MAX - 1 bytes. */
+static void
+mcp_child_errout(struct mcp_child *c, const char *p, size_t n)
+{
+	size_t	keep = sizeof(c->ebuf) - 1;
+
+	if (n >= keep) {
+		memcpy(c->ebuf, p + n - keep, keep);
+		c->elen = keep;
+	} else {
+		if (c->elen + n > keep) {
+			memmove(c->ebuf, c->ebuf + (c->elen + n - keep),
+			    keep - n);
+			c->elen = keep - n;
+		}
+		memcpy(c->ebuf + c->elen, p, n);
+		c->elen += n;
+	}
+	c->ebuf[c->elen] = '\0';
+}
+
+void
+mcp_child_read(struct mcp_child *c, int fd)
+{
+	char	buf[65536];
+	ssize_t	n;
+
+	for (;;) {
+		n = read(fd, buf, sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0)
+			break;
+		if (fd == c->out)
+			mcp_child_out(c, buf, (size_t)n);
+		else
+			mcp_child_errout(c, buf, (size_t)n);
+	}
+	close(fd);
+	if (fd == c->out)
+		c->out = -1;
+	else
+		c->err = -1;
+}
+
+void
+mcp_child_stop(struct mcp_child *c, uint64_t now)
+{
+	if (c->pid <= 0 || c->kill_at != 0)
+		return;
+	(void)kill(-c->pid, SIGTERM);
+	c->kill_at = now + MCP_KILL_GRACE_MS;
+}
+
+void
+mcp_child_tick(struct mcp_child *c, uint64_t now)
+{
+	if (c->pid > 0 && c->kill_at != 0 && now >= c->kill_at) {
+		(void)kill(-c->pid, SIGKILL);
+		c->kill_at = UINT64_MAX;
+	}
+}
+
+int
+mcp_child_reap(struct mcp_child *c)
+{
+	pid_t	p;
+
+	if (c->pid <= 0)
+		return 1;
+	if ((p = waitpid(c->pid, &c->status, WNOHANG)) == 0 || (p == -1 &&
+	    errno == EINTR))
+		return 0;
+	if (p == -1)
+		c->status = W_EXITCODE(127, 0);
+	c->pid = -1;
+	if (c->out != -1)
+		mcp_child_read(c, c->out);
+	if (c->err != -1)
+		mcp_child_read(c, c->err);
+	if (c->out != -1)
+		close(c->out), c->out = -1;
+	if (c->err != -1)
+		close(c->err), c->err = -1;
+	return 1;
+}
+
+void
+mcp_child_free(struct mcp_child *c)
+{
+	if (c->out != -1)
+		close(c->out);
+	if (c->err != -1)
+		close(c->err);
+	free(c->obuf);
+	memset(c, 0, sizeof(*c));
+	c->pid = -1;
+	c->out = c->err = -1;
+}
+
+void
+mcp_child_how(const struct mcp_child *c, char *buf, size_t sz)
+{
+	if (WIFSIGNALED(c->status))
+		snprintf(buf, sz, "killed by signal %d", WTERMSIG(c->status));
+	else
+		snprintf(buf, sz, "exit %d", WEXITSTATUS(c->status));
+}

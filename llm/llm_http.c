@@ -1,0 +1,214 @@
+/*
+ * Pass-through requests (docs/backends.md): a backend program's request,
+ * sent as it is to the configured endpoint on the program's own wire with
+ * the user's key added, through the same queue, concurrency cap, retries,
+ * rate gate and cassettes as every turn. The answer comes back as the
+ * endpoint sent it (bounded by max_response), with the tokens it reports
+ * read from it for the run's budget.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "common/clock.h"
+#include "common/urlmask.h"
+#include "llm/llm_engine_int.h"
+
+/* The wire of a request against the engine's: anthropic only to an
+ * anthropic endpoint; openai and responses to an OpenAI-style one (the
+ * two share a base URL and the Bearer key). */
+const char *
+llm_http_wire_check(const struct llm_engine *e, const char *wire)
+{
+	const char	*mine = e->wire->name;
+
+	if (strcmp(wire, "anthropic") == 0)
+		return strcmp(mine, "anthropic") == 0 ? NULL : mine;
+	if (strcmp(wire, "openai") == 0 || strcmp(wire, "responses") == 0)
+		return strcmp(mine, "anthropic") != 0 ? NULL : mine;
+	return mine;
+}
+
+/* One object's usage: usage, message.usage or response.usage. */
+static void
+llm_http_usage_obj(json_t *o, struct msg_usage *u)
+{
+	static const char *const holders[] = { "message", "response" };
+	json_t		*us, *v;
+	uint64_t	 in = 0, out = 0;
+	size_t		 i;
+
+	if ((us = json_object_get(o, "usage")) == NULL) {
+		for (i = 0; i < 2 && us == NULL; i++)
+			if ((v = json_object_get(o, holders[i])) != NULL &&
+			    json_is_object(v))
+				us = json_object_get(v, "usage");
+	}
+	if (us == NULL || !json_is_object(us))
+		return;
+	if ((v = json_object_get(us, "input_tokens")) != NULL ||
+	    (v = json_object_get(us, "prompt_tokens")) != NULL)
+		in = json_is_integer(v) && json_integer_value(v) > 0 ?
+		    (uint64_t)json_integer_value(v) : 0;
+	if ((v = json_object_get(us, "cache_read_input_tokens")) != NULL &&
+	    json_is_integer(v) && json_integer_value(v) > 0)
+		in += (uint64_t)json_integer_value(v);
+	if ((v = json_object_get(us, "cache_creation_input_tokens")) != NULL &&
+	    json_is_integer(v) && json_integer_value(v) > 0)
+		in += (uint64_t)json_integer_value(v);
+	if ((v = json_object_get(us, "output_tokens")) != NULL ||
+	    (v = json_object_get(us, "completion_tokens")) != NULL)
+		out = json_is_integer(v) && json_integer_value(v) > 0 ?
+		    (uint64_t)json_integer_value(v) : 0;
+	/* Counts in a stream are running totals: the largest is the end. */
+	if (in > u->input)
+		u->input = in;
+	if (out > u->output)
+		u->output = out;
+}
+
+static void
+llm_http_usage_json(const char *s, size_t len, struct msg_usage *u)
+{
+	json_t	*o;
+
+	if ((o = json_loadb(s, len, JSON_DISABLE_EOF_CHECK, NULL)) == NULL)
+		return;
+	if (json_is_object(o))
+		llm_http_usage_obj(o, u);
+	json_decref(o);
+}
+
+void
+llm_http_usage(const char *body, size_t len, int sse, struct msg_usage *u)
+{
+	const char	*p = body, *end = body + len, *eol;
+
+	memset(u, 0, sizeof(*u));
+	if (!sse) {
+		llm_http_usage_json(body, len, u);
+		return;
+	}
+	/* Each "data:" line of the stream that holds a usage. */
+	for (; p < end; p = eol + 1) {
+		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			eol = end;
+		if (eol - p > 5 && memcmp(p, "data:", 5) == 0 &&
+		    memmem(p, (size_t)(eol - p), "usage", 5) != NULL)
+			llm_http_usage_json(p + 5, (size_t)(eol - p - 5), u);
+		if (eol == end)
+			break;
+	}
+}
+
+/* The endpoint's URL for path: the base URL ends in /v1 as the program's
+ * paths begin with it (docs/backends.md). */
+static char *
+llm_http_url(const struct llm_engine *e, const char *path)
+{
+	const char	*base = e->cfg.base_url;
+	char		*url;
+	size_t		 bl = strlen(base);
+
+	if (bl >= 3 && strcmp(base + bl - 3, "/v1") == 0 &&
+	    strncmp(path, "/v1/", 4) == 0)
+		path += 3;
+	if (asprintf(&url, "%s%s", base, path) == -1)
+		return NULL;
+	return url;
+}
+
+uint64_t
+llm_submit_http(struct llm_engine *e, const struct llm_http_request *req,
+    llm_done_fn done, void *arg)
+{
+	struct llm_call	*c;
+	size_t		 i;
+
+	if (req == NULL || done == NULL || req->agent == NULL ||
+	    req->wire == NULL || req->path == NULL || req->body == NULL ||
+	    req->nheaders > LLM_HTTP_HEADERS_MAX ||
+	    llm_http_wire_check(e, req->wire) != NULL) {
+		errno = EINVAL;
+		return 0;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return 0;
+	c->e = e;
+	c->http = 1;
+	c->step = req->step;
+	c->purpose = LLM_PURPOSE_HTTP;
+	c->done = done;
+	c->arg = arg;
+	c->start_ms = clock_mono_ms();
+	c->http_wire = strcmp(req->wire, "anthropic") == 0 ? "anthropic" :
+	    strcmp(req->wire, "responses") == 0 ? "responses" : "openai";
+	if ((c->agent = strdup(req->agent)) == NULL ||
+	    (c->model = strdup(e->cfg.model)) == NULL ||
+	    (c->body = strdup(req->body)) == NULL ||
+	    (c->http_url = llm_http_url(e, req->path)) == NULL ||
+	    (c->http_shown = urlmask_dup(c->http_url)) == NULL)
+		goto nomem;
+	c->bodylen = strlen(c->body);
+	c->on_part = req->on_part;
+	c->part_arg = req->part_arg;
+	for (i = 0; i < req->nheaders; i++) {
+		if ((c->http_hdrs[i] = strdup(req->headers[i])) == NULL)
+			goto nomem;
+		c->nhttp_hdrs = i + 1;
+	}
+	c->id = e->next_id++;
+	c->state = CALL_QUEUED;
+	TAILQ_INSERT_TAIL(&e->queue, c, entry);
+	e->npending++;
+	if (e->replay) {
+		if (llm_cassette_find_http(e->cassette, c->agent, c->step,
+		    &c->res) == -1)
+			llm_call_error(c, LLM_ERR_REPLAY_MISSING, 0, "cassette "
+			    "%s has no answer for agent %s step %u (http)",
+			    e->cfg.replay, c->agent, c->step);
+		llm_call_complete(c);
+	}
+	return c->id;
+nomem:
+	llm_call_free(c);
+	errno = ENOMEM;
+	return 0;
+}
+
+/* The answer is in: as the endpoint sent it, with its usage read. */
+void
+llm_http_answered(struct llm_call *c, long status)
+{
+	struct llm_result	*res = &c->res;
+
+	if (memchr(c->resp.data != NULL ? (const char *)c->resp.data : "",
+	    '\0', c->resp.len) != NULL) {
+		llm_call_error(c, LLM_ERR_PARSE, status, "POST %s: the answer "
+		    "holds a NUL byte", c->http_shown);
+		return;
+	}
+	free(res->error);
+	res->error = NULL;
+	res->err = LLM_OK;
+	res->status = status;
+	if ((res->http_body = malloc(c->resp.len + 1)) == NULL ||
+	    (res->http_type = strdup(c->http_type[0] != '\0' ? c->http_type :
+	    "application/json")) == NULL) {
+		llm_call_error(c, LLM_ERR_SYSTEM, status, "out of memory");
+		return;
+	}
+	if (c->resp.len > 0)
+		memcpy(res->http_body, c->resp.data, c->resp.len);
+	res->http_body[c->resp.len] = '\0';
+	res->http_len = c->resp.len;
+	llm_http_usage(res->http_body, res->http_len,
+	    strstr(res->http_type, "text/event-stream") != NULL,
+	    &res->reply.usage);
+	if (c->e->gate.spent != NULL)
+		c->e->gate.spent(c->e->gate.arg, res->reply.usage.input +
+		    res->reply.usage.output);
+}
