@@ -64,6 +64,8 @@ enum agent_call_kind {
 	AGENT_CALL_DELEGATE,	/* delegate(): the supervisor spawns a subagent */
 	AGENT_CALL_COMPOSE,	/* plan_execute ...: the supervisor runs a
 				   composition pattern (args: JSON, validated) */
+	AGENT_CALL_MCP,		/* mcp__SERVER__TOOL: the supervisor calls
+				   the MCP server (args: a JSON object) */
 };
 
 /* One validated call the driver must execute. Strings are borrowed. */
@@ -209,6 +211,10 @@ struct agent_config {
 	 */
 	const struct agent_profile_ref *delegates;
 	size_t			 ndelegates;
+	/* MCP servers' tools (mcp__SERVER__TOOL, the supervisor's list):
+	 * offered as given, their calls AGENT_CALL_MCP. Copied. */
+	const struct msg_tool	*mcp_tools;
+	size_t			 nmcp_tools;
 	int			(*check_result)(void *arg, const char *result,
 				    char *why, size_t whysz);
 	void			*check_arg;
@@ -248,6 +254,9 @@ struct agent_behavior {
 	/* Tools provided (names must be unique in the agent). */
 	const struct msg_tool	*tools;
 	size_t			 ntools;
+	/* Its tools are MCP servers' (AGENT_CALL_MCP): the driver runs
+	 * them, their arguments only checked to be a JSON object. */
+	int			 mcp;
 	/* Answer one of its tools: set *text (malloc'd) and *is_error;
 	 * -1 only on ENOMEM. */
 	int			(*handle_tool)(void *self, struct agent *a,

@@ -151,8 +151,12 @@ agent_fix_ids(struct agent *a, struct msg *m)
 }
 
 static enum agent_call_kind
-agent_call_kind(const struct tooldef *t)
+agent_call_kind(const struct agent_tool_entry *e)
 {
+	const struct tooldef	*t = e->def;
+
+	if (e->mcp || t == NULL)
+		return AGENT_CALL_MCP;
 	if (t->where == TOOLDEF_DELEGATE)
 		return AGENT_CALL_DELEGATE;
 	if (t->where == TOOLDEF_COMPOSE)
@@ -191,8 +195,9 @@ agent_make_batch(struct agent *a, const struct msg *m)
 		ac->id = c->id;
 		ac->name = a->tools[a->pend[i].entry].tool.name;
 		ac->args = c->args != NULL && *c->args != '\0' ? c->args : "{}";
-		ac->kind = agent_call_kind(a->tools[a->pend[i].entry].def);
-		ac->parallel = a->tools[a->pend[i].entry].def->parallel;
+		ac->kind = agent_call_kind(&a->tools[a->pend[i].entry]);
+		ac->parallel = a->tools[a->pend[i].entry].def != NULL &&
+		    a->tools[a->pend[i].entry].def->parallel;
 		ac->profile = a->pend[i].profile;
 		ac->task = a->pend[i].task;
 		ac->inherit_context = a->pend[i].inherit;

@@ -13,7 +13,7 @@
 #include "agent/tooldef.h"
 
 #define AGENT_MAX_BEHAVIORS	16
-#define AGENT_MAX_TOOLS		32
+#define AGENT_MAX_TOOLS		128	/* IPC_TOOLS_MAX: MCP tools */
 #define AGENT_MAX_CALLS		64	/* calls of one turn; more are refused */
 #define AGENT_MAX_TRANSCRIPT	(400u * 1024)	/* bytes sent to summarise */
 
@@ -36,6 +36,7 @@ struct agent_tool_entry {
 	const struct tooldef	*def;		/* NULL for a custom tool */
 	size_t			 beh;		/* owning behavior */
 	int			 external;	/* the driver runs it */
+	int			 mcp;		/* an MCP server's tool */
 };
 
 /* One call of the current turn. */
@@ -169,5 +170,9 @@ void	*behav_workspace(struct agent_behavior *ops, const struct profile *p,
 /* A tool table entry for tooldef t, into *tool (strings owned). */
 int	behav_tool_from_def(const struct tooldef *t, struct msg_tool *tool);
 void	behav_tools_free(struct msg_tool *v, size_t n);
+
+/* behav_mcp.c */
+void	*behav_mcp(struct agent_behavior *ops, const struct msg_tool *tools,
+	    size_t n);
 
 #endif

@@ -51,6 +51,8 @@ agent_add_beh(struct agent *a, const struct agent_behavior *b, void *self,
 		if (builtin)
 			e->def = tooldef_find(b->tools[i].name);
 		e->external = e->def != NULL && e->def->where != TOOLDEF_AGENT;
+		if (b->mcp)
+			e->external = e->mcp = 1;
 		if (!e->external && b->handle_tool == NULL) {
 			msg_tool_free(&e->tool);
 			snprintf(err, errlen, "behavior %s: tool \"%s\" has no "
@@ -137,6 +139,9 @@ agent_builtins(struct agent *a, const struct agent_config *cfg, char *err,
 
 	if (agent_add_builtin(a, behav_workspace(&ops, a->profile,
 	    cfg->delegates, cfg->ndelegates), &ops, err, errlen) == -1)
+		return -1;
+	if (cfg->nmcp_tools > 0 && agent_add_builtin(a, behav_mcp(&ops,
+	    cfg->mcp_tools, cfg->nmcp_tools), &ops, err, errlen) == -1)
 		return -1;
 	if (profile_has_tool(a->profile, "todo") &&
 	    agent_add_builtin(a, behav_todo(&ops), &ops, err, errlen) == -1)

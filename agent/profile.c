@@ -112,11 +112,19 @@ profile_builtin_at(size_t i)
 int
 profile_has_tool(const struct profile *p, const char *tool)
 {
-	size_t	i;
+	size_t	i, len;
 
-	for (i = 0; i < p->ntools; i++)
+	for (i = 0; i < p->ntools; i++) {
 		if (strcmp(p->tools[i], tool) == 0)
 			return 1;
+		/* "mcp__fs" lists every tool of server fs. */
+		len = strlen(p->tools[i]);
+		if (strncmp(p->tools[i], "mcp__", 5) == 0 &&
+		    strstr(p->tools[i] + 5, "__") == NULL &&
+		    strncmp(tool, p->tools[i], len) == 0 &&
+		    strncmp(tool + len, "__", 2) == 0)
+			return 1;
+	}
 	return 0;
 }
 
@@ -176,8 +184,9 @@ profile_in_worker(const struct profile *p)
 	if (p->backend != BACKEND_LOOP)
 		return 1;
 	for (i = 0; i < p->ntools; i++)
-		if ((t = tooldef_find(p->tools[i])) != NULL &&
-		    t->where == TOOLDEF_WORKER)
+		if (((t = tooldef_find(p->tools[i])) != NULL &&
+		    t->where == TOOLDEF_WORKER) ||
+		    strncmp(p->tools[i], "mcp__", 5) == 0)
 			return 1;
 	return 0;
 }

@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -188,6 +189,36 @@ tooldef_at(size_t i)
 	return i < TOOLDEF_COUNT ? &tooldef_table[i] : NULL;
 }
 
+/*
+ * An MCP server's tools as a profile names them: "mcp__SERVER" (all of
+ * them) or "mcp__SERVER__TOOL", [A-Za-z0-9_-], at most 64 bytes. Kept for
+ * the life of the process (profiles hold canonical names as static
+ * strings), TOOLDEF_MCP_NAMES at most.
+ */
+#define TOOLDEF_MCP_NAMES	256
+
+static const char *
+tooldef_mcp(const char *name)
+{
+	static char	*names[TOOLDEF_MCP_NAMES];
+	static size_t	 n;
+	size_t		 i, len;
+
+	if (strncmp(name, "mcp__", 5) != 0 || (len = strlen(name)) <= 5 ||
+	    len > 64 || name[5] == '_' || name[len - 1] == '_')
+		return NULL;
+	for (i = 5; i < len; i++)
+		if (!isalnum((unsigned char)name[i]) && name[i] != '_' &&
+		    name[i] != '-')
+			return NULL;
+	for (i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return names[i];
+	if (n == TOOLDEF_MCP_NAMES || (names[n] = strdup(name)) == NULL)
+		return NULL;
+	return names[n++];
+}
+
 const char *
 tooldef_canonical(const char *name)
 {
@@ -196,6 +227,8 @@ tooldef_canonical(const char *name)
 
 	if ((t = tooldef_find(name)) != NULL)
 		return t->name;
+	if (strncmp(name, "mcp__", 5) == 0)
+		return tooldef_mcp(name);
 	for (i = 0; i < sizeof(tooldef_aliases) / sizeof(tooldef_aliases[0]);
 	    i++)
 		if (strcmp(tooldef_aliases[i].alias, name) == 0)

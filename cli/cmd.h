@@ -7,6 +7,7 @@
 #define WARREN_CMD_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct cmd {
@@ -88,7 +89,8 @@ void	cmd_legacy_db(const char *name, const char *db, const char *ws);
 
 /* cmd_mcp.c: warren mcp, an MCP server on stdio; warren mcp list ... */
 int	cmd_mcp(int argc, char **argv);
-/* cmd_mcp_list.c: warren mcp list (argv[0] is "list") */
+/* cmd_mcp_list.c: warren mcp list (argv[0] is "list"): the MCP servers
+ * agents may use, their sandbox and tools */
 int	cmd_mcp_list(int argc, char **argv);
 
 /* cmd_queue.c: warren queue SUBCOMMAND */

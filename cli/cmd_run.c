@@ -110,6 +110,7 @@ cmd_run_new(const struct cmd_run_args *a, const struct config *c,
 	o.schema = a->schema;
 	o.root_inherit = a->cont;
 	o.root_chat = a->chat;
+	o.mcp = &x->mcp;
 	cmd_run_limits(c, &o.limits);
 	/* By the run's model; a bad entry anywhere stops the run. */
 	if ((o.priced = price_find(c, x->lc.model, &o.price, err,
@@ -362,6 +363,7 @@ out:
 	llm_engine_free(x.llm);
 	profile_set_free(&x.ps);
 	project_free(&x.pr);
+	mcp_config_free(&x.mcp);
 	llm_config_free(&x.lc);
 	return code;
 }

@@ -12,6 +12,7 @@
 
 #include "agent/profile.h"
 #include "cli/project.h"
+#include "supervisor/mcp.h"
 #include "llm/llm.h"
 #include "store/store.h"
 #include "workspace/cow.h"
@@ -64,6 +65,7 @@ struct cmd_run_ctx {
 	   (cmd_run_masks); maskv points into mask, NULL-ended. */
 	char			 mask[8][PATH_MAX];
 	const char		*maskv[9];
+	struct mcp_config	 mcp;	/* the MCP servers (mcp_load) */
 };
 
 /* cmd_run.c */

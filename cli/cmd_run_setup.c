@@ -185,7 +185,8 @@ cmd_run_setup(struct cmd_run_args *a, struct config *c, struct cmd_run_ctx *x)
 		    " its answers are replayed by agent and step all the same",
 		    x->lc.replay);
 	if ((x->llm = llm_engine_new(&x->lc, err, sizeof(err))) == NULL ||
-	    project_load_profiles(&x->pr, &x->ps, err, sizeof(err)) == -1) {
+	    project_load_profiles(&x->pr, &x->ps, err, sizeof(err)) == -1 ||
+	    mcp_load(&x->mcp, &x->pr, "run", err, sizeof(err)) == -1) {
 		cmd_run_error("run", "%s", err);
 		return WARREN_EXIT_CONFIG;
 	}

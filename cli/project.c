@@ -332,6 +332,10 @@ project_scan(struct project *pr, const char *workspace, char *err,
 	    PROJECT_CONFIG_MAX, err, errlen) == -1 ||
 	    project_scan_agents(pr, wsfd, wfd, err, errlen) == -1))
 		goto out;
+	/* Claude Code's .mcp.json: its servers, once trusted (mcp_load.c). */
+	if (project_add(pr, wsfd, PROJECT_MCP_JSON, PROJECT_MCP_JSON,
+	    PROJECT_CONFIG_MAX, err, errlen) == -1)
+		goto out;
 	if (pr->nfiles > 1)
 		qsort(pr->files, pr->nfiles, sizeof(pr->files[0]),
 		    project_file_cmp);
@@ -456,17 +460,31 @@ project_open(struct project *pr, const char *dir, const char *db,
 		return 0;
 	str_escape(why, sizeof(why), pr->why, strlen(pr->why));
 	if (pr->unsafe)
-		fprintf(stderr, "warren %s: the project config in %s/.warren "
-		    "and .claude/agents is ignored: %s. warren reads only "
-		    "regular files there, and "
+		fprintf(stderr, "warren %s: the project config in %s/.warren, "
+		    ".claude/agents and .mcp.json is ignored: %s. warren "
+		    "reads only regular files there, and "
 		    "an agent may have put these\n", cmd, ews, why);
 	else
-		fprintf(stderr, "warren %s: the project config in %s/.warren "
-		    "and .claude/agents is ignored: it is not trusted (%s). "
+		fprintf(stderr, "warren %s: the project config in %s/.warren, "
+		    ".claude/agents and .mcp.json is ignored: it is not "
+		    "trusted (%s). "
 		    "Anyone who can write the workspace can write it, agents "
 		    "included: read it, then "
 		    "run `warren trust %s` to use it\n", cmd, ews, why, ews);
 	return 0;
+}
+
+const struct project_file *
+project_file(const struct project *pr, const char *path)
+{
+	size_t	i;
+
+	if (!pr->trusted)
+		return NULL;
+	for (i = 0; i < pr->nfiles; i++)
+		if (strcmp(pr->files[i].path, path) == 0)
+			return &pr->files[i];
+	return NULL;
 }
 
 int

@@ -31,6 +31,7 @@ struct profile_set;
 #define PROJECT_WARREN_AGENTS	".warren/agents"
 #define PROJECT_CLAUDE_AGENTS	".claude/agents"	/* Claude Code's */
 #define PROJECT_WHY_MAX		1024
+#define PROJECT_MCP_JSON	".mcp.json"	/* Claude Code's MCP servers */
 
 struct project_file {
 	char	*path;		/* below the workspace: ".warren/config" */
@@ -80,6 +81,10 @@ int	project_open(struct project *pr, const char *dir, const char *db,
 /* If .claude/agents was skipped (a symlink, a special file, one too large,
  * more than PROJECT_MAX_CLAUDE), say so and why on stderr, for cmd. */
 void	project_claude_warn(const struct project *pr, const char *cmd);
+/* A trusted project's file of that path (".mcp.json"); NULL when the
+ * project is not trusted or has none. Borrowed. */
+const struct project_file *project_file(const struct project *pr,
+	    const char *path);
 /* A trusted project's .warren/config into c (CONFIG_SRC_PROJECT); nothing
  * when untrusted. -1 with config_error(c) set. */
 int	project_load_config(const struct project *pr, struct config *c);
@@ -93,6 +98,18 @@ int	project_load_profiles(const struct project *pr, struct profile_set *ps,
 int	project_trust(const struct project *pr, const char *db, char *err,
 	    size_t errlen);
 void	project_free(struct project *pr);
+
+/* mcp_load.c */
+struct mcp_config;
+/*
+ * The MCP servers: the user's $XDG_CONFIG_HOME/warren/mcp.json, then a
+ * trusted project's .mcp.json (pr NULL: none), its grants dropped; what
+ * was dropped is said on stderr for cmd, escaped. -1 with err.
+ */
+int	mcp_load(struct mcp_config *c, const struct project *pr,
+	    const char *cmd, char *err, size_t errsz);
+/* The user's file: path into out; 0, or -1 with no config directory. */
+int	mcp_load_user_path(char *out, size_t outsz);
 
 /* Warnings about agent files, once per version of a file (agent_warn.c). */
 struct agent_warn {

@@ -145,6 +145,9 @@ ipc_type_name(enum ipc_type type)
 	case IPC_SPAWN_ERR:	return "spawn_err";
 	case IPC_EVENT:		return "event";
 	case IPC_CHECKPOINT:	return "checkpoint";
+	case IPC_MCP:		return "mcp";
+	case IPC_MCP_OK:	return "mcp_ok";
+	case IPC_MCP_ERR:	return "mcp_err";
 	case IPC_DONE:		return "done";
 	case IPC_CANCEL:	return "cancel";
 	case IPC_HTTP:		return "http";
@@ -361,6 +364,18 @@ codec_put_strs(struct enc *e, char *const *v, size_t n, size_t max,
 }
 
 static void
+codec_put_mcp_tools(struct enc *e, const struct ipc_start *s)
+{
+	size_t	i;
+
+	enc_key(e, "mcp_tools");
+	enc_array(e, s->nmcp_tools > IPC_TOOLS_MAX ? UINT32_MAX :
+	    (uint32_t)s->nmcp_tools, IPC_TOOLS_MAX, "start.mcp_tools");
+	for (i = 0; i < s->nmcp_tools && !e->failed; i++)
+		wire_put_tool(e, &s->mcp_tools[i], "start.mcp_tools");
+}
+
+static void
 codec_put_start(struct enc *e, const struct ipc_start *s)
 {
 	if (s->path == NULL || !ipc_path_valid(s->path, strlen(s->path))) {
@@ -391,6 +406,8 @@ codec_put_start(struct enc *e, const struct ipc_start *s)
 		enc_key(e, "schema");
 		enc_str(e, s->schema, IPC_STR_MAX, "start.schema");
 	}
+	if (s->nmcp_tools > 0)
+		codec_put_mcp_tools(e, s);
 	if (s->ndelegates == 0)
 		return;
 	enc_key(e, "delegates");
@@ -485,6 +502,30 @@ codec_put_spawn_ok(struct enc *e, const struct ipc_spawn_ok *s)
 	enc_str(e, s->result, IPC_STR_MAX, "spawn_ok.result");
 	enc_key(e, "usage");
 	wire_put_usage(e, &s->usage);
+}
+
+static void
+codec_put_mcp(struct enc *e, const struct ipc_mcp *c)
+{
+	enc_key(e, "id");
+	enc_u64(e, c->id);
+	enc_key(e, "server");
+	enc_tok(e, c->server, IPC_NAME_MAX, "mcp.server");
+	enc_key(e, "tool");
+	enc_tok(e, c->tool, IPC_NAME_MAX, "mcp.tool");
+	enc_key(e, "args");
+	enc_str(e, c->args, IPC_STR_MAX, "mcp.args");
+}
+
+static void
+codec_put_mcp_ok(struct enc *e, const struct ipc_mcp_ok *o)
+{
+	enc_key(e, "id");
+	enc_u64(e, o->id);
+	enc_key(e, "text");
+	enc_str(e, o->text, IPC_STR_MAX, "mcp_ok.text");
+	enc_key(e, "is_error");
+	enc_bool(e, o->is_error);
 }
 
 static size_t
@@ -619,7 +660,11 @@ codec_nfields(const struct ipc_msg *m)
 	switch (m->type) {
 	case IPC_HELLO:		return 4;
 	case IPC_START:		return 8 + 2 * (m->u.start.ndelegates > 0) +
-				    (m->u.start.schema != NULL);
+				    (m->u.start.schema != NULL) +
+				    (m->u.start.nmcp_tools > 0);
+	case IPC_MCP:		return 4;
+	case IPC_MCP_OK:	return 3;
+	case IPC_MCP_ERR:	return 3;
 	case IPC_LLM:		return 5;
 	case IPC_LLM_OK:	return 2;
 	case IPC_LLM_ERR:	return 3;
@@ -656,6 +701,11 @@ codec_put(struct enc *e, const struct ipc_msg *m)
 	case IPC_SPAWN_OK:	codec_put_spawn_ok(e, &m->u.spawn_ok); break;
 	case IPC_SPAWN_ERR:
 		codec_put_error(e, &m->u.spawn_err, "spawn_err");
+		break;
+	case IPC_MCP:		codec_put_mcp(e, &m->u.mcp); break;
+	case IPC_MCP_OK:	codec_put_mcp_ok(e, &m->u.mcp_ok); break;
+	case IPC_MCP_ERR:
+		codec_put_error(e, &m->u.mcp_err, "mcp_err");
 		break;
 	case IPC_EVENT:		codec_put_event(e, &m->u.event); break;
 	case IPC_CHECKPOINT:	codec_put_checkpoint(e, &m->u.checkpoint); break;

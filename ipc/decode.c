@@ -195,6 +195,23 @@ decode_strs(struct mp_reader *r, char ***v, size_t *nv, size_t max,
 	return r->failed ? -1 : 0;
 }
 
+static int
+decode_mcp_tools(struct mp_reader *r, struct ipc_start *s)
+{
+	uint32_t	n, i;
+
+	if (mp_get_array(r, &n, IPC_TOOLS_MAX, "start.mcp_tools") == -1)
+		return -1;
+	if (n > 0) {
+		if ((s->mcp_tools = calloc(n, sizeof(*s->mcp_tools))) == NULL)
+			return mp_fail(r, "start.mcp_tools: out of memory");
+		s->nmcp_tools = n;
+	}
+	for (i = 0; i < n && !r->failed; i++)
+		wire_get_tool(r, &s->mcp_tools[i], "start.mcp_tools");
+	return r->failed ? -1 : 0;
+}
+
 static void
 decode_start_member(struct mp_reader *r, int key, void *arg,
     const char *what)
@@ -239,6 +256,9 @@ decode_start_member(struct mp_reader *r, int key, void *arg,
 		mp_get_strdup(r, &s->schema, IPC_STR_MAX,
 		    "start.schema");
 		break;
+	case 11:
+		decode_mcp_tools(r, s);
+		break;
 	}
 }
 
@@ -260,7 +280,7 @@ decode_start(struct mp_reader *r, uint32_t n, struct ipc_start *s)
 {
 	static const char *const keys[] = { "path", "depth", "profile",
 	    "task", "context", "limits", "workspace", "history", "delegates",
-	    "delegate_descs", "schema" };
+	    "delegate_descs", "schema", "mcp_tools" };
 	static const struct wire_map map = {
 		keys, WIRE_KEYS(keys), 0xff, decode_start_member,
 		decode_start_check
@@ -401,6 +421,70 @@ decode_error(struct mp_reader *r, uint32_t n, struct ipc_error *x,
 	};
 
 	return wire_members(r, n, &map, x, what);
+}
+
+static void
+decode_mcp_member(struct mp_reader *r, int key, void *arg, const char *what)
+{
+	struct ipc_mcp	*c = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		mp_get_u32(r, &c->id, "mcp.id");
+		break;
+	case 1:
+		wire_get_tok(r, &c->server, IPC_NAME_MAX, "mcp.server");
+		break;
+	case 2:
+		wire_get_tok(r, &c->tool, IPC_NAME_MAX, "mcp.tool");
+		break;
+	case 3:
+		mp_get_strdup(r, &c->args, IPC_STR_MAX, "mcp.args");
+		break;
+	}
+}
+
+static int
+decode_mcp(struct mp_reader *r, uint32_t n, struct ipc_mcp *c)
+{
+	static const char *const keys[] = { "id", "server", "tool", "args" };
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0xf, decode_mcp_member, NULL
+	};
+
+	return wire_members(r, n, &map, c, "mcp");
+}
+
+static void
+decode_mcp_ok_member(struct mp_reader *r, int key, void *arg,
+    const char *what)
+{
+	struct ipc_mcp_ok	*o = arg;
+
+	(void)what;
+	switch (key) {
+	case 0:
+		mp_get_u32(r, &o->id, "mcp_ok.id");
+		break;
+	case 1:
+		mp_get_strdup(r, &o->text, IPC_STR_MAX, "mcp_ok.text");
+		break;
+	case 2:
+		mp_get_bool(r, &o->is_error, "mcp_ok.is_error");
+		break;
+	}
+}
+
+static int
+decode_mcp_ok(struct mp_reader *r, uint32_t n, struct ipc_mcp_ok *o)
+{
+	static const char *const keys[] = { "id", "text", "is_error" };
+	static const struct wire_map map = {
+		keys, WIRE_KEYS(keys), 0x7, decode_mcp_ok_member, NULL
+	};
+
+	return wire_members(r, n, &map, o, "mcp_ok");
 }
 
 static int
@@ -803,6 +887,10 @@ decode_body(struct mp_reader *r, uint32_t n, struct ipc_msg *m)
 	case IPC_SPAWN_OK:	return decode_spawn_ok(r, n, &m->u.spawn_ok);
 	case IPC_SPAWN_ERR:
 		return decode_error(r, n, &m->u.spawn_err, "spawn_err");
+	case IPC_MCP:		return decode_mcp(r, n, &m->u.mcp);
+	case IPC_MCP_OK:	return decode_mcp_ok(r, n, &m->u.mcp_ok);
+	case IPC_MCP_ERR:
+		return decode_error(r, n, &m->u.mcp_err, "mcp_err");
 	case IPC_EVENT:		return decode_event(r, n, &m->u.event);
 	case IPC_CHECKPOINT:
 		return decode_checkpoint(r, n, &m->u.checkpoint);
@@ -897,6 +985,9 @@ ipc_msg_free(struct ipc_msg *m)
 		free(m->u.start.delegates);
 		free(m->u.start.delegate_descs);
 		free(m->u.start.schema);
+		for (i = 0; i < m->u.start.nmcp_tools; i++)
+			msg_tool_free(&m->u.start.mcp_tools[i]);
+		free(m->u.start.mcp_tools);
 		break;
 	case IPC_LLM:
 		msg_list_free(&m->u.llm.messages);
@@ -924,6 +1015,17 @@ ipc_msg_free(struct ipc_msg *m)
 		break;
 	case IPC_SPAWN_ERR:
 		decode_free_error(&m->u.spawn_err);
+		break;
+	case IPC_MCP:
+		free(m->u.mcp.server);
+		free(m->u.mcp.tool);
+		free(m->u.mcp.args);
+		break;
+	case IPC_MCP_OK:
+		free(m->u.mcp_ok.text);
+		break;
+	case IPC_MCP_ERR:
+		decode_free_error(&m->u.mcp_err);
 		break;
 	case IPC_EVENT:
 		free(m->u.event.kind);

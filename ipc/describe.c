@@ -102,6 +102,9 @@ describe_body(struct line *l, const struct ipc_msg *m)
 		if (m->u.start.schema != NULL)
 			describe_add(l, " schema=%zu",
 			    strlen(m->u.start.schema));
+		if (m->u.start.nmcp_tools > 0)
+			describe_add(l, " mcp_tools=%zu",
+			    m->u.start.nmcp_tools);
 		describe_text(l, "task", m->u.start.task);
 		break;
 	case IPC_LLM:
@@ -118,7 +121,19 @@ describe_body(struct line *l, const struct ipc_msg *m)
 		    (unsigned long long)m->u.llm_ok.reply.usage.output);
 		describe_text(l, "text", m->u.llm_ok.reply.msg.text);
 		break;
+	case IPC_MCP:
+		describe_add(l, " id=%u server=%s tool=%s", m->u.mcp.id,
+		    describe_name(a, sizeof(a), m->u.mcp.server),
+		    describe_name(b, sizeof(b), m->u.mcp.tool));
+		describe_text(l, "args", m->u.mcp.args);
+		break;
+	case IPC_MCP_OK:
+		describe_add(l, " id=%u is_error=%d", m->u.mcp_ok.id,
+		    m->u.mcp_ok.is_error);
+		describe_text(l, "text", m->u.mcp_ok.text);
+		break;
 	case IPC_LLM_ERR:
+	case IPC_MCP_ERR:
 	case IPC_SPAWN_ERR:
 		describe_add(l, " id=%u code=%s", m->u.llm_err.id,
 		    describe_name(a, sizeof(a), m->u.llm_err.code));

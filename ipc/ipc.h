@@ -46,7 +46,9 @@ enum ipc_type {
 	IPC_SPAWN_ERR,		/* S→W answer: refused or failed */
 	IPC_EVENT,		/* W→S: tool call/result, log record, note */
 	IPC_CHECKPOINT,		/* W→S: messages appended since the last one */
-	/* 208-210: MCP (version 6). */
+	IPC_MCP,		/* W→S request (v6): call an MCP server's tool */
+	IPC_MCP_OK,		/* S→W answer: the tool's result */
+	IPC_MCP_ERR,		/* S→W answer: the server failed */
 	IPC_HTTP = 211,		/* W→S request (v7): a backend program's HTTP
 				   request to its model, passed through */
 	IPC_HTTP_OK,		/* S→W answer: the endpoint's response */
@@ -163,6 +165,10 @@ struct ipc_start {
 	/* Optional (v5): the run's output schema, JSON Schema text, sent
 	   to a root only: complete()'s result is checked against it. */
 	char		*schema;
+	/* Optional (v6): the MCP servers' tools this agent may call
+	   (mcp__SERVER__TOOL), <= IPC_TOOLS_MAX. */
+	struct msg_tool	*mcp_tools;
+	size_t		 nmcp_tools;
 };
 
 struct ipc_llm {
@@ -204,6 +210,20 @@ struct ipc_spawn_ok {
 	char		*path;		/* the child's agent path */
 	char		*result;
 	struct msg_usage usage;
+};
+
+/* mcp (v6): one call of an MCP server's tool, brokered by the supervisor. */
+struct ipc_mcp {
+	uint32_t	 id;
+	char		*server;	/* token */
+	char		*tool;		/* token */
+	char		*args;		/* JSON object text, unvalidated */
+};
+
+struct ipc_mcp_ok {
+	uint32_t	 id;
+	char		*text;		/* the tool's result, for the model */
+	int		 is_error;	/* the tool said isError */
 };
 
 struct ipc_event {
@@ -267,6 +287,9 @@ struct ipc_msg {
 		struct ipc_spawn	spawn;
 		struct ipc_spawn_ok	spawn_ok;
 		struct ipc_error	spawn_err;
+		struct ipc_mcp		mcp;
+		struct ipc_mcp_ok	mcp_ok;
+		struct ipc_error	mcp_err;
 		struct ipc_event	event;
 		struct ipc_checkpoint	checkpoint;
 		struct ipc_done		done;

@@ -39,6 +39,9 @@ static const struct perm perm_table[] = {
 	    KEEP },
 	{ IPC_SPAWN_ERR, FROM_S, S(IPC_STATE_RUN), PERM_ANSWER, IPC_SPAWN,
 	    KEEP },
+	{ IPC_MCP, FROM_W, S(IPC_STATE_RUN), PERM_REQUEST, IPC_NONE, KEEP },
+	{ IPC_MCP_OK, FROM_S, S(IPC_STATE_RUN), PERM_ANSWER, IPC_MCP, KEEP },
+	{ IPC_MCP_ERR, FROM_S, S(IPC_STATE_RUN), PERM_ANSWER, IPC_MCP, KEEP },
 	/* Logs may come while the worker waits for start. */
 	{ IPC_EVENT, FROM_W, S(IPC_STATE_HELLO) | S(IPC_STATE_RUN), 0,
 	    IPC_NONE, KEEP },
@@ -95,6 +98,9 @@ perm_id(const struct ipc_msg *m)
 	case IPC_SPAWN:		return m->u.spawn.id;
 	case IPC_SPAWN_OK:	return m->u.spawn_ok.id;
 	case IPC_SPAWN_ERR:	return m->u.spawn_err.id;
+	case IPC_MCP:		return m->u.mcp.id;
+	case IPC_MCP_OK:	return m->u.mcp_ok.id;
+	case IPC_MCP_ERR:	return m->u.mcp_err.id;
 	case IPC_HTTP:		return m->u.http.id;
 	case IPC_HTTP_OK:	return m->u.http_ok.id;
 	case IPC_HTTP_ERR:	return m->u.http_err.id;

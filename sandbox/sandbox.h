@@ -85,6 +85,8 @@
 #define SANDBOX_NAME_LEN	32	/* profile name, NUL included */
 #define SANDBOX_PROTECT_MAX	16	/* protected paths of a policy */
 #define SANDBOX_PROTECT_POOL	(2 * PATH_MAX)	/* their bytes */
+#define SANDBOX_READ_MAX	8	/* extra read-only paths of a policy */
+#define SANDBOX_READ_POOL	(2 * PATH_MAX)	/* their bytes */
 
 /* How a protected path is protected (sandbox_policy_protect). */
 #define SANDBOX_PROTECT_RO	0x1	/* a read-only mount point */
@@ -147,6 +149,16 @@ struct sandbox_policy {
 	 * profile under `sandbox exec`, its execve is the only one allowed.
 	 */
 	char		 program[PATH_MAX];
+	/*
+	 * Extra paths readable (Landlock read, and execute where the policy
+	 * has exec), absolute and canonical, NUL-separated in read_pool: an
+	 * MCP server's package directory (supervisor/mcp_sandbox.c). Not in
+	 * the one-line form: only a policy whose phase 2 runs before the
+	 * exec (spawnd's SPAWN_STDIO) may have them.
+	 */
+	int		 nread;
+	size_t		 read_used;
+	char		 read_pool[SANDBOX_READ_POOL];
 	/*
 	 * A backend's worker (docs/backends.md): TCP and UDP sockets
 	 * (AF_INET, AF_INET6) and AF_UNIX ones allowed by seccomp and left
@@ -249,6 +261,11 @@ int	 sandbox_policy_encode(const struct sandbox_policy *p,
 /* ph1 may be NULL. */
 int	 sandbox_policy_decode(const char *s, struct sandbox_policy *p,
 	    struct sandbox_phase1 *ph1, struct sandbox_error *e);
+
+/* Make path (absolute; made canonical here) readable in p's sandbox;
+ * -1 with e filled if it does not exist or p has no room (ENOSPC). */
+int	 sandbox_policy_read(struct sandbox_policy *p, const char *path,
+	    struct sandbox_error *e);
 
 /* sandbox_protect.c */
 /*

@@ -379,6 +379,28 @@ sandbox_landlock_program(int rfd, const char *path, uint64_t handled,
 	return 0;
 }
 
+/* The policy's extra readable paths (an MCP server's package). */
+static int
+sandbox_landlock_rules_read(int rfd, const struct sandbox_policy *p,
+    uint64_t handled, struct sandbox_error *e)
+{
+	size_t	 off = 0;
+	int	 i;
+
+	for (i = 0; i < p->nread && off < p->read_used &&
+	    p->read_used <= sizeof(p->read_pool); i++) {
+		if (memchr(p->read_pool + off, '\0', p->read_used - off) ==
+		    NULL)
+			return sandbox_fail(e, SANDBOX_LANDLOCK, EINVAL,
+			    "read paths: not NUL-terminated");
+		if (sandbox_landlock_rule(rfd, p->read_pool + off,
+		    sandbox_ll_fixed_access(LL_KIND_SYS, p), handled, e) == -1)
+			return -1;
+		off += strlen(p->read_pool + off) + 1;
+	}
+	return 0;
+}
+
 /*
  * The node_modules directory that holds the package dir (dir itself, its
  * parent, or for a scoped package "@scope/name" its grandparent), in out;
@@ -484,7 +506,7 @@ sandbox_landlock_rules_shared(int rfd, const struct sandbox_policy *p,
 	if (p->inet && p->program[0] != '\0' && sandbox_landlock_package(rfd,
 	    p->program, handled, e) == -1)
 		return -1;
-	return 0;
+	return sandbox_landlock_rules_read(rfd, p, handled, e);
 }
 
 /* The rules on what a child's mount namespace replaces: /proc (fresh with

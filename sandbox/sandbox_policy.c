@@ -179,3 +179,27 @@ sandbox_policy_decode(const char *s, struct sandbox_policy *p,
 	}
 	return 0;
 }
+
+int
+sandbox_policy_read(struct sandbox_policy *p, const char *path,
+    struct sandbox_error *e)
+{
+	char	 real[PATH_MAX];
+	size_t	 n;
+
+	if (path == NULL || path[0] != '/')
+		return sandbox_fail(e, 0, EINVAL, "read path %s: not absolute",
+		    path == NULL ? "(null)" : path);
+	if (realpath(path, real) == NULL)
+		return sandbox_fail(e, 0, errno, "read path %s", path);
+	n = strlen(real) + 1;
+	if (p->nread >= SANDBOX_READ_MAX ||
+	    p->read_used + n > sizeof(p->read_pool))
+		return sandbox_fail(e, 0, ENOSPC, "read path %s: a policy "
+		    "holds at most %d such paths (%zu bytes)", real,
+		    SANDBOX_READ_MAX, sizeof(p->read_pool));
+	memcpy(p->read_pool + p->read_used, real, n);
+	p->read_used += n;
+	p->nread++;
+	return 0;
+}

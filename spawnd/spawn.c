@@ -206,6 +206,32 @@ struct spawn_exec {
 	int			 in, out, err;
 };
 
+/*
+ * A program that sandboxes nothing itself (an MCP server): phase 2 here,
+ * just before its exec, as `warren sandbox exec` does; nothing of it has
+ * run yet. Never returns.
+ */
+static void __attribute__((noreturn))
+spawn_child_exec_stdio(struct sandbox *sb, char *env[32],
+    const struct spawn_req *req)
+{
+	struct sandbox_report	 rep;
+	struct sandbox_error	 e;
+
+	sandbox_close_from(sb, SPAWN_FD_BIN + 1);
+	close(SPAWN_FD_IN);
+	close(SPAWN_FD_OUT);
+	sb->env[0] = '\0';	/* phase 2 is done here: no record to pass */
+	spawn_child_env(req->envp, sb, env);
+	memset(&e, 0, sizeof(e));
+	if (sandbox_enter_exec(sb, &rep, &e) == -1)
+		spawn_child_fail("sandbox", e.msg, 126);
+	(void)syscall(SYS_execveat, SPAWN_FD_BIN, "", req->argv, env,
+	    AT_EMPTY_PATH);
+	execve(req->bin, req->argv, env);
+	spawn_child_fail(req->bin, strerror(errno), 127);
+}
+
 /* The end of phase 1 (sandbox exec_fn): exec the worker. Never returns. */
 static void __attribute__((noreturn))
 spawn_child_exec(struct sandbox *sb, int rc, struct sandbox_error *e,
@@ -217,6 +243,8 @@ spawn_child_exec(struct sandbox *sb, int rc, struct sandbox_error *e,
 
 	if (rc == -1)
 		spawn_child_fail("sandbox", e->msg, 126);
+	if (req->mode == SPAWN_STDIO)
+		spawn_child_exec_stdio(sb, env, req);
 	/* Belt and braces: nothing above the channel survives exec but the
 	   ruleset sandbox_enter restricts the worker with and closes. */
 	sandbox_close_from(sb, SPAWN_FD_BIN + 1);
@@ -251,13 +279,23 @@ spawn_child(struct sandbox *sb, void *arg)
 	    (hi_err = fcntl(x->err, F_DUPFD_CLOEXEC, 10)) == -1 ||
 	    (null = open("/dev/null", O_RDWR | O_CLOEXEC)) == -1)
 		_exit(126);
-	if (dup2(null, STDIN_FILENO) == -1 || dup2(null, STDOUT_FILENO) == -1 ||
+	if (x->req->mode == SPAWN_STDIO) {
+		if (dup2(hi_in, STDIN_FILENO) == -1 ||
+		    dup2(hi_out, STDOUT_FILENO) == -1 ||
+		    dup2(hi_err, STDERR_FILENO) == -1 ||
+		    dup2(null, SPAWN_FD_IN) == -1 ||
+		    dup2(null, SPAWN_FD_OUT) == -1)
+			_exit(126);
+	} else if (dup2(null, STDIN_FILENO) == -1 ||
+	    dup2(null, STDOUT_FILENO) == -1 ||
 	    dup2(hi_err, STDERR_FILENO) == -1 ||
 	    dup2(hi_in, SPAWN_FD_IN) == -1 || dup2(hi_out, SPAWN_FD_OUT) == -1)
 		_exit(126);
 	/* The pipes were made non-blocking for the supervisor's ends; ours
 	   (their own open file descriptions) block. */
-	if (fcntl(SPAWN_FD_IN, F_SETFL, 0) == -1 ||
+	if (fcntl(STDIN_FILENO, F_SETFL, 0) == -1 ||
+	    fcntl(STDOUT_FILENO, F_SETFL, 0) == -1 ||
+	    fcntl(SPAWN_FD_IN, F_SETFL, 0) == -1 ||
 	    fcntl(SPAWN_FD_OUT, F_SETFL, 0) == -1 ||
 	    fcntl(STDERR_FILENO, F_SETFL, 0) == -1)
 		_exit(126);
@@ -287,6 +325,7 @@ spawn_worker(const struct spawn_req *req, struct spawn_child *c, char *err,
 	struct sandbox		*sb;
 	struct spawn_exec	x;
 	pid_t			pid;
+	int			dumpable;
 
 	memset(c, 0, sizeof(*c));
 	c->to_fd = c->from_fd = c->err_fd = -1;
@@ -309,8 +348,19 @@ spawn_worker(const struct spawn_req *req, struct spawn_child *c, char *err,
 	x.in = to[0];
 	x.out = from[1];
 	x.err = errp[1];
+	/*
+	 * A SPAWN_STDIO child runs phase 2 before its exec, in our memory
+	 * (sandbox_spawn's CLONE_VM): its PR_SET_DUMPABLE 0 is the memory's,
+	 * ours, and a spawner that is not dumpable can no longer write a
+	 * child's /proc/self/uid_map in a user namespace (EACCES). Taken
+	 * back once it has exec'd.
+	 */
+	dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 	/* Returns once the worker runs: its session and group are its own. */
-	if ((pid = sandbox_spawn(sb, spawn_child, &x, &e)) == -1) {
+	pid = sandbox_spawn(sb, spawn_child, &x, &e);
+	if (req->mode == SPAWN_STDIO && dumpable > 0)
+		(void)prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+	if (pid == -1) {
 		snprintf(err, errsz, "fork of a %s worker: %s",
 		    req->policy->name, e.msg);
 		goto fail;

@@ -26,7 +26,15 @@ struct spawn_req {
 	char *const			*envp;	/* the worker's whole environment
 						   (the sandbox's variable is added) */
 	const struct sandbox_policy	*policy;
+	/*
+	 * SPAWN_STDIO: a program that is not warren-worker (an MCP server):
+	 * its stdin and stdout are the two pipes (to_fd, from_fd), and the
+	 * whole sandbox, phase 2 too, is applied before its exec.
+	 */
+	int				 mode;
 };
+#define SPAWN_WORKER	0
+#define SPAWN_STDIO	1
 
 struct spawn_child {
 	pid_t		 pid;		/* the child we reap */

@@ -278,6 +278,7 @@ spawnd_do_spawn(int fd, const struct spawnd_hdr *h, const char *p, size_t len)
 	req.argv = argv + 1;
 	req.envp = envp;
 	req.policy = pol;
+	req.mode = h->a == SPAWN_STDIO ? SPAWN_STDIO : SPAWN_WORKER;
 	k = xcalloc(1, sizeof(*k));
 	spawnd_forked = 1;
 	if (spawn_worker(&req, &k->c, err, sizeof(err)) == -1) {

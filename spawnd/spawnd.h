@@ -44,7 +44,8 @@ struct spawnd_hdr {
 	uint32_t	type;
 	uint32_t	id;
 	int32_t		pid;
-	int32_t		a;		/* KILL: signal; EXIT: si_code, or
+	int32_t		a;		/* SPAWN: spawn_req.mode; KILL: signal;
+					   EXIT: si_code, or
 					   SPAWN_CLD_OOM (spawn.h) */
 	int32_t		b;		/* EXIT: si_status */
 	uint32_t	len;		/* bytes of payload after the header */

@@ -34,6 +34,7 @@
 #include "spawnd/spawn.h"
 #include "store/store.h"
 #include "supervisor/loop.h"
+#include "supervisor/mcp.h"
 #include "supervisor/proc_int.h"
 #include "supervisor/run.h"
 #include "supervisor/spawnd_client.h"
@@ -534,6 +535,7 @@ proc_start_failed(struct worker *w, const char *err)
 	}
 	w->state = PROC_DEAD;
 	proc_arm(w, 0);
+	mcp_worker_stop(w);
 	run_worker_gone(r, n);
 	if (n->state != NODE_DONE)
 		run_node_done(r, n);
@@ -706,6 +708,7 @@ proc_start(struct run *r, struct node *n)
 	w->state = PROC_FORKING;
 	n->worker = w;
 	r->nlive++;
+	(void)mcp_worker_start(w);
 	run_disk_watch(r);
 	if (w->spawn_id == 0)
 		proc_attach(w);
@@ -792,6 +795,7 @@ proc_on_exit(struct worker *w)
 	w->state = PROC_DEAD;
 	proc_live_remove(w);
 	proc_arm(w, 0);
+	mcp_worker_stop(w);
 	proc_close_chan(w);
 	loop_del_fd(r->loop, w->child.to_fd);
 	loop_del_fd(r->loop, w->child.err_fd);
@@ -887,7 +891,8 @@ proc_server_gone(struct run *r)
 	size_t		 i;
 
 	while ((w = spawnd_client_orphan(r->spawnd)) != NULL)
-		proc_spawned(w, NULL, "the spawn server died");
+		if (!mcp_spawned(r, w, NULL, "the spawn server died"))
+			proc_spawned(w, NULL, "the spawn server died");
 
 	for (i = 0; i < r->nnodes; i++) {
 		w = r->nodes[i]->worker;
@@ -927,6 +932,7 @@ proc_free(struct worker *w)
 			(void)waitpid(w->child.pid, NULL, 0);
 	}
 	proc_live_remove(w);
+	mcp_worker_stop(w);
 	loop_timer_del(w->run->loop, w->timer);
 	ipc_peer_free(&w->peer);
 	spawn_release(&w->child);

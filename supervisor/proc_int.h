@@ -71,6 +71,13 @@ struct worker {
 	const struct ipc_msg	*msg;		/* the message being handled */
 	LIST_ENTRY(worker)	 live_entry;	/* in run->live while on_live */
 	int			 on_live;
+	/* Its MCP servers (mcp_proc.c): start waits for each to list its
+	   tools (or fail); the tools it may call, offered in start. */
+	struct mcp_proc	*mcp;
+	unsigned		 mcp_wait;
+	int			 start_held;	/* hello came, start waits */
+	struct msg_tool		*mcp_tools;
+	size_t			 nmcp_tools;
 };
 
 /* proc.c: lifecycle helpers the message handlers use */
@@ -87,6 +94,8 @@ void	proc_out_of_turn(struct worker *);
 /* proc_msg.c: the cells of the table that read a message */
 void	proc_on_hello(struct worker *);
 void	proc_on_message(struct worker *);
+/* Every MCP server of w answered or failed: send start if held. */
+void	proc_mcp_settled(struct worker *);
 void	proc_drain_message(struct worker *);
 
 #endif

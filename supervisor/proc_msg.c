@@ -18,6 +18,7 @@
 #include "llm/llm.h"
 #include "sandbox/sandbox.h"
 #include "store/store.h"
+#include "supervisor/mcp.h"
 #include "supervisor/proc_int.h"
 #include "supervisor/run.h"
 
@@ -55,6 +56,9 @@ proc_drain_message(struct worker *w)
 	case IPC_SPAWN:
 	case IPC_SPAWN_OK:
 	case IPC_SPAWN_ERR:
+	case IPC_MCP:
+	case IPC_MCP_OK:
+	case IPC_MCP_ERR:
 	case IPC_HTTP:
 	case IPC_HTTP_OK:
 	case IPC_HTTP_ERR:
@@ -110,6 +114,8 @@ proc_send_start(struct worker *w)
 		s->delegate_descs = w->run->ddescs;
 		s->ndelegates = w->run->ndelegates;
 	}
+	s->mcp_tools = (struct msg_tool *)(uintptr_t)mcp_worker_tools(w,
+	    &s->nmcp_tools);
 	/* A worker root is held to the run's output schema. */
 	if (n == w->run->root && w->run->opts.schema != NULL)
 		s->schema = (char *)(uintptr_t)w->run->opts.schema;
@@ -143,6 +149,20 @@ proc_on_hello(struct worker *w)
 	w->state = PROC_READY;
 	proc_arm(w, w->run->opts.limits.agent_timeout_ms +
 	    w->run->opts.limits.grace_ms);
+	/* Its MCP servers' tools go in start: wait for them to list them. */
+	if (w->mcp_wait > 0) {
+		w->start_held = 1;
+		return;
+	}
+	proc_send_start(w);
+}
+
+void
+proc_mcp_settled(struct worker *w)
+{
+	if (!w->start_held || w->state != PROC_READY)
+		return;
+	w->start_held = 0;
 	proc_send_start(w);
 }
 
@@ -533,6 +553,12 @@ proc_do_event(struct worker *w)
 
 	if (proc_quota(w, run_event_bytes(ev->kind, ev->tool, ev->text)) == -1)
 		return;
+	/* A call of an MCP tool it was offered is brokered, its events the
+	   supervisor's own (mcp_proc.c): what the worker says of it is not
+	   shown twice. */
+	if (ev->tool != NULL && strncmp(ev->kind, "tool_", 5) == 0 &&
+	    mcp_worker_offers(w, ev->tool))
+		return;
 	if (strcmp(ev->kind, "tool_call") == 0)
 		ui_tool(w->node, ev->tool ? ev->tool : "?", ev->text);
 	else if (strcmp(ev->kind, "tool_result") == 0)
@@ -659,6 +685,9 @@ proc_on_message(struct worker *w)
 	case IPC_SPAWN:
 		proc_do_spawn(w);
 		break;
+	case IPC_MCP:
+		mcp_call(w);
+		break;
 	case IPC_EVENT:
 		proc_do_event(w);
 		break;
@@ -678,6 +707,8 @@ proc_on_message(struct worker *w)
 	case IPC_LLM_ERR:
 	case IPC_SPAWN_OK:
 	case IPC_SPAWN_ERR:
+	case IPC_MCP_OK:
+	case IPC_MCP_ERR:
 	case IPC_HTTP_OK:
 	case IPC_HTTP_ERR:
 	case IPC_CANCEL:

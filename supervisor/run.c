@@ -23,6 +23,7 @@
 #include "spawnd/spawn.h"
 #include "store/store.h"
 #include "supervisor/loop.h"
+#include "supervisor/mcp.h"
 #include "supervisor/run.h"
 #include "supervisor/spawnd_client.h"
 
@@ -539,6 +540,7 @@ run_free(struct run *r)
 	free(r->nodes);
 	spawn_env_free(r->worker_env);
 	proc_policies_free(r);
+	mcp_run_free(r);
 	loop_free(r->loop);
 	free(r->caps);
 	free(r);

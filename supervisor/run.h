@@ -27,6 +27,8 @@ struct profile_set;
 struct agent;
 struct agent_profile_ref;
 struct worker;
+struct mcp_config;
+struct mcp_proc;
 struct run;
 struct store;
 struct sandbox_caps;
@@ -206,6 +208,8 @@ struct run_opts {
 	/* warren chat's turn: with root_inherit, the root starts from the
 	   earlier turns in full (store_turns), not their memory. */
 	int		 root_chat;
+	/* The MCP servers agents may use (supervisor/mcp.h); NULL: none. */
+	const struct mcp_config *mcp;
 	struct run_limits limits;
 };
 
@@ -275,6 +279,8 @@ struct run {
 	/* The composition patterns running for the orchestrator
 	   (compose.c). */
 	struct compose		*composes;
+	/* Every MCP server started for an agent (mcp_proc.c). */
+	struct mcp_proc	*mcp_servers;
 };
 
 /* run_partial.c */

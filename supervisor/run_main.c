@@ -16,6 +16,7 @@
 #include "llm/llm.h"
 #include "store/store.h"
 #include "supervisor/loop.h"
+#include "supervisor/mcp.h"
 #include "supervisor/run.h"
 #include "supervisor/spawnd_client.h"
 
@@ -122,6 +123,8 @@ run_signal(int signo, void *arg)
 static void
 run_spawnd_exit(pid_t pid, int code, int status, void *arg)
 {
+	if (mcp_exited(arg, pid))
+		return;
 	proc_exit_pid(arg, pid, code, status);
 }
 
@@ -129,7 +132,8 @@ static void
 run_spawnd_spawned(void *cookie, const struct spawn_child *c, const char *err,
     void *arg)
 {
-	(void)arg;
+	if (mcp_spawned(arg, cookie, c, err))
+		return;
 	proc_spawned(cookie, c, err);
 }
 

@@ -395,6 +395,7 @@ spawnd_client_request(struct spawnd_client *d, const struct spawn_req *req,
 	memset(&h, 0, sizeof(h));
 	h.type = SPAWND_SPAWN;
 	h.id = d->nextid;
+	h.a = req->mode;
 	h.len = (uint32_t)(iov[1].iov_len + iov[2].iov_len + iov[3].iov_len);
 	if (spawnd_client_send(d, &h, iov, 4) == -1) {
 		snprintf(err, errsz, "the spawn server is gone");

@@ -540,6 +540,9 @@ proxy_dispatch(struct proxy *px, struct ipc_msg *m)
 	case IPC_SPAWN_ERR:
 	case IPC_EVENT:
 	case IPC_CHECKPOINT:
+	case IPC_MCP:
+	case IPC_MCP_OK:
+	case IPC_MCP_ERR:
 	case IPC_HTTP:
 	case IPC_DONE:
 	default:

@@ -300,7 +300,42 @@ worker_batch_free(struct worker_batch *b)
 	free(b->res);
 }
 
-/* Ask the supervisor for each delegation; set the others aside in mine. */
+/* The supervisor answers delegations and MCP calls; we run the rest. */
+static int
+worker_remote(const struct agent_call *c)
+{
+	return c->kind == AGENT_CALL_DELEGATE || c->kind == AGENT_CALL_MCP;
+}
+
+/* An MCP call, "mcp__SERVER__TOOL", to the supervisor that holds the
+ * server (the agent offered only the names the supervisor listed). */
+static void
+worker_batch_mcp(struct worker_state *ws, struct worker_batch *b, size_t i)
+{
+	const struct agent_call	*c = &b->act->calls[i];
+	struct ipc_msg		 m;
+	char			 server[IPC_NAME_MAX + 1];
+	const char		*p, *sep;
+
+	p = c->name + 5;	/* "mcp__" */
+	if (strncmp(c->name, "mcp__", 5) != 0 ||
+	    (sep = strstr(p, "__")) == NULL ||
+	    (size_t)(sep - p) >= sizeof(server))
+		fatalx("agent: %s is no MCP tool name", c->name);
+	memcpy(server, p, (size_t)(sep - p));
+	server[sep - p] = '\0';
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_MCP;
+	m.u.mcp.id = b->wait[i].id = ++ws->nextid;
+	m.u.mcp.server = server;
+	m.u.mcp.tool = (char *)(uintptr_t)(sep + 2);
+	m.u.mcp.args = (char *)(uintptr_t)c->args;
+	worker_post(ws, &m);
+	b->nwait++;
+}
+
+/* Ask the supervisor for each delegation and MCP call; set the others
+ * aside in mine. */
 static void
 worker_batch_spawn(struct worker_state *ws, struct worker_batch *b)
 {
@@ -310,6 +345,10 @@ worker_batch_spawn(struct worker_state *ws, struct worker_batch *b)
 
 	for (i = 0; i < b->act->ncalls; i++) {
 		c = &b->act->calls[i];
+		if (c->kind == AGENT_CALL_MCP) {
+			worker_batch_mcp(ws, b, i);
+			continue;
+		}
 		if (c->kind != AGENT_CALL_DELEGATE) {
 			b->mine[b->nmine++] = *c;
 			continue;
@@ -352,7 +391,7 @@ worker_batch_run(struct worker_state *ws, struct worker_batch *b)
 		fatal("tools");
 	hold_disarm(&ws->hold);
 	for (i = 0, k = 0; i < b->act->ncalls; i++) {
-		if (b->act->calls[i].kind == AGENT_CALL_DELEGATE)
+		if (worker_remote(&b->act->calls[i]))
 			continue;
 		b->res[i].text = b->tr[k].text;
 		b->res[i].is_error = b->tr[k].is_error;
@@ -370,7 +409,11 @@ worker_batch_match(const struct worker_batch *b, const struct ipc_msg *m)
 		if (b->wait[i].id != 0 && ((m->type == IPC_SPAWN_OK &&
 		    m->u.spawn_ok.id == b->wait[i].id) ||
 		    (m->type == IPC_SPAWN_ERR &&
-		    m->u.spawn_err.id == b->wait[i].id)))
+		    m->u.spawn_err.id == b->wait[i].id) ||
+		    (m->type == IPC_MCP_OK &&
+		    m->u.mcp_ok.id == b->wait[i].id) ||
+		    (m->type == IPC_MCP_ERR &&
+		    m->u.mcp_err.id == b->wait[i].id)))
 			return i;
 	fatalx("unexpected %s while waiting for subagents",
 	    ipc_type_name(m->type));
@@ -392,6 +435,12 @@ worker_batch_wait(struct worker_state *ws, struct worker_batch *b)
 		b->nwait--;
 		if (m.type == IPC_SPAWN_OK) {
 			b->wait[i].text = xstrdup(m.u.spawn_ok.result);
+		} else if (m.type == IPC_MCP_OK) {
+			b->wait[i].text = xstrdup(m.u.mcp_ok.text);
+			b->res[i].is_error = m.u.mcp_ok.is_error;
+		} else if (m.type == IPC_MCP_ERR) {
+			b->wait[i].text = xstrdup(m.u.mcp_err.message);
+			b->res[i].is_error = 1;
 		} else {
 			b->wait[i].text = xstrdup(m.u.spawn_err.message);
 			b->res[i].is_error = 1;
@@ -464,7 +513,8 @@ worker_profile(struct worker_state *ws, const struct ipc_profile *ip)
 	ws->profile.source = xstrdup("supervisor");
 	for (i = 0; i < ip->ntools; i++) {
 		if ((name = tooldef_canonical(ip->tools[i])) == NULL ||
-		    (td = tooldef_find(name)) == NULL)
+		    ((td = tooldef_find(name)) == NULL &&
+		    strncmp(name, "mcp__", 5) != 0))
 			fatalx("start: unknown tool %s", ip->tools[i]);
 		if (ws->profile.ntools == PROFILE_MAX_TOOLS)
 			fatalx("start: too many tools");
@@ -526,6 +576,9 @@ worker_agent(struct worker_state *ws, const struct ipc_start *s)
 			if (s->history.v[i].role == MSG_ASSISTANT)
 				ws->step++;	/* replay keys go on */
 	}
+	/* The MCP servers' tools the supervisor listed for us. */
+	cfg.mcp_tools = s->mcp_tools;
+	cfg.nmcp_tools = s->nmcp_tools;
 	cfg.limits.max_iterations = s->limits.max_iterations;
 	cfg.limits.timeout_ms = s->limits.timeout_ms;
 	if (s->limits.max_output_bytes > 0)

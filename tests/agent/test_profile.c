@@ -344,6 +344,46 @@ test_narrow(void **state)
 	profile_free(q);
 }
 
+/* MCP tools in a profile: mcp__fs names all of fs's tools, a tool_filter
+ * keeps only the ones named, and a name of another server is refused. */
+static void
+test_mcp_tools(void **state)
+{
+	static const char text[] = "---\nname: m\ndescription: d\ntools: "
+	    "mcp__fs, mcp__gh__search, Read\n---\nbody\n";
+	const char *const	 one[] = { "mcp__fs__read_text_file" };
+	const char *const	 other[] = { "mcp__gh__create_issue" };
+	struct profile		*p = NULL, *q;
+	char			 err[512];
+
+	(void)state;
+	assert_int_equal(profile_parse(text, sizeof(text) - 1, "m.md", "m",
+	    &p, err, sizeof(err)), 0);
+	assert_int_equal(p->ntools, 3);
+	assert_true(profile_has_tool(p, "mcp__fs__read_text_file"));
+	assert_true(profile_has_tool(p, "mcp__gh__search"));
+	assert_false(profile_has_tool(p, "mcp__gh__create_issue"));
+	assert_false(profile_has_tool(p, "mcp__fsx__read"));
+	/* MCP tools run in the server's sandbox: no exec of the agent's. */
+	assert_false(p->exec);
+	assert_false(p->fs_write);
+	assert_true(profile_in_worker(p));
+	q = profile_narrow(p, one, 1, err, sizeof(err));
+	assert_non_null(q);
+	assert_int_equal(q->ntools, 1);
+	assert_string_equal(q->tools[0], "mcp__fs__read_text_file");
+	assert_false(profile_has_tool(q, "mcp__fs__write_file"));
+	profile_free(q);
+	assert_null(profile_narrow(p, other, 1, err, sizeof(err)));
+	assert_non_null(strstr(err, "\"mcp__gh__create_issue\" is not a "
+	    "tool of profile m"));
+	/* Not a tool name: a space, a trailing _, no server. */
+	assert_null(tooldef_canonical("mcp__a b"));
+	assert_null(tooldef_canonical("mcp__fs_"));
+	assert_null(tooldef_canonical("mcp__"));
+	profile_free(p);
+}
+
 /* A profile file name with control bytes is quoted escaped. */
 static void
 test_parse_hostile_name(void **state)
@@ -483,6 +523,7 @@ main(void)
 		cmocka_unit_test(test_parse_backend),
 		cmocka_unit_test(test_parse_unknown_tool),
 		cmocka_unit_test(test_narrow),
+		cmocka_unit_test(test_mcp_tools),
 		cmocka_unit_test(test_parse_hostile_name),
 		cmocka_unit_test(test_parse_nul),
 		cmocka_unit_test(test_set_load),

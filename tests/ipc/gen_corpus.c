@@ -34,7 +34,7 @@ main(int argc, char **argv)
 	static const unsigned char trail[] = { 0, 0, 0, 5, 0x81, 0xa4, 't',
 	    'y', 'p' };
 	static const enum ipc_type says[] = { IPC_HELLO, IPC_EVENT, IPC_LLM,
-	    IPC_CHECKPOINT, IPC_SPAWN, IPC_DONE };
+	    IPC_CHECKPOINT, IPC_SPAWN, IPC_MCP, IPC_DONE };
 	struct buf	b, all;
 	char		name[64];
 	size_t		i;

@@ -8,8 +8,9 @@
 
 const enum ipc_type samples_types[] = {
 	IPC_HELLO, IPC_START, IPC_LLM, IPC_LLM_OK, IPC_LLM_ERR, IPC_SPAWN,
-	IPC_SPAWN_OK, IPC_SPAWN_ERR, IPC_EVENT, IPC_CHECKPOINT, IPC_HTTP,
-	IPC_HTTP_OK, IPC_HTTP_ERR, IPC_DONE, IPC_CANCEL,
+	IPC_SPAWN_OK, IPC_SPAWN_ERR, IPC_EVENT, IPC_CHECKPOINT, IPC_MCP,
+	IPC_MCP_OK, IPC_MCP_ERR, IPC_HTTP, IPC_HTTP_OK, IPC_HTTP_ERR, IPC_DONE,
+	IPC_CANCEL,
 };
 const size_t samples_ntypes = sizeof(samples_types) / sizeof(samples_types[0]);
 
@@ -97,6 +98,12 @@ samples_start(struct ipc_start *s, int minimal)
 		/* A root's output schema (v5). */
 		s->schema = xstrdup("{\"type\":\"object\",\"required\":"
 		    "[\"n\"]}");
+		/* An MCP server's tools (v6). */
+		s->nmcp_tools = 1;
+		s->mcp_tools = xcalloc(1, sizeof(*s->mcp_tools));
+		s->mcp_tools[0].name = xstrdup("mcp__fs__read_text_file");
+		s->mcp_tools[0].description = xstrdup("Read a file.");
+		s->mcp_tools[0].schema = xstrdup("{\"type\":\"object\"}");
 	}
 }
 
@@ -208,6 +215,24 @@ samples_msg(struct ipc_msg *m, enum ipc_type type, int minimal)
 		if (!minimal)
 			m->u.done.reason = xstrdup("two turns without a tool "
 			    "call");
+		break;
+	case IPC_MCP:
+		m->u.mcp.id = 9;
+		m->u.mcp.server = xstrdup("fs");
+		m->u.mcp.tool = xstrdup("read_text_file");
+		m->u.mcp.args = xstrdup(minimal ? "{}" :
+		    "{\"path\":\"notes.txt\"}");
+		break;
+	case IPC_MCP_OK:
+		m->u.mcp_ok.id = 9;
+		m->u.mcp_ok.text = xstrdup(minimal ? "" : "hello \x1b[1m");
+		m->u.mcp_ok.is_error = !minimal;
+		break;
+	case IPC_MCP_ERR:
+		m->u.mcp_err.id = 9;
+		m->u.mcp_err.code = xstrdup(IPC_ERR_TIMEOUT);
+		m->u.mcp_err.message = xstrdup("MCP server fs did not answer "
+		    "within 60000 ms");
 		break;
 	case IPC_CANCEL:
 		m->u.cancel.reason = xstrdup("interrupted by the user");

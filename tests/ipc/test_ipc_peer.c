@@ -404,6 +404,15 @@ step_msg(struct ipc_msg *m, const struct step *s)
 	case IPC_SPAWN_ERR:
 		m->u.spawn_err.id = s->id;
 		break;
+	case IPC_MCP:
+		m->u.mcp.id = s->id;
+		break;
+	case IPC_MCP_OK:
+		m->u.mcp_ok.id = s->id;
+		break;
+	case IPC_MCP_ERR:
+		m->u.mcp_err.id = s->id;
+		break;
 	case IPC_HTTP:
 		m->u.http.id = s->id;
 		break;
@@ -461,6 +470,17 @@ static const struct step perm_steps[] = {
 	{ SV, IPC_LLM_ERR, 1, 1, NULL },
 	{ SV, IPC_SPAWN_ERR, 2, 1, NULL },
 	{ SV, IPC_SPAWN_OK, 2, 0, "no spawn request with id 2" },
+	/* mcp (v6): a request like the others, answered by its own kind. */
+	{ SV, IPC_MCP, 4, 0, "mcp from the supervisor is not permitted" },
+	{ W, IPC_MCP, 4, 1, NULL },
+	{ W, IPC_LLM, 4, 0, "llm: request id 4 is already outstanding" },
+	{ SV, IPC_LLM_OK, 4, 0, "llm_ok: no llm request with id 4" },
+	{ SV, IPC_SPAWN_ERR, 4, 0, "spawn_err: no spawn request with id 4" },
+	{ W, IPC_MCP_OK, 4, 0, "mcp_ok from the worker is not permitted" },
+	{ SV, IPC_MCP_OK, 4, 1, NULL },
+	{ SV, IPC_MCP_ERR, 4, 0, "mcp_err: no mcp request with id 4" },
+	{ W, IPC_MCP, 4, 1, NULL },
+	{ SV, IPC_MCP_ERR, 4, 1, NULL },
 	{ W, IPC_HTTP, 3, 1, NULL },
 	{ W, IPC_LLM, 3, 0, "llm: request id 3 is already outstanding" },
 	{ SV, IPC_LLM_OK, 3, 0, "llm_ok: no llm request with id 3" },

@@ -179,6 +179,9 @@ sup_dispatch(struct ipc_peer *p, struct ipc_msg *m)
 	case IPC_LLM_ERR:
 	case IPC_SPAWN_OK:
 	case IPC_SPAWN_ERR:
+	case IPC_MCP:
+	case IPC_MCP_OK:
+	case IPC_MCP_ERR:
 	case IPC_HTTP:
 	case IPC_HTTP_OK:
 	case IPC_HTTP_ERR:
