@@ -40,6 +40,22 @@ worker_argv_keep(struct proxy_cfg *b)
 	return 0;
 }
 
+/* What worker_argv_keep copied (a NULL backend: nothing). */
+static void
+worker_argv_free(struct proxy_cfg *b)
+{
+	int	i;
+
+	if (b->backend == NULL)
+		return;
+	free((char *)(uintptr_t)b->backend);
+	free((char *)(uintptr_t)b->program);
+	free((char *)(uintptr_t)b->wire);
+	free((char *)(uintptr_t)b->model);
+	for (i = 0; i < b->nargs; i++)
+		free(b->args[i]);
+}
+
 static void __attribute__((noreturn))
 usage(void)
 {
@@ -153,6 +169,7 @@ main(int argc, char **argv)
 		return WARREN_EXIT_SANDBOX;
 	}
 	rc = worker_main(&a, &rep);
+	worker_argv_free(&a.backend);
 	free((char *)(uintptr_t)a.path);
 	free((char *)(uintptr_t)a.profile);
 	return rc;

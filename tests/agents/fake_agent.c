@@ -229,7 +229,7 @@ post_pair(const char *host, int port, const char *body, const char *want)
 	n1 = strlen(req);
 	if (2 * n1 >= sizeof(req))
 		diex("pipelined request too long");
-	memcpy(req + n1, req, n1 + 1);
+	memmove(req + n1, req, n1 + 1);
 	put(fd, req, strlen(req));
 	pfd.fd = fd;
 	pfd.events = POLLIN;
