@@ -170,6 +170,18 @@ struct sandbox_policy {
 	 * readable.
 	 */
 	int		 inet;
+	/*
+	 * An MCP server granted "network": true in the user's own mcp.json
+	 * (docs/mcp.md, sandbox_policy_hostnet): the host's network. No
+	 * network namespace (as root, the child leaves the spawn server's
+	 * shared empty one for the host's), Landlock leaves TCP alone, and
+	 * seccomp loads the inet program (AF_UNIX, AF_INET, AF_INET6
+	 * sockets). Every other layer stays. Never with inet; not in the
+	 * one-line form (a policy that loses it there gets no sockets):
+	 * only spawnd's SPAWN_STDIO, whose phase 2 runs before the exec,
+	 * honours it.
+	 */
+	int		 hostnet;
 };
 
 /* What was applied, for the worker's hello and for `sandbox exec -v`. */
@@ -255,6 +267,9 @@ int	 sandbox_policy_init(struct sandbox_policy *p, const char *name,
  * (c NULL: this process's). */
 void	 sandbox_policy_require(struct sandbox_policy *p,
 	    const struct sandbox_caps *c);
+/* Give p the host's network (the hostnet field): no network namespace
+ * wanted or required, no backend's inet. */
+void	 sandbox_policy_hostnet(struct sandbox_policy *p);
 /* Serialise to one line (for SANDBOX_ENV / argv); 0 or -1 (ENAMETOOLONG). */
 int	 sandbox_policy_encode(const struct sandbox_policy *p,
 	    const struct sandbox_phase1 *ph1, char *buf, size_t len);
@@ -355,7 +370,9 @@ int	 sandbox_notify_handle(struct sandbox *sb, FILE *log);
 /* sandbox_ns.c */
 /* Spawner, root only, once: move the calling process into an empty
  * network namespace; its children then inherit it and get no netns of
- * their own (still reported as "netns"). -1 if not root or it fails. */
+ * their own (still reported as "netns"). It keeps the host's namespace
+ * open (close-on-exec) for a hostnet child to go back to. -1 if not root
+ * or it fails. */
 int	 sandbox_netns_share(struct sandbox_error *e);
 
 /* sandbox_report.c */

@@ -262,6 +262,8 @@ sandbox_child(struct sandbox *sb, const int *keep, int nkeep,
 	}
 	if ((flags & CLONE_NEWNET) || sandbox_ns_netns_inherited(sb))
 		a |= SANDBOX_NETNS;
+	if (p->hostnet && sandbox_ns_hostnet(e) == -1)
+		goto done;
 	/* A backend's proxy: loopback of its own namespace, or nothing
 	 * (--weaker does not waive it: the host's loopback reaches the
 	 * host's services). */

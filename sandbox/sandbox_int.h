@@ -53,6 +53,7 @@ int	 sandbox_ns_userns_map(uid_t uid, gid_t gid, struct sandbox_error *e);
 /* Bring the loopback interface of our network namespace up (a policy
  * with inet: a backend's proxy listens on it). No malloc. */
 int	 sandbox_ns_lo_up(struct sandbox_error *e);
+int	 sandbox_ns_hostnet(struct sandbox_error *e);
 int	 sandbox_ns_mounts(const struct sandbox_policy *p, int pidns,
 	    int landlocked, struct sandbox_error *e);
 void	 sandbox_ns_init_signals(sigset_t *old);

@@ -617,8 +617,9 @@ sandbox_landlock_ruleset(const struct sandbox_policy *p, int abi,
 	memset(&attr, 0, sizeof(attr));
 	attr.handled_access_fs = sandbox_landlock_handled(abi);
 	/* A backend's worker (inet) binds and connects on loopback: its
-	 * network namespace, which has nothing else, is the wall there. */
-	if (abi >= 4 && !p->inet)
+	 * network namespace, which has nothing else, is the wall there. A
+	 * hostnet MCP server was granted the host's network. */
+	if (abi >= 4 && !p->inet && !p->hostnet)
 		attr.handled_access_net = LL_NET_BIND_TCP | LL_NET_CONNECT_TCP;
 	if (sandbox_landlock_layers(abi) & SANDBOX_LLSCOPE)
 		attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;

@@ -47,17 +47,50 @@ static const int sandbox_ns_fwd[] = {
  * network namespace of its own, which every child inherits.
  */
 static int	sandbox_netns_shared;
+#define SANDBOX_NETNS_FD_MIN	64
+static int	sandbox_netns_host = -1;	/* the namespace we left */
 
 int
 sandbox_netns_share(struct sandbox_error *e)
 {
+	int	 fd, saved;
+
 	if (geteuid() != 0)
 		return sandbox_missing(e, SANDBOX_NETNS, "a shared network "
 		    "namespace needs root (workers get their own)");
-	if (unshare(CLONE_NEWNET) == -1)
+	if ((fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1)
 		return sandbox_fail(e, SANDBOX_NETNS, errno,
+		    "open /proc/self/ns/net");
+	/* High, above the fixed slots a spawner dup2s its child's pipes
+	 * and program onto before sandbox_child runs. */
+	sandbox_netns_host = fcntl(fd, F_DUPFD_CLOEXEC, SANDBOX_NETNS_FD_MIN);
+	saved = errno;
+	close(fd);
+	if (sandbox_netns_host == -1)
+		return sandbox_fail(e, SANDBOX_NETNS, saved, "move the host's "
+		    "network namespace fd above %d", SANDBOX_NETNS_FD_MIN);
+	if (unshare(CLONE_NEWNET) == -1) {
+		saved = errno;
+		close(sandbox_netns_host);
+		sandbox_netns_host = -1;
+		return sandbox_fail(e, SANDBOX_NETNS, saved,
 		    "unshare(CLONE_NEWNET)");
+	}
 	sandbox_netns_shared = 1;
+	return 0;
+}
+
+/* A hostnet child (docs/mcp.md): the host's network, which as root means
+ * leaving the spawner's shared empty namespace; otherwise it is where it
+ * was cloned (no CLONE_NEWNET). */
+int
+sandbox_ns_hostnet(struct sandbox_error *e)
+{
+	if (!sandbox_netns_shared)
+		return 0;
+	if (setns(sandbox_netns_host, CLONE_NEWNET) == -1)
+		return sandbox_fail(e, SANDBOX_NETNS, errno, "setns (the "
+		    "host's network)");
 	return 0;
 }
 

@@ -36,6 +36,15 @@ sandbox_policy_require(struct sandbox_policy *p, const struct sandbox_caps *c)
 		p->require |= SANDBOX_NETNS | SANDBOX_MNTNS;
 }
 
+void
+sandbox_policy_hostnet(struct sandbox_policy *p)
+{
+	p->inet = 0;
+	p->hostnet = 1;
+	p->want &= ~(unsigned)SANDBOX_NETNS;
+	p->require &= ~(unsigned)SANDBOX_NETNS;
+}
+
 int
 sandbox_policy_init(struct sandbox_policy *p, const char *name,
     const char *workspace, int fs_write, int exec, struct sandbox_error *e)

@@ -34,7 +34,7 @@ sandbox_seccomp_program(const struct sandbox_policy *p, int flags,
 	const struct sandbox_bpf_prog	*b;
 
 	b = &sandbox_bpf_table[sandbox_bpf_index(p->fs_write, p->exec,
-	    sandbox_bpf_mode(p, flags), p->inet)];
+	    sandbox_bpf_mode(p, flags), p->inet || p->hostnet)];
 	/* The kernel only reads the program; sock_fprog has no const. */
 	prog->filter = (struct sock_filter *)(uintptr_t)b->insns;
 	prog->len = b->len;

@@ -248,8 +248,9 @@ sandbox_seccomp_common(scmp_filter_ctx ctx, const struct sandbox_policy *p,
 		    eperm, e) == -1)
 			return -1;
 	}
-	/* No network: socket() for any family; socketpair only AF_UNIX. */
-	if (p->inet) {
+	/* No network: socket() for any family; socketpair only AF_UNIX. A
+	 * hostnet policy loads the inet program (sandbox_seccomp_program). */
+	if (p->inet || p->hostnet) {
 		if (sandbox_seccomp_inet(ctx, e) == -1)
 			return -1;
 	} else if (sandbox_seccomp_rule(ctx, (flags & SANDBOX_SECCOMP_NOTIFY) ?

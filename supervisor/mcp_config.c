@@ -221,14 +221,8 @@ mcp_config_entry(struct mcp_entry *e, const json_t *o, int project,
 			    e->name);
 			return -1;
 		}
-		/* The seccomp filter denies every socket: a server with
-		   network needs a filter of its own, which is planned. */
-		if (json_is_true(v)) {
-			snprintf(err, errsz, "%s: network: true is not "
-			    "supported yet (planned): a server runs with no "
-			    "network", e->name);
-			return -1;
-		}
+		/* The host's network (mcp_sandbox_policy). */
+		e->network = json_is_true(v);
 	}
 	snprintf(what, sizeof(what), "%s: read", e->name);
 	if (mcp_config_strings(json_object_get(o, "read"), e->read, &e->nread,

@@ -1,7 +1,8 @@
 /*
  * The sandbox of an MCP server: its agent's policy (the workspace
  * read-only where the agent's is, the protected and masked paths, no
- * network, the rlimits and cgroup limits), plus what the server needs to
+ * network unless the user's own entry grants the host's, the rlimits and
+ * cgroup limits), plus what the server needs to
  * run: its program, executable, and for an argument that names a file
  * of the user's entry (a script), its package (the outermost
  * node_modules above it, or its directory) readable. A directory named
@@ -104,8 +105,13 @@ mcp_sandbox_policy(const struct mcp_entry *e,
 	p->nread = 0;
 	p->read_used = 0;
 	snprintf(p->name, sizeof(p->name), "mcp-%s", e->name);
-	/* A backend worker's sockets are its own (docs/backends.md). */
+	/* A backend worker's sockets are its own (docs/backends.md); a
+	 * server's network is the host's, granted by the user's own
+	 * mcp.json only (docs/mcp.md). */
 	p->inet = 0;
+	p->hostnet = 0;
+	if (e->network && !e->project)
+		sandbox_policy_hostnet(p);
 	/* Its own exec; the filter and Landlock still hold it. */
 	p->exec = 1;
 	if (mcp_sandbox_program(e->command, prog, progsz) == -1) {
@@ -143,8 +149,9 @@ mcp_sandbox_line(const struct sandbox_policy *p, char *out, size_t outsz)
 		off += strlen(p->read_pool + off) + 1;
 	}
 	len = strlen(out);
-	snprintf(out + len, outsz - len, "%s, no network, requires ",
-	    p->nread == 0 ? " nothing more" : "");
+	snprintf(out + len, outsz - len, "%s, %s, requires ",
+	    p->nread == 0 ? " nothing more" : "", p->hostnet ?
+	    "the host's network" : "no network");
 	for (bit = 1; bit <= SANDBOX_ALL; bit <<= 1) {
 		if (!(p->require & bit))
 			continue;

@@ -16,6 +16,11 @@
  * workspace, a fork bomb, stray garbage lines, 100 MiB on one line and a
  * call never answered each fail (the model reads why) and the run
  * completes.
+ *
+ * test_hostile_network: the same server granted "network": true in the
+ * user's own mcp.json reaches the test's listener on the host's
+ * 127.0.0.1 (it receives the server's line), while reading $HOME, the
+ * key in its environment and writing outside the workspace still fail.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,6 +30,7 @@
 #include <netinet/in.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 
 #include <limits.h>
@@ -638,6 +644,110 @@ test_hostile(void **state)
 	t_close(&t);
 }
 
+/* What the one connection to lfd sent, within 10 s (the run is over:
+ * it is queued already, or never came). */
+static void
+hostile_received(int lfd, char *got, size_t gotsz)
+{
+	struct pollfd	 pfd;
+	ssize_t		 n;
+	size_t		 off = 0;
+	int		 fd = -1;
+
+	pfd.fd = lfd;
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 10000) != 1 || (fd = accept(lfd, NULL, NULL)) < 0)
+		fail_msg("the listener on 127.0.0.1 got no connection within "
+		    "10 s of the run's end");
+	pfd.fd = fd;
+	while (off + 1 < gotsz && poll(&pfd, 1, 10000) == 1 &&
+	    (n = read(fd, got + off, gotsz - off - 1)) > 0)
+		off += (size_t)n;
+	got[off] = '\0';
+	close(fd);
+}
+
+static void
+test_hostile_network(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	json_t		*reqs;
+	char		 bin[PATH_MAX], mcpjson[PATH_MAX + 128], *script, *body;
+	char		 rh[PATH_MAX + 32], wo[PATH_MAX + 48], cl[64], got[256];
+	char		 written[PATH_MAX + 16], keyenv[64];
+	const char	*build = getenv("WARREN_BUILD_DIR");
+	int		 lfd, port;
+	size_t		 i;
+	struct attack	 v[] = {
+		{ "mcp__net__connect_local", cl,
+		    "connect_local: connected to 127.0.0.1:" },
+		{ "mcp__net__read_home", rh, "read_home: open " },
+		{ "mcp__net__read_env", "{}", "read_env: none" },
+		{ "mcp__net__write_outside", wo, "write_outside: open " },
+	};
+
+	(void)state;
+	assert_non_null(build);
+	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
+	if (access(bin, X_OK) == -1)
+		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	t_open(&t);
+	lfd = hostile_listen(&port);
+	snprintf(rh, sizeof(rh), "{\"path\": \"%s/secret.txt\"}", t.home);
+	snprintf(written, sizeof(written), "%s/written.txt", t.home);
+	snprintf(wo, sizeof(wo), "{\"path\": \"%s\"}", written);
+	snprintf(cl, sizeof(cl), "{\"port\": %d}", port);
+	script = hostile_script(v, sizeof(v) / sizeof(v[0]));
+	t_fakellm(&t, script);
+	free(script);
+	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {\"net\": "
+	    "{\"command\": \"%s\", \"network\": true}}}", bin);
+	t_config(&t, mcpjson, "mcp__net, Read");
+	snprintf(keyenv, sizeof(keyenv), "ANTHROPIC_API_KEY=mcp-anthropic-"
+	    "key");
+	t.env[8] = keyenv;
+	t.env[9] = NULL;
+	h_hang_guard = 60;
+	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
+	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE network", NULL), 0);
+	if (r.hung)
+		fail_msg("%s", h_deadline_missed(&r, "four MCP calls"));
+	reqs = t_requests(&t);
+	if (r.status != 0 || json_array_size(reqs) != sizeof(v) /
+	    sizeof(v[0]) + 1)
+		fail_msg("run: exit %d, %zu requests\nstderr: %s", r.status,
+		    json_array_size(reqs), r.err);
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		body = t_body(reqs, i + 1);
+		if (strstr(body, v[i].want) == NULL)
+			fail_msg("%s: the model did not read \"%s\": ...%s",
+			    v[i].tool, v[i].want, strlen(body) > 3000 ?
+			    body + strlen(body) - 3000 : body);
+		free(body);
+	}
+	hostile_received(lfd, got, sizeof(got));
+	if (strstr(got, "mcp_hostile was here") == NULL)
+		fail_msg("the listener received \"%s\", not the server's line",
+		    got);
+	close(lfd);
+	/* The network is all it was given. */
+	body = t_body(reqs, sizeof(v) / sizeof(v[0]));
+	if (strstr(body, OUTSIDE) != NULL || strstr(body, "read_home: read ")
+	    != NULL)
+		fail_msg("the server with network read $HOME");
+	if (strstr(body, "mcp-test-key") != NULL ||
+	    strstr(body, "mcp-anthropic-key") != NULL)
+		fail_msg("the server with network saw the key");
+	free(body);
+	assert_int_equal(access(written, F_OK), -1);
+	if (strstr(r.out, "SURVIVED") == NULL)
+		fail_msg("the run did not complete: %s", r.out);
+	json_decref(reqs);
+	h_run_free(&r);
+	t_close(&t);
+}
+
 int
 main(void)
 {
@@ -647,6 +757,8 @@ main(void)
 		cmocka_unit_test_teardown(test_many_tools, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_filter, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_hostile, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_hostile_network,
+		    h_fakellm_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

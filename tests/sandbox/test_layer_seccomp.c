@@ -501,7 +501,9 @@ test_programs_match_tables(void **state)
 /*
  * A backend's worker (policy inet, docs/backends.md): socket() for
  * AF_UNIX, AF_INET and AF_INET6 only; netlink, packet and every other
- * family refused, high bits included; every other table as before.
+ * family refused, high bits included; every other table as before. An
+ * MCP server granted the host's network (policy hostnet, docs/mcp.md)
+ * loads the same programs.
  */
 static void
 test_inet_programs(void **state)
@@ -512,15 +514,18 @@ test_inet_programs(void **state)
 	int			 mode, fam, nfail = 0;
 
 	(void)state;
-	for (mode = 0; mode < 2; mode++) {
+	for (mode = 0; mode < 4; mode++) {
 		memset(&p, 0, sizeof(p));
 		memset(&pol, 0, sizeof(pol));
-		pol.fs_write = pol.exec = pol.inet = 1;
-		sandbox_seccomp_program(&pol, mode == 0 ?
+		pol.fs_write = pol.exec = 1;
+		pol.inet = mode < 2;
+		pol.hostnet = mode >= 2;
+		sandbox_seccomp_program(&pol, mode % 2 == 0 ?
 		    SANDBOX_SECCOMP_SELF : 0, &p.fp);
 		p.fs_write = p.exec = 1;
-		p.self = mode == 0;
-		snprintf(p.what, sizeof(p.what), "inet, %s", mode_names[mode]);
+		p.self = mode % 2 == 0;
+		snprintf(p.what, sizeof(p.what), "%s, %s", pol.inet ? "inet" :
+		    "hostnet", mode_names[mode % 2]);
 		check_tables(&p);
 		for (fam = 0; fam < 64; fam++)
 			check1(&p, "family", "socket", 0, (uint64_t)fam,

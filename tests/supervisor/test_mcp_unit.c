@@ -28,7 +28,7 @@ static const char user_json[] =
 " \"fs\": {\"command\": \"node\", \"args\": [\"s.js\", \".\"],"
 "  \"env\": {\"TOKEN\": \"user-secret\"}, \"read\": [\"/opt\"],"
 "  \"timeout_ms\": 1500},"
-" \"gh\": {\"command\": \"/usr/bin/gh-mcp\"}}}";
+" \"gh\": {\"command\": \"/usr/bin/gh-mcp\", \"network\": true}}}";
 
 static const char project_json[] =
 "{\"mcpServers\": {"
@@ -56,6 +56,10 @@ test_config_user(void **state)
 	assert_int_equal(e->nread, 1);
 	assert_int_equal(e->timeout_ms, 1500);
 	assert_int_equal(e->project, 0);
+	assert_int_equal(e->network, 0);
+	/* The user's own file grants the host's network. */
+	assert_non_null(e = mcp_config_find(&c, "gh"));
+	assert_int_equal(e->network, 1);
 	assert_string_equal(warn, "");
 	mcp_config_free(&c);
 }
@@ -107,7 +111,7 @@ test_config_errors(void **state)
 		{ "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"read\": "
 		    "[\"rel\"]}}}", "not an absolute path" },
 		{ "{\"mcpServers\": {\"a\": {\"command\": \"x\", \"network\": "
-		    "true}}}", "not supported yet" },
+		    "1}}}", "network: true or false" },
 		{ "{\"mcpServers\": {\"a\": {\"command\": \"x\", "
 		    "\"timeout_ms\": 0}}}", "timeout_ms" },
 		{ "{\"mcpServers\": {\"a\": {\"command\": \"x\"}, \"a\": {}}}",
@@ -395,6 +399,9 @@ test_policy(void **state)
 	assert_int_equal(p.exec, 1);
 	assert_int_equal(p.fs_write, 0);
 	assert_string_equal(p.workspace, agent.workspace);
+	/* No network: the agent's namespace wish, the no-socket filter. */
+	assert_int_equal(p.hostnet, 0);
+	assert_int_equal(p.want & SANDBOX_NETNS, agent.want & SANDBOX_NETNS);
 	/* /tmp is the workspace here: the package lies in it already. */
 	assert_int_equal(p.nread, 0);
 	assert_int_equal(sandbox_policy_init(&agent, "explore", "/usr", 0, 0,
@@ -404,10 +411,30 @@ test_policy(void **state)
 	assert_int_equal(p.nread, 1);
 	snprintf(path, sizeof(path), "%s/node_modules", dir);
 	assert_string_equal(p.read_pool, path);
+	/* network: the host's, with no network namespace. */
+	e.network = 1;
+	agent.want = SANDBOX_ALL;
+	agent.require |= SANDBOX_NETNS;
+	agent.inet = 1;
+	assert_int_equal(mcp_sandbox_policy(&e, &agent, &p, prog, sizeof(prog),
+	    err, sizeof(err)), 0);
+	assert_int_equal(p.hostnet, 1);
+	assert_int_equal(p.inet, 0);
+	assert_int_equal(p.want, SANDBOX_ALL & ~SANDBOX_NETNS);
+	assert_int_equal(p.require & SANDBOX_NETNS, 0);
+	assert_int_equal(p.require & SANDBOX_SECCOMP, SANDBOX_SECCOMP);
+	mcp_sandbox_line(&p, err, sizeof(err));
+	assert_non_null(strstr(err, ", the host's network, requires "));
+	/* A project's entry never has it, whatever it holds. */
 	e.project = 1;
 	assert_int_equal(mcp_sandbox_policy(&e, &agent, &p, prog, sizeof(prog),
 	    err, sizeof(err)), 0);
 	assert_int_equal(p.nread, 0);
+	assert_int_equal(p.hostnet, 0);
+	assert_int_equal(p.inet, 0);
+	assert_int_equal(p.want, SANDBOX_ALL);
+	mcp_sandbox_line(&p, err, sizeof(err));
+	assert_non_null(strstr(err, ", no network, requires "));
 	e.command = "no-such-mcp-server";
 	assert_int_equal(mcp_sandbox_policy(&e, &agent, &p, prog, sizeof(prog),
 	    err, sizeof(err)), -1);
