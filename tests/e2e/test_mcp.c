@@ -16,6 +16,11 @@
  * workspace, a fork bomb, stray garbage lines, 100 MiB on one line and a
  * call never answered each fail (the model reads why) and the run
  * completes.
+ *
+ * test_spam: a server that answers a call with endless answers to an id
+ * warren never sent is stopped once it wrote MCP_READ_MAX without
+ * answering, in well under its 60 s call timeout (those answers are
+ * nobody's and restart no count), and the run completes.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -638,6 +643,60 @@ test_hostile(void **state)
 	t_close(&t);
 }
 
+static void
+test_spam(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	json_t		*reqs;
+	char		 bin[PATH_MAX], mcpjson[2 * PATH_MAX], *script, *body;
+	const char	*build = getenv("WARREN_BUILD_DIR");
+	size_t		 i;
+	struct attack	 v[] = {
+		{ "mcp__spammer__spam", "{}", "MCP server spammer: stopped: "
+		    "it wrote more than 16777216 bytes without answering" },
+		{ "mcp__spammer__echo", "{\"text\": \"after\"}",
+		    "MCP server spammer is stopped" },
+	};
+
+	(void)state;
+	assert_non_null(build);
+	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
+	if (access(bin, X_OK) == -1)
+		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	t_open(&t);
+	script = hostile_script(v, sizeof(v) / sizeof(v[0]));
+	t_fakellm(&t, script);
+	free(script);
+	/* The default call timeout, 60 s: past the guard below. */
+	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
+	    "\"spammer\": {\"command\": \"%s\"}}}", bin);
+	t_config(&t, mcpjson, "mcp__spammer, Read");
+	h_hang_guard = 45;
+	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
+	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE spam", NULL), 0);
+	if (r.hung)
+		fail_msg("%s", h_deadline_missed(&r, "MCP_READ_MAX of answers "
+		    "to an id never sent"));
+	reqs = t_requests(&t);
+	if (r.status != 0 || json_array_size(reqs) != sizeof(v) /
+	    sizeof(v[0]) + 1)
+		fail_msg("run: exit %d, %zu requests\nstderr: %s", r.status,
+		    json_array_size(reqs), r.err);
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		body = t_body(reqs, i + 1);
+		if (strstr(body, v[i].want) == NULL)
+			fail_msg("%s: the model did not read \"%s\": ...%.3000s",
+			    v[i].tool, v[i].want, body);
+		free(body);
+	}
+	if (strstr(r.out, "SURVIVED") == NULL)
+		fail_msg("the run did not complete: %s", r.out);
+	json_decref(reqs);
+	h_run_free(&r);
+	t_close(&t);
+}
+
 int
 main(void)
 {
@@ -647,6 +706,7 @@ main(void)
 		cmocka_unit_test_teardown(test_many_tools, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_filter, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_hostile, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_spam, h_fakellm_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

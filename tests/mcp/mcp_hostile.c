@@ -61,6 +61,7 @@ static void	hostile_tool_flood(json_t *, json_t *);
 static void	hostile_tool_hang(json_t *, json_t *);
 static void	hostile_tool_garbage(json_t *, json_t *);
 static void	hostile_tool_die(json_t *, json_t *);
+static void	hostile_tool_spam(json_t *, json_t *);
 static void	hostile_tool_echo(json_t *, json_t *);
 
 #define NOARGS	"{\"type\":\"object\",\"properties\":{}}"
@@ -94,6 +95,8 @@ static const struct hostile_tool hostile_tools[] = {
 	    "then answer.", NOARGS, hostile_tool_garbage },
 	{ "die", "Exit with status 3 without answering.", NOARGS,
 	    hostile_tool_die },
+	{ "spam", "Never answer; write answers to an id never sent, "
+	    "without end.", NOARGS, hostile_tool_spam },
 	{ "echo", "Return the text.", "{\"type\":\"object\",\"properties\":"
 	    "{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
 	    hostile_tool_echo },
@@ -503,6 +506,26 @@ hostile_tool_die(json_t *id, json_t *args)
 	(void)id;
 	(void)args;
 	exit(3);
+}
+
+static void
+hostile_tool_spam(json_t *id, json_t *args)
+{
+	static const char	line[] = "{\"jsonrpc\":\"2.0\",\"id\":"
+	    "424242,\"result\":{}}\n";
+	char			chunk[65536];
+	size_t			len;
+	time_t			end = time(NULL) + HOSTILE_HANG_S;
+
+	(void)id;
+	(void)args;
+	for (len = 0; len + sizeof(line) - 1 <= sizeof(chunk);
+	    len += sizeof(line) - 1)
+		memcpy(chunk + len, line, sizeof(line) - 1);
+	/* Until the reader goes away (hostile_write exits) or an hour. */
+	while (time(NULL) < end)
+		hostile_write(chunk, len);
+	exit(4);
 }
 
 static void
