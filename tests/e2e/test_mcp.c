@@ -20,7 +20,10 @@
  * test_spam: a server that answers a call with endless answers to an id
  * warren never sent is stopped once it wrote MCP_READ_MAX without
  * answering, in well under its 60 s call timeout (those answers are
- * nobody's and restart no count), and the run completes.
+ * nobody's and restart no count), and the run completes. One that
+ * writes to its stderr without end and never answers meets its 2 s
+ * timeout: its stderr is read in bounded slices, the loop's timers still
+ * run.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -649,7 +652,7 @@ test_spam(void **state)
 	struct t	 t;
 	struct h_run	 r;
 	json_t		*reqs;
-	char		 bin[PATH_MAX], mcpjson[2 * PATH_MAX], *script, *body;
+	char		 bin[PATH_MAX], mcpjson[3 * PATH_MAX], *script, *body;
 	const char	*build = getenv("WARREN_BUILD_DIR");
 	size_t		 i;
 	struct attack	 v[] = {
@@ -657,6 +660,8 @@ test_spam(void **state)
 		    "it wrote more than 16777216 bytes without answering" },
 		{ "mcp__spammer__echo", "{\"text\": \"after\"}",
 		    "MCP server spammer is stopped" },
+		{ "mcp__yeller__yell", "{}",
+		    "did not answer mcp__yeller__yell within 2000 ms" },
 	};
 
 	(void)state;
@@ -670,8 +675,10 @@ test_spam(void **state)
 	free(script);
 	/* The default call timeout, 60 s: past the guard below. */
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
-	    "\"spammer\": {\"command\": \"%s\"}}}", bin);
-	t_config(&t, mcpjson, "mcp__spammer, Read");
+	    "\"spammer\": {\"command\": \"%s\"}, "
+	    "\"yeller\": {\"command\": \"%s\", \"timeout_ms\": 2000}}}",
+	    bin, bin);
+	t_config(&t, mcpjson, "mcp__spammer, mcp__yeller__yell, Read");
 	h_hang_guard = 45;
 	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
 	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE spam", NULL), 0);

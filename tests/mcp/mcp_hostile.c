@@ -62,6 +62,7 @@ static void	hostile_tool_hang(json_t *, json_t *);
 static void	hostile_tool_garbage(json_t *, json_t *);
 static void	hostile_tool_die(json_t *, json_t *);
 static void	hostile_tool_spam(json_t *, json_t *);
+static void	hostile_tool_yell(json_t *, json_t *);
 static void	hostile_tool_echo(json_t *, json_t *);
 
 #define NOARGS	"{\"type\":\"object\",\"properties\":{}}"
@@ -97,6 +98,8 @@ static const struct hostile_tool hostile_tools[] = {
 	    hostile_tool_die },
 	{ "spam", "Never answer; write answers to an id never sent, "
 	    "without end.", NOARGS, hostile_tool_spam },
+	{ "yell", "Never answer; write to stderr without end.", NOARGS,
+	    hostile_tool_yell },
 	{ "echo", "Return the text.", "{\"type\":\"object\",\"properties\":"
 	    "{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
 	    hostile_tool_echo },
@@ -525,6 +528,25 @@ hostile_tool_spam(json_t *id, json_t *args)
 	/* Until the reader goes away (hostile_write exits) or an hour. */
 	while (time(NULL) < end)
 		hostile_write(chunk, len);
+	exit(4);
+}
+
+static void
+hostile_tool_yell(json_t *id, json_t *args)
+{
+	char	chunk[65536];
+	time_t	end = time(NULL) + HOSTILE_HANG_S;
+	size_t	i;
+
+	(void)id;
+	(void)args;
+	for (i = 0; i < sizeof(chunk); i++)
+		chunk[i] = i % 80 == 79 ? '\n' : 'y';
+	/* Until the reader goes away or an hour. */
+	while (time(NULL) < end)
+		if (write(STDERR_FILENO, chunk, sizeof(chunk)) == -1 &&
+		    errno != EINTR)
+			_exit(0);
 	exit(4);
 }
 
