@@ -716,6 +716,22 @@ mcp_call_timeout(void *arg)
 	    MCP_TIMEOUT_MS));
 }
 
+/* Whether s takes one more call: at most MCP_OUT_MAX bytes it has not
+ * read yet (a server that reads nothing would have the rest held in our
+ * memory, and the calls with it); -1 with why in msg. */
+static int
+mcp_call_room(struct mcp_proc *s, char *msg, size_t msgsz)
+{
+	if (buf_left(&s->out) >= MCP_OUT_MAX) {
+		snprintf(msg, msgsz, "MCP server %s: it has not read the %zu "
+		    "bytes of calls queued for it: call refused (call again "
+		    "once some have answered)", s->e->name,
+		    buf_left(&s->out));
+		return -1;
+	}
+	return 0;
+}
+
 void
 mcp_call(struct worker *w)
 {
@@ -742,6 +758,11 @@ mcp_call(struct worker *w)
 		    s->e->name, s->why);
 		mcp_event_result(s, full, msg, 1);
 		mcp_answer_err(w, m->id, IPC_ERR_CRASHED, msg);
+		return;
+	}
+	if (mcp_call_room(s, msg, sizeof(msg)) == -1) {
+		mcp_event_result(s, full, msg, 1);
+		mcp_answer_err(w, m->id, IPC_ERR_REFUSED, msg);
 		return;
 	}
 	/* json_is_object() is a macro that names its argument twice. */

@@ -24,6 +24,11 @@
  * writes to its stderr without end and never answers meets its 2 s
  * timeout: its stderr is read in bounded slices, the loop's timers still
  * run.
+ *
+ * test_inflight: one answer of the model with 60 calls of 160 KiB to a
+ * server that reads nothing: those past 8 MiB unread are refused
+ * (MCP_OUT_MAX), not held in the supervisor; the others meet the call
+ * timeout; the run completes.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -704,6 +709,95 @@ test_spam(void **state)
 	t_close(&t);
 }
 
+/* One reply of n calls of tool, ids PREFIX0..; args pad bytes of "x". */
+static void
+inflight_reply(struct buf *b, const char *match, const char *prefix,
+    size_t n, const char *tool, size_t pad)
+{
+	size_t	i, k;
+
+	buf_addf(b, " {\"match\": \"%s\", \"responses\": [{\"reply\": "
+	    "{\"calls\": [", match);
+	for (i = 0; i < n; i++) {
+		/* Arguments differ: the same call 5 times is a loop. */
+		buf_addf(b, "%s{\"id\": \"%s%zu\", \"name\": \"%s\", "
+		    "\"arguments\": {\"n\": %zu, \"pad\": \"", i ? ", " : "",
+		    prefix, i, tool, i);
+		for (k = 0; k < pad; k++)
+			buf_addc(b, 'x');
+		buf_addstr(b, "\"}}");
+	}
+	buf_addstr(b, "]}}]}");
+}
+
+static void
+test_inflight(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	struct buf	 b;
+	json_t		*reqs;
+	char		 bin[PATH_MAX], mcpjson[3 * PATH_MAX], *script, *body;
+	char		*all;
+	const char	*build = getenv("WARREN_BUILD_DIR");
+	size_t		 i;
+
+	(void)state;
+	assert_non_null(build);
+	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
+	if (access(bin, X_OK) == -1)
+		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	t_open(&t);
+	buf_init(&b, 0);
+	buf_addstr(&b, "{\"rules\": [\n {\"match\": \"\\\"p59\\\"\", "
+	    "\"repeat\": true, \"responses\": [{\"reply\": {\"calls\": "
+	    "[{\"id\": \"done\", \"name\": \"complete\", \"arguments\": "
+	    "{\"result\": \"SURVIVED\"}}]}}]},\n");
+	inflight_reply(&b, "MCP-INFLIGHT", "p", 60, "mcp__deaf__hang",
+	    160 * 1024);
+	buf_addstr(&b, "\n]}\n");
+	script = buf_release(&b, NULL);
+	t_fakellm(&t, script);
+	free(script);
+	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
+	    "\"deaf\": {\"command\": \"%s\", \"timeout_ms\": 2000}}}",
+	    bin);
+	t_config(&t, mcpjson, "mcp__deaf__hang, Read");
+	h_hang_guard = 60;
+	/* One body: 9.6 MiB of arguments streamed in pieces would pass
+	   max_response. */
+	t.env[8] = "WARREN_STREAM=false";
+	t.env[9] = NULL;
+	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
+	    t.ws, "--profile", "mcpuser", "MCP-INFLIGHT calls", NULL), 0);
+	if (r.hung)
+		fail_msg("%s", h_deadline_missed(&r, "an MCP call's "
+		    "timeout_ms"));
+	reqs = t_requests(&t);
+	if (r.status != 0 || json_array_size(reqs) < 2)
+		fail_msg("run: exit %d, %zu requests\nstderr: %.3000s",
+		    r.status, json_array_size(reqs), r.err);
+	/* What the model read after its answer, in any request. */
+	buf_init(&b, 0);
+	for (i = 1; i < json_array_size(reqs); i++) {
+		body = t_body(reqs, i);
+		buf_addstr(&b, body);
+		free(body);
+	}
+	buf_addc(&b, '\0');
+	all = buf_release(&b, NULL);
+	if (strstr(all, "MCP server deaf: it has not read the ") == NULL ||
+	    strstr(all, "did not answer mcp__deaf__hang within 2000 ms") ==
+	    NULL)
+		fail_msg("60 calls of 160 KiB: none refused past 8 MiB unread");
+	free(all);
+	if (strstr(r.out, "SURVIVED") == NULL)
+		fail_msg("the run did not complete: %.3000s", r.out);
+	json_decref(reqs);
+	h_run_free(&r);
+	t_close(&t);
+}
+
 int
 main(void)
 {
@@ -714,6 +808,7 @@ main(void)
 		cmocka_unit_test_teardown(test_filter, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_hostile, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_spam, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_inflight, h_fakellm_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
