@@ -22,8 +22,9 @@
  * answering, in well under its 60 s call timeout (those answers are
  * nobody's and restart no count), and the run completes. One that
  * writes to its stderr without end and never answers meets its 2 s
- * timeout: its stderr is read in bounded slices, the loop's timers still
- * run.
+ * timeout: the loop's timers still run. One that writes invalid UTF-8
+ * and a terminal escape to its stderr, no newline, and exits: the model
+ * reads them escaped (\xff, \x1b).
  *
  * test_inflight: one answer of the model with 60 calls of 160 KiB to a
  * server that reads nothing: those past 8 MiB unread are refused
@@ -657,7 +658,7 @@ test_spam(void **state)
 	struct t	 t;
 	struct h_run	 r;
 	json_t		*reqs;
-	char		 bin[PATH_MAX], mcpjson[3 * PATH_MAX], *script, *body;
+	char		 bin[PATH_MAX], mcpjson[4 * PATH_MAX], *script, *body;
 	const char	*build = getenv("WARREN_BUILD_DIR");
 	size_t		 i;
 	struct attack	 v[] = {
@@ -667,6 +668,8 @@ test_spam(void **state)
 		    "MCP server spammer is stopped" },
 		{ "mcp__yeller__yell", "{}",
 		    "did not answer mcp__yeller__yell within 2000 ms" },
+		{ "mcp__mumbler__mumble", "{}", "(its stderr: \\\\xff\\\\xfe"
+		    "\\\\x1b]0;owned\\\\x07 mumble)" },
 	};
 
 	(void)state;
@@ -681,9 +684,10 @@ test_spam(void **state)
 	/* The default call timeout, 60 s: past the guard below. */
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
 	    "\"spammer\": {\"command\": \"%s\"}, "
-	    "\"yeller\": {\"command\": \"%s\", \"timeout_ms\": 2000}}}",
-	    bin, bin);
-	t_config(&t, mcpjson, "mcp__spammer, mcp__yeller__yell, Read");
+	    "\"yeller\": {\"command\": \"%s\", \"timeout_ms\": 2000}, "
+	    "\"mumbler\": {\"command\": \"%s\"}}}", bin, bin, bin);
+	t_config(&t, mcpjson, "mcp__spammer, mcp__yeller__yell, "
+	    "mcp__mumbler__mumble, Read");
 	h_hang_guard = 45;
 	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
 	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE spam", NULL), 0);

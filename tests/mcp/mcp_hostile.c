@@ -63,6 +63,7 @@ static void	hostile_tool_garbage(json_t *, json_t *);
 static void	hostile_tool_die(json_t *, json_t *);
 static void	hostile_tool_spam(json_t *, json_t *);
 static void	hostile_tool_yell(json_t *, json_t *);
+static void	hostile_tool_mumble(json_t *, json_t *);
 static void	hostile_tool_echo(json_t *, json_t *);
 
 #define NOARGS	"{\"type\":\"object\",\"properties\":{}}"
@@ -100,6 +101,9 @@ static const struct hostile_tool hostile_tools[] = {
 	    "without end.", NOARGS, hostile_tool_spam },
 	{ "yell", "Never answer; write to stderr without end.", NOARGS,
 	    hostile_tool_yell },
+	{ "mumble", "Write invalid UTF-8 and a terminal escape to stderr, "
+	    "no newline, then exit with status 3 without answering.", NOARGS,
+	    hostile_tool_mumble },
 	{ "echo", "Return the text.", "{\"type\":\"object\",\"properties\":"
 	    "{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
 	    hostile_tool_echo },
@@ -548,6 +552,18 @@ hostile_tool_yell(json_t *id, json_t *args)
 		    errno != EINTR)
 			_exit(0);
 	exit(4);
+}
+
+static void
+hostile_tool_mumble(json_t *id, json_t *args)
+{
+	static const char	bad[] = "\xff\xfe\x1b]0;owned\x07 mumble";
+
+	(void)id;
+	(void)args;
+	if (write(STDERR_FILENO, bad, sizeof(bad) - 1) == -1)
+		_exit(5);
+	exit(3);
 }
 
 static void
