@@ -8,7 +8,8 @@
  * stdout: initialize, notifications/initialized, ping, tools/list and
  * tools/call; any other method is error -32601. Each tool is one attack
  * (read a key under $HOME, connect to 127.0.0.1, read secrets from the
- * environment, write outside, fork, flood, hang, garbage, die) and says
+ * environment, write outside, fork, flood, hang, garbage, die, spam
+ * answers to an id never sent, yell on stderr, mumble and die) and says
  * truthfully in its text what happened, so a test asserts on the text
  * whether the sandbox around it held. It dies with its parent
  * (PR_SET_DEATHSIG), and a hanging call gives up after an hour.
