@@ -35,6 +35,8 @@ struct spawn_child;
 #define MCP_RESULT_MAX		(256u * 1024)	/* text of one call's result */
 #define MCP_READ_MAX		(16u * 1024 * 1024)	/* bytes read for one
 						   answer: beyond, killed */
+#define MCP_OUT_MAX		(8u * 1024 * 1024)	/* bytes queued for
+						   its stdin: beyond, refused */
 #define MCP_TIMEOUT_MS		60000	/* per call, unless timeout_ms */
 #define MCP_START_MS		30000	/* initialize + tools/list */
 /* MCP tools one agent is offered, all its servers together: with its

@@ -358,7 +358,8 @@ mcp_call_find(struct mcp_proc *s, uint64_t id)
 	return NULL;
 }
 
-static void
+/* 1 if msg answered a request of ours still owed, 0 if nobody's. */
+static int
 mcp_on_answer(struct mcp_proc *s, uint64_t id, json_t *result,
     const char *err)
 {
@@ -369,25 +370,25 @@ mcp_on_answer(struct mcp_proc *s, uint64_t id, json_t *result,
 	if (s->state == MCP_INIT && id == MCP_ID_INIT) {
 		if (result == NULL) {
 			mcp_fail(s, "initialize: %s", err);
-			return;
+			return 1;
 		}
 		if (mcp_rpc_note(&s->out, "notifications/initialized") ==
 		    -1)
 			fatal("mcp_rpc_note");
 		s->state = MCP_LIST;
 		(void)mcp_send(s, MCP_ID_LIST, "tools/list", json_object());
-		return;
+		return 1;
 	}
 	if (s->state == MCP_LIST && id == MCP_ID_LIST) {
 		if (result == NULL)
 			mcp_fail(s, "tools/list: %s", err);
 		else
 			mcp_on_tools(s, result);
-		return;
+		return 1;
 	}
 	/* A late answer to a call that timed out is nobody's. */
 	if (s->state != MCP_READY || (c = mcp_call_find(s, id)) == NULL)
-		return;
+		return 0;
 	if (result == NULL) {
 		snprintf(msg, sizeof(msg), "MCP server %s: %s", s->e->name,
 		    err);
@@ -400,6 +401,7 @@ mcp_on_answer(struct mcp_proc *s, uint64_t id, json_t *result,
 		free(text);
 	}
 	mcp_call_free(s, c);
+	return 1;
 }
 
 static void
@@ -422,10 +424,11 @@ mcp_read_lines(struct mcp_proc *s)
 				    s->e->name, err);
 			continue;
 		}
-		if (mcp_rpc_answer(msg, &id, &result, err, sizeof(err)) == 1) {
+		/* Only an answer owed restarts the count: answers to ids
+		   never sent (or sent twice) are as much noise as any. */
+		if (mcp_rpc_answer(msg, &id, &result, err, sizeof(err)) == 1 &&
+		    mcp_on_answer(s, id, result, err) == 1)
 			s->lines.read = 0;
-			mcp_on_answer(s, id, result, err);
-		}
 		json_decref(msg);
 	}
 }
@@ -713,6 +716,22 @@ mcp_call_timeout(void *arg)
 	    MCP_TIMEOUT_MS));
 }
 
+/* Whether s takes one more call: at most MCP_OUT_MAX bytes it has not
+ * read yet (a server that reads nothing would have the rest held in our
+ * memory, and the calls with it); -1 with why in msg. */
+static int
+mcp_call_room(struct mcp_proc *s, char *msg, size_t msgsz)
+{
+	if (buf_left(&s->out) >= MCP_OUT_MAX) {
+		snprintf(msg, msgsz, "MCP server %s: it has not read the %zu "
+		    "bytes of calls queued for it: call refused (call again "
+		    "once some have answered)", s->e->name,
+		    buf_left(&s->out));
+		return -1;
+	}
+	return 0;
+}
+
 void
 mcp_call(struct worker *w)
 {
@@ -739,6 +758,11 @@ mcp_call(struct worker *w)
 		    s->e->name, s->why);
 		mcp_event_result(s, full, msg, 1);
 		mcp_answer_err(w, m->id, IPC_ERR_CRASHED, msg);
+		return;
+	}
+	if (mcp_call_room(s, msg, sizeof(msg)) == -1) {
+		mcp_event_result(s, full, msg, 1);
+		mcp_answer_err(w, m->id, IPC_ERR_REFUSED, msg);
 		return;
 	}
 	/* json_is_object() is a macro that names its argument twice. */

@@ -5,7 +5,8 @@
  * cgroup limits), plus what the server needs to
  * run: its program, executable, and for an argument that names a file
  * of the user's entry (a script), its package (the outermost
- * node_modules above it, or its directory) readable. A directory named
+ * node_modules above it, or its directory; only the file itself when
+ * that directory is /, $HOME or above it) readable. A directory named
  * in the arguments (the filesystem server's allowed roots, "/" even) is
  * not granted: what the server may read is the agent's view, not what it
  * is told.
@@ -63,6 +64,21 @@ mcp_sandbox_package(const char *file, char *out, size_t outsz)
 		*slash = '\0';
 }
 
+/* Whether dir is /, $HOME or above it: a package no script's
+ * directory may grant. */
+static int
+mcp_sandbox_too_wide(const char *dir)
+{
+	const char	*home = getenv("HOME");
+	char		 real[PATH_MAX];
+
+	if (strcmp(dir, "/") == 0)
+		return 1;
+	if (home == NULL || home[0] != '/' || realpath(home, real) == NULL)
+		return 0;
+	return path_under(real, dir);
+}
+
 static int
 mcp_sandbox_args(const struct mcp_entry *e, struct sandbox_policy *p,
     char *err, size_t errsz)
@@ -80,6 +96,10 @@ mcp_sandbox_args(const struct mcp_entry *e, struct sandbox_policy *p,
 		mcp_sandbox_package(real, pkg, sizeof(pkg));
 		if (path_under(pkg, p->workspace))
 			continue;
+		/* A script straight in $HOME (or /): that file, not the
+		   directory, whose .ssh and the rest are no package. */
+		if (mcp_sandbox_too_wide(pkg))
+			strlcpy(pkg, real, sizeof(pkg));
 		memset(&se, 0, sizeof(se));
 		if (sandbox_policy_read(p, pkg, &se) == -1) {
 			snprintf(err, errsz, "server %s: %s", e->name, se.msg);

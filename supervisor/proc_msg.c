@@ -545,6 +545,22 @@ proc_msg_bytes(const struct msg *m)
 	return n;
 }
 
+/* An MCP call is recorded (its tool_call event, offered or not) before
+ * it is brokered: charged to the worker's store quota like its own
+ * events. */
+static void
+proc_do_mcp(struct worker *w)
+{
+	const struct ipc_mcp	*m = &w->msg->u.mcp;
+	char			 full[IPC_NAME_MAX * 2 + 8];
+
+	snprintf(full, sizeof(full), MCP_PREFIX "%s" MCP_SEP "%s", m->server,
+	    m->tool);
+	if (proc_quota(w, run_event_bytes("tool_call", full, m->args)) == -1)
+		return;
+	mcp_call(w);
+}
+
 static void
 proc_do_event(struct worker *w)
 {
@@ -686,7 +702,7 @@ proc_on_message(struct worker *w)
 		proc_do_spawn(w);
 		break;
 	case IPC_MCP:
-		mcp_call(w);
+		proc_do_mcp(w);
 		break;
 	case IPC_EVENT:
 		proc_do_event(w);

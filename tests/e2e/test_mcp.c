@@ -21,6 +21,20 @@
  * user's own mcp.json reaches the test's listener on the host's
  * 127.0.0.1 (it receives the server's line), while reading $HOME, the
  * key in its environment and writing outside the workspace still fail.
+ *
+ * test_spam: a server that answers a call with endless answers to an id
+ * warren never sent is stopped once it wrote MCP_READ_MAX without
+ * answering, in well under its 60 s call timeout (those answers are
+ * nobody's and restart no count), and the run completes. One that
+ * writes to its stderr without end and never answers meets its 2 s
+ * timeout: the loop's timers still run. One that writes invalid UTF-8
+ * and a terminal escape to its stderr, no newline, and exits: the model
+ * reads them escaped (\xff, \x1b).
+ *
+ * test_inflight: one answer of the model with 60 calls of 160 KiB to a
+ * server that reads nothing: those past 8 MiB unread are refused
+ * (MCP_OUT_MAX), not held in the supervisor; the others meet the call
+ * timeout; the run completes.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -644,6 +658,156 @@ test_hostile(void **state)
 	t_close(&t);
 }
 
+static void
+test_spam(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	json_t		*reqs;
+	char		 bin[PATH_MAX], mcpjson[4 * PATH_MAX], *script, *body;
+	const char	*build = getenv("WARREN_BUILD_DIR");
+	size_t		 i;
+	struct attack	 v[] = {
+		{ "mcp__spammer__spam", "{}", "MCP server spammer: stopped: "
+		    "it wrote more than 16777216 bytes without answering" },
+		{ "mcp__spammer__echo", "{\"text\": \"after\"}",
+		    "MCP server spammer is stopped" },
+		{ "mcp__yeller__yell", "{}",
+		    "did not answer mcp__yeller__yell within 2000 ms" },
+		{ "mcp__mumbler__mumble", "{}", "(its stderr: \\\\xff\\\\xfe"
+		    "\\\\x1b]0;owned\\\\x07 mumble)" },
+	};
+
+	(void)state;
+	assert_non_null(build);
+	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
+	if (access(bin, X_OK) == -1)
+		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	t_open(&t);
+	script = hostile_script(v, sizeof(v) / sizeof(v[0]));
+	t_fakellm(&t, script);
+	free(script);
+	/* The default call timeout, 60 s: past the guard below. */
+	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
+	    "\"spammer\": {\"command\": \"%s\"}, "
+	    "\"yeller\": {\"command\": \"%s\", \"timeout_ms\": 2000}, "
+	    "\"mumbler\": {\"command\": \"%s\"}}}", bin, bin, bin);
+	t_config(&t, mcpjson, "mcp__spammer, mcp__yeller__yell, "
+	    "mcp__mumbler__mumble, Read");
+	h_hang_guard = 45;
+	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
+	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE spam", NULL), 0);
+	if (r.hung)
+		fail_msg("%s", h_deadline_missed(&r, "MCP_READ_MAX of answers "
+		    "to an id never sent"));
+	reqs = t_requests(&t);
+	if (r.status != 0 || json_array_size(reqs) != sizeof(v) /
+	    sizeof(v[0]) + 1)
+		fail_msg("run: exit %d, %zu requests\nstderr: %s", r.status,
+		    json_array_size(reqs), r.err);
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		body = t_body(reqs, i + 1);
+		if (strstr(body, v[i].want) == NULL)
+			fail_msg("%s: the model did not read \"%s\": ...%.3000s",
+			    v[i].tool, v[i].want, body);
+		free(body);
+	}
+	if (strstr(r.out, "SURVIVED") == NULL)
+		fail_msg("the run did not complete: %s", r.out);
+	json_decref(reqs);
+	h_run_free(&r);
+	t_close(&t);
+}
+
+/* One reply of n calls of tool, ids PREFIX0..; args pad bytes of "x". */
+static void
+inflight_reply(struct buf *b, const char *match, const char *prefix,
+    size_t n, const char *tool, size_t pad)
+{
+	size_t	i, k;
+
+	buf_addf(b, " {\"match\": \"%s\", \"responses\": [{\"reply\": "
+	    "{\"calls\": [", match);
+	for (i = 0; i < n; i++) {
+		/* Arguments differ: the same call 5 times is a loop. */
+		buf_addf(b, "%s{\"id\": \"%s%zu\", \"name\": \"%s\", "
+		    "\"arguments\": {\"n\": %zu, \"pad\": \"", i ? ", " : "",
+		    prefix, i, tool, i);
+		for (k = 0; k < pad; k++)
+			buf_addc(b, 'x');
+		buf_addstr(b, "\"}}");
+	}
+	buf_addstr(b, "]}}]}");
+}
+
+static void
+test_inflight(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	struct buf	 b;
+	json_t		*reqs;
+	char		 bin[PATH_MAX], mcpjson[3 * PATH_MAX], *script, *body;
+	char		*all;
+	const char	*build = getenv("WARREN_BUILD_DIR");
+	size_t		 i;
+
+	(void)state;
+	assert_non_null(build);
+	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
+	if (access(bin, X_OK) == -1)
+		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	t_open(&t);
+	buf_init(&b, 0);
+	buf_addstr(&b, "{\"rules\": [\n {\"match\": \"\\\"p59\\\"\", "
+	    "\"repeat\": true, \"responses\": [{\"reply\": {\"calls\": "
+	    "[{\"id\": \"done\", \"name\": \"complete\", \"arguments\": "
+	    "{\"result\": \"SURVIVED\"}}]}}]},\n");
+	inflight_reply(&b, "MCP-INFLIGHT", "p", 60, "mcp__deaf__hang",
+	    160 * 1024);
+	buf_addstr(&b, "\n]}\n");
+	script = buf_release(&b, NULL);
+	t_fakellm(&t, script);
+	free(script);
+	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
+	    "\"deaf\": {\"command\": \"%s\", \"timeout_ms\": 2000}}}",
+	    bin);
+	t_config(&t, mcpjson, "mcp__deaf__hang, Read");
+	h_hang_guard = 60;
+	/* One body: 9.6 MiB of arguments streamed in pieces would pass
+	   max_response. */
+	t.env[8] = "WARREN_STREAM=false";
+	t.env[9] = NULL;
+	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
+	    t.ws, "--profile", "mcpuser", "MCP-INFLIGHT calls", NULL), 0);
+	if (r.hung)
+		fail_msg("%s", h_deadline_missed(&r, "an MCP call's "
+		    "timeout_ms"));
+	reqs = t_requests(&t);
+	if (r.status != 0 || json_array_size(reqs) < 2)
+		fail_msg("run: exit %d, %zu requests\nstderr: %.3000s",
+		    r.status, json_array_size(reqs), r.err);
+	/* What the model read after its answer, in any request. */
+	buf_init(&b, 0);
+	for (i = 1; i < json_array_size(reqs); i++) {
+		body = t_body(reqs, i);
+		buf_addstr(&b, body);
+		free(body);
+	}
+	buf_addc(&b, '\0');
+	all = buf_release(&b, NULL);
+	if (strstr(all, "MCP server deaf: it has not read the ") == NULL ||
+	    strstr(all, "did not answer mcp__deaf__hang within 2000 ms") ==
+	    NULL)
+		fail_msg("60 calls of 160 KiB: none refused past 8 MiB unread");
+	free(all);
+	if (strstr(r.out, "SURVIVED") == NULL)
+		fail_msg("the run did not complete: %.3000s", r.out);
+	json_decref(reqs);
+	h_run_free(&r);
+	t_close(&t);
+}
+
 /* What the one connection to lfd sent, within 10 s (the run is over:
  * it is queued already, or never came). */
 static void
@@ -759,6 +923,8 @@ main(void)
 		cmocka_unit_test_teardown(test_hostile, h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_hostile_network,
 		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_spam, h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_inflight, h_fakellm_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

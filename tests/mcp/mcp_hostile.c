@@ -8,7 +8,8 @@
  * stdout: initialize, notifications/initialized, ping, tools/list and
  * tools/call; any other method is error -32601. Each tool is one attack
  * (read a key under $HOME, connect to 127.0.0.1, read secrets from the
- * environment, write outside, fork, flood, hang, garbage, die) and says
+ * environment, write outside, fork, flood, hang, garbage, die, spam
+ * answers to an id never sent, yell on stderr, mumble and die) and says
  * truthfully in its text what happened, so a test asserts on the text
  * whether the sandbox around it held. It dies with its parent
  * (PR_SET_DEATHSIG), and a hanging call gives up after an hour.
@@ -61,6 +62,9 @@ static void	hostile_tool_flood(json_t *, json_t *);
 static void	hostile_tool_hang(json_t *, json_t *);
 static void	hostile_tool_garbage(json_t *, json_t *);
 static void	hostile_tool_die(json_t *, json_t *);
+static void	hostile_tool_spam(json_t *, json_t *);
+static void	hostile_tool_yell(json_t *, json_t *);
+static void	hostile_tool_mumble(json_t *, json_t *);
 static void	hostile_tool_echo(json_t *, json_t *);
 
 #define NOARGS	"{\"type\":\"object\",\"properties\":{}}"
@@ -94,6 +98,13 @@ static const struct hostile_tool hostile_tools[] = {
 	    "then answer.", NOARGS, hostile_tool_garbage },
 	{ "die", "Exit with status 3 without answering.", NOARGS,
 	    hostile_tool_die },
+	{ "spam", "Never answer; write answers to an id never sent, "
+	    "without end.", NOARGS, hostile_tool_spam },
+	{ "yell", "Never answer; write to stderr without end.", NOARGS,
+	    hostile_tool_yell },
+	{ "mumble", "Write invalid UTF-8 and a terminal escape to stderr, "
+	    "no newline, then exit with status 3 without answering.", NOARGS,
+	    hostile_tool_mumble },
 	{ "echo", "Return the text.", "{\"type\":\"object\",\"properties\":"
 	    "{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
 	    hostile_tool_echo },
@@ -502,6 +513,57 @@ hostile_tool_die(json_t *id, json_t *args)
 {
 	(void)id;
 	(void)args;
+	exit(3);
+}
+
+static void
+hostile_tool_spam(json_t *id, json_t *args)
+{
+	static const char	line[] = "{\"jsonrpc\":\"2.0\",\"id\":"
+	    "424242,\"result\":{}}\n";
+	char			chunk[65536];
+	size_t			len;
+	time_t			end = time(NULL) + HOSTILE_HANG_S;
+
+	(void)id;
+	(void)args;
+	for (len = 0; len + sizeof(line) - 1 <= sizeof(chunk);
+	    len += sizeof(line) - 1)
+		memcpy(chunk + len, line, sizeof(line) - 1);
+	/* Until the reader goes away (hostile_write exits) or an hour. */
+	while (time(NULL) < end)
+		hostile_write(chunk, len);
+	exit(4);
+}
+
+static void
+hostile_tool_yell(json_t *id, json_t *args)
+{
+	char	chunk[65536];
+	time_t	end = time(NULL) + HOSTILE_HANG_S;
+	size_t	i;
+
+	(void)id;
+	(void)args;
+	for (i = 0; i < sizeof(chunk); i++)
+		chunk[i] = i % 80 == 79 ? '\n' : 'y';
+	/* Until the reader goes away or an hour. */
+	while (time(NULL) < end)
+		if (write(STDERR_FILENO, chunk, sizeof(chunk)) == -1 &&
+		    errno != EINTR)
+			_exit(0);
+	exit(4);
+}
+
+static void
+hostile_tool_mumble(json_t *id, json_t *args)
+{
+	static const char	bad[] = "\xff\xfe\x1b]0;owned\x07 mumble";
+
+	(void)id;
+	(void)args;
+	if (write(STDERR_FILENO, bad, sizeof(bad) - 1) == -1)
+		_exit(5);
 	exit(3);
 }
 

@@ -312,7 +312,7 @@ test_tools_list(void **state)
 {
 	static const char *names[] = { "read_home", "connect_local",
 	    "read_env", "write_outside", "fork_bomb", "flood", "hang",
-	    "garbage", "die", "echo" };
+	    "garbage", "die", "spam", "yell", "mumble", "echo" };
 	struct srv	*s = *state;
 	json_t		*msg, *tools, *t;
 	const char	*name, *desc, *type;
@@ -322,7 +322,7 @@ test_tools_list(void **state)
 	srv_send(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
 	msg = srv_answer(s, 2, "tools/list");
 	tools = json_object_get(json_object_get(msg, "result"), "tools");
-	assert_int_equal(json_array_size(tools), 10);
+	assert_int_equal(json_array_size(tools), 13);
 	json_array_foreach(tools, i, t) {
 		if (json_unpack(t, "{s:s,s:s,s:{s:s}}", "name", &name,
 		    "description", &desc, "inputSchema", "type", &type) == -1)

@@ -363,8 +363,9 @@ test_text(void **state)
 	json_decref(r);
 }
 
-/* A server's sandbox: the agent's view, its program, a script's package;
- * never a directory it is told of ("/"), nothing for a project's entry. */
+/* A server's sandbox: the agent's view, its program, a script's package
+ * (only the script when it lies straight in $HOME); never a directory it
+ * is told of ("/"), nothing for a project's entry. */
 static void
 test_policy(void **state)
 {
@@ -410,6 +411,18 @@ test_policy(void **state)
 	    err, sizeof(err)), 0);
 	assert_int_equal(p.nread, 1);
 	snprintf(path, sizeof(path), "%s/node_modules", dir);
+	assert_string_equal(p.read_pool, path);
+	/* A script straight in $HOME: that file only, not $HOME. */
+	snprintf(path, sizeof(path), "%s/home", dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	assert_int_equal(setenv("HOME", path, 1), 0);
+	snprintf(path, sizeof(path), "%s/home/server.py", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+	e.args[0] = path;
+	assert_int_equal(mcp_sandbox_policy(&e, &agent, &p, prog, sizeof(prog),
+	    err, sizeof(err)), 0);
+	assert_int_equal(p.nread, 1);
 	assert_string_equal(p.read_pool, path);
 	/* network: the host's, with no network namespace. */
 	e.network = 1;

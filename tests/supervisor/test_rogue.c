@@ -11,7 +11,8 @@
  * starts them exactly as it starts warren-worker.
  * A worker that floods the store with events or checkpointed messages is
  * stopped at its quota, and the store keeps every row up to the quota
- * (exactly 100 of 100: one that sends exactly that many is not stopped).
+ * (exactly 100 of 100: one that sends exactly that many is not stopped);
+ * its MCP calls count too (each is recorded, offered or not).
  * And the spawn server's side of it: requests answered without the
  * supervisor waiting, in order, a refused one with its reason, and a
  * worker nobody waits for any more killed, not leaked.
@@ -334,6 +335,26 @@ flood_events(struct ctx *c, unsigned n, size_t len, char *path,
 	free(text);
 }
 
+/* n MCP calls of a server nobody declared (each refused, and recorded). */
+static void
+flood_mcp(struct ctx *c, unsigned n, char *path, size_t pathsz)
+{
+	struct ipc_msg	 m;
+	FILE		*f = flood_open(c, "mcp.bin", path, pathsz);
+	unsigned	 i;
+
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_MCP;
+	m.u.mcp.server = "nowhere";
+	m.u.mcp.tool = "flood";
+	m.u.mcp.args = "{\"pad\": \"mcp flood mcp flood mcp flood\"}";
+	for (i = 0; i < n; i++) {
+		m.u.mcp.id = i + 1;
+		frame_put(f, &m);
+	}
+	fclose(f);
+}
+
 /* n checkpoints of 4 user messages of len bytes, in order. */
 static void
 flood_checkpoints(struct ctx *c, unsigned n, size_t len, char *path,
@@ -601,6 +622,26 @@ test_flood_event_rows(void **state)
 	assert_int_equal(check_quota(c, &r, "agent_store_rows", "log", 0, 100,
 	    UINT64_MAX), 100);
 	check_params(c, "\"agent_store_rows\":100");
+	h_run_free(&r);
+}
+
+/* 5,000 MCP calls (of a server it was never offered) against a quota of
+ * 100 rows: each call's tool_call event counts. */
+static void
+test_flood_mcp_rows(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	char		 hello[PATH_MAX], calls[PATH_MAX], script[3 * PATH_MAX];
+	char		*env[] = { "WARREN_AGENT_STORE_ROWS=100", NULL };
+
+	flood_hello(c, hello, sizeof(hello));
+	flood_mcp(c, 5000, calls, sizeof(calls));
+	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s >&4\n"
+	    "exec sleep 300\n", hello, calls);
+	run_flood(c, &r, script, env);
+	assert_int_equal(check_quota(c, &r, "agent_store_rows", "tool_call",
+	    0, 100, UINT64_MAX), 100);
 	h_run_free(&r);
 }
 
@@ -946,6 +987,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_hello_lies, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_flood_rows_at_quota, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_flood_mcp_rows, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_flood_event_rows, setup,
 		    teardown),
