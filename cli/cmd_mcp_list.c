@@ -64,6 +64,16 @@ mcp_list_now(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Milliseconds to the deadline, for poll: 0 once it passed (a negative
+ * timeout would wait forever). */
+static int
+mcp_list_left(long long end)
+{
+	long long	left = end - mcp_list_now();
+
+	return left > 0 ? (int)left : 0;
+}
+
 /* Write all of out to fd before the deadline; -1 with err. */
 static int
 mcp_list_write(int fd, struct buf *out, long long end, char *err,
@@ -73,7 +83,7 @@ mcp_list_write(int fd, struct buf *out, long long end, char *err,
 	ssize_t		 n;
 
 	while (buf_left(out) > 0) {
-		if (poll(&p, 1, (int)(end - mcp_list_now())) <= 0) {
+		if (poll(&p, 1, mcp_list_left(end)) <= 0) {
 			snprintf(err, errsz, "it does not read its stdin");
 			return -1;
 		}
@@ -113,7 +123,7 @@ mcp_list_answer(int fd, struct mcp_lines *l, uint64_t want, long long end,
 			}
 			json_decref(msg);
 		}
-		if (poll(&p, 1, (int)(end - mcp_list_now())) <= 0) {
+		if (poll(&p, 1, mcp_list_left(end)) <= 0) {
 			snprintf(err, errsz, "no answer within %u ms",
 			    MCP_LIST_MS);
 			return NULL;
