@@ -179,12 +179,60 @@ nomem:
 	return 0;
 }
 
-/* The answer is in: as the endpoint sent it, with its usage read. */
+/*
+ * Part of a stream, on to the caller with every copy of the key starred.
+ * A copy may straddle two parts: an end of the part that begins the key
+ * is held back and goes before the next part (or at the answer's end).
+ */
+int
+llm_http_part(struct llm_call *c, const char *p, size_t len, long status)
+{
+	const char	*key = c->e->cfg.key;
+	char		*buf;
+	size_t		 n, hold;
+
+	n = c->http_holdlen + len;
+	if ((buf = malloc(n + 1)) == NULL)
+		return -1;
+	if (c->http_holdlen > 0)
+		memcpy(buf, c->http_hold, c->http_holdlen);
+	memcpy(buf + c->http_holdlen, p, len);
+	(void)llm_key_redact(buf, n, key);
+	hold = llm_key_partial(buf, n, key);
+	free(c->http_hold);
+	c->http_hold = NULL;
+	c->http_holdlen = 0;
+	if (hold > 0) {
+		if ((c->http_hold = malloc(hold)) == NULL) {
+			free(buf);
+			return -1;
+		}
+		memcpy(c->http_hold, buf + n - hold, hold);
+		c->http_holdlen = hold;
+	}
+	if (n - hold > 0)
+		c->on_part(buf, n - hold, status, c->http_type, c->part_arg);
+	free(buf);
+	return 0;
+}
+
+/* The answer is in: as the endpoint sent it, with its usage read, and
+ * the key starred wherever the endpoint echoed it. */
 void
 llm_http_answered(struct llm_call *c, long status)
 {
 	struct llm_result	*res = &c->res;
 
+	if (c->resp.len > 0)
+		(void)llm_key_redact((char *)c->resp.data, c->resp.len,
+		    c->e->cfg.key);
+	/* A held end of the stream was not the key after all. */
+	if (c->http_parts && c->http_holdlen > 0 && c->on_part != NULL)
+		c->on_part(c->http_hold, c->http_holdlen, status,
+		    c->http_type, c->part_arg);
+	free(c->http_hold);
+	c->http_hold = NULL;
+	c->http_holdlen = 0;
 	if (memchr(c->resp.data != NULL ? (const char *)c->resp.data : "",
 	    '\0', c->resp.len) != NULL) {
 		llm_call_error(c, LLM_ERR_PARSE, status, "POST %s: the answer "

@@ -1346,6 +1346,75 @@ test_http_passthrough(void **state)
 	unlink(path);
 }
 
+/*
+ * An endpoint (or a gateway before it) that echoes the key in its answer:
+ * a 401 passed back, a 500 retried to exhaustion (its message), a stream
+ * with the key split across two parts. The key reaches neither the
+ * answer, nor the parts, nor the error, nor the cassette: each is
+ * starred (llm_key_redact).
+ */
+static void
+test_http_key_echo(void **state)
+{
+	static const char script[] = "{\"rules\": ["
+	    "{\"match\": \"ECHO-401\", \"responses\": [{\"status\": 401, "
+	    "\"body\": {\"type\": \"error\", \"error\": {\"message\": "
+	    "\"bad x-api-key sk-ant-ECHO-42xyz\"}}}]},"
+	    "{\"match\": \"ECHO-500\", \"responses\": [{\"status\": 500, "
+	    "\"body\": {\"error\": {\"message\": \"upstream got "
+	    "sk-ant-ECHO-42xyz\"}}}, {\"status\": 500, \"body\": {\"error\": "
+	    "{\"message\": \"upstream got sk-ant-ECHO-42xyz\"}}}]},"
+	    "{\"match\": \"ECHO-STREAM\", \"responses\": [{\"sse\": ["
+	    "\"data: {\\\"type\\\":\\\"message_start\\\"}\\n\\n\", "
+	    "\"data: {\\\"text\\\":\\\"key=sk-ant-EC\", "
+	    "\"HO-42xyz end\\\"}\\n\\n\"], \"chunk_delay_ms\": 60}]}"
+	    "]}";
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_result	 res;
+	char			 err[512], path[300], *cas;
+	int			 fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/warren-cassette.XXXXXX");
+	assert_true((fd = mkstemp(path)) != -1);
+	close(fd);
+	fakellm_start_json(&f, script);
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	lc.key = strdup("sk-ant-ECHO-42xyz");
+	lc.record = strdup(path);
+	lc.retries = 1;
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	http_run(e, "0.1", 0, "ECHO-401", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_int_equal(res.status, 401);
+	assert_non_null(strstr(res.http_body, "bad x-api-key "));
+	assert_null(strstr(res.http_body, "ECHO-42"));
+	llm_result_free(&res);
+	http_run(e, "0.1", 1, "ECHO-500", &res);
+	assert_true(res.err != LLM_OK);
+	assert_non_null(strstr(res.error, "upstream got"));
+	assert_null(strstr(res.error, "ECHO-42"));
+	llm_result_free(&res);
+	http_run(e, "0.1", 2, "ECHO-STREAM", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_true(http_last.nparts >= 2);
+	assert_non_null(strstr(http_last.parts, "key="));
+	assert_null(strstr(http_last.parts, "ECHO-42"));
+	assert_null(strstr(res.http_body, "ECHO-42"));
+	assert_int_equal(http_last.plen, res.http_len);
+	assert_memory_equal(http_last.parts, res.http_body, res.http_len);
+	llm_result_free(&res);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	cas = llm_test_slurp(path, NULL);
+	assert_non_null(strstr(cas, "\"purpose\":\"http\""));
+	assert_null(strstr(cas, "ECHO-42"));
+	free(cas);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -1380,6 +1449,8 @@ main(void)
 		cmocka_unit_test_teardown(test_cap_and_cancel,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_http_passthrough,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_http_key_echo,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_record_replay,
 		    fakellm_teardown),
