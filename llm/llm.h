@@ -285,8 +285,9 @@ const char	*llm_http_wire_check(const struct llm_engine *e,
 		    const char *wire);
 /* The tokens an answer reports (a JSON body, or an SSE stream's events:
  * Anthropic's message_start and message_delta, Responses'
- * response.completed, chat completions' usage chunk). */
-void		 llm_http_usage(const char *body, size_t len, int sse,
+ * response.completed, chat completions' usage chunk); the number of
+ * usage objects found. */
+int		 llm_http_usage(const char *body, size_t len, int sse,
 		    struct msg_usage *u);
 /*
  * Stop a request: its callback comes (from the next llm_engine_process())

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/urlmask.h"
 #include "llm/llm_engine_int.h"
 
@@ -32,8 +33,9 @@ llm_http_wire_check(const struct llm_engine *e, const char *wire)
 	return mine;
 }
 
-/* One object's usage: usage, message.usage or response.usage. */
-static void
+/* One object's usage: usage, message.usage or response.usage; 1 if it
+ * has one. */
+static int
 llm_http_usage_obj(json_t *o, struct msg_usage *u)
 {
 	static const char *const holders[] = { "message", "response" };
@@ -48,7 +50,7 @@ llm_http_usage_obj(json_t *o, struct msg_usage *u)
 				us = json_object_get(v, "usage");
 	}
 	if (us == NULL || !json_is_object(us))
-		return;
+		return 0;
 	if ((v = json_object_get(us, "input_tokens")) != NULL ||
 	    (v = json_object_get(us, "prompt_tokens")) != NULL)
 		in = json_is_integer(v) && json_integer_value(v) > 0 ?
@@ -68,40 +70,68 @@ llm_http_usage_obj(json_t *o, struct msg_usage *u)
 		u->input = in;
 	if (out > u->output)
 		u->output = out;
+	return 1;
 }
 
-static void
+static int
 llm_http_usage_json(const char *s, size_t len, struct msg_usage *u)
 {
 	json_t	*o;
+	int	 found = 0;
 
 	if ((o = json_loadb(s, len, JSON_DISABLE_EOF_CHECK, NULL)) == NULL)
-		return;
+		return 0;
 	if (json_is_object(o))
-		llm_http_usage_obj(o, u);
+		found = llm_http_usage_obj(o, u);
 	json_decref(o);
+	return found;
 }
 
-void
+int
 llm_http_usage(const char *body, size_t len, int sse, struct msg_usage *u)
 {
 	const char	*p = body, *end = body + len, *eol;
+	int		 found = 0;
 
 	memset(u, 0, sizeof(*u));
-	if (!sse) {
-		llm_http_usage_json(body, len, u);
-		return;
-	}
+	if (!sse)
+		return llm_http_usage_json(body, len, u);
 	/* Each "data:" line of the stream that holds a usage. */
 	for (; p < end; p = eol + 1) {
 		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
 			eol = end;
 		if (eol - p > 5 && memcmp(p, "data:", 5) == 0 &&
 		    memmem(p, (size_t)(eol - p), "usage", 5) != NULL)
-			llm_http_usage_json(p + 5, (size_t)(eol - p - 5), u);
+			found += llm_http_usage_json(p + 5,
+			    (size_t)(eol - p - 5), u);
 		if (eol == end)
 			break;
 	}
+	return found;
+}
+
+/*
+ * The tokens of an answer: those it reports; a 2xx answer that reports
+ * none (an OpenAI-style stream asked without
+ * stream_options.include_usage, a server that counts none) is counted by
+ * its size, about four bytes a token: the program chooses what it asks,
+ * and skipping the run's budget must not be one of its choices.
+ */
+static void
+llm_http_count(struct llm_call *c)
+{
+	struct llm_result	*res = &c->res;
+
+	if (llm_http_usage(res->http_body, res->http_len,
+	    strstr(res->http_type, "text/event-stream") != NULL,
+	    &res->reply.usage) > 0 || res->status < 200 || res->status > 299)
+		return;
+	res->reply.usage.input = (c->bodylen + 3) / 4;
+	res->reply.usage.output = (res->http_len + 3) / 4;
+	log_info("llm: agent %s step %u: the answer reports no tokens; "
+	    "counted %llu in and %llu out by its size", c->agent, c->step,
+	    (unsigned long long)res->reply.usage.input,
+	    (unsigned long long)res->reply.usage.output);
 }
 
 /* The endpoint's URL for path: the base URL ends in /v1 as the program's
@@ -170,6 +200,8 @@ llm_submit_http(struct llm_engine *e, const struct llm_http_request *req,
 			llm_call_error(c, LLM_ERR_REPLAY_MISSING, 0, "cassette "
 			    "%s has no answer for agent %s step %u (http)",
 			    e->cfg.replay, c->agent, c->step);
+		else if (c->res.err == LLM_OK)
+			llm_http_count(c);
 		llm_call_complete(c);
 	}
 	return c->id;
@@ -253,9 +285,7 @@ llm_http_answered(struct llm_call *c, long status)
 		memcpy(res->http_body, c->resp.data, c->resp.len);
 	res->http_body[c->resp.len] = '\0';
 	res->http_len = c->resp.len;
-	llm_http_usage(res->http_body, res->http_len,
-	    strstr(res->http_type, "text/event-stream") != NULL,
-	    &res->reply.usage);
+	llm_http_count(c);
 	if (c->e->gate.spent != NULL)
 		c->e->gate.spent(c->e->gate.arg, res->reply.usage.input +
 		    res->reply.usage.output);

@@ -1415,6 +1415,67 @@ test_http_key_echo(void **state)
 	unlink(path);
 }
 
+/*
+ * An answer that reports no tokens: the program picks what it asks, and
+ * an OpenAI-style stream without stream_options.include_usage carries no
+ * usage at all. Counted by its size (about four bytes a token), as
+ * recorded and as replayed; count_tokens (free) stays at zero.
+ */
+static void
+test_http_no_usage(void **state)
+{
+	static const char script[] = "{\"rules\": ["
+	    "{\"match\": \"NOUSE-STREAM\", \"responses\": [{\"sse\": ["
+	    "\"data: {\\\"choices\\\":[{\\\"delta\\\":{\\\"content\\\":"
+	    "\\\"0123456789abcdef0123456789abcdef\\\"}}]}\\n\\n\", "
+	    "\"data: [DONE]\\n\\n\"]}]},"
+	    "{\"match\": \"NOUSE-WHOLE\", \"responses\": [{\"status\": 200, "
+	    "\"body\": {\"choices\": [{\"message\": {\"content\": "
+	    "\"0123456789abcdef0123456789abcdef\"}}]}}]}]}";
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_result	 res;
+	char			 err[512], path[300];
+	const char		*marks[] = { "NOUSE-STREAM", "NOUSE-WHOLE" };
+	uint64_t		 in[2], out[2];
+	int			 fd, i, rep;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/warren-cassette.XXXXXX");
+	assert_true((fd = mkstemp(path)) != -1);
+	close(fd);
+	fakellm_start_json(&f, script);
+	for (rep = 0; rep < 2; rep++) {
+		llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+		lc.key = strdup("sk-ant-NOUSE-1");
+		if (rep == 0)
+			lc.record = strdup(path);
+		else
+			lc.replay = strdup(path);
+		assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+		for (i = 0; i < 2; i++) {
+			http_run(e, "0.1", (unsigned)i, marks[i], &res);
+			assert_int_equal(res.err, LLM_OK);
+			assert_int_equal(res.status, 200);
+			/* The request's ~100 bytes, the answer's ~60 or more. */
+			assert_true(res.reply.usage.input >= 20);
+			assert_true(res.reply.usage.output >= 10);
+			if (rep == 0) {
+				in[i] = res.reply.usage.input;
+				out[i] = res.reply.usage.output;
+			} else {
+				assert_int_equal(res.reply.usage.input, in[i]);
+				assert_int_equal(res.reply.usage.output, out[i]);
+			}
+			llm_result_free(&res);
+		}
+		llm_engine_free(e);
+		llm_config_free(&lc);
+	}
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -1451,6 +1512,8 @@ main(void)
 		cmocka_unit_test_teardown(test_http_passthrough,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_http_key_echo,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_http_no_usage,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_record_replay,
 		    fakellm_teardown),
