@@ -116,6 +116,15 @@ llm_http_body_check(const char *body, char *why, size_t whylen)
 		snprintf(why, whylen, "the body is not JSON");
 		return -1;
 	}
+	/* Responses' background mode answers "queued" and goes on with the
+	 * work on the endpoint's side: its tokens would never be counted. */
+	if (json_is_object(o) && json_is_true(json_object_get(o,
+	    "background"))) {
+		snprintf(why, whylen, "background: the answer would come after "
+		    "the request, past the run's budget");
+		json_decref(o);
+		return -1;
+	}
 	rc = llm_http_walk(o, 0, why, whylen);
 	json_decref(o);
 	return rc;

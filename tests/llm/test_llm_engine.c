@@ -1479,7 +1479,8 @@ test_http_no_usage(void **state)
 /*
  * A program's request that asks the endpoint to reach the network for it
  * (a server-side web fetch or search, an MCP connector, a URL for it to
- * fetch) is refused before anything is sent; a program's own tools, a
+ * fetch) or to work on after answering (Responses' background mode) is
+ * refused before anything is sent; a program's own tools, a
  * tool call's input holding a URL, and text naming one pass.
  */
 static void
@@ -1500,6 +1501,7 @@ test_http_no_egress(void **state)
 	    "?d=SECRET\"}]}]}",
 	    "{\"model\":\"m\",\"input\":\"x\",\"tools\":[{\"type\":\"mcp\","
 	    "\"server_label\":\"e\",\"server_url\":\"https://evil.example\"}]}",
+	    "{\"model\":\"m\",\"input\":\"x\",\"background\":true}",
 	};
 	static const char good[] = "{\"model\":\"m\",\"max_tokens\":9,"
 	    "\"tools\":[{\"name\":\"Bash\",\"input_schema\":{\"type\":\"object\","
@@ -1540,6 +1542,7 @@ test_http_no_egress(void **state)
 		    -1);
 		assert_true(strstr(why, "network") != NULL ||
 		    strstr(why, "fetch it") != NULL ||
+		    strstr(why, "budget") != NULL ||
 		    strstr(why, "connect to them") != NULL);
 	}
 	assert_int_equal(llm_http_body_check(good, why, sizeof(why)), 0);
