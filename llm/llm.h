@@ -285,9 +285,14 @@ const char	*llm_http_wire_check(const struct llm_engine *e,
 		    const char *wire);
 /* The tokens an answer reports (a JSON body, or an SSE stream's events:
  * Anthropic's message_start and message_delta, Responses'
- * response.completed, chat completions' usage chunk). */
-void		 llm_http_usage(const char *body, size_t len, int sse,
+ * response.completed, chat completions' usage chunk); the number of
+ * usage objects found. */
+int		 llm_http_usage(const char *body, size_t len, int sse,
 		    struct msg_usage *u);
+/* -1 with why when a program's request body asks the endpoint to reach
+ * the network (server-side tools, mcp_servers, a URL to fetch). */
+int		 llm_http_body_check(const char *body, char *why,
+		    size_t whylen);
 /*
  * Stop a request: its callback comes (from the next llm_engine_process())
  * with LLM_ERR_CANCELLED. -1 (ENOENT) if it already completed.

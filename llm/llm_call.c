@@ -78,7 +78,11 @@ llm_call_write(char *p, size_t size, size_t n, void *arg)
 	if (c->http && c->on_part != NULL && c->is_sse && status >= 200 &&
 	    status < 300) {
 		c->http_parts = 1;
-		c->on_part(p, len, status, c->http_type, c->part_arg);
+		if (llm_http_part(c, p, len, status) == -1) {
+			llm_acc_fail(&c->acc, "out of memory");
+			c->aborted = 1;
+			return 0;
+		}
 	}
 	return len;
 }

@@ -68,6 +68,8 @@ llm_call_error(struct llm_call *c, enum llm_err kind, long status,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* An endpoint's message may echo the request's key header. */
+	(void)llm_key_redact(msg, strlen(msg), c->e->cfg.key);
 	free(c->res.error);
 	/* Pieces from the server are escaped already; escape the whole. */
 	c->res.error = str_escape_dup(msg, strlen(msg), 0);
@@ -258,6 +260,9 @@ llm_call_free_attempt(struct llm_call *c)
 		lcurl.slist_free_all(c->hdrs);
 	c->hdrs = NULL;
 	buf_free(&c->resp);
+	free(c->http_hold);
+	c->http_hold = NULL;
+	c->http_holdlen = 0;
 	llm_sse_free(&c->sse);
 	llm_acc_free(&c->acc);
 }

@@ -69,6 +69,9 @@ struct llm_call {
 				    const char *, void *);
 	void			*part_arg;
 	int			 http_parts;	/* parts went to the caller */
+	char			*http_hold;	/* a stream's end that may
+						 * begin the key */
+	size_t			 http_holdlen;
 };
 
 TAILQ_HEAD(call_list, llm_call);
@@ -106,6 +109,7 @@ void	llm_call_free(struct llm_call *);
 
 /* llm_http.c */
 void	llm_http_answered(struct llm_call *, long status);
+int	llm_http_part(struct llm_call *, const char *, size_t, long status);
 
 /* llm_call.c */
 int	llm_call_start(struct llm_call *);

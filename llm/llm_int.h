@@ -217,6 +217,10 @@ void	llm_window_answered(struct llm_window *w);
  */
 int	llm_key_load(const char *keyfile, const char *envname, char **key,
 	    char *err, size_t errsz);
+/* Star every copy of key in buf; the count. */
+size_t	llm_key_redact(char *buf, size_t len, const char *key);
+/* The longest end of buf shorter than key that begins it. */
+size_t	llm_key_partial(const char *buf, size_t len, const char *key);
 /* Overwrite the value bytes of one environment variable in place. */
 
 #endif

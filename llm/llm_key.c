@@ -140,3 +140,40 @@ llm_key_load(const char *keyfile, const char *envname, char **key, char *err,
 		llm_key_scrub_env(envname);
 	return rc;
 }
+
+/*
+ * Star every copy of the key in buf (an endpoint, or a gateway before it,
+ * that echoes the request's headers in its answer or its error): what the
+ * engine hands on goes to workers, backend programs, cassettes and logs.
+ * The number of copies starred.
+ */
+size_t
+llm_key_redact(char *buf, size_t len, const char *key)
+{
+	size_t	 klen, n = 0;
+	char	*p, *end = buf + len;
+
+	if (key == NULL || (klen = strlen(key)) == 0 || buf == NULL)
+		return 0;
+	for (p = buf; (size_t)(end - p) >= klen &&
+	    (p = memmem(p, (size_t)(end - p), key, klen)) != NULL; p += klen) {
+		memset(p, '*', klen);
+		n++;
+	}
+	return n;
+}
+
+/* The longest end of buf that begins the key (shorter than the key):
+ * held back from a stream's part until the next shows what it is. */
+size_t
+llm_key_partial(const char *buf, size_t len, const char *key)
+{
+	size_t	klen, n;
+
+	if (key == NULL || (klen = strlen(key)) == 0)
+		return 0;
+	for (n = klen - 1 < len ? klen - 1 : len; n > 0; n--)
+		if (memcmp(buf + len - n, key, n) == 0)
+			return n;
+	return 0;
+}

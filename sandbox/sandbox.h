@@ -297,6 +297,15 @@ int	 sandbox_policy_read(struct sandbox_policy *p, const char *path,
 int	 sandbox_policy_protect(struct sandbox_policy *p, const char *path,
 	    unsigned flags, struct sandbox_error *e);
 
+/* sandbox_landlock.c */
+/*
+ * The directory a backend's program (p->inet) gets readable: its package
+ * directory, or the node_modules directory holding it (*exec set: that
+ * one is executable too). -1 with errno for a program in /.
+ */
+int	 sandbox_package_dir(const char *program, char *out, size_t len,
+	    int *exec);
+
 /* sandbox_prepare.c: the spawner's side */
 int	 sandbox_prepare(struct sandbox *sb, const struct sandbox_policy *p,
 	    struct sandbox_error *e);

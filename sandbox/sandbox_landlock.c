@@ -431,20 +431,25 @@ sandbox_landlock_modules(const char *dir, char *out, size_t len)
  * inside a node_modules directory gets that whole directory, readable and
  * executable: npm installs a program's native part as a sibling package
  * (Codex's launcher execs @openai/codex-linux-x64's binary, which execs
- * the rg beside it); docs/backends.md says what this opens.
+ * the rg beside it); docs/backends.md says what this opens. The
+ * directory in out, *exec set for a node_modules one; -1 (EINVAL) for
+ * a program in /. The supervisor refuses a directory that holds the
+ * user's HOME or warren's secrets (proc_backend_policy).
  */
-static int
-sandbox_landlock_package(int rfd, const char *program, uint64_t handled,
-    struct sandbox_error *e)
+int
+sandbox_package_dir(const char *program, char *out, size_t len, int *exec)
 {
 	char		 dir[PATH_MAX], cand[PATH_MAX];
 	char		*slash;
 	struct stat	 st;
 	int		 up;
 
+	*exec = 0;
 	strlcpy(dir, program, sizeof(dir));
-	if ((slash = strrchr(dir, '/')) == NULL)
-		return 0;
+	if ((slash = strrchr(dir, '/')) == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
 	*slash = '\0';
 	strlcpy(cand, dir, sizeof(cand));
 	for (up = 0; up < 4 && cand[0] != '\0'; up++) {
@@ -460,13 +465,33 @@ sandbox_landlock_package(int rfd, const char *program, uint64_t handled,
 			break;
 		*slash = '\0';
 	}
-	if (dir[0] == '\0' || strcmp(dir, "/") == 0)
-		return sandbox_fail(e, SANDBOX_LANDLOCK, EINVAL, "the program "
-		    "%s lies in /: no package directory to open", program);
-	if (sandbox_landlock_modules(dir, cand, sizeof(cand)) == 0)
-		return sandbox_landlock_rule(rfd, cand, LL_READ |
-		    LL_FS_EXECUTE, handled, e);
-	return sandbox_landlock_rule(rfd, dir, LL_READ, handled, e);
+	if (dir[0] == '\0' || strcmp(dir, "/") == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (sandbox_landlock_modules(dir, cand, sizeof(cand)) == 0) {
+		*exec = 1;
+		strlcpy(dir, cand, sizeof(dir));
+	}
+	if (strlcpy(out, dir, len) >= len) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return 0;
+}
+
+static int
+sandbox_landlock_package(int rfd, const char *program, uint64_t handled,
+    struct sandbox_error *e)
+{
+	char	dir[PATH_MAX];
+	int	exec;
+
+	if (sandbox_package_dir(program, dir, sizeof(dir), &exec) == -1)
+		return sandbox_fail(e, SANDBOX_LANDLOCK, errno, "the program "
+		    "%s: no package directory to open", program);
+	return sandbox_landlock_rule(rfd, dir, exec ? LL_READ | LL_FS_EXECUTE :
+	    LL_READ, handled, e);
 }
 
 /* The rules on what every child sees as we do: the fixed paths, the

