@@ -289,17 +289,23 @@ sandbox_ns_tmpfs(const char *path, rlim_t size, int wsfd, const char *ws,
 
 /*
  * A private /tmp and /dev/shm, with the workspace and the program's
- * directory bound back in where they lie below them.
+ * directory (a backend's: its package) bound back in where they lie below
+ * them.
  */
 static int
 sandbox_ns_private_tmp(const struct sandbox_policy *p, int wsfd,
     struct sandbox_error *e)
 {
 	char	 progdir[PATH_MAX], *slash;
-	int	 progfd = -1, ret = -1;
+	int	 progfd = -1, ret = -1, modules;
 
 	strlcpy(progdir, p->program, sizeof(progdir));
-	if ((slash = strrchr(progdir, '/')) != NULL && slash != progdir) {
+	/* A backend's program: its whole package, which Landlock opens
+	 * (npm may have put it under /tmp: a test's copy of the tree). */
+	if (p->inet && p->program[0] != '\0' && sandbox_package_dir(p->program,
+	    progdir, sizeof(progdir), &modules) == 0 && progdir[0] != '\0')
+		progfd = open(progdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	else if ((slash = strrchr(progdir, '/')) != NULL && slash != progdir) {
 		*slash = '\0';
 		progfd = open(progdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	} else

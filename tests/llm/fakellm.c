@@ -842,6 +842,24 @@ script_load(const char *path)
 	    "gather"));
 }
 
+/*
+ * The last request "gather" waited for is in: every held answer's delay
+ * starts now, so answers come in the order of their delays however long
+ * the requests took to arrive.
+ */
+static void
+gather_release(void)
+{
+	uint64_t	now = now_ms();
+	size_t		i;
+
+	for (i = 0; i < MAX_CONNS; i++)
+		if (conns[i] != NULL && conns[i]->state == CONN_WAIT &&
+		    conns[i]->iout == 0 && conns[i]->nout > 0)
+			conns[i]->wake = now +
+			    (uint64_t)conns[i]->out[0].delay_ms;
+}
+
 /* Are answers still held for "gather"? */
 static int
 gathering(uint64_t now)
@@ -1015,6 +1033,8 @@ conn_read(size_t i)
 	c->state = CONN_WAIT;
 	c->iout = c->off = 0;
 	c->wake = now_ms() + (uint64_t)(c->nout > 0 ? c->out[0].delay_ms : 0);
+	if (gather > 0 && nrequests == gather)
+		gather_release();
 }
 
 /* Write what is due; move to the next piece after its delay. */
