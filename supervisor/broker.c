@@ -226,6 +226,16 @@ broker_http_submit(struct run *r, struct node *n, const struct ipc_http *h,
 		fn(r, arg, NULL, code, msg);
 		return 0;
 	}
+	/* A backend runs no loop of ours to count its turns: each model
+	 * request is one, held to max_iterations as a loop agent's are. */
+	if (n->http_step >= r->opts.limits.max_iterations) {
+		snprintf(msg, sizeof(msg), "agent %s sent %u model requests, "
+		    "its limit (max_iterations %u): raise max_iterations "
+		    "(WARREN_MAX_ITERATIONS) for a longer task", n->path,
+		    n->http_step, r->opts.limits.max_iterations);
+		fn(r, arg, NULL, IPC_ERR_LIMIT, msg);
+		return 0;
+	}
 	memset(&req, 0, sizeof(req));
 	req.agent = n->path;
 	req.step = n->http_step++;

@@ -295,6 +295,41 @@ test_command_budget(void **state)
 }
 
 /*
+ * A backend runs no loop of warren's: each model request is one of its
+ * turns, held to max_iterations (2 here: the orchestrator needs both of
+ * its own); the program's third and fourth requests (its pipelined
+ * pair) are refused, the endpoint never seeing them.
+ */
+static void
+test_command_iterations(void **state)
+{
+	struct bk	*b = *state;
+	struct h_fakellm fl;
+	struct h_run	 r;
+	char		*reqs;
+	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
+			    "--workspace", b->w.ws, "ORCH-TASK", NULL };
+	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
+			    b->envcfg, "WARREN_PROVIDER=anthropic",
+			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
+			    "WARREN_MAX_ITERATIONS=2", NULL };
+
+	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
+		skip();
+	agent_file(b, "127.0.0.1:9");
+	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	h_fakellm_stop(&fl);
+	/* Its pipelined pair, requests 3 and 4, were refused. */
+	if (h_count_lines(r.out, "\"event\":\"done\",\"path\":\"0.1\"",
+	    "pipelined=BAD") != 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	reqs = h_read_file(fl.log);
+	assert_int_equal(h_count_lines(reqs, "FAKE-AGENT-Q", NULL), 2);
+	free(reqs);
+}
+
+/*
  * Two backends at once, each on a loopback of its own: a network
  * namespace a worker, also as root, where other workers share one. Two
  * programs in one namespace would each reach the other's proxy and have
@@ -516,6 +551,8 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_command_backend, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_command_iterations, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_command_budget, setup,
 		    teardown),
