@@ -132,17 +132,60 @@ llm_call_header(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/* Scrub a header list (it may hold the key) and free it. */
+static void
+llm_call_headers_free(struct curl_slist *h)
+{
+	struct curl_slist	*t;
+
+	for (t = h; t != NULL; t = t->next)
+		explicit_bzero(t->data, strlen(t->data));
+	lcurl.slist_free_all(h);
+}
+
+/* The end of every request's headers: the wire's key header, the user's
+ * extra headers; sets c->hdrs, or frees h and returns -1. */
+static int
+llm_call_headers_end(struct llm_call *c, const struct llm_wire *w,
+    struct curl_slist *h)
+{
+	struct llm_engine	*e = c->e;
+	struct curl_slist	*t;
+	char			*auth;
+	size_t			 i, len;
+
+	if (e->cfg.key != NULL) {
+		len = strlen(w->auth) + strlen(e->cfg.key) + 1;
+		if ((auth = malloc(len)) == NULL)
+			goto fail;
+		snprintf(auth, len, "%s%s", w->auth, e->cfg.key);
+		t = lcurl.slist_append(h, auth);
+		freezero(auth, len);
+		if (t == NULL)
+			goto fail;
+		h = t;
+	}
+	for (i = 0; i < e->cfg.nheaders; i++) {
+		if ((t = lcurl.slist_append(h, e->cfg.headers[i])) == NULL)
+			goto fail;
+		h = t;
+	}
+	c->hdrs = h;
+	return 0;
+fail:
+	llm_call_headers_free(h);
+	return -1;
+}
+
 /* A pass-through request's headers: the program's own (checked by the
  * IPC decoder: content-type, accept, anthropic-version, anthropic-beta),
  * the wire's key header, the user's extra headers. */
 static int
 llm_call_http_headers(struct llm_call *c)
 {
-	struct llm_engine	*e = c->e;
 	const struct llm_wire	*w;
 	struct curl_slist	*h = NULL, *t;
-	char			*auth = NULL;
-	size_t			 i, len;
+	size_t			 i;
 	int			 version = 0, ctype = 0;
 
 	w = strcmp(c->http_wire, "anthropic") == 0 ? &llm_anthropic_wire :
@@ -163,26 +206,10 @@ llm_call_http_headers(struct llm_call *c)
 	ADDH("Expect:");
 	if (!version && w->fixed_header != NULL)
 		ADDH(w->fixed_header);
-	if (e->cfg.key != NULL) {
-		len = strlen(w->auth) + strlen(e->cfg.key) + 1;
-		if ((auth = malloc(len)) == NULL)
-			goto fail;
-		snprintf(auth, len, "%s%s", w->auth, e->cfg.key);
-		t = lcurl.slist_append(h, auth);
-		freezero(auth, len);
-		if (t == NULL)
-			goto fail;
-		h = t;
-	}
-	for (i = 0; i < e->cfg.nheaders; i++)
-		ADDH(e->cfg.headers[i]);
 #undef ADDH
-	c->hdrs = h;
-	return 0;
+	return llm_call_headers_end(c, w, h);
 fail:
-	for (t = h; t != NULL; t = t->next)
-		explicit_bzero(t->data, strlen(t->data));
-	lcurl.slist_free_all(h);
+	llm_call_headers_free(h);
 	return -1;
 }
 
@@ -191,8 +218,6 @@ llm_call_headers(struct llm_call *c)
 {
 	struct llm_engine	*e = c->e;
 	struct curl_slist	*h = NULL, *t;
-	char			*auth = NULL;
-	size_t			 i, len;
 
 #define ADDH(s) do {							\
 	if ((t = lcurl.slist_append(h, (s))) == NULL)			\
@@ -205,26 +230,10 @@ llm_call_headers(struct llm_call *c)
 	ADDH("Expect:");	/* no 100-continue round trip */
 	if (e->wire->fixed_header != NULL)
 		ADDH(e->wire->fixed_header);
-	if (e->cfg.key != NULL) {
-		len = strlen(e->wire->auth) + strlen(e->cfg.key) + 1;
-		if ((auth = malloc(len)) == NULL)
-			goto fail;
-		snprintf(auth, len, "%s%s", e->wire->auth, e->cfg.key);
-		t = lcurl.slist_append(h, auth);
-		freezero(auth, len);
-		if (t == NULL)
-			goto fail;
-		h = t;
-	}
-	for (i = 0; i < e->cfg.nheaders; i++)
-		ADDH(e->cfg.headers[i]);
 #undef ADDH
-	c->hdrs = h;
-	return 0;
+	return llm_call_headers_end(c, e->wire, h);
 fail:
-	for (t = h; t != NULL; t = t->next)
-		explicit_bzero(t->data, strlen(t->data));
-	lcurl.slist_free_all(h);
+	llm_call_headers_free(h);
 	return -1;
 }
 
