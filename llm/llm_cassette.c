@@ -529,24 +529,53 @@ nomem:
 	return 0;
 }
 
+/* The body as sent, in o's "request": an object when it is JSON, else
+ * a string. */
+static int
+llm_cassette_request(json_t *o, const char *request)
+{
+	json_t	*req;
+
+	if (request == NULL)
+		return 0;
+	if ((req = json_loads(request, 0, NULL)) == NULL)
+		req = llm_json_string(request);
+	if (req != NULL && json_object_set_new(o, "request", req) == -1)
+		return -1;
+	return 0;
+}
+
+/* Append entry o as one line (when built, else nothing) and release it:
+ * -1 with errno when it was not built or could not be written. */
+static int
+llm_cassette_put(struct llm_cassette *c, json_t *o, int built)
+{
+	char	*s = NULL;
+	int	 rc = -1;
+
+	if (built && (s = json_dumps(o, JSON_COMPACT)) != NULL &&
+	    fprintf(c->f, "%s\n", s) >= 0 && fflush(c->f) != EOF)
+		rc = 0;
+	free(s);
+	json_decref(o);
+	if (rc == -1 && errno == 0)
+		errno = ENOMEM;
+	return rc;
+}
+
 int
 llm_cassette_write(struct llm_cassette *c, const char *agent, unsigned step,
     enum llm_purpose purpose, const char *provider, const char *model,
     const char *request, const struct llm_result *res)
 {
-	json_t	*o, *req = NULL, *ans = NULL;
-	char	*s;
-	int	 rc = -1;
+	json_t	*o, *ans = NULL;
 
 	o = json_pack("{s:s, s:I, s:s, s:s, s:s}", "agent", agent,
 	    "step", (json_int_t)step, "purpose", llm_purpose_name(purpose),
 	    "provider", provider, "model", model != NULL ? model : "");
 	if (o == NULL)
 		goto out;
-	/* The body as sent: an object when it is JSON, else a string. */
-	if (request != NULL && (req = json_loads(request, 0, NULL)) == NULL)
-		req = llm_json_string(request);
-	if (req != NULL && json_object_set_new(o, "request", req) == -1)
+	if (llm_cassette_request(o, request) == -1)
 		goto out;
 	if (res->err == LLM_OK) {
 		if (llm_reply_to_json(&res->reply, &ans) == -1 ||
@@ -560,19 +589,9 @@ llm_cassette_write(struct llm_cassette *c, const char *agent, unsigned step,
 		    json_object_set_new(o, "error", ans) == -1)
 			goto out;
 	}
-	if ((s = json_dumps(o, JSON_COMPACT)) == NULL)
-		goto out;
-	if (fprintf(c->f, "%s\n", s) < 0 || fflush(c->f) == EOF) {
-		free(s);
-		goto out;
-	}
-	free(s);
-	rc = 0;
+	return llm_cassette_put(c, o, 1);
 out:
-	json_decref(o);
-	if (rc == -1 && errno == 0)
-		errno = ENOMEM;
-	return rc;
+	return llm_cassette_put(c, o, 0);
 }
 
 int
@@ -611,9 +630,7 @@ llm_cassette_write_http(struct llm_cassette *c, const char *agent,
     unsigned step, const char *wire, const char *request,
     const struct llm_result *res)
 {
-	json_t	*o, *req = NULL, *ans = NULL;
-	char	*s;
-	int	 rc = -1;
+	json_t	*o, *ans = NULL;
 
 	if (res->err != LLM_OK)
 		return llm_cassette_write(c, agent, step, LLM_PURPOSE_HTTP,
@@ -622,9 +639,7 @@ llm_cassette_write_http(struct llm_cassette *c, const char *agent,
 	    (json_int_t)step, "purpose", "http", "provider", wire);
 	if (o == NULL)
 		goto out;
-	if (request != NULL && (req = json_loads(request, 0, NULL)) == NULL)
-		req = llm_json_string(request);
-	if (req != NULL && json_object_set_new(o, "request", req) == -1)
+	if (llm_cassette_request(o, request) == -1)
 		goto out;
 	ans = json_pack("{s:I}", "status", (json_int_t)res->status);
 	if (ans == NULL || llm_json_setstr(ans, "content_type",
@@ -633,19 +648,9 @@ llm_cassette_write_http(struct llm_cassette *c, const char *agent,
 	    res->http_body : "") == -1 ||
 	    json_object_set_new(o, "http", ans) == -1)
 		goto out;
-	if ((s = json_dumps(o, JSON_COMPACT)) == NULL)
-		goto out;
-	if (fprintf(c->f, "%s\n", s) < 0 || fflush(c->f) == EOF) {
-		free(s);
-		goto out;
-	}
-	free(s);
-	rc = 0;
+	return llm_cassette_put(c, o, 1);
 out:
-	json_decref(o);
-	if (rc == -1 && errno == 0)
-		errno = ENOMEM;
-	return rc;
+	return llm_cassette_put(c, o, 0);
 }
 
 /* Does s occur in a string of j (depth-bounded: j came from a file)? */
