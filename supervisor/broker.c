@@ -111,6 +111,31 @@ broker_done(struct llm_result *res, void *arg)
 	free(b);
 }
 
+/* After a submit: a request the client refused (id 0) is answered
+ * with msg and freed; an accepted one shows on the agent's live line. */
+static uint64_t
+broker_sent(struct node *n, struct broker_req *b, uint64_t id,
+    const char *msg)
+{
+	struct run		*r = b->run;
+	broker_fn		 fn = b->fn;
+	broker_http_fn		 http_fn = b->http_fn;
+	void			*arg = b->arg;
+
+	if (id == 0) {
+		free(b);
+		if (http_fn != NULL)
+			http_fn(r, arg, NULL, IPC_ERR_ENDPOINT, msg);
+		else
+			fn(r, arg, NULL, IPC_ERR_ENDPOINT, msg);
+		return 0;
+	}
+	n->ui.llm++;
+	n->ui.llm_id = id;
+	ui_live_dirty();
+	return id;
+}
+
 uint64_t
 broker_submit(struct run *r, struct node *n, unsigned step,
     enum ipc_purpose purpose, const struct msg_list *msgs,
@@ -151,17 +176,10 @@ broker_submit(struct run *r, struct node *n, unsigned step,
 	b->step = step;
 	b->start_ms = clock_wall_ms();
 	r->nturns++;
-	if ((id = llm_submit(r->llm, &req, broker_done, b)) == 0) {
+	if ((id = llm_submit(r->llm, &req, broker_done, b)) == 0)
 		snprintf(msg, sizeof(msg), "the LLM request of agent %s step "
 		    "%u was refused by the client", n->path, step);
-		free(b);
-		fn(r, arg, NULL, IPC_ERR_ENDPOINT, msg);
-		return 0;
-	}
-	n->ui.llm++;
-	n->ui.llm_id = id;
-	ui_live_dirty();
-	return id;
+	return broker_sent(n, b, id, msg);
 }
 
 /* Refusals before anything is sent: budget, cancel, the wire, a body
@@ -257,17 +275,10 @@ broker_http_submit(struct run *r, struct node *n, const struct ipc_http *h,
 	b->step = req.step;
 	b->start_ms = clock_wall_ms();
 	r->nturns++;
-	if ((id = llm_submit_http(r->llm, &req, broker_done, b)) == 0) {
+	if ((id = llm_submit_http(r->llm, &req, broker_done, b)) == 0)
 		snprintf(msg, sizeof(msg), "the request of agent %s (%s %s) "
 		    "was refused by the client", n->path, h->wire, h->path);
-		free(b);
-		fn(r, arg, NULL, IPC_ERR_ENDPOINT, msg);
-		return 0;
-	}
-	n->ui.llm++;
-	n->ui.llm_id = id;
-	ui_live_dirty();
-	return id;
+	return broker_sent(n, b, id, msg);
 }
 
 void
