@@ -58,24 +58,6 @@ static const struct preset preset_table[] = {
 	{ BACKEND_CODEX, "codex", "responses", preset_codex },
 };
 
-/* Frees what a failed build had filled (backend_launch_free's job once
- * the launch is handed over). */
-static void
-preset_free(struct backend_launch *l)
-{
-	int	i;
-
-	for (i = 0; i < l->argc; i++)
-		free(l->argv[i]);
-	for (i = 0; i < l->envc; i++)
-		free(l->envp[i]);
-	for (i = 0; i < l->nfiles; i++) {
-		free(l->files[i].path);
-		free(l->files[i].content);
-	}
-	memset(l, 0, sizeof(*l));
-}
-
 static int
 preset_arg(struct backend_launch *l, const char *s)
 {
@@ -434,7 +416,7 @@ backend_preset_build(enum backend_kind k, const struct backend_args *a,
 	if (p->build(a, l) == -1) {
 		snprintf(err, errlen, "backend %s: building its launch: %s",
 		    p->name, strerror(errno));
-		preset_free(l);
+		backend_launch_free(l);
 		return -1;
 	}
 	l->wire = p->wire;
