@@ -209,26 +209,9 @@ mcp_list_start(struct mcp_list_srv *s)
 {
 	struct spawn_req	 req;
 	struct spawn_child	 c;
-	char			*argv[MCP_ARGS_MAX + 2], *env[MCP_ENV_MAX + 8];
-	char			**base;
-	size_t			 i, n = 0;
+	struct mcp_launch	 l;
 
-	argv[0] = s->policy.program;
-	for (i = 0; i < s->e->nargs; i++)
-		argv[i + 1] = s->e->args[i];
-	argv[i + 1] = NULL;
-	base = spawn_env();
-	for (i = 0; base[i] != NULL && n < MCP_ENV_MAX / 2; i++)
-		env[n++] = base[i];
-	for (i = 0; i < s->e->nenv; i++)
-		env[n++] = s->e->env[i];
-	env[n] = NULL;
-	memset(&req, 0, sizeof(req));
-	req.bin = s->policy.program;
-	req.argv = argv;
-	req.envp = env;
-	req.policy = &s->policy;
-	req.mode = SPAWN_STDIO;
+	mcp_sandbox_launch(&l, s->e, s->policy.program, &s->policy, &req);
 	/* A server that dies makes its stdin EPIPE, not our death. */
 	signal(SIGPIPE, SIG_IGN);
 	if (spawn_worker(&req, &c, s->err, sizeof(s->err)) == 0) {
@@ -239,7 +222,7 @@ mcp_list_start(struct mcp_list_srv *s)
 			;
 		spawn_release(&c);
 	}
-	spawn_env_free(base);
+	mcp_sandbox_launch_free(&l);
 }
 
 /* The policy as for explore in ws; the server's on top. */

@@ -127,6 +127,19 @@ char	*mcp_rpc_result_text(const json_t *result, size_t max, int *is_error);
 int	 mcp_sandbox_policy(const struct mcp_entry *e,
 	    const struct sandbox_policy *agent, struct sandbox_policy *p,
 	    char *prog, size_t progsz, char *err, size_t errsz);
+/* How server e is started: its argv, the workers' clean environment
+ * (no key) then the entry's, in a spawn request filled by
+ * mcp_sandbox_launch; mcp_sandbox_launch_free frees it after the
+ * request is sent. */
+struct mcp_launch {
+	char		*argv[MCP_ARGS_MAX + 2];
+	char		*env[MCP_ENV_MAX + 8];
+	char		**base;		/* spawn_env()'s, owned */
+};
+struct spawn_req;
+void	 mcp_sandbox_launch(struct mcp_launch *l, const struct mcp_entry *e,
+	    char *prog, const struct sandbox_policy *p, struct spawn_req *req);
+void	 mcp_sandbox_launch_free(struct mcp_launch *l);
 /* p in one line, for `warren mcp list`: the workspace and how, the
  * program, the paths read, the layers required. */
 void	 mcp_sandbox_line(const struct sandbox_policy *p, char *out,

@@ -610,11 +610,8 @@ mcp_server_spawn(struct mcp_proc *s)
 {
 	struct run		*r = s->run;
 	struct spawn_req	 req;
-	char			*argv[MCP_ARGS_MAX + 2];
-	char			*env[MCP_ENV_MAX + 8];
+	struct mcp_launch	 l;
 	char			 err[512];
-	char			**base;
-	size_t			 i, n = 0;
 
 	if (mcp_sandbox_policy(s->e, s->w->policy, &s->policy, s->prog,
 	    sizeof(s->prog), err, sizeof(err)) == -1) {
@@ -627,26 +624,11 @@ mcp_server_spawn(struct mcp_proc *s)
 		    "servers start only through it");
 		return;
 	}
-	argv[0] = s->prog;
-	for (i = 0; i < s->e->nargs; i++)
-		argv[i + 1] = s->e->args[i];
-	argv[i + 1] = NULL;
 	/* The workers' clean environment (no key), then the entry's. */
-	base = spawn_env();
-	for (i = 0; base[i] != NULL && n < MCP_ENV_MAX / 2; i++)
-		env[n++] = base[i];
-	for (i = 0; i < s->e->nenv; i++)
-		env[n++] = s->e->env[i];
-	env[n] = NULL;
-	memset(&req, 0, sizeof(req));
-	req.bin = s->prog;
-	req.argv = argv;
-	req.envp = env;
-	req.policy = &s->policy;
-	req.mode = SPAWN_STDIO;
+	mcp_sandbox_launch(&l, s->e, s->prog, &s->policy, &req);
 	s->spawn_id = spawnd_client_request(r->spawnd, &req, s, err,
 	    sizeof(err));
-	spawn_env_free(base);
+	mcp_sandbox_launch_free(&l);
 	if (s->spawn_id == 0) {
 		mcp_fail(s, "cannot start: %s", err);
 		return;

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "common/path.h"
+#include "spawnd/spawn.h"
 #include "supervisor/mcp.h"
 
 /* The command as the worker's PATH finds it, made canonical. */
@@ -151,6 +152,37 @@ mcp_sandbox_policy(const struct mcp_entry *e,
 	if (e->project)
 		return 0;
 	return mcp_sandbox_args(e, p, err, errsz);
+}
+
+void
+mcp_sandbox_launch(struct mcp_launch *l, const struct mcp_entry *e,
+    char *prog, const struct sandbox_policy *p, struct spawn_req *req)
+{
+	size_t	i, n = 0;
+
+	l->argv[0] = prog;
+	for (i = 0; i < e->nargs; i++)
+		l->argv[i + 1] = e->args[i];
+	l->argv[i + 1] = NULL;
+	l->base = spawn_env();
+	for (i = 0; l->base[i] != NULL && n < MCP_ENV_MAX / 2; i++)
+		l->env[n++] = l->base[i];
+	for (i = 0; i < e->nenv; i++)
+		l->env[n++] = e->env[i];
+	l->env[n] = NULL;
+	memset(req, 0, sizeof(*req));
+	req->bin = prog;
+	req->argv = l->argv;
+	req->envp = l->env;
+	req->policy = p;
+	req->mode = SPAWN_STDIO;
+}
+
+void
+mcp_sandbox_launch_free(struct mcp_launch *l)
+{
+	spawn_env_free(l->base);
+	l->base = NULL;
 }
 
 void
