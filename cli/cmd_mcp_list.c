@@ -26,6 +26,7 @@
 #include "agent/profile.h"
 #include "cli/cmd.h"
 #include "cli/project.h"
+#include "common/clock.h"
 #include "common/exitcode.h"
 #include "common/str.h"
 #include "spawnd/spawn.h"
@@ -55,21 +56,12 @@ cmd_mcp_list_usage(FILE *f)
 	    "  -j, --json           one JSON document on stdout\n");
 }
 
-static long long
-mcp_list_now(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Milliseconds to the deadline, for poll: 0 once it passed (a negative
  * timeout would wait forever). */
 static int
 mcp_list_left(long long end)
 {
-	long long	left = end - mcp_list_now();
+	long long	left = end - (long long)clock_mono_ms();
 
 	return left > 0 ? (int)left : 0;
 }
@@ -152,7 +144,7 @@ mcp_list_talk(struct mcp_list_srv *s, const struct spawn_child *c)
 	struct mcp_lines	 l;
 	struct buf		 out;
 	json_t			*msg = NULL, *res;
-	long long		 end = mcp_list_now() + MCP_LIST_MS;
+	long long		 end = (long long)clock_mono_ms() + MCP_LIST_MS;
 	int			 rc = -1;
 
 	memset(&l, 0, sizeof(l));

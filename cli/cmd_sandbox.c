@@ -38,6 +38,7 @@
 
 #include "agent/profile.h"
 #include "cli/cmd.h"
+#include "common/clock.h"
 #include "common/config.h"
 #include "cli/layer.h"
 #include "common/exitcode.h"
@@ -141,15 +142,6 @@ cmd_sandbox_resolve(const char *cmd, char *out, size_t len)
 	    WARREN_EXIT_EXEC_NOTFOUND;
 }
 
-static long long
-cmd_sandbox_now_ms(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* In the child, at the end of phase 1 (sandbox exec_fn): phase 2, exec.
  * Never returns. */
 static void
@@ -202,7 +194,7 @@ cmd_sandbox_wait(struct sandbox *sb, const struct sandbox_opts *o, int sfd)
 	if ((pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0)) == -1)
 		return -1;
 	if (o->timeout_ms > 0)
-		deadline = cmd_sandbox_now_ms() + o->timeout_ms;
+		deadline = (long long)clock_mono_ms() + o->timeout_ms;
 	for (;;) {
 		pfd[0].fd = pidfd;
 		pfd[0].events = POLLIN;
@@ -211,7 +203,7 @@ cmd_sandbox_wait(struct sandbox *sb, const struct sandbox_opts *o, int sfd)
 		pfd[2].fd = sb->notify_fd;
 		pfd[2].events = POLLIN;
 		timeout = -1;
-		now = cmd_sandbox_now_ms();
+		now = (long long)clock_mono_ms();
 		if (killat != 0)
 			timeout = killat > now ? (int)(killat - now) : 0;
 		else if (deadline != 0)
@@ -237,7 +229,7 @@ cmd_sandbox_wait(struct sandbox *sb, const struct sandbox_opts *o, int sfd)
 				return cmd_sandbox_status(status);
 			}
 		}
-		now = cmd_sandbox_now_ms();
+		now = (long long)clock_mono_ms();
 		if (killat != 0 && now >= killat) {
 			sandbox_kill(sb, SIGKILL);
 			killat = 0;
