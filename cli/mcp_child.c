@@ -202,16 +202,10 @@ mcp_child_tick(struct mcp_child *c, uint64_t now)
 int
 mcp_child_reap(struct mcp_child *c)
 {
-	pid_t	p;
-
 	if (c->pid <= 0)
 		return 1;
-	if ((p = waitpid(c->pid, &c->status, WNOHANG)) == 0 || (p == -1 &&
-	    errno == EINTR))
+	if (!queue_runner_waited(&c->pid, &c->status))
 		return 0;
-	if (p == -1)
-		c->status = W_EXITCODE(127, 0);
-	c->pid = -1;
 	if (c->out != -1)
 		mcp_child_read(c, c->out);
 	if (c->err != -1)

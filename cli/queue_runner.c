@@ -427,18 +427,28 @@ queue_runner_tick(struct qrun *r, uint64_t now)
 }
 
 int
-queue_runner_reap(struct qrun *r)
+queue_runner_waited(pid_t *pid, int *status)
 {
 	pid_t	p;
 
-	if (r->pid <= 0)
+	if (*pid <= 0)
 		return 1;
-	if ((p = waitpid(r->pid, &r->status, WNOHANG)) == 0 || (p == -1 &&
+	if ((p = waitpid(*pid, status, WNOHANG)) == 0 || (p == -1 &&
 	    errno == EINTR))
 		return 0;
 	if (p == -1)
-		r->status = W_EXITCODE(127, 0);
-	r->pid = -1;
+		*status = W_EXITCODE(127, 0);
+	*pid = -1;
+	return 1;
+}
+
+int
+queue_runner_reap(struct qrun *r)
+{
+	if (r->pid <= 0)
+		return 1;
+	if (!queue_runner_waited(&r->pid, &r->status))
+		return 0;
 	/* What it wrote before it ended; a grandchild holding a pipe open
 	 * does not keep the job running. */
 	if (r->out != -1)

@@ -76,6 +76,10 @@ void	queue_runner_read(struct qrun *r, int fd);
 /* SIGTERM (once), SIGKILL QRUN_KILL_GRACE_MS later (queue_runner_tick). */
 void	queue_runner_stop(struct qrun *r, enum qrun_stop why, uint64_t now);
 void	queue_runner_tick(struct qrun *r, uint64_t now);
+/* 1 when child *pid has ended or is no more (*pid -1, its wait status
+ * in *status: exit 127 if waitpid failed), 0 while it runs. For a run's
+ * child and the MCP server's other children (cli/mcp_child.c). */
+int	queue_runner_waited(pid_t *pid, int *status);
 /* 1 when the run has exited (its pipes drained and closed), else 0. */
 int	queue_runner_reap(struct qrun *r);
 void	queue_runner_free(struct qrun *r);
