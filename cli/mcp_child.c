@@ -20,40 +20,6 @@
 
 #include "cli/mcp.h"
 
-/* The input in a memory file, read from its start; /dev/null without. */
-static int
-mcp_child_input(const char *input, char *err, size_t errsz)
-{
-	size_t	left;
-	ssize_t	n;
-	int	fd;
-
-	if (input == NULL)
-		return open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if ((fd = memfd_create("warren-mcp-input", MFD_CLOEXEC)) == -1) {
-		snprintf(err, errsz, "memfd_create: %s", strerror(errno));
-		return -1;
-	}
-	for (left = strlen(input); left > 0; ) {
-		if ((n = write(fd, input, left)) == -1 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			snprintf(err, errsz, "writing a memory file: %s",
-			    n == 0 ? "short write" : strerror(errno));
-			close(fd);
-			return -1;
-		}
-		input += n;
-		left -= (size_t)n;
-	}
-	if (lseek(fd, 0, SEEK_SET) == -1) {
-		snprintf(err, errsz, "lseek: %s", strerror(errno));
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static void
 mcp_child_exec(const char *exe, char *const argv[], int in, int out,
     int err, pid_t parent)
@@ -84,7 +50,10 @@ mcp_child_start(struct mcp_child *c, const char *exe, char *const argv[],
 	memset(c, 0, sizeof(*c));
 	c->pid = -1;
 	c->out = c->err = -1;
-	if ((in = mcp_child_input(input, err, errsz)) == -1)
+	/* The input in a memory file; /dev/null without. */
+	if ((in = input == NULL ? open("/dev/null", O_RDONLY | O_CLOEXEC) :
+	    queue_runner_memfd("warren-mcp-input", "the tool's input", input,
+	    err, errsz)) == -1)
 		return -1;
 	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 ||
 	    (c->pid = fork()) == -1) {

@@ -168,34 +168,31 @@ queue_runner_schema(struct qrun *r, char *err, size_t errsz)
 	return 0;
 }
 
-/* The task in a memory file, read from its start: the run's stdin. The
- * fd, or -1 with err. */
-static int
-queue_runner_task(const struct qrun *r, char *err, size_t errsz)
+int
+queue_runner_memfd(const char *name, const char *what, const char *s,
+    char *err, size_t errsz)
 {
-	const char	*p = r->job.task;
-	size_t		 left = strlen(p);
+	size_t		 len = strlen(s), left = len;
 	ssize_t		 n;
 	int		 fd;
 
-	if ((fd = memfd_create("warren-task", MFD_CLOEXEC)) == -1) {
-		snprintf(err, errsz, "the job's task: memfd_create: %s",
+	if ((fd = memfd_create(name, MFD_CLOEXEC)) == -1) {
+		snprintf(err, errsz, "%s: memfd_create: %s", what,
 		    strerror(errno));
 		return -1;
 	}
 	errno = 0;
 	while (left > 0) {
-		if ((n = write(fd, p, left)) == -1 && errno == EINTR)
+		if ((n = write(fd, s, left)) == -1 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		p += n;
+		s += n;
 		left -= (size_t)n;
 	}
 	if (left > 0 || lseek(fd, 0, SEEK_SET) == -1) {
-		snprintf(err, errsz, "the job's task: writing %zu bytes to a "
-		    "memory file: %s", strlen(r->job.task), errno ?
-		    strerror(errno) : "short write");
+		snprintf(err, errsz, "%s: writing %zu bytes to a memory file: "
+		    "%s", what, len, errno ? strerror(errno) : "short write");
 		close(fd);
 		return -1;
 	}
@@ -213,7 +210,8 @@ queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
 	r->out = r->err = -1;
 	r->files = -1;
 	if (queue_runner_schema(r, err, errsz) == -1 ||
-	    (in = queue_runner_task(r, err, errsz)) == -1)
+	    (in = queue_runner_memfd("warren-task", "the job's task",
+	    r->job.task, err, errsz)) == -1)
 		return -1;
 	if (pipe2(po, O_CLOEXEC) == -1) {
 		snprintf(err, errsz, "pipe: %s", strerror(errno));

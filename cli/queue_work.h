@@ -76,6 +76,11 @@ void	queue_runner_read(struct qrun *r, int fd);
 /* SIGTERM (once), SIGKILL QRUN_KILL_GRACE_MS later (queue_runner_tick). */
 void	queue_runner_stop(struct qrun *r, enum qrun_stop why, uint64_t now);
 void	queue_runner_tick(struct qrun *r, uint64_t now);
+/* A memory file holding s, read from its start, for a child's stdin
+ * (a run's task, an MCP tool's input: cli/mcp_child.c); -1 with err
+ * saying what (its name in messages) failed. */
+int	queue_runner_memfd(const char *name, const char *what, const char *s,
+	    char *err, size_t errsz);
 /* 1 when child *pid has ended or is no more (*pid -1, its wait status
  * in *status: exit 127 if waitpid failed), 0 while it runs. For a run's
  * child and the MCP server's other children (cli/mcp_child.c). */
