@@ -433,6 +433,8 @@ mcp_read_lines(struct mcp_proc *s)
 	}
 }
 
+static void	mcp_err_drain(struct mcp_proc *);
+
 static void
 mcp_read_cb(int fd, uint32_t events, void *arg)
 {
@@ -448,6 +450,7 @@ mcp_read_cb(int fd, uint32_t events, void *arg)
 		if (n == -1 && errno == EAGAIN)
 			return;
 		if (n <= 0) {
+			mcp_err_drain(s);
 			mcp_fail(s, "it closed its stdout (exited?)");
 			return;
 		}
@@ -499,6 +502,18 @@ mcp_err_cb(int fd, uint32_t events, void *arg)
 	}
 	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR))
 		loop_mod_fd(s->run->loop, fd, 0);
+}
+
+/*
+ * Its stderr as far as it is written, before it is failed for the end of
+ * its stdout or its exit: the epoll batch that brings that end may not
+ * have read the stderr written before it.
+ */
+static void
+mcp_err_drain(struct mcp_proc *s)
+{
+	if (s->attached)
+		mcp_err_cb(s->child.err_fd, EPOLLIN, s);
 }
 
 static void
@@ -570,12 +585,12 @@ mcp_exited(struct run *r, int pid)
 	for (s = r->mcp_servers; s != NULL; s = s->next) {
 		if (s->child.pid != pid || s->exited)
 			continue;
-		/* What it wrote before it died is read first. */
-		if (s->attached) {
+		/* What it wrote before it died is read first: its stderr
+		 * before its stdout, whose end fails it with its last
+		 * stderr line. */
+		mcp_err_drain(s);
+		if (s->attached)
 			mcp_read_cb(s->child.from_fd, EPOLLIN, s);
-			if (s->attached)
-				mcp_err_cb(s->child.err_fd, EPOLLIN, s);
-		}
 		s->exited = 1;
 		mcp_fail(s, "it exited");
 		return 1;
