@@ -1,7 +1,7 @@
 /*
- * Inside proc.c and proc_msg.c: one worker process as the supervisor
- * sees it. Private to those two files; the rest of the supervisor knows
- * only struct worker's name (run.h).
+ * Inside proc.c, proc_msg.c and proc_launch.c: one worker process as the
+ * supervisor sees it. Private to those files; the rest of the supervisor
+ * knows only struct worker's name (run.h).
  */
 #ifndef WARREN_PROC_INT_H
 #define WARREN_PROC_INT_H
@@ -97,5 +97,13 @@ void	proc_on_message(struct worker *);
 /* Every MCP server of w answered or failed: send start if held. */
 void	proc_mcp_settled(struct worker *);
 void	proc_drain_message(struct worker *);
+
+/* proc_launch.c: what a worker is started with */
+/* Its argv (freed by proc_argv_free). */
+char	**proc_argv(struct worker *);
+void	 proc_argv_free(char **);
+/* n's profile's policy, made once a run; NULL and err says why. */
+const struct sandbox_policy *proc_policy(struct run *, const struct node *,
+	    char *err, size_t errsz);
 
 #endif

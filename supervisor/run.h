@@ -450,7 +450,8 @@ void		 run_hostexec_begin(struct run *, int resumed);
 void		 run_hostexec_end(struct run *);
 void		 run_hostexec_free(struct run *);
 
-/* proc.c, proc_msg.c: worker processes, a state x event table. */
+/* proc.c, proc_msg.c, proc_launch.c: worker processes, a state x event
+ * table. */
 struct spawn_child;
 /* 0: started, or asked of the spawn server (proc_spawned follows). */
 int		 proc_start(struct run *, struct node *);
@@ -471,7 +472,8 @@ void		 proc_reap(struct run *);
 void		 proc_exit_pid(struct run *, pid_t, int code, int status);
 /* The spawn server is gone: its workers are too. */
 void		 proc_server_gone(struct run *);
-/* Kill and reap children reparented to us (we are a subreaper). */
+/* proc_orphans.c: kill and reap children reparented to us (we are a
+ * subreaper). */
 void		 proc_sweep_orphans(pid_t keep);
 /* SIGKILL every child of ours but keep, and its process group; no
  * reaping, so any thread may call it. */
