@@ -60,7 +60,7 @@ enc_map(struct enc *e, uint32_t n)
 }
 
 void
-enc_array(struct enc *e, uint32_t n, uint32_t max, const char *what)
+enc_array(struct enc *e, size_t n, uint32_t max, const char *what)
 {
 	if (e->failed)
 		return;
@@ -68,7 +68,7 @@ enc_array(struct enc *e, uint32_t n, uint32_t max, const char *what)
 		enc_fail(e, "%s: more than %u entries", what, max);
 		return;
 	}
-	enc_check(e, mp_put_array(e->b, n));
+	enc_check(e, mp_put_array(e->b, (uint32_t)n));
 }
 
 void
@@ -300,20 +300,42 @@ ipc_http_path_ok(const char *wire, const char *path)
 
 /* Encoders: one per message, keys in the order of docs/protocol.md. */
 
+/* An array of at most nmax strings of at most max bytes each, each put
+ * by put: enc_str, or enc_tok for tokens. */
 static void
-codec_put_hello(struct enc *e, const struct ipc_hello *h)
+codec_put_strs(struct enc *e, char *const *v, size_t n, uint32_t nmax,
+    size_t max, void (*put)(struct enc *, const char *, size_t,
+    const char *), const char *what)
 {
 	size_t	i;
 
+	enc_array(e, n, nmax, what);
+	for (i = 0; i < n && !e->failed; i++)
+		put(e, v[i], max, what);
+}
+
+/* An array of tool definitions (start.mcp_tools, llm.tools). */
+static void
+codec_put_tools(struct enc *e, const struct msg_tool *t, size_t n,
+    const char *what)
+{
+	size_t	i;
+
+	enc_array(e, n, IPC_TOOLS_MAX, what);
+	for (i = 0; i < n && !e->failed; i++)
+		wire_put_tool(e, &t[i], what);
+}
+
+static void
+codec_put_hello(struct enc *e, const struct ipc_hello *h)
+{
 	enc_key(e, "version");
 	enc_u64(e, h->version);
 	enc_key(e, "pid");
 	enc_u64(e, h->pid);
 	enc_key(e, "layers");
-	enc_array(e, h->nlayers > IPC_LAYERS_MAX ? UINT32_MAX :
-	    (uint32_t)h->nlayers, IPC_LAYERS_MAX, "hello.layers");
-	for (i = 0; i < h->nlayers && !e->failed; i++)
-		enc_tok(e, h->layers[i], IPC_LAYER_MAX, "hello.layers");
+	codec_put_strs(e, h->layers, h->nlayers, IPC_LAYERS_MAX, IPC_LAYER_MAX,
+	    enc_tok, "hello.layers");
 	enc_key(e, "weaker");
 	enc_bool(e, h->weaker);
 }
@@ -321,18 +343,14 @@ codec_put_hello(struct enc *e, const struct ipc_hello *h)
 static void
 codec_put_profile(struct enc *e, const struct ipc_profile *p)
 {
-	size_t	i;
-
 	enc_map(e, 3);
 	enc_key(e, "name");
 	enc_tok(e, p->name, IPC_NAME_MAX, "start.profile.name");
 	enc_key(e, "prompt");
 	enc_str(e, p->prompt, IPC_STR_MAX, "start.profile.prompt");
 	enc_key(e, "tools");
-	enc_array(e, p->ntools > IPC_TOOLS_MAX ? UINT32_MAX :
-	    (uint32_t)p->ntools, IPC_TOOLS_MAX, "start.profile.tools");
-	for (i = 0; i < p->ntools && !e->failed; i++)
-		enc_tok(e, p->tools[i], IPC_NAME_MAX, "start.profile.tools");
+	codec_put_strs(e, p->tools, p->ntools, IPC_TOOLS_MAX, IPC_NAME_MAX,
+	    enc_tok, "start.profile.tools");
 }
 
 static void
@@ -349,30 +367,6 @@ codec_put_limits(struct enc *e, const struct ipc_limits *l)
 	enc_u64(e, l->loop_threshold);
 	enc_key(e, "max_output_bytes");
 	enc_u64(e, l->max_output_bytes);
-}
-
-static void
-codec_put_strs(struct enc *e, char *const *v, size_t n, size_t max,
-    const char *what)
-{
-	size_t	i;
-
-	enc_array(e, n > IPC_TOOLS_MAX ? UINT32_MAX : (uint32_t)n,
-	    IPC_TOOLS_MAX, what);
-	for (i = 0; i < n && !e->failed; i++)
-		enc_str(e, v[i], max, what);
-}
-
-static void
-codec_put_mcp_tools(struct enc *e, const struct ipc_start *s)
-{
-	size_t	i;
-
-	enc_key(e, "mcp_tools");
-	enc_array(e, s->nmcp_tools > IPC_TOOLS_MAX ? UINT32_MAX :
-	    (uint32_t)s->nmcp_tools, IPC_TOOLS_MAX, "start.mcp_tools");
-	for (i = 0; i < s->nmcp_tools && !e->failed; i++)
-		wire_put_tool(e, &s->mcp_tools[i], "start.mcp_tools");
 }
 
 static void
@@ -406,23 +400,24 @@ codec_put_start(struct enc *e, const struct ipc_start *s)
 		enc_key(e, "schema");
 		enc_str(e, s->schema, IPC_STR_MAX, "start.schema");
 	}
-	if (s->nmcp_tools > 0)
-		codec_put_mcp_tools(e, s);
+	if (s->nmcp_tools > 0) {
+		enc_key(e, "mcp_tools");
+		codec_put_tools(e, s->mcp_tools, s->nmcp_tools,
+		    "start.mcp_tools");
+	}
 	if (s->ndelegates == 0)
 		return;
 	enc_key(e, "delegates");
-	codec_put_strs(e, s->delegates, s->ndelegates, IPC_NAME_MAX,
-	    "start.delegates");
+	codec_put_strs(e, s->delegates, s->ndelegates, IPC_TOOLS_MAX,
+	    IPC_NAME_MAX, enc_str, "start.delegates");
 	enc_key(e, "delegate_descs");
-	codec_put_strs(e, s->delegate_descs, s->ndelegates, IPC_CALLSTR_MAX,
-	    "start.delegate_descs");
+	codec_put_strs(e, s->delegate_descs, s->ndelegates, IPC_TOOLS_MAX,
+	    IPC_CALLSTR_MAX, enc_str, "start.delegate_descs");
 }
 
 static void
 codec_put_llm(struct enc *e, const struct ipc_llm *l)
 {
-	size_t	i;
-
 	if ((unsigned)l->purpose > IPC_PURPOSE_SUMMARY) {
 		enc_fail(e, "llm.purpose: invalid value %d", (int)l->purpose);
 		return;
@@ -436,10 +431,7 @@ codec_put_llm(struct enc *e, const struct ipc_llm *l)
 	enc_key(e, "messages");
 	wire_put_msgs(e, &l->messages, "llm.messages");
 	enc_key(e, "tools");
-	enc_array(e, l->ntools > IPC_TOOLS_MAX ? UINT32_MAX :
-	    (uint32_t)l->ntools, IPC_TOOLS_MAX, "llm.tools");
-	for (i = 0; i < l->ntools && !e->failed; i++)
-		wire_put_tool(e, &l->tools[i], "llm.tools");
+	codec_put_tools(e, l->tools, l->ntools, "llm.tools");
 }
 
 static void
@@ -465,8 +457,6 @@ codec_put_error(struct enc *e, const struct ipc_error *x, const char *what)
 static void
 codec_put_spawn(struct enc *e, const struct ipc_spawn *s)
 {
-	size_t	i;
-
 	enc_key(e, "id");
 	enc_u64(e, s->id);
 	enc_key(e, "profile");
@@ -481,10 +471,8 @@ codec_put_spawn(struct enc *e, const struct ipc_spawn *s)
 	if (!s->filtered)
 		return;
 	enc_key(e, "tool_filter");
-	enc_array(e, s->ntools > IPC_TOOLS_MAX ? UINT32_MAX :
-	    (uint32_t)s->ntools, IPC_TOOLS_MAX, "spawn.tool_filter");
-	for (i = 0; i < s->ntools && !e->failed; i++)
-		enc_tok(e, s->tools[i], IPC_NAME_MAX, "spawn.tool_filter");
+	codec_put_strs(e, s->tools, s->ntools, IPC_TOOLS_MAX, IPC_NAME_MAX,
+	    enc_tok, "spawn.tool_filter");
 }
 
 static void
@@ -608,8 +596,7 @@ codec_put_http(struct enc *e, const struct ipc_http *h)
 	enc_key(e, "path");
 	enc_str(e, h->path, IPC_HTTP_PATH_MAX, "http.path");
 	enc_key(e, "headers");
-	enc_array(e, h->nheaders > IPC_HTTP_HEADERS_MAX ? UINT32_MAX :
-	    (uint32_t)h->nheaders, IPC_HTTP_HEADERS_MAX, "http.headers");
+	enc_array(e, h->nheaders, IPC_HTTP_HEADERS_MAX, "http.headers");
 	for (i = 0; i < h->nheaders && !e->failed; i++) {
 		if (h->headers[i] == NULL || !ipc_http_header_ok(h->headers[i],
 		    strlen(h->headers[i]))) {

@@ -26,7 +26,8 @@ struct enc {
 int	 enc_fail(struct enc *e, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	 enc_map(struct enc *e, uint32_t n);
-void	 enc_array(struct enc *e, uint32_t n, uint32_t max, const char *what);
+/* An array header of n entries; more than max fails, naming what. */
+void	 enc_array(struct enc *e, size_t n, uint32_t max, const char *what);
 void	 enc_key(struct enc *e, const char *key);
 /* A string of at most max bytes, NUL-free by construction. */
 void	 enc_str(struct enc *e, const char *s, size_t max, const char *what);

@@ -44,8 +44,7 @@ wire_put_msg(struct enc *e, const struct msg *m, const char *what)
 	}
 	if (m->ncalls > 0) {
 		enc_key(e, "calls");
-		enc_array(e, m->ncalls > IPC_CALLS_MAX ? UINT32_MAX :
-		    (uint32_t)m->ncalls, IPC_CALLS_MAX, what);
+		enc_array(e, m->ncalls, IPC_CALLS_MAX, what);
 		for (i = 0; i < m->ncalls && !e->failed; i++) {
 			enc_map(e, 3);
 			enc_key(e, "id");
@@ -75,8 +74,7 @@ wire_put_msgs(struct enc *e, const struct msg_list *l, const char *what)
 {
 	size_t	i;
 
-	enc_array(e, l->n > IPC_MSGS_MAX ? UINT32_MAX : (uint32_t)l->n,
-	    IPC_MSGS_MAX, what);
+	enc_array(e, l->n, IPC_MSGS_MAX, what);
 	for (i = 0; i < l->n && !e->failed; i++)
 		wire_put_msg(e, &l->v[i], what);
 }

@@ -789,6 +789,194 @@ test_encode_checks(void **state)
 	buf_free(&b);
 }
 
+/* Encode m: it must fail, and the error must mention want. */
+static void
+expect_encode_fail(const struct ipc_msg *m, const char *want)
+{
+	struct buf	b;
+	char		err[IPC_ERR_LEN];
+
+	buf_init(&b, 0);
+	if (ipc_msg_encode(&b, m, err, sizeof(err)) == 0)
+		fail_msg("%s encoded, expected an error with \"%s\"",
+		    ipc_type_name(m->type), want);
+	if (strstr(err, want) == NULL)
+		fail_msg("error \"%s\" does not mention \"%s\"", err, want);
+	assert_int_equal(buf_left(&b), 0);
+	buf_free(&b);
+}
+
+/* Encode m: it must succeed. */
+static void
+expect_encode_ok(const struct ipc_msg *m)
+{
+	struct buf	b;
+	char		err[IPC_ERR_LEN];
+
+	buf_init(&b, 0);
+	if (ipc_msg_encode(&b, m, err, sizeof(err)) == -1)
+		fail_msg("%s: %s", ipc_type_name(m->type), err);
+	buf_free(&b);
+}
+
+/* With *n at max, m encodes; with one entry more it fails with want. */
+static void
+expect_count_limit(const struct ipc_msg *m, size_t *n, size_t max,
+    const char *want)
+{
+	*n = max;
+	expect_encode_ok(m);
+	*n = max + 1;
+	expect_encode_fail(m, want);
+}
+
+/* The tool names at *a, v's: 128 encode, 129 fail, and so does one name
+ * that breaks the token rule. */
+static void
+expect_name_array(const struct ipc_msg *m, char ***a, size_t *n, char **v,
+    const char *what)
+{
+	static char	 bad[] = "not a name";
+	char		 want[128], *last = v[IPC_TOOLS_MAX];
+
+	*a = v;
+	snprintf(want, sizeof(want), "%s: more than %d entries", what,
+	    IPC_TOOLS_MAX);
+	expect_count_limit(m, n, IPC_TOOLS_MAX, want);
+	*n = 1;
+	*a = &v[IPC_TOOLS_MAX];
+	v[IPC_TOOLS_MAX] = bad;
+	snprintf(want, sizeof(want), "%s: not a name", what);
+	expect_encode_fail(m, want);
+	*a = v;
+	v[IPC_TOOLS_MAX] = last;
+}
+
+/*
+ * Every array the encoder writes is held to its count: the limit encodes,
+ * one entry more fails naming the field and the limit. An array of names
+ * holds each to the token rule and its own length, an array of strings
+ * each to its length (codec_put_strs, codec_put_tools, enc_array).
+ */
+static void
+test_encode_arrays(void **state)
+{
+	static char	 name[] = "read", bad[] = "not a name", desc[] = "Reads.",
+			 schema[] = "{}";
+	char		*v[IPC_TOOLS_MAX + 1], long_name[IPC_CALLSTR_MAX + 2];
+	struct msg_tool	 t[IPC_TOOLS_MAX + 1];
+	struct msg_call	 c[IPC_CALLS_MAX + 1];
+	struct msg	*msgs;
+	struct ipc_msg	 m, keep;
+	size_t		 i;
+
+	(void)state;
+	for (i = 0; i <= IPC_TOOLS_MAX; i++) {
+		v[i] = name;
+		t[i].name = name;
+		t[i].description = desc;
+		t[i].schema = schema;
+	}
+	for (i = 0; i <= IPC_CALLS_MAX; i++) {
+		c[i].id = name;
+		c[i].name = name;
+		c[i].args = schema;
+	}
+	memset(long_name, 'a', sizeof(long_name) - 1);
+	long_name[sizeof(long_name) - 1] = '\0';
+
+	/* hello.layers: 16 tokens of at most 32 bytes. */
+	samples_msg(&m, IPC_HELLO, 0);
+	keep = m;
+	for (i = 0; i < IPC_LAYERS_MAX; i++)
+		m.u.hello.layers[i] = name;
+	expect_count_limit(&m, &m.u.hello.nlayers, IPC_LAYERS_MAX,
+	    "hello.layers: more than 16 entries");
+	m.u.hello.nlayers = 1;
+	m.u.hello.layers[0] = bad;
+	expect_encode_fail(&m, "hello.layers: not a name");
+	long_name[IPC_LAYER_MAX] = '\0';	/* 32 bytes: allowed */
+	m.u.hello.layers[0] = long_name;
+	expect_encode_ok(&m);
+	long_name[IPC_LAYER_MAX] = 'a';
+	long_name[IPC_LAYER_MAX + 1] = '\0';
+	expect_encode_fail(&m, "hello.layers: not a name ([A-Za-z0-9_.:-], "
+	    "1 to 32 bytes)");
+	long_name[IPC_LAYER_MAX + 1] = 'a';
+	m = keep;
+	ipc_msg_free(&m);
+
+	/* start: the profile's tool names, the delegates, the MCP tools. */
+	samples_msg(&m, IPC_START, 0);
+	keep = m;
+	m.u.start.delegates = v;
+	m.u.start.delegate_descs = v;
+	m.u.start.mcp_tools = t;
+	expect_name_array(&m, &m.u.start.profile.tools,
+	    &m.u.start.profile.ntools, v, "start.profile.tools");
+	expect_count_limit(&m, &m.u.start.ndelegates, IPC_TOOLS_MAX,
+	    "start.delegates: more than 128 entries");
+	m.u.start.ndelegates = IPC_TOOLS_MAX;
+	/* Delegates are strings, as the decoder reads them: no token rule. */
+	v[IPC_TOOLS_MAX] = bad;
+	m.u.start.delegates = &v[1];
+	expect_encode_ok(&m);
+	v[IPC_TOOLS_MAX] = long_name;	/* 1,025 bytes */
+	expect_encode_fail(&m, "start.delegates: 1025 bytes, at most 64 "
+	    "allowed");
+	m.u.start.delegates = v;
+	m.u.start.delegate_descs = &v[1];
+	expect_encode_fail(&m, "start.delegate_descs: 1025 bytes, at most "
+	    "1024 allowed");
+	v[IPC_TOOLS_MAX] = name;
+	m.u.start.delegate_descs = v;
+	expect_count_limit(&m, &m.u.start.nmcp_tools, IPC_TOOLS_MAX,
+	    "start.mcp_tools: more than 128 entries");
+	m = keep;
+	ipc_msg_free(&m);
+
+	/* spawn.tool_filter: tool names. */
+	samples_msg(&m, IPC_SPAWN, 0);
+	keep = m;
+	expect_name_array(&m, &m.u.spawn.tools, &m.u.spawn.ntools, v,
+	    "spawn.tool_filter");
+	m = keep;
+	ipc_msg_free(&m);
+
+	/* llm: its tools, its messages, one message's calls. */
+	samples_msg(&m, IPC_LLM, 0);
+	keep = m;
+	m.u.llm.tools = t;
+	expect_count_limit(&m, &m.u.llm.ntools, IPC_TOOLS_MAX,
+	    "llm.tools: more than 128 entries");
+	m.u.llm.ntools = 0;
+	msgs = calloc(IPC_MSGS_MAX + 1, sizeof(*msgs));
+	assert_non_null(msgs);
+	for (i = 0; i <= IPC_MSGS_MAX; i++) {
+		msgs[i].role = MSG_USER;
+		msgs[i].text = name;
+	}
+	m.u.llm.messages.v = msgs;
+	expect_count_limit(&m, &m.u.llm.messages.n, IPC_MSGS_MAX,
+	    "llm.messages: more than 4096 entries");
+	msgs[0].role = MSG_ASSISTANT;
+	msgs[0].calls = c;
+	m.u.llm.messages.n = 1;
+	expect_count_limit(&m, &msgs[0].ncalls, IPC_CALLS_MAX,
+	    "llm.messages: more than 256 entries");
+	free(msgs);
+	m = keep;
+	ipc_msg_free(&m);
+
+	/* http.headers: at most 8. */
+	samples_msg(&m, IPC_HTTP, 0);
+	keep = m;
+	m.u.http.nheaders = IPC_HTTP_HEADERS_MAX + 1;
+	expect_encode_fail(&m, "http.headers: more than 8 entries");
+	m = keep;
+	ipc_msg_free(&m);
+}
+
 /*
  * Deterministic mutation (OpenSSH test_sshbuf_getput_fuzz.c): every single
  * bit flip of a valid body either decodes to something that re-encodes or
@@ -1049,6 +1237,7 @@ main(void)
 		cmocka_unit_test(test_paths),
 		cmocka_unit_test(test_path_in_messages),
 		cmocka_unit_test(test_encode_checks),
+		cmocka_unit_test(test_encode_arrays),
 		cmocka_unit_test(test_mutations),
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_frame_max_exact),
