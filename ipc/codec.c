@@ -314,18 +314,6 @@ codec_put_strs(struct enc *e, char *const *v, size_t n, uint32_t nmax,
 		put(e, v[i], max, what);
 }
 
-/* An array of tool definitions (start.mcp_tools, llm.tools). */
-static void
-codec_put_tools(struct enc *e, const struct msg_tool *t, size_t n,
-    const char *what)
-{
-	size_t	i;
-
-	enc_array(e, n, IPC_TOOLS_MAX, what);
-	for (i = 0; i < n && !e->failed; i++)
-		wire_put_tool(e, &t[i], what);
-}
-
 static void
 codec_put_hello(struct enc *e, const struct ipc_hello *h)
 {
@@ -402,7 +390,7 @@ codec_put_start(struct enc *e, const struct ipc_start *s)
 	}
 	if (s->nmcp_tools > 0) {
 		enc_key(e, "mcp_tools");
-		codec_put_tools(e, s->mcp_tools, s->nmcp_tools,
+		wire_put_tools(e, s->mcp_tools, s->nmcp_tools,
 		    "start.mcp_tools");
 	}
 	if (s->ndelegates == 0)
@@ -431,7 +419,7 @@ codec_put_llm(struct enc *e, const struct ipc_llm *l)
 	enc_key(e, "messages");
 	wire_put_msgs(e, &l->messages, "llm.messages");
 	enc_key(e, "tools");
-	codec_put_tools(e, l->tools, l->ntools, "llm.tools");
+	wire_put_tools(e, l->tools, l->ntools, "llm.tools");
 }
 
 static void

@@ -38,13 +38,15 @@ void	 enc_bool(struct enc *e, int v);
 /* wire.c: struct msg, msg_tool, msg_usage, msg_reply as msgpack maps. */
 void	 wire_put_msgs(struct enc *e, const struct msg_list *l,
 	    const char *what);
-void	 wire_put_tool(struct enc *e, const struct msg_tool *t,
+/* An array of tool definitions (start.mcp_tools, llm.tools). */
+void	 wire_put_tools(struct enc *e, const struct msg_tool *t, size_t n,
 	    const char *what);
 void	 wire_put_usage(struct enc *e, const struct msg_usage *u);
 void	 wire_put_reply(struct enc *e, const struct msg_reply *r);
 int	 wire_get_msgs(struct mp_reader *r, struct msg_list *l,
 	    const char *what);
-int	 wire_get_tool(struct mp_reader *r, struct msg_tool *t,
+/* At most IPC_TOOLS_MAX into *t, malloc'd, *nt of them. */
+int	 wire_get_tools(struct mp_reader *r, struct msg_tool **t, size_t *nt,
 	    const char *what);
 int	 wire_get_usage(struct mp_reader *r, struct msg_usage *u,
 	    const char *what);

@@ -151,23 +151,6 @@ decode_strs(struct mp_reader *r, char ***v, size_t *nv, size_t max,
 	return r->failed ? -1 : 0;
 }
 
-static int
-decode_mcp_tools(struct mp_reader *r, struct ipc_start *s)
-{
-	uint32_t	n, i;
-
-	if (mp_get_array(r, &n, IPC_TOOLS_MAX, "start.mcp_tools") == -1)
-		return -1;
-	if (n > 0) {
-		if ((s->mcp_tools = calloc(n, sizeof(*s->mcp_tools))) == NULL)
-			return mp_fail(r, "start.mcp_tools: out of memory");
-		s->nmcp_tools = n;
-	}
-	for (i = 0; i < n && !r->failed; i++)
-		wire_get_tool(r, &s->mcp_tools[i], "start.mcp_tools");
-	return r->failed ? -1 : 0;
-}
-
 static void
 decode_start_member(struct mp_reader *r, int key, void *arg,
     const char *what)
@@ -213,7 +196,8 @@ decode_start_member(struct mp_reader *r, int key, void *arg,
 		    "start.schema");
 		break;
 	case 11:
-		decode_mcp_tools(r, s);
+		wire_get_tools(r, &s->mcp_tools, &s->nmcp_tools,
+		    "start.mcp_tools");
 		break;
 	}
 }

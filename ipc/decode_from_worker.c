@@ -75,24 +75,6 @@ decode_purpose(struct mp_reader *r, enum ipc_purpose *purpose)
 	return 0;
 }
 
-static int
-decode_llm_tools(struct mp_reader *r, struct ipc_llm *l)
-{
-	uint32_t	n, i;
-
-	if (mp_get_array(r, &n, IPC_TOOLS_MAX, "llm.tools") == -1)
-		return -1;
-	if (n > 0) {
-		if ((l->tools = calloc(n, sizeof(*l->tools))) == NULL)
-			return mp_fail(r, "llm.tools: out of memory");
-		l->ntools = n;
-	}
-	for (i = 0; i < n && !r->failed; i++)
-		wire_get_tool(r, &l->tools[i], "llm.tools");
-	mp_leave(r);
-	return r->failed ? -1 : 0;
-}
-
 static void
 decode_llm_member(struct mp_reader *r, int key, void *arg,
     const char *what)
@@ -114,7 +96,7 @@ decode_llm_member(struct mp_reader *r, int key, void *arg,
 		wire_get_msgs(r, &l->messages, "llm.messages");
 		break;
 	case 4:
-		decode_llm_tools(r, l);
+		wire_get_tools(r, &l->tools, &l->ntools, "llm.tools");
 		break;
 	}
 }

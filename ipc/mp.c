@@ -285,6 +285,11 @@ mp_end(struct mp_reader *r)
 	if (r->p != r->end)
 		return mp_fail(r, "%zu trailing bytes after the message",
 		    mp_left(r));
+	/* Every container a getter opened is closed: a decoder that leaves
+	   one open reads what follows at the wrong depth. */
+	if (r->depth != 0)
+		return mp_fail(r, "decoder: %d containers left open",
+		    r->depth);
 	return 0;
 }
 

@@ -79,7 +79,7 @@ wire_put_msgs(struct enc *e, const struct msg_list *l, const char *what)
 		wire_put_msg(e, &l->v[i], what);
 }
 
-void
+static void
 wire_put_tool(struct enc *e, const struct msg_tool *t, const char *what)
 {
 	enc_map(e, 3);
@@ -89,6 +89,17 @@ wire_put_tool(struct enc *e, const struct msg_tool *t, const char *what)
 	enc_str(e, t->description, IPC_STR_MAX, what);
 	enc_key(e, "schema");
 	enc_str(e, t->schema, IPC_STR_MAX, what);
+}
+
+void
+wire_put_tools(struct enc *e, const struct msg_tool *t, size_t n,
+    const char *what)
+{
+	size_t	i;
+
+	enc_array(e, n, IPC_TOOLS_MAX, what);
+	for (i = 0; i < n && !e->failed; i++)
+		wire_put_tool(e, &t[i], what);
 }
 
 void
@@ -360,7 +371,7 @@ wire_get_tool_member(struct mp_reader *r, int key, void *arg,
 	}
 }
 
-int
+static int
 wire_get_tool(struct mp_reader *r, struct msg_tool *t, const char *what)
 {
 	static const char *const keys[] = { "name", "description", "schema" };
@@ -369,6 +380,25 @@ wire_get_tool(struct mp_reader *r, struct msg_tool *t, const char *what)
 	};
 
 	return wire_get_map(r, &map, t, what);
+}
+
+int
+wire_get_tools(struct mp_reader *r, struct msg_tool **t, size_t *nt,
+    const char *what)
+{
+	uint32_t	n, i;
+
+	if (mp_get_array(r, &n, IPC_TOOLS_MAX, what) == -1)
+		return -1;
+	if (n > 0) {
+		if ((*t = calloc(n, sizeof(**t))) == NULL)
+			return mp_fail(r, "%s: out of memory", what);
+		*nt = n;
+	}
+	for (i = 0; i < n && !r->failed; i++)
+		wire_get_tool(r, &(*t)[i], what);
+	mp_leave(r);
+	return r->failed ? -1 : 0;
 }
 
 static void

@@ -856,7 +856,7 @@ expect_name_array(const struct ipc_msg *m, char ***a, size_t *n, char **v,
  * Every array the encoder writes is held to its count: the limit encodes,
  * one entry more fails naming the field and the limit. An array of names
  * holds each to the token rule and its own length, an array of strings
- * each to its length (codec_put_strs, codec_put_tools, enc_array).
+ * each to its length (codec_put_strs, wire_put_tools, enc_array).
  */
 static void
 test_encode_arrays(void **state)
