@@ -55,6 +55,12 @@ int	 wire_get_reply(struct mp_reader *r, struct msg_reply *rep,
 /* A token (ipc_token_valid) copied to a malloc'd string. */
 int	 wire_get_tok(struct mp_reader *r, char **s, size_t max,
 	    const char *what);
+/* At most IPC_TOOLS_MAX strings of at most max bytes into *v, malloc'd,
+ * *nv of them, each read by get: mp_get_strdup, or wire_get_tok for
+ * names. */
+int	 wire_get_strs(struct mp_reader *r, char ***v, size_t *nv, size_t max,
+	    int (*get)(struct mp_reader *, char **, size_t, const char *),
+	    const char *what);
 
 /*
  * One map of the protocol: its keys (an unknown or repeated one fails in

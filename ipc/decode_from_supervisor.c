@@ -13,25 +13,6 @@
 #include "ipc/decode_int.h"
 #include "ipc/ipc.h"
 
-static int
-decode_tools(struct mp_reader *r, struct ipc_profile *p)
-{
-	uint32_t	n, i;
-	const char	*what = "start.profile.tools";
-
-	if (mp_get_array(r, &n, IPC_TOOLS_MAX, what) == -1)
-		return -1;
-	if (n > 0) {
-		if ((p->tools = calloc(n, sizeof(*p->tools))) == NULL)
-			return mp_fail(r, "%s: out of memory", what);
-		p->ntools = n;
-	}
-	for (i = 0; i < n && !r->failed; i++)
-		wire_get_tok(r, &p->tools[i], IPC_NAME_MAX, what);
-	mp_leave(r);
-	return r->failed ? -1 : 0;
-}
-
 static void
 decode_profile_member(struct mp_reader *r, int key, void *arg,
     const char *what)
@@ -49,7 +30,8 @@ decode_profile_member(struct mp_reader *r, int key, void *arg,
 		    "start.profile.prompt");
 		break;
 	case 2:
-		decode_tools(r, p);
+		wire_get_strs(r, &p->tools, &p->ntools, IPC_NAME_MAX,
+		    wire_get_tok, "start.profile.tools");
 		break;
 	}
 }
@@ -129,28 +111,6 @@ decode_workspace(struct mp_reader *r, char **ws)
 	return 0;
 }
 
-/* An array of strings of at most max bytes. */
-static int
-decode_strs(struct mp_reader *r, char ***v, size_t *nv, size_t max,
-    const char *what)
-{
-	uint32_t	n, i;
-
-	if (*v != NULL)
-		return mp_fail(r, "%s: given twice", what);
-	if (mp_get_array(r, &n, IPC_TOOLS_MAX, what) == -1)
-		return -1;
-	if (n > 0) {
-		if ((*v = calloc(n, sizeof(**v))) == NULL)
-			return mp_fail(r, "%s: out of memory", what);
-		*nv = n;
-	}
-	for (i = 0; i < n && !r->failed; i++)
-		mp_get_strdup(r, &(*v)[i], max, what);
-	mp_leave(r);
-	return r->failed ? -1 : 0;
-}
-
 static void
 decode_start_member(struct mp_reader *r, int key, void *arg,
     const char *what)
@@ -184,12 +144,12 @@ decode_start_member(struct mp_reader *r, int key, void *arg,
 		wire_get_msgs(r, &s->history, "start.history");
 		break;
 	case 8:
-		decode_strs(r, &s->delegates, &s->ndelegates,
-		    IPC_NAME_MAX, "start.delegates");
+		wire_get_strs(r, &s->delegates, &s->ndelegates,
+		    IPC_NAME_MAX, mp_get_strdup, "start.delegates");
 		break;
 	case 9:
-		decode_strs(r, &s->delegate_descs, &s->ndescs,
-		    IPC_CALLSTR_MAX, "start.delegate_descs");
+		wire_get_strs(r, &s->delegate_descs, &s->ndescs,
+		    IPC_CALLSTR_MAX, mp_get_strdup, "start.delegate_descs");
 		break;
 	case 10:
 		mp_get_strdup(r, &s->schema, IPC_STR_MAX,

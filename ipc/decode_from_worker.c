@@ -146,26 +146,6 @@ decode_mcp(struct mp_reader *r, uint32_t n, struct ipc_mcp *c)
 	return wire_members(r, n, &map, c, "mcp");
 }
 
-static int
-decode_spawn_filter(struct mp_reader *r, struct ipc_spawn *s)
-{
-	uint32_t	n, i;
-	const char	*what = "spawn.tool_filter";
-
-	s->filtered = 1;
-	if (mp_get_array(r, &n, IPC_TOOLS_MAX, what) == -1)
-		return -1;
-	if (n > 0) {
-		if ((s->tools = calloc(n, sizeof(*s->tools))) == NULL)
-			return mp_fail(r, "%s: out of memory", what);
-		s->ntools = n;
-	}
-	for (i = 0; i < n && !r->failed; i++)
-		wire_get_tok(r, &s->tools[i], IPC_NAME_MAX, what);
-	mp_leave(r);
-	return r->failed ? -1 : 0;
-}
-
 static void
 decode_spawn_member(struct mp_reader *r, int key, void *arg,
     const char *what)
@@ -193,7 +173,9 @@ decode_spawn_member(struct mp_reader *r, int key, void *arg,
 		    "spawn.call_id");
 		break;
 	case 5:
-		decode_spawn_filter(r, s);
+		s->filtered = 1;
+		wire_get_strs(r, &s->tools, &s->ntools, IPC_NAME_MAX,
+		    wire_get_tok, "spawn.tool_filter");
 		break;
 	}
 }

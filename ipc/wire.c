@@ -218,6 +218,28 @@ wire_get_tok(struct mp_reader *r, char **s, size_t max, const char *what)
 	return 0;
 }
 
+int
+wire_get_strs(struct mp_reader *r, char ***v, size_t *nv, size_t max,
+    int (*get)(struct mp_reader *, char **, size_t, const char *),
+    const char *what)
+{
+	uint32_t	n, i;
+
+	if (*v != NULL)
+		return mp_fail(r, "%s: given twice", what);
+	if (mp_get_array(r, &n, IPC_TOOLS_MAX, what) == -1)
+		return -1;
+	if (n > 0) {
+		if ((*v = calloc(n, sizeof(**v))) == NULL)
+			return mp_fail(r, "%s: out of memory", what);
+		*nv = n;
+	}
+	for (i = 0; i < n && !r->failed; i++)
+		get(r, &(*v)[i], max, what);
+	mp_leave(r);
+	return r->failed ? -1 : 0;
+}
+
 /* A short enum name ("user", "tool_calls") into a stack buffer. */
 static int
 wire_get_name(struct mp_reader *r, char *dst, size_t dstsz, const char *what)

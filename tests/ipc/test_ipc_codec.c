@@ -590,6 +590,115 @@ test_malformed_values(void **state)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/* An array of n copies of s. */
+static void
+pk_strs(msgpack_packer *pk, uint32_t n, const char *s)
+{
+	uint32_t	i;
+
+	msgpack_pack_array(pk, n);
+	for (i = 0; i < n; i++)
+		pk_str(pk, s);
+}
+
+/* start's "profile" key and a profile whose tools are n copies of tool. */
+static void
+pk_profile(msgpack_packer *pk, uint32_t n, const char *tool)
+{
+	pk_str(pk, "profile");
+	msgpack_pack_map(pk, 3);
+	pk_str(pk, "name");
+	pk_str(pk, "general");
+	pk_str(pk, "prompt");
+	pk_str(pk, "p");
+	pk_str(pk, "tools");
+	pk_strs(pk, n, tool);
+}
+
+/* key and an array of n nils (a count the decoder judges first). */
+static void
+pk_nils(msgpack_packer *pk, const char *key, uint32_t n)
+{
+	uint32_t	i;
+
+	pk_str(pk, key);
+	msgpack_pack_array(pk, n);
+	for (i = 0; i < n; i++)
+		msgpack_pack_nil(pk);
+}
+
+/*
+ * Every array of strings or tools the decoder reads holds at most 128
+ * entries; an array of names holds each to the token rule and 64 bytes,
+ * the delegates (strings) and their descriptions each to its length
+ * (wire_get_strs, wire_get_tools).
+ */
+static void
+test_decode_arrays(void **state)
+{
+	msgpack_sbuffer	sb;
+	msgpack_packer	pk;
+	char		long_str[IPC_CALLSTR_MAX + 2];
+
+	(void)state;
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	memset(long_str, 'a', sizeof(long_str) - 1);
+	long_str[sizeof(long_str) - 1] = '\0';
+
+	begin(&sb, &pk, 2, IPC_START);
+	pk_profile(&pk, IPC_TOOLS_MAX + 1, "read");
+	expect_fail(&sb, "start.profile.tools: 129 entries, at most 128 "
+	    "allowed");
+	begin(&sb, &pk, 2, IPC_START);
+	pk_profile(&pk, 1, "not a name");
+	expect_fail(&sb, "start.profile.tools: not a name");
+	long_str[IPC_NAME_MAX + 1] = '\0';
+	begin(&sb, &pk, 2, IPC_START);
+	pk_profile(&pk, 1, long_str);
+	expect_fail(&sb, "start.profile.tools: 65 bytes, at most 64 allowed");
+
+	begin(&sb, &pk, 2, IPC_SPAWN);
+	pk_str(&pk, "tool_filter");
+	pk_strs(&pk, IPC_TOOLS_MAX + 1, "read");
+	expect_fail(&sb, "spawn.tool_filter: 129 entries, at most 128 "
+	    "allowed");
+	begin(&sb, &pk, 2, IPC_SPAWN);
+	pk_str(&pk, "tool_filter");
+	pk_strs(&pk, 1, "not a name");
+	expect_fail(&sb, "spawn.tool_filter: not a name");
+
+	begin(&sb, &pk, 2, IPC_START);
+	pk_str(&pk, "delegates");
+	pk_strs(&pk, IPC_TOOLS_MAX + 1, "explore");
+	expect_fail(&sb, "start.delegates: 129 entries, at most 128 allowed");
+	begin(&sb, &pk, 2, IPC_START);
+	pk_str(&pk, "delegates");
+	pk_strs(&pk, 1, long_str);
+	expect_fail(&sb, "start.delegates: 65 bytes, at most 64 allowed");
+	/* Strings, not names: the message fails only for what it lacks. */
+	begin(&sb, &pk, 3, IPC_START);
+	pk_str(&pk, "delegates");
+	pk_strs(&pk, 1, "not a name");
+	pk_str(&pk, "delegate_descs");
+	pk_strs(&pk, 1, "Explores the code.");
+	expect_fail(&sb, "start: missing key \"path\"");
+	long_str[IPC_NAME_MAX + 1] = 'a';
+	begin(&sb, &pk, 2, IPC_START);
+	pk_str(&pk, "delegate_descs");
+	pk_strs(&pk, 1, long_str);
+	expect_fail(&sb, "start.delegate_descs: 1025 bytes, at most 1024 "
+	    "allowed");
+
+	begin(&sb, &pk, 2, IPC_START);
+	pk_nils(&pk, "mcp_tools", IPC_TOOLS_MAX + 1);
+	expect_fail(&sb, "start.mcp_tools: 129 entries, at most 128 allowed");
+	begin(&sb, &pk, 2, IPC_LLM);
+	pk_nils(&pk, "tools", IPC_TOOLS_MAX + 1);
+	expect_fail(&sb, "llm.tools: 129 entries, at most 128 allowed");
+	msgpack_sbuffer_destroy(&sb);
+}
+
 /* Declared sizes far beyond the frame: refused before any allocation. */
 static void
 test_huge_declared(void **state)
@@ -1232,6 +1341,7 @@ main(void)
 		cmocka_unit_test(test_malformed_maps),
 		cmocka_unit_test(test_http_strict),
 		cmocka_unit_test(test_malformed_values),
+		cmocka_unit_test(test_decode_arrays),
 		cmocka_unit_test(test_huge_declared),
 		cmocka_unit_test(test_reader_depth),
 		cmocka_unit_test(test_paths),
