@@ -80,12 +80,14 @@ mcp_child_start(struct mcp_child *c, const char *exe, char *const argv[],
 	return 0;
 }
 
-/* stdout: the first MCP_OUT_MAX bytes; the rest only counted as cut. */
+/* stdout (queue_runner_take): the first MCP_OUT_MAX bytes; the rest
+ * only counted as cut. */
 static void
-mcp_child_out(struct mcp_child *c, const char *p, size_t n)
+mcp_child_out(void *arg, const char *p, size_t n)
 {
-	size_t	 k = n;
-	char	*t;
+	struct mcp_child	*c = arg;
+	size_t			 k = n;
+	char			*t;
 
 	if (c->olen + k > MCP_OUT_MAX) {
 		k = MCP_OUT_MAX - c->olen;
@@ -103,12 +105,15 @@ mcp_child_out(struct mcp_child *c, const char *p, size_t n)
 	c->obuf[c->olen] = '\0';
 }
 
-/* stderr: its last MCP_ERR_MAX - 1 bytes. */
+/* stderr (queue_runner_take): its last MCP_ERR_MAX - 1 bytes. */
 static void
-mcp_child_errout(struct mcp_child *c, const char *p, size_t n)
+mcp_child_errout(void *arg, const char *p, size_t n)
 {
-	size_t	keep = sizeof(c->ebuf) - 1;
+	struct mcp_child	*c = arg;
+	size_t			 keep = sizeof(c->ebuf) - 1;
 
+	if (n == 0)
+		return;
 	if (n >= keep) {
 		memcpy(c->ebuf, p + n - keep, keep);
 		c->elen = keep;
@@ -127,27 +132,10 @@ mcp_child_errout(struct mcp_child *c, const char *p, size_t n)
 void
 mcp_child_read(struct mcp_child *c, int fd)
 {
-	char	buf[65536];
-	ssize_t	n;
-
-	for (;;) {
-		n = read(fd, buf, sizeof(buf));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		if (n <= 0)
-			break;
-		if (fd == c->out)
-			mcp_child_out(c, buf, (size_t)n);
-		else
-			mcp_child_errout(c, buf, (size_t)n);
-	}
-	close(fd);
 	if (fd == c->out)
-		c->out = -1;
+		queue_runner_drain(&c->out, mcp_child_out, c);
 	else
-		c->err = -1;
+		queue_runner_drain(&c->err, mcp_child_errout, c);
 }
 
 void
@@ -175,14 +163,8 @@ mcp_child_reap(struct mcp_child *c)
 		return 1;
 	if (!queue_runner_waited(&c->pid, &c->status))
 		return 0;
-	if (c->out != -1)
-		mcp_child_read(c, c->out);
-	if (c->err != -1)
-		mcp_child_read(c, c->err);
-	if (c->out != -1)
-		close(c->out), c->out = -1;
-	if (c->err != -1)
-		close(c->err), c->err = -1;
+	queue_runner_ended(&c->out, &c->err, mcp_child_out, mcp_child_errout,
+	    c);
 	return 1;
 }
 

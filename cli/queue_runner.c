@@ -280,15 +280,17 @@ queue_runner_doing(struct qrun *r, const char *ev, json_t *o)
 	r->doing_new = 1;
 }
 
-/* One event line: the result, the run's id, the layer's changes, what
- * its agents do. */
+/* One event line (linebuf_line): the result, the run's id, the layer's
+ * changes, what its agents do; NULL, one past QRUN_LINE_MAX, is skipped. */
 static void
-queue_runner_event(struct qrun *r, const char *line)
+queue_runner_event(void *arg, char *line, size_t len)
 {
+	struct qrun	*r = arg;
 	json_t		*o, *x;
 	const char	*ev;
 
-	if ((o = json_loads(line, 0, NULL)) == NULL)
+	(void)len;
+	if (line == NULL || (o = json_loads(line, 0, NULL)) == NULL)
 		return;
 	if ((ev = json_string_value(json_object_get(o, "event"))) == NULL)
 		;
@@ -310,51 +312,25 @@ queue_runner_event(struct qrun *r, const char *line)
 	json_decref(o);
 }
 
-/* stdout bytes: whole lines become events; an overlong one is skipped. */
+/* stdout bytes (queue_runner_take): whole lines become events. */
 static void
-queue_runner_out(struct qrun *r, const char *p, size_t n)
+queue_runner_out(void *arg, const char *p, size_t n)
 {
-	const char	*nl;
-	size_t		 k;
-	char		*t;
+	struct qrun	*r = arg;
 
-	while (n > 0) {
-		nl = memchr(p, '\n', n);
-		k = nl ? (size_t)(nl - p) : n;
-		if (!r->skipping && r->len + k + 1 > QRUN_LINE_MAX)
-			r->skipping = 1;
-		if (!r->skipping) {
-			if (r->len + k + 1 > r->cap) {
-				if ((t = realloc(r->line, r->len + k + 1 +
-				    4096)) == NULL) {
-					r->skipping = 1;
-					goto next;
-				}
-				r->line = t;
-				r->cap = r->len + k + 1 + 4096;
-			}
-			memcpy(r->line + r->len, p, k);
-			r->len += k;
-		}
-next:
-		if (nl == NULL)
-			return;
-		if (!r->skipping) {
-			r->line[r->len] = '\0';
-			queue_runner_event(r, r->line);
-		}
-		r->len = 0;
-		r->skipping = 0;
-		p += k + 1;
-		n -= k + 1;
-	}
+	linebuf_put(&r->ev, p, n, QRUN_LINE_MAX, queue_runner_event, r);
 }
 
-/* stderr bytes: keep the last line that is not empty (its head). */
+/* stderr bytes (queue_runner_take): keep the last line that is not
+ * empty (its head); at the end, a last line without newline counts. */
 static void
-queue_runner_errout(struct qrun *r, const char *p, size_t n)
+queue_runner_errout(void *arg, const char *p, size_t n)
 {
-	size_t	i;
+	struct qrun	*r = arg;
+	size_t		 i;
+
+	if (p == NULL && r->errlen > 0)
+		p = "\n", n = 1;
 
 	for (i = 0; i < n; i++) {
 		if (p[i] != '\n') {
@@ -371,32 +347,47 @@ queue_runner_errout(struct qrun *r, const char *p, size_t n)
 }
 
 void
-queue_runner_read(struct qrun *r, int fd)
+queue_runner_drain(int *fd, queue_runner_take *take, void *arg)
 {
 	char	buf[65536];
 	ssize_t	n;
 
 	for (;;) {
-		n = read(fd, buf, sizeof(buf));
+		n = read(*fd, buf, sizeof(buf));
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n <= 0)
 			break;
-		if (fd == r->out)
-			queue_runner_out(r, buf, (size_t)n);
-		else
-			queue_runner_errout(r, buf, (size_t)n);
+		take(arg, buf, (size_t)n);
 	}
-	/* The end (or an error reading it): a last partial line counts. */
-	if (fd == r->err && r->errlen > 0)
-		queue_runner_errout(r, "\n", 1);
-	close(fd);
+	take(arg, NULL, 0);	/* the end, or an error reading it */
+	close(*fd);
+	*fd = -1;
+}
+
+void
+queue_runner_ended(int *out, int *err, queue_runner_take *take_out,
+    queue_runner_take *take_err, void *arg)
+{
+	if (*out != -1)
+		queue_runner_drain(out, take_out, arg);
+	if (*err != -1)
+		queue_runner_drain(err, take_err, arg);
+	if (*out != -1)
+		close(*out), *out = -1;
+	if (*err != -1)
+		close(*err), *err = -1;
+}
+
+void
+queue_runner_read(struct qrun *r, int fd)
+{
 	if (fd == r->out)
-		r->out = -1;
+		queue_runner_drain(&r->out, queue_runner_out, r);
 	else
-		r->err = -1;
+		queue_runner_drain(&r->err, queue_runner_errout, r);
 }
 
 void
@@ -447,16 +438,8 @@ queue_runner_reap(struct qrun *r)
 		return 1;
 	if (!queue_runner_waited(&r->pid, &r->status))
 		return 0;
-	/* What it wrote before it ended; a grandchild holding a pipe open
-	 * does not keep the job running. */
-	if (r->out != -1)
-		queue_runner_read(r, r->out);
-	if (r->err != -1)
-		queue_runner_read(r, r->err);
-	if (r->out != -1)
-		close(r->out), r->out = -1;
-	if (r->err != -1)
-		close(r->err), r->err = -1;
+	queue_runner_ended(&r->out, &r->err, queue_runner_out,
+	    queue_runner_errout, r);
 	return 1;
 }
 
@@ -468,7 +451,7 @@ queue_runner_free(struct qrun *r)
 		close(r->out);
 	if (r->err != -1)
 		close(r->err);
-	free(r->line);
+	linebuf_free(&r->ev);
 	free(r->result);
 	queue_job_free(&r->job);
 	memset(r, 0, sizeof(*r));
