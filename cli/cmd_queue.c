@@ -107,16 +107,14 @@ cmd_queue(int argc, char **argv)
 void
 cmd_queue_error(const char *name, const char *fmt, ...)
 {
-	va_list	 ap;
-	char	 msg[2048], *e;
+	va_list	ap;
+	char	cmd[128];
 
+	snprintf(cmd, sizeof(cmd), "queue%s%s", *name != '\0' ? " " : "",
+	    name);
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	cmd_verror(cmd, "", fmt, ap);
 	va_end(ap);
-	e = str_escape_dup(msg, strlen(msg), 0);
-	fprintf(stderr, "warren queue%s%s: %s\n", *name != '\0' ? " " : "",
-	    name, e != NULL ? e : msg);
-	free(e);
 }
 
 /* A password in the URL: only the user's file or the environment may

@@ -227,17 +227,6 @@ cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 	return rc;
 }
 
-/* An error on stderr, escaped: it may quote a path or a stored value. */
-static void
-cmd_store_error(const char *name, const char *msg)
-{
-	char	*e;
-
-	e = str_escape_dup(msg, strlen(msg), 0);
-	fprintf(stderr, "warren %s: %s\n", name, e != NULL ? e : msg);
-	free(e);
-}
-
 static int
 cmd_store_path(const char *name, const struct cmd_store_opts *o, char *path,
     size_t pathsz)
@@ -270,7 +259,7 @@ cmd_legacy_db(const char *name, const char *db, const char *ws)
 	    "no longer read, since an agent could have rewritten it. Its runs "
 	    "stay readable with --db %s; nothing is resumed from it unless you"
 	    " name it that way", old, old);
-	cmd_store_error(name, msg);
+	cmd_error(name, "%s", msg);
 }
 
 struct store *
@@ -285,7 +274,7 @@ cmd_store_open(const char *name, const struct cmd_store_opts *o, int flags,
 		return NULL;
 	}
 	if ((st = store_open(path, flags, err, sizeof(err))) == NULL) {
-		cmd_store_error(name, err);
+		cmd_error(name, "%s", err);
 		*exitp = WARREN_EXIT_STORE;
 	}
 	return st;
@@ -301,7 +290,7 @@ cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
 	if (strcmp(arg, "last") == 0) {
 		if (store_run_latest(st, o->ws, run) == 0)
 			return 0;
-		cmd_store_error(name, store_errmsg(st));
+		cmd_error(name, "%s", store_errmsg(st));
 		*exitp = store_errcode(st) == STORE_ENOTFOUND ?
 		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
 		return -1;
@@ -321,7 +310,7 @@ cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
 int
 cmd_store_fail(struct store *st, const char *name)
 {
-	cmd_store_error(name, store_errmsg(st));
+	cmd_error(name, "%s", store_errmsg(st));
 	return store_errcode(st) == STORE_ENOTFOUND ? WARREN_EXIT_USAGE :
 	    WARREN_EXIT_STORE;
 }
@@ -759,7 +748,7 @@ cmd_report_write(struct store *st, int64_t run, const char *path)
 
 	if (strcmp(path, "-") == 0)
 		return report_write(stdout, st, run, err, sizeof(err)) == -1 ?
-		    (cmd_store_error("report", err), -1) : 0;
+		    (cmd_error("report", "%s", err), -1) : 0;
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
 	    sizeof(tmp) || (fd = mkstemp(tmp)) == -1 ||
 	    (f = fdopen(fd, "w")) == NULL) {
@@ -769,7 +758,7 @@ cmd_report_write(struct store *st, int64_t run, const char *path)
 	}
 	(void)fchmod(fd, 0644 & ~cmd_umask());
 	if (report_write(f, st, run, err, sizeof(err)) == -1) {
-		cmd_store_error("report", err);
+		cmd_error("report", "%s", err);
 		fclose(f);
 		unlink(tmp);
 		return -1;
@@ -857,7 +846,7 @@ cmd_forget(int argc, char **argv)
 	if (cmd_store_path(argv[0], &o, path, sizeof(path)) == -1)
 		return WARREN_EXIT_USAGE;
 	if ((st = store_open(path, 0, err, sizeof(err))) == NULL) {
-		cmd_store_error(argv[0], err);
+		cmd_error(argv[0], "%s", err);
 		return WARREN_EXIT_STORE;
 	}
 	for (i = optind; i < argc && ex == WARREN_EXIT_OK; i++) {
