@@ -49,64 +49,77 @@ static const struct option cmd_store_longopts[] = {
 /* A usage error cmd_store_parse has said already (cmd_getopt). */
 static int	cmd_store_said;
 
+/* Each command's usage, and what its operands must be; the last, graph,
+ * for any other name. */
+static const struct {
+	const char	*name, *operands, *usage;
+} cmd_store_usages[] = {
+	{ "runs", "it takes no operands",
+	    "usage: warren runs [--db FILE] [--workspace DIR |"
+	    " --all] [--limit N] [--json]\n"
+	    "Lists the runs of the workspace DIR (default: the one the "
+	    "current directory\nis in), or of every workspace.\n" },
+	{ "show", "give one RUN",
+	    "usage: warren show [--db FILE] [--workspace DIR]"
+	    " [--messages] [--json] RUN\n" },
+	{ "forget", "give one RUN or more",
+	    "usage: warren forget [--db FILE] [--workspace DIR]"
+	    " RUN ...\n" },
+	{ "diff", "give one RUN",
+	    "usage: warren diff [--db FILE] [--workspace DIR]"
+	    " [--stat] [--color=auto|always|never | --raw] RUN\n"
+	    "    [PATH ...]\n"
+	    "Shows what a copy-on-write run changed, against the "
+	    "workspace as it is now\n(only under each PATH, relative to "
+	    "the workspace, if given). A line holding\ncontrol bytes, "
+	    "bidi controls or invisible characters is shown escaped "
+	    "(\\xNN,\na backslash as \\\\) and marked; --raw prints "
+	    "the bytes as they are, for git\napply or patch -p1. Files "
+	    "the workspace's .gitignore ignores are listed apart.\n" },
+	{ "apply", "give one RUN",
+	    "usage: warren apply [--db FILE] [--workspace DIR]"
+	    " [--include-sensitive] [--include-unreviewed]\n"
+	    "    [--include-ignored] [--include PATH ...] RUN [PATH ...]\n"
+	    "Writes a copy-on-write run's changes into the workspace "
+	    "(only under each PATH,\nrelative to the workspace, if "
+	    "given), or nothing if the workspace changed\nunder any of "
+	    "them since the run started (exit 1). Files the workspace's"
+	    "\n.gitignore ignores are left out without --include-ignored;"
+	    " a PATH naming a file\nexactly applies it as --include "
+	    "does.\n" },
+	{ "discard", "give one RUN",
+	    "usage: warren discard [--db FILE] [--workspace DIR]"
+	    " RUN\nThrows a copy-on-write run's changes away.\n" },
+	{ "report", "give one RUN",
+	    "usage: warren report [--db FILE] [--workspace DIR]"
+	    " [-o FILE] RUN\n"
+	    "Writes the run as one self-contained HTML page: a timeline "
+	    "of its agents, its\nmemory graph, tokens per agent and each"
+	    " transcript. FILE is warren-run-ID.html\nby default; - is "
+	    "stdout.\n" },
+	{ "graph", "give one RUN",
+	    "usage: warren graph [--db FILE] [--workspace DIR]"
+	    " [--format json|dot|mermaid] RUN\n" },
+};
+
 int
 cmd_store_usage(const char *name, FILE *f)
 {
+	size_t	i, last = sizeof(cmd_store_usages) /
+		    sizeof(cmd_store_usages[0]) - 1;
+
+	for (i = 0; i < last; i++)
+		if (strcmp(name, cmd_store_usages[i].name) == 0)
+			break;
 	if (f == stderr) {
 		/* One line: what was wrong, and where the help is. */
 		if (!cmd_store_said)
-			cmd_usage_error(name, "%s", strcmp(name, "runs") == 0 ?
-			    "it takes no operands" : strcmp(name, "forget") ==
-			    0 ? "give one RUN or more" : "give one RUN");
+			cmd_usage_error(name, "%s",
+			    cmd_store_usages[i].operands);
 		cmd_store_said = 0;
 		return WARREN_EXIT_USAGE;
 	}
-	if (strcmp(name, "runs") == 0)
-		fprintf(f, "usage: warren runs [--db FILE] [--workspace DIR |"
-		    " --all] [--limit N] [--json]\n"
-		    "Lists the runs of the workspace DIR (default: the one the "
-		    "current directory\nis in), or of every workspace.\n");
-	else if (strcmp(name, "show") == 0)
-		fprintf(f, "usage: warren show [--db FILE] [--workspace DIR]"
-		    " [--messages] [--json] RUN\n");
-	else if (strcmp(name, "forget") == 0)
-		fprintf(f, "usage: warren forget [--db FILE] [--workspace DIR]"
-		    " RUN ...\n");
-	else if (strcmp(name, "diff") == 0)
-		fprintf(f, "usage: warren diff [--db FILE] [--workspace DIR]"
-		    " [--stat] [--color=auto|always|never | --raw] RUN\n"
-		    "    [PATH ...]\n"
-		    "Shows what a copy-on-write run changed, against the "
-		    "workspace as it is now\n(only under each PATH, relative to "
-		    "the workspace, if given). A line holding\ncontrol bytes, "
-		    "bidi controls or invisible characters is shown escaped "
-		    "(\\xNN,\na backslash as \\\\) and marked; --raw prints "
-		    "the bytes as they are, for git\napply or patch -p1. Files "
-		    "the workspace's .gitignore ignores are listed apart.\n");
-	else if (strcmp(name, "apply") == 0)
-		fprintf(f, "usage: warren apply [--db FILE] [--workspace DIR]"
-		    " [--include-sensitive] [--include-unreviewed]\n"
-		    "    [--include-ignored] [--include PATH ...] RUN [PATH ...]\n"
-		    "Writes a copy-on-write run's changes into the workspace "
-		    "(only under each PATH,\nrelative to the workspace, if "
-		    "given), or nothing if the workspace changed\nunder any of "
-		    "them since the run started (exit 1). Files the workspace's"
-		    "\n.gitignore ignores are left out without --include-ignored;"
-		    " a PATH naming a file\nexactly applies it as --include "
-		    "does.\n");
-	else if (strcmp(name, "discard") == 0)
-		fprintf(f, "usage: warren discard [--db FILE] [--workspace DIR]"
-		    " RUN\nThrows a copy-on-write run's changes away.\n");
-	else if (strcmp(name, "report") == 0)
-		fprintf(f, "usage: warren report [--db FILE] [--workspace DIR]"
-		    " [-o FILE] RUN\n"
-		    "Writes the run as one self-contained HTML page: a timeline "
-		    "of its agents, its\nmemory graph, tokens per agent and each"
-		    " transcript. FILE is warren-run-ID.html\nby default; - is "
-		    "stdout.\n");
-	else
-		fprintf(f, "usage: warren graph [--db FILE] [--workspace DIR]"
-		    " [--format json|dot|mermaid] RUN\n");
+	fputs(cmd_store_usages[i].usage, f);
 	fprintf(f, "RUN is a run id from `warren runs`, or \"last\" (the "
 	    "workspace's latest). The\ndatabase is FILE, else $WARREN_DB, "
 	    "else $XDG_STATE_HOME/warren/warren.db.\n");
