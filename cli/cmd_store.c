@@ -102,7 +102,7 @@ static const struct {
 	    " [--format json|dot|mermaid] RUN\n" },
 };
 
-int
+static int
 cmd_store_usage(const char *name, FILE *f)
 {
 	size_t	i, last = sizeof(cmd_store_usages) /
@@ -231,7 +231,7 @@ cmd_store_parse_opts(int argc, char **argv, int allowed,
 }
 
 /* The options; a usage error is said here, not again by the caller. */
-int
+static int
 cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 {
 	int	rc = cmd_store_parse_opts(argc, argv, allowed, o);
@@ -275,7 +275,8 @@ cmd_legacy_db(const char *name, const char *db, const char *ws)
 	cmd_error(name, "%s", msg);
 }
 
-struct store *
+/* The database, opened with flags; NULL (said, *exitp set) if not. */
+static struct store *
 cmd_store_open(const char *name, const struct cmd_store_opts *o, int flags,
     int *exitp)
 {
@@ -294,7 +295,7 @@ cmd_store_open(const char *name, const struct cmd_store_opts *o, int flags,
 }
 
 /* RUN: a positive id or "last", the latest run of the workspace. */
-int
+static int
 cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
     const char *name, const char *arg, int64_t *run, int *exitp)
 {
@@ -316,6 +317,31 @@ cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
 		return -1;
 	}
 	return 0;
+}
+
+struct store *
+cmd_store_open_run(int argc, char **argv, int allowed,
+    struct cmd_store_opts *o, int64_t *run, int *exitp)
+{
+	struct store	*st;
+	int		 rc;
+
+	if ((rc = cmd_store_parse(argc, argv, allowed, o)) != 0) {
+		*exitp = cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
+		return NULL;
+	}
+	if (optind != argc - 1) {
+		*exitp = cmd_store_usage(argv[0], stderr);
+		return NULL;
+	}
+	if ((st = cmd_store_open(argv[0], o, STORE_READ, exitp)) == NULL)
+		return NULL;
+	if (cmd_store_run_arg(st, o, argv[0], argv[optind], run, exitp) ==
+	    -1) {
+		store_close(st);
+		return NULL;
+	}
+	return st;
 }
 
 /* A store error as an exit: an unknown run is the user's, the rest the
@@ -719,16 +745,11 @@ cmd_graph(int argc, char **argv)
 	struct store_run	 r;
 	struct store_graph	 g;
 	int64_t			 run;
-	int			 rc, ex = WARREN_EXIT_OK;
+	int			 ex = WARREN_EXIT_OK;
 
-	if ((rc = cmd_store_parse(argc, argv, ALLOW(OPT_FORMAT), &o)) != 0)
-		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
-	if (optind != argc - 1)
-		return cmd_store_usage(argv[0], stderr);
-	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
+	if ((st = cmd_store_open_run(argc, argv, ALLOW(OPT_FORMAT), &o, &run,
+	    &ex)) == NULL)
 		return ex;
-	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == -1)
-		goto out;
 	if (store_run_get(st, run, &r) == -1) {
 		ex = cmd_store_fail(st, argv[0]);
 		goto out;
@@ -793,16 +814,11 @@ cmd_report(int argc, char **argv)
 	struct store		*st;
 	int64_t			 run;
 	char			 def[64];
-	int			 rc, ex = WARREN_EXIT_OK;
+	int			 ex = WARREN_EXIT_OK;
 
-	if ((rc = cmd_store_parse(argc, argv, ALLOW(OPT_OUTPUT), &o)) != 0)
-		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
-	if (optind != argc - 1)
-		return cmd_store_usage(argv[0], stderr);
-	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
+	if ((st = cmd_store_open_run(argc, argv, ALLOW(OPT_OUTPUT), &o, &run,
+	    &ex)) == NULL)
 		return ex;
-	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == -1)
-		goto out;
 	snprintf(def, sizeof(def), "warren-run-%lld.html", (long long)run);
 	if (cmd_report_write(st, run, o.output != NULL ? o.output : def) ==
 	    -1)
@@ -812,7 +828,6 @@ cmd_report(int argc, char **argv)
 	else if (o.output == NULL || strcmp(o.output, "-") != 0)
 		fprintf(stderr, "warren report: run %lld written to %s\n",
 		    (long long)run, o.output != NULL ? o.output : def);
-out:
 	store_close(st);
 	return ex;
 }
