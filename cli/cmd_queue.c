@@ -516,6 +516,11 @@ cmd_queue_parse(int argc, char **argv, unsigned allowed,
 		if (cmd_queue_opt(argv[0], ch, o) == -1)
 			return -1;
 	}
+	if ((allowed & CMD_QUEUE_O_NOARGS) && optind != argc) {
+		cmd_queue_error(argv[0], "unexpected argument \"%s\"",
+		    argv[optind]);
+		return -1;
+	}
 	return 0;
 }
 

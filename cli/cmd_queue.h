@@ -64,6 +64,7 @@ struct cmd_queue_opts {
 #define CMD_QUEUE_O_WHERE	0x20	/* --db --workspace --any-workspace */
 #define CMD_QUEUE_O_STAT	0x40	/* --stat --raw */
 #define CMD_QUEUE_O_LIMIT	0x80	/* --limit */
+#define CMD_QUEUE_O_NOARGS	0x100	/* not an option: no operands */
 
 /* cmd_queue.c */
 int	cmd_queue_parse(int argc, char **argv, unsigned allowed,

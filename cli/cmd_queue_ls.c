@@ -130,13 +130,9 @@ cmd_queue_ls(int argc, char **argv)
 	int			 rc, ex = WARREN_EXIT_OK;
 
 	if ((rc = cmd_queue_parse(argc, argv, CMD_QUEUE_O_JSON |
-	    CMD_QUEUE_O_STATUS | CMD_QUEUE_O_LIMIT, &o)) != 0)
+	    CMD_QUEUE_O_STATUS | CMD_QUEUE_O_LIMIT | CMD_QUEUE_O_NOARGS,
+	    &o)) != 0)
 		return rc == 1 ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
-	if (optind != argc) {
-		cmd_queue_error(argv[0], "unexpected argument \"%s\"",
-		    argv[optind]);
-		return WARREN_EXIT_USAGE;
-	}
 	if ((q = cmd_queue_open(argv[0], o.url, &ex)) == NULL)
 		return ex;
 	if ((o.limit > 0 ? queue_list_newest(q, o.has_status ? (int)o.status :

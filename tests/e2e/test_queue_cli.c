@@ -248,6 +248,11 @@ test_add_one(void **state)
 	t_refused(&r, "--max-attempts 0 is too small", 2);
 	t_q(&r, NULL, "add", "--timeout", "soon", "x", NULL);
 	t_refused(&r, "--timeout soon: not a duration", 2);
+	/* ls and stats take no operands (CMD_QUEUE_O_NOARGS). */
+	t_q(&r, NULL, "ls", "extra", NULL);
+	t_refused(&r, "warren queue ls: unexpected argument \"extra\"", 2);
+	t_q(&r, NULL, "stats", "extra", NULL);
+	t_refused(&r, "warren queue stats: unexpected argument \"extra\"", 2);
 	t_q(&r, NULL, "add", "two", "words", NULL);
 	t_refused(&r, "one TASK only: quote it", 2);
 	t_q(&r, t_file(&t, "empty.txt", "\n"), "add", "-", NULL);
