@@ -5,8 +5,6 @@
  * kept up to MCP_OUT_MAX and the tail of its stderr. Like a run's child
  * (cli/queue_runner.c), but its output is the answer, not events.
  */
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -20,32 +18,12 @@
 
 #include "cli/mcp.h"
 
-static void
-mcp_child_exec(const char *exe, char *const argv[], int in, int out,
-    int err, pid_t parent)
-{
-	sigset_t	none;
-
-	(void)setpgid(0, 0);
-	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != parent)
-		_exit(127);
-	signal(SIGPIPE, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (dup2(in, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
-	    dup2(err, STDERR_FILENO) == -1)
-		_exit(127);
-	execv(exe, argv);
-	dprintf(STDERR_FILENO, "warren mcp: %s: %s\n", exe, strerror(errno));
-	_exit(127);
-}
-
 int
 mcp_child_start(struct mcp_child *c, const char *exe, char *const argv[],
     const char *input, char *err, size_t errsz)
 {
-	pid_t	parent = getpid();
-	int	in, po[2] = { -1, -1 }, pe[2] = { -1, -1 };
+	const char	*what;
+	int		 in, fds[2];
 
 	memset(c, 0, sizeof(*c));
 	c->pid = -1;
@@ -55,28 +33,14 @@ mcp_child_start(struct mcp_child *c, const char *exe, char *const argv[],
 	    queue_runner_memfd("warren-mcp-input", "the tool's input", input,
 	    err, errsz)) == -1)
 		return -1;
-	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 ||
-	    (c->pid = fork()) == -1) {
+	if ((c->pid = queue_runner_spawn(exe, argv, in, 0, "warren mcp", fds,
+	    &what)) == -1) {
 		snprintf(err, errsz, "starting warren %s: %s", argv[1],
 		    strerror(errno));
-		close(in);
-		if (po[0] != -1)
-			close(po[0]), close(po[1]);
-		if (pe[0] != -1)
-			close(pe[0]), close(pe[1]);
-		c->pid = -1;
 		return -1;
 	}
-	if (c->pid == 0)
-		mcp_child_exec(exe, argv, in, po[1], pe[1], parent);
-	(void)setpgid(c->pid, c->pid);
-	close(in);
-	close(po[1]);
-	close(pe[1]);
-	c->out = po[0];
-	c->err = pe[0];
-	(void)fcntl(c->out, F_SETFL, O_NONBLOCK);
-	(void)fcntl(c->err, F_SETFL, O_NONBLOCK);
+	c->out = fds[0];
+	c->err = fds[1];
 	return 0;
 }
 

@@ -73,32 +73,62 @@ queue_runner_argv(const struct qrun *r, const char *exe, char *words,
  * with a parent-death signal stops hard when its parent dies
  * (supervisor/run_parent.c). */
 static void
-queue_runner_child(const struct qrun *r, const char *exe, int in, int out,
-    int err, pid_t parent)
+queue_runner_child(const char *exe, char *const argv[], int in, int out,
+    int err, pid_t parent, unsigned flags, const char *who)
 {
-	char		 budget[32], *words, **av;
-	const char	*extra = getenv("WARREN_QUEUE_RUN_ARGS");
-	sigset_t	 none;
+	sigset_t	none;
 
 	(void)setpgid(0, 0);
 	/* The worker may have died before the call: then no signal comes. */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != parent)
 		_exit(127);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	if (flags & QRUN_SPAWN_DFL) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+	}
 	signal(SIGPIPE, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(in, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
 	    dup2(err, STDERR_FILENO) == -1)
 		_exit(127);
-	words = strdup(extra ? extra : "");
-	av = queue_runner_argv(r, exe, words ? words : (char *)"", budget,
-	    sizeof(budget));
-	execv(exe, av);
-	dprintf(STDERR_FILENO, "warren queue work: %s: %s\n", exe,
-	    strerror(errno));
+	execv(exe, argv);
+	dprintf(STDERR_FILENO, "%s: %s: %s\n", who, exe, strerror(errno));
 	_exit(127);
+}
+
+pid_t
+queue_runner_spawn(const char *exe, char *const argv[], int in,
+    unsigned flags, const char *who, int fds[2], const char **what)
+{
+	pid_t	parent = getpid(), pid;
+	int	po[2] = { -1, -1 }, pe[2] = { -1, -1 }, e;
+
+	*what = "pipe";
+	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 ||
+	    (*what = "fork", pid = fork()) == -1) {
+		e = errno;
+		close(in);
+		if (po[0] != -1)
+			close(po[0]), close(po[1]);
+		if (pe[0] != -1)
+			close(pe[0]), close(pe[1]);
+		errno = e;
+		return -1;
+	}
+	if (pid == 0)
+		queue_runner_child(exe, argv, in, po[1], pe[1], parent, flags,
+		    who);
+	close(in);
+	/* Also here: whichever of the two runs first. */
+	(void)setpgid(pid, pid);
+	close(po[1]);
+	close(pe[1]);
+	fds[0] = po[0];
+	fds[1] = pe[0];
+	(void)fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	(void)fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	return pid;
 }
 
 /* The schema's file and directory, once the run is over. */
@@ -203,8 +233,9 @@ int
 queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
     size_t errsz)
 {
-	pid_t	parent = getpid();
-	int	in, po[2], pe[2];
+	const char	*extra = getenv("WARREN_QUEUE_RUN_ARGS"), *what;
+	char		 budget[32], *words, **av;
+	int		 in, fds[2];
 
 	r->pid = -1;
 	r->out = r->err = -1;
@@ -213,33 +244,18 @@ queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
 	    (in = queue_runner_memfd("warren-task", "the job's task",
 	    r->job.task, err, errsz)) == -1)
 		return -1;
-	if (pipe2(po, O_CLOEXEC) == -1) {
-		snprintf(err, errsz, "pipe: %s", strerror(errno));
-		close(in);
+	words = strdup(extra ? extra : "");
+	av = queue_runner_argv(r, exe, words ? words : (char *)"", budget,
+	    sizeof(budget));
+	r->pid = queue_runner_spawn(exe, av, in, QRUN_SPAWN_DFL,
+	    "warren queue work", fds, &what);
+	free(words);
+	if (r->pid == -1) {
+		snprintf(err, errsz, "%s: %s", what, strerror(errno));
 		return -1;
 	}
-	if (pipe2(pe, O_CLOEXEC) == -1) {
-		snprintf(err, errsz, "pipe: %s", strerror(errno));
-		close(in), close(po[0]), close(po[1]);
-		return -1;
-	}
-	if ((r->pid = fork()) == -1) {
-		snprintf(err, errsz, "fork: %s", strerror(errno));
-		close(in), close(po[0]), close(po[1]), close(pe[0]);
-		close(pe[1]);
-		return -1;
-	}
-	if (r->pid == 0)
-		queue_runner_child(r, exe, in, po[1], pe[1], parent);
-	close(in);
-	/* Also here: whichever of the two runs first. */
-	(void)setpgid(r->pid, r->pid);
-	close(po[1]);
-	close(pe[1]);
-	r->out = po[0];
-	r->err = pe[0];
-	(void)fcntl(r->out, F_SETFL, O_NONBLOCK);
-	(void)fcntl(r->err, F_SETFL, O_NONBLOCK);
+	r->out = fds[0];
+	r->err = fds[1];
 	r->started = now;
 	/* The job's timeout is the attempt's wall clock, whole run. */
 	if (r->job.timeout_ms > 0)

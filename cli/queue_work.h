@@ -71,6 +71,18 @@ struct qrun {
  */
 int	queue_runner_start(struct qrun *r, const char *exe, uint64_t now,
 	    char *err, size_t errsz);
+/*
+ * Fork a child warren, exe with argv: stdin from in (closed here), its
+ * stdout and stderr into pipes whose read ends are fds[0] and fds[1]
+ * (non-blocking), in a process group of its own, SIGTERM when we die;
+ * who names it in its exec error. Its pid, or -1 with errno and *what
+ * ("pipe", "fork"). For a run's child and the MCP server's other
+ * children (cli/mcp_child.c).
+ */
+pid_t	queue_runner_spawn(const char *exe, char *const argv[], int in,
+	    unsigned flags, const char *who, int fds[2], const char **what);
+#define QRUN_SPAWN_DFL	0x01	/* SIGINT, SIGTERM at their defaults in it
+				   (the worker handles them) */
 /* Read what fd (r->out or r->err) has; closes it at its end. */
 void	queue_runner_read(struct qrun *r, int fd);
 /* A child's output as it comes, take(arg, p, n), then its end,
