@@ -261,6 +261,17 @@ cmd_queue_job_arg(const char *name, const char *arg, int64_t *id)
 }
 
 int
+cmd_queue_one_job(int argc, char **argv, int64_t *id)
+{
+	if (optind != argc - 1) {
+		cmd_queue_error(argv[0], "give one JOB (an id from `warren "
+		    "queue ls`)");
+		return -1;
+	}
+	return cmd_queue_job_arg(argv[0], argv[optind], id);
+}
+
+int
 cmd_queue_duration(const char *name, const char *opt, const char *s,
     uint64_t *ms)
 {
