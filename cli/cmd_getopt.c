@@ -165,3 +165,38 @@ cmd_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	}
 	return ch;
 }
+
+/* cmd_getopt_ws's options. */
+static const struct option cmd_getopt_ws_opts[] = {
+	{ "workspace", required_argument, NULL, 'w' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int
+cmd_getopt_ws(const char *cmd, int argc, char **argv, const char **ws,
+    int *json)
+{
+	int	ch;
+
+	*ws = ".";
+	*json = 0;
+	optind = 1;
+	while ((ch = cmd_getopt(cmd, argc, argv, "w:jh",
+	    cmd_getopt_ws_opts)) != -1) {
+		switch (ch) {
+		case 'w':
+			*ws = optarg;
+			break;
+		case 'j':
+			*json = 1;
+			break;
+		case 'h':
+			return 1;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
