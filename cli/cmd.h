@@ -6,6 +6,7 @@
 #ifndef WARREN_CMD_H
 #define WARREN_CMD_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -32,6 +33,18 @@ int	cmd_getopt(const char *cmd, int argc, char **argv,
 /* "warren CMD: MSG; try 'warren help CMD'" on stderr, MSG escaped. */
 void	cmd_usage_error(const char *cmd, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
+/* "warren CMD: MSG" on stderr, MSG escaped (it may quote a path, an
+ * option or a stored value). For every command's errors. */
+void	cmd_error(const char *cmd, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	cmd_verror(const char *cmd, const char *tail, const char *fmt,
+	    va_list ap) __attribute__((format(printf, 3, 0)));
+/* The options of a command that takes --workspace DIR (*ws, "." if not
+ * given), --json (*json) and --help (`warren profiles`, `warren mcp
+ * list`): 0, 1 for --help (its usage is the caller's to say), or -1 on a
+ * usage error (said). */
+int	cmd_getopt_ws(const char *cmd, int argc, char **argv, const char **ws,
+	    int *json);
 /* The name of names near enough to s's first len bytes to be a slip (an
  * edit or two: cmd_getopt.c), or NULL. */
 const char *cmd_getopt_near(const char *s, size_t len,

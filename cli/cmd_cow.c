@@ -20,16 +20,6 @@
 #include "store/store.h"
 #include "workspace/cow.h"
 
-static void
-cmd_cow_error(const char *name, const char *msg)
-{
-	char	*e;
-
-	e = str_escape_dup(msg, strlen(msg), 0);
-	fprintf(stderr, "warren %s: %s\n", name, e != NULL ? e : msg);
-	free(e);
-}
-
 /* A run whose layer is there to act on: 0, else an exit code (said on
  * stderr). live: a run still running is refused. */
 int
@@ -91,11 +81,11 @@ cmd_cow_load(const char *name, const struct store_run *r, struct cow *c,
 
 	memset(ch, 0, sizeof(*ch));
 	if (layer_open(r, c, err, sizeof(err)) == -1) {
-		cmd_cow_error(name, err);
+		cmd_error(name, "%s", err);
 		return WARREN_EXIT_INTERNAL;
 	}
 	if (cow_changes(c, ch, err, sizeof(err)) == -1) {
-		cmd_cow_error(name, err);
+		cmd_error(name, "%s", err);
 		return WARREN_EXIT_INTERNAL;
 	}
 	return 0;
@@ -185,7 +175,7 @@ cmd_cow_load_reviewed(const struct store_run *r, struct cow *c,
 	if ((ex = cmd_cow_load("apply", r, c, ch)) != 0)
 		return ex;
 	if (cow_review(c, ch, err, sizeof(err)) == -1) {
-		cmd_cow_error("apply", err);
+		cmd_error("apply", "%s", err);
 		cow_changes_free(ch);
 		return WARREN_EXIT_INTERNAL;
 	}
@@ -221,23 +211,23 @@ cmd_cow_pick(const char *name, const struct cow *c,
 	memset(pk, 0, sizeof(*pk));
 	if ((pk->sel = calloc(ch->n + 1, 1)) == NULL ||
 	    (pk->ign = calloc(ch->n + 1, 1)) == NULL) {
-		cmd_cow_error(name, "out of memory");
+		cmd_error(name, "%s", "out of memory");
 		return WARREN_EXIT_INTERNAL;
 	}
 	if (layer_paths_select(c->workspace, ch, paths, npaths, pk->sel, err,
 	    sizeof(err)) == -1) {
-		cmd_cow_error(name, err);
+		cmd_error(name, "%s", err);
 		return WARREN_EXIT_USAGE;
 	}
 	if (layer_ignore(c->workspace, ch, pk->ign, pk->note,
 	    sizeof(pk->note)) == -1) {
 		snprintf(err, sizeof(err), "git check-ignore: %s",
 		    strerror(errno));
-		cmd_cow_error(name, err);
+		cmd_error(name, "%s", err);
 		return WARREN_EXIT_INTERNAL;
 	}
 	if (pk->note[0] != '\0')
-		cmd_cow_error(name, pk->note);
+		cmd_error(name, "%s", pk->note);
 	return 0;
 }
 
@@ -264,7 +254,7 @@ cmd_cow_diff_apart(const struct cow *c, const struct cow_changes *apart,
 	    "" : "s");
 	if ((flags & COW_DIFF_STAT) && !(flags & COW_DIFF_RAW)) {
 		if (cow_diff(c, apart, stdout, flags, err, sizeof(err)) == -1) {
-			cmd_cow_error("diff", err);
+			cmd_error("diff", "%s", err);
 			return WARREN_EXIT_INTERNAL;
 		}
 		return 0;
@@ -317,13 +307,13 @@ cmd_cow_diff_paths(const struct store_run *r, unsigned flags,
 		goto nomem;
 	if (shown.n > 0 && cow_diff(&c, &shown, stdout, flags, err,
 	    sizeof(err)) == -1) {
-		cmd_cow_error("diff", err);
+		cmd_error("diff", "%s", err);
 		ex = WARREN_EXIT_INTERNAL;
 	} else if (apart.n > 0)
 		ex = cmd_cow_diff_apart(&c, &apart, flags);
 	goto out_pk;
  nomem:
-	cmd_cow_error("diff", "out of memory");
+	cmd_error("diff", "%s", "out of memory");
 	ex = WARREN_EXIT_INTERNAL;
  out_pk:
 	free(shown.v);
@@ -373,11 +363,11 @@ cmd_cow_applied(struct store *st, const struct store_run *r,
 		return WARREN_EXIT_OK;
 	}
 	if (store_run_cow_state(st, r->id, "applied") == -1) {
-		cmd_cow_error("apply", store_errmsg(st));
+		cmd_error("apply", "%s", store_errmsg(st));
 		return WARREN_EXIT_STORE;
 	}
 	if (cow_remove(c, err, sizeof(err)) == -1) {
-		cmd_cow_error("apply", err);
+		cmd_error("apply", "%s", err);
 		return WARREN_EXIT_INTERNAL;
 	}
 	return WARREN_EXIT_OK;
@@ -428,7 +418,7 @@ cmd_cow_lock(const char *name, const struct store_run *r)
 	    "apply or discard of it, or a run in it, is going on; try again "
 	    "once that ends", (long long)r->id, errno == EWOULDBLOCK ?
 	    "locked" : strerror(errno));
-	cmd_cow_error(name, msg);
+	cmd_error(name, "%s", msg);
 	close(fd);
 	return -1;
 }
@@ -475,7 +465,7 @@ cmd_cow_apply_paths(struct store *st, const struct store_run *r,
 	if ((ex = cmd_cow_pick("apply", &c, &ch, paths, npaths, &pk)) != 0)
 		goto out;
 	if ((keep = calloc(ch.n + 1, 1)) == NULL) {
-		cmd_cow_error("apply", "out of memory");
+		cmd_error("apply", "%s", "out of memory");
 		ex = WARREN_EXIT_INTERNAL;
 		goto out;
 	}
@@ -489,13 +479,13 @@ cmd_cow_apply_paths(struct store *st, const struct store_run *r,
 	}
 	layer_paths_keep_parents(&ch, keep);
 	if (layer_paths_subset(&ch, keep, &sub) == -1) {
-		cmd_cow_error("apply", "out of memory");
+		cmd_error("apply", "%s", "out of memory");
 		ex = WARREN_EXIT_INTERNAL;
 		goto out;
 	}
 	rc = cow_apply(&c, &sub, cflags, stdout, err, sizeof(err));
 	if (rc == -1) {
-		cmd_cow_error("apply", err);
+		cmd_error("apply", "%s", err);
 		fprintf(stderr, "warren apply: run it again once that is fixed:"
 		    " what was applied is kept, the rest follows\n");
 		ex = WARREN_EXIT_INTERNAL;
@@ -525,19 +515,19 @@ cmd_cow_discard(struct store *st, const struct store_run *r)
 	if ((lock = cmd_cow_lock("discard", r)) == -1)
 		return WARREN_EXIT_FAIL;
 	if (layer_open(r, &c, err, sizeof(err)) == -1) {
-		cmd_cow_error("discard", err);
+		cmd_error("discard", "%s", err);
 		ex = WARREN_EXIT_INTERNAL;
 	/* Recorded first: a follow-up that took the layer over since the
 	 * run was read keeps it (store_run_cow_state refuses). */
 	} else if (store_run_cow_state(st, r->id, "discarded") == -1) {
-		cmd_cow_error("discard", store_errmsg(st));
+		cmd_error("discard", "%s", store_errmsg(st));
 		ex = WARREN_EXIT_STORE;
 	} else if (cow_apply_clean(&c, err, sizeof(err)) == -1 ||
 	    cow_remove(&c, err, sizeof(err)) == -1) {
 		snprintf(msg, sizeof(msg), "run %lld is discarded, but its "
 		    "layer %s stays (remove it by hand): %s", (long long)r->id,
 		    c.dir, err);
-		cmd_cow_error("discard", msg);
+		cmd_error("discard", "%s", msg);
 		ex = WARREN_EXIT_INTERNAL;
 	} else
 		printf("discarded the changes of run %lld\n", (long long)r->id);

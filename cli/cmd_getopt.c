@@ -62,19 +62,38 @@ cmd_getopt_near(const char *s, size_t len, const char *const *names,
 	return bestd <= most ? best : NULL;
 }
 
+/* tail: what follows MSG, not escaped (ours: "; try ..."), "" for none. */
+void
+cmd_verror(const char *cmd, const char *tail, const char *fmt, va_list ap)
+{
+	char	msg[2048], *e;
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	e = str_escape_dup(msg, strlen(msg), 0);
+	fprintf(stderr, "warren %s: %s%s\n", cmd, e != NULL ? e : msg, tail);
+	free(e);
+}
+
+void
+cmd_error(const char *cmd, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	cmd_verror(cmd, "", fmt, ap);
+	va_end(ap);
+}
+
 void
 cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
-	va_list	 ap;
-	char	 msg[1024], *e;
+	va_list	ap;
+	char	tail[128];
 
+	snprintf(tail, sizeof(tail), "; try 'warren help %s'", cmd);
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	cmd_verror(cmd, tail, fmt, ap);
 	va_end(ap);
-	e = str_escape_dup(msg, strlen(msg), 0);
-	fprintf(stderr, "warren %s: %s; try 'warren help %s'\n", cmd,
-	    e != NULL ? e : msg, cmd);
-	free(e);
 }
 
 /* --NAME that getopt did not take: unknown (maybe a near miss), or
@@ -145,4 +164,39 @@ cmd_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 		return '?';
 	}
 	return ch;
+}
+
+/* cmd_getopt_ws's options. */
+static const struct option cmd_getopt_ws_opts[] = {
+	{ "workspace", required_argument, NULL, 'w' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+int
+cmd_getopt_ws(const char *cmd, int argc, char **argv, const char **ws,
+    int *json)
+{
+	int	ch;
+
+	*ws = ".";
+	*json = 0;
+	optind = 1;
+	while ((ch = cmd_getopt(cmd, argc, argv, "w:jh",
+	    cmd_getopt_ws_opts)) != -1) {
+		switch (ch) {
+		case 'w':
+			*ws = optarg;
+			break;
+		case 'j':
+			*json = 1;
+			break;
+		case 'h':
+			return 1;
+		default:
+			return -1;
+		}
+	}
+	return 0;
 }

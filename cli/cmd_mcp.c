@@ -41,7 +41,7 @@ cmd_mcp_free(struct mcp_server *s)
 
 	for (i = 0; i < s->nroots; i++)
 		free(s->roots[i]);
-	free(s->line);
+	linebuf_free(&s->in);
 }
 
 /* The options into s; an exit code, or -1 to go on. */

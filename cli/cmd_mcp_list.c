@@ -383,31 +383,15 @@ mcp_list_run(const char *ws, int json)
 int
 cmd_mcp_list(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "workspace", required_argument, NULL, 'w' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char	*ws = ".";
-	int		 ch, json = 0;
+	const char	*ws;
+	int		 rc, json;
 
-	optind = 1;
-	while ((ch = cmd_getopt("mcp list", argc, argv, "w:jh", opts)) != -1) {
-		switch (ch) {
-		case 'w':
-			ws = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'h':
-			cmd_mcp_list_usage(stdout);
-			return WARREN_EXIT_OK;
-		default:
-			return WARREN_EXIT_USAGE;
-		}
+	if ((rc = cmd_getopt_ws("mcp list", argc, argv, &ws, &json)) == 1) {
+		cmd_mcp_list_usage(stdout);
+		return WARREN_EXIT_OK;
 	}
+	if (rc == -1)
+		return WARREN_EXIT_USAGE;
 	if (optind < argc) {
 		cmd_usage_error("mcp list", "no arguments, not '%s'",
 		    argv[optind]);

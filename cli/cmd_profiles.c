@@ -306,33 +306,17 @@ profiles_table(const struct profile_set *set)
 int
 cmd_profiles(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "workspace", required_argument, NULL, 'w' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct profile_set	 set;
-	const char		*ws = ".";
+	const char		*ws;
 	char			 err[1024], *e;
-	int			 ch, json = 0, rc;
+	int			 json, rc;
 
-	optind = 1;
-	while ((ch = cmd_getopt("profiles", argc, argv, "w:jh", opts)) != -1) {
-		switch (ch) {
-		case 'w':
-			ws = optarg;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'h':
-			profiles_usage();
-			return WARREN_EXIT_OK;
-		default:
-			return WARREN_EXIT_USAGE;
-		}
+	if ((rc = cmd_getopt_ws("profiles", argc, argv, &ws, &json)) == 1) {
+		profiles_usage();
+		return WARREN_EXIT_OK;
 	}
+	if (rc == -1)
+		return WARREN_EXIT_USAGE;
 	argc -= optind;
 	argv += optind;
 	if (argc > 1) {

@@ -107,16 +107,14 @@ cmd_queue(int argc, char **argv)
 void
 cmd_queue_error(const char *name, const char *fmt, ...)
 {
-	va_list	 ap;
-	char	 msg[2048], *e;
+	va_list	ap;
+	char	cmd[128];
 
+	snprintf(cmd, sizeof(cmd), "queue%s%s", *name != '\0' ? " " : "",
+	    name);
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	cmd_verror(cmd, "", fmt, ap);
 	va_end(ap);
-	e = str_escape_dup(msg, strlen(msg), 0);
-	fprintf(stderr, "warren queue%s%s: %s\n", *name != '\0' ? " " : "",
-	    name, e != NULL ? e : msg);
-	free(e);
 }
 
 /* A password in the URL: only the user's file or the environment may
@@ -260,6 +258,17 @@ cmd_queue_job_arg(const char *name, const char *arg, int64_t *id)
 		return -1;
 	}
 	return 0;
+}
+
+int
+cmd_queue_one_job(int argc, char **argv, int64_t *id)
+{
+	if (optind != argc - 1) {
+		cmd_queue_error(argv[0], "give one JOB (an id from `warren "
+		    "queue ls`)");
+		return -1;
+	}
+	return cmd_queue_job_arg(argv[0], argv[optind], id);
 }
 
 int
@@ -517,6 +526,11 @@ cmd_queue_parse(int argc, char **argv, unsigned allowed,
 		}
 		if (cmd_queue_opt(argv[0], ch, o) == -1)
 			return -1;
+	}
+	if ((allowed & CMD_QUEUE_O_NOARGS) && optind != argc) {
+		cmd_queue_error(argv[0], "unexpected argument \"%s\"",
+		    argv[optind]);
+		return -1;
 	}
 	return 0;
 }

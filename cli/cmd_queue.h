@@ -64,6 +64,7 @@ struct cmd_queue_opts {
 #define CMD_QUEUE_O_WHERE	0x20	/* --db --workspace --any-workspace */
 #define CMD_QUEUE_O_STAT	0x40	/* --stat --raw */
 #define CMD_QUEUE_O_LIMIT	0x80	/* --limit */
+#define CMD_QUEUE_O_NOARGS	0x100	/* not an option: no operands */
 
 /* cmd_queue.c */
 int	cmd_queue_parse(int argc, char **argv, unsigned allowed,
@@ -85,6 +86,9 @@ struct queue *cmd_queue_create(const char *name, const char *url,
 int	cmd_queue_fail(struct queue *q, const char *name);
 /* JOB: a positive id; -1 (said) if it is not one. */
 int	cmd_queue_job_arg(const char *name, const char *arg, int64_t *id);
+/* The one JOB operand of show, cancel and retry (after the options);
+ * -1 (said) if there is not exactly one or it is no id. */
+int	cmd_queue_one_job(int argc, char **argv, int64_t *id);
 /* A whole file, or stdin for "-", NUL-terminated, at most
  * CMD_QUEUE_INPUT_MAX bytes; NULL (said) on error. */
 char	*cmd_queue_slurp(const char *name, const char *path, size_t *lenp);

@@ -130,13 +130,9 @@ cmd_queue_ls(int argc, char **argv)
 	int			 rc, ex = WARREN_EXIT_OK;
 
 	if ((rc = cmd_queue_parse(argc, argv, CMD_QUEUE_O_JSON |
-	    CMD_QUEUE_O_STATUS | CMD_QUEUE_O_LIMIT, &o)) != 0)
+	    CMD_QUEUE_O_STATUS | CMD_QUEUE_O_LIMIT | CMD_QUEUE_O_NOARGS,
+	    &o)) != 0)
 		return rc == 1 ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
-	if (optind != argc) {
-		cmd_queue_error(argv[0], "unexpected argument \"%s\"",
-		    argv[optind]);
-		return WARREN_EXIT_USAGE;
-	}
 	if ((q = cmd_queue_open(argv[0], o.url, &ex)) == NULL)
 		return ex;
 	if ((o.limit > 0 ? queue_list_newest(q, o.has_status ? (int)o.status :
@@ -330,12 +326,7 @@ cmd_queue_show(int argc, char **argv)
 
 	if ((rc = cmd_queue_parse(argc, argv, CMD_QUEUE_O_JSON, &o)) != 0)
 		return rc == 1 ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
-	if (optind != argc - 1) {
-		cmd_queue_error(argv[0], "give one JOB (an id from `warren "
-		    "queue ls`)");
-		return WARREN_EXIT_USAGE;
-	}
-	if (cmd_queue_job_arg(argv[0], argv[optind], &id) == -1)
+	if (cmd_queue_one_job(argc, argv, &id) == -1)
 		return WARREN_EXIT_USAGE;
 	if ((q = cmd_queue_open(argv[0], o.url, &ex)) == NULL)
 		return ex;

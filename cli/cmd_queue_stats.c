@@ -113,13 +113,9 @@ cmd_queue_stats(int argc, char **argv)
 	struct queue		*q;
 	int			 rc, ex = WARREN_EXIT_OK;
 
-	if ((rc = cmd_queue_parse(argc, argv, CMD_QUEUE_O_JSON, &o)) != 0)
+	if ((rc = cmd_queue_parse(argc, argv, CMD_QUEUE_O_JSON |
+	    CMD_QUEUE_O_NOARGS, &o)) != 0)
 		return rc == 1 ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
-	if (optind != argc) {
-		cmd_queue_error(argv[0], "unexpected argument \"%s\"",
-		    argv[optind]);
-		return WARREN_EXIT_USAGE;
-	}
 	if ((q = cmd_queue_open(argv[0], o.url, &ex)) == NULL)
 		return ex;
 	if (queue_stats(q, QUEUE_STATS_WINDOW_MS, &st) == -1)

@@ -12,18 +12,6 @@
 #include "cli/cmd_queue.h"
 #include "common/exitcode.h"
 
-/* The one JOB argument of cancel and retry. */
-static int
-cmd_queue_steer_job(int argc, char **argv, int64_t *id)
-{
-	if (optind != argc - 1) {
-		cmd_queue_error(argv[0], "give one JOB (an id from `warren "
-		    "queue ls`)");
-		return -1;
-	}
-	return cmd_queue_job_arg(argv[0], argv[optind], id);
-}
-
 static int
 cmd_queue_cancel_job(struct queue *q, int64_t id)
 {
@@ -60,7 +48,7 @@ cmd_queue_cancel(int argc, char **argv)
 
 	if ((rc = cmd_queue_parse(argc, argv, 0, &o)) != 0)
 		return rc == 1 ? WARREN_EXIT_OK : WARREN_EXIT_USAGE;
-	if (cmd_queue_steer_job(argc, argv, &id) == -1)
+	if (cmd_queue_one_job(argc, argv, &id) == -1)
 		return WARREN_EXIT_USAGE;
 	if ((q = cmd_queue_open(argv[0], o.url, &ex)) == NULL)
 		return ex;
@@ -111,7 +99,7 @@ cmd_queue_retry(int argc, char **argv)
 		cmd_queue_error(argv[0], "give JOB or --dead, not both");
 		return WARREN_EXIT_USAGE;
 	}
-	if (!dead && cmd_queue_steer_job(argc, argv, &id) == -1)
+	if (!dead && cmd_queue_one_job(argc, argv, &id) == -1)
 		return WARREN_EXIT_USAGE;
 	if ((q = cmd_queue_open(argv[0], o.url, &ex)) == NULL)
 		return ex;

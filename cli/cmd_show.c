@@ -358,17 +358,12 @@ cmd_show(int argc, char **argv)
 	struct cmd_store_opts	 o;
 	struct store		*st;
 	int64_t			 run;
-	int			 rc, ex = WARREN_EXIT_OK;
+	int			 ex = WARREN_EXIT_OK;
 
-	if ((rc = cmd_store_parse(argc, argv, ALLOW(OPT_JSON) |
-	    ALLOW(OPT_MESSAGES), &o)) != 0)
-		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
-	if (optind != argc - 1)
-		return cmd_store_usage(argv[0], stderr);
-	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
+	if ((st = cmd_store_open_run(argc, argv, ALLOW(OPT_JSON) |
+	    ALLOW(OPT_MESSAGES), &o, &run, &ex)) == NULL)
 		return ex;
-	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == 0)
-		ex = cmd_show_run(st, run, &o);
+	ex = cmd_show_run(st, run, &o);
 	store_close(st);
 	return ex;
 }

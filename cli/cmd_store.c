@@ -49,64 +49,77 @@ static const struct option cmd_store_longopts[] = {
 /* A usage error cmd_store_parse has said already (cmd_getopt). */
 static int	cmd_store_said;
 
-int
+/* Each command's usage, and what its operands must be; the last, graph,
+ * for any other name. */
+static const struct {
+	const char	*name, *operands, *usage;
+} cmd_store_usages[] = {
+	{ "runs", "it takes no operands",
+	    "usage: warren runs [--db FILE] [--workspace DIR |"
+	    " --all] [--limit N] [--json]\n"
+	    "Lists the runs of the workspace DIR (default: the one the "
+	    "current directory\nis in), or of every workspace.\n" },
+	{ "show", "give one RUN",
+	    "usage: warren show [--db FILE] [--workspace DIR]"
+	    " [--messages] [--json] RUN\n" },
+	{ "forget", "give one RUN or more",
+	    "usage: warren forget [--db FILE] [--workspace DIR]"
+	    " RUN ...\n" },
+	{ "diff", "give one RUN",
+	    "usage: warren diff [--db FILE] [--workspace DIR]"
+	    " [--stat] [--color=auto|always|never | --raw] RUN\n"
+	    "    [PATH ...]\n"
+	    "Shows what a copy-on-write run changed, against the "
+	    "workspace as it is now\n(only under each PATH, relative to "
+	    "the workspace, if given). A line holding\ncontrol bytes, "
+	    "bidi controls or invisible characters is shown escaped "
+	    "(\\xNN,\na backslash as \\\\) and marked; --raw prints "
+	    "the bytes as they are, for git\napply or patch -p1. Files "
+	    "the workspace's .gitignore ignores are listed apart.\n" },
+	{ "apply", "give one RUN",
+	    "usage: warren apply [--db FILE] [--workspace DIR]"
+	    " [--include-sensitive] [--include-unreviewed]\n"
+	    "    [--include-ignored] [--include PATH ...] RUN [PATH ...]\n"
+	    "Writes a copy-on-write run's changes into the workspace "
+	    "(only under each PATH,\nrelative to the workspace, if "
+	    "given), or nothing if the workspace changed\nunder any of "
+	    "them since the run started (exit 1). Files the workspace's"
+	    "\n.gitignore ignores are left out without --include-ignored;"
+	    " a PATH naming a file\nexactly applies it as --include "
+	    "does.\n" },
+	{ "discard", "give one RUN",
+	    "usage: warren discard [--db FILE] [--workspace DIR]"
+	    " RUN\nThrows a copy-on-write run's changes away.\n" },
+	{ "report", "give one RUN",
+	    "usage: warren report [--db FILE] [--workspace DIR]"
+	    " [-o FILE] RUN\n"
+	    "Writes the run as one self-contained HTML page: a timeline "
+	    "of its agents, its\nmemory graph, tokens per agent and each"
+	    " transcript. FILE is warren-run-ID.html\nby default; - is "
+	    "stdout.\n" },
+	{ "graph", "give one RUN",
+	    "usage: warren graph [--db FILE] [--workspace DIR]"
+	    " [--format json|dot|mermaid] RUN\n" },
+};
+
+static int
 cmd_store_usage(const char *name, FILE *f)
 {
+	size_t	i, last = sizeof(cmd_store_usages) /
+		    sizeof(cmd_store_usages[0]) - 1;
+
+	for (i = 0; i < last; i++)
+		if (strcmp(name, cmd_store_usages[i].name) == 0)
+			break;
 	if (f == stderr) {
 		/* One line: what was wrong, and where the help is. */
 		if (!cmd_store_said)
-			cmd_usage_error(name, "%s", strcmp(name, "runs") == 0 ?
-			    "it takes no operands" : strcmp(name, "forget") ==
-			    0 ? "give one RUN or more" : "give one RUN");
+			cmd_usage_error(name, "%s",
+			    cmd_store_usages[i].operands);
 		cmd_store_said = 0;
 		return WARREN_EXIT_USAGE;
 	}
-	if (strcmp(name, "runs") == 0)
-		fprintf(f, "usage: warren runs [--db FILE] [--workspace DIR |"
-		    " --all] [--limit N] [--json]\n"
-		    "Lists the runs of the workspace DIR (default: the one the "
-		    "current directory\nis in), or of every workspace.\n");
-	else if (strcmp(name, "show") == 0)
-		fprintf(f, "usage: warren show [--db FILE] [--workspace DIR]"
-		    " [--messages] [--json] RUN\n");
-	else if (strcmp(name, "forget") == 0)
-		fprintf(f, "usage: warren forget [--db FILE] [--workspace DIR]"
-		    " RUN ...\n");
-	else if (strcmp(name, "diff") == 0)
-		fprintf(f, "usage: warren diff [--db FILE] [--workspace DIR]"
-		    " [--stat] [--color=auto|always|never | --raw] RUN\n"
-		    "    [PATH ...]\n"
-		    "Shows what a copy-on-write run changed, against the "
-		    "workspace as it is now\n(only under each PATH, relative to "
-		    "the workspace, if given). A line holding\ncontrol bytes, "
-		    "bidi controls or invisible characters is shown escaped "
-		    "(\\xNN,\na backslash as \\\\) and marked; --raw prints "
-		    "the bytes as they are, for git\napply or patch -p1. Files "
-		    "the workspace's .gitignore ignores are listed apart.\n");
-	else if (strcmp(name, "apply") == 0)
-		fprintf(f, "usage: warren apply [--db FILE] [--workspace DIR]"
-		    " [--include-sensitive] [--include-unreviewed]\n"
-		    "    [--include-ignored] [--include PATH ...] RUN [PATH ...]\n"
-		    "Writes a copy-on-write run's changes into the workspace "
-		    "(only under each PATH,\nrelative to the workspace, if "
-		    "given), or nothing if the workspace changed\nunder any of "
-		    "them since the run started (exit 1). Files the workspace's"
-		    "\n.gitignore ignores are left out without --include-ignored;"
-		    " a PATH naming a file\nexactly applies it as --include "
-		    "does.\n");
-	else if (strcmp(name, "discard") == 0)
-		fprintf(f, "usage: warren discard [--db FILE] [--workspace DIR]"
-		    " RUN\nThrows a copy-on-write run's changes away.\n");
-	else if (strcmp(name, "report") == 0)
-		fprintf(f, "usage: warren report [--db FILE] [--workspace DIR]"
-		    " [-o FILE] RUN\n"
-		    "Writes the run as one self-contained HTML page: a timeline "
-		    "of its agents, its\nmemory graph, tokens per agent and each"
-		    " transcript. FILE is warren-run-ID.html\nby default; - is "
-		    "stdout.\n");
-	else
-		fprintf(f, "usage: warren graph [--db FILE] [--workspace DIR]"
-		    " [--format json|dot|mermaid] RUN\n");
+	fputs(cmd_store_usages[i].usage, f);
 	fprintf(f, "RUN is a run id from `warren runs`, or \"last\" (the "
 	    "workspace's latest). The\ndatabase is FILE, else $WARREN_DB, "
 	    "else $XDG_STATE_HOME/warren/warren.db.\n");
@@ -218,24 +231,13 @@ cmd_store_parse_opts(int argc, char **argv, int allowed,
 }
 
 /* The options; a usage error is said here, not again by the caller. */
-int
+static int
 cmd_store_parse(int argc, char **argv, int allowed, struct cmd_store_opts *o)
 {
 	int	rc = cmd_store_parse_opts(argc, argv, allowed, o);
 
 	cmd_store_said = rc == -1;
 	return rc;
-}
-
-/* An error on stderr, escaped: it may quote a path or a stored value. */
-static void
-cmd_store_error(const char *name, const char *msg)
-{
-	char	*e;
-
-	e = str_escape_dup(msg, strlen(msg), 0);
-	fprintf(stderr, "warren %s: %s\n", name, e != NULL ? e : msg);
-	free(e);
 }
 
 static int
@@ -270,10 +272,11 @@ cmd_legacy_db(const char *name, const char *db, const char *ws)
 	    "no longer read, since an agent could have rewritten it. Its runs "
 	    "stay readable with --db %s; nothing is resumed from it unless you"
 	    " name it that way", old, old);
-	cmd_store_error(name, msg);
+	cmd_error(name, "%s", msg);
 }
 
-struct store *
+/* The database, opened with flags; NULL (said, *exitp set) if not. */
+static struct store *
 cmd_store_open(const char *name, const struct cmd_store_opts *o, int flags,
     int *exitp)
 {
@@ -285,14 +288,14 @@ cmd_store_open(const char *name, const struct cmd_store_opts *o, int flags,
 		return NULL;
 	}
 	if ((st = store_open(path, flags, err, sizeof(err))) == NULL) {
-		cmd_store_error(name, err);
+		cmd_error(name, "%s", err);
 		*exitp = WARREN_EXIT_STORE;
 	}
 	return st;
 }
 
 /* RUN: a positive id or "last", the latest run of the workspace. */
-int
+static int
 cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
     const char *name, const char *arg, int64_t *run, int *exitp)
 {
@@ -301,7 +304,7 @@ cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
 	if (strcmp(arg, "last") == 0) {
 		if (store_run_latest(st, o->ws, run) == 0)
 			return 0;
-		cmd_store_error(name, store_errmsg(st));
+		cmd_error(name, "%s", store_errmsg(st));
 		*exitp = store_errcode(st) == STORE_ENOTFOUND ?
 		    WARREN_EXIT_USAGE : WARREN_EXIT_STORE;
 		return -1;
@@ -316,12 +319,37 @@ cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
 	return 0;
 }
 
+struct store *
+cmd_store_open_run(int argc, char **argv, int allowed,
+    struct cmd_store_opts *o, int64_t *run, int *exitp)
+{
+	struct store	*st;
+	int		 rc;
+
+	if ((rc = cmd_store_parse(argc, argv, allowed, o)) != 0) {
+		*exitp = cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
+		return NULL;
+	}
+	if (optind != argc - 1) {
+		*exitp = cmd_store_usage(argv[0], stderr);
+		return NULL;
+	}
+	if ((st = cmd_store_open(argv[0], o, STORE_READ, exitp)) == NULL)
+		return NULL;
+	if (cmd_store_run_arg(st, o, argv[0], argv[optind], run, exitp) ==
+	    -1) {
+		store_close(st);
+		return NULL;
+	}
+	return st;
+}
+
 /* A store error as an exit: an unknown run is the user's, the rest the
  * database's. */
 int
 cmd_store_fail(struct store *st, const char *name)
 {
-	cmd_store_error(name, store_errmsg(st));
+	cmd_error(name, "%s", store_errmsg(st));
 	return store_errcode(st) == STORE_ENOTFOUND ? WARREN_EXIT_USAGE :
 	    WARREN_EXIT_STORE;
 }
@@ -717,16 +745,11 @@ cmd_graph(int argc, char **argv)
 	struct store_run	 r;
 	struct store_graph	 g;
 	int64_t			 run;
-	int			 rc, ex = WARREN_EXIT_OK;
+	int			 ex = WARREN_EXIT_OK;
 
-	if ((rc = cmd_store_parse(argc, argv, ALLOW(OPT_FORMAT), &o)) != 0)
-		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
-	if (optind != argc - 1)
-		return cmd_store_usage(argv[0], stderr);
-	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
+	if ((st = cmd_store_open_run(argc, argv, ALLOW(OPT_FORMAT), &o, &run,
+	    &ex)) == NULL)
 		return ex;
-	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == -1)
-		goto out;
 	if (store_run_get(st, run, &r) == -1) {
 		ex = cmd_store_fail(st, argv[0]);
 		goto out;
@@ -759,7 +782,7 @@ cmd_report_write(struct store *st, int64_t run, const char *path)
 
 	if (strcmp(path, "-") == 0)
 		return report_write(stdout, st, run, err, sizeof(err)) == -1 ?
-		    (cmd_store_error("report", err), -1) : 0;
+		    (cmd_error("report", "%s", err), -1) : 0;
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >=
 	    sizeof(tmp) || (fd = mkstemp(tmp)) == -1 ||
 	    (f = fdopen(fd, "w")) == NULL) {
@@ -769,7 +792,7 @@ cmd_report_write(struct store *st, int64_t run, const char *path)
 	}
 	(void)fchmod(fd, 0644 & ~cmd_umask());
 	if (report_write(f, st, run, err, sizeof(err)) == -1) {
-		cmd_store_error("report", err);
+		cmd_error("report", "%s", err);
 		fclose(f);
 		unlink(tmp);
 		return -1;
@@ -791,16 +814,11 @@ cmd_report(int argc, char **argv)
 	struct store		*st;
 	int64_t			 run;
 	char			 def[64];
-	int			 rc, ex = WARREN_EXIT_OK;
+	int			 ex = WARREN_EXIT_OK;
 
-	if ((rc = cmd_store_parse(argc, argv, ALLOW(OPT_OUTPUT), &o)) != 0)
-		return cmd_store_usage(argv[0], rc == 1 ? stdout : stderr);
-	if (optind != argc - 1)
-		return cmd_store_usage(argv[0], stderr);
-	if ((st = cmd_store_open(argv[0], &o, STORE_READ, &ex)) == NULL)
+	if ((st = cmd_store_open_run(argc, argv, ALLOW(OPT_OUTPUT), &o, &run,
+	    &ex)) == NULL)
 		return ex;
-	if (cmd_store_run_arg(st, &o, argv[0], argv[optind], &run, &ex) == -1)
-		goto out;
 	snprintf(def, sizeof(def), "warren-run-%lld.html", (long long)run);
 	if (cmd_report_write(st, run, o.output != NULL ? o.output : def) ==
 	    -1)
@@ -810,7 +828,6 @@ cmd_report(int argc, char **argv)
 	else if (o.output == NULL || strcmp(o.output, "-") != 0)
 		fprintf(stderr, "warren report: run %lld written to %s\n",
 		    (long long)run, o.output != NULL ? o.output : def);
-out:
 	store_close(st);
 	return ex;
 }
@@ -857,7 +874,7 @@ cmd_forget(int argc, char **argv)
 	if (cmd_store_path(argv[0], &o, path, sizeof(path)) == -1)
 		return WARREN_EXIT_USAGE;
 	if ((st = store_open(path, 0, err, sizeof(err))) == NULL) {
-		cmd_store_error(argv[0], err);
+		cmd_error(argv[0], "%s", err);
 		return WARREN_EXIT_STORE;
 	}
 	for (i = optind; i < argc && ex == WARREN_EXIT_OK; i++) {

@@ -52,17 +52,11 @@ enum {
 			    1 << ((int)(x) - (int)OPT_JSON))
 
 /* cmd_store.c */
-int	cmd_store_usage(const char *name, FILE *f);
-/* Parse the options; -1 on a usage error, 1 for --help. allowed lists the
- * options this command takes beyond --db/--workspace/--help (ALLOW). */
-int	cmd_store_parse(int argc, char **argv, int allowed,
-	    struct cmd_store_opts *o);
-/* The database, opened with flags; NULL (said, *exitp set) if not. */
-struct store *cmd_store_open(const char *name, const struct cmd_store_opts *o,
-	    int flags, int *exitp);
-/* RUN: a positive id or "last", the latest run of the workspace. */
-int	cmd_store_run_arg(struct store *st, const struct cmd_store_opts *o,
-	    const char *name, const char *arg, int64_t *run, int *exitp);
+/* A command of one RUN (show, graph, report): its options (allowed as
+ * cmd_store_parse's), the database opened to read and *run; NULL (said,
+ * *exitp the exit code: --help's is WARREN_EXIT_OK) if not. */
+struct store *cmd_store_open_run(int argc, char **argv, int allowed,
+	    struct cmd_store_opts *o, int64_t *run, int *exitp);
 /* A store error as an exit: an unknown run is the user's, the rest the
  * database's. */
 int	cmd_store_fail(struct store *st, const char *name);

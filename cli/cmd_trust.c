@@ -37,10 +37,7 @@ cmd_trust_usage(FILE *f)
 static int
 cmd_trust_fail(const char *msg, int code)
 {
-	char	*e = str_escape_dup(msg, strlen(msg), 0);
-
-	fprintf(stderr, "warren trust: %s\n", e != NULL ? e : msg);
-	free(e);
+	cmd_error("trust", "%s", msg);
 	return code;
 }
 

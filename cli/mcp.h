@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "cli/linebuf.h"
 #include "cli/queue_work.h"
 
 #define MCP_LINE_MAX	(4u << 20)	/* a longer request line is refused */
@@ -100,10 +101,7 @@ struct mcp_server {
 	char		 cwd[PATH_MAX];		/* real path */
 	int		 initialized;
 	struct mcp_call	*calls[MCP_CALLS_MAX];
-	/* stdin: the line being read */
-	char		*line;
-	size_t		 len, cap;
-	int		 skipping;		/* past MCP_LINE_MAX */
+	struct linebuf	 in;			/* stdin's lines */
 	int		 eof;
 	int		 out_failed;		/* stdout closed: stop */
 };

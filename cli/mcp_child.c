@@ -5,8 +5,6 @@
  * kept up to MCP_OUT_MAX and the tail of its stderr. Like a run's child
  * (cli/queue_runner.c), but its output is the answer, not events.
  */
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -20,32 +18,12 @@
 
 #include "cli/mcp.h"
 
-static void
-mcp_child_exec(const char *exe, char *const argv[], int in, int out,
-    int err, pid_t parent)
-{
-	sigset_t	none;
-
-	(void)setpgid(0, 0);
-	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != parent)
-		_exit(127);
-	signal(SIGPIPE, SIG_DFL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (dup2(in, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
-	    dup2(err, STDERR_FILENO) == -1)
-		_exit(127);
-	execv(exe, argv);
-	dprintf(STDERR_FILENO, "warren mcp: %s: %s\n", exe, strerror(errno));
-	_exit(127);
-}
-
 int
 mcp_child_start(struct mcp_child *c, const char *exe, char *const argv[],
     const char *input, char *err, size_t errsz)
 {
-	pid_t	parent = getpid();
-	int	in, po[2] = { -1, -1 }, pe[2] = { -1, -1 };
+	const char	*what;
+	int		 in, fds[2];
 
 	memset(c, 0, sizeof(*c));
 	c->pid = -1;
@@ -55,37 +33,25 @@ mcp_child_start(struct mcp_child *c, const char *exe, char *const argv[],
 	    queue_runner_memfd("warren-mcp-input", "the tool's input", input,
 	    err, errsz)) == -1)
 		return -1;
-	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 ||
-	    (c->pid = fork()) == -1) {
+	if ((c->pid = queue_runner_spawn(exe, argv, in, 0, "warren mcp", fds,
+	    &what)) == -1) {
 		snprintf(err, errsz, "starting warren %s: %s", argv[1],
 		    strerror(errno));
-		close(in);
-		if (po[0] != -1)
-			close(po[0]), close(po[1]);
-		if (pe[0] != -1)
-			close(pe[0]), close(pe[1]);
-		c->pid = -1;
 		return -1;
 	}
-	if (c->pid == 0)
-		mcp_child_exec(exe, argv, in, po[1], pe[1], parent);
-	(void)setpgid(c->pid, c->pid);
-	close(in);
-	close(po[1]);
-	close(pe[1]);
-	c->out = po[0];
-	c->err = pe[0];
-	(void)fcntl(c->out, F_SETFL, O_NONBLOCK);
-	(void)fcntl(c->err, F_SETFL, O_NONBLOCK);
+	c->out = fds[0];
+	c->err = fds[1];
 	return 0;
 }
 
-/* stdout: the first MCP_OUT_MAX bytes; the rest only counted as cut. */
+/* stdout (queue_runner_take): the first MCP_OUT_MAX bytes; the rest
+ * only counted as cut. */
 static void
-mcp_child_out(struct mcp_child *c, const char *p, size_t n)
+mcp_child_out(void *arg, const char *p, size_t n)
 {
-	size_t	 k = n;
-	char	*t;
+	struct mcp_child	*c = arg;
+	size_t			 k = n;
+	char			*t;
 
 	if (c->olen + k > MCP_OUT_MAX) {
 		k = MCP_OUT_MAX - c->olen;
@@ -103,12 +69,15 @@ mcp_child_out(struct mcp_child *c, const char *p, size_t n)
 	c->obuf[c->olen] = '\0';
 }
 
-/* stderr: its last MCP_ERR_MAX - 1 bytes. */
+/* stderr (queue_runner_take): its last MCP_ERR_MAX - 1 bytes. */
 static void
-mcp_child_errout(struct mcp_child *c, const char *p, size_t n)
+mcp_child_errout(void *arg, const char *p, size_t n)
 {
-	size_t	keep = sizeof(c->ebuf) - 1;
+	struct mcp_child	*c = arg;
+	size_t			 keep = sizeof(c->ebuf) - 1;
 
+	if (n == 0)
+		return;
 	if (n >= keep) {
 		memcpy(c->ebuf, p + n - keep, keep);
 		c->elen = keep;
@@ -127,27 +96,10 @@ mcp_child_errout(struct mcp_child *c, const char *p, size_t n)
 void
 mcp_child_read(struct mcp_child *c, int fd)
 {
-	char	buf[65536];
-	ssize_t	n;
-
-	for (;;) {
-		n = read(fd, buf, sizeof(buf));
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		if (n <= 0)
-			break;
-		if (fd == c->out)
-			mcp_child_out(c, buf, (size_t)n);
-		else
-			mcp_child_errout(c, buf, (size_t)n);
-	}
-	close(fd);
 	if (fd == c->out)
-		c->out = -1;
+		queue_runner_drain(&c->out, mcp_child_out, c);
 	else
-		c->err = -1;
+		queue_runner_drain(&c->err, mcp_child_errout, c);
 }
 
 void
@@ -175,14 +127,8 @@ mcp_child_reap(struct mcp_child *c)
 		return 1;
 	if (!queue_runner_waited(&c->pid, &c->status))
 		return 0;
-	if (c->out != -1)
-		mcp_child_read(c, c->out);
-	if (c->err != -1)
-		mcp_child_read(c, c->err);
-	if (c->out != -1)
-		close(c->out), c->out = -1;
-	if (c->err != -1)
-		close(c->err), c->err = -1;
+	queue_runner_ended(&c->out, &c->err, mcp_child_out, mcp_child_errout,
+	    c);
 	return 1;
 }
 

@@ -229,13 +229,21 @@ mcp_server_dispatch(struct mcp_server *s, json_t *req, json_t *id)
 		mcp_server_call(s, id, params);
 }
 
+/* One stdin line (linebuf_line): a message; NULL, one past MCP_LINE_MAX,
+ * is answered with a parse error. */
 static void
-mcp_server_line(struct mcp_server *s, const char *line, size_t len)
+mcp_server_line(void *arg, char *line, size_t len)
 {
-	json_t	*req, *id;
-	char	 why[1024];
-	int	 code;
+	struct mcp_server	*s = arg;
+	json_t			*req, *id;
+	char			 why[1024];
+	int			 code;
 
+	if (line == NULL) {
+		mcp_rpc_error(s, NULL, MCP_EPARSE, "a line over %u bytes "
+		    "(the most a request may take): not read", MCP_LINE_MAX);
+		return;
+	}
 	if (len == 0 || (len == 1 && line[0] == '\r'))
 		return;
 	if ((code = mcp_rpc_parse(line, len, &req, &id, why,
@@ -245,47 +253,6 @@ mcp_server_line(struct mcp_server *s, const char *line, size_t len)
 		mcp_server_dispatch(s, req, id);
 	json_decref(req);
 	json_decref(id);
-}
-
-/* stdin bytes: whole lines are messages; one past MCP_LINE_MAX is
- * skipped to its end and answered with a parse error. */
-static void
-mcp_server_bytes(struct mcp_server *s, const char *p, size_t n)
-{
-	const char	*nl;
-	size_t		 k;
-	char		*t;
-
-	while (n > 0) {
-		nl = memchr(p, '\n', n);
-		k = nl ? (size_t)(nl - p) : n;
-		if (!s->skipping && s->len + k > MCP_LINE_MAX)
-			s->skipping = 1;
-		if (!s->skipping && s->len + k > s->cap) {
-			if ((t = realloc(s->line, s->len + k + 65536)) == NULL)
-				s->skipping = 1;
-			else {
-				s->line = t;
-				s->cap = s->len + k + 65536;
-			}
-		}
-		if (!s->skipping) {
-			memcpy(s->line + s->len, p, k);
-			s->len += k;
-		}
-		if (nl == NULL)
-			return;
-		if (s->skipping)
-			mcp_rpc_error(s, NULL, MCP_EPARSE, "a line over %u bytes "
-			    "(the most a request may take): not read",
-			    MCP_LINE_MAX);
-		else
-			mcp_server_line(s, s->line, s->len);
-		s->len = 0;
-		s->skipping = 0;
-		p += k + 1;
-		n -= k + 1;
-	}
 }
 
 static void
@@ -298,14 +265,16 @@ mcp_server_input(struct mcp_server *s)
 	    (errno == EINTR || errno == EAGAIN))
 		return;
 	if (n > 0) {
-		mcp_server_bytes(s, buf, (size_t)n);
+		linebuf_put(&s->in, buf, (size_t)n, MCP_LINE_MAX,
+		    mcp_server_line, s);
 		return;
 	}
 	if (n == -1)
 		fprintf(stderr, "warren mcp: reading stdin: %s\n",
 		    strerror(errno));
-	if (s->len > 0 || s->skipping)	/* a last line without newline */
-		mcp_server_bytes(s, "\n", 1);
+	if (s->in.len > 0 || s->in.skipping) /* a last line, no newline */
+		linebuf_put(&s->in, "\n", 1, MCP_LINE_MAX,
+		    mcp_server_line, s);
 	s->eof = 1;
 }
 

@@ -73,32 +73,62 @@ queue_runner_argv(const struct qrun *r, const char *exe, char *words,
  * with a parent-death signal stops hard when its parent dies
  * (supervisor/run_parent.c). */
 static void
-queue_runner_child(const struct qrun *r, const char *exe, int in, int out,
-    int err, pid_t parent)
+queue_runner_child(const char *exe, char *const argv[], int in, int out,
+    int err, pid_t parent, unsigned flags, const char *who)
 {
-	char		 budget[32], *words, **av;
-	const char	*extra = getenv("WARREN_QUEUE_RUN_ARGS");
-	sigset_t	 none;
+	sigset_t	none;
 
 	(void)setpgid(0, 0);
 	/* The worker may have died before the call: then no signal comes. */
 	if (prctl(PR_SET_PDEATHSIG, SIGTERM) == -1 || getppid() != parent)
 		_exit(127);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	if (flags & QRUN_SPAWN_DFL) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+	}
 	signal(SIGPIPE, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (dup2(in, STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
 	    dup2(err, STDERR_FILENO) == -1)
 		_exit(127);
-	words = strdup(extra ? extra : "");
-	av = queue_runner_argv(r, exe, words ? words : (char *)"", budget,
-	    sizeof(budget));
-	execv(exe, av);
-	dprintf(STDERR_FILENO, "warren queue work: %s: %s\n", exe,
-	    strerror(errno));
+	execv(exe, argv);
+	dprintf(STDERR_FILENO, "%s: %s: %s\n", who, exe, strerror(errno));
 	_exit(127);
+}
+
+pid_t
+queue_runner_spawn(const char *exe, char *const argv[], int in,
+    unsigned flags, const char *who, int fds[2], const char **what)
+{
+	pid_t	parent = getpid(), pid;
+	int	po[2] = { -1, -1 }, pe[2] = { -1, -1 }, e;
+
+	*what = "pipe";
+	if (pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1 ||
+	    (*what = "fork", pid = fork()) == -1) {
+		e = errno;
+		close(in);
+		if (po[0] != -1)
+			close(po[0]), close(po[1]);
+		if (pe[0] != -1)
+			close(pe[0]), close(pe[1]);
+		errno = e;
+		return -1;
+	}
+	if (pid == 0)
+		queue_runner_child(exe, argv, in, po[1], pe[1], parent, flags,
+		    who);
+	close(in);
+	/* Also here: whichever of the two runs first. */
+	(void)setpgid(pid, pid);
+	close(po[1]);
+	close(pe[1]);
+	fds[0] = po[0];
+	fds[1] = pe[0];
+	(void)fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	(void)fcntl(fds[1], F_SETFL, O_NONBLOCK);
+	return pid;
 }
 
 /* The schema's file and directory, once the run is over. */
@@ -203,8 +233,9 @@ int
 queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
     size_t errsz)
 {
-	pid_t	parent = getpid();
-	int	in, po[2], pe[2];
+	const char	*extra = getenv("WARREN_QUEUE_RUN_ARGS"), *what;
+	char		 budget[32], *words, **av;
+	int		 in, fds[2];
 
 	r->pid = -1;
 	r->out = r->err = -1;
@@ -213,33 +244,18 @@ queue_runner_start(struct qrun *r, const char *exe, uint64_t now, char *err,
 	    (in = queue_runner_memfd("warren-task", "the job's task",
 	    r->job.task, err, errsz)) == -1)
 		return -1;
-	if (pipe2(po, O_CLOEXEC) == -1) {
-		snprintf(err, errsz, "pipe: %s", strerror(errno));
-		close(in);
+	words = strdup(extra ? extra : "");
+	av = queue_runner_argv(r, exe, words ? words : (char *)"", budget,
+	    sizeof(budget));
+	r->pid = queue_runner_spawn(exe, av, in, QRUN_SPAWN_DFL,
+	    "warren queue work", fds, &what);
+	free(words);
+	if (r->pid == -1) {
+		snprintf(err, errsz, "%s: %s", what, strerror(errno));
 		return -1;
 	}
-	if (pipe2(pe, O_CLOEXEC) == -1) {
-		snprintf(err, errsz, "pipe: %s", strerror(errno));
-		close(in), close(po[0]), close(po[1]);
-		return -1;
-	}
-	if ((r->pid = fork()) == -1) {
-		snprintf(err, errsz, "fork: %s", strerror(errno));
-		close(in), close(po[0]), close(po[1]), close(pe[0]);
-		close(pe[1]);
-		return -1;
-	}
-	if (r->pid == 0)
-		queue_runner_child(r, exe, in, po[1], pe[1], parent);
-	close(in);
-	/* Also here: whichever of the two runs first. */
-	(void)setpgid(r->pid, r->pid);
-	close(po[1]);
-	close(pe[1]);
-	r->out = po[0];
-	r->err = pe[0];
-	(void)fcntl(r->out, F_SETFL, O_NONBLOCK);
-	(void)fcntl(r->err, F_SETFL, O_NONBLOCK);
+	r->out = fds[0];
+	r->err = fds[1];
 	r->started = now;
 	/* The job's timeout is the attempt's wall clock, whole run. */
 	if (r->job.timeout_ms > 0)
@@ -280,15 +296,17 @@ queue_runner_doing(struct qrun *r, const char *ev, json_t *o)
 	r->doing_new = 1;
 }
 
-/* One event line: the result, the run's id, the layer's changes, what
- * its agents do. */
+/* One event line (linebuf_line): the result, the run's id, the layer's
+ * changes, what its agents do; NULL, one past QRUN_LINE_MAX, is skipped. */
 static void
-queue_runner_event(struct qrun *r, const char *line)
+queue_runner_event(void *arg, char *line, size_t len)
 {
+	struct qrun	*r = arg;
 	json_t		*o, *x;
 	const char	*ev;
 
-	if ((o = json_loads(line, 0, NULL)) == NULL)
+	(void)len;
+	if (line == NULL || (o = json_loads(line, 0, NULL)) == NULL)
 		return;
 	if ((ev = json_string_value(json_object_get(o, "event"))) == NULL)
 		;
@@ -310,51 +328,25 @@ queue_runner_event(struct qrun *r, const char *line)
 	json_decref(o);
 }
 
-/* stdout bytes: whole lines become events; an overlong one is skipped. */
+/* stdout bytes (queue_runner_take): whole lines become events. */
 static void
-queue_runner_out(struct qrun *r, const char *p, size_t n)
+queue_runner_out(void *arg, const char *p, size_t n)
 {
-	const char	*nl;
-	size_t		 k;
-	char		*t;
+	struct qrun	*r = arg;
 
-	while (n > 0) {
-		nl = memchr(p, '\n', n);
-		k = nl ? (size_t)(nl - p) : n;
-		if (!r->skipping && r->len + k + 1 > QRUN_LINE_MAX)
-			r->skipping = 1;
-		if (!r->skipping) {
-			if (r->len + k + 1 > r->cap) {
-				if ((t = realloc(r->line, r->len + k + 1 +
-				    4096)) == NULL) {
-					r->skipping = 1;
-					goto next;
-				}
-				r->line = t;
-				r->cap = r->len + k + 1 + 4096;
-			}
-			memcpy(r->line + r->len, p, k);
-			r->len += k;
-		}
-next:
-		if (nl == NULL)
-			return;
-		if (!r->skipping) {
-			r->line[r->len] = '\0';
-			queue_runner_event(r, r->line);
-		}
-		r->len = 0;
-		r->skipping = 0;
-		p += k + 1;
-		n -= k + 1;
-	}
+	linebuf_put(&r->ev, p, n, QRUN_LINE_MAX, queue_runner_event, r);
 }
 
-/* stderr bytes: keep the last line that is not empty (its head). */
+/* stderr bytes (queue_runner_take): keep the last line that is not
+ * empty (its head); at the end, a last line without newline counts. */
 static void
-queue_runner_errout(struct qrun *r, const char *p, size_t n)
+queue_runner_errout(void *arg, const char *p, size_t n)
 {
-	size_t	i;
+	struct qrun	*r = arg;
+	size_t		 i;
+
+	if (p == NULL && r->errlen > 0)
+		p = "\n", n = 1;
 
 	for (i = 0; i < n; i++) {
 		if (p[i] != '\n') {
@@ -371,32 +363,47 @@ queue_runner_errout(struct qrun *r, const char *p, size_t n)
 }
 
 void
-queue_runner_read(struct qrun *r, int fd)
+queue_runner_drain(int *fd, queue_runner_take *take, void *arg)
 {
 	char	buf[65536];
 	ssize_t	n;
 
 	for (;;) {
-		n = read(fd, buf, sizeof(buf));
+		n = read(*fd, buf, sizeof(buf));
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n <= 0)
 			break;
-		if (fd == r->out)
-			queue_runner_out(r, buf, (size_t)n);
-		else
-			queue_runner_errout(r, buf, (size_t)n);
+		take(arg, buf, (size_t)n);
 	}
-	/* The end (or an error reading it): a last partial line counts. */
-	if (fd == r->err && r->errlen > 0)
-		queue_runner_errout(r, "\n", 1);
-	close(fd);
+	take(arg, NULL, 0);	/* the end, or an error reading it */
+	close(*fd);
+	*fd = -1;
+}
+
+void
+queue_runner_ended(int *out, int *err, queue_runner_take *take_out,
+    queue_runner_take *take_err, void *arg)
+{
+	if (*out != -1)
+		queue_runner_drain(out, take_out, arg);
+	if (*err != -1)
+		queue_runner_drain(err, take_err, arg);
+	if (*out != -1)
+		close(*out), *out = -1;
+	if (*err != -1)
+		close(*err), *err = -1;
+}
+
+void
+queue_runner_read(struct qrun *r, int fd)
+{
 	if (fd == r->out)
-		r->out = -1;
+		queue_runner_drain(&r->out, queue_runner_out, r);
 	else
-		r->err = -1;
+		queue_runner_drain(&r->err, queue_runner_errout, r);
 }
 
 void
@@ -447,16 +454,8 @@ queue_runner_reap(struct qrun *r)
 		return 1;
 	if (!queue_runner_waited(&r->pid, &r->status))
 		return 0;
-	/* What it wrote before it ended; a grandchild holding a pipe open
-	 * does not keep the job running. */
-	if (r->out != -1)
-		queue_runner_read(r, r->out);
-	if (r->err != -1)
-		queue_runner_read(r, r->err);
-	if (r->out != -1)
-		close(r->out), r->out = -1;
-	if (r->err != -1)
-		close(r->err), r->err = -1;
+	queue_runner_ended(&r->out, &r->err, queue_runner_out,
+	    queue_runner_errout, r);
 	return 1;
 }
 
@@ -468,7 +467,7 @@ queue_runner_free(struct qrun *r)
 		close(r->out);
 	if (r->err != -1)
 		close(r->err);
-	free(r->line);
+	linebuf_free(&r->ev);
 	free(r->result);
 	queue_job_free(&r->job);
 	memset(r, 0, sizeof(*r));

@@ -12,10 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/linebuf.h"
 #include "queue/queue.h"
 
 #define QRUN_KILL_GRACE_MS	5000	/* SIGTERM, then SIGKILL this later */
-#define QRUN_LINE_MAX		(16u << 20) /* longer event lines are skipped */
+#define QRUN_LINE_MAX		((16u << 20) - 1) /* the longest event line:
+						     longer ones are skipped */
 #define QRUN_ERRLINE_MAX	512
 #define QRUN_DOING_MAX		256
 
@@ -35,9 +37,7 @@ struct qrun {
 	int		 out, err;	/* our ends of its pipes; -1: closed */
 	int		 status;	/* wait status, once reaped */
 	/* From its events (stdout) and its last error line (stderr). */
-	char		*line;		/* the stdout line being read */
-	size_t		 len, cap;
-	int		 skipping;	/* the line is past QRUN_LINE_MAX */
+	struct linebuf	 ev;		/* stdout's lines */
 	char		 errbuf[QRUN_ERRLINE_MAX];
 	size_t		 errlen;
 	char		 errline[QRUN_ERRLINE_MAX];
@@ -71,8 +71,31 @@ struct qrun {
  */
 int	queue_runner_start(struct qrun *r, const char *exe, uint64_t now,
 	    char *err, size_t errsz);
+/*
+ * Fork a child warren, exe with argv: stdin from in (closed here), its
+ * stdout and stderr into pipes whose read ends are fds[0] and fds[1]
+ * (non-blocking), in a process group of its own, SIGTERM when we die;
+ * who names it in its exec error. Its pid, or -1 with errno and *what
+ * ("pipe", "fork"). For a run's child and the MCP server's other
+ * children (cli/mcp_child.c).
+ */
+pid_t	queue_runner_spawn(const char *exe, char *const argv[], int in,
+	    unsigned flags, const char *who, int fds[2], const char **what);
+#define QRUN_SPAWN_DFL	0x01	/* SIGINT, SIGTERM at their defaults in it
+				   (the worker handles them) */
 /* Read what fd (r->out or r->err) has; closes it at its end. */
 void	queue_runner_read(struct qrun *r, int fd);
+/* A child's output as it comes, take(arg, p, n), then its end,
+ * take(arg, NULL, 0). */
+typedef void queue_runner_take(void *arg, const char *p, size_t n);
+/* Read what *fd has, each chunk to take, until it would block; at its
+ * end (or an error reading it) take's end, then *fd closed and -1. For
+ * a run's child and the MCP server's other children (cli/mcp_child.c). */
+void	queue_runner_drain(int *fd, queue_runner_take *take, void *arg);
+/* A child has exited: what its pipes *out and *err hold now, then both
+ * closed (a grandchild holding one open does not keep it running). */
+void	queue_runner_ended(int *out, int *err, queue_runner_take *take_out,
+	    queue_runner_take *take_err, void *arg);
 /* SIGTERM (once), SIGKILL QRUN_KILL_GRACE_MS later (queue_runner_tick). */
 void	queue_runner_stop(struct qrun *r, enum qrun_stop why, uint64_t now);
 void	queue_runner_tick(struct qrun *r, uint64_t now);

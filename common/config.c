@@ -121,66 +121,66 @@ config_find(const struct config *c, const char *name)
 	return NULL;
 }
 
+/* A unit a number may end with, and what it multiplies the number by. */
+struct config_unit {
+	const char	*suffix;
+	double		 times;
+};
+
+static const struct config_unit config_units_ms[] = {
+	{ "", 1000 }, { "s", 1000 }, { "ms", 1 }, { "m", 60 * 1000 },
+	{ "min", 60 * 1000 }, { "h", 3600 * 1000 }, { "d", 24 * 3600 * 1000 },
+	{ NULL, 0 },
+};
+
+static const struct config_unit config_units_bytes[] = {
+	{ "", 1 }, { "b", 1 },
+	{ "k", 1024 }, { "kb", 1024 }, { "kib", 1024 },
+	{ "m", 1024 * 1024 }, { "mb", 1024 * 1024 }, { "mib", 1024 * 1024 },
+	{ "g", 1024.0 * 1024 * 1024 }, { "gb", 1024.0 * 1024 * 1024 },
+	{ "gib", 1024.0 * 1024 * 1024 },
+	{ "t", 1024.0 * 1024 * 1024 * 1024 },
+	{ "tb", 1024.0 * 1024 * 1024 * 1024 },
+	{ "tib", 1024.0 * 1024 * 1024 * 1024 },
+	{ NULL, 0 },
+};
+
+/* A number, not negative, fractions allowed, then one of units' suffixes
+ * (compared ignoring case if nocase), into *out in whole units: at most
+ * 1e15. 0, or -1. */
+static int
+config_parse_unit(const char *s, const struct config_unit *units,
+    int nocase, double *out)
+{
+	char	*end;
+	double	 d;
+
+	errno = 0;
+	d = strtod(s, &end);
+	if (end == s || errno != 0 || !isfinite(d) || d < 0)
+		return -1;
+	for (; units->suffix != NULL; units++)
+		if ((nocase ? strcasecmp(end, units->suffix) :
+		    strcmp(end, units->suffix)) == 0)
+			break;
+	if (units->suffix == NULL || (d *= units->times) > 1e15)
+		return -1;
+	*out = floor(d);
+	return 0;
+}
+
 /* "30s", "500ms", "2m", "1h", "7d", bare seconds; fractions allowed
  * ("1.5s"). */
 int
 config_parse_duration(const char *s, double *ms)
 {
-	char	*end;
-	double	 d;
-
-	errno = 0;
-	d = strtod(s, &end);
-	if (end == s || errno != 0 || !isfinite(d) || d < 0)
-		return -1;
-	if (*end == '\0' || strcmp(end, "s") == 0)
-		d *= 1000;
-	else if (strcmp(end, "ms") == 0)
-		;
-	else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
-		d *= 60 * 1000;
-	else if (strcmp(end, "h") == 0)
-		d *= 3600 * 1000;
-	else if (strcmp(end, "d") == 0)
-		d *= 24 * 3600 * 1000;
-	else
-		return -1;
-	if (d > 1e15)
-		return -1;
-	*ms = floor(d);
-	return 0;
+	return config_parse_unit(s, config_units_ms, 0, ms);
 }
 
 int
 config_parse_size(const char *s, double *bytes)
 {
-	char	*end;
-	double	 d;
-
-	errno = 0;
-	d = strtod(s, &end);
-	if (end == s || errno != 0 || !isfinite(d) || d < 0)
-		return -1;
-	if (*end == '\0' || strcasecmp(end, "b") == 0)
-		;
-	else if (strcasecmp(end, "k") == 0 || strcasecmp(end, "kb") == 0 ||
-	    strcasecmp(end, "kib") == 0)
-		d *= 1024;
-	else if (strcasecmp(end, "m") == 0 || strcasecmp(end, "mb") == 0 ||
-	    strcasecmp(end, "mib") == 0)
-		d *= 1024 * 1024;
-	else if (strcasecmp(end, "g") == 0 || strcasecmp(end, "gb") == 0 ||
-	    strcasecmp(end, "gib") == 0)
-		d *= 1024.0 * 1024 * 1024;
-	else if (strcasecmp(end, "t") == 0 || strcasecmp(end, "tb") == 0 ||
-	    strcasecmp(end, "tib") == 0)
-		d *= 1024.0 * 1024 * 1024 * 1024;
-	else
-		return -1;
-	if (d > 1e15)
-		return -1;
-	*bytes = floor(d);
-	return 0;
+	return config_parse_unit(s, config_units_bytes, 1, bytes);
 }
 
 static int

@@ -110,13 +110,17 @@ llm_acc_setstr(struct llm_acc *a, char **dst, const char *s, const char *what)
 	return 0;
 }
 
-int
-llm_acc_call_set(struct llm_acc *a, struct llm_acc_call *c, const char *id,
+struct llm_acc_call *
+llm_acc_call_open(struct llm_acc *a, const char *key, const char *id,
     const char *name)
 {
-	if (llm_acc_setstr(a, &c->id, id, "id") == -1)
-		return -1;
-	return llm_acc_setstr(a, &c->name, name, "name");
+	struct llm_acc_call	*c;
+
+	if ((c = llm_acc_call(a, key)) == NULL ||
+	    llm_acc_setstr(a, &c->id, id, "id") == -1 ||
+	    llm_acc_setstr(a, &c->name, name, "name") == -1)
+		return NULL;
+	return c;
 }
 
 int

@@ -165,10 +165,8 @@ llm_anthropic_tool_use(struct llm_acc *a, json_t *b, const char *key,
 	char			*s;
 	int			 rc;
 
-	if ((c = llm_acc_call(a, key)) == NULL)
-		return -1;
-	if (llm_acc_call_set(a, c, llm_json_str(b, "id"),
-	    llm_json_str(b, "name")) == -1)
+	if ((c = llm_acc_call_open(a, key, llm_json_str(b, "id"),
+	    llm_json_str(b, "name"))) == NULL)
 		return -1;
 	in = json_object_get(b, "input");
 	/* Streams open with "input": {} and send the JSON as deltas. */

@@ -80,7 +80,10 @@ void	llm_acc_free(struct llm_acc *a);
 int	llm_acc_text(struct llm_acc *a, const char *s, size_t len);
 /* Find the call with this key, or add one; NULL (acc->err set) if too many. */
 struct llm_acc_call *llm_acc_call(struct llm_acc *a, const char *key);
-int	llm_acc_call_set(struct llm_acc *a, struct llm_acc_call *c,
+/* The call with this key, found or added, its id and name set where
+ * given (a block, item or tool call that opens or repeats it); NULL with
+ * acc->err. For the three wires. */
+struct llm_acc_call *llm_acc_call_open(struct llm_acc *a, const char *key,
 	    const char *id, const char *name);
 int	llm_acc_args(struct llm_acc *a, struct llm_acc_call *c, const char *s,
 	    size_t len);

@@ -181,11 +181,9 @@ llm_openai_call(struct llm_acc *a, json_t *tc, size_t pos)
 		    (long long)json_integer_value(idx));
 	else
 		snprintf(key, sizeof(key), "%zu", pos);
-	if ((c = llm_acc_call(a, key)) == NULL)
-		return -1;
 	fn = json_object_get(tc, "function");
-	if (llm_acc_call_set(a, c, llm_json_str(tc, "id"),
-	    json_is_object(fn) ? llm_json_str(fn, "name") : NULL) == -1)
+	if ((c = llm_acc_call_open(a, key, llm_json_str(tc, "id"),
+	    json_is_object(fn) ? llm_json_str(fn, "name") : NULL)) == NULL)
 		return -1;
 	if (json_is_object(fn))
 		return llm_openai_args(a, c, json_object_get(fn, "arguments"));

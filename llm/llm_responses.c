@@ -112,10 +112,8 @@ llm_responses_call(struct llm_acc *a, json_t *item, const char *key,
 	struct llm_acc_call	*c;
 	json_t			*args;
 
-	if ((c = llm_acc_call(a, key)) == NULL)
-		return -1;
-	if (llm_acc_call_set(a, c, llm_json_str(item, "call_id"),
-	    llm_json_str(item, "name")) == -1)
+	if ((c = llm_acc_call_open(a, key, llm_json_str(item, "call_id"),
+	    llm_json_str(item, "name"))) == NULL)
 		return -1;
 	args = json_object_get(item, "arguments");
 	if (!json_is_string(args) || (!whole && json_string_length(args) == 0))

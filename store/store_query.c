@@ -46,6 +46,9 @@ static void	store_agent_free(struct store_agent *);
 	"(?1 IS NULL OR r.workspace = ?1 OR r.workspace = '/' OR" \
 	" substr(?1, 1, length(r.workspace) + 1) = r.workspace || '/') "
 
+#define EVENT_COLUMNS \
+	"SELECT id, time_ms, path, type, detail FROM events "
+
 #define AGENT_COLUMNS \
 	"SELECT a.id, a.run, coalesce(n.id, 0), coalesce(a.parent, 0)," \
 	" a.path, a.depth, a.profile, a.task, a.call_id, a.inherit_context," \
@@ -65,6 +68,45 @@ store_prepare(struct store *st, const char *sql, sqlite3_stmt **s)
 		return -1;
 	if ((rc = sqlite3_prepare_v2(st->db, sql, -1, s, NULL)) != SQLITE_OK)
 		return store_setdberr(st, rc, "preparing a query");
+	return 0;
+}
+
+/* One row of s into elem; 0, or -1 (out of memory, nothing kept). */
+typedef int store_query_row(sqlite3_stmt *s, void *elem);
+
+/*
+ * Step s to its end, each row into a new element of sz bytes at the end
+ * of *vp (empty at first: NULL, *np 0) by row; then finalize it. 0, or
+ * -1 with st's error: STORE_ENOMEM (no memory, or a row that could not
+ * be copied) or the failed step's, naming what (the rows read). Either
+ * way the rows read are in *vp, *np of them, for the caller to free.
+ */
+static int
+store_query_rows(struct store *st, sqlite3_stmt *s, void **vp, size_t *np,
+    size_t sz, store_query_row *row, const char *what)
+{
+	char	*v = NULL, *nv;
+	size_t	 n = 0, cap = 0;
+	int	 rc;
+
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap == 0 ? 16 : cap * 2;
+			if ((nv = reallocarray(v, cap, sz)) == NULL)
+				break;
+			v = nv;
+		}
+		if (row(s, v + n * sz) == -1)
+			break;
+		n++;
+	}
+	sqlite3_finalize(s);
+	*vp = v;
+	*np = n;
+	if (rc == SQLITE_ROW)
+		return store_seterr(st, STORE_ENOMEM, "%s", what);
+	if (rc != SQLITE_DONE)
+		return store_setdberr(st, rc, what);
 	return 0;
 }
 
@@ -102,9 +144,10 @@ store_pid_alive(int64_t pid)
 }
 
 static int
-store_run_row(sqlite3_stmt *s, struct store_run *r)
+store_run_row(sqlite3_stmt *s, void *elem)
 {
-	int	ok = 1;
+	struct store_run	*r = elem;
+	int			 ok = 1;
 
 	memset(r, 0, sizeof(*r));
 	r->id = sqlite3_column_int64(s, 0);
@@ -141,9 +184,8 @@ store_runs_list(struct store *st, const char *workspace, size_t limit,
     struct store_run **runsp, size_t *nrunsp)
 {
 	sqlite3_stmt	*s;
-	struct store_run *v = NULL, *nv;
-	size_t		 n = 0, cap = 0;
-	int		 rc;
+	void		*v;
+	size_t		 n;
 
 	*runsp = NULL;
 	*nrunsp = 0;
@@ -153,29 +195,14 @@ store_runs_list(struct store *st, const char *workspace, size_t limit,
 	if (workspace != NULL)
 		sqlite3_bind_text(s, 1, workspace, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, limit == 0 ? -1 : (int64_t)limit);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (n == cap) {
-			cap = cap == 0 ? 16 : cap * 2;
-			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
-				goto nomem;
-			v = nv;
-		}
-		if (store_run_row(s, &v[n]) == -1)
-			goto nomem;
-		n++;
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
+	if (store_query_rows(st, s, &v, &n, sizeof(struct store_run),
+	    store_run_row, "listing runs") == -1) {
 		store_runs_free(v, n);
-		return store_setdberr(st, rc, "listing runs");
+		return -1;
 	}
 	*runsp = v;
 	*nrunsp = n;
 	return 0;
-nomem:
-	sqlite3_finalize(s);
-	store_runs_free(v, n);
-	return store_seterr(st, STORE_ENOMEM, "listing runs");
 }
 
 int
@@ -249,9 +276,10 @@ store_run_layer_holder(struct store *st, int64_t run, int64_t *holder)
 }
 
 static int
-store_agent_row(sqlite3_stmt *s, struct store_agent *a)
+store_agent_row(sqlite3_stmt *s, void *elem)
 {
-	int	ok = 1;
+	struct store_agent	*a = elem;
+	int			 ok = 1;
 
 	memset(a, 0, sizeof(*a));
 	a->id = sqlite3_column_int64(s, 0);
@@ -327,47 +355,32 @@ int
 store_agents_list(struct store *st, int64_t run, struct store_agent **agentsp,
     size_t *nagentsp)
 {
-	sqlite3_stmt		*s;
-	struct store_agent	*v = NULL, *nv;
-	size_t			 n = 0, cap = 0;
-	int			 rc;
+	sqlite3_stmt	*s;
+	void		*v;
+	size_t		 n;
 
 	*agentsp = NULL;
 	*nagentsp = 0;
 	if (store_prepare(st, AGENT_COLUMNS, &s) == -1)
 		return -1;
 	sqlite3_bind_int64(s, 1, run);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (n == cap) {
-			cap = cap == 0 ? 16 : cap * 2;
-			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL)
-				goto nomem;
-			v = nv;
-		}
-		if (store_agent_row(s, &v[n]) == -1)
-			goto nomem;
-		n++;
-	}
-	sqlite3_finalize(s);
-	if (rc != SQLITE_DONE) {
+	if (store_query_rows(st, s, &v, &n, sizeof(struct store_agent),
+	    store_agent_row, "listing agents") == -1) {
 		store_agents_free(v, n);
-		return store_setdberr(st, rc, "listing agents");
+		return -1;
 	}
 	if (n > 0)
-		qsort(v, n, sizeof(*v), store_agent_preorder);
+		qsort(v, n, sizeof(struct store_agent), store_agent_preorder);
 	*agentsp = v;
 	*nagentsp = n;
 	return 0;
-nomem:
-	sqlite3_finalize(s);
-	store_agents_free(v, n);
-	return store_seterr(st, STORE_ENOMEM, "listing agents");
 }
 
 static int
-store_node_row(sqlite3_stmt *s, struct store_node *n)
+store_node_row(sqlite3_stmt *s, void *elem)
 {
-	const char	*kind;
+	struct store_node	*n = elem;
+	const char		*kind;
 	int		 ok = 1;
 
 	memset(n, 0, sizeof(*n));
@@ -404,10 +417,9 @@ store_node_row(sqlite3_stmt *s, struct store_node *n)
 static int
 store_graph_nodes(struct store *st, int64_t run, struct store_graph *g)
 {
-	sqlite3_stmt		*s;
-	struct store_node	*nv;
-	size_t			 cap = 0;
-	int			 rc;
+	sqlite3_stmt	*s;
+	void		*v;
+	int		 rc;
 
 	if (store_prepare(st, "SELECT n.id, coalesce(n.agent, 0), a.path,"
 	    " n.kind, n.label, n.summary, n.summary_kind, n.summary_in,"
@@ -418,33 +430,28 @@ store_graph_nodes(struct store *st, int64_t run, struct store_graph *g)
 	    " WHERE n.run = ? ORDER BY n.id", &s) == -1)
 		return -1;
 	sqlite3_bind_int64(s, 1, run);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (g->nnodes == cap) {
-			cap = cap == 0 ? 16 : cap * 2;
-			nv = reallocarray(g->nodes, cap, sizeof(*nv));
-			if (nv == NULL)
-				break;
-			g->nodes = nv;
-		}
-		if (store_node_row(s, &g->nodes[g->nnodes]) == -1)
-			break;
-		g->nnodes++;
-	}
-	sqlite3_finalize(s);
-	if (rc == SQLITE_ROW)
-		return store_seterr(st, STORE_ENOMEM, "loading the graph");
-	if (rc != SQLITE_DONE)
-		return store_setdberr(st, rc, "loading the graph");
+	rc = store_query_rows(st, s, &v, &g->nnodes, sizeof(struct store_node),
+	    store_node_row, "loading the graph");
+	g->nodes = v;
+	return rc;
+}
+
+static int
+store_edge_row(sqlite3_stmt *s, void *elem)
+{
+	struct store_edge	*e = elem;
+
+	e->parent = sqlite3_column_int64(s, 0);
+	e->child = sqlite3_column_int64(s, 1);
 	return 0;
 }
 
 static int
 store_graph_edges(struct store *st, int64_t run, struct store_graph *g)
 {
-	sqlite3_stmt		*s;
-	struct store_edge	*ev;
-	size_t			 cap = 0;
-	int			 rc;
+	sqlite3_stmt	*s;
+	void		*v;
+	int		 rc;
 
 	/* Within the run: a follow-up's edge from the run it continues is
 	 * not one of its graph's. */
@@ -455,23 +462,10 @@ store_graph_edges(struct store *st, int64_t run, struct store_graph *g)
 	    " ORDER BY e.child, e.parent", &s) == -1)
 		return -1;
 	sqlite3_bind_int64(s, 1, run);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (g->nedges == cap) {
-			cap = cap == 0 ? 16 : cap * 2;
-			ev = reallocarray(g->edges, cap, sizeof(*ev));
-			if (ev == NULL)
-				break;
-			g->edges = ev;
-		}
-		g->edges[g->nedges].parent = sqlite3_column_int64(s, 0);
-		g->edges[g->nedges++].child = sqlite3_column_int64(s, 1);
-	}
-	sqlite3_finalize(s);
-	if (rc == SQLITE_ROW)
-		return store_seterr(st, STORE_ENOMEM, "loading the graph");
-	if (rc != SQLITE_DONE)
-		return store_setdberr(st, rc, "loading the graph");
-	return 0;
+	rc = store_query_rows(st, s, &v, &g->nedges, sizeof(struct store_edge),
+	    store_edge_row, "loading the graph");
+	g->edges = v;
+	return rc;
 }
 
 int
@@ -495,44 +489,42 @@ store_graph_load(struct store *st, int64_t run, struct store_graph *g)
 	return rc;
 }
 
+/* A row of EVENT_COLUMNS. */
+static int
+store_event_row(sqlite3_stmt *s, void *elem)
+{
+	struct store_event	*e = elem;
+	int			 ok = 1;
+
+	e->id = sqlite3_column_int64(s, 0);
+	e->time_ms = sqlite3_column_int64(s, 1);
+	e->path = store_col_dup(s, 2, &ok);
+	e->type = store_col_dup(s, 3, &ok);
+	e->detail = store_col_dup(s, 4, &ok);
+	if (ok)
+		return 0;
+	store_event_free(e);
+	return -1;
+}
+
 int
 store_events_list(struct store *st, int64_t run, struct store_event **evp,
     size_t *nevp)
 {
-	sqlite3_stmt		*s;
-	struct store_event	*v = NULL, *nv;
-	size_t			 n = 0, cap = 0;
-	int			 rc, ok = 1;
+	sqlite3_stmt	*s;
+	void		*v;
+	size_t		 n;
 
 	*evp = NULL;
 	*nevp = 0;
-	if (store_prepare(st, "SELECT id, time_ms, path, type, detail"
-	    " FROM events WHERE run = ? ORDER BY id", &s) == -1)
+	if (store_prepare(st, EVENT_COLUMNS "WHERE run = ? ORDER BY id",
+	    &s) == -1)
 		return -1;
 	sqlite3_bind_int64(s, 1, run);
-	while (ok && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (n == cap) {
-			cap = cap == 0 ? 16 : cap * 2;
-			if ((nv = reallocarray(v, cap, sizeof(*v))) == NULL) {
-				ok = 0;
-				break;
-			}
-			v = nv;
-		}
-		memset(&v[n], 0, sizeof(v[n]));
-		v[n].id = sqlite3_column_int64(s, 0);
-		v[n].time_ms = sqlite3_column_int64(s, 1);
-		v[n].path = store_col_dup(s, 2, &ok);
-		v[n].type = store_col_dup(s, 3, &ok);
-		v[n].detail = store_col_dup(s, 4, &ok);
-		n++;
-	}
-	sqlite3_finalize(s);
-	if (!ok || rc != SQLITE_DONE) {
+	if (store_query_rows(st, s, &v, &n, sizeof(struct store_event),
+	    store_event_row, "listing events") == -1) {
 		store_events_free(v, n);
-		if (!ok)
-			return store_seterr(st, STORE_ENOMEM, "listing events");
-		return store_setdberr(st, rc, "listing events");
+		return -1;
 	}
 	*evp = v;
 	*nevp = n;
@@ -567,19 +559,13 @@ store_event_last_on(struct store *st, void *arg)
 	int				 rc, ok = 1;
 
 	memset(ev, 0, sizeof(*ev));
-	if (store_prepare(st, "SELECT id, time_ms, path, type, detail"
-	    " FROM events WHERE run = ? AND type = ? ORDER BY id DESC LIMIT 1",
-	    &s) == -1)
+	if (store_prepare(st, EVENT_COLUMNS "WHERE run = ? AND type = ?"
+	    " ORDER BY id DESC LIMIT 1", &s) == -1)
 		return -1;
 	sqlite3_bind_int64(s, 1, run);
 	sqlite3_bind_text(s, 2, type, -1, SQLITE_STATIC);
-	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		ev->id = sqlite3_column_int64(s, 0);
-		ev->time_ms = sqlite3_column_int64(s, 1);
-		ev->path = store_col_dup(s, 2, &ok);
-		ev->type = store_col_dup(s, 3, &ok);
-		ev->detail = store_col_dup(s, 4, &ok);
-	}
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		ok = store_event_row(s, ev) == 0;
 	sqlite3_finalize(s);
 	if (rc == SQLITE_DONE)
 		return store_seterr(st, STORE_ENOTFOUND, "run %lld has no %s "
@@ -763,11 +749,8 @@ store_events_free(struct store_event *v, size_t n)
 {
 	size_t	i;
 
-	for (i = 0; i < n; i++) {
-		free(v[i].path);
-		free(v[i].type);
-		free(v[i].detail);
-	}
+	for (i = 0; i < n; i++)
+		store_event_free(&v[i]);
 	free(v);
 }
 

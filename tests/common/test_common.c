@@ -258,34 +258,54 @@ test_path_mkdirs(void **state)
 	assert_int_equal(system(p), 0);
 }
 
-/* The one size parser (config, --disk-max, sandbox exec --rlimit). */
+/* The one size parser (config, --disk-max, sandbox exec --rlimit) and
+ * the duration parser: one number (config_parse_unit), their own units,
+ * sizes' compared without case, durations' with. */
 static void
-test_parse_size(void **state)
+test_parse_units(void **state)
 {
+	static const struct {
+		int		 duration;
+		const char	*s;
+		int		 rc;
+		double		 want;
+	} t[] = {
+		{ 0, "4096", 0, 4096 },
+		{ 0, "50M", 0, 50.0 * 1024 * 1024 },
+		{ 0, "2KiB", 0, 2048 },
+		{ 0, "1g", 0, 1024.0 * 1024 * 1024 },
+		{ 0, "2T", 0, 2.0 * 1024 * 1024 * 1024 * 1024 },
+		{ 0, "50X", -1, 0 },
+		{ 0, "", -1, 0 },
+		{ 0, "-1M", -1, 0 },
+		{ 0, "2000T", -1, 0 },		/* > 1e15 */
+		{ 1, "1.5", 0, 1500 },
+		{ 1, "500ms", 0, 500 },
+		{ 1, "2min", 0, 120000 },
+		{ 1, "7d", 0, 7.0 * 24 * 3600 * 1000 },
+		{ 1, "1S", -1, 0 },
+		{ 1, "-1s", -1, 0 },
+		{ 1, "1e13d", -1, 0 },		/* > 1e15 */
+	};
+	size_t	i;
 	double	d;
 
 	(void)state;
-	assert_int_equal(config_parse_size("4096", &d), 0);
-	assert_true(d == 4096);
-	assert_int_equal(config_parse_size("50M", &d), 0);
-	assert_true(d == 50.0 * 1024 * 1024);
-	assert_int_equal(config_parse_size("2KiB", &d), 0);
-	assert_true(d == 2048);
-	assert_int_equal(config_parse_size("1g", &d), 0);
-	assert_true(d == 1024.0 * 1024 * 1024);
-	assert_int_equal(config_parse_size("2T", &d), 0);
-	assert_true(d == 2.0 * 1024 * 1024 * 1024 * 1024);
-	assert_int_equal(config_parse_size("50X", &d), -1);
-	assert_int_equal(config_parse_size("", &d), -1);
-	assert_int_equal(config_parse_size("-1M", &d), -1);
-	assert_int_equal(config_parse_size("2000T", &d), -1);	/* > 1e15 */
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		d = -1;
+		if ((t[i].duration ? config_parse_duration(t[i].s, &d) :
+		    config_parse_size(t[i].s, &d)) != t[i].rc ||
+		    (t[i].rc == 0 && d != t[i].want))
+			fail_msg("\"%s\" as a %s: got %g", t[i].s,
+			    t[i].duration ? "duration" : "size", d);
+	}
 }
 
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_parse_units),
 		cmocka_unit_test(test_escape_controls),
 		cmocka_unit_test(test_escape_utf8),
 		cmocka_unit_test(test_escape_bidi),

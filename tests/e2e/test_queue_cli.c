@@ -248,6 +248,18 @@ test_add_one(void **state)
 	t_refused(&r, "--max-attempts 0 is too small", 2);
 	t_q(&r, NULL, "add", "--timeout", "soon", "x", NULL);
 	t_refused(&r, "--timeout soon: not a duration", 2);
+	/* ls and stats take no operands (CMD_QUEUE_O_NOARGS). */
+	t_q(&r, NULL, "ls", "extra", NULL);
+	t_refused(&r, "warren queue ls: unexpected argument \"extra\"", 2);
+	t_q(&r, NULL, "stats", "extra", NULL);
+	t_refused(&r, "warren queue stats: unexpected argument \"extra\"", 2);
+	/* show, cancel and retry take one JOB (cmd_queue_one_job). */
+	t_q(&r, NULL, "show", NULL);
+	t_refused(&r, "warren queue show: give one JOB (an id from", 2);
+	t_q(&r, NULL, "cancel", "1", "2", NULL);
+	t_refused(&r, "warren queue cancel: give one JOB (an id from", 2);
+	t_q(&r, NULL, "retry", "x", NULL);
+	t_refused(&r, "warren queue retry: job \"x\" is invalid", 2);
 	t_q(&r, NULL, "add", "two", "words", NULL);
 	t_refused(&r, "one TASK only: quote it", 2);
 	t_q(&r, t_file(&t, "empty.txt", "\n"), "add", "-", NULL);
