@@ -29,7 +29,10 @@
  * writes to its stderr without end and never answers meets its 2 s
  * timeout: the loop's timers still run. One that writes invalid UTF-8
  * and a terminal escape to its stderr, no newline, and exits: the model
- * reads them escaped (\xff, \x1b).
+ * reads them escaped (\xff, \x1b). One whose stdout ends (1 MiB of
+ * stray answers, read whole, then its end) in the same event batch as
+ * the stderr line it wrote before: the model reads that line (its stderr
+ * is read before it is failed for the end of its stdout).
  *
  * test_inflight: one answer of the model with 60 calls of 160 KiB to a
  * server that reads nothing: those past 8 MiB unread are refused
@@ -664,7 +667,7 @@ test_spam(void **state)
 	struct t	 t;
 	struct h_run	 r;
 	json_t		*reqs;
-	char		 bin[PATH_MAX], mcpjson[4 * PATH_MAX], *script, *body;
+	char		 bin[PATH_MAX], mcpjson[5 * PATH_MAX], *script, *body;
 	const char	*build = getenv("WARREN_BUILD_DIR");
 	size_t		 i;
 	struct attack	 v[] = {
@@ -676,6 +679,9 @@ test_spam(void **state)
 		    "did not answer mcp__yeller__yell within 2000 ms" },
 		{ "mcp__mumbler__mumble", "{}", "(its stderr: \\\\xff\\\\xfe"
 		    "\\\\x1b]0;owned\\\\x07 mumble)" },
+		{ "mcp__lastword__lastwords", "{}", "MCP server lastword: it "
+		    "closed its stdout (exited?) (its stderr: lastwords: my "
+		    "stdout ends after this line)" },
 	};
 
 	(void)state;
@@ -691,9 +697,10 @@ test_spam(void **state)
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
 	    "\"spammer\": {\"command\": \"%s\"}, "
 	    "\"yeller\": {\"command\": \"%s\", \"timeout_ms\": 2000}, "
-	    "\"mumbler\": {\"command\": \"%s\"}}}", bin, bin, bin);
+	    "\"mumbler\": {\"command\": \"%s\"}, "
+	    "\"lastword\": {\"command\": \"%s\"}}}", bin, bin, bin, bin);
 	t_config(&t, mcpjson, "mcp__spammer, mcp__yeller__yell, "
-	    "mcp__mumbler__mumble, Read");
+	    "mcp__mumbler__mumble, mcp__lastword__lastwords, Read");
 	h_hang_guard = 45;
 	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
 	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE spam", NULL), 0);
