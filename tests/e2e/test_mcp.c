@@ -553,18 +553,67 @@ hostile_listen(int *port)
 	return fd;
 }
 
+/* tests/mcp/mcp_hostile of this build, in bin. */
+static void
+hostile_bin(char *bin, size_t binsz)
+{
+	const char	*build = getenv("WARREN_BUILD_DIR");
+
+	assert_non_null(build);
+	snprintf(bin, binsz, "%s/tests/mcp/mcp_hostile", build);
+	if (access(bin, X_OK) == -1)
+		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+}
+
+/*
+ * The attacks v[0..n) one after the other in a run of mcpuser (t's
+ * mcp.json and agent written, its env set, h_hang_guard set): a run past
+ * the guard is a missed deadline, said as waiting on waited; the run
+ * completes, one request per attack and one more, and each attack's
+ * text is in the request after it. The requests, in r the run.
+ */
+static json_t *
+hostile_run(struct t *t, const struct attack *v, size_t n, const char *task,
+    const char *waited, struct h_run *r)
+{
+	json_t	*reqs;
+	char	*script, *body;
+	size_t	 i;
+
+	script = hostile_script(v, n);
+	t_fakellm(t, script);
+	free(script);
+	assert_int_equal(h_warren_l(r, t->env, "run", "--json", "--workspace",
+	    t->ws, "--profile", "mcpuser", task, NULL), 0);
+	if (r->hung)
+		fail_msg("%s", h_deadline_missed(r, waited));
+	reqs = t_requests(t);
+	if (r->status != 0 || json_array_size(reqs) != n + 1)
+		fail_msg("run: exit %d, %zu requests\nstderr: %s", r->status,
+		    json_array_size(reqs), r->err);
+	for (i = 0; i < n; i++) {
+		body = t_body(reqs, i + 1);
+		if (strstr(body, v[i].want) == NULL)
+			fail_msg("%s: the model did not read \"%s\": ...%s",
+			    v[i].tool, v[i].want, strlen(body) > 3000 ?
+			    body + strlen(body) - 3000 : body);
+		free(body);
+	}
+	if (strstr(r->out, "SURVIVED") == NULL)
+		fail_msg("the run did not complete: %s", r->out);
+	return reqs;
+}
+
 static void
 test_hostile(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
 	json_t		*reqs;
-	char		 bin[PATH_MAX], mcpjson[4 * PATH_MAX], *script, *body;
+	char		 bin[PATH_MAX], mcpjson[4 * PATH_MAX], *body;
 	char		 rh[PATH_MAX + 32], wo[PATH_MAX + 48], cl[64];
 	char		 written[PATH_MAX + 16], keyenv[64];
-	const char	*build = getenv("WARREN_BUILD_DIR");
 	int		 lfd, port, fd;
-	size_t		 i;
 	struct attack	 v[] = {
 		{ "mcp__evil__read_home", rh, "read_home: open " },
 		{ "mcp__evil__connect_local", cl, "connect_local: " },
@@ -585,19 +634,13 @@ test_hostile(void **state)
 	};
 
 	(void)state;
-	assert_non_null(build);
-	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
-	if (access(bin, X_OK) == -1)
-		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	hostile_bin(bin, sizeof(bin));
 	t_open(&t);
 	lfd = hostile_listen(&port);
 	snprintf(rh, sizeof(rh), "{\"path\": \"%s/secret.txt\"}", t.home);
 	snprintf(written, sizeof(written), "%s/written.txt", t.home);
 	snprintf(wo, sizeof(wo), "{\"path\": \"%s\"}", written);
 	snprintf(cl, sizeof(cl), "{\"port\": %d}", port);
-	script = hostile_script(v, sizeof(v) / sizeof(v[0]));
-	t_fakellm(&t, script);
-	free(script);
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
 	    "\"evil\": {\"command\": \"%s\"}, "
 	    "\"slow\": {\"command\": \"%s\", \"timeout_ms\": 2000}, "
@@ -612,26 +655,10 @@ test_hostile(void **state)
 	    "key");
 	t.env[8] = keyenv;
 	t.env[9] = NULL;
-	/* The hang's 2 s and the rest: a run past this is a missed
-	   deadline, said as one. */
+	/* The hang's 2 s and the rest. */
 	h_hang_guard = 90;
-	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
-	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE attack", NULL), 0);
-	if (r.hung)
-		fail_msg("%s", h_deadline_missed(&r, "an MCP call's timeout_ms"));
-	reqs = t_requests(&t);
-	if (r.status != 0 || json_array_size(reqs) != sizeof(v) /
-	    sizeof(v[0]) + 1)
-		fail_msg("run: exit %d, %zu requests\nstderr: %s", r.status,
-		    json_array_size(reqs), r.err);
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		body = t_body(reqs, i + 1);
-		if (strstr(body, v[i].want) == NULL)
-			fail_msg("%s: the model did not read \"%s\": ...%s",
-			    v[i].tool, v[i].want, strlen(body) > 3000 ?
-			    body + strlen(body) - 3000 : body);
-		free(body);
-	}
+	reqs = hostile_run(&t, v, sizeof(v) / sizeof(v[0]),
+	    "MCP-HOSTILE attack", "an MCP call's timeout_ms", &r);
 	body = t_body(reqs, sizeof(v) / sizeof(v[0]));
 	/* Each attack failed: nothing read, written, connected or seen. */
 	if (strstr(body, OUTSIDE) != NULL || strstr(body, "read_home: read ")
@@ -650,8 +677,6 @@ test_hostile(void **state)
 	if (fd >= 0)
 		fail_msg("the listener got a connection");
 	close(lfd);
-	if (strstr(r.out, "SURVIVED") == NULL)
-		fail_msg("the run did not complete: %s", r.out);
 	if (strstr(r.err, "MCP server absent: server absent: command "
 	    "no-such-mcp-server") == NULL)
 		fail_msg("no word of the server that could not start: %s",
@@ -666,10 +691,7 @@ test_spam(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
-	json_t		*reqs;
-	char		 bin[PATH_MAX], mcpjson[5 * PATH_MAX], *script, *body;
-	const char	*build = getenv("WARREN_BUILD_DIR");
-	size_t		 i;
+	char		 bin[PATH_MAX], mcpjson[5 * PATH_MAX];
 	struct attack	 v[] = {
 		{ "mcp__spammer__spam", "{}", "MCP server spammer: stopped: "
 		    "it wrote more than 16777216 bytes without answering" },
@@ -685,14 +707,8 @@ test_spam(void **state)
 	};
 
 	(void)state;
-	assert_non_null(build);
-	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
-	if (access(bin, X_OK) == -1)
-		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	hostile_bin(bin, sizeof(bin));
 	t_open(&t);
-	script = hostile_script(v, sizeof(v) / sizeof(v[0]));
-	t_fakellm(&t, script);
-	free(script);
 	/* The default call timeout, 60 s: past the guard below. */
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
 	    "\"spammer\": {\"command\": \"%s\"}, "
@@ -702,26 +718,9 @@ test_spam(void **state)
 	t_config(&t, mcpjson, "mcp__spammer, mcp__yeller__yell, "
 	    "mcp__mumbler__mumble, mcp__lastword__lastwords, Read");
 	h_hang_guard = 45;
-	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
-	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE spam", NULL), 0);
-	if (r.hung)
-		fail_msg("%s", h_deadline_missed(&r, "MCP_READ_MAX of answers "
-		    "to an id never sent"));
-	reqs = t_requests(&t);
-	if (r.status != 0 || json_array_size(reqs) != sizeof(v) /
-	    sizeof(v[0]) + 1)
-		fail_msg("run: exit %d, %zu requests\nstderr: %s", r.status,
-		    json_array_size(reqs), r.err);
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		body = t_body(reqs, i + 1);
-		if (strstr(body, v[i].want) == NULL)
-			fail_msg("%s: the model did not read \"%s\": ...%.3000s",
-			    v[i].tool, v[i].want, body);
-		free(body);
-	}
-	if (strstr(r.out, "SURVIVED") == NULL)
-		fail_msg("the run did not complete: %s", r.out);
-	json_decref(reqs);
+	json_decref(hostile_run(&t, v, sizeof(v) / sizeof(v[0]),
+	    "MCP-HOSTILE spam", "MCP_READ_MAX of answers to an id never sent",
+	    &r));
 	h_run_free(&r);
 	t_close(&t);
 }
@@ -756,14 +755,10 @@ test_inflight(void **state)
 	json_t		*reqs;
 	char		 bin[PATH_MAX], mcpjson[3 * PATH_MAX], *script, *body;
 	char		*all;
-	const char	*build = getenv("WARREN_BUILD_DIR");
 	size_t		 i;
 
 	(void)state;
-	assert_non_null(build);
-	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
-	if (access(bin, X_OK) == -1)
-		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	hostile_bin(bin, sizeof(bin));
 	t_open(&t);
 	buf_init(&b, 0);
 	buf_addstr(&b, "{\"rules\": [\n {\"match\": \"\\\"p59\\\"\", "
@@ -844,12 +839,10 @@ test_hostile_network(void **state)
 	struct t	 t;
 	struct h_run	 r;
 	json_t		*reqs;
-	char		 bin[PATH_MAX], mcpjson[PATH_MAX + 128], *script, *body;
+	char		 bin[PATH_MAX], mcpjson[PATH_MAX + 128], *body;
 	char		 rh[PATH_MAX + 32], wo[PATH_MAX + 48], cl[64], got[256];
 	char		 written[PATH_MAX + 16], keyenv[64];
-	const char	*build = getenv("WARREN_BUILD_DIR");
 	int		 lfd, port;
-	size_t		 i;
 	struct attack	 v[] = {
 		{ "mcp__net__connect_local", cl,
 		    "connect_local: connected to 127.0.0.1:" },
@@ -859,19 +852,13 @@ test_hostile_network(void **state)
 	};
 
 	(void)state;
-	assert_non_null(build);
-	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
-	if (access(bin, X_OK) == -1)
-		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	hostile_bin(bin, sizeof(bin));
 	t_open(&t);
 	lfd = hostile_listen(&port);
 	snprintf(rh, sizeof(rh), "{\"path\": \"%s/secret.txt\"}", t.home);
 	snprintf(written, sizeof(written), "%s/written.txt", t.home);
 	snprintf(wo, sizeof(wo), "{\"path\": \"%s\"}", written);
 	snprintf(cl, sizeof(cl), "{\"port\": %d}", port);
-	script = hostile_script(v, sizeof(v) / sizeof(v[0]));
-	t_fakellm(&t, script);
-	free(script);
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {\"net\": "
 	    "{\"command\": \"%s\", \"network\": true}}}", bin);
 	t_config(&t, mcpjson, "mcp__net, Read");
@@ -880,23 +867,8 @@ test_hostile_network(void **state)
 	t.env[8] = keyenv;
 	t.env[9] = NULL;
 	h_hang_guard = 60;
-	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
-	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE network", NULL), 0);
-	if (r.hung)
-		fail_msg("%s", h_deadline_missed(&r, "four MCP calls"));
-	reqs = t_requests(&t);
-	if (r.status != 0 || json_array_size(reqs) != sizeof(v) /
-	    sizeof(v[0]) + 1)
-		fail_msg("run: exit %d, %zu requests\nstderr: %s", r.status,
-		    json_array_size(reqs), r.err);
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		body = t_body(reqs, i + 1);
-		if (strstr(body, v[i].want) == NULL)
-			fail_msg("%s: the model did not read \"%s\": ...%s",
-			    v[i].tool, v[i].want, strlen(body) > 3000 ?
-			    body + strlen(body) - 3000 : body);
-		free(body);
-	}
+	reqs = hostile_run(&t, v, sizeof(v) / sizeof(v[0]),
+	    "MCP-HOSTILE network", "four MCP calls", &r);
 	hostile_received(lfd, got, sizeof(got));
 	if (strstr(got, "mcp_hostile was here") == NULL)
 		fail_msg("the listener received \"%s\", not the server's line",
@@ -912,8 +884,6 @@ test_hostile_network(void **state)
 		fail_msg("the server with network saw the key");
 	free(body);
 	assert_int_equal(access(written, F_OK), -1);
-	if (strstr(r.out, "SURVIVED") == NULL)
-		fail_msg("the run did not complete: %s", r.out);
 	json_decref(reqs);
 	h_run_free(&r);
 	t_close(&t);
