@@ -108,6 +108,16 @@ agent_file(struct bk *b, const char *outside)
 	h_write(dir, "fakeagent.md", text, 0);
 }
 
+/* fakellm on script (the test skipped without it), and the agent file
+ * with nothing outside to reach (port 9). */
+static void
+bk_fake(struct bk *b, struct h_fakellm *fl, const char *script_text)
+{
+	if (h_fakellm_start(fl, b->w.dir, script_text) == 1)
+		skip();
+	agent_file(b, "127.0.0.1:9");
+}
+
 /*
  * warren run --json --db DB --workspace WS args... (NULL-terminated)
  * against url (fakellm's WARREN_BASE_URL=..., or one that answers
@@ -282,9 +292,7 @@ test_command_budget(void **state)
 	struct h_run	 r;
 	char		*reqs;
 
-	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
-		skip();
-	agent_file(b, "127.0.0.1:9");
+	bk_fake(b, &fl, script);
 	bk_run(b, fl.env_url, (const char *[]){ NULL }, (const char *[]){
 	    "--budget", "1000", "ORCH-TASK", NULL }, &r);
 	h_fakellm_stop(&fl);
@@ -312,9 +320,7 @@ test_command_iterations(void **state)
 	struct h_run	 r;
 	char		*reqs;
 
-	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
-		skip();
-	agent_file(b, "127.0.0.1:9");
+	bk_fake(b, &fl, script);
 	bk_run(b, fl.env_url, (const char *[]){ "WARREN_MAX_ITERATIONS=2",
 	    NULL }, (const char *[]){ "ORCH-TASK", NULL }, &r);
 	h_fakellm_stop(&fl);
@@ -362,9 +368,7 @@ test_command_netns(void **state)
 	struct h_run	 r;
 	char		*d;
 
-	if (h_fakellm_start(&fl, b->w.dir, two) == 1)
-		skip();
-	agent_file(b, "127.0.0.1:9");
+	bk_fake(b, &fl, two);
 	bk_run(b, fl.env_url, (const char *[]){ "WARREN_WORKSPACE_MODE=cow",
 	    NULL }, (const char *[]){ "NETNS-TASK", NULL }, &r);
 	h_fakellm_stop(&fl);
@@ -387,9 +391,7 @@ test_command_root(void **state)
 	struct h_fakellm fl;
 	struct h_run	 r;
 
-	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
-		skip();
-	agent_file(b, "127.0.0.1:9");
+	bk_fake(b, &fl, script);
 	bk_run(b, fl.env_url, (const char *[]){ NULL }, (const char *[]){
 	    "--profile", "fakeagent", "FAKE-TASK-7", NULL }, &r);
 	h_fakellm_stop(&fl);

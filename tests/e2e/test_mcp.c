@@ -553,6 +553,30 @@ hostile_listen(int *port)
 	return fd;
 }
 
+/* The arguments of the attacks on the host: read_home's file in $HOME,
+ * write_outside's file beside it, connect_local's port, where lfd
+ * listens. */
+struct hostile_args {
+	char	rh[PATH_MAX + 32];
+	char	wo[PATH_MAX + 48];
+	char	cl[64];
+	char	written[PATH_MAX + 16];
+	int	lfd;
+};
+
+static void
+hostile_args(struct t *t, struct hostile_args *a)
+{
+	int	port;
+
+	a->lfd = hostile_listen(&port);
+	snprintf(a->rh, sizeof(a->rh), "{\"path\": \"%s/secret.txt\"}",
+	    t->home);
+	snprintf(a->written, sizeof(a->written), "%s/written.txt", t->home);
+	snprintf(a->wo, sizeof(a->wo), "{\"path\": \"%s\"}", a->written);
+	snprintf(a->cl, sizeof(a->cl), "{\"port\": %d}", port);
+}
+
 /* tests/mcp/mcp_hostile of this build, in bin. */
 static void
 hostile_bin(char *bin, size_t binsz)
@@ -611,14 +635,14 @@ test_hostile(void **state)
 	struct h_run	 r;
 	json_t		*reqs;
 	char		 bin[PATH_MAX], mcpjson[4 * PATH_MAX], *body;
-	char		 rh[PATH_MAX + 32], wo[PATH_MAX + 48], cl[64];
-	char		 written[PATH_MAX + 16], keyenv[64];
-	int		 lfd, port, fd;
+	char		 keyenv[64];
+	struct hostile_args a;
+	int		 fd;
 	struct attack	 v[] = {
-		{ "mcp__evil__read_home", rh, "read_home: open " },
-		{ "mcp__evil__connect_local", cl, "connect_local: " },
+		{ "mcp__evil__read_home", a.rh, "read_home: open " },
+		{ "mcp__evil__connect_local", a.cl, "connect_local: " },
 		{ "mcp__evil__read_env", "{}", "read_env: none" },
-		{ "mcp__evil__write_outside", wo, "write_outside: open " },
+		{ "mcp__evil__write_outside", a.wo, "write_outside: open " },
 		{ "mcp__evil__fork_bomb", "{\"n\": 4096}",
 		    "fork_bomb: forked " },
 		{ "mcp__evil__garbage", "{}", "garbage: " },
@@ -636,11 +660,7 @@ test_hostile(void **state)
 	(void)state;
 	hostile_bin(bin, sizeof(bin));
 	t_open(&t);
-	lfd = hostile_listen(&port);
-	snprintf(rh, sizeof(rh), "{\"path\": \"%s/secret.txt\"}", t.home);
-	snprintf(written, sizeof(written), "%s/written.txt", t.home);
-	snprintf(wo, sizeof(wo), "{\"path\": \"%s\"}", written);
-	snprintf(cl, sizeof(cl), "{\"port\": %d}", port);
+	hostile_args(&t, &a);
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
 	    "\"evil\": {\"command\": \"%s\"}, "
 	    "\"slow\": {\"command\": \"%s\", \"timeout_ms\": 2000}, "
@@ -672,11 +692,11 @@ test_hostile(void **state)
 	if (strstr(body, "then fork: ") == NULL)
 		fail_msg("the fork bomb was not held by the pids limit");
 	free(body);
-	assert_int_equal(access(written, F_OK), -1);
-	fd = accept(lfd, NULL, NULL);
+	assert_int_equal(access(a.written, F_OK), -1);
+	fd = accept(a.lfd, NULL, NULL);
 	if (fd >= 0)
 		fail_msg("the listener got a connection");
-	close(lfd);
+	close(a.lfd);
 	if (strstr(r.err, "MCP server absent: server absent: command "
 	    "no-such-mcp-server") == NULL)
 		fail_msg("no word of the server that could not start: %s",
@@ -840,25 +860,20 @@ test_hostile_network(void **state)
 	struct h_run	 r;
 	json_t		*reqs;
 	char		 bin[PATH_MAX], mcpjson[PATH_MAX + 128], *body;
-	char		 rh[PATH_MAX + 32], wo[PATH_MAX + 48], cl[64], got[256];
-	char		 written[PATH_MAX + 16], keyenv[64];
-	int		 lfd, port;
+	char		 got[256], keyenv[64];
+	struct hostile_args a;
 	struct attack	 v[] = {
-		{ "mcp__net__connect_local", cl,
+		{ "mcp__net__connect_local", a.cl,
 		    "connect_local: connected to 127.0.0.1:" },
-		{ "mcp__net__read_home", rh, "read_home: open " },
+		{ "mcp__net__read_home", a.rh, "read_home: open " },
 		{ "mcp__net__read_env", "{}", "read_env: none" },
-		{ "mcp__net__write_outside", wo, "write_outside: open " },
+		{ "mcp__net__write_outside", a.wo, "write_outside: open " },
 	};
 
 	(void)state;
 	hostile_bin(bin, sizeof(bin));
 	t_open(&t);
-	lfd = hostile_listen(&port);
-	snprintf(rh, sizeof(rh), "{\"path\": \"%s/secret.txt\"}", t.home);
-	snprintf(written, sizeof(written), "%s/written.txt", t.home);
-	snprintf(wo, sizeof(wo), "{\"path\": \"%s\"}", written);
-	snprintf(cl, sizeof(cl), "{\"port\": %d}", port);
+	hostile_args(&t, &a);
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {\"net\": "
 	    "{\"command\": \"%s\", \"network\": true}}}", bin);
 	t_config(&t, mcpjson, "mcp__net, Read");
@@ -869,11 +884,11 @@ test_hostile_network(void **state)
 	h_hang_guard = 60;
 	reqs = hostile_run(&t, v, sizeof(v) / sizeof(v[0]),
 	    "MCP-HOSTILE network", "four MCP calls", &r);
-	hostile_received(lfd, got, sizeof(got));
+	hostile_received(a.lfd, got, sizeof(got));
 	if (strstr(got, "mcp_hostile was here") == NULL)
 		fail_msg("the listener received \"%s\", not the server's line",
 		    got);
-	close(lfd);
+	close(a.lfd);
 	/* The network is all it was given. */
 	body = t_body(reqs, sizeof(v) / sizeof(v[0]));
 	if (strstr(body, OUTSIDE) != NULL || strstr(body, "read_home: read ")
@@ -883,7 +898,7 @@ test_hostile_network(void **state)
 	    strstr(body, "mcp-anthropic-key") != NULL)
 		fail_msg("the server with network saw the key");
 	free(body);
-	assert_int_equal(access(written, F_OK), -1);
+	assert_int_equal(access(a.written, F_OK), -1);
 	json_decref(reqs);
 	h_run_free(&r);
 	t_close(&t);
