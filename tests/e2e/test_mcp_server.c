@@ -166,6 +166,24 @@ mcp_wait(int (*ready)(void *), void *arg, int secs, pid_t pid,
 	}
 }
 
+/* Nothing of the workspace's runs left within 20 s, warren runs says n
+ * runs of MCP-HANG cancelled; the model stopped. */
+static void
+mcp_cancelled(struct mcp_t *t, int n)
+{
+	struct h_run	 r;
+	char		*runs[] = { "warren", "runs", "--workspace", t->w->ws,
+			    NULL };
+
+	assert_int_equal(h_wait_no_procs(t->w->ws, 20), 0);
+	assert_int_equal(h_warren(&r, runs, t->env, NULL, NULL), 0);
+	if (h_count_lines(r.out, "MCP-HANG", "cancelled") != n)
+		fail_msg("not %d runs of MCP-HANG cancelled:\n%s\n%s", n, r.out,
+		    r.err);
+	h_run_free(&r);
+	h_fakellm_stop(&t->fl);
+}
+
 /* The model, then run 1: the general profile on task in the workspace,
  * done. */
 static void
@@ -347,12 +365,7 @@ test_sdk_client(void **state)
 	/* cancelled while the client is still connected */
 	mcp_has(mcp_step(out, "after"), "\"run\":2,\"status\":\"cancelled\"");
 	free(out);
-	assert_int_equal(h_wait_no_procs(t->w->ws, 20), 0);
-	assert_int_equal(h_warren(&r, runs, t->env, NULL, NULL), 0);
-	if (h_count_lines(r.out, "MCP-HANG", "cancelled") != 1)
-		fail_msg("run 2 not cancelled:\n%s\n%s", r.out, r.err);
-	h_run_free(&r);
-	h_fakellm_stop(&t->fl);
+	mcp_cancelled(t, 1);
 }
 
 /* The requests of test_malformed, a line each (the huge one apart). */
@@ -571,10 +584,7 @@ static void
 test_stdin_closes(void **state)
 {
 	struct mcp_t	*t = *state;
-	struct h_run	 r;
 	char		*mcp[] = { getenv("WARREN_BIN"), "mcp", NULL };
-	char		*runs[] = { "warren", "runs", "--workspace", t->w->ws,
-			    NULL };
 	const char	 req[] =
 	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
 	    "{\"protocolVersion\":\"2025-06-18\"}}\n"
@@ -627,12 +637,7 @@ test_stdin_closes(void **state)
 	    1);
 	assert_int_equal(h_count_lines(out, "\"id\":4,", NULL), 0);
 	free(out);
-	assert_int_equal(h_wait_no_procs(t->w->ws, 20), 0);
-	assert_int_equal(h_warren(&r, runs, t->env, NULL, NULL), 0);
-	if (h_count_lines(r.out, "MCP-HANG", "cancelled") != 2)
-		fail_msg("the runs are not cancelled:\n%s\n%s", r.out, r.err);
-	h_run_free(&r);
-	h_fakellm_stop(&t->fl);
+	mcp_cancelled(t, 2);
 }
 
 /* More calls in flight than the server runs at once (16): the one more
