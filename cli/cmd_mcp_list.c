@@ -25,6 +25,7 @@
 
 #include "agent/profile.h"
 #include "cli/cmd.h"
+#include "cli/cmd_mcp_list_testapi.h"
 #include "cli/project.h"
 #include "common/clock.h"
 #include "common/exitcode.h"
@@ -67,7 +68,7 @@ mcp_list_left(long long end)
 }
 
 /* Write all of out to fd before the deadline; -1 with err. */
-static int
+int
 mcp_list_write(int fd, struct buf *out, long long end, char *err,
     size_t errsz)
 {
@@ -93,7 +94,7 @@ mcp_list_write(int fd, struct buf *out, long long end, char *err,
 
 /* The answer to request id, before the deadline: its result (the
  * caller frees msg), or NULL with err. */
-static json_t *
+json_t *
 mcp_list_answer(int fd, struct mcp_lines *l, uint64_t want, long long end,
     json_t **msgp, char *err, size_t errsz)
 {

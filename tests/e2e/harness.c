@@ -103,6 +103,27 @@ h_ws_teardown(void **state)
 }
 
 void
+h_ws_replay(struct h_ws *w, struct h_run *r, const char *const *opts,
+    const char *task, char *const *env, void (*during)(pid_t, void *),
+    void *arg)
+{
+	char	*argv[40] = { "warren", "run", "--json", "--no-store",
+		    "--workspace", w->ws, "--replay", w->cas };
+	size_t	 n = 8, i;
+
+	h_ws_cassette_close(w);
+	for (i = 0; opts != NULL && opts[i] != NULL; i++) {
+		if (n + 2 >= sizeof(argv) / sizeof(argv[0]))
+			fail_msg("h_ws_replay: more than %zu options",
+			    sizeof(argv) / sizeof(argv[0]) - 10);
+		argv[n++] = (char *)(uintptr_t)opts[i];
+	}
+	argv[n++] = (char *)(uintptr_t)task;
+	argv[n] = NULL;
+	assert_int_equal(h_warren(r, argv, env, during, arg), 0);
+}
+
+void
 h_write(const char *dir, const char *rel, const char *content, int mode)
 {
 	char	path[PATH_MAX], *slash;

@@ -46,6 +46,12 @@ void	 h_ws_close(struct h_ws *w);
  * teardown closes and frees it. */
 struct h_ws *h_ws_new(const char *data);
 int	 h_ws_teardown(void **state);
+/* warren run --json --no-store --workspace WS --replay CAS OPTS... TASK
+ * (opts NULL-terminated, or NULL), env added and during as for h_warren;
+ * the cassette is closed first. */
+void	 h_ws_replay(struct h_ws *w, struct h_run *r,
+	    const char *const *opts, const char *task, char *const *env,
+	    void (*during)(pid_t, void *), void *arg);
 void	 h_write(const char *dir, const char *rel, const char *content,
 	    int mode);
 /* Cassette lines: a turn with tool calls given as a JSON array text. */

@@ -15,6 +15,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,18 @@ teardown(void **state)
 	return 0;
 }
 
+/* The config's agents directory, made, in dir. */
+static void
+agents_dir(struct bk *b, char *dir, size_t dirsz)
+{
+	snprintf(dir, dirsz, "%s", b->cfg);
+	(void)mkdir(dir, 0755);
+	snprintf(dir, dirsz, "%s/warren", b->cfg);
+	(void)mkdir(dir, 0755);
+	snprintf(dir, dirsz, "%s/warren/agents", b->cfg);
+	(void)mkdir(dir, 0755);
+}
+
 /* The agent file: fake_agent with the task and an address outside. */
 static void
 agent_file(struct bk *b, const char *outside)
@@ -87,12 +100,7 @@ agent_file(struct bk *b, const char *outside)
 	const char *build = getenv("WARREN_BUILD_DIR");
 
 	assert_non_null(build);
-	snprintf(dir, sizeof(dir), "%s", b->cfg);
-	(void)mkdir(dir, 0755);
-	snprintf(dir, sizeof(dir), "%s/warren", b->cfg);
-	(void)mkdir(dir, 0755);
-	snprintf(dir, sizeof(dir), "%s/warren/agents", b->cfg);
-	(void)mkdir(dir, 0755);
+	agents_dir(b, dir, sizeof(dir));
 	snprintf(text, sizeof(text), "---\nname: fakeagent\ndescription: "
 	    "runs the fake agent CLI\nbackend: command\ncommand: "
 	    "%s/tests/agents/fake_agent\nargs: [\"{task}\", \"%s\"]\n---\n"
@@ -100,37 +108,61 @@ agent_file(struct bk *b, const char *outside)
 	h_write(dir, "fakeagent.md", text, 0);
 }
 
-/* What `warren diff RUN` shows of run 1. */
-static char *
-diff_of(struct bk *b, const char *run)
+/* fakellm on script (the test skipped without it), and the agent file
+ * with nothing outside to reach (port 9). */
+static void
+bk_fake(struct bk *b, struct h_fakellm *fl, const char *script_text)
 {
-	struct h_run	 r;
-	char		*argv[] = { "warren", "diff", "--db", b->db,
-			    (char *)(uintptr_t)run, NULL };
-	char		*env[] = { b->envcfg, NULL };
-	char		*out;
-
-	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
-	if (r.status != 0)
-		fail_msg("diff %s: %d\n%s", run, r.status, r.err);
-	out = strdup(r.out);
-	h_run_free(&r);
-	return out;
+	if (h_fakellm_start(fl, b->w.dir, script_text) == 1)
+		skip();
+	agent_file(b, "127.0.0.1:9");
 }
 
-/* What `warren show RUN` shows. */
+/*
+ * warren run --json --db DB --workspace WS args... (NULL-terminated)
+ * against url (fakellm's WARREN_BASE_URL=..., or one that answers
+ * nothing), with the user's key, the config, model fake-model, no
+ * retries, provider anthropic unless extra_env names one, and extra_env
+ * (NULL-terminated).
+ */
+static void
+bk_run(struct bk *b, const char *url, const char *const extra_env[],
+    const char *const args[], struct h_run *r)
+{
+	char	*argv[16] = { "warren", "run", "--json", "--db", b->db,
+		    "--workspace", b->w.ws };
+	char	*env[16] = { (char *)(uintptr_t)url, "WARREN_API_KEY=" KEY,
+		    b->envcfg, "WARREN_MODEL=fake-model", "WARREN_RETRIES=0" };
+	size_t	 a = 7, e = 5, i;
+	int	 provider = 0;
+
+	for (i = 0; args[i] != NULL; i++) {
+		assert_true(a + 1 < sizeof(argv) / sizeof(argv[0]));
+		argv[a++] = (char *)(uintptr_t)args[i];
+	}
+	for (i = 0; extra_env[i] != NULL; i++) {
+		assert_true(e + 2 < sizeof(env) / sizeof(env[0]));
+		provider |= strncmp(extra_env[i], "WARREN_PROVIDER=", 16) == 0;
+		env[e++] = (char *)(uintptr_t)extra_env[i];
+	}
+	if (!provider)
+		env[e++] = "WARREN_PROVIDER=anthropic";
+	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+}
+
+/* What `warren CMD --db DB RUN` shows (CMD diff or show). */
 static char *
-show_of(struct bk *b, const char *run)
+warren_of(struct bk *b, const char *cmd, const char *run)
 {
 	struct h_run	 r;
-	char		*argv[] = { "warren", "show", "--db", b->db,
-			    (char *)(uintptr_t)run, NULL };
+	char		*argv[] = { "warren", (char *)(uintptr_t)cmd, "--db",
+			    b->db, (char *)(uintptr_t)run, NULL };
 	char		*env[] = { b->envcfg, NULL };
 	char		*out;
 
 	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
 	if (r.status != 0)
-		fail_msg("show %s: %d\n%s", run, r.status, r.err);
+		fail_msg("%s %s: %d\n%s", cmd, run, r.status, r.err);
 	out = strdup(r.out);
 	h_run_free(&r);
 	return out;
@@ -162,21 +194,7 @@ test_command_backend(void **state)
 	char		 port[16], outside[64], cas[PATH_MAX], *reqs, *d;
 	char		 path[PATH_MAX];
 	const char	*p;
-	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
-			    "--workspace", b->w.ws, "--record", cas,
-			    "ORCH-TASK", NULL };
-	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
-			    b->envcfg, "WARREN_PROVIDER=anthropic",
-			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
-			    "WARREN_WORKSPACE_MODE=cow", NULL };
-	char		*rargv[] = { "warren", "run", "--json", "--db", b->db,
-			    "--workspace", b->w.ws, "--replay", cas,
-			    "ORCH-TASK", NULL };
-	char		*renv[] = { "WARREN_BASE_URL=http://127.0.0.1:9/v1",
-			    "WARREN_API_KEY=" KEY, b->envcfg,
-			    "WARREN_PROVIDER=anthropic",
-			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
-			    "WARREN_WORKSPACE_MODE=cow", NULL };
+	const char	*cow[] = { "WARREN_WORKSPACE_MODE=cow", NULL };
 
 	snprintf(cas, sizeof(cas), "%s/backend.cassette", b->w.dir);
 	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
@@ -186,7 +204,8 @@ test_command_backend(void **state)
 	snprintf(port, sizeof(port), "%.*s", (int)strcspn(p + 1, "/"), p + 1);
 	snprintf(outside, sizeof(outside), "127.0.0.1:%s", port);
 	agent_file(b, outside);
-	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	bk_run(b, fl.env_url, cow, (const char *[]){ "--record", cas,
+	    "ORCH-TASK", NULL }, &r);
 	h_fakellm_stop(&fl);
 	check_result(&r);
 	h_run_free(&r);
@@ -205,7 +224,7 @@ test_command_backend(void **state)
 	/* The edit is in the layer, not the workspace. */
 	snprintf(path, sizeof(path), "%s/fake-agent-edit.txt", b->w.ws);
 	assert_int_equal(access(path, F_OK), -1);
-	d = diff_of(b, "1");
+	d = warren_of(b, "diff", "1");
 	if (strstr(d, "+EDITED BY FAKE AGENT") == NULL)
 		fail_msg("no edit in the layer:\n%s", d);
 	/* The stream reached it as it came: chunked, not whole. */
@@ -226,7 +245,7 @@ test_command_backend(void **state)
 
 	/* The store keeps it as any agent's: its task and answer, its
 	 * requests as turns. */
-	d = show_of(b, "1");
+	d = warren_of(b, "show", "1");
 	if (strstr(d, "FAKE-AGENT-RESULT one=ANSWER-ONE") == NULL ||
 	    strstr(d, "FAKE-TASK-7") == NULL)
 		fail_msg("warren show 1:\n%s", d);
@@ -247,10 +266,11 @@ test_command_backend(void **state)
 	}
 
 	/* Replay: no endpoint (port 9 answers nothing), same result. */
-	assert_int_equal(h_warren(&r, rargv, renv, NULL, NULL), 0);
+	bk_run(b, "WARREN_BASE_URL=http://127.0.0.1:9/v1", cow,
+	    (const char *[]){ "--replay", cas, "ORCH-TASK", NULL }, &r);
 	check_result(&r);
 	h_run_free(&r);
-	d = diff_of(b, "2");
+	d = warren_of(b, "diff", "2");
 	if (strstr(d, "+EDITED BY FAKE AGENT") == NULL)
 		fail_msg("replayed run left no edit:\n%s", d);
 	/* Replay hands the recorded stream over whole. */
@@ -271,18 +291,10 @@ test_command_budget(void **state)
 	struct h_fakellm fl;
 	struct h_run	 r;
 	char		*reqs;
-	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
-			    "--workspace", b->w.ws, "--budget", "1000",
-			    "ORCH-TASK", NULL };
-	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
-			    b->envcfg, "WARREN_PROVIDER=anthropic",
-			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
-			    NULL };
 
-	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
-		skip();
-	agent_file(b, "127.0.0.1:9");
-	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	bk_fake(b, &fl, script);
+	bk_run(b, fl.env_url, (const char *[]){ NULL }, (const char *[]){
+	    "--budget", "1000", "ORCH-TASK", NULL }, &r);
 	h_fakellm_stop(&fl);
 	if (r.status == 0 || h_count_lines(r.out, "\"event\":\"done\","
 	    "\"path\":\"0.1\"", "token budget") != 1)
@@ -307,17 +319,10 @@ test_command_iterations(void **state)
 	struct h_fakellm fl;
 	struct h_run	 r;
 	char		*reqs;
-	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
-			    "--workspace", b->w.ws, "ORCH-TASK", NULL };
-	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
-			    b->envcfg, "WARREN_PROVIDER=anthropic",
-			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
-			    "WARREN_MAX_ITERATIONS=2", NULL };
 
-	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
-		skip();
-	agent_file(b, "127.0.0.1:9");
-	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	bk_fake(b, &fl, script);
+	bk_run(b, fl.env_url, (const char *[]){ "WARREN_MAX_ITERATIONS=2",
+	    NULL }, (const char *[]){ "ORCH-TASK", NULL }, &r);
 	h_fakellm_stop(&fl);
 	/* Its pipelined pair, requests 3 and 4, were refused. */
 	if (h_count_lines(r.out, "\"event\":\"done\",\"path\":\"0.1\"",
@@ -362,23 +367,16 @@ test_command_netns(void **state)
 	struct h_fakellm fl;
 	struct h_run	 r;
 	char		*d;
-	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
-			    "--workspace", b->w.ws, "NETNS-TASK", NULL };
-	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
-			    b->envcfg, "WARREN_PROVIDER=anthropic",
-			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
-			    "WARREN_WORKSPACE_MODE=cow", NULL };
 
-	if (h_fakellm_start(&fl, b->w.dir, two) == 1)
-		skip();
-	agent_file(b, "127.0.0.1:9");
-	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	bk_fake(b, &fl, two);
+	bk_run(b, fl.env_url, (const char *[]){ "WARREN_WORKSPACE_MODE=cow",
+	    NULL }, (const char *[]){ "NETNS-TASK", NULL }, &r);
 	h_fakellm_stop(&fl);
 	if (r.status != 0 || h_count_lines(r.out, "\"event\":\"result\"",
 	    "NETNS-DONE") != 1)
 		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
 	h_run_free(&r);
-	d = diff_of(b, "1");
+	d = warren_of(b, "diff", "1");
 	if (h_count_lines(d, "+++ b/netns-", NULL) != 2)
 		fail_msg("not two network namespaces:\n%s", d);
 	free(d);
@@ -392,18 +390,10 @@ test_command_root(void **state)
 	struct bk	*b = *state;
 	struct h_fakellm fl;
 	struct h_run	 r;
-	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
-			    "--workspace", b->w.ws, "--profile", "fakeagent",
-			    "FAKE-TASK-7", NULL };
-	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
-			    b->envcfg, "WARREN_PROVIDER=anthropic",
-			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
-			    NULL };
 
-	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
-		skip();
-	agent_file(b, "127.0.0.1:9");
-	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	bk_fake(b, &fl, script);
+	bk_run(b, fl.env_url, (const char *[]){ NULL }, (const char *[]){
+	    "--profile", "fakeagent", "FAKE-TASK-7", NULL }, &r);
 	h_fakellm_stop(&fl);
 	if (r.status != 0 || h_count_lines(r.out, "\"event\":\"result\"",
 	    "FAKE-AGENT-RESULT one=ANSWER-ONE two=ANSWER-TWO outside=blocked "
@@ -421,11 +411,6 @@ refused_run(struct bk *b, const char *command, const char *provider,
 	struct h_fakellm fl;
 	struct h_run	 r;
 	char		 dir[PATH_MAX + 32], text[PATH_MAX * 2], prov[64];
-	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
-			    "--workspace", b->w.ws, "ORCH-TASK", NULL };
-	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
-			    b->envcfg, prov, "WARREN_MODEL=fake-model",
-			    "WARREN_RETRIES=0", NULL };
 	char		 port[PATH_MAX];
 
 	snprintf(prov, sizeof(prov), "WARREN_PROVIDER=%s", provider);
@@ -433,13 +418,13 @@ refused_run(struct bk *b, const char *command, const char *provider,
 	(void)unlink(port);
 	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
 		skip();
-	agent_file(b, "127.0.0.1:9");
-	snprintf(dir, sizeof(dir), "%s/warren/agents", b->cfg);
+	agents_dir(b, dir, sizeof(dir));
 	snprintf(text, sizeof(text), "---\nname: fakeagent\ndescription: "
 	    "runs the fake agent CLI\nbackend: command\ncommand: %s\n---\n",
 	    command);
 	h_write(dir, "fakeagent.md", text, 0);
-	assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+	bk_run(b, fl.env_url, (const char *[]){ prov, NULL },
+	    (const char *[]){ "ORCH-TASK", NULL }, &r);
 	h_fakellm_stop(&fl);
 	if (strstr(r.err, want) == NULL && strstr(r.out, want) == NULL)
 		fail_msg("want \"%s\":\n%s\n%s", want, r.out, r.err);
@@ -490,13 +475,6 @@ test_command_home_package(void **state)
 	char		 home[PATH_MAX], tools[PATH_MAX + 16];
 	char		 prog[PATH_MAX + 32], text[PATH_MAX * 2];
 	char		 envhome[PATH_MAX + 8], dir[PATH_MAX + 32];
-	char		*argv[] = { "warren", "run", "--json", "--db", b->db,
-			    "--workspace", b->w.ws, "--profile", "fakeagent",
-			    "HOME-TASK", NULL };
-	char		*env[] = { fl.env_url, "WARREN_API_KEY=" KEY,
-			    b->envcfg, "WARREN_PROVIDER=anthropic",
-			    "WARREN_MODEL=fake-model", "WARREN_RETRIES=0",
-			    envhome, NULL };
 	int		 round;
 
 	/* Not under /tmp: the sandbox's /tmp is its own. */
@@ -513,12 +491,7 @@ test_command_home_package(void **state)
 	    "echo read-done\n", home);
 	h_write(tools, "agent", text, 0755);
 	h_write(home, "agent", text, 0755);
-	snprintf(dir, sizeof(dir), "%s", b->cfg);
-	(void)mkdir(dir, 0755);
-	snprintf(dir, sizeof(dir), "%s/warren", b->cfg);
-	(void)mkdir(dir, 0755);
-	snprintf(dir, sizeof(dir), "%s/warren/agents", b->cfg);
-	(void)mkdir(dir, 0755);
+	agents_dir(b, dir, sizeof(dir));
 	if (h_fakellm_start(&fl, b->w.dir, script) == 1)
 		skip();
 	for (round = 0; round < 2; round++) {
@@ -528,7 +501,9 @@ test_command_home_package(void **state)
 		    "description: reads HOME\nbackend: command\ncommand: "
 		    "%s\n---\n", prog);
 		h_write(dir, "fakeagent.md", text, 0);
-		assert_int_equal(h_warren(&r, argv, env, NULL, NULL), 0);
+		bk_run(b, fl.env_url, (const char *[]){ envhome, NULL },
+		    (const char *[]){ "--profile", "fakeagent", "HOME-TASK",
+		    NULL }, &r);
 		if (strstr(r.out, "HOME-SECRET-31337") != NULL ||
 		    strstr(r.err, "HOME-SECRET-31337") != NULL)
 			fail_msg("%s read HOME's secret:\n%s\n%s", prog, r.out,

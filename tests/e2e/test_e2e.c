@@ -38,23 +38,7 @@ static void
 run(struct h_ws *c, struct h_run *r, const char *const *opts,
     char *const *env, void (*during)(pid_t, void *), void *arg)
 {
-	char	*argv[32];
-	int	 n = 0, i;
-
-	h_ws_cassette_close(c);
-	argv[n++] = "warren";
-	argv[n++] = "run";
-	argv[n++] = "--json";
-	argv[n++] = "--no-store";
-	argv[n++] = "--workspace";
-	argv[n++] = c->ws;
-	argv[n++] = "--replay";
-	argv[n++] = c->cas;
-	for (i = 0; opts != NULL && opts[i] != NULL && n < 30; i++)
-		argv[n++] = (char *)(uintptr_t)opts[i];
-	argv[n++] = "e2e task";
-	argv[n] = NULL;
-	assert_int_equal(h_warren(r, argv, env, during, arg), 0);
+	h_ws_replay(c, r, opts, "e2e task", env, during, arg);
 }
 
 #define SPAWNED(out, path) h_count_lines(out, "\"event\":\"spawned\"", \

@@ -29,7 +29,10 @@
  * writes to its stderr without end and never answers meets its 2 s
  * timeout: the loop's timers still run. One that writes invalid UTF-8
  * and a terminal escape to its stderr, no newline, and exits: the model
- * reads them escaped (\xff, \x1b).
+ * reads them escaped (\xff, \x1b). One whose stdout ends (1 MiB of
+ * stray answers, read whole, then its end) in the same event batch as
+ * the stderr line it wrote before: the model reads that line (its stderr
+ * is read before it is failed for the end of its stdout).
  *
  * test_inflight: one answer of the model with 60 calls of 160 KiB to a
  * server that reads nothing: those past 8 MiB unread are refused
@@ -550,23 +553,96 @@ hostile_listen(int *port)
 	return fd;
 }
 
+/* The arguments of the attacks on the host: read_home's file in $HOME,
+ * write_outside's file beside it, connect_local's port, where lfd
+ * listens. */
+struct hostile_args {
+	char	rh[PATH_MAX + 32];
+	char	wo[PATH_MAX + 48];
+	char	cl[64];
+	char	written[PATH_MAX + 16];
+	int	lfd;
+};
+
+static void
+hostile_args(struct t *t, struct hostile_args *a)
+{
+	int	port;
+
+	a->lfd = hostile_listen(&port);
+	snprintf(a->rh, sizeof(a->rh), "{\"path\": \"%s/secret.txt\"}",
+	    t->home);
+	snprintf(a->written, sizeof(a->written), "%s/written.txt", t->home);
+	snprintf(a->wo, sizeof(a->wo), "{\"path\": \"%s\"}", a->written);
+	snprintf(a->cl, sizeof(a->cl), "{\"port\": %d}", port);
+}
+
+/* tests/mcp/mcp_hostile of this build, in bin. */
+static void
+hostile_bin(char *bin, size_t binsz)
+{
+	const char	*build = getenv("WARREN_BUILD_DIR");
+
+	assert_non_null(build);
+	snprintf(bin, binsz, "%s/tests/mcp/mcp_hostile", build);
+	if (access(bin, X_OK) == -1)
+		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+}
+
+/*
+ * The attacks v[0..n) one after the other in a run of mcpuser (t's
+ * mcp.json and agent written, its env set, h_hang_guard set): a run past
+ * the guard is a missed deadline, said as waiting on waited; the run
+ * completes, one request per attack and one more, and each attack's
+ * text is in the request after it. The requests, in r the run.
+ */
+static json_t *
+hostile_run(struct t *t, const struct attack *v, size_t n, const char *task,
+    const char *waited, struct h_run *r)
+{
+	json_t	*reqs;
+	char	*script, *body;
+	size_t	 i;
+
+	script = hostile_script(v, n);
+	t_fakellm(t, script);
+	free(script);
+	assert_int_equal(h_warren_l(r, t->env, "run", "--json", "--workspace",
+	    t->ws, "--profile", "mcpuser", task, NULL), 0);
+	if (r->hung)
+		fail_msg("%s", h_deadline_missed(r, waited));
+	reqs = t_requests(t);
+	if (r->status != 0 || json_array_size(reqs) != n + 1)
+		fail_msg("run: exit %d, %zu requests\nstderr: %s", r->status,
+		    json_array_size(reqs), r->err);
+	for (i = 0; i < n; i++) {
+		body = t_body(reqs, i + 1);
+		if (strstr(body, v[i].want) == NULL)
+			fail_msg("%s: the model did not read \"%s\": ...%s",
+			    v[i].tool, v[i].want, strlen(body) > 3000 ?
+			    body + strlen(body) - 3000 : body);
+		free(body);
+	}
+	if (strstr(r->out, "SURVIVED") == NULL)
+		fail_msg("the run did not complete: %s", r->out);
+	return reqs;
+}
+
 static void
 test_hostile(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
 	json_t		*reqs;
-	char		 bin[PATH_MAX], mcpjson[4 * PATH_MAX], *script, *body;
-	char		 rh[PATH_MAX + 32], wo[PATH_MAX + 48], cl[64];
-	char		 written[PATH_MAX + 16], keyenv[64];
-	const char	*build = getenv("WARREN_BUILD_DIR");
-	int		 lfd, port, fd;
-	size_t		 i;
+	char		 bin[PATH_MAX], mcpjson[4 * PATH_MAX], *body;
+	char		 keyenv[64];
+	struct hostile_args a;
+	int		 fd;
 	struct attack	 v[] = {
-		{ "mcp__evil__read_home", rh, "read_home: open " },
-		{ "mcp__evil__connect_local", cl, "connect_local: " },
+		{ "mcp__evil__read_home", a.rh, "read_home: open " },
+		{ "mcp__evil__connect_local", a.cl, "connect_local: " },
 		{ "mcp__evil__read_env", "{}", "read_env: none" },
-		{ "mcp__evil__write_outside", wo, "write_outside: open " },
+		{ "mcp__evil__write_outside", a.wo, "write_outside: open " },
 		{ "mcp__evil__fork_bomb", "{\"n\": 4096}",
 		    "fork_bomb: forked " },
 		{ "mcp__evil__garbage", "{}", "garbage: " },
@@ -582,19 +658,9 @@ test_hostile(void **state)
 	};
 
 	(void)state;
-	assert_non_null(build);
-	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
-	if (access(bin, X_OK) == -1)
-		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	hostile_bin(bin, sizeof(bin));
 	t_open(&t);
-	lfd = hostile_listen(&port);
-	snprintf(rh, sizeof(rh), "{\"path\": \"%s/secret.txt\"}", t.home);
-	snprintf(written, sizeof(written), "%s/written.txt", t.home);
-	snprintf(wo, sizeof(wo), "{\"path\": \"%s\"}", written);
-	snprintf(cl, sizeof(cl), "{\"port\": %d}", port);
-	script = hostile_script(v, sizeof(v) / sizeof(v[0]));
-	t_fakellm(&t, script);
-	free(script);
+	hostile_args(&t, &a);
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
 	    "\"evil\": {\"command\": \"%s\"}, "
 	    "\"slow\": {\"command\": \"%s\", \"timeout_ms\": 2000}, "
@@ -609,26 +675,10 @@ test_hostile(void **state)
 	    "key");
 	t.env[8] = keyenv;
 	t.env[9] = NULL;
-	/* The hang's 2 s and the rest: a run past this is a missed
-	   deadline, said as one. */
+	/* The hang's 2 s and the rest. */
 	h_hang_guard = 90;
-	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
-	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE attack", NULL), 0);
-	if (r.hung)
-		fail_msg("%s", h_deadline_missed(&r, "an MCP call's timeout_ms"));
-	reqs = t_requests(&t);
-	if (r.status != 0 || json_array_size(reqs) != sizeof(v) /
-	    sizeof(v[0]) + 1)
-		fail_msg("run: exit %d, %zu requests\nstderr: %s", r.status,
-		    json_array_size(reqs), r.err);
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		body = t_body(reqs, i + 1);
-		if (strstr(body, v[i].want) == NULL)
-			fail_msg("%s: the model did not read \"%s\": ...%s",
-			    v[i].tool, v[i].want, strlen(body) > 3000 ?
-			    body + strlen(body) - 3000 : body);
-		free(body);
-	}
+	reqs = hostile_run(&t, v, sizeof(v) / sizeof(v[0]),
+	    "MCP-HOSTILE attack", "an MCP call's timeout_ms", &r);
 	body = t_body(reqs, sizeof(v) / sizeof(v[0]));
 	/* Each attack failed: nothing read, written, connected or seen. */
 	if (strstr(body, OUTSIDE) != NULL || strstr(body, "read_home: read ")
@@ -642,13 +692,11 @@ test_hostile(void **state)
 	if (strstr(body, "then fork: ") == NULL)
 		fail_msg("the fork bomb was not held by the pids limit");
 	free(body);
-	assert_int_equal(access(written, F_OK), -1);
-	fd = accept(lfd, NULL, NULL);
+	assert_int_equal(access(a.written, F_OK), -1);
+	fd = accept(a.lfd, NULL, NULL);
 	if (fd >= 0)
 		fail_msg("the listener got a connection");
-	close(lfd);
-	if (strstr(r.out, "SURVIVED") == NULL)
-		fail_msg("the run did not complete: %s", r.out);
+	close(a.lfd);
 	if (strstr(r.err, "MCP server absent: server absent: command "
 	    "no-such-mcp-server") == NULL)
 		fail_msg("no word of the server that could not start: %s",
@@ -663,10 +711,7 @@ test_spam(void **state)
 {
 	struct t	 t;
 	struct h_run	 r;
-	json_t		*reqs;
-	char		 bin[PATH_MAX], mcpjson[4 * PATH_MAX], *script, *body;
-	const char	*build = getenv("WARREN_BUILD_DIR");
-	size_t		 i;
+	char		 bin[PATH_MAX], mcpjson[5 * PATH_MAX];
 	struct attack	 v[] = {
 		{ "mcp__spammer__spam", "{}", "MCP server spammer: stopped: "
 		    "it wrote more than 16777216 bytes without answering" },
@@ -676,45 +721,26 @@ test_spam(void **state)
 		    "did not answer mcp__yeller__yell within 2000 ms" },
 		{ "mcp__mumbler__mumble", "{}", "(its stderr: \\\\xff\\\\xfe"
 		    "\\\\x1b]0;owned\\\\x07 mumble)" },
+		{ "mcp__lastword__lastwords", "{}", "MCP server lastword: it "
+		    "closed its stdout (exited?) (its stderr: lastwords: my "
+		    "stdout ends after this line)" },
 	};
 
 	(void)state;
-	assert_non_null(build);
-	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
-	if (access(bin, X_OK) == -1)
-		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	hostile_bin(bin, sizeof(bin));
 	t_open(&t);
-	script = hostile_script(v, sizeof(v) / sizeof(v[0]));
-	t_fakellm(&t, script);
-	free(script);
 	/* The default call timeout, 60 s: past the guard below. */
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {"
 	    "\"spammer\": {\"command\": \"%s\"}, "
 	    "\"yeller\": {\"command\": \"%s\", \"timeout_ms\": 2000}, "
-	    "\"mumbler\": {\"command\": \"%s\"}}}", bin, bin, bin);
+	    "\"mumbler\": {\"command\": \"%s\"}, "
+	    "\"lastword\": {\"command\": \"%s\"}}}", bin, bin, bin, bin);
 	t_config(&t, mcpjson, "mcp__spammer, mcp__yeller__yell, "
-	    "mcp__mumbler__mumble, Read");
+	    "mcp__mumbler__mumble, mcp__lastword__lastwords, Read");
 	h_hang_guard = 45;
-	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
-	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE spam", NULL), 0);
-	if (r.hung)
-		fail_msg("%s", h_deadline_missed(&r, "MCP_READ_MAX of answers "
-		    "to an id never sent"));
-	reqs = t_requests(&t);
-	if (r.status != 0 || json_array_size(reqs) != sizeof(v) /
-	    sizeof(v[0]) + 1)
-		fail_msg("run: exit %d, %zu requests\nstderr: %s", r.status,
-		    json_array_size(reqs), r.err);
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		body = t_body(reqs, i + 1);
-		if (strstr(body, v[i].want) == NULL)
-			fail_msg("%s: the model did not read \"%s\": ...%.3000s",
-			    v[i].tool, v[i].want, body);
-		free(body);
-	}
-	if (strstr(r.out, "SURVIVED") == NULL)
-		fail_msg("the run did not complete: %s", r.out);
-	json_decref(reqs);
+	json_decref(hostile_run(&t, v, sizeof(v) / sizeof(v[0]),
+	    "MCP-HOSTILE spam", "MCP_READ_MAX of answers to an id never sent",
+	    &r));
 	h_run_free(&r);
 	t_close(&t);
 }
@@ -749,14 +775,10 @@ test_inflight(void **state)
 	json_t		*reqs;
 	char		 bin[PATH_MAX], mcpjson[3 * PATH_MAX], *script, *body;
 	char		*all;
-	const char	*build = getenv("WARREN_BUILD_DIR");
 	size_t		 i;
 
 	(void)state;
-	assert_non_null(build);
-	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
-	if (access(bin, X_OK) == -1)
-		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	hostile_bin(bin, sizeof(bin));
 	t_open(&t);
 	buf_init(&b, 0);
 	buf_addstr(&b, "{\"rules\": [\n {\"match\": \"\\\"p59\\\"\", "
@@ -837,34 +859,21 @@ test_hostile_network(void **state)
 	struct t	 t;
 	struct h_run	 r;
 	json_t		*reqs;
-	char		 bin[PATH_MAX], mcpjson[PATH_MAX + 128], *script, *body;
-	char		 rh[PATH_MAX + 32], wo[PATH_MAX + 48], cl[64], got[256];
-	char		 written[PATH_MAX + 16], keyenv[64];
-	const char	*build = getenv("WARREN_BUILD_DIR");
-	int		 lfd, port;
-	size_t		 i;
+	char		 bin[PATH_MAX], mcpjson[PATH_MAX + 128], *body;
+	char		 got[256], keyenv[64];
+	struct hostile_args a;
 	struct attack	 v[] = {
-		{ "mcp__net__connect_local", cl,
+		{ "mcp__net__connect_local", a.cl,
 		    "connect_local: connected to 127.0.0.1:" },
-		{ "mcp__net__read_home", rh, "read_home: open " },
+		{ "mcp__net__read_home", a.rh, "read_home: open " },
 		{ "mcp__net__read_env", "{}", "read_env: none" },
-		{ "mcp__net__write_outside", wo, "write_outside: open " },
+		{ "mcp__net__write_outside", a.wo, "write_outside: open " },
 	};
 
 	(void)state;
-	assert_non_null(build);
-	snprintf(bin, sizeof(bin), "%s/tests/mcp/mcp_hostile", build);
-	if (access(bin, X_OK) == -1)
-		fail_msg("%s: %s (built with the tests)", bin, strerror(errno));
+	hostile_bin(bin, sizeof(bin));
 	t_open(&t);
-	lfd = hostile_listen(&port);
-	snprintf(rh, sizeof(rh), "{\"path\": \"%s/secret.txt\"}", t.home);
-	snprintf(written, sizeof(written), "%s/written.txt", t.home);
-	snprintf(wo, sizeof(wo), "{\"path\": \"%s\"}", written);
-	snprintf(cl, sizeof(cl), "{\"port\": %d}", port);
-	script = hostile_script(v, sizeof(v) / sizeof(v[0]));
-	t_fakellm(&t, script);
-	free(script);
+	hostile_args(&t, &a);
 	snprintf(mcpjson, sizeof(mcpjson), "{\"mcpServers\": {\"net\": "
 	    "{\"command\": \"%s\", \"network\": true}}}", bin);
 	t_config(&t, mcpjson, "mcp__net, Read");
@@ -873,28 +882,13 @@ test_hostile_network(void **state)
 	t.env[8] = keyenv;
 	t.env[9] = NULL;
 	h_hang_guard = 60;
-	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
-	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE network", NULL), 0);
-	if (r.hung)
-		fail_msg("%s", h_deadline_missed(&r, "four MCP calls"));
-	reqs = t_requests(&t);
-	if (r.status != 0 || json_array_size(reqs) != sizeof(v) /
-	    sizeof(v[0]) + 1)
-		fail_msg("run: exit %d, %zu requests\nstderr: %s", r.status,
-		    json_array_size(reqs), r.err);
-	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
-		body = t_body(reqs, i + 1);
-		if (strstr(body, v[i].want) == NULL)
-			fail_msg("%s: the model did not read \"%s\": ...%s",
-			    v[i].tool, v[i].want, strlen(body) > 3000 ?
-			    body + strlen(body) - 3000 : body);
-		free(body);
-	}
-	hostile_received(lfd, got, sizeof(got));
+	reqs = hostile_run(&t, v, sizeof(v) / sizeof(v[0]),
+	    "MCP-HOSTILE network", "four MCP calls", &r);
+	hostile_received(a.lfd, got, sizeof(got));
 	if (strstr(got, "mcp_hostile was here") == NULL)
 		fail_msg("the listener received \"%s\", not the server's line",
 		    got);
-	close(lfd);
+	close(a.lfd);
 	/* The network is all it was given. */
 	body = t_body(reqs, sizeof(v) / sizeof(v[0]));
 	if (strstr(body, OUTSIDE) != NULL || strstr(body, "read_home: read ")
@@ -904,9 +898,7 @@ test_hostile_network(void **state)
 	    strstr(body, "mcp-anthropic-key") != NULL)
 		fail_msg("the server with network saw the key");
 	free(body);
-	assert_int_equal(access(written, F_OK), -1);
-	if (strstr(r.out, "SURVIVED") == NULL)
-		fail_msg("the run did not complete: %s", r.out);
+	assert_int_equal(access(a.written, F_OK), -1);
 	json_decref(reqs);
 	h_run_free(&r);
 	t_close(&t);

@@ -137,6 +137,93 @@ mcp_spawn(char *const argv[], char *const env[], const char *dir, int *in,
 	return pid;
 }
 
+/* Its stdout (fd) to its end within secs (what: NULL past it, and pid
+ * killed), fd closed, then pid reaped within 30 s (reaped: what for):
+ * *st its status. */
+static char *
+mcp_reap(pid_t pid, int fd, int secs, const char *what, const char *reaped,
+    int *st)
+{
+	char	*out;
+
+	out = h_read_all(fd, secs, what, NULL);
+	close(fd);
+	if (out == NULL)
+		kill(pid, SIGKILL);
+	*st = test_waitpid(pid, 30, reaped);
+	return out;
+}
+
+/* ready (h_wait_for) within secs, or pid killed and the test failed
+ * saying what it waited for. */
+static void
+mcp_wait(int (*ready)(void *), void *arg, int secs, pid_t pid,
+    const char *what)
+{
+	if (h_wait_for(ready, arg, secs, pid, what) == -1) {
+		kill(pid, SIGKILL);
+		fail_msg("%s", h_wait_why);
+	}
+}
+
+/* Nothing of the workspace's runs left within 20 s, warren runs says n
+ * runs of MCP-HANG cancelled; the model stopped. */
+static void
+mcp_cancelled(struct mcp_t *t, int n)
+{
+	struct h_run	 r;
+	char		*runs[] = { "warren", "runs", "--workspace", t->w->ws,
+			    NULL };
+
+	assert_int_equal(h_wait_no_procs(t->w->ws, 20), 0);
+	assert_int_equal(h_warren(&r, runs, t->env, NULL, NULL), 0);
+	if (h_count_lines(r.out, "MCP-HANG", "cancelled") != n)
+		fail_msg("not %d runs of MCP-HANG cancelled:\n%s\n%s", n, r.out,
+		    r.err);
+	h_run_free(&r);
+	h_fakellm_stop(&t->fl);
+}
+
+/* The model, then run 1: the general profile on task in the workspace,
+ * done. */
+static void
+mcp_run1(struct mcp_t *t, const char *task)
+{
+	struct h_run	 r;
+	char		*run[] = { "warren", "run", "--profile", "general",
+			    "--workspace", t->w->ws, (char *)(uintptr_t)task,
+			    NULL };
+	int		 rc;
+
+	if ((rc = mcp_start(t)) == 1)
+		skip();
+	assert_int_equal(rc, 0);
+	assert_int_equal(h_warren(&r, run, t->env, NULL, NULL), 0);
+	if (r.status != 0)
+		fail_msg("run: %d\n%s", r.status, r.err);
+	h_run_free(&r);
+}
+
+/* warren mcp --allow-apply --root WS, its stdin initialize and then
+ * lines (a file); in r. */
+static void
+mcp_serve_apply(struct mcp_t *t, const char *lines, struct h_run *r)
+{
+	char	 in[PATH_MAX];
+	char	*mcp[] = { "warren", "mcp", "--allow-apply", "--root",
+		    t->w->ws, NULL };
+	FILE	*f;
+
+	snprintf(in, sizeof(in), "%s/requests", t->w->dir);
+	assert_non_null(f = fopen(in, "w"));
+	fputs("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+	    "\"params\":{\"protocolVersion\":\"2025-06-18\"}}\n", f);
+	fputs(lines, f);
+	fclose(f);
+	h_stdin_path = in;
+	assert_int_equal(h_warren(r, mcp, t->env, NULL, NULL), 0);
+}
+
 /* node mcp_sdk_client.mjs SDK WARREN WS MODE [ARG]: what it printed. */
 static char *
 mcp_node(struct mcp_t *t, const char *sdk, const char *mode, const char *arg)
@@ -155,11 +242,8 @@ mcp_node(struct mcp_t *t, const char *sdk, const char *mode, const char *arg)
 	if ((slash = strrchr(sdkdir, '/')) != NULL)
 		*slash = '\0';		/* .../sdk/package.json: .../sdk */
 	pid = mcp_spawn(argv, t->env, t->w->ws, NULL, &fd);
-	out = h_read_all(fd, 180, "the SDK client's output", NULL);
-	close(fd);
-	if (out == NULL)
-		kill(pid, SIGKILL);
-	st = test_waitpid(pid, 30, "the SDK client");
+	out = mcp_reap(pid, fd, 180, "the SDK client's output",
+	    "the SDK client", &st);
 	if (out == NULL || st != 0)
 		fail_msg("node %s %s: status %d, printed:\n%s", script, mode,
 		    st, out ? out : "(nothing in time)");
@@ -281,12 +365,7 @@ test_sdk_client(void **state)
 	/* cancelled while the client is still connected */
 	mcp_has(mcp_step(out, "after"), "\"run\":2,\"status\":\"cancelled\"");
 	free(out);
-	assert_int_equal(h_wait_no_procs(t->w->ws, 20), 0);
-	assert_int_equal(h_warren(&r, runs, t->env, NULL, NULL), 0);
-	if (h_count_lines(r.out, "MCP-HANG", "cancelled") != 1)
-		fail_msg("run 2 not cancelled:\n%s\n%s", r.out, r.err);
-	h_run_free(&r);
-	h_fakellm_stop(&t->fl);
+	mcp_cancelled(t, 1);
 }
 
 /* The requests of test_malformed, a line each (the huge one apart). */
@@ -505,10 +584,7 @@ static void
 test_stdin_closes(void **state)
 {
 	struct mcp_t	*t = *state;
-	struct h_run	 r;
 	char		*mcp[] = { getenv("WARREN_BIN"), "mcp", NULL };
-	char		*runs[] = { "warren", "runs", "--workspace", t->w->ws,
-			    NULL };
 	const char	 req[] =
 	    "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":"
 	    "{\"protocolVersion\":\"2025-06-18\"}}\n"
@@ -532,26 +608,16 @@ test_stdin_closes(void **state)
 	pid = mcp_spawn(mcp, t->env, t->w->ws, &in, &fd);
 	assert_int_equal(write(in, req, sizeof(req) - 1),
 	    (ssize_t)sizeof(req) - 1);
-	if (h_wait_for(asked_hang, t->fl.log, 60, pid, "both runs asked "
-	    "fakellm for their turns") == -1) {
-		kill(pid, SIGKILL);
-		fail_msg("%s", h_wait_why);
-	}
+	mcp_wait(asked_hang, t->fl.log, 60, pid, "both runs asked fakellm "
+	    "for their turns");
 	/* Answered while the run goes on: a ping, and a call that reuses
 	 * the id of the run in flight. */
 	assert_int_equal(write(in, more, sizeof(more) - 1),
 	    (ssize_t)sizeof(more) - 1);
-	if (h_wait_for(answered, &fd, 30, pid, "the ping's answer") == -1) {
-		kill(pid, SIGKILL);
-		fail_msg("%s", h_wait_why);
-	}
+	mcp_wait(answered, &fd, 30, pid, "the ping's answer");
 	close(in);
-	out = h_read_all(fd, 30, "warren mcp's output after stdin closed",
-	    NULL);
-	close(fd);
-	if (out == NULL)
-		kill(pid, SIGKILL);
-	st = test_waitpid(pid, 30, "warren mcp after its stdin closed");
+	out = mcp_reap(pid, fd, 30, "warren mcp's output after stdin closed",
+	    "warren mcp after its stdin closed", &st);
 	if (out != NULL) {
 		char *all;
 
@@ -571,12 +637,7 @@ test_stdin_closes(void **state)
 	    1);
 	assert_int_equal(h_count_lines(out, "\"id\":4,", NULL), 0);
 	free(out);
-	assert_int_equal(h_wait_no_procs(t->w->ws, 20), 0);
-	assert_int_equal(h_warren(&r, runs, t->env, NULL, NULL), 0);
-	if (h_count_lines(r.out, "MCP-HANG", "cancelled") != 2)
-		fail_msg("the runs are not cancelled:\n%s\n%s", r.out, r.err);
-	h_run_free(&r);
-	h_fakellm_stop(&t->fl);
+	mcp_cancelled(t, 2);
 }
 
 /* More calls in flight than the server runs at once (16): the one more
@@ -605,18 +666,10 @@ test_calls_max(void **state)
 		    (ssize_t)strlen(req));
 	}
 	mcp_nseen = 0;
-	if (h_wait_for(answered17, &fd, 60, pid, "the answer to call 17") ==
-	    -1) {
-		kill(pid, SIGKILL);
-		fail_msg("%s", h_wait_why);
-	}
+	mcp_wait(answered17, &fd, 60, pid, "the answer to call 17");
 	close(in);
-	out = h_read_all(fd, 60, "warren mcp's output after stdin closed",
-	    NULL);
-	close(fd);
-	if (out == NULL)
-		kill(pid, SIGKILL);
-	st = test_waitpid(pid, 30, "warren mcp after its stdin closed");
+	out = mcp_reap(pid, fd, 60, "warren mcp's output after stdin closed",
+	    "warren mcp after its stdin closed", &st);
 	if (out == NULL || st != 0)
 		fail_msg("warren mcp: status %d", st);
 	free(out);
@@ -638,36 +691,17 @@ test_apply_named_held(void **state)
 {
 	struct mcp_t	*t = *state;
 	struct h_run	 r;
-	char		 in[PATH_MAX], envrc[PATH_MAX];
-	char		*run[] = { "warren", "run", "--profile", "general",
-			    "--workspace", t->w->ws, "MCP-ENVRC: write it", NULL };
-	char		*mcp[] = { "warren", "mcp", "--allow-apply", "--root",
-			    t->w->ws, NULL };
-	FILE		*f;
-	int		 rc;
+	char		 envrc[PATH_MAX];
 
-	if ((rc = mcp_start(t)) == 1)
-		skip();
-	assert_int_equal(rc, 0);
-	assert_int_equal(h_warren(&r, run, t->env, NULL, NULL), 0);
-	if (r.status != 0)
-		fail_msg("run: %d\n%s", r.status, r.err);
-	h_run_free(&r);
+	mcp_run1(t, "MCP-ENVRC: write it");
 	snprintf(envrc, sizeof(envrc), "%s/.envrc", t->w->ws);
 	assert_int_equal(access(envrc, F_OK), -1);
-	snprintf(in, sizeof(in), "%s/requests", t->w->dir);
-	assert_non_null(f = fopen(in, "w"));
-	fputs("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
-	    "\"params\":{\"protocolVersion\":\"2025-06-18\"}}\n"
-	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
-	    "\"params\":{\"name\":\"apply\",\"arguments\":{\"run\":1,"
-	    "\"paths\":[\".envrc\"]}}}\n"
+	mcp_serve_apply(t, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"apply\",\"arguments\":"
+	    "{\"run\":1,\"paths\":[\".envrc\"]}}}\n"
 	    "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
 	    "\"params\":{\"name\":\"apply\",\"arguments\":{\"run\":1,"
-	    "\"paths\":[\"./.envrc\"]}}}\n", f);
-	fclose(f);
-	h_stdin_path = in;
-	assert_int_equal(h_warren(&r, mcp, t->env, NULL, NULL), 0);
+	    "\"paths\":[\"./.envrc\"]}}}\n", &r);
 	if (r.status != 0)
 		fail_msg("exit %d\n%s", r.status, r.err);
 	if (h_count_lines(r.out, "\"id\":2,", "\"isError\":true") != 1 ||
@@ -696,22 +730,11 @@ test_apply_locked(void **state)
 {
 	struct mcp_t	*t = *state;
 	struct h_run	 r;
-	char		 in[PATH_MAX], file[PATH_MAX], dir[PATH_MAX];
-	char		*run[] = { "warren", "run", "--profile", "general",
-			    "--workspace", t->w->ws, "MCP-TASK: write it", NULL };
-	char		*mcp[] = { "warren", "mcp", "--allow-apply", "--root",
-			    t->w->ws, NULL };
+	char		 file[PATH_MAX], dir[PATH_MAX];
 	const char	*p;
-	FILE		*f;
-	int		 rc, fd;
+	int		 fd;
 
-	if ((rc = mcp_start(t)) == 1)
-		skip();
-	assert_int_equal(rc, 0);
-	assert_int_equal(h_warren(&r, run, t->env, NULL, NULL), 0);
-	if (r.status != 0)
-		fail_msg("run: %d\n%s", r.status, r.err);
-	h_run_free(&r);
+	mcp_run1(t, "MCP-TASK: write it");
 	/* the layer's directory, as runs --json names it */
 	assert_int_equal(h_warren_l(&r, t->env, "runs", "--json",
 	    "--workspace", t->w->ws, NULL), 0);
@@ -722,16 +745,9 @@ test_apply_locked(void **state)
 	h_run_free(&r);
 	assert_true((fd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0);
 	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
-	snprintf(in, sizeof(in), "%s/requests", t->w->dir);
-	assert_non_null(f = fopen(in, "w"));
-	fputs("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
-	    "\"params\":{\"protocolVersion\":\"2025-06-18\"}}\n"
-	    "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
-	    "\"params\":{\"name\":\"apply\",\"arguments\":{\"run\":1}}}\n",
-	    f);
-	fclose(f);
-	h_stdin_path = in;
-	assert_int_equal(h_warren(&r, mcp, t->env, NULL, NULL), 0);
+	mcp_serve_apply(t, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":"
+	    "\"tools/call\",\"params\":{\"name\":\"apply\",\"arguments\":"
+	    "{\"run\":1}}}\n", &r);
 	if (r.status != 0 || h_count_lines(r.out, "\"id\":2,",
 	    "\"isError\":true") != 1 || h_count_lines(r.out, "\"id\":2,",
 	    "run 1's layer is in use") != 1)

@@ -1191,12 +1191,13 @@ test_terminal_progress(void **state)
 #define TQ_KILL_BUDGET_MS 60000
 #define TQ_KILL_MAX	50
 
-/* Start `queue work` as a child of ours, to kill it. */
+/* `queue work --jobs JOBS --lease 1s` as a child of ours, to kill. */
 static pid_t
-tq_spawn_worker(struct tq *t)
+tq_spawn_worker(struct tq *t, const char *jobs)
 {
 	char	*argv[] = { "warren", "queue", "work", "--queue", t->db,
-		    "--json", "--jobs", "3", "--lease", "1s", NULL };
+		    "--json", "--jobs", (char *)(uintptr_t)jobs, "--lease", "1s",
+		    NULL };
 	char	*env[256];
 	int	 i, n = 0, fd;
 	pid_t	 pid;
@@ -1262,7 +1263,7 @@ test_kill9(void **state)
 			tq_add_range(&t, id, njobs, njobs + TQ_KILL_MORE, 1000);
 			njobs += TQ_KILL_MORE;
 		}
-		pid = tq_spawn_worker(&t);
+		pid = tq_spawn_worker(&t, "3");
 		usleep((useconds_t)(50 + rand() % 1500) * 1000);
 		/* The runs are seen by their command line (for the check of
 		 * orphans below). */
@@ -1458,33 +1459,6 @@ tq_rules_sleep_once(void)
 	    "now\"}}]}}]}");
 }
 
-/* `queue work --jobs 2 --lease 1s` as a child of ours, to kill. */
-static pid_t
-tq_spawn_two(struct tq *t)
-{
-	char	*argv[] = { "warren", "queue", "work", "--queue", t->db,
-		    "--json", "--jobs", "2", "--lease", "1s", NULL };
-	char	*env[256];
-	int	 i, n = 0, fd;
-	pid_t	 pid;
-
-	for (i = 0; t->env[i] != NULL; i++)
-		env[n++] = t->env[i];
-	for (i = 0; environ[i] != NULL && n < 250; i++)
-		env[n++] = environ[i];
-	env[n] = NULL;
-	if ((pid = fork()) == 0) {
-		if ((fd = open("/dev/null", O_WRONLY)) != -1) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execve(getenv("WARREN_BIN"), argv, env);
-		_exit(127);
-	}
-	assert_true(pid > 0);
-	return pid;
-}
-
 /* Both runs mid-flight: the sleep runs under the worker, and the slow
  * job's request reached the model. */
 static void
@@ -1592,7 +1566,7 @@ tq_kill9_runs(int locked)
 		skip();
 	sleeper = tq_add(&t, "QJOB-SLEEP- one", 3, NULL);
 	slow = tq_add_general(&t, "QJOB-SLOW- two");
-	pid = tq_spawn_two(&t);
+	pid = tq_spawn_worker(&t, "2");
 	tq_wait_busy(&t, pid);
 	/* Every process of the runs: the supervisors, spawn servers,
 	 * workers, the sleep. */

@@ -39,23 +39,7 @@ static void
 run(struct h_ws *c, struct h_run *r, const char *const *opts,
     const char *task, char *const *env)
 {
-	char	*argv[40];
-	int	 n = 0, i;
-
-	h_ws_cassette_close(c);
-	argv[n++] = "warren";
-	argv[n++] = "run";
-	argv[n++] = "--json";
-	argv[n++] = "--no-store";
-	argv[n++] = "--workspace";
-	argv[n++] = c->ws;
-	argv[n++] = "--replay";
-	argv[n++] = c->cas;
-	for (i = 0; opts != NULL && opts[i] != NULL && n < 36; i++)
-		argv[n++] = (char *)(uintptr_t)opts[i];
-	argv[n++] = (char *)(uintptr_t)task;
-	argv[n] = NULL;
-	assert_int_equal(h_warren(r, argv, env, NULL, NULL), 0);
+	h_ws_replay(c, r, opts, task, env, NULL, NULL);
 }
 
 #define SPAWNED(out, path) h_count_lines(out, "\"event\":\"spawned\"", \

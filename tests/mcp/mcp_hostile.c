@@ -9,7 +9,8 @@
  * tools/call; any other method is error -32601. Each tool is one attack
  * (read a key under $HOME, connect to 127.0.0.1, read secrets from the
  * environment, write outside, fork, flood, hang, garbage, die, spam
- * answers to an id never sent, yell on stderr, mumble and die) and says
+ * answers to an id never sent, yell on stderr, mumble and die, last
+ * words on stderr as its stdout ends) and says
  * truthfully in its text what happened, so a test asserts on the text
  * whether the sandbox around it held. It dies with its parent
  * (PR_SET_DEATHSIG), and a hanging call gives up after an hour.
@@ -43,6 +44,7 @@
 #define HOSTILE_FORK_MAX	100000
 #define HOSTILE_FLOOD_MAX	1024		/* MiB */
 #define HOSTILE_HANG_S		3600
+#define HOSTILE_LAST_WORDS	"lastwords: my stdout ends after this line"
 
 extern char **environ;
 
@@ -65,6 +67,7 @@ static void	hostile_tool_die(json_t *, json_t *);
 static void	hostile_tool_spam(json_t *, json_t *);
 static void	hostile_tool_yell(json_t *, json_t *);
 static void	hostile_tool_mumble(json_t *, json_t *);
+static void	hostile_tool_lastwords(json_t *, json_t *);
 static void	hostile_tool_echo(json_t *, json_t *);
 
 #define NOARGS	"{\"type\":\"object\",\"properties\":{}}"
@@ -105,6 +108,9 @@ static const struct hostile_tool hostile_tools[] = {
 	{ "mumble", "Write invalid UTF-8 and a terminal escape to stderr, "
 	    "no newline, then exit with status 3 without answering.", NOARGS,
 	    hostile_tool_mumble },
+	{ "lastwords", "Write 1 MiB of answers to an id never sent, a line "
+	    "to stderr, close stdout and exit with status 3 without "
+	    "answering.", NOARGS, hostile_tool_lastwords },
 	{ "echo", "Return the text.", "{\"type\":\"object\",\"properties\":"
 	    "{\"text\":{\"type\":\"string\"}},\"required\":[\"text\"]}",
 	    hostile_tool_echo },
@@ -565,6 +571,43 @@ hostile_tool_mumble(json_t *id, json_t *args)
 	if (write(STDERR_FILENO, bad, sizeof(bad) - 1) == -1)
 		_exit(5);
 	exit(3);
+}
+
+/*
+ * The end of its stdout in the reader's event batch before the stderr
+ * line written before it: 1 MiB of answers to an id never sent (16384
+ * lines of 64 bytes) into its empty pipe, made 1 MiB, in one write; a
+ * reader that reads 64 KiB at a time while they come reads them whole,
+ * 16 times, parsing each, and then reads its end; meanwhile the line
+ * goes to stderr, stdout is closed, and it exits.
+ */
+static void
+hostile_tool_lastwords(json_t *id, json_t *args)
+{
+	static const char	line[] = "{\"jsonrpc\":\"2.0\",\"id\":"
+	    "424242,\"result\":{}}";
+	static const char	words[] = HOSTILE_LAST_WORDS "\n";
+	const size_t		size = 1024 * 1024;
+	char			*chunk;
+	size_t			off;
+
+	(void)id;
+	(void)args;
+	if ((chunk = malloc(size)) == NULL)
+		_exit(5);
+	memset(chunk, ' ', size);
+	for (off = 0; off < size; off += 64) {
+		memcpy(chunk + off, line, sizeof(line) - 1);
+		chunk[off + 63] = '\n';
+	}
+	/* Else the write is split at the default 64 KiB, and the reader
+	   may read its end only after the stderr line. */
+	(void)fcntl(STDOUT_FILENO, F_SETPIPE_SZ, (int)size);
+	hostile_write(chunk, size);
+	if (write(STDERR_FILENO, words, sizeof(words) - 1) == -1)
+		_exit(5);
+	close(STDOUT_FILENO);
+	_exit(3);
 }
 
 static void

@@ -3,9 +3,10 @@
  * tools' list, and every attack succeeding (a key read under a private
  * $HOME, a connection to a socket this test listens on, a secret seen in
  * the environment, a file written, 20 processes forked, 2 MiB arriving
- * whole, garbage before a valid answer, a hang, a death). A sandboxed
- * failure of the same attack in the MCP client's tests means the sandbox
- * held, not that the attack was broken.
+ * whole, garbage before a valid answer, a hang, a death, 1 MiB and
+ * then the end of its output). A sandboxed failure of the same attack in
+ * the MCP client's tests means the sandbox held, not that the attack was
+ * broken.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -312,7 +313,7 @@ test_tools_list(void **state)
 {
 	static const char *names[] = { "read_home", "connect_local",
 	    "read_env", "write_outside", "fork_bomb", "flood", "hang",
-	    "garbage", "die", "spam", "yell", "mumble", "echo" };
+	    "garbage", "die", "spam", "yell", "mumble", "lastwords", "echo" };
 	struct srv	*s = *state;
 	json_t		*msg, *tools, *t;
 	const char	*name, *desc, *type;
@@ -322,7 +323,7 @@ test_tools_list(void **state)
 	srv_send(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
 	msg = srv_answer(s, 2, "tools/list");
 	tools = json_object_get(json_object_get(msg, "result"), "tools");
-	assert_int_equal(json_array_size(tools), 13);
+	assert_int_equal(json_array_size(tools), 14);
 	json_array_foreach(tools, i, t) {
 		if (json_unpack(t, "{s:s,s:s,s:{s:s}}", "name", &name,
 		    "description", &desc, "inputSchema", "type", &type) == -1)
@@ -587,6 +588,41 @@ test_die(void **state)
 	s->pid = -1;
 }
 
+/* lastwords: exactly 1 MiB of 64-byte answers to an id never sent,
+ * nothing more, its end of output, exit 3 (its line to stderr is this
+ * test's stderr; test_mcp test_spam reads it through warren). */
+static void
+test_lastwords(void **state)
+{
+	struct srv	*s = *state;
+	json_t		*msg = NULL;
+	size_t		 len, lines = 0, bytes = 0;
+	char		*line;
+	int		 st;
+
+	srv_init(s);
+	srv_send(s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\","
+	    "\"params\":{\"name\":\"lastwords\",\"arguments\":{}}}");
+	while ((line = srv_line(s, SRV_WAIT_S * 1000, "lastwords", &len,
+	    0)) != NULL) {
+		if (len != 63 || (msg = json_loadb(line, len, 0, NULL)) ==
+		    NULL || json_integer_value(json_object_get(msg, "id")) !=
+		    424242)
+			fail_msg("lastwords: line %zu: %.80s", lines, line);
+		json_decref(msg);
+		srv_next(s, len);
+		lines++;
+		bytes += len + 1;
+	}
+	assert_int_equal(s->have, 0);
+	assert_int_equal(lines, 16384);
+	assert_int_equal(bytes, 1024 * 1024);
+	st = test_waitpid(s->pid, SRV_WAIT_S, "mcp_hostile after lastwords");
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 3);
+	s->pid = -1;
+}
+
 static void
 test_echo_and_errors(void **state)
 {
@@ -629,6 +665,7 @@ main(void)
 		T(test_garbage),
 		T(test_hang),
 		T(test_die),
+		T(test_lastwords),
 		T(test_echo_and_errors),
 	};
 
