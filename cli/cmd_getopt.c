@@ -62,16 +62,27 @@ cmd_getopt_near(const char *s, size_t len, const char *const *names,
 	return bestd <= most ? best : NULL;
 }
 
-/* tail: what follows MSG, not escaped (ours: "; try ..."), "" for none. */
+/* tail: what follows MSG, not escaped (ours: "; try ..."), "" for none.
+ * MSG is said whole however long (a path may take PATH_MAX twice); only
+ * without memory is it cut to the stack's 2 KiB. */
 void
 cmd_verror(const char *cmd, const char *tail, const char *fmt, va_list ap)
 {
-	char	msg[2048], *e;
+	char	 buf[2048], *msg = buf, *big = NULL, *e;
+	va_list	 aq;
+	int	 n;
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_copy(aq, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n >= (int)sizeof(buf) && (big = malloc((size_t)n + 1)) != NULL) {
+		vsnprintf(big, (size_t)n + 1, fmt, aq);
+		msg = big;
+	}
+	va_end(aq);
 	e = str_escape_dup(msg, strlen(msg), 0);
 	fprintf(stderr, "warren %s: %s%s\n", cmd, e != NULL ? e : msg, tail);
 	free(e);
+	free(big);
 }
 
 void
