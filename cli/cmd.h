@@ -34,7 +34,9 @@ int	cmd_getopt(const char *cmd, int argc, char **argv,
 void	cmd_usage_error(const char *cmd, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 /* "warren CMD: MSG" on stderr, MSG escaped (it may quote a path, an
- * option or a stored value). For every command's errors. */
+ * option or a stored value) and whole up to CMD_ERROR_MAX bytes
+ * (test_cli_help test_error_whole). For every command's errors. */
+#define CMD_ERROR_MAX	(16u << 10)
 void	cmd_error(const char *cmd, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	cmd_verror(const char *cmd, const char *tail, const char *fmt,

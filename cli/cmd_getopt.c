@@ -62,16 +62,33 @@ cmd_getopt_near(const char *s, size_t len, const char *const *names,
 	return bestd <= most ? best : NULL;
 }
 
-/* tail: what follows MSG, not escaped (ours: "; try ..."), "" for none. */
+/* tail: what follows MSG, not escaped (ours: "; try ..."), "" for none.
+ * MSG is said whole up to CMD_ERROR_MAX bytes (a store or copy-on-write
+ * error may quote a path twice: 2 * PATH_MAX and more); only a longer
+ * one (a huge argument echoed back) or one without memory is cut. */
 void
 cmd_verror(const char *cmd, const char *tail, const char *fmt, va_list ap)
 {
-	char	msg[2048], *e;
+	char	 buf[2048], *msg = buf, *big = NULL, *e;
+	size_t	 sz;
+	va_list	 aq;
+	int	 n;
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_copy(aq, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (n >= (int)sizeof(buf)) {
+		sz = (size_t)n + 1 < CMD_ERROR_MAX ? (size_t)n + 1 :
+		    CMD_ERROR_MAX;
+		if ((big = malloc(sz)) != NULL) {
+			vsnprintf(big, sz, fmt, aq);
+			msg = big;
+		}
+	}
+	va_end(aq);
 	e = str_escape_dup(msg, strlen(msg), 0);
 	fprintf(stderr, "warren %s: %s%s\n", cmd, e != NULL ? e : msg, tail);
 	free(e);
+	free(big);
 }
 
 void

@@ -356,6 +356,47 @@ test_sandbox_unknown_profile(void **state)
 	free(dir);
 }
 
+/* An error longer than 2 KiB is said whole, escaped: `warren runs` beside
+ * an old database in a workspace whose path is over 1 KiB (and holds an
+ * ESC byte) names that path twice and ends with what to do. cmd_verror's
+ * 2 KiB buffer cut it short (cmd_store_error printed it whole before). */
+static void
+test_error_whole(void **state)
+{
+	struct h_run	 r;
+	char		*dir, ws[PATH_MAX], comp[201], *p, *q;
+	char		*argv[] = { "warren", "runs", "--workspace", NULL, NULL };
+	char		*noenv[] = { "WARREN_DB=", NULL };
+	int		 i, n;
+
+	(void)state;
+	dir = h_tmpdir();
+	memset(comp, 'a', sizeof(comp) - 1);
+	comp[sizeof(comp) - 1] = '\0';
+	comp[7] = '\x1b';
+	n = snprintf(ws, sizeof(ws), "%s", dir);
+	for (i = 0; i < 5; i++) {
+		n += snprintf(ws + n, sizeof(ws) - (size_t)n, "/%s", comp);
+		assert_true(mkdir(ws, 0755) == 0);
+	}
+	h_write(ws, ".warren/warren.db", "", 0644);
+	argv[3] = ws;
+	assert_int_equal(h_warren(&r, argv, noenv, NULL, NULL), 0);
+	if (r.status != 0 || strchr(r.err, '\x1b') != NULL ||
+	    strstr(r.err, "name it that way\n") == NULL)
+		fail_msg("warren runs beside an old database (%zu bytes of "
+		    "path): exit %d, stderr cut or not escaped:\n%s",
+		    strlen(ws), r.status, r.err);
+	/* The path twice, each ESC as \x1b. */
+	for (i = 0, p = r.err; (q = strstr(p, "aaaaaaa\\x1b")) != NULL;
+	    p = q + 1)
+		i++;
+	assert_int_equal(i, 2 * 5);
+	h_run_free(&r);
+	h_rm_rf(dir);
+	free(dir);
+}
+
 static const struct opt_doc *
 row(const char *cmd, const char *name)
 {
@@ -430,6 +471,7 @@ main(void)
 		cmocka_unit_test(test_options_anywhere),
 		cmocka_unit_test(test_ask_run_keys),
 		cmocka_unit_test(test_bad_workspace),
+		cmocka_unit_test(test_error_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
