@@ -15,7 +15,7 @@ struct urlmask_out {
 	char		*o, *end;
 	const char	*hid[URLMASK_HIDDEN_MAX];
 	size_t		 hidlen[URLMASK_HIDDEN_MAX], nhid;
-	int		 over;	/* more hidden parts than hid[] holds */
+	int		 over;	/* more hidden parts than hid[] */
 };
 
 /* Names whose values are never secrets: shown. */

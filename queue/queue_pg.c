@@ -269,7 +269,8 @@ qp_scrub(const struct queue_pg *be, char *msg, size_t sz)
 	snprintf(url, sizeof(url), "%s%s", strstr(be->url, "://") != NULL ?
 	    "" : "postgresql:", be->url);
 	if (urlmask_scrub(url, msg, sz) == -1)
-		snprintf(msg, sz, "(not shown: no memory to mask the URL in it)");
+		snprintf(msg, sz, "(not shown: no memory to mask the URL "
+		    "in it)");
 	explicit_bzero(url, sizeof(url));
 }
 

@@ -172,7 +172,8 @@ test_scrub(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		snprintf(msg, sizeof(msg), "%s", rows[i][1]);
-		assert_int_equal(urlmask_scrub(rows[i][0], msg, sizeof(msg)), 0);
+		assert_int_equal(urlmask_scrub(rows[i][0], msg, sizeof(msg)),
+		    0);
 		if (strcmp(msg, rows[i][2]) != 0)
 			fail_msg("%s: \"%s\", want \"%s\"", rows[i][0], msg,
 			    rows[i][2]);
@@ -185,8 +186,8 @@ test_scrub(void **state)
 	/* More hidden parts than are kept: the message goes. */
 	k = (size_t)snprintf(many, sizeof(many), "postgresql://h/db?");
 	for (i = 0; i < URLMASK_HIDDEN_MAX + 1; i++)
-		k += (size_t)snprintf(many + k, sizeof(many) - k, "k%zu=SEC%zu&",
-		    i, i);
+		k += (size_t)snprintf(many + k, sizeof(many) - k,
+		    "k%zu=SEC%zu&", i, i);
 	snprintf(msg, sizeof(msg), "bad: SEC%d", URLMASK_HIDDEN_MAX);
 	assert_int_equal(urlmask_scrub(many, msg, sizeof(msg)), 0);
 	assert_null(strstr(msg, "SEC"));
