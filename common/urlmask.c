@@ -196,6 +196,49 @@ urlmask_uri(struct urlmask_out *w, const char *url, const char *auth)
 	urlmask_query(w, end);
 }
 
+/*
+ * Not a URI ("://" missing: "https:/user:pw@host", "user:pw@host/db",
+ * typed wrong; warren's "not an http:// URL" and curl's and libpq's
+ * errors print it): after any "scheme:" and slashes (or from the start,
+ * "user:" looking like one), a ':' and then an '@' are taken as a
+ * userinfo, hidden from that ':' to the last '@' before the host's end. A path (from '/' or '.') and anything with '='
+ * (libpq's keywords) are not. 1 done, 0 not such a string.
+ */
+static int
+urlmask_loose(struct urlmask_out *w, const char *url)
+{
+	const char	*p = url, *colon, *at;
+
+	if (*url == '/' || *url == '.' || strchr(url, '=') != NULL)
+		return 0;
+	if ((colon = strchr(p, ':')) != NULL && colon > p &&
+	    strspn(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789+.-") == (size_t)(colon - p) && strchr(colon + 1, ':') !=
+	    NULL)
+		p = colon + 1 + strspn(colon + 1, "/");
+	if (((colon = strchr(p, ':')) == NULL ||
+	    (at = strchr(colon, '@')) == NULL) && (p == url ||
+	    (colon = strchr(url, ':')) == NULL ||
+	    (at = strchr(colon, '@')) == NULL))
+		return 0;
+	at = urlmask_last_at(at, at + strcspn(at, "/?#"), at);
+	urlmask_put(w, url, (size_t)(colon + 1 - url));
+	urlmask_hide(w, colon + 1, (size_t)(at - colon - 1));
+	urlmask_put(w, at, strlen(at));
+	return 1;
+}
+
+/* Does s name a password keyword ("password=", any case)? */
+static int
+urlmask_has_password(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (strncasecmp(s, "password", 8) == 0 &&
+		    s[8 + strspn(s + 8, " \t")] == '=')
+			return 1;
+	return 0;
+}
+
 static void
 urlmask_into(struct urlmask_out *w0, const char *url, char *out,
     size_t outsz)
@@ -214,13 +257,17 @@ urlmask_into(struct urlmask_out *w0, const char *url, char *out,
 	if ((auth = strstr(url, "://")) != NULL &&
 	    strcspn(url, "/?#") > (size_t)(auth - url))
 		urlmask_uri(&w, url, auth + 3);
+	else if (urlmask_loose(&w, url))
+		;
 	else if (strncasecmp(url, "postgresql:", 11) == 0) {
 		urlmask_put(&w, url, 11);
 		urlmask_keywords(&w, url + 11);
 	} else if (strncasecmp(url, "postgres:", 9) == 0) {
 		urlmask_put(&w, url, 9);
 		urlmask_keywords(&w, url + 9);
-	} else
+	} else if (*url != '/' && urlmask_has_password(url))
+		urlmask_keywords(&w, url);	/* keywords, prefix left out */
+	else
 		urlmask_put(&w, url, strlen(url));
 	*w0 = w;
 }

@@ -67,6 +67,16 @@ static const char *const urlmask_cases[][2] = {
 	    "postgresql://u:***@h:5432/db?sslmode=require" },
 	/* A port and '@' in the path: hidden too (less shown, no secret). */
 	{ "https://h.example:8443/a@b/c", "https://h.example:***@b/c" },
+	/* Not a URI ("://" missing), as a typo leaves it: the userinfo
+	 * is still hidden (review31: printed whole). */
+	{ "https:/user:pwSEC@host/v1", "https:/user:***@host/v1" },
+	{ "ftp//user:pwSEC@host", "ftp//user:***@host" },
+	{ "user:pwSEC@host:5432/db", "user:***@host:5432/db" },
+	{ "postgresql:/u:pwSEC@h/db", "postgresql:/u:***@h/db" },
+	{ "h.example:8443", "h.example:8443" },
+	/* libpq's keywords without the "postgresql:" prefix (warren takes
+	 * it for a file: "no queue at ..." printed it whole). */
+	{ "host=h password=SECk port=1", "host=h password=*** port=1" },
 	{ "/var/lib/warren.db", "/var/lib/warren.db" },
 	{ "/tmp/postgresql://x:y@z", "/tmp/postgresql://x:y@z" },
 	{ "", "" },

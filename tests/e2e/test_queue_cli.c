@@ -2007,6 +2007,15 @@ test_queue_url(void **state)
 	if (r.status != 6 || strstr(r.err, "pw-42") != NULL)
 		fail_msg("'/' in the password: %d\n%s", r.status, r.err);
 	h_run_free(&r);
+	/* libpq's keywords without "postgresql:" are taken for a file;
+	 * its name is said masked. */
+	t_q(&r, NULL, "ls", "--queue", "host=127.0.0.1 port=1 password=pw-42",
+	    NULL);
+	if (r.status != 2 || strstr(r.err, "pw-42") != NULL ||
+	    strstr(r.err, "no queue at host=127.0.0.1 port=1 password=***") ==
+	    NULL)
+		fail_msg("keywords as a file: %d\n%s", r.status, r.err);
+	h_run_free(&r);
 	if (old != NULL)
 		setenv("XDG_CONFIG_HOME", old, 1);
 	free(old);
