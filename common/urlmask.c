@@ -201,8 +201,9 @@ urlmask_uri(struct urlmask_out *w, const char *url, const char *auth)
  * typed wrong; warren's "not an http:// URL" and curl's and libpq's
  * errors print it): after any "scheme:" and slashes (or from the start,
  * "user:" looking like one), a ':' and then an '@' are taken as a
- * userinfo, hidden from that ':' to the last '@' before the host's end. A path (from '/' or '.') and anything with '='
- * (libpq's keywords) are not. 1 done, 0 not such a string.
+ * userinfo, hidden from that ':' to the last '@' before the host's
+ * end. A path (from '/' or '.') and anything with '=' (libpq's
+ * keywords) are not. 1 done, 0 not such a string.
  */
 static int
 urlmask_loose(struct urlmask_out *w, const char *url)
@@ -266,7 +267,7 @@ urlmask_into(struct urlmask_out *w0, const char *url, char *out,
 		urlmask_put(&w, url, 9);
 		urlmask_keywords(&w, url + 9);
 	} else if (*url != '/' && urlmask_has_password(url))
-		urlmask_keywords(&w, url);	/* keywords, prefix left out */
+		urlmask_keywords(&w, url);	/* no "postgresql:" */
 	else
 		urlmask_put(&w, url, strlen(url));
 	*w0 = w;
