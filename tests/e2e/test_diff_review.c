@@ -440,6 +440,35 @@ test_unreviewed_amplified(void **state)
 	h_cowrun_close(&t);
 }
 
+/* Two names that differ in case only, on a case-sensitive workspace (the
+ * test's /tmp): two files, as the diff shows them, both applied (the
+ * fold check refuses such a pair only where the filesystem folds:
+ * test_hostexec_names cf_pair). */
+static void
+test_case_pair_apart(void **state)
+{
+	struct h_cowrun	 t;
+	struct h_run	 r;
+	struct cow	 c;
+	char		 tree[PATH_MAX + 16];
+	int64_t		 run;
+
+	(void)state;
+	t_open(&t);
+	h_cowrun_layer(&t, &c);
+	snprintf(tree, sizeof(tree), "%s/tree", c.dir);
+	h_write(tree, "inc/xt_CONNMARK.h", "upper\n", 0);
+	h_write(tree, "inc/xt_connmark.h", "lower\n", 0);
+	run = h_cowrun_record(&t, &c, "CASE-PAIR-TASK", 1);
+	t_warren(&t, &r, NULL, "apply", NULL, NULL, run);
+	if (r.status != 0 || strstr(r.out, "conflict") != NULL)
+		fail_msg("apply: %d\n%s%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	assert_int_equal(t_size(&t, "inc/xt_CONNMARK.h"), 6);
+	assert_int_equal(t_size(&t, "inc/xt_connmark.h"), 6);
+	h_cowrun_close(&t);
+}
+
 /*
  * A NUL byte in a Makefile comment, a 9 MB index.js and a new binary
  * file: the diff lists them as unreviewed; apply writes ok.txt only, says
@@ -699,6 +728,7 @@ main(void)
 		cmocka_unit_test_teardown(test_diff_tmux, h_tmux_teardown),
 		cmocka_unit_test(test_unreviewed_held),
 		cmocka_unit_test(test_unreviewed_amplified),
+		cmocka_unit_test(test_case_pair_apart),
 		cmocka_unit_test(test_queue_review),
 	};
 
