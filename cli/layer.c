@@ -95,8 +95,9 @@ layer_links(const struct profile_set *ps, const struct profile *root,
 	if (!layer_writers(ps, root))
 		return 0;
 	if (hardlinks_outside(ws, &hl, why, sizeof(why)) == -1) {
-		snprintf(err, errsz, "--in-place: %s; run without --in-place "
-		    "(a copy-on-write layer, the default)", why);
+		snprintf(err, errsz, "--in-place: %s. Run without --in-place "
+		    "(a copy-on-write layer, the default), or give "
+		    "--allow-hard-links to run anyway", why);
 		return -1;
 	}
 	log_debug("in place: %zu workspace entries checked for hard links in "

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "common/clock.h"
+#include "common/urlmask.h"
 #include "queue/queue_int.h"
 #include "queue/queue_testapi.h"
 
@@ -125,12 +126,17 @@ queue_open(const char *url, char *err, size_t errsz)
 	return queue_open_flags(url, 0, err, errsz);
 }
 
-/* An open with QUEUE_OPEN_EXISTING found no queue at where. */
+/* An open with QUEUE_OPEN_EXISTING found no queue at where (masked: a
+ * PostgreSQL keyword string without its "postgresql:" is taken for a
+ * file, and its password would be said). */
 int
 queue_absent(struct queue *q, const char *where, const char *why)
 {
+	char	shown[QUEUE_ERR_MAX / 2];
+
+	urlmask(where, shown, sizeof(shown));
 	queue_seterr(q, "no queue at %s: %s (`warren queue add` makes one; "
-	    "--queue or WARREN_QUEUE_URL names another)", where, why);
+	    "--queue or WARREN_QUEUE_URL names another)", shown, why);
 	q->absent = 1;
 	errno = ENOENT;
 	return -1;

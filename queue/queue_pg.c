@@ -258,6 +258,22 @@ qp_backoff(struct queue_pg *be)
 	be->retry_at = (int64_t)(clock_mono_ms() + wait);
 }
 
+/* libpq's message about the URL may quote it ("invalid percent-encoded
+ * token: \"p%zzSECRET\"", a bad URI whole): what the mask hides is
+ * scrubbed from it. No memory for that: the message is not shown. */
+static void
+qp_scrub(const struct queue_pg *be, char *msg, size_t sz)
+{
+	char	url[sizeof(be->url) + 16];
+
+	snprintf(url, sizeof(url), "%s%s", strstr(be->url, "://") != NULL ?
+	    "" : "postgresql:", be->url);
+	if (urlmask_scrub(url, msg, sz) == -1)
+		snprintf(msg, sz, "(not shown: no memory to mask the URL "
+		    "in it)");
+	explicit_bzero(url, sizeof(url));
+}
+
 /*
  * Connect: keepalives and a TCP user timeout so that a machine cut off
  * from the database learns it in seconds, not at TCP's retransmission
@@ -284,6 +300,7 @@ qp_connect(struct queue *q)
 		return queue_seterr(q, "queue %s: out of memory", be->shown);
 	if (PQstatus(be->conn) != CONNECTION_OK) {
 		qp_msg(msg, sizeof(msg), PQerrorMessage(be->conn));
+		qp_scrub(be, msg, sizeof(msg));
 		qp_backoff(be);
 		return queue_seterr(q, "queue %s: cannot connect: %s (check "
 		    "the URL, that the server runs and lets this machine in)",

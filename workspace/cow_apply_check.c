@@ -442,6 +442,11 @@ cow_apply_check(struct cow_apply *a)
 	for (i = 0; i < a->ch->n; i++)
 		if (cow_apply_check_one(a, i) == -1)
 			return -1;
+	if (cow_apply_folds(a) == -1) {
+		snprintf(a->err, a->errsz, "apply: checking names the "
+		    "workspace folds: %s", strerror(errno));
+		return -1;
+	}
 	cow_apply_left_out(a);
 	if (a->nconflicts == 0 && a->nrefused == 0)
 		return 0;

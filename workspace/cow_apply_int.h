@@ -55,4 +55,10 @@ mode_t	 cow_apply_perms(const struct cow_apply *, const struct cow_change *);
  * error (a->err). */
 int	 cow_apply_check(struct cow_apply *);
 
+/* cow_apply_fold.c */
+/* Two changes apply writes whose names the workspace takes for one (it
+ * folds case): each pair a conflict, said and counted. 0, or -1 for no
+ * memory. */
+int	 cow_apply_folds(struct cow_apply *);
+
 #endif

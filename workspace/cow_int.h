@@ -150,6 +150,7 @@ struct cow_side {
 	int64_t		 size;
 	int		 big;		/* over COW_FILE_MAX: not read */
 	int		 errnum;	/* could not be read */
+	nlink_t		 links;		/* a file's st_nlink */
 };
 /* The workspace's entry at path now (absent if it or a directory on its
  * way is gone or no longer a directory), and the layer's side. */
@@ -157,7 +158,8 @@ void		 cow_side_old(int rootfd, const char *path, struct cow_side *);
 void		 cow_side_new(const struct cow *c, const struct cow_change *,
 		    struct cow_side *);
 void		 cow_side_free(struct cow_side *);
-/* A regular file with a NUL byte in its first 8 KiB (shown as binary). */
+/* A regular file with a NUL byte anywhere (shown as binary): a text
+ * file's NUL, and a sparse file's holes, which read as NULs. */
 int		 cow_side_binary(const struct cow_side *);
 /* Neither a file, a link nor a directory. */
 int		 cow_side_special(mode_t);

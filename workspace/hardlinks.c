@@ -101,6 +101,32 @@ hl_note(struct hl_walk *w, const struct stat *sb)
 
 static int	hl_dir(struct hl_walk *, int, size_t, int);
 
+/*
+ * A directory this walk may not read or search (sb): passed by only
+ * when an agent, which runs as this user, cannot reach in either: not
+ * this user's (the owner may chmod it back: review31 found an agent's
+ * `chmod 755 vendor; echo >> vendor/lib.js` writing through a link in a
+ * 000 directory the walk had passed by) and not searchable by them (a
+ * known name in it could be opened). 0 passed by, -1 said.
+ */
+static int
+hl_shut(struct hl_walk *w, const struct stat *sb, int searchable)
+{
+	char	*s;
+
+	if (sb->st_uid != geteuid() && !searchable)
+		return 0;
+	s = str_escape_dup(w->path, strlen(w->path), 0);
+	snprintf(w->err, w->errsz, "cannot check the workspace for hard "
+	    "links: the directory %s cannot be read, and an agent running as "
+	    "you could %s (its files may have links outside)", s != NULL &&
+	    *s != '\0' ? s : ".", sb->st_uid == geteuid() ? "make it readable "
+	    "(it is yours: chmod)" : "open a file in it by name (it can be "
+	    "searched)");
+	free(s);
+	return -1;
+}
+
 /* One entry of the directory dfd; w->path is its relative path. */
 static int
 hl_entry(struct hl_walk *w, int dfd, const char *name, size_t len,
@@ -110,9 +136,13 @@ hl_entry(struct hl_walk *w, int dfd, const char *name, size_t len,
 	int		fd;
 
 	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) == -1) {
-		if (errno == ENOENT || errno == EACCES)
-			return 0;	/* gone, or out of reach */
-		return hl_fail(w, "looking at", errno);
+		if (errno == ENOENT)
+			return 0;	/* gone */
+		if (errno != EACCES || fstat(dfd, &sb) == -1)
+			return hl_fail(w, "looking at", errno);
+		/* Its directory can be listed, not searched. */
+		w->path[len - strlen(name) - (len > strlen(name))] = '\0';
+		return hl_shut(w, &sb, 0);
 	}
 	w->h->nentries++;
 	if (S_ISREG(sb.st_mode))
@@ -123,7 +153,8 @@ hl_entry(struct hl_walk *w, int dfd, const char *name, size_t len,
 		return hl_fail(w, "too deep at", ELOOP);
 	if ((fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC)) == -1)
-		return errno == EACCES || errno == ENOENT ? 0 :
+		return errno == ENOENT ? 0 : errno == EACCES ? hl_shut(w, &sb,
+		    faccessat(dfd, name, X_OK, AT_EACCESS) == 0) :
 		    hl_fail(w, "opening", errno);
 	return hl_dir(w, fd, len, depth + 1);
 }

@@ -20,7 +20,9 @@ struct hardlinks {
  * .warren left out, which an in-place run mounts read-only) and find the
  * regular files with more links than the walk found names for: one of
  * their links is outside. A directory that cannot be read is passed by
- * (an agent cannot read it either). 0 (h filled), -1 error (err says).
+ * when an agent running as this user could not reach in either (not
+ * theirs, not searchable by them); else it is an error, said: the files
+ * in it cannot be counted. 0 (h filled), -1 error (err says).
  */
 int	 hardlinks_outside(const char *ws, struct hardlinks *h, char *err,
 	    size_t errsz);

@@ -368,6 +368,108 @@ t_listed(const char *out, int stat)
 }
 
 /*
+ * What apply would write at many times the layer's blocks (review31):
+ * 8 KiB of text then a hole to 2 MiB (the hole reads as NULs past the
+ * first 8 KiB the diff used to scan, so it was shown as text), and one
+ * text file under three names, hard links in the layer (each name shown
+ * and written whole: 4,107 links of 7 MB were 28 GiB of apply from a
+ * 7 MiB layer). Both are unreviewed: the diff and --stat say so, apply
+ * leaves them out, --include-unreviewed writes them.
+ */
+static void
+test_unreviewed_amplified(void **state)
+{
+	struct h_cowrun	 t;
+	struct h_run	 r;
+	struct cow	 c;
+	char		 tree[PATH_MAX + 16], a[2 * PATH_MAX];
+	char		 b[2 * PATH_MAX];
+	char		 text[8192];
+	int64_t		 run;
+	FILE		*f;
+
+	(void)state;
+	t_open(&t);
+	h_cowrun_layer(&t, &c);
+	snprintf(tree, sizeof(tree), "%s/tree", c.dir);
+	memset(text, 'x', sizeof(text));
+	text[sizeof(text) - 1] = '\n';
+	snprintf(a, sizeof(a), "%s/sparse.txt", tree);
+	assert_non_null(f = fopen(a, "w"));
+	assert_int_equal(fwrite(text, 1, sizeof(text), f), sizeof(text));
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(truncate(a, 2 << 20), 0);
+	h_write(tree, "one.txt", "the same text\n", 0);
+	snprintf(a, sizeof(a), "%s/one.txt", tree);
+	snprintf(b, sizeof(b), "%s/two.txt", tree);
+	assert_int_equal(link(a, b), 0);
+	snprintf(b, sizeof(b), "%s/three.txt", tree);
+	assert_int_equal(link(a, b), 0);
+	h_write(tree, "ok.txt", "two\n", 0);
+	run = h_cowrun_record(&t, &c, "AMPLIFIED-TASK", 1);
+
+	t_warren(&t, &r, NULL, "diff", "--stat", NULL, run);
+	if (r.status != 0 || strstr(r.out, " sparse.txt | binary  # "
+	    "unreviewed\n") == NULL || strstr(r.out, " one.txt    | 1 +  # "
+	    "unreviewed\n") == NULL || strstr(r.out, " three.txt  | 1 +  # "
+	    "unreviewed\n") == NULL || strstr(r.out, " ok.txt     | 2 +-\n") ==
+	    NULL)
+		fail_msg("diff --stat: %d\n%s%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	t_warren(&t, &r, NULL, "diff", NULL, NULL, run);
+	if (strstr(r.out, "# unreviewed: two.txt: a hard link in the layer: "
+	    "apply writes each of its names as a file of its own") == NULL ||
+	    strstr(r.out, "# unreviewed: sparse.txt: binary") == NULL)
+		fail_msg("diff: %d\n%s%s", r.status, r.out, r.err);
+	h_run_free(&r);
+
+	t_warren(&t, &r, NULL, "apply", NULL, NULL, run);
+	if (r.status != 0 || strstr(r.out, "4 files the diff cannot show "
+	    "left out") == NULL)
+		fail_msg("apply: %d\n%s%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	assert_int_equal(t_size(&t, "ok.txt"), 4);
+	assert_int_equal(t_size(&t, "sparse.txt"), (size_t)-1);
+	assert_int_equal(t_size(&t, "one.txt"), (size_t)-1);
+	assert_int_equal(t_size(&t, "three.txt"), (size_t)-1);
+	t_warren(&t, &r, NULL, "apply", "--include-unreviewed", NULL, run);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	assert_int_equal(t_size(&t, "sparse.txt"), 2 << 20);
+	assert_int_equal(t_size(&t, "two.txt"), strlen("the same text\n"));
+	h_cowrun_close(&t);
+}
+
+/* Two names that differ in case only, on a case-sensitive workspace (the
+ * test's /tmp): two files, as the diff shows them, both applied (the
+ * fold check refuses such a pair only where the filesystem folds:
+ * test_hostexec_names cf_pair). */
+static void
+test_case_pair_apart(void **state)
+{
+	struct h_cowrun	 t;
+	struct h_run	 r;
+	struct cow	 c;
+	char		 tree[PATH_MAX + 16];
+	int64_t		 run;
+
+	(void)state;
+	t_open(&t);
+	h_cowrun_layer(&t, &c);
+	snprintf(tree, sizeof(tree), "%s/tree", c.dir);
+	h_write(tree, "inc/xt_CONNMARK.h", "upper\n", 0);
+	h_write(tree, "inc/xt_connmark.h", "lower\n", 0);
+	run = h_cowrun_record(&t, &c, "CASE-PAIR-TASK", 1);
+	t_warren(&t, &r, NULL, "apply", NULL, NULL, run);
+	if (r.status != 0 || strstr(r.out, "conflict") != NULL)
+		fail_msg("apply: %d\n%s%s", r.status, r.out, r.err);
+	h_run_free(&r);
+	assert_int_equal(t_size(&t, "inc/xt_CONNMARK.h"), 6);
+	assert_int_equal(t_size(&t, "inc/xt_connmark.h"), 6);
+	h_cowrun_close(&t);
+}
+
+/*
  * A NUL byte in a Makefile comment, a 9 MB index.js and a new binary
  * file: the diff lists them as unreviewed; apply writes ok.txt only, says
  * what it left out and keeps the layer; --include-unreviewed writes them.
@@ -625,6 +727,8 @@ main(void)
 		cmocka_unit_test(test_diff_raw),
 		cmocka_unit_test_teardown(test_diff_tmux, h_tmux_teardown),
 		cmocka_unit_test(test_unreviewed_held),
+		cmocka_unit_test(test_unreviewed_amplified),
+		cmocka_unit_test(test_case_pair_apart),
 		cmocka_unit_test(test_queue_review),
 	};
 

@@ -216,6 +216,47 @@ test_in_place_link_outside_refused(void **state)
 }
 
 /*
+ * The linked file in a directory the user made unreadable (000): the
+ * check could not count its names, and the agent, running as the user,
+ * chmods it back and appends (review31: the store's file changed as an
+ * ordinary user). Refused before any agent starts: as root by the count
+ * (root reads it), as a user because it cannot be read.
+ */
+static void
+test_in_place_link_shut(void **state)
+{
+	struct h_ws	*c = *state;
+	struct h_run	 r;
+	char		 store[PATH_MAX], in[PATH_MAX], dir[PATH_MAX], *s;
+	const char	*turns[1];
+
+	snprintf(store, sizeof(store), "%s/store", c->dir);
+	assert_int_equal(mkdir(store, 0755), 0);
+	h_write(store, "lib.js", "STORE-ORIGINAL\n", 0666);
+	h_write(c->ws, "vendor/keep.txt", "k\n", 0644);
+	snprintf(in, sizeof(in), "%s/vendor/lib.js", c->ws);
+	snprintf(store, sizeof(store), "%s/store/lib.js", c->dir);
+	assert_int_equal(link(store, in), 0);
+	snprintf(dir, sizeof(dir), "%s/vendor", c->ws);
+	assert_int_equal(chmod(dir, 0), 0);
+	turns[0] = h_calls1("b", "bash", "{\"command\":\"chmod 755 vendor; "
+	    "echo AGENT >> vendor/lib.js && echo APPENDED\"}");
+	run_in_place(c, &r, turns, 1);
+	assert_int_equal(chmod(dir, 0755), 0);
+	if (r.status != 5 || (strstr(r.err, "1 file in the workspace has a "
+	    "hard link outside it") == NULL && strstr(r.err, "the directory "
+	    "vendor cannot be read, and an agent running as you could make "
+	    "it readable") == NULL) || strstr(r.err, "--allow-hard-links") ==
+	    NULL)
+		fail_msg("status %d, not 5 (refused):\n%s", r.status, r.err);
+	assert_null(strstr(r.out, "\"event\":\"spawned\""));
+	s = h_read_file(store);
+	assert_string_equal(s, "STORE-ORIGINAL\n");
+	free(s);
+	h_run_free(&r);
+}
+
+/*
  * Hard links whose names are all in the workspace are no reason to
  * refuse: the run goes on, and the agent's append shows under both
  * names. Its `ln` of a file outside the workspace into it fails (the
@@ -266,6 +307,8 @@ main(void)
 		    h_ws_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_in_place_link_outside_refused, setup, h_ws_teardown),
+		cmocka_unit_test_setup_teardown(test_in_place_link_shut,
+		    setup, h_ws_teardown),
 		cmocka_unit_test_setup_teardown(test_in_place_links_inside,
 		    setup, h_ws_teardown),
 	};
