@@ -957,6 +957,47 @@ run_until_max(struct llm_engine *e, struct done_log *d, int n)
 	return most;
 }
 
+/* docs/llm.md: llm_concurrency is the most requests on the wire at once:
+ * nine slow ones under a cap of 3 have exactly 3 out at a time, never 4. */
+static void
+test_cap_exact(void **state)
+{
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct msg_list		 l;
+	struct done_log		 d;
+	char			 err[512];
+	size_t			 most;
+	int			 i;
+
+	(void)state;
+	fakellm_start_json(&f, "{\"responses\": [{\"delay_ms\": 300, "
+	    "\"reply\": {\"text\": \"slow\"}}], \"repeat\": true}");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.concurrency = 3;
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	conv(&l, "capped");
+	memset(&d, 0, sizeof(d));
+	for (i = 0; i < 9; i++) {
+		request(&r, &l, "0.1", (unsigned)i);
+		assert_true(llm_submit(e, &r, on_done, &d) != 0);
+	}
+	most = run_until_max(e, &d, 9);
+	for (i = 0; i < 9; i++)
+		assert_int_equal(d.errs[i], LLM_OK);
+	if (most != 3)
+		fail_msg("%zu requests on the wire at once under "
+		    "llm_concurrency 3", most);
+	assert_int_equal(nrequests(&f), 9);
+	done_free(&d);
+	msg_list_free(&l);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
 /*
  * The cap on requests on the wire adapts (llm_window.c): 16 sent at once
  * under a ceiling of 16, the first four answered 429, halve it once (the
@@ -1660,6 +1701,8 @@ main(void)
 		cmocka_unit_test_teardown(test_throttle_hold,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_throttle_hold_cap,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_cap_exact,
 		    fakellm_teardown),
 	};
 
