@@ -34,7 +34,13 @@ struct fx {
 	struct store_tdir	 t;
 	struct store		*st;
 	int64_t			 run;
+	pthread_t		 producer;	/* test_bound_waits_never_drops' */
+	int			 producing;
 };
+
+/* The lock lock_db holds: a test that fails while it holds it has it
+ * released by teardown, which would else wait for it in store_close. */
+static sqlite3	*held;
 
 static int
 setup(void **state)
@@ -56,7 +62,23 @@ static int
 teardown(void **state)
 {
 	struct fx	*fx = *state;
+	struct timespec	 ts;
 
+	if (held != NULL) {
+		sqlite3_exec(held, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_close(held);
+		held = NULL;
+	}
+	/* A producer left by a failed test ends once the lock is gone. */
+	if (fx->producing) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 30;
+		if (pthread_timedjoin_np(fx->producer, NULL, &ts) != 0) {
+			fprintf(stderr, "teardown: the producer thread did not "
+			    "end within 30 s of the lock's release\n");
+			abort();
+		}
+	}
 	store_close(fx->st);
 	store_tdir_remove(&fx->t);
 	free(fx);
@@ -103,12 +125,14 @@ lock_db(const char *db)
 	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h, "BEGIN EXCLUSIVE", NULL, NULL, NULL),
 	    SQLITE_OK);
+	held = h;
 	return h;
 }
 
 static void
 unlock_db(sqlite3 *h)
 {
+	held = NULL;
 	assert_int_equal(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL),
 	    SQLITE_OK);
 	sqlite3_close(h);
@@ -182,11 +206,12 @@ produced(struct producer *p)
 static void
 test_bound_waits_never_drops(void **state)
 {
-	struct fx	*fx = *state;
-	struct producer	 p;
-	pthread_t	 t;
-	sqlite3		*h;
-	long		 before;
+	/* Static: a failed test leaves its thread to teardown's join. */
+	static struct producer	 p;
+	struct fx		*fx = *state;
+	pthread_t		 t;
+	sqlite3			*h;
+	long			 before;
 
 	assert_int_equal(store_writer_start(fx->st), 0);
 	memset(&p, 0, sizeof(p));
@@ -196,6 +221,8 @@ test_bound_waits_never_drops(void **state)
 	pthread_mutex_init(&p.mu, NULL);
 	h = lock_db(fx->t.db);
 	assert_int_equal(pthread_create(&t, NULL, produce, &p), 0);
+	fx->producer = t;
+	fx->producing = 1;
 	sleep(2);
 	before = produced(&p);
 	/* It stopped at the bound (plus what the writer took at once). */
@@ -204,6 +231,7 @@ test_bound_waits_never_drops(void **state)
 	sleep(1);
 	assert_int_equal(produced(&p), before);
 	unlock_db(h);
+	fx->producing = 0;
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(produced(&p), p.n);
 	assert_int_equal(store_sync(fx->st), 0);
