@@ -7,13 +7,19 @@
  *   - ids handed out before their rows exist work in every later call,
  *     and reads see every write queued before them;
  *   - a write lost by the writer is sticky and reported by store_lost();
+ *     so is a group commit that fails (the file size limit), the loop
+ *     woken at once;
  *   - the writer commits on its own once it has applied what is queued:
  *     no store_flush() is needed, and another connection's write lock
  *     (a rate gate, a queue on the same file) waits for no timer.
  */
+#include <sys/resource.h>
+#include <sys/stat.h>
+
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -440,6 +446,60 @@ test_lost_is_sticky(void **state)
 	    " WHERE status = 'store_failed'"), 1);
 }
 
+/*
+ * A group commit that fails (the file size limit, as a full disk) loses
+ * its batch for good and says so at once: the loop is woken without
+ * another write (store_lost_fd), store_lost names the commit, and the
+ * rows are not there.
+ */
+static void
+test_commit_fails_sticky(void **state)
+{
+	struct fx	*fx = *state;
+	struct rlimit	 was, small;
+	struct stat	 sb;
+	struct pollfd	 pfd;
+	char		 wal[1100], *big;
+	const char	*lost;
+	off_t		 most = 0;
+	int		 woke;
+
+	assert_int_equal(store_writer_start(fx->st), 0);
+	assert_int_equal(store_event(fx->st, fx->run, NULL, "x", "first"), 0);
+	assert_int_equal(store_sync(fx->st), 0);
+	snprintf(wal, sizeof(wal), "%s-wal", fx->t.db);
+	if (stat(fx->t.db, &sb) == 0)
+		most = sb.st_size;
+	if (stat(wal, &sb) == 0 && sb.st_size > most)
+		most = sb.st_size;
+	/* 512 KiB in one event: the commit writes it past the limit. */
+	assert_non_null(big = malloc(512 * 1024 + 1));
+	memset(big, 'b', 512 * 1024);
+	big[512 * 1024] = '\0';
+	pfd.fd = store_lost_fd(fx->st);
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &was), 0);
+	small = was;
+	small.rlim_cur = (rlim_t)most + 64 * 1024;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	assert_int_equal(store_event(fx->st, fx->run, NULL, "big", big), 0);
+	woke = poll(&pfd, 1, 5000);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &was), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	free(big);
+	if (woke != 1)
+		fail_msg("the writer's failed commit did not wake the loop "
+		    "within 5 s (store_lost_fd)");
+	assert_non_null(lost = store_lost(fx->st));
+	if (strstr(lost, "committing a batch") == NULL)
+		fail_msg("store_lost does not name the failed commit: %s", lost);
+	assert_int_equal(store_sync(fx->st), -1);
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM events"
+	    " WHERE type = 'big'"), 0);
+}
+
 int
 main(void)
 {
@@ -451,6 +511,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_handles_and_reads,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_is_sticky,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_fails_sticky,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commits_without_flush,
 		    setup, teardown),
