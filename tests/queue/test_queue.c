@@ -1090,6 +1090,24 @@ test_status_names(void **state)
 	assert_int_equal(queue_status_parse(NULL, &st), -1);
 }
 
+/* A job row with a status this program does not know (a newer
+ * version's, or written by hand) reads as dead: never run, and shown as
+ * such, not as queued (queue_row.c). */
+static void
+test_status_unknown(void **state)
+{
+	struct qt	*t = *state;
+	char		 sql[128];
+	int64_t		 id;
+
+	id = add(t, "from the future", NULL, 0);
+	snprintf(sql, sizeof(sql), "UPDATE queue_jobs SET status = 'frozen'"
+	    " WHERE id = %lld", (long long)id);
+	exec_sql(t, sql);
+	assert_int_equal(status_of(t, id), QUEUE_DEAD);
+	assert_int_equal(claim(t, "w1", NULL), 0);
+}
+
 /* Without an injected clock the queue keeps the wall clock's time. */
 static void
 test_default_clock(void **state)
@@ -1503,6 +1521,7 @@ main(void)
 		T(test_add_many_all_or_nothing),
 		T(test_max_running),
 		cmocka_unit_test(test_status_names),
+		T(test_status_unknown),
 		T(test_default_clock),
 		T(test_arg_errors),
 		T(test_fork_refused),
