@@ -1278,7 +1278,9 @@ test_changes(void **state)
 	struct queue_result	 r = { .answer = "ok", .run_id = 3,
 	    .changes = set, .changes_len = sizeof(set) - 1,
 	    .run_where = "h1:/s/warren.db" };
-	struct queue_result	 f = { .error = "no", .run_where = "h2:/x.db" };
+	/* A failure that carries a set: not kept (never to be applied). */
+	struct queue_result	 f = { .error = "no", .changes = set,
+	    .changes_len = sizeof(set) - 1, .run_where = "h2:/x.db" };
 	struct queue_job	 j, *v;
 	size_t			 len, n;
 	void			*data;
