@@ -103,8 +103,8 @@ run_rogue(struct ctx *c, struct h_run *r, const char *script)
 	h_write(c->ws, "rogue-worker", script, 0755);
 	h_hang_guard = ROGUE_GUARD_S;
 	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
-	if ((missed = h_deadline_missed(r, "the hello deadline (2 s)")) !=
-	    NULL)
+	if ((missed = h_deadline_missed(r, "the hello deadline (2 s), or "
+	    "the refusal of the rogue's first frame,")) != NULL)
 		fail_msg("%s", missed);
 }
 
