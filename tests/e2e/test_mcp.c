@@ -694,7 +694,9 @@ test_spam(void **state)
 	    "\"mumbler\": {\"command\": \"%s\"}}}", bin, bin, bin);
 	t_config(&t, mcpjson, "mcp__spammer, mcp__yeller__yell, "
 	    "mcp__mumbler__mumble, Read");
-	h_hang_guard = 45;
+	/* The run takes 2.4 s here (yeller's 2 s timeout); a lost
+	 * MCP_READ_MAX is seen at 20 s, not at the call's 60 s. */
+	h_hang_guard = 20;
 	assert_int_equal(h_warren_l(&r, t.env, "run", "--json", "--workspace",
 	    t.ws, "--profile", "mcpuser", "MCP-HOSTILE spam", NULL), 0);
 	if (r.hung)
