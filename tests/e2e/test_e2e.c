@@ -206,9 +206,9 @@ line_at(const char *text, const char *a, const char *b)
 }
 
 /*
- * One slot: the second agent's first tool runs only after the first
- * agent's done (its slot frees at done; spawns are answered through the
- * event loop, so nothing else decides the order).
+ * One slot: the second agent is spawned, and its first tool runs, only
+ * after the first agent's done (its slot frees at done; spawns are
+ * answered through the event loop, so nothing else decides the order).
  */
 static void
 test_jobs_one_in_turn(void **state)
@@ -216,7 +216,7 @@ test_jobs_one_in_turn(void **state)
 	static const char *const opts[] = { "--jobs", "1", NULL };
 	struct h_ws	*c = *state;
 	struct h_run	 r;
-	long		 done1, call2;
+	long		 done1, spawn2, call2;
 
 	h_turn(c->f, "0", 1, h_calls2("a", "delegate",
 	    "{\"profile\":\"explore\",\"task\":\"first\"}", "b",
@@ -233,10 +233,15 @@ test_jobs_one_in_turn(void **state)
 	run(c, &r, opts, NULL, NULL, NULL);
 	assert_int_equal(r.status, 0);
 	done1 = line_at(r.out, "\"event\":\"done\"", "\"path\":\"0.1\"");
+	spawn2 = line_at(r.out, "\"event\":\"spawned\"",
+	    "\"path\":\"0.2\"");
 	call2 = line_at(r.out, "\"event\":\"tool_call\"",
 	    "\"path\":\"0.2\"");
 	assert_true(done1 >= 0);
 	assert_true(call2 >= 0);
+	if (spawn2 < done1)
+		fail_msg("0.2 spawned (line %ld) before 0.1 was done (line "
+		    "%ld) under --jobs 1:\n%s", spawn2, done1, r.out);
 	assert_true(done1 < call2);
 	assert_int_equal(DONE_AS(r.out, "0.2", "complete"), 1);
 	h_run_free(&r);

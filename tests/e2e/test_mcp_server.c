@@ -398,7 +398,7 @@ static const char *const bad_lines[] = {
 	    "\"%s\"}}}",		/* the link's path */
 	"{\"jsonrpc\":\"2.0\",\"id\":13,\"method\":\"tools/call\",\"params\":"
 	    "{\"name\":\"apply\",\"arguments\":{\"run\":1}}}",
-	NULL,	/* the huge line */
+	NULL,	/* the huge line: MCP_LINE_MAX + 1 bytes */
 	"{\"jsonrpc\":\"2.0\",\"id\":14,\"method\":\"ping\"}",
 	"{\"jsonrpc\":\"2.0\",\"id\":15,\"method\":\"tools/call\",\"params\":"
 	    "{\"name\":\"runs\",\"_meta\":{\"progressToken\":1.5}}}",
@@ -456,14 +456,21 @@ test_malformed(void **state)
 			fprintf(f, "%s\n", strstr(bad_lines[i], "%s") ? "" :
 			    bad_lines[i]);
 		else {
-			while (ftell(f) < 6L << 20)
-				fputs("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", f);
+			/* One byte over MCP_LINE_MAX (4 MiB). */
+			for (k = 0; k < 4194304 + 1; k++)
+				fputc('x', f);
 			fputc('\n', f);
 		}
 	}
 	/* the NUL byte inside a line */
 	fwrite("{\"jsonrpc\":\"2.0\",\"id\":21,\"method\":\"pi\0ng\"}\n", 1, 43,
 	    f);
+	/* A ping of exactly MCP_LINE_MAX bytes (spaces after it): read. */
+	fputs("{\"jsonrpc\":\"2.0\",\"id\":25,\"method\":\"ping\"}", f);
+	for (k = strlen("{\"jsonrpc\":\"2.0\",\"id\":25,\"method\":\"ping\"}");
+	    k < 4194304; k++)
+		fputc(' ', f);
+	fputc('\n', f);
 	fclose(f);
 	/* Job 1 runs in the test's directory, outside the root. */
 	assert_int_equal(h_warren(&r, qadd, NULL, NULL, NULL), 0);
@@ -479,7 +486,7 @@ test_malformed(void **state)
 		if (strncmp(p, "{\"jsonrpc\":\"2.0\",", 17) != 0 ||
 		    strchr(p, '\n') == NULL)
 			fail_msg("not a JSON-RPC line: %.200s", p);
-	assert_int_equal(lines, 26);
+	assert_int_equal(lines, 27);
 #define HAS(a, b, n) do { if (h_count_lines(r.out, a, b) != n) \
 	fail_msg("%d lines with %s and %s, not %d:\n%s", h_count_lines(r.out, \
 	a, b), a, b, n, r.out); } while (0)
@@ -501,6 +508,7 @@ test_malformed(void **state)
 	HAS("\"id\":11,", "\"isError\":true", 1);
 	HAS("\"id\":13,", "started without --allow-apply", 1);
 	HAS("\"id\":14,", "\"result\":{}", 1);	/* goes on after the huge line */
+	HAS("\"id\":25,", "\"result\":{}", 1);	/* 4 MiB exactly */
 	HAS("\"id\":15,", "progressToken\\\" must be a string or an integer",
 	    1);
 	HAS("\"id\":18,", "is outside the directories this server may use", 1);

@@ -1330,6 +1330,66 @@ test_map_keys_max(void **state)
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/*
+ * A string at its documented limit (cancel.reason, IPC_ERRMSG_MAX bytes)
+ * is encoded and decoded; one byte more is refused by both sides, also
+ * when it is written by another encoder (msgpack-c), so the reader's
+ * own check is seen, not the writer's.
+ */
+static void
+test_str_max_exact(void **state)
+{
+	struct ipc_msg	 m, back;
+	struct buf	 b;
+	msgpack_sbuffer	 sb;
+	msgpack_packer	 pk;
+	char		 err[IPC_ERR_LEN], *s;
+	size_t		 len;
+
+	(void)state;
+	assert_non_null(s = malloc(IPC_ERRMSG_MAX + 2));
+	memset(s, 'r', IPC_ERRMSG_MAX + 1);
+	s[IPC_ERRMSG_MAX] = '\0';
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_CANCEL;
+	m.u.cancel.reason = s;
+	buf_init(&b, 0);
+	assert_int_equal(ipc_msg_encode(&b, &m, err, sizeof(err)), 0);
+	assert_int_equal(ipc_msg_decode(buf_head(&b), buf_left(&b), &back,
+	    err, sizeof(err)), 0);
+	assert_int_equal(strlen(back.u.cancel.reason), IPC_ERRMSG_MAX);
+	ipc_msg_free(&back);
+	buf_free(&b);
+
+	s[IPC_ERRMSG_MAX] = 'r';
+	s[IPC_ERRMSG_MAX + 1] = '\0';
+	buf_init(&b, 0);
+	assert_int_equal(ipc_msg_encode(&b, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "cancel.reason: 16385 bytes, at most "
+	    "16384"));
+	buf_free(&b);
+
+	for (len = IPC_ERRMSG_MAX; len <= IPC_ERRMSG_MAX + 1; len++) {
+		msgpack_sbuffer_init(&sb);
+		msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+		msgpack_pack_map(&pk, 2);
+		pk_str(&pk, "type");
+		msgpack_pack_uint64(&pk, IPC_CANCEL);
+		pk_str(&pk, "reason");
+		msgpack_pack_str_with_body(&pk, s, len);
+		if (len == IPC_ERRMSG_MAX) {
+			assert_int_equal(ipc_msg_decode(sb.data, sb.size,
+			    &back, err, sizeof(err)), 0);
+			assert_int_equal(strlen(back.u.cancel.reason), len);
+			ipc_msg_free(&back);
+		} else
+			expect_fail(&sb, "cancel.reason: 16385 bytes, at most "
+			    "16384 allowed");
+		msgpack_sbuffer_destroy(&sb);
+	}
+	free(s);
+}
+
 int
 main(void)
 {
@@ -1352,6 +1412,7 @@ main(void)
 		cmocka_unit_test(test_describe),
 		cmocka_unit_test(test_frame_max_exact),
 		cmocka_unit_test(test_map_keys_max),
+		cmocka_unit_test(test_str_max_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -957,6 +957,47 @@ run_until_max(struct llm_engine *e, struct done_log *d, int n)
 	return most;
 }
 
+/* docs/llm.md: llm_concurrency is the most requests on the wire at once:
+ * nine slow ones under a cap of 3 have exactly 3 out at a time, never 4. */
+static void
+test_cap_exact(void **state)
+{
+	struct fakellm		 f;
+	struct llm_config	 lc;
+	struct llm_engine	*e;
+	struct llm_request	 r;
+	struct msg_list		 l;
+	struct done_log		 d;
+	char			 err[512];
+	size_t			 most;
+	int			 i;
+
+	(void)state;
+	fakellm_start_json(&f, "{\"responses\": [{\"delay_ms\": 300, "
+	    "\"reply\": {\"text\": \"slow\"}}], \"repeat\": true}");
+	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
+	lc.concurrency = 3;
+	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
+	conv(&l, "capped");
+	memset(&d, 0, sizeof(d));
+	for (i = 0; i < 9; i++) {
+		request(&r, &l, "0.1", (unsigned)i);
+		assert_true(llm_submit(e, &r, on_done, &d) != 0);
+	}
+	most = run_until_max(e, &d, 9);
+	for (i = 0; i < 9; i++)
+		assert_int_equal(d.errs[i], LLM_OK);
+	if (most != 3)
+		fail_msg("%zu requests on the wire at once under "
+		    "llm_concurrency 3", most);
+	assert_int_equal(nrequests(&f), 9);
+	done_free(&d);
+	msg_list_free(&l);
+	llm_engine_free(e);
+	llm_config_free(&lc);
+	fakellm_stop(&f);
+}
+
 /*
  * The cap on requests on the wire adapts (llm_window.c): 16 sent at once
  * under a ceiling of 16, the first four answered 429, halve it once (the
@@ -1016,10 +1057,11 @@ test_throttle_window(void **state)
 	fakellm_stop(&f);
 }
 
-/* A 429's Retry-After holds back every request, not only its own: one
- * submitted after it waits out the second too. */
-static void
-test_throttle_hold(void **state)
+/* Two requests against the script json (FIRST answered 429 with a
+ * Retry-After, then its retry; SECOND submitted after that 429) under
+ * backoff_max max_ms: ms from FIRST to SECOND on the wire. */
+static json_int_t
+hold_gap_ms(const char *json, unsigned max_ms)
 {
 	struct fakellm		 f;
 	struct llm_config	 lc;
@@ -1033,10 +1075,9 @@ test_throttle_hold(void **state)
 	json_int_t		 t1, t2;
 	char			 err[512];
 
-	(void)state;
-	fakellm_start(&f, "hold_429.json");
+	fakellm_start_json(&f, json);
 	llm_test_config(&lc, &f, LLM_PROVIDER_OPENAI);
-	lc.backoff_max_ms = 10000;
+	lc.backoff_max_ms = max_ms;
 	assert_non_null(e = llm_engine_new(&lc, err, sizeof(err)));
 	conv(&l1, "FIRST");
 	conv(&l2, "SECOND");
@@ -1069,9 +1110,6 @@ test_throttle_hold(void **state)
 	    "ms"));
 	t2 = json_integer_value(json_object_get(json_array_get(reqs, 1),
 	    "ms"));
-	if (t2 - t1 < 1000)
-		fail_msg("SECOND went out %lld ms after FIRST's 429, within "
-		    "its Retry-After of 1 s", (long long)(t2 - t1));
 	json_decref(reqs);
 	done_free(&d);
 	msg_list_free(&l1);
@@ -1079,6 +1117,54 @@ test_throttle_hold(void **state)
 	llm_engine_free(e);
 	llm_config_free(&lc);
 	fakellm_stop(&f);
+	return t2 - t1;
+}
+
+/* The script of hold_gap_ms: FIRST's 429 says Retry-After secs. */
+static const char *
+hold_script(const char *secs)
+{
+	static char	json[512];
+
+	snprintf(json, sizeof(json), "{\"rules\": [{\"match\": \"FIRST\", "
+	    "\"responses\": [{\"status\": 429, \"headers\": "
+	    "{\"Retry-After\": \"%s\"}, \"body\": {\"error\": {\"message\": "
+	    "\"Rate limit reached\", \"type\": \"requests\"}}}, "
+	    "{\"reply\": {\"text\": \"first\"}}]}, {\"match\": \"SECOND\", "
+	    "\"responses\": [{\"reply\": {\"text\": \"second\"}}]}]}", secs);
+	return json;
+}
+
+/* A 429's Retry-After holds back every request, not only its own: one
+ * submitted after it waits out the second too. */
+static void
+test_throttle_hold(void **state)
+{
+	json_int_t	gap;
+
+	(void)state;
+	if ((gap = hold_gap_ms(hold_script("1"), 10000)) < 1000)
+		fail_msg("SECOND went out %lld ms after FIRST's 429, within "
+		    "its Retry-After of 1 s", (long long)gap);
+}
+
+/* docs/llm.md: the hold is capped by backoff_max as a retry's wait is:
+ * a 429 asking for 5 s under a cap of 300 ms holds SECOND back 300 ms,
+ * not 5 s (under 3 s on a loaded machine; a lost cap takes 5 s). */
+static void
+test_throttle_hold_cap(void **state)
+{
+	json_int_t	gap;
+
+	(void)state;
+	gap = hold_gap_ms(hold_script("5"), 300);
+	if (gap >= 3000)
+		fail_msg("SECOND went out %lld ms after FIRST's 429 asking "
+		    "for 5 s: the hold was not capped by backoff_max 300 ms",
+		    (long long)gap);
+	if (gap < 300)
+		fail_msg("SECOND went out %lld ms after FIRST's 429: within "
+		    "the capped hold of 300 ms", (long long)gap);
 }
 
 static void
@@ -1613,6 +1699,10 @@ main(void)
 		cmocka_unit_test_teardown(test_throttle_window,
 		    fakellm_teardown),
 		cmocka_unit_test_teardown(test_throttle_hold,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_throttle_hold_cap,
+		    fakellm_teardown),
+		cmocka_unit_test_teardown(test_cap_exact,
 		    fakellm_teardown),
 	};
 

@@ -1090,6 +1090,24 @@ test_status_names(void **state)
 	assert_int_equal(queue_status_parse(NULL, &st), -1);
 }
 
+/* A job row with a status this program does not know (a newer
+ * version's, or written by hand) reads as dead: never run, and shown as
+ * such, not as queued (queue_row.c). */
+static void
+test_status_unknown(void **state)
+{
+	struct qt	*t = *state;
+	char		 sql[128];
+	int64_t		 id;
+
+	id = add(t, "from the future", NULL, 0);
+	snprintf(sql, sizeof(sql), "UPDATE queue_jobs SET status = 'frozen'"
+	    " WHERE id = %lld", (long long)id);
+	exec_sql(t, sql);
+	assert_int_equal(status_of(t, id), QUEUE_DEAD);
+	assert_int_equal(claim(t, "w1", NULL), 0);
+}
+
 /* Without an injected clock the queue keeps the wall clock's time. */
 static void
 test_default_clock(void **state)
@@ -1260,7 +1278,9 @@ test_changes(void **state)
 	struct queue_result	 r = { .answer = "ok", .run_id = 3,
 	    .changes = set, .changes_len = sizeof(set) - 1,
 	    .run_where = "h1:/s/warren.db" };
-	struct queue_result	 f = { .error = "no", .run_where = "h2:/x.db" };
+	/* A failure that carries a set: not kept (never to be applied). */
+	struct queue_result	 f = { .error = "no", .changes = set,
+	    .changes_len = sizeof(set) - 1, .run_where = "h2:/x.db" };
 	struct queue_job	 j, *v;
 	size_t			 len, n;
 	void			*data;
@@ -1503,6 +1523,7 @@ main(void)
 		T(test_add_many_all_or_nothing),
 		T(test_max_running),
 		cmocka_unit_test(test_status_names),
+		T(test_status_unknown),
 		T(test_default_clock),
 		T(test_arg_errors),
 		T(test_fork_refused),

@@ -3,7 +3,8 @@
  * test's own (pg_server.sh): its schema version and the newer one it
  * refuses, LISTEN/NOTIFY for idle workers, a connection lost to a server
  * restart and found again with nothing lost, text that is not UTF-8, a
- * late result refused once a claim has taken its job over, and
+ * late result refused once a claim has taken its job over, a cancel
+ * that meets a claim asking its worker to stop, and
  * passwords masked in what it says. The URL masking runs without a
  * server too.
  */
@@ -320,6 +321,23 @@ pg_do(PGconn *c, const char *sql)
 	return v;
 }
 
+/* 0 once another session waits for a lock (pg_stat_activity, read anew
+ * each time), -1 after 10 s without one. */
+static int
+lock_waiter(PGconn *c)
+{
+	int	i;
+
+	for (i = 0; i < 1000; i++) {
+		pg_do(c, "SELECT pg_stat_clear_snapshot()");
+		if (pg_do(c, "SELECT count(*) FROM pg_stat_activity WHERE"
+		    " wait_event_type = 'Lock'") == 1)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
+}
+
 /*
  * A result that meets the claim taking its job over: the claim holds the
  * job's row (here the test's own transaction, doing what a claim's take
@@ -357,16 +375,10 @@ test_result_meets_take(void **state)
 	}
 	assert_true(pid > 0);
 	/* The child's complete waits for the row (10 s at most). */
-	for (i = 0; i < 1000; i++) {
-		pg_do(c, "SELECT pg_stat_clear_snapshot()");	/* read anew */
-		if (pg_do(c, "SELECT count(*) FROM pg_stat_activity WHERE"
-		    " wait_event_type = 'Lock'") == 1)
-			break;
-		usleep(10000);
-	}
+	i = lock_waiter(c);
 	pg_do(c, "COMMIT");
 	PQfinish(c);
-	if (i == 1000)
+	if (i == -1)
 		fail_msg("waited 10 s for the child's complete to wait for the "
 		    "row's lock (pg_stat_activity)");
 	assert_true((status = test_waitpid(pid, 240,
@@ -376,6 +388,60 @@ test_result_meets_take(void **state)
 	assert_int_equal(queue_get(t->q, id, &j, NULL, NULL), 0);
 	assert_int_equal(j.status, QUEUE_RUNNING);
 	assert_string_equal(j.worker, "w2");
+	queue_job_free(&j);
+}
+
+/*
+ * A cancel that meets a claim: the claim holds the queued job's row
+ * (here the test's own transaction, doing what a claim's take does) and
+ * makes it running. The cancel reads the job's state on the row it
+ * locks (FOR UPDATE), so it waits for the claim and then finds the job
+ * running: it asks the worker to stop (cancel_asked), instead of marking
+ * cancelled a job whose worker runs on, told nothing.
+ */
+static void
+test_cancel_meets_claim(void **state)
+{
+	struct qt		*t = *state;
+	struct queue_job	 j;
+	struct queue		*q;
+	PGconn			*c;
+	char			 sql[256];
+	int64_t			 id;
+	pid_t			 pid;
+	int			 waited, status, rc;
+
+	NEED_PG(t);
+	id = add(t->q, "x");
+	c = PQconnectdb(t->db);
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	pg_do(c, "BEGIN");
+	snprintf(sql, sizeof(sql), "UPDATE queue_jobs SET status = 'running',"
+	    " attempts = 1, worker = 'w2', lease_until_ms ="
+	    " queue_clock_ms() + 3600000 WHERE id = %lld", (long long)id);
+	pg_do(c, sql);
+	if ((pid = fork()) == 0) {
+		if ((q = qt_open(t)) == NULL)
+			_exit(10);
+		rc = queue_cancel(q, id);
+		_exit(rc == 0 ? 0 : 11 + rc);
+	}
+	assert_true(pid > 0);
+	/* The child's cancel waits for the row (10 s at most). */
+	waited = lock_waiter(c);
+	pg_do(c, "COMMIT");
+	PQfinish(c);
+	if (waited == -1)
+		fail_msg("waited 10 s for the child's cancel to wait for the "
+		    "row's lock (pg_stat_activity)");
+	assert_true((status = test_waitpid(pid, 240,
+	    "the child of test_cancel_meets_claim")) != -1);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);	/* asked */
+	assert_int_equal(queue_get(t->q, id, &j, NULL, NULL), 0);
+	assert_int_equal(j.status, QUEUE_RUNNING);
+	assert_string_equal(j.worker, "w2");
+	assert_int_equal(j.cancel_asked, 1);
 	queue_job_free(&j);
 }
 
@@ -539,6 +605,7 @@ main(void)
 		T(test_not_utf8),
 		T(test_server_clock),
 		T(test_result_meets_take),
+		T(test_cancel_meets_claim),
 		T(test_claim_skips_locked),
 		T(test_statements),
 		T(test_reconnect),

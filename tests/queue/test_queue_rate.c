@@ -111,6 +111,10 @@ test_tokens(void **state)
 	/* Without a token limit, spending changes nothing. */
 	charge(t.q, QUEUE_RATE_SPEND, 0, 1000000);
 	assert_int_equal(take(t.q, 0, 60000), 0);
+	/* A worker's count beyond 2^40 tokens is charged as 2^40 ms, not
+	 * wrapped round in the multiplication (the tat was 1 s ahead). */
+	charge(t.q, QUEUE_RATE_SPEND, 60000, UINT64_MAX);
+	assert_int_equal(take(t.q, 0, 60000), (uint64_t)1 << 40);
 	queue_close(t.q);
 	qt_remove(&t);
 }

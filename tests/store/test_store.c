@@ -361,6 +361,45 @@ test_msg_roundtrip(void **state)
 	}
 }
 
+/* The longest agent path is STORE_PATH_MAX - 1 bytes ("0" and 25
+ * components of 9 digits, then ".123"), each of its ancestors added
+ * first; one byte more (".1234") is refused, not cut. */
+static void
+test_path_max(void **state)
+{
+	struct fx		*fx = *state;
+	struct store_agent_new	 a = { .task = "t" };
+	struct store_agent	*v;
+	char			 path[STORE_PATH_MAX + 8];
+	size_t			 n, len = 1;
+	int			 i;
+	int64_t			 id, node;
+
+	strlcpy(path, "0", sizeof(path));
+	add_agent(fx, path, NULL, NULL);
+	for (i = 0; i < 25; i++) {
+		len += (size_t)snprintf(path + len, sizeof(path) - len,
+		    ".123456789");
+		add_agent(fx, path, NULL, NULL);
+	}
+	snprintf(path + len, sizeof(path) - len, ".123");
+	assert_int_equal(strlen(path), STORE_PATH_MAX - 1);
+	add_agent(fx, path, NULL, NULL);
+	snprintf(path + len, sizeof(path) - len, ".1234");
+	assert_int_equal(strlen(path), STORE_PATH_MAX);
+	a.path = path;
+	assert_int_equal(store_agent_add(fx->st, fx->run, &a, &id, &node), -1);
+	assert_int_equal(store_errcode(fx->st), STORE_EINVAL);
+	assert_int_equal(store_agents_list(fx->st, fx->run, &v, &n), 0);
+	assert_int_equal(n, 27);
+	path[len + 4] = '\0';
+	for (i = 0; i < 27 && strcmp(v[i].path, path) != 0; i++)
+		continue;
+	if (i == 27)
+		fail_msg("the agent of %zu bytes is not listed", strlen(path));
+	store_agents_free(v, n);
+}
+
 static void
 test_agents(void **state)
 {
@@ -1193,6 +1232,7 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_msg_roundtrip, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_agents, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_path_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cycle_refused, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_merge, setup, teardown),

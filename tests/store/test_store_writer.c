@@ -7,13 +7,19 @@
  *   - ids handed out before their rows exist work in every later call,
  *     and reads see every write queued before them;
  *   - a write lost by the writer is sticky and reported by store_lost();
+ *     so is a group commit that fails (the file size limit), the loop
+ *     woken at once;
  *   - the writer commits on its own once it has applied what is queued:
  *     no store_flush() is needed, and another connection's write lock
  *     (a rate gate, a queue on the same file) waits for no timer.
  */
+#include <sys/resource.h>
+#include <sys/stat.h>
+
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,7 +40,13 @@ struct fx {
 	struct store_tdir	 t;
 	struct store		*st;
 	int64_t			 run;
+	pthread_t		 producer;	/* test_bound_waits_never_drops' */
+	int			 producing;
 };
+
+/* The lock lock_db holds: a test that fails while it holds it has it
+ * released by teardown, which would else wait for it in store_close. */
+static sqlite3	*held;
 
 static int
 setup(void **state)
@@ -56,7 +68,23 @@ static int
 teardown(void **state)
 {
 	struct fx	*fx = *state;
+	struct timespec	 ts;
 
+	if (held != NULL) {
+		sqlite3_exec(held, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_close(held);
+		held = NULL;
+	}
+	/* A producer left by a failed test ends once the lock is gone. */
+	if (fx->producing) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 30;
+		if (pthread_timedjoin_np(fx->producer, NULL, &ts) != 0) {
+			fprintf(stderr, "teardown: the producer thread did not "
+			    "end within 30 s of the lock's release\n");
+			abort();
+		}
+	}
 	store_close(fx->st);
 	store_tdir_remove(&fx->t);
 	free(fx);
@@ -103,12 +131,14 @@ lock_db(const char *db)
 	assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(h, "BEGIN EXCLUSIVE", NULL, NULL, NULL),
 	    SQLITE_OK);
+	held = h;
 	return h;
 }
 
 static void
 unlock_db(sqlite3 *h)
 {
+	held = NULL;
 	assert_int_equal(sqlite3_exec(h, "COMMIT", NULL, NULL, NULL),
 	    SQLITE_OK);
 	sqlite3_close(h);
@@ -182,11 +212,12 @@ produced(struct producer *p)
 static void
 test_bound_waits_never_drops(void **state)
 {
-	struct fx	*fx = *state;
-	struct producer	 p;
-	pthread_t	 t;
-	sqlite3		*h;
-	long		 before;
+	/* Static: a failed test leaves its thread to teardown's join. */
+	static struct producer	 p;
+	struct fx		*fx = *state;
+	pthread_t		 t;
+	sqlite3			*h;
+	long			 before;
 
 	assert_int_equal(store_writer_start(fx->st), 0);
 	memset(&p, 0, sizeof(p));
@@ -196,6 +227,8 @@ test_bound_waits_never_drops(void **state)
 	pthread_mutex_init(&p.mu, NULL);
 	h = lock_db(fx->t.db);
 	assert_int_equal(pthread_create(&t, NULL, produce, &p), 0);
+	fx->producer = t;
+	fx->producing = 1;
 	sleep(2);
 	before = produced(&p);
 	/* It stopped at the bound (plus what the writer took at once). */
@@ -204,6 +237,7 @@ test_bound_waits_never_drops(void **state)
 	sleep(1);
 	assert_int_equal(produced(&p), before);
 	unlock_db(h);
+	fx->producing = 0;
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(produced(&p), p.n);
 	assert_int_equal(store_sync(fx->st), 0);
@@ -412,6 +446,60 @@ test_lost_is_sticky(void **state)
 	    " WHERE status = 'store_failed'"), 1);
 }
 
+/*
+ * A group commit that fails (the file size limit, as a full disk) loses
+ * its batch for good and says so at once: the loop is woken without
+ * another write (store_lost_fd), store_lost names the commit, and the
+ * rows are not there.
+ */
+static void
+test_commit_fails_sticky(void **state)
+{
+	struct fx	*fx = *state;
+	struct rlimit	 was, small;
+	struct stat	 sb;
+	struct pollfd	 pfd;
+	char		 wal[1100], *big;
+	const char	*lost;
+	off_t		 most = 0;
+	int		 woke;
+
+	assert_int_equal(store_writer_start(fx->st), 0);
+	assert_int_equal(store_event(fx->st, fx->run, NULL, "x", "first"), 0);
+	assert_int_equal(store_sync(fx->st), 0);
+	snprintf(wal, sizeof(wal), "%s-wal", fx->t.db);
+	if (stat(fx->t.db, &sb) == 0)
+		most = sb.st_size;
+	if (stat(wal, &sb) == 0 && sb.st_size > most)
+		most = sb.st_size;
+	/* 512 KiB in one event: the commit writes it past the limit. */
+	assert_non_null(big = malloc(512 * 1024 + 1));
+	memset(big, 'b', 512 * 1024);
+	big[512 * 1024] = '\0';
+	pfd.fd = store_lost_fd(fx->st);
+	pfd.events = POLLIN;
+	assert_int_equal(poll(&pfd, 1, 0), 0);
+	signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &was), 0);
+	small = was;
+	small.rlim_cur = (rlim_t)most + 64 * 1024;
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+	assert_int_equal(store_event(fx->st, fx->run, NULL, "big", big), 0);
+	woke = poll(&pfd, 1, 5000);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &was), 0);
+	signal(SIGXFSZ, SIG_DFL);
+	free(big);
+	if (woke != 1)
+		fail_msg("the writer's failed commit did not wake the loop "
+		    "within 5 s (store_lost_fd)");
+	assert_non_null(lost = store_lost(fx->st));
+	if (strstr(lost, "committing a batch") == NULL)
+		fail_msg("store_lost does not name the failed commit: %s", lost);
+	assert_int_equal(store_sync(fx->st), -1);
+	assert_int_equal(committed(fx->t.db, "SELECT count(*) FROM events"
+	    " WHERE type = 'big'"), 0);
+}
+
 int
 main(void)
 {
@@ -423,6 +511,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_handles_and_reads,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lost_is_sticky,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_commit_fails_sticky,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_commits_without_flush,
 		    setup, teardown),

@@ -212,6 +212,50 @@ test_lines_flood(void **state)
 	mcp_lines_free(&l);
 }
 
+/* A line of exactly MCP_LINE_MAX bytes (a JSON object padded with
+ * spaces) is read; one byte more is refused, whether its newline came
+ * in the same read or it is still coming. */
+static void
+test_line_max_exact(void **state)
+{
+	struct mcp_lines	 l;
+	json_t			*m;
+	char			*line, err[256];
+	size_t			 len;
+
+	(void)state;
+	assert_non_null(line = malloc(MCP_LINE_MAX + 2));
+	for (len = MCP_LINE_MAX; len <= MCP_LINE_MAX + 1; len++) {
+		memset(line, ' ', len);
+		memcpy(line, "{\"id\":7}", 8);
+		line[len] = '\n';
+		memset(&l, 0, sizeof(l));
+		assert_int_equal(mcp_lines_feed(&l, line, len + 1, err,
+		    sizeof(err)), 0);
+		if (len == MCP_LINE_MAX) {
+			assert_int_equal(mcp_lines_next(&l, &m, err,
+			    sizeof(err)), 1);
+			assert_int_equal(json_integer_value(json_object_get(m,
+			    "id")), 7);
+			json_decref(m);
+		} else {
+			assert_int_equal(mcp_lines_next(&l, &m, err,
+			    sizeof(err)), -1);
+			assert_non_null(strstr(err, "a line of more than"));
+		}
+		assert_int_equal(mcp_lines_next(&l, &m, err, sizeof(err)), 0);
+		mcp_lines_free(&l);
+	}
+	/* Still coming: MCP_LINE_MAX bytes are held, one more is refused. */
+	memset(&l, 0, sizeof(l));
+	assert_int_equal(mcp_lines_feed(&l, line, MCP_LINE_MAX, err,
+	    sizeof(err)), 0);
+	assert_int_equal(mcp_lines_feed(&l, " ", 1, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "a line of more than"));
+	mcp_lines_free(&l);
+	free(line);
+}
+
 static void
 test_answer(void **state)
 {
@@ -466,6 +510,7 @@ main(void)
 		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_lines_flood),
+		cmocka_unit_test(test_line_max_exact),
 		cmocka_unit_test(test_answer),
 		cmocka_unit_test(test_tools_bounds),
 		cmocka_unit_test(test_text),

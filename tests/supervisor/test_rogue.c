@@ -103,8 +103,8 @@ run_rogue(struct ctx *c, struct h_run *r, const char *script)
 	h_write(c->ws, "rogue-worker", script, 0755);
 	h_hang_guard = ROGUE_GUARD_S;
 	assert_int_equal(h_warren(r, argv, NULL, NULL, NULL), 0);
-	if ((missed = h_deadline_missed(r, "the hello deadline (2 s)")) !=
-	    NULL)
+	if ((missed = h_deadline_missed(r, "the hello deadline (2 s), or "
+	    "the refusal of the rogue's first frame,")) != NULL)
 		fail_msg("%s", missed);
 }
 
@@ -310,13 +310,12 @@ flood_hello(struct ctx *c, char *path, size_t pathsz)
 	fclose(f);
 }
 
-/* n debug log events of len bytes each (stored, never printed). */
+/* n debug log events of len bytes each (stored, never printed) on f;
+ * each counts strlen("log") + len bytes against the store quota. */
 static void
-flood_events(struct ctx *c, unsigned n, size_t len, char *path,
-    size_t pathsz)
+events_put(FILE *f, unsigned n, size_t len)
 {
 	struct ipc_msg	 m;
-	FILE		*f = flood_open(c, "events.bin", path, pathsz);
 	char		*text = malloc(len + 1);
 	unsigned	 i;
 
@@ -331,8 +330,33 @@ flood_events(struct ctx *c, unsigned n, size_t len, char *path,
 	m.u.event.level = LOG_LEVEL_DEBUG;
 	for (i = 0; i < n; i++)
 		frame_put(f, &m);
-	fclose(f);
 	free(text);
+}
+
+/* n debug log events of len bytes each, in the file events.bin. */
+static void
+flood_events(struct ctx *c, unsigned n, size_t len, char *path,
+    size_t pathsz)
+{
+	FILE	*f = flood_open(c, "events.bin", path, pathsz);
+
+	events_put(f, n, len);
+	fclose(f);
+}
+
+/* A done frame with result, in the file done.bin. */
+static void
+flood_done(struct ctx *c, char *result, char *path, size_t pathsz)
+{
+	struct ipc_msg	 m;
+	FILE		*f = flood_open(c, "done.bin", path, pathsz);
+
+	memset(&m, 0, sizeof(m));
+	m.type = IPC_DONE;
+	m.u.done.status = IPC_STATUS_COMPLETE;
+	m.u.done.result = result;
+	frame_put(f, &m);
+	fclose(f);
 }
 
 /* n MCP calls of a server nobody declared (each refused, and recorded). */
@@ -652,8 +676,6 @@ test_flood_rows_at_quota(void **state)
 {
 	struct ctx	*c = *state;
 	struct h_run	 r;
-	struct ipc_msg	 m;
-	FILE		*f;
 	char		 hello[PATH_MAX], evs[PATH_MAX], done[PATH_MAX];
 	char		 script[4 * PATH_MAX];
 	char		*env[] = { "WARREN_AGENT_STORE_ROWS=100", NULL };
@@ -662,13 +684,7 @@ test_flood_rows_at_quota(void **state)
 
 	flood_hello(c, hello, sizeof(hello));
 	flood_events(c, 100, 100, evs, sizeof(evs));
-	f = flood_open(c, "done.bin", done, sizeof(done));
-	memset(&m, 0, sizeof(m));
-	m.type = IPC_DONE;
-	m.u.done.status = IPC_STATUS_COMPLETE;
-	m.u.done.result = "ALL KEPT";
-	frame_put(f, &m);
-	fclose(f);
+	flood_done(c, "ALL KEPT", done, sizeof(done));
 	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s %s >&4\n"
 	    "exec sleep 300\n", hello, evs, done);
 	run_flood(c, &r, script, env);
@@ -679,6 +695,63 @@ test_flood_rows_at_quota(void **state)
 	assert_int_equal(kept_events(c, "log", &bytes, &killed,
 	    "agent_store_rows"), 100);
 	assert_int_equal(killed, 0);
+	h_run_free(&r);
+}
+
+/* Exactly the byte quota: 100 events of 1,000 bytes as the quota counts
+ * them against 100,000 bytes, then done. The worker is not stopped, and
+ * all 100 are kept. */
+static void
+test_flood_bytes_at_quota(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	char		 hello[PATH_MAX], evs[PATH_MAX], done[PATH_MAX];
+	char		 script[4 * PATH_MAX];
+	char		*env[] = { "WARREN_AGENT_STORE_BYTES=100000", NULL };
+	uint64_t	 bytes = 0;
+	int		 killed = 0;
+
+	flood_hello(c, hello, sizeof(hello));
+	flood_events(c, 100, 1000 - strlen("log"), evs, sizeof(evs));
+	flood_done(c, "ALL KEPT", done, sizeof(done));
+	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s %s >&4\n"
+	    "exec sleep 300\n", hello, evs, done);
+	run_flood(c, &r, script, env);
+	if (r.status != 0 || h_count_lines(r.out, "\"path\":\"0.1\"",
+	    "store_quota") != 0 || h_count_lines(r.out, "\"event\":\"result\"",
+	    "HANDLED") != 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	assert_int_equal(kept_events(c, "log", &bytes, &killed,
+	    "agent_store_bytes"), 100);
+	assert_int_equal(bytes, 100000);
+	assert_int_equal(killed, 0);
+	h_run_free(&r);
+}
+
+/* Past the byte quota, nothing more is kept, also what would still fit:
+ * 9,000 bytes of events, one of 2,000 against 10,000 (stopped), then
+ * 50 of 10 bytes in the same write: 9 events kept, not 9 + 50. */
+static void
+test_flood_nothing_after_quota(void **state)
+{
+	struct ctx	*c = *state;
+	struct h_run	 r;
+	FILE		*f;
+	char		 hello[PATH_MAX], evs[PATH_MAX], script[3 * PATH_MAX];
+	char		*env[] = { "WARREN_AGENT_STORE_BYTES=10000", NULL };
+
+	flood_hello(c, hello, sizeof(hello));
+	f = flood_open(c, "events.bin", evs, sizeof(evs));
+	events_put(f, 9, 1000 - strlen("log"));
+	events_put(f, 1, 2000 - strlen("log"));
+	events_put(f, 50, 10 - strlen("log"));
+	fclose(f);
+	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s >&4\n"
+	    "exec sleep 300\n", hello, evs);
+	run_flood(c, &r, script, env);
+	assert_int_equal(check_quota(c, &r, "agent_store_bytes", "log", 0, 9,
+	    9000), 9);
 	h_run_free(&r);
 }
 
@@ -992,6 +1065,10 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_flood_event_rows, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_flood_bytes_at_quota,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_flood_nothing_after_quota,
+		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flood_checkpoint_bytes,
 		    setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flood_defaults, setup,

@@ -126,6 +126,105 @@ test_refused(void **state)
 	free(big);
 }
 
+/* Parse req (len bytes, whole): 1 with the request, or -1 with status. */
+static int
+parse_whole(const char *req, size_t len, int *status)
+{
+	struct proxy_req	r;
+	size_t			used = 0;
+	int			rc;
+
+	memset(&r, 0, sizeof(r));
+	*status = 0;
+	rc = parse(req, len, &r, &used, status);
+	if (rc == 1)
+		assert_int_equal(used, len);
+	proxy_http_free(&r);
+	return rc;
+}
+
+/* A request target of n bytes ("/aaa..."), with a body of 2 bytes. */
+static int
+parse_path(size_t n, int *status)
+{
+	char	*req;
+	size_t	 len;
+	int	 rc;
+
+	assert_non_null(req = malloc(n + 64));
+	len = (size_t)sprintf(req, "POST /");
+	memset(req + len, 'a', n - 1);
+	len += n - 1;
+	len += (size_t)sprintf(req + len, " HTTP/1.1\r\nContent-Length: "
+	    "2\r\n\r\n{}");
+	rc = parse_whole(req, len, status);
+	free(req);
+	return rc;
+}
+
+/* A head of exactly n bytes (padded in one header), no body. */
+static int
+parse_head(size_t n, int *status)
+{
+	static const char	 pre[] = "POST /v1/messages HTTP/1.1\r\nx-pad: ";
+	char			*req;
+	size_t			 pad = n - (sizeof(pre) - 1) - 4;
+	int			 rc;
+
+	assert_non_null(req = malloc(n));
+	memcpy(req, pre, sizeof(pre) - 1);
+	memset(req + sizeof(pre) - 1, 'p', pad);
+	memcpy(req + n - 4, "\r\n\r\n", 4);
+	rc = parse_whole(req, n, status);
+	free(req);
+	return rc;
+}
+
+/* A chunked body of n bytes in one chunk, or in two (n - 2, then 2). */
+static int
+parse_chunks(size_t n, int two, int *status)
+{
+	static const char	 pre[] = "POST /v1/messages HTTP/1.1\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n";
+	char			*req;
+	size_t			 len;
+	int			 rc;
+
+	assert_non_null(req = malloc(n + 128));
+	len = (size_t)sprintf(req, "%s%zx\r\n", pre, two ? n - 2 : n);
+	memset(req + len, 'b', two ? n - 2 : n);
+	len += two ? n - 2 : n;
+	if (two)
+		len += (size_t)sprintf(req + len, "\r\n2\r\nbb");
+	len += (size_t)sprintf(req + len, "\r\n0\r\n\r\n");
+	rc = parse_whole(req, len, status);
+	free(req);
+	return rc;
+}
+
+/* Each bound at its value goes, one byte over it is refused: the
+ * request target (IPC_HTTP_PATH_MAX), the head (PROXY_HEAD_MAX), a
+ * chunked body in one chunk and in two (PROXY_BODY_MAX). */
+static void
+test_bounds_exact(void **state)
+{
+	int	status;
+
+	(void)state;
+	assert_int_equal(parse_path(IPC_HTTP_PATH_MAX, &status), 1);
+	assert_int_equal(parse_path(IPC_HTTP_PATH_MAX + 1, &status), -1);
+	assert_int_equal(status, 414);
+	assert_int_equal(parse_head(PROXY_HEAD_MAX, &status), 1);
+	assert_int_equal(parse_head(PROXY_HEAD_MAX + 1, &status), -1);
+	assert_int_equal(status, 431);
+	assert_int_equal(parse_chunks(PROXY_BODY_MAX, 0, &status), 1);
+	assert_int_equal(parse_chunks(PROXY_BODY_MAX + 1, 0, &status), -1);
+	assert_int_equal(status, 413);
+	assert_int_equal(parse_chunks(PROXY_BODY_MAX, 1, &status), 1);
+	assert_int_equal(parse_chunks(PROXY_BODY_MAX + 1, 1, &status), -1);
+	assert_int_equal(status, 413);
+}
+
 static void
 test_routes(void **state)
 {
@@ -152,6 +251,7 @@ main(void)
 		cmocka_unit_test(test_content_length),
 		cmocka_unit_test(test_chunked),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_bounds_exact),
 		cmocka_unit_test(test_routes),
 	};
 
