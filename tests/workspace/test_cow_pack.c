@@ -551,6 +551,35 @@ test_link_target_max(void **state)
 	t_close(&t);
 }
 
+/*
+ * The longest path a change may carry: PATH_MAX - 1 bytes (with its NUL,
+ * PATH_MAX, what cow_changes can make), taken by the check; one byte
+ * more is refused as its path before anything is made, never cut short
+ * to another path.
+ */
+static void
+test_path_max(void **state)
+{
+	struct t	 t;
+	struct set	 s;
+	char		 path[PATH_MAX + 1], err[512];
+	size_t		 i;
+
+	(void)state;
+	/* Parts of 199 bytes: no part longer than NAME_MAX, none empty. */
+	for (i = 0; i < PATH_MAX; i++)
+		path[i] = (i + 1) % 200 == 0 ? '/' : 'p';
+	t_open(&t);
+	set_begin(&s);
+	set_add(&s, 1, 0, 0, S_IFREG | 0644, path, PATH_MAX - 1, "x", 1);
+	if (cow_unpack_check(s.b, s.len, err, sizeof(err)) != 0)
+		fail_msg("a path of PATH_MAX - 1 bytes: %s", err);
+	set_begin(&s);
+	set_add(&s, 1, 0, 0, S_IFREG | 0644, path, PATH_MAX, "x", 1);
+	set_refused(&s, "its path", t.root);
+	t_close(&t);
+}
+
 /* A forged set's 0777 directory and script, 0666 file and 1777
  * directory: applied as the umask allows, never writable by others. */
 static void
@@ -675,6 +704,7 @@ main(void)
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_link_target_max),
+		cmocka_unit_test(test_path_max),
 		cmocka_unit_test(test_dir_checked),
 		cmocka_unit_test(test_forged_modes),
 		cmocka_unit_test(test_fifo_refused),
