@@ -348,6 +348,47 @@ test_bound(void **state)
 	t_close(&t);
 }
 
+/*
+ * The bound at its edge, for each way the last change ends (a deletion:
+ * its fixed part; a link: its target; a file: its bytes): a set of L
+ * bytes packs whole with max L, and is refused with max L - 1.
+ */
+static void
+test_bound_exact(void **state)
+{
+	static const char *const last[] = {
+		"rm z", "rm z && ln -s target-of-z z", "echo changed > z",
+	};
+	struct t	 t;
+	void		*set;
+	size_t		 i, len, len2;
+	char		 err[512];
+
+	(void)state;
+	for (i = 0; i < sizeof(last) / sizeof(last[0]); i++) {
+		t_open(&t);
+		sh("cd '%s' && echo z > z", t.ws);
+		t_fork(&t);
+		sh("cd '%s' && echo new > a.txt && %s", t.view, last[i]);
+		t_changes(&t);
+		set = t2_pack(&t, &len);
+		free(set);
+		if (cow_pack(&t.c, &t.ch, len, &set, &len2, err,
+		    sizeof(err)) != 0)
+			fail_msg("%s: a set of %zu bytes refused with max %zu: "
+			    "%s", last[i], len, len, err);
+		assert_int_equal(len2, len);
+		free(set);
+		set = (void *)1;
+		if (cow_pack(&t.c, &t.ch, len - 1, &set, &len2, err,
+		    sizeof(err)) != 1)
+			fail_msg("%s: a set of %zu bytes taken with max %zu",
+			    last[i], len, len - 1);
+		assert_null(set);
+		t_close(&t);
+	}
+}
+
 static mode_t
 t_mode_at(const char *dir, const char *path)
 {
@@ -705,6 +746,7 @@ main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_link_target_max),
 		cmocka_unit_test(test_path_max),
+		cmocka_unit_test(test_bound_exact),
 		cmocka_unit_test(test_dir_checked),
 		cmocka_unit_test(test_forged_modes),
 		cmocka_unit_test(test_fifo_refused),
