@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "workspace/cow.h"
+#include "workspace/cow_int.h"
 #include "workspace/cow_testapi.h"
 
 #include "cow_apply_test.h"
@@ -389,6 +390,55 @@ test_bound_exact(void **state)
 	}
 }
 
+/* A hand-made set of n new empty files, "0000000" on, in order. */
+static unsigned char *
+many_set(size_t n, size_t *len)
+{
+	const size_t	 per = 1 + 1 + 4 + COW_SUM_LEN + 4 + 2 + 7 + 4;
+	unsigned char	*b, *q;
+	char		 name[16];
+	size_t		 i, k;
+
+	*len = 12 + n * per;
+	assert_non_null(b = calloc(1, *len));
+	memcpy(b, "WRNCHG1\n", 8);
+	for (k = 0; k < 4; k++)
+		b[8 + k] = (unsigned char)(n >> (8 * k));
+	for (i = 0, q = b + 12; i < n; i++) {
+		q[0] = 1;			/* added, no base */
+		q += 2 + 4 + COW_SUM_LEN;
+		for (k = 0; k < 4; k++)
+			q[k] = (unsigned char)((S_IFREG | 0644) >> (8 * k));
+		q += 4;
+		q[0] = 7;
+		q += 2;
+		snprintf(name, sizeof(name), "%07zu", i);
+		memcpy(q, name, 7);
+		q += 7 + 4;			/* no bytes */
+	}
+	return b;
+}
+
+/* The most changes a set may hold (COW_MAX_ENTRIES, docs/workspaces.md:
+ * 1,000,000) is taken; one more is refused. */
+static void
+test_entries_max(void **state)
+{
+	unsigned char	*b;
+	size_t		 len;
+	char		 err[512];
+
+	(void)state;
+	b = many_set(COW_MAX_ENTRIES, &len);
+	if (cow_unpack_check(b, len, err, sizeof(err)) != 0)
+		fail_msg("a set of %d changes: %s", COW_MAX_ENTRIES, err);
+	free(b);
+	b = many_set(COW_MAX_ENTRIES + 1, &len);
+	assert_int_equal(cow_unpack_check(b, len, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "more changes than"));
+	free(b);
+}
+
 static mode_t
 t_mode_at(const char *dir, const char *path)
 {
@@ -747,6 +797,7 @@ main(void)
 		cmocka_unit_test(test_link_target_max),
 		cmocka_unit_test(test_path_max),
 		cmocka_unit_test(test_bound_exact),
+		cmocka_unit_test(test_entries_max),
 		cmocka_unit_test(test_dir_checked),
 		cmocka_unit_test(test_forged_modes),
 		cmocka_unit_test(test_fifo_refused),
