@@ -212,8 +212,11 @@ rules_lower(const struct config_key *k)
 	if (rules_after(k, tmid, tup, &src) != mid || src != CONFIG_SRC_USER)
 		fail_msg("%s: the user's %s raised by one to %s", k->name, tmid,
 		    tup);
-	if (rules_after(k, tmid, tmid, &src) != mid)
-		fail_msg("%s: the user's own %s not taken", k->name, tmid);
+	/* The boundary: the same value is no raise, and the project's. */
+	if (rules_after(k, tmid, tmid, &src) != mid || src !=
+	    CONFIG_SRC_PROJECT)
+		fail_msg("%s: the project's %s, the user's own value, not "
+		    "taken (ignored as a raise)", k->name, tmid);
 	if (rules_after(k, tmid, tlo, &src) != lo || src != CONFIG_SRC_PROJECT)
 		fail_msg("%s: the project's %s did not lower the user's %s",
 		    k->name, tlo, tmid);

@@ -591,14 +591,15 @@ ready_cut_child(struct ctx *c)
 	return mid_step(c, "0.1", "k.started");
 }
 
-/* As bash_args, but run again (a restarted turn) it returns at once. */
+/* As bash_args, but run again (a restarted turn) it returns at once;
+ * and as there, no sleep when the mark cannot be made. */
 static const char *
 bash_once_args(struct ctx *c, const char *mark)
 {
 	static char	buf[512];
 	char		cmd[256];
 
-	snprintf(cmd, sizeof(cmd), "test -e %s && exit 0; touch %s; sleep "
+	snprintf(cmd, sizeof(cmd), "test -e %s && exit 0; touch %s && sleep "
 	    "%u.5", mark, mark, c->sleep_s);
 	snprintf(buf, sizeof(buf), "{\"command\":%s}", h_js(cmd));
 	return buf;

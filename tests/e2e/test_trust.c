@@ -494,6 +494,85 @@ test_masks(void **state)
 	free(dir);
 }
 
+/* A .warren/config of len bytes: a limit it may lower, then comments. */
+static void
+write_config_of(struct t *t, size_t len)
+{
+	static const char	 head[] = "max_agents = 2\n";
+	char			*buf;
+	size_t			 i;
+
+	assert_true(len > sizeof(head));
+	assert_non_null(buf = malloc(len + 1));
+	memcpy(buf, head, sizeof(head) - 1);
+	for (i = sizeof(head) - 1; i < len; i++)
+		buf[i] = (i + 1) % 64 == 0 || i == len - 1 ? '\n' : '#';
+	buf[len] = '\0';
+	h_write(t->ws, ".warren/config", buf, 0);
+	free(buf);
+}
+
+/*
+ * The edges of what a project's file may be: a .warren/config of
+ * exactly the most warren reads (1 MiB) is trusted and read; one byte
+ * more is refused as too large. A symlink alone where the config goes is
+ * named (never "nothing to trust"), and not read. A trusted file removed
+ * makes the rest untrusted.
+ */
+static void
+test_project_file_edges(void **state)
+{
+	struct t	 t;
+	struct h_run	 r;
+	char		 cfg[PATH_MAX + 32], target[PATH_MAX + 32];
+
+	(void)state;
+	t_open(&t);
+	t_user_config(&t);
+	write_config_of(&t, 1024 * 1024);
+	warren(&t, &r, "trust", t.ws, NULL, NULL, NULL);
+	if (r.status != 0)
+		fail_msg("a config of exactly 1 MiB not trusted (%d): %s",
+		    r.status, r.err);
+	h_run_free(&r);
+	write_config_of(&t, 1024 * 1024 + 1);
+	warren(&t, &r, "trust", t.ws, NULL, NULL, NULL);
+	assert_int_not_equal(r.status, 0);
+	assert_non_null(strstr(r.err, ".warren/config is too large"));
+	h_run_free(&r);
+
+	snprintf(cfg, sizeof(cfg), "%s/.warren/config", t.ws);
+	snprintf(target, sizeof(target), "%s/elsewhere", t.dir);
+	h_write(t.dir, "elsewhere", "max_agents = 1\n", 0);
+	assert_int_equal(unlink(cfg), 0);
+	assert_int_equal(symlink(target, cfg), 0);
+	warren(&t, &r, "run", "--json", "--workspace", t.ws, "TRUST-TASK");
+	assert_int_equal(r.status, 0);
+	if (strstr(r.err, ".warren/config is a symlink") == NULL)
+		fail_msg("a symlinked .warren/config alone not named: %s",
+		    r.err);
+	h_run_free(&r);
+
+	/* Two files trusted, one removed since: no longer the set the
+	 * user read, so untrusted, named. */
+	assert_int_equal(unlink(cfg), 0);
+	write_config_of(&t, 4096);
+	h_write(t.ws, ".warren/agents/helper.md", "---\nname: helper\n"
+	    "description: helps\ntools: Read\n---\nHelp.\n", 0);
+	warren(&t, &r, "trust", t.ws, NULL, NULL, NULL);
+	assert_int_equal(r.status, 0);
+	h_run_free(&r);
+	snprintf(target, sizeof(target), "%s/.warren/agents/helper.md", t.ws);
+	assert_int_equal(unlink(target), 0);
+	warren(&t, &r, "run", "--json", "--workspace", t.ws, "TRUST-TASK");
+	assert_int_equal(r.status, 0);
+	if (strstr(r.err, ".warren/agents/helper.md removed") == NULL)
+		fail_msg("a trusted file removed since not named: %s", r.err);
+	h_run_free(&r);
+	assert_listener_silent(&t);
+	t_close(&t);
+}
+
 int
 main(void)
 {
@@ -509,6 +588,8 @@ main(void)
 		cmocka_unit_test_teardown(test_case41_database,
 		    h_fakellm_teardown),
 		cmocka_unit_test_teardown(test_masks,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_project_file_edges,
 		    h_fakellm_teardown),
 	};
 

@@ -19,12 +19,15 @@
  */
 #include <sys/types.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -51,6 +54,7 @@ enum when {
 	IF_WRITE,		/* fs_write */
 	IF_EXEC,		/* exec */
 	IF_WRITE_OR_EXEC,	/* the devices' WRITE_FILE */
+	IF_NET,			/* inet or hostnet: TCP is not handled */
 };
 
 enum op {
@@ -64,11 +68,15 @@ enum op {
 	OP_LIST,	/* opendir + readdir */
 	OP_EXEC,	/* execve in a grandchild */
 	OP_RENAME_OUT,	/* rename(path, path2) across rules */
+	OP_RENAME_IN,	/* rename(path, path2) between two directories of
+			 * one rule (Landlock's REFER right) */
+	OP_CONNECT,	/* TCP connect to 127.0.0.1 port 1 (ABI 4): refused
+			 * by nobody listening counts as let through */
 };
 
 static const char *const op_names[] = {
 	"read", "write", "truncate", "create", "mkdir", "unlink", "link",
-	"list", "exec", "rename out",
+	"list", "exec", "rename out", "rename in", "connect",
 };
 
 /* A path: "W/" the workspace, "O/" outside every rule, else absolute. */
@@ -88,6 +96,7 @@ static const struct row {
 	{ OP_LINK, "W/file", "W/link", IF_WRITE },
 	{ OP_EXEC, "W/true", NULL, IF_EXEC },
 	{ OP_RENAME_OUT, "W/file", "O/moved", NEVER },
+	{ OP_RENAME_IN, "W/file", "W/sub/moved", IF_WRITE },
 	{ OP_READ, "O/secret", NULL, NEVER },
 	{ OP_LIST, "O/", NULL, NEVER },
 	{ OP_WRITE, "O/secret", NULL, NEVER },
@@ -106,11 +115,21 @@ static const struct row {
 	{ OP_READ, "/dev/urandom", NULL, ALWAYS },
 	{ OP_LIST, "/dev", NULL, IF_WRITE },
 	{ OP_CREATE, "/tmp/warren-layer-landlock", NULL, IF_WRITE },
+	{ OP_EXEC, "/tmp/warren-layer-landlock-true", NULL, IF_EXEC },
+	{ OP_CONNECT, "127.0.0.1:1", NULL, IF_NET },
 	{ OP_LIST, "/", NULL, NEVER },
 };
 #define NROWS	(sizeof(rows) / sizeof(rows[0]))
 
 static char	 base[PATH_MAX], ws[PATH_MAX], outside[PATH_MAX];
+/*
+ * A program in /tmp that needs no other file: a copy of the dynamic
+ * loader, run as `ld.so --version`. A copy of true would need its loader
+ * in /lib, which a profile without exec cannot run either, so it could
+ * not show /tmp's own EXECUTE right.
+ */
+static char	 tmp_true[PATH_MAX];
+static int	 tmp_noexec;		/* /tmp will not exec even unsandboxed */
 
 /* "W/x" and "O/x" to absolute paths. */
 static void
@@ -125,6 +144,8 @@ resolve(const char *in, char *out, size_t len)
 	if (strcmp(in, "/tmp/warren-layer-landlock") == 0)
 		snprintf(out, len, "/tmp/warren-layer-landlock-%ld",
 		    (long)getpid());
+	if (strcmp(in, "/tmp/warren-layer-landlock-true") == 0)
+		snprintf(out, len, "%s", tmp_true);
 }
 
 static int
@@ -136,15 +157,17 @@ want_ok(enum when w, const struct sandbox_policy *p)
 	case IF_WRITE:		return p->fs_write;
 	case IF_EXEC:		return p->exec;
 	case IF_WRITE_OR_EXEC:	return p->fs_write || p->exec;
+	case IF_NET:		return p->inet || p->hostnet;
 	}
 	return 0;
 }
 
-/* exec path in a grandchild: its status says whether execve worked. */
+/* exec path (with arg, if not NULL) in a grandchild: its status says
+ * whether execve worked. */
 static int
-try_exec(const char *path)
+try_exec(const char *path, const char *arg)
 {
-	char	*argv[2];
+	char	*argv[3];
 	pid_t	 pid;
 	int	 st;
 
@@ -152,7 +175,10 @@ try_exec(const char *path)
 		return -1;
 	if (pid == 0) {
 		argv[0] = (char *)(uintptr_t)path;
-		argv[1] = NULL;
+		argv[1] = (char *)(uintptr_t)arg;
+		argv[2] = NULL;
+		if (arg != NULL)
+			close(STDOUT_FILENO);	/* what it prints */
 		execv(path, argv);
 		_exit(errno > 0 && errno < 100 ? 100 + errno : 99);
 	}
@@ -164,6 +190,29 @@ try_exec(const char *path)
 		return 0;
 	errno = WIFEXITED(st) && WEXITSTATUS(st) > 100 ?
 	    WEXITSTATUS(st) - 100 : EIO;
+	return -1;
+}
+
+/* A TCP connect to 127.0.0.1 port 1: 0 if Landlock let it through
+ * (connected, or refused by the port), -1 with errno else. */
+static int
+try_connect(void)
+{
+	struct sockaddr_in	 sin;
+	int			 fd, rc, err;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(1);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	rc = connect(fd, (struct sockaddr *)&sin, sizeof(sin));
+	err = errno;
+	close(fd);
+	if (rc == 0 || err == ECONNREFUSED)
+		return 0;
+	errno = err;
 	return -1;
 }
 
@@ -220,11 +269,15 @@ attempt(enum op op, const char *path, const char *path2)
 		closedir(d);
 		return rc;
 	case OP_EXEC:
-		return try_exec(path);
+		return try_exec(path, strcmp(path, tmp_true) == 0 ?
+		    "--version" : NULL);
 	case OP_RENAME_OUT:
+	case OP_RENAME_IN:
 		if (rename(path, path2) == -1)
 			return -1;
 		return rename(path2, path);
+	case OP_CONNECT:
+		return try_connect();
 	}
 	errno = EINVAL;
 	return -1;
@@ -240,10 +293,19 @@ child_rows(const struct sandbox_policy *p, int abi)
 	int	 ok, rc, err, want, bad = 0;
 
 	for (i = 0; i < NROWS; i++) {
-		if (rows[i].op == OP_TRUNC && abi < 3) {
+		if ((rows[i].op == OP_TRUNC && abi < 3) ||
+		    (rows[i].op == OP_RENAME_IN && abi < 2) ||
+		    (rows[i].op == OP_CONNECT && abi < 4)) {
 			fprintf(stderr, "    %-10s %-34s skipped: Landlock ABI "
-			    "%d has no TRUNCATE right (ABI 3)\n",
+			    "%d has no right for it\n",
 			    op_names[rows[i].op], rows[i].path, abi);
+			continue;
+		}
+		if (strcmp(rows[i].path, "/tmp/warren-layer-landlock-true") ==
+		    0 && tmp_noexec) {
+			fprintf(stderr, "    %-10s %-34s skipped: /tmp runs "
+			    "nothing here even unsandboxed (noexec)\n",
+			    op_names[rows[i].op], rows[i].path);
 			continue;
 		}
 		resolve(rows[i].path, path, sizeof(path));
@@ -284,31 +346,52 @@ write_file(const char *dir, const char *name, mode_t mode)
 		fail_msg("chmod %s: %s", path, strerror(errno));
 }
 
+/* A new file to, mode 0755, with from's bytes; -1 with errno. */
+static int
+copy_file(const char *from, const char *to)
+{
+	char	 buf[65536];
+	ssize_t	 n;
+	int	 in, out, rc = 0;
+
+	if ((in = open(from, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0755)) == -1) {
+		close(in);
+		return -1;
+	}
+	while (rc == 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			rc = -1;
+	if (n == -1 || close(out) == -1)
+		rc = -1;
+	close(in);
+	return rc;
+}
+
 /* A copy of /usr/bin/true in dir, mode 0755. */
 static void
 copy_true(const char *dir)
 {
-	char	 path[PATH_MAX], buf[65536];
-	ssize_t	 n;
-	int	 in, out;
+	char	 path[PATH_MAX];
 
 	snprintf(path, sizeof(path), "%s/true", dir);
-	if ((in = open("/usr/bin/true", O_RDONLY | O_CLOEXEC)) == -1 ||
-	    (out = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0755)) == -1)
+	if (copy_file("/usr/bin/true", path) == -1)
 		fail_msg("copy /usr/bin/true to %s: %s", path, strerror(errno));
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n)
-			fail_msg("write %s: %s", path, strerror(errno));
-	close(in);
-	close(out);
 }
 
 static void
 make_dirs(void)
 {
+	static const char *const loaders[] = {
+		"/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1",
+		"/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2",
+		"/lib/aarch64-linux-gnu/ld-linux-aarch64.so.1",
+	};
 	const char	*bdir;
-	char		*d;
+	char		*d, path[PATH_MAX];
+	size_t		 i;
 
 	bdir = getenv("WARREN_BUILD_DIR");
 	assert_non_null(bdir);
@@ -327,23 +410,41 @@ make_dirs(void)
 	if (mkdir(ws, 0777) == -1 || mkdir(outside, 0777) == -1 ||
 	    chmod(ws, 0777) == -1 || chmod(outside, 0777) == -1)
 		fail_msg("mkdir under %s: %s", base, strerror(errno));
+	snprintf(path, sizeof(path), "%s/sub", ws);
+	if (mkdir(path, 0777) == -1 || chmod(path, 0777) == -1)
+		fail_msg("mkdir %s: %s", path, strerror(errno));
 	write_file(ws, "file", 0666);
 	write_file(ws, "victim", 0666);
 	write_file(outside, "secret", 0666);
 	write_file(outside, "victim", 0666);
 	copy_true(ws);
 	copy_true(outside);
+	/* Tried once unsandboxed: a /tmp mounted noexec skips its row. */
+	for (i = 0; i < sizeof(loaders) / sizeof(loaders[0]); i++)
+		if (access(loaders[i], X_OK) == 0)
+			break;
+	if (i == sizeof(loaders) / sizeof(loaders[0]))
+		fail_msg("no dynamic loader found (%s, ...): add this "
+		    "machine's to loaders[]", loaders[0]);
+	snprintf(tmp_true, sizeof(tmp_true), "/tmp/warren-layer-landlock-"
+	    "true-%ld", (long)getpid());
+	if (copy_file(loaders[i], tmp_true) == -1)
+		fail_msg("copy %s to %s: %s", loaders[i], tmp_true,
+		    strerror(errno));
+	tmp_noexec = try_exec(tmp_true, "--version") == -1;
 }
 
 static void
 remove_dirs(void)
 {
 	static const char *const names[] = { "ws/file", "ws/victim",
-	    "ws/true", "outside/secret", "outside/victim", "outside/true",
-	    "ws", "outside", "" };
+	    "ws/true", "ws/sub", "outside/secret", "outside/victim",
+	    "outside/true", "ws", "outside", "" };
 	char	 path[PATH_MAX + 16];
 	size_t	 i;
 
+	if (tmp_true[0] != '\0' && unlink(tmp_true) == -1 && errno != ENOENT)
+		fprintf(stderr, "remove %s: %s\n", tmp_true, strerror(errno));
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", base, names[i]);
 		if (remove(path) == -1 && errno != ENOENT)
@@ -352,20 +453,19 @@ remove_dirs(void)
 	}
 }
 
-/* Fork; the child applies only Landlock for profile, runs the rows. */
+/* Fork; the child applies only Landlock for p, runs the rows. */
 static int
-run_profile(const struct profile *b)
+run_policy(const struct sandbox_policy *pp, const char *name)
 {
-	struct sandbox_policy	 p;
+	struct sandbox_policy	 p = *pp;
 	struct sandbox_error	 e;
 	pid_t			 pid;
 	int			 abi, st, bad;
 
 	memset(&e, 0, sizeof(e));
-	if (profile_policy(&p, b->name, ws, &e) == -1)
-		fail_msg("policy %s: %s", b->name, e.msg);
-	fprintf(stderr, "  %s (%s%s), Landlock only:\n", b->name,
-	    p.fs_write ? "read-write" : "read-only", p.exec ? ", exec" : "");
+	fprintf(stderr, "  %s (%s%s%s), Landlock only:\n", name,
+	    p.fs_write ? "read-write" : "read-only", p.exec ? ", exec" : "",
+	    p.inet ? ", inet" : "");
 	fflush(NULL);
 	if ((pid = fork()) == -1)
 		fail_msg("fork: %s", strerror(errno));
@@ -380,22 +480,52 @@ run_profile(const struct profile *b)
 		_exit(bad > 99 ? 99 : bad);
 	}
 	/* Its own alarm ends it at 30 s; this is the bound if that fails. */
-	if ((st = test_waitpid(pid, 60, b->name)) == -1)
+	if ((st = test_waitpid(pid, 60, name)) == -1)
 		fail_msg("%s: the child (pid %ld) had not ended after 60 s",
-		    b->name, (long)pid);
+		    name, (long)pid);
 	if (WIFSIGNALED(st))
-		fail_msg("%s: the child died of signal %d%s", b->name,
+		fail_msg("%s: the child died of signal %d%s", name,
 		    WTERMSIG(st), WTERMSIG(st) == SIGALRM ? " (its deadline, "
 		    "30 s, passed)" : "");
 	return WEXITSTATUS(st);
 }
 
+/* A profile (or a variant of a read-write one's policy) and its rows. */
+static void
+run_checked(const char *name, int exec, int inet)
+{
+	struct sandbox_policy	 p;
+	struct sandbox_error	 e;
+	char			 what[128];
+	int			 bad;
+
+	memset(&e, 0, sizeof(e));
+	if (profile_policy(&p, name, ws, &e) == -1)
+		fail_msg("policy %s: %s", name, e.msg);
+	snprintf(what, sizeof(what), "%s", name);
+	if (exec != -1 && exec != p.exec) {
+		p.exec = exec;
+		snprintf(what, sizeof(what), "%s without exec (a user profile "
+		    "with write and edit, no bash)", name);
+	}
+	if (inet) {
+		p.inet = 1;
+		snprintf(what, sizeof(what), "%s as a backend's worker (inet)",
+		    name);
+	}
+	if ((bad = run_policy(&p, what)) != 0) {
+		remove_dirs();
+		fail_msg("%s: %d paths not as the profile says (above)", what,
+		    bad);
+	}
+}
+
 static void
 test_landlock_paths(void **state)
 {
-	const struct profile	*b;
+	const struct profile	*b, *rw = NULL;
 	size_t			 i;
-	int			 abi, bad, n = 0;
+	int			 abi, n = 0;
 
 	(void)state;
 	if ((abi = sandbox_landlock_abi()) < 1) {
@@ -408,13 +538,16 @@ test_landlock_paths(void **state)
 	for (i = 0; (b = profile_builtin_at(i)) != NULL; i++) {
 		if (!profile_in_worker(b))
 			continue;
-		if ((bad = run_profile(b)) != 0) {
-			remove_dirs();
-			fail_msg("%s: %d paths not as the profile says (above)",
-			    b->name, bad);
-		}
+		run_checked(b->name, -1, 0);
+		if (b->fs_write && rw == NULL)
+			rw = b;
 		n++;
 	}
+	/* The combinations only a user profile or a backend has: write
+	 * without exec (test_layer_seccomp has it too), and inet. */
+	assert_non_null(rw);
+	run_checked(rw->name, 0, 0);
+	run_checked(rw->name, -1, 1);
 	remove_dirs();
 	assert_true(n >= 2);
 }

@@ -10,10 +10,12 @@
  *   protected masked		(the state and config directories, put
  *				inside the workspace): a read-only tmpfs
  *   on the way to either	(.state, .config): a mount point, any
- *   /tmp, /dev/shm		private tmpfs, read-write; the workspace
- *				bound back under /tmp where it lies there
- *   /proc			a fresh proc (with a pid namespace), its
- *				sys and sysrq-trigger read-only
+ *   /tmp, /dev/shm		private tmpfs, read-write, nosuid and
+ *				nodev; the workspace bound back under /tmp
+ *				where it lies there
+ *   /proc			a fresh proc (with a pid namespace:
+ *				nosuid, nodev, noexec), its sys and
+ *				sysrq-trigger read-only
  *   the host's secrets	(/etc/shadow, ssh host keys, ...): masked,
  *				read-only, where the worker could read them
  *
@@ -21,7 +23,9 @@
  * worker, read-only ones included (their worker has no shell): a child
  * spawned by the library as the spawn server spawns one (sandbox_spawn,
  * sandbox_child), which writes its mountinfo to a pipe. A read-only
- * profile with a Landlock ruleset gets the masks only.
+ * profile with a Landlock ruleset gets the masks only. The read-write
+ * ones are given a program in the test's directory, as `warren sandbox
+ * exec` gives one: under /tmp, its directory is bound back read-only.
  *
  * Every mount of the worker is either one the test process has (same
  * mount point, root, type, source and read-only flag: so no host mount
@@ -65,6 +69,7 @@ struct mnt {
 	char	 fstype[32];
 	char	 source[256];
 	int	 ro;
+	int	 nosuid, nodev, noexec;
 	int	 used;		/* matched */
 };
 
@@ -131,6 +136,9 @@ parse(const char *text, struct mnts *m, const char *whose)
 		unescape(e->root);
 		unescape(e->point);
 		e->ro = has_opt(opts, "ro");
+		e->nosuid = has_opt(opts, "nosuid");
+		e->nodev = has_opt(opts, "nodev");
+		e->noexec = has_opt(opts, "noexec");
 		m->n++;
 	}
 	free(copy);
@@ -255,6 +263,16 @@ plan_make(struct plan *pl, const struct sandbox_policy *p, int landlocked)
 		if (strncmp(p->workspace, "/tmp/", 5) == 0 ||
 		    strncmp(p->workspace, "/dev/shm/", 9) == 0)
 			plan_add(pl, p->workspace, K_BINDBACK, 1);
+		/* A program's directory there (`sandbox exec` of a program
+		 * in /tmp): bound back read-only, where nothing is planted
+		 * beside it for the next run. */
+		strlcpy(abs, p->program, sizeof(abs));
+		if (strncmp(abs, "/tmp/", 5) == 0 && strrchr(abs, '/') !=
+		    NULL) {
+			*strrchr(abs, '/') = '\0';
+			if (strcmp(abs, p->workspace) != 0)
+				plan_add(pl, abs, K_RO, 1);
+		}
 	}
 	/* A fresh /proc where this machine gives a pid namespace. */
 	sandbox_caps_probe(&c, 0);
@@ -312,12 +330,22 @@ plan_ok(const struct entry *e, const struct mnt *w)
 	case K_TMPFS:
 		if (w->ro)
 			return "read-only, the plan says a writable tmpfs";
+		/* Anyone may write it: no setuid file, no device there. */
+		if (!w->nosuid || !w->nodev)
+			return "without nosuid and nodev, which the plan's "
+			    "tmpfs has";
 		return strcmp(w->fstype, "tmpfs") == 0 ? NULL :
 		    "not a tmpfs";
 	case K_BINDBACK:
+		if (w->ro)
+			return "read-only, the plan says the workspace bound "
+			    "back writable";
 		return strcmp(w->fstype, "tmpfs") == 0 ? "a tmpfs, the plan "
 		    "says the workspace bound back" : NULL;
 	case K_PROC:
+		if (!w->nosuid || !w->nodev || !w->noexec)
+			return "without nosuid, nodev and noexec, which the "
+			    "plan's proc has";
 		return strcmp(w->fstype, "proc") == 0 ? NULL : "not a proc";
 	}
 	return "unknown kind";
@@ -343,6 +371,20 @@ mask_stage(const struct mnts *wk, const struct mnt *w)
 	return 0;
 }
 
+/* A mount another is mounted on, at the same point (a bind made
+ * read-only by a second bind on top): no path reaches it. */
+static int
+covered(const struct mnts *wk, const struct mnt *w)
+{
+	size_t	 i;
+
+	for (i = 0; i < wk->n; i++)
+		if (wk->v[i].parent == w->id && strcmp(wk->v[i].point,
+		    w->point) == 0)
+			return 1;
+	return 0;
+}
+
 /* Compare; returns the number of differences, each printed. */
 static int
 compare(struct mnts *host, struct mnts *wk, struct plan *pl)
@@ -358,6 +400,11 @@ compare(struct mnts *host, struct mnts *wk, struct plan *pl)
 		if (mask_stage(wk, &wk->v[i])) {
 			fprintf(stderr, "  %-60s the mask file's tmpfs, beneath"
 			    ": ok\n", wk->v[i].point);
+			continue;
+		}
+		if (covered(wk, &wk->v[i])) {
+			fprintf(stderr, "  %-60s covered by a mount on it: ok\n",
+			    wk->v[i].point);
 			continue;
 		}
 		if ((e = plan_find(pl, wk->v[i].point)) == NULL) {
@@ -600,6 +647,7 @@ test_spawned_mounts(void **state)
 	struct plan		 pl;
 	char			 dir[PATH_MAX], ws[PATH_MAX + 8], err[256];
 	char			 st[PATH_MAX + 32], cf[PATH_MAX + 32];
+	char			 prog[PATH_MAX + 16];
 	char			*text, *mine, *tmp;
 	size_t			 i;
 	int			 bad = 0, compared = 0;
@@ -615,6 +663,8 @@ test_spawned_mounts(void **state)
 	h_write(ws, ".config/warren/config", "# settings\n", 0644);
 	snprintf(st, sizeof(st), "%s/.state", ws);
 	snprintf(cf, sizeof(cf), "%s/.config", ws);
+	h_write(dir, "bin/tool", "#!/bin/sh\nexit 0\n", 0755);
+	snprintf(prog, sizeof(prog), "%s/bin/tool", dir);
 	assert_int_equal(setenv("XDG_STATE_HOME", st, 1), 0);
 	assert_int_equal(setenv("XDG_CONFIG_HOME", cf, 1), 0);
 	for (i = 0; (b = profile_builtin_at(i)) != NULL; i++) {
@@ -625,6 +675,11 @@ test_spawned_mounts(void **state)
 			fail_msg("policy %s: %s", b->name, e.msg);
 		if (spawn_protect(&p, NULL, err, sizeof(err)) == -1)
 			fail_msg("spawn_protect: %s", err);
+		/* Read-write ones with a program beside the workspace, as
+		 * `warren sandbox exec` gives one (in /tmp, it is bound
+		 * back into the private /tmp). */
+		if (p.fs_write)
+			strlcpy(p.program, prog, sizeof(p.program));
 		fprintf(stderr, "%s (%s), uid %ld:\n", b->name, p.fs_write ?
 		    "read-write" : "read-only", (long)getuid());
 		if ((text = spawned_mountinfo(&p)) == NULL)

@@ -326,6 +326,26 @@ check_tables(struct prog *p)
 	    p->exec ? ACT_ALLOW : eperm);
 }
 
+/*
+ * What docs/sandbox.md ("The seccomp filter") says the argument rules
+ * refuse, spelled here rather than read from the tables: a flag dropped
+ * from sandbox_seccomp_wflags or sandbox_seccomp_nsflags fails below,
+ * which the loops over those tables cannot see.
+ */
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME	0x00000080
+#endif
+#ifndef __O_TMPFILE
+#define __O_TMPFILE	020000000
+#endif
+static const unsigned long doc_wflags[] = {
+	O_WRONLY, O_RDWR, O_CREAT, O_TRUNC, O_APPEND, __O_TMPFILE,
+};
+static const unsigned long doc_nsflags[] = {
+	CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID,
+	CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME,
+};
+
 /* The calls whose rules look at an argument. */
 static void
 check_args(struct prog *p)
@@ -344,6 +364,10 @@ check_args(struct prog *p)
 		snprintf(what, sizeof(what), "0x%lx", sandbox_seccomp_nsflags[i]);
 		check1(p, what, "clone", 0, sandbox_seccomp_nsflags[i] |
 		    SIGCHLD, eperm);
+	}
+	for (i = 0; i < sizeof(doc_nsflags) / sizeof(doc_nsflags[0]); i++) {
+		snprintf(what, sizeof(what), "docs' 0x%lx", doc_nsflags[i]);
+		check1(p, what, "clone", 0, doc_nsflags[i] | SIGCHLD, eperm);
 	}
 	check1(p, "a thread", "clone", 0, CLONE_VM | CLONE_FS | CLONE_FILES |
 	    CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM, ACT_ALLOW);
@@ -364,11 +388,22 @@ check_args(struct prog *p)
 	check1(p, "READ_IMPLIES_EXEC", "personality", 0, READ_IMPLIES_EXEC,
 	    eperm);
 	check1(p, "above the query", "personality", 0, 0x1ffffffffULL, eperm);
+	/* The query's neighbours: the two rules meet at it exactly. */
+	check1(p, "just below the query", "personality", 0, 0xfffffffeULL,
+	    eperm);
+	check1(p, "just above the query", "personality", 0, 0x100000000ULL,
+	    eperm);
+	w = p->fs_write ? ACT_ALLOW : eperm;
 	for (i = 0; i < sandbox_seccomp_nwflags; i++) {
-		w = p->fs_write ? ACT_ALLOW : eperm;
 		snprintf(what, sizeof(what), "0%lo", sandbox_seccomp_wflags[i]);
 		check1(p, what, "open", 1, sandbox_seccomp_wflags[i], w);
 		check1(p, what, "openat", 2, sandbox_seccomp_wflags[i], w);
+	}
+	/* The flags docs/sandbox.md names, whatever the table says. */
+	for (i = 0; i < sizeof(doc_wflags) / sizeof(doc_wflags[0]); i++) {
+		snprintf(what, sizeof(what), "docs' 0%lo", doc_wflags[i]);
+		check1(p, what, "open", 1, doc_wflags[i], w);
+		check1(p, what, "openat", 2, doc_wflags[i], w);
 	}
 	check1(p, "O_RDONLY|O_CLOEXEC", "openat", 2, O_CLOEXEC, ACT_ALLOW);
 	check1(p, "O_RDONLY", "open", 1, O_RDONLY, ACT_ALLOW);
@@ -558,15 +593,27 @@ static const char *const floor_every[] = {
 	"io_uring_register", "init_module", "finit_module", "kexec_load",
 	"kexec_file_load", "reboot", "open_by_handle_at", "iopl", "ioperm",
 	"modify_ldt",
+	/* and the rest of what docs/sandbox.md says every profile denies */
+	"process_madvise", "delete_module", "swapon", "swapoff", "acct",
+	"quotactl", "quotactl_fd", "syslog", "name_to_handle_at",
+	"move_pages", "migrate_pages",
 };
 static const char *const floor_ro[] = {
 	"creat", "openat2", "truncate", "ftruncate", "rename", "renameat",
 	"renameat2", "unlink", "unlinkat", "mkdir", "mkdirat", "rmdir", "link",
 	"linkat", "symlink", "symlinkat", "mknod", "mknodat", "chmod",
 	"fchmodat", "chown", "fchownat", "setxattr",
+	/* docs/sandbox.md: fallocate, chmod*, chown*, utime*, xattr */
+	"fallocate", "fchmod", "fchown", "lchown", "utime", "utimes",
+	"utimensat", "futimesat", "lsetxattr", "fsetxattr", "removexattr",
+	"lremovexattr", "fremovexattr",
 };
 static const char *const floor_noexec[] = {
 	"shmget", "semget", "msgget", "mq_open", "memfd_create",
+	/* docs/sandbox.md: SysV IPC, POSIX message queues, the hostname */
+	"shmat", "shmctl", "semop", "semctl", "msgsnd", "msgrcv", "msgctl",
+	"mq_timedsend", "mq_timedreceive", "mq_notify", "mq_unlink",
+	"sethostname", "setdomainname",
 };
 
 static int

@@ -651,6 +651,14 @@ test_cli_exit_codes(void **state)
 	    "--", "true"), 125);
 	assert_int_equal(EXEC("--profile", "test", "--timeout", "0.5", "--",
 	    "sleep", "30"), 124);
+	/* The timeout's SIGTERM reaches the command (forwarded by the
+	 * sandbox's pid 1): its trap runs before the SIGKILL 2 s later. */
+	assert_int_equal(EXEC("--profile", "test", "--timeout", "0.5", "--",
+	    "sh", "-c", "trap 'echo got-TERM; exit 0' TERM; sleep 30 & wait"),
+	    124);
+	if (strstr(out, "got-TERM") == NULL)
+		fail_msg("the timeout's SIGTERM never reached the command: "
+		    "\"%s\"", out);
 	/* --rlimit fsize is met as in a shell: the command's write past it
 	 * is killed by SIGXFSZ (153), though warren ignores the signal. */
 	assert_int_equal(EXEC("--profile", "test", "--rlimit", "fsize=65536",

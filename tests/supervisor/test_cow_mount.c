@@ -442,7 +442,8 @@ bound_saved(const char *up)
  * at once fail with ENOSPC past it. The server's end saves the layer to
  * upper/ whole: files, a whiteout, an opaque directory, a hard link kept
  * one file, a sparse file kept sparse, a symbolic link, and no more than
- * the bound. A second server over it goes on from it.
+ * the bound. A second server over it goes on from it, a save cut short
+ * (upper.new left) removed first.
  */
 static void
 test_bound(void **state)
@@ -453,7 +454,9 @@ test_bound(void **state)
 	struct job		 j;
 	struct fx		 f;
 	char			 up[PATH_MAX + 64], s[PATH_MAX + 512];
+	char			 nw[PATH_MAX + 64], nwf[PATH_MAX + 80];
 	long long		 kib;
+	int			 fd;
 
 	(void)state;
 	fx_open(&f, "ws", COW_OVERLAY);
@@ -477,6 +480,14 @@ test_bound(void **state)
 	print_message("64 writers of 1 MiB in a layer bounded at 8 MiB: "
 	    "upper/ takes %lld KiB once saved\n", kib);
 	assert_true(kib <= BOUND / 1024 + BOUND_SLACK_KIB);
+	/* A save cut short left upper.new (upper is the last whole one):
+	 * the next enter removes it, so that server's own save is made. */
+	snprintf(nw, sizeof(nw), "%s/upper.new", f.a.dir);
+	assert_int_equal(mkdir(nw, 0700), 0);
+	snprintf(nwf, sizeof(nwf), "%s/partial", nw);
+	assert_int_not_equal(fd = open(nwf, O_WRONLY | O_CREAT | O_EXCL |
+	    O_CLOEXEC, 0600), -1);
+	close(fd);
 	/* A second server goes on from the saved layer. */
 	d = server(&f.a);
 	snprintf(s, sizeof(s), "cd '%s' && cat a d/y >&2 && test ! -e c && "
@@ -487,6 +498,7 @@ test_bound(void **state)
 	bound_saved(up);
 	file_is(up, "b", "more\n");
 	file_absent(up, "f1");
+	file_absent(f.a.dir, "upper.new");
 	/* A bound under what the layer holds: refused, the layer kept. */
 	f.a.bound = 4096;	/* a tmpfs of 68 KiB; h1 is 98 */
 	start_fails(&f.a, small);

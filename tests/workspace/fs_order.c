@@ -177,6 +177,9 @@ int
 __wrap_unlinkat(int dfd, const char *name, int flags)
 {
 	fs_order_add("unlink %s", name);
+	if (fs_order.on && fs_order.vanish != NULL &&
+	    strcmp(name, fs_order.vanish) == 0)
+		(void)__real_unlinkat(dfd, name, flags);
 	return __real_unlinkat(dfd, name, flags);
 }
 

@@ -22,6 +22,9 @@ struct fs_order {
 	 * .warren-apply.) in this directory fails with ENOSPC, as on a full
 	 * disk, while recording. */
 	const char *fail_in;
+	/* When not NULL: an unlinkat of this name (as it is given) finds
+	 * it gone, removed just before, as by the user while apply runs. */
+	const char *vanish;
 };
 
 extern struct fs_order fs_order;

@@ -162,6 +162,43 @@ test_full_disk_first(void **state)
 	t_close(&t);
 }
 
+/*
+ * A file the run deleted, removed by the user too while apply runs
+ * (between the check and the deletion): its deletion is done, and apply
+ * goes on to the end instead of stopping halfway with ENOENT.
+ */
+static void
+test_delete_vanished(void **state)
+{
+	struct t	 t;
+	char		*rep, *after, *want;
+
+	(void)state;
+	t_open(&t);
+	sh("cd '%s' && echo bye > gone.txt && echo old > keep.txt && "
+	    "echo z > z.txt", t.ws);
+	t_fork(&t);
+	sh("cd '%s' && rm gone.txt && echo new > keep.txt && echo Z > z.txt",
+	    t.view);
+	t_changes(&t);
+	fs_order.vanish = "gone.txt";
+	fs_order_start();
+	if (t_apply(&t, 0, &rep) != 0)
+		fail_msg("apply stopped when gone.txt was already gone:\n%s",
+		    rep != NULL ? rep : "");
+	fs_order_stop();
+	fs_order.vanish = NULL;
+	assert_true(fs_order_first("unlink ", "gone.txt") >= 0);
+	free(rep);
+	after = tree(t.ws);
+	want = tree(t.view);
+	assert_string_equal(after, want);
+	free(after);
+	free(want);
+	t_no_journal(&t);
+	t_close(&t);
+}
+
 int
 main(void)
 {
@@ -170,6 +207,7 @@ main(void)
 		cmocka_unit_test(test_syncfs_before_renames),
 		cmocka_unit_test(test_syncfs_before_journal_goes),
 		cmocka_unit_test(test_full_disk_first),
+		cmocka_unit_test(test_delete_vanished),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

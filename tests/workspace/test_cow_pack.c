@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "workspace/cow.h"
+#include "workspace/cow_int.h"
 #include "workspace/cow_testapi.h"
 
 #include "cow_apply_test.h"
@@ -348,6 +349,96 @@ test_bound(void **state)
 	t_close(&t);
 }
 
+/*
+ * The bound at its edge, for each way the last change ends (a deletion:
+ * its fixed part; a link: its target; a file: its bytes): a set of L
+ * bytes packs whole with max L, and is refused with max L - 1.
+ */
+static void
+test_bound_exact(void **state)
+{
+	static const char *const last[] = {
+		"rm z", "rm z && ln -s target-of-z z", "echo changed > z",
+	};
+	struct t	 t;
+	void		*set;
+	size_t		 i, len, len2;
+	char		 err[512];
+
+	(void)state;
+	for (i = 0; i < sizeof(last) / sizeof(last[0]); i++) {
+		t_open(&t);
+		sh("cd '%s' && echo z > z", t.ws);
+		t_fork(&t);
+		sh("cd '%s' && echo new > a.txt && %s", t.view, last[i]);
+		t_changes(&t);
+		set = t2_pack(&t, &len);
+		free(set);
+		if (cow_pack(&t.c, &t.ch, len, &set, &len2, err,
+		    sizeof(err)) != 0)
+			fail_msg("%s: a set of %zu bytes refused with max %zu: "
+			    "%s", last[i], len, len, err);
+		assert_int_equal(len2, len);
+		free(set);
+		set = (void *)1;
+		if (cow_pack(&t.c, &t.ch, len - 1, &set, &len2, err,
+		    sizeof(err)) != 1)
+			fail_msg("%s: a set of %zu bytes taken with max %zu",
+			    last[i], len, len - 1);
+		assert_null(set);
+		t_close(&t);
+	}
+}
+
+/* A hand-made set of n new empty files, "0000000" on, in order. */
+static unsigned char *
+many_set(size_t n, size_t *len)
+{
+	const size_t	 per = 1 + 1 + 4 + COW_SUM_LEN + 4 + 2 + 7 + 4;
+	unsigned char	*b, *q;
+	char		 name[16];
+	size_t		 i, k;
+
+	*len = 12 + n * per;
+	assert_non_null(b = calloc(1, *len));
+	memcpy(b, "WRNCHG1\n", 8);
+	for (k = 0; k < 4; k++)
+		b[8 + k] = (unsigned char)(n >> (8 * k));
+	for (i = 0, q = b + 12; i < n; i++) {
+		q[0] = 1;			/* added, no base */
+		q += 2 + 4 + COW_SUM_LEN;
+		for (k = 0; k < 4; k++)
+			q[k] = (unsigned char)((S_IFREG | 0644) >> (8 * k));
+		q += 4;
+		q[0] = 7;
+		q += 2;
+		snprintf(name, sizeof(name), "%07zu", i);
+		memcpy(q, name, 7);
+		q += 7 + 4;			/* no bytes */
+	}
+	return b;
+}
+
+/* The most changes a set may hold (COW_MAX_ENTRIES, docs/workspaces.md:
+ * 1,000,000) is taken; one more is refused. */
+static void
+test_entries_max(void **state)
+{
+	unsigned char	*b;
+	size_t		 len;
+	char		 err[512];
+
+	(void)state;
+	b = many_set(COW_MAX_ENTRIES, &len);
+	if (cow_unpack_check(b, len, err, sizeof(err)) != 0)
+		fail_msg("a set of %d changes: %s", COW_MAX_ENTRIES, err);
+	free(b);
+	b = many_set(COW_MAX_ENTRIES + 1, &len);
+	assert_int_equal(cow_unpack_check(b, len, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "more changes than"));
+	free(b);
+}
+
 static mode_t
 t_mode_at(const char *dir, const char *path)
 {
@@ -551,6 +642,35 @@ test_link_target_max(void **state)
 	t_close(&t);
 }
 
+/*
+ * The longest path a change may carry: PATH_MAX - 1 bytes (with its NUL,
+ * PATH_MAX, what cow_changes can make), taken by the check; one byte
+ * more is refused as its path before anything is made, never cut short
+ * to another path.
+ */
+static void
+test_path_max(void **state)
+{
+	struct t	 t;
+	struct set	 s;
+	char		 path[PATH_MAX + 1], err[512];
+	size_t		 i;
+
+	(void)state;
+	/* Parts of 199 bytes: no part longer than NAME_MAX, none empty. */
+	for (i = 0; i < PATH_MAX; i++)
+		path[i] = (i + 1) % 200 == 0 ? '/' : 'p';
+	t_open(&t);
+	set_begin(&s);
+	set_add(&s, 1, 0, 0, S_IFREG | 0644, path, PATH_MAX - 1, "x", 1);
+	if (cow_unpack_check(s.b, s.len, err, sizeof(err)) != 0)
+		fail_msg("a path of PATH_MAX - 1 bytes: %s", err);
+	set_begin(&s);
+	set_add(&s, 1, 0, 0, S_IFREG | 0644, path, PATH_MAX, "x", 1);
+	set_refused(&s, "its path", t.root);
+	t_close(&t);
+}
+
 /* A forged set's 0777 directory and script, 0666 file and 1777
  * directory: applied as the umask allows, never writable by others. */
 static void
@@ -675,6 +795,9 @@ main(void)
 		cmocka_unit_test(test_bound),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_link_target_max),
+		cmocka_unit_test(test_path_max),
+		cmocka_unit_test(test_bound_exact),
+		cmocka_unit_test(test_entries_max),
 		cmocka_unit_test(test_dir_checked),
 		cmocka_unit_test(test_forged_modes),
 		cmocka_unit_test(test_fifo_refused),
