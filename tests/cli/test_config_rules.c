@@ -301,11 +301,42 @@ test_every_key(void **state)
 	config_free(c);
 }
 
+/*
+ * Precedence, which the rules above rest on: within one source the later
+ * value is the one taken (a file naming a key twice, a flag given twice),
+ * a stronger source replaces a weaker one and a weaker one never replaces
+ * a stronger. Fails with config_set's `src < v->src` made `<=` (the first
+ * of two values kept) or `>` (a file over a flag).
+ */
+static void
+test_precedence(void **state)
+{
+	static const char	 twice[] = "model = first\nmodel = second\n";
+	struct config		*c = rules_config();
+
+	(void)state;
+	assert_int_equal(config_load_text(c, twice, strlen(twice),
+	    "/home/u/config", CONFIG_SRC_USER), 0);
+	assert_string_equal(config_str(c, "model"), "second");
+	assert_string_equal(config_where(c, "model"), "/home/u/config:2");
+	assert_int_equal(config_set(c, "model", "flag1", CONFIG_SRC_FLAG,
+	    "--model"), 0);
+	assert_int_equal(config_set(c, "model", "flag2", CONFIG_SRC_FLAG,
+	    "--model"), 0);
+	assert_string_equal(config_str(c, "model"), "flag2");
+	assert_int_equal(config_set(c, "model", "env", CONFIG_SRC_ENV,
+	    "env WARREN_MODEL"), 0);
+	assert_string_equal(config_str(c, "model"), "flag2");
+	assert_string_equal(config_where(c, "model"), "--model");
+	config_free(c);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_key),
+		cmocka_unit_test(test_precedence),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
