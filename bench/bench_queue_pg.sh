@@ -15,7 +15,9 @@
 #       rounds (default 3); the two are installed from npm into a
 #       temporary directory, removed after (QUEUE_COMPARE_VERSIONS: the
 #       packages, default graphile-worker@0.18.0 pg-boss@12.38.0)
-# BUILD (default build) names the build tree.
+# BUILD (default build) names the build tree; in compare, BASE (unset by
+# default) names another build tree whose bench_queue runs too, before
+# this one's in every round, its lines named warren-base.
 set -eu
 cd "$(dirname "$0")/.."
 if [ -z "${WARREN_TEST_QUEUE_URL:-}" ]; then
@@ -23,6 +25,8 @@ if [ -z "${WARREN_TEST_QUEUE_URL:-}" ]; then
 fi
 mode=${1:-throughput}
 build=$(cd "${BUILD:-build}" && pwd)
+base=""
+[ -z "${BASE:-}" ] || base=$(cd "$BASE" && pwd)
 url=$WARREN_TEST_QUEUE_URL
 
 case $mode in
@@ -91,6 +95,10 @@ compare)
 	r=1
 	while [ "$r" -le "$reps" ]; do
 		for p in 1 4; do
+			if [ -n "$base" ]; then
+				"$base/bench/bench_queue" -n "$n" -r 1 -p "$p" -u "$url" |
+				    sed -n "s/^claim+complete, \([0-9]*\) process[es]*: \([0-9.]*\) jobs\/s.*/warren-base \1 $n - \2/p"
+			fi
 			"$build/bench/bench_queue" -n "$n" -r 1 -p "$p" -u "$url" |
 			    sed -n "s/^claim+complete, \([0-9]*\) process[es]*: \([0-9.]*\) jobs\/s.*/warren \1 $n - \2/p"
 			node bench/queue_compare.mjs graphile "$url" "$n" "$p" qc_gw
