@@ -396,7 +396,7 @@ many_set(size_t n, size_t *len)
 {
 	const size_t	 per = 1 + 1 + 4 + COW_SUM_LEN + 4 + 2 + 7 + 4;
 	unsigned char	*b, *q;
-	char		 name[16];
+	char		 name[24];
 	size_t		 i, k;
 
 	*len = 12 + n * per;
