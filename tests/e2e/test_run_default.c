@@ -416,6 +416,14 @@ test_run_default_review(void **state)
 	rd_warren(&u, &r, "show", "last", NULL);
 	rd_has("warren show last", r.out, "RD-ROOT-TASK");
 	rd_has("warren show last", r.out, "RD-SUB-TASK");
+	rd_has("warren show last", r.out, "changes: 2 files not applied");
+	/* The default layer: an overlay, or a copy where there is none. */
+	if (strstr(r.out, "(overlay layer)") == NULL &&
+	    strstr(r.out, "(copy layer)") == NULL)
+		fail_msg("warren show last names no copy-on-write layer:\n%s",
+		    r.out);
+	print_message("layer: %s\n", strstr(r.out, "(overlay layer)") !=
+	    NULL ? "overlay" : "copy");
 	h_run_free(&r);
 	rd_ws_unchanged(&u, "warren runs and show");
 	rd_diff_apply(&u);
