@@ -556,23 +556,19 @@ test_run_default_kill9(void **state)
 	rd_close(&u);
 }
 
-int
-main(void)
+/*
+ * A user's environment: no XDG variable (every file where an installed
+ * warren puts it, under the HOME each test sets), none of the suite's
+ * WARREN_ settings; what the harness reads and the temporary directory.
+ */
+static void
+rd_user_env(void)
 {
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_run_default_review,
-		    h_fakellm_teardown),
-		cmocka_unit_test_teardown(test_run_default_kill9,
-		    h_fakellm_teardown),
-	};
 	const char	*keep[] = { "WARREN_BIN", "WARREN_FAKELLM_BIN", "TMPDIR",
 			    NULL };
 	char		*val[3];
 	int		 i;
 
-	/* A user's environment: no XDG variable, none of the suite's
-	 * WARREN_ settings; what the harness reads and the temporary
-	 * directory. */
 	for (i = 0; keep[i] != NULL; i++)
 		val[i] = getenv(keep[i]) ? strdup(getenv(keep[i])) : NULL;
 	if (clearenv() != 0)
@@ -585,6 +581,19 @@ main(void)
 	if (setenv("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
 	    1) == -1)
 		abort();
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_run_default_review,
+		    h_fakellm_teardown),
+		cmocka_unit_test_teardown(test_run_default_kill9,
+		    h_fakellm_teardown),
+	};
+
+	rd_user_env();
 	/* Orphans of a killed run become ours, to be seen and reaped. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		abort();
