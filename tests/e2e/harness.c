@@ -1040,3 +1040,25 @@ h_tmux_teardown(void **state)
 			h_tmux_kill(h_tmux_socks[i]);
 	return h_fakellm_teardown(state);
 }
+
+void
+h_user_env(void)
+{
+	const char	*keep[] = { "WARREN_BIN", "WARREN_FAKELLM_BIN", "TMPDIR",
+			    NULL };
+	char		*val[3];
+	int		 i;
+
+	for (i = 0; keep[i] != NULL; i++)
+		val[i] = getenv(keep[i]) ? strdup(getenv(keep[i])) : NULL;
+	if (clearenv() != 0)
+		abort();
+	for (i = 0; keep[i] != NULL; i++) {
+		if (val[i] != NULL && setenv(keep[i], val[i], 1) == -1)
+			abort();
+		free(val[i]);
+	}
+	if (setenv("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+	    1) == -1)
+		abort();
+}

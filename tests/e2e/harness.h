@@ -200,6 +200,16 @@ void	 h_rm_rf(const char *dir);
 int	 h_tmux_have(void);
 /* A server name unique to this process and call: "TAG-PID-N", kept
  * for h_tmux_teardown until h_tmux_kill. */
+/*
+ * The environment of a user of an installed warren, for the tests that run
+ * it as installed (test_queue_default, test_run_default): PATH, and only
+ * what the harness itself reads (WARREN_BIN, WARREN_FAKELLM_BIN) and
+ * TMPDIR; no XDG variable (every file where an installed warren puts it,
+ * under the HOME each test sets), none of the suite's WARREN_ settings.
+ * Aborts if the environment cannot be set.
+ */
+void	 h_user_env(void);
+
 void	 h_tmux_sock(char *buf, size_t sz, const char *tag);
 /* tmux ARGS (a shell command line's words) on server sock: system()'s
  * status. */

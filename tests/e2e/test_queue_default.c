@@ -568,33 +568,6 @@ test_default_kill9(void **state)
 	qd_close(&q);
 }
 
-/*
- * A user's environment: no XDG variable (files where an installed warren
- * puts them, under the HOME each test sets), none of the suite's WARREN_
- * settings; only what the harness itself reads (WARREN_BIN,
- * WARREN_FAKELLM_BIN) and the temporary directory.
- */
-static void
-qd_user_env(void)
-{
-	const char	*keep[] = { "WARREN_BIN", "WARREN_FAKELLM_BIN", "TMPDIR",
-			    NULL };
-	char		*val[3];
-	int		 i;
-
-	for (i = 0; keep[i] != NULL; i++)
-		val[i] = getenv(keep[i]) ? strdup(getenv(keep[i])) : NULL;
-	if (clearenv() != 0)
-		abort();
-	for (i = 0; keep[i] != NULL; i++) {
-		if (val[i] != NULL && setenv(keep[i], val[i], 1) == -1)
-			abort();
-		free(val[i]);
-	}
-	if (setenv("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
-	    1) == -1)
-		abort();
-}
 
 int
 main(void)
@@ -606,7 +579,7 @@ main(void)
 		    h_fakellm_teardown),
 	};
 
-	qd_user_env();
+	h_user_env();
 	/* Orphans of a killed worker become ours, to be seen and reaped. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		abort();

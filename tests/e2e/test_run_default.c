@@ -556,32 +556,6 @@ test_run_default_kill9(void **state)
 	rd_close(&u);
 }
 
-/*
- * A user's environment: no XDG variable (every file where an installed
- * warren puts it, under the HOME each test sets), none of the suite's
- * WARREN_ settings; what the harness reads and the temporary directory.
- */
-static void
-rd_user_env(void)
-{
-	const char	*keep[] = { "WARREN_BIN", "WARREN_FAKELLM_BIN", "TMPDIR",
-			    NULL };
-	char		*val[3];
-	int		 i;
-
-	for (i = 0; keep[i] != NULL; i++)
-		val[i] = getenv(keep[i]) ? strdup(getenv(keep[i])) : NULL;
-	if (clearenv() != 0)
-		abort();
-	for (i = 0; keep[i] != NULL; i++) {
-		if (val[i] != NULL && setenv(keep[i], val[i], 1) == -1)
-			abort();
-		free(val[i]);
-	}
-	if (setenv("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
-	    1) == -1)
-		abort();
-}
 
 int
 main(void)
@@ -593,7 +567,7 @@ main(void)
 		    h_fakellm_teardown),
 	};
 
-	rd_user_env();
+	h_user_env();
 	/* Orphans of a killed run become ours, to be seen and reaped. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
 		abort();
