@@ -338,6 +338,60 @@ lock_waiter(PGconn *c)
 	return -1;
 }
 
+/* The operations a test below runs in a child against a held row: 0 when
+ * the operation answered as it must, else what it returned, plus 11. */
+static int
+op_late_complete(struct queue *q, int64_t id)
+{
+	int	rc = queue_complete(q, id, 1, "w1", NULL);
+
+	return rc == 1 ? 0 : 11 + rc;	/* refused: the lease is gone */
+}
+
+static int
+op_cancel(struct queue *q, int64_t id)
+{
+	int	rc = queue_cancel(q, id);
+
+	return rc == 0 ? 0 : 11 + rc;
+}
+
+/*
+ * A transaction of the test's own holds job id's row after running sql
+ * (what a claim's take does); op runs in a child, must wait for the row's
+ * lock (seen in pg_stat_activity within 10 s), and, once the transaction
+ * commits, end as it must (exit 0). name names the test in the failures.
+ */
+static void
+meets_held_row(struct qt *t, int64_t id, const char *sql,
+    int (*op)(struct queue *, int64_t), const char *name)
+{
+	struct queue	*q;
+	PGconn		*c;
+	pid_t		 pid;
+	int		 waited, status;
+
+	c = PQconnectdb(t->db);
+	assert_int_equal(PQstatus(c), CONNECTION_OK);
+	pg_do(c, "BEGIN");
+	pg_do(c, sql);
+	if ((pid = fork()) == 0) {
+		if ((q = qt_open(t)) == NULL)
+			_exit(10);
+		_exit(op(q, id));
+	}
+	assert_true(pid > 0);
+	waited = lock_waiter(c);
+	pg_do(c, "COMMIT");
+	PQfinish(c);
+	if (waited == -1)
+		fail_msg("%s: waited 10 s for the child's operation to wait for "
+		    "the row's lock (pg_stat_activity)", name);
+	assert_true((status = test_waitpid(pid, 240, name)) != -1);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /*
  * A result that meets the claim taking its job over: the claim holds the
  * job's row (here the test's own transaction, doing what a claim's take
@@ -350,41 +404,16 @@ test_result_meets_take(void **state)
 {
 	struct qt		*t = *state;
 	struct queue_job	 j;
-	struct queue		*q;
-	PGconn			*c;
 	char			 sql[256];
 	int64_t			 id;
-	pid_t			 pid;
-	int			 i, status, rc;
 
 	NEED_PG(t);
 	id = add(t->q, "x");
 	assert_int_equal(queue_claim(t->q, "w1", LEASE, 0, &j), 1);
 	queue_job_free(&j);
-	c = PQconnectdb(t->db);
-	assert_int_equal(PQstatus(c), CONNECTION_OK);
-	pg_do(c, "BEGIN");
 	snprintf(sql, sizeof(sql), "UPDATE queue_jobs SET attempts = 2,"
 	    " worker = 'w2' WHERE id = %lld", (long long)id);
-	pg_do(c, sql);
-	if ((pid = fork()) == 0) {
-		if ((q = qt_open(t)) == NULL)
-			_exit(10);
-		rc = queue_complete(q, id, 1, "w1", NULL);
-		_exit(rc == 1 ? 0 : 11 + rc);
-	}
-	assert_true(pid > 0);
-	/* The child's complete waits for the row (10 s at most). */
-	i = lock_waiter(c);
-	pg_do(c, "COMMIT");
-	PQfinish(c);
-	if (i == -1)
-		fail_msg("waited 10 s for the child's complete to wait for the "
-		    "row's lock (pg_stat_activity)");
-	assert_true((status = test_waitpid(pid, 240,
-	    "the child of test_result_meets_take")) != -1);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);	/* refused */
+	meets_held_row(t, id, sql, op_late_complete, "test_result_meets_take");
 	assert_int_equal(queue_get(t->q, id, &j, NULL, NULL), 0);
 	assert_int_equal(j.status, QUEUE_RUNNING);
 	assert_string_equal(j.worker, "w2");
@@ -404,40 +433,15 @@ test_cancel_meets_claim(void **state)
 {
 	struct qt		*t = *state;
 	struct queue_job	 j;
-	struct queue		*q;
-	PGconn			*c;
 	char			 sql[256];
 	int64_t			 id;
-	pid_t			 pid;
-	int			 waited, status, rc;
 
 	NEED_PG(t);
 	id = add(t->q, "x");
-	c = PQconnectdb(t->db);
-	assert_int_equal(PQstatus(c), CONNECTION_OK);
-	pg_do(c, "BEGIN");
 	snprintf(sql, sizeof(sql), "UPDATE queue_jobs SET status = 'running',"
 	    " attempts = 1, worker = 'w2', lease_until_ms ="
 	    " queue_clock_ms() + 3600000 WHERE id = %lld", (long long)id);
-	pg_do(c, sql);
-	if ((pid = fork()) == 0) {
-		if ((q = qt_open(t)) == NULL)
-			_exit(10);
-		rc = queue_cancel(q, id);
-		_exit(rc == 0 ? 0 : 11 + rc);
-	}
-	assert_true(pid > 0);
-	/* The child's cancel waits for the row (10 s at most). */
-	waited = lock_waiter(c);
-	pg_do(c, "COMMIT");
-	PQfinish(c);
-	if (waited == -1)
-		fail_msg("waited 10 s for the child's cancel to wait for the "
-		    "row's lock (pg_stat_activity)");
-	assert_true((status = test_waitpid(pid, 240,
-	    "the child of test_cancel_meets_claim")) != -1);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);	/* asked */
+	meets_held_row(t, id, sql, op_cancel, "test_cancel_meets_claim");
 	assert_int_equal(queue_get(t->q, id, &j, NULL, NULL), 0);
 	assert_int_equal(j.status, QUEUE_RUNNING);
 	assert_string_equal(j.worker, "w2");
