@@ -669,64 +669,53 @@ test_flood_mcp_rows(void **state)
 	h_run_free(&r);
 }
 
-/* Exactly the quota: 100 events against 100 rows, then done. The worker
- * is not stopped, and all 100 are kept. */
+/* 100 events of len bytes of data under the quota env sets, then done: the worker is not stopped and all 100 are kept;
+ * the bytes the quota counted for them. */
+static uint64_t
+flood_at_quota(struct ctx *c, char *env, size_t len, const char *quota)
+{
+	struct h_run	 r;
+	char		 hello[PATH_MAX], evs[PATH_MAX], done[PATH_MAX];
+	char		 script[4 * PATH_MAX];
+	char		*envv[] = { env, NULL };
+	uint64_t	 bytes = 0;
+	int		 killed = 0;
+
+	flood_hello(c, hello, sizeof(hello));
+	flood_events(c, 100, len, evs, sizeof(evs));
+	flood_done(c, "ALL KEPT", done, sizeof(done));
+	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s %s >&4\n"
+	    "exec sleep 300\n", hello, evs, done);
+	run_flood(c, &r, script, envv);
+	if (r.status != 0 || h_count_lines(r.out, "\"path\":\"0.1\"",
+	    "store_quota") != 0 || h_count_lines(r.out, "\"event\":\"result\"",
+	    "HANDLED") != 1)
+		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
+	assert_int_equal(kept_events(c, "log", &bytes, &killed, quota), 100);
+	assert_int_equal(killed, 0);
+	h_run_free(&r);
+	return bytes;
+}
+
+/* Exactly the quota: 100 events against 100 rows, then done. */
 static void
 test_flood_rows_at_quota(void **state)
 {
-	struct ctx	*c = *state;
-	struct h_run	 r;
-	char		 hello[PATH_MAX], evs[PATH_MAX], done[PATH_MAX];
-	char		 script[4 * PATH_MAX];
-	char		*env[] = { "WARREN_AGENT_STORE_ROWS=100", NULL };
-	uint64_t	 bytes = 0;
-	int		 killed = 0;
+	char	env[] = "WARREN_AGENT_STORE_ROWS=100";
 
-	flood_hello(c, hello, sizeof(hello));
-	flood_events(c, 100, 100, evs, sizeof(evs));
-	flood_done(c, "ALL KEPT", done, sizeof(done));
-	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s %s >&4\n"
-	    "exec sleep 300\n", hello, evs, done);
-	run_flood(c, &r, script, env);
-	if (r.status != 0 || h_count_lines(r.out, "\"path\":\"0.1\"",
-	    "store_quota") != 0 || h_count_lines(r.out, "\"event\":\"result\"",
-	    "HANDLED") != 1)
-		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
-	assert_int_equal(kept_events(c, "log", &bytes, &killed,
-	    "agent_store_rows"), 100);
-	assert_int_equal(killed, 0);
-	h_run_free(&r);
+	(void)flood_at_quota(*state, env, 100, "agent_store_rows");
 }
 
 /* Exactly the byte quota: 100 events of 1,000 bytes as the quota counts
- * them against 100,000 bytes, then done. The worker is not stopped, and
- * all 100 are kept. */
+ * them against 100,000 bytes, then done. */
 static void
 test_flood_bytes_at_quota(void **state)
 {
-	struct ctx	*c = *state;
-	struct h_run	 r;
-	char		 hello[PATH_MAX], evs[PATH_MAX], done[PATH_MAX];
-	char		 script[4 * PATH_MAX];
-	char		*env[] = { "WARREN_AGENT_STORE_BYTES=100000", NULL };
-	uint64_t	 bytes = 0;
-	int		 killed = 0;
+	char	env[] = "WARREN_AGENT_STORE_BYTES=100000";
 
-	flood_hello(c, hello, sizeof(hello));
-	flood_events(c, 100, 1000 - strlen("log"), evs, sizeof(evs));
-	flood_done(c, "ALL KEPT", done, sizeof(done));
-	snprintf(script, sizeof(script), "#!/bin/sh\ncat %s %s %s >&4\n"
-	    "exec sleep 300\n", hello, evs, done);
-	run_flood(c, &r, script, env);
-	if (r.status != 0 || h_count_lines(r.out, "\"path\":\"0.1\"",
-	    "store_quota") != 0 || h_count_lines(r.out, "\"event\":\"result\"",
-	    "HANDLED") != 1)
-		fail_msg("status %d\n%s\n%s", r.status, r.out, r.err);
-	assert_int_equal(kept_events(c, "log", &bytes, &killed,
-	    "agent_store_bytes"), 100);
-	assert_int_equal(bytes, 100000);
-	assert_int_equal(killed, 0);
-	h_run_free(&r);
+	/* 1,000 bytes an event as the quota counts them: data and name. */
+	assert_int_equal(flood_at_quota(*state, env, 1000 - strlen("log"),
+	    "agent_store_bytes"), 100000);
 }
 
 /* Past the byte quota, nothing more is kept, also what would still fit:
