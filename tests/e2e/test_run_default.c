@@ -15,7 +15,8 @@
  * workspace is byte for byte what it was (every file, .git included);
  * `warren runs` lists the run; `warren diff last` shows both changes;
  * `warren show last` names the run; every file warren made is under
- * ~/.local/state/warren (the database, the layer); `warren apply last`
+ * ~/.local/state/warren (the database, the layer), and no file under
+ * HOME holds the API key; `warren apply last`
  * writes the two changes and nothing else.
  *
  * test_run_default_kill9: the same run, the model slow over the
@@ -33,6 +34,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -323,6 +326,48 @@ rd_has(const char *what, const char *s, const char *want)
 		    s != NULL ? s : "(nothing)");
 }
 
+/* The file of HOME nftw is at holds the key (the user's config, which
+ * names it nowhere either, included): its path, else nothing. */
+static char	rd_key_in[PATH_MAX];
+
+static int
+rd_key_file(const char *path, const struct stat *sb, int flag,
+    struct FTW *ftw)
+{
+	char	*buf;
+	ssize_t	 n;
+	size_t	 len = 0;
+	int	 fd;
+
+	(void)ftw;
+	if (flag != FTW_F || !S_ISREG(sb->st_mode))
+		return 0;	/* an overlay's work dir may be unreadable */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	if ((buf = malloc((size_t)sb->st_size + 1)) == NULL)
+		abort();
+	while (len < (size_t)sb->st_size && (n = read(fd, buf + len,
+	    (size_t)sb->st_size - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	if (memmem(buf, len, KEY, strlen(KEY)) != NULL)
+		snprintf(rd_key_in, sizeof(rd_key_in), "%s", path);
+	free(buf);
+	return rd_key_in[0] != '\0';
+}
+
+/* The API key (in the environment only) is in no file warren wrote:
+ * the database and its journal, the layers, the workspace. */
+static void
+rd_no_key(struct rd *u)
+{
+	rd_key_in[0] = '\0';
+	if (nftw(u->home, rd_key_file, 16, FTW_PHYS) == -1)
+		fail_msg("walking %s: %s", u->home, strerror(errno));
+	if (rd_key_in[0] != '\0')
+		fail_msg("the API key is in %s", rd_key_in);
+}
+
 /* The state is where an installed warren keeps it: the database and
  * nlayers layers (the run's before apply, none after) under
  * ~/.local/state/warren; HOME holds nothing else of warren's but the
@@ -410,6 +455,7 @@ test_run_default_review(void **state)
 	h_run_free(&r);
 	rd_ws_unchanged(&u, "warren run");
 	rd_state_installed(&u, 1);
+	rd_no_key(&u);
 	rd_warren(&u, &r, "runs", NULL);
 	rd_has("warren runs", r.out, "RD-ROOT-TASK");
 	h_run_free(&r);
@@ -551,6 +597,7 @@ test_run_default_kill9(void **state)
 	h_run_free(&r);
 	rd_ws_unchanged(&u, "warren resume");
 	rd_state_installed(&u, 1);
+	rd_no_key(&u);
 	rd_diff_apply(&u);
 	rd_state_installed(&u, 0);
 	rd_close(&u);
